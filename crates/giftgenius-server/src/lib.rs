@@ -1,0 +1,21 @@
+//! GiftGenius MCP server.
+//!
+//! - `config`: flags and environment.
+//! - `startup`: `Application::build` binds and wires everything; tests start the app the same way.
+//! - `mcp`: the MCP handler; its `#[tool_router]` impl block is the one registry of tools.
+//! - `suggest`: the `suggest_gifts` tool over the `catalog`.
+//! - `reply`: turns a contract `Envelope` into an MCP tool result (text, structured content, `_meta`).
+//! - `widget`: the packed widget HTML as an MCP resource, with both hosts' `_meta` vocabularies.
+//! - `images`: gift pictures served by the server itself.
+//! - `error`: request references and the mapping of internal failures to `ToolError`.
+
+pub mod catalog;
+pub mod config;
+pub mod error;
+pub mod images;
+pub mod mcp;
+pub mod reply;
+pub mod startup;
+pub mod suggest;
+pub mod telemetry;
+pub mod widget;

@@ -1,0 +1,209 @@
+//! The MCP handler. The `#[tool_router]` impl block below is the one registry of tools: each
+//! tool's name, description, annotations and schemas sit on the function that implements it,
+//! and the schemas come from the contract types, so contract and handler cannot drift.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures::FutureExt;
+use giftgenius_types::schema::{input_schema, output_schema};
+use giftgenius_types::{Envelope, SuggestGiftsData, SuggestGiftsInput, ToolError, ToolName, parse_args};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::ToolCallContext;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject, ListResourcesResult,
+    ListToolsResult, MetaObject, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_router};
+use serde_json::{Map, Value, json};
+
+use crate::catalog::Catalog;
+use crate::error::new_reference;
+use crate::reply::{error_result, internal_error_result, tool_result};
+use crate::suggest;
+use crate::widget::WidgetResource;
+
+/// Everything a tool call may need; shared by every MCP session.
+#[derive(Debug)]
+pub struct AppState {
+    pub catalog: Arc<Catalog>,
+    pub widget: WidgetResource,
+    /// Base URL clients reach us at (no trailing slash).
+    pub public_url: String,
+}
+
+pub const INSTRUCTIONS: &str = "GiftGenius finds gift ideas and can buy one. \
+Call suggest_gifts when the user wants gift ideas; relationship_type is required, and age, interests, budget (in the user's currency) and occasion make results better. \
+When nothing matches, the result's notice lists concrete changes that would match: offer them to the user instead of guessing. \
+Errors come back as structured results with a code, a category and whether retrying helps: fix validation errors before calling again, and never retry permission errors yourself. \
+Purchases need the user's click on Confirm in the widget; you cannot complete a purchase on your own.";
+
+/// The MCP server handler (one per session; cheap to clone).
+#[derive(Clone)]
+pub struct GiftGenius {
+    app: Arc<AppState>,
+    tool_router: ToolRouter<Self>,
+}
+
+#[tool_router]
+impl GiftGenius {
+    pub fn new(app: Arc<AppState>) -> Self {
+        Self { app, tool_router: Self::tool_router() }
+    }
+
+    #[tool(
+        name = "suggest_gifts",
+        title = "Suggest gifts",
+        description = "Suggest gifts for someone, ranked best first, each with its price, store and why it fits. \
+Use this when the user asks for gift ideas. relationship_type is required; pass age, interests, budget_min/budget_max \
+(in `currency`, default USD) and occasion when the user mentioned them. Read-only: it never buys anything. \
+An empty result comes with a notice suggesting changes that would match.",
+        input_schema = input_schema::<SuggestGiftsInput>(),
+        output_schema = output_schema::<Envelope<SuggestGiftsData>>(),
+        annotations(title = "Suggest gifts", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn suggest_gifts(&self, arguments: JsonObject) -> CallToolResult {
+        let tool = ToolName::SuggestGifts;
+        let input = match parse_args::<SuggestGiftsInput>(&arguments) {
+            Ok(input) => input,
+            Err(field_errors) => {
+                let error = ToolError::validation(field_errors, new_reference()).with_attempted(Value::Object(arguments));
+                return error_result(tool, error);
+            }
+        };
+        let envelope = suggest::suggest_gifts(&self.app.catalog, &input, &self.app.public_url);
+        tool_result(&envelope, || suggest::summary(&envelope), Map::new())
+    }
+}
+
+/// Tools whose results the widget renders.
+fn renders_widget(tool: ToolName) -> bool {
+    matches!(tool, ToolName::SuggestGifts | ToolName::PrepareOrder | ToolName::CommitOrder | ToolName::GetOrder | ToolName::CreateCheckoutSession)
+}
+
+/// `_meta` of a tool in both hosts' vocabularies: which widget renders it, what the host shows
+/// while it runs, and who may call it (model, widget, or both).
+pub fn tool_meta(tool: ToolName, widget: &WidgetResource) -> Map<String, Value> {
+    let (invoking, invoked, visibility): (&str, &str, &[&str]) = match tool {
+        ToolName::SuggestGifts => ("Finding gift ideas…", "Gift ideas ready", &["model", "app"]),
+        ToolName::PrepareOrder => ("Checking price and stock…", "Order ready to confirm", &["model", "app"]),
+        ToolName::CommitOrder => ("Placing your order…", "Order placed", &["app"]),
+        ToolName::CreateCheckoutSession => ("Creating checkout…", "Checkout ready", &["model", "app"]),
+        ToolName::GetOrder => ("Looking up the order…", "Order status", &["model", "app"]),
+    };
+    let mut meta = json!({
+        "openai/toolInvocation/invoking": invoking,
+        "openai/toolInvocation/invoked": invoked,
+        "openai/widgetAccessible": true,
+        "ui": { "visibility": visibility },
+    });
+    if renders_widget(tool) {
+        meta["openai/outputTemplate"] = json!(widget.uri());
+        meta["ui"]["resourceUri"] = json!(widget.uri());
+    }
+    match meta {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+impl GiftGenius {
+    /// The tool list with each tool's `_meta` attached.
+    pub fn tools(&self) -> Vec<Tool> {
+        self.tool_router
+            .list_all()
+            .into_iter()
+            .map(|tool| match ToolName::parse(&tool.name) {
+                Some(name) => tool.with_meta(MetaObject(tool_meta(name, &self.app.widget))),
+                None => tool,
+            })
+            .collect()
+    }
+
+    fn widget_resource(&self) -> Resource {
+        let widget = &self.app.widget;
+        Resource::new(widget.uri(), "giftgenius-widget")
+            .with_title("GiftGenius")
+            .with_description(crate::widget::WIDGET_DESCRIPTION)
+            .with_mime_type(widget.mime_type())
+            .with_size(widget.html().len() as u64)
+            .with_meta(MetaObject(widget.resource_meta()))
+    }
+}
+
+impl ServerHandler for GiftGenius {
+    fn get_info(&self) -> ServerConfig {
+        let mut info = Implementation::new("giftgenius", env!("CARGO_PKG_VERSION"));
+        info.title = Some("GiftGenius".into());
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
+            .with_server_info(info)
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools().into_iter().find(|t| t.name == name)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let tool = ToolName::parse(&request.name);
+        let call = self.tool_router.call(ToolCallContext::new(self, request, context));
+        // A panic in a handler becomes an honest INTERNAL_ERROR for this call; the server goes on.
+        match AssertUnwindSafe(call).catch_unwind().await {
+            Ok(result) => result,
+            Err(panic) => {
+                let detail = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "panic".into());
+                match tool {
+                    Some(tool) => Ok(internal_error_result(tool, &format!("handler panicked: {detail}")).into()),
+                    None => Err(ErrorData::internal_error("internal error", None)),
+                }
+            }
+        }
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(vec![self.widget_resource()]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let widget = &self.app.widget;
+        if request.uri != widget.uri() {
+            return Err(ErrorData::resource_not_found(
+                "no such resource; list resources to get the current widget URI",
+                Some(json!({ "uri": request.uri })),
+            ));
+        }
+        let contents = ResourceContents::TextResourceContents {
+            uri: widget.uri().to_string(),
+            mime_type: Some(widget.mime_type().to_string()),
+            text: widget.html().to_string(),
+            meta: Some(MetaObject(widget.resource_meta())),
+        };
+        Ok(ReadResourceResult::new(vec![contents]).into())
+    }
+}

@@ -1,0 +1,26 @@
+//! The GiftGenius tool contract, shared by the MCP server and the widget.
+//!
+//! Everything a client can see is defined here once: tool inputs (with their validation),
+//! the `{v, ok, ...}` result envelope, the error codes and the JSON Schemas derived from the
+//! types. The crate does no I/O and builds for `wasm32-unknown-unknown`, so the widget
+//! consumes exactly the types the server produces.
+
+pub mod args;
+pub mod envelope;
+pub mod error;
+pub mod gifts;
+pub mod money;
+pub mod orders;
+pub mod schema;
+
+pub use args::{FieldError, parse_args};
+pub use envelope::{Envelope, Notice, Partial, FailedSource, Suggestion, ToolName};
+pub use error::{ErrorCategory, ErrorCode, ToolError};
+pub use gifts::{GiftCard, Merchant, Occasion, RelationshipType, SuggestGiftsData, SuggestGiftsInput, SuggestGiftsQuery};
+pub use money::{Currency, Money};
+
+/// Version of the `structuredContent` contract. Travels as `v` in every result.
+///
+/// A breaking change bumps this *and* the widget resource URI, because hosts cache widget
+/// HTML by URI: an old widget must be able to tell it is looking at data it does not know.
+pub const CONTRACT_VERSION: u32 = 1;
