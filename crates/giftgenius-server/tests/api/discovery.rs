@@ -1,0 +1,104 @@
+//! initialize, tools/list and the widget resource.
+
+use rmcp::model::ReadResourceRequestParams;
+use serde_json::Value;
+
+use crate::helpers::spawn_app;
+
+#[tokio::test]
+async fn initialize_names_the_server_and_gives_instructions() {
+    let app = spawn_app().await;
+    let client = app.client().await;
+    let info = client.peer_info().expect("server info after initialize");
+    assert_eq!(info.server_info.as_ref().map(|s| s.name.as_str()), Some("giftgenius"));
+    let instructions = info.instructions.clone().unwrap_or_default();
+    assert!(instructions.contains("suggest_gifts"));
+    assert!(info.capabilities.tools.is_some() && info.capabilities.resources.is_some());
+}
+
+#[tokio::test]
+async fn suggest_gifts_is_listed_with_schemas_annotations_and_widget_meta() {
+    let app = spawn_app().await;
+    let client = app.client().await;
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let tool = tools.iter().find(|t| t.name == "suggest_gifts").expect("suggest_gifts listed");
+
+    let input = Value::Object((*tool.input_schema).clone());
+    assert_eq!(input["type"], "object");
+    assert_eq!(input["required"], serde_json::json!(["relationship_type"]));
+    assert_eq!(input["properties"]["age"]["maximum"], 120);
+    let output = Value::Object((**tool.output_schema.as_ref().expect("outputSchema")).clone());
+    assert_eq!(output["type"], "object");
+    assert_eq!(output["oneOf"].as_array().map(Vec::len), Some(2));
+    // The advertised schema is exactly the contract crate's, not a hand-written copy.
+    assert_eq!(
+        *tool.input_schema,
+        *giftgenius_types::schema::input_schema::<giftgenius_types::SuggestGiftsInput>()
+    );
+
+    let annotations = tool.annotations.as_ref().expect("annotations");
+    assert_eq!(annotations.read_only_hint, Some(true));
+    assert_eq!(annotations.destructive_hint, Some(false));
+    assert_eq!(annotations.idempotent_hint, Some(true));
+    assert_eq!(annotations.open_world_hint, Some(false));
+
+    let meta = &tool.meta.as_ref().expect("_meta").0;
+    let resources = client.list_all_resources().await.expect("resources/list");
+    let widget_uri = resources[0].uri.clone();
+    assert_eq!(meta["openai/outputTemplate"], widget_uri.as_str());
+    assert_eq!(meta["ui"]["resourceUri"], widget_uri.as_str());
+    assert_eq!(meta["openai/widgetAccessible"], true);
+    assert!(meta["openai/toolInvocation/invoking"].as_str().is_some_and(|s| !s.is_empty()));
+    assert!(meta["openai/toolInvocation/invoked"].as_str().is_some_and(|s| !s.is_empty()));
+    assert!(tool.description.as_deref().unwrap_or_default().contains("Use this when"));
+}
+
+#[tokio::test]
+async fn widget_resource_is_the_built_artifact_with_both_meta_vocabularies() {
+    let app = spawn_app().await;
+    let client = app.client().await;
+    let resources = client.list_all_resources().await.expect("resources/list");
+    assert_eq!(resources.len(), 1);
+    let resource = &resources[0];
+    assert!(resource.uri.starts_with("ui://widget/giftgenius-v1-") && resource.uri.ends_with(".html"));
+    assert_eq!(resource.mime_type.as_deref(), Some("text/html+skybridge"));
+
+    let read = client.read_resource(ReadResourceRequestParams::new(resource.uri.clone())).await.expect("resources/read");
+    let artifact = std::fs::read_to_string(&app.widget_path).expect("artifact readable");
+    let (text, mime, meta) = match &read.contents[0] {
+        rmcp::model::ResourceContents::TextResourceContents { text, mime_type, meta, .. } => (text, mime_type, meta),
+        other => panic!("expected text contents, got {other:?}"),
+    };
+    assert_eq!(text.as_bytes(), artifact.as_bytes(), "served bytes differ from the built artifact");
+    assert_eq!(mime.as_deref(), Some("text/html+skybridge"));
+    let meta = &meta.as_ref().expect("contents _meta").0;
+    let origin = app.base_url.clone();
+    assert_eq!(meta["openai/widgetCSP"]["resource_domains"], serde_json::json!([origin]));
+    assert_eq!(meta["openai/widgetCSP"]["connect_domains"], serde_json::json!([]));
+    assert_eq!(meta["openai/widgetDomain"], origin.as_str());
+    assert_eq!(meta["openai/widgetPrefersBorder"], true);
+    assert!(meta["openai/widgetDescription"].is_string());
+    assert_eq!(meta["ui"]["csp"]["resourceDomains"], serde_json::json!([origin]));
+    assert_eq!(meta["ui"]["prefersBorder"], true);
+    assert!(!Value::Object(meta.clone()).to_string().contains('*'), "no wildcard in any CSP");
+}
+
+#[tokio::test]
+async fn mcp_app_flag_serves_the_mcp_apps_mime_type() {
+    let app = crate::helpers::spawn_app_with(|c| c.widget_mime = giftgenius_server::config::WidgetMime::McpApp).await;
+    let client = app.client().await;
+    let resources = client.list_all_resources().await.expect("resources/list");
+    assert_eq!(resources[0].mime_type.as_deref(), Some("text/html;profile=mcp-app"));
+}
+
+#[tokio::test]
+async fn reading_an_unknown_resource_is_a_clean_not_found() {
+    let app = spawn_app().await;
+    let client = app.client().await;
+    let err = client
+        .read_resource(ReadResourceRequestParams::new("ui://widget/giftgenius-old.html"))
+        .await
+        .expect_err("unknown URI is an error");
+    let text = err.to_string();
+    assert!(text.contains("no such resource"), "{text}");
+}

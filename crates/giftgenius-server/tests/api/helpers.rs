@@ -1,0 +1,92 @@
+//! Starting the app for a test and talking MCP to it.
+
+use std::path::PathBuf;
+
+use giftgenius_server::config::{Config, WidgetMime};
+use giftgenius_server::startup::Application;
+use rmcp::RoleClient;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::ServiceExt;
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+pub struct TestApp {
+    /// The public URL the server believes it has (its own address unless configured).
+    pub base_url: String,
+    /// Where the socket really listens.
+    pub local_url: String,
+    pub widget_path: PathBuf,
+    shutdown: CancellationToken,
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+/// The packed widget the server must serve byte-for-byte. `cargo xtask test` builds it and sets
+/// GIFTGENIUS_WIDGET_HTML; running `cargo test` alone needs `cargo xtask widget` first.
+pub fn widget_path() -> PathBuf {
+    let path = std::env::var_os("GIFTGENIUS_WIDGET_HTML")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../dist/giftgenius-widget.html")));
+    assert!(
+        path.is_file(),
+        "the packed widget {} is missing: run `cargo xtask test` (or `cargo xtask widget` before `cargo test`)",
+        path.display()
+    );
+    path
+}
+
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(|_| {}).await
+}
+
+pub async fn spawn_app_with(customize: impl FnOnce(&mut Config)) -> TestApp {
+    let mut config = Config::for_tests();
+    config.widget_html = widget_path();
+    config.widget_mime = WidgetMime::Skybridge;
+    customize(&mut config);
+    let widget_path = config.widget_html.clone();
+    let app = Application::build(config).await.expect("app builds");
+    let base_url = app.public_url().to_string();
+    let local_url = format!("http://127.0.0.1:{}", app.port());
+    let shutdown = app.shutdown_token();
+    tokio::spawn(app.run_until_stopped());
+    TestApp { base_url, local_url, widget_path, shutdown }
+}
+
+impl TestApp {
+    pub fn mcp_url(&self) -> String {
+        format!("{}/mcp", self.local_url)
+    }
+
+    /// A connected, initialized MCP client.
+    pub async fn client(&self) -> RunningService<RoleClient, ()> {
+        ().serve(StreamableHttpClientTransport::from_uri(self.mcp_url())).await.expect("MCP client connects")
+    }
+}
+
+pub fn args(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        other => panic!("arguments must be an object, got {other}"),
+    }
+}
+
+/// Calls a tool and returns (result, structuredContent).
+pub async fn call(client: &RunningService<RoleClient, ()>, tool: &'static str, arguments: Value) -> (CallToolResult, Value) {
+    let result = client
+        .call_tool(CallToolRequestParams::new(tool).with_arguments(args(arguments)))
+        .await
+        .expect("tools/call answers");
+    let structured = result.structured_content.clone().expect("every result carries structuredContent");
+    (result, structured)
+}
+
+pub fn text_of(result: &CallToolResult) -> String {
+    result.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect::<Vec<_>>().join("\n")
+}

@@ -1,0 +1,125 @@
+//! suggest_gifts over HTTP: results, nothing found, and invalid arguments.
+
+use giftgenius_types::{Envelope, SuggestGiftsData};
+use serde_json::{Value, json};
+
+use crate::helpers::{call, spawn_app, text_of};
+
+#[tokio::test]
+async fn matching_request_returns_ranked_cards_with_reasons() {
+    let app = spawn_app().await;
+    let client = app.client().await;
+    let (result, structured) = call(
+        &client,
+        "suggest_gifts",
+        json!({"relationship_type": "parent", "age": 60, "interests": ["gardening", "tea"], "budget_max": 80, "occasion": "birthday"}),
+    )
+    .await;
+    assert_eq!(result.is_error, Some(false));
+    let envelope: Envelope<SuggestGiftsData> = serde_json::from_value(structured.clone()).expect("contract shape");
+    let data = envelope.data().expect("ok");
+    assert!(!data.gifts.is_empty());
+    assert!(data.gifts.len() <= 6, "default limit is 6");
+    for gift in &data.gifts {
+        assert!(gift.price.amount_minor <= 8000, "{} over budget", gift.id);
+        assert!(!gift.reasons.is_empty());
+        assert!(gift.reasons[0].starts_with("Matches their interest in"), "{:?}", gift.reasons);
+        assert!(gift.in_stock);
+        assert!(gift.image_url.starts_with(&format!("{}/images/", app.base_url)));
+    }
+    assert!(text_of(&result).contains(&data.gifts[0].title), "text content names the gifts");
+
+    // Deterministic: the same call gives the same list.
+    let (_, again) = call(
+        &client,
+        "suggest_gifts",
+        json!({"relationship_type": "parent", "age": 60, "interests": ["gardening", "tea"], "budget_max": 80, "occasion": "birthday"}),
+    )
+    .await;
+    assert_eq!(structured, again);
+}
+
+#[tokio::test]
+async fn gift_images_are_served_by_the_server_itself() {
+    let app = spawn_app().await;
+    let client = app.client().await;
+    let (_, structured) = call(&client, "suggest_gifts", json!({"relationship_type": "friend"})).await;
+    let url = structured["gifts"][0]["image_url"].as_str().expect("image url").to_string();
+    let response = reqwest::get(&url).await.expect("image GET");
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["content-type"], "image/svg+xml");
+    assert!(response.text().await.unwrap().starts_with("<svg"));
+    let missing = reqwest::get(format!("{}/images/nope.svg", app.base_url)).await.unwrap();
+    assert_eq!(missing.status(), 404);
+}
+
+#[tokio::test]
+async fn nothing_found_is_ok_with_an_empty_list_and_concrete_suggestions() {
+    let app = spawn_app().await;
+    let client = app.client().await;
+    let (result, structured) =
+        call(&client, "suggest_gifts", json!({"relationship_type": "friend", "interests": ["coffee"], "budget_max": 3})).await;
+    assert_eq!(result.is_error, Some(false), "nothing found is not an error");
+    assert_eq!(structured["ok"], true);
+    assert_eq!(structured["gifts"], json!([]));
+    assert_eq!(structured["notice"]["code"], "NO_MATCHES");
+    let suggestions = structured["notice"]["suggestions"].as_array().expect("suggestions");
+    let raise = suggestions.iter().find(|s| s["set_arguments"].get("budget_max").is_some()).expect("a budget suggestion");
+    let new_max = raise["set_arguments"]["budget_max"].as_f64().unwrap();
+    assert!(new_max > 3.0);
+    let promised = raise["matches"].as_u64().unwrap();
+    assert!(raise["message"].as_str().unwrap().contains(&format!("{promised} gifts match if budget_max is")));
+
+    // The suggestion keeps its promise: applying it returns results.
+    let (_, applied) =
+        call(&client, "suggest_gifts", json!({"relationship_type": "friend", "interests": ["coffee"], "budget_max": new_max, "limit": 12}))
+            .await;
+    let found = applied["gifts"].as_array().unwrap().len() as u64;
+    assert_eq!(found, promised.min(12));
+}
+
+/// Each seed example and each wrong JSON type comes back as OUR validation error naming the field.
+#[tokio::test]
+async fn invalid_arguments_return_structured_validation_errors() {
+    let app = spawn_app().await;
+    let client = app.client().await;
+    let cases: &[(&str, Value, &str)] = &[
+        ("age below zero", json!({"relationship_type": "friend", "age": -1}), "age"),
+        ("age above 120", json!({"relationship_type": "friend", "age": 121}), "age"),
+        ("negative budget", json!({"relationship_type": "friend", "budget_min": -5}), "budget_min"),
+        ("missing relationship", json!({"age": 30}), "relationship_type"),
+        ("min above max", json!({"relationship_type": "friend", "budget_min": 80, "budget_max": 50}), "budget_min"),
+        ("age as text", json!({"relationship_type": "friend", "age": "thirty"}), "age"),
+        ("unknown relationship", json!({"relationship_type": "cousin"}), "relationship_type"),
+        ("interests as a string", json!({"relationship_type": "friend", "interests": "coffee"}), "interests"),
+        ("budget spelled NaN", json!({"relationship_type": "friend", "budget_max": "NaN"}), "budget_max"),
+        ("unknown argument", json!({"relationship_type": "friend", "budget": 50}), "budget"),
+    ];
+    for (name, arguments, field) in cases {
+        let (result, structured) = call(&client, "suggest_gifts", arguments.clone()).await;
+        assert_eq!(result.is_error, Some(true), "{name}: isError must equal !ok");
+        assert_eq!(structured["ok"], false, "{name}");
+        let error = &structured["error"];
+        assert_eq!(error["code"], "VALIDATION_ERROR", "{name}");
+        assert_eq!(error["category"], "validation", "{name}");
+        assert_eq!(error["retryable"], false, "{name}");
+        assert!(error["reference"].as_str().unwrap().starts_with("req_"), "{name}");
+        let fields: Vec<&str> = error["field_errors"].as_array().unwrap().iter().map(|f| f["field"].as_str().unwrap()).collect();
+        assert!(fields.contains(field), "{name}: expected field {field}, got {fields:?}");
+        assert_eq!(error["attempted"], *arguments, "{name}: attempted echoes the arguments");
+        let text = text_of(&result);
+        assert!(text.contains("VALIDATION_ERROR") && text.contains(field) && text.contains("Next:"), "{name}: {text}");
+    }
+}
+
+#[tokio::test]
+async fn every_problem_is_reported_in_one_call() {
+    let app = spawn_app().await;
+    let client = app.client().await;
+    let (_, structured) = call(&client, "suggest_gifts", json!({"age": 130, "interests": [1], "colour": "red"})).await;
+    let fields: Vec<&str> =
+        structured["error"]["field_errors"].as_array().unwrap().iter().map(|f| f["field"].as_str().unwrap()).collect();
+    for expected in ["relationship_type", "age", "interests[0]", "colour"] {
+        assert!(fields.contains(&expected), "missing {expected} in {fields:?}");
+    }
+}
