@@ -53,6 +53,24 @@ pub struct Config {
     /// The packed widget HTML built by `cargo xtask widget`.
     #[arg(long, env = "GIFTGENIUS_WIDGET_HTML", default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../../dist/giftgenius-widget.html"))]
     pub widget_html: PathBuf,
+    /// How long an order draft stays valid.
+    #[arg(long, env = "GIFTGENIUS_DRAFT_TTL_SECS", default_value_t = 1800)]
+    pub draft_ttl_secs: u64,
+    /// How long a call may hold an idempotency key before a retry may take it over.
+    #[arg(long, env = "GIFTGENIUS_IDEMPOTENCY_LEASE_MS", default_value_t = 30_000)]
+    pub idempotency_lease_ms: u64,
+    /// How long finished idempotency keys are kept (at least 24).
+    #[arg(long, env = "GIFTGENIUS_IDEMPOTENCY_RETENTION_HOURS", default_value_t = 24, value_parser = clap::value_parser!(u64).range(24..))]
+    pub idempotency_retention_hours: u64,
+    /// Sandbox payment provider: time each charge takes.
+    #[arg(long, env = "GIFTGENIUS_SANDBOX_LATENCY_MS", default_value_t = 150)]
+    pub sandbox_latency_ms: u64,
+    /// Sandbox payment provider: injected failures, e.g. "5xx*2,timeout*1" or "decline".
+    #[arg(long, env = "GIFTGENIUS_SANDBOX_FAULTS", default_value = "")]
+    pub sandbox_faults: String,
+    /// Crash points for exactly-once tests (comma-separated); never set in production.
+    #[arg(long, env = "GIFTGENIUS_FAILPOINTS", default_value = "", hide = true)]
+    pub failpoints: String,
     /// Serve MCP over stdin/stdout instead of HTTP.
     #[arg(long)]
     pub stdio: bool,
@@ -62,8 +80,9 @@ pub struct Config {
 }
 
 impl Config {
-    /// Defaults for tests and embedding: loopback, port 0, the built widget.
-    pub fn for_tests() -> Self {
-        Config::parse_from(["giftgenius-server", "--port", "0"])
+    /// Defaults for tests: loopback, port 0, no payment latency, a database file in `dir`.
+    pub fn for_tests(dir: &std::path::Path) -> Self {
+        let db = dir.join("giftgenius.db");
+        Config::parse_from(["giftgenius-server", "--port", "0", "--sandbox-latency-ms", "0", "--db", &db.to_string_lossy()])
     }
 }

@@ -7,15 +7,27 @@
 //! - `reply`: turns a contract `Envelope` into an MCP tool result (text, structured content, `_meta`).
 //! - `widget`: the packed widget HTML as an MCP resource, with both hosts' `_meta` vocabularies.
 //! - `images`: gift pictures served by the server itself.
+//! - `orders`: prepare/commit/get order and checkout sessions, in recovery-point phases.
+//! - `idempotency`: keys scoped to (subject, tool, key), fingerprints, leases and replay.
+//! - `store`: the persistence trait and its SQLite implementation.
+//! - `payments`: the sandbox payment provider (its own ledger, idempotency, latency, faults).
+//! - `failpoints`: crash points for the exactly-once tests.
 //! - `error`: request references and the mapping of internal failures to `ToolError`.
 
 pub mod catalog;
+pub mod checkout_page;
+pub mod clock;
 pub mod config;
 pub mod error;
+pub mod failpoints;
+pub mod idempotency;
 pub mod images;
 pub mod mcp;
+pub mod orders;
+pub mod payments;
 pub mod reply;
 pub mod startup;
+pub mod store;
 pub mod suggest;
 pub mod telemetry;
 pub mod widget;

@@ -7,7 +7,10 @@ use std::sync::Arc;
 
 use futures::FutureExt;
 use giftgenius_types::schema::{input_schema, output_schema};
-use giftgenius_types::{Envelope, SuggestGiftsData, SuggestGiftsInput, ToolError, ToolName, parse_args};
+use giftgenius_types::{
+    CheckoutData, CommitOrderInput, CreateCheckoutSessionInput, Envelope, GetOrderInput, OrderData, PrepareOrderData,
+    PrepareOrderInput, SuggestGiftsData, SuggestGiftsInput, ToolError, ToolName, parse_args,
+};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
@@ -20,6 +23,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_router};
 use serde_json::{Map, Value, json};
 
 use crate::catalog::Catalog;
+use crate::orders::Checkout;
 use crate::error::new_reference;
 use crate::reply::{error_result, internal_error_result, tool_result};
 use crate::suggest;
@@ -32,6 +36,38 @@ pub struct AppState {
     pub widget: WidgetResource,
     /// Base URL clients reach us at (no trailing slash).
     pub public_url: String,
+    pub checkout: Checkout,
+}
+
+/// Whose drafts, keys and orders a call may touch: ChatGPT's anonymized `openai/subject`,
+/// else the MCP session, else (stdio: one local user) `local`.
+pub fn subject_of(context: &RequestContext<RoleServer>) -> String {
+    let valid = |s: &&str| !s.is_empty() && s.len() <= 200;
+    if let Some(subject) = context.meta.0.0.get("openai/subject").and_then(Value::as_str).filter(valid) {
+        return format!("openai:{subject}");
+    }
+    if let Some(parts) = context.extensions.get::<axum::http::request::Parts>() {
+        if let Some(session) = parts.headers.get("mcp-session-id").and_then(|v| v.to_str().ok()).filter(valid) {
+            return format!("session:{session}");
+        }
+        return "anonymous".into();
+    }
+    "local".into()
+}
+
+/// Parses arguments or returns the validation error result for `tool`.
+fn parse<T>(tool: ToolName, arguments: &JsonObject) -> Result<T, CallToolResult>
+where
+    T: serde::de::DeserializeOwned + schemars::JsonSchema + giftgenius_types::args::Validate + 'static,
+{
+    parse_args::<T>(arguments).map_err(|field_errors| {
+        let mut attempted = arguments.clone();
+        // Never echo secrets back, even to the widget.
+        if attempted.contains_key("confirmation_token") {
+            attempted.insert("confirmation_token".into(), json!("(hidden)"));
+        }
+        error_result(tool, ToolError::validation(field_errors, new_reference()).with_attempted(Value::Object(attempted)))
+    })
 }
 
 pub const INSTRUCTIONS: &str = "GiftGenius finds gift ideas and can buy one. \
@@ -65,16 +101,82 @@ An empty result comes with a notice suggesting changes that would match.",
         annotations(title = "Suggest gifts", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn suggest_gifts(&self, arguments: JsonObject) -> CallToolResult {
-        let tool = ToolName::SuggestGifts;
-        let input = match parse_args::<SuggestGiftsInput>(&arguments) {
+        let input = match parse::<SuggestGiftsInput>(ToolName::SuggestGifts, &arguments) {
             Ok(input) => input,
-            Err(field_errors) => {
-                let error = ToolError::validation(field_errors, new_reference()).with_attempted(Value::Object(arguments));
-                return error_result(tool, error);
-            }
+            Err(result) => return result,
         };
         let envelope = suggest::suggest_gifts(&self.app.catalog, &input, &self.app.public_url);
         tool_result(&envelope, || suggest::summary(&envelope), Map::new())
+    }
+
+    #[tool(
+        name = "prepare_order",
+        title = "Prepare an order",
+        description = "Prepare an order for one gift the user picked (gift_id from suggest_gifts): checks stock and price \
+and returns a draft that the widget shows with Confirm and Cancel buttons. Nothing is bought by this call; the purchase \
+happens only when the user presses Confirm. The same arguments return the same draft while it is valid (30 minutes).",
+        input_schema = input_schema::<PrepareOrderInput>(),
+        output_schema = output_schema::<Envelope<PrepareOrderData>>(),
+        annotations(title = "Prepare an order", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn prepare_order(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
+        let input = match parse::<PrepareOrderInput>(ToolName::PrepareOrder, &arguments) {
+            Ok(input) => input,
+            Err(result) => return result,
+        };
+        self.app.checkout.prepare_order(&subject_of(&context), &input, &new_reference()).await
+    }
+
+    #[tool(
+        name = "commit_order",
+        title = "Place the order",
+        description = "Charge and place the order for a draft, only after the user confirmed it by pressing Confirm in the \
+GiftGenius widget. Called by the widget, not by the model: it needs the confirmation token only the widget holds. \
+idempotency_key is minted once per draft; retrying with the same key never charges twice.",
+        input_schema = input_schema::<CommitOrderInput>(),
+        output_schema = output_schema::<Envelope<OrderData>>(),
+        annotations(title = "Place the order", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = true)
+    )]
+    async fn commit_order(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
+        let input = match parse::<CommitOrderInput>(ToolName::CommitOrder, &arguments) {
+            Ok(input) => input,
+            Err(result) => return result,
+        };
+        self.app.checkout.commit_order(&subject_of(&context), &input, &arguments, &new_reference()).await
+    }
+
+    #[tool(
+        name = "create_checkout_session",
+        title = "Create a checkout link",
+        description = "Create a hosted checkout page for ONE gift. Call only after the user has explicitly confirmed they \
+want to buy this gift. Pass a unique idempotency_key and reuse the same key when retrying: a duplicate call returns the \
+same session instead of creating another. Nothing is charged until the user pays on the page.",
+        input_schema = input_schema::<CreateCheckoutSessionInput>(),
+        output_schema = output_schema::<Envelope<CheckoutData>>(),
+        annotations(title = "Create a checkout link", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = true)
+    )]
+    async fn create_checkout_session(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
+        let input = match parse::<CreateCheckoutSessionInput>(ToolName::CreateCheckoutSession, &arguments) {
+            Ok(input) => input,
+            Err(result) => return result,
+        };
+        self.app.checkout.create_checkout_session(&subject_of(&context), &input, &arguments, &new_reference()).await
+    }
+
+    #[tool(
+        name = "get_order",
+        title = "Get an order",
+        description = "Read the status of an order placed through GiftGenius (order_id from a placed order). Read-only.",
+        input_schema = input_schema::<GetOrderInput>(),
+        output_schema = output_schema::<Envelope<OrderData>>(),
+        annotations(title = "Get an order", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn get_order(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
+        let input = match parse::<GetOrderInput>(ToolName::GetOrder, &arguments) {
+            Ok(input) => input,
+            Err(result) => return result,
+        };
+        self.app.checkout.get_order(&subject_of(&context), &input, &new_reference()).await
     }
 }
 
@@ -99,6 +201,10 @@ pub fn tool_meta(tool: ToolName, widget: &WidgetResource) -> Map<String, Value> 
         "openai/widgetAccessible": true,
         "ui": { "visibility": visibility },
     });
+    if visibility == ["app"] {
+        // Apps SDK: hidden from the model, callable from the widget.
+        meta["openai/visibility"] = json!("private");
+    }
     if renders_widget(tool) {
         meta["openai/outputTemplate"] = json!(widget.uri());
         meta["ui"]["resourceUri"] = json!(widget.uri());

@@ -15,7 +15,12 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::catalog::Catalog;
+use crate::clock::Clock;
 use crate::config::Config;
+use crate::failpoints::Failpoints;
+use crate::idempotency::Idempotency;
+use crate::orders::Checkout;
+use crate::payments::{FaultPlan, SandboxPayments};
 use crate::images::gift_image;
 use crate::mcp::{AppState, GiftGenius};
 use crate::widget::{WidgetResource, origin_of};
@@ -27,24 +32,70 @@ pub const MAX_REQUEST_BODY_BYTES: usize = 256 * 1024;
 pub struct Application {
     listener: TcpListener,
     router: Router,
+    state: Arc<AppState>,
     addr: SocketAddr,
     public_url: String,
     shutdown: CancellationToken,
 }
 
-fn state(config: &Config, public_url: &str) -> anyhow::Result<Arc<AppState>> {
+async fn state(config: &Config, public_url: &str, clock: Clock) -> anyhow::Result<Arc<AppState>> {
     let origin = origin_of(public_url)?;
+    let public_url = public_url.trim_end_matches('/').to_string();
     let widget = WidgetResource::load(&config.widget_html, config.widget_mime, &origin)?;
-    Ok(Arc::new(AppState {
-        catalog: Arc::new(Catalog::builtin()),
-        widget,
-        public_url: public_url.trim_end_matches('/').to_string(),
-    }))
+    let catalog = Arc::new(Catalog::builtin());
+    let store = crate::store::connect(&config.db).await.with_context(|| format!("cannot open the database {}", config.db))?;
+    let faults = FaultPlan::parse(&config.sandbox_faults).map_err(anyhow::Error::msg)?;
+    let payments = Arc::new(SandboxPayments::new(
+        store.clone(),
+        clock.clone(),
+        Duration::from_millis(config.sandbox_latency_ms),
+        faults,
+    ));
+    let secret = store.secret("confirmation_token", uuid::Uuid::new_v4().simple().to_string()).await?;
+    let checkout = Checkout {
+        store,
+        catalog: catalog.clone(),
+        payments,
+        idempotency: Idempotency {
+            clock: clock.clone(),
+            lease: Duration::from_millis(config.idempotency_lease_ms),
+            retention: Duration::from_secs(config.idempotency_retention_hours * 3600),
+        },
+        failpoints: Failpoints::new(config.failpoints.split(',').map(|s| s.trim().to_string())),
+        clock,
+        draft_ttl: Duration::from_secs(config.draft_ttl_secs),
+        public_url: public_url.clone(),
+        token_secret: secret.into_bytes(),
+    };
+    Ok(Arc::new(AppState { catalog, widget, public_url, checkout }))
+}
+
+/// Prunes expired idempotency keys every hour.
+fn spawn_pruning(state: Arc<AppState>, shutdown: CancellationToken) {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(3600));
+        loop {
+            tokio::select! {
+                _ = shutdown.cancelled() => return,
+                _ = tick.tick() => {}
+            }
+            match state.checkout.idempotency.prune(state.checkout.store.as_ref()).await {
+                Ok(n) if n > 0 => tracing::info!(pruned = n, "pruned expired idempotency keys"),
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "pruning idempotency keys failed"),
+            }
+        }
+    });
 }
 
 impl Application {
     /// Binds the listener (port 0 picks a free port) and wires the routes.
     pub async fn build(config: Config) -> anyhow::Result<Self> {
+        Self::build_with_clock(config, Clock::System).await
+    }
+
+    /// Like `build`, with an injectable clock (tests expire drafts and keys with it).
+    pub async fn build_with_clock(config: Config, clock: Clock) -> anyhow::Result<Self> {
         let listener = TcpListener::bind((config.host.as_str(), config.port))
             .await
             .with_context(|| format!("cannot listen on {}:{}", config.host, config.port))?;
@@ -56,8 +107,9 @@ impl Application {
                 format!("http://{host}:{}", addr.port())
             }
         };
-        let state = state(&config, &public_url)?;
+        let state = state(&config, &public_url, clock).await?;
         let shutdown = CancellationToken::new();
+        spawn_pruning(state.clone(), shutdown.clone());
 
         // Host and Origin checks guard against DNS rebinding and cross-site calls: only our
         // public name and loopback are accepted as Host, only our origin and loopback as Origin.
@@ -84,8 +136,14 @@ impl Application {
         let router = Router::new()
             .nest_service("/mcp", mcp)
             .route("/images/{file}", get(gift_image).with_state(state.catalog.clone()))
+            .route("/checkout/{id}", get(crate::checkout_page::checkout_page).with_state(state.clone()))
             .route("/healthz", get(|| async { "ok" }));
-        Ok(Self { listener, router, addr, public_url, shutdown })
+        Ok(Self { listener, router, state, addr, public_url, shutdown })
+    }
+
+    /// The shared state (tests read the payment ledger and inject faults through it).
+    pub fn state(&self) -> Arc<AppState> {
+        self.state.clone()
     }
 
     pub fn port(&self) -> u16 {
@@ -124,7 +182,7 @@ impl Application {
     /// Serves one MCP client over stdin/stdout.
     pub async fn run_stdio(config: Config) -> anyhow::Result<()> {
         let public_url = config.public_url.clone().unwrap_or_else(|| format!("http://{}:{}", config.host, config.port));
-        let state = state(&config, &public_url)?;
+        let state = state(&config, &public_url, Clock::System).await?;
         let service = GiftGenius::new(state).serve(rmcp::transport::stdio()).await.context("stdio handshake failed")?;
         service.waiting().await.context("stdio session ended with an error")?;
         Ok(())

@@ -208,7 +208,10 @@ impl Validate for SuggestGiftsInput {
             }
         }
         if let (Some(min), Some(max)) = (self.budget_min, self.budget_max) {
-            if min.is_finite() && max.is_finite() && min > max {
+            // Compare in minor units, as the query runs: 50.004 and 50.001 are both 5000 cents.
+            if let (Some(min_minor), Some(max_minor)) = (self.currency.to_minor(min), self.currency.to_minor(max))
+                && min_minor > max_minor
+            {
                 errors.push(FieldError::new(
                     "budget_min",
                     format!("budget_min ({min}) is greater than budget_max ({max})"),

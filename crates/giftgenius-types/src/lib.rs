@@ -18,6 +18,10 @@ pub use envelope::{Envelope, Notice, Partial, FailedSource, Suggestion, ToolName
 pub use error::{ErrorCategory, ErrorCode, ToolError};
 pub use gifts::{GiftCard, Merchant, Occasion, RelationshipType, SuggestGiftsData, SuggestGiftsInput, SuggestGiftsQuery};
 pub use money::{Currency, Money};
+pub use orders::{
+    CheckoutData, CheckoutSession, CommitOrderInput, CreateCheckoutSessionInput, GetOrderInput, Order, OrderData, OrderDraft,
+    OrderStatus, PrepareOrderData, PrepareOrderInput, ShippingSpeed,
+};
 
 /// Version of the `structuredContent` contract. Travels as `v` in every result.
 ///

@@ -123,8 +123,26 @@ impl Validate for CommitOrderInput {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum OrderStatus {
+    /// Recorded, payment not yet confirmed (a retry of the same commit finishes it).
+    PendingPayment,
     /// Charged and recorded; the merchant will ship it.
     Paid,
+    /// The payment was declined; nothing was charged.
+    PaymentDeclined,
+}
+
+impl OrderStatus {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::PendingPayment => "pending_payment",
+            Self::Paid => "paid",
+            Self::PaymentDeclined => "payment_declined",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [Self::PendingPayment, Self::Paid, Self::PaymentDeclined].into_iter().find(|v| v.as_str() == s)
+    }
 }
 
 /// A placed order.

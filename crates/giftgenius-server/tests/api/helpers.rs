@@ -2,10 +2,14 @@
 
 use std::path::PathBuf;
 
+use std::sync::Arc;
+
+use giftgenius_server::clock::Clock;
 use giftgenius_server::config::{Config, WidgetMime};
+use giftgenius_server::mcp::AppState;
 use giftgenius_server::startup::Application;
 use rmcp::RoleClient;
-use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::model::{CallToolRequestParams, CallToolResult, MetaObject, RequestMetaObject};
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::ServiceExt;
@@ -18,7 +22,10 @@ pub struct TestApp {
     /// Where the socket really listens.
     pub local_url: String,
     pub widget_path: PathBuf,
+    pub state: Arc<AppState>,
+    pub clock: Clock,
     shutdown: CancellationToken,
+    _dir: tempfile::TempDir,
 }
 
 impl Drop for TestApp {
@@ -46,17 +53,20 @@ pub async fn spawn_app() -> TestApp {
 }
 
 pub async fn spawn_app_with(customize: impl FnOnce(&mut Config)) -> TestApp {
-    let mut config = Config::for_tests();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut config = Config::for_tests(dir.path());
     config.widget_html = widget_path();
     config.widget_mime = WidgetMime::Skybridge;
     customize(&mut config);
     let widget_path = config.widget_html.clone();
-    let app = Application::build(config).await.expect("app builds");
+    let clock = Clock::manual(1_780_000_000_000);
+    let app = Application::build_with_clock(config, clock.clone()).await.expect("app builds");
+    let state = app.state();
     let base_url = app.public_url().to_string();
     let local_url = format!("http://127.0.0.1:{}", app.port());
     let shutdown = app.shutdown_token();
     tokio::spawn(app.run_until_stopped());
-    TestApp { base_url, local_url, widget_path, shutdown }
+    TestApp { base_url, local_url, widget_path, state, clock, shutdown, _dir: dir }
 }
 
 impl TestApp {
@@ -85,6 +95,27 @@ pub async fn call(client: &RunningService<RoleClient, ()>, tool: &'static str, a
         .expect("tools/call answers");
     let structured = result.structured_content.clone().expect("every result carries structuredContent");
     (result, structured)
+}
+
+/// Calls a tool as the ChatGPT user `subject` (`_meta["openai/subject"]`).
+pub async fn call_as(
+    client: &RunningService<RoleClient, ()>,
+    subject: &str,
+    tool: &'static str,
+    arguments: Value,
+) -> (CallToolResult, Value) {
+    let mut params = CallToolRequestParams::new(tool).with_arguments(args(arguments));
+    let mut meta = Map::new();
+    meta.insert("openai/subject".into(), Value::String(subject.to_string()));
+    params.meta = Some(RequestMetaObject(MetaObject(meta)));
+    let result = client.call_tool(params).await.expect("tools/call answers");
+    let structured = result.structured_content.clone().expect("every result carries structuredContent");
+    (result, structured)
+}
+
+/// A widget-only `_meta` value of a result.
+pub fn meta_of<'a>(result: &'a CallToolResult, key: &str) -> Option<&'a Value> {
+    result.meta.as_ref().and_then(|m| m.0.get(key))
 }
 
 pub fn text_of(result: &CallToolResult) -> String {

@@ -4,4 +4,5 @@
 mod discovery;
 mod helpers;
 mod http;
+mod checkout;
 mod suggest_gifts;

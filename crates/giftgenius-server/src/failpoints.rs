@@ -1,0 +1,35 @@
+//! Crash points for the exactly-once tests: when a named point is enabled (`--failpoint` or
+//! GIFTGENIUS_FAILPOINTS), the process aborts right there, as a power cut or OOM kill would.
+//! Off by default; there is no way to enable them from a client.
+
+use std::collections::HashSet;
+
+/// After the idempotency key is claimed, before any order exists.
+pub const AFTER_KEY_CLAIMED: &str = "after_key_claimed";
+/// After the order row is committed (pending payment), before the provider is called.
+pub const AFTER_ORDER_CREATED: &str = "after_order_created";
+/// After the provider charged, before we recorded the charge.
+pub const AFTER_PAYMENT_CHARGED: &str = "after_payment_charged";
+/// After the charge and the response are recorded, before the response is sent.
+pub const AFTER_RESPONSE_STORED: &str = "after_response_stored";
+
+pub const ALL: [&str; 4] = [AFTER_KEY_CLAIMED, AFTER_ORDER_CREATED, AFTER_PAYMENT_CHARGED, AFTER_RESPONSE_STORED];
+
+#[derive(Debug, Clone, Default)]
+pub struct Failpoints {
+    enabled: HashSet<String>,
+}
+
+impl Failpoints {
+    pub fn new(names: impl IntoIterator<Item = String>) -> Self {
+        Self { enabled: names.into_iter().filter(|n| !n.is_empty()).collect() }
+    }
+
+    /// Aborts the process if `name` is enabled.
+    pub fn hit(&self, name: &str) {
+        if self.enabled.contains(name) {
+            tracing::error!(failpoint = name, "failpoint hit: aborting the process");
+            std::process::abort();
+        }
+    }
+}

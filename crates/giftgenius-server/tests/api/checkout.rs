@@ -1,0 +1,292 @@
+//! The checkout over HTTP: drafts, the human-confirmation token, idempotent commits, the
+//! sandbox provider's failures. Charges are counted in the provider's ledger, not in responses.
+
+use std::time::Duration;
+
+use futures::future::join_all;
+use serde_json::{Value, json};
+
+use crate::helpers::{TestApp, call_as, meta_of, spawn_app, spawn_app_with, text_of};
+
+const TOKEN: &str = "giftgenius/confirmation_token";
+
+async fn charges(app: &TestApp) -> usize {
+    app.state.checkout.payments.ledger().await.expect("ledger").len()
+}
+
+async fn orders(app: &TestApp) -> i64 {
+    app.state.checkout.store.order_count().await.expect("orders")
+}
+
+/// prepare_order for `subject`; returns (draft id, confirmation token).
+async fn prepare(app: &TestApp, subject: &str, gift: &str) -> (String, String) {
+    let client = app.client().await;
+    let (result, structured) = call_as(&client, subject, "prepare_order", json!({"gift_id": gift})).await;
+    assert_eq!(structured["ok"], true, "{structured}");
+    let token = meta_of(&result, TOKEN).and_then(Value::as_str).expect("token in _meta").to_string();
+    (structured["draft"]["id"].as_str().unwrap().to_string(), token)
+}
+
+fn commit_args(draft: &str, key: &str, token: &str) -> Value {
+    json!({"draft_id": draft, "idempotency_key": key, "confirmation_token": token})
+}
+
+#[tokio::test]
+async fn prepare_order_returns_the_same_draft_and_hides_the_token_from_the_model() {
+    let app = spawn_app().await;
+    let client = app.client().await;
+    let args = json!({"gift_id": "hh-001", "quantity": 2, "shipping": "express"});
+    let (first, draft) = call_as(&client, "u1", "prepare_order", args.clone()).await;
+    let (_, again) = call_as(&client, "u1", "prepare_order", args).await;
+    assert_eq!(first.is_error, Some(false));
+    assert_eq!(draft["draft"]["id"], again["draft"]["id"], "same arguments, same draft");
+    assert_eq!(draft["draft"]["quantity"], 2);
+    let subtotal = draft["draft"]["subtotal"]["amount_minor"].as_i64().unwrap();
+    let shipping = draft["draft"]["shipping_cost"]["amount_minor"].as_i64().unwrap();
+    assert!(shipping > 0, "express shipping costs something");
+    assert_eq!(draft["draft"]["total"]["amount_minor"].as_i64().unwrap(), subtotal + shipping);
+
+    let token = meta_of(&first, TOKEN).and_then(Value::as_str).expect("token in widget-only _meta");
+    assert!(!draft.to_string().contains(token), "token must not be in structuredContent");
+    assert!(!text_of(&first).contains(token), "token must not be in the model's text");
+    assert!(text_of(&first).contains("Confirm"), "the text says a human click is needed");
+
+    let (_, other_user) = call_as(&client, "u2", "prepare_order", json!({"gift_id": "hh-001", "quantity": 2, "shipping": "express"})).await;
+    assert_ne!(other_user["draft"]["id"], draft["draft"]["id"], "drafts are per user");
+}
+
+#[tokio::test]
+async fn commit_order_is_hidden_from_the_model_and_marked_destructive() {
+    let app = spawn_app().await;
+    let client = app.client().await;
+    let tools = client.list_all_tools().await.unwrap();
+    let commit = tools.iter().find(|t| t.name == "commit_order").expect("listed for the widget");
+    let meta = &commit.meta.as_ref().unwrap().0;
+    assert_eq!(meta["ui"]["visibility"], json!(["app"]));
+    assert_eq!(meta["openai/widgetAccessible"], true);
+    let annotations = commit.annotations.as_ref().unwrap();
+    assert_eq!(annotations.destructive_hint, Some(true));
+    assert_eq!(annotations.open_world_hint, Some(true));
+    assert!(commit.description.as_deref().unwrap().contains("only after the user confirmed"));
+    for name in ["suggest_gifts", "prepare_order", "create_checkout_session", "get_order"] {
+        let tool = tools.iter().find(|t| t.name == name).unwrap_or_else(|| panic!("{name} listed"));
+        assert_eq!(tool.meta.as_ref().unwrap().0["ui"]["visibility"], json!(["model", "app"]), "{name}");
+        assert!(tool.output_schema.is_some(), "{name} has an outputSchema");
+    }
+}
+
+#[tokio::test]
+async fn sequential_replay_returns_identical_bytes_and_charges_once() {
+    let app = spawn_app().await;
+    let (draft, token) = prepare(&app, "u1", "tr-001").await;
+    let client = app.client().await;
+    let (first, first_sc) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_seq", &token)).await;
+    let (second, second_sc) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_seq", &token)).await;
+    assert_eq!(first_sc["ok"], true, "{first_sc}");
+    assert_eq!(first_sc["order"]["status"], "paid");
+    assert_eq!(first_sc.to_string(), second_sc.to_string(), "replay is byte-for-byte");
+    assert_eq!(text_of(&first), text_of(&second));
+    assert_eq!(meta_of(&second, "giftgenius/replayed"), Some(&json!(true)));
+    assert_eq!(meta_of(&first, "giftgenius/replayed"), None);
+    assert_eq!(charges(&app).await, 1);
+    assert_eq!(orders(&app).await, 1);
+}
+
+#[tokio::test]
+async fn sixty_four_concurrent_identical_commits_charge_once() {
+    let app = spawn_app_with(|c| c.sandbox_latency_ms = 300).await;
+    let (draft, token) = prepare(&app, "u1", "pp-001").await;
+    let clients = join_all((0..8).map(|_| app.client())).await;
+    let calls = (0..64).map(|i| {
+        let client = &clients[i % clients.len()];
+        call_as(client, "u1", "commit_order", commit_args(&draft, "ik_storm", &token))
+    });
+    let results = join_all(calls).await;
+    let mut successes = 0;
+    let mut in_progress = 0;
+    for (_, sc) in &results {
+        match (sc["ok"].as_bool(), sc["error"]["code"].as_str()) {
+            (Some(true), _) => successes += 1,
+            (Some(false), Some("REQUEST_IN_PROGRESS")) => {
+                assert_eq!(sc["error"]["retryable"], true);
+                assert!(sc["error"]["retry_after_ms"].as_u64().is_some());
+                in_progress += 1;
+            }
+            other => panic!("unexpected response {other:?}: {sc}"),
+        }
+    }
+    assert_eq!(successes + in_progress, 64);
+    assert!(successes >= 1);
+    let (_, last) = call_as(&clients[0], "u1", "commit_order", commit_args(&draft, "ik_storm", &token)).await;
+    assert_eq!(last["ok"], true, "a final retry gets the success: {last}");
+    assert_eq!(charges(&app).await, 1, "exactly one charge");
+    assert_eq!(orders(&app).await, 1, "exactly one order");
+}
+
+#[tokio::test]
+async fn same_key_with_other_arguments_is_rejected_and_other_subjects_are_independent() {
+    let app = spawn_app().await;
+    let (draft_a, token_a) = prepare(&app, "u1", "lw-001").await;
+    let (draft_b, token_b) = prepare(&app, "u1", "lw-002").await;
+    let client = app.client().await;
+    let (_, ok) = call_as(&client, "u1", "commit_order", commit_args(&draft_a, "ik_shared", &token_a)).await;
+    assert_eq!(ok["ok"], true);
+    let (result, reused) = call_as(&client, "u1", "commit_order", commit_args(&draft_b, "ik_shared", &token_b)).await;
+    assert_eq!(result.is_error, Some(true));
+    assert_eq!(reused["error"]["code"], "IDEMPOTENCY_KEY_REUSED");
+    assert_eq!(reused["error"]["category"], "validation");
+    assert_eq!(reused["error"]["retryable"], false);
+
+    // The same key string from another user is a different key.
+    let (draft_c, token_c) = prepare(&app, "u2", "lw-001").await;
+    let (_, other) = call_as(&client, "u2", "commit_order", commit_args(&draft_c, "ik_shared", &token_c)).await;
+    assert_eq!(other["ok"], true, "{other}");
+    assert_ne!(other["order"]["id"], ok["order"]["id"]);
+    assert_eq!(charges(&app).await, 2);
+}
+
+#[tokio::test]
+async fn an_expired_draft_cannot_be_committed() {
+    let app = spawn_app().await;
+    let (draft, token) = prepare(&app, "u1", "hh-002").await;
+    app.clock.advance(Duration::from_secs(31 * 60));
+    let client = app.client().await;
+    let (result, sc) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_late", &token)).await;
+    assert_eq!(result.is_error, Some(true));
+    assert_eq!(sc["error"]["code"], "DRAFT_EXPIRED");
+    assert_eq!(sc["error"]["category"], "business");
+    assert_eq!(sc["error"]["retryable"], false);
+    assert_eq!(charges(&app).await, 0);
+    // A fresh prepare after expiry gives a new draft.
+    let (fresh, _) = prepare(&app, "u1", "hh-002").await;
+    assert_ne!(fresh, draft);
+}
+
+#[tokio::test]
+async fn without_the_widgets_token_nothing_is_charged() {
+    let app = spawn_app().await;
+    let (draft, _token) = prepare(&app, "u1", "hh-003").await;
+    let (_other_draft, other_token) = prepare(&app, "u1", "hh-004").await;
+    let (_, theirs_token) = prepare(&app, "u2", "hh-003").await;
+    let client = app.client().await;
+    for (name, token) in [("made up", "ct_00".to_string()), ("another draft's", other_token), ("another user's", theirs_token)] {
+        let (result, sc) = call_as(&client, "u1", "commit_order", commit_args(&draft, &format!("ik_{}", name.len()), &token)).await;
+        assert_eq!(result.is_error, Some(true), "{name}");
+        assert_eq!(sc["error"]["code"], "CONFIRMATION_REQUIRED", "{name}");
+        assert_eq!(sc["error"]["category"], "permission", "{name}");
+        assert_eq!(sc["error"]["retryable"], false, "{name}");
+        assert!(text_of(&result).contains("Confirm"), "{name}: the text tells the model to ask the user");
+    }
+    let (_, missing) = call_as(&client, "u1", "commit_order", json!({"draft_id": draft, "idempotency_key": "ik_x"})).await;
+    assert_eq!(missing["error"]["code"], "VALIDATION_ERROR");
+    assert_eq!(charges(&app).await, 0);
+    assert_eq!(orders(&app).await, 0);
+}
+
+#[tokio::test]
+async fn a_decline_is_a_business_error_and_nothing_is_charged() {
+    let app = spawn_app_with(|c| c.sandbox_faults = "decline".into()).await;
+    let (draft, token) = prepare(&app, "u1", "tr-002").await;
+    let client = app.client().await;
+    let (result, sc) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_decline", &token)).await;
+    assert_eq!(result.is_error, Some(true));
+    assert_eq!(sc["error"]["code"], "PAYMENT_DECLINED");
+    assert_eq!(sc["error"]["category"], "business");
+    assert_eq!(sc["error"]["retryable"], false);
+    assert_eq!(charges(&app).await, 0);
+    // A definitive failure is replayed, not retried against the provider.
+    let (replay, again) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_decline", &token)).await;
+    assert_eq!(again.to_string(), sc.to_string());
+    assert_eq!(meta_of(&replay, "giftgenius/replayed"), Some(&json!(true)));
+}
+
+#[tokio::test]
+async fn an_outage_is_transient_and_the_retry_charges_once() {
+    let app = spawn_app_with(|c| c.sandbox_faults = "5xx*1".into()).await;
+    let (draft, token) = prepare(&app, "u1", "tr-003").await;
+    let client = app.client().await;
+    let (result, sc) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_outage", &token)).await;
+    assert_eq!(result.is_error, Some(true));
+    assert_eq!(sc["error"]["code"], "PAYMENT_PROVIDER_UNAVAILABLE");
+    assert_eq!(sc["error"]["category"], "transient");
+    assert_eq!(sc["error"]["retryable"], true);
+    assert_eq!(charges(&app).await, 0);
+    let (_, retry) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_outage", &token)).await;
+    assert_eq!(retry["ok"], true, "{retry}");
+    assert_eq!(charges(&app).await, 1);
+    assert_eq!(orders(&app).await, 1);
+}
+
+#[tokio::test]
+async fn a_lost_provider_answer_is_recovered_without_a_second_charge() {
+    // `timeout`: the provider charges, but its answer is lost.
+    let app = spawn_app_with(|c| c.sandbox_faults = "timeout*1".into()).await;
+    let (draft, token) = prepare(&app, "u1", "tr-004").await;
+    let client = app.client().await;
+    let (_, first) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_timeout", &token)).await;
+    assert_eq!(first["error"]["code"], "PAYMENT_PROVIDER_UNAVAILABLE");
+    assert_eq!(charges(&app).await, 1, "the provider did charge");
+    let (_, retry) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_timeout", &token)).await;
+    assert_eq!(retry["ok"], true, "{retry}");
+    assert_eq!(charges(&app).await, 1, "the retry found the same charge");
+    assert_eq!(orders(&app).await, 1);
+}
+
+#[tokio::test]
+async fn a_draft_is_paid_once_even_under_two_keys() {
+    let app = spawn_app().await;
+    let (draft, token) = prepare(&app, "u1", "pp-002").await;
+    let client = app.client().await;
+    let (_, first) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_one", &token)).await;
+    let (_, second) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_two", &token)).await;
+    assert_eq!(first["order"]["id"], second["order"]["id"]);
+    assert_eq!(charges(&app).await, 1);
+}
+
+#[tokio::test]
+async fn get_order_reads_back_only_your_own_orders() {
+    let app = spawn_app().await;
+    let (draft, token) = prepare(&app, "u1", "lw-003").await;
+    let client = app.client().await;
+    let (_, placed) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_read", &token)).await;
+    let order_id = placed["order"]["id"].as_str().unwrap();
+    let (result, read) = call_as(&client, "u1", "get_order", json!({"order_id": order_id})).await;
+    assert_eq!(result.is_error, Some(false));
+    assert_eq!(read["order"], placed["order"]);
+    let (_, stranger) = call_as(&client, "u2", "get_order", json!({"order_id": order_id})).await;
+    assert_eq!(stranger["error"]["code"], "ORDER_NOT_FOUND");
+}
+
+#[tokio::test]
+async fn out_of_stock_gifts_are_unavailable_with_alternatives() {
+    let app = spawn_app().await;
+    let client = app.client().await;
+    let (result, sc) = call_as(&client, "u1", "prepare_order", json!({"gift_id": "hh-007"})).await;
+    assert_eq!(result.is_error, Some(true));
+    assert_eq!(sc["error"]["code"], "GIFT_UNAVAILABLE");
+    assert_eq!(sc["error"]["category"], "business");
+    let alternatives = sc["error"]["partial_results"].as_array().expect("alternatives offered");
+    assert!(!alternatives.is_empty());
+    assert!(alternatives.iter().all(|g| g["in_stock"] == true && g["id"] != "hh-007"));
+    let (_, unknown) = call_as(&client, "u1", "prepare_order", json!({"gift_id": "nope-999"})).await;
+    assert_eq!(unknown["error"]["code"], "GIFT_NOT_FOUND");
+}
+
+#[tokio::test]
+async fn a_duplicate_checkout_session_is_the_same_session() {
+    let app = spawn_app().await;
+    let client = app.client().await;
+    let args = json!({"gift_id": "pp-003", "idempotency_key": "ik_cs"});
+    let (first, a) = call_as(&client, "u1", "create_checkout_session", args.clone()).await;
+    let (_, b) = call_as(&client, "u1", "create_checkout_session", args).await;
+    assert_eq!(first.is_error, Some(false));
+    assert_eq!(a.to_string(), b.to_string());
+    let url = a["checkout"]["checkout_url"].as_str().unwrap();
+    assert!(url.starts_with(&app.base_url));
+    let page = reqwest::get(url.replace(&app.base_url, &app.local_url)).await.unwrap();
+    assert_eq!(page.status(), 200);
+    assert!(page.text().await.unwrap().contains("Sandbox"));
+    let (_, reused) =
+        call_as(&client, "u1", "create_checkout_session", json!({"gift_id": "pp-004", "idempotency_key": "ik_cs"})).await;
+    assert_eq!(reused["error"]["code"], "IDEMPOTENCY_KEY_REUSED");
+}
