@@ -5,4 +5,5 @@ mod discovery;
 mod helpers;
 mod http;
 mod checkout;
+mod crash;
 mod suggest_gifts;

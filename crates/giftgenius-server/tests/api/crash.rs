@@ -1,0 +1,139 @@
+//! Crash recovery with real processes: the server binary is started with a failpoint that
+//! aborts it mid-commit, then started again on the same database file, and the client retries
+//! with the same key. Whatever point it died at, the ledger must show one charge and one order.
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use giftgenius_server::failpoints;
+use giftgenius_server::store::{SqliteStore, Store};
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, MetaObject, RequestMetaObject};
+use rmcp::transport::StreamableHttpClientTransport;
+use serde_json::{Map, Value, json};
+
+use crate::helpers::{args, widget_path};
+
+struct ServerProcess {
+    child: Child,
+    url: String,
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port")
+}
+
+async fn start_server(db: &Path, failpoint: &str) -> ServerProcess {
+    let port = free_port();
+    let child = Command::new(env!("CARGO_BIN_EXE_giftgenius-server"))
+        .args(["--port", &port.to_string(), "--db", &db.to_string_lossy()])
+        .arg("--widget-html")
+        .arg(widget_path())
+        .args(["--idempotency-lease-ms", "300", "--sandbox-latency-ms", "0", "--failpoints", failpoint])
+        .env("GIFTGENIUS_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("server binary starts");
+    let url = format!("http://127.0.0.1:{port}");
+    for _ in 0..200 {
+        if reqwest::get(format!("{url}/healthz")).await.is_ok_and(|r| r.status().is_success()) {
+            return ServerProcess { child, url };
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("server on {url} did not become healthy");
+}
+
+async fn call(url: &str, tool: &'static str, arguments: Value) -> Result<(rmcp::model::CallToolResult, Value), String> {
+    call_within(url, tool, arguments, Duration::from_secs(10)).await
+}
+
+/// The client keeps retrying a dead connection for a while; a crashed call is judged sooner.
+async fn call_within(
+    url: &str,
+    tool: &'static str,
+    arguments: Value,
+    limit: Duration,
+) -> Result<(rmcp::model::CallToolResult, Value), String> {
+    let client = ().serve(StreamableHttpClientTransport::from_uri(format!("{url}/mcp"))).await.map_err(|e| e.to_string())?;
+    let mut params = CallToolRequestParams::new(tool).with_arguments(args(arguments));
+    let mut meta = Map::new();
+    meta.insert("openai/subject".into(), json!("crash-test-user"));
+    params.meta = Some(RequestMetaObject(MetaObject(meta)));
+    let result = tokio::time::timeout(limit, client.call_tool(params))
+        .await
+        .map_err(|_| "timed out".to_string())?
+        .map_err(|e| e.to_string())?;
+    let structured = result.structured_content.clone().unwrap_or(Value::Null);
+    Ok((result, structured))
+}
+
+async fn crash_then_retry(failpoint: &'static str) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("giftgenius.db");
+
+    let mut doomed = start_server(&db, failpoint).await;
+    let (prepared, draft) = call(&doomed.url, "prepare_order", json!({"gift_id": "hh-010"})).await.expect("prepare");
+    let token = prepared.meta.as_ref().and_then(|m| m.0.get("giftgenius/confirmation_token")).cloned().expect("token");
+    let commit = json!({"draft_id": draft["draft"]["id"], "idempotency_key": "ik_crash", "confirmation_token": token});
+
+    let outcome = call_within(&doomed.url, "commit_order", commit.clone(), Duration::from_secs(2)).await;
+    assert!(outcome.is_err(), "{failpoint}: the server should have died mid-call, got {outcome:?}");
+    let status = doomed.child.wait().expect("wait for the crashed server");
+    assert!(!status.success(), "{failpoint}: the process aborted");
+
+    let restarted = start_server(&db, "").await;
+    let mut final_result = None;
+    for _ in 0..40 {
+        let (_, sc) = call(&restarted.url, "commit_order", commit.clone()).await.expect("retry answers");
+        if sc["error"]["code"] == "REQUEST_IN_PROGRESS" {
+            let wait = sc["error"]["retry_after_ms"].as_u64().unwrap_or(100);
+            tokio::time::sleep(Duration::from_millis(wait)).await;
+            continue;
+        }
+        final_result = Some(sc);
+        break;
+    }
+    let sc = final_result.unwrap_or_else(|| panic!("{failpoint}: the retry never got past REQUEST_IN_PROGRESS"));
+    assert_eq!(sc["ok"], true, "{failpoint}: {sc}");
+    assert_eq!(sc["order"]["status"], "paid", "{failpoint}");
+
+    let store = SqliteStore::open(&db.to_string_lossy()).await.expect("open the database");
+    assert_eq!(store.sandbox_ledger().await.unwrap().len(), 1, "{failpoint}: exactly one charge");
+    assert_eq!(store.order_count().await.unwrap(), 1, "{failpoint}: exactly one order");
+
+    // And one more retry is a plain replay.
+    let (_, again) = call(&restarted.url, "commit_order", commit).await.expect("replay");
+    assert_eq!(again.to_string(), sc.to_string(), "{failpoint}");
+    drop(restarted);
+}
+
+#[tokio::test]
+async fn crash_after_the_key_is_claimed_then_retry_charges_once() {
+    crash_then_retry(failpoints::AFTER_KEY_CLAIMED).await;
+}
+
+#[tokio::test]
+async fn crash_after_the_order_is_created_then_retry_charges_once() {
+    crash_then_retry(failpoints::AFTER_ORDER_CREATED).await;
+}
+
+#[tokio::test]
+async fn crash_after_the_provider_charged_then_retry_charges_once() {
+    crash_then_retry(failpoints::AFTER_PAYMENT_CHARGED).await;
+}
+
+#[tokio::test]
+async fn crash_after_the_response_is_stored_then_retry_replays_it() {
+    crash_then_retry(failpoints::AFTER_RESPONSE_STORED).await;
+}
