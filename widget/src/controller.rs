@@ -1,0 +1,449 @@
+//! Turns user actions into tool calls and tool results into view states, behind a `Host` trait.
+//!
+//! Host-agnostic and free of the DOM, so it runs (and is tested) natively. The wasm entry point
+//! plugs in the ChatGPT `window.openai` bridge; an MCP Apps postMessage bridge can implement the
+//! same trait later without touching this file or the components.
+
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+
+use giftgenius_types::{ErrorCode, ToolError, ToolName};
+use serde_json::{Map, Value, json};
+
+use crate::action::Action;
+use crate::flow;
+use crate::state::ViewState;
+
+/// A tool call's result as the host hands it back.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolResult {
+    /// The `{v, ok, tool, ...}` envelope.
+    pub structured_content: Value,
+    /// Widget-only `_meta` (holds the confirmation token after prepare_order).
+    pub meta: Value,
+}
+
+/// What the widget needs from the page that embeds it.
+pub trait Host {
+    /// Arguments of the tool call that produced the current output (an object, or null).
+    fn tool_input(&self) -> Value;
+    /// `_meta` of the tool result the host rendered us for.
+    fn tool_response_metadata(&self) -> Value;
+    /// The state the host persists for this widget instance (visible to the model).
+    fn widget_state(&self) -> Value;
+    /// Persists widget state; resolves once the host accepted it.
+    fn set_widget_state(&self, state: Value) -> impl Future<Output = ()>;
+    /// Calls a tool of our server; `Err` when the host could not deliver the call at all.
+    fn call_tool(&self, name: &str, arguments: Map<String, Value>) -> impl Future<Output = Result<ToolResult, String>>;
+    /// 16 cryptographically random bytes (for idempotency keys).
+    fn random_bytes(&self) -> [u8; 16];
+}
+
+/// The widget's behaviour. Holds the current `ViewState`; `on_change` mirrors it into the UI.
+///
+/// Not `Debug` on purpose: it holds the confirmation token, which must never be logged.
+pub struct Controller<H: Host> {
+    host: H,
+    view: RefCell<ViewState>,
+    on_change: Box<dyn Fn(&ViewState)>,
+    in_flight: Cell<bool>,
+    /// The last `toolOutput` shown, so an unrelated globals change does not reset the view.
+    last_output: RefCell<Option<Value>>,
+    /// The last suggest_gifts result and its arguments: Cancel goes back to it, suggestions merge over it.
+    last_results: RefCell<Option<ViewState>>,
+    last_suggest_args: RefCell<Option<Map<String, Value>>>,
+    /// The last call the widget or the model made (not commit_order), for "Try again".
+    last_call: RefCell<Option<(ToolName, Map<String, Value>)>>,
+    /// (draft id, confirmation token). Memory only.
+    token: RefCell<Option<(String, String)>>,
+    /// (draft id, idempotency key), mirrored in widget state; memory wins if the host is slow to echo.
+    key: RefCell<Option<(String, String)>>,
+}
+
+fn as_object(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+/// The error shown when the host could not deliver a call: nothing reached the server, or we
+/// cannot know, so it is retryable (commit_order retries reuse the key and cannot charge twice).
+fn unreachable_error() -> ToolError {
+    ToolError::new(ErrorCode::InternalError, "GiftGenius could not be reached from this view.", "")
+}
+
+impl<H: Host> Controller<H> {
+    pub fn new(host: H, on_change: impl Fn(&ViewState) + 'static) -> Self {
+        Self {
+            host,
+            view: RefCell::new(ViewState::Loading),
+            on_change: Box::new(on_change),
+            in_flight: Cell::new(false),
+            last_output: RefCell::new(None),
+            last_results: RefCell::new(None),
+            last_suggest_args: RefCell::new(None),
+            last_call: RefCell::new(None),
+            token: RefCell::new(None),
+            key: RefCell::new(None),
+        }
+    }
+
+    pub fn host(&self) -> &H {
+        &self.host
+    }
+
+    pub fn state(&self) -> ViewState {
+        self.view.borrow().clone()
+    }
+
+    fn set(&self, state: ViewState) {
+        *self.view.borrow_mut() = state.clone();
+        (self.on_change)(&state);
+    }
+
+    /// Shows the host's `toolOutput` (on mount and whenever the host says it changed).
+    ///
+    /// An unchanged output is ignored, so the widget's own progress (a confirm screen reached by
+    /// clicking) is not reset by a theme change. A call in flight wins over the host's output.
+    pub fn show_tool_output(&self, output: &Value) {
+        if self.last_output.borrow().as_ref() == Some(output) || self.in_flight.get() {
+            return;
+        }
+        *self.last_output.borrow_mut() = Some(output.clone());
+        let state = ViewState::from_tool_output(output);
+        if matches!(state, ViewState::Loading) && !matches!(self.state(), ViewState::Loading) {
+            return; // never replace something real by a spinner
+        }
+        let input = as_object(self.host.tool_input());
+        if let Some(tool) = output.get("tool").and_then(Value::as_str).and_then(ToolName::parse) {
+            self.remember(tool, &input, &state, &self.host.tool_response_metadata());
+        }
+        self.set(state);
+    }
+
+    /// Records what later actions need from a result: results for Cancel, arguments for
+    /// suggestions and Try again, the confirmation token for Confirm.
+    fn remember(&self, tool: ToolName, args: &Map<String, Value>, state: &ViewState, meta: &Value) {
+        if tool != ToolName::CommitOrder {
+            *self.last_call.borrow_mut() = Some((tool, args.clone()));
+        }
+        match state {
+            ViewState::Results { .. } | ViewState::Empty { .. } => {
+                *self.last_results.borrow_mut() = Some(state.clone());
+                *self.last_suggest_args.borrow_mut() = Some(args.clone());
+            }
+            ViewState::ConfirmPurchase { draft, .. } => {
+                if let Some(token) = flow::confirmation_token(meta) {
+                    *self.token.borrow_mut() = Some((draft.id.clone(), token));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Calls a tool; a missing or unreadable result becomes an honest state, never a guess.
+    async fn call(&self, tool: ToolName, args: Map<String, Value>) -> (ViewState, Value) {
+        match self.host.call_tool(tool.as_str(), args.clone()).await {
+            Ok(result) => {
+                let state = match &result.structured_content {
+                    Value::Null => ViewState::OutOfDate { v: None },
+                    content => ViewState::from_tool_output(content),
+                };
+                self.remember(tool, &args, &state, &result.meta);
+                (state, result.meta)
+            }
+            Err(_) => (ViewState::Error { tool, error: unreachable_error() }, Value::Null),
+        }
+    }
+
+    /// Handles one user action. Ignored while another call is in flight (double clicks).
+    pub async fn handle(&self, action: Action) {
+        if self.in_flight.replace(true) {
+            return;
+        }
+        match action {
+            Action::Retry => self.retry().await,
+            Action::Choose { gift_id } => self.choose(gift_id).await,
+            Action::Confirm => self.confirm().await,
+            Action::Cancel => self.cancel().await,
+            Action::ApplySuggestion { set_arguments } => self.apply_suggestion(set_arguments).await,
+        }
+        self.in_flight.set(false);
+    }
+
+    async fn retry(&self) {
+        match self.state() {
+            ViewState::ConfirmPurchase { .. } => self.confirm().await,
+            ViewState::Error { tool, .. } => {
+                let args = match self.last_call.borrow().clone() {
+                    Some((last, args)) if last == tool => args,
+                    _ => as_object(self.host.tool_input()),
+                };
+                self.set(ViewState::Loading);
+                let (state, _) = self.call(tool, args).await;
+                self.set(state);
+            }
+            _ => {}
+        }
+    }
+
+    async fn apply_suggestion(&self, set_arguments: Map<String, Value>) {
+        let base = self.last_suggest_args.borrow().clone().unwrap_or_else(|| as_object(self.host.tool_input()));
+        let args = flow::merge_arguments(&base, &set_arguments);
+        self.set(ViewState::Loading);
+        let (state, _) = self.call(ToolName::SuggestGifts, args).await;
+        self.set(state);
+    }
+
+    async fn choose(&self, gift_id: String) {
+        let mut args = Map::new();
+        // Price the draft in the currency the card showed.
+        if let Some(ViewState::Results { gifts, .. }) = self.last_results.borrow().as_ref()
+            && let Some(gift) = gifts.iter().find(|g| g.id == gift_id)
+        {
+            args.insert("currency".into(), json!(gift.price.currency));
+        }
+        args.insert("gift_id".into(), Value::String(gift_id));
+        self.set(ViewState::Loading);
+        let (state, _) = self.call(ToolName::PrepareOrder, args).await;
+        self.set(state);
+    }
+
+    fn token_for(&self, draft_id: &str) -> Option<String> {
+        match self.token.borrow().as_ref() {
+            Some((id, token)) if id == draft_id => Some(token.clone()),
+            _ => None,
+        }
+    }
+
+    /// The idempotency key for this draft: from memory, else widget state, else minted now and
+    /// persisted *before* it is used.
+    async fn key_for(&self, draft_id: &str) -> String {
+        if let Some((id, key)) = self.key.borrow().as_ref()
+            && id == draft_id
+        {
+            return key.clone();
+        }
+        let widget_state = self.host.widget_state();
+        let key = match flow::stored_idempotency_key(&widget_state, draft_id) {
+            Some(key) => key,
+            None => {
+                let key = flow::idempotency_key_from_bytes(&self.host.random_bytes());
+                self.host.set_widget_state(flow::with_checkout(&widget_state, draft_id, &key)).await;
+                key
+            }
+        };
+        *self.key.borrow_mut() = Some((draft_id.to_string(), key.clone()));
+        key
+    }
+
+    async fn confirm(&self) {
+        let ViewState::ConfirmPurchase { draft, busy: false, .. } = self.state() else {
+            return;
+        };
+        self.set(ViewState::ConfirmPurchase { draft: draft.clone(), busy: true, error: None });
+        let token = match self.token_for(&draft.id) {
+            Some(token) => token,
+            None => {
+                // The token was lost (reload after a widget-initiated prepare_order): ask again.
+                // prepare_order is idempotent, so the same arguments return the same draft.
+                let args = as_object(json!({
+                    "gift_id": draft.gift.id,
+                    "quantity": draft.quantity,
+                    "shipping": draft.shipping,
+                    "currency": draft.total.currency,
+                }));
+                match self.call(ToolName::PrepareOrder, args).await {
+                    (ViewState::ConfirmPurchase { draft: fresh, .. }, _) if fresh != draft => {
+                        // Price or draft changed: the human must confirm what they will pay.
+                        self.set(ViewState::ConfirmPurchase { draft: fresh, busy: false, error: None });
+                        return;
+                    }
+                    (ViewState::Error { error, .. }, _) => {
+                        self.set(ViewState::ConfirmPurchase { draft, busy: false, error: Some(error) });
+                        return;
+                    }
+                    _ => match self.token_for(&draft.id) {
+                        Some(token) => token,
+                        None => {
+                            let error = ToolError::new(
+                                ErrorCode::ConfirmationRequired,
+                                "This purchase can no longer be confirmed here. Please choose the gift again.",
+                                "",
+                            );
+                            self.set(ViewState::ConfirmPurchase { draft, busy: false, error: Some(error) });
+                            return;
+                        }
+                    },
+                }
+            }
+        };
+        let key = self.key_for(&draft.id).await;
+        let args = as_object(json!({ "draft_id": draft.id, "idempotency_key": key, "confirmation_token": token }));
+        match self.call(ToolName::CommitOrder, args).await {
+            (ViewState::Error { error, .. }, _) => {
+                if error.code == ErrorCode::ConfirmationRequired {
+                    *self.token.borrow_mut() = None;
+                }
+                self.set(ViewState::ConfirmPurchase { draft, busy: false, error: Some(error) });
+            }
+            // The checkout entry stays after success: confirming the same draft again (say,
+            // after a reload) reuses the key and replays this order instead of a second one.
+            (state, _) => self.set(state),
+        }
+    }
+
+    async fn cancel(&self) {
+        self.host.set_widget_state(flow::without_checkout(&self.host.widget_state())).await;
+        *self.token.borrow_mut() = None;
+        *self.key.borrow_mut() = None;
+        let back = self.last_results.borrow().clone();
+        self.set(back.unwrap_or(ViewState::Cancelled));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::pin::pin;
+    use std::rc::Rc;
+    use std::task::{Context, Poll, Waker};
+
+    fn block_on<F: Future>(future: F) -> F::Output {
+        let mut future = pin!(future);
+        let mut cx = Context::from_waker(Waker::noop());
+        loop {
+            if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+                return out;
+            }
+        }
+    }
+
+    type Call = (String, Map<String, Value>, Value);
+
+    #[derive(Default)]
+    struct Fake {
+        widget_state: RefCell<Value>,
+        /// (tool, arguments, widget state when the call went out)
+        calls: RefCell<Vec<Call>>,
+        replies: RefCell<Vec<Result<ToolResult, String>>>,
+        meta: Value,
+        input: Value,
+    }
+
+    impl Host for Rc<Fake> {
+        fn tool_input(&self) -> Value {
+            self.input.clone()
+        }
+        fn tool_response_metadata(&self) -> Value {
+            self.meta.clone()
+        }
+        fn widget_state(&self) -> Value {
+            self.widget_state.borrow().clone()
+        }
+        fn set_widget_state(&self, state: Value) -> impl Future<Output = ()> {
+            *self.widget_state.borrow_mut() = state;
+            std::future::ready(())
+        }
+        fn call_tool(&self, name: &str, arguments: Map<String, Value>) -> impl Future<Output = Result<ToolResult, String>> {
+            // Record the widget state as it was when the call went out.
+            self.calls.borrow_mut().push((name.to_string(), arguments, self.widget_state.borrow().clone()));
+            let reply = self.replies.borrow_mut().remove(0);
+            std::future::ready(reply)
+        }
+        fn random_bytes(&self) -> [u8; 16] {
+            [7; 16]
+        }
+    }
+
+    fn draft_output() -> Value {
+        json!({"v":1,"ok":true,"tool":"prepare_order","draft":{
+            "id":"d_1","quantity":1,"shipping":"standard",
+            "subtotal":{"amount_minor":2500,"currency":"USD"},
+            "shipping_cost":{"amount_minor":500,"currency":"USD"},
+            "total":{"amount_minor":3000,"currency":"USD"},
+            "expires_at":"2030-01-01T00:00:00Z",
+            "gift":{"id":"g_1","title":"Mug","description":"A mug","price":{"amount_minor":2500,"currency":"USD"},
+                "merchant":{"id":"m","name":"Shop"},"tags":[],"reasons":[],"in_stock":true,"image_url":"/i.png"}}})
+    }
+
+    fn transient() -> ToolResult {
+        ToolResult {
+            structured_content: json!({"v":1,"ok":false,"tool":"commit_order","error":{
+                "code":"PAYMENT_PROVIDER_UNAVAILABLE","category":"transient","message":"Payments are down",
+                "retryable":true,"reference":"req_1"}}),
+            meta: Value::Null,
+        }
+    }
+
+    fn placed() -> ToolResult {
+        ToolResult {
+            structured_content: json!({"v":1,"ok":true,"tool":"commit_order","order":{
+                "id":"o_1","draft_id":"d_1","gift_id":"g_1","gift_title":"Mug","merchant":"Shop","quantity":1,
+                "total":{"amount_minor":3000,"currency":"USD"},"status":"paid","created_at":"2030-01-01T00:00:00Z"}}),
+            meta: Value::Null,
+        }
+    }
+
+    #[test]
+    fn confirm_mints_one_key_stores_it_first_and_reuses_it_on_try_again() {
+        let fake = Rc::new(Fake {
+            meta: json!({"giftgenius/confirmation_token": "tok_secret"}),
+            input: json!({"gift_id": "g_1"}),
+            ..Fake::default()
+        });
+        fake.replies.borrow_mut().extend([Ok(transient()), Ok(placed())]);
+        let controller = Controller::new(fake.clone(), |_| {});
+        controller.show_tool_output(&draft_output());
+        assert!(matches!(controller.state(), ViewState::ConfirmPurchase { busy: false, error: None, .. }));
+
+        block_on(controller.handle(Action::Confirm));
+        match controller.state() {
+            ViewState::ConfirmPurchase { busy: false, error: Some(e), .. } => assert!(e.retryable),
+            other => panic!("expected confirm with error, got {other:?}"),
+        }
+        block_on(controller.handle(Action::Retry));
+        assert!(matches!(controller.state(), ViewState::OrderPlaced { .. }));
+
+        let calls = fake.calls.borrow();
+        assert_eq!(calls.len(), 2);
+        let key = format!("ik_{}", "07".repeat(16));
+        for (name, args, state_at_call) in calls.iter() {
+            assert_eq!(name, "commit_order");
+            assert_eq!(args["idempotency_key"], json!(key));
+            assert_eq!(args["confirmation_token"], json!("tok_secret"));
+            // Stored before the call went out.
+            assert_eq!(state_at_call["checkout"], json!({"draft_id": "d_1", "idempotency_key": key}));
+        }
+        // Widget state (model-visible) never holds the token.
+        assert!(!fake.widget_state.borrow().to_string().contains("tok_secret"));
+    }
+
+    #[test]
+    fn cancel_clears_checkout_and_goes_back() {
+        let fake = Rc::new(Fake::default());
+        *fake.widget_state.borrow_mut() = json!({"checkout": {"draft_id": "d_1", "idempotency_key": "ik_1"}, "keep": true});
+        let controller = Controller::new(fake.clone(), |_| {});
+        controller.show_tool_output(&draft_output());
+        block_on(controller.handle(Action::Cancel));
+        assert_eq!(controller.state(), ViewState::Cancelled);
+        assert_eq!(*fake.widget_state.borrow(), json!({"keep": true}));
+    }
+
+    #[test]
+    fn suggestion_merges_over_the_previous_input() {
+        let fake = Rc::new(Fake { input: json!({"relationship_type": "friend", "budget_max": 20}), ..Fake::default() });
+        fake.replies.borrow_mut().push(Err("offline".into()));
+        let controller = Controller::new(fake.clone(), |_| {});
+        let set = as_object(json!({"budget_max": 60}));
+        block_on(controller.handle(Action::ApplySuggestion { set_arguments: set }));
+        let calls = fake.calls.borrow();
+        assert_eq!(calls[0].0, "suggest_gifts");
+        assert_eq!(Value::Object(calls[0].1.clone()), json!({"relationship_type": "friend", "budget_max": 60}));
+        match controller.state() {
+            ViewState::Error { error, .. } => assert!(error.retryable),
+            other => panic!("expected error, got {other:?}"),
+        }
+    }
+}

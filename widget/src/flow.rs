@@ -1,0 +1,141 @@
+//! Small pure rules of the purchase and search flows, kept apart so they are unit-tested.
+//!
+//! - Suggestions merge their `set_arguments` over the previous call's arguments.
+//! - The idempotency key for a draft is minted once and kept in the host's widget state under
+//!   `{"checkout": {"draft_id", "idempotency_key"}}`, so a reload, a second click or a retry
+//!   reuses it and the order cannot be placed twice.
+//! - The confirmation token only ever lives in memory: widget state is visible to the model.
+
+use serde_json::{Map, Value};
+
+/// Where prepare_order puts the confirmation token in the result's widget-only `_meta`.
+pub const CONFIRMATION_TOKEN_META_KEY: &str = "giftgenius/confirmation_token";
+
+/// The widget-state key holding the pending checkout.
+pub const CHECKOUT_STATE_KEY: &str = "checkout";
+
+/// `base` with every key of `set` replaced; a `null` in `set` removes the key (back to default).
+pub fn merge_arguments(base: &Map<String, Value>, set: &Map<String, Value>) -> Map<String, Value> {
+    let mut merged = base.clone();
+    for (key, value) in set {
+        if value.is_null() {
+            merged.remove(key);
+        } else {
+            merged.insert(key.clone(), value.clone());
+        }
+    }
+    merged
+}
+
+/// `"ik_"` followed by 32 lower-case hex digits of the given random bytes.
+pub fn idempotency_key_from_bytes(bytes: &[u8; 16]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut key = String::with_capacity(35);
+    key.push_str("ik_");
+    for b in bytes {
+        key.push(HEX[usize::from(b >> 4)] as char);
+        key.push(HEX[usize::from(b & 0x0f)] as char);
+    }
+    key
+}
+
+/// The key stored for this draft, if the widget state holds one.
+pub fn stored_idempotency_key(widget_state: &Value, draft_id: &str) -> Option<String> {
+    let checkout = widget_state.get(CHECKOUT_STATE_KEY)?;
+    if checkout.get("draft_id")?.as_str()? != draft_id {
+        return None;
+    }
+    let key = checkout.get("idempotency_key")?.as_str()?;
+    (!key.is_empty()).then(|| key.to_string())
+}
+
+/// The widget state with the checkout entry set; other keys are kept.
+pub fn with_checkout(widget_state: &Value, draft_id: &str, idempotency_key: &str) -> Value {
+    let mut state = match widget_state {
+        Value::Object(map) => map.clone(),
+        _ => Map::new(),
+    };
+    state.insert(
+        CHECKOUT_STATE_KEY.into(),
+        serde_json::json!({ "draft_id": draft_id, "idempotency_key": idempotency_key }),
+    );
+    Value::Object(state)
+}
+
+/// The widget state without the checkout entry; other keys are kept.
+pub fn without_checkout(widget_state: &Value) -> Value {
+    let mut state = match widget_state {
+        Value::Object(map) => map.clone(),
+        _ => Map::new(),
+    };
+    state.remove(CHECKOUT_STATE_KEY);
+    Value::Object(state)
+}
+
+/// The confirmation token from a result's `_meta`, if present and non-empty.
+pub fn confirmation_token(meta: &Value) -> Option<String> {
+    let token = meta.get(CONFIRMATION_TOKEN_META_KEY)?.as_str()?;
+    (!token.is_empty()).then(|| token.to_string())
+}
+
+/// A plain http(s) URL or a same-origin path; anything else (`javascript:`, `data:`) is refused.
+pub fn safe_url(url: &str) -> Option<&str> {
+    let trimmed = url.trim();
+    let lower = trimmed.get(..8).unwrap_or(trimmed).to_ascii_lowercase();
+    let ok = lower.starts_with("https://")
+        || lower.starts_with("http://")
+        || (trimmed.starts_with('/') && !trimmed.starts_with("//"));
+    ok.then_some(trimmed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn obj(v: Value) -> Map<String, Value> {
+        match v {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        }
+    }
+
+    #[test]
+    fn merge_overrides_and_null_removes() {
+        let base = obj(json!({"relationship_type": "friend", "budget_max": 30, "occasion": "birthday"}));
+        let set = obj(json!({"budget_max": 60, "occasion": null, "interests": ["tea"]}));
+        assert_eq!(
+            Value::Object(merge_arguments(&base, &set)),
+            json!({"relationship_type": "friend", "budget_max": 60, "interests": ["tea"]})
+        );
+    }
+
+    #[test]
+    fn key_format() {
+        let key = idempotency_key_from_bytes(&[0xab; 16]);
+        assert_eq!(key.len(), 35);
+        assert_eq!(key, format!("ik_{}", "ab".repeat(16)));
+    }
+
+    #[test]
+    fn checkout_entry_round_trip_keeps_other_keys() {
+        let state = json!({"other": 1});
+        let with = with_checkout(&state, "d_1", "ik_x");
+        assert_eq!(stored_idempotency_key(&with, "d_1").as_deref(), Some("ik_x"));
+        assert_eq!(stored_idempotency_key(&with, "d_2"), None);
+        assert_eq!(with["other"], 1);
+        let without = without_checkout(&with);
+        assert_eq!(without, json!({"other": 1}));
+        assert_eq!(stored_idempotency_key(&Value::Null, "d_1"), None);
+    }
+
+    #[test]
+    fn urls() {
+        assert_eq!(safe_url("https://x.test/a.png"), Some("https://x.test/a.png"));
+        assert_eq!(safe_url("/img/a.png"), Some("/img/a.png"));
+        assert_eq!(safe_url("javascript:alert(1)"), None);
+        assert_eq!(safe_url("JaVaScRiPt:alert(1)"), None);
+        assert_eq!(safe_url("//evil.test/x"), None);
+        assert_eq!(safe_url("data:text/html,x"), None);
+    }
+}

@@ -1,0 +1,157 @@
+//! Price formatting for a locale, in plain Rust.
+//!
+//! Not `Intl.NumberFormat`: the server renders the same components natively (the fallback HTML
+//! and the snapshots), and both sides must print the same text. The rules follow CLDR for the
+//! locales we care about (en-US, en-GB, de-DE, fr-FR, es-ES, ja-JP) and fall back to the
+//! en-US style for anything else. Amounts are integers in minor units: no floats anywhere.
+
+use giftgenius_types::{Currency, Money};
+
+const NBSP: &str = "\u{a0}";
+const NARROW_NBSP: &str = "\u{202f}";
+
+/// How one language writes numbers and where the currency goes.
+struct Style {
+    group: &'static str,
+    decimal: &'static str,
+    /// CLDR "minimumGroupingDigits": Spanish writes 1234 but 12.345.
+    min_grouping: usize,
+    /// `true`: "12,00 €"; `false`: "€12.00".
+    symbol_after: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Lang {
+    En,
+    De,
+    Fr,
+    Es,
+    Ja,
+    Other,
+}
+
+/// Splits "de_DE" / "de-de" / "DE" into a known language and an upper-case region.
+fn parse_locale(locale: &str) -> (Lang, String) {
+    let normalized = locale.trim().replace('_', "-");
+    let mut parts = normalized.split('-');
+    let lang = match parts.next().unwrap_or("").to_ascii_lowercase().as_str() {
+        "en" => Lang::En,
+        "de" => Lang::De,
+        "fr" => Lang::Fr,
+        "es" => Lang::Es,
+        "ja" => Lang::Ja,
+        _ => Lang::Other,
+    };
+    // The region is the first two-letter subtag after the language (skipping scripts like "Latn").
+    let region = parts.find(|p| p.len() == 2).unwrap_or("").to_ascii_uppercase();
+    (lang, region)
+}
+
+fn style(lang: Lang) -> Style {
+    match lang {
+        Lang::De => Style { group: ".", decimal: ",", min_grouping: 1, symbol_after: true },
+        Lang::Fr => Style { group: NARROW_NBSP, decimal: ",", min_grouping: 1, symbol_after: true },
+        Lang::Es => Style { group: ".", decimal: ",", min_grouping: 2, symbol_after: true },
+        Lang::En | Lang::Ja | Lang::Other => Style { group: ",", decimal: ".", min_grouping: 1, symbol_after: false },
+    }
+}
+
+/// The currency sign a reader of this locale expects (e.g. "US$" where "$" is ambiguous).
+fn symbol(currency: Currency, lang: Lang, region: &str) -> &'static str {
+    match (currency, lang) {
+        (Currency::USD, Lang::En) if !region.is_empty() && region != "US" => "US$",
+        (Currency::USD, Lang::Fr) => "$US",
+        (Currency::USD, Lang::Es) => "US$",
+        (Currency::CAD, Lang::Fr) => "$CA",
+        (Currency::AUD, Lang::Fr) => "$AU",
+        (Currency::AUD, Lang::De) => "AU$",
+        (Currency::GBP, Lang::Fr) => "£GB",
+        (Currency::GBP, Lang::Es) => "GBP",
+        (Currency::JPY, Lang::Fr | Lang::Es) => "JPY",
+        (Currency::JPY, Lang::Ja) => "\u{ffe5}",
+        (other, _) => other.symbol(),
+    }
+}
+
+fn group(digits: &str, separator: &str, min_grouping: usize) -> String {
+    if digits.len() < 3 + min_grouping {
+        return digits.to_string();
+    }
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3 * separator.len());
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push_str(separator);
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Formats an amount for display, e.g. `$1,234.56`, `1.234,56 €`, `￥3,200`.
+///
+/// The number of decimals comes from the currency (`Currency::exponent`: none for JPY).
+pub fn format_money(money: &Money, locale: &str) -> String {
+    let (lang, region) = parse_locale(locale);
+    let style = style(lang);
+    let sym = symbol(money.currency, lang, &region);
+    let exp = money.currency.exponent();
+    let abs = money.amount_minor.unsigned_abs();
+    let scale = 10u64.pow(exp);
+    let mut number = group(&(abs / scale).to_string(), style.group, style.min_grouping);
+    if exp > 0 {
+        number.push_str(style.decimal);
+        number.push_str(&format!("{:0width$}", abs % scale, width = exp as usize));
+    }
+    let sign = if money.amount_minor < 0 { "-" } else { "" };
+    if style.symbol_after { format!("{sign}{number}{NBSP}{sym}") } else { format!("{sign}{sym}{number}") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fmt(minor: i64, currency: Currency, locale: &str) -> String {
+        format_money(&Money::new(minor, currency), locale)
+    }
+
+    #[test]
+    fn english() {
+        assert_eq!(fmt(123456, Currency::USD, "en-US"), "$1,234.56");
+        assert_eq!(fmt(5, Currency::USD, "en-US"), "$0.05");
+        assert_eq!(fmt(0, Currency::USD, "en-US"), "$0.00");
+        assert_eq!(fmt(123456789, Currency::EUR, "en-US"), "€1,234,567.89");
+        assert_eq!(fmt(123456, Currency::GBP, "en-GB"), "£1,234.56");
+        assert_eq!(fmt(123456, Currency::USD, "en-GB"), "US$1,234.56");
+        assert_eq!(fmt(2499, Currency::CAD, "en-US"), "CA$24.99");
+    }
+
+    #[test]
+    fn german_french_spanish() {
+        assert_eq!(fmt(123456, Currency::EUR, "de-DE"), "1.234,56\u{a0}€");
+        assert_eq!(fmt(2499, Currency::USD, "de-DE"), "24,99\u{a0}$");
+        assert_eq!(fmt(123456, Currency::EUR, "fr-FR"), "1\u{202f}234,56\u{a0}€");
+        assert_eq!(fmt(123456, Currency::USD, "fr-FR"), "1\u{202f}234,56\u{a0}$US");
+        // Spanish does not group four-digit numbers.
+        assert_eq!(fmt(123456, Currency::EUR, "es-ES"), "1234,56\u{a0}€");
+        assert_eq!(fmt(1234567, Currency::EUR, "es-ES"), "12.345,67\u{a0}€");
+    }
+
+    #[test]
+    fn yen_has_no_decimals() {
+        assert_eq!(fmt(3200, Currency::JPY, "ja-JP"), "\u{ffe5}3,200");
+        assert_eq!(fmt(3200, Currency::JPY, "en-US"), "¥3,200");
+        assert_eq!(fmt(3200, Currency::JPY, "de-DE"), "3.200\u{a0}¥");
+        assert_eq!(fmt(2499, Currency::USD, "ja-JP"), "$24.99");
+    }
+
+    #[test]
+    fn locale_spellings_and_fallback() {
+        assert_eq!(fmt(123456, Currency::EUR, "de_AT"), "1.234,56\u{a0}€");
+        assert_eq!(fmt(123456, Currency::EUR, "DE"), "1.234,56\u{a0}€");
+        assert_eq!(fmt(123456, Currency::USD, "en"), "$1,234.56");
+        assert_eq!(fmt(123456, Currency::USD, ""), "$1,234.56");
+        assert_eq!(fmt(123456, Currency::USD, "xx-YY"), "$1,234.56");
+        assert_eq!(fmt(123456, Currency::USD, "zh-Hant-TW"), "$1,234.56");
+        assert_eq!(fmt(-5, Currency::GBP, "en-GB"), "-£0.05");
+    }
+}

@@ -1,0 +1,11 @@
+//! The wasm entry point: mounts the widget and connects it to the host (see `bridge.rs`).
+//!
+//! Natively this binary does nothing; the native side of the crate is `render_to_html`.
+
+#[cfg(target_arch = "wasm32")]
+fn main() {
+    giftgenius_widget::bridge::start();
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn main() {}

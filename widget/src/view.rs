@@ -1,0 +1,127 @@
+//! The widget's components: plain functions from data to views.
+//!
+//! Nothing here knows about hosts; buttons emit [`Action`]s through a callback and carry a
+//! stable `data-action` attribute (plus ids) so the SSR fallback can wire the same buttons.
+//! All data is inserted as text or attribute values, which Leptos escapes; never `inner_html`.
+
+mod error;
+mod order;
+mod results;
+
+use giftgenius_types::ToolName;
+use leptos::prelude::*;
+
+use crate::action::Action;
+use crate::context::RenderContext;
+use crate::state::ViewState;
+
+pub use error::error_view;
+pub use order::{checkout_view, confirm_view, order_placed_view};
+pub use results::{empty_view, gift_card, notice_view, partial_banner, results_view};
+
+/// The root with fixed values: what SSR renders. The wasm app builds the same root reactively.
+pub fn static_root(state: ViewState, ctx: RenderContext, on_action: Callback<Action>) -> impl IntoView {
+    let announcement = state.announcement();
+    let kind = state.kind();
+    let theme = ctx.theme.as_str();
+    let lang = ctx.lang().to_string();
+    view! {
+        <div id="giftgenius-app" class="gg-root" data-theme=theme data-state=kind lang=lang>
+            <p class="gg-live" role="status" aria-live="polite">{announcement}</p>
+            {state_view(state, &ctx, on_action)}
+        </div>
+    }
+}
+
+/// The root bound to signals: what the wasm app mounts. Same markup as [`static_root`].
+///
+/// The live region stays in the DOM across state changes (so screen readers announce the
+/// new text); only the body below it is rebuilt.
+pub fn reactive_root(
+    state: RwSignal<ViewState>,
+    ctx: RwSignal<RenderContext>,
+    on_action: Callback<Action>,
+) -> impl IntoView {
+    view! {
+        <div
+            id="giftgenius-app"
+            class="gg-root"
+            data-theme=move || ctx.with(|c| c.theme.as_str())
+            data-state=move || state.with(|s| s.kind())
+            lang=move || ctx.with(|c| c.lang().to_string())
+        >
+            <p class="gg-live" role="status" aria-live="polite">{move || state.with(|s| s.announcement())}</p>
+            {move || {
+                let c = ctx.get();
+                state_view(state.get(), &c, on_action)
+            }}
+        </div>
+    }
+}
+
+/// The body for one state.
+pub fn state_view(state: ViewState, ctx: &RenderContext, on_action: Callback<Action>) -> AnyView {
+    match state {
+        ViewState::Loading => loading_view().into_any(),
+        ViewState::Results { query, gifts, notice, partial } => {
+            results_view(query, gifts, notice, partial, ctx, on_action).into_any()
+        }
+        ViewState::Empty { query, notice, partial } => empty_view(query, notice, partial, ctx, on_action).into_any(),
+        ViewState::Error { tool, error } => error_view(tool, error, on_action).into_any(),
+        ViewState::ConfirmPurchase { draft, busy, error } => confirm_view(draft, busy, error, ctx, on_action).into_any(),
+        ViewState::OrderPlaced { order } => order_placed_view(order, ctx).into_any(),
+        ViewState::Checkout { checkout } => checkout_view(checkout, ctx).into_any(),
+        ViewState::Cancelled => cancelled_view().into_any(),
+        ViewState::OutOfDate { .. } => out_of_date_view().into_any(),
+    }
+}
+
+/// Skeleton cards while the tool runs; `aria-busy` tells assistive tech to wait.
+pub fn loading_view() -> impl IntoView {
+    let skeleton = || {
+        view! {
+            <li class="gg-card gg-skeleton" aria-hidden="true">
+                <div class="gg-skel gg-skel-img"></div>
+                <div class="gg-skel gg-skel-line"></div>
+                <div class="gg-skel gg-skel-line gg-skel-short"></div>
+            </li>
+        }
+    };
+    view! {
+        <section class="gg-section gg-loading" aria-busy="true" aria-labelledby="gg-title">
+            <h2 id="gg-title" class="gg-title">"Finding gift ideas…"</h2>
+            <ul class="gg-grid" role="list">{skeleton()}{skeleton()}{skeleton()}</ul>
+        </section>
+    }
+}
+
+/// The contract moved on: say so and guess nothing.
+pub fn out_of_date_view() -> impl IntoView {
+    view! {
+        <section class="gg-section gg-out-of-date" aria-labelledby="gg-title">
+            <h2 id="gg-title" class="gg-title">"This view is out of date"</h2>
+            <p class="gg-muted">"GiftGenius has been updated since this result was made. Ask again in the chat to see it here."</p>
+        </section>
+    }
+}
+
+/// Left the confirmation with no earlier results to return to.
+pub fn cancelled_view() -> impl IntoView {
+    view! {
+        <section class="gg-section gg-cancelled" aria-labelledby="gg-title">
+            <h2 id="gg-title" class="gg-title">"Purchase cancelled"</h2>
+            <p class="gg-muted">"Nothing was ordered and nothing was charged."</p>
+        </section>
+    }
+}
+
+/// A human name for a tool, for error headings.
+pub(crate) fn tool_label(tool: ToolName) -> &'static str {
+    match tool {
+        ToolName::SuggestGifts => "gift ideas",
+        ToolName::PrepareOrder => "this gift",
+        ToolName::CommitOrder => "your order",
+        ToolName::CreateCheckoutSession => "checkout",
+        ToolName::GetOrder => "your order",
+    }
+}

@@ -1,0 +1,422 @@
+//! SSR snapshots of every widget state, plus behavioural checks on the HTML.
+//!
+//! Fixtures are built from the real contract types, serialized as the server would send them,
+//! and parsed back through `ViewState::from_tool_output`, so the wire parsing is exercised too.
+//! Snapshots break lines between tags so a review diff is readable; assertions use raw HTML.
+
+use giftgenius_types::{
+    CONTRACT_VERSION, CheckoutData, CheckoutSession, Currency, Envelope, ErrorCode, FailedSource, FieldError, GiftCard,
+    Merchant, Money, Notice, Occasion, Order, OrderData, OrderDraft, OrderStatus, Partial, PrepareOrderData,
+    RelationshipType, ShippingSpeed, SuggestGiftsData, SuggestGiftsQuery, Suggestion, ToolError, ToolName,
+};
+use giftgenius_types::envelope::NoticeCode;
+use giftgenius_widget::{RenderContext, Theme, ViewState, render_to_html};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+fn wire<T: Serialize>(envelope: Envelope<T>) -> Value {
+    Value::Object(envelope.to_json().expect("fixture serializes"))
+}
+
+fn parse(value: &Value) -> ViewState {
+    ViewState::from_tool_output(value)
+}
+
+fn en() -> RenderContext {
+    RenderContext::new(Theme::Light, "en-US")
+}
+
+fn html(state: &ViewState, ctx: &RenderContext) -> String {
+    render_to_html(state, ctx)
+}
+
+/// One tag per line, for reviewable snapshots.
+fn pretty(html: &str) -> String {
+    html.replace("><", ">\n<")
+}
+
+fn usd(minor: i64) -> Money {
+    Money::new(minor, Currency::USD)
+}
+
+fn gift(id: &str, title: &str, price: Money, in_stock: bool) -> GiftCard {
+    GiftCard {
+        id: id.into(),
+        title: title.into(),
+        description: format!("{title}, picked for coffee lovers."),
+        price,
+        merchant: Merchant { id: "m_bean".into(), name: "Bean & Leaf".into() },
+        tags: vec!["coffee".into(), "kitchen".into()],
+        reasons: vec!["Matches the interest \"coffee\"".into(), "Within budget".into()],
+        in_stock,
+        image_url: format!("https://giftgenius.test/img/{id}.png"),
+    }
+}
+
+fn query(currency: Currency) -> SuggestGiftsQuery {
+    SuggestGiftsQuery {
+        relationship_type: RelationshipType::Friend,
+        age: Some(30),
+        interests: vec!["coffee".into()],
+        budget_min: Some(Money::new(2000, currency)),
+        budget_max: Some(Money::new(6000, currency)),
+        occasion: Some(Occasion::Birthday),
+        currency,
+        limit: 6,
+    }
+}
+
+fn gifts() -> Vec<GiftCard> {
+    vec![
+        gift("g_pour_over", "Pour-over coffee set", usd(3499), true),
+        gift("g_grinder", "Hand coffee grinder", usd(5450), false),
+        gift("g_beans", "Single-origin beans sampler", usd(2400), true),
+    ]
+}
+
+fn results_output(gifts: Vec<GiftCard>, partial: Option<Partial>) -> Value {
+    wire(Envelope::Ok {
+        tool: ToolName::SuggestGifts,
+        data: SuggestGiftsData { query: query(Currency::USD), gifts },
+        notice: None,
+        partial,
+    })
+}
+
+fn empty_output() -> Value {
+    let mut set = serde_json::Map::new();
+    set.insert("budget_max".into(), json!(120));
+    let mut set2 = serde_json::Map::new();
+    set2.insert("interests".into(), json!(["tea"]));
+    wire(Envelope::Ok {
+        tool: ToolName::SuggestGifts,
+        data: SuggestGiftsData { query: query(Currency::USD), gifts: vec![] },
+        notice: Some(Notice {
+            code: NoticeCode::NoMatches,
+            message: "No gifts match a budget of $20.00–$60.00 for coffee.".into(),
+            suggestions: vec![
+                Suggestion { message: "12 gifts match if budget_max is 120".into(), set_arguments: set, matches: 12 },
+                Suggestion { message: "5 gifts match for tea".into(), set_arguments: set2, matches: 5 },
+            ],
+        }),
+        partial: None,
+    })
+}
+
+fn partial() -> Partial {
+    Partial {
+        message: "One store did not answer; these results may be incomplete.".into(),
+        failed_sources: vec![FailedSource {
+            source: "m_roastery".into(),
+            code: ErrorCode::UpstreamTimeout,
+            message: "did not answer within 2 s".into(),
+        }],
+    }
+}
+
+fn error_output(tool: ToolName, error: ToolError) -> Value {
+    wire::<SuggestGiftsData>(Envelope::Err { tool, error })
+}
+
+fn validation_error() -> ToolError {
+    ToolError::validation(
+        vec![
+            FieldError::new("budget_min", "budget_min (80) is greater than budget_max (50)"),
+            FieldError::new("age", "must be between 0 and 120 (got 130)"),
+        ],
+        "req_val123",
+    )
+}
+
+fn transient_error() -> ToolError {
+    ToolError::new(ErrorCode::UpstreamUnavailable, "The gift catalogs are not answering right now.", "req_tr456")
+        .with_retry_after_ms(30_000)
+}
+
+fn permission_error() -> ToolError {
+    ToolError::new(ErrorCode::ConfirmationRequired, "Please review the order and press Confirm.", "req_perm789")
+}
+
+fn draft() -> OrderDraft {
+    OrderDraft {
+        id: "d_42".into(),
+        gift: gift("g_pour_over", "Pour-over coffee set", usd(3499), true),
+        quantity: 2,
+        shipping: ShippingSpeed::Standard,
+        subtotal: usd(6998),
+        shipping_cost: usd(499),
+        total: usd(7497),
+        expires_at: "2030-01-01T00:15:00Z".into(),
+    }
+}
+
+fn confirm_output() -> Value {
+    wire(Envelope::ok(ToolName::PrepareOrder, PrepareOrderData { draft: draft() }))
+}
+
+fn confirm_state() -> ViewState {
+    parse(&confirm_output())
+}
+
+fn payment_transient() -> ToolError {
+    let out = wire::<OrderData>(Envelope::Err {
+        tool: ToolName::CommitOrder,
+        error: ToolError::new(ErrorCode::PaymentProviderUnavailable, "The payment provider is not answering.", "req_pay1"),
+    });
+    match parse(&out) {
+        ViewState::Error { error, .. } => error,
+        other => panic!("expected an error state, got {other:?}"),
+    }
+}
+
+fn order_output() -> Value {
+    wire(Envelope::ok(
+        ToolName::CommitOrder,
+        OrderData {
+            order: Order {
+                id: "o_7f3a".into(),
+                draft_id: "d_42".into(),
+                gift_id: "g_pour_over".into(),
+                gift_title: "Pour-over coffee set".into(),
+                merchant: "Bean & Leaf".into(),
+                quantity: 2,
+                total: usd(7497),
+                status: OrderStatus::Paid,
+                created_at: "2030-01-01T00:05:00Z".into(),
+            },
+        },
+    ))
+}
+
+fn checkout_output() -> Value {
+    wire(Envelope::ok(
+        ToolName::CreateCheckoutSession,
+        CheckoutData {
+            checkout: CheckoutSession {
+                id: "cs_123".into(),
+                gift_id: "g_beans".into(),
+                amount: usd(2400),
+                checkout_url: "https://giftgenius.test/checkout/cs_123".into(),
+                expires_at: "2030-01-01T01:00:00Z".into(),
+            },
+        },
+    ))
+}
+
+macro_rules! snap {
+    ($name:literal, $state:expr, $ctx:expr) => {{
+        let state = $state;
+        let out = html(&state, &$ctx);
+        insta::assert_snapshot!($name, pretty(&out));
+        out
+    }};
+}
+
+// ---- one snapshot per state ----
+
+#[test]
+fn loading() {
+    let out = snap!("loading", parse(&Value::Null), en());
+    assert!(out.contains(r#"aria-busy="true""#));
+    assert!(out.contains(r#"data-state="loading""#));
+}
+
+#[test]
+fn results() {
+    let state = parse(&results_output(gifts(), None));
+    assert!(matches!(state, ViewState::Results { ref gifts, .. } if gifts.len() == 3));
+    let out = snap!("results", state, en());
+    assert!(out.contains(r#"data-action="choose""#));
+    assert!(out.contains(r#"data-gift-id="g_pour_over""#));
+    assert!(out.contains("$34.99"));
+    assert!(out.contains("Out of stock"));
+    assert!(out.contains(r#"data-theme="light""#));
+}
+
+#[test]
+fn results_dark() {
+    let out = snap!("results_dark", parse(&results_output(gifts(), None)), RenderContext::new(Theme::Dark, "en-US"));
+    assert!(out.contains(r#"data-theme="dark""#));
+}
+
+#[test]
+fn results_de_de_price() {
+    let eur = vec![gift("g_pour_over", "Pour-over coffee set", Money::new(123456, Currency::EUR), true)];
+    let out = wire(Envelope::ok(ToolName::SuggestGifts, SuggestGiftsData { query: query(Currency::EUR), gifts: eur }));
+    let html = snap!("results_de_de", parse(&out), RenderContext::new(Theme::Light, "de-DE"));
+    assert!(html.contains("1.234,56\u{a0}€"), "{html}");
+    assert!(html.contains(r#"lang="de-DE""#));
+}
+
+#[test]
+fn empty_with_suggestions() {
+    let state = parse(&empty_output());
+    assert!(matches!(state, ViewState::Empty { .. }));
+    let out = snap!("empty", state, en());
+    assert_eq!(out.matches(r#"data-action="suggestion""#).count(), 2);
+    assert!(out.contains("data-set-arguments=\"{&quot;budget_max&quot;:120}\""), "{out}");
+}
+
+#[test]
+fn partial_results() {
+    let out = snap!("partial", parse(&results_output(gifts(), Some(partial()))), en());
+    assert!(out.contains("m_roastery"));
+    // The banner comes before the cards.
+    assert!(out.find("gg-banner").unwrap_or(usize::MAX) < out.find("gg-card").unwrap_or(0));
+}
+
+#[test]
+fn error_validation() {
+    let out = snap!("error_validation", parse(&error_output(ToolName::SuggestGifts, validation_error())), en());
+    assert!(out.contains("budget_min (80) is greater than budget_max (50)"));
+    assert!(out.contains("Ref: "));
+    assert!(!out.contains(r#"data-action="retry""#), "validation errors are not retryable");
+    assert!(!out.contains("Try again"));
+}
+
+#[test]
+fn error_transient() {
+    let out = snap!("error_transient", parse(&error_output(ToolName::SuggestGifts, transient_error())), en());
+    assert!(out.contains(r#"data-action="retry""#));
+    assert!(out.contains("Try again"));
+    assert!(out.contains("req_tr456"));
+}
+
+#[test]
+fn error_permission() {
+    let out = snap!("error_permission", parse(&error_output(ToolName::CommitOrder, permission_error())), en());
+    assert!(!out.contains(r#"data-action="retry""#));
+    assert!(out.contains(r#"data-category="permission""#));
+}
+
+#[test]
+fn confirm_purchase() {
+    let out = snap!("confirm_purchase", confirm_state(), en());
+    assert!(out.contains(r#"data-action="confirm""#));
+    assert!(out.contains(r#"data-action="cancel""#));
+    assert!(out.contains("$74.97"));
+    assert!(!out.contains("disabled"));
+}
+
+#[test]
+fn confirm_purchase_busy() {
+    let ViewState::ConfirmPurchase { draft, .. } = confirm_state() else { panic!("fixture is a draft") };
+    let out = snap!("confirm_purchase_busy", ViewState::ConfirmPurchase { draft, busy: true, error: None }, en());
+    assert!(out.contains("Placing order…"));
+    assert!(out.contains("disabled"));
+    assert!(out.contains(r#"aria-busy="true""#));
+}
+
+#[test]
+fn confirm_purchase_transient_error() {
+    let ViewState::ConfirmPurchase { draft, .. } = confirm_state() else { panic!("fixture is a draft") };
+    let state = ViewState::ConfirmPurchase { draft, busy: false, error: Some(payment_transient()) };
+    let out = snap!("confirm_purchase_error", state, en());
+    assert!(out.contains("Try again"));
+    assert!(out.contains("req_pay1"));
+    assert!(out.contains("The order was not placed: The payment provider is not answering."));
+}
+
+#[test]
+fn order_placed() {
+    let out = snap!("order_placed", parse(&order_output()), en());
+    assert!(out.contains("o_7f3a"));
+    assert!(out.contains("Paid"));
+}
+
+#[test]
+fn checkout_session() {
+    let out = snap!("checkout", parse(&checkout_output()), en());
+    assert!(out.contains(r#"href="https://giftgenius.test/checkout/cs_123""#));
+    assert!(out.contains(r#"rel="noopener noreferrer""#));
+}
+
+#[test]
+fn out_of_date_v2() {
+    let mut payload = results_output(gifts(), None);
+    payload["v"] = json!(CONTRACT_VERSION + 1);
+    let state = parse(&payload);
+    assert_eq!(state, ViewState::OutOfDate { v: Some(2) });
+    let out = snap!("out_of_date", state, en());
+    assert!(out.contains("This view is out of date"));
+    // Nothing guessed: no card data from the newer payload leaks into the view.
+    assert!(!out.contains("Pour-over"));
+}
+
+#[test]
+fn cancelled() {
+    snap!("cancelled", ViewState::Cancelled, en());
+}
+
+// ---- behaviour ----
+
+#[test]
+fn try_again_only_when_retryable() {
+    let mut error = transient_error();
+    error.retryable = false;
+    let out = html(&parse(&error_output(ToolName::SuggestGifts, error)), &en());
+    assert!(!out.contains("Try again"));
+
+    let ViewState::ConfirmPurchase { draft, .. } = confirm_state() else { panic!("fixture is a draft") };
+    let mut declined = payment_transient();
+    declined.retryable = false;
+    let out = html(&ViewState::ConfirmPurchase { draft, busy: false, error: Some(declined) }, &en());
+    assert!(!out.contains("Try again"));
+    assert!(!out.contains(r#"data-action="confirm""#), "no way to confirm again after a definitive failure");
+}
+
+#[test]
+fn data_is_escaped() {
+    let evil = "<img src=x onerror=alert(1)>";
+    let mut g = gift("g_evil", evil, usd(100), true);
+    g.reasons = vec![format!("{evil} reason")];
+    g.merchant.name = "\"><script>alert(2)</script>".into();
+    let out = html(&parse(&results_output(vec![g], None)), &en());
+    assert!(out.contains("&lt;img src=x onerror=alert(1)&gt;"), "{out}");
+    assert!(!out.contains("<img src=x"));
+    assert!(!out.contains("<script>"));
+}
+
+#[test]
+fn unsafe_urls_are_dropped() {
+    let mut g = gift("g_js", "Mug", usd(100), true);
+    g.image_url = "javascript:alert(1)".into();
+    let out = html(&parse(&results_output(vec![g], None)), &en());
+    assert!(!out.contains("javascript:"));
+}
+
+#[test]
+fn mixed_envelope_is_out_of_date() {
+    let mut payload = results_output(gifts(), None);
+    payload["error"] = serde_json::to_value(transient_error()).expect("error serializes");
+    assert_eq!(parse(&payload), ViewState::OutOfDate { v: Some(1) });
+
+    let no_error = json!({"v": 1, "ok": false, "tool": "suggest_gifts"});
+    assert_eq!(parse(&no_error), ViewState::OutOfDate { v: Some(1) });
+}
+
+#[test]
+fn every_state_renders_in_every_theme_and_odd_locales() {
+    let states = [
+        parse(&Value::Null),
+        parse(&results_output(gifts(), Some(partial()))),
+        parse(&empty_output()),
+        parse(&error_output(ToolName::SuggestGifts, transient_error())),
+        confirm_state(),
+        parse(&order_output()),
+        parse(&checkout_output()),
+        ViewState::Cancelled,
+        ViewState::OutOfDate { v: None },
+    ];
+    for state in &states {
+        for ctx in [
+            RenderContext::new(Theme::Dark, "ja-JP"),
+            RenderContext::new(Theme::Light, ""),
+            RenderContext::new(Theme::Light, "\"><x"),
+        ] {
+            let out = html(state, &ctx);
+            assert!(out.contains(&format!(r#"data-state="{}""#, state.kind())));
+            assert!(!out.contains("<x"), "locale must not reach markup raw");
+        }
+    }
+}
