@@ -1,0 +1,140 @@
+//! Load generator for the benchmarks in the README (`cargo xtask bench` runs it).
+//!
+//! Starts the real server in-process on 127.0.0.1:0 with a fresh SQLite file, connects N MCP
+//! clients over Streamable HTTP, and drives one scenario for a fixed number of calls per
+//! client, printing calls/s and latency percentiles. Loopback only; bounded in count.
+//!
+//!   cargo run --release -p giftgenius-server --example loadgen -- <scenario> <clients> <calls-per-client>
+//!
+//! Scenarios: `suggest` (suggest_gifts, varied arguments), `commit-unique` (prepare + commit
+//! with a fresh draft and key per call; only commit is timed), `commit-storm` (every client
+//! commits the SAME draft with the SAME key; after the storm the ledger must hold one charge).
+
+use std::time::{Duration, Instant};
+
+use futures::future::join_all;
+use giftgenius_server::config::Config;
+use giftgenius_server::startup::Application;
+use rmcp::model::{CallToolRequestParams, CallToolResult, MetaObject, RequestMetaObject};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::{RoleClient, ServiceExt, service::RunningService};
+use serde_json::{Map, Value, json};
+
+type Client = RunningService<RoleClient, ()>;
+
+async fn call(client: &Client, subject: &str, tool: &'static str, arguments: Value) -> CallToolResult {
+    let mut params = CallToolRequestParams::new(tool).with_arguments(arguments.as_object().cloned().unwrap_or_default());
+    let mut meta = Map::new();
+    meta.insert("openai/subject".into(), json!(subject));
+    params.meta = Some(RequestMetaObject(MetaObject(meta)));
+    client.call_tool(params).await.expect("tool call")
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i]
+}
+
+const INTERESTS: [&str; 8] = ["coffee", "hiking", "reading", "gardening", "gaming", "cooking", "music", "yoga"];
+const RELATIONS: [&str; 6] = ["friend", "parent", "partner", "colleague", "sibling", "grandparent"];
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let scenario = argv.first().map(String::as_str).unwrap_or("suggest").to_string();
+    let clients: usize = argv.get(1).and_then(|s| s.parse().ok()).unwrap_or(1);
+    let per_client: usize = argv.get(2).and_then(|s| s.parse().ok()).unwrap_or(200);
+
+    let dir = tempfile::tempdir()?;
+    let mut config = Config::for_tests(dir.path());
+    if let Ok(path) = std::env::var("GIFTGENIUS_WIDGET_HTML") {
+        config.widget_html = path.into();
+    }
+    config.sandbox_latency_ms = std::env::var("LOADGEN_SANDBOX_LATENCY_MS").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
+    let app = Application::build(config).await?;
+    let state = app.state();
+    let url = format!("http://127.0.0.1:{}/mcp", app.port());
+    let shutdown = app.shutdown_token();
+    tokio::spawn(app.run_until_stopped());
+
+    let connected = join_all((0..clients).map(|_| ().serve(StreamableHttpClientTransport::from_uri(url.clone())))).await;
+    let connected: Vec<Client> = connected.into_iter().collect::<Result<_, _>>()?;
+
+    // The storm shares one draft and one key; prepare it once.
+    let storm = if scenario == "commit-storm" {
+        let r = call(&connected[0], "bench-user", "prepare_order", json!({"gift_id": "hh-012"})).await;
+        let token = r.meta.as_ref().and_then(|m| m.0.get("giftgenius/confirmation_token")).cloned().unwrap_or_default();
+        let draft = r.structured_content.unwrap_or_default()["draft"]["id"].clone();
+        Some(json!({"draft_id": draft, "idempotency_key": "ik_storm", "confirmation_token": token}))
+    } else {
+        None
+    };
+
+    let started = Instant::now();
+    let runs = connected.iter().enumerate().map(|(c, client)| {
+        let scenario = scenario.clone();
+        let storm = storm.clone();
+        async move {
+            let mut latencies = Vec::with_capacity(per_client);
+            let mut outcomes: Vec<String> = Vec::new();
+            for i in 0..per_client {
+                let subject = format!("bench-user-{c}");
+                let (t0, result) = match scenario.as_str() {
+                    "suggest" => {
+                        let args = json!({
+                            "relationship_type": RELATIONS[(c + i) % RELATIONS.len()],
+                            "interests": [INTERESTS[(c * 7 + i) % INTERESTS.len()]],
+                            "budget_max": 20 + ((c + i) % 10) * 15,
+                            "age": 20 + (i % 50),
+                        });
+                        let t0 = Instant::now();
+                        (t0, call(client, &subject, "suggest_gifts", args).await)
+                    }
+                    "commit-unique" => {
+                        let gift = format!("tr-0{:02}", 12 + (i % 60));
+                        let r = call(client, &subject, "prepare_order", json!({"gift_id": gift, "quantity": 1})).await;
+                        let token = r.meta.as_ref().and_then(|m| m.0.get("giftgenius/confirmation_token")).cloned().unwrap_or_default();
+                        let draft = r.structured_content.unwrap_or_default()["draft"]["id"].clone();
+                        let args = json!({"draft_id": draft, "idempotency_key": format!("ik_{c}_{i}"), "confirmation_token": token});
+                        let t0 = Instant::now();
+                        (t0, call(client, &subject, "commit_order", args).await)
+                    }
+                    _ => {
+                        let t0 = Instant::now();
+                        (t0, call(client, "bench-user", "commit_order", storm.clone().unwrap_or_default()).await)
+                    }
+                };
+                latencies.push(t0.elapsed());
+                let sc = result.structured_content.unwrap_or_default();
+                outcomes.push(if sc["ok"] == true { "ok".into() } else { sc["error"]["code"].as_str().unwrap_or("?").to_string() });
+            }
+            (latencies, outcomes)
+        }
+    });
+    let results = join_all(runs).await;
+    let elapsed = started.elapsed();
+
+    let mut all: Vec<Duration> = results.iter().flat_map(|(l, _)| l.iter().copied()).collect();
+    all.sort();
+    let mut counts = std::collections::BTreeMap::<String, usize>::new();
+    for (_, outcomes) in &results {
+        for o in outcomes {
+            *counts.entry(o.clone()).or_default() += 1;
+        }
+    }
+    let ledger = state.checkout.payments.ledger().await.map(|l| l.len()).unwrap_or(0);
+    let orders = state.checkout.store.order_count().await.unwrap_or(0);
+    println!(
+        "{scenario:<14} clients={clients:<3} calls={:<6} calls/s={:<8.0} p50={:>7.2}ms p99={:>7.2}ms max={:>7.2}ms outcomes={counts:?} charges={ledger} orders={orders}",
+        all.len(),
+        all.len() as f64 / elapsed.as_secs_f64(),
+        percentile(&all, 0.50).as_secs_f64() * 1e3,
+        percentile(&all, 0.99).as_secs_f64() * 1e3,
+        all.last().copied().unwrap_or_default().as_secs_f64() * 1e3,
+    );
+    shutdown.cancel();
+    Ok(())
+}
