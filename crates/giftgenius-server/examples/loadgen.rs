@@ -50,6 +50,8 @@ async fn main() -> anyhow::Result<()> {
 
     let dir = tempfile::tempdir()?;
     let mut config = Config::for_tests(dir.path());
+    // A benchmark measures speed, not the daily suggestion limit.
+    config.daily_suggestion_limit = 0;
     if let Ok(path) = std::env::var("GIFTGENIUS_WIDGET_HTML") {
         config.widget_html = path.into();
     }

@@ -68,6 +68,23 @@ pub struct Config {
     /// Sandbox payment provider: injected failures, e.g. "5xx*2,timeout*1" or "decline".
     #[arg(long, env = "GIFTGENIUS_SANDBOX_FAULTS", default_value = "")]
     pub sandbox_faults: String,
+    /// Suggest from the built-in merchants' catalogs (`--builtin-catalog false` leaves only the
+    /// HTTP catalogs).
+    #[arg(long, env = "GIFTGENIUS_BUILTIN_CATALOG", default_value_t = true, action = clap::ArgAction::Set)]
+    pub builtin_catalog: bool,
+    /// HTTP catalog answering GET with a merchant file's JSON (`{"merchant":{…},"gifts":[…]}`);
+    /// repeatable or comma-separated. Asked on every suggest_gifts call next to the built-ins.
+    #[arg(long = "catalog-url", env = "GIFTGENIUS_CATALOG_URLS", value_delimiter = ',')]
+    pub catalog_urls: Vec<String>,
+    /// How long one catalog source may take before it counts as timed out.
+    #[arg(long, env = "GIFTGENIUS_SOURCE_TIMEOUT_MS", default_value_t = 800)]
+    pub source_timeout_ms: u64,
+    /// Overall deadline of suggest_gifts for all sources together.
+    #[arg(long, env = "GIFTGENIUS_SUGGEST_DEADLINE_MS", default_value_t = 1500)]
+    pub suggest_deadline_ms: u64,
+    /// suggest_gifts calls allowed per user per UTC day (0 = unlimited).
+    #[arg(long, env = "GIFTGENIUS_DAILY_SUGGESTION_LIMIT", default_value_t = 200)]
+    pub daily_suggestion_limit: u32,
     /// Crash points for exactly-once tests (comma-separated); never set in production.
     #[arg(long, env = "GIFTGENIUS_FAILPOINTS", default_value = "", hide = true)]
     pub failpoints: String,

@@ -12,6 +12,7 @@
 //! - `store`: the persistence trait and its SQLite implementation.
 //! - `payments`: the sandbox payment provider (its own ledger, idempotency, latency, faults).
 //! - `failpoints`: crash points for the exactly-once tests.
+//! - `policy`: invariants applied after every tool call, and the repeated-call valve.
 //! - `error`: request references and the mapping of internal failures to `ToolError`.
 
 pub mod catalog;
@@ -25,6 +26,7 @@ pub mod images;
 pub mod mcp;
 pub mod orders;
 pub mod payments;
+pub mod policy;
 pub mod reply;
 pub mod startup;
 pub mod store;

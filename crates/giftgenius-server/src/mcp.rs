@@ -37,6 +37,8 @@ pub struct AppState {
     /// Base URL clients reach us at (no trailing slash).
     pub public_url: String,
     pub checkout: Checkout,
+    /// suggest_gifts: catalog sources and the daily limit.
+    pub suggester: suggest::Suggester,
 }
 
 /// Whose drafts, keys and orders a call may touch: ChatGPT's anonymized `openai/subject`,
@@ -81,12 +83,14 @@ Purchases need the user's click on Confirm in the widget; you cannot complete a 
 pub struct GiftGenius {
     app: Arc<AppState>,
     tool_router: ToolRouter<Self>,
+    /// This session's last calls, for the repeated-call valve.
+    recent: crate::policy::RecentCalls,
 }
 
 #[tool_router]
 impl GiftGenius {
     pub fn new(app: Arc<AppState>) -> Self {
-        Self { app, tool_router: Self::tool_router() }
+        Self { app, tool_router: Self::tool_router(), recent: Default::default() }
     }
 
     #[tool(
@@ -100,12 +104,12 @@ An empty result comes with a notice suggesting changes that would match.",
         output_schema = output_schema::<Envelope<SuggestGiftsData>>(),
         annotations(title = "Suggest gifts", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
-    async fn suggest_gifts(&self, arguments: JsonObject) -> CallToolResult {
+    async fn suggest_gifts(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
         let input = match parse::<SuggestGiftsInput>(ToolName::SuggestGifts, &arguments) {
             Ok(input) => input,
             Err(result) => return result,
         };
-        let envelope = suggest::suggest_gifts(&self.app.catalog, &input, &self.app.public_url);
+        let envelope = self.app.suggester.suggest(&subject_of(&context), &input, &new_reference()).await;
         tool_result(&envelope, || suggest::summary(&envelope), Map::new())
     }
 
@@ -266,9 +270,28 @@ impl ServerHandler for GiftGenius {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let tool = ToolName::parse(&request.name);
-        let call = self.tool_router.call(ToolCallContext::new(self, request, context));
+        let locale = context
+            .meta
+            .0
+            .0
+            .get("openai/locale")
+            .and_then(Value::as_str)
+            .filter(|l| l.len() <= 35)
+            .unwrap_or("en-US")
+            .to_string();
+        if let Some(tool) = tool {
+            if let Some(short_circuit) = self.recent.check(&subject_of(&context), tool, request.arguments.as_ref()) {
+                return Ok(short_circuit.into());
+            }
+        }
+        let output_schema = self.tool_router.get(&request.name).and_then(|t| t.output_schema.clone());
+        let call = crate::reply::REQUEST_LOCALE.scope(locale, self.tool_router.call(ToolCallContext::new(self, request, context)));
         // A panic in a handler becomes an honest INTERNAL_ERROR for this call; the server goes on.
         match AssertUnwindSafe(call).catch_unwind().await {
+            Ok(Ok(CallToolResponse::Complete(result))) => match tool {
+                Some(tool) => Ok(crate::policy::enforce(tool, result, output_schema.as_deref()).into()),
+                None => Ok(CallToolResponse::Complete(result)),
+            },
             Ok(result) => result,
             Err(panic) => {
                 let detail = panic

@@ -5,9 +5,26 @@
 //! the model may get). Widget-only data rides in the result's `_meta`.
 
 use giftgenius_types::{Envelope, ToolError, ToolName};
+use giftgenius_widget::{RenderContext, Theme, ViewState, render_to_html};
 use rmcp::model::{CallToolResult, ContentBlock, MetaObject};
 use serde::Serialize;
 use serde_json::{Map, Value};
+
+/// Where the widget finds the server-rendered HTML of a result's state (widget-only `_meta`).
+pub const FALLBACK_HTML_META: &str = "giftgenius/html";
+
+tokio::task_local! {
+    /// The host's locale for the current call (`_meta["openai/locale"]`), for prices in the fallback HTML.
+    pub static REQUEST_LOCALE: String;
+}
+
+/// The state's HTML rendered natively by the widget's own components: what the packed
+/// document shows when the host refuses to compile WebAssembly.
+fn fallback_html(structured: &Map<String, Value>) -> String {
+    let locale = REQUEST_LOCALE.try_with(Clone::clone).unwrap_or_else(|_| "en-US".to_string());
+    let state = ViewState::from_tool_output(&Value::Object(structured.clone()));
+    render_to_html(&state, &RenderContext::new(Theme::Light, locale))
+}
 
 /// The text the model reads for an error: code, layer, what happened, what to do next.
 pub fn error_text(tool: ToolName, error: &ToolError) -> String {
@@ -47,12 +64,12 @@ pub fn tool_result<T: Serialize>(envelope: &Envelope<T>, text: impl FnOnce() -> 
             (fallback.to_json().unwrap_or_default(), true, text)
         }
     };
+    let mut meta = meta;
+    meta.insert(FALLBACK_HTML_META.into(), Value::String(fallback_html(&structured)));
     let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
     result.structured_content = Some(Value::Object(structured));
     result.is_error = Some(is_error);
-    if !meta.is_empty() {
-        result.meta = Some(MetaObject(meta));
-    }
+    result.meta = Some(MetaObject(meta));
     result
 }
 

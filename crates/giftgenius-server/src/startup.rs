@@ -15,6 +15,8 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::catalog::Catalog;
+use crate::catalog::sources::Sources;
+use crate::suggest::Suggester;
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::failpoints::Failpoints;
@@ -52,6 +54,18 @@ async fn state(config: &Config, public_url: &str, clock: Clock) -> anyhow::Resul
         faults,
     ));
     let secret = store.secret("confirmation_token", uuid::Uuid::new_v4().simple().to_string()).await?;
+    let suggester = Suggester {
+        sources: Sources::new(
+            config.builtin_catalog.then(|| catalog.clone()),
+            &config.catalog_urls,
+            Duration::from_millis(config.source_timeout_ms),
+            Duration::from_millis(config.suggest_deadline_ms),
+        )?,
+        store: store.clone(),
+        clock: clock.clone(),
+        daily_limit: config.daily_suggestion_limit,
+        public_url: public_url.clone(),
+    };
     let checkout = Checkout {
         store,
         catalog: catalog.clone(),
@@ -67,7 +81,7 @@ async fn state(config: &Config, public_url: &str, clock: Clock) -> anyhow::Resul
         public_url: public_url.clone(),
         token_secret: secret.into_bytes(),
     };
-    Ok(Arc::new(AppState { catalog, widget, public_url, checkout }))
+    Ok(Arc::new(AppState { catalog, widget, public_url, checkout, suggester }))
 }
 
 /// Prunes expired idempotency keys every hour.
@@ -83,6 +97,11 @@ fn spawn_pruning(state: Arc<AppState>, shutdown: CancellationToken) {
                 Ok(n) if n > 0 => tracing::info!(pruned = n, "pruned expired idempotency keys"),
                 Ok(_) => {}
                 Err(e) => tracing::warn!(error = %e, "pruning idempotency keys failed"),
+            }
+            // Daily suggestion counters are only read for today; keep yesterday for support.
+            let today = state.suggester.clock.now_ms().div_euclid(86_400_000);
+            if let Err(e) = state.suggester.store.prune_daily_suggestions(today - 1).await {
+                tracing::warn!(error = %e, "pruning daily suggestion counters failed");
             }
         }
     });

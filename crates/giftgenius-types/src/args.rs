@@ -52,6 +52,14 @@ where
     Ok(typed)
 }
 
+/// Checks any JSON value against a schema produced by `schema.rs` (used on results too, by the
+/// server's policy layer in debug builds). Returns every violation.
+pub fn check_against_schema(schema: &Map<String, Value>, value: &Value) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    check(schema, &Value::Object(schema.clone()), value, "", &mut errors);
+    errors
+}
+
 fn clean_serde_message(message: &str) -> String {
     // serde_json appends " at line 1 column 42"; it means nothing to a model.
     match message.find(" at line ") {
@@ -65,6 +73,7 @@ fn describe(value: &Value) -> &'static str {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
         Value::Number(n) if n.is_i64() || n.is_u64() => "an integer",
+        Value::Number(n) if n.as_f64().is_some_and(|f| f.fract() == 0.0) => "a decimal number; write it without \".0\"",
         Value::Number(_) => "a number with a fraction",
         Value::String(_) => "a string",
         Value::Array(_) => "a list",
@@ -87,7 +96,7 @@ fn type_matches(name: &str, value: &Value) -> bool {
 
 fn article(type_name: &str) -> &'static str {
     match type_name {
-        "integer" => "an integer",
+        "integer" => "a whole number",
         "number" => "a number",
         "string" => "a string",
         "array" => "a list",
@@ -197,7 +206,8 @@ fn check(root: &Map<String, Value>, schema: &Value, value: &Value, path: &str, e
             let len = s.chars().count() as u64;
             if let Some(min) = schema.get("minLength").and_then(Value::as_u64) {
                 if len < min {
-                    errors.push(FieldError::new(field, format!("must have at least {min} characters")));
+                    let message = if min == 1 { "must not be empty".to_string() } else { format!("must have at least {min} characters") };
+                    errors.push(FieldError::new(field, message));
                 }
             }
             if let Some(max) = schema.get("maxLength").and_then(Value::as_u64) {
@@ -228,7 +238,12 @@ fn check(root: &Map<String, Value>, schema: &Value, value: &Value, path: &str, e
             if let Some(required) = schema.get("required").and_then(Value::as_array) {
                 for name in required.iter().filter_map(Value::as_str) {
                     if !object.contains_key(name) {
-                        errors.push(FieldError::new(join(path, name), "is required"));
+                        let allowed = properties.and_then(|p| p.get(name)).and_then(|p| allowed_values(root, p));
+                        let message = match allowed {
+                            Some(list) => format!("is required; one of: {list}"),
+                            None => "is required".to_string(),
+                        };
+                        errors.push(FieldError::new(join(path, name), message));
                     }
                 }
             }
@@ -248,6 +263,16 @@ fn check(root: &Map<String, Value>, schema: &Value, value: &Value, path: &str, e
         }
         _ => {}
     }
+}
+
+/// The allowed values of an enum-typed property (following a `$ref`), for "is required" messages.
+fn allowed_values(root: &Map<String, Value>, property: &Value) -> Option<String> {
+    let target = match property.get("$ref").and_then(Value::as_str) {
+        Some(reference) => resolve(root, reference)?,
+        None => property,
+    };
+    let values = target.get("enum")?.as_array()?;
+    Some(values.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", "))
 }
 
 fn join(path: &str, name: &str) -> String {

@@ -117,6 +117,34 @@ error_codes! {
         "Try once more; if it fails again, tell the user something went wrong on our side and quote the reference.";
 }
 
+impl ErrorCode {
+    /// The documented error table (Markdown), generated from this enum. The README embeds it
+    /// between `<!-- error-table:start -->` and `<!-- error-table:end -->`; a test keeps them equal.
+    pub fn markdown_table() -> String {
+        let mut out = String::from(
+            "| code | category | retryable | meaning | what the model should do next |\n|---|---|---|---|---|\n",
+        );
+        for code in Self::ALL {
+            let category = match code.category() {
+                ErrorCategory::Transient => "transient",
+                ErrorCategory::Validation => "validation",
+                ErrorCategory::Business => "business",
+                ErrorCategory::Permission => "permission",
+                ErrorCategory::Other => "other",
+            };
+            out.push_str(&format!(
+                "| `{}` | {} | {} | {} | {} |\n",
+                code.as_str(),
+                category,
+                if code.retryable() { "yes" } else { "no" },
+                code.meaning().replace('|', "\\|"),
+                code.next_step().replace('|', "\\|")
+            ));
+        }
+        out
+    }
+}
+
 impl std::fmt::Display for ErrorCode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())

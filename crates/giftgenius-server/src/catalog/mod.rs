@@ -1,9 +1,11 @@
 //! The built-in gift catalog: merchants' gifts as shipped with the server, and prices per currency.
 //!
 //! The data lives in `catalog/*.json` (one file per merchant) and is compiled into the binary,
-//! so the app runs with no setup. Ranking lives in `ranking.rs`.
+//! so the app runs with no setup. Ranking lives in `ranking.rs`; the sources `suggest_gifts`
+//! queries (one per built-in merchant, plus optional HTTP catalogs) live in `sources.rs`.
 
 mod ranking;
+pub mod sources;
 
 use std::collections::HashMap;
 
@@ -30,11 +32,37 @@ pub struct CatalogGift {
     pub merchant: Option<Merchant>,
 }
 
-#[derive(Deserialize)]
+/// One merchant's catalog: the shape of `catalog/*.json` and of an HTTP catalog's answer.
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct MerchantFile {
-    merchant: Merchant,
-    gifts: Vec<CatalogGift>,
+pub struct MerchantFile {
+    pub merchant: Merchant,
+    pub gifts: Vec<CatalogGift>,
+}
+
+impl MerchantFile {
+    /// The gifts with their merchant attached.
+    pub fn into_gifts(self) -> Vec<CatalogGift> {
+        let merchant = self.merchant;
+        self.gifts
+            .into_iter()
+            .map(|mut gift| {
+                gift.merchant = Some(merchant.clone());
+                gift
+            })
+            .collect()
+    }
+}
+
+/// The built-in merchants, one file each, in a fixed order.
+pub fn builtin_merchants() -> Vec<MerchantFile> {
+    BUILTIN
+        .iter()
+        .map(|(name, json)| {
+            serde_json::from_str::<MerchantFile>(json)
+                .unwrap_or_else(|e| panic!("built-in catalog {name}.json is invalid: {e}"))
+        })
+        .collect()
 }
 
 const BUILTIN: [(&str, &str); 4] = [
@@ -75,18 +103,7 @@ pub fn price_in(usd_cents: i64, currency: Currency) -> Money {
 impl Catalog {
     /// The catalog compiled into the binary.
     pub fn builtin() -> Self {
-        let files = BUILTIN.iter().map(|(name, json)| {
-            serde_json::from_str::<MerchantFile>(json)
-                .unwrap_or_else(|e| panic!("built-in catalog {name}.json is invalid: {e}"))
-        });
-        let mut gifts = Vec::new();
-        for file in files {
-            for mut gift in file.gifts {
-                gift.merchant = Some(file.merchant.clone());
-                gifts.push(gift);
-            }
-        }
-        Self::from_gifts(gifts)
+        Self::from_gifts(builtin_merchants().into_iter().flat_map(MerchantFile::into_gifts).collect())
     }
 
     pub fn from_gifts(mut gifts: Vec<CatalogGift>) -> Self {

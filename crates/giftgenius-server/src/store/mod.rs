@@ -170,6 +170,14 @@ pub trait Store: Send + Sync + 'static {
     /// Sandbox provider: the ledger entry for `idempotency_key`, inserting `entry` if none exists.
     async fn sandbox_charge(&self, entry: &LedgerRow) -> StoreResult<LedgerRow>;
     async fn sandbox_ledger(&self) -> StoreResult<Vec<LedgerRow>>;
+
+    /// Daily suggestion limit: atomically counts one suggestion for `subject` on `day` (UTC days
+    /// since the Unix epoch) unless `limit` (≥ 1) are already counted. True if it was counted.
+    async fn take_daily_suggestion(&self, subject: &str, day: i64, limit: i64) -> StoreResult<bool>;
+    /// Un-counts one suggestion (the call delivered nothing because every source failed).
+    async fn give_back_daily_suggestion(&self, subject: &str, day: i64) -> StoreResult<()>;
+    /// Deletes the counters of days before `before_day`; returns how many.
+    async fn prune_daily_suggestions(&self, before_day: i64) -> StoreResult<u64>;
 }
 
 /// Opens the store named by `--db`: a `postgres://` URL, or else a SQLite file path.

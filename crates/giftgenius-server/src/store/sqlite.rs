@@ -367,6 +367,34 @@ impl Store for SqliteStore {
         let rows = sqlx::query("SELECT * FROM sandbox_payment_ledger ORDER BY created_at_ms, charge_id").fetch_all(&self.pool).await?;
         Ok(rows.iter().map(ledger_from).collect())
     }
+
+    async fn take_daily_suggestion(&self, subject: &str, day: i64, limit: i64) -> StoreResult<bool> {
+        // One statement: concurrent calls cannot both take the last unit.
+        let counted: Option<i64> = sqlx::query_scalar(
+            "INSERT INTO daily_suggestions (subject, day, count) VALUES ($1, $2, 1) \
+             ON CONFLICT (subject, day) DO UPDATE SET count = daily_suggestions.count + 1 \
+             WHERE daily_suggestions.count < $3 RETURNING count",
+        )
+        .bind(subject)
+        .bind(day)
+        .bind(limit)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(counted.is_some())
+    }
+
+    async fn give_back_daily_suggestion(&self, subject: &str, day: i64) -> StoreResult<()> {
+        sqlx::query("UPDATE daily_suggestions SET count = count - 1 WHERE subject = $1 AND day = $2 AND count > 0")
+            .bind(subject)
+            .bind(day)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn prune_daily_suggestions(&self, before_day: i64) -> StoreResult<u64> {
+        Ok(sqlx::query("DELETE FROM daily_suggestions WHERE day < $1").bind(before_day).execute(&self.pool).await?.rows_affected())
+    }
 }
 
 async fn finish<'e, E>(executor: E, scope: &Scope, response: &str, now_ms: i64) -> StoreResult<()>

@@ -7,3 +7,5 @@ mod http;
 mod checkout;
 mod crash;
 mod suggest_gifts;
+mod upstream;
+mod limits;

@@ -1,0 +1,301 @@
+//! suggest_gifts against real (local) upstream catalogs that fail in every way we know: an
+//! error status, a hang, garbage, slowness, and a good answer with hostile entries.
+
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::Path;
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use axum::routing::get;
+use giftgenius_types::{Envelope, SuggestGiftsData};
+use serde_json::{Value, json};
+
+use crate::helpers::{TestApp, call, spawn_app_with, text_of};
+
+/// A gift only the remote catalogs sell, so a query for "juggling" shows whether they answered.
+fn remote_gift(id: &str, title: &str) -> Value {
+    json!({
+        "id": id, "title": title, "description": "Three soft beanbag balls and a how-to booklet.",
+        "price_cents": 1999, "tags": ["juggling", "games"], "age_min": 8, "age_max": 90,
+        "relationships": ["friend", "sibling", "child"], "occasions": ["birthday", "just_because"], "stock": 5
+    })
+}
+
+fn catalog(merchant: &str, gifts: Vec<Value>) -> Value {
+    json!({"merchant": {"id": merchant, "name": "Remote Gifts"}, "gifts": gifts})
+}
+
+/// Local upstream catalogs on 127.0.0.1:0, one path per behaviour.
+struct Upstream {
+    base: String,
+}
+
+impl Upstream {
+    async fn start() -> Self {
+        let router = Router::new()
+            .route("/unavailable", get(|| async { (StatusCode::SERVICE_UNAVAILABLE, "upstream is down for maintenance") }))
+            .route("/hang", get(|| async { std::future::pending::<String>().await }))
+            .route("/garbage", get(|| async { ([("content-type", "application/json")], "{\"merchant\": <html>oops") }))
+            .route("/wrong-shape", get(|| async { axum::Json(json!({"items": [1, 2, 3]})) }))
+            .route(
+                "/slow/{n}",
+                get(|Path(n): Path<u32>| async move {
+                    tokio::time::sleep(Duration::from_millis(400)).await;
+                    axum::Json(catalog(&format!("slow-{n}"), vec![remote_gift(&format!("slow{n}-001"), &format!("Slow Juggling Set {n}"))]))
+                }),
+            )
+            .route(
+                "/valid",
+                get(|| async {
+                    axum::Json(catalog(
+                        "remote-gifts",
+                        vec![
+                            remote_gift("rm-001", "Beanbag Juggling Set"),
+                            // Takes a built-in gift's id: must never shadow the real one.
+                            remote_gift("hh-012", "Impostor Juggling Set"),
+                            // Not a plain id: skipped.
+                            remote_gift("../etc/passwd", "Path Juggling Set"),
+                        ],
+                    ))
+                    .into_response()
+                }),
+            );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind upstream");
+        let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, router).await;
+        });
+        Self { base }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+}
+
+const JUGGLING: fn() -> Value = || json!({"relationship_type": "friend", "interests": ["Juggling"]});
+
+async fn app_with(upstream: &Upstream, paths: &[&str], builtin: bool, source_timeout_ms: u64, deadline_ms: u64) -> TestApp {
+    let urls: Vec<String> = paths.iter().map(|p| upstream.url(p)).collect();
+    spawn_app_with(move |c| {
+        c.catalog_urls = urls;
+        c.builtin_catalog = builtin;
+        c.source_timeout_ms = source_timeout_ms;
+        c.suggest_deadline_ms = deadline_ms;
+    })
+    .await
+}
+
+/// No message the model or the widget sees may name where the upstream lives or how it failed inside.
+fn assert_no_leak(text: &str, structured: &Value) {
+    // Gift cards carry our own image URLs; everything else must be free of upstream details.
+    // The reference is random hex and may contain any digits, so it is left out.
+    let mut error = structured["error"].clone();
+    if let Some(e) = error.as_object_mut() {
+        e.remove("reference");
+    }
+    let text = text.lines().filter(|l| !l.starts_with("Reference:")).collect::<Vec<_>>().join("\n");
+    let all = format!("{text}\n{}\n{error}", structured["partial"]);
+    for needle in ["127.0.0.1", "http://", "/unavailable", "/hang", "/garbage", "catalog.json", "expected", "line 1", "maintenance", "503", "reqwest", "serde"] {
+        assert!(!all.contains(needle), "result leaks {needle:?}: {all}");
+    }
+}
+
+fn failed_sources(structured: &Value) -> Vec<(String, String, String)> {
+    structured["partial"]["failed_sources"]
+        .as_array()
+        .expect("partial.failed_sources")
+        .iter()
+        .map(|f| {
+            (
+                f["source"].as_str().unwrap().to_string(),
+                f["code"].as_str().unwrap().to_string(),
+                f["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn ids(structured: &Value) -> Vec<String> {
+    structured["gifts"].as_array().expect("gifts").iter().map(|g| g["id"].as_str().unwrap().to_string()).collect()
+}
+
+#[tokio::test]
+async fn a_catalog_answering_503_leaves_the_other_sources_results_and_names_it_as_unavailable() {
+    let upstream = Upstream::start().await;
+    let app = app_with(&upstream, &["/unavailable"], true, 800, 1500).await;
+    let client = app.client().await;
+    let (result, structured) = call(&client, "suggest_gifts", json!({"relationship_type": "parent", "interests": ["gardening"]})).await;
+    assert_eq!(result.is_error, Some(false));
+    assert_eq!(structured["ok"], true);
+    assert!(!ids(&structured).is_empty(), "the built-in merchants still answer");
+    assert_eq!(
+        failed_sources(&structured),
+        [("http-catalog-1".to_string(), "UPSTREAM_UNAVAILABLE".to_string(), "answered with an error".to_string())]
+    );
+    assert!(structured["partial"]["message"].as_str().unwrap().contains("http-catalog-1"));
+    let text = text_of(&result);
+    assert!(text.contains("Partial results") && text.contains("http-catalog-1"), "{text}");
+    assert_no_leak(&text, &structured);
+    // The partial result still fits the contract.
+    let envelope: Envelope<SuggestGiftsData> = serde_json::from_value(structured).expect("contract shape");
+    assert!(envelope.is_ok());
+}
+
+#[tokio::test]
+async fn a_catalog_that_hangs_past_its_timeout_is_reported_as_timed_out_without_holding_up_the_others() {
+    let upstream = Upstream::start().await;
+    let app = app_with(&upstream, &["/hang", "/valid"], true, 300, 2000).await;
+    let client = app.client().await;
+    let started = std::time::Instant::now();
+    let (result, structured) = call(&client, "suggest_gifts", JUGGLING()).await;
+    let took = started.elapsed();
+    assert_eq!(result.is_error, Some(false));
+    assert_eq!(ids(&structured), ["rm-001"], "the healthy HTTP catalog's gift is there");
+    assert_eq!(
+        failed_sources(&structured),
+        [("http-catalog-1".to_string(), "UPSTREAM_TIMEOUT".to_string(), "did not answer within 300 ms".to_string())]
+    );
+    assert!(took < Duration::from_millis(1900), "the call waited for the hanging catalog past its timeout: {took:?}");
+    assert_no_leak(&text_of(&result), &structured);
+}
+
+#[tokio::test]
+async fn a_catalog_sending_garbage_or_the_wrong_shape_is_unavailable_without_its_parser_error_in_the_result() {
+    let upstream = Upstream::start().await;
+    let app = app_with(&upstream, &["/garbage", "/wrong-shape"], true, 800, 1500).await;
+    let client = app.client().await;
+    let (result, structured) = call(&client, "suggest_gifts", json!({"relationship_type": "friend"})).await;
+    assert_eq!(result.is_error, Some(false));
+    assert!(!ids(&structured).is_empty());
+    let failed = failed_sources(&structured);
+    assert_eq!(failed.len(), 2);
+    for ((source, code, message), expected) in failed.iter().zip(["http-catalog-1", "http-catalog-2"]) {
+        assert_eq!(source, expected);
+        assert_eq!(code, "UPSTREAM_UNAVAILABLE");
+        assert_eq!(message, "sent a catalog we could not read");
+    }
+    assert_no_leak(&text_of(&result), &structured);
+}
+
+#[tokio::test]
+async fn slow_catalogs_within_the_deadline_are_asked_concurrently_and_all_their_gifts_count() {
+    let upstream = Upstream::start().await;
+    // Each answers after 400 ms: one after the other they would miss the 1000 ms deadline.
+    let app = app_with(&upstream, &["/slow/1", "/slow/2", "/slow/3"], true, 800, 1000).await;
+    let client = app.client().await;
+    let (result, structured) = call(&client, "suggest_gifts", JUGGLING()).await;
+    assert_eq!(result.is_error, Some(false));
+    assert!(structured.get("partial").is_none_or(Value::is_null), "no source failed: {structured}");
+    assert_eq!(ids(&structured), ["slow1-001", "slow2-001", "slow3-001"]);
+}
+
+#[tokio::test]
+async fn a_catalog_within_its_own_timeout_but_past_the_overall_deadline_counts_as_timed_out() {
+    let upstream = Upstream::start().await;
+    let app = app_with(&upstream, &["/slow/1"], true, 5000, 150).await;
+    let client = app.client().await;
+    let (result, structured) = call(&client, "suggest_gifts", JUGGLING()).await;
+    assert_eq!(result.is_error, Some(false), "the built-ins answered, so this is a partial result");
+    assert_eq!(ids(&structured), Vec::<String>::new());
+    assert_eq!(structured["notice"]["code"], "NO_MATCHES");
+    assert_eq!(
+        failed_sources(&structured),
+        [("http-catalog-1".to_string(), "UPSTREAM_TIMEOUT".to_string(), "did not answer before the search deadline".to_string())]
+    );
+}
+
+#[tokio::test]
+async fn a_valid_catalog_adds_its_gifts_but_can_never_shadow_a_builtin_gift_id() {
+    let upstream = Upstream::start().await;
+    let app = app_with(&upstream, &["/valid"], true, 800, 1500).await;
+    let client = app.client().await;
+    let (result, structured) = call(&client, "suggest_gifts", JUGGLING()).await;
+    assert_eq!(result.is_error, Some(false));
+    assert!(structured.get("partial").is_none_or(Value::is_null));
+    assert_eq!(ids(&structured), ["rm-001"], "the duplicate id and the path-like id are skipped");
+    assert_eq!(structured["gifts"][0]["merchant"], json!({"id": "remote-gifts", "name": "Remote Gifts"}));
+    assert_eq!(structured["gifts"][0]["price"]["amount_minor"], 1999);
+    let envelope: Envelope<SuggestGiftsData> = serde_json::from_value(structured).expect("contract shape");
+    assert!(envelope.is_ok());
+
+    // The built-in hh-012 is still the one prepare_order sells.
+    let builtin = app.state.catalog.get("hh-012").expect("built-in gift").title.clone();
+    assert_ne!(builtin, "Impostor Juggling Set");
+}
+
+#[tokio::test]
+async fn the_catalog_urls_can_be_given_comma_separated() {
+    use clap::Parser;
+    let config = giftgenius_server::config::Config::parse_from([
+        "giftgenius-server",
+        "--catalog-url",
+        "http://127.0.0.1:1/a,http://127.0.0.1:1/b",
+        "--catalog-url",
+        "http://127.0.0.1:1/c",
+        "--builtin-catalog",
+        "false",
+    ]);
+    assert_eq!(config.catalog_urls.len(), 3);
+    assert!(!config.builtin_catalog);
+    assert_eq!((config.source_timeout_ms, config.suggest_deadline_ms, config.daily_suggestion_limit), (800, 1500, 200));
+}
+
+fn assert_upstream_error(structured: &Value, code: &str) {
+    assert_eq!(structured["ok"], false);
+    let error = &structured["error"];
+    assert_eq!(error["code"], code);
+    assert_eq!(error["category"], "transient");
+    assert_eq!(error["retryable"], true);
+    assert!(error["retry_after_ms"].as_u64().unwrap() > 0);
+    assert_eq!(
+        error["attempted"],
+        json!({"relationship_type": "friend", "interests": ["juggling"], "currency": "USD", "limit": 6}),
+        "attempted is the normalized query"
+    );
+    assert!(error["reference"].as_str().unwrap().starts_with("req_"));
+}
+
+#[tokio::test]
+async fn when_every_source_fails_and_one_was_unavailable_the_call_fails_as_upstream_unavailable() {
+    let upstream = Upstream::start().await;
+    let app = app_with(&upstream, &["/unavailable", "/garbage", "/hang"], false, 200, 1000).await;
+    let client = app.client().await;
+    let (result, structured) = call(&client, "suggest_gifts", JUGGLING()).await;
+    assert_eq!(result.is_error, Some(true));
+    assert_upstream_error(&structured, "UPSTREAM_UNAVAILABLE");
+    let text = text_of(&result);
+    assert!(text.contains("UPSTREAM_UNAVAILABLE") && text.contains("retryable"), "{text}");
+    assert_no_leak(&text, &structured);
+}
+
+#[tokio::test]
+async fn when_every_source_times_out_the_call_fails_as_upstream_timeout() {
+    let upstream = Upstream::start().await;
+    let app = app_with(&upstream, &["/hang", "/slow/1"], false, 200, 1000).await;
+    let client = app.client().await;
+    let (result, structured) = call(&client, "suggest_gifts", JUGGLING()).await;
+    assert_eq!(result.is_error, Some(true));
+    assert_upstream_error(&structured, "UPSTREAM_TIMEOUT");
+    assert_no_leak(&text_of(&result), &structured);
+}
+
+#[tokio::test]
+async fn a_catalog_nobody_listens_on_is_unavailable() {
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let url = format!("http://127.0.0.1:{closed}/catalog.json");
+    let app = spawn_app_with(move |c| {
+        c.catalog_urls = vec![url];
+        c.builtin_catalog = false;
+    })
+    .await;
+    let client = app.client().await;
+    let (result, structured) = call(&client, "suggest_gifts", JUGGLING()).await;
+    assert_eq!(result.is_error, Some(true));
+    assert_upstream_error(&structured, "UPSTREAM_UNAVAILABLE");
+    assert_no_leak(&text_of(&result), &structured);
+}
