@@ -23,6 +23,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_router};
 use serde_json::{Map, Value, json};
 
 use crate::catalog::Catalog;
+use crate::config::WidgetMime;
 use crate::orders::Checkout;
 use crate::error::new_reference;
 use crate::reply::{error_result, internal_error_result, tool_result};
@@ -184,6 +185,9 @@ same session instead of creating another. Nothing is charged until the user pays
     }
 }
 
+/// The capability key MCP Apps hosts declare (SEP-1865).
+pub const MCP_APPS_EXTENSION: &str = "io.modelcontextprotocol/ui";
+
 /// Tools whose results the widget renders.
 fn renders_widget(tool: ToolName) -> bool {
     matches!(tool, ToolName::SuggestGifts | ToolName::PrepareOrder | ToolName::CommitOrder | ToolName::GetOrder | ToolName::CreateCheckoutSession)
@@ -191,7 +195,7 @@ fn renders_widget(tool: ToolName) -> bool {
 
 /// `_meta` of a tool in both hosts' vocabularies: which widget renders it, what the host shows
 /// while it runs, and who may call it (model, widget, or both).
-pub fn tool_meta(tool: ToolName, widget: &WidgetResource) -> Map<String, Value> {
+pub fn tool_meta(tool: ToolName, widget_uri: &str) -> Map<String, Value> {
     let (invoking, invoked, visibility): (&str, &str, &[&str]) = match tool {
         ToolName::SuggestGifts => ("Finding gift ideas…", "Gift ideas ready", &["model", "app"]),
         ToolName::PrepareOrder => ("Checking price and stock…", "Order ready to confirm", &["model", "app"]),
@@ -210,8 +214,8 @@ pub fn tool_meta(tool: ToolName, widget: &WidgetResource) -> Map<String, Value> 
         meta["openai/visibility"] = json!("private");
     }
     if renders_widget(tool) {
-        meta["openai/outputTemplate"] = json!(widget.uri());
-        meta["ui"]["resourceUri"] = json!(widget.uri());
+        meta["openai/outputTemplate"] = json!(widget_uri);
+        meta["ui"]["resourceUri"] = json!(widget_uri);
     }
     match meta {
         Value::Object(map) => map,
@@ -220,24 +224,36 @@ pub fn tool_meta(tool: ToolName, widget: &WidgetResource) -> Map<String, Value> 
 }
 
 impl GiftGenius {
-    /// The tool list with each tool's `_meta` attached.
-    pub fn tools(&self) -> Vec<Tool> {
+    /// The tool list with each tool's `_meta` attached, pointing at `variant` of the widget.
+    pub fn tools(&self, variant: WidgetMime) -> Vec<Tool> {
+        let uri = self.app.widget.uri_for(variant);
         self.tool_router
             .list_all()
             .into_iter()
             .map(|tool| match ToolName::parse(&tool.name) {
-                Some(name) => tool.with_meta(MetaObject(tool_meta(name, &self.app.widget))),
+                Some(name) => tool.with_meta(MetaObject(tool_meta(name, &uri))),
                 None => tool,
             })
             .collect()
     }
 
-    fn widget_resource(&self) -> Resource {
+    /// MCP Apps hosts declare the `io.modelcontextprotocol/ui` extension at initialize and get
+    /// `text/html;profile=mcp-app`; everyone else gets the configured default (skybridge).
+    fn variant_for(&self, context: &RequestContext<RoleServer>) -> WidgetMime {
+        let declares_mcp_apps = context
+            .peer
+            .peer_info()
+            .and_then(|info| info.capabilities.extensions.as_ref().map(|e| e.contains_key(MCP_APPS_EXTENSION)))
+            .unwrap_or(false);
+        if declares_mcp_apps { WidgetMime::McpApp } else { self.app.widget.default_variant() }
+    }
+
+    fn widget_resource(&self, variant: WidgetMime) -> Resource {
         let widget = &self.app.widget;
-        Resource::new(widget.uri(), "giftgenius-widget")
+        Resource::new(widget.uri_for(variant), "giftgenius-widget")
             .with_title("GiftGenius")
             .with_description(crate::widget::WIDGET_DESCRIPTION)
-            .with_mime_type(widget.mime_type())
+            .with_mime_type(variant.mime_type())
             .with_size(widget.html().len() as u64)
             .with_meta(MetaObject(widget.resource_meta()))
     }
@@ -255,13 +271,13 @@ impl ServerHandler for GiftGenius {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools()))
+        Ok(ListToolsResult::with_all_items(self.tools(self.variant_for(&context))))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.tools().into_iter().find(|t| t.name == name)
+        self.tools(self.app.widget.default_variant()).into_iter().find(|t| t.name == name)
     }
 
     async fn call_tool(
@@ -310,9 +326,9 @@ impl ServerHandler for GiftGenius {
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        Ok(ListResourcesResult::with_all_items(vec![self.widget_resource()]))
+        Ok(ListResourcesResult::with_all_items(vec![self.widget_resource(self.variant_for(&context))]))
     }
 
     async fn read_resource(
@@ -321,15 +337,15 @@ impl ServerHandler for GiftGenius {
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let widget = &self.app.widget;
-        if request.uri != widget.uri() {
+        let Some(variant) = widget.variant_of(&request.uri) else {
             return Err(ErrorData::resource_not_found(
                 "no such resource; list resources to get the current widget URI",
                 Some(json!({ "uri": request.uri })),
             ));
-        }
+        };
         let contents = ResourceContents::TextResourceContents {
-            uri: widget.uri().to_string(),
-            mime_type: Some(widget.mime_type().to_string()),
+            uri: request.uri.clone(),
+            mime_type: Some(variant.mime_type().to_string()),
             text: widget.html().to_string(),
             meta: Some(MetaObject(widget.resource_meta())),
         };

@@ -15,7 +15,9 @@ use crate::config::WidgetMime;
 #[derive(Debug, Clone)]
 pub struct WidgetResource {
     html: Arc<str>,
-    uri: String,
+    /// `ui://widget/giftgenius-v1-<hash>`; each variant appends its own suffix.
+    uri_stem: String,
+    /// The variant served to clients that do not declare the MCP Apps extension.
     mime: WidgetMime,
     /// Origin of our own server: the only place the widget may load images from.
     public_origin: String,
@@ -39,21 +41,37 @@ impl WidgetResource {
     pub fn from_html(html: String, mime: WidgetMime, public_origin: &str) -> Self {
         let hash = hex::encode(Sha256::digest(html.as_bytes()));
         // `v1` is the contract version: a breaking change to structuredContent must change the URI.
-        let uri = format!("ui://widget/giftgenius-v{}-{}.html", giftgenius_types::CONTRACT_VERSION, &hash[..16]);
-        Self { html: html.into(), uri, mime, public_origin: public_origin.to_string() }
+        let uri_stem = format!("ui://widget/giftgenius-v{}-{}", giftgenius_types::CONTRACT_VERSION, &hash[..16]);
+        Self { html: html.into(), uri_stem, mime, public_origin: public_origin.to_string() }
     }
 
-    pub fn uri(&self) -> &str {
-        &self.uri
+    /// The default variant's URI.
+    pub fn uri(&self) -> String {
+        self.uri_for(self.mime)
+    }
+
+    /// Distinct URIs per variant, so a host never gets a cached copy of the other MIME type.
+    pub fn uri_for(&self, mime: WidgetMime) -> String {
+        match mime {
+            WidgetMime::Skybridge => format!("{}.html", self.uri_stem),
+            WidgetMime::McpApp => format!("{}.mcp-app.html", self.uri_stem),
+        }
+    }
+
+    /// Which variant a URI names, if it is one of ours.
+    pub fn variant_of(&self, uri: &str) -> Option<WidgetMime> {
+        [WidgetMime::Skybridge, WidgetMime::McpApp].into_iter().find(|m| self.uri_for(*m) == uri)
+    }
+
+    /// The variant for clients that say nothing about MCP Apps.
+    pub fn default_variant(&self) -> WidgetMime {
+        self.mime
     }
 
     pub fn html(&self) -> &str {
         &self.html
     }
 
-    pub fn mime_type(&self) -> &'static str {
-        self.mime.mime_type()
-    }
 
     /// `_meta` of the resource (and of its contents): CSP, domain, border, description.
     /// No wildcard anywhere: the widget talks to nothing but its host, and loads images from us.
@@ -102,7 +120,8 @@ mod tests {
         let meta = Value::Object(w.resource_meta()).to_string();
         assert!(!meta.contains('*'));
         assert!(meta.contains("https://gifts.example.com"));
-        assert_eq!(w.mime_type(), "text/html;profile=mcp-app");
+        assert_eq!(w.variant_of(&w.uri()), Some(WidgetMime::McpApp));
+        assert_ne!(w.uri_for(WidgetMime::Skybridge), w.uri_for(WidgetMime::McpApp));
     }
 
     #[test]

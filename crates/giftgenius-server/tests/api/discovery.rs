@@ -92,6 +92,51 @@ async fn mcp_app_flag_serves_the_mcp_apps_mime_type() {
 }
 
 #[tokio::test]
+async fn a_client_declaring_mcp_apps_gets_the_mcp_app_variant() {
+    use rmcp::ServiceExt;
+    use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+    let app = spawn_app().await;
+    let mut capabilities = ClientCapabilities::default();
+    let mut extensions = std::collections::BTreeMap::new();
+    extensions.insert("io.modelcontextprotocol/ui".to_string(), serde_json::Map::new());
+    capabilities.extensions = Some(extensions);
+    let client = ClientConfig::new(capabilities, Implementation::new("apps-host", "1.0"))
+        .serve(rmcp::transport::StreamableHttpClientTransport::from_uri(app.mcp_url()))
+        .await
+        .expect("connects");
+    let resources = client.list_all_resources().await.unwrap();
+    assert_eq!(resources[0].mime_type.as_deref(), Some("text/html;profile=mcp-app"));
+    let tools = client.list_all_tools().await.unwrap();
+    let suggest = tools.iter().find(|t| t.name == "suggest_gifts").unwrap();
+    assert_eq!(suggest.meta.as_ref().unwrap().0["ui"]["resourceUri"], resources[0].uri.as_str());
+    let read = client.read_resource(ReadResourceRequestParams::new(resources[0].uri.clone())).await.unwrap();
+    match &read.contents[0] {
+        rmcp::model::ResourceContents::TextResourceContents { mime_type, .. } => {
+            assert_eq!(mime_type.as_deref(), Some("text/html;profile=mcp-app"))
+        }
+        other => panic!("{other:?}"),
+    }
+
+    // A plain client on the same server still gets skybridge, under another URI.
+    let plain = app.client().await;
+    let plain_resources = plain.list_all_resources().await.unwrap();
+    assert_eq!(plain_resources[0].mime_type.as_deref(), Some("text/html+skybridge"));
+    assert_ne!(plain_resources[0].uri, resources[0].uri);
+}
+
+#[tokio::test]
+async fn every_widget_result_carries_its_state_as_server_rendered_html() {
+    let app = spawn_app().await;
+    let client = app.client().await;
+    let (result, _) = crate::helpers::call(&client, "suggest_gifts", serde_json::json!({"relationship_type": "friend", "age": -1})).await;
+    let html = crate::helpers::meta_of(&result, "giftgenius/html").and_then(Value::as_str).expect("fallback html");
+    assert!(html.contains("data-action=\"retry\"") || html.contains("data-state"), "{html}");
+    let (ok, _) = crate::helpers::call(&client, "suggest_gifts", serde_json::json!({"relationship_type": "friend"})).await;
+    let html = crate::helpers::meta_of(&ok, "giftgenius/html").and_then(Value::as_str).expect("fallback html");
+    assert!(html.contains("data-action=\"choose\""), "results render Choose buttons");
+}
+
+#[tokio::test]
 async fn reading_an_unknown_resource_is_a_clean_not_found() {
     let app = spawn_app().await;
     let client = app.client().await;

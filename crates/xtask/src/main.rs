@@ -1,0 +1,169 @@
+//! `cargo xtask …`: builds, serves and tests GiftGenius with pinned, locally installed tools.
+//!
+//! Commands: `setup [--browser]`, `widget`, `serve [-- SERVER ARGS…]`, `test`. Works from any
+//! directory: the workspace root comes from this crate's manifest location.
+
+mod cmd;
+mod pack;
+mod tools;
+mod widget;
+
+use anyhow::{Context, Result, bail};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+usage: cargo xtask <command>
+
+commands:
+  setup [--browser]      install/check trunk, wasm-bindgen, wasm-opt and the wasm32 target
+                         (--browser: also Debian's chromium for browser tests)
+  widget                 setup, trunk build --release, pack into dist/giftgenius-widget.html
+  serve [-- ARGS…]       widget, then run the server with --widget-html and ARGS
+                         (server flags: --host --port --public-url --db --widget-mime --stdio)
+  test                   widget, wasm32 build of giftgenius-types, cargo test --workspace
+
+tools live in $GIFTGENIUS_TOOLS (default $HOME/.cache/giftgenius/tools)";
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (command, rest) = match args.split_first() {
+        Some((c, rest)) => (c.as_str(), rest),
+        None => {
+            println!("{USAGE}");
+            bail!("no command given");
+        }
+    };
+    let root = workspace_root()?;
+    match command {
+        "setup" => {
+            let browser = match rest {
+                [] => false,
+                [flag] if flag == "--browser" => true,
+                other => bail!("setup: unexpected arguments {other:?}\n\n{USAGE}"),
+            };
+            tools::ensure_build_tools(&root)?;
+            if browser {
+                tools::ensure_chromium()?;
+            }
+            eprintln!("xtask: setup done");
+            Ok(())
+        }
+        "widget" => {
+            no_args("widget", rest)?;
+            widget::build(&root).map(|_| ())
+        }
+        "serve" => {
+            // Accept both `serve -- --port 9000` and `serve --port 9000`.
+            let server_args = match rest.split_first() {
+                Some((dashdash, tail)) if dashdash == "--" => tail,
+                _ => rest,
+            };
+            serve(&root, server_args)
+        }
+        "test" => {
+            no_args("test", rest)?;
+            test(&root)
+        }
+        "help" | "--help" | "-h" => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        other => bail!("unknown command `{other}`\n\n{USAGE}"),
+    }
+}
+
+fn no_args(command: &str, rest: &[String]) -> Result<()> {
+    if rest.is_empty() {
+        Ok(())
+    } else {
+        bail!("{command}: unexpected arguments {rest:?}\n\n{USAGE}")
+    }
+}
+
+/// `crates/xtask` → the workspace root. Prefer cargo's run-time value (right even if the repo
+/// moved since xtask was compiled), fall back to the compile-time one.
+fn workspace_root() -> Result<PathBuf> {
+    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    let root = manifest_dir
+        .ancestors()
+        .nth(2)
+        .with_context(|| format!("{} is not <root>/crates/xtask", manifest_dir.display()))?;
+    let root = root
+        .canonicalize()
+        .with_context(|| format!("resolving {}", root.display()))?;
+    if !root.join("Cargo.toml").is_file() {
+        bail!(
+            "{} has no Cargo.toml; xtask must live at <root>/crates/xtask",
+            root.display()
+        );
+    }
+    Ok(root)
+}
+
+/// In CI the lockfile must already be right: `--locked` turns drift into a failure.
+pub(crate) fn locked_in_ci(cmd: &mut std::process::Command) {
+    let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
+    if ci {
+        cmd.arg("--locked");
+    }
+}
+
+fn serve(root: &Path, server_args: &[String]) -> Result<()> {
+    let html = widget::build(root)?;
+    let mut server = cmd::cargo();
+    server
+        .args(["run", "--release", "-p", "giftgenius-server"])
+        .current_dir(root);
+    locked_in_ci(&mut server);
+    server
+        .arg("--")
+        .arg("--widget-html")
+        .arg(&html)
+        .args(server_args);
+    cmd::run_interactive(&mut server)
+}
+
+fn test(root: &Path) -> Result<()> {
+    let html = widget::build(root)?;
+
+    // The contract is shared with the widget, so it must keep building for wasm32.
+    let mut types = cmd::cargo();
+    types
+        .args([
+            "build",
+            "-p",
+            "giftgenius-types",
+            "--target",
+            "wasm32-unknown-unknown",
+        ])
+        .current_dir(root);
+    locked_in_ci(&mut types);
+    for (k, v) in widget::wasm_build_env(root)? {
+        types.env(k, v);
+    }
+    cmd::run(&mut types)?;
+
+    // Server tests compare the served resource with these exact bytes.
+    let mut tests = cmd::cargo();
+    tests
+        .args(["test", "--workspace"])
+        .current_dir(root)
+        .env("GIFTGENIUS_WIDGET_HTML", &html);
+    locked_in_ci(&mut tests);
+    cmd::run(&mut tests)?;
+    eprintln!("xtask: test passed");
+    Ok(())
+}

@@ -1,0 +1,399 @@
+//! Packs trunk's output (CSS, wasm-bindgen JS glue, wasm) into ONE self-contained HTML document.
+//!
+//! Why: MCP hosts load the widget from a single resource; it may not fetch anything else (no
+//! `src=`, no `href=` to files). Trunk cannot inline its own wasm, so this is our post-build step.
+//! The output is a pure function of the inputs (no timestamps, no hashes of paths), so two
+//! builds of the same sources give identical bytes.
+
+use anyhow::{Context, Result, bail, ensure};
+use base64::Engine as _;
+use sha2::{Digest, Sha256};
+
+/// What the packer needs; the caller reads these from trunk's dist directory.
+pub struct Inputs<'a> {
+    /// Stylesheets in a fixed order; each is inlined into one `<style>`.
+    pub css: &'a [String],
+    /// wasm-bindgen's `--target web` glue (an ES module).
+    pub glue_js: &'a str,
+    /// The wasm file the glue belongs to (already wasm-opt'ed by trunk).
+    pub wasm: &'a [u8],
+}
+
+/// The packed document plus the CSP hashes of its inline scripts.
+pub struct Packed {
+    pub html: String,
+    /// `'sha256-…'` sources for a strict `script-src` (bootstrap first, then the module).
+    pub script_hashes: Vec<String>,
+}
+
+/// Plain (non-module) script that runs before the wasm module. It only records the outcome in
+/// `<html data-wasm>` for now; a later change makes `giftgeniusWasmFailed` render the
+/// server-rendered HTML into `#giftgenius-fallback` when WebAssembly is refused.
+pub const BOOTSTRAP_JS: &str = r#"(function () {
+  var root = document.documentElement;
+  root.dataset.wasm = "loading";
+  window.giftgeniusWasmFailed = function (reason) {
+    if (root.dataset.wasm === "ready") return;
+    root.dataset.wasm = "failed";
+    if (window.console) console.error("giftgenius: WebAssembly did not start", reason);
+  };
+  // A CSP without 'wasm-unsafe-eval' (or without our script hashes) refuses the wasm or the
+  // module script; the module's own try/catch cannot see the second case, so listen here.
+  document.addEventListener("securitypolicyviolation", function (e) {
+    var d = e.effectiveDirective || e.violatedDirective || "";
+    if (d.indexOf("script-src") === 0) window.giftgeniusWasmFailed(d + " blocked " + e.blockedURI);
+  });
+})();"#;
+
+/// Packs the inputs into one HTML document.
+pub fn pack(inputs: &Inputs<'_>) -> Result<Packed> {
+    let mut css = String::new();
+    for sheet in inputs.css {
+        ensure_not_closing(sheet, "</style", "a stylesheet")?;
+        css.push_str(sheet.trim_end());
+        css.push('\n');
+    }
+
+    let glue = strip_module_syntax(inputs.glue_js)?;
+    ensure!(
+        glue.contains("function __wbg_init("),
+        "the wasm-bindgen glue has no `__wbg_init` function; was it built with `--target web`?"
+    );
+    let wasm_b64 = base64::engine::general_purpose::STANDARD.encode(inputs.wasm);
+    // Names start with `__gg_` so they cannot collide with the glue's top-level bindings.
+    let module = format!(
+        "{glue}\n\
+         try {{\n\
+         const __gg_bin = atob(\"{wasm_b64}\");\n\
+         const __gg_bytes = new Uint8Array(__gg_bin.length);\n\
+         for (let i = 0; i < __gg_bin.length; i++) __gg_bytes[i] = __gg_bin.charCodeAt(i);\n\
+         await __wbg_init({{ module_or_path: __gg_bytes }});\n\
+         document.documentElement.dataset.wasm = \"ready\";\n\
+         }} catch (e) {{\n\
+         if (typeof window.giftgeniusWasmFailed === \"function\") window.giftgeniusWasmFailed(e);\n\
+         else document.documentElement.dataset.wasm = \"failed\";\n\
+         }}\n"
+    );
+    ensure_not_closing(&module, "</script", "the JS glue")?;
+    ensure_not_closing(&module, "<!--", "the JS glue")?;
+
+    let html = format!(
+        "<!DOCTYPE html>\n\
+         <html lang=\"en\">\n\
+         <head>\n\
+         <meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>GiftGenius</title>\n\
+         <style>\n{css}</style>\n\
+         </head>\n\
+         <body>\n\
+         <div id=\"giftgenius-root\"></div>\n\
+         <div id=\"giftgenius-fallback\" hidden></div>\n\
+         <script>{BOOTSTRAP_JS}</script>\n\
+         <script type=\"module\">{module}</script>\n\
+         </body>\n\
+         </html>\n"
+    );
+    let script_hashes = [BOOTSTRAP_JS, module.as_str()]
+        .iter()
+        .map(|s| {
+            let digest = Sha256::digest(s.as_bytes());
+            format!(
+                "'sha256-{}'",
+                base64::engine::general_purpose::STANDARD.encode(digest)
+            )
+        })
+        .collect();
+    Ok(Packed {
+        html,
+        script_hashes,
+    })
+}
+
+/// Lowercase hex SHA-256, for the `.sha256` file next to the artifact.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    format!("{:x}", Sha256::digest(bytes))
+}
+
+/// Turns the glue ES module into code that can sit inside an inline `<script type="module">`
+/// together with our init call: `export` keywords go, while `import` or `import.meta.url`
+/// references to other files are refused (they would be fetched at run time).
+fn strip_module_syntax(glue: &str) -> Result<String> {
+    // The only file reference wasm-bindgen's web glue makes on its own is the default wasm
+    // location, used when init gets no argument. We always pass the bytes, so that branch is
+    // dead; neutralise it so the artifact names no file at all.
+    let glue = neutralise_default_wasm_url(glue);
+    let mut out = String::with_capacity(glue.len());
+    let mut in_export_list = false;
+    for (n, line) in glue.lines().enumerate() {
+        let t = line.trim_start();
+        if in_export_list {
+            if t.contains('}') {
+                in_export_list = false;
+            }
+            continue;
+        }
+        if t.starts_with("import ") || t.starts_with("import{") {
+            bail!(
+                "line {}: the JS glue imports another module (`{}`); JS snippets cannot be inlined yet",
+                n + 1,
+                t
+            );
+        }
+        if let Some(rest) = t.strip_prefix("export ") {
+            let rest = rest.trim_start();
+            if rest.starts_with('{') {
+                // `export { a, b as c };` — the names stay in module scope; only the list goes.
+                if !rest.contains('}') {
+                    in_export_list = true;
+                } else if rest.contains(" from ") {
+                    bail!(
+                        "line {}: the JS glue re-exports another module: `{t}`",
+                        n + 1
+                    );
+                }
+                continue;
+            }
+            if rest.starts_with("default ") {
+                // `export default __wbg_init;` — a declaration form would need renaming.
+                ensure!(
+                    !rest.starts_with("default function") && !rest.starts_with("default class"),
+                    "line {}: unsupported `export default` declaration in the JS glue",
+                    n + 1
+                );
+                continue;
+            }
+            let is_decl = [
+                "function ",
+                "async function ",
+                "class ",
+                "const ",
+                "let ",
+                "var ",
+            ]
+            .iter()
+            .any(|k| rest.starts_with(k));
+            ensure!(
+                is_decl,
+                "line {}: unsupported export form in the JS glue: `{t}`",
+                n + 1
+            );
+            out.push_str(&line[..line.len() - t.len()]);
+            out.push_str(rest);
+            out.push('\n');
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    ensure!(
+        !out.contains("import.meta"),
+        "the JS glue still uses `import.meta` (linked JS modules or snippets); the packer cannot inline those"
+    );
+    Ok(out)
+}
+
+/// Replaces `new URL('…_bg.wasm', import.meta.url)` (any quote style) with `undefined`.
+fn neutralise_default_wasm_url(glue: &str) -> String {
+    const NEEDLE: &str = "new URL(";
+    let mut out = String::with_capacity(glue.len());
+    let mut rest = glue;
+    while let Some(i) = rest.find(NEEDLE) {
+        let after = &rest[i + NEEDLE.len()..];
+        let end = after.find(')');
+        match end {
+            Some(e)
+                if after[..e].contains("_bg.wasm") && after[..e].contains("import.meta.url") =>
+            {
+                out.push_str(&rest[..i]);
+                out.push_str("undefined /* packed: the wasm bytes are passed in */");
+                rest = &after[e + 1..];
+            }
+            _ => {
+                out.push_str(&rest[..i + NEEDLE.len()]);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Inline `<style>`/`<script>` content ends at the first closing tag, so such text would break
+/// the document; refuse rather than guess an escape that is valid in every JS/CSS context.
+fn ensure_not_closing(text: &str, needle: &str, what: &str) -> Result<()> {
+    let found = text.to_ascii_lowercase().contains(needle);
+    if found {
+        bail!("{what} contains `{needle}`, which would end the inline element early");
+    }
+    Ok(())
+}
+
+/// Gzip size (level 9), for reporting only.
+pub fn gzip_len(bytes: &[u8]) -> Result<usize> {
+    use std::io::Write as _;
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    enc.write_all(bytes).context("gzip")?;
+    Ok(enc.finish().context("gzip")?.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The shape of wasm-bindgen 0.2.130 `--target web` glue, shrunk to what the packer touches.
+    const FAKE_GLUE: &str = r#"let wasm;
+
+export function greet(name) {
+    return "hi " + name;
+}
+
+export class Card {
+    free() {}
+}
+
+function initSync(module) {
+    return module;
+}
+
+let __wbg_init_promise;
+async function __wbg_init(module_or_path) {
+    if (module_or_path === undefined) {
+        module_or_path = new URL('giftgenius-widget_bg.wasm', import.meta.url);
+    }
+    return module_or_path;
+}
+
+export { initSync, __wbg_init as default };
+"#;
+
+    const FAKE_WASM: &[u8] = b"\0asm\x01\0\0\0";
+
+    fn pack_fake() -> Packed {
+        let css = ["body { color: red; }\n".to_string()];
+        let inputs = Inputs {
+            css: &css,
+            glue_js: FAKE_GLUE,
+            wasm: FAKE_WASM,
+        };
+        match pack(&inputs) {
+            Ok(p) => p,
+            Err(e) => panic!("pack failed: {e:#}"),
+        }
+    }
+
+    #[test]
+    fn packs_everything_inline() {
+        let html = pack_fake().html;
+        assert!(html.starts_with("<!DOCTYPE html>\n"));
+        assert!(html.contains("<style>\nbody { color: red; }\n</style>"));
+        assert!(html.contains(r#"<div id="giftgenius-root"></div>"#));
+        assert!(html.contains(r#"<div id="giftgenius-fallback" hidden></div>"#));
+        // The wasm travels as base64 into the glue's init.
+        assert!(html.contains(r#"atob("AGFzbQEAAAA=")"#));
+        assert!(html.contains("await __wbg_init({ module_or_path: __gg_bytes });"));
+        assert!(html.contains(r#"dataset.wasm = "ready""#));
+        // Bootstrap (plain script) comes before the module.
+        let boot = html.find("<script>(function").expect("bootstrap");
+        let module = html.find(r#"<script type="module">"#).expect("module");
+        assert!(boot < module);
+    }
+
+    #[test]
+    fn nothing_is_fetched_or_exported() {
+        let html = pack_fake().html;
+        for bad in [
+            "src=",
+            "href=",
+            "import.meta",
+            "_bg.wasm",
+            "export ",
+            "import ",
+        ] {
+            assert!(!html.contains(bad), "packed HTML contains {bad:?}");
+        }
+        // Declarations stay (only the keyword goes), so the names remain callable.
+        assert!(html.contains("\nfunction greet(name) {"));
+        assert!(html.contains("\nclass Card {"));
+    }
+
+    #[test]
+    fn packing_is_deterministic() {
+        let a = pack_fake();
+        let b = pack_fake();
+        assert_eq!(a.html, b.html);
+        assert_eq!(sha256_hex(a.html.as_bytes()), sha256_hex(b.html.as_bytes()));
+        assert_eq!(a.script_hashes, b.script_hashes);
+    }
+
+    #[test]
+    fn script_hashes_match_inline_scripts() {
+        let p = pack_fake();
+        assert_eq!(p.script_hashes.len(), 2);
+        let boot = Sha256::digest(BOOTSTRAP_JS.as_bytes());
+        let want = format!(
+            "'sha256-{}'",
+            base64::engine::general_purpose::STANDARD.encode(boot)
+        );
+        assert_eq!(p.script_hashes[0], want);
+    }
+
+    #[test]
+    fn refuses_snippet_imports() {
+        let glue = format!("import {{ x }} from './snippets/a/inline0.js';\n{FAKE_GLUE}");
+        let inputs = Inputs {
+            css: &[],
+            glue_js: &glue,
+            wasm: FAKE_WASM,
+        };
+        let err = pack(&inputs).err().expect("must refuse");
+        assert!(format!("{err:#}").contains("snippets"), "{err:#}");
+    }
+
+    #[test]
+    fn refuses_other_import_meta_uses() {
+        let glue = format!("{FAKE_GLUE}\nconst u = new URL('snippets/x.js', import.meta.url);\n");
+        let inputs = Inputs {
+            css: &[],
+            glue_js: &glue,
+            wasm: FAKE_WASM,
+        };
+        assert!(pack(&inputs).is_err());
+    }
+
+    #[test]
+    fn refuses_closing_tags_inside_inline_content() {
+        let glue = format!("{FAKE_GLUE}\nconst s = '</SCRIPT>';\n");
+        let inputs = Inputs {
+            css: &[],
+            glue_js: &glue,
+            wasm: FAKE_WASM,
+        };
+        assert!(pack(&inputs).is_err());
+        let css = ["a::after { content: '</style>'; }".to_string()];
+        let inputs = Inputs {
+            css: &css,
+            glue_js: FAKE_GLUE,
+            wasm: FAKE_WASM,
+        };
+        assert!(pack(&inputs).is_err());
+    }
+
+    #[test]
+    fn refuses_glue_without_web_init() {
+        let inputs = Inputs {
+            css: &[],
+            glue_js: "export function f() {}\n",
+            wasm: FAKE_WASM,
+        };
+        assert!(pack(&inputs).is_err());
+    }
+
+    #[test]
+    fn multi_line_export_lists_are_dropped() {
+        let glue = format!("{FAKE_GLUE}\nexport {{\n  greet,\n  Card\n}};\nconst after = 1;\n");
+        let out = strip_module_syntax(&glue).expect("strip");
+        assert!(!out.contains("export"));
+        assert!(out.contains("const after = 1;"));
+    }
+}

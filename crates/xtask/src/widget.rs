@@ -1,0 +1,208 @@
+//! `cargo xtask widget`: trunk builds the wasm widget, then we pack it into one HTML file.
+
+use crate::pack;
+use crate::tools::{self, Tools, WASM_OPT_PIN};
+use anyhow::{Context, Result, bail};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The binary that trunk builds (index.html's `data-bin`), hence its output file names.
+const BIN: &str = "giftgenius-widget";
+/// Trunk's output directory (Trunk.toml `[build] dist`).
+const TRUNK_DIST: &str = "dist/trunk";
+pub const ARTIFACT: &str = "dist/giftgenius-widget.html";
+
+/// Builds and packs the widget; returns the absolute path of the packed HTML.
+pub fn build(root: &Path) -> Result<PathBuf> {
+    let tools = tools::ensure_build_tools(root)?;
+    trunk_build(root, &tools)?;
+    let dist = root.join(TRUNK_DIST);
+    let wasm_path = dist.join(format!("{BIN}_bg.wasm"));
+    let wasm =
+        std::fs::read(&wasm_path).with_context(|| format!("reading {}", wasm_path.display()))?;
+    check_no_build_paths(root, &wasm)?;
+    pack_dist(root, &dist, &wasm)
+}
+
+/// Env for every wasm32 cargo build (trunk's and the types check), so they share one set of
+/// flags: differing RUSTFLAGS would make the two rebuild each other's dependencies.
+pub fn wasm_build_env(root: &Path) -> Result<Vec<(&'static str, OsString)>> {
+    Ok(vec![("CARGO_ENCODED_RUSTFLAGS", remap_flags(root)?)])
+}
+
+/// `--remap-path-prefix` for every absolute directory that can end up in the wasm (panic
+/// locations, `file!()`): the repo, cargo's registry, rustup's std sources and the target dir.
+/// Without it the artifact leaks the builder's paths and differs between machines.
+fn remap_flags(root: &Path) -> Result<OsString> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let env_dir = |var: &str, default: &str| {
+        std::env::var_os(var)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| home.as_ref().map(|h| h.join(default)))
+    };
+    let target_dir = std::env::var_os("CARGO_TARGET_DIR").filter(|v| !v.is_empty()).map(|d| {
+        let d = PathBuf::from(d);
+        if d.is_absolute() { d } else { root.join(d) }
+    });
+    let mut maps: Vec<(PathBuf, &str)> = Vec::new();
+    // Cargo hands rustc workspace sources as relative paths, so the repo only reaches the wasm
+    // through a target dir inside it (build-script OUT_DIRs). Remapping the repo only then keeps
+    // the flags, and so CI's warm cache, independent of where the clone lives; the leak check
+    // below proves no path got through either way.
+    if target_dir.as_ref().is_none_or(|d| d.starts_with(root)) {
+        maps.push((root.to_path_buf(), "/giftgenius"));
+    }
+    if let Some(d) = env_dir("CARGO_HOME", ".cargo") {
+        maps.push((d, "/cargo"));
+    }
+    if let Some(d) = env_dir("RUSTUP_HOME", ".rustup") {
+        maps.push((d, "/rustup"));
+    }
+    // Last match wins in rustc, so the target dir (maybe inside the repo) comes last.
+    if let Some(d) = target_dir {
+        maps.push((d, "/target"));
+    }
+    // CARGO_ENCODED_RUSTFLAGS separates flags with 0x1f, so paths with spaces survive.
+    let mut flags = OsString::new();
+    for (i, (from, to)) in maps.iter().enumerate() {
+        if i > 0 {
+            flags.push("\u{1f}");
+        }
+        let from = from
+            .to_str()
+            .with_context(|| format!("non-UTF-8 path {}", from.display()))?;
+        flags.push(format!("--remap-path-prefix={from}={to}"));
+    }
+    Ok(flags)
+}
+
+fn trunk_build(root: &Path, tools: &Tools) -> Result<()> {
+    // `offline = true` makes trunk run `cargo build --offline`, which cannot download a crate
+    // that was just added to Cargo.lock; fetching first keeps that a non-event.
+    let mut fetch = crate::cmd::cargo();
+    fetch.arg("fetch").current_dir(root);
+    crate::locked_in_ci(&mut fetch);
+    crate::cmd::run(&mut fetch)?;
+
+    // Our tool directories first, so trunk's `which` finds exactly these versions.
+    let mut path = tools.path_dirs.clone();
+    path.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    let path = std::env::join_paths(path).context("PATH contains an unusable directory")?;
+    let mut trunk = Command::new(&tools.trunk);
+    trunk
+        .args(["build", "--release"])
+        .current_dir(root)
+        .env("PATH", path)
+        // Env pins override Trunk.toml; Cargo.lock stays the one source of the bindgen version.
+        .env("TRUNK_TOOLS_WASM_BINDGEN", &tools.wasm_bindgen_version)
+        .env("TRUNK_TOOLS_WASM_OPT", WASM_OPT_PIN)
+        .env("TRUNK_OFFLINE", "true")
+        // CI has no terminal; keep trunk's log plain.
+        .env("NO_COLOR", "true");
+    for (k, v) in wasm_build_env(root)? {
+        trunk.env(k, v);
+    }
+    crate::cmd::run(&mut trunk)
+}
+
+/// The remap flags should leave no absolute build path in the wasm; prove it on every build.
+fn check_no_build_paths(root: &Path, wasm: &[u8]) -> Result<()> {
+    let mut needles: Vec<String> = vec![root.display().to_string()];
+    // `$HOME/` catches ~/.cargo, ~/.rustup and a target dir under home; skip a bare `/` home.
+    if let Some(home) = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.components().count() > 1)
+    {
+        needles.push(format!("{}/", home.display()));
+    }
+    for needle in needles {
+        if let Some(at) = find(wasm, needle.as_bytes()) {
+            let end = (at + 120).min(wasm.len());
+            bail!(
+                "the built wasm contains the build path `{needle}` (at byte {at}: {:?}); a --remap-path-prefix is missing",
+                String::from_utf8_lossy(&wasm[at..end])
+            );
+        }
+    }
+    Ok(())
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// Reads trunk's dist, packs it, writes the artifact and its `.sha256`, prints sizes.
+fn pack_dist(root: &Path, dist: &Path, wasm: &[u8]) -> Result<PathBuf> {
+    if dist.join("snippets").exists() {
+        bail!(
+            "{} has JS snippets; the packer cannot inline those yet",
+            dist.display()
+        );
+    }
+    let glue_path = dist.join(format!("{BIN}.js"));
+    let glue = std::fs::read_to_string(&glue_path)
+        .with_context(|| format!("reading {}", glue_path.display()))?;
+    // Sorted so the order (and thus the bytes) never depends on the file system.
+    let mut css_paths: Vec<PathBuf> = std::fs::read_dir(dist)
+        .with_context(|| format!("listing {}", dist.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "css"))
+        .collect();
+    css_paths.sort();
+    let css = css_paths
+        .iter()
+        .map(|p| std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display())))
+        .collect::<Result<Vec<_>>>()?;
+
+    let packed = pack::pack(&pack::Inputs {
+        css: &css,
+        glue_js: &glue,
+        wasm,
+    })
+    .with_context(|| format!("packing {}", dist.display()))?;
+    let out = root.join(ARTIFACT);
+    write_atomically(&out, packed.html.as_bytes())?;
+    let hex = pack::sha256_hex(packed.html.as_bytes());
+    let sha_path = root.join(format!("{ARTIFACT}.sha256"));
+    write_atomically(&sha_path, format!("{hex}\n").as_bytes())?;
+
+    let raw = packed.html.len();
+    let gz = pack::gzip_len(packed.html.as_bytes())?;
+    let css_len: usize = css.iter().map(String::len).sum();
+    eprintln!(
+        "xtask: packed {} from {css_len} bytes css ({} files), {} bytes js glue, {} bytes wasm",
+        out.display(),
+        css_paths.len(),
+        glue.len(),
+        wasm.len()
+    );
+    eprintln!(
+        "xtask:   size: {raw} bytes raw ({:.1} KiB), {gz} bytes gzip -9 ({:.1} KiB)",
+        kib(raw),
+        kib(gz)
+    );
+    eprintln!("xtask:   sha256: {hex}");
+    eprintln!(
+        "xtask:   CSP script-src hashes: {}",
+        packed.script_hashes.join(" ")
+    );
+    Ok(out)
+}
+
+fn kib(n: usize) -> f64 {
+    n as f64 / 1024.0
+}
+
+/// Writes via a temp file + rename so a running server never reads a half-written artifact.
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().context("artifact path has no parent")?;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
+}
