@@ -75,6 +75,10 @@ async fn main() -> anyhow::Result<()> {
         None
     };
 
+    // Gifts with plenty of stock, so unique commits measure the commit path, not sold-out errors.
+    let stocked: Vec<String> = state.catalog.gifts().iter().filter(|g| g.stock >= 150).map(|g| g.id.clone()).collect();
+    let stocked = &stocked;
+
     let started = Instant::now();
     let runs = connected.iter().enumerate().map(|(c, client)| {
         let scenario = scenario.clone();
@@ -96,7 +100,10 @@ async fn main() -> anyhow::Result<()> {
                         (t0, call(client, &subject, "suggest_gifts", args).await)
                     }
                     "commit-unique" => {
-                        let gift = format!("tr-0{:02}", 12 + (i % 60));
+                        // A fresh user per purchase: the same user preparing the same gift again
+                        // would get the same (already paid) draft back.
+                        let subject = format!("bench-user-{c}-{i}");
+                        let gift = &stocked[(c * 31 + i) % stocked.len()];
                         let r = call(client, &subject, "prepare_order", json!({"gift_id": gift, "quantity": 1})).await;
                         let token = r.meta.as_ref().and_then(|m| m.0.get("giftgenius/confirmation_token")).cloned().unwrap_or_default();
                         let draft = r.structured_content.unwrap_or_default()["draft"]["id"].clone();

@@ -2,10 +2,14 @@
 //! MCP client. One test binary (faster to link), one module per area.
 
 mod discovery;
+mod error_examples;
 mod helpers;
+mod hostile;
 mod http;
+mod internal;
 mod checkout;
 mod crash;
+mod stdio;
 mod suggest_gifts;
 mod upstream;
 mod limits;
