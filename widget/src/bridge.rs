@@ -1,39 +1,39 @@
-//! The ChatGPT `window.openai` bridge and the wasm start-up (wasm32 only).
+//! The host bridges and the wasm start-up (wasm32 only).
 //!
-//! Everything is feature-detected: when `window.openai` (or one of its methods) is missing the
-//! widget shows Loading and waits for `openai:set_globals`, instead of branching on a product
-//! name. The bridge implements [`Host`], so an MCP Apps (postMessage JSON-RPC) bridge can be a
-//! second implementation without touching the controller or the components.
+//! Two implementations of [`Host`], chosen by feature detection, never by product name:
+//! - `window.openai` present → [`OpenAiBridge`] (ChatGPT's Apps SDK globals and methods);
+//! - else, embedded in a parent frame → [`McpAppsBridge`] (MCP Apps: JSON-RPC 2.0 over
+//!   `postMessage` to `window.parent`; the wire format is in `rpc.rs`, unit-tested natively);
+//! - else (a top-level page with nothing injected yet) → `OpenAiBridge`, which shows Loading
+//!   and waits for `openai:set_globals`.
+//!
+//! The controller and the components never learn which one they got. Both bridges also mirror
+//! the checkout entry (draft id → idempotency key) into `localStorage`/`sessionStorage` when the
+//! sandbox allows it, because a host may not give widget state back after a reload.
 
-use std::cell::OnceCell;
+use std::cell::{Cell, OnceCell, RefCell};
 use std::future::Future;
 use std::rc::Rc;
 
 use js_sys::{Function, JSON, Object, Promise, Reflect};
 use leptos::prelude::*;
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 use wasm_bindgen::JsCast;
-use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsValue;
+use wasm_bindgen::closure::Closure;
 use wasm_bindgen_futures::JsFuture;
 
 use crate::action::Action;
 use crate::context::{RenderContext, Theme};
 use crate::controller::{Controller, Host, ToolResult};
+use crate::flow;
+use crate::rpc::{self, HostContext, Incoming, Pending};
 use crate::state::ViewState;
 use crate::view::reactive_root;
 
 /// The element the widget mounts into; created when the page does not have it.
 const ROOT_ID: &str = "giftgenius-root";
 const SET_GLOBALS_EVENT: &str = "openai:set_globals";
-
-/// ChatGPT's Apps SDK host, reached through `window.openai`.
-pub struct OpenAiBridge;
-
-fn openai() -> Option<Object> {
-    let window = web_sys::window()?;
-    Reflect::get(&window, &JsValue::from_str("openai")).ok()?.dyn_into::<Object>().ok()
-}
 
 /// JS value → JSON through `JSON.stringify`; anything unreadable is `null`.
 fn to_json(value: &JsValue) -> Value {
@@ -51,6 +51,74 @@ fn to_js(value: &Value) -> JsValue {
     JSON::parse(&value.to_string()).unwrap_or(JsValue::NULL)
 }
 
+/// Awaits a value that may or may not be a Promise.
+async fn settle(value: JsValue) -> Result<JsValue, JsValue> {
+    JsFuture::from(Promise::resolve(&value)).await
+}
+
+/// 16 bytes from Web Crypto.
+fn crypto_random_bytes() -> [u8; 16] {
+    let mut bytes = [0u8; 16];
+    let filled = web_sys::window()
+        .and_then(|w| w.crypto().ok())
+        .is_some_and(|c| c.get_random_values_with_u8_array(&mut bytes).is_ok());
+    if !filled {
+        // No Web Crypto (never seen in a browser that runs wasm): still unique enough per
+        // draft, and the key is only ever reused, never shared across drafts.
+        for b in bytes.iter_mut() {
+            *b = (js_sys::Math::random() * 256.0) as u8;
+        }
+    }
+    bytes
+}
+
+/// Browser storage for the checkout entry. Every access is fallible: a sandboxed iframe without
+/// `allow-same-origin` throws on `localStorage`, and storage may be full or disabled.
+mod storage {
+    use serde_json::Value;
+
+    use crate::flow;
+    use crate::rpc::checkout_storage_key;
+
+    fn stores() -> Vec<web_sys::Storage> {
+        let Some(window) = web_sys::window() else { return Vec::new() };
+        [window.local_storage(), window.session_storage()]
+            .into_iter()
+            .filter_map(|s| s.ok().flatten())
+            .collect()
+    }
+
+    pub fn load(draft_id: &str) -> Option<String> {
+        let key = checkout_storage_key(draft_id);
+        stores().iter().find_map(|s| s.get_item(&key).ok().flatten().filter(|v| !v.is_empty()))
+    }
+
+    /// Mirrors a widget-state change into storage (see [`flow::storage_changes`]).
+    pub fn sync(previous: &Value, next: &Value) {
+        let (forget, keep) = flow::storage_changes(previous, next);
+        for store in stores() {
+            if let Some(draft_id) = &forget {
+                let _ = store.remove_item(&checkout_storage_key(draft_id));
+            }
+            if let Some((draft_id, key)) = &keep {
+                let _ = store.set_item(&checkout_storage_key(draft_id), key);
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// ChatGPT: window.openai
+// ---------------------------------------------------------------------------------------------
+
+/// ChatGPT's Apps SDK host, reached through `window.openai`.
+pub struct OpenAiBridge;
+
+fn openai() -> Option<Object> {
+    let window = web_sys::window()?;
+    Reflect::get(&window, &JsValue::from_str("openai")).ok()?.dyn_into::<Object>().ok()
+}
+
 /// One of the host's globals (`toolOutput`, `theme`, ...), or `null` when absent.
 fn global(key: &str) -> Value {
     openai()
@@ -65,9 +133,15 @@ fn method(name: &str) -> Option<(Object, Function)> {
     Some((openai, function))
 }
 
-/// Awaits a value that may or may not be a Promise.
-async fn settle(value: JsValue) -> Result<JsValue, JsValue> {
-    JsFuture::from(Promise::resolve(&value)).await
+impl OpenAiBridge {
+    /// Posts a follow-up message into the conversation (`sendFollowUpMessage`).
+    pub fn send_message(&self, text: &str) -> impl Future<Output = Result<(), String>> + 'static {
+        let pending = method("sendFollowUpMessage").map(|(o, f)| f.call1(&o, &to_js(&json!({ "prompt": text }))));
+        async move {
+            let pending = pending.ok_or("the host offers no sendFollowUpMessage")?.map_err(|_| "sendFollowUpMessage threw")?;
+            settle(pending).await.map(|_| ()).map_err(|_| "sendFollowUpMessage failed".to_string())
+        }
+    }
 }
 
 impl Host for OpenAiBridge {
@@ -84,12 +158,17 @@ impl Host for OpenAiBridge {
     }
 
     fn set_widget_state(&self, state: Value) -> impl Future<Output = ()> {
+        storage::sync(&global("widgetState"), &state);
         let pending = method("setWidgetState").and_then(|(o, f)| f.call1(&o, &to_js(&state)).ok());
         async move {
             if let Some(pending) = pending {
                 let _ = settle(pending).await;
             }
         }
+    }
+
+    fn stored_idempotency_key(&self, draft_id: &str) -> Option<String> {
+        flow::stored_idempotency_key(&self.widget_state(), draft_id).or_else(|| storage::load(draft_id))
     }
 
     fn call_tool(&self, name: &str, arguments: Map<String, Value>) -> impl Future<Output = Result<ToolResult, String>> {
@@ -100,45 +179,149 @@ impl Host for OpenAiBridge {
                 .ok_or_else(|| "the host offers no callTool".to_string())?
                 .map_err(|_| "callTool threw".to_string())?;
             let result = settle(pending).await.map_err(|_| "callTool failed".to_string())?;
-            let result = to_json(&result);
-            Ok(ToolResult {
-                structured_content: result.get("structuredContent").cloned().unwrap_or(Value::Null),
-                meta: result.get("_meta").cloned().unwrap_or(Value::Null),
-            })
+            Ok(rpc::tool_result_from(&to_json(&result)))
         }
     }
 
     fn random_bytes(&self) -> [u8; 16] {
-        let mut bytes = [0u8; 16];
-        let filled = web_sys::window()
-            .and_then(|w| w.crypto().ok())
-            .is_some_and(|c| c.get_random_values_with_u8_array(&mut bytes).is_ok());
-        if !filled {
-            // No Web Crypto (never seen in a browser that runs wasm): still unique enough per
-            // draft, and the key is only ever reused, never shared across drafts.
-            for b in bytes.iter_mut() {
-                *b = (js_sys::Math::random() * 256.0) as u8;
-            }
-        }
-        bytes
+        crypto_random_bytes()
     }
 }
 
-/// Theme and locale from the host, with safe defaults.
-fn render_context() -> RenderContext {
+/// Theme and locale from `window.openai`, with safe defaults.
+fn openai_render_context() -> RenderContext {
     let theme = global("theme").as_str().map(Theme::parse).unwrap_or_default();
     let locale = global("locale").as_str().filter(|l| !l.is_empty()).unwrap_or(RenderContext::DEFAULT_LOCALE).to_string();
     RenderContext::new(theme, locale)
 }
 
-thread_local! {
-    static CONTROLLER: OnceCell<Rc<Controller<OpenAiBridge>>> = const { OnceCell::new() };
+// ---------------------------------------------------------------------------------------------
+// MCP Apps: JSON-RPC 2.0 over postMessage
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Default)]
+struct McpState {
+    /// Requests we sent, waiting for their response: the Promise's (resolve, reject).
+    pending: RefCell<Pending<(Function, Function)>>,
+    /// `ui/notifications/tool-input` arguments; null until (unless) they arrive.
+    tool_input: RefCell<Value>,
+    /// `_meta` of the last `ui/notifications/tool-result`.
+    meta: RefCell<Value>,
+    /// What we last sent with `ui/update-model-context` (the host never hands it back).
+    widget_state: RefCell<Value>,
+    context: RefCell<HostContext>,
 }
 
-/// Runs an action on the controller without blocking the click handler.
+/// An MCP Apps host (SEP-1865): the parent frame, spoken to in JSON-RPC over `postMessage`.
+#[derive(Clone, Default)]
+pub struct McpAppsBridge(Rc<McpState>);
+
+fn parent_window() -> Option<web_sys::Window> {
+    web_sys::window()?.parent().ok().flatten()
+}
+
+/// True inside a frame (`window.parent !== window`).
+fn embedded() -> bool {
+    match (web_sys::window(), parent_window()) {
+        (Some(window), Some(parent)) => !Object::is(&window, &parent),
+        _ => false,
+    }
+}
+
+impl McpAppsBridge {
+    fn post(&self, message: &Value) {
+        if let Some(parent) = parent_window() {
+            // The host's origin is not known to the view (it may sit behind a sandbox proxy).
+            let _ = parent.post_message(&to_js(message), "*");
+        }
+    }
+
+    /// Sends a request; resolves with its `result`, or `Err` with the error's message.
+    pub fn request(&self, method: &str, params: Value) -> impl Future<Output = Result<Value, String>> + 'static {
+        let mut id = 0;
+        let promise = Promise::new(&mut |resolve, reject| {
+            id = self.0.pending.borrow_mut().add((resolve, reject));
+        });
+        self.post(&rpc::request(id, method, params));
+        async move {
+            JsFuture::from(promise)
+                .await
+                .map(|v| to_json(&v))
+                .map_err(|e| e.as_string().unwrap_or_else(|| "request failed".to_string()))
+        }
+    }
+
+    /// Hands a response to whoever waits for it; responses to ids we never sent are dropped.
+    fn answer(&self, id: u64, outcome: Result<Value, String>) {
+        let Some((resolve, reject)) = self.0.pending.borrow_mut().take(id) else { return };
+        let _ = match outcome {
+            Ok(result) => resolve.call1(&JsValue::NULL, &to_js(&result)),
+            Err(message) => reject.call1(&JsValue::NULL, &JsValue::from_str(&message)),
+        };
+    }
+
+    /// Posts a follow-up message into the conversation (`ui/message`).
+    pub fn send_message(&self, text: &str) -> impl Future<Output = Result<(), String>> + 'static {
+        let pending = self.request(rpc::MESSAGE, rpc::message_params(text));
+        async move { pending.await.map(|_| ()) }
+    }
+
+    fn render_context(&self) -> RenderContext {
+        self.0.context.borrow().render_context()
+    }
+}
+
+impl Host for McpAppsBridge {
+    fn tool_input(&self) -> Value {
+        self.0.tool_input.borrow().clone()
+    }
+
+    fn tool_response_metadata(&self) -> Value {
+        self.0.meta.borrow().clone()
+    }
+
+    fn widget_state(&self) -> Value {
+        self.0.widget_state.borrow().clone()
+    }
+
+    fn set_widget_state(&self, state: Value) -> impl Future<Output = ()> {
+        let previous = self.0.widget_state.replace(state.clone());
+        storage::sync(&previous, &state);
+        let pending = self.request(rpc::UPDATE_MODEL_CONTEXT, rpc::model_context_params(&state));
+        async move {
+            // A host that refuses the update still leaves the key in memory and storage.
+            let _ = pending.await;
+        }
+    }
+
+    fn stored_idempotency_key(&self, draft_id: &str) -> Option<String> {
+        flow::stored_idempotency_key(&self.widget_state(), draft_id).or_else(|| storage::load(draft_id))
+    }
+
+    fn call_tool(&self, name: &str, arguments: Map<String, Value>) -> impl Future<Output = Result<ToolResult, String>> {
+        let pending = self.request(rpc::TOOLS_CALL, rpc::tools_call_params(name, arguments));
+        async move { pending.await.map(|result| rpc::tool_result_from(&result)) }
+    }
+
+    fn random_bytes(&self) -> [u8; 16] {
+        crypto_random_bytes()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Start-up
+// ---------------------------------------------------------------------------------------------
+
+thread_local! {
+    /// Runs an action on the controller, whichever host it was built with.
+    static DISPATCH: OnceCell<Rc<dyn Fn(Action)>> = const { OnceCell::new() };
+}
+
+/// Runs an action without blocking the click handler (the callback must be `Send`, so it
+/// reaches the `Rc` controller through this thread-local).
 fn dispatch(action: Action) {
-    if let Some(controller) = CONTROLLER.with(|c| c.get().cloned()) {
-        wasm_bindgen_futures::spawn_local(async move { controller.handle(action).await });
+    if let Some(run) = DISPATCH.with(|d| d.get().cloned()) {
+        run(action);
     }
 }
 
@@ -160,34 +343,119 @@ fn mount(state: RwSignal<ViewState>, ctx: RwSignal<RenderContext>, on_action: Ca
     Some(())
 }
 
-/// Starts the widget: mount, show the current tool output, follow the host's changes.
-pub fn start() {
+/// Builds the controller over `host` and mounts the components; the same for every host.
+fn run<H: Host + 'static>(host: H, ctx: RwSignal<RenderContext>) -> Option<Rc<Controller<H>>> {
     let state = RwSignal::new(ViewState::Loading);
-    let ctx = RwSignal::new(render_context());
-    let controller = Rc::new(Controller::new(OpenAiBridge, move |s: &ViewState| state.set(s.clone())));
-    CONTROLLER.with(|c| {
-        let _ = c.set(controller.clone());
+    let controller = Rc::new(Controller::new(host, move |s: &ViewState| state.set(s.clone())));
+    let for_actions = controller.clone();
+    DISPATCH.with(|d| {
+        let _ = d.set(Rc::new(move |action| {
+            let controller = for_actions.clone();
+            wasm_bindgen_futures::spawn_local(async move { controller.handle(action).await });
+        }));
     });
-    let on_action = Callback::new(dispatch);
-    if mount(state, ctx, on_action).is_none() {
-        return;
+    mount(state, ctx, Callback::new(dispatch))?;
+    Some(controller)
+}
+
+fn set_if_changed(ctx: RwSignal<RenderContext>, next: RenderContext) {
+    if ctx.with_untracked(|c| *c != next) {
+        ctx.set(next);
     }
+}
+
+/// Starts the widget on whichever bridge the page offers.
+pub fn start() {
+    if openai().is_none() && embedded() {
+        start_mcp_apps();
+    } else {
+        start_openai();
+    }
+}
+
+fn start_openai() {
+    let ctx = RwSignal::new(openai_render_context());
+    let Some(controller) = run(OpenAiBridge, ctx) else { return };
     controller.show_tool_output(&global("toolOutput"));
 
     // The host announces changed globals (theme, locale, toolOutput once the tool finished...);
     // we re-read them instead of trusting the event's partial `detail.globals`.
     let on_globals = Closure::<dyn Fn(web_sys::Event)>::new(move |_event: web_sys::Event| {
-        let next = render_context();
-        if ctx.with_untracked(|c| *c != next) {
-            ctx.set(next);
-        }
-        if let Some(controller) = CONTROLLER.with(|c| c.get().cloned()) {
-            controller.show_tool_output(&global("toolOutput"));
-        }
+        set_if_changed(ctx, openai_render_context());
+        controller.show_tool_output(&global("toolOutput"));
     });
     if let Some(window) = web_sys::window() {
         let _ = window.add_event_listener_with_callback(SET_GLOBALS_EVENT, on_globals.as_ref().unchecked_ref());
     }
     // The listener lives as long as the page.
     on_globals.forget();
+}
+
+fn start_mcp_apps() {
+    let Some(window) = web_sys::window() else { return };
+    let bridge = McpAppsBridge::default();
+    let ctx = RwSignal::new(bridge.render_context());
+    let Some(controller) = run(bridge.clone(), ctx) else { return };
+
+    let on_message_bridge = bridge.clone();
+    let on_message = Closure::<dyn Fn(web_sys::MessageEvent)>::new(move |event: web_sys::MessageEvent| {
+        // Only the parent frame is the host; anything else posting to us is ignored.
+        let from_parent = match (event.source(), parent_window()) {
+            (Some(source), Some(parent)) => Object::is(&source, &parent),
+            _ => false,
+        };
+        if !from_parent {
+            return;
+        }
+        let bridge = &on_message_bridge;
+        match rpc::parse(&to_json(&event.data())) {
+            Incoming::Response { id, outcome } => bridge.answer(id, outcome),
+            Incoming::ToolInput(arguments) => *bridge.0.tool_input.borrow_mut() = Value::Object(arguments),
+            Incoming::ToolResult(result) => {
+                *bridge.0.meta.borrow_mut() = result.meta;
+                controller.show_tool_output(&result.structured_content);
+            }
+            Incoming::HostContext(partial) => {
+                bridge.0.context.borrow_mut().merge(&partial);
+                set_if_changed(ctx, bridge.render_context());
+            }
+            Incoming::Request { id, method } => bridge.post(&rpc::reply(&id, &method)),
+            Incoming::Ignored => {}
+        }
+    });
+    let _ = window.add_event_listener_with_callback("message", on_message.as_ref().unchecked_ref());
+    on_message.forget();
+
+    wasm_bindgen_futures::spawn_local(async move {
+        match bridge.request(rpc::INITIALIZE, rpc::initialize_params()).await {
+            Ok(result) => {
+                if let Some(host_context) = result.get("hostContext") {
+                    bridge.0.context.borrow_mut().merge(host_context);
+                    set_if_changed(ctx, bridge.render_context());
+                }
+                bridge.post(&rpc::notification(rpc::INITIALIZED, json!({})));
+                report_size(bridge);
+            }
+            Err(message) => web_sys::console::error_1(&JsValue::from_str(&format!("giftgenius: ui/initialize failed: {message}"))),
+        }
+    });
+}
+
+/// Tells the host our content size whenever it changes (`ui/notifications/size-changed`), so a
+/// host with a flexible-height container can fit the frame to it.
+fn report_size(bridge: McpAppsBridge) {
+    let Some(element) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.document_element()) else { return };
+    let last = Cell::new((0i64, 0i64));
+    let measured = element.clone();
+    let on_resize = Closure::<dyn Fn()>::new(move || {
+        let rect = measured.get_bounding_client_rect();
+        let size = (rect.width().ceil() as i64, rect.height().ceil() as i64);
+        if size != last.replace(size) {
+            bridge.post(&rpc::notification(rpc::SIZE_CHANGED, json!({ "width": size.0, "height": size.1 })));
+        }
+    });
+    if let Ok(observer) = web_sys::ResizeObserver::new(on_resize.as_ref().unchecked_ref()) {
+        observer.observe(&element);
+        on_resize.forget();
+    }
 }

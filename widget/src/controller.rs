@@ -1,8 +1,8 @@
 //! Turns user actions into tool calls and tool results into view states, behind a `Host` trait.
 //!
 //! Host-agnostic and free of the DOM, so it runs (and is tested) natively. The wasm entry point
-//! plugs in the ChatGPT `window.openai` bridge; an MCP Apps postMessage bridge can implement the
-//! same trait later without touching this file or the components.
+//! plugs in whichever bridge the page offers (ChatGPT's `window.openai`, or the MCP Apps
+//! postMessage bridge); this file and the components do not know which.
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
@@ -33,6 +33,11 @@ pub trait Host {
     fn widget_state(&self) -> Value;
     /// Persists widget state; resolves once the host accepted it.
     fn set_widget_state(&self, state: Value) -> impl Future<Output = ()>;
+    /// The idempotency key kept for this draft, if any. By default read from widget state; a
+    /// host that does not hand widget state back after a reload also looks elsewhere (storage).
+    fn stored_idempotency_key(&self, draft_id: &str) -> Option<String> {
+        flow::stored_idempotency_key(&self.widget_state(), draft_id)
+    }
     /// Calls a tool of our server; `Err` when the host could not deliver the call at all.
     fn call_tool(&self, name: &str, arguments: Map<String, Value>) -> impl Future<Output = Result<ToolResult, String>>;
     /// 16 cryptographically random bytes (for idempotency keys).
@@ -146,6 +151,11 @@ impl<H: Host> Controller<H> {
     async fn call(&self, tool: ToolName, args: Map<String, Value>) -> (ViewState, Value) {
         match self.host.call_tool(tool.as_str(), args.clone()).await {
             Ok(result) => {
+                // A host may also announce our own call's result as a new tool output (MCP
+                // Apps' interactive phase does): that is not news, so it must not reset the view.
+                if !result.structured_content.is_null() {
+                    *self.last_output.borrow_mut() = Some(result.structured_content.clone());
+                }
                 let state = match &result.structured_content {
                     Value::Null => ViewState::OutOfDate { v: None },
                     content => ViewState::from_tool_output(content),
@@ -176,8 +186,9 @@ impl<H: Host> Controller<H> {
         match self.state() {
             ViewState::ConfirmPurchase { .. } => self.confirm().await,
             ViewState::Error { tool, .. } => {
+                // Arguments recorded empty may just mean toolInput arrived late: ask again.
                 let args = match self.last_call.borrow().clone() {
-                    Some((last, args)) if last == tool => args,
+                    Some((last, args)) if last == tool && !args.is_empty() => args,
                     _ => as_object(self.host.tool_input()),
                 };
                 self.set(ViewState::Loading);
@@ -189,7 +200,11 @@ impl<H: Host> Controller<H> {
     }
 
     async fn apply_suggestion(&self, set_arguments: Map<String, Value>) {
-        let base = self.last_suggest_args.borrow().clone().unwrap_or_else(|| as_object(self.host.tool_input()));
+        let base = match self.last_suggest_args.borrow().clone() {
+            Some(args) if !args.is_empty() => args,
+            // Never recorded, or recorded before a late toolInput arrived.
+            _ => as_object(self.host.tool_input()),
+        };
         let args = flow::merge_arguments(&base, &set_arguments);
         self.set(ViewState::Loading);
         let (state, _) = self.call(ToolName::SuggestGifts, args).await;
@@ -217,19 +232,19 @@ impl<H: Host> Controller<H> {
         }
     }
 
-    /// The idempotency key for this draft: from memory, else widget state, else minted now and
-    /// persisted *before* it is used.
+    /// The idempotency key for this draft: from memory, else what the host kept (widget state,
+    /// storage), else minted now and persisted *before* it is used.
     async fn key_for(&self, draft_id: &str) -> String {
         if let Some((id, key)) = self.key.borrow().as_ref()
             && id == draft_id
         {
             return key.clone();
         }
-        let widget_state = self.host.widget_state();
-        let key = match flow::stored_idempotency_key(&widget_state, draft_id) {
+        let key = match self.host.stored_idempotency_key(draft_id) {
             Some(key) => key,
             None => {
                 let key = flow::idempotency_key_from_bytes(&self.host.random_bytes());
+                let widget_state = self.host.widget_state();
                 self.host.set_widget_state(flow::with_checkout(&widget_state, draft_id, &key)).await;
                 key
             }
@@ -418,6 +433,59 @@ mod tests {
         }
         // Widget state (model-visible) never holds the token.
         assert!(!fake.widget_state.borrow().to_string().contains("tok_secret"));
+    }
+
+    #[test]
+    fn the_hosts_echo_of_our_own_result_does_not_reset_the_view() {
+        // MCP Apps hosts may announce a widget-initiated call's result as a tool result too.
+        let fake = Rc::new(Fake { meta: json!({"giftgenius/confirmation_token": "tok"}), ..Fake::default() });
+        fake.replies.borrow_mut().push(Ok(transient()));
+        let controller = Controller::new(fake.clone(), |_| {});
+        controller.show_tool_output(&draft_output());
+        block_on(controller.handle(Action::Confirm));
+        assert!(matches!(controller.state(), ViewState::ConfirmPurchase { error: Some(_), .. }));
+        controller.show_tool_output(&transient().structured_content);
+        // Still the inline error whose Try again reuses the key, not the generic error view.
+        assert!(matches!(controller.state(), ViewState::ConfirmPurchase { error: Some(_), .. }));
+    }
+
+    #[test]
+    fn a_late_tool_input_is_used_by_suggestions() {
+        let fake = Rc::new(Fake { input: json!({"relationship_type": "friend"}), ..Fake::default() });
+        fake.replies.borrow_mut().push(Err("offline".into()));
+        let controller = Controller::new(fake.clone(), |_| {});
+        // The result arrives first, recorded with the input known then (none, in this fake's
+        // stead: an empty object), and the suggestion still merges over the real input.
+        *controller.last_suggest_args.borrow_mut() = Some(Map::new());
+        let set = as_object(json!({"budget_max": 60}));
+        block_on(controller.handle(Action::ApplySuggestion { set_arguments: set }));
+        let calls = fake.calls.borrow();
+        assert_eq!(Value::Object(calls[0].1.clone()), json!({"relationship_type": "friend", "budget_max": 60}));
+    }
+
+    #[test]
+    fn a_key_the_host_kept_elsewhere_is_reused_after_a_reload() {
+        // Widget state is empty (the host gave nothing back) but the host found the key.
+        struct Kept(Rc<Fake>);
+        impl Host for Kept {
+            fn tool_input(&self) -> Value { self.0.tool_input() }
+            fn tool_response_metadata(&self) -> Value { self.0.tool_response_metadata() }
+            fn widget_state(&self) -> Value { self.0.widget_state() }
+            fn set_widget_state(&self, state: Value) -> impl Future<Output = ()> { self.0.set_widget_state(state) }
+            fn stored_idempotency_key(&self, draft_id: &str) -> Option<String> {
+                (draft_id == "d_1").then(|| "ik_from_storage".to_string())
+            }
+            fn call_tool(&self, name: &str, arguments: Map<String, Value>) -> impl Future<Output = Result<ToolResult, String>> {
+                self.0.call_tool(name, arguments)
+            }
+            fn random_bytes(&self) -> [u8; 16] { self.0.random_bytes() }
+        }
+        let fake = Rc::new(Fake { meta: json!({"giftgenius/confirmation_token": "tok"}), ..Fake::default() });
+        fake.replies.borrow_mut().push(Ok(placed()));
+        let controller = Controller::new(Kept(fake.clone()), |_| {});
+        controller.show_tool_output(&draft_output());
+        block_on(controller.handle(Action::Confirm));
+        assert_eq!(fake.calls.borrow()[0].1["idempotency_key"], json!("ik_from_storage"));
     }
 
     #[test]

@@ -49,6 +49,24 @@ pub fn stored_idempotency_key(widget_state: &Value, draft_id: &str) -> Option<St
     (!key.is_empty()).then(|| key.to_string())
 }
 
+/// The `(draft id, idempotency key)` entry of a widget state, if it holds a complete one.
+pub fn checkout_entry(widget_state: &Value) -> Option<(String, String)> {
+    let checkout = widget_state.get(CHECKOUT_STATE_KEY)?;
+    let draft_id = checkout.get("draft_id")?.as_str()?;
+    let key = checkout.get("idempotency_key")?.as_str()?;
+    (!draft_id.is_empty() && !key.is_empty()).then(|| (draft_id.to_string(), key.to_string()))
+}
+
+/// What to mirror into browser storage when widget state changes from `previous` to `next`:
+/// the draft whose entry to forget (its checkout was cleared or replaced), and the entry to keep.
+pub fn storage_changes(previous: &Value, next: &Value) -> (Option<String>, Option<(String, String)>) {
+    let keep = checkout_entry(next);
+    let forget = checkout_entry(previous)
+        .map(|(draft_id, _)| draft_id)
+        .filter(|old| keep.as_ref().is_none_or(|(new, _)| new != old));
+    (forget, keep)
+}
+
 /// The widget state with the checkout entry set; other keys are kept.
 pub fn with_checkout(widget_state: &Value, draft_id: &str, idempotency_key: &str) -> Value {
     let mut state = match widget_state {
@@ -127,6 +145,19 @@ mod tests {
         let without = without_checkout(&with);
         assert_eq!(without, json!({"other": 1}));
         assert_eq!(stored_idempotency_key(&Value::Null, "d_1"), None);
+    }
+
+    #[test]
+    fn storage_follows_the_checkout_entry() {
+        let d1 = with_checkout(&Value::Null, "d_1", "ik_1");
+        let d2 = with_checkout(&Value::Null, "d_2", "ik_2");
+        assert_eq!(checkout_entry(&d1), Some(("d_1".into(), "ik_1".into())));
+        assert_eq!(checkout_entry(&json!({"checkout": {"draft_id": "d_1"}})), None);
+        assert_eq!(storage_changes(&Value::Null, &d1), (None, Some(("d_1".into(), "ik_1".into()))));
+        assert_eq!(storage_changes(&d1, &d1), (None, Some(("d_1".into(), "ik_1".into()))));
+        assert_eq!(storage_changes(&d1, &d2), (Some("d_1".into()), Some(("d_2".into(), "ik_2".into()))));
+        assert_eq!(storage_changes(&d1, &without_checkout(&d1)), (Some("d_1".into()), None));
+        assert_eq!(storage_changes(&json!({}), &json!({})), (None, None));
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! The GiftGenius widget: Leptos components that render tool results inside a chat host.
 //!
 //! The same components run in two places, which is why everything here takes plain data:
-//! - in the browser as WebAssembly (`main.rs`, CSR), bridged to the host by `bridge.rs`;
+//! - in the browser as WebAssembly (`main.rs`, CSR), bridged to the host by `bridge.rs`
+//!   (ChatGPT's `window.openai` or the MCP Apps postMessage JSON-RPC, whose wire format is the
+//!   pure, natively tested `rpc.rs`);
 //! - natively on the server (`render_to_html`, SSR), whose HTML is the fallback a host shows
 //!   when it refuses WebAssembly, and what the snapshot tests pin down.
 //!
@@ -14,6 +16,7 @@ pub mod context;
 pub mod controller;
 pub mod flow;
 pub mod format;
+pub mod rpc;
 pub mod state;
 pub mod view;
 

@@ -15,6 +15,10 @@ pub const AFTER_RESPONSE_STORED: &str = "after_response_stored";
 
 pub const ALL: [&str; 4] = [AFTER_KEY_CLAIMED, AFTER_ORDER_CREATED, AFTER_PAYMENT_CHARGED, AFTER_RESPONSE_STORED];
 
+/// Not a crash point: makes the suggest_gifts handler panic (the internal-failure tests check
+/// that a handler panic becomes `INTERNAL_ERROR` and the server keeps serving).
+pub const SUGGEST_GIFTS_PANICS: &str = "suggest_gifts_panics";
+
 #[derive(Debug, Clone, Default)]
 pub struct Failpoints {
     enabled: HashSet<String>,
@@ -30,6 +34,13 @@ impl Failpoints {
         if self.enabled.contains(name) {
             tracing::error!(failpoint = name, "failpoint hit: aborting the process");
             std::process::abort();
+        }
+    }
+
+    /// Panics (unwinds, unlike `hit`) if `name` is enabled: a bug in a handler, on demand.
+    pub fn panic_if(&self, name: &str) {
+        if self.enabled.contains(name) {
+            panic!("failpoint {name}: injected handler panic");
         }
     }
 }

@@ -106,6 +106,7 @@ An empty result comes with a notice suggesting changes that would match.",
         annotations(title = "Suggest gifts", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn suggest_gifts(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
+        self.app.checkout.failpoints.panic_if(crate::failpoints::SUGGEST_GIFTS_PANICS);
         let input = match parse::<SuggestGiftsInput>(ToolName::SuggestGifts, &arguments) {
             Ok(input) => input,
             Err(result) => return result,

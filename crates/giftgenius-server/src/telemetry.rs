@@ -13,4 +13,27 @@ pub fn init(format: LogFormat, stdio: bool) {
         LogFormat::Text => builder.try_init(),
         LogFormat::Json => builder.json().try_init(),
     };
+    log_panics();
+}
+
+/// Panics go to the log as structured events (message, source location, thread) instead of raw
+/// text on stderr, so JSON logs stay JSON. `call_tool` still catches a handler's panic and logs
+/// it again under the call's reference.
+fn log_panics() {
+    std::panic::set_hook(Box::new(|info| {
+        let payload = info.payload();
+        let panic = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "(non-string panic payload)".into());
+        let location = info.location().map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column())).unwrap_or_default();
+        let thread = std::thread::current().name().unwrap_or("unnamed").to_string();
+        let backtrace = std::backtrace::Backtrace::capture();
+        if backtrace.status() == std::backtrace::BacktraceStatus::Captured {
+            tracing::error!(panic, location, thread, backtrace = %backtrace, "a thread panicked");
+        } else {
+            tracing::error!(panic, location, thread, "a thread panicked");
+        }
+    }));
 }

@@ -26,24 +26,195 @@ pub struct Packed {
     pub script_hashes: Vec<String>,
 }
 
-/// Plain (non-module) script that runs before the wasm module. It only records the outcome in
-/// `<html data-wasm>` for now; a later change makes `giftgeniusWasmFailed` render the
-/// server-rendered HTML into `#giftgenius-fallback` when WebAssembly is refused.
-pub const BOOTSTRAP_JS: &str = r#"(function () {
-  var root = document.documentElement;
+/// Plain (non-module) script that runs before the wasm module and records the outcome in
+/// `<html data-wasm>`: `loading`, then `ready` (the wasm app runs), `failed` (WebAssembly or
+/// the module was refused) or `fallback` (refused, and the server-rendered HTML is shown).
+///
+/// On failure it takes over with no framework: it speaks the same bridge the wasm would have
+/// used (`window.openai`, else MCP Apps JSON-RPC over `postMessage` to the parent), shows each
+/// result's `_meta["giftgenius/html"]` in `#giftgenius-fallback`, applies the host's theme, and
+/// wires the `data-action` buttons with the wasm path's rules (one idempotency key per draft,
+/// persisted before use and reused; no second call while one is in flight).
+pub const BOOTSTRAP_JS: &str = concat!(
+    r#"(function () {
+  var d = document, w = window, root = d.documentElement, started = false;
   root.dataset.wasm = "loading";
-  window.giftgeniusWasmFailed = function (reason) {
-    if (root.dataset.wasm === "ready") return;
+  w.giftgeniusWasmFailed = function (reason) {
+    if (root.dataset.wasm === "ready" || started) return;
+    started = true;
     root.dataset.wasm = "failed";
-    if (window.console) console.error("giftgenius: WebAssembly did not start", reason);
+    if (w.console) console.error("giftgenius: WebAssembly did not start", reason);
+    fallback();
   };
-  // A CSP without 'wasm-unsafe-eval' (or without our script hashes) refuses the wasm or the
+  // A CSP without 'wasm-unsafe-eval' (or without our module's hash) refuses the wasm or the
   // module script; the module's own try/catch cannot see the second case, so listen here.
-  document.addEventListener("securitypolicyviolation", function (e) {
-    var d = e.effectiveDirective || e.violatedDirective || "";
-    if (d.indexOf("script-src") === 0) window.giftgeniusWasmFailed(d + " blocked " + e.blockedURI);
+  d.addEventListener("securitypolicyviolation", function (e) {
+    var u = e.blockedURI;
+    if (e.disposition !== "report" && (u === "wasm-eval" || u === "inline")) w.giftgeniusWasmFailed((e.effectiveDirective || "") + " blocked " + u);
   });
-})();"#;
+  // No WebAssembly: show the server-rendered HTML of each result (_meta["giftgenius/html"]) and
+  // drive its data-action buttons over the same bridge the wasm would have used.
+  function fallback() {
+    var box = d.getElementById("giftgenius-fallback"), app = d.getElementById("giftgenius-root"),
+      oa = w.openai, parent = w.parent !== w ? w.parent : null,
+      HTML = "giftgenius/html", STORE = "giftgenius/checkout/",
+      theme, input = {}, last, back, backArgs, seen, draft, token, busy = false, ws = {}, ids = 1, wait = {};
+    if (!box || !(oa || parent)) return;
+    function post(m) { m.jsonrpc = "2.0"; parent.postMessage(m, "*"); }
+    function rpc(method, params) {
+      var id = ids++;
+      post({ id: id, method: method, params: params });
+      return new Promise(function (ok, no) { wait[id] = [ok, no]; });
+    }
+    function paint() {
+      var r = box.firstElementChild;
+      if (r && theme) r.setAttribute("data-theme", theme);
+      box.setAttribute("aria-busy", busy);
+      box.querySelectorAll("button[data-action]").forEach(function (b) {
+        if (busy && !b.disabled) { b.disabled = true; b.dataset.ggBusy = 1; }
+        if (!busy && b.dataset.ggBusy) { b.disabled = false; delete b.dataset.ggBusy; }
+      });
+    }
+    // Shows one result; `args` null means "the host's tool input" (it may arrive late).
+    function show(res, name, args) {
+      var sc = (res && res.structuredContent) || {}, m = (res && res._meta) || {}, html = m[HTML];
+      if (typeof html !== "string") return false;
+      seen = html;
+      if (sc.draft && sc.draft.id) { draft = sc.draft; token = m["giftgenius/confirmation_token"]; }
+      if (name === "suggest_gifts" && sc.ok) { back = html; backArgs = args; }
+      box.innerHTML = html;
+      box.hidden = false;
+      if (app) app.hidden = true;
+      root.dataset.wasm = "fallback";
+      paint();
+      return true;
+    }
+    function hosted(res) {
+      if (busy || !res || !res._meta || res._meta[HTML] === seen) return;
+      var tool = (res.structuredContent || {}).tool;
+      if (show(res, tool, null)) last = [tool, null];
+    }
+    function call(name, args) {
+      busy = true;
+      last = [name, args];
+      paint();
+      var p = oa ? Promise.resolve().then(function () { return oa.callTool(name, args); })
+        : rpc("tools/call", { name: name, arguments: args });
+      return p.then(function (res) { busy = false; show(res, name, args) || note(); }, function () { busy = false; note(); }).then(paint);
+    }
+    function note() {
+      var p = d.createElement("p");
+      p.className = "gg-inline-error";
+      p.setAttribute("role", "alert");
+      p.textContent = "GiftGenius could not be reached from this view. Please try again.";
+      (box.firstElementChild || box).appendChild(p);
+    }
+    function state() { return (oa ? oa.widgetState : ws) || {}; }
+    function store(f) { ["localStorage", "sessionStorage"].forEach(function (n) { try { if (w[n]) f(w[n]); } catch (x) {} }); }
+    // Widget state, mirrored into storage keyed by draft id; resolves once the host answered.
+    function save(next) {
+      var was = state().checkout, now = next.checkout;
+      store(function (s) {
+        if (was && (!now || now.draft_id !== was.draft_id)) s.removeItem(STORE + was.draft_id);
+        if (now) s.setItem(STORE + now.draft_id, now.idempotency_key);
+      });
+      ws = next;
+      return (oa ? Promise.resolve().then(function () { return oa.setWidgetState(next); })
+        : rpc("ui/update-model-context", { structuredContent: next })).then(null, function () {});
+    }
+    // The draft's idempotency key: kept, or minted once and persisted before it is used.
+    function key(id) {
+      var k = null, b = new Uint8Array(16);
+      [ws.checkout, state().checkout].forEach(function (c) { if (!k && c && c.draft_id === id) k = c.idempotency_key; });
+      store(function (s) { k = k || s.getItem(STORE + id); });
+      if (k) return Promise.resolve(k);
+      crypto.getRandomValues(b);
+      k = "ik_";
+      for (var i = 0; i < 16; i++) k += (b[i] < 16 ? "0" : "") + b[i].toString(16);
+      return save(Object.assign({}, state(), { checkout: { draft_id: id, idempotency_key: k } })).then(function () { return k; });
+    }
+    function confirm() {
+      var g = draft, t = token;
+      if (!g) return;
+      // Token lost (reload after a widget-made draft): prepare again, then confirm what it shows.
+      if (!t) return call("prepare_order", { gift_id: g.gift.id, quantity: g.quantity, shipping: g.shipping, currency: g.total.currency });
+      busy = true;
+      paint();
+      key(g.id).then(function (k) { call("commit_order", { draft_id: g.id, idempotency_key: k, confirmation_token: t }); });
+    }
+    function cancel() {
+      var next = Object.assign({}, state());
+      delete next.checkout;
+      busy = true;
+      paint();
+      save(next).then(function () {
+        busy = false;
+        draft = token = null;
+        box.innerHTML = back || '<div class="gg-root" data-state="cancelled"><section class="gg-section"><h2 class="gg-title">Purchase cancelled</h2><p class="gg-muted">Nothing was ordered and nothing was charged.</p></section></div>';
+        if (back) last = ["suggest_gifts", backArgs];
+        paint();
+      });
+    }
+    box.addEventListener("click", function (e) {
+      var b = e.target.closest && e.target.closest("button[data-action]"), a = b && b.dataset.action, s = {}, m;
+      if (!b || b.disabled || busy) return;
+      if (a === "choose") call("prepare_order", { gift_id: b.dataset.giftId });
+      if (a === "confirm") confirm();
+      if (a === "cancel") cancel();
+      if (a === "retry" && last && last[0]) call(last[0], last[1] || input);
+      if (a === "suggestion") {
+        try { s = JSON.parse(b.dataset.setArguments) || {}; } catch (x) {}
+        m = Object.assign({}, backArgs || input);
+        for (var k in s) { if (s[k] === null) delete m[k]; else m[k] = s[k]; }
+        call("suggest_gifts", m);
+      }
+    });
+    function context(c) {
+      if (c && c.theme) { theme = c.theme === "dark" ? "dark" : "light"; paint(); }
+    }
+    if (oa) {
+      var globals = function () {
+        context(oa);
+        input = oa.toolInput || {};
+        hosted({ structuredContent: oa.toolOutput, _meta: oa.toolResponseMetadata });
+      };
+      w.addEventListener("openai:set_globals", globals);
+      globals();
+      return;
+    }
+    w.addEventListener("message", function (e) {
+      var m = e.data, p, f;
+      if (e.source !== parent || !m || m.jsonrpc !== "2.0") return;
+      p = m.params || {};
+      if (m.method && m.id != null) {
+        post(m.method === "ping" || m.method === "ui/resource-teardown" ? { id: m.id, result: {} }
+          : { id: m.id, error: { code: -32601, message: "method not found" } });
+      } else if (m.method === "ui/notifications/tool-input") input = p.arguments || {};
+      else if (m.method === "ui/notifications/tool-result") hosted(p);
+      else if (m.method === "ui/notifications/host-context-changed") context(p);
+      else if (!m.method && (f = wait[m.id])) {
+        delete wait[m.id];
+        if (m.error) f[1](m.error); else f[0](m.result);
+      }
+    });
+    rpc("ui/initialize", {
+      appInfo: { name: "giftgenius-widget", version: ""#,
+    env!("CARGO_PKG_VERSION"),
+    r#"" },
+      appCapabilities: { availableDisplayModes: ["inline"] },
+      protocolVersion: "2026-01-26"
+    }).then(function (r) {
+      var h;
+      context(r && r.hostContext);
+      post({ method: "ui/notifications/initialized", params: {} });
+      if (w.ResizeObserver) new ResizeObserver(function () {
+        var r = root.getBoundingClientRect(), s = Math.ceil(r.height);
+        if (s !== h) post({ method: "ui/notifications/size-changed", params: { width: Math.ceil(r.width), height: h = s } });
+      }).observe(root);
+    });
+  }
+})();"#
+);
 
 /// Packs the inputs into one HTML document.
 pub fn pack(inputs: &Inputs<'_>) -> Result<Packed> {
@@ -336,6 +507,70 @@ export { initSync, __wbg_init as default };
             base64::engine::general_purpose::STANDARD.encode(boot)
         );
         assert_eq!(p.script_hashes[0], want);
+    }
+
+    #[test]
+    fn bootstrap_is_small_and_safe_inline() {
+        assert!(
+            BOOTSTRAP_JS.len() < 10 * 1024,
+            "bootstrap grew to {} bytes",
+            BOOTSTRAP_JS.len()
+        );
+        let lower = BOOTSTRAP_JS.to_ascii_lowercase();
+        assert!(!lower.contains("</script") && !lower.contains("<!--"));
+        // No eval-like constructs: the bootstrap must run under a hash-only script-src.
+        for bad in ["eval(", "new Function", "setTimeout(\"", "import("] {
+            assert!(!BOOTSTRAP_JS.contains(bad), "bootstrap uses {bad}");
+        }
+        assert!(BOOTSTRAP_JS.contains(&format!("version: \"{}\"", env!("CARGO_PKG_VERSION"))));
+    }
+
+    #[test]
+    fn bootstrap_speaks_both_bridges_with_the_widget_s_vocabulary() {
+        for needle in [
+            // Hooks the browser tests rely on.
+            "root.dataset.wasm = \"loading\"",
+            "root.dataset.wasm = \"failed\"",
+            "root.dataset.wasm = \"fallback\"",
+            "\"giftgenius-fallback\"",
+            "button[data-action]",
+            // MCP Apps (SEP-1865, 2026-01-26), as widget/src/rpc.rs speaks it.
+            "\"ui/initialize\"",
+            "\"ui/notifications/initialized\"",
+            "\"ui/notifications/tool-input\"",
+            "\"ui/notifications/tool-result\"",
+            "\"ui/notifications/host-context-changed\"",
+            "\"ui/update-model-context\"",
+            "\"tools/call\"",
+            "protocolVersion: \"2026-01-26\"",
+            "e.source !== parent",
+            // ChatGPT.
+            "openai:set_globals",
+            "oa.callTool(",
+            "oa.setWidgetState(",
+            "oa.toolResponseMetadata",
+            // The server's _meta keys and the widget's storage key (flow.rs / rpc.rs).
+            "\"giftgenius/html\"",
+            "\"giftgenius/confirmation_token\"",
+            "\"giftgenius/checkout/\"",
+            "crypto.getRandomValues(",
+            "\"ik_\"",
+        ] {
+            assert!(BOOTSTRAP_JS.contains(needle), "bootstrap lacks {needle:?}");
+        }
+        for action in ["choose", "confirm", "cancel", "retry", "suggestion"] {
+            assert!(
+                BOOTSTRAP_JS.contains(&format!("a === \"{action}\"")),
+                "no handler for {action}"
+            );
+        }
+    }
+
+    #[test]
+    fn bootstrap_is_one_plain_script_before_the_module() {
+        let html = pack_fake().html;
+        assert_eq!(html.matches("<script>").count(), 1);
+        assert!(html.contains(&format!("<script>{BOOTSTRAP_JS}</script>")));
     }
 
     #[test]

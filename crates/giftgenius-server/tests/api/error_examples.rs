@@ -1,0 +1,211 @@
+//! One real result per error code, produced by the running server, for docs/errors.md.
+//!
+//! The test makes the server answer with every `ErrorCode`, then checks that docs/errors.md shows
+//! an example of each with the same code, category, retryability and error fields. With
+//! `GIFTGENIUS_UPDATE_DOCS=1` it rewrites the examples section from what the server returned
+//! (references, ids and ports differ from run to run; the shape is what is checked).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use axum::Router;
+use axum::routing::get;
+use giftgenius_server::failpoints::SUGGEST_GIFTS_PANICS;
+use giftgenius_types::ErrorCode;
+use serde_json::{Value, json};
+
+use crate::helpers::{TestApp, call, meta_of, spawn_app_with};
+
+const START: &str = "<!-- error-examples:start -->";
+const END: &str = "<!-- error-examples:end -->";
+
+/// A draft and its confirmation token, prepared in `client`'s session.
+async fn draft(client: &rmcp::service::RunningService<rmcp::RoleClient, ()>, gift: &str) -> (Value, Value) {
+    let (prepared, sc) = call(client, "prepare_order", json!({"gift_id": gift})).await;
+    assert_eq!(sc["ok"], true, "{sc}");
+    (sc["draft"]["id"].clone(), meta_of(&prepared, "giftgenius/confirmation_token").cloned().expect("token"))
+}
+
+async fn delete_draft(db: &str, id: &str) {
+    use sqlx::Connection;
+    let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{db}")).await.unwrap();
+    sqlx::query("DELETE FROM drafts WHERE id = $1").bind(id).execute(&mut conn).await.unwrap();
+    conn.close().await.unwrap();
+}
+
+async fn app(customize: impl FnOnce(&mut giftgenius_server::config::Config)) -> TestApp {
+    spawn_app_with(customize).await
+}
+
+/// A catalog URL that accepts connections and never answers.
+async fn hanging_catalog() -> String {
+    let router = Router::new().route("/catalog.json", get(|| std::future::pending::<String>()));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://127.0.0.1:{}/catalog.json", listener.local_addr().unwrap().port());
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+    url
+}
+
+async fn produce_every_error() -> BTreeMap<&'static str, Value> {
+    let mut found: BTreeMap<&'static str, Value> = BTreeMap::new();
+    let mut keep = |sc: Value| {
+        let code = ErrorCode::ALL.iter().find(|c| sc["error"]["code"] == c.as_str()).unwrap_or_else(|| panic!("not an error: {sc}"));
+        found.entry(code.as_str()).or_insert(sc);
+    };
+
+    // Plain server: validation, lookups, confirmation, key reuse, repeated calls, out of stock.
+    let mut db = String::new();
+    let plain = app(|c| db = c.db.clone()).await;
+    let client = plain.client().await;
+    keep(call(&client, "suggest_gifts", json!({"relationship_type": "friend", "budget_min": 80, "budget_max": 50})).await.1);
+    keep(call(&client, "prepare_order", json!({"gift_id": "zz-404"})).await.1);
+    keep(call(&client, "get_order", json!({"order_id": "ord_doesnotexist"})).await.1);
+    keep(call(&client, "prepare_order", json!({"gift_id": "hh-007"})).await.1);
+    let (draft_id, _token) = draft(&client, "hh-010").await;
+    // A draft that vanished from the store (its token is genuine, so the lookup is what fails).
+    let (gone, gone_token) = draft(&client, "hh-001").await;
+    delete_draft(&db, gone.as_str().unwrap()).await;
+    keep(call(&client, "commit_order", json!({"draft_id": gone, "idempotency_key": "ik_example_1", "confirmation_token": gone_token})).await.1);
+    keep(call(&client, "commit_order", json!({"draft_id": draft_id, "idempotency_key": "ik_example_2", "confirmation_token": "ct_00"})).await.1);
+    let (_, ok) = call(&client, "create_checkout_session", json!({"gift_id": "hh-010", "idempotency_key": "ik_example_3"})).await;
+    assert_eq!(ok["ok"], true, "{ok}");
+    keep(call(&client, "create_checkout_session", json!({"gift_id": "hh-012", "idempotency_key": "ik_example_3"})).await.1);
+    let same = json!({"relationship_type": "sibling", "interests": ["board games"], "budget_max": 5});
+    for _ in 0..3 {
+        let (_, sc) = call(&client, "suggest_gifts", same.clone()).await;
+        if sc["ok"] == false {
+            keep(sc);
+        }
+    }
+    // An expired draft.
+    let (draft_id, token) = draft(&client, "hh-012").await;
+    plain.clock.advance(Duration::from_secs(31 * 60));
+    keep(call(&client, "commit_order", json!({"draft_id": draft_id, "idempotency_key": "ik_example_4", "confirmation_token": token})).await.1);
+
+    // Payments: a decline, an outage, and a commit still running when its retry arrives.
+    for (faults, key) in [("decline", "ik_example_5"), ("5xx*1", "ik_example_6")] {
+        let app = app(|c| c.sandbox_faults = faults.into()).await;
+        let client = app.client().await;
+        let (draft_id, _token) = draft(&client, "hh-010").await;
+        keep(call(&client, "commit_order", json!({"draft_id": draft_id, "idempotency_key": key, "confirmation_token": token})).await.1);
+    }
+    {
+        let app = app(|c| c.sandbox_latency_ms = 1_500).await;
+        let client = app.client().await;
+        let (draft_id, _token) = draft(&client, "hh-010").await;
+        let commit = json!({"draft_id": draft_id, "idempotency_key": "ik_example_7", "confirmation_token": token});
+        let first = call(&client, "commit_order", commit.clone());
+        let second = async {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            call(&client, "commit_order", commit.clone()).await
+        };
+        let ((_, a), (_, b)) = tokio::join!(first, second);
+        for sc in [a, b] {
+            if sc["ok"] == false {
+                keep(sc);
+            }
+        }
+    }
+
+    // Limits, upstreams, and our own bug.
+    {
+        let app = app(|c| c.daily_suggestion_limit = 1).await;
+        let client = app.client().await;
+        let _ = call(&client, "suggest_gifts", json!({"relationship_type": "friend"})).await;
+        keep(call(&client, "suggest_gifts", json!({"relationship_type": "parent", "occasion": "birthday"})).await.1);
+    }
+    {
+        let url = hanging_catalog().await;
+        let app = app(move |c| {
+            c.builtin_catalog = false;
+            c.catalog_urls = vec![url];
+            c.source_timeout_ms = 200;
+        })
+        .await;
+        let client = app.client().await;
+        keep(call(&client, "suggest_gifts", json!({"relationship_type": "friend", "interests": ["juggling"]})).await.1);
+    }
+    {
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let app = app(move |c| {
+            c.builtin_catalog = false;
+            c.catalog_urls = vec![format!("http://127.0.0.1:{closed}/catalog.json")];
+        })
+        .await;
+        let client = app.client().await;
+        keep(call(&client, "suggest_gifts", json!({"relationship_type": "friend", "interests": ["juggling"]})).await.1);
+    }
+    {
+        let app = app(|c| c.failpoints = SUGGEST_GIFTS_PANICS.into()).await;
+        let client = app.client().await;
+        keep(call(&client, "suggest_gifts", json!({"relationship_type": "friend"})).await.1);
+    }
+    found
+}
+
+/// What must stay true of a documented example: code, category, retryability, error fields.
+fn shape(example: &Value) -> Value {
+    let error = &example["error"];
+    let mut fields: Vec<&String> = error.as_object().map(|e| e.keys().collect()).unwrap_or_default();
+    fields.sort();
+    json!({"ok": example["ok"], "tool": example["tool"], "code": error["code"], "category": error["category"],
+           "retryable": error["retryable"], "fields": fields})
+}
+
+fn section(found: &BTreeMap<&'static str, Value>) -> String {
+    let mut out = String::new();
+    for code in ErrorCode::ALL {
+        let example = &found[code.as_str()];
+        out.push_str(&format!(
+            "\n### `{code}`\n\n```json\n{}\n```\n",
+            serde_json::to_string_pretty(example).unwrap()
+        ));
+    }
+    out
+}
+
+/// The examples documented in `doc`, by code.
+fn documented(doc: &str) -> BTreeMap<String, Value> {
+    let mut out = BTreeMap::new();
+    for block in doc.split("```json\n").skip(1) {
+        let json = &block[..block.find("\n```").expect("closed code block")];
+        let value: Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("an example in docs/errors.md is not JSON ({e}): {json}"));
+        if let Some(code) = value["error"]["code"].as_str() {
+            out.insert(code.to_string(), value);
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn every_error_code_has_a_real_example_and_docs_errors_md_shows_the_same_shapes() {
+    let found = produce_every_error().await;
+    for code in ErrorCode::ALL {
+        let example = found.get(code.as_str()).unwrap_or_else(|| panic!("the server never answered with {code}; add a way to produce it here"));
+        assert_eq!(example["error"]["category"], serde_json::to_value(code.category()).unwrap(), "{example}");
+        assert_eq!(example["error"]["retryable"], code.retryable(), "{example}");
+    }
+
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/errors.md");
+    let doc = std::fs::read_to_string(path).expect("docs/errors.md");
+    let (start, end) = (doc.find(START).expect("examples start marker"), doc.find(END).expect("examples end marker"));
+    if std::env::var_os("GIFTGENIUS_UPDATE_DOCS").is_some() {
+        let updated = format!("{}{START}\n{}\n{}", &doc[..start], section(&found), &doc[end..]);
+        std::fs::write(path, updated).unwrap();
+        return;
+    }
+    let docs = documented(&doc[start..end]);
+    for code in ErrorCode::ALL {
+        let shown = docs.get(code.as_str()).unwrap_or_else(|| {
+            panic!("docs/errors.md has no example for {code}; regenerate with GIFTGENIUS_UPDATE_DOCS=1 cargo test -p giftgenius-server --test api error_examples")
+        });
+        assert_eq!(
+            shape(shown),
+            shape(&found[code.as_str()]),
+            "the documented {code} example no longer matches what the server returns; regenerate with \
+             GIFTGENIUS_UPDATE_DOCS=1 cargo test -p giftgenius-server --test api error_examples"
+        );
+    }
+}

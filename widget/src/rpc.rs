@@ -1,0 +1,339 @@
+//! The MCP Apps bridge's wire format (SEP-1865, protocol version 2026-01-26), kept pure.
+//!
+//! The view talks JSON-RPC 2.0 to `window.parent` over `postMessage`. Everything that decides
+//! *what* goes on the wire or what an incoming message means lives here and is unit-tested
+//! natively; `bridge.rs` only moves these values in and out of the browser.
+//!
+//! Lifecycle: the view sends `ui/initialize` (request); the response carries `hostContext`
+//! (theme, locale, ...); the view then sends `ui/notifications/initialized`. The host sends
+//! `ui/notifications/tool-input` (`params.arguments`) and `ui/notifications/tool-result`
+//! (`params` = a CallToolResult), and `ui/notifications/host-context-changed` (a partial
+//! context to merge). The view calls `tools/call`, `ui/message` and `ui/update-model-context`.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value, json};
+
+use crate::context::{RenderContext, Theme};
+use crate::controller::ToolResult;
+
+/// The MCP Apps protocol version this view speaks.
+pub const PROTOCOL_VERSION: &str = "2026-01-26";
+
+pub const INITIALIZE: &str = "ui/initialize";
+pub const INITIALIZED: &str = "ui/notifications/initialized";
+pub const TOOL_INPUT: &str = "ui/notifications/tool-input";
+pub const TOOL_RESULT: &str = "ui/notifications/tool-result";
+pub const HOST_CONTEXT_CHANGED: &str = "ui/notifications/host-context-changed";
+pub const SIZE_CHANGED: &str = "ui/notifications/size-changed";
+pub const TOOLS_CALL: &str = "tools/call";
+pub const MESSAGE: &str = "ui/message";
+pub const UPDATE_MODEL_CONTEXT: &str = "ui/update-model-context";
+pub const RESOURCE_TEARDOWN: &str = "ui/resource-teardown";
+pub const PING: &str = "ping";
+
+/// JSON-RPC "method not found".
+pub const METHOD_NOT_FOUND: i64 = -32601;
+
+/// The view's name in `appInfo` (the same string the no-WebAssembly bootstrap sends).
+pub const APP_NAME: &str = "giftgenius-widget";
+
+/// `params` of our `ui/initialize` request.
+pub fn initialize_params() -> Value {
+    json!({
+        "appInfo": { "name": APP_NAME, "version": env!("CARGO_PKG_VERSION") },
+        "appCapabilities": { "availableDisplayModes": ["inline"] },
+        "protocolVersion": PROTOCOL_VERSION,
+    })
+}
+
+/// A request (has an id, expects a response).
+pub fn request(id: u64, method: &str, params: Value) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })
+}
+
+/// A notification (no id, no response).
+pub fn notification(method: &str, params: Value) -> Value {
+    json!({ "jsonrpc": "2.0", "method": method, "params": params })
+}
+
+/// `tools/call` params.
+pub fn tools_call_params(name: &str, arguments: Map<String, Value>) -> Value {
+    json!({ "name": name, "arguments": arguments })
+}
+
+/// `ui/message` params: a user-role text message for the chat (content is a ContentBlock list).
+pub fn message_params(text: &str) -> Value {
+    json!({ "role": "user", "content": [{ "type": "text", "text": text }] })
+}
+
+/// `ui/update-model-context` params: the widget state as structured content.
+///
+/// Each update replaces the previous one, so the whole state goes every time.
+pub fn model_context_params(widget_state: &Value) -> Value {
+    let state = match widget_state {
+        Value::Object(_) => widget_state.clone(),
+        _ => json!({}),
+    };
+    json!({ "structuredContent": state })
+}
+
+/// A tool result (CallToolResult, or ChatGPT's callTool answer) as the controller wants it.
+pub fn tool_result_from(result: &Value) -> ToolResult {
+    ToolResult {
+        structured_content: result.get("structuredContent").cloned().unwrap_or(Value::Null),
+        meta: result.get("_meta").cloned().unwrap_or(Value::Null),
+    }
+}
+
+/// What one incoming message means to the view.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Incoming {
+    /// The answer to one of our requests.
+    Response { id: u64, outcome: Result<Value, String> },
+    /// `ui/notifications/tool-input`: the (complete) arguments of the tool call.
+    ToolInput(Map<String, Value>),
+    /// `ui/notifications/tool-result`: the result the host rendered us for.
+    ToolResult(ToolResult),
+    /// `ui/notifications/host-context-changed`: a partial context to merge.
+    HostContext(Value),
+    /// A request from the host; it must be answered (see [`reply`]).
+    Request { id: Value, method: String },
+    /// Anything else: not JSON-RPC 2.0, notifications we do not use, responses to ids we
+    /// never sent (those are dropped by the caller when no request is pending).
+    Ignored,
+}
+
+/// Reads one message posted to the window (already known to come from `window.parent`).
+pub fn parse(message: &Value) -> Incoming {
+    if message.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Incoming::Ignored;
+    }
+    let id = message.get("id").filter(|id| !id.is_null());
+    match (message.get("method").and_then(Value::as_str), id) {
+        (Some(method), Some(id)) => Incoming::Request { id: id.clone(), method: method.to_string() },
+        (Some(method), None) => {
+            let params = message.get("params").cloned().unwrap_or(Value::Null);
+            match method {
+                TOOL_INPUT => match params.get("arguments") {
+                    Some(Value::Object(arguments)) => Incoming::ToolInput(arguments.clone()),
+                    _ => Incoming::ToolInput(Map::new()),
+                },
+                TOOL_RESULT if params.is_object() => Incoming::ToolResult(tool_result_from(&params)),
+                HOST_CONTEXT_CHANGED if params.is_object() => Incoming::HostContext(params),
+                _ => Incoming::Ignored,
+            }
+        }
+        (None, Some(id)) => {
+            let Some(id) = id.as_u64() else { return Incoming::Ignored };
+            let outcome = match (message.get("result"), message.get("error")) {
+                (_, Some(error)) if !error.is_null() => Err(error
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                    .unwrap_or_else(|| error.to_string())),
+                (Some(result), _) => Ok(result.clone()),
+                (None, _) => Ok(Value::Null),
+            };
+            Incoming::Response { id, outcome }
+        }
+        (None, None) => Incoming::Ignored,
+    }
+}
+
+/// The response to a request from the host: `ping` and `ui/resource-teardown` succeed with
+/// `{}`; anything else is "method not found" (a view exposes no tools).
+pub fn reply(id: &Value, method: &str) -> Value {
+    match method {
+        PING | RESOURCE_TEARDOWN => json!({ "jsonrpc": "2.0", "id": id, "result": {} }),
+        _ => json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "error": { "code": METHOD_NOT_FOUND, "message": format!("method not found: {method}") },
+        }),
+    }
+}
+
+/// Requests waiting for their response, by id. Ids start at 1 and never repeat.
+#[derive(Debug)]
+pub struct Pending<T> {
+    next_id: u64,
+    waiting: BTreeMap<u64, T>,
+}
+
+impl<T> Default for Pending<T> {
+    fn default() -> Self {
+        Self { next_id: 1, waiting: BTreeMap::new() }
+    }
+}
+
+impl<T> Pending<T> {
+    /// Registers a waiter and returns the id to send the request with.
+    pub fn add(&mut self, waiter: T) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.waiting.insert(id, waiter);
+        id
+    }
+
+    /// The waiter for a response, once; `None` for ids we never sent or already answered.
+    pub fn take(&mut self, id: u64) -> Option<T> {
+        self.waiting.remove(&id)
+    }
+
+    pub fn len(&self) -> usize {
+        self.waiting.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.waiting.is_empty()
+    }
+}
+
+/// The host context as last told: the `ui/initialize` result's `hostContext`, with every
+/// `host-context-changed` merged over it (top-level fields replace, as the spec says).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HostContext(Map<String, Value>);
+
+impl HostContext {
+    pub fn merge(&mut self, partial: &Value) {
+        if let Value::Object(fields) = partial {
+            for (key, value) in fields {
+                self.0.insert(key.clone(), value.clone());
+            }
+        }
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.0.get(key)
+    }
+
+    /// Theme and locale for rendering, with the same safe defaults as the ChatGPT bridge.
+    pub fn render_context(&self) -> RenderContext {
+        let theme = self.0.get("theme").and_then(Value::as_str).map(Theme::parse).unwrap_or_default();
+        let locale = self
+            .0
+            .get("locale")
+            .and_then(Value::as_str)
+            .filter(|l| !l.is_empty())
+            .unwrap_or(RenderContext::DEFAULT_LOCALE);
+        RenderContext::new(theme, locale)
+    }
+}
+
+/// The `localStorage`/`sessionStorage` key under which a draft's idempotency key is kept, so a
+/// reload in the confirm state reuses it even when the host gives no widget state back.
+/// The no-WebAssembly bootstrap uses the same key.
+pub fn checkout_storage_key(draft_id: &str) -> String {
+    format!("giftgenius/checkout/{draft_id}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn initialize_request_has_the_spec_fields() {
+        let msg = request(1, INITIALIZE, initialize_params());
+        assert_eq!(msg["jsonrpc"], "2.0");
+        assert_eq!(msg["id"], 1);
+        assert_eq!(msg["method"], "ui/initialize");
+        assert_eq!(msg["params"]["protocolVersion"], "2026-01-26");
+        assert_eq!(msg["params"]["appInfo"]["name"], APP_NAME);
+        assert!(msg["params"]["appInfo"]["version"].is_string());
+        assert!(msg["params"]["appCapabilities"].is_object());
+        let done = notification(INITIALIZED, json!({}));
+        assert_eq!(done, json!({"jsonrpc": "2.0", "method": "ui/notifications/initialized", "params": {}}));
+        assert!(done.get("id").is_none());
+    }
+
+    #[test]
+    fn responses_match_by_id_and_errors_become_err() {
+        assert_eq!(
+            parse(&json!({"jsonrpc": "2.0", "id": 3, "result": {"hostContext": {"theme": "dark"}}})),
+            Incoming::Response { id: 3, outcome: Ok(json!({"hostContext": {"theme": "dark"}})) }
+        );
+        assert_eq!(
+            parse(&json!({"jsonrpc": "2.0", "id": 4, "error": {"code": -32000, "message": "denied"}})),
+            Incoming::Response { id: 4, outcome: Err("denied".into()) }
+        );
+        // Someone else's string ids are not ours.
+        assert_eq!(parse(&json!({"jsonrpc": "2.0", "id": "x", "result": {}})), Incoming::Ignored);
+    }
+
+    #[test]
+    fn notifications_are_understood() {
+        assert_eq!(
+            parse(&json!({"jsonrpc": "2.0", "method": TOOL_INPUT, "params": {"arguments": {"budget_max": 30}}})),
+            Incoming::ToolInput(json!({"budget_max": 30}).as_object().cloned().unwrap_or_default())
+        );
+        assert_eq!(parse(&json!({"jsonrpc": "2.0", "method": TOOL_INPUT, "params": {}})), Incoming::ToolInput(Map::new()));
+        let result = json!({"content": [], "structuredContent": {"v": 1}, "_meta": {"giftgenius/html": "<p>x</p>"}});
+        assert_eq!(
+            parse(&json!({"jsonrpc": "2.0", "method": TOOL_RESULT, "params": result})),
+            Incoming::ToolResult(ToolResult { structured_content: json!({"v": 1}), meta: json!({"giftgenius/html": "<p>x</p>"}) })
+        );
+        assert_eq!(
+            parse(&json!({"jsonrpc": "2.0", "method": HOST_CONTEXT_CHANGED, "params": {"theme": "dark"}})),
+            Incoming::HostContext(json!({"theme": "dark"}))
+        );
+        assert_eq!(parse(&json!({"jsonrpc": "2.0", "method": "ui/notifications/tool-input-partial", "params": {}})), Incoming::Ignored);
+    }
+
+    #[test]
+    fn junk_is_ignored() {
+        for junk in [json!(null), json!("hi"), json!({"type": "openai:set_globals"}), json!({"jsonrpc": "1.0", "id": 1, "result": {}}), json!({"jsonrpc": "2.0"})] {
+            assert_eq!(parse(&junk), Incoming::Ignored, "{junk}");
+        }
+    }
+
+    #[test]
+    fn host_requests_get_answers() {
+        assert_eq!(
+            parse(&json!({"jsonrpc": "2.0", "id": 9, "method": "ui/resource-teardown", "params": {}})),
+            Incoming::Request { id: json!(9), method: RESOURCE_TEARDOWN.into() }
+        );
+        assert_eq!(reply(&json!(9), RESOURCE_TEARDOWN), json!({"jsonrpc": "2.0", "id": 9, "result": {}}));
+        assert_eq!(reply(&json!("p"), PING)["result"], json!({}));
+        assert_eq!(reply(&json!(2), "tools/list")["error"]["code"], METHOD_NOT_FOUND);
+    }
+
+    #[test]
+    fn pending_ids_are_unique_and_answered_once() {
+        let mut pending = Pending::default();
+        let a = pending.add("a");
+        let b = pending.add("b");
+        assert_ne!(a, b);
+        assert_eq!(pending.take(b), Some("b"));
+        assert_eq!(pending.take(b), None);
+        assert_eq!(pending.take(99), None);
+        assert_eq!(pending.len(), 1);
+        assert_eq!(pending.take(a), Some("a"));
+        assert!(pending.is_empty());
+        assert!(pending.add("c") > b);
+    }
+
+    #[test]
+    fn host_context_merges_partial_updates() {
+        let mut ctx = HostContext::default();
+        assert_eq!(ctx.render_context(), RenderContext::default());
+        ctx.merge(&json!({"theme": "dark", "locale": "de-DE", "displayMode": "inline"}));
+        assert_eq!(ctx.render_context(), RenderContext::new(Theme::Dark, "de-DE"));
+        ctx.merge(&json!({"theme": "light"}));
+        assert_eq!(ctx.render_context(), RenderContext::new(Theme::Light, "de-DE"));
+        assert_eq!(ctx.get("displayMode"), Some(&json!("inline")));
+        ctx.merge(&json!("junk"));
+        assert_eq!(ctx.render_context().locale, "de-DE");
+    }
+
+    #[test]
+    fn outgoing_params() {
+        let args = json!({"gift_id": "g_1"}).as_object().cloned().unwrap_or_default();
+        assert_eq!(tools_call_params("prepare_order", args), json!({"name": "prepare_order", "arguments": {"gift_id": "g_1"}}));
+        assert_eq!(message_params("hi"), json!({"role": "user", "content": [{"type": "text", "text": "hi"}]}));
+        let state = json!({"checkout": {"draft_id": "d_1", "idempotency_key": "ik_1"}});
+        assert_eq!(model_context_params(&state), json!({"structuredContent": state}));
+        assert_eq!(model_context_params(&Value::Null), json!({"structuredContent": {}}));
+        assert_eq!(checkout_storage_key("d_1"), "giftgenius/checkout/d_1");
+    }
+}
