@@ -1,5 +1,5 @@
-//! `cargo xtask errors`: writes the error table generated from `ErrorCode` into docs/errors.md,
-//! between `<!-- error-table:start -->` and `<!-- error-table:end -->`. A contract test fails
+//! `cargo xtask errors`: writes the error table generated from `ErrorCode` into README.md and
+//! docs/errors.md, between `<!-- error-table:start -->` and `<!-- error-table:end -->`. A contract test fails
 //! when the two drift.
 
 use std::path::Path;
@@ -21,15 +21,20 @@ pub fn with_table(doc: &str) -> Result<String> {
     Ok(format!("{}{START}\n{}{}", &doc[..start], ErrorCode::markdown_table(), &doc[end..]))
 }
 
+/// The documents that embed the table.
+pub const DOCUMENTS: [&str; 2] = ["README.md", "docs/errors.md"];
+
 pub fn run(root: &Path) -> Result<()> {
-    let path = root.join("docs/errors.md");
-    let doc = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-    let updated = with_table(&doc).with_context(|| format!("in {}", path.display()))?;
-    if updated == doc {
-        eprintln!("xtask: {} is up to date", path.display());
-    } else {
-        std::fs::write(&path, updated).with_context(|| format!("writing {}", path.display()))?;
-        eprintln!("xtask: wrote the error table into {}", path.display());
+    for name in DOCUMENTS {
+        let path = root.join(name);
+        let doc = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        let updated = with_table(&doc).with_context(|| format!("in {}", path.display()))?;
+        if updated == doc {
+            eprintln!("xtask: {} is up to date", path.display());
+        } else {
+            std::fs::write(&path, updated).with_context(|| format!("writing {}", path.display()))?;
+            eprintln!("xtask: wrote the error table into {}", path.display());
+        }
     }
     Ok(())
 }

@@ -5,21 +5,30 @@ use giftgenius_types::ErrorCode;
 const START: &str = "<!-- error-table:start -->";
 const END: &str = "<!-- error-table:end -->";
 
-#[test]
-fn the_error_table_in_docs_errors_md_matches_the_error_code_enum() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/errors.md");
-    let doc = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {path} ({e}); create it with `cargo xtask errors`"));
+fn assert_table_matches(name: &str) {
+    let path = format!("{}/../../{name}", env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {name} ({e})"));
     let (Some(start), Some(end)) = (doc.find(START), doc.find(END)) else {
-        panic!("docs/errors.md lacks the {START} … {END} markers around the error table; add them and run `cargo xtask errors`");
+        panic!("{name} lacks the {START} … {END} markers around the error table; add them and run `cargo xtask errors`");
     };
-    assert!(start < end, "docs/errors.md: {START} must come before {END}");
+    assert!(start < end, "{name}: {START} must come before {END}");
     let documented = doc[start + START.len()..end].trim();
     let generated = ErrorCode::markdown_table();
     assert!(
         documented == generated.trim(),
-        "docs/errors.md's error table differs from ErrorCode (crates/giftgenius-types/src/error.rs). \
+        "{name}'s error table differs from ErrorCode (crates/giftgenius-types/src/error.rs). \
          Regenerate it with `cargo xtask errors`.\n--- documented\n{documented}\n--- generated\n{generated}"
     );
+}
+
+#[test]
+fn the_error_table_in_docs_errors_md_matches_the_error_code_enum() {
+    assert_table_matches("docs/errors.md");
+}
+
+#[test]
+fn the_error_table_in_the_readme_matches_the_error_code_enum() {
+    assert_table_matches("README.md");
 }
 
 #[test]
