@@ -88,13 +88,13 @@ async fn produce_every_error() -> BTreeMap<&'static str, Value> {
     for (faults, key) in [("decline", "ik_example_5"), ("5xx*1", "ik_example_6")] {
         let app = app(|c| c.sandbox_faults = faults.into()).await;
         let client = app.client().await;
-        let (draft_id, _token) = draft(&client, "hh-010").await;
+        let (draft_id, token) = draft(&client, "hh-010").await;
         keep(call(&client, "commit_order", json!({"draft_id": draft_id, "idempotency_key": key, "confirmation_token": token})).await.1);
     }
     {
         let app = app(|c| c.sandbox_latency_ms = 1_500).await;
         let client = app.client().await;
-        let (draft_id, _token) = draft(&client, "hh-010").await;
+        let (draft_id, token) = draft(&client, "hh-010").await;
         let commit = json!({"draft_id": draft_id, "idempotency_key": "ik_example_7", "confirmation_token": token});
         let first = call(&client, "commit_order", commit.clone());
         let second = async {
