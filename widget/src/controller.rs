@@ -243,7 +243,10 @@ impl<H: Host> Controller<H> {
         let key = match self.host.stored_idempotency_key(draft_id) {
             Some(key) => key,
             None => {
-                let key = flow::idempotency_key_from_bytes(&self.host.random_bytes());
+                let key = match self.token_for(draft_id) {
+                    Some(token) => flow::idempotency_key_for_token(&token),
+                    None => flow::idempotency_key_from_bytes(&self.host.random_bytes()),
+                };
                 let widget_state = self.host.widget_state();
                 self.host.set_widget_state(flow::with_checkout(&widget_state, draft_id, &key)).await;
                 key
@@ -423,7 +426,8 @@ mod tests {
 
         let calls = fake.calls.borrow();
         assert_eq!(calls.len(), 2);
-        let key = format!("ik_{}", "07".repeat(16));
+        // Derived from the token, so a reload on a host without widget state finds it again.
+        let key = flow::idempotency_key_for_token("tok_secret");
         for (name, args, state_at_call) in calls.iter() {
             assert_eq!(name, "commit_order");
             assert_eq!(args["idempotency_key"], json!(key));

@@ -39,6 +39,21 @@ pub fn idempotency_key_from_bytes(bytes: &[u8; 16]) -> String {
     key
 }
 
+/// The key for a draft whose confirmation token we hold: `"ik_"` + the first 16 bytes of
+/// SHA-256("giftgenius/idempotency-key\n" + token), as hex.
+///
+/// Deterministic on purpose: a host that never gives widget state back and a sandbox that
+/// refuses storage (an MCP Apps view after a reload) still derive the *same* key for the same
+/// draft, so "minted once per draft" holds on every host. The packed document's no-wasm
+/// bootstrap derives it the same way (crypto.subtle), so both paths agree.
+pub fn idempotency_key_for_token(token: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(format!("giftgenius/idempotency-key\n{token}").as_bytes());
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(&digest[..16]);
+    idempotency_key_from_bytes(&bytes)
+}
+
 /// The key stored for this draft, if the widget state holds one.
 pub fn stored_idempotency_key(widget_state: &Value, draft_id: &str) -> Option<String> {
     let checkout = widget_state.get(CHECKOUT_STATE_KEY)?;
@@ -133,6 +148,11 @@ mod tests {
         let key = idempotency_key_from_bytes(&[0xab; 16]);
         assert_eq!(key.len(), 35);
         assert_eq!(key, format!("ik_{}", "ab".repeat(16)));
+        // Same value the bootstrap computes with crypto.subtle (checked in the browser tests).
+        let derived = idempotency_key_for_token("ct_example");
+        assert_eq!(derived, idempotency_key_for_token("ct_example"));
+        assert_ne!(derived, idempotency_key_for_token("ct_other"));
+        assert!(derived.starts_with("ik_") && derived.len() == 35);
     }
 
     #[test]

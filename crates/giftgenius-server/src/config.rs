@@ -91,6 +91,10 @@ pub struct Config {
     /// Serve MCP over stdin/stdout instead of HTTP.
     #[arg(long)]
     pub stdio: bool,
+    /// Also serve the local host emulator at /preview (and its test endpoints: payment ledger,
+    /// fault injection, a failing catalog source). A development aid; never in production.
+    #[arg(long, env = "GIFTGENIUS_PREVIEW")]
+    pub preview: bool,
     /// Log format on stderr.
     #[arg(long, env = "GIFTGENIUS_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,

@@ -13,6 +13,7 @@
 //! - `payments`: the sandbox payment provider (its own ledger, idempotency, latency, faults).
 //! - `failpoints`: crash points for the exactly-once tests.
 //! - `policy`: invariants applied after every tool call, and the repeated-call valve.
+//! - `preview`: the local host emulator page and its dev-only endpoints (only with `--preview`).
 //! - `error`: request references and the mapping of internal failures to `ToolError`.
 
 pub mod catalog;
@@ -27,6 +28,7 @@ pub mod mcp;
 pub mod orders;
 pub mod payments;
 pub mod policy;
+pub mod preview;
 pub mod reply;
 pub mod startup;
 pub mod store;

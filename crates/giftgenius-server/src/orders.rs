@@ -8,6 +8,8 @@
 //! 3. charge the provider with the key `gg_<order id>`: derived from our key's order, so a
 //!    retry after any crash asks the provider for the *same* charge
 //! 4. mark the order paid and store the response, in one transaction -> `finished`
+//! A draft has at most one live order; a commit under another key adopts it rather than
+//! creating a second one.
 //! A crash between any two phases is resumed by the next retry with the same key.
 
 use std::sync::Arc;
@@ -342,14 +344,15 @@ impl Checkout {
                 // The draft was bought under another key: answer with that order, never a second one.
                 Err(self.finish(scope, order_result(tool, &existing), reference).await)
             }
-            Ok(CreateOrder::DraftAlreadyOrdered(_)) => {
-                let error = ToolError::new(
-                    ErrorCode::RequestInProgress,
-                    "This draft is already being paid by another request.",
-                    reference,
-                )
-                .with_retry_after_ms(500);
-                Err(self.transient(scope, error).await)
+            Ok(CreateOrder::DraftAlreadyOrdered(existing)) => {
+                // Another key created this draft's order and has not finished it; its caller may
+                // be gone for good (a reloaded widget that lost its key). The provider key belongs
+                // to the order, not to either idempotency key, so finishing it under ours can only
+                // ever find the same charge.
+                match self.store.adopt_order(scope, &existing.id, self.now()).await {
+                    Ok(()) => Ok(existing),
+                    Err(e) => Err(self.internal_released(scope, reference, &e).await),
+                }
             }
             Err(e) => Err(self.internal_released(scope, reference, &e).await),
         }

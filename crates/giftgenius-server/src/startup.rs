@@ -156,7 +156,8 @@ impl Application {
             .nest_service("/mcp", mcp)
             .route("/images/{file}", get(gift_image).with_state(state.catalog.clone()))
             .route("/checkout/{id}", get(crate::checkout_page::checkout_page).with_state(state.clone()))
-            .route("/healthz", get(|| async { "ok" }));
+            .route("/healthz", get(|| async { "ok" }))
+            .merge(crate::preview::router(&config, state.clone()));
         Ok(Self { listener, router, state, addr, public_url, shutdown })
     }
 

@@ -1,10 +1,13 @@
 //! `cargo xtask …`: builds, serves and tests GiftGenius with pinned, locally installed tools.
 //!
-//! Commands: `setup [--browser]`, `widget`, `serve [-- SERVER ARGS…]`, `test`. Works from any
+//! Commands: `setup [--browser]`, `widget`, `serve [-- SERVER ARGS…]`, `preview [-- SERVER ARGS…]`,
+//! `test`, `browser-test`. Works from any
 //! directory: the workspace root comes from this crate's manifest location.
 
 mod cmd;
+mod errors;
 mod pack;
+mod preview;
 mod tools;
 mod widget;
 
@@ -17,11 +20,16 @@ usage: cargo xtask <command>
 
 commands:
   setup [--browser]      install/check trunk, wasm-bindgen, wasm-opt and the wasm32 target
-                         (--browser: also Debian's chromium for browser tests)
+                         (--browser: also Debian's chromium and browser-tests' npm ci)
   widget                 setup, trunk build --release, pack into dist/giftgenius-widget.html
+  errors                 regenerate the error table in docs/errors.md from ErrorCode
   serve [-- ARGS…]       widget, then run the server with --widget-html and ARGS
                          (server flags: --host --port --public-url --db --widget-mime --stdio)
-  test                   widget, wasm32 build of giftgenius-types, cargo test --workspace
+  preview [-- ARGS…]     widget, then the server with --preview: host emulator page at
+                         http://127.0.0.1:8000/preview (both bridges, CSP modes, fixtures)
+  test                   widget, wasm32 build of giftgenius-types, cargo test --workspace,
+                         then the browser tests (headless Chromium, browser-tests/)
+  browser-test           widget, then only the browser tests
 
 tools live in $GIFTGENIUS_TOOLS (default $HOME/.cache/giftgenius/tools)";
 
@@ -55,6 +63,7 @@ fn run() -> Result<()> {
             tools::ensure_build_tools(&root)?;
             if browser {
                 tools::ensure_chromium()?;
+                preview::ensure_npm_deps(&root)?;
             }
             eprintln!("xtask: setup done");
             Ok(())
@@ -71,9 +80,25 @@ fn run() -> Result<()> {
             };
             serve(&root, server_args)
         }
+        "preview" => {
+            let server_args = match rest.split_first() {
+                Some((dashdash, tail)) if dashdash == "--" => tail,
+                _ => rest,
+            };
+            preview::run(&root, server_args)
+        }
         "test" => {
             no_args("test", rest)?;
             test(&root)
+        }
+        "browser-test" => {
+            no_args("browser-test", rest)?;
+            let html = widget::build(&root)?;
+            preview::browser_tests(&root, &html)
+        }
+        "errors" => {
+            no_args("errors", rest)?;
+            errors::run(&root)
         }
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
@@ -164,6 +189,9 @@ fn test(root: &Path) -> Result<()> {
         .env("GIFTGENIUS_WIDGET_HTML", &html);
     locked_in_ci(&mut tests);
     cmd::run(&mut tests)?;
+
+    // The packed widget in headless Chromium inside the preview host, against the real server.
+    preview::browser_tests(root, &html)?;
     eprintln!("xtask: test passed");
     Ok(())
 }

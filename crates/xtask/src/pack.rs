@@ -123,15 +123,21 @@ pub const BOOTSTRAP_JS: &str = concat!(
         : rpc("ui/update-model-context", { structuredContent: next })).then(null, function () {});
     }
     // The draft's idempotency key: kept, or minted once and persisted before it is used.
-    function key(id) {
-      var k = null, b = new Uint8Array(16);
+    // Derived from the confirmation token like the wasm path (flow::idempotency_key_for_token),
+    // so a reload that lost widget state and storage still finds the same key.
+    function key(id, t) {
+      var k = null, made;
       [ws.checkout, state().checkout].forEach(function (c) { if (!k && c && c.draft_id === id) k = c.idempotency_key; });
       store(function (s) { k = k || s.getItem(STORE + id); });
       if (k) return Promise.resolve(k);
-      crypto.getRandomValues(b);
-      k = "ik_";
-      for (var i = 0; i < 16; i++) k += (b[i] < 16 ? "0" : "") + b[i].toString(16);
-      return save(Object.assign({}, state(), { checkout: { draft_id: id, idempotency_key: k } })).then(function () { return k; });
+      made = t && window.crypto && crypto.subtle
+        ? crypto.subtle.digest("SHA-256", new TextEncoder().encode("giftgenius/idempotency-key\n" + t)).then(function (d) { return new Uint8Array(d); })
+        : Promise.resolve(crypto.getRandomValues(new Uint8Array(16)));
+      return made.then(function (b) {
+        k = "ik_";
+        for (var i = 0; i < 16; i++) k += (b[i] < 16 ? "0" : "") + b[i].toString(16);
+        return save(Object.assign({}, state(), { checkout: { draft_id: id, idempotency_key: k } })).then(function () { return k; });
+      });
     }
     function confirm() {
       var g = draft, t = token;
@@ -140,7 +146,7 @@ pub const BOOTSTRAP_JS: &str = concat!(
       if (!t) return call("prepare_order", { gift_id: g.gift.id, quantity: g.quantity, shipping: g.shipping, currency: g.total.currency });
       busy = true;
       paint();
-      key(g.id).then(function (k) { call("commit_order", { draft_id: g.id, idempotency_key: k, confirmation_token: t }); });
+      key(g.id, t).then(function (k) { call("commit_order", { draft_id: g.id, idempotency_key: k, confirmation_token: t }); });
     }
     function cancel() {
       var next = Object.assign({}, state());

@@ -12,7 +12,13 @@ use crate::view::tool_label;
 /// A friendly heading for an error's category.
 fn heading(category: ErrorCategory, tool: ToolName) -> String {
     match category {
-        ErrorCategory::Transient => format!("Couldn't load {} right now", tool_label(tool)),
+        ErrorCategory::Transient => match tool {
+            // Writes are not "loaded": say what did not happen.
+            ToolName::CommitOrder => "Couldn't place your order right now".to_string(),
+            ToolName::PrepareOrder => "Couldn't prepare your order right now".to_string(),
+            ToolName::CreateCheckoutSession => "Couldn't create the checkout right now".to_string(),
+            _ => format!("Couldn't load {} right now", tool_label(tool)),
+        },
         ErrorCategory::Validation => "Some details need a fix".to_string(),
         ErrorCategory::Business => "That can't be done right now".to_string(),
         ErrorCategory::Permission => "Your confirmation is needed".to_string(),

@@ -151,6 +151,8 @@ pub trait Store: Send + Sync + 'static {
     /// In one transaction: check stock (`stock` minus units in live orders), insert `order` as
     /// pending payment and move the key to `order_created`.
     async fn create_order(&self, scope: &Scope, order: &OrderRow, stock: i64, now_ms: i64) -> StoreResult<CreateOrder>;
+    /// Points the key at an existing order (`order_created`), to finish an order another key left pending.
+    async fn adopt_order(&self, scope: &Scope, order_id: &str, now_ms: i64) -> StoreResult<()>;
     async fn order(&self, subject: &str, id: &str) -> StoreResult<Option<OrderRow>>;
     async fn order_by_id(&self, id: &str) -> StoreResult<Option<OrderRow>>;
     /// Units of a gift in live (pending or paid) orders.

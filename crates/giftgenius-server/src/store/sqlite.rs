@@ -263,6 +263,21 @@ impl Store for SqliteStore {
         Ok(CreateOrder::Created)
     }
 
+    async fn adopt_order(&self, scope: &Scope, order_id: &str, now_ms: i64) -> StoreResult<()> {
+        sqlx::query(
+            "UPDATE idempotency_keys SET recovery_point = 'order_created', order_id = $4, updated_at_ms = $5 \
+             WHERE subject = $1 AND tool = $2 AND key = $3 AND recovery_point = 'started'",
+        )
+        .bind(&scope.subject)
+        .bind(scope.tool)
+        .bind(&scope.key)
+        .bind(order_id)
+        .bind(now_ms)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
     async fn order(&self, subject: &str, id: &str) -> StoreResult<Option<OrderRow>> {
         let row = sqlx::query("SELECT * FROM orders WHERE id = $1 AND subject = $2")
             .bind(id)

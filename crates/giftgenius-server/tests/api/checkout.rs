@@ -244,6 +244,25 @@ async fn a_draft_is_paid_once_even_under_two_keys() {
 }
 
 #[tokio::test]
+async fn a_pending_order_left_by_a_lost_key_is_finished_by_the_next_key_with_one_charge() {
+    // The first commit charges, but the provider's answer is lost; then the widget reloads and
+    // has lost its key, so the user's next Confirm arrives with a new one.
+    let app = spawn_app_with(|c| c.sandbox_faults = "timeout*1".into()).await;
+    let (draft, token) = prepare(&app, "u1", "pp-005").await;
+    let client = app.client().await;
+    let (_, lost) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_lost", &token)).await;
+    assert_eq!(lost["error"]["code"], "PAYMENT_PROVIDER_UNAVAILABLE");
+    let (_, second) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_new", &token)).await;
+    assert_eq!(second["ok"], true, "{second}");
+    assert_eq!(charges(&app).await, 1);
+    // The original key, retried later, finds the same order and the same charge.
+    let (_, first_again) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_lost", &token)).await;
+    assert_eq!(first_again["order"]["id"], second["order"]["id"]);
+    assert_eq!(charges(&app).await, 1);
+    assert_eq!(orders(&app).await, 1);
+}
+
+#[tokio::test]
 async fn get_order_reads_back_only_your_own_orders() {
     let app = spawn_app().await;
     let (draft, token) = prepare(&app, "u1", "lw-003").await;

@@ -1,0 +1,172 @@
+// Shared helpers: start the real server with --preview, drive Debian's Chromium with
+// playwright-core (never a downloaded browser), open the preview host, save screenshots.
+import { spawn } from "node:child_process";
+import { mkdtempSync, mkdirSync, rmSync, existsSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const ROOT = path.resolve(here, "../..");
+export const ARTIFACTS = process.env.GIFTGENIUS_BROWSER_ARTIFACTS || path.join(ROOT, "target/browser-artifacts");
+const CHROMIUM = process.env.GIFTGENIUS_CHROMIUM || "/usr/bin/chromium";
+// As on these machines: no sandbox as root, no GPU, no background traffic to Google.
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+function serverBinary() {
+  if (process.env.GIFTGENIUS_SERVER_BIN) return process.env.GIFTGENIUS_SERVER_BIN;
+  const target = process.env.CARGO_TARGET_DIR ? path.resolve(ROOT, process.env.CARGO_TARGET_DIR) : path.join(ROOT, "target");
+  return path.join(target, "debug/giftgenius-server");
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.unref();
+    s.on("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Starts `giftgenius-server --preview` on a free port with a fresh database. */
+export async function startServer({ extraArgs = [] } = {}) {
+  const bin = serverBinary();
+  if (!existsSync(bin)) throw new Error(`${bin} is missing; run \`cargo build -p giftgenius-server\` (cargo xtask test does)`);
+  const widget = process.env.GIFTGENIUS_WIDGET_HTML || path.join(ROOT, "dist/giftgenius-widget.html");
+  if (!existsSync(widget)) throw new Error(`${widget} is missing; run \`cargo xtask widget\``);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const port = await freePort();
+    const dir = mkdtempSync(path.join(tmpdir(), "gg-browser-"));
+    const base = `http://127.0.0.1:${port}`;
+    const args = [
+      "--preview",
+      "--host", "127.0.0.1",
+      "--port", String(port),
+      "--db", path.join(dir, "giftgenius.db"),
+      "--widget-html", widget,
+      "--sandbox-latency-ms", "30",
+      "--catalog-url", `${base}/preview/catalog`,
+      ...extraArgs,
+    ];
+    const child = spawn(bin, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, RUST_LOG: process.env.RUST_LOG || "warn" } });
+    let output = "";
+    child.stdout.on("data", (d) => { output += d; });
+    child.stderr.on("data", (d) => { output += d; });
+    let exited = false;
+    child.on("exit", () => { exited = true; });
+    for (let i = 0; i < 100 && !exited; i++) {
+      try {
+        const res = await fetch(`${base}/healthz`);
+        if (res.ok) {
+          return {
+            base,
+            port,
+            output: () => output,
+            async ledger() {
+              const r = await fetch(`${base}/preview/ledger`);
+              return (await r.json()).count;
+            },
+            async stop() {
+              if (!exited) {
+                child.kill("SIGTERM");
+                for (let j = 0; j < 50 && !exited; j++) await sleep(100);
+                if (!exited) child.kill("SIGKILL");
+              }
+              rmSync(dir, { recursive: true, force: true });
+            },
+          };
+        }
+      } catch (_) { /* not up yet */ }
+      await sleep(100);
+    }
+    if (!exited) child.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+    if (!/address|in use|bind/i.test(output)) throw new Error(`server did not start:\n${output}`);
+  }
+  throw new Error("server did not start after 3 attempts (ports taken?)");
+}
+
+export async function launchBrowser() {
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+}
+
+/**
+ * Opens the preview host with a bridge/csp/theme. Collects dialogs (none may fire), console
+ * errors and page errors of both the host page and the widget frame.
+ */
+export async function openPreview(browser, server, { bridge = "openai", csp = "chatgpt", theme = "light", sandbox = "auto" } = {}) {
+  const context = await browser.newContext({ viewport: { width: 1500, height: 1000 } });
+  const page = await context.newPage();
+  const dialogs = [];
+  const consoleErrors = [];
+  page.on("dialog", async (d) => { dialogs.push(d.message()); await d.dismiss().catch(() => {}); });
+  page.on("console", (m) => { if (m.type() === "error") consoleErrors.push(m.text()); });
+  page.on("pageerror", (e) => consoleErrors.push(String(e)));
+  // localhost (not 127.0.0.1): the MCP Apps sandbox is then sandbox.localhost, same-site.
+  await page.goto(`${server.base.replace("127.0.0.1", "localhost")}/preview?bridge=${bridge}&csp=${csp}&theme=${theme}&sandbox=${sandbox}`);
+  await page.evaluate(() => window.ggPreview.ready);
+  const frame = () => page.frameLocator("#widget");
+  return {
+    page,
+    context,
+    dialogs,
+    consoleErrors,
+    frame,
+    bridge,
+    csp,
+    /** Runs a fixture or a tool call as the model; resolves with the CallToolResult. */
+    fixture: (name) => page.evaluate((n) => window.ggPreview.fixture(n), name),
+    run: (tool, args) => page.evaluate(([t, a]) => window.ggPreview.run(t, a), [tool, args]),
+    setTheme: (t) => page.evaluate((x) => window.ggPreview.setTheme(x), t),
+    reload: () => page.evaluate(() => window.ggPreview.reload()),
+    setFaults: (plan) => page.evaluate((p) => window.ggPreview.setFaults(p), plan),
+    commits: () => page.evaluate(() => window.ggPreview.commits().map((c) => ({ arguments: c.arguments, ok: c.result ? !c.result.isError : false }))),
+    /** The widget document's `data-wasm` (ready | failed | fallback | loading). */
+    wasmState: async () => {
+      const handle = await page.$("#widget");
+      const f = handle && (await handle.contentFrame());
+      return f ? f.evaluate(() => document.documentElement.dataset.wasm || "") : "";
+    },
+    /** The visible element matching `selector` inside the widget (wasm root or fallback). */
+    visible: (selector) => frame().locator(`${selector}:visible`).first(),
+    close: () => context.close(),
+  };
+}
+
+export async function screenshot(h, name) {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const safe = name.replace(/[^a-z0-9._-]+/gi, "_");
+  await h.page.screenshot({ path: path.join(ARTIFACTS, `${safe}.png`), fullPage: true });
+  const el = await h.page.$("#widget");
+  if (el) await el.screenshot({ path: path.join(ARTIFACTS, `${safe}.widget.png`) }).catch(() => {});
+}
+
+export async function until(fn, { timeout = 10000, interval = 50, message = "condition" } = {}) {
+  const end = Date.now() + timeout;
+  let last;
+  while (Date.now() < end) {
+    try {
+      last = await fn();
+      if (last) return last;
+    } catch (e) {
+      last = e;
+    }
+    await sleep(interval);
+  }
+  throw new Error(`timed out waiting for ${message} (last: ${last})`);
+}

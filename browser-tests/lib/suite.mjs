@@ -1,0 +1,248 @@
+// The browser suite, defined once and run per (bridge, CSP) combination by tests/*.test.mjs.
+// Every state comes from a real tool call on a real server; charges are counted in the sandbox
+// payment ledger (/preview/ledger), never inferred from responses.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startServer, launchBrowser, openPreview, screenshot, until } from "./harness.mjs";
+
+export const XSS = "<img src=x onerror=alert(1)>";
+
+// Fixture → what must show: the root's data-state and a selector/text inside it.
+const STATES = [
+  { fixture: "results", state: "results", check: async (h) => assert.ok((await h.frame().locator(".gg-card:visible").count()) >= 1, "cards") },
+  { fixture: "empty", state: "empty", check: (h) => h.visible(".gg-empty").waitFor() },
+  { fixture: "partial", state: "results", check: async (h) => {
+    await h.visible(".gg-banner-warn").waitFor();
+    assert.match(await h.visible(".gg-banner-warn").innerText(), /http-catalog/);
+  } },
+  { fixture: "validation", state: "error", code: "VALIDATION_ERROR", category: "validation", check: async (h) => {
+    assert.match(await h.visible(".gg-error").innerText(), /age/);
+    assert.equal(await h.frame().locator('.gg-error [data-action="retry"]:visible').count(), 0, "no Try again on validation");
+  } },
+  { fixture: "business", state: "error", code: "GIFT_UNAVAILABLE", category: "business", check: async (h) => {
+    assert.match(await h.visible(".gg-error").innerText(), /out of stock/i);
+  } },
+  { fixture: "transient", state: "error", code: "PAYMENT_PROVIDER_UNAVAILABLE", category: "transient", check: async (h) => {
+    await h.visible('.gg-error [data-action="retry"]').waitFor();
+  } },
+  { fixture: "permission", state: "error", code: "CONFIRMATION_REQUIRED", category: "permission", check: async (h) => {
+    assert.equal(await h.frame().locator('.gg-error [data-action="retry"]:visible').count(), 0, "permission errors are not retryable");
+  } },
+  { fixture: "confirm", state: "confirm", check: (h) => h.visible('.gg-confirm-purchase [data-action="confirm"]').waitFor() },
+  { fixture: "order placed", state: "order-placed", check: (h) => h.visible(".gg-order-placed").waitFor() },
+];
+
+/** The visible root's data-state once it is `want` (wasm root or server-rendered fallback). */
+async function waitForState(h, want, timeout = 15000) {
+  return until(async () => {
+    const roots = h.frame().locator(".gg-root:visible");
+    const n = await roots.count();
+    for (let i = 0; i < n; i++) {
+      if ((await roots.nth(i).getAttribute("data-state")) === want) return true;
+    }
+    return false;
+  }, { timeout, message: `widget state ${want}` });
+}
+
+async function visibleState(h) {
+  const root = h.frame().locator(".gg-root:visible").first();
+  return (await root.count()) ? root.getAttribute("data-state") : null;
+}
+
+async function expectRuntime(h, wantWasm) {
+  // Wasm path: the module must have started. Fallback path: it must have been refused and the
+  // server-rendered HTML shown instead (the bootstrap says "failed" or "fallback").
+  const state = await until(async () => {
+    const s = await h.wasmState();
+    return s && s !== "loading" ? s : false;
+  }, { timeout: 15000, message: "data-wasm to settle" });
+  if (wantWasm) assert.equal(state, "ready", "WebAssembly should run under this CSP");
+  else assert.ok(state === "failed" || state === "fallback", `expected the no-WebAssembly fallback, data-wasm=${state}`);
+}
+
+// After a failed commit the wasm view keeps the confirm screen with an inline error; the
+// fallback shows the server-rendered error of commit_order. Either must offer "Try again".
+const FAILED_COMMIT = ".gg-inline-error:visible, .gg-error:visible";
+const TRY_AGAIN = '.gg-inline-error [data-action="confirm"], .gg-error [data-action="retry"]';
+
+async function click(h, selector) {
+  await h.visible(selector).click();
+}
+
+export function defineSuite({ bridge, csp }) {
+  const wasm = csp === "chatgpt";
+  const label = `${bridge}/${csp === "chatgpt" ? "wasm" : "fallback"}`;
+  let server;
+  let browser;
+  before(async () => {
+    server = await startServer();
+    browser = await launchBrowser();
+  });
+  after(async () => {
+    await browser?.close().catch(() => {});
+    await server?.stop();
+  });
+  const open = (opts = {}) => openPreview(browser, server, { bridge, csp, ...opts });
+
+  // A page per test: a fresh MCP session, so drafts, keys and the repeated-call valve are per test.
+  async function withPage(name, fn, opts) {
+    const h = await open(opts);
+    // Tests run one after another on one server: count this test's charges only.
+    const base = await server.ledger();
+    h.charges = async () => (await server.ledger()) - base;
+    try {
+      await fn(h);
+      assert.deepEqual(h.dialogs, [], "no dialog may open");
+    } catch (e) {
+      await screenshot(h, `FAILED-${label}-${name}`).catch(() => {});
+      const log = await h.page.evaluate(() => window.ggPreview.log.slice(-12).map((e) => `${e.dir} ${e.label}`)).catch(() => []);
+      e.message += `\n  last preview messages:\n    ${log.join("\n    ")}\n  console errors: ${h.consoleErrors.slice(-5).join(" | ")}`;
+      throw e;
+    } finally {
+      await h.close();
+    }
+  }
+
+  for (const s of STATES) {
+    test(`${label}: ${s.fixture} renders from a real tool call`, () => withPage(s.fixture, async (h) => {
+      const result = await h.fixture(s.fixture);
+      if (s.code) {
+        assert.equal(result.isError, true);
+        assert.equal(result.structuredContent.error.code, s.code);
+        assert.equal(result.structuredContent.error.category, s.category);
+      } else {
+        assert.equal(result.isError, false);
+      }
+      await waitForState(h, s.state);
+      await expectRuntime(h, wasm);
+      await s.check(h);
+      await screenshot(h, `${label}-${s.fixture}-light`);
+    }));
+  }
+
+  test(`${label}: light and dark theme`, () => withPage("theme", async (h) => {
+    await h.fixture("results");
+    await waitForState(h, "results");
+    assert.equal(await h.visible(".gg-root").getAttribute("data-theme"), "light");
+    await screenshot(h, `${label}-theme-light`);
+    await h.setTheme("dark");
+    await until(async () => (await h.visible(".gg-root").getAttribute("data-theme")) === "dark", { message: "dark theme" });
+    await screenshot(h, `${label}-theme-dark`);
+    // Dark must actually change the colours, not only an attribute.
+    const bg = await h.visible(".gg-root").evaluate((el) => getComputedStyle(el).backgroundColor + "|" + getComputedStyle(el).color);
+    await h.setTheme("light");
+    await until(async () => (await h.visible(".gg-root").getAttribute("data-theme")) === "light", { message: "light theme" });
+    const bgLight = await h.visible(".gg-root").evaluate((el) => getComputedStyle(el).backgroundColor + "|" + getComputedStyle(el).color);
+    assert.notEqual(bg, bgLight, "dark and light render differently");
+    // A new instance opened in dark starts dark.
+    await h.setTheme("dark");
+    await h.fixture("confirm");
+    await waitForState(h, "confirm");
+    await until(async () => (await h.visible(".gg-root").getAttribute("data-theme")) === "dark", { message: "dark confirm" });
+    await screenshot(h, `${label}-confirm-dark`);
+  }));
+
+  test(`${label}: buttons are reachable and operable by keyboard`, () => withPage("keyboard", async (h) => {
+    await h.fixture("results");
+    await waitForState(h, "results");
+    await expectRuntime(h, wasm);
+    // Tab from the host page into the frame until a Choose button has focus.
+    await h.page.locator("#widget").focus();
+    const focused = () => h.frame().locator(":focus").first();
+    await until(async () => {
+      await h.page.keyboard.press("Tab");
+      return (await focused().getAttribute("data-action").catch(() => null)) === "choose";
+    }, { timeout: 15000, interval: 10, message: "Tab to reach a Choose button" });
+    await h.page.keyboard.press("Enter");
+    await waitForState(h, "confirm");
+    await until(async () => {
+      await h.page.keyboard.press("Tab");
+      return (await focused().getAttribute("data-action").catch(() => null)) === "confirm";
+    }, { timeout: 15000, interval: 10, message: "Tab to reach Confirm" });
+    await h.page.keyboard.press("Enter");
+    await waitForState(h, "order-placed");
+    assert.equal(await h.charges(), 1);
+    await screenshot(h, `${label}-keyboard-order-placed`);
+  }));
+
+  test(`${label}: markup in a gift title and an interest renders as text`, () => withPage("markup", async (h) => {
+    await h.fixture("markup in text");
+    await waitForState(h, "results");
+    await expectRuntime(h, wasm);
+    const title = h.frame().locator(".gg-card-title:visible", { hasText: XSS });
+    await title.first().waitFor();
+    assert.equal(await title.first().innerText(), `Sketchbook ${XSS}`);
+    // The interest comes back in the summary and the reasons: as text too.
+    assert.ok((await h.frame().getByText(XSS, { exact: false }).count()) >= 2, "interest echoed as text");
+    assert.equal(await h.frame().locator('img[src="x"]').count(), 0, "no element was created from the markup");
+    await h.page.waitForTimeout(300);
+    assert.deepEqual(h.dialogs, []);
+    await screenshot(h, `${label}-markup-as-text`);
+  }));
+
+  test(`${label}: one click on Confirm charges exactly once`, () => withPage("confirm-once", async (h) => {
+    await h.fixture("confirm");
+    await waitForState(h, "confirm");
+    await expectRuntime(h, wasm);
+    assert.equal(await h.charges(), 0);
+    await click(h, '[data-action="confirm"]');
+    await waitForState(h, "order-placed");
+    assert.equal(await h.charges(), 1);
+    const commits = await h.commits();
+    assert.equal(commits.length, 1, "one commit_order call");
+    await screenshot(h, `${label}-order-placed-by-click`);
+  }));
+
+  test(`${label}: a rapid double click charges exactly once`, () => withPage("double-click", async (h) => {
+    await h.fixture("confirm");
+    await waitForState(h, "confirm");
+    await expectRuntime(h, wasm);
+    await h.visible('[data-action="confirm"]').dblclick();
+    await waitForState(h, "order-placed");
+    await h.page.waitForTimeout(500); // let a second call, if any, land
+    assert.equal(await h.charges(), 1);
+    const commits = await h.commits();
+    assert.ok(commits.length >= 1);
+    assert.equal(new Set(commits.map((c) => c.arguments.idempotency_key)).size, 1, "one key");
+  }));
+
+  test(`${label}: a transient payment failure then Try again charges exactly once`, () => withPage("try-again", async (h) => {
+    await h.fixture("confirm");
+    await waitForState(h, "confirm");
+    await expectRuntime(h, wasm);
+    await h.setFaults("5xx*1");
+    await click(h, '[data-action="confirm"]');
+    await h.frame().locator(FAILED_COMMIT).first().waitFor({ timeout: 15000 });
+    assert.equal(await h.charges(), 0, "the 5xx charged nothing");
+    await screenshot(h, `${label}-payment-failed`);
+    await click(h, TRY_AGAIN);
+    await waitForState(h, "order-placed");
+    assert.equal(await h.charges(), 1);
+    const keys = (await h.commits()).map((c) => c.arguments.idempotency_key);
+    assert.equal(keys.length, 2);
+    assert.equal(keys[0], keys[1], "Try again reuses the key");
+  }));
+
+  test(`${label}: reloading the view in the confirm state keeps the key`, () => withPage("reload", async (h) => {
+    await h.fixture("confirm");
+    await waitForState(h, "confirm");
+    await expectRuntime(h, wasm);
+    // The provider charges but its answer is lost: only the same key can avoid a second charge.
+    await h.setFaults("timeout*1");
+    await click(h, '[data-action="confirm"]');
+    await h.frame().locator(FAILED_COMMIT).first().waitFor({ timeout: 15000 });
+    assert.equal(await h.charges(), 1, "the lost answer did charge");
+    await h.reload();
+    await waitForState(h, "confirm");
+    await expectRuntime(h, wasm);
+    await click(h, '[data-action="confirm"]');
+    await waitForState(h, "order-placed");
+    assert.equal(await h.charges(), 1, "still exactly one charge after the reload");
+    const keys = (await h.commits()).map((c) => c.arguments.idempotency_key);
+    assert.equal(keys.length, 2);
+    assert.equal(keys[0], keys[1], "the reloaded view reused the key");
+    await screenshot(h, `${label}-order-placed-after-reload`);
+  }));
+}
+
+export { waitForState, visibleState };

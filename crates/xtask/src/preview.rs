@@ -1,0 +1,133 @@
+//! `cargo xtask preview` (the local host emulator) and the browser tests (`browser-tests/`, run
+//! by `cargo xtask test` after the cargo tests, or alone by `cargo xtask browser-test`).
+//!
+//! Browser tests use Debian's Chromium (installed by `tools::ensure_chromium`) driven by the
+//! exactly pinned playwright-core from `browser-tests/package-lock.json` (`npm ci`); no tool
+//! ever downloads a browser.
+
+use crate::{cmd, locked_in_ci, tools, widget};
+use anyhow::{Context, Result, bail};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const TESTS_DIR: &str = "browser-tests";
+/// Written into node_modules after a successful `npm ci`: the lockfile's hash it installed.
+const NPM_STAMP: &str = "node_modules/.giftgenius-lock.sha256";
+
+/// Value of `--flag VALUE` or `--flag=VALUE` in the server arguments.
+fn flag_value<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
+    let prefix = format!("{flag}=");
+    args.iter().enumerate().find_map(|(i, a)| {
+        if a == flag {
+            args.get(i + 1).map(String::as_str)
+        } else {
+            a.strip_prefix(&prefix)
+        }
+    })
+}
+
+/// Builds the widget, then runs the server (debug build: results are checked against their
+/// output schemas) with `--preview` and a preview catalog source, and prints the page's URL.
+pub fn run(root: &Path, server_args: &[String]) -> Result<()> {
+    let html = widget::build(root)?;
+    let host = flag_value(server_args, "--host").unwrap_or("127.0.0.1").to_string();
+    let port = flag_value(server_args, "--port").unwrap_or("8000").to_string();
+    if port == "0" {
+        bail!("preview: pass a fixed --port (the preview catalog source needs to know it)");
+    }
+    let loopback = ["0.0.0.0", "::", "127.0.0.1", "localhost"].contains(&host.as_str());
+    let browse_host = if loopback { "127.0.0.1".to_string() } else { host.clone() };
+    let base = format!("http://{browse_host}:{port}");
+    let mut server = cmd::cargo();
+    server.args(["run", "-p", "giftgenius-server"]).current_dir(root);
+    locked_in_ci(&mut server);
+    server.arg("--").arg("--preview").arg("--widget-html").arg(&html);
+    if flag_value(server_args, "--db").is_none() {
+        // Its own database, so preview charges and drafts never mix with `serve`'s.
+        let db = root.join("target/preview/giftgenius-preview.db");
+        std::fs::create_dir_all(db.parent().expect("has a parent")).context("creating target/preview")?;
+        server.arg("--db").arg(db);
+    }
+    if flag_value(server_args, "--catalog-url").is_none() {
+        server.arg("--catalog-url").arg(format!("{base}/preview/catalog"));
+    }
+    server.args(server_args);
+    eprintln!();
+    // From localhost the MCP Apps view runs at sandbox.localhost: another origin, same site.
+    let page = if loopback { format!("http://localhost:{port}/preview") } else { format!("{base}/preview") };
+    eprintln!("xtask: preview: open {page}   (MCP endpoint: {base}/mcp)");
+    eprintln!("xtask: preview: after `cargo xtask widget` in another terminal the page reloads the widget by itself");
+    eprintln!();
+    cmd::run_interactive(&mut server)
+}
+
+/// `npm ci` in browser-tests/ unless node_modules already holds exactly the locked packages.
+pub fn ensure_npm_deps(root: &Path) -> Result<PathBuf> {
+    let dir = root.join(TESTS_DIR);
+    let lock_path = dir.join("package-lock.json");
+    let lock = std::fs::read(&lock_path).with_context(|| format!("reading {}", lock_path.display()))?;
+    let want = format!("{:x}", Sha256::digest(&lock));
+    let stamp = dir.join(NPM_STAMP);
+    let installed = std::fs::read_to_string(&stamp).ok();
+    if installed.as_deref().map(str::trim) == Some(want.as_str()) && dir.join("node_modules/playwright-core").is_dir() {
+        eprintln!("xtask: ok: browser-tests/node_modules matches package-lock.json");
+        return Ok(dir);
+    }
+    let mut npm = Command::new("npm");
+    // No browser download can happen: playwright-core has no install script, and we say so twice.
+    npm.args(["ci", "--no-audit", "--no-fund"])
+        .current_dir(&dir)
+        .env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1");
+    cmd::run(&mut npm).map_err(|e| {
+        anyhow::anyhow!("{e:#}\nthe browser tests need Node.js 20+ and npm with npm registry access (Debian: apt-get install -y nodejs npm)")
+    })?;
+    std::fs::write(&stamp, format!("{want}\n")).with_context(|| format!("writing {}", stamp.display()))?;
+    Ok(dir)
+}
+
+fn target_dir(root: &Path) -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR").filter(|d| !d.is_empty()) {
+        Some(d) => {
+            let d = PathBuf::from(d);
+            if d.is_absolute() { d } else { root.join(d) }
+        }
+        None => root.join("target"),
+    }
+}
+
+/// Chromium, npm deps, the server binary, then `node --test` over browser-tests/tests.
+pub fn browser_tests(root: &Path, html: &Path) -> Result<()> {
+    let chromium = tools::ensure_chromium()?;
+    let dir = ensure_npm_deps(root)?;
+    let mut build = cmd::cargo();
+    build.args(["build", "-p", "giftgenius-server", "--bin", "giftgenius-server"]).current_dir(root);
+    locked_in_ci(&mut build);
+    cmd::run(&mut build)?;
+    let bin = target_dir(root).join("debug/giftgenius-server");
+    let artifacts = target_dir(root).join("browser-artifacts");
+    std::fs::create_dir_all(&artifacts).with_context(|| format!("creating {}", artifacts.display()))?;
+
+    let tests = dir.join("tests");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&tests)
+        .with_context(|| format!("listing {}", tests.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with(".test.mjs")))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        bail!("no *.test.mjs files in {}", tests.display());
+    }
+    let mut node = Command::new("node");
+    // One file at a time: each starts its own server and Chromium, on a 2-core machine.
+    node.args(["--test", "--test-concurrency=1", "--test-reporter=spec"])
+        .args(files.iter().map(|f| f.strip_prefix(&dir).unwrap_or(f)))
+        .current_dir(&dir)
+        .env("GIFTGENIUS_SERVER_BIN", &bin)
+        .env("GIFTGENIUS_WIDGET_HTML", html)
+        .env("GIFTGENIUS_CHROMIUM", &chromium)
+        .env("GIFTGENIUS_BROWSER_ARTIFACTS", &artifacts);
+    cmd::run(&mut node)?;
+    eprintln!("xtask: browser tests passed; screenshots in {}", artifacts.display());
+    Ok(())
+}

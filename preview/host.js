@@ -1,0 +1,645 @@
+// GiftGenius preview host: emulates ChatGPT (window.openai) and an MCP Apps host (postMessage
+// JSON-RPC 2.0, SEP-1865) around the packed widget, against the real MCP server at /mcp.
+//
+// - The widget runs in a sandboxed iframe. For window.openai: sandbox="allow-scripts" only, an
+//   opaque origin (no storage, cookies or parent DOM; nothing the widget needs requires more,
+//   since its widget state lives in the host). For MCP Apps: the spec's web-host sandbox,
+//   "allow-scripts allow-same-origin" on an origin other than the host page's
+//   (sandbox.localhost), because MCP Apps gives no widget state back and the view keeps its idempotency key
+//   in its own origin's storage. The Sandbox selector forces either mode for both bridges.
+// - For the openai bridge the server injects a shim into the served copy that turns
+//   window.openai calls into postMessages to this page; the MCP Apps bridge is plain postMessage.
+// - Every message is shown in the log. window.ggPreview is the API the browser tests drive.
+"use strict";
+
+(function () {
+  const OPENAI_TAG = "giftgenius-preview/openai";
+  const LOG_LIMIT = 300;
+  const $ = (id) => document.getElementById(id);
+
+  // ---------------------------------------------------------------- MCP over Streamable HTTP
+  class McpClient {
+    constructor(url) {
+      this.url = url;
+      this.session = null;
+      this.protocolVersion = null;
+      this.nextId = 1;
+      this.connecting = null;
+      this.tools = [];
+    }
+
+    headers() {
+      const h = { "Content-Type": "application/json", Accept: "application/json, text/event-stream" };
+      if (this.session) h["Mcp-Session-Id"] = this.session;
+      if (this.protocolVersion) h["Mcp-Protocol-Version"] = this.protocolVersion;
+      return h;
+    }
+
+    // Sends one JSON-RPC message; for a request, resolves with its response message.
+    async send(message) {
+      const res = await fetch(this.url, { method: "POST", headers: this.headers(), body: JSON.stringify(message) });
+      const sid = res.headers.get("mcp-session-id");
+      if (sid) this.session = sid;
+      if (!("id" in message)) {
+        if (!res.ok && res.status !== 202) throw new Error(`HTTP ${res.status} for ${message.method}`);
+        return null;
+      }
+      if (res.status === 404 && this.session) {
+        const err = new Error("MCP session expired");
+        err.sessionExpired = true;
+        throw err;
+      }
+      if (!res.ok) throw new Error(`HTTP ${res.status}: ${(await res.text()).slice(0, 300)}`);
+      const type = res.headers.get("content-type") || "";
+      if (type.includes("text/event-stream")) return readSse(res, message.id);
+      return res.json();
+    }
+
+    async connect() {
+      if (!this.connecting) {
+        this.connecting = (async () => {
+          this.session = null;
+          this.protocolVersion = null;
+          const init = await this.send({
+            jsonrpc: "2.0",
+            id: this.nextId++,
+            method: "initialize",
+            params: {
+              protocolVersion: "2025-06-18",
+              capabilities: { extensions: { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } } },
+              clientInfo: { name: "giftgenius-preview", version: "1.0.0" },
+            },
+          });
+          if (init.error) throw new Error(`initialize: ${init.error.message}`);
+          this.protocolVersion = init.result.protocolVersion;
+          await this.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+          const list = await this.request("tools/list", {}, false);
+          this.tools = list.tools || [];
+          return init.result;
+        })();
+        this.connecting.catch(() => { this.connecting = null; });
+      }
+      return this.connecting;
+    }
+
+    // A request; a session that expired (server restarted) is re-established once.
+    async request(method, params, connect = true) {
+      if (connect) await this.connect();
+      const attempt = () => this.send({ jsonrpc: "2.0", id: this.nextId++, method, params });
+      let reply;
+      try {
+        reply = await attempt();
+      } catch (e) {
+        if (!e.sessionExpired) throw e;
+        this.connecting = null;
+        await this.connect();
+        reply = await attempt();
+      }
+      if (reply.error) {
+        const err = new Error(reply.error.message || "JSON-RPC error");
+        err.rpc = reply.error;
+        throw err;
+      }
+      return reply.result;
+    }
+  }
+
+  // Reads an SSE response until the JSON-RPC response with `id` arrives (ignores pings/others).
+  async function readSse(res, id) {
+    const reader = res.body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = "";
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (value) buffer += decoder.decode(value, { stream: true });
+        buffer = buffer.replace(/\r\n/g, "\n");
+        let cut;
+        while ((cut = buffer.indexOf("\n\n")) >= 0) {
+          const block = buffer.slice(0, cut);
+          buffer = buffer.slice(cut + 2);
+          const data = block.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).replace(/^ /, "")).join("\n");
+          if (!data) continue;
+          let msg;
+          try { msg = JSON.parse(data); } catch (_) { continue; }
+          if (msg && msg.id === id && ("result" in msg || "error" in msg)) return msg;
+        }
+        if (done) throw new Error("the SSE stream ended without a response");
+      }
+    } finally {
+      reader.cancel().catch(() => {});
+    }
+  }
+
+  const mcp = new McpClient(new URL("/mcp", location.href).toString());
+
+  // ---------------------------------------------------------------- log
+  const logEntries = [];
+  function log(dir, label, data) {
+    const entry = { at: Date.now(), dir, label, data };
+    logEntries.push(entry);
+    const li = document.createElement("li");
+    const head = document.createElement("span");
+    head.className = "dir " + (dir.includes("error") ? "error" : dir.startsWith("view") || dir.startsWith("model") ? "up" : "down");
+    head.textContent = `${new Date(entry.at).toISOString().slice(11, 23)} ${dir} ${label}`;
+    li.appendChild(head);
+    if (data !== undefined) {
+      const details = document.createElement("details");
+      const summary = document.createElement("summary");
+      const text = JSON.stringify(data, null, 2) || String(data);
+      summary.textContent = text.length > 90 ? text.replace(/\s+/g, " ").slice(0, 90) + "…" : text.replace(/\s+/g, " ");
+      const pre = document.createElement("pre");
+      pre.textContent = text;
+      details.append(summary, pre);
+      li.appendChild(details);
+    }
+    const list = $("log");
+    list.appendChild(li);
+    while (list.children.length > LOG_LIMIT) list.removeChild(list.firstChild);
+    list.scrollTop = list.scrollHeight;
+  }
+  function status(text) { $("status").textContent = text; }
+
+  // ---------------------------------------------------------------- settings and instance
+  const params = new URLSearchParams(location.search);
+  const settings = {
+    bridge: params.get("bridge") === "mcp-apps" ? "mcp-apps" : "openai",
+    csp: params.get("csp") === "mcp-apps" ? "mcp-apps" : "chatgpt",
+    theme: params.get("theme") === "dark" ? "dark" : "light",
+    locale: params.get("locale") || "en-US",
+    // auto: openai → opaque; mcp-apps → the spec's sandbox (see sandboxFor).
+    sandbox: ["opaque", "spec"].includes(params.get("sandbox")) ? params.get("sandbox") : "auto",
+  };
+  // Another origin on the same server for the spec's sandbox. From http://localhost:P it is
+  // http://sandbox.localhost:P: cross-origin but same-site, so the view's storage works even where
+  // the browser blocks third-party storage (Chromium here does: from 127.0.0.1:P the twin is
+  // localhost:P, cross-site, and localStorage throws "Access is denied for this document").
+  const twinHost = location.hostname === "localhost" ? "sandbox.localhost" : location.hostname === "127.0.0.1" ? "localhost" : null;
+
+  // opaque: sandbox="allow-scripts", same URL origin but an opaque document origin — the widget
+  //   can reach nothing (no storage, no cookies, no parent DOM). Enough for window.openai, whose
+  //   widget state lives in the host.
+  // spec: SEP-1865's web-host sandbox: "allow-scripts allow-same-origin" on an origin different
+  //   from the host's (sandbox.localhost). MCP Apps gives no widget state back, so a view
+  //   keeps its idempotency key in its own origin's storage; that needs a real origin.
+  function sandboxFor() {
+    const mode = settings.sandbox === "auto" ? (settings.bridge === "mcp-apps" ? "spec" : "opaque") : settings.sandbox;
+    if (mode === "spec" && twinHost) {
+      return { mode, attr: "allow-scripts allow-same-origin", origin: `${location.protocol}//${twinHost}:${location.port}` };
+    }
+    return { mode: "opaque", attr: "allow-scripts", origin: "" };
+  }
+  // One widget instance = one model tool call: its input, result and widget state. Reloading
+  // the iframe keeps the instance (as a host re-rendering the same message would).
+  let instance = { toolName: null, toolInput: null, toolResult: null, widgetState: null, modelContext: null };
+  // Per iframe load.
+  let frame = null;
+  let frameSeq = 0;
+  let view = { openaiReady: false, mcpInitialized: false, sentInput: false, sentResult: false };
+  const calls = []; // every tools/call: {from, name, arguments, result|error}
+
+  function frameUrl(origin) {
+    return `${origin}/preview/widget?csp=${settings.csp}&bridge=${settings.bridge}&n=${++frameSeq}`;
+  }
+
+  function loadFrame() {
+    const box = $("frame-box");
+    box.textContent = "";
+    frame = document.createElement("iframe");
+    frame.id = "widget";
+    frame.title = "GiftGenius widget";
+    // Never forms, popups or top navigation; allow-same-origin only in the spec's sandbox.
+    const sandbox = sandboxFor();
+    frame.setAttribute("sandbox", sandbox.attr);
+    frame.dataset.sandbox = sandbox.mode;
+    frame.src = frameUrl(sandbox.origin);
+    view = { openaiReady: false, mcpInitialized: false, sentInput: false, sentResult: false };
+    box.appendChild(frame);
+    frameInfo();
+    log("host", `load iframe ${frame.src.replace(location.origin, "")}`);
+  }
+
+  function frameInfo() {
+    if (frame) {
+      const where = new URL(frame.src, location.href).origin;
+      $("frame-info").textContent = `bridge=${settings.bridge} csp=${settings.csp} theme=${settings.theme} — sandbox="${frame.getAttribute("sandbox")}" at ${where}`;
+    }
+  }
+
+  function postToView(message) {
+    if (frame && frame.contentWindow) frame.contentWindow.postMessage(message, "*");
+  }
+
+  // ---------------------------------------------------------------- tool calls
+  async function callTool(name, args, from) {
+    const record = { from, name, arguments: args };
+    calls.push(record);
+    log(`${from}→server`, `tools/call ${name}`, args);
+    try {
+      const result = await mcp.request("tools/call", { name, arguments: args });
+      record.result = result;
+      log(`server→${from}`, `${name} ${result.isError ? "isError" : "ok"}`, result);
+      refreshLedger();
+      return result;
+    } catch (e) {
+      record.error = String(e.message || e);
+      log(`server→${from} error`, name, e.rpc || record.error);
+      throw e;
+    }
+  }
+
+  function toolAllowedFromView(name) {
+    const tool = mcp.tools.find((t) => t.name === name);
+    if (!tool) return false;
+    const visibility = tool._meta && tool._meta.ui && tool._meta.ui.visibility;
+    return !Array.isArray(visibility) || visibility.includes("app");
+  }
+
+  // ---------------------------------------------------------------- openai bridge (host side)
+  function openaiGlobals() {
+    const r = instance.toolResult;
+    return {
+      toolInput: instance.toolInput,
+      toolOutput: r ? r.structuredContent ?? null : null,
+      toolResponseMetadata: r ? r._meta ?? null : null,
+      widgetState: instance.widgetState,
+      theme: settings.theme,
+      locale: settings.locale,
+    };
+  }
+  function pushGlobals(globals) {
+    if (settings.bridge !== "openai" || !view.openaiReady) return;
+    log("host→view", "openai:set_globals", globals);
+    postToView({ tag: OPENAI_TAG, kind: "set_globals", globals });
+  }
+  async function onOpenaiMessage(msg) {
+    const reply = (result, error) => postToView({ tag: OPENAI_TAG, kind: "reply", id: msg.id, result, error });
+    switch (msg.kind) {
+      case "ready":
+        view.openaiReady = true;
+        pushGlobals(openaiGlobals());
+        return;
+      case "callTool": {
+        const { name, arguments: args } = msg.payload || {};
+        log("view→host", `openai.callTool ${name}`, args);
+        if (!toolAllowedFromView(name)) return reply(null, `tool ${name} is not callable from the widget`);
+        try {
+          reply(await callTool(name, args || {}, "view"));
+        } catch (e) {
+          reply(null, String(e.message || e));
+        }
+        return;
+      }
+      case "setWidgetState":
+        instance.widgetState = msg.payload ? msg.payload.state : null;
+        log("view→host", "openai.setWidgetState", instance.widgetState);
+        return reply(null);
+      case "sendFollowUpMessage":
+        log("view→host", "openai.sendFollowUpMessage", msg.payload);
+        return reply(null);
+      case "openExternal":
+        log("view→host", "openai.openExternal", msg.payload);
+        return reply(null);
+      case "requestDisplayMode":
+        log("view→host", "openai.requestDisplayMode", msg.payload);
+        return reply({ mode: "inline" });
+      default:
+        log("view→host error", `unknown openai message ${msg.kind}`, msg);
+    }
+  }
+
+  // ---------------------------------------------------------------- MCP Apps bridge (host side)
+  function hostContext() {
+    return {
+      theme: settings.theme,
+      locale: settings.locale,
+      timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+      displayMode: "inline",
+      availableDisplayModes: ["inline"],
+      containerDimensions: { maxHeight: 2000 },
+      platform: "web",
+      userAgent: "giftgenius-preview",
+      deviceCapabilities: { touch: false, hover: true },
+    };
+  }
+  function sendToView(method, params) {
+    const message = { jsonrpc: "2.0", method, params };
+    log("host→view", method, params);
+    postToView(message);
+  }
+  // The spec: nothing goes to the view before `ui/notifications/initialized`; tool-input first.
+  function deliverToMcpView() {
+    if (settings.bridge !== "mcp-apps" || !view.mcpInitialized) return;
+    if (!view.sentInput && instance.toolInput) {
+      view.sentInput = true;
+      sendToView("ui/notifications/tool-input", { arguments: instance.toolInput });
+    }
+    if (view.sentInput && !view.sentResult && instance.toolResult) {
+      view.sentResult = true;
+      sendToView("ui/notifications/tool-result", instance.toolResult);
+    }
+  }
+  async function onJsonRpc(msg) {
+    const respond = (result) => { log("host→view", `response #${msg.id}`, result); postToView({ jsonrpc: "2.0", id: msg.id, result }); };
+    const fail = (code, message) => { log("host→view error", `response #${msg.id}`, { code, message }); postToView({ jsonrpc: "2.0", id: msg.id, error: { code, message } }); };
+    const isRequest = msg.id !== undefined && msg.id !== null;
+    if (!msg.method) return; // a response to something we never send
+    log("view→host", msg.method + (isRequest ? ` #${msg.id}` : ""), msg.params);
+    if (!isRequest) {
+      if (msg.method === "ui/notifications/initialized") {
+        view.mcpInitialized = true;
+        deliverToMcpView();
+      } else if (msg.method === "ui/notifications/size-changed" && msg.params && frame) {
+        const h = Number(msg.params.height);
+        if (h > 0) frame.style.height = `${Math.min(Math.max(h, 120), 2000)}px`;
+      }
+      return;
+    }
+    switch (msg.method) {
+      case "ui/initialize":
+        return respond({
+          protocolVersion: (msg.params && msg.params.protocolVersion) || "2025-06-18",
+          hostInfo: { name: "giftgenius-preview", version: "1.0.0" },
+          hostCapabilities: {
+            openLinks: {},
+            serverTools: { listChanged: false },
+            serverResources: { listChanged: false },
+            logging: {},
+            updateModelContext: { text: {}, structuredContent: {} },
+            message: { text: {} },
+          },
+          hostContext: hostContext(),
+        });
+      case "ping":
+        return respond({});
+      case "tools/call": {
+        const name = msg.params && msg.params.name;
+        if (!toolAllowedFromView(name)) return fail(-32602, `tool ${name} is not callable from the app`);
+        try {
+          return respond(await callTool(name, (msg.params && msg.params.arguments) || {}, "view"));
+        } catch (e) {
+          return fail((e.rpc && e.rpc.code) || -32603, String(e.message || e));
+        }
+      }
+      case "tools/list":
+      case "resources/list":
+      case "resources/read":
+        try {
+          return respond(await mcp.request(msg.method, msg.params || {}));
+        } catch (e) {
+          return fail((e.rpc && e.rpc.code) || -32603, String(e.message || e));
+        }
+      case "ui/message":
+        return respond({});
+      case "ui/update-model-context":
+        instance.modelContext = msg.params || null;
+        return respond({});
+      case "ui/open-link":
+        return respond({});
+      case "ui/request-display-mode":
+        return respond({ mode: "inline" });
+      default:
+        return fail(-32601, `method not found: ${msg.method}`);
+    }
+  }
+
+  window.addEventListener("message", (event) => {
+    if (!frame || event.source !== frame.contentWindow) return; // only our view
+    const msg = event.data;
+    if (!msg || typeof msg !== "object") return;
+    if (msg.tag === OPENAI_TAG) {
+      if (settings.bridge === "openai") onOpenaiMessage(msg);
+      return;
+    }
+    if (msg.jsonrpc === "2.0") {
+      if (settings.bridge === "mcp-apps") onJsonRpc(msg);
+      else log("view→host", `ignored JSON-RPC ${msg.method || "response"} (bridge is openai)`, msg);
+    }
+  });
+
+  // ---------------------------------------------------------------- model runs and fixtures
+  // A model tool call: a new widget instance shown at once (input first), result when done.
+  async function run(name, args) {
+    instance = { toolName: name, toolInput: args, toolResult: null, widgetState: null, modelContext: null };
+    loadFrame();
+    status(`running ${name}…`);
+    let result;
+    try {
+      result = await callTool(name, args, "model");
+    } catch (e) {
+      status(`${name} failed: ${e.message}`);
+      throw e;
+    }
+    instance.toolResult = result;
+    status(`${name}: ${result.isError ? "error result" : "ok"}`);
+    if (settings.bridge === "openai") {
+      pushGlobals({ toolOutput: result.structuredContent ?? null, toolResponseMetadata: result._meta ?? null });
+    } else {
+      deliverToMcpView();
+    }
+    return result;
+  }
+
+  async function postJson(path, body) {
+    const res = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+    if (!res.ok) throw new Error(`${path}: HTTP ${res.status} ${await res.text()}`);
+    return res.json();
+  }
+  async function setFaults(plan) {
+    const r = await postJson("/preview/faults", { plan });
+    log("host", `sandbox payment faults: ${plan || "(none)"}`);
+    return r;
+  }
+  async function setCatalog(mode) {
+    const r = await postJson("/preview/catalog", { mode });
+    log("host", `preview catalog source: ${mode}`);
+    return r;
+  }
+  async function ledgerCount() {
+    const res = await fetch("/preview/ledger", { cache: "no-store" });
+    return (await res.json()).count;
+  }
+  function refreshLedger() {
+    ledgerCount().then((n) => { $("ledger").textContent = String(n); }, () => {});
+  }
+  function newKey() {
+    const b = new Uint8Array(16);
+    crypto.getRandomValues(b);
+    return "preview_" + Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+  }
+  // A draft made by the host itself (not shown), for the commit_order fixtures.
+  async function hiddenDraft(giftId) {
+    const r = await callTool("prepare_order", { gift_id: giftId }, "host");
+    const draft = r.structuredContent && r.structuredContent.draft;
+    const token = r._meta && r._meta["giftgenius/confirmation_token"];
+    if (!draft || !token) throw new Error(`prepare_order ${giftId} gave no draft/token`);
+    return { draft_id: draft.id, token };
+  }
+
+  const XSS = "<img src=x onerror=alert(1)>";
+  const FIXTURES = {
+    results: () => run("suggest_gifts", { relationship_type: "friend", age: 30, interests: ["hiking"], budget_max: 100 }),
+    empty: () => run("suggest_gifts", { relationship_type: "friend", budget_max: 1 }),
+    partial: async () => {
+      await setCatalog("down");
+      try {
+        return await run("suggest_gifts", { relationship_type: "friend", interests: ["camping"] });
+      } finally {
+        await setCatalog("ok");
+      }
+    },
+    validation: () => run("suggest_gifts", { relationship_type: "friend", age: 200, interests: [XSS] }),
+    business: () => run("prepare_order", { gift_id: "tr-011" }),
+    transient: async () => {
+      const d = await hiddenDraft("tr-006");
+      await setFaults("5xx*1");
+      return run("commit_order", { draft_id: d.draft_id, idempotency_key: newKey(), confirmation_token: d.token });
+    },
+    permission: async () => {
+      const d = await hiddenDraft("tr-006");
+      return run("commit_order", { draft_id: d.draft_id, idempotency_key: newKey(), confirmation_token: "not-the-token" });
+    },
+    confirm: () => run("prepare_order", { gift_id: "tr-007" }),
+    "order placed": async () => {
+      const d = await hiddenDraft("tr-012");
+      return run("commit_order", { draft_id: d.draft_id, idempotency_key: newKey(), confirmation_token: d.token });
+    },
+    "markup in text": () => run("suggest_gifts", { relationship_type: "friend", interests: [XSS] }),
+  };
+
+  // ---------------------------------------------------------------- settings changes
+  function setTheme(theme) {
+    settings.theme = theme === "dark" ? "dark" : "light";
+    $("theme").value = settings.theme;
+    document.documentElement.dataset.theme = settings.theme;
+    frameInfo();
+    if (settings.bridge === "openai") pushGlobals({ theme: settings.theme });
+    else if (view.mcpInitialized) sendToView("ui/notifications/host-context-changed", { theme: settings.theme });
+  }
+  function setBridge(bridge) {
+    settings.bridge = bridge === "mcp-apps" ? "mcp-apps" : "openai";
+    $("bridge").value = settings.bridge;
+    loadFrame();
+  }
+  function setSandbox(mode) {
+    settings.sandbox = ["opaque", "spec"].includes(mode) ? mode : "auto";
+    $("sandbox").value = settings.sandbox;
+    loadFrame();
+  }
+  function setCsp(csp) {
+    settings.csp = csp === "mcp-apps" ? "mcp-apps" : "chatgpt";
+    $("csp").value = settings.csp;
+    loadFrame();
+  }
+
+  // ---------------------------------------------------------------- UI wiring
+  function exampleArgs(tool) {
+    const examples = {
+      suggest_gifts: { relationship_type: "friend", age: 30, interests: ["hiking"], budget_max: 100 },
+      prepare_order: { gift_id: "tr-007" },
+      commit_order: { draft_id: "", idempotency_key: newKey(), confirmation_token: "" },
+      create_checkout_session: { gift_id: "tr-007", idempotency_key: newKey() },
+      get_order: { order_id: "" },
+    };
+    return examples[tool.name] || {};
+  }
+
+  function wire() {
+    $("bridge").value = settings.bridge;
+    $("csp").value = settings.csp;
+    $("theme").value = settings.theme;
+    $("sandbox").value = settings.sandbox;
+    document.documentElement.dataset.theme = settings.theme;
+    $("sandbox").addEventListener("change", (e) => setSandbox(e.target.value));
+    $("bridge").addEventListener("change", (e) => setBridge(e.target.value));
+    $("csp").addEventListener("change", (e) => setCsp(e.target.value));
+    $("theme").addEventListener("change", (e) => setTheme(e.target.value));
+    $("reload").addEventListener("click", () => loadFrame());
+    $("clear-log").addEventListener("click", () => { $("log").textContent = ""; });
+    $("ledger-refresh").addEventListener("click", refreshLedger);
+    $("faults-set").addEventListener("click", () => setFaults($("faults").value.trim()).catch((e) => status(e.message)));
+    $("tool").addEventListener("change", () => {
+      const tool = mcp.tools.find((t) => t.name === $("tool").value);
+      if (tool) $("args").value = JSON.stringify(exampleArgs(tool), null, 2);
+    });
+    $("run").addEventListener("click", () => {
+      let args;
+      try {
+        args = JSON.parse($("args").value || "{}");
+      } catch (e) {
+        status(`arguments are not JSON: ${e.message}`);
+        return;
+      }
+      run($("tool").value, args).catch(() => {});
+    });
+    for (const name of Object.keys(FIXTURES)) {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.textContent = name;
+      b.dataset.fixture = name;
+      b.addEventListener("click", () => FIXTURES[name]().catch((e) => status(`${name}: ${e.message}`)));
+      $("fixtures").appendChild(b);
+    }
+  }
+
+  // Live reload: a rebuilt artifact (cargo xtask widget) reloads the iframe, instance kept.
+  let artifactStamp = null;
+  async function pollArtifact() {
+    try {
+      const res = await fetch("/preview/artifact", { cache: "no-store" });
+      const stamp = JSON.stringify(await res.json());
+      if (artifactStamp !== null && stamp !== artifactStamp && $("live").checked) {
+        log("host", "widget artifact changed: reloading the view");
+        loadFrame();
+      }
+      artifactStamp = stamp;
+    } catch (_) { /* server restarting */ }
+  }
+
+  async function start() {
+    wire();
+    const info = await mcp.connect();
+    log("host", `MCP session ${mcp.session} (${info.serverInfo && info.serverInfo.name} ${info.protocolVersion})`);
+    const picker = $("tool");
+    for (const tool of mcp.tools) {
+      const opt = document.createElement("option");
+      opt.value = tool.name;
+      const vis = tool._meta && tool._meta.ui && tool._meta.ui.visibility;
+      opt.textContent = Array.isArray(vis) && !vis.includes("model") ? `${tool.name} (app-only)` : tool.name;
+      picker.appendChild(opt);
+    }
+    if (mcp.tools.some((t) => t.name === "suggest_gifts")) picker.value = "suggest_gifts";
+    picker.dispatchEvent(new Event("change"));
+    refreshLedger();
+    status("ready");
+    setInterval(pollArtifact, 1500);
+    pollArtifact();
+  }
+
+  const ready = start();
+  ready.catch((e) => status(`cannot reach the MCP server: ${e.message}`));
+
+  window.ggPreview = {
+    ready,
+    settings,
+    calls,
+    log: logEntries,
+    get instance() { return instance; },
+    get view() { return view; },
+    run,
+    fixture: (name) => {
+      if (!FIXTURES[name]) throw new Error(`no fixture ${name}`);
+      return FIXTURES[name]();
+    },
+    fixtures: Object.keys(FIXTURES),
+    setTheme,
+    setBridge,
+    setCsp,
+    setSandbox,
+    reload: () => loadFrame(),
+    setFaults,
+    setCatalog,
+    ledgerCount,
+    commits: () => calls.filter((c) => c.name === "commit_order" && c.from === "view"),
+  };
+})();
