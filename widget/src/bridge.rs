@@ -82,10 +82,7 @@ mod storage {
 
     fn stores() -> Vec<web_sys::Storage> {
         let Some(window) = web_sys::window() else { return Vec::new() };
-        [window.local_storage(), window.session_storage()]
-            .into_iter()
-            .filter_map(|s| s.ok().flatten())
-            .collect()
+        [window.local_storage(), window.session_storage()].into_iter().filter_map(|s| s.ok().flatten()).collect()
     }
 
     pub fn load(draft_id: &str) -> Option<String> {
@@ -121,10 +118,7 @@ fn openai() -> Option<Object> {
 
 /// One of the host's globals (`toolOutput`, `theme`, ...), or `null` when absent.
 fn global(key: &str) -> Value {
-    openai()
-        .and_then(|o| Reflect::get(&o, &JsValue::from_str(key)).ok())
-        .map(|v| to_json(&v))
-        .unwrap_or(Value::Null)
+    openai().and_then(|o| Reflect::get(&o, &JsValue::from_str(key)).ok()).map(|v| to_json(&v)).unwrap_or(Value::Null)
 }
 
 fn method(name: &str) -> Option<(Object, Function)> {
@@ -138,7 +132,8 @@ impl OpenAiBridge {
     pub fn send_message(&self, text: &str) -> impl Future<Output = Result<(), String>> + 'static {
         let pending = method("sendFollowUpMessage").map(|(o, f)| f.call1(&o, &to_js(&json!({ "prompt": text }))));
         async move {
-            let pending = pending.ok_or("the host offers no sendFollowUpMessage")?.map_err(|_| "sendFollowUpMessage threw")?;
+            let pending =
+                pending.ok_or("the host offers no sendFollowUpMessage")?.map_err(|_| "sendFollowUpMessage threw")?;
             settle(pending).await.map(|_| ()).map_err(|_| "sendFollowUpMessage failed".to_string())
         }
     }
@@ -172,8 +167,8 @@ impl Host for OpenAiBridge {
     }
 
     fn call_tool(&self, name: &str, arguments: Map<String, Value>) -> impl Future<Output = Result<ToolResult, String>> {
-        let pending = method("callTool")
-            .map(|(o, f)| f.call2(&o, &JsValue::from_str(name), &to_js(&Value::Object(arguments))));
+        let pending =
+            method("callTool").map(|(o, f)| f.call2(&o, &JsValue::from_str(name), &to_js(&Value::Object(arguments))));
         async move {
             let pending = pending
                 .ok_or_else(|| "the host offers no callTool".to_string())?
@@ -191,7 +186,8 @@ impl Host for OpenAiBridge {
 /// Theme and locale from `window.openai`, with safe defaults.
 fn openai_render_context() -> RenderContext {
     let theme = global("theme").as_str().map(Theme::parse).unwrap_or_default();
-    let locale = global("locale").as_str().filter(|l| !l.is_empty()).unwrap_or(RenderContext::DEFAULT_LOCALE).to_string();
+    let locale =
+        global("locale").as_str().filter(|l| !l.is_empty()).unwrap_or(RenderContext::DEFAULT_LOCALE).to_string();
     RenderContext::new(theme, locale)
 }
 
@@ -436,7 +432,9 @@ fn start_mcp_apps() {
                 bridge.post(&rpc::notification(rpc::INITIALIZED, json!({})));
                 report_size(bridge);
             }
-            Err(message) => web_sys::console::error_1(&JsValue::from_str(&format!("giftgenius: ui/initialize failed: {message}"))),
+            Err(message) => {
+                web_sys::console::error_1(&JsValue::from_str(&format!("giftgenius: ui/initialize failed: {message}")))
+            }
         }
     });
 }

@@ -364,7 +364,11 @@ mod tests {
             *self.widget_state.borrow_mut() = state;
             std::future::ready(())
         }
-        fn call_tool(&self, name: &str, arguments: Map<String, Value>) -> impl Future<Output = Result<ToolResult, String>> {
+        fn call_tool(
+            &self,
+            name: &str,
+            arguments: Map<String, Value>,
+        ) -> impl Future<Output = Result<ToolResult, String>> {
             // Record the widget state as it was when the call went out.
             self.calls.borrow_mut().push((name.to_string(), arguments, self.widget_state.borrow().clone()));
             let reply = self.replies.borrow_mut().remove(0);
@@ -472,17 +476,31 @@ mod tests {
         // Widget state is empty (the host gave nothing back) but the host found the key.
         struct Kept(Rc<Fake>);
         impl Host for Kept {
-            fn tool_input(&self) -> Value { self.0.tool_input() }
-            fn tool_response_metadata(&self) -> Value { self.0.tool_response_metadata() }
-            fn widget_state(&self) -> Value { self.0.widget_state() }
-            fn set_widget_state(&self, state: Value) -> impl Future<Output = ()> { self.0.set_widget_state(state) }
+            fn tool_input(&self) -> Value {
+                self.0.tool_input()
+            }
+            fn tool_response_metadata(&self) -> Value {
+                self.0.tool_response_metadata()
+            }
+            fn widget_state(&self) -> Value {
+                self.0.widget_state()
+            }
+            fn set_widget_state(&self, state: Value) -> impl Future<Output = ()> {
+                self.0.set_widget_state(state)
+            }
             fn stored_idempotency_key(&self, draft_id: &str) -> Option<String> {
                 (draft_id == "d_1").then(|| "ik_from_storage".to_string())
             }
-            fn call_tool(&self, name: &str, arguments: Map<String, Value>) -> impl Future<Output = Result<ToolResult, String>> {
+            fn call_tool(
+                &self,
+                name: &str,
+                arguments: Map<String, Value>,
+            ) -> impl Future<Output = Result<ToolResult, String>> {
                 self.0.call_tool(name, arguments)
             }
-            fn random_bytes(&self) -> [u8; 16] { self.0.random_bytes() }
+            fn random_bytes(&self) -> [u8; 16] {
+                self.0.random_bytes()
+            }
         }
         let fake = Rc::new(Fake { meta: json!({"giftgenius/confirmation_token": "tok"}), ..Fake::default() });
         fake.replies.borrow_mut().push(Ok(placed()));
@@ -495,7 +513,8 @@ mod tests {
     #[test]
     fn cancel_clears_checkout_and_goes_back() {
         let fake = Rc::new(Fake::default());
-        *fake.widget_state.borrow_mut() = json!({"checkout": {"draft_id": "d_1", "idempotency_key": "ik_1"}, "keep": true});
+        *fake.widget_state.borrow_mut() =
+            json!({"checkout": {"draft_id": "d_1", "idempotency_key": "ik_1"}, "keep": true});
         let controller = Controller::new(fake.clone(), |_| {});
         controller.show_tool_output(&draft_output());
         block_on(controller.handle(Action::Cancel));

@@ -267,22 +267,37 @@ mod tests {
             parse(&json!({"jsonrpc": "2.0", "method": TOOL_INPUT, "params": {"arguments": {"budget_max": 30}}})),
             Incoming::ToolInput(json!({"budget_max": 30}).as_object().cloned().unwrap_or_default())
         );
-        assert_eq!(parse(&json!({"jsonrpc": "2.0", "method": TOOL_INPUT, "params": {}})), Incoming::ToolInput(Map::new()));
+        assert_eq!(
+            parse(&json!({"jsonrpc": "2.0", "method": TOOL_INPUT, "params": {}})),
+            Incoming::ToolInput(Map::new())
+        );
         let result = json!({"content": [], "structuredContent": {"v": 1}, "_meta": {"giftgenius/html": "<p>x</p>"}});
         assert_eq!(
             parse(&json!({"jsonrpc": "2.0", "method": TOOL_RESULT, "params": result})),
-            Incoming::ToolResult(ToolResult { structured_content: json!({"v": 1}), meta: json!({"giftgenius/html": "<p>x</p>"}) })
+            Incoming::ToolResult(ToolResult {
+                structured_content: json!({"v": 1}),
+                meta: json!({"giftgenius/html": "<p>x</p>"})
+            })
         );
         assert_eq!(
             parse(&json!({"jsonrpc": "2.0", "method": HOST_CONTEXT_CHANGED, "params": {"theme": "dark"}})),
             Incoming::HostContext(json!({"theme": "dark"}))
         );
-        assert_eq!(parse(&json!({"jsonrpc": "2.0", "method": "ui/notifications/tool-input-partial", "params": {}})), Incoming::Ignored);
+        assert_eq!(
+            parse(&json!({"jsonrpc": "2.0", "method": "ui/notifications/tool-input-partial", "params": {}})),
+            Incoming::Ignored
+        );
     }
 
     #[test]
     fn junk_is_ignored() {
-        for junk in [json!(null), json!("hi"), json!({"type": "openai:set_globals"}), json!({"jsonrpc": "1.0", "id": 1, "result": {}}), json!({"jsonrpc": "2.0"})] {
+        for junk in [
+            json!(null),
+            json!("hi"),
+            json!({"type": "openai:set_globals"}),
+            json!({"jsonrpc": "1.0", "id": 1, "result": {}}),
+            json!({"jsonrpc": "2.0"}),
+        ] {
             assert_eq!(parse(&junk), Incoming::Ignored, "{junk}");
         }
     }
@@ -329,7 +344,10 @@ mod tests {
     #[test]
     fn outgoing_params() {
         let args = json!({"gift_id": "g_1"}).as_object().cloned().unwrap_or_default();
-        assert_eq!(tools_call_params("prepare_order", args), json!({"name": "prepare_order", "arguments": {"gift_id": "g_1"}}));
+        assert_eq!(
+            tools_call_params("prepare_order", args),
+            json!({"name": "prepare_order", "arguments": {"gift_id": "g_1"}})
+        );
         assert_eq!(message_params("hi"), json!({"role": "user", "content": [{"type": "text", "text": "hi"}]}));
         let state = json!({"checkout": {"draft_id": "d_1", "idempotency_key": "ik_1"}});
         assert_eq!(model_context_params(&state), json!({"structuredContent": state}));

@@ -4,7 +4,9 @@
 //! payload that does not match the contract becomes `OutOfDate` rather than a guess.
 
 use giftgenius_types::orders::{CheckoutData, CheckoutSession, Order, OrderData, OrderDraft, PrepareOrderData};
-use giftgenius_types::{CONTRACT_VERSION, Envelope, GiftCard, Notice, Partial, SuggestGiftsData, SuggestGiftsQuery, ToolError, ToolName};
+use giftgenius_types::{
+    CONTRACT_VERSION, Envelope, GiftCard, Notice, Partial, SuggestGiftsData, SuggestGiftsQuery, ToolError, ToolName,
+};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -111,7 +113,9 @@ impl ViewState {
             // read the same news twice), so it carries the message itself.
             ViewState::Error { error, .. } => format!("Error: {}", error.message),
             ViewState::ConfirmPurchase { busy: true, .. } => "Placing order…".into(),
-            ViewState::ConfirmPurchase { error: Some(error), .. } => format!("The order was not placed: {}", error.message),
+            ViewState::ConfirmPurchase { error: Some(error), .. } => {
+                format!("The order was not placed: {}", error.message)
+            }
             ViewState::ConfirmPurchase { .. } => "Please review and confirm your purchase.".into(),
             ViewState::OrderPlaced { .. } => "Order placed.".into(),
             ViewState::Checkout { .. } => "Checkout is ready.".into(),
@@ -136,7 +140,13 @@ mod tests {
         assert_eq!(ViewState::from_tool_output(&Value::Null), ViewState::Loading);
         assert_eq!(ViewState::from_tool_output(&json!("hi")), ViewState::OutOfDate { v: None });
         assert_eq!(ViewState::from_tool_output(&json!({})), ViewState::OutOfDate { v: None });
-        assert_eq!(ViewState::from_tool_output(&json!({"v": 2, "whatever": true})), ViewState::OutOfDate { v: Some(2) });
-        assert_eq!(ViewState::from_tool_output(&json!({"v": 1, "ok": true, "tool": "nope"})), ViewState::OutOfDate { v: Some(1) });
+        assert_eq!(
+            ViewState::from_tool_output(&json!({"v": 2, "whatever": true})),
+            ViewState::OutOfDate { v: Some(2) }
+        );
+        assert_eq!(
+            ViewState::from_tool_output(&json!({"v": 1, "ok": true, "tool": "nope"})),
+            ViewState::OutOfDate { v: Some(1) }
+        );
     }
 }

@@ -68,7 +68,9 @@ pub fn state_view(state: ViewState, ctx: &RenderContext, on_action: Callback<Act
         }
         ViewState::Empty { query, notice, partial } => empty_view(query, notice, partial, ctx, on_action).into_any(),
         ViewState::Error { tool, error } => error_view(tool, error, on_action).into_any(),
-        ViewState::ConfirmPurchase { draft, busy, error } => confirm_view(draft, busy, error, ctx, on_action).into_any(),
+        ViewState::ConfirmPurchase { draft, busy, error } => {
+            confirm_view(draft, busy, error, ctx, on_action).into_any()
+        }
         ViewState::OrderPlaced { order } => order_placed_view(order, ctx).into_any(),
         ViewState::Checkout { checkout } => checkout_view(checkout, ctx).into_any(),
         ViewState::Cancelled => cancelled_view().into_any(),

@@ -4,12 +4,12 @@
 //! and parsed back through `ViewState::from_tool_output`, so the wire parsing is exercised too.
 //! Snapshots break lines between tags so a review diff is readable; assertions use raw HTML.
 
+use giftgenius_types::envelope::NoticeCode;
 use giftgenius_types::{
     CONTRACT_VERSION, CheckoutData, CheckoutSession, Currency, Envelope, ErrorCode, FailedSource, FieldError, GiftCard,
     Merchant, Money, Notice, Occasion, Order, OrderData, OrderDraft, OrderStatus, Partial, PrepareOrderData,
     RelationshipType, ShippingSpeed, SuggestGiftsData, SuggestGiftsQuery, Suggestion, ToolError, ToolName,
 };
-use giftgenius_types::envelope::NoticeCode;
 use giftgenius_widget::{RenderContext, Theme, ViewState, render_to_html};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -161,7 +161,11 @@ fn confirm_state() -> ViewState {
 fn payment_transient() -> ToolError {
     let out = wire::<OrderData>(Envelope::Err {
         tool: ToolName::CommitOrder,
-        error: ToolError::new(ErrorCode::PaymentProviderUnavailable, "The payment provider is not answering.", "req_pay1"),
+        error: ToolError::new(
+            ErrorCode::PaymentProviderUnavailable,
+            "The payment provider is not answering.",
+            "req_pay1",
+        ),
     });
     match parse(&out) {
         ViewState::Error { error, .. } => error,

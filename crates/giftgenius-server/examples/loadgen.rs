@@ -23,7 +23,8 @@ use serde_json::{Map, Value, json};
 type Client = RunningService<RoleClient, ()>;
 
 async fn call(client: &Client, subject: &str, tool: &'static str, arguments: Value) -> CallToolResult {
-    let mut params = CallToolRequestParams::new(tool).with_arguments(arguments.as_object().cloned().unwrap_or_default());
+    let mut params =
+        CallToolRequestParams::new(tool).with_arguments(arguments.as_object().cloned().unwrap_or_default());
     let mut meta = Map::new();
     meta.insert("openai/subject".into(), json!(subject));
     params.meta = Some(RequestMetaObject(MetaObject(meta)));
@@ -55,14 +56,16 @@ async fn main() -> anyhow::Result<()> {
     if let Ok(path) = std::env::var("GIFTGENIUS_WIDGET_HTML") {
         config.widget_html = path.into();
     }
-    config.sandbox_latency_ms = std::env::var("LOADGEN_SANDBOX_LATENCY_MS").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
+    config.sandbox_latency_ms =
+        std::env::var("LOADGEN_SANDBOX_LATENCY_MS").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
     let app = Application::build(config).await?;
     let state = app.state();
     let url = format!("http://127.0.0.1:{}/mcp", app.port());
     let shutdown = app.shutdown_token();
     tokio::spawn(app.run_until_stopped());
 
-    let connected = join_all((0..clients).map(|_| ().serve(StreamableHttpClientTransport::from_uri(url.clone())))).await;
+    let connected =
+        join_all((0..clients).map(|_| ().serve(StreamableHttpClientTransport::from_uri(url.clone())))).await;
     let connected: Vec<Client> = connected.into_iter().collect::<Result<_, _>>()?;
 
     // The storm shares one draft and one key; prepare it once.

@@ -21,7 +21,8 @@ pub async fn checkout_page(State(app): State<Arc<AppState>>, Path(id): Path<Stri
         Err(e) => {
             let reference = crate::error::new_reference();
             tracing::error!(reference, error = %e, "checkout page failed");
-            return (StatusCode::INTERNAL_SERVER_ERROR, format!("Something went wrong. Reference: {reference}")).into_response();
+            return (StatusCode::INTERNAL_SERVER_ERROR, format!("Something went wrong. Reference: {reference}"))
+                .into_response();
         }
     };
     let title = app.catalog.get(&session.gift_id).map(|g| g.title.clone()).unwrap_or_else(|| session.gift_id.clone());

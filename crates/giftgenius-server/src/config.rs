@@ -104,6 +104,14 @@ impl Config {
     /// Defaults for tests: loopback, port 0, no payment latency, a database file in `dir`.
     pub fn for_tests(dir: &std::path::Path) -> Self {
         let db = dir.join("giftgenius.db");
-        Config::parse_from(["giftgenius-server", "--port", "0", "--sandbox-latency-ms", "0", "--db", &db.to_string_lossy()])
+        Config::parse_from([
+            "giftgenius-server",
+            "--port",
+            "0",
+            "--sandbox-latency-ms",
+            "0",
+            "--db",
+            &db.to_string_lossy(),
+        ])
     }
 }

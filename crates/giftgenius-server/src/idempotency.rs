@@ -80,7 +80,8 @@ pub struct StoredResponse {
 
 impl StoredResponse {
     pub fn from_result(result: &CallToolResult) -> Self {
-        let text = result.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect::<Vec<_>>().join("\n");
+        let text =
+            result.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect::<Vec<_>>().join("\n");
         Self {
             text,
             structured: result.structured_content.as_ref().map(Value::to_string).unwrap_or_else(|| "null".into()),
@@ -127,7 +128,13 @@ pub struct Idempotency {
 }
 
 impl Idempotency {
-    pub async fn begin(&self, store: &dyn Store, scope: &Scope, fingerprint: &str, reference: &str) -> Result<Begin, StoreError> {
+    pub async fn begin(
+        &self,
+        store: &dyn Store,
+        scope: &Scope,
+        fingerprint: &str,
+        reference: &str,
+    ) -> Result<Begin, StoreError> {
         let now = self.clock.now_ms();
         let lease_until = now + self.lease.as_millis() as i64;
         let row = match store.claim_key(scope, fingerprint, lease_until, now).await? {

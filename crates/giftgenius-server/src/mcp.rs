@@ -24,8 +24,8 @@ use serde_json::{Map, Value, json};
 
 use crate::catalog::Catalog;
 use crate::config::WidgetMime;
-use crate::orders::Checkout;
 use crate::error::new_reference;
+use crate::orders::Checkout;
 use crate::reply::{error_result, internal_error_result, tool_result};
 use crate::suggest;
 use crate::widget::WidgetResource;
@@ -69,7 +69,10 @@ where
         if attempted.contains_key("confirmation_token") {
             attempted.insert("confirmation_token".into(), json!("(hidden)"));
         }
-        error_result(tool, ToolError::validation(field_errors, new_reference()).with_attempted(Value::Object(attempted)))
+        error_result(
+            tool,
+            ToolError::validation(field_errors, new_reference()).with_attempted(Value::Object(attempted)),
+        )
     })
 }
 
@@ -161,7 +164,11 @@ same session instead of creating another. Nothing is charged until the user pays
         output_schema = output_schema::<Envelope<CheckoutData>>(),
         annotations(title = "Create a checkout link", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = true)
     )]
-    async fn create_checkout_session(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
+    async fn create_checkout_session(
+        &self,
+        arguments: JsonObject,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResult {
         let input = match parse::<CreateCheckoutSessionInput>(ToolName::CreateCheckoutSession, &arguments) {
             Ok(input) => input,
             Err(result) => return result,
@@ -191,7 +198,14 @@ pub const MCP_APPS_EXTENSION: &str = "io.modelcontextprotocol/ui";
 
 /// Tools whose results the widget renders.
 fn renders_widget(tool: ToolName) -> bool {
-    matches!(tool, ToolName::SuggestGifts | ToolName::PrepareOrder | ToolName::CommitOrder | ToolName::GetOrder | ToolName::CreateCheckoutSession)
+    matches!(
+        tool,
+        ToolName::SuggestGifts
+            | ToolName::PrepareOrder
+            | ToolName::CommitOrder
+            | ToolName::GetOrder
+            | ToolName::CreateCheckoutSession
+    )
 }
 
 /// `_meta` of a tool in both hosts' vocabularies: which widget renders it, what the host shows
@@ -302,7 +316,8 @@ impl ServerHandler for GiftGenius {
             }
         }
         let output_schema = self.tool_router.get(&request.name).and_then(|t| t.output_schema.clone());
-        let call = crate::reply::REQUEST_LOCALE.scope(locale, self.tool_router.call(ToolCallContext::new(self, request, context)));
+        let call = crate::reply::REQUEST_LOCALE
+            .scope(locale, self.tool_router.call(ToolCallContext::new(self, request, context)));
         // A panic in a handler becomes an honest INTERNAL_ERROR for this call; the server goes on.
         match AssertUnwindSafe(call).catch_unwind().await {
             Ok(Ok(CallToolResponse::Complete(result))) => match tool {

@@ -17,8 +17,9 @@ use std::time::Duration;
 
 use giftgenius_types::envelope::ToolName;
 use giftgenius_types::{
-    CheckoutData, CheckoutSession, CommitOrderInput, CreateCheckoutSessionInput, Currency, Envelope, ErrorCode, GetOrderInput,
-    Money, Order, OrderData, OrderDraft, OrderStatus, PrepareOrderData, PrepareOrderInput, ShippingSpeed, ToolError,
+    CheckoutData, CheckoutSession, CommitOrderInput, CreateCheckoutSessionInput, Currency, Envelope, ErrorCode,
+    GetOrderInput, Money, Order, OrderData, OrderDraft, OrderStatus, PrepareOrderData, PrepareOrderInput,
+    ShippingSpeed, ToolError,
 };
 use hmac::{Hmac, Mac};
 use rmcp::model::CallToolResult;
@@ -179,7 +180,11 @@ impl Checkout {
     pub async fn prepare_order(&self, subject: &str, input: &PrepareOrderInput, reference: &str) -> CallToolResult {
         let tool = ToolName::PrepareOrder;
         let Some(gift) = self.catalog.get(&input.gift_id) else {
-            let error = ToolError::new(ErrorCode::GiftNotFound, format!("There is no gift with id {}.", input.gift_id), reference);
+            let error = ToolError::new(
+                ErrorCode::GiftNotFound,
+                format!("There is no gift with id {}.", input.gift_id),
+                reference,
+            );
             return error_result(tool, error);
         };
         let sold = match self.store.units_sold(&gift.id).await {
@@ -301,7 +306,11 @@ impl Checkout {
         let draft = match self.store.draft(&scope.subject, &input.draft_id).await {
             Ok(Some(draft)) => draft,
             Ok(None) => {
-                let error = ToolError::new(ErrorCode::DraftNotFound, format!("There is no draft {}.", input.draft_id), reference);
+                let error = ToolError::new(
+                    ErrorCode::DraftNotFound,
+                    format!("There is no draft {}.", input.draft_id),
+                    reference,
+                );
                 return Err(self.finish(scope, error_result(tool, error), reference).await);
             }
             Err(e) => return Err(self.internal_released(scope, reference, &e).await),
@@ -310,7 +319,11 @@ impl Checkout {
         if draft.expires_at_ms <= now {
             let error = ToolError::new(
                 ErrorCode::DraftExpired,
-                format!("Draft {} expired at {}; prepare a fresh one and confirm again.", draft.id, rfc3339(draft.expires_at_ms)),
+                format!(
+                    "Draft {} expired at {}; prepare a fresh one and confirm again.",
+                    draft.id,
+                    rfc3339(draft.expires_at_ms)
+                ),
                 reference,
             );
             return Err(self.finish(scope, error_result(tool, error), reference).await);
@@ -370,7 +383,11 @@ impl Checkout {
         let order = match (resume_from, order_id) {
             (RecoveryPoint::OrderCreated, Some(id)) => match self.store.order_by_id(&id).await {
                 Ok(Some(order)) => order,
-                Ok(None) => return Err(self.internal_released(scope, reference, &StoreError(format!("order {id} vanished"))).await),
+                Ok(None) => {
+                    return Err(self
+                        .internal_released(scope, reference, &StoreError(format!("order {id} vanished")))
+                        .await);
+                }
                 Err(e) => return Err(self.internal_released(scope, reference, &e).await),
             },
             _ => {
@@ -385,10 +402,12 @@ impl Checkout {
         match self.payments.charge(&payment_key, amount, &description).await {
             Ok(charge) => {
                 self.failpoints.hit(failpoints::AFTER_PAYMENT_CHARGED);
-                let paid = OrderRow { status: OrderStatus::Paid.as_str().into(), charge_id: Some(charge.id.clone()), ..order };
+                let paid =
+                    OrderRow { status: OrderStatus::Paid.as_str().into(), charge_id: Some(charge.id.clone()), ..order };
                 let result = order_result(tool, &paid);
                 let stored = StoredResponse::from_result(&result).to_json();
-                if let Err(e) = self.store.mark_paid_and_finish(scope, &paid.id, &charge.id, &stored, self.now()).await {
+                if let Err(e) = self.store.mark_paid_and_finish(scope, &paid.id, &charge.id, &stored, self.now()).await
+                {
                     return Err(self.internal_released(scope, reference, &e).await);
                 }
                 self.failpoints.hit(failpoints::AFTER_RESPONSE_STORED);
@@ -419,7 +438,11 @@ impl Checkout {
                 Err(self.transient(scope, error).await)
             }
             Err(PaymentError::KeyMismatch) => Err(self
-                .internal_released(scope, reference, &StoreError(format!("provider key {payment_key} reused with another amount")))
+                .internal_released(
+                    scope,
+                    reference,
+                    &StoreError(format!("provider key {payment_key} reused with another amount")),
+                )
                 .await),
         }
     }
@@ -432,7 +455,11 @@ impl Checkout {
             Ok(Some(row)) => order_result(tool, &row),
             Ok(None) => error_result(
                 tool,
-                ToolError::new(ErrorCode::OrderNotFound, format!("There is no order {} for this user.", input.order_id), reference),
+                ToolError::new(
+                    ErrorCode::OrderNotFound,
+                    format!("There is no order {} for this user.", input.order_id),
+                    reference,
+                ),
             ),
             Err(e) => self.internal(tool, reference, &e),
         }
@@ -458,7 +485,11 @@ impl Checkout {
         }
         let definitive = |error: ToolError| error_result(tool, error);
         let Some(gift) = self.catalog.get(&input.gift_id) else {
-            let error = ToolError::new(ErrorCode::GiftNotFound, format!("There is no gift with id {}.", input.gift_id), reference);
+            let error = ToolError::new(
+                ErrorCode::GiftNotFound,
+                format!("There is no gift with id {}.", input.gift_id),
+                reference,
+            );
             return self.finish(&scope, definitive(error), reference).await;
         };
         let sold = match self.store.units_sold(&gift.id).await {

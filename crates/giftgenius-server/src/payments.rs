@@ -49,7 +49,8 @@ impl FaultPlan {
                 Some((k, n)) => (k, Some(n.parse::<usize>().map_err(|_| format!("bad count in {item:?}"))?)),
                 None => (item, None),
             };
-            let fault = Fault::parse(kind).ok_or_else(|| format!("unknown payment fault {kind:?} (5xx, timeout, decline)"))?;
+            let fault =
+                Fault::parse(kind).ok_or_else(|| format!("unknown payment fault {kind:?} (5xx, timeout, decline)"))?;
             match count {
                 Some(n) => plan.next.extend(std::iter::repeat_n(fault, n)),
                 None => plan.always = Some(fault),
@@ -104,7 +105,12 @@ impl SandboxPayments {
     }
 
     /// Charges `amount` once per `idempotency_key`.
-    pub async fn charge(&self, idempotency_key: &str, amount: Money, description: &str) -> Result<Charge, PaymentError> {
+    pub async fn charge(
+        &self,
+        idempotency_key: &str,
+        amount: Money,
+        description: &str,
+    ) -> Result<Charge, PaymentError> {
         if !self.latency.is_zero() {
             tokio::time::sleep(self.latency).await;
         }

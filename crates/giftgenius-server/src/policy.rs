@@ -29,7 +29,6 @@ const MAX_IDENTICAL_CALLS: usize = 2;
 #[derive(Debug, Clone, Default)]
 pub struct RecentCalls(Arc<Mutex<VecDeque<(ToolName, String)>>>);
 
-
 fn keyed(tool: ToolName) -> bool {
     matches!(tool, ToolName::CommitOrder | ToolName::CreateCheckoutSession)
 }
@@ -42,7 +41,8 @@ impl RecentCalls {
         }
         let fp = format!("{subject}\n{}", fingerprint(arguments.unwrap_or(&JsonObject::new()), ""));
         let mut recent = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let repeats = recent.len() >= MAX_IDENTICAL_CALLS && recent.iter().rev().take(MAX_IDENTICAL_CALLS).all(|(t, f)| *t == tool && *f == fp);
+        let repeats = recent.len() >= MAX_IDENTICAL_CALLS
+            && recent.iter().rev().take(MAX_IDENTICAL_CALLS).all(|(t, f)| *t == tool && *f == fp);
         recent.push_back((tool, fp));
         while recent.len() > MAX_IDENTICAL_CALLS {
             recent.pop_front();

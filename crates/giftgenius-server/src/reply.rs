@@ -47,7 +47,11 @@ pub fn error_text(tool: ToolName, error: &ToolError) -> String {
 }
 
 /// Builds the MCP result. `text` is the success summary; errors get `error_text`.
-pub fn tool_result<T: Serialize>(envelope: &Envelope<T>, text: impl FnOnce() -> String, meta: Map<String, Value>) -> CallToolResult {
+pub fn tool_result<T: Serialize>(
+    envelope: &Envelope<T>,
+    text: impl FnOnce() -> String,
+    meta: Map<String, Value>,
+) -> CallToolResult {
     let (structured, is_error, text) = match envelope.to_json() {
         Ok(json) => {
             let text = match envelope {

@@ -16,15 +16,15 @@ use tokio_util::sync::CancellationToken;
 
 use crate::catalog::Catalog;
 use crate::catalog::sources::Sources;
-use crate::suggest::Suggester;
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::failpoints::Failpoints;
 use crate::idempotency::Idempotency;
-use crate::orders::Checkout;
-use crate::payments::{FaultPlan, SandboxPayments};
 use crate::images::gift_image;
 use crate::mcp::{AppState, GiftGenius};
+use crate::orders::Checkout;
+use crate::payments::{FaultPlan, SandboxPayments};
+use crate::suggest::Suggester;
 use crate::widget::{WidgetResource, origin_of};
 
 /// Largest MCP request body we accept; tool arguments are small, anything bigger is hostile.
@@ -45,7 +45,8 @@ async fn state(config: &Config, public_url: &str, clock: Clock) -> anyhow::Resul
     let public_url = public_url.trim_end_matches('/').to_string();
     let widget = WidgetResource::load(&config.widget_html, config.widget_mime, &origin)?;
     let catalog = Arc::new(Catalog::builtin());
-    let store = crate::store::connect(&config.db).await.with_context(|| format!("cannot open the database {}", config.db))?;
+    let store =
+        crate::store::connect(&config.db).await.with_context(|| format!("cannot open the database {}", config.db))?;
     let faults = FaultPlan::parse(&config.sandbox_faults).map_err(anyhow::Error::msg)?;
     let payments = Arc::new(SandboxPayments::new(
         store.clone(),
@@ -134,7 +135,8 @@ impl Application {
         // public name and loopback are accepted as Host, only our origin and loopback as Origin.
         let public = url::Url::parse(&public_url)?;
         let public_host = public.host_str().unwrap_or("localhost").to_string();
-        let mut allowed_hosts = vec!["localhost".to_string(), "127.0.0.1".to_string(), "::1".to_string(), public_host.clone()];
+        let mut allowed_hosts =
+            vec!["localhost".to_string(), "127.0.0.1".to_string(), "::1".to_string(), public_host.clone()];
         if let Some(port) = public.port_or_known_default() {
             allowed_hosts.push(format!("{public_host}:{port}"));
         }

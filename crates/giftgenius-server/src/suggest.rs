@@ -24,7 +24,8 @@ pub fn suggest_gifts(catalog: &Catalog, input: &SuggestGiftsInput, public_url: &
 
 fn ranked(catalog: &Catalog, query: SuggestGiftsQuery, public_url: &str) -> Envelope<SuggestGiftsData> {
     let ranked = rank(catalog.gifts(), &query);
-    let gifts = ranked.gifts.into_iter().map(|(gift, reasons)| gift.card(query.currency, reasons, public_url)).collect();
+    let gifts =
+        ranked.gifts.into_iter().map(|(gift, reasons)| gift.card(query.currency, reasons, public_url)).collect();
     Envelope::Ok {
         tool: ToolName::SuggestGifts,
         data: SuggestGiftsData { query, gifts },
@@ -45,7 +46,10 @@ pub struct Suggester {
 
 impl std::fmt::Debug for Suggester {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Suggester").field("sources", &self.sources.sources().len()).field("daily_limit", &self.daily_limit).finish_non_exhaustive()
+        f.debug_struct("Suggester")
+            .field("sources", &self.sources.sources().len())
+            .field("daily_limit", &self.daily_limit)
+            .finish_non_exhaustive()
     }
 }
 
@@ -57,7 +61,12 @@ pub fn ms_until_next_utc_day(now_ms: i64) -> u64 {
 
 impl Suggester {
     /// Runs a validated request for `subject`: the daily limit first, then every source.
-    pub async fn suggest(&self, subject: &str, input: &SuggestGiftsInput, reference: &str) -> Envelope<SuggestGiftsData> {
+    pub async fn suggest(
+        &self,
+        subject: &str,
+        input: &SuggestGiftsInput,
+        reference: &str,
+    ) -> Envelope<SuggestGiftsData> {
         let query = input.normalize();
         let attempted = || serde_json::to_value(&query).unwrap_or_default();
         let err = |error: ToolError| Envelope::err(ToolName::SuggestGifts, error);
@@ -80,7 +89,10 @@ impl Suggester {
                     .with_attempted(attempted())
                     .with_retry_after_ms(ms_until_next_utc_day(now_ms)));
                 }
-                Err(e) => return err(crate::error::internal(reference, ToolName::SuggestGifts.as_str(), &e).with_attempted(attempted())),
+                Err(e) => {
+                    return err(crate::error::internal(reference, ToolName::SuggestGifts.as_str(), &e)
+                        .with_attempted(attempted()));
+                }
             }
         } else {
             false
@@ -96,9 +108,14 @@ impl Suggester {
             let (code, message) = if all_timed_out {
                 (ErrorCode::UpstreamTimeout, format!("None of the {} gift catalogs answered in time.", gathered.asked))
             } else {
-                (ErrorCode::UpstreamUnavailable, format!("None of the {} gift catalogs could be used right now.", gathered.asked))
+                (
+                    ErrorCode::UpstreamUnavailable,
+                    format!("None of the {} gift catalogs could be used right now.", gathered.asked),
+                )
             };
-            return err(ToolError::new(code, message, reference).with_attempted(attempted()).with_retry_after_ms(UPSTREAM_RETRY_AFTER_MS));
+            return err(ToolError::new(code, message, reference)
+                .with_attempted(attempted())
+                .with_retry_after_ms(UPSTREAM_RETRY_AFTER_MS));
         }
 
         let mut envelope = ranked(&gathered.catalog, query, &self.public_url);
@@ -129,7 +146,10 @@ pub fn summary(envelope: &Envelope<SuggestGiftsData>) -> String {
     if data.gifts.is_empty() {
         out.push_str("No gifts matched.");
     } else {
-        out.push_str(&format!("{} gift suggestion(s), best first (the widget shows them as cards):\n", data.gifts.len()));
+        out.push_str(&format!(
+            "{} gift suggestion(s), best first (the widget shows them as cards):\n",
+            data.gifts.len()
+        ));
         for (i, gift) in data.gifts.iter().enumerate() {
             out.push_str(&format!(
                 "{}. {} ({}), {} from {}: {}\n",

@@ -23,8 +23,7 @@ pub struct WidgetResource {
     public_origin: String,
 }
 
-pub const WIDGET_DESCRIPTION: &str =
-    "GiftGenius shows gift suggestions as cards with price, store and why each fits; the user can pick one and confirm a purchase.";
+pub const WIDGET_DESCRIPTION: &str = "GiftGenius shows gift suggestions as cards with price, store and why each fits; the user can pick one and confirm a purchase.";
 
 impl WidgetResource {
     /// Loads the packed artifact from disk.
@@ -71,7 +70,6 @@ impl WidgetResource {
     pub fn html(&self) -> &str {
         &self.html
     }
-
 
     /// `_meta` of the resource (and of its contents): CSP, domain, border, description.
     /// No wildcard anywhere: the widget talks to nothing but its host, and loads images from us.

@@ -109,11 +109,7 @@ fn article(type_name: &str) -> &'static str {
 
 fn short(value: &Value) -> String {
     let text = value.to_string();
-    if text.chars().count() > 40 {
-        format!("{}…", text.chars().take(40).collect::<String>())
-    } else {
-        text
-    }
+    if text.chars().count() > 40 { format!("{}…", text.chars().take(40).collect::<String>()) } else { text }
 }
 
 fn resolve<'a>(root: &'a Map<String, Value>, reference: &str) -> Option<&'a Value> {
@@ -168,10 +164,7 @@ fn check(root: &Map<String, Value>, schema: &Value, value: &Value, path: &str, e
         if !allowed.contains(value) {
             let list = allowed.iter().map(|v| v.as_str().map(str::to_string).unwrap_or(v.to_string()));
             let list: Vec<String> = list.collect();
-            errors.push(FieldError::new(
-                field,
-                format!("must be one of: {} (got {})", list.join(", "), short(value)),
-            ));
+            errors.push(FieldError::new(field, format!("must be one of: {} (got {})", list.join(", "), short(value))));
             return;
         }
     }
@@ -206,7 +199,11 @@ fn check(root: &Map<String, Value>, schema: &Value, value: &Value, path: &str, e
             let len = s.chars().count() as u64;
             if let Some(min) = schema.get("minLength").and_then(Value::as_u64) {
                 if len < min {
-                    let message = if min == 1 { "must not be empty".to_string() } else { format!("must have at least {min} characters") };
+                    let message = if min == 1 {
+                        "must not be empty".to_string()
+                    } else {
+                        format!("must have at least {min} characters")
+                    };
                     errors.push(FieldError::new(field, message));
                 }
             }
@@ -251,7 +248,8 @@ fn check(root: &Map<String, Value>, schema: &Value, value: &Value, path: &str, e
                 match properties.and_then(|p| p.get(name)) {
                     Some(property) => check(root, property, item, &join(path, name), errors),
                     None if schema.get("additionalProperties") == Some(&Value::Bool(false)) => {
-                        let known: Vec<&str> = properties.map(|p| p.keys().map(String::as_str).collect()).unwrap_or_default();
+                        let known: Vec<&str> =
+                            properties.map(|p| p.keys().map(String::as_str).collect()).unwrap_or_default();
                         errors.push(FieldError::new(
                             join(path, name),
                             format!("is not a known argument; known arguments: {}", known.join(", ")),

@@ -156,12 +156,16 @@ impl<T: Serialize> Envelope<T> {
                     Value::Object(fields) => {
                         for (k, v) in fields {
                             if RESERVED.contains(&k.as_str()) {
-                                return Err(<serde_json::Error as serde::ser::Error>::custom(format!("data field `{k}` is reserved")));
+                                return Err(<serde_json::Error as serde::ser::Error>::custom(format!(
+                                    "data field `{k}` is reserved"
+                                )));
                             }
                             out.insert(k, v);
                         }
                     }
-                    _ => return Err(<serde_json::Error as serde::ser::Error>::custom("envelope data must be an object")),
+                    _ => {
+                        return Err(<serde_json::Error as serde::ser::Error>::custom("envelope data must be an object"));
+                    }
                 }
                 if let Some(notice) = notice {
                     out.insert("notice".into(), serde_json::to_value(notice)?);

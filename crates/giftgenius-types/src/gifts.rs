@@ -26,8 +26,18 @@ pub enum RelationshipType {
 
 impl RelationshipType {
     pub const ALL: [RelationshipType; 12] = [
-        Self::Partner, Self::Parent, Self::Child, Self::Sibling, Self::Grandparent, Self::Grandchild,
-        Self::Friend, Self::Colleague, Self::Boss, Self::Teacher, Self::Neighbor, Self::Other,
+        Self::Partner,
+        Self::Parent,
+        Self::Child,
+        Self::Sibling,
+        Self::Grandparent,
+        Self::Grandchild,
+        Self::Friend,
+        Self::Colleague,
+        Self::Boss,
+        Self::Teacher,
+        Self::Neighbor,
+        Self::Other,
     ];
 
     pub const fn as_str(self) -> &'static str {

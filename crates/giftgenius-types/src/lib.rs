@@ -14,13 +14,15 @@ pub mod orders;
 pub mod schema;
 
 pub use args::{FieldError, parse_args};
-pub use envelope::{Envelope, Notice, Partial, FailedSource, Suggestion, ToolName};
+pub use envelope::{Envelope, FailedSource, Notice, Partial, Suggestion, ToolName};
 pub use error::{ErrorCategory, ErrorCode, ToolError};
-pub use gifts::{GiftCard, Merchant, Occasion, RelationshipType, SuggestGiftsData, SuggestGiftsInput, SuggestGiftsQuery};
+pub use gifts::{
+    GiftCard, Merchant, Occasion, RelationshipType, SuggestGiftsData, SuggestGiftsInput, SuggestGiftsQuery,
+};
 pub use money::{Currency, Money};
 pub use orders::{
-    CheckoutData, CheckoutSession, CommitOrderInput, CreateCheckoutSessionInput, GetOrderInput, Order, OrderData, OrderDraft,
-    OrderStatus, PrepareOrderData, PrepareOrderInput, ShippingSpeed,
+    CheckoutData, CheckoutSession, CommitOrderInput, CreateCheckoutSessionInput, GetOrderInput, Order, OrderData,
+    OrderDraft, OrderStatus, PrepareOrderData, PrepareOrderInput, ShippingSpeed,
 };
 
 /// Version of the `structuredContent` contract. Travels as `v` in every result.

@@ -16,7 +16,8 @@ pub enum Currency {
 }
 
 impl Currency {
-    pub const ALL: [Currency; 6] = [Currency::USD, Currency::EUR, Currency::GBP, Currency::CAD, Currency::AUD, Currency::JPY];
+    pub const ALL: [Currency; 6] =
+        [Currency::USD, Currency::EUR, Currency::GBP, Currency::CAD, Currency::AUD, Currency::JPY];
 
     pub const fn code(self) -> &'static str {
         match self {

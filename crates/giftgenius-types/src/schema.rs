@@ -21,11 +21,8 @@ fn cached<T: JsonSchema + 'static>(for_output: bool) -> Arc<Map<String, Value>> 
     if let Some(hit) = cache.read().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return hit.clone();
     }
-    let settings = if for_output {
-        SchemaSettings::draft2020_12().for_serialize()
-    } else {
-        SchemaSettings::draft2020_12()
-    };
+    let settings =
+        if for_output { SchemaSettings::draft2020_12().for_serialize() } else { SchemaSettings::draft2020_12() };
     let root = settings.into_generator().into_root_schema_for::<T>();
     let mut object = match root.to_value() {
         Value::Object(object) => object,

@@ -47,24 +47,15 @@ fn shell_quote(s: &OsStr) -> String {
         q.push('\'');
         return q;
     }
-    let plain = !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
-    if plain {
-        s.into_owned()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
-    }
+    let plain = !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
+    if plain { s.into_owned() } else { format!("'{}'", s.replace('\'', r"'\''")) }
 }
 
 /// Runs a command with inherited stdio; a non-zero exit becomes an error naming it.
 pub fn run(cmd: &mut Command) -> Result<()> {
     let text = describe(cmd);
     eprintln!("xtask: $ {text}");
-    let status = cmd
-        .stdin(Stdio::null())
-        .status()
-        .with_context(|| format!("could not start `{text}`"))?;
+    let status = cmd.stdin(Stdio::null()).status().with_context(|| format!("could not start `{text}`"))?;
     if !status.success() {
         bail!("`{text}` failed ({status})");
     }
@@ -75,9 +66,7 @@ pub fn run(cmd: &mut Command) -> Result<()> {
 pub fn run_interactive(cmd: &mut Command) -> Result<()> {
     let text = describe(cmd);
     eprintln!("xtask: $ {text}");
-    let status = cmd
-        .status()
-        .with_context(|| format!("could not start `{text}`"))?;
+    let status = cmd.status().with_context(|| format!("could not start `{text}`"))?;
     if !status.success() {
         bail!("`{text}` failed ({status})");
     }
@@ -86,11 +75,7 @@ pub fn run_interactive(cmd: &mut Command) -> Result<()> {
 
 /// Runs `program --version`-style probes quietly; `None` if it cannot run or fails.
 pub fn probe(program: &Path, args: &[&str]) -> Option<String> {
-    let out = Command::new(program)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .ok()?;
+    let out = Command::new(program).args(args).stdin(Stdio::null()).output().ok()?;
     if !out.status.success() {
         return None;
     }

@@ -109,11 +109,7 @@ fn run() -> Result<()> {
 }
 
 fn no_args(command: &str, rest: &[String]) -> Result<()> {
-    if rest.is_empty() {
-        Ok(())
-    } else {
-        bail!("{command}: unexpected arguments {rest:?}\n\n{USAGE}")
-    }
+    if rest.is_empty() { Ok(()) } else { bail!("{command}: unexpected arguments {rest:?}\n\n{USAGE}") }
 }
 
 /// `crates/xtask` → the workspace root. Prefer cargo's run-time value (right even if the repo
@@ -126,14 +122,9 @@ fn workspace_root() -> Result<PathBuf> {
         .ancestors()
         .nth(2)
         .with_context(|| format!("{} is not <root>/crates/xtask", manifest_dir.display()))?;
-    let root = root
-        .canonicalize()
-        .with_context(|| format!("resolving {}", root.display()))?;
+    let root = root.canonicalize().with_context(|| format!("resolving {}", root.display()))?;
     if !root.join("Cargo.toml").is_file() {
-        bail!(
-            "{} has no Cargo.toml; xtask must live at <root>/crates/xtask",
-            root.display()
-        );
+        bail!("{} has no Cargo.toml; xtask must live at <root>/crates/xtask", root.display());
     }
     Ok(root)
 }
@@ -149,15 +140,9 @@ pub(crate) fn locked_in_ci(cmd: &mut std::process::Command) {
 fn serve(root: &Path, server_args: &[String]) -> Result<()> {
     let html = widget::build(root)?;
     let mut server = cmd::cargo();
-    server
-        .args(["run", "--release", "-p", "giftgenius-server"])
-        .current_dir(root);
+    server.args(["run", "--release", "-p", "giftgenius-server"]).current_dir(root);
     locked_in_ci(&mut server);
-    server
-        .arg("--")
-        .arg("--widget-html")
-        .arg(&html)
-        .args(server_args);
+    server.arg("--").arg("--widget-html").arg(&html).args(server_args);
     cmd::run_interactive(&mut server)
 }
 
@@ -166,15 +151,7 @@ fn test(root: &Path) -> Result<()> {
 
     // The contract is shared with the widget, so it must keep building for wasm32.
     let mut types = cmd::cargo();
-    types
-        .args([
-            "build",
-            "-p",
-            "giftgenius-types",
-            "--target",
-            "wasm32-unknown-unknown",
-        ])
-        .current_dir(root);
+    types.args(["build", "-p", "giftgenius-types", "--target", "wasm32-unknown-unknown"]).current_dir(root);
     locked_in_ci(&mut types);
     for (k, v) in widget::wasm_build_env(root)? {
         types.env(k, v);
@@ -183,10 +160,7 @@ fn test(root: &Path) -> Result<()> {
 
     // Server tests compare the served resource with these exact bytes.
     let mut tests = cmd::cargo();
-    tests
-        .args(["test", "--workspace"])
-        .current_dir(root)
-        .env("GIFTGENIUS_WIDGET_HTML", &html);
+    tests.args(["test", "--workspace"]).current_dir(root).env("GIFTGENIUS_WIDGET_HTML", &html);
     locked_in_ci(&mut tests);
     cmd::run(&mut tests)?;
 

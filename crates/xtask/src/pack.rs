@@ -275,16 +275,10 @@ pub fn pack(inputs: &Inputs<'_>) -> Result<Packed> {
         .iter()
         .map(|s| {
             let digest = Sha256::digest(s.as_bytes());
-            format!(
-                "'sha256-{}'",
-                base64::engine::general_purpose::STANDARD.encode(digest)
-            )
+            format!("'sha256-{}'", base64::engine::general_purpose::STANDARD.encode(digest))
         })
         .collect();
-    Ok(Packed {
-        html,
-        script_hashes,
-    })
+    Ok(Packed { html, script_hashes })
 }
 
 /// Lowercase hex SHA-256, for the `.sha256` file next to the artifact.
@@ -311,11 +305,7 @@ fn strip_module_syntax(glue: &str) -> Result<String> {
             continue;
         }
         if t.starts_with("import ") || t.starts_with("import{") {
-            bail!(
-                "line {}: the JS glue imports another module (`{}`); JS snippets cannot be inlined yet",
-                n + 1,
-                t
-            );
+            bail!("line {}: the JS glue imports another module (`{}`); JS snippets cannot be inlined yet", n + 1, t);
         }
         if let Some(rest) = t.strip_prefix("export ") {
             let rest = rest.trim_start();
@@ -324,10 +314,7 @@ fn strip_module_syntax(glue: &str) -> Result<String> {
                 if !rest.contains('}') {
                     in_export_list = true;
                 } else if rest.contains(" from ") {
-                    bail!(
-                        "line {}: the JS glue re-exports another module: `{t}`",
-                        n + 1
-                    );
+                    bail!("line {}: the JS glue re-exports another module: `{t}`", n + 1);
                 }
                 continue;
             }
@@ -340,21 +327,10 @@ fn strip_module_syntax(glue: &str) -> Result<String> {
                 );
                 continue;
             }
-            let is_decl = [
-                "function ",
-                "async function ",
-                "class ",
-                "const ",
-                "let ",
-                "var ",
-            ]
-            .iter()
-            .any(|k| rest.starts_with(k));
-            ensure!(
-                is_decl,
-                "line {}: unsupported export form in the JS glue: `{t}`",
-                n + 1
-            );
+            let is_decl = ["function ", "async function ", "class ", "const ", "let ", "var "]
+                .iter()
+                .any(|k| rest.starts_with(k));
+            ensure!(is_decl, "line {}: unsupported export form in the JS glue: `{t}`", n + 1);
             out.push_str(&line[..line.len() - t.len()]);
             out.push_str(rest);
             out.push('\n');
@@ -379,9 +355,7 @@ fn neutralise_default_wasm_url(glue: &str) -> String {
         let after = &rest[i + NEEDLE.len()..];
         let end = after.find(')');
         match end {
-            Some(e)
-                if after[..e].contains("_bg.wasm") && after[..e].contains("import.meta.url") =>
-            {
+            Some(e) if after[..e].contains("_bg.wasm") && after[..e].contains("import.meta.url") => {
                 out.push_str(&rest[..i]);
                 out.push_str("undefined /* packed: the wasm bytes are passed in */");
                 rest = &after[e + 1..];
@@ -448,11 +422,7 @@ export { initSync, __wbg_init as default };
 
     fn pack_fake() -> Packed {
         let css = ["body { color: red; }\n".to_string()];
-        let inputs = Inputs {
-            css: &css,
-            glue_js: FAKE_GLUE,
-            wasm: FAKE_WASM,
-        };
+        let inputs = Inputs { css: &css, glue_js: FAKE_GLUE, wasm: FAKE_WASM };
         match pack(&inputs) {
             Ok(p) => p,
             Err(e) => panic!("pack failed: {e:#}"),
@@ -479,14 +449,7 @@ export { initSync, __wbg_init as default };
     #[test]
     fn nothing_is_fetched_or_exported() {
         let html = pack_fake().html;
-        for bad in [
-            "src=",
-            "href=",
-            "import.meta",
-            "_bg.wasm",
-            "export ",
-            "import ",
-        ] {
+        for bad in ["src=", "href=", "import.meta", "_bg.wasm", "export ", "import "] {
             assert!(!html.contains(bad), "packed HTML contains {bad:?}");
         }
         // Declarations stay (only the keyword goes), so the names remain callable.
@@ -508,20 +471,13 @@ export { initSync, __wbg_init as default };
         let p = pack_fake();
         assert_eq!(p.script_hashes.len(), 2);
         let boot = Sha256::digest(BOOTSTRAP_JS.as_bytes());
-        let want = format!(
-            "'sha256-{}'",
-            base64::engine::general_purpose::STANDARD.encode(boot)
-        );
+        let want = format!("'sha256-{}'", base64::engine::general_purpose::STANDARD.encode(boot));
         assert_eq!(p.script_hashes[0], want);
     }
 
     #[test]
     fn bootstrap_is_small_and_safe_inline() {
-        assert!(
-            BOOTSTRAP_JS.len() < 10 * 1024,
-            "bootstrap grew to {} bytes",
-            BOOTSTRAP_JS.len()
-        );
+        assert!(BOOTSTRAP_JS.len() < 10 * 1024, "bootstrap grew to {} bytes", BOOTSTRAP_JS.len());
         let lower = BOOTSTRAP_JS.to_ascii_lowercase();
         assert!(!lower.contains("</script") && !lower.contains("<!--"));
         // No eval-like constructs: the bootstrap must run under a hash-only script-src.
@@ -565,10 +521,7 @@ export { initSync, __wbg_init as default };
             assert!(BOOTSTRAP_JS.contains(needle), "bootstrap lacks {needle:?}");
         }
         for action in ["choose", "confirm", "cancel", "retry", "suggestion"] {
-            assert!(
-                BOOTSTRAP_JS.contains(&format!("a === \"{action}\"")),
-                "no handler for {action}"
-            );
+            assert!(BOOTSTRAP_JS.contains(&format!("a === \"{action}\"")), "no handler for {action}");
         }
     }
 
@@ -582,11 +535,7 @@ export { initSync, __wbg_init as default };
     #[test]
     fn refuses_snippet_imports() {
         let glue = format!("import {{ x }} from './snippets/a/inline0.js';\n{FAKE_GLUE}");
-        let inputs = Inputs {
-            css: &[],
-            glue_js: &glue,
-            wasm: FAKE_WASM,
-        };
+        let inputs = Inputs { css: &[], glue_js: &glue, wasm: FAKE_WASM };
         let err = pack(&inputs).err().expect("must refuse");
         assert!(format!("{err:#}").contains("snippets"), "{err:#}");
     }
@@ -594,39 +543,23 @@ export { initSync, __wbg_init as default };
     #[test]
     fn refuses_other_import_meta_uses() {
         let glue = format!("{FAKE_GLUE}\nconst u = new URL('snippets/x.js', import.meta.url);\n");
-        let inputs = Inputs {
-            css: &[],
-            glue_js: &glue,
-            wasm: FAKE_WASM,
-        };
+        let inputs = Inputs { css: &[], glue_js: &glue, wasm: FAKE_WASM };
         assert!(pack(&inputs).is_err());
     }
 
     #[test]
     fn refuses_closing_tags_inside_inline_content() {
         let glue = format!("{FAKE_GLUE}\nconst s = '</SCRIPT>';\n");
-        let inputs = Inputs {
-            css: &[],
-            glue_js: &glue,
-            wasm: FAKE_WASM,
-        };
+        let inputs = Inputs { css: &[], glue_js: &glue, wasm: FAKE_WASM };
         assert!(pack(&inputs).is_err());
         let css = ["a::after { content: '</style>'; }".to_string()];
-        let inputs = Inputs {
-            css: &css,
-            glue_js: FAKE_GLUE,
-            wasm: FAKE_WASM,
-        };
+        let inputs = Inputs { css: &css, glue_js: FAKE_GLUE, wasm: FAKE_WASM };
         assert!(pack(&inputs).is_err());
     }
 
     #[test]
     fn refuses_glue_without_web_init() {
-        let inputs = Inputs {
-            css: &[],
-            glue_js: "export function f() {}\n",
-            wasm: FAKE_WASM,
-        };
+        let inputs = Inputs { css: &[], glue_js: "export function f() {}\n", wasm: FAKE_WASM };
         assert!(pack(&inputs).is_err());
     }
 

@@ -18,13 +18,9 @@ const NPM_STAMP: &str = "node_modules/.giftgenius-lock.sha256";
 /// Value of `--flag VALUE` or `--flag=VALUE` in the server arguments.
 fn flag_value<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
     let prefix = format!("{flag}=");
-    args.iter().enumerate().find_map(|(i, a)| {
-        if a == flag {
-            args.get(i + 1).map(String::as_str)
-        } else {
-            a.strip_prefix(&prefix)
-        }
-    })
+    args.iter()
+        .enumerate()
+        .find_map(|(i, a)| if a == flag { args.get(i + 1).map(String::as_str) } else { a.strip_prefix(&prefix) })
 }
 
 /// Builds the widget, then runs the server (debug build: results are checked against their
@@ -76,9 +72,7 @@ pub fn ensure_npm_deps(root: &Path) -> Result<PathBuf> {
     }
     let mut npm = Command::new("npm");
     // No browser download can happen: playwright-core has no install script, and we say so twice.
-    npm.args(["ci", "--no-audit", "--no-fund"])
-        .current_dir(&dir)
-        .env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1");
+    npm.args(["ci", "--no-audit", "--no-fund"]).current_dir(&dir).env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1");
     cmd::run(&mut npm).map_err(|e| {
         anyhow::anyhow!("{e:#}\nthe browser tests need Node.js 20+ and npm with npm registry access (Debian: apt-get install -y nodejs npm)")
     })?;

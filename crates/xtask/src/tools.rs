@@ -30,9 +30,9 @@ pub fn tools_root() -> Result<PathBuf> {
     if let Some(dir) = std::env::var_os("GIFTGENIUS_TOOLS").filter(|d| !d.is_empty()) {
         return Ok(PathBuf::from(dir));
     }
-    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).context(
-        "neither GIFTGENIUS_TOOLS nor HOME is set; set GIFTGENIUS_TOOLS to a cache directory",
-    )?;
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .context("neither GIFTGENIUS_TOOLS nor HOME is set; set GIFTGENIUS_TOOLS to a cache directory")?;
     Ok(PathBuf::from(home).join(".cache/giftgenius/tools"))
 }
 
@@ -45,18 +45,13 @@ pub fn ensure_build_tools(root: &Path) -> Result<Tools> {
     let trunk = ensure_trunk(&tools, root)?;
     let wbg_dir = ensure_wasm_bindgen(&tools, root, &wbg_version)?;
     let opt_dir = ensure_wasm_opt(&tools)?;
-    Ok(Tools {
-        trunk,
-        path_dirs: vec![wbg_dir, opt_dir],
-        wasm_bindgen_version: wbg_version,
-    })
+    Ok(Tools { trunk, path_dirs: vec![wbg_dir, opt_dir], wasm_bindgen_version: wbg_version })
 }
 
 /// The single wasm-bindgen version in Cargo.lock: the CLI must match it exactly.
 pub fn wasm_bindgen_version(root: &Path) -> Result<String> {
     let lock_path = root.join("Cargo.lock");
-    let lock = std::fs::read_to_string(&lock_path)
-        .with_context(|| format!("reading {}", lock_path.display()))?;
+    let lock = std::fs::read_to_string(&lock_path).with_context(|| format!("reading {}", lock_path.display()))?;
     let mut versions: Vec<String> = Vec::new();
     let mut lines = lock.lines();
     while let Some(line) = lines.next() {
@@ -65,9 +60,7 @@ pub fn wasm_bindgen_version(root: &Path) -> Result<String> {
                 .next()
                 .and_then(|l| l.trim().strip_prefix("version = \""))
                 .and_then(|v| v.strip_suffix('"'))
-                .with_context(|| {
-                    format!("{}: no version after wasm-bindgen", lock_path.display())
-                })?;
+                .with_context(|| format!("{}: no version after wasm-bindgen", lock_path.display()))?;
             if !versions.iter().any(|v| v == version) {
                 versions.push(version.to_string());
             }
@@ -75,10 +68,7 @@ pub fn wasm_bindgen_version(root: &Path) -> Result<String> {
     }
     match versions.as_slice() {
         [one] => Ok(one.clone()),
-        [] => bail!(
-            "{} has no wasm-bindgen package; run `cargo generate-lockfile`",
-            lock_path.display()
-        ),
+        [] => bail!("{} has no wasm-bindgen package; run `cargo generate-lockfile`", lock_path.display()),
         many => bail!(
             "{} has several wasm-bindgen versions ({}); the CLI can only match one",
             lock_path.display(),
@@ -90,19 +80,11 @@ pub fn wasm_bindgen_version(root: &Path) -> Result<String> {
 /// Trunk.toml pins the tools for people who run trunk by hand; keep them equal to ours.
 fn check_trunk_toml(root: &Path, wbg_version: &str) -> Result<()> {
     let path = root.join("Trunk.toml");
-    let text =
-        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
     let pin = |key: &str| {
         text.lines().find_map(|l| {
             let (k, v) = l.split_once('=')?;
-            (k.trim() == key).then(|| {
-                v.split('#')
-                    .next()
-                    .unwrap_or("")
-                    .trim()
-                    .trim_matches('"')
-                    .to_string()
-            })
+            (k.trim() == key).then(|| v.split('#').next().unwrap_or("").trim().trim_matches('"').to_string())
         })
     };
     for (key, want) in [("wasm_bindgen", wbg_version), ("wasm_opt", WASM_OPT_PIN)] {
@@ -111,11 +93,7 @@ fn check_trunk_toml(root: &Path, wbg_version: &str) -> Result<()> {
             Some(have) => bail!(
                 "{} pins [tools] {key} = \"{have}\" but the build needs \"{want}\" (from {}); update Trunk.toml",
                 path.display(),
-                if key == "wasm_bindgen" {
-                    "Cargo.lock"
-                } else {
-                    "xtask"
-                }
+                if key == "wasm_bindgen" { "Cargo.lock" } else { "xtask" }
             ),
             None => bail!("{} lacks [tools] {key} = \"{want}\"", path.display()),
         }
@@ -136,27 +114,20 @@ fn ensure_tool(
             eprintln!("xtask: ok: {v} ({})", bin.display());
             return Ok(());
         }
-        Some(v) => eprintln!(
-            "xtask: {} reports `{v}`; reinstalling {name}",
-            bin.display()
-        ),
+        Some(v) => eprintln!("xtask: {} reports `{v}`; reinstalling {name}", bin.display()),
         None => eprintln!("xtask: {name} not found at {}; installing", bin.display()),
     }
     if let Err(e) = cmd::run(install) {
-        bail!(
-            "{e:#}\ninstalling {name} needs {prerequisite}; fix that and run the command above again"
-        );
+        bail!("{e:#}\ninstalling {name} needs {prerequisite}; fix that and run the command above again");
     }
     match probe(bin, &["--version"]) {
         Some(v) if ok(&v) => {
             eprintln!("xtask: ok: {v} ({})", bin.display());
             Ok(())
         }
-        other => bail!(
-            "after installing {name}, `{} --version` gives {:?}, not the expected version",
-            bin.display(),
-            other
-        ),
+        other => {
+            bail!("after installing {name}, `{} --version` gives {:?}, not the expected version", bin.display(), other)
+        }
     }
 }
 
@@ -169,17 +140,7 @@ fn ensure_trunk(tools: &Path, root: &Path) -> Result<PathBuf> {
     let dir = tools.join(format!("trunk-{TRUNK_VERSION}"));
     let bin = dir.join("bin/trunk");
     let mut install = cmd::cargo();
-    install
-        .args([
-            "install",
-            "trunk",
-            "--version",
-            TRUNK_VERSION,
-            "--locked",
-            "--root",
-        ])
-        .arg(&dir)
-        .current_dir(root);
+    install.args(["install", "trunk", "--version", TRUNK_VERSION, "--locked", "--root"]).arg(&dir).current_dir(root);
     ensure_tool(
         "trunk",
         &bin,
@@ -194,16 +155,7 @@ fn ensure_wasm_bindgen(tools: &Path, root: &Path, version: &str) -> Result<PathB
     let dir = tools.join(format!("wasm-bindgen-cli-{version}"));
     let mut install = cmd::cargo();
     // No --locked: the CLI's own lockfile pins a crate version the registry no longer has.
-    install
-        .args([
-            "install",
-            "wasm-bindgen-cli",
-            "--version",
-            version,
-            "--root",
-        ])
-        .arg(&dir)
-        .current_dir(root);
+    install.args(["install", "wasm-bindgen-cli", "--version", version, "--root"]).arg(&dir).current_dir(root);
     ensure_tool(
         "wasm-bindgen-cli",
         &dir.join("bin/wasm-bindgen"),
@@ -219,18 +171,8 @@ fn ensure_wasm_opt(tools: &Path) -> Result<PathBuf> {
     let bin_dir = dir.join("node_modules/binaryen/bin");
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let mut install = Command::new("npm");
-    install
-        .args([
-            "install",
-            "--no-audit",
-            "--no-fund",
-            &format!("binaryen@{BINARYEN_VERSION}"),
-        ])
-        .current_dir(&dir);
-    let major = BINARYEN_VERSION
-        .split('.')
-        .next()
-        .unwrap_or(BINARYEN_VERSION);
+    install.args(["install", "--no-audit", "--no-fund", &format!("binaryen@{BINARYEN_VERSION}")]).current_dir(&dir);
+    let major = BINARYEN_VERSION.split('.').next().unwrap_or(BINARYEN_VERSION);
     // It is a node script: this probe also proves that `node` runs it.
     ensure_tool(
         "wasm-opt (npm binaryen)",
@@ -277,13 +219,7 @@ pub fn ensure_chromium() -> Result<PathBuf> {
         eprintln!("xtask: ok: {v} ({})", bin.display());
         return Ok(bin);
     }
-    let apt = |args: &[&str]| {
-        cmd::run(
-            Command::new("apt-get")
-                .args(args)
-                .env("DEBIAN_FRONTEND", "noninteractive"),
-        )
-    };
+    let apt = |args: &[&str]| cmd::run(Command::new("apt-get").args(args).env("DEBIAN_FRONTEND", "noninteractive"));
     let install = || apt(&["install", "-y", "chromium"]);
     if install().is_err() {
         // A fresh machine often has no package lists yet.
@@ -299,9 +235,6 @@ pub fn ensure_chromium() -> Result<PathBuf> {
             eprintln!("xtask: ok: {v} ({})", bin.display());
             Ok(bin)
         }
-        None => bail!(
-            "`apt-get install -y chromium` succeeded but {} --version does not run",
-            bin.display()
-        ),
+        None => bail!("`apt-get install -y chromium` succeeded but {} --version does not run", bin.display()),
     }
 }

@@ -19,8 +19,7 @@ pub fn build(root: &Path) -> Result<PathBuf> {
     trunk_build(root, &tools)?;
     let dist = root.join(TRUNK_DIST);
     let wasm_path = dist.join(format!("{BIN}_bg.wasm"));
-    let wasm =
-        std::fs::read(&wasm_path).with_context(|| format!("reading {}", wasm_path.display()))?;
+    let wasm = std::fs::read(&wasm_path).with_context(|| format!("reading {}", wasm_path.display()))?;
     check_no_build_paths(root, &wasm)?;
     pack_dist(root, &dist, &wasm)
 }
@@ -70,9 +69,7 @@ fn remap_flags(root: &Path) -> Result<OsString> {
         if i > 0 {
             flags.push("\u{1f}");
         }
-        let from = from
-            .to_str()
-            .with_context(|| format!("non-UTF-8 path {}", from.display()))?;
+        let from = from.to_str().with_context(|| format!("non-UTF-8 path {}", from.display()))?;
         flags.push(format!("--remap-path-prefix={from}={to}"));
     }
     Ok(flags)
@@ -88,9 +85,7 @@ fn trunk_build(root: &Path, tools: &Tools) -> Result<()> {
 
     // Our tool directories first, so trunk's `which` finds exactly these versions.
     let mut path = tools.path_dirs.clone();
-    path.extend(std::env::split_paths(
-        &std::env::var_os("PATH").unwrap_or_default(),
-    ));
+    path.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
     let path = std::env::join_paths(path).context("PATH contains an unusable directory")?;
     let mut trunk = Command::new(&tools.trunk);
     trunk
@@ -113,10 +108,7 @@ fn trunk_build(root: &Path, tools: &Tools) -> Result<()> {
 fn check_no_build_paths(root: &Path, wasm: &[u8]) -> Result<()> {
     let mut needles: Vec<String> = vec![root.display().to_string()];
     // `$HOME/` catches ~/.cargo, ~/.rustup and a target dir under home; skip a bare `/` home.
-    if let Some(home) = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .filter(|h| h.components().count() > 1)
-    {
+    if let Some(home) = std::env::var_os("HOME").map(PathBuf::from).filter(|h| h.components().count() > 1) {
         needles.push(format!("{}/", home.display()));
     }
     for needle in needles {
@@ -138,14 +130,10 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 /// Reads trunk's dist, packs it, writes the artifact and its `.sha256`, prints sizes.
 fn pack_dist(root: &Path, dist: &Path, wasm: &[u8]) -> Result<PathBuf> {
     if dist.join("snippets").exists() {
-        bail!(
-            "{} has JS snippets; the packer cannot inline those yet",
-            dist.display()
-        );
+        bail!("{} has JS snippets; the packer cannot inline those yet", dist.display());
     }
     let glue_path = dist.join(format!("{BIN}.js"));
-    let glue = std::fs::read_to_string(&glue_path)
-        .with_context(|| format!("reading {}", glue_path.display()))?;
+    let glue = std::fs::read_to_string(&glue_path).with_context(|| format!("reading {}", glue_path.display()))?;
     // Sorted so the order (and thus the bytes) never depends on the file system.
     let mut css_paths: Vec<PathBuf> = std::fs::read_dir(dist)
         .with_context(|| format!("listing {}", dist.display()))?
@@ -158,12 +146,8 @@ fn pack_dist(root: &Path, dist: &Path, wasm: &[u8]) -> Result<PathBuf> {
         .map(|p| std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display())))
         .collect::<Result<Vec<_>>>()?;
 
-    let packed = pack::pack(&pack::Inputs {
-        css: &css,
-        glue_js: &glue,
-        wasm,
-    })
-    .with_context(|| format!("packing {}", dist.display()))?;
+    let packed = pack::pack(&pack::Inputs { css: &css, glue_js: &glue, wasm })
+        .with_context(|| format!("packing {}", dist.display()))?;
     let out = root.join(ARTIFACT);
     write_atomically(&out, packed.html.as_bytes())?;
     let hex = pack::sha256_hex(packed.html.as_bytes());
@@ -180,16 +164,9 @@ fn pack_dist(root: &Path, dist: &Path, wasm: &[u8]) -> Result<PathBuf> {
         glue.len(),
         wasm.len()
     );
-    eprintln!(
-        "xtask:   size: {raw} bytes raw ({:.1} KiB), {gz} bytes gzip -9 ({:.1} KiB)",
-        kib(raw),
-        kib(gz)
-    );
+    eprintln!("xtask:   size: {raw} bytes raw ({:.1} KiB), {gz} bytes gzip -9 ({:.1} KiB)", kib(raw), kib(gz));
     eprintln!("xtask:   sha256: {hex}");
-    eprintln!(
-        "xtask:   CSP script-src hashes: {}",
-        packed.script_hashes.join(" ")
-    );
+    eprintln!("xtask:   CSP script-src hashes: {}", packed.script_hashes.join(" "));
     Ok(out)
 }
 
@@ -203,6 +180,5 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let tmp = path.with_extension("tmp");
     std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path)
-        .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
+    std::fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
 }

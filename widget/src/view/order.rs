@@ -1,8 +1,8 @@
 //! Buying: the confirmation (a human presses Confirm, nothing else can), the placed order,
 //! and the hosted checkout card.
 
-use giftgenius_types::orders::{CheckoutSession, Order, OrderDraft, OrderStatus, ShippingSpeed};
 use giftgenius_types::ToolError;
+use giftgenius_types::orders::{CheckoutSession, Order, OrderDraft, OrderStatus, ShippingSpeed};
 use leptos::prelude::*;
 
 use crate::action::Action;

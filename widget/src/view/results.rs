@@ -150,11 +150,13 @@ pub fn gift_card(gift: GiftCard, ctx: &RenderContext, on_action: Callback<Action
         view! { <ul class="gg-reasons">{items}</ul> }
     });
     let tags = (!gift.tags.is_empty()).then(|| {
-        let items = gift.tags.iter().take(MAX_TAGS).map(|t| view! { <li class="gg-tag">{t.clone()}</li> }).collect_view();
+        let items =
+            gift.tags.iter().take(MAX_TAGS).map(|t| view! { <li class="gg-tag">{t.clone()}</li> }).collect_view();
         view! { <ul class="gg-tags" aria-label="Tags">{items}</ul> }
     });
     let stock = (!gift.in_stock).then(|| view! { <span class="gg-badge gg-badge-out">"Out of stock"</span> });
-    let label = if gift.in_stock { format!("Choose {}", gift.title) } else { format!("{} is out of stock", gift.title) };
+    let label =
+        if gift.in_stock { format!("Choose {}", gift.title) } else { format!("{} is out of stock", gift.title) };
     let id = gift.id.clone();
     let card_id = gift.id.clone();
     view! {

@@ -5,8 +5,8 @@
 //! interest match. Everything else adds to a score. Ties break on the gift id, so the same
 //! query always returns the same list.
 
-use giftgenius_types::gifts::SuggestGiftsQuery;
 use giftgenius_types::envelope::NoticeCode;
+use giftgenius_types::gifts::SuggestGiftsQuery;
 use giftgenius_types::{Money, Notice, RelationshipType, Suggestion};
 use serde_json::{Map, Value, json};
 
@@ -42,9 +42,7 @@ fn interest_match(gift: &CatalogGift, interest: &str) -> Option<bool> {
         return None;
     }
     let stems: Vec<&str> = wanted.iter().map(|w| stem(w)).collect();
-    let tag_hit = gift.tags.iter().any(|tag| {
-        tag.split('-').any(|part| stems.iter().any(|s| stem(part) == *s))
-    });
+    let tag_hit = gift.tags.iter().any(|tag| tag.split('-').any(|part| stems.iter().any(|s| stem(part) == *s)));
     if tag_hit {
         return Some(true);
     }
@@ -149,7 +147,9 @@ pub fn rank<'a>(gifts: &'a [CatalogGift], q: &SuggestGiftsQuery) -> Ranked<'a> {
     } else if total_matches < limit {
         Some(Notice {
             code: NoticeCode::FewMatches,
-            message: format!("Only {total_matches} gift(s) match; widening the budget or the interests would show more."),
+            message: format!(
+                "Only {total_matches} gift(s) match; widening the budget or the interests would show more."
+            ),
             suggestions: relaxations(gifts, q),
         })
     } else {
@@ -184,8 +184,10 @@ fn relaxations(gifts: &[CatalogGift], q: &SuggestGiftsQuery) -> Vec<Suggestion> 
     // Raise the budget ceiling to the price that makes enough gifts match.
     if q.budget_max.is_some() {
         let without_max = SuggestGiftsQuery { budget_max: None, ..q.clone() };
-        let mut prices: Vec<i64> =
-            matching(gifts, &without_max).iter().map(|s| price_in(s.gift.price_cents, q.currency).amount_minor).collect();
+        let mut prices: Vec<i64> = matching(gifts, &without_max)
+            .iter()
+            .map(|s| price_in(s.gift.price_cents, q.currency).amount_minor)
+            .collect();
         prices.sort_unstable();
         let want = (q.limit.max(1) as usize).min(prices.len());
         if want > 0 {

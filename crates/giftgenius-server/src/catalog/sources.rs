@@ -77,8 +77,12 @@ fn unavailable(reason: &'static str, detail: impl Into<String>) -> SourceFailure
 
 /// A URL fit for the log: no user name, password, query or fragment.
 fn redacted(url: &url::Url) -> String {
-    format!("{}://{}{}", url.scheme(), url.host_str().unwrap_or("?"), url.port().map(|p| format!(":{p}")).unwrap_or_default())
-        + url.path()
+    format!(
+        "{}://{}{}",
+        url.scheme(),
+        url.host_str().unwrap_or("?"),
+        url.port().map(|p| format!(":{p}")).unwrap_or_default()
+    ) + url.path()
 }
 
 /// Ids go into URLs and the order tools: keep them plain.
@@ -102,7 +106,12 @@ impl CatalogSource {
     }
 }
 
-async fn fetch_http(id: &str, url: &url::Url, client: &reqwest::Client, reference: &str) -> Result<Arc<[CatalogGift]>, SourceFailure> {
+async fn fetch_http(
+    id: &str,
+    url: &url::Url,
+    client: &reqwest::Client,
+    reference: &str,
+) -> Result<Arc<[CatalogGift]>, SourceFailure> {
     let failed = |e: reqwest::Error, during: &str| {
         if e.is_timeout() {
             SourceFailure::Timeout { after_ms: 0 }
@@ -123,12 +132,18 @@ async fn fetch_http(id: &str, url: &url::Url, client: &reqwest::Client, referenc
         return Err(unavailable("answered with an error", format!("HTTP status {status}")));
     }
     if response.content_length().is_some_and(|n| n > MAX_CATALOG_BYTES as u64) {
-        return Err(unavailable("sent a catalog that is too large", format!("content-length {:?}", response.content_length())));
+        return Err(unavailable(
+            "sent a catalog that is too large",
+            format!("content-length {:?}", response.content_length()),
+        ));
     }
     let mut body = Vec::new();
     while let Some(chunk) = response.chunk().await.map_err(|e| failed(e, "body"))? {
         if body.len() + chunk.len() > MAX_CATALOG_BYTES {
-            return Err(unavailable("sent a catalog that is too large", format!("body over {MAX_CATALOG_BYTES} bytes")));
+            return Err(unavailable(
+                "sent a catalog that is too large",
+                format!("body over {MAX_CATALOG_BYTES} bytes"),
+            ));
         }
         body.extend_from_slice(&chunk);
     }
@@ -151,7 +166,9 @@ async fn fetch_http(id: &str, url: &url::Url, client: &reqwest::Client, referenc
             None
         };
         match problem {
-            Some(problem) => tracing::warn!(reference, source = id, gift = %gift.id.chars().take(80).collect::<String>(), problem, "skipping an invalid remote gift"),
+            Some(problem) => {
+                tracing::warn!(reference, source = id, gift = %gift.id.chars().take(80).collect::<String>(), problem, "skipping an invalid remote gift")
+            }
             None => gifts.push(gift),
         }
     }
@@ -212,11 +229,16 @@ impl Sources {
                 .user_agent(concat!("giftgenius/", env!("CARGO_PKG_VERSION")))
                 .build()?;
             for (i, raw) in urls.iter().enumerate() {
-                let url = url::Url::parse(raw).map_err(|e| anyhow::anyhow!("--catalog-url {} is not a URL: {e}", i + 1))?;
+                let url =
+                    url::Url::parse(raw).map_err(|e| anyhow::anyhow!("--catalog-url {} is not a URL: {e}", i + 1))?;
                 if !matches!(url.scheme(), "http" | "https") {
                     anyhow::bail!("--catalog-url {} must be an http:// or https:// URL", i + 1);
                 }
-                sources.push(CatalogSource::Http { id: format!("http-catalog-{}", i + 1), url, client: client.clone() });
+                sources.push(CatalogSource::Http {
+                    id: format!("http-catalog-{}", i + 1),
+                    url,
+                    client: client.clone(),
+                });
             }
         }
         if sources.is_empty() {
@@ -241,7 +263,9 @@ impl Sources {
             .enumerate()
             .map(|(i, source)| async move {
                 let outcome = match tokio::time::timeout(per_source, source.fetch(reference)).await {
-                    Ok(Err(SourceFailure::Timeout { .. })) | Err(_) => Err(SourceFailure::Timeout { after_ms: per_source_ms }),
+                    Ok(Err(SourceFailure::Timeout { .. })) | Err(_) => {
+                        Err(SourceFailure::Timeout { after_ms: per_source_ms })
+                    }
                     Ok(outcome) => outcome,
                 };
                 (i, outcome)
@@ -275,7 +299,11 @@ impl Sources {
                             "catalog source failed"
                         ),
                     }
-                    failed.push(FailedSource { source: source.id().to_string(), code: failure.code(), message: failure.public_message() });
+                    failed.push(FailedSource {
+                        source: source.id().to_string(),
+                        code: failure.code(),
+                        message: failure.public_message(),
+                    });
                 }
             }
         }
@@ -310,7 +338,8 @@ mod tests {
     use super::*;
 
     fn builtin_sources() -> Sources {
-        Sources::new(Some(Arc::new(Catalog::builtin())), &[], Duration::from_millis(800), Duration::from_millis(1500)).unwrap()
+        Sources::new(Some(Arc::new(Catalog::builtin())), &[], Duration::from_millis(800), Duration::from_millis(1500))
+            .unwrap()
     }
 
     #[test]
@@ -348,7 +377,8 @@ mod tests {
 
     #[test]
     fn catalog_urls_must_be_http() {
-        let err = Sources::new(None, &["ftp://x/y".into()], Duration::from_millis(1), Duration::from_millis(1)).unwrap_err();
+        let err =
+            Sources::new(None, &["ftp://x/y".into()], Duration::from_millis(1), Duration::from_millis(1)).unwrap_err();
         assert!(err.to_string().contains("http"));
         assert!(Sources::new(None, &[], Duration::from_millis(1), Duration::from_millis(1)).is_err());
     }

@@ -138,9 +138,16 @@ pub trait Store: Send + Sync + 'static {
     async fn draft(&self, subject: &str, id: &str) -> StoreResult<Option<DraftRow>>;
 
     /// Claims `scope` with `fingerprint` and a lease until `lease_until_ms`, or reports what is there.
-    async fn claim_key(&self, scope: &Scope, fingerprint: &str, lease_until_ms: i64, now_ms: i64) -> StoreResult<Claim>;
+    async fn claim_key(&self, scope: &Scope, fingerprint: &str, lease_until_ms: i64, now_ms: i64)
+    -> StoreResult<Claim>;
     /// Takes over a key whose lease ran out (compare-and-set on the old lease). True if we got it.
-    async fn take_over_key(&self, scope: &Scope, old_lease: Option<i64>, lease_until_ms: i64, now_ms: i64) -> StoreResult<bool>;
+    async fn take_over_key(
+        &self,
+        scope: &Scope,
+        old_lease: Option<i64>,
+        lease_until_ms: i64,
+        now_ms: i64,
+    ) -> StoreResult<bool>;
     /// Drops the lease after a transient failure, keeping the recovery point for the retry.
     async fn release_key(&self, scope: &Scope, now_ms: i64) -> StoreResult<()>;
     /// Stores the final response (success or definitive failure) and ends the lease.
@@ -158,14 +165,33 @@ pub trait Store: Send + Sync + 'static {
     /// Units of a gift in live (pending or paid) orders.
     async fn units_sold(&self, gift_id: &str) -> StoreResult<i64>;
     /// In one transaction: the order is paid with `charge_id`, the key finished with `response`.
-    async fn mark_paid_and_finish(&self, scope: &Scope, order_id: &str, charge_id: &str, response: &str, now_ms: i64) -> StoreResult<()>;
+    async fn mark_paid_and_finish(
+        &self,
+        scope: &Scope,
+        order_id: &str,
+        charge_id: &str,
+        response: &str,
+        now_ms: i64,
+    ) -> StoreResult<()>;
     /// In one transaction: the order's payment was declined, the key finished with `response`.
-    async fn mark_declined_and_finish(&self, scope: &Scope, order_id: &str, response: &str, now_ms: i64) -> StoreResult<()>;
+    async fn mark_declined_and_finish(
+        &self,
+        scope: &Scope,
+        order_id: &str,
+        response: &str,
+        now_ms: i64,
+    ) -> StoreResult<()>;
     /// Counts orders (all statuses) — for tests and the benchmark.
     async fn order_count(&self) -> StoreResult<i64>;
 
     /// In one transaction: insert the checkout session and finish the key with `response`.
-    async fn create_checkout_and_finish(&self, scope: &Scope, session: &CheckoutRow, response: &str, now_ms: i64) -> StoreResult<()>;
+    async fn create_checkout_and_finish(
+        &self,
+        scope: &Scope,
+        session: &CheckoutRow,
+        response: &str,
+        now_ms: i64,
+    ) -> StoreResult<()>;
 
     async fn checkout_session(&self, id: &str) -> StoreResult<Option<CheckoutRow>>;
 

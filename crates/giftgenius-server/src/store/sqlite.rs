@@ -8,7 +8,9 @@ use async_trait::async_trait;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Row, SqlitePool};
 
-use super::{CheckoutRow, Claim, CreateOrder, DraftRow, KeyRow, LedgerRow, OrderRow, Scope, Store, StoreError, StoreResult};
+use super::{
+    CheckoutRow, Claim, CreateOrder, DraftRow, KeyRow, LedgerRow, OrderRow, Scope, Store, StoreError, StoreResult,
+};
 
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
@@ -75,7 +77,8 @@ fn ledger_from(row: &sqlx::sqlite::SqliteRow) -> LedgerRow {
     }
 }
 
-const LIVE_UNITS: &str = "SELECT COALESCE(SUM(quantity), 0) FROM orders WHERE gift_id = $1 AND status <> 'payment_declined'";
+const LIVE_UNITS: &str =
+    "SELECT COALESCE(SUM(quantity), 0) FROM orders WHERE gift_id = $1 AND status <> 'payment_declined'";
 
 #[async_trait]
 impl Store for SqliteStore {
@@ -92,12 +95,14 @@ impl Store for SqliteStore {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         // An expired draft stops being "the" draft for this request, but stays readable so a
         // late commit gets DRAFT_EXPIRED rather than DRAFT_NOT_FOUND.
-        sqlx::query("UPDATE drafts SET active = 0 WHERE subject = $1 AND draft_key = $2 AND active = 1 AND expires_at_ms <= $3")
-            .bind(&new.subject)
-            .bind(&new.draft_key)
-            .bind(now_ms)
-            .execute(&mut *tx)
-            .await?;
+        sqlx::query(
+            "UPDATE drafts SET active = 0 WHERE subject = $1 AND draft_key = $2 AND active = 1 AND expires_at_ms <= $3",
+        )
+        .bind(&new.subject)
+        .bind(&new.draft_key)
+        .bind(now_ms)
+        .execute(&mut *tx)
+        .await?;
         sqlx::query(
             "INSERT INTO drafts (id, subject, draft_key, active, gift_id, quantity, shipping, currency, subtotal_minor, \
              shipping_minor, total_minor, created_at_ms, expires_at_ms) VALUES ($1, $2, $3, 1, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
@@ -135,7 +140,13 @@ impl Store for SqliteStore {
         Ok(row.as_ref().map(draft_from))
     }
 
-    async fn claim_key(&self, scope: &Scope, fingerprint: &str, lease_until_ms: i64, now_ms: i64) -> StoreResult<Claim> {
+    async fn claim_key(
+        &self,
+        scope: &Scope,
+        fingerprint: &str,
+        lease_until_ms: i64,
+        now_ms: i64,
+    ) -> StoreResult<Claim> {
         let inserted = sqlx::query(
             "INSERT INTO idempotency_keys (subject, tool, key, fingerprint, recovery_point, locked_until_ms, created_at_ms, updated_at_ms) \
              VALUES ($1, $2, $3, $4, 'started', $5, $6, $6) ON CONFLICT DO NOTHING",
@@ -170,7 +181,13 @@ impl Store for SqliteStore {
         }))
     }
 
-    async fn take_over_key(&self, scope: &Scope, old_lease: Option<i64>, lease_until_ms: i64, now_ms: i64) -> StoreResult<bool> {
+    async fn take_over_key(
+        &self,
+        scope: &Scope,
+        old_lease: Option<i64>,
+        lease_until_ms: i64,
+        now_ms: i64,
+    ) -> StoreResult<bool> {
         let updated = sqlx::query(
             "UPDATE idempotency_keys SET locked_until_ms = $4, updated_at_ms = $5 \
              WHERE subject = $1 AND tool = $2 AND key = $3 AND recovery_point <> 'finished' AND locked_until_ms IS $6",
@@ -296,7 +313,14 @@ impl Store for SqliteStore {
         Ok(sqlx::query_scalar(LIVE_UNITS).bind(gift_id).fetch_one(&self.pool).await?)
     }
 
-    async fn mark_paid_and_finish(&self, scope: &Scope, order_id: &str, charge_id: &str, response: &str, now_ms: i64) -> StoreResult<()> {
+    async fn mark_paid_and_finish(
+        &self,
+        scope: &Scope,
+        order_id: &str,
+        charge_id: &str,
+        response: &str,
+        now_ms: i64,
+    ) -> StoreResult<()> {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         sqlx::query("UPDATE orders SET status = 'paid', charge_id = $2, updated_at_ms = $3 WHERE id = $1")
             .bind(order_id)
@@ -309,7 +333,13 @@ impl Store for SqliteStore {
         Ok(())
     }
 
-    async fn mark_declined_and_finish(&self, scope: &Scope, order_id: &str, response: &str, now_ms: i64) -> StoreResult<()> {
+    async fn mark_declined_and_finish(
+        &self,
+        scope: &Scope,
+        order_id: &str,
+        response: &str,
+        now_ms: i64,
+    ) -> StoreResult<()> {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         sqlx::query("UPDATE orders SET status = 'payment_declined', updated_at_ms = $2 WHERE id = $1 AND status = 'pending_payment'")
             .bind(order_id)
@@ -325,7 +355,13 @@ impl Store for SqliteStore {
         Ok(sqlx::query_scalar("SELECT COUNT(*) FROM orders").fetch_one(&self.pool).await?)
     }
 
-    async fn create_checkout_and_finish(&self, scope: &Scope, session: &CheckoutRow, response: &str, now_ms: i64) -> StoreResult<()> {
+    async fn create_checkout_and_finish(
+        &self,
+        scope: &Scope,
+        session: &CheckoutRow,
+        response: &str,
+        now_ms: i64,
+    ) -> StoreResult<()> {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         sqlx::query(
             "INSERT INTO checkout_sessions (id, subject, gift_id, currency, amount_minor, created_at_ms, expires_at_ms) \
@@ -346,7 +382,8 @@ impl Store for SqliteStore {
     }
 
     async fn checkout_session(&self, id: &str) -> StoreResult<Option<CheckoutRow>> {
-        let row = sqlx::query("SELECT * FROM checkout_sessions WHERE id = $1").bind(id).fetch_optional(&self.pool).await?;
+        let row =
+            sqlx::query("SELECT * FROM checkout_sessions WHERE id = $1").bind(id).fetch_optional(&self.pool).await?;
         Ok(row.map(|row| CheckoutRow {
             id: row.get("id"),
             subject: row.get("subject"),
@@ -379,7 +416,9 @@ impl Store for SqliteStore {
     }
 
     async fn sandbox_ledger(&self) -> StoreResult<Vec<LedgerRow>> {
-        let rows = sqlx::query("SELECT * FROM sandbox_payment_ledger ORDER BY created_at_ms, charge_id").fetch_all(&self.pool).await?;
+        let rows = sqlx::query("SELECT * FROM sandbox_payment_ledger ORDER BY created_at_ms, charge_id")
+            .fetch_all(&self.pool)
+            .await?;
         Ok(rows.iter().map(ledger_from).collect())
     }
 
@@ -408,7 +447,11 @@ impl Store for SqliteStore {
     }
 
     async fn prune_daily_suggestions(&self, before_day: i64) -> StoreResult<u64> {
-        Ok(sqlx::query("DELETE FROM daily_suggestions WHERE day < $1").bind(before_day).execute(&self.pool).await?.rows_affected())
+        Ok(sqlx::query("DELETE FROM daily_suggestions WHERE day < $1")
+            .bind(before_day)
+            .execute(&self.pool)
+            .await?
+            .rows_affected())
     }
 }
 

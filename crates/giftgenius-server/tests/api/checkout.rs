@@ -51,7 +51,9 @@ async fn prepare_order_returns_the_same_draft_and_hides_the_token_from_the_model
     assert!(!text_of(&first).contains(token), "token must not be in the model's text");
     assert!(text_of(&first).contains("Confirm"), "the text says a human click is needed");
 
-    let (_, other_user) = call_as(&client, "u2", "prepare_order", json!({"gift_id": "hh-001", "quantity": 2, "shipping": "express"})).await;
+    let (_, other_user) =
+        call_as(&client, "u2", "prepare_order", json!({"gift_id": "hh-001", "quantity": 2, "shipping": "express"}))
+            .await;
     assert_ne!(other_user["draft"]["id"], draft["draft"]["id"], "drafts are per user");
 }
 
@@ -169,15 +171,19 @@ async fn without_the_widgets_token_nothing_is_charged() {
     let (_other_draft, other_token) = prepare(&app, "u1", "hh-004").await;
     let (_, theirs_token) = prepare(&app, "u2", "hh-003").await;
     let client = app.client().await;
-    for (name, token) in [("made up", "ct_00".to_string()), ("another draft's", other_token), ("another user's", theirs_token)] {
-        let (result, sc) = call_as(&client, "u1", "commit_order", commit_args(&draft, &format!("ik_{}", name.len()), &token)).await;
+    for (name, token) in
+        [("made up", "ct_00".to_string()), ("another draft's", other_token), ("another user's", theirs_token)]
+    {
+        let (result, sc) =
+            call_as(&client, "u1", "commit_order", commit_args(&draft, &format!("ik_{}", name.len()), &token)).await;
         assert_eq!(result.is_error, Some(true), "{name}");
         assert_eq!(sc["error"]["code"], "CONFIRMATION_REQUIRED", "{name}");
         assert_eq!(sc["error"]["category"], "permission", "{name}");
         assert_eq!(sc["error"]["retryable"], false, "{name}");
         assert!(text_of(&result).contains("Confirm"), "{name}: the text tells the model to ask the user");
     }
-    let (_, missing) = call_as(&client, "u1", "commit_order", json!({"draft_id": draft, "idempotency_key": "ik_x"})).await;
+    let (_, missing) =
+        call_as(&client, "u1", "commit_order", json!({"draft_id": draft, "idempotency_key": "ik_x"})).await;
     assert_eq!(missing["error"]["code"], "VALIDATION_ERROR");
     assert_eq!(charges(&app).await, 0);
     assert_eq!(orders(&app).await, 0);
@@ -306,6 +312,7 @@ async fn a_duplicate_checkout_session_is_the_same_session() {
     assert_eq!(page.status(), 200);
     assert!(page.text().await.unwrap().contains("Sandbox"));
     let (_, reused) =
-        call_as(&client, "u1", "create_checkout_session", json!({"gift_id": "pp-004", "idempotency_key": "ik_cs"})).await;
+        call_as(&client, "u1", "create_checkout_session", json!({"gift_id": "pp-004", "idempotency_key": "ik_cs"}))
+            .await;
     assert_eq!(reused["error"]["code"], "IDEMPOTENCY_KEY_REUSED");
 }

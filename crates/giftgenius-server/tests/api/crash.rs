@@ -65,7 +65,8 @@ async fn call_within(
     arguments: Value,
     limit: Duration,
 ) -> Result<(rmcp::model::CallToolResult, Value), String> {
-    let client = ().serve(StreamableHttpClientTransport::from_uri(format!("{url}/mcp"))).await.map_err(|e| e.to_string())?;
+    let client =
+        ().serve(StreamableHttpClientTransport::from_uri(format!("{url}/mcp"))).await.map_err(|e| e.to_string())?;
     let mut params = CallToolRequestParams::new(tool).with_arguments(args(arguments));
     let mut meta = Map::new();
     meta.insert("openai/subject".into(), json!("crash-test-user"));

@@ -31,10 +31,7 @@ async fn suggest_gifts_is_listed_with_schemas_annotations_and_widget_meta() {
     assert_eq!(output["type"], "object");
     assert_eq!(output["oneOf"].as_array().map(Vec::len), Some(2));
     // The advertised schema is exactly the contract crate's, not a hand-written copy.
-    assert_eq!(
-        *tool.input_schema,
-        *giftgenius_types::schema::input_schema::<giftgenius_types::SuggestGiftsInput>()
-    );
+    assert_eq!(*tool.input_schema, *giftgenius_types::schema::input_schema::<giftgenius_types::SuggestGiftsInput>());
 
     let annotations = tool.annotations.as_ref().expect("annotations");
     assert_eq!(annotations.read_only_hint, Some(true));
@@ -63,7 +60,8 @@ async fn widget_resource_is_the_built_artifact_with_both_meta_vocabularies() {
     assert!(resource.uri.starts_with("ui://widget/giftgenius-v1-") && resource.uri.ends_with(".html"));
     assert_eq!(resource.mime_type.as_deref(), Some("text/html+skybridge"));
 
-    let read = client.read_resource(ReadResourceRequestParams::new(resource.uri.clone())).await.expect("resources/read");
+    let read =
+        client.read_resource(ReadResourceRequestParams::new(resource.uri.clone())).await.expect("resources/read");
     let artifact = std::fs::read_to_string(&app.widget_path).expect("artifact readable");
     let (text, mime, meta) = match &read.contents[0] {
         rmcp::model::ResourceContents::TextResourceContents { text, mime_type, meta, .. } => (text, mime_type, meta),
@@ -128,10 +126,13 @@ async fn a_client_declaring_mcp_apps_gets_the_mcp_app_variant() {
 async fn every_widget_result_carries_its_state_as_server_rendered_html() {
     let app = spawn_app().await;
     let client = app.client().await;
-    let (result, _) = crate::helpers::call(&client, "suggest_gifts", serde_json::json!({"relationship_type": "friend", "age": -1})).await;
+    let (result, _) =
+        crate::helpers::call(&client, "suggest_gifts", serde_json::json!({"relationship_type": "friend", "age": -1}))
+            .await;
     let html = crate::helpers::meta_of(&result, "giftgenius/html").and_then(Value::as_str).expect("fallback html");
     assert!(html.contains("data-action=\"retry\"") || html.contains("data-state"), "{html}");
-    let (ok, _) = crate::helpers::call(&client, "suggest_gifts", serde_json::json!({"relationship_type": "friend"})).await;
+    let (ok, _) =
+        crate::helpers::call(&client, "suggest_gifts", serde_json::json!({"relationship_type": "friend"})).await;
     let html = crate::helpers::meta_of(&ok, "giftgenius/html").and_then(Value::as_str).expect("fallback html");
     assert!(html.contains("data-action=\"choose\""), "results render Choose buttons");
 }

@@ -51,7 +51,10 @@ async fn hanging_catalog() -> String {
 async fn produce_every_error() -> BTreeMap<&'static str, Value> {
     let mut found: BTreeMap<&'static str, Value> = BTreeMap::new();
     let mut keep = |sc: Value| {
-        let code = ErrorCode::ALL.iter().find(|c| sc["error"]["code"] == c.as_str()).unwrap_or_else(|| panic!("not an error: {sc}"));
+        let code = ErrorCode::ALL
+            .iter()
+            .find(|c| sc["error"]["code"] == c.as_str())
+            .unwrap_or_else(|| panic!("not an error: {sc}"));
         found.entry(code.as_str()).or_insert(sc);
     };
 
@@ -59,7 +62,11 @@ async fn produce_every_error() -> BTreeMap<&'static str, Value> {
     let mut db = String::new();
     let plain = app(|c| db = c.db.clone()).await;
     let client = plain.client().await;
-    keep(call(&client, "suggest_gifts", json!({"relationship_type": "friend", "budget_min": 80, "budget_max": 50})).await.1);
+    keep(
+        call(&client, "suggest_gifts", json!({"relationship_type": "friend", "budget_min": 80, "budget_max": 50}))
+            .await
+            .1,
+    );
     keep(call(&client, "prepare_order", json!({"gift_id": "zz-404"})).await.1);
     keep(call(&client, "get_order", json!({"order_id": "ord_doesnotexist"})).await.1);
     keep(call(&client, "prepare_order", json!({"gift_id": "hh-007"})).await.1);
@@ -67,11 +74,32 @@ async fn produce_every_error() -> BTreeMap<&'static str, Value> {
     // A draft that vanished from the store (its token is genuine, so the lookup is what fails).
     let (gone, gone_token) = draft(&client, "hh-001").await;
     delete_draft(&db, gone.as_str().unwrap()).await;
-    keep(call(&client, "commit_order", json!({"draft_id": gone, "idempotency_key": "ik_example_1", "confirmation_token": gone_token})).await.1);
-    keep(call(&client, "commit_order", json!({"draft_id": draft_id, "idempotency_key": "ik_example_2", "confirmation_token": "ct_00"})).await.1);
-    let (_, ok) = call(&client, "create_checkout_session", json!({"gift_id": "hh-010", "idempotency_key": "ik_example_3"})).await;
+    keep(
+        call(
+            &client,
+            "commit_order",
+            json!({"draft_id": gone, "idempotency_key": "ik_example_1", "confirmation_token": gone_token}),
+        )
+        .await
+        .1,
+    );
+    keep(
+        call(
+            &client,
+            "commit_order",
+            json!({"draft_id": draft_id, "idempotency_key": "ik_example_2", "confirmation_token": "ct_00"}),
+        )
+        .await
+        .1,
+    );
+    let (_, ok) =
+        call(&client, "create_checkout_session", json!({"gift_id": "hh-010", "idempotency_key": "ik_example_3"})).await;
     assert_eq!(ok["ok"], true, "{ok}");
-    keep(call(&client, "create_checkout_session", json!({"gift_id": "hh-012", "idempotency_key": "ik_example_3"})).await.1);
+    keep(
+        call(&client, "create_checkout_session", json!({"gift_id": "hh-012", "idempotency_key": "ik_example_3"}))
+            .await
+            .1,
+    );
     let same = json!({"relationship_type": "sibling", "interests": ["board games"], "budget_max": 5});
     for _ in 0..3 {
         let (_, sc) = call(&client, "suggest_gifts", same.clone()).await;
@@ -82,14 +110,30 @@ async fn produce_every_error() -> BTreeMap<&'static str, Value> {
     // An expired draft.
     let (draft_id, token) = draft(&client, "hh-012").await;
     plain.clock.advance(Duration::from_secs(31 * 60));
-    keep(call(&client, "commit_order", json!({"draft_id": draft_id, "idempotency_key": "ik_example_4", "confirmation_token": token})).await.1);
+    keep(
+        call(
+            &client,
+            "commit_order",
+            json!({"draft_id": draft_id, "idempotency_key": "ik_example_4", "confirmation_token": token}),
+        )
+        .await
+        .1,
+    );
 
     // Payments: a decline, an outage, and a commit still running when its retry arrives.
     for (faults, key) in [("decline", "ik_example_5"), ("5xx*1", "ik_example_6")] {
         let app = app(|c| c.sandbox_faults = faults.into()).await;
         let client = app.client().await;
         let (draft_id, token) = draft(&client, "hh-010").await;
-        keep(call(&client, "commit_order", json!({"draft_id": draft_id, "idempotency_key": key, "confirmation_token": token})).await.1);
+        keep(
+            call(
+                &client,
+                "commit_order",
+                json!({"draft_id": draft_id, "idempotency_key": key, "confirmation_token": token}),
+            )
+            .await
+            .1,
+        );
     }
     {
         let app = app(|c| c.sandbox_latency_ms = 1_500).await;
@@ -158,10 +202,7 @@ fn section(found: &BTreeMap<&'static str, Value>) -> String {
     let mut out = String::new();
     for code in ErrorCode::ALL {
         let example = &found[code.as_str()];
-        out.push_str(&format!(
-            "\n### `{code}`\n\n```json\n{}\n```\n",
-            serde_json::to_string_pretty(example).unwrap()
-        ));
+        out.push_str(&format!("\n### `{code}`\n\n```json\n{}\n```\n", serde_json::to_string_pretty(example).unwrap()));
     }
     out
 }
@@ -171,7 +212,8 @@ fn documented(doc: &str) -> BTreeMap<String, Value> {
     let mut out = BTreeMap::new();
     for block in doc.split("```json\n").skip(1) {
         let json = &block[..block.find("\n```").expect("closed code block")];
-        let value: Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("an example in docs/errors.md is not JSON ({e}): {json}"));
+        let value: Value = serde_json::from_str(json)
+            .unwrap_or_else(|e| panic!("an example in docs/errors.md is not JSON ({e}): {json}"));
         if let Some(code) = value["error"]["code"].as_str() {
             out.insert(code.to_string(), value);
         }
@@ -183,7 +225,9 @@ fn documented(doc: &str) -> BTreeMap<String, Value> {
 async fn every_error_code_has_a_real_example_and_docs_errors_md_shows_the_same_shapes() {
     let found = produce_every_error().await;
     for code in ErrorCode::ALL {
-        let example = found.get(code.as_str()).unwrap_or_else(|| panic!("the server never answered with {code}; add a way to produce it here"));
+        let example = found
+            .get(code.as_str())
+            .unwrap_or_else(|| panic!("the server never answered with {code}; add a way to produce it here"));
         assert_eq!(example["error"]["category"], serde_json::to_value(code.category()).unwrap(), "{example}");
         assert_eq!(example["error"]["retryable"], code.retryable(), "{example}");
     }

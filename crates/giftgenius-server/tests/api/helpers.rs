@@ -9,10 +9,10 @@ use giftgenius_server::config::{Config, WidgetMime};
 use giftgenius_server::mcp::AppState;
 use giftgenius_server::startup::Application;
 use rmcp::RoleClient;
+use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResult, MetaObject, RequestMetaObject};
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::ServiceExt;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -88,7 +88,11 @@ pub fn args(value: Value) -> Map<String, Value> {
 }
 
 /// Calls a tool and returns (result, structuredContent).
-pub async fn call(client: &RunningService<RoleClient, ()>, tool: &'static str, arguments: Value) -> (CallToolResult, Value) {
+pub async fn call(
+    client: &RunningService<RoleClient, ()>,
+    tool: &'static str,
+    arguments: Value,
+) -> (CallToolResult, Value) {
     let result = client
         .call_tool(CallToolRequestParams::new(tool).with_arguments(args(arguments)))
         .await

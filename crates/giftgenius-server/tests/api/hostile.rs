@@ -29,7 +29,17 @@ use crate::helpers::{call, meta_of, spawn_app_with, text_of};
 // ----- what counts as a leak -------------------------------------------------------------------
 
 const LEAK_WORDS: &[&str] = &[
-    "/root/", "/home/", "/work/", "/tmp/", ".rs:", "src/", "sqlx", "SELECT", "INSERT", "panicked", "backtrace",
+    "/root/",
+    "/home/",
+    "/work/",
+    "/tmp/",
+    ".rs:",
+    "src/",
+    "sqlx",
+    "SELECT",
+    "INSERT",
+    "panicked",
+    "backtrace",
     "thread '",
 ];
 
@@ -73,7 +83,10 @@ pub fn assert_no_leak(result: &CallToolResult, structured: &Value) -> Result<(),
     if let Some(error) = structured.get("error") {
         texts.push(("error.message".into(), error["message"].as_str().unwrap_or_default().to_string()));
         for (i, field) in error["field_errors"].as_array().into_iter().flatten().enumerate() {
-            texts.push((format!("error.field_errors[{i}].message"), field["message"].as_str().unwrap_or_default().to_string()));
+            texts.push((
+                format!("error.field_errors[{i}].message"),
+                field["message"].as_str().unwrap_or_default().to_string(),
+            ));
         }
     }
     for (place, text) in texts {
@@ -97,13 +110,56 @@ fn safe_ascii() -> Vec<char> {
 
 /// Characters that lowercase to themselves or to non-ASCII (no Kelvin sign, which lowercases to `k`).
 const UNICODE: &[char] = &[
-    '\u{05D0}', '\u{05E9}', '\u{0627}', '\u{0644}', '\u{200F}', '\u{202E}', '\u{202D}', '\u{061C}', // RTL
-    '\u{200B}', '\u{200C}', '\u{200D}', '\u{2060}', '\u{FEFF}', // zero-width
-    '\u{1F381}', '\u{1F600}', '\u{1F469}', '\u{1F3FD}', '\u{FE0F}', '\u{1F1FA}', '\u{1F1F8}', // emoji
-    '\u{0301}', '\u{0338}', '\u{20DD}', // combining marks
-    '\u{4E2D}', '\u{6587}', '\u{D55C}', '\u{0416}', '\u{00E9}', '\u{00DF}', '\u{0130}', '\u{03A3}', // scripts
-    '\u{0001}', '\u{0007}', '\u{0008}', '\u{000B}', '\u{000C}', '\u{001B}', '\u{001F}', '\u{007F}', // control, no NUL
-    '\u{0085}', '\u{2028}', '\u{2029}', '\t', '\n', '\r', '"', '\\', '\u{FFFD}', '\u{FFFF}', '\u{10FFFF}',
+    '\u{05D0}',
+    '\u{05E9}',
+    '\u{0627}',
+    '\u{0644}',
+    '\u{200F}',
+    '\u{202E}',
+    '\u{202D}',
+    '\u{061C}', // RTL
+    '\u{200B}',
+    '\u{200C}',
+    '\u{200D}',
+    '\u{2060}',
+    '\u{FEFF}', // zero-width
+    '\u{1F381}',
+    '\u{1F600}',
+    '\u{1F469}',
+    '\u{1F3FD}',
+    '\u{FE0F}',
+    '\u{1F1FA}',
+    '\u{1F1F8}', // emoji
+    '\u{0301}',
+    '\u{0338}',
+    '\u{20DD}', // combining marks
+    '\u{4E2D}',
+    '\u{6587}',
+    '\u{D55C}',
+    '\u{0416}',
+    '\u{00E9}',
+    '\u{00DF}',
+    '\u{0130}',
+    '\u{03A3}', // scripts
+    '\u{0001}',
+    '\u{0007}',
+    '\u{0008}',
+    '\u{000B}',
+    '\u{000C}',
+    '\u{001B}',
+    '\u{001F}',
+    '\u{007F}', // control, no NUL
+    '\u{0085}',
+    '\u{2028}',
+    '\u{2029}',
+    '\t',
+    '\n',
+    '\r',
+    '"',
+    '\\',
+    '\u{FFFD}',
+    '\u{FFFF}',
+    '\u{10FFFF}',
 ];
 
 fn any_char() -> impl Strategy<Value = char> {
@@ -115,7 +171,8 @@ fn any_char() -> impl Strategy<Value = char> {
 
 /// Plausible ids and keys (`drf_0a1b`, `hh-010`): they pass the shape checks and reach lookups.
 fn id_like() -> impl Strategy<Value = String> {
-    let alphabet: Vec<char> = safe_ascii().into_iter().filter(|c| c.is_ascii_alphanumeric() || "_-".contains(*c)).collect();
+    let alphabet: Vec<char> =
+        safe_ascii().into_iter().filter(|c| c.is_ascii_alphanumeric() || "_-".contains(*c)).collect();
     proptest::collection::vec(proptest::sample::select(alphabet), 1..24).prop_map(|cs| cs.into_iter().collect())
 }
 
@@ -191,8 +248,21 @@ fn key() -> impl Strategy<Value = String> {
 
 /// Every argument name of every tool, so generated objects hit the real fields too.
 const FIELD_NAMES: &[&str] = &[
-    "relationship_type", "age", "interests", "budget_min", "budget_max", "occasion", "currency", "limit", "gift_id",
-    "quantity", "shipping", "draft_id", "idempotency_key", "confirmation_token", "order_id",
+    "relationship_type",
+    "age",
+    "interests",
+    "budget_min",
+    "budget_max",
+    "occasion",
+    "currency",
+    "limit",
+    "gift_id",
+    "quantity",
+    "shipping",
+    "draft_id",
+    "idempotency_key",
+    "confirmation_token",
+    "order_id",
 ];
 
 /// A value nested `depth` levels deep in alternating arrays and objects.
@@ -282,7 +352,9 @@ fn arguments(valid: Map<String, Value>) -> impl Strategy<Value = Map<String, Val
         1 => any_object(),
         1 => mutation().prop_map(move |m| apply(&valid, &m)),
     ]
-    .prop_filter("fits the body limit", |args| serde_json::to_string(args).map_or(false, |s| s.len() <= ARGUMENTS_BUDGET))
+    .prop_filter("fits the body limit", |args| {
+        serde_json::to_string(args).map_or(false, |s| s.len() <= ARGUMENTS_BUDGET)
+    })
 }
 
 // ----- the property -----------------------------------------------------------------------------
@@ -352,7 +424,10 @@ fn hostile_arguments_to_every_tool_get_a_valid_envelope_that_leaks_nothing() {
         ),
         ("prepare_order", json!({"gift_id": "hh-010", "quantity": 1, "shipping": "standard", "currency": "USD"})),
         ("commit_order", json!({"draft_id": draft_id, "idempotency_key": "ik_hostile", "confirmation_token": token})),
-        ("create_checkout_session", json!({"gift_id": "hh-010", "idempotency_key": "ik_hostile_cs", "currency": "EUR"})),
+        (
+            "create_checkout_session",
+            json!({"gift_id": "hh-010", "idempotency_key": "ik_hostile_cs", "currency": "EUR"}),
+        ),
         ("get_order", json!({"order_id": order_id})),
     ];
 
@@ -391,7 +466,8 @@ fn hostile_arguments_to_every_tool_get_a_valid_envelope_that_leaks_nothing() {
 
     // Still serving.
     rt.block_on(async {
-        let (_, sc) = call(&client, "suggest_gifts", json!({"relationship_type": "parent", "interests": ["tea"]})).await;
+        let (_, sc) =
+            call(&client, "suggest_gifts", json!({"relationship_type": "parent", "interests": ["tea"]})).await;
         assert_eq!(sc["ok"], true, "{sc}");
     });
 }
@@ -442,7 +518,8 @@ impl RawSession {
         let response = post(&self.http, &self.url, Some(&self.session)).body(body).send().await.unwrap();
         let status = response.status().as_u16();
         let text = response.text().await.unwrap_or_default();
-        let data: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim).filter(|l| !l.is_empty()).collect();
+        let data: Vec<&str> =
+            text.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim).filter(|l| !l.is_empty()).collect();
         (status, if data.is_empty() { text } else { data.join("\n") })
     }
 }
@@ -461,7 +538,8 @@ fn post(http: &reqwest::Client, url: &str, session: Option<&str>) -> reqwest::Re
 
 /// A protocol-level refusal: a 4xx status, or a JSON-RPC error object.
 fn assert_protocol_error(what: &str, status: u16, body: &str) {
-    let json_rpc_error = serde_json::from_str::<Value>(body).ok().is_some_and(|v| v.get("error").is_some_and(|e| e["code"].is_i64()));
+    let json_rpc_error =
+        serde_json::from_str::<Value>(body).ok().is_some_and(|v| v.get("error").is_some_and(|e| e["code"].is_i64()));
     assert!(
         (400..500).contains(&status) || json_rpc_error,
         "{what}: expected a 4xx status or a JSON-RPC error, got {status}: {body}"

@@ -1,7 +1,5 @@
 //! The HTTP endpoint itself: Host/Origin checks and protocol errors.
 
-
-
 use crate::helpers::spawn_app;
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1.0"}}}"#;
@@ -52,7 +50,8 @@ async fn malformed_json_rpc_gets_a_protocol_error_and_the_server_keeps_serving()
 #[tokio::test]
 async fn an_oversized_body_is_refused_with_a_clear_status() {
     let app = spawn_app().await;
-    let huge = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"pad":"{}"}}}}"#, "x".repeat(1024 * 1024));
+    let huge =
+        format!(r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"pad":"{}"}}}}"#, "x".repeat(1024 * 1024));
     let response = post(&app.mcp_url()).body(huge).send().await.unwrap();
     assert_eq!(response.status(), 413);
 }

@@ -38,7 +38,10 @@ fn assert_internal_error(result: &CallToolResult, sc: &Value, hidden: &[&str]) -
 /// Renames a table behind the server's back, through its own connection to the same file.
 async fn rename_table(db: &str, from: &str, to: &str) {
     let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{db}")).await.expect("open the database");
-    sqlx::query(sqlx::AssertSqlSafe(format!("ALTER TABLE {from} RENAME TO {to}"))).execute(&mut conn).await.expect("rename");
+    sqlx::query(sqlx::AssertSqlSafe(format!("ALTER TABLE {from} RENAME TO {to}")))
+        .execute(&mut conn)
+        .await
+        .expect("rename");
     conn.close().await.unwrap();
 }
 
@@ -118,7 +121,10 @@ fn json_log_lines(log: &Path) -> Vec<Value> {
     let text = std::fs::read_to_string(log).unwrap();
     text.lines()
         .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str::<Value>(l).unwrap_or_else(|e| panic!("with --log-format json every stderr line is JSON ({e}): {l}")))
+        .map(|l| {
+            serde_json::from_str::<Value>(l)
+                .unwrap_or_else(|e| panic!("with --log-format json every stderr line is JSON ({e}): {l}"))
+        })
         .collect()
 }
 
@@ -135,7 +141,8 @@ async fn the_detail_of_an_internal_error_is_in_the_json_log_under_its_reference_
     let db = dir.path().join("giftgenius.db");
     let log = dir.path().join("stderr.log");
     let server = start_logging_server(&db, &log, SUGGEST_GIFTS_PANICS).await;
-    let client = ().serve(StreamableHttpClientTransport::from_uri(format!("{}/mcp", server.url))).await.expect("connects");
+    let client =
+        ().serve(StreamableHttpClientTransport::from_uri(format!("{}/mcp", server.url))).await.expect("connects");
 
     let (result, sc) = call(&client, "suggest_gifts", json!({"relationship_type": "friend"})).await;
     let panic_ref = assert_internal_error(&result, &sc, &["injected", "failpoint"]);

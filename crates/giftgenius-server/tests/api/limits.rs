@@ -63,7 +63,11 @@ async fn without_a_chatgpt_subject_the_limit_counts_per_mcp_session() {
     assert_eq!(call(&first, "suggest_gifts", friend(7)).await.0.is_error, Some(false));
     let (_, structured) = call(&first, "suggest_gifts", friend(8)).await;
     assert_eq!(structured["error"]["code"], "DAILY_LIMIT_EXCEEDED");
-    assert_eq!(call(&second, "suggest_gifts", friend(9)).await.0.is_error, Some(false), "another session has its own count");
+    assert_eq!(
+        call(&second, "suggest_gifts", friend(9)).await.0.is_error,
+        Some(false),
+        "another session has its own count"
+    );
 }
 
 #[tokio::test]
@@ -80,7 +84,8 @@ async fn invalid_arguments_and_failed_upstreams_do_not_use_up_the_limit() {
     })
     .await;
     let client = app.client().await;
-    let (_, structured) = call_as(&client, "carol", "suggest_gifts", json!({"relationship_type": "friend", "age": 500})).await;
+    let (_, structured) =
+        call_as(&client, "carol", "suggest_gifts", json!({"relationship_type": "friend", "age": 500})).await;
     assert_eq!(structured["error"]["code"], "VALIDATION_ERROR");
     for i in 0..3 {
         let (_, structured) = call_as(&client, "carol", "suggest_gifts", friend(i)).await;

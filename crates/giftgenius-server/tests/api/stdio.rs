@@ -42,7 +42,8 @@ fn stdio_mode_answers_initialize_tools_list_and_a_tool_call() {
 
     send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
     let list = receive();
-    let names: Vec<&str> = list["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> =
+        list["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
     for tool in ["suggest_gifts", "prepare_order", "commit_order", "create_checkout_session", "get_order"] {
         assert!(names.contains(&tool), "{tool} missing from {names:?}");
     }

@@ -57,23 +57,31 @@ async fn gift_images_are_served_by_the_server_itself() {
 async fn nothing_found_is_ok_with_an_empty_list_and_concrete_suggestions() {
     let app = spawn_app().await;
     let client = app.client().await;
-    let (result, structured) =
-        call(&client, "suggest_gifts", json!({"relationship_type": "friend", "interests": ["coffee"], "budget_max": 3})).await;
+    let (result, structured) = call(
+        &client,
+        "suggest_gifts",
+        json!({"relationship_type": "friend", "interests": ["coffee"], "budget_max": 3}),
+    )
+    .await;
     assert_eq!(result.is_error, Some(false), "nothing found is not an error");
     assert_eq!(structured["ok"], true);
     assert_eq!(structured["gifts"], json!([]));
     assert_eq!(structured["notice"]["code"], "NO_MATCHES");
     let suggestions = structured["notice"]["suggestions"].as_array().expect("suggestions");
-    let raise = suggestions.iter().find(|s| s["set_arguments"].get("budget_max").is_some()).expect("a budget suggestion");
+    let raise =
+        suggestions.iter().find(|s| s["set_arguments"].get("budget_max").is_some()).expect("a budget suggestion");
     let new_max = raise["set_arguments"]["budget_max"].as_f64().unwrap();
     assert!(new_max > 3.0);
     let promised = raise["matches"].as_u64().unwrap();
     assert!(raise["message"].as_str().unwrap().contains(&format!("{promised} gifts match if budget_max is")));
 
     // The suggestion keeps its promise: applying it returns results.
-    let (_, applied) =
-        call(&client, "suggest_gifts", json!({"relationship_type": "friend", "interests": ["coffee"], "budget_max": new_max, "limit": 12}))
-            .await;
+    let (_, applied) = call(
+        &client,
+        "suggest_gifts",
+        json!({"relationship_type": "friend", "interests": ["coffee"], "budget_max": new_max, "limit": 12}),
+    )
+    .await;
     let found = applied["gifts"].as_array().unwrap().len() as u64;
     assert_eq!(found, promised.min(12));
 }
@@ -104,7 +112,8 @@ async fn invalid_arguments_return_structured_validation_errors() {
         assert_eq!(error["category"], "validation", "{name}");
         assert_eq!(error["retryable"], false, "{name}");
         assert!(error["reference"].as_str().unwrap().starts_with("req_"), "{name}");
-        let fields: Vec<&str> = error["field_errors"].as_array().unwrap().iter().map(|f| f["field"].as_str().unwrap()).collect();
+        let fields: Vec<&str> =
+            error["field_errors"].as_array().unwrap().iter().map(|f| f["field"].as_str().unwrap()).collect();
         assert!(fields.contains(field), "{name}: expected field {field}, got {fields:?}");
         assert_eq!(error["attempted"], *arguments, "{name}: attempted echoes the arguments");
         let text = text_of(&result);

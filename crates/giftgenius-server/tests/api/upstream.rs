@@ -34,7 +34,10 @@ struct Upstream {
 impl Upstream {
     async fn start() -> Self {
         let router = Router::new()
-            .route("/unavailable", get(|| async { (StatusCode::SERVICE_UNAVAILABLE, "upstream is down for maintenance") }))
+            .route(
+                "/unavailable",
+                get(|| async { (StatusCode::SERVICE_UNAVAILABLE, "upstream is down for maintenance") }),
+            )
             .route("/hang", get(|| async { std::future::pending::<String>().await }))
             .route("/garbage", get(|| async { ([("content-type", "application/json")], "{\"merchant\": <html>oops") }))
             .route("/wrong-shape", get(|| async { axum::Json(json!({"items": [1, 2, 3]})) }))
@@ -42,7 +45,10 @@ impl Upstream {
                 "/slow/{n}",
                 get(|Path(n): Path<u32>| async move {
                     tokio::time::sleep(Duration::from_millis(400)).await;
-                    axum::Json(catalog(&format!("slow-{n}"), vec![remote_gift(&format!("slow{n}-001"), &format!("Slow Juggling Set {n}"))]))
+                    axum::Json(catalog(
+                        &format!("slow-{n}"),
+                        vec![remote_gift(&format!("slow{n}-001"), &format!("Slow Juggling Set {n}"))],
+                    ))
                 }),
             )
             .route(
@@ -76,7 +82,13 @@ impl Upstream {
 
 const JUGGLING: fn() -> Value = || json!({"relationship_type": "friend", "interests": ["Juggling"]});
 
-async fn app_with(upstream: &Upstream, paths: &[&str], builtin: bool, source_timeout_ms: u64, deadline_ms: u64) -> TestApp {
+async fn app_with(
+    upstream: &Upstream,
+    paths: &[&str],
+    builtin: bool,
+    source_timeout_ms: u64,
+    deadline_ms: u64,
+) -> TestApp {
     let urls: Vec<String> = paths.iter().map(|p| upstream.url(p)).collect();
     spawn_app_with(move |c| {
         c.catalog_urls = urls;
@@ -97,7 +109,20 @@ fn assert_no_leak(text: &str, structured: &Value) {
     }
     let text = text.lines().filter(|l| !l.starts_with("Reference:")).collect::<Vec<_>>().join("\n");
     let all = format!("{text}\n{}\n{error}", structured["partial"]);
-    for needle in ["127.0.0.1", "http://", "/unavailable", "/hang", "/garbage", "catalog.json", "expected", "line 1", "maintenance", "503", "reqwest", "serde"] {
+    for needle in [
+        "127.0.0.1",
+        "http://",
+        "/unavailable",
+        "/hang",
+        "/garbage",
+        "catalog.json",
+        "expected",
+        "line 1",
+        "maintenance",
+        "503",
+        "reqwest",
+        "serde",
+    ] {
         assert!(!all.contains(needle), "result leaks {needle:?}: {all}");
     }
 }
@@ -126,7 +151,8 @@ async fn a_catalog_answering_503_leaves_the_other_sources_results_and_names_it_a
     let upstream = Upstream::start().await;
     let app = app_with(&upstream, &["/unavailable"], true, 800, 1500).await;
     let client = app.client().await;
-    let (result, structured) = call(&client, "suggest_gifts", json!({"relationship_type": "parent", "interests": ["gardening"]})).await;
+    let (result, structured) =
+        call(&client, "suggest_gifts", json!({"relationship_type": "parent", "interests": ["gardening"]})).await;
     assert_eq!(result.is_error, Some(false));
     assert_eq!(structured["ok"], true);
     assert!(!ids(&structured).is_empty(), "the built-in merchants still answer");
@@ -202,7 +228,11 @@ async fn a_catalog_within_its_own_timeout_but_past_the_overall_deadline_counts_a
     assert_eq!(structured["notice"]["code"], "NO_MATCHES");
     assert_eq!(
         failed_sources(&structured),
-        [("http-catalog-1".to_string(), "UPSTREAM_TIMEOUT".to_string(), "did not answer before the search deadline".to_string())]
+        [(
+            "http-catalog-1".to_string(),
+            "UPSTREAM_TIMEOUT".to_string(),
+            "did not answer before the search deadline".to_string()
+        )]
     );
 }
 

@@ -9,7 +9,9 @@ fn assert_table_matches(name: &str) {
     let path = format!("{}/../../{name}", env!("CARGO_MANIFEST_DIR"));
     let doc = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {name} ({e})"));
     let (Some(start), Some(end)) = (doc.find(START), doc.find(END)) else {
-        panic!("{name} lacks the {START} … {END} markers around the error table; add them and run `cargo xtask errors`");
+        panic!(
+            "{name} lacks the {START} … {END} markers around the error table; add them and run `cargo xtask errors`"
+        );
     };
     assert!(start < end, "{name}: {START} must come before {END}");
     let documented = doc[start + START.len()..end].trim();

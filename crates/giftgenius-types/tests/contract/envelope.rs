@@ -225,7 +225,11 @@ fn deserialising_refuses_mixed_or_unknown_suggest_gifts_envelopes() {
         ("ok:false without an error", with(without(err.clone(), "error"), "ok", json!(false)), "must carry an `error`"),
         ("ok:false flipped from a success", with(ok.clone(), "ok", json!(false)), "must carry an `error`"),
         ("ok:false with data fields", with(err.clone(), "gifts", json!([])), "must not carry `gifts`"),
-        ("ok:false with a notice", with(err.clone(), "notice", json!({"code": "NO_MATCHES", "message": "x"})), "must not carry `notice`"),
+        (
+            "ok:false with a notice",
+            with(err.clone(), "notice", json!({"code": "NO_MATCHES", "message": "x"})),
+            "must not carry `notice`",
+        ),
         ("unknown version 2", with(ok.clone(), "v", json!(2)), "unsupported contract version 2"),
         ("unknown version 0", with(err.clone(), "v", json!(0)), "unsupported contract version 0"),
         ("version as a string", with(ok.clone(), "v", json!("1")), "unsupported contract version"),
@@ -238,7 +242,11 @@ fn deserialising_refuses_mixed_or_unknown_suggest_gifts_envelopes() {
         ("missing tool", without(err.clone(), "tool"), "missing field `tool`"),
         ("ok:true missing a data field", without(ok.clone(), "gifts"), "missing field `gifts`"),
         ("ok:true with an unknown data field", with(ok.clone(), "debug", json!("trace")), "unknown field `debug`"),
-        ("malformed notice", with(ok.clone(), "notice", json!({"code": "MAYBE", "message": "?"})), "unknown variant `MAYBE`"),
+        (
+            "malformed notice",
+            with(ok.clone(), "notice", json!({"code": "MAYBE", "message": "?"})),
+            "unknown variant `MAYBE`",
+        ),
         ("an array, not an object", json!([1, true, "suggest_gifts"]), "invalid type"),
     ]);
 }

@@ -104,7 +104,10 @@ fn categories_serialise_in_snake_case() {
         .into_iter()
         .map(|c| serde_json::to_value(c).unwrap())
         .collect();
-    assert_eq!(spelled, [json!("transient"), json!("validation"), json!("business"), json!("permission"), json!("other")]);
+    assert_eq!(
+        spelled,
+        [json!("transient"), json!("validation"), json!("business"), json!("permission"), json!("other")]
+    );
 }
 
 #[test]

@@ -5,7 +5,7 @@ use giftgenius_types::envelope::NoticeCode;
 use giftgenius_types::orders::{Order, OrderData, OrderStatus};
 use giftgenius_types::{
     Currency, ErrorCategory, ErrorCode, FailedSource, GiftCard, Merchant, Money, Notice, Occasion, Partial,
-    RelationshipType, Suggestion, SuggestGiftsData, SuggestGiftsQuery, ToolError, parse_args,
+    RelationshipType, SuggestGiftsData, SuggestGiftsQuery, Suggestion, ToolError, parse_args,
 };
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;

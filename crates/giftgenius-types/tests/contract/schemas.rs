@@ -165,7 +165,10 @@ fn output_schemas_have_one_ok_branch_and_one_error_branch() {
         assert_eq!(branches.len(), 2, "{tool}");
         let ok = branches.iter().find(|b| b["properties"]["ok"]["const"] == json!(true));
         let err = branches.iter().find(|b| b["properties"]["ok"]["const"] == json!(false));
-        let (ok, err) = (ok.unwrap_or_else(|| panic!("{tool}: no ok branch")), err.unwrap_or_else(|| panic!("{tool}: no error branch")));
+        let (ok, err) = (
+            ok.unwrap_or_else(|| panic!("{tool}: no ok branch")),
+            err.unwrap_or_else(|| panic!("{tool}: no error branch")),
+        );
 
         assert_eq!(required(ok), *data_fields, "{tool}: the ok branch requires the data fields");
         for field in data_fields.iter().chain(&["notice", "partial"]) {

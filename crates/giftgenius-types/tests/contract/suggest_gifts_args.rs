@@ -14,11 +14,41 @@ fn each_bad_argument_is_a_validation_error_naming_the_field() {
     let eleven: Vec<String> = (1..=11).map(|i| format!("hobby {i}")).collect();
     let cases = [
         // The seed examples.
-        Case { name: "age -1", args: json!({"relationship_type": "friend", "age": -1}), field: "age", mentions: &["0", "-1"], count: 1 },
-        Case { name: "age 121", args: json!({"relationship_type": "friend", "age": 121}), field: "age", mentions: &["120", "121"], count: 1 },
-        Case { name: "negative budget_min", args: json!({"relationship_type": "friend", "budget_min": -5}), field: "budget_min", mentions: &["0"], count: 1 },
-        Case { name: "negative budget_max", args: json!({"relationship_type": "friend", "budget_max": -0.01}), field: "budget_max", mentions: &["0"], count: 1 },
-        Case { name: "missing relationship_type", args: json!({"age": 30, "interests": ["coffee"]}), field: "relationship_type", mentions: &["required"], count: 1 },
+        Case {
+            name: "age -1",
+            args: json!({"relationship_type": "friend", "age": -1}),
+            field: "age",
+            mentions: &["0", "-1"],
+            count: 1,
+        },
+        Case {
+            name: "age 121",
+            args: json!({"relationship_type": "friend", "age": 121}),
+            field: "age",
+            mentions: &["120", "121"],
+            count: 1,
+        },
+        Case {
+            name: "negative budget_min",
+            args: json!({"relationship_type": "friend", "budget_min": -5}),
+            field: "budget_min",
+            mentions: &["0"],
+            count: 1,
+        },
+        Case {
+            name: "negative budget_max",
+            args: json!({"relationship_type": "friend", "budget_max": -0.01}),
+            field: "budget_max",
+            mentions: &["0"],
+            count: 1,
+        },
+        Case {
+            name: "missing relationship_type",
+            args: json!({"age": 30, "interests": ["coffee"]}),
+            field: "relationship_type",
+            mentions: &["required"],
+            count: 1,
+        },
         Case {
             name: "budget_min > budget_max",
             args: json!({"relationship_type": "friend", "budget_min": 80, "budget_max": 50}),
@@ -27,10 +57,34 @@ fn each_bad_argument_is_a_validation_error_naming_the_field() {
             count: 1,
         },
         // Wrong JSON types.
-        Case { name: "age as a word", args: json!({"relationship_type": "friend", "age": "thirty"}), field: "age", mentions: &["whole number", "string"], count: 1 },
-        Case { name: "age with a fraction", args: json!({"relationship_type": "friend", "age": 30.5}), field: "age", mentions: &["whole number"], count: 1 },
-        Case { name: "interests as a string", args: json!({"relationship_type": "friend", "interests": "coffee"}), field: "interests", mentions: &["list", "string"], count: 1 },
-        Case { name: "interests as numbers", args: json!({"relationship_type": "friend", "interests": [1, 2]}), field: "interests[0]", mentions: &["string"], count: 2 },
+        Case {
+            name: "age as a word",
+            args: json!({"relationship_type": "friend", "age": "thirty"}),
+            field: "age",
+            mentions: &["whole number", "string"],
+            count: 1,
+        },
+        Case {
+            name: "age with a fraction",
+            args: json!({"relationship_type": "friend", "age": 30.5}),
+            field: "age",
+            mentions: &["whole number"],
+            count: 1,
+        },
+        Case {
+            name: "interests as a string",
+            args: json!({"relationship_type": "friend", "interests": "coffee"}),
+            field: "interests",
+            mentions: &["list", "string"],
+            count: 1,
+        },
+        Case {
+            name: "interests as numbers",
+            args: json!({"relationship_type": "friend", "interests": [1, 2]}),
+            field: "interests[0]",
+            mentions: &["string"],
+            count: 2,
+        },
         Case {
             name: "unknown relationship_type",
             args: json!({"relationship_type": "cousin"}),
@@ -38,19 +92,97 @@ fn each_bad_argument_is_a_validation_error_naming_the_field() {
             mentions: &["one of", "partner", "friend", "other", "cousin"],
             count: 1,
         },
-        Case { name: "relationship_type as a number", args: json!({"relationship_type": 5}), field: "relationship_type", mentions: &["friend"], count: 1 },
-        Case { name: "unknown currency", args: json!({"relationship_type": "friend", "currency": "XYZ"}), field: "currency", mentions: &["USD", "EUR", "XYZ"], count: 1 },
-        Case { name: "budget_max \"NaN\"", args: json!({"relationship_type": "friend", "budget_max": "NaN"}), field: "budget_max", mentions: &["number"], count: 1 },
-        Case { name: "budget_max \"Infinity\"", args: json!({"relationship_type": "friend", "budget_max": "Infinity"}), field: "budget_max", mentions: &["number"], count: 1 },
-        Case { name: "budget_max beyond a million", args: json!({"relationship_type": "friend", "budget_max": 1_000_001}), field: "budget_max", mentions: &["1000000"], count: 1 },
-        Case { name: "limit 0", args: json!({"relationship_type": "friend", "limit": 0}), field: "limit", mentions: &["1"], count: 1 },
-        Case { name: "limit 13", args: json!({"relationship_type": "friend", "limit": 13}), field: "limit", mentions: &["12"], count: 1 },
-        Case { name: "11 interests", args: json!({"relationship_type": "friend", "interests": eleven}), field: "interests", mentions: &["10", "11"], count: 1 },
-        Case { name: "a 41-character interest", args: json!({"relationship_type": "friend", "interests": ["tea", forty_one_chars()]}), field: "interests[1]", mentions: &["40"], count: 1 },
-        Case { name: "a blank interest", args: json!({"relationship_type": "friend", "interests": ["   "]}), field: "interests[0]", mentions: &["blank"], count: 1 },
-        Case { name: "an empty interest", args: json!({"relationship_type": "friend", "interests": [""]}), field: "interests[0]", mentions: &["empty"], count: 1 },
-        Case { name: "unknown occasion", args: json!({"relationship_type": "friend", "occasion": "xmas"}), field: "occasion", mentions: &["birthday", "holiday", "xmas"], count: 1 },
-        Case { name: "relationship_type null", args: json!({"relationship_type": null}), field: "relationship_type", mentions: &["friend"], count: 1 },
+        Case {
+            name: "relationship_type as a number",
+            args: json!({"relationship_type": 5}),
+            field: "relationship_type",
+            mentions: &["friend"],
+            count: 1,
+        },
+        Case {
+            name: "unknown currency",
+            args: json!({"relationship_type": "friend", "currency": "XYZ"}),
+            field: "currency",
+            mentions: &["USD", "EUR", "XYZ"],
+            count: 1,
+        },
+        Case {
+            name: "budget_max \"NaN\"",
+            args: json!({"relationship_type": "friend", "budget_max": "NaN"}),
+            field: "budget_max",
+            mentions: &["number"],
+            count: 1,
+        },
+        Case {
+            name: "budget_max \"Infinity\"",
+            args: json!({"relationship_type": "friend", "budget_max": "Infinity"}),
+            field: "budget_max",
+            mentions: &["number"],
+            count: 1,
+        },
+        Case {
+            name: "budget_max beyond a million",
+            args: json!({"relationship_type": "friend", "budget_max": 1_000_001}),
+            field: "budget_max",
+            mentions: &["1000000"],
+            count: 1,
+        },
+        Case {
+            name: "limit 0",
+            args: json!({"relationship_type": "friend", "limit": 0}),
+            field: "limit",
+            mentions: &["1"],
+            count: 1,
+        },
+        Case {
+            name: "limit 13",
+            args: json!({"relationship_type": "friend", "limit": 13}),
+            field: "limit",
+            mentions: &["12"],
+            count: 1,
+        },
+        Case {
+            name: "11 interests",
+            args: json!({"relationship_type": "friend", "interests": eleven}),
+            field: "interests",
+            mentions: &["10", "11"],
+            count: 1,
+        },
+        Case {
+            name: "a 41-character interest",
+            args: json!({"relationship_type": "friend", "interests": ["tea", forty_one_chars()]}),
+            field: "interests[1]",
+            mentions: &["40"],
+            count: 1,
+        },
+        Case {
+            name: "a blank interest",
+            args: json!({"relationship_type": "friend", "interests": ["   "]}),
+            field: "interests[0]",
+            mentions: &["blank"],
+            count: 1,
+        },
+        Case {
+            name: "an empty interest",
+            args: json!({"relationship_type": "friend", "interests": [""]}),
+            field: "interests[0]",
+            mentions: &["empty"],
+            count: 1,
+        },
+        Case {
+            name: "unknown occasion",
+            args: json!({"relationship_type": "friend", "occasion": "xmas"}),
+            field: "occasion",
+            mentions: &["birthday", "holiday", "xmas"],
+            count: 1,
+        },
+        Case {
+            name: "relationship_type null",
+            args: json!({"relationship_type": null}),
+            field: "relationship_type",
+            mentions: &["friend"],
+            count: 1,
+        },
         Case {
             name: "unknown argument budget",
             args: json!({"relationship_type": "friend", "budget": 50}),
@@ -90,12 +222,19 @@ fn several_rule_violations_are_reported_in_one_call() {
 #[test]
 fn budgets_are_compared_in_minor_units_not_as_floats() {
     // Both round to 5000 cents (and 1000 yen): equal budgets, not min > max.
-    let input: SuggestGiftsInput = accept(json!({"relationship_type": "friend", "budget_min": 50.004, "budget_max": 50.001}));
+    let input: SuggestGiftsInput =
+        accept(json!({"relationship_type": "friend", "budget_min": 50.004, "budget_max": 50.001}));
     let query = input.normalize();
-    assert_eq!((query.budget_min, query.budget_max), (Some(Money::new(5000, Currency::USD)), Some(Money::new(5000, Currency::USD))));
-    accept::<SuggestGiftsInput>(json!({"relationship_type": "friend", "budget_min": 1000.4, "budget_max": 1000.2, "currency": "JPY"}));
+    assert_eq!(
+        (query.budget_min, query.budget_max),
+        (Some(Money::new(5000, Currency::USD)), Some(Money::new(5000, Currency::USD)))
+    );
+    accept::<SuggestGiftsInput>(
+        json!({"relationship_type": "friend", "budget_min": 1000.4, "budget_max": 1000.2, "currency": "JPY"}),
+    );
     // One cent apart is still refused.
-    let error = reject::<SuggestGiftsInput>(json!({"relationship_type": "friend", "budget_min": 50.01, "budget_max": 50}));
+    let error =
+        reject::<SuggestGiftsInput>(json!({"relationship_type": "friend", "budget_min": 50.01, "budget_max": 50}));
     assert_eq!(error.field_errors[0].field, "budget_min");
 }
 
