@@ -310,10 +310,10 @@ impl ServerHandler for GiftGenius {
             .filter(|l| l.len() <= 35)
             .unwrap_or("en-US")
             .to_string();
-        if let Some(tool) = tool {
-            if let Some(short_circuit) = self.recent.check(&subject_of(&context), tool, request.arguments.as_ref()) {
-                return Ok(short_circuit.into());
-            }
+        if let Some(tool) = tool
+            && let Some(short_circuit) = self.recent.check(&subject_of(&context), tool, request.arguments.as_ref())
+        {
+            return Ok(short_circuit.into());
         }
         let output_schema = self.tool_router.get(&request.name).and_then(|t| t.output_schema.clone());
         let call = crate::reply::REQUEST_LOCALE

@@ -8,9 +8,9 @@
 //! 3. charge the provider with the key `gg_<order id>`: derived from our key's order, so a
 //!    retry after any crash asks the provider for the *same* charge
 //! 4. mark the order paid and store the response, in one transaction -> `finished`
-//! A draft has at most one live order; a commit under another key adopts it rather than
-//! creating a second one.
-//! A crash between any two phases is resumed by the next retry with the same key.
+//!
+//! A crash between any two phases is resumed by the next retry with the same key. A draft has
+//! at most one live order; a commit under another key adopts it rather than creating a second.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -363,7 +363,7 @@ impl Checkout {
                 // to the order, not to either idempotency key, so finishing it under ours can only
                 // ever find the same charge.
                 match self.store.adopt_order(scope, &existing.id, self.now()).await {
-                    Ok(()) => Ok(existing),
+                    Ok(()) => Ok(*existing),
                     Err(e) => Err(self.internal_released(scope, reference, &e).await),
                 }
             }

@@ -86,14 +86,14 @@ pub fn enforce(tool: ToolName, mut result: CallToolResult, output_schema: Option
         }
     }
 
-    if cfg!(debug_assertions) {
-        if let Some(schema) = output_schema {
-            let structured = result.structured_content.clone().unwrap_or(Value::Null);
-            let violations = check_against_schema(schema, &structured);
-            if !violations.is_empty() {
-                let detail = format!("result violates the outputSchema of {}: {violations:?}", tool.as_str());
-                return crate::reply::internal_error_result(tool, &detail);
-            }
+    if cfg!(debug_assertions)
+        && let Some(schema) = output_schema
+    {
+        let structured = result.structured_content.clone().unwrap_or(Value::Null);
+        let violations = check_against_schema(schema, &structured);
+        if !violations.is_empty() {
+            let detail = format!("result violates the outputSchema of {}: {violations:?}", tool.as_str());
+            return crate::reply::internal_error_result(tool, &detail);
         }
     }
     result

@@ -122,10 +122,10 @@ fn check(root: &Map<String, Value>, schema: &Value, value: &Value, path: &str, e
     let Some(schema) = schema.as_object() else { return };
     let field = if path.is_empty() { "arguments" } else { path };
 
-    if let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
-        if let Some(target) = resolve(root, reference) {
-            check(root, target, value, path, errors);
-        }
+    if let Some(reference) = schema.get("$ref").and_then(Value::as_str)
+        && let Some(target) = resolve(root, reference)
+    {
+        check(root, target, value, path, errors);
     }
     for key in ["anyOf", "oneOf"] {
         if let Some(branches) = schema.get(key).and_then(Value::as_array) {
@@ -154,19 +154,19 @@ fn check(root: &Map<String, Value>, schema: &Value, value: &Value, path: &str, e
             }
         }
     }
-    if let Some(constant) = schema.get("const") {
-        if constant != value {
-            errors.push(FieldError::new(field, format!("must be {constant} (got {})", short(value))));
-            return;
-        }
+    if let Some(constant) = schema.get("const")
+        && constant != value
+    {
+        errors.push(FieldError::new(field, format!("must be {constant} (got {})", short(value))));
+        return;
     }
-    if let Some(allowed) = schema.get("enum").and_then(Value::as_array) {
-        if !allowed.contains(value) {
-            let list = allowed.iter().map(|v| v.as_str().map(str::to_string).unwrap_or(v.to_string()));
-            let list: Vec<String> = list.collect();
-            errors.push(FieldError::new(field, format!("must be one of: {} (got {})", list.join(", "), short(value))));
-            return;
-        }
+    if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
+        && !allowed.contains(value)
+    {
+        let list = allowed.iter().map(|v| v.as_str().map(str::to_string).unwrap_or(v.to_string()));
+        let list: Vec<String> = list.collect();
+        errors.push(FieldError::new(field, format!("must be one of: {} (got {})", list.join(", "), short(value))));
+        return;
     }
     if let Some(types) = schema.get("type") {
         let names: Vec<&str> = match types {
@@ -184,45 +184,45 @@ fn check(root: &Map<String, Value>, schema: &Value, value: &Value, path: &str, e
     match value {
         Value::Number(n) => {
             let x = n.as_f64().unwrap_or(f64::NAN);
-            if let Some(min) = schema.get("minimum").and_then(Value::as_f64) {
-                if x < min {
-                    errors.push(FieldError::new(field, format!("must be at least {min} (got {n})")));
-                }
+            if let Some(min) = schema.get("minimum").and_then(Value::as_f64)
+                && x < min
+            {
+                errors.push(FieldError::new(field, format!("must be at least {min} (got {n})")));
             }
-            if let Some(max) = schema.get("maximum").and_then(Value::as_f64) {
-                if x > max {
-                    errors.push(FieldError::new(field, format!("must be at most {max} (got {n})")));
-                }
+            if let Some(max) = schema.get("maximum").and_then(Value::as_f64)
+                && x > max
+            {
+                errors.push(FieldError::new(field, format!("must be at most {max} (got {n})")));
             }
         }
         Value::String(s) => {
             let len = s.chars().count() as u64;
-            if let Some(min) = schema.get("minLength").and_then(Value::as_u64) {
-                if len < min {
-                    let message = if min == 1 {
-                        "must not be empty".to_string()
-                    } else {
-                        format!("must have at least {min} characters")
-                    };
-                    errors.push(FieldError::new(field, message));
-                }
+            if let Some(min) = schema.get("minLength").and_then(Value::as_u64)
+                && len < min
+            {
+                let message = if min == 1 {
+                    "must not be empty".to_string()
+                } else {
+                    format!("must have at least {min} characters")
+                };
+                errors.push(FieldError::new(field, message));
             }
-            if let Some(max) = schema.get("maxLength").and_then(Value::as_u64) {
-                if len > max {
-                    errors.push(FieldError::new(field, format!("must have at most {max} characters (got {len})")));
-                }
+            if let Some(max) = schema.get("maxLength").and_then(Value::as_u64)
+                && len > max
+            {
+                errors.push(FieldError::new(field, format!("must have at most {max} characters (got {len})")));
             }
         }
         Value::Array(items) => {
-            if let Some(min) = schema.get("minItems").and_then(Value::as_u64) {
-                if (items.len() as u64) < min {
-                    errors.push(FieldError::new(field, format!("must have at least {min} items")));
-                }
+            if let Some(min) = schema.get("minItems").and_then(Value::as_u64)
+                && (items.len() as u64) < min
+            {
+                errors.push(FieldError::new(field, format!("must have at least {min} items")));
             }
-            if let Some(max) = schema.get("maxItems").and_then(Value::as_u64) {
-                if items.len() as u64 > max {
-                    errors.push(FieldError::new(field, format!("must have at most {max} items (got {})", items.len())));
-                }
+            if let Some(max) = schema.get("maxItems").and_then(Value::as_u64)
+                && items.len() as u64 > max
+            {
+                errors.push(FieldError::new(field, format!("must have at most {max} items (got {})", items.len())));
             }
             if let Some(item_schema) = schema.get("items") {
                 for (i, item) in items.iter().enumerate() {

@@ -164,7 +164,9 @@ impl<T: Serialize> Envelope<T> {
                         }
                     }
                     _ => {
-                        return Err(<serde_json::Error as serde::ser::Error>::custom("envelope data must be an object"));
+                        return Err(<serde_json::Error as serde::ser::Error>::custom(
+                            "envelope data must be an object",
+                        ));
                     }
                 }
                 if let Some(notice) = notice {
@@ -194,7 +196,7 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for Envelope<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let mut map = Map::<String, Value>::deserialize(deserializer)?;
         match map.remove("v") {
-            Some(v) if v == Value::from(CONTRACT_VERSION) => {}
+            Some(v) if v == CONTRACT_VERSION => {}
             Some(v) => return Err(D::Error::custom(format!("unsupported contract version {v}"))),
             None => return Err(D::Error::missing_field("v")),
         }

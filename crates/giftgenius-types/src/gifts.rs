@@ -193,10 +193,10 @@ impl SuggestGiftsInput {
 impl Validate for SuggestGiftsInput {
     fn validate(&self) -> Result<(), Vec<FieldError>> {
         let mut errors = Vec::new();
-        if let Some(age) = self.age {
-            if !(0..=120).contains(&age) {
-                errors.push(FieldError::new("age", format!("must be between 0 and 120 (got {age})")));
-            }
+        if let Some(age) = self.age
+            && !(0..=120).contains(&age)
+        {
+            errors.push(FieldError::new("age", format!("must be between 0 and 120 (got {age})")));
         }
         if self.interests.len() > Self::MAX_INTERESTS {
             errors.push(FieldError::new(
@@ -211,10 +211,10 @@ impl Validate for SuggestGiftsInput {
             }
         }
         for (name, value) in [("budget_min", self.budget_min), ("budget_max", self.budget_max)] {
-            if let Some(v) = value {
-                if !v.is_finite() || v < 0.0 || v > Self::MAX_BUDGET {
-                    errors.push(FieldError::new(name, format!("must be a number from 0 to {}", Self::MAX_BUDGET)));
-                }
+            if let Some(v) = value
+                && (!v.is_finite() || !(0.0..=Self::MAX_BUDGET).contains(&v))
+            {
+                errors.push(FieldError::new(name, format!("must be a number from 0 to {}", Self::MAX_BUDGET)));
             }
         }
         if let (Some(min), Some(max)) = (self.budget_min, self.budget_max) {
@@ -228,10 +228,10 @@ impl Validate for SuggestGiftsInput {
                 ));
             }
         }
-        if let Some(limit) = self.limit {
-            if !(1..=12).contains(&limit) {
-                errors.push(FieldError::new("limit", format!("must be between 1 and 12 (got {limit})")));
-            }
+        if let Some(limit) = self.limit
+            && !(1..=12).contains(&limit)
+        {
+            errors.push(FieldError::new("limit", format!("must be between 1 and 12 (got {limit})")));
         }
         if errors.is_empty() { Ok(()) } else { Err(errors) }
     }

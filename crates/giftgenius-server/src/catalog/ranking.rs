@@ -22,10 +22,10 @@ pub struct Ranked<'a> {
 /// Crude stemming so "hike", "hiking" and "hikes" meet; good enough for short interest words.
 fn stem(word: &str) -> &str {
     for suffix in ["ing", "ers", "er", "es", "s"] {
-        if let Some(stripped) = word.strip_suffix(suffix) {
-            if stripped.len() >= 3 {
-                return stripped;
-            }
+        if let Some(stripped) = word.strip_suffix(suffix)
+            && stripped.len() >= 3
+        {
+            return stripped;
         }
     }
     word
@@ -74,10 +74,10 @@ fn score<'a>(gift: &'a CatalogGift, q: &SuggestGiftsQuery) -> Option<Scored<'a>>
     {
         return None;
     }
-    if let Some(age) = q.age {
-        if age < gift.age_min || age > gift.age_max {
-            return None;
-        }
+    if let Some(age) = q.age
+        && (age < gift.age_min || age > gift.age_max)
+    {
+        return None;
     }
     let mut score = 0i64;
     let mut reasons = Vec::new();
@@ -105,11 +105,11 @@ fn score<'a>(gift: &'a CatalogGift, q: &SuggestGiftsQuery) -> Option<Scored<'a>>
         score += 6;
         reasons.push(format!("A good pick for {}", relationship_phrase(q.relationship_type)));
     }
-    if let Some(occasion) = q.occasion {
-        if gift.occasions.contains(&occasion) {
-            score += 4;
-            reasons.push(format!("Suits a {} gift", occasion.phrase()));
-        }
+    if let Some(occasion) = q.occasion
+        && gift.occasions.contains(&occasion)
+    {
+        score += 4;
+        reasons.push(format!("Suits a {} gift", occasion.phrase()));
     }
     if let Some(age) = q.age {
         reasons.push(format!("Right for age {age}"));
@@ -121,10 +121,10 @@ fn score<'a>(gift: &'a CatalogGift, q: &SuggestGiftsQuery) -> Option<Scored<'a>>
         (None, None) => {}
     }
     // Prefer gifts comfortably inside the budget over ones at its very edge.
-    if let Some(max) = q.budget_max {
-        if price.amount_minor * 10 <= max.amount_minor * 9 {
-            score += 1;
-        }
+    if let Some(max) = q.budget_max
+        && price.amount_minor * 10 <= max.amount_minor * 9
+    {
+        score += 1;
     }
     if reasons.is_empty() {
         reasons.push("A popular, well-reviewed gift".into());

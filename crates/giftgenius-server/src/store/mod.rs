@@ -103,7 +103,7 @@ pub enum CreateOrder {
     /// Not enough stock left for this quantity.
     OutOfStock,
     /// The draft already has a live order (placed under another key).
-    DraftAlreadyOrdered(OrderRow),
+    DraftAlreadyOrdered(Box<OrderRow>),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

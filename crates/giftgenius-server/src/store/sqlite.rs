@@ -242,7 +242,7 @@ impl Store for SqliteStore {
             .await?;
         if let Some(existing) = live {
             tx.rollback().await?;
-            return Ok(CreateOrder::DraftAlreadyOrdered(order_from(&existing)));
+            return Ok(CreateOrder::DraftAlreadyOrdered(Box::new(order_from(&existing))));
         }
         let sold: i64 = sqlx::query_scalar(LIVE_UNITS).bind(&order.gift_id).fetch_one(&mut *tx).await?;
         if sold + order.quantity > stock {

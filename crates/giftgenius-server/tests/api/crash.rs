@@ -34,6 +34,7 @@ fn free_port() -> u16 {
 
 async fn start_server(db: &Path, failpoint: &str) -> ServerProcess {
     let port = free_port();
+    #[allow(clippy::zombie_processes)] // killed and waited for in Drop
     let child = Command::new(env!("CARGO_BIN_EXE_giftgenius-server"))
         .args(["--port", &port.to_string(), "--db", &db.to_string_lossy()])
         .arg("--widget-html")

@@ -39,7 +39,7 @@ async fn app(customize: impl FnOnce(&mut giftgenius_server::config::Config)) -> 
 
 /// A catalog URL that accepts connections and never answers.
 async fn hanging_catalog() -> String {
-    let router = Router::new().route("/catalog.json", get(|| std::future::pending::<String>()));
+    let router = Router::new().route("/catalog.json", get(std::future::pending::<String>));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://127.0.0.1:{}/catalog.json", listener.local_addr().unwrap().port());
     tokio::spawn(async move {

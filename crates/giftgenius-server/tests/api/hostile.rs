@@ -352,9 +352,7 @@ fn arguments(valid: Map<String, Value>) -> impl Strategy<Value = Map<String, Val
         1 => any_object(),
         1 => mutation().prop_map(move |m| apply(&valid, &m)),
     ]
-    .prop_filter("fits the body limit", |args| {
-        serde_json::to_string(args).map_or(false, |s| s.len() <= ARGUMENTS_BUDGET)
-    })
+    .prop_filter("fits the body limit", |args| serde_json::to_string(args).is_ok_and(|s| s.len() <= ARGUMENTS_BUDGET))
 }
 
 // ----- the property -----------------------------------------------------------------------------

@@ -95,6 +95,7 @@ impl Drop for ServerProcess {
 
 async fn start_logging_server(db: &Path, log: &Path, failpoints: &str) -> ServerProcess {
     let port = TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port");
+    #[allow(clippy::zombie_processes)] // killed and waited for in Drop
     let child = Command::new(env!("CARGO_BIN_EXE_giftgenius-server"))
         .args(["--port", &port.to_string(), "--db", &db.to_string_lossy()])
         .arg("--widget-html")

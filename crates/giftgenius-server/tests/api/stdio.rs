@@ -55,7 +55,6 @@ fn stdio_mode_answers_initialize_tools_list_and_a_tool_call() {
     assert_eq!(call["result"]["structuredContent"]["ok"], true);
     assert!(!call["result"]["structuredContent"]["gifts"].as_array().unwrap().is_empty());
 
-    drop(send);
     let _ = child.kill();
     let _ = child.wait();
 }
