@@ -2,9 +2,8 @@
 //! aborts it mid-commit, then started again on the same database file, and the client retries
 //! with the same key. Whatever point it died at, the ledger must show one charge and one order.
 
-use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use giftgenius_server::failpoints;
@@ -14,45 +13,11 @@ use rmcp::model::{CallToolRequestParams, MetaObject, RequestMetaObject};
 use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::{Map, Value, json};
 
-use crate::helpers::{args, widget_path};
-
-struct ServerProcess {
-    child: Child,
-    url: String,
-}
-
-impl Drop for ServerProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port")
-}
+use crate::helpers::{ServerProcess, args, start_server_binary};
 
 async fn start_server(db: &Path, failpoint: &str) -> ServerProcess {
-    let port = free_port();
-    #[allow(clippy::zombie_processes)] // killed and waited for in Drop
-    let child = Command::new(env!("CARGO_BIN_EXE_giftgenius-server"))
-        .args(["--port", &port.to_string(), "--db", &db.to_string_lossy()])
-        .arg("--widget-html")
-        .arg(widget_path())
-        .args(["--idempotency-lease-ms", "300", "--sandbox-latency-ms", "0", "--failpoints", failpoint])
-        .env("GIFTGENIUS_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("server binary starts");
-    let url = format!("http://127.0.0.1:{port}");
-    for _ in 0..200 {
-        if reqwest::get(format!("{url}/healthz")).await.is_ok_and(|r| r.status().is_success()) {
-            return ServerProcess { child, url };
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("server on {url} did not become healthy");
+    let flags = ["--idempotency-lease-ms", "300", "--sandbox-latency-ms", "0", "--failpoints", failpoint];
+    start_server_binary(db, &flags, "warn", Stdio::null()).await
 }
 
 async fn call(url: &str, tool: &'static str, arguments: Value) -> Result<(rmcp::model::CallToolResult, Value), String> {
@@ -91,7 +56,7 @@ async fn crash_then_retry(failpoint: &'static str) {
 
     let outcome = call_within(&doomed.url, "commit_order", commit.clone(), Duration::from_secs(2)).await;
     assert!(outcome.is_err(), "{failpoint}: the server should have died mid-call, got {outcome:?}");
-    let status = doomed.child.wait().expect("wait for the crashed server");
+    let status = doomed.wait();
     assert!(!status.success(), "{failpoint}: the process aborted");
 
     let restarted = start_server(&db, "").await;

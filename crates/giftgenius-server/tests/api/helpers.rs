@@ -1,6 +1,8 @@
 //! Starting the app for a test and talking MCP to it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
 
 use std::sync::Arc;
 
@@ -124,4 +126,51 @@ pub fn meta_of<'a>(result: &'a CallToolResult, key: &str) -> Option<&'a Value> {
 
 pub fn text_of(result: &CallToolResult) -> String {
     result.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect::<Vec<_>>().join("\n")
+}
+
+/// The real server binary, started on a free port; killed and reaped on drop.
+pub struct ServerProcess {
+    child: Child,
+    pub url: String,
+}
+
+impl ServerProcess {
+    /// Waits for the process to exit (after a failpoint aborted it).
+    pub fn wait(&mut self) -> std::process::ExitStatus {
+        self.child.wait().expect("wait for the server process")
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `giftgenius-server` on a free port with `db`, the built widget and `flags`, logging
+/// at `log_level` to `stderr`, and waits until it answers /healthz.
+pub async fn start_server_binary(db: &Path, flags: &[&str], log_level: &str, stderr: Stdio) -> ServerProcess {
+    let port =
+        std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port");
+    #[allow(clippy::zombie_processes)] // killed and waited for in Drop
+    let child = Command::new(env!("CARGO_BIN_EXE_giftgenius-server"))
+        .args(["--port", &port.to_string(), "--db", &db.to_string_lossy()])
+        .arg("--widget-html")
+        .arg(widget_path())
+        .args(flags)
+        .env("GIFTGENIUS_LOG", log_level)
+        .env_remove("RUST_BACKTRACE")
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .expect("server binary starts");
+    let url = format!("http://127.0.0.1:{port}");
+    for _ in 0..200 {
+        if reqwest::get(format!("{url}/healthz")).await.is_ok_and(|r| r.status().is_success()) {
+            return ServerProcess { child, url };
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("server on {url} did not become healthy");
 }

@@ -1,10 +1,8 @@
 //! Internal failures (a handler panic, a broken database) become `INTERNAL_ERROR` results with a
 //! reference; the detail goes only to the server log under that reference; the server goes on.
 
-use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::process::Stdio;
 
 use giftgenius_server::failpoints::SUGGEST_GIFTS_PANICS;
 use rmcp::ServiceExt;
@@ -13,7 +11,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::{Value, json};
 use sqlx::Connection;
 
-use crate::helpers::{call, spawn_app_with, text_of, widget_path};
+use crate::helpers::{ServerProcess, call, spawn_app_with, start_server_binary, text_of};
 use crate::hostile::assert_no_leak;
 
 /// The checks every internal failure must pass, whatever caused it.
@@ -81,40 +79,9 @@ async fn a_failing_database_becomes_internal_error_and_the_server_recovers_with_
 
 // ----- the real binary, its JSON logs ------------------------------------------------------------
 
-struct ServerProcess {
-    child: Child,
-    url: String,
-}
-
-impl Drop for ServerProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 async fn start_logging_server(db: &Path, log: &Path, failpoints: &str) -> ServerProcess {
-    let port = TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port");
-    #[allow(clippy::zombie_processes)] // killed and waited for in Drop
-    let child = Command::new(env!("CARGO_BIN_EXE_giftgenius-server"))
-        .args(["--port", &port.to_string(), "--db", &db.to_string_lossy()])
-        .arg("--widget-html")
-        .arg(widget_path())
-        .args(["--sandbox-latency-ms", "0", "--log-format", "json", "--failpoints", failpoints])
-        .env("GIFTGENIUS_LOG", "info")
-        .env_remove("RUST_BACKTRACE")
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(log).expect("log file"))
-        .spawn()
-        .expect("server binary starts");
-    let url = format!("http://127.0.0.1:{port}");
-    for _ in 0..200 {
-        if reqwest::get(format!("{url}/healthz")).await.is_ok_and(|r| r.status().is_success()) {
-            return ServerProcess { child, url };
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("server on {url} did not become healthy");
+    let flags = ["--sandbox-latency-ms", "0", "--log-format", "json", "--failpoints", failpoints];
+    start_server_binary(db, &flags, "info", Stdio::from(std::fs::File::create(log).expect("log file"))).await
 }
 
 /// Every stderr line, each of which must be a JSON object.
