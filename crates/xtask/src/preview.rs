@@ -100,6 +100,10 @@ pub fn browser_tests(root: &Path, html: &Path) -> Result<()> {
     cmd::run(&mut build)?;
     let bin = target_dir(root).join("debug/giftgenius-server");
     let artifacts = target_dir(root).join("browser-artifacts");
+    // Start empty, so a FAILED-* screenshot always belongs to this run.
+    if artifacts.exists() {
+        std::fs::remove_dir_all(&artifacts).with_context(|| format!("clearing {}", artifacts.display()))?;
+    }
     std::fs::create_dir_all(&artifacts).with_context(|| format!("creating {}", artifacts.display()))?;
 
     let tests = dir.join("tests");
