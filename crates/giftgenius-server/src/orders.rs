@@ -316,6 +316,15 @@ impl Checkout {
             Err(e) => return Err(self.internal_released(scope, reference, &e).await),
         };
         let now = self.now();
+        // A draft that was already bought answers with its order even after it expired (a
+        // late retry whose key was pruned must not be told the purchase failed).
+        let paid = match self.store.live_order_for_draft(&draft.id).await {
+            Ok(order) => order.filter(|o| o.status == OrderStatus::Paid.as_str()),
+            Err(e) => return Err(self.internal_released(scope, reference, &e).await),
+        };
+        if let Some(order) = paid {
+            return Err(self.finish(scope, order_result(tool, &order), reference).await);
+        }
         if draft.expires_at_ms <= now {
             let error = ToolError::new(
                 ErrorCode::DraftExpired,

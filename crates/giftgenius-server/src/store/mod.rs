@@ -161,6 +161,8 @@ pub trait Store: Send + Sync + 'static {
     /// Points the key at an existing order (`order_created`), to finish an order another key left pending.
     async fn adopt_order(&self, scope: &Scope, order_id: &str, now_ms: i64) -> StoreResult<()>;
     async fn order(&self, subject: &str, id: &str) -> StoreResult<Option<OrderRow>>;
+    /// The draft's live (pending or paid) order, if any.
+    async fn live_order_for_draft(&self, draft_id: &str) -> StoreResult<Option<OrderRow>>;
     async fn order_by_id(&self, id: &str) -> StoreResult<Option<OrderRow>>;
     /// Units of a gift in live (pending or paid) orders.
     async fn units_sold(&self, gift_id: &str) -> StoreResult<i64>;

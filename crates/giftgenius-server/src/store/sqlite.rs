@@ -304,6 +304,14 @@ impl Store for SqliteStore {
         Ok(row.as_ref().map(order_from))
     }
 
+    async fn live_order_for_draft(&self, draft_id: &str) -> StoreResult<Option<OrderRow>> {
+        let row = sqlx::query("SELECT * FROM orders WHERE draft_id = $1 AND status <> 'payment_declined'")
+            .bind(draft_id)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.as_ref().map(order_from))
+    }
+
     async fn order_by_id(&self, id: &str) -> StoreResult<Option<OrderRow>> {
         let row = sqlx::query("SELECT * FROM orders WHERE id = $1").bind(id).fetch_optional(&self.pool).await?;
         Ok(row.as_ref().map(order_from))

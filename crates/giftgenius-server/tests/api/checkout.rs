@@ -269,6 +269,29 @@ async fn a_pending_order_left_by_a_lost_key_is_finished_by_the_next_key_with_one
 }
 
 #[tokio::test]
+async fn keys_are_kept_a_day_and_a_late_retry_after_pruning_still_cannot_charge_twice() {
+    let app = spawn_app().await;
+    let (draft, token) = prepare(&app, "u1", "lw-004").await;
+    let client = app.client().await;
+    let (_, placed) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_old", &token)).await;
+    let checkout = &app.state.checkout;
+
+    app.clock.advance(Duration::from_secs(23 * 3600));
+    assert_eq!(checkout.idempotency.prune(checkout.store.as_ref()).await.unwrap(), 0, "kept for 24 h");
+    let (replay, _) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_old", &token)).await;
+    assert_eq!(meta_of(&replay, "giftgenius/replayed"), Some(&json!(true)));
+
+    app.clock.advance(Duration::from_secs(2 * 3600));
+    assert!(checkout.idempotency.prune(checkout.store.as_ref()).await.unwrap() >= 1, "pruned after 24 h");
+    // The key is gone, the draft long expired: the retry is answered from the draft's order.
+    let (late, again) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_old", &token)).await;
+    assert_eq!(meta_of(&late, "giftgenius/replayed"), None, "a fresh run, not a replay");
+    assert_eq!(again["order"]["id"], placed["order"]["id"], "{again}");
+    assert_eq!(charges(&app).await, 1);
+    assert_eq!(orders(&app).await, 1);
+}
+
+#[tokio::test]
 async fn get_order_reads_back_only_your_own_orders() {
     let app = spawn_app().await;
     let (draft, token) = prepare(&app, "u1", "lw-003").await;
