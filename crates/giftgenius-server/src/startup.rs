@@ -45,8 +45,9 @@ async fn state(config: &Config, public_url: &str, clock: Clock) -> anyhow::Resul
     let public_url = public_url.trim_end_matches('/').to_string();
     let widget = WidgetResource::load(&config.widget_html, config.widget_mime, &origin)?;
     let catalog = Arc::new(Catalog::builtin());
-    let store =
-        crate::store::connect(&config.db).await.with_context(|| format!("cannot open the database {}", config.db))?;
+    let store = crate::store::connect(&config.db)
+        .await
+        .with_context(|| format!("cannot open the database {}", redacted(&config.db)))?;
     let faults = FaultPlan::parse(&config.sandbox_faults).map_err(anyhow::Error::msg)?;
     let payments = Arc::new(SandboxPayments::new(
         store.clone(),
@@ -83,6 +84,17 @@ async fn state(config: &Config, public_url: &str, clock: Clock) -> anyhow::Resul
         token_secret: secret.into_bytes(),
     };
     Ok(Arc::new(AppState { catalog, widget, public_url, checkout, suggester }))
+}
+
+/// `--db` for messages: a URL's password is never printed.
+fn redacted(db: &str) -> String {
+    match url::Url::parse(db) {
+        Ok(mut url) if url.password().is_some() => {
+            let _ = url.set_password(Some("***"));
+            url.to_string()
+        }
+        _ => db.to_string(),
+    }
 }
 
 /// Prunes expired idempotency keys every hour.
@@ -227,4 +239,13 @@ async fn shutdown_signal() {
     #[cfg(not(unix))]
     let terminate = std::future::pending::<()>();
     tokio::select! { _ = ctrl_c => {}, _ = terminate => {} }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn database_passwords_are_redacted() {
+        assert_eq!(super::redacted("postgres://gift:s3cret@db:5432/gg"), "postgres://gift:***@db:5432/gg");
+        assert_eq!(super::redacted("giftgenius.db"), "giftgenius.db");
+    }
 }

@@ -5,10 +5,12 @@
 //! `orders.rs`) are built from these steps and recorded as recovery points, so a crash between
 //! two steps leaves the database in a state the next retry can resume from.
 
+mod postgres;
 mod sqlite;
 
 use async_trait::async_trait;
 
+pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 
 /// A database failure. The text is for the log only; clients get `INTERNAL_ERROR`.
@@ -213,7 +215,7 @@ pub trait Store: Send + Sync + 'static {
 /// Opens the store named by `--db`: a `postgres://` URL, or else a SQLite file path.
 pub async fn connect(db: &str) -> anyhow::Result<std::sync::Arc<dyn Store>> {
     if db.starts_with("postgres://") || db.starts_with("postgresql://") {
-        anyhow::bail!("PostgreSQL support is not built yet; use a SQLite file for --db")
+        return Ok(std::sync::Arc::new(PostgresStore::open(db).await?));
     }
     Ok(std::sync::Arc::new(SqliteStore::open(db).await?))
 }

@@ -10,6 +10,7 @@ mod hostile;
 mod http;
 mod internal;
 mod limits;
+mod postgres;
 mod stdio;
 mod suggest_gifts;
 mod upstream;
