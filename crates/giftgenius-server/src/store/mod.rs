@@ -6,6 +6,7 @@
 //! two steps leaves the database in a state the next retry can resume from.
 
 mod postgres;
+mod sql;
 mod sqlite;
 
 use async_trait::async_trait;
@@ -47,7 +48,7 @@ pub struct Scope {
     pub key: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct DraftRow {
     pub id: String,
     pub subject: String,
@@ -64,7 +65,7 @@ pub struct DraftRow {
 }
 
 /// Where a keyed call stands; see `idempotency.rs`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct KeyRow {
     pub fingerprint: String,
     pub recovery_point: String,
@@ -82,7 +83,7 @@ pub enum Claim {
     Existing(KeyRow),
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct OrderRow {
     pub id: String,
     pub subject: String,
@@ -108,7 +109,7 @@ pub enum CreateOrder {
     DraftAlreadyOrdered(Box<OrderRow>),
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct CheckoutRow {
     pub id: String,
     pub subject: String,
@@ -120,7 +121,7 @@ pub struct CheckoutRow {
 }
 
 /// One entry of the sandbox payment provider's ledger: one real charge.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct LedgerRow {
     pub idempotency_key: String,
     pub charge_id: String,
