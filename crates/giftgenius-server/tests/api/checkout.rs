@@ -6,30 +6,9 @@ use std::time::Duration;
 use futures::future::join_all;
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, call_as, meta_of, spawn_app, spawn_app_with, text_of};
-
-const TOKEN: &str = "giftgenius/confirmation_token";
-
-async fn charges(app: &TestApp) -> usize {
-    app.state.checkout.payments.ledger().await.expect("ledger").len()
-}
-
-async fn orders(app: &TestApp) -> i64 {
-    app.state.checkout.store.order_count().await.expect("orders")
-}
-
-/// prepare_order for `subject`; returns (draft id, confirmation token).
-async fn prepare(app: &TestApp, subject: &str, gift: &str) -> (String, String) {
-    let client = app.client().await;
-    let (result, structured) = call_as(&client, subject, "prepare_order", json!({"gift_id": gift})).await;
-    assert_eq!(structured["ok"], true, "{structured}");
-    let token = meta_of(&result, TOKEN).and_then(Value::as_str).expect("token in _meta").to_string();
-    (structured["draft"]["id"].as_str().unwrap().to_string(), token)
-}
-
-fn commit_args(draft: &str, key: &str, token: &str) -> Value {
-    json!({"draft_id": draft, "idempotency_key": key, "confirmation_token": token})
-}
+use crate::helpers::{
+    TOKEN, call_as, charges, commit_args, meta_of, orders, prepare, spawn_app, spawn_app_with, text_of,
+};
 
 #[tokio::test]
 async fn prepare_order_returns_the_same_draft_and_hides_the_token_from_the_model() {

@@ -15,7 +15,7 @@ use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResult, MetaObject, RequestMetaObject};
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 pub struct TestApp {
@@ -173,4 +173,31 @@ pub async fn start_server_binary(db: &Path, flags: &[&str], log_level: &str, std
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     panic!("server on {url} did not become healthy");
+}
+
+/// Where prepare_order puts the confirmation token (widget-only `_meta`).
+pub const TOKEN: &str = "giftgenius/confirmation_token";
+
+/// Charges in the sandbox provider's ledger: what exactly-once is counted in.
+pub async fn charges(app: &TestApp) -> usize {
+    app.state.checkout.payments.ledger().await.expect("ledger").len()
+}
+
+/// Orders in the store, whatever their status.
+pub async fn orders(app: &TestApp) -> i64 {
+    app.state.checkout.store.order_count().await.expect("orders")
+}
+
+/// prepare_order for `subject`; returns (draft id, confirmation token).
+pub async fn prepare(app: &TestApp, subject: &str, gift: &str) -> (String, String) {
+    let client = app.client().await;
+    let (result, structured) = call_as(&client, subject, "prepare_order", json!({"gift_id": gift})).await;
+    assert_eq!(structured["ok"], true, "{structured}");
+    let token = meta_of(&result, TOKEN).and_then(Value::as_str).expect("token in _meta").to_string();
+    (structured["draft"]["id"].as_str().unwrap().to_string(), token)
+}
+
+/// Arguments of commit_order.
+pub fn commit_args(draft: &str, key: &str, token: &str) -> Value {
+    json!({"draft_id": draft, "idempotency_key": key, "confirmation_token": token})
 }

@@ -12,10 +12,9 @@ use futures::future::join_all;
 use serde_json::{Value, json};
 use sqlx::{AssertSqlSafe, Connection, Executor, PgConnection};
 
-use crate::helpers::{TestApp, call_as, meta_of, spawn_app_with};
+use crate::helpers::{TestApp, call_as, charges, commit_args, meta_of, orders, prepare, spawn_app_with};
 
 const DEFAULT_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
-const TOKEN: &str = "giftgenius/confirmation_token";
 
 fn admin_url() -> String {
     std::env::var("GIFTGENIUS_TEST_POSTGRES_URL").unwrap_or_else(|_| DEFAULT_ADMIN_URL.to_string())
@@ -93,27 +92,6 @@ async fn replica(db: &TestDb, customize: impl FnOnce(&mut giftgenius_server::con
         customize(config);
     })
     .await
-}
-
-async fn charges(app: &TestApp) -> usize {
-    app.state.checkout.payments.ledger().await.expect("ledger").len()
-}
-
-async fn orders(app: &TestApp) -> i64 {
-    app.state.checkout.store.order_count().await.expect("orders")
-}
-
-/// prepare_order for `subject`; returns (draft id, confirmation token).
-async fn prepare(app: &TestApp, subject: &str, gift: &str) -> (String, String) {
-    let client = app.client().await;
-    let (result, structured) = call_as(&client, subject, "prepare_order", json!({"gift_id": gift})).await;
-    assert_eq!(structured["ok"], true, "{structured}");
-    let token = meta_of(&result, TOKEN).and_then(Value::as_str).expect("token in _meta").to_string();
-    (structured["draft"]["id"].as_str().unwrap().to_string(), token)
-}
-
-fn commit_args(draft: &str, key: &str, token: &str) -> Value {
-    json!({"draft_id": draft, "idempotency_key": key, "confirmation_token": token})
 }
 
 /// Every result is a success or a retryable REQUEST_IN_PROGRESS; returns the successes.
