@@ -8,8 +8,7 @@
 
 use serde_json::{Map, Value};
 
-/// Where prepare_order puts the confirmation token in the result's widget-only `_meta`.
-pub const CONFIRMATION_TOKEN_META_KEY: &str = "giftgenius/confirmation_token";
+use giftgenius_types::wire::{IDEMPOTENCY_KEY_DERIVATION, IDEMPOTENCY_KEY_PREFIX, META_CONFIRMATION_TOKEN};
 
 /// The widget-state key holding the pending checkout.
 pub const CHECKOUT_STATE_KEY: &str = "checkout";
@@ -31,7 +30,7 @@ pub fn merge_arguments(base: &Map<String, Value>, set: &Map<String, Value>) -> M
 pub fn idempotency_key_from_bytes(bytes: &[u8; 16]) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut key = String::with_capacity(35);
-    key.push_str("ik_");
+    key.push_str(IDEMPOTENCY_KEY_PREFIX);
     for b in bytes {
         key.push(HEX[usize::from(b >> 4)] as char);
         key.push(HEX[usize::from(b & 0x0f)] as char);
@@ -48,7 +47,7 @@ pub fn idempotency_key_from_bytes(bytes: &[u8; 16]) -> String {
 /// bootstrap derives it the same way (crypto.subtle), so both paths agree.
 pub fn idempotency_key_for_token(token: &str) -> String {
     use sha2::{Digest, Sha256};
-    let digest = Sha256::digest(format!("giftgenius/idempotency-key\n{token}").as_bytes());
+    let digest = Sha256::digest(format!("{IDEMPOTENCY_KEY_DERIVATION}{token}").as_bytes());
     let mut bytes = [0u8; 16];
     bytes.copy_from_slice(&digest[..16]);
     idempotency_key_from_bytes(&bytes)
@@ -107,7 +106,7 @@ pub fn without_checkout(widget_state: &Value) -> Value {
 
 /// The confirmation token from a result's `_meta`, if present and non-empty.
 pub fn confirmation_token(meta: &Value) -> Option<String> {
-    let token = meta.get(CONFIRMATION_TOKEN_META_KEY)?.as_str()?;
+    let token = meta.get(META_CONFIRMATION_TOKEN)?.as_str()?;
     (!token.is_empty()).then(|| token.to_string())
 }
 

@@ -225,7 +225,7 @@ impl HostContext {
 /// reload in the confirm state reuses it even when the host gives no widget state back.
 /// The no-WebAssembly bootstrap uses the same key.
 pub fn checkout_storage_key(draft_id: &str) -> String {
-    format!("giftgenius/checkout/{draft_id}")
+    format!("{}{draft_id}", giftgenius_types::wire::CHECKOUT_STORAGE_PREFIX)
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! Load generator for the benchmarks in the README (`cargo xtask bench` runs it).
+//! Load generator for the benchmarks in the README (run it with the command below).
 //!
 //! Starts the real server in-process on 127.0.0.1:0 with a fresh SQLite file, connects N MCP
 //! clients over Streamable HTTP, and drives one scenario for a fixed number of calls per
@@ -54,7 +54,7 @@ async fn main() -> anyhow::Result<()> {
     // A benchmark measures speed, not the daily suggestion limit.
     config.daily_suggestion_limit = 0;
     if let Ok(path) = std::env::var("GIFTGENIUS_WIDGET_HTML") {
-        config.widget_html = path.into();
+        config.widget_html = Some(path.into());
     }
     config.sandbox_latency_ms =
         std::env::var("LOADGEN_SANDBOX_LATENCY_MS").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
@@ -138,7 +138,7 @@ async fn main() -> anyhow::Result<()> {
         }
     }
     let ledger = state.checkout.payments.ledger().await.map(|l| l.len()).unwrap_or(0);
-    let orders = state.checkout.store.order_count().await.unwrap_or(0);
+    let orders = state.store.order_count().await.unwrap_or(0);
     println!(
         "{scenario:<14} clients={clients:<3} calls={:<6} calls/s={:<8.0} p50={:>7.2}ms p99={:>7.2}ms max={:>7.2}ms outcomes={counts:?} charges={ledger} orders={orders}",
         all.len(),

@@ -50,9 +50,11 @@ pub struct Config {
     /// MIME type of the widget resource.
     #[arg(long, env = "GIFTGENIUS_WIDGET_MIME", value_enum, default_value_t = WidgetMime::Skybridge)]
     pub widget_mime: WidgetMime,
-    /// The packed widget HTML built by `cargo xtask widget`.
-    #[arg(long, env = "GIFTGENIUS_WIDGET_HTML", default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../../dist/giftgenius-widget.html"))]
-    pub widget_html: PathBuf,
+    /// The packed widget HTML built by `cargo xtask widget`. Default: the first of
+    /// `./dist/giftgenius-widget.html`, `giftgenius-widget.html` next to this executable, and the
+    /// workspace's `dist/` when this executable is in its `target/<profile>/`.
+    #[arg(long, env = "GIFTGENIUS_WIDGET_HTML")]
+    pub widget_html: Option<PathBuf>,
     /// How long an order draft stays valid.
     #[arg(long, env = "GIFTGENIUS_DRAFT_TTL_SECS", default_value_t = 1800)]
     pub draft_ttl_secs: u64,
@@ -68,9 +70,9 @@ pub struct Config {
     /// Sandbox payment provider: injected failures, e.g. "5xx*2,timeout*1" or "decline".
     #[arg(long, env = "GIFTGENIUS_SANDBOX_FAULTS", default_value = "")]
     pub sandbox_faults: String,
-    /// Suggest from the built-in merchants' catalogs (`--builtin-catalog false` leaves only the
-    /// HTTP catalogs).
-    #[arg(long, env = "GIFTGENIUS_BUILTIN_CATALOG", default_value_t = true, action = clap::ArgAction::Set)]
+    /// Suggest from the built-in merchants' catalogs: `true` or `false` (`--builtin-catalog false`
+    /// leaves only the HTTP catalogs). Takes a value.
+    #[arg(long, env = "GIFTGENIUS_BUILTIN_CATALOG", default_value_t = true, action = clap::ArgAction::Set, value_name = "true|false")]
     pub builtin_catalog: bool,
     /// HTTP catalog answering GET with a merchant file's JSON (`{"merchant":{…},"gifts":[…]}`);
     /// repeatable or comma-separated. Asked on every suggest_gifts call next to the built-ins.
@@ -88,8 +90,9 @@ pub struct Config {
     /// Crash points for exactly-once tests (comma-separated); never set in production.
     #[arg(long, env = "GIFTGENIUS_FAILPOINTS", default_value = "", hide = true)]
     pub failpoints: String,
-    /// Serve MCP over stdin/stdout instead of HTTP.
-    #[arg(long)]
+    /// Serve MCP over stdin/stdout (one client); the HTTP side (images, checkout pages,
+    /// /healthz) still listens on --host/--port so the links in results work.
+    #[arg(long, env = "GIFTGENIUS_STDIO")]
     pub stdio: bool,
     /// Also serve the local host emulator at /preview (and its test endpoints: payment ledger,
     /// fault injection, a failing catalog source). A development aid; never in production.
@@ -100,7 +103,38 @@ pub struct Config {
     pub log_format: LogFormat,
 }
 
+/// Where the packed widget is looked for when `--widget-html` is not given, in order.
+pub fn widget_html_candidates() -> Vec<PathBuf> {
+    const FILE: &str = "giftgenius-widget.html";
+    let mut candidates = vec![PathBuf::from("dist").join(FILE)];
+    if let Ok(exe) = std::env::current_exe()
+        && let Some(dir) = exe.parent()
+    {
+        candidates.push(dir.join(FILE));
+        // target/<profile>/giftgenius-server → <workspace>/dist/
+        if let Some(workspace) = dir.ancestors().nth(2) {
+            candidates.push(workspace.join("dist").join(FILE));
+        }
+    }
+    candidates
+}
+
 impl Config {
+    /// The packed widget: `--widget-html`, or the first candidate that exists.
+    pub fn widget_html(&self) -> anyhow::Result<PathBuf> {
+        if let Some(path) = &self.widget_html {
+            return Ok(path.clone());
+        }
+        let candidates = widget_html_candidates();
+        candidates.iter().find(|p| p.is_file()).cloned().ok_or_else(|| {
+            let tried: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
+            anyhow::anyhow!(
+                "the packed widget was not found (looked at {}); build it with `cargo xtask widget` or pass --widget-html",
+                tried.join(", ")
+            )
+        })
+    }
+
     /// Defaults for tests: loopback, port 0, no payment latency, a database file in `dir`.
     pub fn for_tests(dir: &std::path::Path) -> Self {
         let db = dir.join("giftgenius.db");

@@ -1,22 +1,16 @@
-//! Request references, and turning internal failures into honest `ToolError`s.
-//!
-//! A reference (`req_…`) goes into every error result and into the log line that carries the
-//! real detail, so support can find one from the other while the client never sees internals.
+//! Unexpected internal failures, turned into honest `ToolError`s: the detail goes to the log
+//! under the call's reference, the client gets `INTERNAL_ERROR` and the reference only.
 
 use giftgenius_types::{ErrorCode, ToolError};
 
-/// A fresh reference for one tool call.
-pub fn new_reference() -> String {
-    let id = uuid::Uuid::new_v4().simple().to_string();
-    format!("req_{}", &id[..20])
-}
+use crate::context::CallContext;
 
-/// An unexpected internal failure: logged in full, returned as `INTERNAL_ERROR`.
-pub fn internal(reference: &str, tool: &str, detail: &dyn std::fmt::Display) -> ToolError {
-    tracing::error!(reference, tool, error = %detail, "tool call failed");
+/// Logs `detail` under the call's reference and returns `INTERNAL_ERROR` for the client.
+pub fn internal(call: &CallContext, detail: &dyn std::fmt::Display) -> ToolError {
+    tracing::error!(parent: &call.span, error = %detail, "tool call failed");
     ToolError::new(
         ErrorCode::InternalError,
         "Something went wrong on our side. Try once more; if it keeps failing, quote the reference.",
-        reference,
+        &call.reference,
     )
 }

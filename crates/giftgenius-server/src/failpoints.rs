@@ -1,4 +1,4 @@
-//! Crash points for the exactly-once tests: when a named point is enabled (`--failpoint` or
+//! Crash points for the exactly-once tests: when a named point is enabled (`--failpoints` or
 //! GIFTGENIUS_FAILPOINTS), the process aborts right there, as a power cut or OOM kill would.
 //! Off by default; there is no way to enable them from a client.
 
@@ -12,8 +12,6 @@ pub const AFTER_ORDER_CREATED: &str = "after_order_created";
 pub const AFTER_PAYMENT_CHARGED: &str = "after_payment_charged";
 /// After the charge and the response are recorded, before the response is sent.
 pub const AFTER_RESPONSE_STORED: &str = "after_response_stored";
-
-pub const ALL: [&str; 4] = [AFTER_KEY_CLAIMED, AFTER_ORDER_CREATED, AFTER_PAYMENT_CHARGED, AFTER_RESPONSE_STORED];
 
 /// Not a crash point: makes the suggest_gifts handler panic (the internal-failure tests check
 /// that a handler panic becomes `INTERNAL_ERROR` and the server keeps serving).

@@ -12,6 +12,7 @@ pub mod gifts;
 pub mod money;
 pub mod orders;
 pub mod schema;
+pub mod wire;
 
 pub use args::{FieldError, parse_args};
 pub use envelope::{Envelope, FailedSource, Notice, Partial, Suggestion, ToolName};

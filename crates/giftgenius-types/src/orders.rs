@@ -105,9 +105,10 @@ pub struct CommitOrderInput {
     /// Minted once per draft by the widget; the same key on every retry.
     #[schemars(length(min = 1, max = 255))]
     pub idempotency_key: String,
-    /// The token prepare_order handed to the widget; proves a person confirmed.
-    #[schemars(length(min = 1, max = 512))]
-    pub confirmation_token: String,
+    /// The token prepare_order handed to the widget; proves a person confirmed (without it: CONFIRMATION_REQUIRED).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String", length(min = 1, max = 512))]
+    pub confirmation_token: Option<String>,
 }
 
 impl Validate for CommitOrderInput {

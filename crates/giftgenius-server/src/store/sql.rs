@@ -1,13 +1,11 @@
-//! The SQL both stores run unchanged. SQLite and PostgreSQL accept the same `$n` placeholders
-//! and the same `ON CONFLICT` / `RETURNING` syntax, so one text serves both.
+//! The SQL every database runs unchanged. SQLite (3.39+) and PostgreSQL accept the same `$n`
+//! placeholders, `ON CONFLICT`, `RETURNING`, `IS NOT DISTINCT FROM` and `CAST(… AS BIGINT)`, so
+//! one text serves both; what differs (opening, the write lock) is in `dialect.rs`.
 //!
-//! Statements whose text differs stay next to the store that needs them, with the reason:
-//! the take-over compare-and-set (`IS` vs `IS NOT DISTINCT FROM`) and the live-units sum
-//! (`::BIGINT` cast on PostgreSQL). Locking (SQLite's `BEGIN IMMEDIATE`, PostgreSQL's advisory
-//! locks) also lives in the stores.
-//!
-//! `SELECT *` rows are mapped with `#[derive(sqlx::FromRow)]` on the row types in `mod.rs`;
-//! columns the row types do not carry (`drafts.active`, `updated_at_ms`) are ignored.
+//! Closed sets of values (recovery points, order statuses, currencies) are bound as the enums
+//! of `rows.rs`, never written as string literals here. `SELECT *` rows are mapped with
+//! `#[derive(sqlx::FromRow)]`; columns the row types do not carry (`drafts.active`,
+//! `updated_at_ms`) are ignored.
 
 // --- secrets ---
 
@@ -26,34 +24,47 @@ pub const INSERT_DRAFT: &str = "INSERT INTO drafts (id, subject, draft_key, acti
 pub const ACTIVE_DRAFT: &str = "SELECT * FROM drafts WHERE subject = $1 AND draft_key = $2 AND active = 1";
 pub const DRAFT: &str = "SELECT * FROM drafts WHERE id = $1 AND subject = $2";
 
-// --- idempotency keys ---
+// --- idempotency keys: ($1, $2, $3) is always the scope (subject, tool, key) ---
 
+/// $4 fingerprint, $5 the `Started` point, $6 lease, $7 now.
 pub const INSERT_KEY: &str = "INSERT INTO idempotency_keys (subject, tool, key, fingerprint, recovery_point, locked_until_ms, created_at_ms, updated_at_ms) \
-     VALUES ($1, $2, $3, $4, 'started', $5, $6, $6) ON CONFLICT DO NOTHING";
-pub const KEY: &str = "SELECT fingerprint, recovery_point, locked_until_ms, order_id, response FROM idempotency_keys \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $7) ON CONFLICT DO NOTHING";
+pub const KEY: &str = "SELECT fingerprint, recovery_point, locked_until_ms, resource_id, response FROM idempotency_keys \
      WHERE subject = $1 AND tool = $2 AND key = $3";
+/// Compare-and-set on the old lease ($6, NULL-safe): $4 new lease, $5 now, $7 the `Finished` point.
+pub const TAKE_OVER_KEY: &str = "UPDATE idempotency_keys SET locked_until_ms = $4, updated_at_ms = $5 \
+     WHERE subject = $1 AND tool = $2 AND key = $3 AND recovery_point <> $7 AND locked_until_ms IS NOT DISTINCT FROM $6";
+/// $4 now, $5 the `Finished` point.
 pub const RELEASE_KEY: &str = "UPDATE idempotency_keys SET locked_until_ms = NULL, updated_at_ms = $4 \
-     WHERE subject = $1 AND tool = $2 AND key = $3 AND recovery_point <> 'finished'";
-pub const FINISH_KEY: &str = "UPDATE idempotency_keys SET recovery_point = 'finished', response = $4, locked_until_ms = NULL, updated_at_ms = $5 \
+     WHERE subject = $1 AND tool = $2 AND key = $3 AND recovery_point <> $5";
+/// $4 response, $5 now, $6 the `Finished` point.
+pub const FINISH_KEY: &str = "UPDATE idempotency_keys SET recovery_point = $6, response = $4, locked_until_ms = NULL, updated_at_ms = $5 \
      WHERE subject = $1 AND tool = $2 AND key = $3";
+/// $4 resource id, $5 now, $6 the `ResourceCreated` point.
+pub const ADVANCE_KEY: &str = "UPDATE idempotency_keys SET recovery_point = $6, resource_id = $4, updated_at_ms = $5 \
+     WHERE subject = $1 AND tool = $2 AND key = $3";
+/// Like [`ADVANCE_KEY`], but only from $7 (the `Started` point).
+pub const ADVANCE_STARTED_KEY: &str = "UPDATE idempotency_keys SET recovery_point = $6, resource_id = $4, updated_at_ms = $5 \
+     WHERE subject = $1 AND tool = $2 AND key = $3 AND recovery_point = $7";
 pub const PRUNE_KEYS: &str =
     "DELETE FROM idempotency_keys WHERE created_at_ms < $1 AND (locked_until_ms IS NULL OR locked_until_ms < $2)";
-pub const KEY_ORDER_CREATED: &str = "UPDATE idempotency_keys SET recovery_point = 'order_created', order_id = $4, updated_at_ms = $5 \
-     WHERE subject = $1 AND tool = $2 AND key = $3";
-/// Like [`KEY_ORDER_CREATED`], but only from `started`.
-pub const ADOPT_ORDER: &str = "UPDATE idempotency_keys SET recovery_point = 'order_created', order_id = $4, updated_at_ms = $5 \
-     WHERE subject = $1 AND tool = $2 AND key = $3 AND recovery_point = 'started'";
 
 // --- orders ---
 
-pub const LIVE_ORDER_FOR_DRAFT: &str = "SELECT * FROM orders WHERE draft_id = $1 AND status <> 'payment_declined'";
+/// $2 the `PaymentDeclined` status: any other status is live.
+pub const LIVE_ORDER_FOR_DRAFT: &str = "SELECT * FROM orders WHERE draft_id = $1 AND status <> $2";
+/// Units of a gift in live orders; $2 the `PaymentDeclined` status. SUM(BIGINT) is NUMERIC in
+/// PostgreSQL, hence the cast (a no-op in SQLite).
+pub const LIVE_UNITS: &str =
+    "SELECT CAST(COALESCE(SUM(quantity), 0) AS BIGINT) FROM orders WHERE gift_id = $1 AND status <> $2";
 pub const INSERT_ORDER: &str = "INSERT INTO orders (id, subject, draft_id, gift_id, gift_title, merchant, quantity, currency, total_minor, status, \
-     charge_id, created_at_ms, updated_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending_payment', NULL, $10, $10)";
+     charge_id, created_at_ms, updated_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, $11, $11)";
 pub const ORDER: &str = "SELECT * FROM orders WHERE id = $1 AND subject = $2";
 pub const ORDER_BY_ID: &str = "SELECT * FROM orders WHERE id = $1";
-pub const MARK_PAID: &str = "UPDATE orders SET status = 'paid', charge_id = $2, updated_at_ms = $3 WHERE id = $1";
-pub const MARK_DECLINED: &str =
-    "UPDATE orders SET status = 'payment_declined', updated_at_ms = $2 WHERE id = $1 AND status = 'pending_payment'";
+/// $2 the `Paid` status, $3 charge id, $4 now.
+pub const MARK_PAID: &str = "UPDATE orders SET status = $2, charge_id = $3, updated_at_ms = $4 WHERE id = $1";
+/// $2 the `PaymentDeclined` status, $3 now, $4 the `PendingPayment` status.
+pub const MARK_DECLINED: &str = "UPDATE orders SET status = $2, updated_at_ms = $3 WHERE id = $1 AND status = $4";
 pub const ORDER_COUNT: &str = "SELECT COUNT(*) FROM orders";
 
 // --- checkout sessions ---

@@ -161,9 +161,11 @@ async fn without_the_widgets_token_nothing_is_charged() {
         assert_eq!(sc["error"]["retryable"], false, "{name}");
         assert!(text_of(&result).contains("Confirm"), "{name}: the text tells the model to ask the user");
     }
+    // No token at all is the same permission error: only the person's click can supply one.
     let (_, missing) =
         call_as(&client, "u1", "commit_order", json!({"draft_id": draft, "idempotency_key": "ik_x"})).await;
-    assert_eq!(missing["error"]["code"], "VALIDATION_ERROR");
+    assert_eq!(missing["error"]["code"], "CONFIRMATION_REQUIRED", "{missing}");
+    assert_eq!(missing["error"]["category"], "permission", "{missing}");
     assert_eq!(charges(&app).await, 0);
     assert_eq!(orders(&app).await, 0);
 }
@@ -256,12 +258,12 @@ async fn keys_are_kept_a_day_and_a_late_retry_after_pruning_still_cannot_charge_
     let checkout = &app.state.checkout;
 
     app.clock.advance(Duration::from_secs(23 * 3600));
-    assert_eq!(checkout.idempotency.prune(checkout.store.as_ref()).await.unwrap(), 0, "kept for 24 h");
+    assert_eq!(checkout.idempotency.prune().await.unwrap(), 0, "kept for 24 h");
     let (replay, _) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_old", &token)).await;
     assert_eq!(meta_of(&replay, "giftgenius/replayed"), Some(&json!(true)));
 
     app.clock.advance(Duration::from_secs(2 * 3600));
-    assert!(checkout.idempotency.prune(checkout.store.as_ref()).await.unwrap() >= 1, "pruned after 24 h");
+    assert!(checkout.idempotency.prune().await.unwrap() >= 1, "pruned after 24 h");
     // The key is gone, the draft long expired: the retry is answered from the draft's order.
     let (late, again) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_old", &token)).await;
     assert_eq!(meta_of(&late, "giftgenius/replayed"), None, "a fresh run, not a replay");

@@ -7,7 +7,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use giftgenius_server::failpoints;
-use giftgenius_server::store::{SqliteStore, Store};
+use giftgenius_server::store::Store;
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, MetaObject, RequestMetaObject};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -51,7 +51,12 @@ async fn crash_then_retry(failpoint: &'static str) {
 
     let mut doomed = start_server(&db, failpoint).await;
     let (prepared, draft) = call(&doomed.url, "prepare_order", json!({"gift_id": "hh-010"})).await.expect("prepare");
-    let token = prepared.meta.as_ref().and_then(|m| m.0.get("giftgenius/confirmation_token")).cloned().expect("token");
+    let token = prepared
+        .meta
+        .as_ref()
+        .and_then(|m| m.0.get(giftgenius_types::wire::META_CONFIRMATION_TOKEN))
+        .cloned()
+        .expect("token");
     let commit = json!({"draft_id": draft["draft"]["id"], "idempotency_key": "ik_crash", "confirmation_token": token});
 
     let outcome = call_within(&doomed.url, "commit_order", commit.clone(), Duration::from_secs(2)).await;
@@ -75,7 +80,7 @@ async fn crash_then_retry(failpoint: &'static str) {
     assert_eq!(sc["ok"], true, "{failpoint}: {sc}");
     assert_eq!(sc["order"]["status"], "paid", "{failpoint}");
 
-    let store = SqliteStore::open(&db.to_string_lossy()).await.expect("open the database");
+    let store = Store::connect(&db.to_string_lossy()).await.expect("open the database");
     assert_eq!(store.sandbox_ledger().await.unwrap().len(), 1, "{failpoint}: exactly one charge");
     assert_eq!(store.order_count().await.unwrap(), 1, "{failpoint}: exactly one order");
 

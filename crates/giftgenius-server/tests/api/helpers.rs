@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use giftgenius_server::clock::Clock;
 use giftgenius_server::config::{Config, WidgetMime};
-use giftgenius_server::mcp::AppState;
 use giftgenius_server::startup::Application;
+use giftgenius_server::state::AppState;
 use rmcp::RoleClient;
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResult, MetaObject, RequestMetaObject};
@@ -57,10 +57,10 @@ pub async fn spawn_app() -> TestApp {
 pub async fn spawn_app_with(customize: impl FnOnce(&mut Config)) -> TestApp {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut config = Config::for_tests(dir.path());
-    config.widget_html = widget_path();
+    config.widget_html = Some(widget_path());
     config.widget_mime = WidgetMime::Skybridge;
     customize(&mut config);
-    let widget_path = config.widget_html.clone();
+    let widget_path = config.widget_html().expect("widget artifact");
     let clock = Clock::manual(1_780_000_000_000);
     let app = Application::build_with_clock(config, clock.clone()).await.expect("app builds");
     let state = app.state();
@@ -176,7 +176,7 @@ pub async fn start_server_binary(db: &Path, flags: &[&str], log_level: &str, std
 }
 
 /// Where prepare_order puts the confirmation token (widget-only `_meta`).
-pub const TOKEN: &str = "giftgenius/confirmation_token";
+pub const TOKEN: &str = giftgenius_types::wire::META_CONFIRMATION_TOKEN;
 
 /// Charges in the sandbox provider's ledger: what exactly-once is counted in.
 pub async fn charges(app: &TestApp) -> usize {
@@ -185,7 +185,7 @@ pub async fn charges(app: &TestApp) -> usize {
 
 /// Orders in the store, whatever their status.
 pub async fn orders(app: &TestApp) -> i64 {
-    app.state.checkout.store.order_count().await.expect("orders")
+    app.state.store.order_count().await.expect("orders")
 }
 
 /// prepare_order for `subject`; returns (draft id, confirmation token).

@@ -96,10 +96,12 @@ fn json_log_lines(log: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// The line that reports the failure of the call `reference`: every line a call writes carries
+/// its span (`tool_call` with `tool` and `reference`); the failure is the one with an `error`.
 fn line_with_reference<'a>(lines: &'a [Value], reference: &str) -> &'a Value {
     lines
         .iter()
-        .find(|l| l["fields"]["reference"] == reference)
+        .find(|l| l["span"]["reference"] == reference && l["fields"]["error"].is_string())
         .unwrap_or_else(|| panic!("no log line carries {reference}: {lines:#?}"))
 }
 
@@ -127,7 +129,7 @@ async fn the_detail_of_an_internal_error_is_in_the_json_log_under_its_reference_
     let lines = json_log_lines(&log);
     let panic_line = line_with_reference(&lines, &panic_ref);
     assert_eq!(panic_line["level"], "ERROR", "{panic_line}");
-    assert_eq!(panic_line["fields"]["tool"], "suggest_gifts", "{panic_line}");
+    assert_eq!(panic_line["span"]["tool"], "suggest_gifts", "{panic_line}");
     let detail = panic_line["fields"]["error"].as_str().unwrap_or_default();
     assert!(detail.contains("failpoint suggest_gifts_panics: injected handler panic"), "{panic_line}");
     // The panic itself (with its source location) is a structured line too, not raw stderr text.
@@ -138,7 +140,7 @@ async fn the_detail_of_an_internal_error_is_in_the_json_log_under_its_reference_
     );
 
     let db_line = line_with_reference(&lines, &db_ref);
-    assert_eq!(db_line["fields"]["tool"], "prepare_order", "{db_line}");
+    assert_eq!(db_line["span"]["tool"], "prepare_order", "{db_line}");
     let detail = db_line["fields"]["error"].as_str().unwrap_or_default();
     assert!(detail.contains("no such table: orders"), "{db_line}");
 }

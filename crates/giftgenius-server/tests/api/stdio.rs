@@ -1,4 +1,5 @@
-//! `--stdio`: the same server over stdin/stdout, spoken to as a host would spawn it.
+//! `--stdio`: the same server over stdin/stdout, spoken to as a host would spawn it, with the
+//! HTTP side still serving the links its results contain.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -12,6 +13,7 @@ fn stdio_mode_answers_initialize_tools_list_and_a_tool_call() {
     let dir = tempfile::tempdir().unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_giftgenius-server"))
         .arg("--stdio")
+        .args(["--port", "0"])
         .arg("--db")
         .arg(dir.path().join("stdio.db"))
         .arg("--widget-html")
@@ -53,7 +55,17 @@ fn stdio_mode_answers_initialize_tools_list_and_a_tool_call() {
     let call = receive();
     assert_eq!(call["result"]["isError"], false);
     assert_eq!(call["result"]["structuredContent"]["ok"], true);
-    assert!(!call["result"]["structuredContent"]["gifts"].as_array().unwrap().is_empty());
+    let gifts = call["result"]["structuredContent"]["gifts"].as_array().unwrap();
+    assert!(!gifts.is_empty());
+
+    // The links in results work in stdio mode too: the HTTP side serves the pictures.
+    let image_url = gifts[0]["image_url"].as_str().unwrap().to_string();
+    let image = tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let response = reqwest::get(&image_url).await.expect("the image URL answers");
+        (response.status().as_u16(), response.text().await.unwrap_or_default())
+    });
+    assert_eq!(image.0, 200, "{image_url}");
+    assert!(image.1.starts_with("<svg"), "{image_url}: {}", image.1);
 
     let _ = child.kill();
     let _ = child.wait();

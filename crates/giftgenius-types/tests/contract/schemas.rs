@@ -115,7 +115,9 @@ fn the_order_inputs_require_exactly_their_ids_and_keys() {
     let expected: [&[&str]; 5] = [
         &["relationship_type"],
         &["gift_id"],
-        &["confirmation_token", "draft_id", "idempotency_key"],
+        // A missing confirmation_token is the permission error CONFIRMATION_REQUIRED, not a
+        // validation error: only the person's click in the widget can supply it.
+        &["draft_id", "idempotency_key"],
         &["order_id"],
         &["gift_id", "idempotency_key"],
     ];

@@ -1,6 +1,17 @@
-//! The MCP handler. The `#[tool_router]` impl block below is the one registry of tools: each
-//! tool's name, description, annotations and schemas sit on the function that implements it,
-//! and the schemas come from the contract types, so contract and handler cannot drift.
+//! The MCP face of GiftGenius: the tool registry, the handler, and how answers become results.
+//!
+//! - this file: the `#[tool_router]` impl block, the one registry of tools (each tool's name,
+//!   description, annotations and schemas sit on the function that implements it; schemas come
+//!   from the contract types), and the `ServerHandler` that builds one `CallContext` per call;
+//! - `arguments.rs`: raw arguments → typed input, or a validation error;
+//! - `reply.rs`: a service's `Outcome` → `CallToolResult` (the one place);
+//! - `policy.rs`: invariants after every call, and the repeated-call valve;
+//! - `widget_resource.rs`: the packed widget as a resource, with both hosts' `_meta`.
+
+pub mod arguments;
+pub mod policy;
+pub mod reply;
+pub mod widget_resource;
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -9,10 +20,10 @@ use futures::FutureExt;
 use giftgenius_types::schema::{input_schema, output_schema};
 use giftgenius_types::{
     CheckoutData, CommitOrderInput, CreateCheckoutSessionInput, Envelope, GetOrderInput, OrderData, PrepareOrderData,
-    PrepareOrderInput, SuggestGiftsData, SuggestGiftsInput, ToolError, ToolName, parse_args,
+    PrepareOrderInput, SuggestGiftsData, SuggestGiftsInput, ToolName,
 };
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::tool::ToolCallContext;
+use rmcp::handler::server::tool::{Extension, ToolCallContext};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject, ListResourcesResult,
     ListToolsResult, MetaObject, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
@@ -21,30 +32,29 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_router};
 use serde_json::{Map, Value, json};
+use tracing::Instrument;
 
-use crate::catalog::Catalog;
 use crate::config::WidgetMime;
-use crate::error::new_reference;
-use crate::orders::Checkout;
-use crate::reply::{error_result, internal_error_result, tool_result};
-use crate::suggest;
-use crate::widget::WidgetResource;
+use crate::context::{CallContext, DEFAULT_LOCALE};
+use crate::failpoints::SUGGEST_GIFTS_PANICS;
+use crate::state::AppState;
+use arguments::parse;
+use policy::RecentCalls;
+use reply::{render, render_error};
+use widget_resource::WIDGET_DESCRIPTION;
 
-/// Everything a tool call may need; shared by every MCP session.
-#[derive(Debug)]
-pub struct AppState {
-    pub catalog: Arc<Catalog>,
-    pub widget: WidgetResource,
-    /// Base URL clients reach us at (no trailing slash).
-    pub public_url: String,
-    pub checkout: Checkout,
-    /// suggest_gifts: catalog sources and the daily limit.
-    pub suggester: suggest::Suggester,
-}
+/// The capability key MCP Apps hosts declare (SEP-1865).
+pub const MCP_APPS_EXTENSION: &str = "io.modelcontextprotocol/ui";
+
+pub const INSTRUCTIONS: &str = "GiftGenius finds gift ideas and can buy one. \
+Call suggest_gifts when the user wants gift ideas; relationship_type is required, and age, interests, budget (in the user's currency) and occasion make results better. \
+When nothing matches, the result's notice lists concrete changes that would match: offer them to the user instead of guessing. \
+Errors come back as structured results with a code, a category and whether retrying helps: fix validation errors before calling again, and never retry permission errors yourself. \
+Purchases need the user's click on Confirm in the widget; you cannot complete a purchase on your own.";
 
 /// Whose drafts, keys and orders a call may touch: ChatGPT's anonymized `openai/subject`,
 /// else the MCP session, else (stdio: one local user) `local`.
-pub fn subject_of(context: &RequestContext<RoleServer>) -> String {
+fn subject_of(context: &RequestContext<RoleServer>) -> String {
     let valid = |s: &&str| !s.is_empty() && s.len() <= 200;
     if let Some(subject) = context.meta.0.0.get("openai/subject").and_then(Value::as_str).filter(valid) {
         return format!("openai:{subject}");
@@ -58,29 +68,18 @@ pub fn subject_of(context: &RequestContext<RoleServer>) -> String {
     "local".into()
 }
 
-/// Parses arguments or returns the validation error result for `tool`.
-fn parse<T>(tool: ToolName, arguments: &JsonObject) -> Result<T, CallToolResult>
-where
-    T: serde::de::DeserializeOwned + schemars::JsonSchema + giftgenius_types::args::Validate + 'static,
-{
-    parse_args::<T>(arguments).map_err(|field_errors| {
-        let mut attempted = arguments.clone();
-        // Never echo secrets back, even to the widget.
-        if attempted.contains_key("confirmation_token") {
-            attempted.insert("confirmation_token".into(), json!("(hidden)"));
-        }
-        error_result(
-            tool,
-            ToolError::validation(field_errors, new_reference()).with_attempted(Value::Object(attempted)),
-        )
-    })
+/// The host's locale (`_meta["openai/locale"]`), for what the widget shows.
+fn locale_of(context: &RequestContext<RoleServer>) -> String {
+    context
+        .meta
+        .0
+        .0
+        .get("openai/locale")
+        .and_then(Value::as_str)
+        .filter(|l| !l.is_empty() && l.len() <= 35)
+        .unwrap_or(DEFAULT_LOCALE)
+        .to_string()
 }
-
-pub const INSTRUCTIONS: &str = "GiftGenius finds gift ideas and can buy one. \
-Call suggest_gifts when the user wants gift ideas; relationship_type is required, and age, interests, budget (in the user's currency) and occasion make results better. \
-When nothing matches, the result's notice lists concrete changes that would match: offer them to the user instead of guessing. \
-Errors come back as structured results with a code, a category and whether retrying helps: fix validation errors before calling again, and never retry permission errors yourself. \
-Purchases need the user's click on Confirm in the widget; you cannot complete a purchase on your own.";
 
 /// The MCP server handler (one per session; cheap to clone).
 #[derive(Clone)]
@@ -88,13 +87,13 @@ pub struct GiftGenius {
     app: Arc<AppState>,
     tool_router: ToolRouter<Self>,
     /// This session's last calls, for the repeated-call valve.
-    recent: crate::policy::RecentCalls,
+    recent: RecentCalls,
 }
 
 #[tool_router]
 impl GiftGenius {
     pub fn new(app: Arc<AppState>) -> Self {
-        Self { app, tool_router: Self::tool_router(), recent: Default::default() }
+        Self { app, tool_router: Self::tool_router(), recent: RecentCalls::default() }
     }
 
     #[tool(
@@ -108,14 +107,13 @@ An empty result comes with a notice suggesting changes that would match.",
         output_schema = output_schema::<Envelope<SuggestGiftsData>>(),
         annotations(title = "Suggest gifts", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
-    async fn suggest_gifts(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
-        self.app.checkout.failpoints.panic_if(crate::failpoints::SUGGEST_GIFTS_PANICS);
-        let input = match parse::<SuggestGiftsInput>(ToolName::SuggestGifts, &arguments) {
-            Ok(input) => input,
-            Err(result) => return result,
+    async fn suggest_gifts(&self, Extension(call): Extension<CallContext>, arguments: JsonObject) -> CallToolResult {
+        self.app.failpoints.panic_if(SUGGEST_GIFTS_PANICS);
+        let outcome = match parse::<SuggestGiftsInput>(&call, &arguments) {
+            Ok(input) => self.app.suggester.suggest(&call, &input).await,
+            Err(error) => error.into(),
         };
-        let envelope = self.app.suggester.suggest(&subject_of(&context), &input, &new_reference()).await;
-        tool_result(&envelope, || suggest::summary(&envelope), Map::new())
+        render(&call, outcome)
     }
 
     #[tool(
@@ -128,12 +126,12 @@ happens only when the user presses Confirm. The same arguments return the same d
         output_schema = output_schema::<Envelope<PrepareOrderData>>(),
         annotations(title = "Prepare an order", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
-    async fn prepare_order(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
-        let input = match parse::<PrepareOrderInput>(ToolName::PrepareOrder, &arguments) {
-            Ok(input) => input,
-            Err(result) => return result,
+    async fn prepare_order(&self, Extension(call): Extension<CallContext>, arguments: JsonObject) -> CallToolResult {
+        let outcome = match parse::<PrepareOrderInput>(&call, &arguments) {
+            Ok(input) => self.app.checkout.prepare_order(&call, &input).await,
+            Err(error) => error.into(),
         };
-        self.app.checkout.prepare_order(&subject_of(&context), &input, &new_reference()).await
+        render(&call, outcome)
     }
 
     #[tool(
@@ -146,12 +144,12 @@ idempotency_key is minted once per draft; retrying with the same key never charg
         output_schema = output_schema::<Envelope<OrderData>>(),
         annotations(title = "Place the order", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = true)
     )]
-    async fn commit_order(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
-        let input = match parse::<CommitOrderInput>(ToolName::CommitOrder, &arguments) {
-            Ok(input) => input,
-            Err(result) => return result,
+    async fn commit_order(&self, Extension(call): Extension<CallContext>, arguments: JsonObject) -> CallToolResult {
+        let outcome = match parse::<CommitOrderInput>(&call, &arguments) {
+            Ok(input) => self.app.checkout.commit_order(&call, &input, &arguments).await,
+            Err(error) => error.into(),
         };
-        self.app.checkout.commit_order(&subject_of(&context), &input, &arguments, &new_reference()).await
+        render(&call, outcome)
     }
 
     #[tool(
@@ -166,14 +164,14 @@ same session instead of creating another. Nothing is charged until the user pays
     )]
     async fn create_checkout_session(
         &self,
+        Extension(call): Extension<CallContext>,
         arguments: JsonObject,
-        context: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let input = match parse::<CreateCheckoutSessionInput>(ToolName::CreateCheckoutSession, &arguments) {
-            Ok(input) => input,
-            Err(result) => return result,
+        let outcome = match parse::<CreateCheckoutSessionInput>(&call, &arguments) {
+            Ok(input) => self.app.checkout.create_checkout_session(&call, &input, &arguments).await,
+            Err(error) => error.into(),
         };
-        self.app.checkout.create_checkout_session(&subject_of(&context), &input, &arguments, &new_reference()).await
+        render(&call, outcome)
     }
 
     #[tool(
@@ -184,32 +182,17 @@ same session instead of creating another. Nothing is charged until the user pays
         output_schema = output_schema::<Envelope<OrderData>>(),
         annotations(title = "Get an order", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
-    async fn get_order(&self, arguments: JsonObject, context: RequestContext<RoleServer>) -> CallToolResult {
-        let input = match parse::<GetOrderInput>(ToolName::GetOrder, &arguments) {
-            Ok(input) => input,
-            Err(result) => return result,
+    async fn get_order(&self, Extension(call): Extension<CallContext>, arguments: JsonObject) -> CallToolResult {
+        let outcome = match parse::<GetOrderInput>(&call, &arguments) {
+            Ok(input) => self.app.checkout.get_order(&call, &input).await,
+            Err(error) => error.into(),
         };
-        self.app.checkout.get_order(&subject_of(&context), &input, &new_reference()).await
+        render(&call, outcome)
     }
 }
 
-/// The capability key MCP Apps hosts declare (SEP-1865).
-pub const MCP_APPS_EXTENSION: &str = "io.modelcontextprotocol/ui";
-
-/// Tools whose results the widget renders.
-fn renders_widget(tool: ToolName) -> bool {
-    matches!(
-        tool,
-        ToolName::SuggestGifts
-            | ToolName::PrepareOrder
-            | ToolName::CommitOrder
-            | ToolName::GetOrder
-            | ToolName::CreateCheckoutSession
-    )
-}
-
-/// `_meta` of a tool in both hosts' vocabularies: which widget renders it, what the host shows
-/// while it runs, and who may call it (model, widget, or both).
+/// `_meta` of a tool in both hosts' vocabularies: which widget renders it (every tool's result
+/// is one of the widget's states), what the host shows while it runs, and who may call it.
 pub fn tool_meta(tool: ToolName, widget_uri: &str) -> Map<String, Value> {
     let (invoking, invoked, visibility): (&str, &str, &[&str]) = match tool {
         ToolName::SuggestGifts => ("Finding gift ideas…", "Gift ideas ready", &["model", "app"]),
@@ -218,24 +201,17 @@ pub fn tool_meta(tool: ToolName, widget_uri: &str) -> Map<String, Value> {
         ToolName::CreateCheckoutSession => ("Creating checkout…", "Checkout ready", &["model", "app"]),
         ToolName::GetOrder => ("Looking up the order…", "Order status", &["model", "app"]),
     };
-    let mut meta = json!({
-        "openai/toolInvocation/invoking": invoking,
-        "openai/toolInvocation/invoked": invoked,
-        "openai/widgetAccessible": true,
-        "ui": { "visibility": visibility },
-    });
+    let mut meta = Map::new();
+    meta.insert("openai/toolInvocation/invoking".into(), json!(invoking));
+    meta.insert("openai/toolInvocation/invoked".into(), json!(invoked));
+    meta.insert("openai/widgetAccessible".into(), json!(true));
+    meta.insert("openai/outputTemplate".into(), json!(widget_uri));
+    meta.insert("ui".into(), json!({ "visibility": visibility, "resourceUri": widget_uri }));
     if visibility == ["app"] {
         // Apps SDK: hidden from the model, callable from the widget.
-        meta["openai/visibility"] = json!("private");
+        meta.insert("openai/visibility".into(), json!("private"));
     }
-    if renders_widget(tool) {
-        meta["openai/outputTemplate"] = json!(widget_uri);
-        meta["ui"]["resourceUri"] = json!(widget_uri);
-    }
-    match meta {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    }
+    meta
 }
 
 impl GiftGenius {
@@ -267,7 +243,7 @@ impl GiftGenius {
         let widget = &self.app.widget;
         Resource::new(widget.uri_for(variant), "giftgenius-widget")
             .with_title("GiftGenius")
-            .with_description(crate::widget::WIDGET_DESCRIPTION)
+            .with_description(WIDGET_DESCRIPTION)
             .with_mime_type(variant.mime_type())
             .with_size(widget.html().len() as u64)
             .with_meta(MetaObject(widget.resource_meta()))
@@ -295,46 +271,32 @@ impl ServerHandler for GiftGenius {
         self.tools(self.app.widget.default_variant()).into_iter().find(|t| t.name == name)
     }
 
+    /// Builds the call's context once, runs the tool inside its span, and applies the policy.
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let tool = ToolName::parse(&request.name);
-        let locale = context
-            .meta
-            .0
-            .0
-            .get("openai/locale")
-            .and_then(Value::as_str)
-            .filter(|l| l.len() <= 35)
-            .unwrap_or("en-US")
-            .to_string();
-        if let Some(tool) = tool
-            && let Some(short_circuit) = self.recent.check(&subject_of(&context), tool, request.arguments.as_ref())
-        {
+        let Some(tool) = ToolName::parse(&request.name) else {
+            // Not one of ours: the router answers with the protocol's "unknown tool" error.
+            return self.tool_router.call(ToolCallContext::new(self, request, context)).await;
+        };
+        let call = CallContext::new(tool, subject_of(&context), locale_of(&context));
+        if let Some(short_circuit) = self.recent.check(&call, request.arguments.as_ref()) {
             return Ok(short_circuit.into());
         }
+        context.extensions.insert(call.clone());
         let output_schema = self.tool_router.get(&request.name).and_then(|t| t.output_schema.clone());
-        let call = crate::reply::REQUEST_LOCALE
-            .scope(locale, self.tool_router.call(ToolCallContext::new(self, request, context)));
+        let run = self.tool_router.call(ToolCallContext::new(self, request, context)).instrument(call.span.clone());
         // A panic in a handler becomes an honest INTERNAL_ERROR for this call; the server goes on.
-        match AssertUnwindSafe(call).catch_unwind().await {
-            Ok(Ok(CallToolResponse::Complete(result))) => match tool {
-                Some(tool) => Ok(crate::policy::enforce(tool, result, output_schema.as_deref()).into()),
-                None => Ok(CallToolResponse::Complete(result)),
-            },
-            Ok(result) => result,
+        match AssertUnwindSafe(run).catch_unwind().await {
+            Ok(Ok(CallToolResponse::Complete(result))) => {
+                Ok(policy::enforce(&call, result, output_schema.as_deref()).into())
+            }
+            Ok(other) => other,
             Err(panic) => {
-                let detail = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "panic".into());
-                match tool {
-                    Some(tool) => Ok(internal_error_result(tool, &format!("handler panicked: {detail}")).into()),
-                    None => Err(ErrorData::internal_error("internal error", None)),
-                }
+                let detail = format!("handler panicked: {}", crate::telemetry::panic_message(panic.as_ref()));
+                Ok(render_error(&call, crate::error::internal(&call, &detail)).into())
             }
         }
     }

@@ -31,16 +31,16 @@ use axum::routing::get;
 use serde::Deserialize;
 use serde_json::json;
 
+use crate::checkout::payments::FaultPlan;
 use crate::config::Config;
-use crate::mcp::AppState;
-use crate::payments::FaultPlan;
-use crate::widget::origin_of;
+use crate::mcp::widget_resource::origin_of;
+use crate::state::AppState;
 
-const INDEX_HTML: &str = include_str!("../../../preview/index.html");
-const HOST_JS: &str = include_str!("../../../preview/host.js");
-const HOST_CSS: &str = include_str!("../../../preview/host.css");
+const INDEX_HTML: &str = include_str!("../../../../preview/index.html");
+const HOST_JS: &str = include_str!("../../../../preview/host.js");
+const HOST_CSS: &str = include_str!("../../../../preview/host.css");
 /// Injected into the served copy of the widget for `bridge=openai` (never into the artifact).
-const OPENAI_SHIM_JS: &str = include_str!("../../../preview/openai-shim.js");
+const OPENAI_SHIM_JS: &str = include_str!("../../../../preview/openai-shim.js");
 
 /// The host page's own policy: everything from us, nothing else; frames also from our other
 /// loopback names (`sandbox.localhost`, `localhost`, `127.0.0.1`), where the MCP Apps sandbox is served.
@@ -76,16 +76,18 @@ pub fn router(config: &Config, app: Arc<AppState>) -> Router {
     if !config.preview {
         return Router::new();
     }
+    // Resolved the same way when the state was built, so it cannot fail here.
+    let widget_html = match config.widget_html() {
+        Ok(path) => path,
+        Err(e) => {
+            tracing::error!(error = %e, "preview routes are off: the widget artifact is missing");
+            return Router::new();
+        }
+    };
     let origin = origin_of(&app.public_url).unwrap_or_else(|_| app.public_url.clone());
     let port = url::Url::parse(&app.public_url).ok().and_then(|u| u.port_or_known_default()).unwrap_or(config.port);
     let loopback_origins = format!("http://sandbox.localhost:{port} http://localhost:{port} http://127.0.0.1:{port}");
-    let state = Arc::new(Preview {
-        app,
-        widget_html: config.widget_html.clone(),
-        origin,
-        loopback_origins,
-        catalog_down: AtomicBool::new(false),
-    });
+    let state = Arc::new(Preview { app, widget_html, origin, loopback_origins, catalog_down: AtomicBool::new(false) });
     tracing::warn!("preview routes are on (/preview): a development aid, never for production");
     Router::new()
         .route("/preview", get(index))
@@ -212,7 +214,7 @@ async fn ledger(State(p): State<Arc<Preview>>) -> Response {
         Ok(rows) => {
             let charges: Vec<_> = rows
                 .iter()
-                .map(|r| json!({ "charge_id": r.charge_id, "amount_minor": r.amount_minor, "currency": r.currency }))
+                .map(|r| json!({ "charge_id": r.charge_id, "amount_minor": r.amount_minor, "currency": r.currency.as_str() }))
                 .collect();
             no_store(Json(json!({ "count": rows.len(), "charges": charges })).into_response())
         }
@@ -264,7 +266,7 @@ mod tests {
 
     #[test]
     fn the_preview_catalog_is_a_valid_merchant_file() {
-        let file: crate::catalog::MerchantFile = serde_json::from_str(PREVIEW_CATALOG).unwrap();
+        let file: crate::suggest::catalog::MerchantFile = serde_json::from_str(PREVIEW_CATALOG).unwrap();
         assert_eq!(file.gifts.len(), 2);
     }
 

@@ -75,16 +75,6 @@ fn unavailable(reason: &'static str, detail: impl Into<String>) -> SourceFailure
     SourceFailure::Unavailable { reason, detail: detail.into() }
 }
 
-/// A URL fit for the log: no user name, password, query or fragment.
-fn redacted(url: &url::Url) -> String {
-    format!(
-        "{}://{}{}",
-        url.scheme(),
-        url.host_str().unwrap_or("?"),
-        url.port().map(|p| format!(":{p}")).unwrap_or_default()
-    ) + url.path()
-}
-
 /// Ids go into URLs and the order tools: keep them plain.
 fn plain_id(id: &str) -> bool {
     (1..=64).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
@@ -98,20 +88,15 @@ impl CatalogSource {
     }
 
     /// The source's gifts, merchant attached.
-    pub async fn fetch(&self, reference: &str) -> Result<Arc<[CatalogGift]>, SourceFailure> {
+    pub async fn fetch(&self) -> Result<Arc<[CatalogGift]>, SourceFailure> {
         match self {
             CatalogSource::Builtin { gifts, .. } => Ok(gifts.clone()),
-            CatalogSource::Http { id, url, client } => fetch_http(id, url, client, reference).await,
+            CatalogSource::Http { id, url, client } => fetch_http(id, url, client).await,
         }
     }
 }
 
-async fn fetch_http(
-    id: &str,
-    url: &url::Url,
-    client: &reqwest::Client,
-    reference: &str,
-) -> Result<Arc<[CatalogGift]>, SourceFailure> {
+async fn fetch_http(id: &str, url: &url::Url, client: &reqwest::Client) -> Result<Arc<[CatalogGift]>, SourceFailure> {
     let failed = |e: reqwest::Error, during: &str| {
         if e.is_timeout() {
             SourceFailure::Timeout { after_ms: 0 }
@@ -167,7 +152,7 @@ async fn fetch_http(
         };
         match problem {
             Some(problem) => {
-                tracing::warn!(reference, source = id, gift = %gift.id.chars().take(80).collect::<String>(), problem, "skipping an invalid remote gift")
+                tracing::warn!(source = id, gift = %gift.id.chars().take(80).collect::<String>(), problem, "skipping an invalid remote gift")
             }
             None => gifts.push(gift),
         }
@@ -252,8 +237,8 @@ impl Sources {
     }
 
     /// Asks every source concurrently; sources that fail or miss a timeout are reported (and
-    /// logged in full under `reference`), the rest are merged.
-    pub async fn gather(&self, reference: &str) -> Gathered {
+    /// logged in full under the call's span), the rest are merged.
+    pub async fn gather(&self) -> Gathered {
         let per_source = self.source_timeout;
         let per_source_ms = per_source.as_millis() as u64;
         let deadline = tokio::time::Instant::now() + self.deadline;
@@ -262,7 +247,7 @@ impl Sources {
             .iter()
             .enumerate()
             .map(|(i, source)| async move {
-                let outcome = match tokio::time::timeout(per_source, source.fetch(reference)).await {
+                let outcome = match tokio::time::timeout(per_source, source.fetch()).await {
                     Ok(Err(SourceFailure::Timeout { .. })) | Err(_) => {
                         Err(SourceFailure::Timeout { after_ms: per_source_ms })
                     }
@@ -291,11 +276,11 @@ impl Sources {
                 Err(failure) => {
                     match source {
                         CatalogSource::Http { url, .. } => tracing::warn!(
-                            reference, source = source.id(), url = %redacted(url), code = %failure.code(), error = %failure.detail(),
+                            source = source.id(), url = %crate::telemetry::url_for_log(url.as_str()), code = %failure.code(), error = %failure.detail(),
                             "catalog source failed"
                         ),
                         CatalogSource::Builtin { .. } => tracing::warn!(
-                            reference, source = source.id(), code = %failure.code(), error = %failure.detail(),
+                            source = source.id(), code = %failure.code(), error = %failure.detail(),
                             "catalog source failed"
                         ),
                     }
@@ -310,7 +295,7 @@ impl Sources {
 
         let catalog = match &self.builtin {
             Some(builtin) if failed.is_empty() && only_builtin => builtin.clone(),
-            _ => Arc::new(merge(arrived, reference)),
+            _ => Arc::new(merge(arrived)),
         };
         Gathered { catalog, failed, asked: self.sources.len() }
     }
@@ -318,7 +303,7 @@ impl Sources {
 
 /// The union of the sources' gifts. The first source to use an id keeps it (built-ins come
 /// first, so a remote catalog can never shadow a built-in gift); later duplicates are skipped.
-fn merge(arrived: Vec<(&CatalogSource, Arc<[CatalogGift]>)>, reference: &str) -> Catalog {
+fn merge(arrived: Vec<(&CatalogSource, Arc<[CatalogGift]>)>) -> Catalog {
     let mut seen = HashSet::new();
     let mut gifts = Vec::new();
     for (source, batch) in arrived {
@@ -326,7 +311,7 @@ fn merge(arrived: Vec<(&CatalogSource, Arc<[CatalogGift]>)>, reference: &str) ->
             if seen.insert(gift.id.clone()) {
                 gifts.push(gift.clone());
             } else {
-                tracing::warn!(reference, source = source.id(), gift = %gift.id, "skipping a gift whose id another source already uses");
+                tracing::warn!(source = source.id(), gift = %gift.id, "skipping a gift whose id another source already uses");
             }
         }
     }
@@ -352,7 +337,7 @@ mod tests {
     #[tokio::test]
     async fn gathering_only_builtin_sources_reuses_the_merged_catalog() {
         let sources = builtin_sources();
-        let gathered = sources.gather("req_test").await;
+        let gathered = sources.gather().await;
         assert!(gathered.failed.is_empty());
         assert_eq!(gathered.catalog.len(), Catalog::builtin().len());
     }
@@ -364,15 +349,9 @@ mod tests {
         impostor.title = "Impostor".into();
         let a = CatalogSource::Builtin { id: "a".into(), gifts: vec![first.clone()].into() };
         let b = CatalogSource::Builtin { id: "b".into(), gifts: vec![impostor.clone()].into() };
-        let merged = merge(vec![(&a, vec![first.clone()].into()), (&b, vec![impostor].into())], "req_test");
+        let merged = merge(vec![(&a, vec![first.clone()].into()), (&b, vec![impostor].into())]);
         assert_eq!(merged.len(), 1);
         assert_eq!(merged.get(&first.id).unwrap().title, first.title);
-    }
-
-    #[test]
-    fn urls_in_logs_lose_their_credentials_and_query() {
-        let url = url::Url::parse("https://user:secret@catalog.example:8443/gifts.json?token=abc").unwrap();
-        assert_eq!(redacted(&url), "https://catalog.example:8443/gifts.json");
     }
 
     #[test]

@@ -5,8 +5,11 @@ use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use crate::catalog::{Catalog, CatalogGift};
 use std::sync::Arc;
+
+use super::escape;
+use crate::state::AppState;
+use crate::suggest::catalog::CatalogGift;
 
 const PALETTE: [(&str, &str); 8] = [
     ("#fde68a", "#92400e"),
@@ -18,10 +21,6 @@ const PALETTE: [(&str, &str); 8] = [
     ("#a5f3fc", "#155e75"),
     ("#e5e7eb", "#374151"),
 ];
-
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&apos;")
-}
 
 /// A 160×120 picture: a tile coloured by the gift's first tag, its initials and that tag.
 pub fn svg_for(gift: &CatalogGift) -> String {
@@ -53,8 +52,8 @@ pub fn svg_for(gift: &CatalogGift) -> String {
 }
 
 /// `GET /images/{id}.svg`
-pub async fn gift_image(State(catalog): State<Arc<Catalog>>, Path(file): Path<String>) -> Response {
-    let Some(gift) = file.strip_suffix(".svg").and_then(|id| catalog.get(id)) else {
+pub async fn gift_image(State(app): State<Arc<AppState>>, Path(file): Path<String>) -> Response {
+    let Some(gift) = file.strip_suffix(".svg").and_then(|id| app.catalog.get(id)) else {
         return (StatusCode::NOT_FOUND, "no such image").into_response();
     };
     (

@@ -1,4 +1,4 @@
-//! The widget as an MCP resource: the packed HTML built by `cargo xtask widget`, served
+//! The packed widget as an MCP resource: the HTML built by `cargo xtask widget`, served
 //! byte-for-byte under a URI that carries its content hash (hosts cache widget HTML by URI),
 //! with both hosts' `_meta` vocabularies (Apps SDK `openai/*` and MCP Apps `ui`).
 
@@ -75,21 +75,20 @@ impl WidgetResource {
     /// No wildcard anywhere: the widget talks to nothing but its host, and loads images from us.
     pub fn resource_meta(&self) -> Map<String, Value> {
         let origin = &self.public_origin;
-        let meta = json!({
-            "openai/widgetCSP": { "connect_domains": [], "resource_domains": [origin] },
-            "openai/widgetDomain": origin,
-            "openai/widgetPrefersBorder": true,
-            "openai/widgetDescription": WIDGET_DESCRIPTION,
-            "ui": {
+        let mut meta = Map::new();
+        meta.insert("openai/widgetCSP".into(), json!({ "connect_domains": [], "resource_domains": [origin] }));
+        meta.insert("openai/widgetDomain".into(), json!(origin));
+        meta.insert("openai/widgetPrefersBorder".into(), json!(true));
+        meta.insert("openai/widgetDescription".into(), json!(WIDGET_DESCRIPTION));
+        meta.insert(
+            "ui".into(),
+            json!({
                 "csp": { "connectDomains": [], "resourceDomains": [origin] },
                 "domain": origin,
                 "prefersBorder": true
-            }
-        });
-        match meta {
-            Value::Object(map) => map,
-            _ => Map::new(),
-        }
+            }),
+        );
+        meta
     }
 }
 

@@ -2,8 +2,8 @@
 //! rather than in the prompt), and the repeated-call valve (seed 002).
 //!
 //! - `isError` always equals `!ok`.
-//! - An error's `retryable` is the code's own, never a handler's opinion; permission errors on
-//!   the payment tools are never retryable and tell the model to ask the user.
+//! - An error's `retryable` is the code's own (see the table in `giftgenius_types::error`),
+//!   never a handler's opinion.
 //! - A call identical to the previous two from the same session short-circuits with
 //!   `REPEATED_CALL`, telling the model what to change. Keyed tools (commit_order,
 //!   create_checkout_session) are exempt: repeating them is a retry, which idempotency answers.
@@ -14,13 +14,13 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use giftgenius_types::args::check_against_schema;
-use giftgenius_types::{ErrorCategory, ErrorCode, ToolError, ToolName};
+use giftgenius_types::{ErrorCode, ToolError, ToolName};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use serde_json::Value;
 
-use crate::error::new_reference;
-use crate::idempotency::fingerprint;
-use crate::reply::{error_result, error_text};
+use crate::checkout::idempotency::fingerprint;
+use crate::context::CallContext;
+use crate::mcp::reply::{error_text, render_error};
 
 /// How many identical calls in a row are allowed before the valve closes.
 const MAX_IDENTICAL_CALLS: usize = 2;
@@ -35,11 +35,12 @@ fn keyed(tool: ToolName) -> bool {
 
 impl RecentCalls {
     /// Records the call; returns the short-circuit result when it repeats the previous two.
-    pub fn check(&self, subject: &str, tool: ToolName, arguments: Option<&JsonObject>) -> Option<CallToolResult> {
+    pub fn check(&self, call: &CallContext, arguments: Option<&JsonObject>) -> Option<CallToolResult> {
+        let tool = call.tool;
         if keyed(tool) {
             return None;
         }
-        let fp = format!("{subject}\n{}", fingerprint(arguments.unwrap_or(&JsonObject::new()), ""));
+        let fp = format!("{}\n{}", call.subject, fingerprint(arguments.unwrap_or(&JsonObject::new()), ""));
         let mut recent = self.0.lock().unwrap_or_else(|e| e.into_inner());
         let repeats = recent.len() >= MAX_IDENTICAL_CALLS
             && recent.iter().rev().take(MAX_IDENTICAL_CALLS).all(|(t, f)| *t == tool && *f == fp);
@@ -56,18 +57,19 @@ impl RecentCalls {
             let error = ToolError::new(
                 ErrorCode::RepeatedCall,
                 format!("{} was called with the same arguments three times in a row; the answer will not change. Instead, {advice}.", tool.as_str()),
-                new_reference(),
+                &call.reference,
             )
             .with_attempted(arguments.cloned().map(Value::Object).unwrap_or(Value::Null));
-            error_result(tool, error)
+            render_error(call, error)
         })
     }
 }
 
 /// Applies the invariants to a finished result. `output_schema` is checked in debug builds.
-pub fn enforce(tool: ToolName, mut result: CallToolResult, output_schema: Option<&JsonObject>) -> CallToolResult {
+pub fn enforce(call: &CallContext, mut result: CallToolResult, output_schema: Option<&JsonObject>) -> CallToolResult {
+    let tool = call.tool;
     let Some(Value::Object(structured)) = result.structured_content.as_mut() else {
-        return crate::reply::internal_error_result(tool, &"a tool result had no structuredContent");
+        return render_error(call, crate::error::internal(call, &"a tool result had no structuredContent"));
     };
     let ok = structured.get("ok").and_then(Value::as_bool).unwrap_or(false);
     result.is_error = Some(!ok);
@@ -75,7 +77,7 @@ pub fn enforce(tool: ToolName, mut result: CallToolResult, output_schema: Option
     if let Some(error) = structured.get_mut("error").and_then(Value::as_object_mut) {
         let code: Option<ErrorCode> = error.get("code").cloned().and_then(|c| serde_json::from_value(c).ok());
         if let Some(code) = code {
-            let retryable = code.retryable() && !(payment_tool(tool) && code.category() == ErrorCategory::Permission);
+            let retryable = code.retryable();
             if error.get("retryable") != Some(&Value::Bool(retryable)) {
                 tracing::warn!(tool = tool.as_str(), code = code.as_str(), "policy corrected `retryable`");
                 error.insert("retryable".into(), Value::Bool(retryable));
@@ -93,14 +95,10 @@ pub fn enforce(tool: ToolName, mut result: CallToolResult, output_schema: Option
         let violations = check_against_schema(schema, &structured);
         if !violations.is_empty() {
             let detail = format!("result violates the outputSchema of {}: {violations:?}", tool.as_str());
-            return crate::reply::internal_error_result(tool, &detail);
+            return render_error(call, crate::error::internal(call, &detail));
         }
     }
     result
-}
-
-fn payment_tool(tool: ToolName) -> bool {
-    matches!(tool, ToolName::PrepareOrder | ToolName::CommitOrder | ToolName::CreateCheckoutSession)
 }
 
 #[cfg(test)]
@@ -115,23 +113,25 @@ mod tests {
     #[test]
     fn the_third_identical_call_is_short_circuited() {
         let recent = RecentCalls::default();
+        let call = CallContext::new(ToolName::SuggestGifts, "s", "en-US");
         let a = args(json!({"relationship_type": "friend"}));
-        assert!(recent.check("s", ToolName::SuggestGifts, Some(&a)).is_none());
-        assert!(recent.check("s", ToolName::SuggestGifts, Some(&a)).is_none());
-        let blocked = recent.check("s", ToolName::SuggestGifts, Some(&a)).expect("third identical call");
+        assert!(recent.check(&call, Some(&a)).is_none());
+        assert!(recent.check(&call, Some(&a)).is_none());
+        let blocked = recent.check(&call, Some(&a)).expect("third identical call");
         assert_eq!(blocked.structured_content.unwrap()["error"]["code"], "REPEATED_CALL");
         // A changed call goes through, and resets the run.
         let b = args(json!({"relationship_type": "friend", "budget_max": 50}));
-        assert!(recent.check("s", ToolName::SuggestGifts, Some(&b)).is_none());
-        assert!(recent.check("s", ToolName::SuggestGifts, Some(&a)).is_none());
+        assert!(recent.check(&call, Some(&b)).is_none());
+        assert!(recent.check(&call, Some(&a)).is_none());
     }
 
     #[test]
     fn keyed_retries_are_never_short_circuited() {
         let recent = RecentCalls::default();
+        let call = CallContext::new(ToolName::CommitOrder, "s", "en-US");
         let a = args(json!({"draft_id": "d", "idempotency_key": "k", "confirmation_token": "t"}));
         for _ in 0..5 {
-            assert!(recent.check("s", ToolName::CommitOrder, Some(&a)).is_none());
+            assert!(recent.check(&call, Some(&a)).is_none());
         }
     }
 
@@ -143,7 +143,8 @@ mod tests {
         // `ok: true` without the `gifts` and `query` the schema requires.
         result.structured_content = Some(json!({"v": 1, "ok": true, "tool": "suggest_gifts"}));
         let schema = output_schema::<Envelope<SuggestGiftsData>>();
-        let checked = enforce(ToolName::SuggestGifts, result, Some(&schema));
+        let call = CallContext::new(ToolName::SuggestGifts, "s", "en-US");
+        let checked = enforce(&call, result, Some(&schema));
         assert_eq!(checked.structured_content.unwrap()["error"]["code"], "INTERNAL_ERROR");
         assert_eq!(checked.is_error, Some(true));
     }
@@ -152,8 +153,9 @@ mod tests {
     fn retryable_follows_the_code_table() {
         let mut wrong = ToolError::new(ErrorCode::ConfirmationRequired, "confirm first", "req_1");
         wrong.retryable = true;
-        let result = error_result(ToolName::CommitOrder, wrong);
-        let fixed = enforce(ToolName::CommitOrder, result, None);
+        let call = CallContext::new(ToolName::CommitOrder, "s", "en-US");
+        let result = render_error(&call, wrong);
+        let fixed = enforce(&call, result, None);
         assert_eq!(fixed.structured_content.unwrap()["error"]["retryable"], false);
         assert_eq!(fixed.is_error, Some(true));
     }

@@ -6,12 +6,10 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
 
+use super::escape;
 use crate::clock::rfc3339;
-use crate::mcp::AppState;
-
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&#39;")
-}
+use crate::context::new_reference;
+use crate::state::AppState;
 
 /// `GET /checkout/{id}`
 pub async fn checkout_page(State(app): State<Arc<AppState>>, Path(id): Path<String>) -> Response {
@@ -19,14 +17,14 @@ pub async fn checkout_page(State(app): State<Arc<AppState>>, Path(id): Path<Stri
         Ok(Some(session)) => session,
         Ok(None) => return (StatusCode::NOT_FOUND, "No such checkout session.").into_response(),
         Err(e) => {
-            let reference = crate::error::new_reference();
+            let reference = new_reference();
             tracing::error!(reference, error = %e, "checkout page failed");
             return (StatusCode::INTERNAL_SERVER_ERROR, format!("Something went wrong. Reference: {reference}"))
                 .into_response();
         }
     };
     let title = app.catalog.get(&session.gift_id).map(|g| g.title.clone()).unwrap_or_else(|| session.gift_id.clone());
-    let amount = crate::orders::money_of(session.amount_minor, &session.currency).display();
+    let amount = session.amount().display();
     let html = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>GiftGenius checkout</title>\
          <meta name=\"viewport\" content=\"width=device-width\"></head><body style=\"font-family:sans-serif;max-width:32rem;margin:2rem auto\">\

@@ -6,13 +6,13 @@
 //! idempotency exists for) and `decline` (card declined, nothing charged).
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use giftgenius_types::Money;
 
 use crate::clock::Clock;
-use crate::store::{LedgerRow, Store};
+use crate::store::{LedgerRow, Store, StoreError};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fault {
@@ -82,7 +82,7 @@ pub struct Charge {
 
 /// The sandbox provider.
 pub struct SandboxPayments {
-    store: Arc<dyn Store>,
+    store: Store,
     clock: Clock,
     latency: Duration,
     faults: Mutex<FaultPlan>,
@@ -95,7 +95,7 @@ impl std::fmt::Debug for SandboxPayments {
 }
 
 impl SandboxPayments {
-    pub fn new(store: Arc<dyn Store>, clock: Clock, latency: Duration, faults: FaultPlan) -> Self {
+    pub fn new(store: Store, clock: Clock, latency: Duration, faults: FaultPlan) -> Self {
         Self { store, clock, latency, faults: Mutex::new(faults) }
     }
 
@@ -124,7 +124,7 @@ impl SandboxPayments {
             idempotency_key: idempotency_key.to_string(),
             charge_id: format!("ch_{}", uuid::Uuid::new_v4().simple()),
             amount_minor: amount.amount_minor,
-            currency: amount.currency.code().to_string(),
+            currency: amount.currency.into(),
             description: description.to_string(),
             created_at_ms: self.clock.now_ms(),
         };
@@ -140,7 +140,7 @@ impl SandboxPayments {
     }
 
     /// Every charge the provider made (tests count these, not responses).
-    pub async fn ledger(&self) -> Result<Vec<LedgerRow>, crate::store::StoreError> {
+    pub async fn ledger(&self) -> Result<Vec<LedgerRow>, StoreError> {
         self.store.sandbox_ledger().await
     }
 }

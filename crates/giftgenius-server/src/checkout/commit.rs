@@ -1,0 +1,225 @@
+//! `commit_order`: charge once and place the order for a draft the person confirmed.
+//!
+//! The call runs in atomic phases, each recorded as a recovery point of its idempotency key
+//! together with its work:
+//! 1. claim the key                                                 -> `Started`
+//! 2. create the order row (pending payment), in one transaction    -> `ResourceCreated` (the order)
+//! 3. charge the provider with the key `gg_<order id>`: derived from the key's order, so a
+//!    retry after any crash asks the provider for the *same* charge
+//! 4. mark the order paid and store the answer, in one transaction -> `Finished`
+//!
+//! A crash between any two phases is resumed by the next retry with the same key. A draft has
+//! at most one live order; a commit under another key adopts it rather than creating a second.
+
+use giftgenius_types::{CommitOrderInput, ErrorCode, OrderData, ToolError};
+use serde_json::{Map, Value};
+
+use super::Checkout;
+use super::idempotency::{Begin, Lease, fingerprint, stored_answer};
+use super::payments::PaymentError;
+use super::random_id;
+use crate::clock::rfc3339;
+use crate::context::CallContext;
+use crate::error::internal;
+use crate::failpoints::{AFTER_KEY_CLAIMED, AFTER_ORDER_CREATED, AFTER_PAYMENT_CHARGED, AFTER_RESPONSE_STORED};
+use crate::outcome::{Answer, Outcome};
+use crate::store::{CreateOrder, OrderRow, OrderStatusColumn, RecoveryPoint, StoreError};
+
+/// Where the order phase left the call.
+enum OrderStep {
+    /// The order exists (created now, or left by an earlier holder or another key): charge it.
+    Ready(OrderRow),
+    /// A definitive answer that needs no charge (no such draft, expired, out of stock, already
+    /// paid): store it as the key's answer.
+    Answered(Result<Answer<OrderData>, ToolError>),
+}
+
+impl Checkout {
+    pub async fn commit_order(
+        &self,
+        call: &CallContext,
+        input: &CommitOrderInput,
+        arguments: &Map<String, Value>,
+    ) -> Outcome<OrderData> {
+        let confirmed = input
+            .confirmation_token
+            .as_deref()
+            .is_some_and(|token| self.confirmation.verify(token, &input.draft_id, &call.subject));
+        if !confirmed {
+            return ToolError::new(
+                ErrorCode::ConfirmationRequired,
+                "This purchase has not been confirmed by the user. Only the Confirm button in the GiftGenius widget can place the order.",
+                &call.reference,
+            )
+            .into();
+        }
+        let fingerprint = fingerprint(arguments, "idempotency_key");
+        let lease = match self.idempotency.begin(call, &input.idempotency_key, &fingerprint).await {
+            Ok(Begin::Proceed(lease)) => lease,
+            Ok(Begin::Replay(outcome)) => return outcome,
+            Ok(Begin::Reject(error)) => return error.into(),
+            Err(e) => return internal(call, &e).into(),
+        };
+        self.failpoints.hit(AFTER_KEY_CLAIMED);
+        self.run_commit(call, input, lease).await.into()
+    }
+
+    async fn run_commit(
+        &self,
+        call: &CallContext,
+        input: &CommitOrderInput,
+        mut lease: Lease,
+    ) -> Result<Answer<OrderData>, ToolError> {
+        let step = match (lease.resume_from(), lease.resource_id()) {
+            (RecoveryPoint::ResourceCreated, Some(order_id)) => match self.store.order_by_id(order_id).await {
+                Ok(Some(order)) => Ok(OrderStep::Ready(order)),
+                Ok(None) => Err(StoreError(format!("order {order_id} vanished"))),
+                Err(e) => Err(e),
+            },
+            _ => self.order_phase(call, input, &mut lease).await,
+        };
+        match step {
+            Ok(OrderStep::Ready(order)) => self.charge_phase(call, lease, order).await,
+            Ok(OrderStep::Answered(result)) => lease.answer(call, result).await,
+            Err(e) => Err(lease.fail(call, &e).await),
+        }
+    }
+
+    /// Phase 2: the draft's order, created in one transaction with the key's move to
+    /// `ResourceCreated`.
+    async fn order_phase(
+        &self,
+        call: &CallContext,
+        input: &CommitOrderInput,
+        lease: &mut Lease,
+    ) -> Result<OrderStep, StoreError> {
+        let answered = |error: ToolError| Ok(OrderStep::Answered(Err(error)));
+        let Some(draft) = self.store.draft(&call.subject, &input.draft_id).await? else {
+            return answered(ToolError::new(
+                ErrorCode::DraftNotFound,
+                format!("There is no draft {}.", input.draft_id),
+                &call.reference,
+            ));
+        };
+        // A draft that was already bought answers with its order even after it expired (a
+        // late retry whose key was pruned must not be told the purchase failed).
+        if let Some(paid) =
+            self.store.live_order_for_draft(&draft.id).await?.filter(|o| o.status == OrderStatusColumn::Paid)
+        {
+            return Ok(OrderStep::Answered(self.order_answer(call, &paid)));
+        }
+        let now = self.now();
+        if draft.expires_at_ms <= now {
+            return answered(ToolError::new(
+                ErrorCode::DraftExpired,
+                format!(
+                    "Draft {} expired at {}; prepare a fresh one and confirm again.",
+                    draft.id,
+                    rfc3339(draft.expires_at_ms)
+                ),
+                &call.reference,
+            ));
+        }
+        let Some(gift) = self.catalog.get(&draft.gift_id) else {
+            return answered(ToolError::new(
+                ErrorCode::GiftUnavailable,
+                "This gift is no longer sold.",
+                &call.reference,
+            ));
+        };
+        let order = OrderRow {
+            id: random_id("ord"),
+            subject: call.subject.clone(),
+            draft_id: draft.id.clone(),
+            gift_id: gift.id.clone(),
+            gift_title: gift.title.clone(),
+            merchant: gift.merchant().name,
+            quantity: draft.quantity,
+            currency: draft.currency,
+            total_minor: draft.total_minor,
+            status: OrderStatusColumn::PendingPayment,
+            charge_id: None,
+            created_at_ms: now,
+        };
+        match self.store.create_order(lease.scope(), &order, i64::from(gift.stock), now).await? {
+            CreateOrder::Created => {
+                self.failpoints.hit(AFTER_ORDER_CREATED);
+                Ok(OrderStep::Ready(order))
+            }
+            CreateOrder::OutOfStock => answered(self.unavailable(call, gift, draft.currency.into())),
+            // The draft was bought under another key: answer with that order, never a second one.
+            CreateOrder::DraftAlreadyOrdered(existing) if existing.status == OrderStatusColumn::Paid => {
+                Ok(OrderStep::Answered(self.order_answer(call, &existing)))
+            }
+            // Another key created this draft's order and has not finished it; its caller may be
+            // gone for good (a reloaded widget that lost its key). The provider key belongs to
+            // the order, not to either idempotency key, so finishing it under ours can only ever
+            // find the same charge.
+            CreateOrder::DraftAlreadyOrdered(existing) => {
+                lease.advance(&existing.id).await?;
+                Ok(OrderStep::Ready(*existing))
+            }
+        }
+    }
+
+    /// Phases 3 and 4: charge the provider, then record the outcome with the key's answer.
+    async fn charge_phase(
+        &self,
+        call: &CallContext,
+        lease: Lease,
+        order: OrderRow,
+    ) -> Result<Answer<OrderData>, ToolError> {
+        let payment_key = format!("gg_{}", order.id);
+        let description = format!("GiftGenius order {}: {} × {}", order.id, order.quantity, order.gift_title);
+        match self.payments.charge(&payment_key, order.total(), &description).await {
+            Ok(charge) => {
+                self.failpoints.hit(AFTER_PAYMENT_CHARGED);
+                let paid = OrderRow { status: OrderStatusColumn::Paid, charge_id: Some(charge.id.clone()), ..order };
+                let result = self.order_answer(call, &paid);
+                let recorded = match stored_answer(call, &result) {
+                    Ok(stored) => {
+                        self.store.mark_paid_and_finish(lease.scope(), &paid.id, &charge.id, &stored, self.now()).await
+                    }
+                    Err(e) => Err(e),
+                };
+                if let Err(e) = recorded {
+                    return Err(lease.fail(call, &e).await);
+                }
+                self.failpoints.hit(AFTER_RESPONSE_STORED);
+                tracing::info!(order = paid.id, charge = charge.id, "order paid");
+                result
+            }
+            Err(PaymentError::Declined) => {
+                let result = Err(ToolError::new(
+                    ErrorCode::PaymentDeclined,
+                    "The payment was declined; nothing was charged. The user may try another payment method.",
+                    &call.reference,
+                ));
+                let recorded = match stored_answer(call, &result) {
+                    Ok(stored) => {
+                        self.store.mark_declined_and_finish(lease.scope(), &order.id, &stored, self.now()).await
+                    }
+                    Err(e) => Err(e),
+                };
+                match recorded {
+                    Ok(()) => result,
+                    Err(e) => Err(lease.fail(call, &e).await),
+                }
+            }
+            Err(PaymentError::Unavailable(detail)) => {
+                tracing::warn!(order = order.id, detail, "payment provider unavailable");
+                lease.release().await;
+                Err(ToolError::new(
+                    ErrorCode::PaymentProviderUnavailable,
+                    "The payment provider did not answer. Nothing was charged twice: try again with the same key.",
+                    &call.reference,
+                )
+                .with_retry_after_ms(1000))
+            }
+            Err(PaymentError::KeyMismatch) => {
+                let e = StoreError(format!("provider key {payment_key} reused with another amount"));
+                Err(lease.fail(call, &e).await)
+            }
+        }
+    }
+}

@@ -1,0 +1,79 @@
+//! `create_checkout_session`: the seed's one-step hosted checkout. One gift and an
+//! idempotency key give one session with a link to a page on our own server; the same key
+//! gives the same session.
+
+use giftgenius_types::wire::CHECKOUT_PATH;
+use giftgenius_types::{CheckoutData, CheckoutSession, CreateCheckoutSessionInput, ToolError};
+use serde_json::{Map, Value};
+
+use super::idempotency::{Begin, Lease, fingerprint, stored_answer};
+use super::{Checkout, random_id};
+use crate::clock::rfc3339;
+use crate::context::CallContext;
+use crate::error::internal;
+use crate::outcome::{Answer, Outcome};
+use crate::store::CheckoutRow;
+use crate::suggest::catalog::price_in;
+
+impl Checkout {
+    pub async fn create_checkout_session(
+        &self,
+        call: &CallContext,
+        input: &CreateCheckoutSessionInput,
+        arguments: &Map<String, Value>,
+    ) -> Outcome<CheckoutData> {
+        let fingerprint = fingerprint(arguments, "idempotency_key");
+        let lease = match self.idempotency.begin(call, &input.idempotency_key, &fingerprint).await {
+            Ok(Begin::Proceed(lease)) => lease,
+            Ok(Begin::Replay(outcome)) => return outcome,
+            Ok(Begin::Reject(error)) => return error.into(),
+            Err(e) => return internal(call, &e).into(),
+        };
+        self.open_session(call, input, lease).await.into()
+    }
+
+    async fn open_session(
+        &self,
+        call: &CallContext,
+        input: &CreateCheckoutSessionInput,
+        lease: Lease,
+    ) -> Result<Answer<CheckoutData>, ToolError> {
+        let gift = match self.gift(call, &input.gift_id) {
+            Ok(gift) => gift,
+            Err(error) => return lease.answer(call, Err(error)).await,
+        };
+        let sold = match self.store.units_sold(&gift.id).await {
+            Ok(n) => n,
+            Err(e) => return Err(lease.fail(call, &e).await),
+        };
+        if sold >= i64::from(gift.stock) {
+            return lease.answer(call, Err(self.unavailable(call, gift, input.currency))).await;
+        }
+        let now = self.now();
+        let row = CheckoutRow {
+            id: random_id("cs"),
+            subject: call.subject.clone(),
+            gift_id: gift.id.clone(),
+            currency: input.currency.into(),
+            amount_minor: price_in(gift.price_cents, input.currency).amount_minor,
+            created_at_ms: now,
+            expires_at_ms: now + self.draft_ttl.as_millis() as i64,
+        };
+        let checkout = CheckoutSession {
+            id: row.id.clone(),
+            gift_id: gift.id.clone(),
+            amount: row.amount(),
+            checkout_url: format!("{}{CHECKOUT_PATH}{}", self.public_url, row.id),
+            expires_at: rfc3339(row.expires_at_ms),
+        };
+        let result = Ok(Answer::new(CheckoutData { checkout }));
+        let recorded = match stored_answer(call, &result) {
+            Ok(stored) => self.store.create_checkout_and_finish(lease.scope(), &row, &stored, now).await,
+            Err(e) => Err(e),
+        };
+        match recorded {
+            Ok(()) => result,
+            Err(e) => Err(lease.fail(call, &e).await),
+        }
+    }
+}

@@ -1,0 +1,77 @@
+//! The one place a service's `Outcome` becomes an MCP tool result.
+//!
+//! `structuredContent` is the contract envelope, `isError` is `!ok`, and the text `content`
+//! stands on its own for the model (ChatGPT unmounts the widget on model-initiated errors, so
+//! the text is all the model may get). Widget-only data rides in the result's `_meta`, with the
+//! state rendered to HTML by the widget's own components for hosts that refuse WebAssembly.
+
+use giftgenius_types::wire::{META_HTML, META_REPLAYED};
+use giftgenius_types::{ToolError, ToolName};
+use giftgenius_widget::{RenderContext, Theme, ViewState, render_to_html};
+use rmcp::model::{CallToolResult, ContentBlock, MetaObject};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::context::CallContext;
+use crate::outcome::{ModelText, Outcome};
+
+/// Renders `outcome` for `call`.
+pub fn render<T: Serialize + ModelText>(call: &CallContext, outcome: Outcome<T>) -> CallToolResult {
+    let structured = match outcome.envelope(call.tool).to_json() {
+        Ok(structured) => structured,
+        // A data type that cannot become an envelope is our bug: say so honestly.
+        Err(e) => return render(call, Outcome::<()>::from(crate::error::internal(call, &e))),
+    };
+    let text = match &outcome.result {
+        Ok(answer) => T::model_text(answer),
+        Err(error) => error_text(call.tool, error),
+    };
+    let locale = outcome.replay_locale.as_deref().unwrap_or(&call.locale);
+    let html = fallback_html(&structured, locale);
+    let mut meta = match outcome.result {
+        Ok(answer) => answer.widget_meta,
+        Err(_) => Map::new(),
+    };
+    meta.insert(META_HTML.into(), Value::String(html));
+    if outcome.replay_locale.is_some() {
+        meta.insert(META_REPLAYED.into(), Value::Bool(true));
+    }
+    let is_error = structured.get("ok") != Some(&Value::Bool(true));
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(Value::Object(structured));
+    result.is_error = Some(is_error);
+    result.meta = Some(MetaObject(meta));
+    result
+}
+
+/// Renders an error for `call` (bad arguments, a panic: there is no tool data).
+pub fn render_error(call: &CallContext, error: ToolError) -> CallToolResult {
+    render(call, Outcome::<()>::from(error))
+}
+
+/// The state's HTML rendered natively by the widget's own components: what the packed
+/// document shows before WebAssembly runs, or when the host refuses to compile it.
+fn fallback_html(structured: &Map<String, Value>, locale: &str) -> String {
+    let state = ViewState::from_tool_output(&Value::Object(structured.clone()));
+    render_to_html(&state, &RenderContext::new(Theme::Light, locale.to_string()))
+}
+
+/// The text the model reads for an error: code, layer, what happened, what to do next.
+pub fn error_text(tool: ToolName, error: &ToolError) -> String {
+    let mut out = format!(
+        "{} failed: {} ({}, {}). {}",
+        tool.as_str(),
+        error.code,
+        serde_json::to_value(error.category).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default(),
+        if error.retryable { "retryable" } else { "not retryable" },
+        error.message
+    );
+    for field in &error.field_errors {
+        out.push_str(&format!("\n- {}: {}", field.field, field.message));
+    }
+    if let Some(ms) = error.retry_after_ms {
+        out.push_str(&format!("\nRetry after {ms} ms."));
+    }
+    out.push_str(&format!("\nNext: {}\nReference: {}", error.code.next_step(), error.reference));
+    out
+}

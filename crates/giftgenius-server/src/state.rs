@@ -1,0 +1,99 @@
+//! Everything a request may need, built once at startup from the configuration and shared by
+//! every MCP session and HTTP route.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+
+use crate::checkout::Checkout;
+use crate::checkout::confirmation::ConfirmationKey;
+use crate::checkout::idempotency::Idempotency;
+use crate::checkout::payments::{FaultPlan, SandboxPayments};
+use crate::clock::Clock;
+use crate::config::Config;
+use crate::failpoints::Failpoints;
+use crate::mcp::widget_resource::{WidgetResource, origin_of};
+use crate::store::Store;
+use crate::suggest::Suggester;
+use crate::suggest::catalog::Catalog;
+use crate::suggest::catalog::sources::Sources;
+
+#[derive(Debug)]
+pub struct AppState {
+    pub catalog: Arc<Catalog>,
+    pub widget: WidgetResource,
+    /// Base URL clients reach us at (no trailing slash).
+    pub public_url: String,
+    pub store: Store,
+    pub checkout: Checkout,
+    pub suggester: Suggester,
+    pub failpoints: Failpoints,
+}
+
+impl AppState {
+    /// Opens the database, loads the widget and the catalog, and wires the services.
+    pub async fn build(config: &Config, public_url: &str, clock: Clock) -> anyhow::Result<Arc<Self>> {
+        let origin = origin_of(public_url)?;
+        let public_url = public_url.trim_end_matches('/').to_string();
+        let widget = WidgetResource::load(&config.widget_html()?, config.widget_mime, &origin)?;
+        let catalog = Arc::new(Catalog::builtin());
+        let store = Store::connect(&config.db)
+            .await
+            .with_context(|| format!("cannot open the database {}", crate::telemetry::url_for_log(&config.db)))?;
+        let faults = FaultPlan::parse(&config.sandbox_faults).map_err(anyhow::Error::msg)?;
+        let payments = Arc::new(SandboxPayments::new(
+            store.clone(),
+            clock.clone(),
+            Duration::from_millis(config.sandbox_latency_ms),
+            faults,
+        ));
+        let confirmation = ConfirmationKey::new(
+            store.secret("confirmation_token", uuid::Uuid::new_v4().simple().to_string()).await?.into_bytes(),
+        );
+        let failpoints = Failpoints::new(config.failpoints.split(',').map(|s| s.trim().to_string()));
+        let suggester = Suggester {
+            sources: Sources::new(
+                config.builtin_catalog.then(|| catalog.clone()),
+                &config.catalog_urls,
+                Duration::from_millis(config.source_timeout_ms),
+                Duration::from_millis(config.suggest_deadline_ms),
+            )?,
+            store: store.clone(),
+            clock: clock.clone(),
+            daily_limit: config.daily_suggestion_limit,
+            public_url: public_url.clone(),
+        };
+        let checkout = Checkout {
+            store: store.clone(),
+            catalog: catalog.clone(),
+            payments,
+            idempotency: Idempotency {
+                store: store.clone(),
+                clock: clock.clone(),
+                lease: Duration::from_millis(config.idempotency_lease_ms),
+                retention: Duration::from_secs(config.idempotency_retention_hours * 3600),
+            },
+            failpoints: failpoints.clone(),
+            clock,
+            draft_ttl: Duration::from_secs(config.draft_ttl_secs),
+            public_url: public_url.clone(),
+            confirmation,
+        };
+        Ok(Arc::new(Self { catalog, widget, public_url, store, checkout, suggester, failpoints }))
+    }
+
+    /// Deletes what has outlived its retention: idempotency keys past theirs, and daily
+    /// suggestion counters older than yesterday (only today's are read; yesterday's stay for support).
+    pub async fn prune(&self) {
+        match self.checkout.idempotency.prune().await {
+            Ok(n) if n > 0 => tracing::info!(pruned = n, "pruned expired idempotency keys"),
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "pruning idempotency keys failed"),
+        }
+        let today = self.suggester.clock.now_ms().div_euclid(crate::suggest::DAY_MS);
+        if let Err(e) = self.store.prune_daily_suggestions(today - 1).await {
+            tracing::warn!(error = %e, "pruning daily suggestion counters failed");
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! The little that differs between SQLite and PostgreSQL: opening a pool (with its migrations)
+//! and starting a write transaction that concurrent writers cannot interleave with.
+//!
+//! SQLite has one writer at a time: `BEGIN IMMEDIATE` takes the database's write lock up front,
+//! so every check-then-write step queues instead of failing half-way. PostgreSQL has no such
+//! lock (READ COMMITTED: each statement sees what was committed before it started), so a step
+//! that checks something and then writes based on it first takes a transaction-scoped advisory
+//! lock (`pg_advisory_xact_lock`) on what it checks; COMMIT or ROLLBACK releases it, also when
+//! the connection dies. Single-statement steps (`INSERT … ON CONFLICT`, compare-and-set
+//! `UPDATE`) are atomic on their own in both.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{Database, PgPool, Postgres, Sqlite, SqlitePool, Transaction};
+
+/// What a write transaction must not interleave with (PostgreSQL only; SQLite's writer lock
+/// already covers everything).
+#[derive(Debug, Clone, Copy)]
+pub enum WriteLock<'a> {
+    /// Nothing beyond the transaction itself.
+    None,
+    /// One `prepare_order` request of one subject (expire, insert and read its draft).
+    DraftRequest { subject: &'a str, draft_key: &'a str },
+    /// One gift's stock (check units sold, then insert an order).
+    GiftStock { gift_id: &'a str },
+}
+
+/// Advisory-lock namespaces (the first key of the two-key form), so hashes of different kinds
+/// of things never share a lock. A hash collision within a namespace only serializes two
+/// unrelated calls; it never breaks correctness.
+const LOCK_DRAFT_REQUEST: i32 = 0x6767_0001;
+const LOCK_GIFT_STOCK: i32 = 0x6767_0002;
+
+/// PostgreSQL connections per replica; several replicas share the server's `max_connections`.
+const POSTGRES_POOL_SIZE: u32 = 10;
+const SQLITE_POOL_SIZE: u32 = 8;
+
+/// Starting a write transaction, per database.
+pub(super) trait Dialect {
+    type Db: Database;
+    async fn begin_write(&self, lock: WriteLock<'_>) -> Result<Transaction<'static, Self::Db>, sqlx::Error>;
+}
+
+impl Dialect for SqlitePool {
+    type Db = Sqlite;
+
+    async fn begin_write(&self, _lock: WriteLock<'_>) -> Result<Transaction<'static, Sqlite>, sqlx::Error> {
+        self.begin_with("BEGIN IMMEDIATE").await
+    }
+}
+
+impl Dialect for PgPool {
+    type Db = Postgres;
+
+    async fn begin_write(&self, lock: WriteLock<'_>) -> Result<Transaction<'static, Postgres>, sqlx::Error> {
+        let mut tx = self.begin().await?;
+        let (namespace, name) = match lock {
+            WriteLock::None => return Ok(tx),
+            // Text cannot hold NUL; the length prefix keeps the pair unambiguous.
+            WriteLock::DraftRequest { subject, draft_key } => {
+                (LOCK_DRAFT_REQUEST, format!("{}:{subject}{draft_key}", subject.len()))
+            }
+            WriteLock::GiftStock { gift_id } => (LOCK_GIFT_STOCK, gift_id.to_string()),
+        };
+        sqlx::query("SELECT pg_advisory_xact_lock($1, hashtext($2))")
+            .bind(namespace)
+            .bind(name)
+            .execute(&mut *tx)
+            .await?;
+        Ok(tx)
+    }
+}
+
+/// Opens (creating if needed) a SQLite file in WAL mode and runs the embedded migrations.
+pub(super) async fn open_sqlite(path: &str) -> Result<SqlitePool, sqlx::Error> {
+    let options = SqliteConnectOptions::from_str(&format!("sqlite://{path}"))?
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .synchronous(SqliteSynchronous::Normal)
+        .busy_timeout(Duration::from_secs(10))
+        .foreign_keys(true);
+    let pool = SqlitePoolOptions::new().max_connections(SQLITE_POOL_SIZE).connect_with(options).await?;
+    sqlx::migrate!("./migrations/sqlite").run(&pool).await?;
+    Ok(pool)
+}
+
+/// Connects to a `postgres://` URL and runs the embedded migrations. Replicas starting together
+/// are fine: sqlx serializes migrations with an advisory lock.
+pub(super) async fn open_postgres(url: &str) -> Result<PgPool, sqlx::Error> {
+    let options = PgConnectOptions::from_str(url)?.application_name("giftgenius-server");
+    let pool = PgPoolOptions::new()
+        .max_connections(POSTGRES_POOL_SIZE)
+        .acquire_timeout(Duration::from_secs(10))
+        .connect_with(options)
+        .await?;
+    sqlx::migrate!("./migrations/postgres").run(&pool).await?;
+    Ok(pool)
+}

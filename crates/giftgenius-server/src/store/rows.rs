@@ -1,0 +1,269 @@
+//! Rows as the database stores them, and the text columns that hold a closed set of values.
+//!
+//! A text column with a closed set (an order's status, a currency, a shipping speed, a key's
+//! recovery point) maps to a Rust enum that implements `sqlx::Type`/`Encode`/`Decode` for every
+//! database, so a value is checked where it is read: an unknown value in a row is a decode
+//! error (the call answers `INTERNAL_ERROR` with a reference), never a silent default. The
+//! enums convert to the contract's types here, so the contract crate stays free of sqlx.
+
+use giftgenius_types::{Currency, Money, OrderStatus, ShippingSpeed};
+
+/// A Rust enum stored as one of a fixed set of strings.
+macro_rules! text_column {
+    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident => $text:literal),+ $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $($(#[$vdoc])* $variant),+
+        }
+
+        impl $name {
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text),+
+                }
+            }
+
+            pub fn parse(text: &str) -> Option<Self> {
+                match text {
+                    $($text => Some($name::$variant),)+
+                    _ => None,
+                }
+            }
+        }
+
+        impl<DB: sqlx::Database> sqlx::Type<DB> for $name
+        where
+            String: sqlx::Type<DB>,
+        {
+            fn type_info() -> DB::TypeInfo {
+                <String as sqlx::Type<DB>>::type_info()
+            }
+
+            fn compatible(ty: &DB::TypeInfo) -> bool {
+                <String as sqlx::Type<DB>>::compatible(ty)
+            }
+        }
+
+        impl<'q, DB: sqlx::Database> sqlx::Encode<'q, DB> for $name
+        where
+            String: sqlx::Encode<'q, DB>,
+        {
+            fn encode_by_ref(
+                &self,
+                buf: &mut DB::ArgumentBuffer,
+            ) -> Result<sqlx::encode::IsNull, sqlx::error::BoxDynError> {
+                <String as sqlx::Encode<'q, DB>>::encode(self.as_str().to_owned(), buf)
+            }
+        }
+
+        impl<'r, DB: sqlx::Database> sqlx::Decode<'r, DB> for $name
+        where
+            String: sqlx::Decode<'r, DB>,
+        {
+            fn decode(value: DB::ValueRef<'r>) -> Result<Self, sqlx::error::BoxDynError> {
+                let text = <String as sqlx::Decode<'r, DB>>::decode(value)?;
+                Self::parse(&text)
+                    .ok_or_else(|| format!("unknown {} {text:?} in a row", stringify!($name)).into())
+            }
+        }
+    };
+}
+
+text_column! {
+    /// `orders.status`.
+    OrderStatusColumn {
+        PendingPayment => "pending_payment",
+        Paid => "paid",
+        PaymentDeclined => "payment_declined",
+    }
+}
+
+text_column! {
+    /// Every `currency` column (ISO 4217).
+    CurrencyColumn {
+        Usd => "USD",
+        Eur => "EUR",
+        Gbp => "GBP",
+        Cad => "CAD",
+        Aud => "AUD",
+        Jpy => "JPY",
+    }
+}
+
+text_column! {
+    /// `drafts.shipping`.
+    ShippingColumn {
+        Standard => "standard",
+        Express => "express",
+    }
+}
+
+text_column! {
+    /// `idempotency_keys.recovery_point`: where a keyed call got to, recorded atomically with
+    /// the work it marks (see `checkout::idempotency`).
+    RecoveryPoint {
+        /// Key claimed; nothing else done.
+        Started => "started",
+        /// The call's resource exists (`resource_id`); what it stands for is the tool's business.
+        ResourceCreated => "resource_created",
+        /// The answer is stored.
+        Finished => "finished",
+    }
+}
+
+impl From<OrderStatusColumn> for OrderStatus {
+    fn from(status: OrderStatusColumn) -> Self {
+        match status {
+            OrderStatusColumn::PendingPayment => OrderStatus::PendingPayment,
+            OrderStatusColumn::Paid => OrderStatus::Paid,
+            OrderStatusColumn::PaymentDeclined => OrderStatus::PaymentDeclined,
+        }
+    }
+}
+
+impl From<CurrencyColumn> for Currency {
+    fn from(currency: CurrencyColumn) -> Self {
+        match currency {
+            CurrencyColumn::Usd => Currency::USD,
+            CurrencyColumn::Eur => Currency::EUR,
+            CurrencyColumn::Gbp => Currency::GBP,
+            CurrencyColumn::Cad => Currency::CAD,
+            CurrencyColumn::Aud => Currency::AUD,
+            CurrencyColumn::Jpy => Currency::JPY,
+        }
+    }
+}
+
+impl From<Currency> for CurrencyColumn {
+    fn from(currency: Currency) -> Self {
+        match currency {
+            Currency::USD => CurrencyColumn::Usd,
+            Currency::EUR => CurrencyColumn::Eur,
+            Currency::GBP => CurrencyColumn::Gbp,
+            Currency::CAD => CurrencyColumn::Cad,
+            Currency::AUD => CurrencyColumn::Aud,
+            Currency::JPY => CurrencyColumn::Jpy,
+        }
+    }
+}
+
+impl From<ShippingColumn> for ShippingSpeed {
+    fn from(shipping: ShippingColumn) -> Self {
+        match shipping {
+            ShippingColumn::Standard => ShippingSpeed::Standard,
+            ShippingColumn::Express => ShippingSpeed::Express,
+        }
+    }
+}
+
+impl From<ShippingSpeed> for ShippingColumn {
+    fn from(shipping: ShippingSpeed) -> Self {
+        match shipping {
+            ShippingSpeed::Standard => ShippingColumn::Standard,
+            ShippingSpeed::Express => ShippingColumn::Express,
+        }
+    }
+}
+
+/// An order draft: a priced, stock-checked request for one gift, valid until it expires.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct DraftRow {
+    pub id: String,
+    pub subject: String,
+    /// Hash of (gift, quantity, shipping, currency): the same request maps to the same draft.
+    pub draft_key: String,
+    pub gift_id: String,
+    pub quantity: i64,
+    pub shipping: ShippingColumn,
+    pub currency: CurrencyColumn,
+    pub subtotal_minor: i64,
+    pub shipping_minor: i64,
+    pub total_minor: i64,
+    pub created_at_ms: i64,
+    pub expires_at_ms: i64,
+}
+
+/// Where a keyed call stands; see `checkout::idempotency`.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct KeyRow {
+    pub fingerprint: String,
+    pub recovery_point: RecoveryPoint,
+    pub locked_until_ms: Option<i64>,
+    pub resource_id: Option<String>,
+    pub response: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct OrderRow {
+    pub id: String,
+    pub subject: String,
+    pub draft_id: String,
+    pub gift_id: String,
+    pub gift_title: String,
+    pub merchant: String,
+    pub quantity: i64,
+    pub currency: CurrencyColumn,
+    pub total_minor: i64,
+    pub status: OrderStatusColumn,
+    pub charge_id: Option<String>,
+    pub created_at_ms: i64,
+}
+
+impl OrderRow {
+    pub fn total(&self) -> Money {
+        Money::new(self.total_minor, self.currency.into())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct CheckoutRow {
+    pub id: String,
+    pub subject: String,
+    pub gift_id: String,
+    pub currency: CurrencyColumn,
+    pub amount_minor: i64,
+    pub created_at_ms: i64,
+    pub expires_at_ms: i64,
+}
+
+impl CheckoutRow {
+    pub fn amount(&self) -> Money {
+        Money::new(self.amount_minor, self.currency.into())
+    }
+}
+
+/// One entry of the sandbox payment provider's ledger: one real charge.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct LedgerRow {
+    pub idempotency_key: String,
+    pub charge_id: String,
+    pub amount_minor: i64,
+    pub currency: CurrencyColumn,
+    pub description: String,
+    pub created_at_ms: i64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_column_value_round_trips_and_unknown_values_are_refused() {
+        for status in [OrderStatusColumn::PendingPayment, OrderStatusColumn::Paid, OrderStatusColumn::PaymentDeclined] {
+            assert_eq!(OrderStatusColumn::parse(status.as_str()), Some(status));
+            assert_eq!(OrderStatus::from(status).as_str(), status.as_str());
+        }
+        for currency in Currency::ALL {
+            let column = CurrencyColumn::from(currency);
+            assert_eq!(column.as_str(), currency.code());
+            assert_eq!(Currency::from(column), currency);
+        }
+        for speed in [ShippingSpeed::Standard, ShippingSpeed::Express] {
+            assert_eq!(ShippingColumn::from(speed).as_str(), speed.as_str());
+        }
+        assert_eq!(CurrencyColumn::parse("XYZ"), None);
+        assert_eq!(OrderStatusColumn::parse("refunded"), None);
+        assert_eq!(RecoveryPoint::parse("order_created"), None, "renamed by migration 0003");
+    }
+}

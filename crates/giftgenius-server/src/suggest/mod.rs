@@ -1,0 +1,181 @@
+//! `suggest_gifts`: check the caller's daily limit, ask every catalog source, rank what
+//! arrived, and describe the result (with `partial` when some sources failed).
+//!
+//! `catalog/` holds the gifts (the built-in merchants), the sources (built-in and HTTP) and
+//! the ranking.
+
+pub mod catalog;
+
+use giftgenius_types::{ErrorCode, Partial, SuggestGiftsData, SuggestGiftsInput, SuggestGiftsQuery, ToolError};
+
+use crate::clock::Clock;
+use crate::context::CallContext;
+use crate::outcome::{Answer, ModelText, Outcome};
+use crate::store::Store;
+use catalog::sources::Sources;
+use catalog::{Catalog, rank};
+
+pub const DAY_MS: i64 = 86_400_000;
+
+/// How long to wait before retrying when every catalog source failed.
+pub const UPSTREAM_RETRY_AFTER_MS: u64 = 2_000;
+
+/// The `suggest_gifts` service: sources, the daily limit and its store.
+pub struct Suggester {
+    pub sources: Sources,
+    pub store: Store,
+    pub clock: Clock,
+    /// Calls per subject per UTC day; 0 = unlimited.
+    pub daily_limit: u32,
+    pub public_url: String,
+}
+
+impl std::fmt::Debug for Suggester {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Suggester")
+            .field("sources", &self.sources.sources().len())
+            .field("daily_limit", &self.daily_limit)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Milliseconds from `now_ms` to the next UTC midnight (never 0).
+pub fn ms_until_next_utc_day(now_ms: i64) -> u64 {
+    let next = (now_ms.div_euclid(DAY_MS) + 1) * DAY_MS;
+    (next - now_ms) as u64
+}
+
+/// Ranks `catalog` for `query`. "Nothing found" is a successful, empty answer with a notice.
+fn ranked(catalog: &Catalog, query: SuggestGiftsQuery, public_url: &str) -> Answer<SuggestGiftsData> {
+    let ranked = rank(catalog.gifts(), &query);
+    let gifts =
+        ranked.gifts.into_iter().map(|(gift, reasons)| gift.card(query.currency, reasons, public_url)).collect();
+    Answer { notice: ranked.notice, ..Answer::new(SuggestGiftsData { query, gifts }) }
+}
+
+impl Suggester {
+    /// Runs a validated request: the daily limit first, then every source.
+    pub async fn suggest(&self, call: &CallContext, input: &SuggestGiftsInput) -> Outcome<SuggestGiftsData> {
+        self.run(call, input).await.into()
+    }
+
+    async fn run(&self, call: &CallContext, input: &SuggestGiftsInput) -> Result<Answer<SuggestGiftsData>, ToolError> {
+        let query = input.normalize();
+        let attempted = || serde_json::to_value(&query).unwrap_or_default();
+
+        let now_ms = self.clock.now_ms();
+        let day = now_ms.div_euclid(DAY_MS);
+        let counted = self.daily_limit > 0;
+        if counted {
+            let taken = self
+                .store
+                .take_daily_suggestion(&call.subject, day, i64::from(self.daily_limit))
+                .await
+                .map_err(|e| crate::error::internal(call, &e).with_attempted(attempted()))?;
+            if !taken {
+                tracing::info!(limit = self.daily_limit, "daily suggestion limit reached");
+                return Err(ToolError::new(
+                    ErrorCode::DailyLimitExceeded,
+                    format!(
+                        "The daily limit of {} gift suggestions is reached; it resets at midnight UTC.",
+                        self.daily_limit
+                    ),
+                    &call.reference,
+                )
+                .with_attempted(attempted())
+                .with_retry_after_ms(ms_until_next_utc_day(now_ms)));
+            }
+        }
+
+        let gathered = self.sources.gather().await;
+        if gathered.all_failed() {
+            // Nothing was delivered, so the call does not count against the limit.
+            if counted && let Err(e) = self.store.give_back_daily_suggestion(&call.subject, day).await {
+                tracing::warn!(error = %e, "could not give back a daily suggestion");
+            }
+            let all_timed_out = gathered.failed.iter().all(|f| f.code == ErrorCode::UpstreamTimeout);
+            let (code, message) = if all_timed_out {
+                (ErrorCode::UpstreamTimeout, format!("None of the {} gift catalogs answered in time.", gathered.asked))
+            } else {
+                (
+                    ErrorCode::UpstreamUnavailable,
+                    format!("None of the {} gift catalogs could be used right now.", gathered.asked),
+                )
+            };
+            return Err(ToolError::new(code, message, &call.reference)
+                .with_attempted(attempted())
+                .with_retry_after_ms(UPSTREAM_RETRY_AFTER_MS));
+        }
+
+        let mut answer = ranked(&gathered.catalog, query, &self.public_url);
+        if !gathered.failed.is_empty() {
+            let names: Vec<&str> = gathered.failed.iter().map(|f| f.source.as_str()).collect();
+            answer.partial = Some(Partial {
+                message: format!(
+                    "{} of {} gift catalogs failed, so these results leave out {}.",
+                    gathered.failed.len(),
+                    gathered.asked,
+                    names.join(", ")
+                ),
+                failed_sources: gathered.failed,
+            });
+        }
+        Ok(answer)
+    }
+}
+
+/// The text the model reads: a compact list it can talk about without the widget.
+impl ModelText for SuggestGiftsData {
+    fn model_text(answer: &Answer<Self>) -> String {
+        let Answer { data, notice, partial, .. } = answer;
+        let mut out = String::new();
+        if data.gifts.is_empty() {
+            out.push_str("No gifts matched.");
+        } else {
+            out.push_str(&format!(
+                "{} gift suggestion(s), best first (the widget shows them as cards):\n",
+                data.gifts.len()
+            ));
+            for (i, gift) in data.gifts.iter().enumerate() {
+                out.push_str(&format!(
+                    "{}. {} ({}), {} from {}: {}\n",
+                    i + 1,
+                    gift.title,
+                    gift.id,
+                    gift.price.display(),
+                    gift.merchant.name,
+                    gift.reasons.join("; ")
+                ));
+            }
+        }
+        if let Some(notice) = notice {
+            out.push_str(&format!("\nNote: {}", notice.message));
+            for s in &notice.suggestions {
+                out.push_str(&format!(
+                    "\n- {} (set {})",
+                    s.message,
+                    serde_json::Value::Object(s.set_arguments.clone())
+                ));
+            }
+        }
+        if let Some(partial) = partial {
+            out.push_str(&format!("\nPartial results: {}", partial.message));
+            for failed in &partial.failed_sources {
+                out.push_str(&format!("\n- {} {} ({})", failed.source, failed.message, failed.code));
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_daily_limit_resets_at_the_next_utc_midnight() {
+        assert_eq!(ms_until_next_utc_day(0), 86_400_000);
+        assert_eq!(ms_until_next_utc_day(86_400_000 - 1), 1);
+        assert_eq!(ms_until_next_utc_day(86_400_000 + 1_000), 86_399_000);
+    }
+}

@@ -1,0 +1,31 @@
+//! Strings that cross a process boundary and must be spelled the same on both sides: the
+//! widget-only `_meta` keys of tool results, the server routes links point at, and the prefixes
+//! of keys the widget derives. Server, widget, packer, preview and tests all use these.
+
+/// Widget-only `_meta` key of a `prepare_order` result: the confirmation token that only the
+/// widget's Confirm button may send back. Hosts hand `_meta` to the widget, never to the model.
+pub const META_CONFIRMATION_TOKEN: &str = "giftgenius/confirmation_token";
+
+/// Widget-only `_meta` key holding the result's state rendered to HTML by the widget's own
+/// components on the server: what the packed document shows before (or without) WebAssembly.
+pub const META_HTML: &str = "giftgenius/html";
+
+/// `_meta` key set to `true` on a result that is the stored answer of an earlier call with the
+/// same idempotency key.
+pub const META_REPLAYED: &str = "giftgenius/replayed";
+
+/// The route of the hosted checkout page; a session's link is `{public_url}{CHECKOUT_PATH}{id}`.
+pub const CHECKOUT_PATH: &str = "/checkout/";
+
+/// The route gift pictures are served from; a gift's image is `{public_url}{IMAGES_PATH}{id}.svg`.
+pub const IMAGES_PATH: &str = "/images/";
+
+/// Prefix of every idempotency key the widget mints.
+pub const IDEMPOTENCY_KEY_PREFIX: &str = "ik_";
+
+/// Domain-separation prefix of the idempotency key derived from a confirmation token:
+/// `ik_` + hex(SHA-256(`{IDEMPOTENCY_KEY_DERIVATION}{token}`)[..16]).
+pub const IDEMPOTENCY_KEY_DERIVATION: &str = "giftgenius/idempotency-key\n";
+
+/// Prefix of the widget-state / storage entry that remembers a draft's idempotency key.
+pub const CHECKOUT_STORAGE_PREFIX: &str = "giftgenius/checkout/";
