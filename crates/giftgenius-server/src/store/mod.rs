@@ -99,6 +99,19 @@ macro_rules! scoped {
     };
 }
 
+/// Finishes the key `$scope` with `$response`: on the pool, or inside a transaction together
+/// with the work the answer reports.
+macro_rules! finish_key {
+    ($executor:expr, $scope:expr, $response:expr, $now_ms:expr) => {
+        scoped!(sql::FINISH_KEY, $scope)
+            .bind($response)
+            .bind($now_ms)
+            .bind(RecoveryPoint::Finished)
+            .execute($executor)
+            .await
+    };
+}
+
 impl Store {
     /// Opens the store named by `--db`: a `postgres://` URL, or else a SQLite file path.
     pub async fn connect(db: &str) -> StoreResult<Self> {
@@ -217,12 +230,7 @@ impl Store {
     /// Stores the final answer (success or definitive failure) and ends the lease.
     pub async fn finish_key(&self, scope: &Scope, response: &str, now_ms: i64) -> StoreResult<()> {
         on_pool!(self, |pool| {
-            scoped!(sql::FINISH_KEY, scope)
-                .bind(response)
-                .bind(now_ms)
-                .bind(RecoveryPoint::Finished)
-                .execute(pool)
-                .await?;
+            finish_key!(pool, scope, response, now_ms)?;
             Ok(())
         })
     }
@@ -371,12 +379,7 @@ impl Store {
                 .bind(now_ms)
                 .execute(&mut *tx)
                 .await?;
-            scoped!(sql::FINISH_KEY, scope)
-                .bind(response)
-                .bind(now_ms)
-                .bind(RecoveryPoint::Finished)
-                .execute(&mut *tx)
-                .await?;
+            finish_key!(&mut *tx, scope, response, now_ms)?;
             tx.commit().await?;
             Ok(())
         })
@@ -399,12 +402,7 @@ impl Store {
                 .bind(OrderStatusColumn::PendingPayment)
                 .execute(&mut *tx)
                 .await?;
-            scoped!(sql::FINISH_KEY, scope)
-                .bind(response)
-                .bind(now_ms)
-                .bind(RecoveryPoint::Finished)
-                .execute(&mut *tx)
-                .await?;
+            finish_key!(&mut *tx, scope, response, now_ms)?;
             tx.commit().await?;
             Ok(())
         })
@@ -437,12 +435,7 @@ impl Store {
                 .bind(session.expires_at_ms)
                 .execute(&mut *tx)
                 .await?;
-            scoped!(sql::FINISH_KEY, scope)
-                .bind(response)
-                .bind(now_ms)
-                .bind(RecoveryPoint::Finished)
-                .execute(&mut *tx)
-                .await?;
+            finish_key!(&mut *tx, scope, response, now_ms)?;
             tx.commit().await?;
             Ok(())
         })
