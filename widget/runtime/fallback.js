@@ -6,7 +6,9 @@
 // <html data-wasm>: "loading", then "ready" (set by the packer's init code), "failed"
 // (WebAssembly or the glue script was refused) or "fallback" (refused, and the
 // server-rendered HTML is shown). The packer also writes the JSON this file reads from
-// #giftgenius-fallback-data: `initialize` = widget/src/rpc.rs `initialize_params()`.
+// #giftgenius-fallback-data: `initialize` = widget/src/rpc.rs `initialize_params()`, and
+// `cancelled` = lib.rs `render_to_html(ViewState::Cancelled)` (view.rs `cancelled_view`), so
+// no markup or text of the widget is written here.
 //
 // On failure it is a small copy of the wasm app's behaviour; keep each part in step with the
 // Rust it mirrors (widget/src/…):
@@ -27,7 +29,8 @@
 //                            `idempotency_key_for_token`, `idempotency_key_from_bytes`
 //   confirm                  controller.rs `Controller::confirm` (prepare again if the token
 //                            was lost)
-//   cancel                   controller.rs `Controller::cancel`; `ViewState::Cancelled`
+//   cancel                   controller.rs `Controller::cancel`; with no results to go
+//                            back to, `ViewState::Cancelled` rendered by the packer
 //   click handler            action.rs `Action` (the data-action names), flow.rs
 //                            `merge_arguments` for suggestions, controller.rs `retry`
 //   context                  rpc.rs `HostContext::render_context`, context.rs `Theme::parse`
@@ -156,7 +159,7 @@
       save(next).then(function () {
         busy = false;
         draft = token = null;
-        box.innerHTML = back || '<div class="gg-root" data-state="cancelled"><section class="gg-section"><h2 class="gg-title">Purchase cancelled</h2><p class="gg-muted">Nothing was ordered and nothing was charged.</p></section></div>';
+        box.innerHTML = back || data.cancelled || "";
         if (back) last = ["suggest_gifts", backArgs];
         paint();
       });

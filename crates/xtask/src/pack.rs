@@ -57,10 +57,14 @@ fn strip_line_comments(js: &str) -> Result<String> {
 }
 
 /// What the fallback runtime reads from `#giftgenius-fallback-data`, from the widget crate itself
-/// so nothing is written twice: the `ui/initialize` params the wasm sends.
+/// so nothing is written twice: the `ui/initialize` params the wasm sends, and the markup of the
+/// one state the runtime shows without a server result ("Purchase cancelled" with nothing to go
+/// back to), rendered natively by the same Leptos view the wasm uses.
 pub fn fallback_data() -> serde_json::Value {
+    use giftgenius_widget::{RenderContext, ViewState, render_to_html};
     serde_json::json!({
         "initialize": giftgenius_widget::rpc::initialize_params(),
+        "cancelled": render_to_html(&ViewState::Cancelled, &RenderContext::default()),
     })
 }
 
@@ -405,6 +409,15 @@ export { initSync, __wbg_init as default };
         assert_eq!(data["initialize"], giftgenius_widget::rpc::initialize_params());
         assert_eq!(data["initialize"]["appInfo"]["version"], env!("CARGO_PKG_VERSION"));
         assert_eq!(data["initialize"]["protocolVersion"], giftgenius_widget::rpc::PROTOCOL_VERSION);
+        // The cancelled screen is the widget's own SSR markup; the runtime has no copy of it.
+        let cancelled = data["cancelled"].as_str().expect("cancelled markup");
+        assert_eq!(
+            cancelled,
+            giftgenius_widget::render_to_html(&giftgenius_widget::ViewState::Cancelled, &Default::default())
+        );
+        assert!(cancelled.contains(r#"data-state="cancelled""#) && cancelled.contains("Purchase cancelled"));
+        assert!(!bootstrap().contains("Purchase cancelled"));
+        assert!(!bootstrap().contains("<h2"), "the runtime writes no widget markup");
         // Before the bootstrap, which reads it when it takes over.
         assert!(start < html.find("<script>(function").expect("bootstrap"));
     }
