@@ -8,6 +8,7 @@ mod cmd;
 mod errors;
 mod pack;
 mod preview;
+mod server;
 mod tools;
 mod widget;
 
@@ -138,11 +139,11 @@ pub(crate) fn locked_in_ci(cmd: &mut std::process::Command) {
 }
 
 fn serve(root: &Path, server_args: &[String]) -> Result<()> {
-    let html = widget::build(root)?;
     let mut server = cmd::cargo();
     server.args(["run", "--release", "-p", "giftgenius-server"]).current_dir(root);
     locked_in_ci(&mut server);
-    server.arg("--").arg("--widget-html").arg(&html).args(server_args);
+    server::provide_widget(root, server_args, &mut server)?;
+    server.arg("--").args(server_args);
     cmd::run_interactive(&mut server)
 }
 
