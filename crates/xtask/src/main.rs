@@ -94,7 +94,7 @@ fn run() -> Result<()> {
         }
         "browser-test" => {
             no_args("browser-test", rest)?;
-            let html = widget::build(&root)?;
+            let html = widget::build_if_changed(&root)?;
             preview::browser_tests(&root, &html)
         }
         "errors" => {
@@ -148,7 +148,7 @@ fn serve(root: &Path, server_args: &[String]) -> Result<()> {
 }
 
 fn test(root: &Path) -> Result<()> {
-    let html = widget::build(root)?;
+    let html = widget::build_if_changed(root)?;
 
     // The contract is shared with the widget, so it must keep building for wasm32.
     let mut types = cmd::cargo();

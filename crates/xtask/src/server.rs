@@ -35,13 +35,13 @@ pub fn default_env(server: &mut Command, args: &[String], flag: &str, var: &str,
 }
 
 /// The widget the server will serve: the user's own `--widget-html` / `GIFTGENIUS_WIDGET_HTML`
-/// as given (nothing is built then), else the one `cargo xtask widget` builds.
+/// as given (nothing is built then), else ours, rebuilt only if its inputs changed.
 pub fn provide_widget(root: &Path, args: &[String], server: &mut Command) -> Result<PathBuf> {
     if let Some(html) = user_value(args, "--widget-html", WIDGET_HTML_ENV) {
         eprintln!("xtask: serving the widget you chose ({html}); not building it");
         return Ok(PathBuf::from(html));
     }
-    let html = widget::build(root)?;
+    let html = widget::build_if_changed(root)?;
     server.env(WIDGET_HTML_ENV, &html);
     Ok(html)
 }
