@@ -148,6 +148,16 @@ fn serve(root: &Path, server_args: &[String]) -> Result<()> {
 }
 
 fn test(root: &Path) -> Result<()> {
+    // Formatting and lints first: they fail fast, before the widget build and the long tests.
+    let mut fmt = cmd::cargo();
+    fmt.args(["fmt", "--all", "--check"]).current_dir(root);
+    cmd::run(&mut fmt).context("the code is not formatted; run `cargo fmt --all`")?;
+    let mut clippy = cmd::cargo();
+    clippy.args(["clippy", "--workspace", "--all-targets"]).current_dir(root);
+    locked_in_ci(&mut clippy);
+    clippy.args(["--", "-D", "warnings"]);
+    cmd::run(&mut clippy)?;
+
     let html = widget::build_if_changed(root)?;
 
     // The contract is shared with the widget, so it must keep building for wasm32.
