@@ -193,6 +193,19 @@ export function defineSuite({ bridge, csp }) {
     await screenshot(h, `${label}-order-placed-by-click`);
   }));
 
+  test(`${label}: Cancel with no results to go back to shows the widget's cancelled view`, () => withPage("cancel", async (h) => {
+    await h.fixture("confirm");
+    await waitForState(h, "confirm");
+    await expectRuntime(h, wasm);
+    await click(h, '[data-action="cancel"]');
+    await waitForState(h, "cancelled");
+    // Both runtimes show the Leptos view's markup (the fallback gets it rendered at pack time).
+    assert.match(await h.visible(".gg-cancelled .gg-title").innerText(), /Purchase cancelled/);
+    assert.equal(await h.charges(), 0);
+    assert.equal((await h.commits()).length, 0, "no commit_order call");
+    await screenshot(h, `${label}-cancelled`);
+  }));
+
   test(`${label}: a rapid double click charges exactly once`, () => withPage("double-click", async (h) => {
     await h.fixture("confirm");
     await waitForState(h, "confirm");

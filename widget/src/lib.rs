@@ -33,6 +33,11 @@ pub use state::ViewState;
 #[cfg(not(target_arch = "wasm32"))]
 pub const STYLE_CSS: &str = include_str!("../style.css");
 
+/// The no-WebAssembly fallback runtime (`runtime/fallback.js`), for the packer that inlines it
+/// into the widget document next to the wasm glue. Native only, like [`STYLE_CSS`].
+#[cfg(not(target_arch = "wasm32"))]
+pub const FALLBACK_JS: &str = include_str!("../runtime/fallback.js");
+
 /// Renders one state to HTML with the same components the browser uses.
 ///
 /// The server puts this into widget-only `_meta` as the no-WebAssembly fallback, so it must

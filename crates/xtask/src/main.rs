@@ -1,13 +1,26 @@
 //! `cargo xtask …`: builds, serves and tests GiftGenius with pinned, locally installed tools.
 //!
-//! Commands: `setup [--browser]`, `widget`, `serve [-- SERVER ARGS…]`, `preview [-- SERVER ARGS…]`,
-//! `test`, `browser-test`. Works from any
-//! directory: the workspace root comes from this crate's manifest location.
+//! Commands (the same list as `USAGE`, which `cargo xtask help` prints):
+//! - `setup [--browser]`: install or check the pinned build tools; `--browser` adds Chromium and
+//!   the browser tests' npm packages.
+//! - `widget`: trunk build and pack into `dist/giftgenius-widget.html` (always rebuilds).
+//! - `errors`: regenerate the error table in README.md and docs/errors.md from `ErrorCode`.
+//! - `serve [-- SERVER ARGS…]`: the widget (if changed), then the server in release mode.
+//! - `preview [-- SERVER ARGS…]`: the widget (if changed), then the server with the host emulator.
+//! - `test`: fmt and clippy, the widget, the wasm32 contract build, `cargo test --workspace`,
+//!   the browser tests.
+//! - `browser-test`: the widget (if changed), then only the browser tests.
+//! - `help`: the usage text.
+//!
+//! Server arguments pass through untouched; xtask's own choices go in `GIFTGENIUS_*` variables
+//! (see `server.rs`). Works from any directory: the workspace root comes from this crate's
+//! manifest location.
 
 mod cmd;
 mod errors;
 mod pack;
 mod preview;
+mod server;
 mod tools;
 mod widget;
 
@@ -22,15 +35,20 @@ commands:
   setup [--browser]      install/check trunk, wasm-bindgen, wasm-opt and the wasm32 target
                          (--browser: also Debian's chromium and browser-tests' npm ci)
   widget                 setup, trunk build --release, pack into dist/giftgenius-widget.html
-  errors                 regenerate the error table in docs/errors.md from ErrorCode
-  serve [-- ARGS…]       widget, then run the server with --widget-html and ARGS
-                         (server flags: --host --port --public-url --db --widget-mime --stdio)
-  preview [-- ARGS…]     widget, then the server with --preview: host emulator page at
-                         http://127.0.0.1:8000/preview (both bridges, CSP modes, fixtures)
-  test                   widget, wasm32 build of giftgenius-types, cargo test --workspace,
-                         then the browser tests (headless Chromium, browser-tests/)
-  browser-test           widget, then only the browser tests
+                         (always rebuilds; the commands below reuse an unchanged widget)
+  errors                 regenerate the error table in README.md and docs/errors.md from
+                         ErrorCode
+  serve [-- ARGS…]       widget (if changed), then the server (release) with ARGS as given,
+                         e.g. --host --port --public-url --db --widget-mime --stdio; see README
+  preview [-- ARGS…]     widget (if changed), then the server with --preview: host emulator
+                         page at http://localhost:8000/preview (both bridges, CSP modes, fixtures)
+  test                   cargo fmt --check, cargo clippy -D warnings, widget, wasm32 build of
+                         giftgenius-types, cargo test --workspace, then the browser tests
+  browser-test           widget (if changed), then only the browser tests (headless Chromium)
+  help                   this text (also -h, --help)
 
+the built widget reaches the server as GIFTGENIUS_WIDGET_HTML; a --widget-html of yours is served
+as given, without a build
 tools live in $GIFTGENIUS_TOOLS (default $HOME/.cache/giftgenius/tools)";
 
 fn main() -> ExitCode {
@@ -93,7 +111,7 @@ fn run() -> Result<()> {
         }
         "browser-test" => {
             no_args("browser-test", rest)?;
-            let html = widget::build(&root)?;
+            let html = widget::build_if_changed(&root)?;
             preview::browser_tests(&root, &html)
         }
         "errors" => {
@@ -138,16 +156,26 @@ pub(crate) fn locked_in_ci(cmd: &mut std::process::Command) {
 }
 
 fn serve(root: &Path, server_args: &[String]) -> Result<()> {
-    let html = widget::build(root)?;
     let mut server = cmd::cargo();
     server.args(["run", "--release", "-p", "giftgenius-server"]).current_dir(root);
     locked_in_ci(&mut server);
-    server.arg("--").arg("--widget-html").arg(&html).args(server_args);
+    server::provide_widget(root, server_args, &mut server)?;
+    server.arg("--").args(server_args);
     cmd::run_interactive(&mut server)
 }
 
 fn test(root: &Path) -> Result<()> {
-    let html = widget::build(root)?;
+    // Formatting and lints first: they fail fast, before the widget build and the long tests.
+    let mut fmt = cmd::cargo();
+    fmt.args(["fmt", "--all", "--check"]).current_dir(root);
+    cmd::run(&mut fmt).context("the code is not formatted; run `cargo fmt --all`")?;
+    let mut clippy = cmd::cargo();
+    clippy.args(["clippy", "--workspace", "--all-targets"]).current_dir(root);
+    locked_in_ci(&mut clippy);
+    clippy.args(["--", "-D", "warnings"]);
+    cmd::run(&mut clippy)?;
+
+    let html = widget::build_if_changed(root)?;
 
     // The contract is shared with the widget, so it must keep building for wasm32.
     let mut types = cmd::cargo();
@@ -168,4 +196,33 @@ fn test(root: &Path) -> Result<()> {
     preview::browser_tests(root, &html)?;
     eprintln!("xtask: test passed");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::USAGE;
+
+    /// The commands `run` dispatches on, read from this file's own match arms.
+    fn dispatched() -> Vec<String> {
+        let src = include_str!("main.rs");
+        let body = &src[src.find("match command {").expect("the dispatch")..];
+        let body = &body[..body.find("other => bail!(\"unknown command").expect("the fallback arm")];
+        body.lines()
+            .filter(|l| l.contains("=>"))
+            .filter_map(|l| l.trim().strip_prefix('"'))
+            .filter_map(|l| l.split('"').next())
+            .map(str::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn usage_and_module_doc_list_every_command() {
+        let commands = dispatched();
+        assert!(commands.len() >= 8, "{commands:?}");
+        let doc: String = include_str!("main.rs").lines().filter_map(|l| l.strip_prefix("//!")).collect();
+        for c in &commands {
+            assert!(USAGE.lines().any(|l| l.starts_with(&format!("  {c} "))), "USAGE lacks `{c}`");
+            assert!(doc.contains(&format!("`{c}")), "the module doc lacks `{c}`");
+        }
+    }
 }

@@ -26,201 +26,53 @@ pub struct Packed {
     pub script_hashes: Vec<String>,
 }
 
-/// Plain (non-module) script that runs before the wasm module and records the outcome in
-/// `<html data-wasm>`: `loading`, then `ready` (the wasm app runs), `failed` (WebAssembly or
-/// the module was refused) or `fallback` (refused, and the server-rendered HTML is shown).
+/// The no-WebAssembly fallback runtime as it goes into the document: `widget/runtime/fallback.js`
+/// (read there for what it does and which Rust it mirrors) without its full-line `//` comments.
 ///
-/// On failure it takes over with no framework: it speaks the same bridge the wasm would have
-/// used (`window.openai`, else MCP Apps JSON-RPC over `postMessage` to the parent), shows each
-/// result's `_meta["giftgenius/html"]` in `#giftgenius-fallback`, applies the host's theme, and
-/// wires the `data-action` buttons with the wasm path's rules (one idempotency key per draft,
-/// persisted before use and reused; no second call while one is in flight).
-pub const BOOTSTRAP_JS: &str = concat!(
-    r#"(function () {
-  var d = document, w = window, root = d.documentElement, started = false;
-  root.dataset.wasm = "loading";
-  w.giftgeniusWasmFailed = function (reason) {
-    if (root.dataset.wasm === "ready" || started) return;
-    started = true;
-    root.dataset.wasm = "failed";
-    if (w.console) console.error("giftgenius: WebAssembly did not start", reason);
-    fallback();
-  };
-  // A CSP without 'wasm-unsafe-eval' (or without our module's hash) refuses the wasm or the
-  // module script; the module's own try/catch cannot see the second case, so listen here.
-  d.addEventListener("securitypolicyviolation", function (e) {
-    var u = e.blockedURI;
-    if (e.disposition !== "report" && (u === "wasm-eval" || u === "inline")) w.giftgeniusWasmFailed((e.effectiveDirective || "") + " blocked " + u);
-  });
-  // No WebAssembly: show the server-rendered HTML of each result (_meta["giftgenius/html"]) and
-  // drive its data-action buttons over the same bridge the wasm would have used.
-  function fallback() {
-    var box = d.getElementById("giftgenius-fallback"), app = d.getElementById("giftgenius-root"),
-      oa = w.openai, parent = w.parent !== w ? w.parent : null,
-      HTML = "giftgenius/html", STORE = "giftgenius/checkout/",
-      theme, input = {}, last, back, backArgs, seen, draft, token, busy = false, ws = {}, ids = 1, wait = {};
-    if (!box || !(oa || parent)) return;
-    function post(m) { m.jsonrpc = "2.0"; parent.postMessage(m, "*"); }
-    function rpc(method, params) {
-      var id = ids++;
-      post({ id: id, method: method, params: params });
-      return new Promise(function (ok, no) { wait[id] = [ok, no]; });
+/// A plain (non-module) script that runs before the wasm glue and records the outcome in
+/// `<html data-wasm>`; on failure it shows each result's server-rendered HTML and wires its
+/// `data-action` buttons over the same bridge the wasm would have used.
+pub fn bootstrap_js() -> Result<String> {
+    strip_line_comments(giftgenius_widget::FALLBACK_JS).context("in widget/runtime/fallback.js")
+}
+
+/// Drops every line whose first non-blank characters are `//`. Only safe for code where no
+/// string or template spans lines, so a file with a backtick or a `\` line continuation is refused.
+fn strip_line_comments(js: &str) -> Result<String> {
+    let mut out = String::with_capacity(js.len());
+    for (n, line) in js.lines().enumerate() {
+        if line.trim_start().starts_with("//") {
+            continue;
+        }
+        ensure!(
+            !line.contains('`'),
+            "line {}: template literals are not allowed (comments are dropped by line)",
+            n + 1
+        );
+        ensure!(!line.ends_with('\\'), "line {}: a line continuation is not allowed", n + 1);
+        out.push_str(line);
+        out.push('\n');
     }
-    function paint() {
-      var r = box.firstElementChild;
-      if (r && theme) r.setAttribute("data-theme", theme);
-      box.setAttribute("aria-busy", busy);
-      box.querySelectorAll("button[data-action]").forEach(function (b) {
-        if (busy && !b.disabled) { b.disabled = true; b.dataset.ggBusy = 1; }
-        if (!busy && b.dataset.ggBusy) { b.disabled = false; delete b.dataset.ggBusy; }
-      });
-    }
-    // Shows one result; `args` null means "the host's tool input" (it may arrive late).
-    function show(res, name, args) {
-      var sc = (res && res.structuredContent) || {}, m = (res && res._meta) || {}, html = m[HTML];
-      if (typeof html !== "string") return false;
-      seen = html;
-      if (sc.draft && sc.draft.id) { draft = sc.draft; token = m["giftgenius/confirmation_token"]; }
-      if (name === "suggest_gifts" && sc.ok) { back = html; backArgs = args; }
-      box.innerHTML = html;
-      box.hidden = false;
-      if (app) app.hidden = true;
-      root.dataset.wasm = "fallback";
-      paint();
-      return true;
-    }
-    function hosted(res) {
-      if (busy || !res || !res._meta || res._meta[HTML] === seen) return;
-      var tool = (res.structuredContent || {}).tool;
-      if (show(res, tool, null)) last = [tool, null];
-    }
-    function call(name, args) {
-      busy = true;
-      last = [name, args];
-      paint();
-      var p = oa ? Promise.resolve().then(function () { return oa.callTool(name, args); })
-        : rpc("tools/call", { name: name, arguments: args });
-      return p.then(function (res) { busy = false; show(res, name, args) || note(); }, function () { busy = false; note(); }).then(paint);
-    }
-    function note() {
-      var p = d.createElement("p");
-      p.className = "gg-inline-error";
-      p.setAttribute("role", "alert");
-      p.textContent = "GiftGenius could not be reached from this view. Please try again.";
-      (box.firstElementChild || box).appendChild(p);
-    }
-    function state() { return (oa ? oa.widgetState : ws) || {}; }
-    function store(f) { ["localStorage", "sessionStorage"].forEach(function (n) { try { if (w[n]) f(w[n]); } catch (x) {} }); }
-    // Widget state, mirrored into storage keyed by draft id; resolves once the host answered.
-    function save(next) {
-      var was = state().checkout, now = next.checkout;
-      store(function (s) {
-        if (was && (!now || now.draft_id !== was.draft_id)) s.removeItem(STORE + was.draft_id);
-        if (now) s.setItem(STORE + now.draft_id, now.idempotency_key);
-      });
-      ws = next;
-      return (oa ? Promise.resolve().then(function () { return oa.setWidgetState(next); })
-        : rpc("ui/update-model-context", { structuredContent: next })).then(null, function () {});
-    }
-    // The draft's idempotency key: kept, or minted once and persisted before it is used.
-    // Derived from the confirmation token like the wasm path (flow::idempotency_key_for_token),
-    // so a reload that lost widget state and storage still finds the same key.
-    function key(id, t) {
-      var k = null, made;
-      [ws.checkout, state().checkout].forEach(function (c) { if (!k && c && c.draft_id === id) k = c.idempotency_key; });
-      store(function (s) { k = k || s.getItem(STORE + id); });
-      if (k) return Promise.resolve(k);
-      made = t && window.crypto && crypto.subtle
-        ? crypto.subtle.digest("SHA-256", new TextEncoder().encode("giftgenius/idempotency-key\n" + t)).then(function (d) { return new Uint8Array(d); })
-        : Promise.resolve(crypto.getRandomValues(new Uint8Array(16)));
-      return made.then(function (b) {
-        k = "ik_";
-        for (var i = 0; i < 16; i++) k += (b[i] < 16 ? "0" : "") + b[i].toString(16);
-        return save(Object.assign({}, state(), { checkout: { draft_id: id, idempotency_key: k } })).then(function () { return k; });
-      });
-    }
-    function confirm() {
-      var g = draft, t = token;
-      if (!g) return;
-      // Token lost (reload after a widget-made draft): prepare again, then confirm what it shows.
-      if (!t) return call("prepare_order", { gift_id: g.gift.id, quantity: g.quantity, shipping: g.shipping, currency: g.total.currency });
-      busy = true;
-      paint();
-      key(g.id, t).then(function (k) { call("commit_order", { draft_id: g.id, idempotency_key: k, confirmation_token: t }); });
-    }
-    function cancel() {
-      var next = Object.assign({}, state());
-      delete next.checkout;
-      busy = true;
-      paint();
-      save(next).then(function () {
-        busy = false;
-        draft = token = null;
-        box.innerHTML = back || '<div class="gg-root" data-state="cancelled"><section class="gg-section"><h2 class="gg-title">Purchase cancelled</h2><p class="gg-muted">Nothing was ordered and nothing was charged.</p></section></div>';
-        if (back) last = ["suggest_gifts", backArgs];
-        paint();
-      });
-    }
-    box.addEventListener("click", function (e) {
-      var b = e.target.closest && e.target.closest("button[data-action]"), a = b && b.dataset.action, s = {}, m;
-      if (!b || b.disabled || busy) return;
-      if (a === "choose") call("prepare_order", { gift_id: b.dataset.giftId });
-      if (a === "confirm") confirm();
-      if (a === "cancel") cancel();
-      if (a === "retry" && last && last[0]) call(last[0], last[1] || input);
-      if (a === "suggestion") {
-        try { s = JSON.parse(b.dataset.setArguments) || {}; } catch (x) {}
-        m = Object.assign({}, backArgs || input);
-        for (var k in s) { if (s[k] === null) delete m[k]; else m[k] = s[k]; }
-        call("suggest_gifts", m);
-      }
-    });
-    function context(c) {
-      if (c && c.theme) { theme = c.theme === "dark" ? "dark" : "light"; paint(); }
-    }
-    if (oa) {
-      var globals = function () {
-        context(oa);
-        input = oa.toolInput || {};
-        hosted({ structuredContent: oa.toolOutput, _meta: oa.toolResponseMetadata });
-      };
-      w.addEventListener("openai:set_globals", globals);
-      globals();
-      return;
-    }
-    w.addEventListener("message", function (e) {
-      var m = e.data, p, f;
-      if (e.source !== parent || !m || m.jsonrpc !== "2.0") return;
-      p = m.params || {};
-      if (m.method && m.id != null) {
-        post(m.method === "ping" || m.method === "ui/resource-teardown" ? { id: m.id, result: {} }
-          : { id: m.id, error: { code: -32601, message: "method not found" } });
-      } else if (m.method === "ui/notifications/tool-input") input = p.arguments || {};
-      else if (m.method === "ui/notifications/tool-result") hosted(p);
-      else if (m.method === "ui/notifications/host-context-changed") context(p);
-      else if (!m.method && (f = wait[m.id])) {
-        delete wait[m.id];
-        if (m.error) f[1](m.error); else f[0](m.result);
-      }
-    });
-    rpc("ui/initialize", {
-      appInfo: { name: "giftgenius-widget", version: ""#,
-    env!("CARGO_PKG_VERSION"),
-    r#"" },
-      appCapabilities: { availableDisplayModes: ["inline"] },
-      protocolVersion: "2026-01-26"
-    }).then(function (r) {
-      var h;
-      context(r && r.hostContext);
-      post({ method: "ui/notifications/initialized", params: {} });
-      if (w.ResizeObserver) new ResizeObserver(function () {
-        var r = root.getBoundingClientRect(), s = Math.ceil(r.height);
-        if (s !== h) post({ method: "ui/notifications/size-changed", params: { width: Math.ceil(r.width), height: h = s } });
-      }).observe(root);
-    });
-  }
-})();"#
-);
+    Ok(out.trim_end().to_string())
+}
+
+/// What the fallback runtime reads from `#giftgenius-fallback-data`, from the widget crate itself
+/// so nothing is written twice: the `ui/initialize` params the wasm sends, and the markup of the
+/// one state the runtime shows without a server result ("Purchase cancelled" with nothing to go
+/// back to), rendered natively by the same Leptos view the wasm uses.
+pub fn fallback_data() -> serde_json::Value {
+    use giftgenius_widget::{RenderContext, ViewState, render_to_html};
+    serde_json::json!({
+        "initialize": giftgenius_widget::rpc::initialize_params(),
+        "cancelled": render_to_html(&ViewState::Cancelled, &RenderContext::default()),
+    })
+}
+
+/// JSON that is safe inside `<script type="application/json">`: no `</` or `<!` can end or
+/// confuse the element (`<` only occurs inside JSON strings, where `\/` and `\u003c` are valid).
+fn json_for_script(value: &serde_json::Value) -> String {
+    value.to_string().replace("</", "<\\/").replace("<!", "\\u003c!")
+}
 
 /// Packs the inputs into one HTML document.
 pub fn pack(inputs: &Inputs<'_>) -> Result<Packed> {
@@ -254,6 +106,11 @@ pub fn pack(inputs: &Inputs<'_>) -> Result<Packed> {
     ensure_not_closing(&module, "</script", "the JS glue")?;
     ensure_not_closing(&module, "<!--", "the JS glue")?;
 
+    let bootstrap = bootstrap_js()?;
+    ensure_not_closing(&bootstrap, "</script", "the fallback runtime")?;
+    ensure_not_closing(&bootstrap, "<!--", "the fallback runtime")?;
+    let data = json_for_script(&fallback_data());
+
     let html = format!(
         "<!DOCTYPE html>\n\
          <html lang=\"en\">\n\
@@ -266,12 +123,13 @@ pub fn pack(inputs: &Inputs<'_>) -> Result<Packed> {
          <body>\n\
          <div id=\"giftgenius-root\"></div>\n\
          <div id=\"giftgenius-fallback\" hidden></div>\n\
-         <script>{BOOTSTRAP_JS}</script>\n\
+         <script type=\"application/json\" id=\"giftgenius-fallback-data\">{data}</script>\n\
+         <script>{bootstrap}</script>\n\
          <script type=\"module\">{module}</script>\n\
          </body>\n\
          </html>\n"
     );
-    let script_hashes = [BOOTSTRAP_JS, module.as_str()]
+    let script_hashes = [bootstrap.as_str(), module.as_str()]
         .iter()
         .map(|s| {
             let digest = Sha256::digest(s.as_bytes());
@@ -289,6 +147,11 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 /// Turns the glue ES module into code that can sit inside an inline `<script type="module">`
 /// together with our init call: `export` keywords go, while `import` or `import.meta.url`
 /// references to other files are refused (they would be fetched at run time).
+///
+/// Why not trunk's `data-bindgen-target="no-modules"`, which needs no export stripping: measured
+/// with wasm-bindgen 0.2.130, its glue (one IIFE, every line indented) packs 3.5 KB larger raw
+/// (552,959 vs 549,394 bytes; gzip -9 -n 217,324 vs 217,305), it still names `_bg.wasm` (from
+/// `document.currentScript.src`) so a rewrite stays, and trunk's own page for it is broken.
 fn strip_module_syntax(glue: &str) -> Result<String> {
     // The only file reference wasm-bindgen's web glue makes on its own is the default wasm
     // location, used when init gets no argument. We always pass the bytes, so that branch is
@@ -466,45 +329,53 @@ export { initSync, __wbg_init as default };
         assert_eq!(a.script_hashes, b.script_hashes);
     }
 
+    fn bootstrap() -> String {
+        bootstrap_js().expect("widget/runtime/fallback.js is packable")
+    }
+
     #[test]
     fn script_hashes_match_inline_scripts() {
         let p = pack_fake();
         assert_eq!(p.script_hashes.len(), 2);
-        let boot = Sha256::digest(BOOTSTRAP_JS.as_bytes());
+        let boot = Sha256::digest(bootstrap().as_bytes());
         let want = format!("'sha256-{}'", base64::engine::general_purpose::STANDARD.encode(boot));
         assert_eq!(p.script_hashes[0], want);
     }
 
     #[test]
     fn bootstrap_is_small_and_safe_inline() {
-        assert!(BOOTSTRAP_JS.len() < 10 * 1024, "bootstrap grew to {} bytes", BOOTSTRAP_JS.len());
-        let lower = BOOTSTRAP_JS.to_ascii_lowercase();
+        let boot = bootstrap();
+        assert!(boot.len() < 10 * 1024, "bootstrap grew to {} bytes", boot.len());
+        let lower = boot.to_ascii_lowercase();
         assert!(!lower.contains("</script") && !lower.contains("<!--"));
         // No eval-like constructs: the bootstrap must run under a hash-only script-src.
         for bad in ["eval(", "new Function", "setTimeout(\"", "import("] {
-            assert!(!BOOTSTRAP_JS.contains(bad), "bootstrap uses {bad}");
+            assert!(!boot.contains(bad), "bootstrap uses {bad}");
         }
-        assert!(BOOTSTRAP_JS.contains(&format!("version: \"{}\"", env!("CARGO_PKG_VERSION"))));
+        // The header and the other full-line comments stay in the source file.
+        assert!(boot.starts_with("(function () {"), "{}", &boot[..80]);
+        assert!(!boot.lines().any(|l| l.trim_start().starts_with("//")));
     }
 
     #[test]
     fn bootstrap_speaks_both_bridges_with_the_widget_s_vocabulary() {
+        let boot = bootstrap();
         for needle in [
             // Hooks the browser tests rely on.
             "root.dataset.wasm = \"loading\"",
             "root.dataset.wasm = \"failed\"",
             "root.dataset.wasm = \"fallback\"",
             "\"giftgenius-fallback\"",
+            "\"giftgenius-fallback-data\"",
             "button[data-action]",
             // MCP Apps (SEP-1865, 2026-01-26), as widget/src/rpc.rs speaks it.
-            "\"ui/initialize\"",
+            "\"ui/initialize\", data.initialize",
             "\"ui/notifications/initialized\"",
             "\"ui/notifications/tool-input\"",
             "\"ui/notifications/tool-result\"",
             "\"ui/notifications/host-context-changed\"",
             "\"ui/update-model-context\"",
             "\"tools/call\"",
-            "protocolVersion: \"2026-01-26\"",
             "e.source !== parent",
             // ChatGPT.
             "openai:set_globals",
@@ -518,10 +389,10 @@ export { initSync, __wbg_init as default };
             "crypto.getRandomValues(",
             "\"ik_\"",
         ] {
-            assert!(BOOTSTRAP_JS.contains(needle), "bootstrap lacks {needle:?}");
+            assert!(boot.contains(needle), "bootstrap lacks {needle:?}");
         }
         for action in ["choose", "confirm", "cancel", "retry", "suggestion"] {
-            assert!(BOOTSTRAP_JS.contains(&format!("a === \"{action}\"")), "no handler for {action}");
+            assert!(boot.contains(&format!("a === \"{action}\"")), "no handler for {action}");
         }
     }
 
@@ -529,7 +400,46 @@ export { initSync, __wbg_init as default };
     fn bootstrap_is_one_plain_script_before_the_module() {
         let html = pack_fake().html;
         assert_eq!(html.matches("<script>").count(), 1);
-        assert!(html.contains(&format!("<script>{BOOTSTRAP_JS}</script>")));
+        assert!(html.contains(&format!("<script>{}</script>", bootstrap())));
+    }
+
+    #[test]
+    fn fallback_data_comes_from_the_widget_crate() {
+        let html = pack_fake().html;
+        let open = r#"<script type="application/json" id="giftgenius-fallback-data">"#;
+        let start = html.find(open).expect("data element") + open.len();
+        let end = start + html[start..].find("</script>").expect("closed");
+        let data: serde_json::Value = serde_json::from_str(&html[start..end]).expect("valid JSON");
+        // The wasm's own ui/initialize params (name, version, protocol), not a copy of them.
+        assert_eq!(data["initialize"], giftgenius_widget::rpc::initialize_params());
+        assert_eq!(data["initialize"]["appInfo"]["version"], env!("CARGO_PKG_VERSION"));
+        assert_eq!(data["initialize"]["protocolVersion"], giftgenius_widget::rpc::PROTOCOL_VERSION);
+        // The cancelled screen is the widget's own SSR markup; the runtime has no copy of it.
+        let cancelled = data["cancelled"].as_str().expect("cancelled markup");
+        assert_eq!(
+            cancelled,
+            giftgenius_widget::render_to_html(&giftgenius_widget::ViewState::Cancelled, &Default::default())
+        );
+        assert!(cancelled.contains(r#"data-state="cancelled""#) && cancelled.contains("Purchase cancelled"));
+        assert!(!bootstrap().contains("Purchase cancelled"));
+        assert!(!bootstrap().contains("<h2"), "the runtime writes no widget markup");
+        // Before the bootstrap, which reads it when it takes over.
+        assert!(start < html.find("<script>(function").expect("bootstrap"));
+    }
+
+    #[test]
+    fn json_in_a_script_element_cannot_close_it() {
+        let v = serde_json::json!({ "html": "<p>a</p><!-- x --></script>" });
+        let out = json_for_script(&v);
+        assert!(!out.contains("</") && !out.contains("<!"), "{out}");
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&out).expect("still JSON"), v);
+    }
+
+    #[test]
+    fn comment_stripping_refuses_what_it_cannot_do_safely() {
+        assert_eq!(strip_line_comments("// head\na();\n  // note\nb(); // tail\n").unwrap(), "a();\nb(); // tail");
+        assert!(strip_line_comments("var s = `a\n// b`;").is_err());
+        assert!(strip_line_comments("var s = \"a\\\n// b\";").is_err());
     }
 
     #[test]

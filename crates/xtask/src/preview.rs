@@ -5,7 +5,8 @@
 //! exactly pinned playwright-core from `browser-tests/package-lock.json` (`npm ci`); no tool
 //! ever downloads a browser.
 
-use crate::{cmd, locked_in_ci, tools, widget};
+use crate::server::{self, user_value};
+use crate::{cmd, locked_in_ci, tools};
 use anyhow::{Context, Result, bail};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -15,20 +16,12 @@ const TESTS_DIR: &str = "browser-tests";
 /// Written into node_modules after a successful `npm ci`: the lockfile's hash it installed.
 const NPM_STAMP: &str = "node_modules/.giftgenius-lock.sha256";
 
-/// Value of `--flag VALUE` or `--flag=VALUE` in the server arguments.
-fn flag_value<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
-    let prefix = format!("{flag}=");
-    args.iter()
-        .enumerate()
-        .find_map(|(i, a)| if a == flag { args.get(i + 1).map(String::as_str) } else { a.strip_prefix(&prefix) })
-}
-
-/// Builds the widget, then runs the server (debug build: results are checked against their
-/// output schemas) with `--preview` and a preview catalog source, and prints the page's URL.
+/// Builds the widget if it changed, then runs the server (debug build: results are checked
+/// against their output schemas) with `--preview` and a preview catalog source, and prints the
+/// page's URL. The user's server flags pass through as given (see `server.rs`).
 pub fn run(root: &Path, server_args: &[String]) -> Result<()> {
-    let html = widget::build(root)?;
-    let host = flag_value(server_args, "--host").unwrap_or("127.0.0.1").to_string();
-    let port = flag_value(server_args, "--port").unwrap_or("8000").to_string();
+    let host = user_value(server_args, "--host", "GIFTGENIUS_HOST").unwrap_or_else(|| "127.0.0.1".into());
+    let port = user_value(server_args, "--port", "GIFTGENIUS_PORT").unwrap_or_else(|| "8000".into());
     if port == "0" {
         bail!("preview: pass a fixed --port (the preview catalog source needs to know it)");
     }
@@ -38,17 +31,21 @@ pub fn run(root: &Path, server_args: &[String]) -> Result<()> {
     let mut server = cmd::cargo();
     server.args(["run", "-p", "giftgenius-server"]).current_dir(root);
     locked_in_ci(&mut server);
-    server.arg("--").arg("--preview").arg("--widget-html").arg(&html);
-    if flag_value(server_args, "--db").is_none() {
-        // Its own database, so preview charges and drafts never mix with `serve`'s.
-        let db = root.join("target/preview/giftgenius-preview.db");
-        std::fs::create_dir_all(db.parent().expect("has a parent")).context("creating target/preview")?;
-        server.arg("--db").arg(db);
-    }
-    if flag_value(server_args, "--catalog-url").is_none() {
-        server.arg("--catalog-url").arg(format!("{base}/preview/catalog"));
-    }
-    server.args(server_args);
+    server::provide_widget(root, server_args, &mut server)?;
+    // `--preview` given again by the user is harmless: the flag wins over the variable.
+    server.env("GIFTGENIUS_PREVIEW", "true");
+    // Its own database, so preview charges and drafts never mix with `serve`'s.
+    let db = root.join("target/preview/giftgenius-preview.db");
+    std::fs::create_dir_all(db.parent().expect("has a parent")).context("creating target/preview")?;
+    server::default_env(&mut server, server_args, "--db", "GIFTGENIUS_DB", &db);
+    server::default_env(
+        &mut server,
+        server_args,
+        "--catalog-url",
+        "GIFTGENIUS_CATALOG_URLS",
+        format!("{base}/preview/catalog"),
+    );
+    server.arg("--").args(server_args);
     eprintln!();
     // From localhost the MCP Apps view runs at sandbox.localhost: another origin, same site.
     let page = if loopback { format!("http://localhost:{port}/preview") } else { format!("{base}/preview") };

@@ -3,6 +3,7 @@
 use crate::pack;
 use crate::tools::{self, Tools, WASM_OPT_PIN};
 use anyhow::{Context, Result, bail};
+use sha2::{Digest, Sha256};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -13,15 +14,117 @@ const BIN: &str = "giftgenius-widget";
 const TRUNK_DIST: &str = "dist/trunk";
 pub const ARTIFACT: &str = "dist/giftgenius-widget.html";
 
-/// Builds and packs the widget; returns the absolute path of the packed HTML.
+/// Next to the artifact: a hash of everything it was built from, and the artifact's own hash.
+const STAMP: &str = "dist/giftgenius-widget.html.inputs";
+
+/// What the artifact is made from (files, or directories taken whole): the widget and contract
+/// crates' sources, trunk's entry and config, the workspace manifest (its profiles shape the
+/// wasm) and lockfile, the toolchain pin, and the packer. Tests are left out on purpose.
+const INPUTS: &[&str] = &[
+    "widget/Cargo.toml",
+    "widget/src",
+    "widget/runtime",
+    "widget/style.css",
+    "crates/giftgenius-types/Cargo.toml",
+    "crates/giftgenius-types/src",
+    "index.html",
+    "Trunk.toml",
+    "Cargo.toml",
+    "Cargo.lock",
+    "rust-toolchain.toml",
+    ".cargo/config.toml",
+    "crates/xtask/Cargo.toml",
+    "crates/xtask/src/pack.rs",
+    "crates/xtask/src/widget.rs",
+];
+
+/// Always builds and packs the widget (trunk, then the packer); returns the packed HTML's path.
 pub fn build(root: &Path) -> Result<PathBuf> {
+    // Hashed before the build: a file edited during it makes the next run build again.
+    let inputs = inputs_hash(root)?;
     let tools = tools::ensure_build_tools(root)?;
     trunk_build(root, &tools)?;
     let dist = root.join(TRUNK_DIST);
     let wasm_path = dist.join(format!("{BIN}_bg.wasm"));
     let wasm = std::fs::read(&wasm_path).with_context(|| format!("reading {}", wasm_path.display()))?;
     check_no_build_paths(root, &wasm)?;
-    pack_dist(root, &dist, &wasm)
+    let out = pack_dist(root, &dist, &wasm)?;
+    let artifact = std::fs::read(&out).with_context(|| format!("reading {}", out.display()))?;
+    write_atomically(&root.join(STAMP), stamp_text(&inputs, &artifact).as_bytes())?;
+    Ok(out)
+}
+
+/// Like [`build`], but keeps the artifact when nothing it is made from changed since it was
+/// built (trunk alone takes ~9 s even then): what `serve`, `preview` and the tests use.
+pub fn build_if_changed(root: &Path) -> Result<PathBuf> {
+    let out = root.join(ARTIFACT);
+    let inputs = inputs_hash(root)?;
+    let stamp = std::fs::read_to_string(root.join(STAMP)).ok();
+    let artifact = std::fs::read(&out).ok();
+    match (stamp, artifact) {
+        (Some(stamp), Some(artifact)) if stamp == stamp_text(&inputs, &artifact) => {
+            eprintln!("xtask: widget up to date ({}; its inputs are unchanged)", out.display());
+            Ok(out)
+        }
+        _ => build(root),
+    }
+}
+
+/// The stamp names the artifact's hash too, so a deleted or edited artifact is rebuilt.
+fn stamp_text(inputs: &str, artifact: &[u8]) -> String {
+    format!("inputs {inputs}\nartifact {}\n", pack::sha256_hex(artifact))
+}
+
+/// SHA-256 over the [`INPUTS`] (relative path and contents of every file, in a fixed order),
+/// the pinned tool versions and the wasm32 build flags.
+fn inputs_hash(root: &Path) -> Result<String> {
+    let mut files = Vec::new();
+    for rel in INPUTS {
+        collect_files(root, Path::new(rel), &mut files)?;
+    }
+    files.sort();
+    let mut h = Sha256::new();
+    for rel in &files {
+        let path = root.join(rel);
+        h.update(rel.to_string_lossy().as_bytes());
+        match std::fs::read(&path) {
+            Ok(bytes) => {
+                h.update((bytes.len() as u64).to_le_bytes());
+                h.update(&bytes);
+            }
+            // A listed file that does not exist (.cargo/config.toml is optional) counts as such.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => h.update(b"\0missing"),
+            Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+        }
+    }
+    let wbg = tools::wasm_bindgen_version(root)?;
+    h.update(
+        format!(
+            "\0trunk {}\0wasm-bindgen {wbg}\0binaryen {} {WASM_OPT_PIN}\0",
+            tools::TRUNK_VERSION,
+            tools::BINARYEN_VERSION
+        )
+        .as_bytes(),
+    );
+    for (k, v) in wasm_build_env(root)? {
+        h.update(k.as_bytes());
+        h.update(v.as_encoded_bytes());
+    }
+    Ok(format!("{:x}", h.finalize()))
+}
+
+/// `rel` itself if it is a file (or missing), else every file below it.
+fn collect_files(root: &Path, rel: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
+    let path = root.join(rel);
+    if !path.is_dir() {
+        files.push(rel.to_path_buf());
+        return Ok(());
+    }
+    for entry in std::fs::read_dir(&path).with_context(|| format!("listing {}", path.display()))? {
+        let entry = entry.with_context(|| format!("listing {}", path.display()))?;
+        collect_files(root, &rel.join(entry.file_name()), files)?;
+    }
+    Ok(())
 }
 
 /// Env for every wasm32 cargo build (trunk's and the types check), so they share one set of
@@ -181,4 +284,64 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let tmp = path.with_extension("tmp");
     std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scratch workspace with the few files the hash reads.
+    fn scratch(name: &str) -> PathBuf {
+        let root = std::env::temp_dir().join(format!("xtask-stamp-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("widget/src")).unwrap();
+        std::fs::write(root.join("Cargo.lock"), "[[package]]\nname = \"wasm-bindgen\"\nversion = \"0.2.130\"\n")
+            .unwrap();
+        std::fs::write(root.join("widget/src/lib.rs"), "pub fn a() {}\n").unwrap();
+        std::fs::write(root.join("index.html"), "<html></html>\n").unwrap();
+        root
+    }
+
+    #[test]
+    fn the_inputs_hash_follows_every_source_change() {
+        let root = scratch("inputs");
+        let first = inputs_hash(&root).unwrap();
+        assert_eq!(inputs_hash(&root).unwrap(), first, "stable while nothing changes");
+
+        std::fs::write(root.join("widget/src/lib.rs"), "pub fn b() {}\n").unwrap();
+        let edited = inputs_hash(&root).unwrap();
+        assert_ne!(edited, first, "an edited source");
+
+        std::fs::create_dir_all(root.join("widget/runtime")).unwrap();
+        std::fs::write(root.join("widget/runtime/fallback.js"), "(function () {})();\n").unwrap();
+        let added = inputs_hash(&root).unwrap();
+        assert_ne!(added, edited, "a new file in a listed directory");
+
+        std::fs::write(root.join("Cargo.lock"), "[[package]]\nname = \"wasm-bindgen\"\nversion = \"0.2.131\"\n")
+            .unwrap();
+        assert_ne!(inputs_hash(&root).unwrap(), added, "another wasm-bindgen");
+
+        // Files outside the inputs (tests, the artifact itself) do not count.
+        let now = inputs_hash(&root).unwrap();
+        std::fs::create_dir_all(root.join("widget/tests")).unwrap();
+        std::fs::write(root.join("widget/tests/t.rs"), "#[test] fn t() {}\n").unwrap();
+        std::fs::create_dir_all(root.join("dist")).unwrap();
+        std::fs::write(root.join(ARTIFACT), "<html>packed</html>").unwrap();
+        assert_eq!(inputs_hash(&root).unwrap(), now);
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn an_up_to_date_artifact_is_kept_without_tools() {
+        let root = scratch("fresh");
+        std::fs::create_dir_all(root.join("dist")).unwrap();
+        std::fs::write(root.join(ARTIFACT), "<html>packed</html>").unwrap();
+        let stamp = stamp_text(&inputs_hash(&root).unwrap(), b"<html>packed</html>");
+        std::fs::write(root.join(STAMP), &stamp).unwrap();
+        // No trunk, no Trunk.toml here: a build would fail, so Ok means it was skipped.
+        assert_eq!(build_if_changed(&root).unwrap(), root.join(ARTIFACT));
+        // An edited artifact no longer matches its stamp.
+        assert_ne!(stamp_text(&inputs_hash(&root).unwrap(), b"<html>edited</html>"), stamp);
+        let _ = std::fs::remove_dir_all(&root);
+    }
 }

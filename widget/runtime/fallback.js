@@ -1,0 +1,219 @@
+// The no-WebAssembly fallback runtime of the packed widget (plain ES5, no framework).
+//
+// `cargo xtask widget` inlines this file as the first <script> of dist/giftgenius-widget.html
+// (crates/xtask/src/pack.rs; full-line `//` comments like these are dropped there, so write
+// none inside a string). It runs before the wasm glue, records the outcome in
+// <html data-wasm>: "loading", then "ready" (set by the packer's init code), "failed"
+// (WebAssembly or the glue script was refused) or "fallback" (refused, and the
+// server-rendered HTML is shown). The packer also writes the JSON this file reads from
+// #giftgenius-fallback-data: `initialize` = widget/src/rpc.rs `initialize_params()`, and
+// `cancelled` = lib.rs `render_to_html(ViewState::Cancelled)` (view.rs `cancelled_view`), so
+// no markup or text of the widget is written here.
+//
+// On failure it is a small copy of the wasm app's behaviour; keep each part in step with the
+// Rust it mirrors (widget/src/…):
+//   fallback() set-up        bridge.rs `start` (feature detection: window.openai, else the
+//                            parent frame), `start_openai`, `start_mcp_apps`
+//   post / rpc / wait        bridge.rs `McpAppsBridge::post`/`request`, rpc.rs `request`,
+//                            `notification`, `Pending`
+//   paint                    the `busy` flag of state.rs `ViewState::ConfirmPurchase` and the
+//                            theme of context.rs `RenderContext` (data-theme on the root)
+//   show / hosted            controller.rs `Controller::show_tool_output` and `remember`; the
+//                            HTML is the server's render_to_html (lib.rs) in
+//                            _meta["giftgenius/html"], the token flow.rs `confirmation_token`
+//   call / note              controller.rs `Controller::call` and `handle` (one call at a time)
+//   state / store / save     controller.rs `Host::widget_state`/`set_widget_state`, bridge.rs
+//                            `storage::sync`, flow.rs `storage_changes`, `with_checkout`,
+//                            rpc.rs `checkout_storage_key`, `model_context_params`
+//   key                      controller.rs `Controller::key_for`, flow.rs
+//                            `idempotency_key_for_token`, `idempotency_key_from_bytes`
+//   confirm                  controller.rs `Controller::confirm` (prepare again if the token
+//                            was lost)
+//   cancel                   controller.rs `Controller::cancel`; with no results to go
+//                            back to, `ViewState::Cancelled` rendered by the packer
+//   click handler            action.rs `Action` (the data-action names), flow.rs
+//                            `merge_arguments` for suggestions, controller.rs `retry`
+//   context                  rpc.rs `HostContext::render_context`, context.rs `Theme::parse`
+//   message listener         rpc.rs `parse` and `reply`; bridge.rs `start_mcp_apps`
+//   ui/initialize, resize    rpc.rs `initialize_params` (from the data block), bridge.rs
+//                            `report_size`
+(function () {
+  var d = document, w = window, root = d.documentElement, started = false;
+  root.dataset.wasm = "loading";
+  w.giftgeniusWasmFailed = function (reason) {
+    if (root.dataset.wasm === "ready" || started) return;
+    started = true;
+    root.dataset.wasm = "failed";
+    if (w.console) console.error("giftgenius: WebAssembly did not start", reason);
+    fallback();
+  };
+  // A CSP without 'wasm-unsafe-eval' (or without our module's hash) refuses the wasm or the
+  // module script; the module's own try/catch cannot see the second case, so listen here.
+  d.addEventListener("securitypolicyviolation", function (e) {
+    var u = e.blockedURI;
+    if (e.disposition !== "report" && (u === "wasm-eval" || u === "inline")) w.giftgeniusWasmFailed((e.effectiveDirective || "") + " blocked " + u);
+  });
+  // No WebAssembly: show the server-rendered HTML of each result (_meta["giftgenius/html"]) and
+  // drive its data-action buttons over the same bridge the wasm would have used.
+  function fallback() {
+    var box = d.getElementById("giftgenius-fallback"), app = d.getElementById("giftgenius-root"),
+      data = d.getElementById("giftgenius-fallback-data"),
+      oa = w.openai, parent = w.parent !== w ? w.parent : null,
+      HTML = "giftgenius/html", STORE = "giftgenius/checkout/",
+      theme, input = {}, last, back, backArgs, seen, draft, token, busy = false, ws = {}, ids = 1, wait = {};
+    if (!box || !(oa || parent)) return;
+    try { data = JSON.parse(data.textContent); } catch (x) { data = {}; }
+    function post(m) { m.jsonrpc = "2.0"; parent.postMessage(m, "*"); }
+    function rpc(method, params) {
+      var id = ids++;
+      post({ id: id, method: method, params: params });
+      return new Promise(function (ok, no) { wait[id] = [ok, no]; });
+    }
+    function paint() {
+      var r = box.firstElementChild;
+      if (r && theme) r.setAttribute("data-theme", theme);
+      box.setAttribute("aria-busy", busy);
+      box.querySelectorAll("button[data-action]").forEach(function (b) {
+        if (busy && !b.disabled) { b.disabled = true; b.dataset.ggBusy = 1; }
+        if (!busy && b.dataset.ggBusy) { b.disabled = false; delete b.dataset.ggBusy; }
+      });
+    }
+    // Shows one result; `args` null means "the host's tool input" (it may arrive late).
+    function show(res, name, args) {
+      var sc = (res && res.structuredContent) || {}, m = (res && res._meta) || {}, html = m[HTML];
+      if (typeof html !== "string") return false;
+      seen = html;
+      if (sc.draft && sc.draft.id) { draft = sc.draft; token = m["giftgenius/confirmation_token"]; }
+      if (name === "suggest_gifts" && sc.ok) { back = html; backArgs = args; }
+      box.innerHTML = html;
+      box.hidden = false;
+      if (app) app.hidden = true;
+      root.dataset.wasm = "fallback";
+      paint();
+      return true;
+    }
+    function hosted(res) {
+      if (busy || !res || !res._meta || res._meta[HTML] === seen) return;
+      var tool = (res.structuredContent || {}).tool;
+      if (show(res, tool, null)) last = [tool, null];
+    }
+    function call(name, args) {
+      busy = true;
+      last = [name, args];
+      paint();
+      var p = oa ? Promise.resolve().then(function () { return oa.callTool(name, args); })
+        : rpc("tools/call", { name: name, arguments: args });
+      return p.then(function (res) { busy = false; show(res, name, args) || note(); }, function () { busy = false; note(); }).then(paint);
+    }
+    function note() {
+      var p = d.createElement("p");
+      p.className = "gg-inline-error";
+      p.setAttribute("role", "alert");
+      p.textContent = "GiftGenius could not be reached from this view. Please try again.";
+      (box.firstElementChild || box).appendChild(p);
+    }
+    function state() { return (oa ? oa.widgetState : ws) || {}; }
+    function store(f) { ["localStorage", "sessionStorage"].forEach(function (n) { try { if (w[n]) f(w[n]); } catch (x) {} }); }
+    // Widget state, mirrored into storage keyed by draft id; resolves once the host answered.
+    function save(next) {
+      var was = state().checkout, now = next.checkout;
+      store(function (s) {
+        if (was && (!now || now.draft_id !== was.draft_id)) s.removeItem(STORE + was.draft_id);
+        if (now) s.setItem(STORE + now.draft_id, now.idempotency_key);
+      });
+      ws = next;
+      return (oa ? Promise.resolve().then(function () { return oa.setWidgetState(next); })
+        : rpc("ui/update-model-context", { structuredContent: next })).then(null, function () {});
+    }
+    // The draft's idempotency key: kept, or minted once and persisted before it is used.
+    // Derived from the confirmation token like the wasm path (flow::idempotency_key_for_token),
+    // so a reload that lost widget state and storage still finds the same key.
+    function key(id, t) {
+      var k = null, made;
+      [ws.checkout, state().checkout].forEach(function (c) { if (!k && c && c.draft_id === id) k = c.idempotency_key; });
+      store(function (s) { k = k || s.getItem(STORE + id); });
+      if (k) return Promise.resolve(k);
+      made = t && window.crypto && crypto.subtle
+        ? crypto.subtle.digest("SHA-256", new TextEncoder().encode("giftgenius/idempotency-key\n" + t)).then(function (d) { return new Uint8Array(d); })
+        : Promise.resolve(crypto.getRandomValues(new Uint8Array(16)));
+      return made.then(function (b) {
+        k = "ik_";
+        for (var i = 0; i < 16; i++) k += (b[i] < 16 ? "0" : "") + b[i].toString(16);
+        return save(Object.assign({}, state(), { checkout: { draft_id: id, idempotency_key: k } })).then(function () { return k; });
+      });
+    }
+    function confirm() {
+      var g = draft, t = token;
+      if (!g) return;
+      // Token lost (reload after a widget-made draft): prepare again, then confirm what it shows.
+      if (!t) return call("prepare_order", { gift_id: g.gift.id, quantity: g.quantity, shipping: g.shipping, currency: g.total.currency });
+      busy = true;
+      paint();
+      key(g.id, t).then(function (k) { call("commit_order", { draft_id: g.id, idempotency_key: k, confirmation_token: t }); });
+    }
+    function cancel() {
+      var next = Object.assign({}, state());
+      delete next.checkout;
+      busy = true;
+      paint();
+      save(next).then(function () {
+        busy = false;
+        draft = token = null;
+        box.innerHTML = back || data.cancelled || "";
+        if (back) last = ["suggest_gifts", backArgs];
+        paint();
+      });
+    }
+    box.addEventListener("click", function (e) {
+      var b = e.target.closest && e.target.closest("button[data-action]"), a = b && b.dataset.action, s = {}, m;
+      if (!b || b.disabled || busy) return;
+      if (a === "choose") call("prepare_order", { gift_id: b.dataset.giftId });
+      if (a === "confirm") confirm();
+      if (a === "cancel") cancel();
+      if (a === "retry" && last && last[0]) call(last[0], last[1] || input);
+      if (a === "suggestion") {
+        try { s = JSON.parse(b.dataset.setArguments) || {}; } catch (x) {}
+        m = Object.assign({}, backArgs || input);
+        for (var k in s) { if (s[k] === null) delete m[k]; else m[k] = s[k]; }
+        call("suggest_gifts", m);
+      }
+    });
+    function context(c) {
+      if (c && c.theme) { theme = c.theme === "dark" ? "dark" : "light"; paint(); }
+    }
+    if (oa) {
+      var globals = function () {
+        context(oa);
+        input = oa.toolInput || {};
+        hosted({ structuredContent: oa.toolOutput, _meta: oa.toolResponseMetadata });
+      };
+      w.addEventListener("openai:set_globals", globals);
+      globals();
+      return;
+    }
+    w.addEventListener("message", function (e) {
+      var m = e.data, p, f;
+      if (e.source !== parent || !m || m.jsonrpc !== "2.0") return;
+      p = m.params || {};
+      if (m.method && m.id != null) {
+        post(m.method === "ping" || m.method === "ui/resource-teardown" ? { id: m.id, result: {} }
+          : { id: m.id, error: { code: -32601, message: "method not found" } });
+      } else if (m.method === "ui/notifications/tool-input") input = p.arguments || {};
+      else if (m.method === "ui/notifications/tool-result") hosted(p);
+      else if (m.method === "ui/notifications/host-context-changed") context(p);
+      else if (!m.method && (f = wait[m.id])) {
+        delete wait[m.id];
+        if (m.error) f[1](m.error); else f[0](m.result);
+      }
+    });
+    rpc("ui/initialize", data.initialize).then(function (r) {
+      var h;
+      context(r && r.hostContext);
+      post({ method: "ui/notifications/initialized", params: {} });
+      if (w.ResizeObserver) new ResizeObserver(function () {
+        var r = root.getBoundingClientRect(), s = Math.ceil(r.height);
+        if (s !== h) post({ method: "ui/notifications/size-changed", params: { width: Math.ceil(r.width), height: h = s } });
+      }).observe(root);
+    });
+  }
+})();
