@@ -471,7 +471,8 @@
   async function hiddenDraft(giftId) {
     const r = await callTool("prepare_order", { gift_id: giftId }, "host");
     const draft = r.structuredContent && r.structuredContent.draft;
-    const token = r._meta && r._meta["giftgenius/confirmation_token"];
+    // The server fills in giftgenius_types::wire::META_CONFIRMATION_TOKEN when it serves this file.
+    const token = r._meta && r._meta["__META_CONFIRMATION_TOKEN__"];
     if (!draft || !token) throw new Error(`prepare_order ${giftId} gave no draft/token`);
     return { draft_id: draft.id, token };
   }

@@ -6,9 +6,11 @@
 // <html data-wasm>: "loading", then "ready" (set by the packer's init code), "failed"
 // (WebAssembly or the glue script was refused) or "fallback" (refused, and the
 // server-rendered HTML is shown). The packer also writes the JSON this file reads from
-// #giftgenius-fallback-data: `initialize` = widget/src/rpc.rs `initialize_params()`, and
-// `cancelled` = lib.rs `render_to_html(ViewState::Cancelled)` (view.rs `cancelled_view`), so
-// no markup or text of the widget is written here.
+// #giftgenius-fallback-data: `initialize` = widget/src/rpc.rs `initialize_params()`,
+// `cancelled` = lib.rs `render_to_html(ViewState::Cancelled)` (view.rs `cancelled_view`), and
+// `wire` = the contract's strings (crates/giftgenius-types/src/wire.rs: _meta keys, the storage
+// prefix, the idempotency-key prefix and derivation), so no markup, text or contract string of
+// the widget is written here.
 //
 // On failure it is a small copy of the wasm app's behaviour; keep each part in step with the
 // Rust it mirrors (widget/src/…):
@@ -59,10 +61,10 @@
     var box = d.getElementById("giftgenius-fallback"), app = d.getElementById("giftgenius-root"),
       data = d.getElementById("giftgenius-fallback-data"),
       oa = w.openai, parent = w.parent !== w ? w.parent : null,
-      HTML = "giftgenius/html", STORE = "giftgenius/checkout/",
-      theme, input = {}, last, back, backArgs, seen, draft, token, busy = false, ws = {}, ids = 1, wait = {};
+      wire, theme, input = {}, last, back, backArgs, seen, draft, token, busy = false, ws = {}, ids = 1, wait = {};
     if (!box || !(oa || parent)) return;
     try { data = JSON.parse(data.textContent); } catch (x) { data = {}; }
+    wire = data.wire || {};
     function post(m) { m.jsonrpc = "2.0"; parent.postMessage(m, "*"); }
     function rpc(method, params) {
       var id = ids++;
@@ -80,10 +82,10 @@
     }
     // Shows one result; `args` null means "the host's tool input" (it may arrive late).
     function show(res, name, args) {
-      var sc = (res && res.structuredContent) || {}, m = (res && res._meta) || {}, html = m[HTML];
+      var sc = (res && res.structuredContent) || {}, m = (res && res._meta) || {}, html = m[wire.html];
       if (typeof html !== "string") return false;
       seen = html;
-      if (sc.draft && sc.draft.id) { draft = sc.draft; token = m["giftgenius/confirmation_token"]; }
+      if (sc.draft && sc.draft.id) { draft = sc.draft; token = m[wire.token]; }
       if (name === "suggest_gifts" && sc.ok) { back = html; backArgs = args; }
       box.innerHTML = html;
       box.hidden = false;
@@ -93,7 +95,7 @@
       return true;
     }
     function hosted(res) {
-      if (busy || !res || !res._meta || res._meta[HTML] === seen) return;
+      if (busy || !res || !res._meta || res._meta[wire.html] === seen) return;
       var tool = (res.structuredContent || {}).tool;
       if (show(res, tool, null)) last = [tool, null];
     }
@@ -118,8 +120,8 @@
     function save(next) {
       var was = state().checkout, now = next.checkout;
       store(function (s) {
-        if (was && (!now || now.draft_id !== was.draft_id)) s.removeItem(STORE + was.draft_id);
-        if (now) s.setItem(STORE + now.draft_id, now.idempotency_key);
+        if (was && (!now || now.draft_id !== was.draft_id)) s.removeItem(wire.store + was.draft_id);
+        if (now) s.setItem(wire.store + now.draft_id, now.idempotency_key);
       });
       ws = next;
       return (oa ? Promise.resolve().then(function () { return oa.setWidgetState(next); })
@@ -131,13 +133,13 @@
     function key(id, t) {
       var k = null, made;
       [ws.checkout, state().checkout].forEach(function (c) { if (!k && c && c.draft_id === id) k = c.idempotency_key; });
-      store(function (s) { k = k || s.getItem(STORE + id); });
+      store(function (s) { k = k || s.getItem(wire.store + id); });
       if (k) return Promise.resolve(k);
       made = t && window.crypto && crypto.subtle
-        ? crypto.subtle.digest("SHA-256", new TextEncoder().encode("giftgenius/idempotency-key\n" + t)).then(function (d) { return new Uint8Array(d); })
+        ? crypto.subtle.digest("SHA-256", new TextEncoder().encode(wire.keyDerivation + t)).then(function (d) { return new Uint8Array(d); })
         : Promise.resolve(crypto.getRandomValues(new Uint8Array(16)));
       return made.then(function (b) {
-        k = "ik_";
+        k = wire.keyPrefix;
         for (var i = 0; i < 16; i++) k += (b[i] < 16 ? "0" : "") + b[i].toString(16);
         return save(Object.assign({}, state(), { checkout: { draft_id: id, idempotency_key: k } })).then(function () { return k; });
       });

@@ -56,15 +56,24 @@ fn strip_line_comments(js: &str) -> Result<String> {
     Ok(out.trim_end().to_string())
 }
 
-/// What the fallback runtime reads from `#giftgenius-fallback-data`, from the widget crate itself
-/// so nothing is written twice: the `ui/initialize` params the wasm sends, and the markup of the
-/// one state the runtime shows without a server result ("Purchase cancelled" with nothing to go
-/// back to), rendered natively by the same Leptos view the wasm uses.
+/// What the fallback runtime reads from `#giftgenius-fallback-data`, from the widget and contract
+/// crates themselves so nothing is written twice: the `ui/initialize` params the wasm sends, the
+/// markup of the one state the runtime shows without a server result ("Purchase cancelled" with
+/// nothing to go back to), rendered natively by the same Leptos view the wasm uses, and the
+/// contract's strings (`giftgenius_types::wire`).
 pub fn fallback_data() -> serde_json::Value {
+    use giftgenius_types::wire;
     use giftgenius_widget::{RenderContext, ViewState, render_to_html};
     serde_json::json!({
         "initialize": giftgenius_widget::rpc::initialize_params(),
         "cancelled": render_to_html(&ViewState::Cancelled, &RenderContext::default()),
+        "wire": {
+            "html": wire::META_HTML,
+            "token": wire::META_CONFIRMATION_TOKEN,
+            "store": wire::CHECKOUT_STORAGE_PREFIX,
+            "keyPrefix": wire::IDEMPOTENCY_KEY_PREFIX,
+            "keyDerivation": wire::IDEMPOTENCY_KEY_DERIVATION,
+        },
     })
 }
 
@@ -382,12 +391,13 @@ export { initSync, __wbg_init as default };
             "oa.callTool(",
             "oa.setWidgetState(",
             "oa.toolResponseMetadata",
-            // The server's _meta keys and the widget's storage key (flow.rs / rpc.rs).
-            "\"giftgenius/html\"",
-            "\"giftgenius/confirmation_token\"",
-            "\"giftgenius/checkout/\"",
+            // The server's _meta keys and the widget's storage and key rules, from the data block.
+            "m[wire.html]",
+            "m[wire.token]",
+            "wire.store + id",
+            "wire.keyDerivation + t",
+            "k = wire.keyPrefix",
             "crypto.getRandomValues(",
-            "\"ik_\"",
         ] {
             assert!(boot.contains(needle), "bootstrap lacks {needle:?}");
         }
@@ -414,6 +424,13 @@ export { initSync, __wbg_init as default };
         assert_eq!(data["initialize"], giftgenius_widget::rpc::initialize_params());
         assert_eq!(data["initialize"]["appInfo"]["version"], env!("CARGO_PKG_VERSION"));
         assert_eq!(data["initialize"]["protocolVersion"], giftgenius_widget::rpc::PROTOCOL_VERSION);
+        // The contract's strings, from giftgenius_types::wire; the runtime spells none of them.
+        assert_eq!(data["wire"]["html"], giftgenius_types::wire::META_HTML);
+        assert_eq!(data["wire"]["token"], giftgenius_types::wire::META_CONFIRMATION_TOKEN);
+        assert_eq!(data["wire"]["store"], giftgenius_types::wire::CHECKOUT_STORAGE_PREFIX);
+        assert_eq!(data["wire"]["keyPrefix"], giftgenius_types::wire::IDEMPOTENCY_KEY_PREFIX);
+        assert_eq!(data["wire"]["keyDerivation"], giftgenius_types::wire::IDEMPOTENCY_KEY_DERIVATION);
+        assert!(!bootstrap().contains("giftgenius/"), "the runtime spells no contract string itself");
         // The cancelled screen is the widget's own SSR markup; the runtime has no copy of it.
         let cancelled = data["cancelled"].as_str().expect("cancelled markup");
         assert_eq!(

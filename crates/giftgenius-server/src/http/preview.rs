@@ -37,7 +37,12 @@ use crate::mcp::widget_resource::origin_of;
 use crate::state::AppState;
 
 const INDEX_HTML: &str = include_str!("../../../../preview/index.html");
-const HOST_JS: &str = include_str!("../../../../preview/host.js");
+const HOST_JS_TEMPLATE: &str = include_str!("../../../../preview/host.js");
+/// `host.js` with the contract's strings filled in (`giftgenius_types::wire`), so the page never
+/// spells them itself.
+static HOST_JS: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    HOST_JS_TEMPLATE.replace("__META_CONFIRMATION_TOKEN__", giftgenius_types::wire::META_CONFIRMATION_TOKEN)
+});
 const HOST_CSS: &str = include_str!("../../../../preview/host.css");
 /// Injected into the served copy of the widget for `bridge=openai` (never into the artifact).
 const OPENAI_SHIM_JS: &str = include_str!("../../../../preview/openai-shim.js");
@@ -92,7 +97,7 @@ pub fn router(config: &Config, app: Arc<AppState>) -> Router {
     Router::new()
         .route("/preview", get(index))
         .route("/preview/", get(index))
-        .route("/preview/host.js", get(|| async { asset("text/javascript; charset=utf-8", HOST_JS) }))
+        .route("/preview/host.js", get(|| async { asset("text/javascript; charset=utf-8", HOST_JS.as_str()) }))
         .route("/preview/host.css", get(|| async { asset("text/css; charset=utf-8", HOST_CSS) }))
         .route("/preview/widget", get(widget))
         .route("/preview/artifact", get(artifact))
