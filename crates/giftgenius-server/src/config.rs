@@ -84,9 +84,20 @@ pub struct Config {
     /// Overall deadline of suggest_gifts for all sources together.
     #[arg(long, env = "GIFTGENIUS_SUGGEST_DEADLINE_MS", default_value_t = 1500)]
     pub suggest_deadline_ms: u64,
-    /// suggest_gifts calls allowed per user per UTC day (0 = unlimited).
+    /// suggest_gifts calls allowed per account per UTC day (0 = unlimited).
     #[arg(long, env = "GIFTGENIUS_DAILY_SUGGESTION_LIMIT", default_value_t = 200)]
     pub daily_suggestion_limit: u32,
+    /// prepare_order calls allowed per account per hour (0 = unlimited).
+    #[arg(long, env = "GIFTGENIUS_HOURLY_DRAFT_LIMIT", default_value_t = 60)]
+    pub hourly_draft_limit: u32,
+    /// create_checkout_session calls allowed per account per hour (0 = unlimited).
+    #[arg(long, env = "GIFTGENIUS_HOURLY_CHECKOUT_LIMIT", default_value_t = 30)]
+    pub hourly_checkout_limit: u32,
+    /// Keys for confirmation tokens: one `KEY_ID SECRET` per line (secret ≥ 32 bytes); the first
+    /// signs, all verify (rotate by putting a new key first). Without it, a key generated into
+    /// the database is used (local mode only).
+    #[arg(long, env = "GIFTGENIUS_TOKEN_SECRET_FILE")]
+    pub token_secret_file: Option<PathBuf>,
     /// Crash points for exactly-once tests (comma-separated); never set in production.
     #[arg(long, env = "GIFTGENIUS_FAILPOINTS", default_value = "", hide = true)]
     pub failpoints: String,

@@ -9,6 +9,8 @@
 //!   idempotency keys and the sandbox payment provider.
 //! - `http/`: the plain routes next to `/mcp` (images, the checkout page, the preview).
 //! - `store/`: the database (SQLite or PostgreSQL, one implementation).
+//! - `limits`: usage limits per account (suggestions per day, drafts and checkout links per
+//!   hour).
 //! - `context`: one call's context; `outcome`: what a service answers; `error`: internal
 //!   failures as honest errors; `telemetry`: logs; `clock`: injectable time; `failpoints`:
 //!   crash points for the exactly-once tests.
@@ -25,6 +27,7 @@ pub mod context;
 pub mod error;
 pub mod failpoints;
 pub mod http;
+pub mod limits;
 pub mod mcp;
 pub mod outcome;
 pub mod startup;

@@ -7,12 +7,13 @@ use std::time::Duration;
 use anyhow::Context;
 
 use crate::checkout::Checkout;
-use crate::checkout::confirmation::ConfirmationKey;
+use crate::checkout::confirmation::ConfirmationKeys;
 use crate::checkout::idempotency::Idempotency;
 use crate::checkout::payments::{FaultPlan, SandboxPayments};
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::failpoints::Failpoints;
+use crate::limits::Limits;
 use crate::mcp::widget_resource::{WidgetResource, origin_of};
 use crate::store::Store;
 use crate::suggest::Suggester;
@@ -28,6 +29,7 @@ pub struct AppState {
     pub store: Store,
     pub checkout: Checkout,
     pub suggester: Suggester,
+    pub limits: Limits,
     pub failpoints: Failpoints,
 }
 
@@ -48,10 +50,20 @@ impl AppState {
             Duration::from_millis(config.sandbox_latency_ms),
             faults,
         ));
-        let confirmation = ConfirmationKey::new(
-            store.secret("confirmation_token", uuid::Uuid::new_v4().simple().to_string()).await?.into_bytes(),
-        );
+        let confirmation = match &config.token_secret_file {
+            Some(path) => ConfirmationKeys::from_file(path)?,
+            None => ConfirmationKeys::generated(
+                store.secret("confirmation_token", uuid::Uuid::new_v4().simple().to_string()).await?.into_bytes(),
+            ),
+        };
         let failpoints = Failpoints::new(config.failpoints.split(',').map(|s| s.trim().to_string()));
+        let limits = Limits {
+            store: store.clone(),
+            clock: clock.clone(),
+            daily_suggestions: config.daily_suggestion_limit,
+            hourly_drafts: config.hourly_draft_limit,
+            hourly_checkout_sessions: config.hourly_checkout_limit,
+        };
         let suggester = Suggester {
             sources: Sources::new(
                 config.builtin_catalog.then(|| catalog.clone()),
@@ -59,9 +71,7 @@ impl AppState {
                 Duration::from_millis(config.source_timeout_ms),
                 Duration::from_millis(config.suggest_deadline_ms),
             )?,
-            store: store.clone(),
-            clock: clock.clone(),
-            daily_limit: config.daily_suggestion_limit,
+            limits: limits.clone(),
             public_url: public_url.clone(),
         };
         let checkout = Checkout {
@@ -79,21 +89,19 @@ impl AppState {
             draft_ttl: Duration::from_secs(config.draft_ttl_secs),
             public_url: public_url.clone(),
             confirmation,
+            limits: limits.clone(),
         };
-        Ok(Arc::new(Self { catalog, widget, public_url, store, checkout, suggester, failpoints }))
+        Ok(Arc::new(Self { catalog, widget, public_url, store, checkout, suggester, limits, failpoints }))
     }
 
-    /// Deletes what has outlived its retention: idempotency keys past theirs, and daily
-    /// suggestion counters older than yesterday (only today's are read; yesterday's stay for support).
+    /// Deletes what has outlived its retention: idempotency keys past theirs, and usage
+    /// counters no limit reads any more.
     pub async fn prune(&self) {
         match self.checkout.idempotency.prune().await {
             Ok(n) if n > 0 => tracing::info!(pruned = n, "pruned expired idempotency keys"),
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "pruning idempotency keys failed"),
         }
-        let today = self.suggester.clock.now_ms().div_euclid(crate::suggest::DAY_MS);
-        if let Err(e) = self.store.prune_daily_suggestions(today - 1).await {
-            tracing::warn!(error = %e, "pruning daily suggestion counters failed");
-        }
+        self.limits.prune().await;
     }
 }

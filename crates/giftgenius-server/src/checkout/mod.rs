@@ -27,10 +27,11 @@ use crate::clock::{Clock, rfc3339};
 use crate::context::CallContext;
 use crate::error::internal;
 use crate::failpoints::Failpoints;
+use crate::limits::Limits;
 use crate::outcome::{Answer, ModelText, Outcome};
 use crate::store::{OrderRow, Store, StoreError};
 use crate::suggest::catalog::{Catalog, CatalogGift, price_in};
-use confirmation::ConfirmationKey;
+use confirmation::ConfirmationKeys;
 use idempotency::Idempotency;
 use payments::SandboxPayments;
 
@@ -44,7 +45,9 @@ pub struct Checkout {
     pub clock: Clock,
     pub draft_ttl: Duration,
     pub public_url: String,
-    pub confirmation: ConfirmationKey,
+    pub confirmation: ConfirmationKeys,
+    /// Drafts and checkout links per account per hour.
+    pub limits: Limits,
 }
 
 impl std::fmt::Debug for Checkout {

@@ -11,7 +11,7 @@ use crate::clock::rfc3339;
 use crate::context::CallContext;
 use crate::error::internal;
 use crate::outcome::{Answer, Outcome};
-use crate::store::DraftRow;
+use crate::store::{DraftRow, Usage};
 use crate::suggest::catalog::price_in;
 
 impl Checkout {
@@ -25,6 +25,7 @@ impl Checkout {
         input: &PrepareOrderInput,
     ) -> Result<Answer<PrepareOrderData>, ToolError> {
         let gift = self.gift(call, &input.gift_id)?;
+        self.limits.take(call, Usage::Drafts).await?;
         let sold = self.store.units_sold(&gift.id).await.map_err(|e| internal(call, &e))?;
         if sold + input.quantity > i64::from(gift.stock) {
             return Err(self.unavailable(call, gift, input.currency));

@@ -12,7 +12,7 @@ use crate::clock::rfc3339;
 use crate::context::CallContext;
 use crate::error::internal;
 use crate::outcome::{Answer, Outcome};
-use crate::store::CheckoutRow;
+use crate::store::{CheckoutRow, Usage};
 use crate::suggest::catalog::price_in;
 
 impl Checkout {
@@ -22,6 +22,7 @@ impl Checkout {
         input: &CreateCheckoutSessionInput,
         arguments: &Map<String, Value>,
     ) -> Outcome<CheckoutData> {
+        // Retries of one key come back before the limit: a replay is never refused.
         let fingerprint = fingerprint(arguments, "idempotency_key");
         let lease = match self.idempotency.begin(call, &input.idempotency_key, &fingerprint).await {
             Ok(Begin::Proceed(lease)) => lease,
@@ -29,6 +30,11 @@ impl Checkout {
             Ok(Begin::Reject(error)) => return error.into(),
             Err(e) => return internal(call, &e).into(),
         };
+        if let Err(error) = self.limits.take(call, Usage::CheckoutSessions).await {
+            // Not the key's answer: once the limit resets, the same key may open the session.
+            lease.release().await;
+            return error.into();
+        }
         self.open_session(call, input, lease).await.into()
     }
 

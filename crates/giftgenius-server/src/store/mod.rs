@@ -19,7 +19,7 @@ use sqlx::{PgPool, SqlitePool};
 use dialect::{Dialect, WriteLock};
 pub use rows::{
     CheckoutRow, CurrencyColumn, DraftRow, KeyRow, LedgerRow, OrderRow, OrderStatusColumn, RecoveryPoint,
-    ShippingColumn,
+    ShippingColumn, Usage,
 };
 
 /// A database failure. The text is for the log only; clients get `INTERNAL_ERROR`.
@@ -467,15 +467,16 @@ impl Store {
         on_pool!(self, |pool| Ok(sqlx::query_as(sql::LEDGER).fetch_all(pool).await?))
     }
 
-    // --- the daily suggestion limit ---
+    // --- usage limits ---
 
-    /// Atomically counts one suggestion for `subject` on `day` (UTC days since the Unix epoch)
-    /// unless `limit` (≥ 1) are already counted. True if it was counted.
-    pub async fn take_daily_suggestion(&self, subject: &str, day: i64, limit: i64) -> StoreResult<bool> {
+    /// Atomically counts one `usage` for `subject` in `period` unless `limit` (≥ 1) are already
+    /// counted. True if it was counted.
+    pub async fn take_usage(&self, subject: &str, usage: Usage, period: i64, limit: i64) -> StoreResult<bool> {
         on_pool!(self, |pool| {
-            let counted: Option<i64> = sqlx::query_scalar(sql::TAKE_DAILY_SUGGESTION)
+            let counted: Option<i64> = sqlx::query_scalar(sql::TAKE_USAGE)
                 .bind(subject)
-                .bind(day)
+                .bind(usage)
+                .bind(period)
                 .bind(limit)
                 .fetch_optional(pool)
                 .await?;
@@ -483,18 +484,18 @@ impl Store {
         })
     }
 
-    /// Un-counts one suggestion (the call delivered nothing because every source failed).
-    pub async fn give_back_daily_suggestion(&self, subject: &str, day: i64) -> StoreResult<()> {
+    /// Un-counts one `usage` (the call delivered nothing).
+    pub async fn give_back_usage(&self, subject: &str, usage: Usage, period: i64) -> StoreResult<()> {
         on_pool!(self, |pool| {
-            sqlx::query(sql::GIVE_BACK_DAILY_SUGGESTION).bind(subject).bind(day).execute(pool).await?;
+            sqlx::query(sql::GIVE_BACK_USAGE).bind(subject).bind(usage).bind(period).execute(pool).await?;
             Ok(())
         })
     }
 
-    /// Deletes the counters of days before `before_day`; returns how many.
-    pub async fn prune_daily_suggestions(&self, before_day: i64) -> StoreResult<u64> {
+    /// Deletes the counters of `usage` for periods before `before_period`; returns how many.
+    pub async fn prune_usage(&self, usage: Usage, before_period: i64) -> StoreResult<u64> {
         on_pool!(self, |pool| {
-            Ok(sqlx::query(sql::PRUNE_DAILY_SUGGESTIONS).bind(before_day).execute(pool).await?.rows_affected())
+            Ok(sqlx::query(sql::PRUNE_USAGE).bind(usage).bind(before_period).execute(pool).await?.rows_affected())
         })
     }
 }

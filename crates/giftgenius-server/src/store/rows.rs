@@ -112,6 +112,18 @@ text_column! {
     }
 }
 
+text_column! {
+    /// `usage_counters.usage`: what a usage limit counts.
+    Usage {
+        /// suggest_gifts calls, per UTC day.
+        Suggestions => "suggestions",
+        /// prepare_order calls, per hour.
+        Drafts => "drafts",
+        /// create_checkout_session calls, per hour.
+        CheckoutSessions => "checkout_sessions",
+    }
+}
+
 impl From<OrderStatusColumn> for OrderStatus {
     fn from(status: OrderStatusColumn) -> Self {
         match status {

@@ -80,13 +80,13 @@ pub const INSERT_LEDGER: &str = "INSERT INTO sandbox_payment_ledger (idempotency
 pub const LEDGER_ENTRY: &str = "SELECT * FROM sandbox_payment_ledger WHERE idempotency_key = $1";
 pub const LEDGER: &str = "SELECT * FROM sandbox_payment_ledger ORDER BY created_at_ms, charge_id";
 
-// --- daily suggestion limit ---
+// --- usage limits ---
 
 /// One statement, so concurrent calls cannot both take the last unit. Returns a row only if
-/// the suggestion was counted.
-pub const TAKE_DAILY_SUGGESTION: &str = "INSERT INTO daily_suggestions (subject, day, count) VALUES ($1, $2, 1) \
-     ON CONFLICT (subject, day) DO UPDATE SET count = daily_suggestions.count + 1 \
-     WHERE daily_suggestions.count < $3 RETURNING count";
-pub const GIVE_BACK_DAILY_SUGGESTION: &str =
-    "UPDATE daily_suggestions SET count = count - 1 WHERE subject = $1 AND day = $2 AND count > 0";
-pub const PRUNE_DAILY_SUGGESTIONS: &str = "DELETE FROM daily_suggestions WHERE day < $1";
+/// the call was counted. ($1 subject, $2 usage, $3 period, $4 limit.)
+pub const TAKE_USAGE: &str = "INSERT INTO usage_counters (subject, usage, period, count) VALUES ($1, $2, $3, 1) \
+     ON CONFLICT (subject, usage, period) DO UPDATE SET count = usage_counters.count + 1 \
+     WHERE usage_counters.count < $4 RETURNING count";
+pub const GIVE_BACK_USAGE: &str =
+    "UPDATE usage_counters SET count = count - 1 WHERE subject = $1 AND usage = $2 AND period = $3 AND count > 0";
+pub const PRUNE_USAGE: &str = "DELETE FROM usage_counters WHERE usage = $1 AND period < $2";

@@ -1,5 +1,5 @@
-//! `suggest_gifts`: check the caller's daily limit, ask every catalog source, rank what
-//! arrived, and describe the result (with `partial` when some sources failed).
+//! `suggest_gifts`: count the call against the account's daily limit, ask every catalog source,
+//! rank what arrived, and describe the result (with `partial` when some sources failed).
 //!
 //! `catalog/` holds the gifts (the built-in merchants), the sources (built-in and HTTP) and
 //! the ranking.
@@ -8,25 +8,20 @@ pub mod catalog;
 
 use giftgenius_types::{ErrorCode, Partial, SuggestGiftsData, SuggestGiftsInput, SuggestGiftsQuery, ToolError};
 
-use crate::clock::Clock;
 use crate::context::CallContext;
+use crate::limits::Limits;
 use crate::outcome::{Answer, ModelText, Outcome};
-use crate::store::Store;
+use crate::store::Usage;
 use catalog::sources::Sources;
 use catalog::{Catalog, rank};
-
-pub const DAY_MS: i64 = 86_400_000;
 
 /// How long to wait before retrying when every catalog source failed.
 pub const UPSTREAM_RETRY_AFTER_MS: u64 = 2_000;
 
-/// The `suggest_gifts` service: sources, the daily limit and its store.
+/// The `suggest_gifts` service: the catalog sources and the daily limit.
 pub struct Suggester {
     pub sources: Sources,
-    pub store: Store,
-    pub clock: Clock,
-    /// Calls per subject per UTC day; 0 = unlimited.
-    pub daily_limit: u32,
+    pub limits: Limits,
     pub public_url: String,
 }
 
@@ -34,15 +29,9 @@ impl std::fmt::Debug for Suggester {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Suggester")
             .field("sources", &self.sources.sources().len())
-            .field("daily_limit", &self.daily_limit)
+            .field("daily_limit", &self.limits.daily_suggestions)
             .finish_non_exhaustive()
     }
-}
-
-/// Milliseconds from `now_ms` to the next UTC midnight (never 0).
-pub fn ms_until_next_utc_day(now_ms: i64) -> u64 {
-    let next = (now_ms.div_euclid(DAY_MS) + 1) * DAY_MS;
-    (next - now_ms) as u64
 }
 
 /// Ranks `catalog` for `query`. "Nothing found" is a successful, empty answer with a notice.
@@ -63,36 +52,12 @@ impl Suggester {
         let query = input.normalize();
         let attempted = || serde_json::to_value(&query).unwrap_or_default();
 
-        let now_ms = self.clock.now_ms();
-        let day = now_ms.div_euclid(DAY_MS);
-        let counted = self.daily_limit > 0;
-        if counted {
-            let taken = self
-                .store
-                .take_daily_suggestion(&call.subject, day, i64::from(self.daily_limit))
-                .await
-                .map_err(|e| crate::error::internal(call, &e).with_attempted(attempted()))?;
-            if !taken {
-                tracing::info!(limit = self.daily_limit, "daily suggestion limit reached");
-                return Err(ToolError::new(
-                    ErrorCode::DailyLimitExceeded,
-                    format!(
-                        "The daily limit of {} gift suggestions is reached; it resets at midnight UTC.",
-                        self.daily_limit
-                    ),
-                    &call.reference,
-                )
-                .with_attempted(attempted())
-                .with_retry_after_ms(ms_until_next_utc_day(now_ms)));
-            }
-        }
+        let taken = self.limits.take(call, Usage::Suggestions).await.map_err(|e| e.with_attempted(attempted()))?;
 
         let gathered = self.sources.gather().await;
         if gathered.all_failed() {
             // Nothing was delivered, so the call does not count against the limit.
-            if counted && let Err(e) = self.store.give_back_daily_suggestion(&call.subject, day).await {
-                tracing::warn!(error = %e, "could not give back a daily suggestion");
-            }
+            self.limits.give_back(call, taken).await;
             let all_timed_out = gathered.failed.iter().all(|f| f.code == ErrorCode::UpstreamTimeout);
             let (code, message) = if all_timed_out {
                 (ErrorCode::UpstreamTimeout, format!("None of the {} gift catalogs answered in time.", gathered.asked))
@@ -165,17 +130,5 @@ impl ModelText for SuggestGiftsData {
             }
         }
         out
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_daily_limit_resets_at_the_next_utc_midnight() {
-        assert_eq!(ms_until_next_utc_day(0), 86_400_000);
-        assert_eq!(ms_until_next_utc_day(86_400_000 - 1), 1);
-        assert_eq!(ms_until_next_utc_day(86_400_000 + 1_000), 86_399_000);
     }
 }

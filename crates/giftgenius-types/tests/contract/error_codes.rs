@@ -20,6 +20,7 @@ const EXPECTED: &[(ErrorCode, &str, ErrorCategory, bool)] = &[
     (ErrorCode::UpstreamUnavailable, "UPSTREAM_UNAVAILABLE", Transient, true),
     (ErrorCode::PaymentProviderUnavailable, "PAYMENT_PROVIDER_UNAVAILABLE", Transient, true),
     (ErrorCode::DailyLimitExceeded, "DAILY_LIMIT_EXCEEDED", Business, false),
+    (ErrorCode::HourlyLimitExceeded, "HOURLY_LIMIT_EXCEEDED", Business, false),
     (ErrorCode::GiftUnavailable, "GIFT_UNAVAILABLE", Business, false),
     (ErrorCode::DraftExpired, "DRAFT_EXPIRED", Business, false),
     (ErrorCode::PaymentDeclined, "PAYMENT_DECLINED", Business, false),
