@@ -3,7 +3,7 @@
 use rmcp::model::ReadResourceRequestParams;
 use serde_json::Value;
 
-use crate::helpers::spawn_app;
+use crate::support::spawn_app;
 
 #[tokio::test]
 async fn initialize_names_the_server_and_gives_instructions() {
@@ -83,7 +83,7 @@ async fn widget_resource_is_the_built_artifact_with_both_meta_vocabularies() {
 
 #[tokio::test]
 async fn mcp_app_flag_serves_the_mcp_apps_mime_type() {
-    let app = crate::helpers::spawn_app_with(|c| c.widget_mime = giftgenius_server::config::WidgetMime::McpApp).await;
+    let app = crate::support::spawn_app_with(|c| c.widget_mime = giftgenius_server::config::WidgetMime::McpApp).await;
     let client = app.client().await;
     let resources = client.list_all_resources().await.expect("resources/list");
     assert_eq!(resources[0].mime_type.as_deref(), Some("text/html;profile=mcp-app"));
@@ -127,13 +127,13 @@ async fn every_widget_result_carries_its_state_as_server_rendered_html() {
     let app = spawn_app().await;
     let client = app.client().await;
     let (result, _) =
-        crate::helpers::call(&client, "suggest_gifts", serde_json::json!({"relationship_type": "friend", "age": -1}))
+        crate::support::call(&client, "suggest_gifts", serde_json::json!({"relationship_type": "friend", "age": -1}))
             .await;
-    let html = crate::helpers::meta_of(&result, "giftgenius/html").and_then(Value::as_str).expect("fallback html");
+    let html = crate::support::meta_of(&result, "giftgenius/html").and_then(Value::as_str).expect("fallback html");
     assert!(html.contains("data-action=\"retry\"") || html.contains("data-state"), "{html}");
     let (ok, _) =
-        crate::helpers::call(&client, "suggest_gifts", serde_json::json!({"relationship_type": "friend"})).await;
-    let html = crate::helpers::meta_of(&ok, "giftgenius/html").and_then(Value::as_str).expect("fallback html");
+        crate::support::call(&client, "suggest_gifts", serde_json::json!({"relationship_type": "friend"})).await;
+    let html = crate::support::meta_of(&ok, "giftgenius/html").and_then(Value::as_str).expect("fallback html");
     assert!(html.contains("data-action=\"choose\""), "results render Choose buttons");
 }
 

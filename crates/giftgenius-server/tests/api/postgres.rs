@@ -9,10 +9,13 @@ use std::io::Write;
 use std::time::Duration;
 
 use futures::future::join_all;
-use serde_json::{Value, json};
+use serde_json::json;
 use sqlx::{AssertSqlSafe, Connection, Executor, PgConnection};
 
-use crate::helpers::{TestApp, call_as, charges, commit_args, meta_of, orders, prepare, spawn_app_with};
+use crate::support::{
+    TestApp, call_as, charges, commit_args, meta_of, orders, prepare, spawn_app_with, successes_or_in_progress,
+    varied_suggestion,
+};
 
 const DEFAULT_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
 
@@ -94,22 +97,6 @@ async fn replica(db: &TestDb, customize: impl FnOnce(&mut giftgenius_server::con
     .await
 }
 
-/// Every result is a success or a retryable REQUEST_IN_PROGRESS; returns the successes.
-fn successes_or_in_progress(results: &[(rmcp::model::CallToolResult, Value)]) -> usize {
-    let mut successes = 0;
-    for (_, sc) in results {
-        match (sc["ok"].as_bool(), sc["error"]["code"].as_str()) {
-            (Some(true), _) => successes += 1,
-            (Some(false), Some("REQUEST_IN_PROGRESS")) => {
-                assert_eq!(sc["error"]["retryable"], true);
-                assert!(sc["error"]["retry_after_ms"].as_u64().is_some());
-            }
-            other => panic!("unexpected response {other:?}: {sc}"),
-        }
-    }
-    successes
-}
-
 #[tokio::test]
 async fn postgres_prepare_commit_and_replay_charge_once() {
     let Some(db) = TestDb::create("postgres_prepare_commit_and_replay_charge_once").await else { return };
@@ -182,11 +169,6 @@ async fn postgres_two_replicas_concurrent_commits_for_one_draft_charge_once() {
     assert_eq!(orders(&a).await, 1, "exactly one order");
 }
 
-/// Arguments that differ from call to call, so the repeated-call valve never answers instead.
-fn friend(n: u32) -> Value {
-    json!({"relationship_type": "friend", "interests": ["coffee"], "limit": 1 + n % 12})
-}
-
 #[tokio::test]
 async fn postgres_daily_limit_counts_across_two_replicas() {
     let Some(db) = TestDb::create("postgres_daily_limit_counts_across_two_replicas").await else { return };
@@ -196,17 +178,18 @@ async fn postgres_daily_limit_counts_across_two_replicas() {
 
     // Sequential: two on A and one on B use up the day on both.
     for (i, client) in [&client_a, &client_b, &client_a].into_iter().enumerate() {
-        let (result, sc) = call_as(client, "alice", "suggest_gifts", friend(i as u32)).await;
+        let (result, sc) = call_as(client, "alice", "suggest_gifts", varied_suggestion(i as u32)).await;
         assert_eq!(result.is_error, Some(false), "call {i} is within the limit: {sc}");
     }
     for (i, client) in [&client_b, &client_a].into_iter().enumerate() {
-        let (_, sc) = call_as(client, "alice", "suggest_gifts", friend(5 + i as u32)).await;
+        let (_, sc) = call_as(client, "alice", "suggest_gifts", varied_suggestion(5 + i as u32)).await;
         assert_eq!(sc["error"]["code"], "DAILY_LIMIT_EXCEEDED", "{sc}");
     }
 
     // Concurrent: 12 calls split over the replicas, exactly 3 counted.
     let clients = [a.client().await, a.client().await, b.client().await, b.client().await];
-    let calls = (0..12u32).map(|i| call_as(&clients[i as usize % clients.len()], "bob", "suggest_gifts", friend(i)));
+    let calls =
+        (0..12u32).map(|i| call_as(&clients[i as usize % clients.len()], "bob", "suggest_gifts", varied_suggestion(i)));
     let results = join_all(calls).await;
     let mut passed = 0;
     for (result, sc) in &results {

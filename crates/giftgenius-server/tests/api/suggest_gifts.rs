@@ -3,7 +3,7 @@
 use giftgenius_types::{Envelope, SuggestGiftsData};
 use serde_json::{Value, json};
 
-use crate::helpers::{call, spawn_app, text_of};
+use crate::support::{call, spawn_app, text_of};
 
 #[tokio::test]
 async fn matching_request_returns_ranked_cards_with_reasons() {
