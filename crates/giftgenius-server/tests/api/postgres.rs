@@ -117,24 +117,6 @@ async fn postgres_prepare_commit_and_replay_charge_once() {
 }
 
 #[tokio::test]
-async fn postgres_sixty_four_concurrent_identical_commits_charge_once() {
-    let Some(db) = TestDb::create("postgres_sixty_four_concurrent_identical_commits_charge_once").await else {
-        return;
-    };
-    let app = replica(&db, |c| c.sandbox_latency_ms = 300).await;
-    let (draft, token) = prepare(&app, "u1", "pp-001").await;
-    let clients = join_all((0..8).map(|_| app.client())).await;
-    let calls = (0..64)
-        .map(|i| call_as(&clients[i % clients.len()], "u1", "commit_order", commit_args(&draft, "ik_storm", &token)));
-    let results = join_all(calls).await;
-    assert!(successes_or_in_progress(&results) >= 1);
-    let (_, last) = call_as(&clients[0], "u1", "commit_order", commit_args(&draft, "ik_storm", &token)).await;
-    assert_eq!(last["ok"], true, "a final retry gets the success: {last}");
-    assert_eq!(charges(&app).await, 1, "exactly one charge");
-    assert_eq!(orders(&app).await, 1, "exactly one order");
-}
-
-#[tokio::test]
 async fn postgres_two_replicas_concurrent_commits_for_one_draft_charge_once() {
     let Some(db) = TestDb::create("postgres_two_replicas_concurrent_commits_for_one_draft_charge_once").await else {
         return;
