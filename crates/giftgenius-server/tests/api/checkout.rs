@@ -7,8 +7,8 @@ use futures::future::join_all;
 use serde_json::{Value, json};
 
 use crate::support::{
-    TOKEN, call_as, charges, commit_args, meta_of, orders, prepare, spawn_app, spawn_app_with,
-    successes_or_in_progress, text_of,
+    TOKEN, call_as, charges, commit_args, commit_then_replay_charges_once, meta_of, orders, prepare, spawn_app,
+    spawn_app_with, successes_or_in_progress, text_of,
 };
 
 #[tokio::test]
@@ -59,19 +59,7 @@ async fn commit_order_is_hidden_from_the_model_and_marked_destructive() {
 
 #[tokio::test]
 async fn sequential_replay_returns_identical_bytes_and_charges_once() {
-    let app = spawn_app().await;
-    let (draft, token) = prepare(&app, "u1", "tr-001").await;
-    let client = app.client().await;
-    let (first, first_sc) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_seq", &token)).await;
-    let (second, second_sc) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_seq", &token)).await;
-    assert_eq!(first_sc["ok"], true, "{first_sc}");
-    assert_eq!(first_sc["order"]["status"], "paid");
-    assert_eq!(first_sc.to_string(), second_sc.to_string(), "replay is byte-for-byte");
-    assert_eq!(text_of(&first), text_of(&second));
-    assert_eq!(meta_of(&second, "giftgenius/replayed"), Some(&json!(true)));
-    assert_eq!(meta_of(&first, "giftgenius/replayed"), None);
-    assert_eq!(charges(&app).await, 1);
-    assert_eq!(orders(&app).await, 1);
+    commit_then_replay_charges_once(&spawn_app().await).await;
 }
 
 #[tokio::test]

@@ -9,12 +9,11 @@ use std::io::Write;
 use std::time::Duration;
 
 use futures::future::join_all;
-use serde_json::json;
 use sqlx::{AssertSqlSafe, Connection, Executor, PgConnection};
 
 use crate::support::{
-    TestApp, call_as, charges, commit_args, meta_of, orders, prepare, spawn_app_with, successes_or_in_progress,
-    varied_suggestion,
+    TestApp, call_as, charges, commit_args, commit_then_replay_charges_once, orders, prepare, spawn_app_with,
+    successes_or_in_progress, varied_suggestion,
 };
 
 const DEFAULT_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
@@ -100,20 +99,7 @@ async fn replica(db: &TestDb, customize: impl FnOnce(&mut giftgenius_server::con
 #[tokio::test]
 async fn postgres_prepare_commit_and_replay_charge_once() {
     let Some(db) = TestDb::create("postgres_prepare_commit_and_replay_charge_once").await else { return };
-    let app = replica(&db, |_| {}).await;
-    let (draft, token) = prepare(&app, "u1", "tr-001").await;
-    let (again, _) = prepare(&app, "u1", "tr-001").await;
-    assert_eq!(draft, again, "same request, same draft");
-    let client = app.client().await;
-    let (first, first_sc) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_pg", &token)).await;
-    let (second, second_sc) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_pg", &token)).await;
-    assert_eq!(first_sc["ok"], true, "{first_sc}");
-    assert_eq!(first_sc["order"]["status"], "paid");
-    assert_eq!(first_sc.to_string(), second_sc.to_string(), "replay is byte-for-byte");
-    assert_eq!(meta_of(&first, "giftgenius/replayed"), None);
-    assert_eq!(meta_of(&second, "giftgenius/replayed"), Some(&json!(true)));
-    assert_eq!(charges(&app).await, 1);
-    assert_eq!(orders(&app).await, 1);
+    commit_then_replay_charges_once(&replica(&db, |_| {}).await).await;
 }
 
 #[tokio::test]

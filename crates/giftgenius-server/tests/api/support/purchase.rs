@@ -1,5 +1,6 @@
-//! The checkout from a test's side: a draft and its confirmation token, commit arguments, and
-//! what exactly-once is counted in (the provider's charges, the store's orders).
+//! The checkout from a test's side: a draft and its confirmation token, commit arguments, what
+//! exactly-once is counted in (the provider's charges, the store's orders), and the scenarios
+//! the SQLite and the PostgreSQL tests both run.
 
 use rmcp::RoleClient;
 use rmcp::model::CallToolResult;
@@ -7,7 +8,7 @@ use rmcp::service::RunningService;
 use serde_json::{Value, json};
 
 use super::app::TestApp;
-use super::calls::{call, call_as, meta_of};
+use super::calls::{call, call_as, meta_of, text_of};
 
 /// Where prepare_order puts the confirmation token (widget-only `_meta`).
 pub const TOKEN: &str = giftgenius_types::wire::META_CONFIRMATION_TOKEN;
@@ -62,4 +63,24 @@ pub fn successes_or_in_progress(results: &[(CallToolResult, Value)]) -> usize {
         }
     }
     successes
+}
+
+/// A commit and the same commit again, checked the same way on either store: the same request
+/// prepares the same draft, the commit pays it, the replay is the first answer byte for byte
+/// (marked replayed), and there is one charge and one order.
+pub async fn commit_then_replay_charges_once(app: &TestApp) {
+    let (draft, token) = prepare(app, "u1", "tr-001").await;
+    let (again, _) = prepare(app, "u1", "tr-001").await;
+    assert_eq!(draft, again, "same request, same draft");
+    let client = app.client().await;
+    let (first, first_sc) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_seq", &token)).await;
+    let (second, second_sc) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_seq", &token)).await;
+    assert_eq!(first_sc["ok"], true, "{first_sc}");
+    assert_eq!(first_sc["order"]["status"], "paid");
+    assert_eq!(first_sc.to_string(), second_sc.to_string(), "replay is byte-for-byte");
+    assert_eq!(text_of(&first), text_of(&second));
+    assert_eq!(meta_of(&first, "giftgenius/replayed"), None);
+    assert_eq!(meta_of(&second, "giftgenius/replayed"), Some(&json!(true)));
+    assert_eq!(charges(app).await, 1);
+    assert_eq!(orders(app).await, 1);
 }
