@@ -1,5 +1,7 @@
-//! The checkout over HTTP: drafts, the human-confirmation token, idempotent commits, the
-//! sandbox provider's failures. Charges are counted in the provider's ledger, not in responses.
+//! The checkout over HTTP: drafts, the human-confirmation token, idempotent commits (replays,
+//! concurrent storms, reused and pruned keys), the sandbox provider's failures, get_order,
+//! out-of-stock gifts and checkout sessions. Charges are counted in the provider's ledger, not
+//! in responses.
 
 use std::time::Duration;
 

@@ -1,4 +1,5 @@
-//! The daily suggestion limit: per subject, per UTC day, persisted, reset at midnight UTC.
+//! The daily suggestion limit: per subject (per MCP session without one), per UTC day,
+//! persisted, reset at midnight UTC; failed calls do not count, and 0 means unlimited.
 
 use std::time::Duration;
 

@@ -1,4 +1,5 @@
-//! suggest_gifts over HTTP: results, nothing found, and invalid arguments.
+//! suggest_gifts over HTTP: ranked results, the gift images they link to, nothing found, and
+//! invalid arguments.
 
 use giftgenius_types::{Envelope, SuggestGiftsData};
 use serde_json::{Value, json};

@@ -1,5 +1,7 @@
 //! suggest_gifts against real (local) upstream catalogs that fail in every way we know: an
-//! error status, a hang, garbage, slowness, and a good answer with hostile entries.
+//! error status, a hang, garbage, slowness, a port nobody listens on, and a good answer with
+//! hostile entries; next to the built-in merchants (a partial result) or alone (the call fails).
+//! Also how the catalog URLs are given on the command line.
 
 use std::time::Duration;
 
