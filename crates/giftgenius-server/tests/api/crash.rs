@@ -8,35 +8,29 @@ use std::time::Duration;
 
 use giftgenius_server::failpoints;
 use giftgenius_server::store::Store;
-use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, MetaObject, RequestMetaObject};
-use rmcp::transport::StreamableHttpClientTransport;
-use serde_json::{Map, Value, json};
+use rmcp::model::CallToolResult;
+use serde_json::{Value, json};
 
-use crate::helpers::{ServerProcess, args, start_server_binary};
+use crate::support::{ServerProcess, TOKEN, commit_args, connect, meta_of, request, start_server_binary};
 
 async fn start_server(db: &Path, failpoint: &str) -> ServerProcess {
     let flags = ["--idempotency-lease-ms", "300", "--sandbox-latency-ms", "0", "--failpoints", failpoint];
     start_server_binary(db, &flags, "warn", Stdio::null()).await
 }
 
-async fn call(url: &str, tool: &'static str, arguments: Value) -> Result<(rmcp::model::CallToolResult, Value), String> {
-    call_within(url, tool, arguments, Duration::from_secs(10)).await
+async fn call(server: &ServerProcess, tool: &'static str, arguments: Value) -> Result<(CallToolResult, Value), String> {
+    call_within(server, tool, arguments, Duration::from_secs(10)).await
 }
 
 /// The client keeps retrying a dead connection for a while; a crashed call is judged sooner.
 async fn call_within(
-    url: &str,
+    server: &ServerProcess,
     tool: &'static str,
     arguments: Value,
     limit: Duration,
-) -> Result<(rmcp::model::CallToolResult, Value), String> {
-    let client =
-        ().serve(StreamableHttpClientTransport::from_uri(format!("{url}/mcp"))).await.map_err(|e| e.to_string())?;
-    let mut params = CallToolRequestParams::new(tool).with_arguments(args(arguments));
-    let mut meta = Map::new();
-    meta.insert("openai/subject".into(), json!("crash-test-user"));
-    params.meta = Some(RequestMetaObject(MetaObject(meta)));
+) -> Result<(CallToolResult, Value), String> {
+    let client = connect(&server.mcp_url()).await?;
+    let params = request(Some("crash-test-user"), tool, arguments);
     let result = tokio::time::timeout(limit, client.call_tool(params))
         .await
         .map_err(|_| "timed out".to_string())?
@@ -50,16 +44,11 @@ async fn crash_then_retry(failpoint: &'static str) {
     let db = dir.path().join("giftgenius.db");
 
     let mut doomed = start_server(&db, failpoint).await;
-    let (prepared, draft) = call(&doomed.url, "prepare_order", json!({"gift_id": "hh-010"})).await.expect("prepare");
-    let token = prepared
-        .meta
-        .as_ref()
-        .and_then(|m| m.0.get(giftgenius_types::wire::META_CONFIRMATION_TOKEN))
-        .cloned()
-        .expect("token");
-    let commit = json!({"draft_id": draft["draft"]["id"], "idempotency_key": "ik_crash", "confirmation_token": token});
+    let (prepared, draft) = call(&doomed, "prepare_order", json!({"gift_id": "hh-010"})).await.expect("prepare");
+    let token = meta_of(&prepared, TOKEN).and_then(Value::as_str).expect("token");
+    let commit = commit_args(draft["draft"]["id"].as_str().expect("draft id"), "ik_crash", token);
 
-    let outcome = call_within(&doomed.url, "commit_order", commit.clone(), Duration::from_secs(2)).await;
+    let outcome = call_within(&doomed, "commit_order", commit.clone(), Duration::from_secs(2)).await;
     assert!(outcome.is_err(), "{failpoint}: the server should have died mid-call, got {outcome:?}");
     let status = doomed.wait();
     assert!(!status.success(), "{failpoint}: the process aborted");
@@ -67,7 +56,7 @@ async fn crash_then_retry(failpoint: &'static str) {
     let restarted = start_server(&db, "").await;
     let mut final_result = None;
     for _ in 0..40 {
-        let (_, sc) = call(&restarted.url, "commit_order", commit.clone()).await.expect("retry answers");
+        let (_, sc) = call(&restarted, "commit_order", commit.clone()).await.expect("retry answers");
         if sc["error"]["code"] == "REQUEST_IN_PROGRESS" {
             let wait = sc["error"]["retry_after_ms"].as_u64().unwrap_or(100);
             tokio::time::sleep(Duration::from_millis(wait)).await;
@@ -85,7 +74,7 @@ async fn crash_then_retry(failpoint: &'static str) {
     assert_eq!(store.order_count().await.unwrap(), 1, "{failpoint}: exactly one order");
 
     // And one more retry is a plain replay.
-    let (_, again) = call(&restarted.url, "commit_order", commit).await.expect("replay");
+    let (_, again) = call(&restarted, "commit_order", commit).await.expect("replay");
     assert_eq!(again.to_string(), sc.to_string(), "{failpoint}");
     drop(restarted);
 }

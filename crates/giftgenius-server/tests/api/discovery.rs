@@ -1,9 +1,11 @@
-//! initialize, tools/list and the widget resource.
+//! initialize, tools/list, the widget resource (in both MIME variants), and the widget state
+//! every result carries as server-rendered HTML.
 
-use rmcp::model::ReadResourceRequestParams;
-use serde_json::Value;
+use giftgenius_types::wire::META_HTML;
+use rmcp::model::{CallToolResult, ReadResourceRequestParams};
+use serde_json::{Value, json};
 
-use crate::helpers::spawn_app;
+use crate::support::{TOKEN, call, commit_args, meta_of, spawn_app, spawn_app_with};
 
 #[tokio::test]
 async fn initialize_names_the_server_and_gives_instructions() {
@@ -25,7 +27,7 @@ async fn suggest_gifts_is_listed_with_schemas_annotations_and_widget_meta() {
 
     let input = Value::Object((*tool.input_schema).clone());
     assert_eq!(input["type"], "object");
-    assert_eq!(input["required"], serde_json::json!(["relationship_type"]));
+    assert_eq!(input["required"], json!(["relationship_type"]));
     assert_eq!(input["properties"]["age"]["maximum"], 120);
     let output = Value::Object((**tool.output_schema.as_ref().expect("outputSchema")).clone());
     assert_eq!(output["type"], "object");
@@ -71,19 +73,19 @@ async fn widget_resource_is_the_built_artifact_with_both_meta_vocabularies() {
     assert_eq!(mime.as_deref(), Some("text/html+skybridge"));
     let meta = &meta.as_ref().expect("contents _meta").0;
     let origin = app.base_url.clone();
-    assert_eq!(meta["openai/widgetCSP"]["resource_domains"], serde_json::json!([origin]));
-    assert_eq!(meta["openai/widgetCSP"]["connect_domains"], serde_json::json!([]));
+    assert_eq!(meta["openai/widgetCSP"]["resource_domains"], json!([origin]));
+    assert_eq!(meta["openai/widgetCSP"]["connect_domains"], json!([]));
     assert_eq!(meta["openai/widgetDomain"], origin.as_str());
     assert_eq!(meta["openai/widgetPrefersBorder"], true);
     assert!(meta["openai/widgetDescription"].is_string());
-    assert_eq!(meta["ui"]["csp"]["resourceDomains"], serde_json::json!([origin]));
+    assert_eq!(meta["ui"]["csp"]["resourceDomains"], json!([origin]));
     assert_eq!(meta["ui"]["prefersBorder"], true);
     assert!(!Value::Object(meta.clone()).to_string().contains('*'), "no wildcard in any CSP");
 }
 
 #[tokio::test]
 async fn mcp_app_flag_serves_the_mcp_apps_mime_type() {
-    let app = crate::helpers::spawn_app_with(|c| c.widget_mime = giftgenius_server::config::WidgetMime::McpApp).await;
+    let app = spawn_app_with(|c| c.widget_mime = giftgenius_server::config::WidgetMime::McpApp).await;
     let client = app.client().await;
     let resources = client.list_all_resources().await.expect("resources/list");
     assert_eq!(resources[0].mime_type.as_deref(), Some("text/html;profile=mcp-app"));
@@ -122,19 +124,47 @@ async fn a_client_declaring_mcp_apps_gets_the_mcp_app_variant() {
     assert_ne!(plain_resources[0].uri, resources[0].uri);
 }
 
+/// The `data-state` of the widget root in a result's server-rendered HTML.
+fn rendered_state(result: &CallToolResult) -> String {
+    let html = meta_of(result, META_HTML).and_then(Value::as_str).expect("server-rendered html in _meta");
+    let (_, rest) = html.split_once("data-state=\"").unwrap_or_else(|| panic!("no data-state: {html}"));
+    rest[..rest.find('"').expect("a closed attribute")].to_string()
+}
+
 #[tokio::test]
 async fn every_widget_result_carries_its_state_as_server_rendered_html() {
     let app = spawn_app().await;
     let client = app.client().await;
-    let (result, _) =
-        crate::helpers::call(&client, "suggest_gifts", serde_json::json!({"relationship_type": "friend", "age": -1}))
-            .await;
-    let html = crate::helpers::meta_of(&result, "giftgenius/html").and_then(Value::as_str).expect("fallback html");
-    assert!(html.contains("data-action=\"retry\"") || html.contains("data-state"), "{html}");
-    let (ok, _) =
-        crate::helpers::call(&client, "suggest_gifts", serde_json::json!({"relationship_type": "friend"})).await;
-    let html = crate::helpers::meta_of(&ok, "giftgenius/html").and_then(Value::as_str).expect("fallback html");
+
+    let (found, _) = call(&client, "suggest_gifts", json!({"relationship_type": "friend"})).await;
+    assert_eq!(rendered_state(&found), "results");
+    let html = meta_of(&found, META_HTML).and_then(Value::as_str).unwrap();
     assert!(html.contains("data-action=\"choose\""), "results render Choose buttons");
+    let (nothing, _) = call(
+        &client,
+        "suggest_gifts",
+        json!({"relationship_type": "friend", "interests": ["coffee"], "budget_max": 3}),
+    )
+    .await;
+    assert_eq!(rendered_state(&nothing), "empty");
+    let (invalid, _) = call(&client, "suggest_gifts", json!({"relationship_type": "friend", "age": -1})).await;
+    assert_eq!(rendered_state(&invalid), "error");
+
+    let (prepared, sc) = call(&client, "prepare_order", json!({"gift_id": "hh-010"})).await;
+    assert_eq!(rendered_state(&prepared), "confirm");
+    let draft = sc["draft"]["id"].as_str().unwrap();
+    let token = meta_of(&prepared, TOKEN).and_then(Value::as_str).unwrap();
+    let (unconfirmed, _) = call(&client, "commit_order", commit_args(draft, "ik_html_1", "ct_00")).await;
+    assert_eq!(rendered_state(&unconfirmed), "error");
+    let (committed, sc) = call(&client, "commit_order", commit_args(draft, "ik_html_2", token)).await;
+    assert_eq!(rendered_state(&committed), "order-placed");
+    let (replayed, _) = call(&client, "commit_order", commit_args(draft, "ik_html_2", token)).await;
+    assert_eq!(rendered_state(&replayed), "order-placed", "a replay is rendered anew");
+    let (read, _) = call(&client, "get_order", json!({"order_id": sc["order"]["id"]})).await;
+    assert_eq!(rendered_state(&read), "order-placed");
+    let (checkout, _) =
+        call(&client, "create_checkout_session", json!({"gift_id": "hh-012", "idempotency_key": "ik_html_3"})).await;
+    assert_eq!(rendered_state(&checkout), "checkout");
 }
 
 #[tokio::test]

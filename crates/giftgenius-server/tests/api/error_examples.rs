@@ -8,45 +8,16 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use axum::Router;
-use axum::routing::get;
 use giftgenius_server::failpoints::SUGGEST_GIFTS_PANICS;
 use giftgenius_types::ErrorCode;
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, call, meta_of, spawn_app_with};
+use crate::support::{
+    call, commit_args, execute_sql, hanging_catalog, prepare_in_session, spawn_app_with, unreachable_catalog,
+};
 
 const START: &str = "<!-- error-examples:start -->";
 const END: &str = "<!-- error-examples:end -->";
-
-/// A draft and its confirmation token, prepared in `client`'s session.
-async fn draft(client: &rmcp::service::RunningService<rmcp::RoleClient, ()>, gift: &str) -> (Value, Value) {
-    let (prepared, sc) = call(client, "prepare_order", json!({"gift_id": gift})).await;
-    assert_eq!(sc["ok"], true, "{sc}");
-    (sc["draft"]["id"].clone(), meta_of(&prepared, "giftgenius/confirmation_token").cloned().expect("token"))
-}
-
-async fn delete_draft(db: &str, id: &str) {
-    use sqlx::Connection;
-    let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{db}")).await.unwrap();
-    sqlx::query("DELETE FROM drafts WHERE id = $1").bind(id).execute(&mut conn).await.unwrap();
-    conn.close().await.unwrap();
-}
-
-async fn app(customize: impl FnOnce(&mut giftgenius_server::config::Config)) -> TestApp {
-    spawn_app_with(customize).await
-}
-
-/// A catalog URL that accepts connections and never answers.
-async fn hanging_catalog() -> String {
-    let router = Router::new().route("/catalog.json", get(std::future::pending::<String>));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://127.0.0.1:{}/catalog.json", listener.local_addr().unwrap().port());
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, router).await;
-    });
-    url
-}
 
 async fn produce_every_error() -> BTreeMap<&'static str, Value> {
     let mut found: BTreeMap<&'static str, Value> = BTreeMap::new();
@@ -60,7 +31,7 @@ async fn produce_every_error() -> BTreeMap<&'static str, Value> {
 
     // Plain server: validation, lookups, confirmation, key reuse, repeated calls, out of stock.
     let mut db = String::new();
-    let plain = app(|c| db = c.db.clone()).await;
+    let plain = spawn_app_with(|c| db = c.db.clone()).await;
     let client = plain.client().await;
     keep(
         call(&client, "suggest_gifts", json!({"relationship_type": "friend", "budget_min": 80, "budget_max": 50}))
@@ -70,28 +41,12 @@ async fn produce_every_error() -> BTreeMap<&'static str, Value> {
     keep(call(&client, "prepare_order", json!({"gift_id": "zz-404"})).await.1);
     keep(call(&client, "get_order", json!({"order_id": "ord_doesnotexist"})).await.1);
     keep(call(&client, "prepare_order", json!({"gift_id": "hh-007"})).await.1);
-    let (draft_id, _token) = draft(&client, "hh-010").await;
+    let (draft_id, _token) = prepare_in_session(&client, "hh-010").await;
     // A draft that vanished from the store (its token is genuine, so the lookup is what fails).
-    let (gone, gone_token) = draft(&client, "hh-001").await;
-    delete_draft(&db, gone.as_str().unwrap()).await;
-    keep(
-        call(
-            &client,
-            "commit_order",
-            json!({"draft_id": gone, "idempotency_key": "ik_example_1", "confirmation_token": gone_token}),
-        )
-        .await
-        .1,
-    );
-    keep(
-        call(
-            &client,
-            "commit_order",
-            json!({"draft_id": draft_id, "idempotency_key": "ik_example_2", "confirmation_token": "ct_00"}),
-        )
-        .await
-        .1,
-    );
+    let (gone, gone_token) = prepare_in_session(&client, "hh-001").await;
+    execute_sql(&db, "DELETE FROM drafts WHERE id = $1", &[&gone]).await;
+    keep(call(&client, "commit_order", commit_args(&gone, "ik_example_1", &gone_token)).await.1);
+    keep(call(&client, "commit_order", commit_args(&draft_id, "ik_example_2", "ct_00")).await.1);
     let (_, ok) =
         call(&client, "create_checkout_session", json!({"gift_id": "hh-010", "idempotency_key": "ik_example_3"})).await;
     assert_eq!(ok["ok"], true, "{ok}");
@@ -108,38 +63,22 @@ async fn produce_every_error() -> BTreeMap<&'static str, Value> {
         }
     }
     // An expired draft.
-    let (draft_id, token) = draft(&client, "hh-012").await;
+    let (draft_id, token) = prepare_in_session(&client, "hh-012").await;
     plain.clock.advance(Duration::from_secs(31 * 60));
-    keep(
-        call(
-            &client,
-            "commit_order",
-            json!({"draft_id": draft_id, "idempotency_key": "ik_example_4", "confirmation_token": token}),
-        )
-        .await
-        .1,
-    );
+    keep(call(&client, "commit_order", commit_args(&draft_id, "ik_example_4", &token)).await.1);
 
     // Payments: a decline, an outage, and a commit still running when its retry arrives.
     for (faults, key) in [("decline", "ik_example_5"), ("5xx*1", "ik_example_6")] {
-        let app = app(|c| c.sandbox_faults = faults.into()).await;
+        let app = spawn_app_with(|c| c.sandbox_faults = faults.into()).await;
         let client = app.client().await;
-        let (draft_id, token) = draft(&client, "hh-010").await;
-        keep(
-            call(
-                &client,
-                "commit_order",
-                json!({"draft_id": draft_id, "idempotency_key": key, "confirmation_token": token}),
-            )
-            .await
-            .1,
-        );
+        let (draft_id, token) = prepare_in_session(&client, "hh-010").await;
+        keep(call(&client, "commit_order", commit_args(&draft_id, key, &token)).await.1);
     }
     {
-        let app = app(|c| c.sandbox_latency_ms = 1_500).await;
+        let app = spawn_app_with(|c| c.sandbox_latency_ms = 1_500).await;
         let client = app.client().await;
-        let (draft_id, token) = draft(&client, "hh-010").await;
-        let commit = json!({"draft_id": draft_id, "idempotency_key": "ik_example_7", "confirmation_token": token});
+        let (draft_id, token) = prepare_in_session(&client, "hh-010").await;
+        let commit = commit_args(&draft_id, "ik_example_7", &token);
         let first = call(&client, "commit_order", commit.clone());
         let second = async {
             tokio::time::sleep(Duration::from_millis(300)).await;
@@ -155,7 +94,7 @@ async fn produce_every_error() -> BTreeMap<&'static str, Value> {
 
     // Limits, upstreams, and our own bug.
     {
-        let app = app(|c| c.daily_suggestion_limit = 1).await;
+        let app = spawn_app_with(|c| c.daily_suggestion_limit = 1).await;
         let client = app.client().await;
         let _ = call(&client, "suggest_gifts", json!({"relationship_type": "friend"})).await;
         keep(call(&client, "suggest_gifts", json!({"relationship_type": "parent", "occasion": "birthday"})).await.1);
@@ -168,7 +107,7 @@ async fn produce_every_error() -> BTreeMap<&'static str, Value> {
     }
     {
         let url = hanging_catalog().await;
-        let app = app(move |c| {
+        let app = spawn_app_with(move |c| {
             c.builtin_catalog = false;
             c.catalog_urls = vec![url];
             c.source_timeout_ms = 200;
@@ -178,17 +117,17 @@ async fn produce_every_error() -> BTreeMap<&'static str, Value> {
         keep(call(&client, "suggest_gifts", json!({"relationship_type": "friend", "interests": ["juggling"]})).await.1);
     }
     {
-        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let app = app(move |c| {
+        let url = unreachable_catalog();
+        let app = spawn_app_with(move |c| {
             c.builtin_catalog = false;
-            c.catalog_urls = vec![format!("http://127.0.0.1:{closed}/catalog.json")];
+            c.catalog_urls = vec![url];
         })
         .await;
         let client = app.client().await;
         keep(call(&client, "suggest_gifts", json!({"relationship_type": "friend", "interests": ["juggling"]})).await.1);
     }
     {
-        let app = app(|c| c.failpoints = SUGGEST_GIFTS_PANICS.into()).await;
+        let app = spawn_app_with(|c| c.failpoints = SUGGEST_GIFTS_PANICS.into()).await;
         let client = app.client().await;
         keep(call(&client, "suggest_gifts", json!({"relationship_type": "friend"})).await.1);
     }

@@ -19,83 +19,12 @@ use giftgenius_types::{CheckoutData, Envelope, OrderData, PrepareOrderData, Sugg
 use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, TestCaseError, TestError, TestRunner};
 use rmcp::RoleClient;
-use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Number, Value, json};
 
-use crate::helpers::{call, meta_of, spawn_app_with, text_of};
-
-// ----- what counts as a leak -------------------------------------------------------------------
-
-const LEAK_WORDS: &[&str] = &[
-    "/root/",
-    "/home/",
-    "/work/",
-    "/tmp/",
-    ".rs:",
-    "src/",
-    "sqlx",
-    "SELECT",
-    "INSERT",
-    "panicked",
-    "backtrace",
-    "thread '",
-];
-
-/// This machine's host name (what a leaked socket address or error could carry).
-pub fn hostname() -> String {
-    std::fs::read_to_string("/etc/hostname").map(|s| s.trim().to_string()).unwrap_or_default()
-}
-
-/// `needle` as a whole token of `haystack` (a two-letter host name is a substring of many words).
-fn contains_token(haystack: &str, needle: &str) -> bool {
-    if needle.is_empty() {
-        return false;
-    }
-    let haystack = haystack.to_lowercase();
-    let needle = needle.to_lowercase();
-    let is_word = |c: char| c.is_alphanumeric() || c == '-' || c == '_';
-    haystack.match_indices(&needle).any(|(i, _)| {
-        let before = haystack[..i].chars().next_back();
-        let after = haystack[i + needle.len()..].chars().next();
-        !before.is_some_and(is_word) && !after.is_some_and(is_word)
-    })
-}
-
-/// The first internal detail found in `text`, if any.
-pub fn leak_in(text: &str) -> Option<String> {
-    if let Some(word) = LEAK_WORDS.iter().find(|w| text.contains(*w)) {
-        return Some(word.to_string());
-    }
-    let host = hostname();
-    for name in [host.as_str(), "localhost"] {
-        if contains_token(text, name) {
-            return Some(format!("host name {name}"));
-        }
-    }
-    None
-}
-
-/// Every text a client sees that is meant for people: error message, field messages, text content.
-pub fn assert_no_leak(result: &CallToolResult, structured: &Value) -> Result<(), String> {
-    let mut texts = vec![("text content".to_string(), text_of(result))];
-    if let Some(error) = structured.get("error") {
-        texts.push(("error.message".into(), error["message"].as_str().unwrap_or_default().to_string()));
-        for (i, field) in error["field_errors"].as_array().into_iter().flatten().enumerate() {
-            texts.push((
-                format!("error.field_errors[{i}].message"),
-                field["message"].as_str().unwrap_or_default().to_string(),
-            ));
-        }
-    }
-    for (place, text) in texts {
-        if let Some(leak) = leak_in(&text) {
-            return Err(format!("{place} leaks `{leak}`: {text}"));
-        }
-    }
-    Ok(())
-}
+use crate::support::{RawSession, call, commit_args, find_leak, hostname, leak_in, prepare_in_session, spawn_app_with};
 
 // ----- generated values ------------------------------------------------------------------------
 
@@ -384,7 +313,7 @@ async fn one_case(
     if result.is_error != Some(!ok) {
         return Err(format!("isError is {:?} but ok is {ok}", result.is_error));
     }
-    assert_no_leak(&result, &structured)?;
+    find_leak(&result, &structured, &[])?;
     let outcome = if ok { "ok".to_string() } else { structured["error"]["code"].as_str().unwrap_or("?").to_string() };
     if outcome == "INTERNAL_ERROR" {
         return Err(format!("hostile arguments caused INTERNAL_ERROR: {structured}"));
@@ -405,12 +334,8 @@ fn hostile_arguments_to_every_tool_get_a_valid_envelope_that_leaks_nothing() {
 
     // Real ids for the valid calls: a draft, its token, and a placed order.
     let (draft_id, token, order_id) = rt.block_on(async {
-        let (prepared, sc) = call(&client, "prepare_order", json!({"gift_id": "hh-010"})).await;
-        assert_eq!(sc["ok"], true, "{sc}");
-        let token = meta_of(&prepared, "giftgenius/confirmation_token").cloned().expect("token");
-        let draft_id = sc["draft"]["id"].clone();
-        let commit = json!({"draft_id": draft_id, "idempotency_key": "ik_hostile_setup", "confirmation_token": token});
-        let (_, order) = call(&client, "commit_order", commit).await;
+        let (draft_id, token) = prepare_in_session(&client, "hh-010").await;
+        let (_, order) = call(&client, "commit_order", commit_args(&draft_id, "ik_hostile_setup", &token)).await;
         assert_eq!(order["ok"], true, "{order}");
         (draft_id, token, order["order"]["id"].clone())
     });
@@ -421,7 +346,7 @@ fn hostile_arguments_to_every_tool_get_a_valid_envelope_that_leaks_nothing() {
                    "budget_max": 80, "occasion": "birthday", "currency": "USD", "limit": 6}),
         ),
         ("prepare_order", json!({"gift_id": "hh-010", "quantity": 1, "shipping": "standard", "currency": "USD"})),
-        ("commit_order", json!({"draft_id": draft_id, "idempotency_key": "ik_hostile", "confirmation_token": token})),
+        ("commit_order", commit_args(&draft_id, "ik_hostile", &token)),
         (
             "create_checkout_session",
             json!({"gift_id": "hh-010", "idempotency_key": "ik_hostile_cs", "currency": "EUR"}),
@@ -473,66 +398,23 @@ fn hostile_arguments_to_every_tool_get_a_valid_envelope_that_leaks_nothing() {
 #[test]
 fn the_leak_check_catches_what_it_looks_for_and_generated_text_cannot_spell_it() {
     for leak in ["at src/mcp.rs:42", "/root/.cargo", "sqlx::error", "thread 'tokio' panicked", "SELECT * FROM orders"] {
-        assert!(leak_in(leak).is_some(), "{leak}");
+        assert!(leak_in(leak, &[]).is_some(), "{leak}");
     }
-    assert!(leak_in("connect to localhost failed").is_some());
+    assert!(leak_in("connect to localhost failed", &[]).is_some());
+    assert!(leak_in("GET /hang timed out", &["/hang"]).is_some(), "a test's own words count too");
     let host = hostname();
     if !host.is_empty() {
-        assert!(leak_in(&format!("dial {host}:5432")).is_some());
+        assert!(leak_in(&format!("dial {host}:5432"), &[]).is_some());
     }
-    assert_eq!(leak_in("budget_min (80) is greater than budget_max (50)"), None);
+    assert_eq!(leak_in("budget_min (80) is greater than budget_max (50)", &[]), None);
     let alphabet: String = safe_ascii().into_iter().chain(UNICODE.iter().copied()).collect();
-    assert_eq!(leak_in(&alphabet), None);
+    assert_eq!(leak_in(&alphabet, &[]), None);
     // Interests are lowercased before they are echoed: no character may lowercase into a banned one.
     let lowered: String = UNICODE.iter().flat_map(|c| c.to_lowercase()).collect();
     assert!(!lowered.contains(['l', 'k', 'x', '/', ':', '\'']), "{lowered}");
 }
 
 // ----- raw HTTP: malformed JSON-RPC and oversized bodies -----------------------------------------
-
-const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"hostile","version":"1.0"}}}"#;
-
-struct RawSession {
-    http: reqwest::Client,
-    url: String,
-    session: String,
-}
-
-impl RawSession {
-    async fn open(url: String) -> Self {
-        let http = reqwest::Client::new();
-        let response = post(&http, &url, None).body(INIT).send().await.unwrap();
-        assert_eq!(response.status(), 200);
-        let session = response.headers()["mcp-session-id"].to_str().unwrap().to_string();
-        let _ = response.text().await;
-        let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-        let response = post(&http, &url, Some(&session)).body(initialized).send().await.unwrap();
-        assert!(response.status().is_success(), "{}", response.status());
-        Self { http, url, session }
-    }
-
-    /// Sends `body` in the session; returns the status and the body (SSE `data:` joined).
-    async fn send(&self, body: impl Into<reqwest::Body>) -> (u16, String) {
-        let response = post(&self.http, &self.url, Some(&self.session)).body(body).send().await.unwrap();
-        let status = response.status().as_u16();
-        let text = response.text().await.unwrap_or_default();
-        let data: Vec<&str> =
-            text.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim).filter(|l| !l.is_empty()).collect();
-        (status, if data.is_empty() { text } else { data.join("\n") })
-    }
-}
-
-fn post(http: &reqwest::Client, url: &str, session: Option<&str>) -> reqwest::RequestBuilder {
-    let mut request = http
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-06-18");
-    if let Some(session) = session {
-        request = request.header("mcp-session-id", session);
-    }
-    request
-}
 
 /// A protocol-level refusal: a 4xx status, or a JSON-RPC error object.
 fn assert_protocol_error(what: &str, status: u16, body: &str) {
@@ -542,7 +424,7 @@ fn assert_protocol_error(what: &str, status: u16, body: &str) {
         (400..500).contains(&status) || json_rpc_error,
         "{what}: expected a 4xx status or a JSON-RPC error, got {status}: {body}"
     );
-    assert!(leak_in(body).is_none(), "{what}: the answer leaks internals: {body}");
+    assert!(leak_in(body, &[]).is_none(), "{what}: the answer leaks internals: {body}");
 }
 
 #[tokio::test]
@@ -602,7 +484,7 @@ async fn a_body_over_256_kib_is_refused_with_413_naming_the_limit() {
     let (status, answer) = raw.send(body).await;
     assert_eq!(status, 413, "{answer}");
     assert!(answer.contains(&limit.to_string()), "the refusal names the limit: {answer}");
-    assert!(leak_in(&answer).is_none(), "{answer}");
+    assert!(leak_in(&answer, &[]).is_none(), "{answer}");
 
     // Just under the limit is an ordinary call (a validation error for the long interest).
     let pad = "a".repeat(limit - 1_024);

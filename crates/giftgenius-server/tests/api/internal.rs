@@ -5,14 +5,12 @@ use std::path::Path;
 use std::process::Stdio;
 
 use giftgenius_server::failpoints::SUGGEST_GIFTS_PANICS;
-use rmcp::ServiceExt;
 use rmcp::model::CallToolResult;
-use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::{Value, json};
-use sqlx::Connection;
 
-use crate::helpers::{ServerProcess, call, spawn_app_with, start_server_binary, text_of};
-use crate::hostile::assert_no_leak;
+use crate::support::{
+    ServerProcess, assert_no_leak, call, connect, execute_sql, spawn_app_with, start_server_binary, text_of,
+};
 
 /// The checks every internal failure must pass, whatever caused it.
 fn assert_internal_error(result: &CallToolResult, sc: &Value, hidden: &[&str]) -> String {
@@ -25,22 +23,13 @@ fn assert_internal_error(result: &CallToolResult, sc: &Value, hidden: &[&str]) -
     let reference = error["reference"].as_str().expect("a reference").to_string();
     assert!(reference.starts_with("req_") && reference.len() > 4, "{reference}");
     assert!(text_of(result).contains(&reference), "the text for the model quotes the reference");
-    assert_no_leak(result, sc).unwrap();
-    let seen = format!("{} {}", text_of(result), sc);
-    for detail in hidden {
-        assert!(!seen.contains(detail), "the client sees `{detail}`: {seen}");
-    }
+    assert_no_leak(result, sc, hidden);
     reference
 }
 
 /// Renames a table behind the server's back, through its own connection to the same file.
 async fn rename_table(db: &str, from: &str, to: &str) {
-    let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{db}")).await.expect("open the database");
-    sqlx::query(sqlx::AssertSqlSafe(format!("ALTER TABLE {from} RENAME TO {to}")))
-        .execute(&mut conn)
-        .await
-        .expect("rename");
-    conn.close().await.unwrap();
+    execute_sql(db, format!("ALTER TABLE {from} RENAME TO {to}"), &[]).await;
 }
 
 #[tokio::test]
@@ -111,8 +100,7 @@ async fn the_detail_of_an_internal_error_is_in_the_json_log_under_its_reference_
     let db = dir.path().join("giftgenius.db");
     let log = dir.path().join("stderr.log");
     let server = start_logging_server(&db, &log, SUGGEST_GIFTS_PANICS).await;
-    let client =
-        ().serve(StreamableHttpClientTransport::from_uri(format!("{}/mcp", server.url))).await.expect("connects");
+    let client = connect(&server.mcp_url()).await.expect("connects");
 
     let (result, sc) = call(&client, "suggest_gifts", json!({"relationship_type": "friend"})).await;
     let panic_ref = assert_internal_error(&result, &sc, &["injected", "failpoint"]);

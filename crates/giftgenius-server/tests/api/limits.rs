@@ -1,30 +1,25 @@
-//! The daily suggestion limit: per subject, per UTC day, persisted, reset at midnight UTC.
+//! The daily suggestion limit: per subject (per MCP session without one), per UTC day,
+//! persisted, reset at midnight UTC; failed calls do not count, and 0 means unlimited.
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::helpers::{call, call_as, spawn_app_with, text_of};
+use crate::support::{call, call_as, spawn_app_with, text_of, unreachable_catalog, varied_suggestion};
 
 const DAY_MS: i64 = 86_400_000;
-
-/// Arguments that differ from call to call (`n` picks the limit), so the repeated-call valve
-/// of the policy layer never answers instead of the tool.
-fn friend(n: u32) -> Value {
-    json!({"relationship_type": "friend", "interests": ["coffee"], "limit": 1 + n % 12})
-}
 
 #[tokio::test]
 async fn a_subject_gets_its_daily_number_of_suggestions_then_daily_limit_exceeded_until_midnight_utc() {
     let app = spawn_app_with(|c| c.daily_suggestion_limit = 3).await;
     let client = app.client().await;
     for i in 1..=3 {
-        let (result, structured) = call_as(&client, "alice", "suggest_gifts", friend(i)).await;
+        let (result, structured) = call_as(&client, "alice", "suggest_gifts", varied_suggestion(i)).await;
         assert_eq!(result.is_error, Some(false), "call {i} is within the limit");
         assert_eq!(structured["ok"], true);
     }
 
-    let (result, structured) = call_as(&client, "alice", "suggest_gifts", friend(2)).await;
+    let (result, structured) = call_as(&client, "alice", "suggest_gifts", varied_suggestion(2)).await;
     assert_eq!(result.is_error, Some(true));
     let error = &structured["error"];
     assert_eq!(error["code"], "DAILY_LIMIT_EXCEEDED");
@@ -38,20 +33,20 @@ async fn a_subject_gets_its_daily_number_of_suggestions_then_daily_limit_exceede
     assert!(text_of(&result).contains("DAILY_LIMIT_EXCEEDED"));
 
     // Someone else is not affected.
-    let (result, _) = call_as(&client, "bob", "suggest_gifts", friend(3)).await;
+    let (result, _) = call_as(&client, "bob", "suggest_gifts", varied_suggestion(3)).await;
     assert_eq!(result.is_error, Some(false), "bob has his own count");
 
     // Still blocked a millisecond before midnight, free again at midnight.
     app.clock.advance(Duration::from_millis(until_midnight - 1));
-    let (result, structured) = call_as(&client, "alice", "suggest_gifts", friend(4)).await;
+    let (result, structured) = call_as(&client, "alice", "suggest_gifts", varied_suggestion(4)).await;
     assert_eq!(result.is_error, Some(true));
     assert_eq!(structured["error"]["retry_after_ms"], 1);
     app.clock.advance(Duration::from_millis(1));
     for i in 1..=3 {
-        let (result, _) = call_as(&client, "alice", "suggest_gifts", friend(10 + i)).await;
+        let (result, _) = call_as(&client, "alice", "suggest_gifts", varied_suggestion(10 + i)).await;
         assert_eq!(result.is_error, Some(false), "call {i} of the new day passes");
     }
-    let (result, _) = call_as(&client, "alice", "suggest_gifts", friend(6)).await;
+    let (result, _) = call_as(&client, "alice", "suggest_gifts", varied_suggestion(6)).await;
     assert_eq!(result.is_error, Some(true), "and the new day has the same limit");
 }
 
@@ -60,11 +55,11 @@ async fn without_a_chatgpt_subject_the_limit_counts_per_mcp_session() {
     let app = spawn_app_with(|c| c.daily_suggestion_limit = 1).await;
     let first = app.client().await;
     let second = app.client().await;
-    assert_eq!(call(&first, "suggest_gifts", friend(7)).await.0.is_error, Some(false));
-    let (_, structured) = call(&first, "suggest_gifts", friend(8)).await;
+    assert_eq!(call(&first, "suggest_gifts", varied_suggestion(7)).await.0.is_error, Some(false));
+    let (_, structured) = call(&first, "suggest_gifts", varied_suggestion(8)).await;
     assert_eq!(structured["error"]["code"], "DAILY_LIMIT_EXCEEDED");
     assert_eq!(
-        call(&second, "suggest_gifts", friend(9)).await.0.is_error,
+        call(&second, "suggest_gifts", varied_suggestion(9)).await.0.is_error,
         Some(false),
         "another session has its own count"
     );
@@ -72,11 +67,7 @@ async fn without_a_chatgpt_subject_the_limit_counts_per_mcp_session() {
 
 #[tokio::test]
 async fn invalid_arguments_and_failed_upstreams_do_not_use_up_the_limit() {
-    let closed = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.local_addr().unwrap().port()
-    };
-    let url = format!("http://127.0.0.1:{closed}/catalog.json");
+    let url = unreachable_catalog();
     let app = spawn_app_with(move |c| {
         c.daily_suggestion_limit = 1;
         c.builtin_catalog = false;
@@ -88,7 +79,7 @@ async fn invalid_arguments_and_failed_upstreams_do_not_use_up_the_limit() {
         call_as(&client, "carol", "suggest_gifts", json!({"relationship_type": "friend", "age": 500})).await;
     assert_eq!(structured["error"]["code"], "VALIDATION_ERROR");
     for i in 0..3 {
-        let (_, structured) = call_as(&client, "carol", "suggest_gifts", friend(i)).await;
+        let (_, structured) = call_as(&client, "carol", "suggest_gifts", varied_suggestion(i)).await;
         assert_eq!(structured["error"]["code"], "UPSTREAM_UNAVAILABLE", "never DAILY_LIMIT_EXCEEDED: {structured}");
     }
 }
@@ -106,7 +97,7 @@ async fn the_daily_count_is_persisted_so_a_restart_does_not_reset_it() {
         .await;
         let client = app.client().await;
         for i in 0..2 {
-            assert_eq!(call_as(&client, "dave", "suggest_gifts", friend(i)).await.0.is_error, Some(false));
+            assert_eq!(call_as(&client, "dave", "suggest_gifts", varied_suggestion(i)).await.0.is_error, Some(false));
         }
     }
     let app = spawn_app_with(move |c| {
@@ -115,7 +106,7 @@ async fn the_daily_count_is_persisted_so_a_restart_does_not_reset_it() {
     })
     .await;
     let client = app.client().await;
-    let (_, structured) = call_as(&client, "dave", "suggest_gifts", friend(12)).await;
+    let (_, structured) = call_as(&client, "dave", "suggest_gifts", varied_suggestion(12)).await;
     assert_eq!(structured["error"]["code"], "DAILY_LIMIT_EXCEEDED");
 }
 
@@ -124,6 +115,6 @@ async fn a_limit_of_zero_means_unlimited() {
     let app = spawn_app_with(|c| c.daily_suggestion_limit = 0).await;
     let client = app.client().await;
     for i in 0..5 {
-        assert_eq!(call_as(&client, "erin", "suggest_gifts", friend(i)).await.0.is_error, Some(false));
+        assert_eq!(call_as(&client, "erin", "suggest_gifts", varied_suggestion(i)).await.0.is_error, Some(false));
     }
 }

@@ -1,11 +1,11 @@
 //! Integration tests: the real server on 127.0.0.1:0, spoken to over real HTTP by the official
-//! MCP client. One test binary (faster to link), one module per area.
+//! MCP client (or in raw JSON-RPC, or over stdio, or as a child process that crashes). One test
+//! binary (faster to link), one module per area, and `support` for what they share.
 
 mod checkout;
 mod crash;
 mod discovery;
 mod error_examples;
-mod helpers;
 mod hostile;
 mod http;
 mod internal;
@@ -13,4 +13,5 @@ mod limits;
 mod postgres;
 mod stdio;
 mod suggest_gifts;
+mod support;
 mod upstream;

@@ -1,18 +1,19 @@
 //! The PostgreSQL store against a real server: each test gets a fresh database, and the
 //! multi-replica tests start two apps on that one database, as behind a load balancer.
 //!
-//! CI (env var `CI` set) must have PostgreSQL running and fails if it is not reachable; a
-//! developer machine without it skips these tests with a loud SKIPPED line on stderr.
-//! `GIFTGENIUS_TEST_POSTGRES_URL` overrides the admin URL used to create the databases.
+//! They need a PostgreSQL server and fail, on every machine, when it is not reachable: the admin
+//! URL that creates the databases is `GIFTGENIUS_TEST_POSTGRES_URL`, by default
+//! `postgres://postgres@127.0.0.1:5432/postgres`.
 
-use std::io::Write;
 use std::time::Duration;
 
 use futures::future::join_all;
-use serde_json::{Value, json};
 use sqlx::{AssertSqlSafe, Connection, Executor, PgConnection};
 
-use crate::helpers::{TestApp, call_as, charges, commit_args, meta_of, orders, prepare, spawn_app_with};
+use crate::support::{
+    TestApp, call_as, charges, commit_args, commit_then_replay_charges_once, orders, prepare, spawn_app_with,
+    successes_or_in_progress, varied_suggestion,
+};
 
 const DEFAULT_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
 
@@ -28,36 +29,30 @@ struct TestDb {
 }
 
 impl TestDb {
-    /// The fresh database, or `None` (after a loud SKIPPED line) when PostgreSQL is not
-    /// reachable outside CI. In CI an unreachable PostgreSQL fails the test.
-    async fn create(test: &str) -> Option<TestDb> {
+    /// The fresh database; fails the test when PostgreSQL is not reachable.
+    async fn create() -> TestDb {
         let admin = admin_url();
         let connected = tokio::time::timeout(Duration::from_secs(5), PgConnection::connect(&admin)).await;
         let mut conn = match connected {
             Ok(Ok(conn)) => conn,
-            Ok(Err(e)) => return skip_or_fail(test, &admin, &e.to_string()),
-            Err(_) => return skip_or_fail(test, &admin, "connection timed out after 5s"),
+            Ok(Err(e)) => unreachable_postgres(&admin, &e.to_string()),
+            Err(_) => unreachable_postgres(&admin, "connection timed out after 5s"),
         };
         let name = format!("gg_test_{}", uuid::Uuid::new_v4().simple());
         conn.execute(AssertSqlSafe(format!("CREATE DATABASE {name}"))).await.expect("CREATE DATABASE");
         let _ = conn.close().await;
         let mut url = url::Url::parse(&admin).expect("the admin URL parses");
         url.set_path(&name);
-        Some(TestDb { name, url: url.to_string() })
+        TestDb { name, url: url.to_string() }
     }
 }
 
-fn skip_or_fail(test: &str, admin: &str, error: &str) -> Option<TestDb> {
-    if std::env::var_os("CI").is_some() {
-        panic!(
-            "{test}: PostgreSQL not reachable at {admin} ({error}), and CI is set: CI must run the PostgreSQL tests"
-        );
-    }
-    let line = format!("SKIPPED: PostgreSQL not reachable at {admin}; these tests run in CI ({test}: {error})");
-    eprintln!("{line}");
-    // eprintln! is captured by the test harness for passing tests; this copy is not.
-    let _ = writeln!(std::io::stderr().lock(), "{line}");
-    None
+fn unreachable_postgres(admin: &str, error: &str) -> ! {
+    panic!(
+        "PostgreSQL is not reachable at {admin} ({error}). The postgres_* tests need a PostgreSQL server that \
+         may create databases: start one there, or set GIFTGENIUS_TEST_POSTGRES_URL to the admin URL of yours \
+         (default {DEFAULT_ADMIN_URL})."
+    )
 }
 
 impl Drop for TestDb {
@@ -94,64 +89,15 @@ async fn replica(db: &TestDb, customize: impl FnOnce(&mut giftgenius_server::con
     .await
 }
 
-/// Every result is a success or a retryable REQUEST_IN_PROGRESS; returns the successes.
-fn successes_or_in_progress(results: &[(rmcp::model::CallToolResult, Value)]) -> usize {
-    let mut successes = 0;
-    for (_, sc) in results {
-        match (sc["ok"].as_bool(), sc["error"]["code"].as_str()) {
-            (Some(true), _) => successes += 1,
-            (Some(false), Some("REQUEST_IN_PROGRESS")) => {
-                assert_eq!(sc["error"]["retryable"], true);
-                assert!(sc["error"]["retry_after_ms"].as_u64().is_some());
-            }
-            other => panic!("unexpected response {other:?}: {sc}"),
-        }
-    }
-    successes
-}
-
 #[tokio::test]
 async fn postgres_prepare_commit_and_replay_charge_once() {
-    let Some(db) = TestDb::create("postgres_prepare_commit_and_replay_charge_once").await else { return };
-    let app = replica(&db, |_| {}).await;
-    let (draft, token) = prepare(&app, "u1", "tr-001").await;
-    let (again, _) = prepare(&app, "u1", "tr-001").await;
-    assert_eq!(draft, again, "same request, same draft");
-    let client = app.client().await;
-    let (first, first_sc) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_pg", &token)).await;
-    let (second, second_sc) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_pg", &token)).await;
-    assert_eq!(first_sc["ok"], true, "{first_sc}");
-    assert_eq!(first_sc["order"]["status"], "paid");
-    assert_eq!(first_sc.to_string(), second_sc.to_string(), "replay is byte-for-byte");
-    assert_eq!(meta_of(&first, "giftgenius/replayed"), None);
-    assert_eq!(meta_of(&second, "giftgenius/replayed"), Some(&json!(true)));
-    assert_eq!(charges(&app).await, 1);
-    assert_eq!(orders(&app).await, 1);
-}
-
-#[tokio::test]
-async fn postgres_sixty_four_concurrent_identical_commits_charge_once() {
-    let Some(db) = TestDb::create("postgres_sixty_four_concurrent_identical_commits_charge_once").await else {
-        return;
-    };
-    let app = replica(&db, |c| c.sandbox_latency_ms = 300).await;
-    let (draft, token) = prepare(&app, "u1", "pp-001").await;
-    let clients = join_all((0..8).map(|_| app.client())).await;
-    let calls = (0..64)
-        .map(|i| call_as(&clients[i % clients.len()], "u1", "commit_order", commit_args(&draft, "ik_storm", &token)));
-    let results = join_all(calls).await;
-    assert!(successes_or_in_progress(&results) >= 1);
-    let (_, last) = call_as(&clients[0], "u1", "commit_order", commit_args(&draft, "ik_storm", &token)).await;
-    assert_eq!(last["ok"], true, "a final retry gets the success: {last}");
-    assert_eq!(charges(&app).await, 1, "exactly one charge");
-    assert_eq!(orders(&app).await, 1, "exactly one order");
+    let db = TestDb::create().await;
+    commit_then_replay_charges_once(&replica(&db, |_| {}).await).await;
 }
 
 #[tokio::test]
 async fn postgres_two_replicas_concurrent_commits_for_one_draft_charge_once() {
-    let Some(db) = TestDb::create("postgres_two_replicas_concurrent_commits_for_one_draft_charge_once").await else {
-        return;
-    };
+    let db = TestDb::create().await;
     let a = replica(&db, |c| c.sandbox_latency_ms = 300).await;
     let b = replica(&db, |c| c.sandbox_latency_ms = 300).await;
     // Both replicas prepare the same request: one draft, and either replica's token works.
@@ -182,31 +128,27 @@ async fn postgres_two_replicas_concurrent_commits_for_one_draft_charge_once() {
     assert_eq!(orders(&a).await, 1, "exactly one order");
 }
 
-/// Arguments that differ from call to call, so the repeated-call valve never answers instead.
-fn friend(n: u32) -> Value {
-    json!({"relationship_type": "friend", "interests": ["coffee"], "limit": 1 + n % 12})
-}
-
 #[tokio::test]
 async fn postgres_daily_limit_counts_across_two_replicas() {
-    let Some(db) = TestDb::create("postgres_daily_limit_counts_across_two_replicas").await else { return };
+    let db = TestDb::create().await;
     let a = replica(&db, |c| c.daily_suggestion_limit = 3).await;
     let b = replica(&db, |c| c.daily_suggestion_limit = 3).await;
     let (client_a, client_b) = (a.client().await, b.client().await);
 
     // Sequential: two on A and one on B use up the day on both.
     for (i, client) in [&client_a, &client_b, &client_a].into_iter().enumerate() {
-        let (result, sc) = call_as(client, "alice", "suggest_gifts", friend(i as u32)).await;
+        let (result, sc) = call_as(client, "alice", "suggest_gifts", varied_suggestion(i as u32)).await;
         assert_eq!(result.is_error, Some(false), "call {i} is within the limit: {sc}");
     }
     for (i, client) in [&client_b, &client_a].into_iter().enumerate() {
-        let (_, sc) = call_as(client, "alice", "suggest_gifts", friend(5 + i as u32)).await;
+        let (_, sc) = call_as(client, "alice", "suggest_gifts", varied_suggestion(5 + i as u32)).await;
         assert_eq!(sc["error"]["code"], "DAILY_LIMIT_EXCEEDED", "{sc}");
     }
 
     // Concurrent: 12 calls split over the replicas, exactly 3 counted.
     let clients = [a.client().await, a.client().await, b.client().await, b.client().await];
-    let calls = (0..12u32).map(|i| call_as(&clients[i as usize % clients.len()], "bob", "suggest_gifts", friend(i)));
+    let calls =
+        (0..12u32).map(|i| call_as(&clients[i as usize % clients.len()], "bob", "suggest_gifts", varied_suggestion(i)));
     let results = join_all(calls).await;
     let mut passed = 0;
     for (result, sc) in &results {
@@ -221,7 +163,7 @@ async fn postgres_daily_limit_counts_across_two_replicas() {
 
 #[tokio::test]
 async fn postgres_two_replicas_never_sell_more_than_the_stock() {
-    let Some(db) = TestDb::create("postgres_two_replicas_never_sell_more_than_the_stock").await else { return };
+    let db = TestDb::create().await;
     let a = replica(&db, |_| {}).await;
     let b = replica(&db, |_| {}).await;
     // tr-055 has 3 in stock. Eight buyers, each with their own draft and key, on both replicas.

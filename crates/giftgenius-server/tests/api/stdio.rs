@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::helpers::widget_path;
+use crate::support::widget_path;
 
 #[test]
 fn stdio_mode_answers_initialize_tools_list_and_a_tool_call() {

@@ -1,9 +1,10 @@
-//! suggest_gifts over HTTP: results, nothing found, and invalid arguments.
+//! suggest_gifts over HTTP: ranked results, the gift images they link to, nothing found, and
+//! invalid arguments.
 
 use giftgenius_types::{Envelope, SuggestGiftsData};
 use serde_json::{Value, json};
 
-use crate::helpers::{call, spawn_app, text_of};
+use crate::support::{call, spawn_app, text_of};
 
 #[tokio::test]
 async fn matching_request_returns_ranked_cards_with_reasons() {

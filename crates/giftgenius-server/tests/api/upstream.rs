@@ -1,84 +1,14 @@
 //! suggest_gifts against real (local) upstream catalogs that fail in every way we know: an
-//! error status, a hang, garbage, slowness, and a good answer with hostile entries.
+//! error status, a hang, garbage, slowness, a port nobody listens on, and a good answer with
+//! hostile entries; next to the built-in merchants (a partial result) or alone (the call fails).
+//! Also how the catalog URLs are given on the command line.
 
 use std::time::Duration;
 
-use axum::Router;
-use axum::extract::Path;
-use axum::http::StatusCode;
-use axum::response::IntoResponse;
-use axum::routing::get;
 use giftgenius_types::{Envelope, SuggestGiftsData};
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, call, spawn_app_with, text_of};
-
-/// A gift only the remote catalogs sell, so a query for "juggling" shows whether they answered.
-fn remote_gift(id: &str, title: &str) -> Value {
-    json!({
-        "id": id, "title": title, "description": "Three soft beanbag balls and a how-to booklet.",
-        "price_cents": 1999, "tags": ["juggling", "games"], "age_min": 8, "age_max": 90,
-        "relationships": ["friend", "sibling", "child"], "occasions": ["birthday", "just_because"], "stock": 5
-    })
-}
-
-fn catalog(merchant: &str, gifts: Vec<Value>) -> Value {
-    json!({"merchant": {"id": merchant, "name": "Remote Gifts"}, "gifts": gifts})
-}
-
-/// Local upstream catalogs on 127.0.0.1:0, one path per behaviour.
-struct Upstream {
-    base: String,
-}
-
-impl Upstream {
-    async fn start() -> Self {
-        let router = Router::new()
-            .route(
-                "/unavailable",
-                get(|| async { (StatusCode::SERVICE_UNAVAILABLE, "upstream is down for maintenance") }),
-            )
-            .route("/hang", get(|| async { std::future::pending::<String>().await }))
-            .route("/garbage", get(|| async { ([("content-type", "application/json")], "{\"merchant\": <html>oops") }))
-            .route("/wrong-shape", get(|| async { axum::Json(json!({"items": [1, 2, 3]})) }))
-            .route(
-                "/slow/{n}",
-                get(|Path(n): Path<u32>| async move {
-                    tokio::time::sleep(Duration::from_millis(400)).await;
-                    axum::Json(catalog(
-                        &format!("slow-{n}"),
-                        vec![remote_gift(&format!("slow{n}-001"), &format!("Slow Juggling Set {n}"))],
-                    ))
-                }),
-            )
-            .route(
-                "/valid",
-                get(|| async {
-                    axum::Json(catalog(
-                        "remote-gifts",
-                        vec![
-                            remote_gift("rm-001", "Beanbag Juggling Set"),
-                            // Takes a built-in gift's id: must never shadow the real one.
-                            remote_gift("hh-012", "Impostor Juggling Set"),
-                            // Not a plain id: skipped.
-                            remote_gift("../etc/passwd", "Path Juggling Set"),
-                        ],
-                    ))
-                    .into_response()
-                }),
-            );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind upstream");
-        let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, router).await;
-        });
-        Self { base }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base)
-    }
-}
+use crate::support::{TestApp, Upstream, assert_no_leak, call, spawn_app_with, text_of, unreachable_catalog};
 
 const JUGGLING: fn() -> Value = || json!({"relationship_type": "friend", "interests": ["Juggling"]});
 
@@ -99,33 +29,22 @@ async fn app_with(
     .await
 }
 
-/// No message the model or the widget sees may name where the upstream lives or how it failed inside.
-fn assert_no_leak(text: &str, structured: &Value) {
-    // Gift cards carry our own image URLs; everything else must be free of upstream details.
-    // The reference is random hex and may contain any digits, so it is left out.
-    let mut error = structured["error"].clone();
-    if let Some(e) = error.as_object_mut() {
-        e.remove("reference");
-    }
-    let text = text.lines().filter(|l| !l.starts_with("Reference:")).collect::<Vec<_>>().join("\n");
-    let all = format!("{text}\n{}\n{error}", structured["partial"]);
-    for needle in [
-        "127.0.0.1",
-        "http://",
-        "/unavailable",
-        "/hang",
-        "/garbage",
-        "catalog.json",
-        "expected",
-        "line 1",
-        "maintenance",
-        "503",
-        "reqwest",
-        "serde",
-    ] {
-        assert!(!all.contains(needle), "result leaks {needle:?}: {all}");
-    }
-}
+/// What no text the model or the widget reads may carry besides the usual leaks: where the
+/// upstreams live and how they failed inside.
+const UPSTREAM_DETAILS: &[&str] = &[
+    "127.0.0.1",
+    "http://",
+    "/unavailable",
+    "/hang",
+    "/garbage",
+    "catalog.json",
+    "expected",
+    "line 1",
+    "maintenance",
+    "503",
+    "reqwest",
+    "serde",
+];
 
 fn failed_sources(structured: &Value) -> Vec<(String, String, String)> {
     structured["partial"]["failed_sources"]
@@ -163,7 +82,7 @@ async fn a_catalog_answering_503_leaves_the_other_sources_results_and_names_it_a
     assert!(structured["partial"]["message"].as_str().unwrap().contains("http-catalog-1"));
     let text = text_of(&result);
     assert!(text.contains("Partial results") && text.contains("http-catalog-1"), "{text}");
-    assert_no_leak(&text, &structured);
+    assert_no_leak(&result, &structured, UPSTREAM_DETAILS);
     // The partial result still fits the contract.
     let envelope: Envelope<SuggestGiftsData> = serde_json::from_value(structured).expect("contract shape");
     assert!(envelope.is_ok());
@@ -184,7 +103,7 @@ async fn a_catalog_that_hangs_past_its_timeout_is_reported_as_timed_out_without_
         [("http-catalog-1".to_string(), "UPSTREAM_TIMEOUT".to_string(), "did not answer within 300 ms".to_string())]
     );
     assert!(took < Duration::from_millis(1900), "the call waited for the hanging catalog past its timeout: {took:?}");
-    assert_no_leak(&text_of(&result), &structured);
+    assert_no_leak(&result, &structured, UPSTREAM_DETAILS);
 }
 
 #[tokio::test]
@@ -202,7 +121,7 @@ async fn a_catalog_sending_garbage_or_the_wrong_shape_is_unavailable_without_its
         assert_eq!(code, "UPSTREAM_UNAVAILABLE");
         assert_eq!(message, "sent a catalog we could not read");
     }
-    assert_no_leak(&text_of(&result), &structured);
+    assert_no_leak(&result, &structured, UPSTREAM_DETAILS);
 }
 
 #[tokio::test]
@@ -297,7 +216,7 @@ async fn when_every_source_fails_and_one_was_unavailable_the_call_fails_as_upstr
     assert_upstream_error(&structured, "UPSTREAM_UNAVAILABLE");
     let text = text_of(&result);
     assert!(text.contains("UPSTREAM_UNAVAILABLE") && text.contains("retryable"), "{text}");
-    assert_no_leak(&text, &structured);
+    assert_no_leak(&result, &structured, UPSTREAM_DETAILS);
 }
 
 #[tokio::test]
@@ -308,16 +227,12 @@ async fn when_every_source_times_out_the_call_fails_as_upstream_timeout() {
     let (result, structured) = call(&client, "suggest_gifts", JUGGLING()).await;
     assert_eq!(result.is_error, Some(true));
     assert_upstream_error(&structured, "UPSTREAM_TIMEOUT");
-    assert_no_leak(&text_of(&result), &structured);
+    assert_no_leak(&result, &structured, UPSTREAM_DETAILS);
 }
 
 #[tokio::test]
 async fn a_catalog_nobody_listens_on_is_unavailable() {
-    let closed = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.local_addr().unwrap().port()
-    };
-    let url = format!("http://127.0.0.1:{closed}/catalog.json");
+    let url = unreachable_catalog();
     let app = spawn_app_with(move |c| {
         c.catalog_urls = vec![url];
         c.builtin_catalog = false;
@@ -327,5 +242,5 @@ async fn a_catalog_nobody_listens_on_is_unavailable() {
     let (result, structured) = call(&client, "suggest_gifts", JUGGLING()).await;
     assert_eq!(result.is_error, Some(true));
     assert_upstream_error(&structured, "UPSTREAM_UNAVAILABLE");
-    assert_no_leak(&text_of(&result), &structured);
+    assert_no_leak(&result, &structured, UPSTREAM_DETAILS);
 }

@@ -1,0 +1,97 @@
+//! The app in-process: started for one test on 127.0.0.1:0 with a fresh SQLite file, a manual
+//! clock and the packed widget; MCP clients for it; and its database reached behind its back.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use giftgenius_server::clock::Clock;
+use giftgenius_server::config::{Config, WidgetMime};
+use giftgenius_server::startup::Application;
+use giftgenius_server::state::AppState;
+use rmcp::RoleClient;
+use rmcp::ServiceExt;
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use sqlx::Connection;
+use tokio_util::sync::CancellationToken;
+
+pub struct TestApp {
+    /// The public URL the server believes it has (its own address unless configured).
+    pub base_url: String,
+    /// Where the socket really listens.
+    pub local_url: String,
+    pub widget_path: PathBuf,
+    pub state: Arc<AppState>,
+    pub clock: Clock,
+    shutdown: CancellationToken,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+/// The packed widget the server must serve byte-for-byte. `cargo xtask test` builds it and sets
+/// GIFTGENIUS_WIDGET_HTML; running `cargo test` alone needs `cargo xtask widget` first.
+pub fn widget_path() -> PathBuf {
+    let path = std::env::var_os("GIFTGENIUS_WIDGET_HTML")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../dist/giftgenius-widget.html")));
+    assert!(
+        path.is_file(),
+        "the packed widget {} is missing: run `cargo xtask test` (or `cargo xtask widget` before `cargo test`)",
+        path.display()
+    );
+    path
+}
+
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(|_| {}).await
+}
+
+pub async fn spawn_app_with(customize: impl FnOnce(&mut Config)) -> TestApp {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut config = Config::for_tests(dir.path());
+    config.widget_html = Some(widget_path());
+    config.widget_mime = WidgetMime::Skybridge;
+    customize(&mut config);
+    let widget_path = config.widget_html().expect("widget artifact");
+    let clock = Clock::manual(1_780_000_000_000);
+    let app = Application::build_with_clock(config, clock.clone()).await.expect("app builds");
+    let state = app.state();
+    let base_url = app.public_url().to_string();
+    let local_url = format!("http://127.0.0.1:{}", app.port());
+    let shutdown = app.shutdown_token();
+    tokio::spawn(app.run_until_stopped());
+    TestApp { base_url, local_url, widget_path, state, clock, shutdown, _dir: dir }
+}
+
+impl TestApp {
+    pub fn mcp_url(&self) -> String {
+        format!("{}/mcp", self.local_url)
+    }
+
+    /// A connected, initialized MCP client.
+    pub async fn client(&self) -> RunningService<RoleClient, ()> {
+        connect(&self.mcp_url()).await.expect("MCP client connects")
+    }
+}
+
+/// A connected, initialized MCP client for the server at `mcp_url`.
+pub async fn connect(mcp_url: &str) -> Result<RunningService<RoleClient, ()>, String> {
+    ().serve(StreamableHttpClientTransport::from_uri(mcp_url)).await.map_err(|e| e.to_string())
+}
+
+/// Runs one statement on the SQLite file `db`, with `binds` for `$1`, `$2`, …, through a connection
+/// of its own, behind the server's back (to break or repair what the server relies on).
+pub async fn execute_sql(db: &str, sql: impl Into<String>, binds: &[&str]) {
+    let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{db}")).await.expect("open the database");
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql.into()));
+    for bind in binds {
+        query = query.bind(*bind);
+    }
+    query.execute(&mut conn).await.expect("the statement runs");
+    conn.close().await.unwrap();
+}

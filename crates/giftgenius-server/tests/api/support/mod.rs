@@ -1,0 +1,31 @@
+//! What the tests share, in one place; the test modules import it from here.
+//!
+//! - `app`: the app in-process for one test, MCP clients for it, its database behind its back.
+//! - `calls`: tool calls through the MCP client and what their results carry.
+//! - `purchase`: drafts and confirmation tokens, commit arguments, charges and orders counted,
+//!   and the replay scenario both stores run.
+//! - `process`: the real server binary as a child process.
+//! - `ports`: a port nobody listens on.
+//! - `upstream`: local upstream catalogs that answer well, badly, slowly or never.
+//! - `leaks`: the one leak checker for every text a client reads.
+//! - `raw_http`: JSON-RPC over plain HTTP, for requests the MCP client would never send.
+
+mod app;
+mod calls;
+mod leaks;
+mod ports;
+mod process;
+mod purchase;
+mod raw_http;
+mod upstream;
+
+pub use app::{TestApp, connect, execute_sql, spawn_app, spawn_app_with, widget_path};
+pub use calls::{call, call_as, meta_of, request, text_of, varied_suggestion};
+pub use leaks::{assert_no_leak, find_leak, hostname, leak_in};
+pub use process::{ServerProcess, start_server_binary};
+pub use purchase::{
+    TOKEN, charges, commit_args, commit_then_replay_charges_once, orders, prepare, prepare_in_session,
+    successes_or_in_progress,
+};
+pub use raw_http::{INIT, RawSession, post};
+pub use upstream::{Upstream, hanging_catalog, unreachable_catalog};

@@ -1,0 +1,59 @@
+//! The real `giftgenius-server` binary as a child process: for crashes (a failpoint aborts it)
+//! and for what only the process shows (its stderr logs).
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use super::app::widget_path;
+use super::ports::unused_port;
+
+/// The real server binary, started on a free port; killed and reaped on drop.
+pub struct ServerProcess {
+    child: Child,
+    pub url: String,
+}
+
+impl ServerProcess {
+    pub fn mcp_url(&self) -> String {
+        format!("{}/mcp", self.url)
+    }
+
+    /// Waits for the process to exit (after a failpoint aborted it).
+    pub fn wait(&mut self) -> std::process::ExitStatus {
+        self.child.wait().expect("wait for the server process")
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `giftgenius-server` on a free port with `db`, the built widget and `flags`, logging
+/// at `log_level` to `stderr`, and waits until it answers /healthz.
+pub async fn start_server_binary(db: &Path, flags: &[&str], log_level: &str, stderr: Stdio) -> ServerProcess {
+    let port = unused_port();
+    #[allow(clippy::zombie_processes)] // killed and waited for in Drop
+    let child = Command::new(env!("CARGO_BIN_EXE_giftgenius-server"))
+        .args(["--port", &port.to_string(), "--db", &db.to_string_lossy()])
+        .arg("--widget-html")
+        .arg(widget_path())
+        .args(flags)
+        .env("GIFTGENIUS_LOG", log_level)
+        .env_remove("RUST_BACKTRACE")
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .expect("server binary starts");
+    let url = format!("http://127.0.0.1:{port}");
+    for _ in 0..200 {
+        if reqwest::get(format!("{url}/healthz")).await.is_ok_and(|r| r.status().is_success()) {
+            return ServerProcess { child, url };
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("server on {url} did not become healthy");
+}
