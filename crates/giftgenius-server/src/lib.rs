@@ -16,6 +16,7 @@
 //! - `preview`: the local host emulator page and its dev-only endpoints (only with `--preview`).
 //! - `error`: request references and the mapping of internal failures to `ToolError`.
 
+pub mod auth;
 pub mod catalog;
 pub mod checkout_page;
 pub mod clock;
