@@ -49,6 +49,7 @@ pub struct AuthState {
     inner: Arc<Inner>,
 }
 
+#[derive(Clone)]
 enum Kind {
     Verified { verifier: Arc<Verifier>, resource_metadata: String, scope_of: ScopeOf },
     Local,
@@ -81,16 +82,7 @@ impl AuthState {
 
     /// Changes the body limit of the scope check.
     pub fn with_max_body_bytes(self, max_body_bytes: usize) -> AuthState {
-        let kind = match &self.inner.kind {
-            Kind::Verified { verifier, resource_metadata, scope_of } => Kind::Verified {
-                verifier: verifier.clone(),
-                resource_metadata: resource_metadata.clone(),
-                scope_of: *scope_of,
-            },
-            Kind::Local => Kind::Local,
-            Kind::SingleUser => Kind::SingleUser,
-        };
-        AuthState { inner: Arc::new(Inner { kind, max_body_bytes }) }
+        AuthState { inner: Arc::new(Inner { kind: self.inner.kind.clone(), max_body_bytes }) }
     }
 }
 
@@ -150,19 +142,20 @@ pub async fn authenticate(State(state): State<AuthState>, request: Request, next
         }
     };
 
-    // The scope check needs the tool name, so the body is read here and passed on unchanged.
-    let body = if parts.method == Method::POST {
+    // The scope check needs the tool name, so a POST body (JSON-RPC) is read here and passed on
+    // unchanged; other methods keep their body as it is.
+    let (body, bytes) = if parts.method == Method::POST {
         if content_length(&parts.headers).is_some_and(|n| n > state.inner.max_body_bytes as u64) {
             return too_large();
         }
         match axum::body::to_bytes(body, state.inner.max_body_bytes).await {
-            Ok(bytes) => bytes,
+            Ok(bytes) => (Body::from(bytes.clone()), bytes),
             Err(_) => return too_large(),
         }
     } else {
-        Bytes::new()
+        (body, Bytes::new())
     };
-    let tools = match tools_called(&parts.headers, &body) {
+    let tools = match tools_called(&parts.headers, &bytes) {
         Ok(tools) => tools,
         Err(why) => return refusal(StatusCode::BAD_REQUEST, String::new(), "invalid_request", why),
     };
@@ -180,7 +173,7 @@ pub async fn authenticate(State(state): State<AuthState>, request: Request, next
         }
     }
     parts.extensions.insert(Caller::Verified(principal));
-    next.run(Request::from_parts(parts, Body::from(body))).await
+    next.run(Request::from_parts(parts, body)).await
 }
 
 /// The token of `Bearer <token>` (scheme case-insensitive, RFC 9110 §11.1).

@@ -550,6 +550,11 @@ async fn the_middleware_answers_each_case_over_http() {
         assert_eq!(answer.json["scopes"], json!(["orders:read"]));
     }
 
+    // A GET (the SSE stream) with a valid token goes on with its caller.
+    let response = reqwest::Client::new().get(&r.mcp).header("authorization", &read_only).send().await.expect("GET");
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.json::<Value>().await.expect("json")["caller"], "verified");
+
     // Headers that contradict the body: 400.
     let mismatch = [("authorization", read_only.as_str()), ("mcp-method", "tools/call"), ("mcp-name", "get_order")];
     assert_eq!(call(&r.mcp, &mismatch, tools_call("suggest_gifts")).await.status, StatusCode::BAD_REQUEST);
