@@ -1,5 +1,7 @@
 //! GiftGenius MCP server.
 //!
+//! - `auth/`: identity from a verified OAuth access token (resource metadata, token checks, the
+//!   middleware in front of `/mcp`), or the local / single-user modes.
 //! - `config`: flags and environment; `startup`: `Application` binds and wires everything
 //!   (tests start the app the same way); `state`: `AppState`, what every request may need.
 //! - `mcp/`: the tool registry and handler, arguments, replies, the policy after every call,
@@ -20,6 +22,7 @@
 // `Result` would add noise for no measurable gain.
 #![allow(clippy::result_large_err)]
 
+pub mod auth;
 pub mod checkout;
 pub mod clock;
 pub mod config;

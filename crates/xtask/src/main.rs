@@ -2,7 +2,7 @@
 //!
 //! Commands (the same list as `USAGE`, which `cargo xtask help` prints):
 //! - `setup [--browser]`: install or check the pinned build tools; `--browser` adds Chromium and
-//!   the browser tests' npm packages.
+//!   the browser tests' and the auth tests' npm packages.
 //! - `widget`: trunk build and pack into `dist/giftgenius-widget.html` (always rebuilds).
 //! - `errors`: regenerate the error table in README.md and docs/errors.md from `ErrorCode`.
 //! - `serve [-- SERVER ARGS…]`: the widget (if changed), then the server in release mode.
@@ -33,7 +33,7 @@ usage: cargo xtask <command>
 
 commands:
   setup [--browser]      install/check trunk, wasm-bindgen, wasm-opt and the wasm32 target
-                         (--browser: also Debian's chromium and browser-tests' npm ci)
+                         (--browser: also Debian's chromium, npm ci in browser-tests/ and preview/oidc/)
   widget                 setup, trunk build --release, pack into dist/giftgenius-widget.html
                          (always rebuilds; the commands below reuse an unchanged widget)
   errors                 regenerate the error table in README.md and docs/errors.md from
@@ -82,6 +82,7 @@ fn run() -> Result<()> {
             if browser {
                 tools::ensure_chromium()?;
                 preview::ensure_npm_deps(&root)?;
+                preview::ensure_oidc_deps(&root)?;
             }
             eprintln!("xtask: setup done");
             Ok(())
@@ -185,6 +186,9 @@ fn test(root: &Path) -> Result<()> {
         types.env(k, v);
     }
     cmd::run(&mut types)?;
+
+    // The auth tests run a real authorization server (oidc-provider on Node.js).
+    preview::ensure_oidc_deps(root)?;
 
     // Server tests compare the served resource with these exact bytes.
     let mut tests = cmd::cargo();

@@ -55,26 +55,39 @@ pub fn run(root: &Path, server_args: &[String]) -> Result<()> {
     cmd::run_interactive(&mut server)
 }
 
-/// `npm ci` in browser-tests/ unless node_modules already holds exactly the locked packages.
+/// `npm ci` in browser-tests/ (playwright-core) unless it is already done.
 pub fn ensure_npm_deps(root: &Path) -> Result<PathBuf> {
-    let dir = root.join(TESTS_DIR);
+    npm_ci(&root.join(TESTS_DIR), "playwright-core", "the browser tests")
+}
+
+/// `npm ci` in preview/oidc/ (oidc-provider, the authorization server of the auth tests and
+/// `preview --auth`) unless it is already done.
+pub fn ensure_oidc_deps(root: &Path) -> Result<PathBuf> {
+    npm_ci(&root.join("preview/oidc"), "oidc-provider", "the auth tests")
+}
+
+/// `npm ci` in `dir` unless its node_modules already holds exactly the locked packages (a stamp
+/// with the lockfile's hash, and `package` installed). Install scripts never run, so nothing
+/// (a browser, a binary) is downloaded beside the registry's packages.
+fn npm_ci(dir: &Path, package: &str, needed_by: &str) -> Result<PathBuf> {
     let lock_path = dir.join("package-lock.json");
     let lock = std::fs::read(&lock_path).with_context(|| format!("reading {}", lock_path.display()))?;
     let want = format!("{:x}", Sha256::digest(&lock));
     let stamp = dir.join(NPM_STAMP);
     let installed = std::fs::read_to_string(&stamp).ok();
-    if installed.as_deref().map(str::trim) == Some(want.as_str()) && dir.join("node_modules/playwright-core").is_dir() {
-        eprintln!("xtask: ok: browser-tests/node_modules matches package-lock.json");
-        return Ok(dir);
+    if installed.as_deref().map(str::trim) == Some(want.as_str()) && dir.join("node_modules").join(package).is_dir() {
+        eprintln!("xtask: ok: {}/node_modules matches package-lock.json", dir.display());
+        return Ok(dir.to_path_buf());
     }
     let mut npm = Command::new("npm");
-    // No browser download can happen: playwright-core has no install script, and we say so twice.
-    npm.args(["ci", "--no-audit", "--no-fund"]).current_dir(&dir).env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1");
+    npm.args(["ci", "--no-audit", "--no-fund", "--ignore-scripts"])
+        .current_dir(dir)
+        .env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1");
     cmd::run(&mut npm).map_err(|e| {
-        anyhow::anyhow!("{e:#}\nthe browser tests need Node.js 20+ and npm with npm registry access (Debian: apt-get install -y nodejs npm)")
+        anyhow::anyhow!("{e:#}\n{needed_by} need Node.js 20+ and npm with npm registry access (Debian: apt-get install -y nodejs npm)")
     })?;
     std::fs::write(&stamp, format!("{want}\n")).with_context(|| format!("writing {}", stamp.display()))?;
-    Ok(dir)
+    Ok(dir.to_path_buf())
 }
 
 fn target_dir(root: &Path) -> PathBuf {

@@ -100,7 +100,7 @@ async fn produce_every_error() -> BTreeMap<&'static str, Value> {
         keep(call(&client, "suggest_gifts", json!({"relationship_type": "parent", "occasion": "birthday"})).await.1);
     }
     {
-        let app = app(|c| c.hourly_draft_limit = 1).await;
+        let app = spawn_app_with(|c| c.hourly_draft_limit = 1).await;
         let client = app.client().await;
         let _ = call(&client, "prepare_order", json!({"gift_id": "hh-010"})).await;
         keep(call(&client, "prepare_order", json!({"gift_id": "hh-012"})).await.1);

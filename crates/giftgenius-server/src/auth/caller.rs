@@ -1,0 +1,136 @@
+//! Who is calling: the [`Caller`] the auth middleware puts into the request's extensions, and the
+//! [`Principal`] of a verified access token. Tool handlers read it from
+//! `context.extensions.get::<axum::http::request::Parts>()` with [`Caller::from_parts`] and bind
+//! drafts, keys, orders and limits to [`Caller::subject`].
+
+use std::collections::BTreeSet;
+
+/// The account behind a verified access token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    /// `"{iss}#{sub}"`: an issuer identifier has no fragment (RFC 8414 §2), so the first `#`
+    /// separates the two and no two (issuer, subject) pairs share a string.
+    pub subject: String,
+    /// Scopes granted to the token (`scope`, space-separated, or `scp`).
+    pub scopes: BTreeSet<String>,
+    /// The OAuth client the token was issued to (`client_id`, else `azp`), for logs and limits.
+    pub client_id: Option<String>,
+}
+
+impl Principal {
+    pub fn has_scope(&self, scope: &str) -> bool {
+        self.scopes.contains(scope)
+    }
+}
+
+/// Subject of the one local user (local mode, no `_meta["openai/subject"]`).
+pub const LOCAL_SUBJECT: &str = "local";
+/// Subject of everyone in single-user mode.
+pub const SINGLE_USER_SUBJECT: &str = "single-user";
+/// Longest `_meta["openai/subject"]` accepted as a local-mode user name.
+const MAX_LOCAL_HINT: usize = 200;
+
+/// What the middleware established about one HTTP request to `/mcp`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Caller {
+    /// Verified mode, no `Authorization` header: may use the tools that work signed out.
+    SignedOut,
+    /// Verified mode, a valid access token.
+    Verified(Principal),
+    /// Local mode (loopback, no issuer): the developer's own machine.
+    Local,
+    /// Single-user mode (`--single-user`): everyone who reaches the server is one user.
+    SingleUser,
+}
+
+impl Caller {
+    /// The caller of a tool call, from the HTTP request parts rmcp puts into
+    /// `RequestContext::extensions`.
+    ///
+    /// - No parts at all (stdio transport) → [`Caller::Local`]: stdio runs in local mode.
+    /// - Parts without a `Caller` (the middleware is not mounted) → [`Caller::SignedOut`]:
+    ///   fail closed rather than trust anything.
+    pub fn from_parts(parts: Option<&axum::http::request::Parts>) -> Caller {
+        match parts {
+            None => Caller::Local,
+            Some(parts) => parts.extensions.get::<Caller>().cloned().unwrap_or(Caller::SignedOut),
+        }
+    }
+
+    /// The account subject that drafts, idempotency keys, orders, limits and confirmation tokens
+    /// are bound to; `None` when signed out.
+    ///
+    /// `local_hint` is `_meta["openai/subject"]` of the call. It names the user **only in local
+    /// mode** (tests, benchmarks and the preview act as many users with it); in every other mode
+    /// it is ignored here (keep it for log correlation only, hashed).
+    pub fn subject(&self, local_hint: Option<&str>) -> Option<String> {
+        match self {
+            Caller::SignedOut => None,
+            Caller::Verified(principal) => Some(principal.subject.clone()),
+            Caller::Local => Some(
+                match local_hint.filter(|h| !h.is_empty() && h.len() <= MAX_LOCAL_HINT && !h.contains(char::is_control))
+                {
+                    Some(hint) => format!("{LOCAL_SUBJECT}:{hint}"),
+                    None => LOCAL_SUBJECT.to_string(),
+                },
+            ),
+            Caller::SingleUser => Some(SINGLE_USER_SUBJECT.to_string()),
+        }
+    }
+
+    /// Whether the caller may use a tool that needs `scope`. Local and single-user callers hold
+    /// every scope; a signed-out caller none.
+    pub fn has_scope(&self, scope: &str) -> bool {
+        match self {
+            Caller::SignedOut => false,
+            Caller::Verified(principal) => principal.has_scope(scope),
+            Caller::Local | Caller::SingleUser => true,
+        }
+    }
+
+    pub fn is_signed_out(&self) -> bool {
+        matches!(self, Caller::SignedOut)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn verified(scopes: &[&str]) -> Caller {
+        Caller::Verified(Principal {
+            subject: "https://as.example#alice".into(),
+            scopes: scopes.iter().map(|s| s.to_string()).collect(),
+            client_id: None,
+        })
+    }
+
+    #[test]
+    fn the_hint_names_the_user_only_in_local_mode() {
+        assert_eq!(Caller::Local.subject(Some("bob")).as_deref(), Some("local:bob"));
+        assert_eq!(Caller::Local.subject(None).as_deref(), Some("local"));
+        assert_eq!(Caller::Local.subject(Some("")).as_deref(), Some("local"));
+        assert_eq!(Caller::Local.subject(Some(&"x".repeat(201))).as_deref(), Some("local"));
+        assert_eq!(Caller::SingleUser.subject(Some("bob")).as_deref(), Some("single-user"));
+        assert_eq!(verified(&[]).subject(Some("bob")).as_deref(), Some("https://as.example#alice"));
+        assert_eq!(Caller::SignedOut.subject(Some("bob")), None);
+    }
+
+    #[test]
+    fn scopes() {
+        assert!(verified(&["orders:read"]).has_scope("orders:read"));
+        assert!(!verified(&["orders:read"]).has_scope("orders:write"));
+        assert!(!Caller::SignedOut.has_scope("orders:read"));
+        assert!(Caller::Local.has_scope("orders:write"));
+    }
+
+    #[test]
+    fn a_request_the_middleware_never_saw_is_signed_out() {
+        let (parts, ()) = axum::http::Request::new(()).into_parts();
+        assert_eq!(Caller::from_parts(Some(&parts)), Caller::SignedOut);
+        assert_eq!(Caller::from_parts(None), Caller::Local);
+        let (mut parts, ()) = axum::http::Request::new(()).into_parts();
+        parts.extensions.insert(verified(&["orders:read"]));
+        assert_eq!(Caller::from_parts(Some(&parts)), verified(&["orders:read"]));
+    }
+}

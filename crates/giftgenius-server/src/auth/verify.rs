@@ -1,0 +1,265 @@
+//! Verifies a JWT access token (RFC 9068 profile) with the `jsonwebtoken` crate and turns it into
+//! a [`Principal`]. No cryptography is written here: this file only decides which key and which
+//! algorithm `jsonwebtoken` may use, and which claims must hold.
+//!
+//! Rules: the header's `alg` must be one of [`ALLOWED_ALGORITHMS`] (never `none`, never `HS*`)
+//! and fit the JWK's key type and `alg`; `iss` equals the issuer exactly; `aud` contains our
+//! audience (RFC 8707); `exp` is required; `exp` and `nbf` are checked with 60 s leeway; `sub` is
+//! required. Scopes come from `scope` (space-separated) or `scp` (array or string).
+
+use std::collections::{BTreeSet, HashSet};
+use std::fmt;
+
+use jsonwebtoken::errors::ErrorKind;
+use jsonwebtoken::{Algorithm, Validation};
+use serde::Deserialize;
+
+use super::caller::Principal;
+use super::jwks::{ALLOWED_ALGORITHMS, JwksOptions, KeySource};
+use super::mode::Issuer;
+
+/// Clock skew tolerated on `exp` and `nbf`, in seconds.
+pub const LEEWAY_SECS: u64 = 60;
+/// Longest token we look at; real access tokens are a few KiB at most.
+pub const MAX_TOKEN_BYTES: usize = 16 * 1024;
+/// Longest `sub` accepted.
+const MAX_SUB_BYTES: usize = 255;
+
+/// Why a token was refused. `Display` is a short description safe to send to the client (it goes
+/// into `error_description`); neither `Display` nor `Debug` ever contains the token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthError {
+    Expired,
+    NotYetValid,
+    WrongAudience,
+    WrongIssuer,
+    BadSignature,
+    UnsupportedAlg,
+    UnknownKey,
+    Malformed,
+    /// The authorization server's keys cannot be fetched: not the caller's fault (HTTP 503).
+    Unreachable,
+}
+
+impl AuthError {
+    /// A stable snake_case name for logs and metrics.
+    pub fn code(self) -> &'static str {
+        match self {
+            AuthError::Expired => "expired",
+            AuthError::NotYetValid => "not_yet_valid",
+            AuthError::WrongAudience => "wrong_audience",
+            AuthError::WrongIssuer => "wrong_issuer",
+            AuthError::BadSignature => "bad_signature",
+            AuthError::UnsupportedAlg => "unsupported_alg",
+            AuthError::UnknownKey => "unknown_key",
+            AuthError::Malformed => "malformed",
+            AuthError::Unreachable => "unreachable",
+        }
+    }
+}
+
+impl fmt::Display for AuthError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            AuthError::Expired => "the access token expired",
+            AuthError::NotYetValid => "the access token is not valid yet",
+            AuthError::WrongAudience => "the access token is not for this resource",
+            AuthError::WrongIssuer => "the access token is from another issuer",
+            AuthError::BadSignature => "the access token signature is invalid",
+            AuthError::UnsupportedAlg => "the access token algorithm is not accepted",
+            AuthError::UnknownKey => "the access token is signed with an unknown key",
+            AuthError::Malformed => "the access token is malformed",
+            AuthError::Unreachable => "the authorization server cannot be reached",
+        })
+    }
+}
+
+impl std::error::Error for AuthError {}
+
+/// Verifies access tokens of one issuer for one audience.
+pub struct Verifier {
+    issuer: Issuer,
+    audience: String,
+    keys: KeySource,
+}
+
+#[derive(Deserialize)]
+struct RawHeader {
+    alg: String,
+    kid: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum StringOrList {
+    One(String),
+    Many(Vec<String>),
+}
+
+#[derive(Deserialize)]
+struct Claims {
+    sub: String,
+    scope: Option<String>,
+    scp: Option<StringOrList>,
+    client_id: Option<String>,
+    azp: Option<String>,
+}
+
+impl Verifier {
+    pub fn new(issuer: Issuer, audience: String, options: JwksOptions) -> Result<Verifier, reqwest::Error> {
+        let keys = KeySource::new(issuer.clone(), options)?;
+        Ok(Verifier { issuer, audience, keys })
+    }
+
+    /// The verifier of a verified-mode [`AuthMode`](super::AuthMode); `None` in other modes.
+    pub fn for_mode(mode: &super::AuthMode, options: JwksOptions) -> Option<Result<Verifier, reqwest::Error>> {
+        match mode {
+            super::AuthMode::Verified { issuer, audience } => {
+                Some(Verifier::new(issuer.clone(), audience.clone(), options))
+            }
+            _ => None,
+        }
+    }
+
+    pub fn issuer(&self) -> &Issuer {
+        &self.issuer
+    }
+
+    pub fn audience(&self) -> &str {
+        &self.audience
+    }
+
+    /// The key cache (prefetch at startup with `keys().refresh()`).
+    pub fn keys(&self) -> &KeySource {
+        &self.keys
+    }
+
+    /// Verifies `token` (the part after `Bearer `).
+    pub async fn verify(&self, token: &str) -> Result<Principal, AuthError> {
+        let (alg, kid) = read_header(token)?;
+        let key = self.keys.key(kid.as_deref(), alg).await?;
+        if !key.algorithms.contains(&alg) {
+            return Err(AuthError::UnsupportedAlg);
+        }
+        let mut validation = Validation::new(alg);
+        validation.leeway = LEEWAY_SECS;
+        validation.validate_exp = true;
+        validation.validate_nbf = true;
+        validation.validate_aud = true;
+        validation.set_audience(&[&self.audience]);
+        validation.set_issuer(&[self.issuer.as_str()]);
+        validation.required_spec_claims = HashSet::from(["exp", "iss", "aud", "sub"].map(String::from));
+        let data = jsonwebtoken::decode::<Claims>(token, &key.key, &validation).map_err(map_error)?;
+        let claims = data.claims;
+        if claims.sub.is_empty() || claims.sub.len() > MAX_SUB_BYTES || claims.sub.contains(char::is_control) {
+            return Err(AuthError::Malformed);
+        }
+        let mut scopes = BTreeSet::new();
+        if let Some(scope) = &claims.scope {
+            scopes.extend(scope.split(' ').filter(|s| !s.is_empty()).map(str::to_string));
+        }
+        match claims.scp {
+            Some(StringOrList::One(s)) => scopes.extend(s.split(' ').filter(|s| !s.is_empty()).map(str::to_string)),
+            Some(StringOrList::Many(list)) => scopes.extend(list.into_iter().filter(|s| !s.is_empty())),
+            None => {}
+        }
+        Ok(Principal {
+            subject: format!("{}#{}", self.issuer.as_str(), claims.sub),
+            scopes,
+            client_id: claims.client_id.or(claims.azp),
+        })
+    }
+}
+
+/// Reads `alg` and `kid` from the JOSE header ourselves, so that `none`, `HS256` and any other
+/// algorithm outside the allow-list is refused as such before a key is even looked up.
+fn read_header(token: &str) -> Result<(Algorithm, Option<String>), AuthError> {
+    use base64::Engine;
+    if token.is_empty() || token.len() > MAX_TOKEN_BYTES {
+        return Err(AuthError::Malformed);
+    }
+    if !token.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.') {
+        return Err(AuthError::Malformed);
+    }
+    let mut parts = token.split('.');
+    let (Some(header), Some(_), Some(_), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
+        return Err(AuthError::Malformed);
+    };
+    let header = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(header).map_err(|_| AuthError::Malformed)?;
+    let header: RawHeader = serde_json::from_slice(&header).map_err(|_| AuthError::Malformed)?;
+    let alg = match header.alg.as_str() {
+        "RS256" => Algorithm::RS256,
+        "RS384" => Algorithm::RS384,
+        "RS512" => Algorithm::RS512,
+        "PS256" => Algorithm::PS256,
+        "ES256" => Algorithm::ES256,
+        "ES384" => Algorithm::ES384,
+        "EdDSA" => Algorithm::EdDSA,
+        _ => return Err(AuthError::UnsupportedAlg),
+    };
+    debug_assert!(ALLOWED_ALGORITHMS.contains(&alg));
+    Ok((alg, header.kid))
+}
+
+fn map_error(e: jsonwebtoken::errors::Error) -> AuthError {
+    match e.kind() {
+        ErrorKind::ExpiredSignature => AuthError::Expired,
+        ErrorKind::ImmatureSignature => AuthError::NotYetValid,
+        ErrorKind::InvalidAudience => AuthError::WrongAudience,
+        ErrorKind::InvalidIssuer => AuthError::WrongIssuer,
+        ErrorKind::MissingRequiredClaim(c) if c == "aud" => AuthError::WrongAudience,
+        ErrorKind::MissingRequiredClaim(c) if c == "iss" => AuthError::WrongIssuer,
+        ErrorKind::InvalidSignature
+        | ErrorKind::InvalidRsaKey(_)
+        | ErrorKind::InvalidEcdsaKey
+        | ErrorKind::InvalidEddsaKey
+        | ErrorKind::InvalidKeyFormat => AuthError::BadSignature,
+        ErrorKind::InvalidAlgorithm | ErrorKind::UnsupportedAlgorithm | ErrorKind::InvalidAlgorithmName => {
+            AuthError::UnsupportedAlg
+        }
+        _ => AuthError::Malformed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use base64::Engine;
+
+    fn token(header: &str) -> String {
+        let b64 = |s: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s);
+        format!("{}.{}.sig", b64(header), b64(r#"{"sub":"a"}"#))
+    }
+
+    #[test]
+    fn the_header_is_read_before_any_key() {
+        assert_eq!(read_header(&token(r#"{"alg":"RS256","kid":"k"}"#)), Ok((Algorithm::RS256, Some("k".into()))));
+        assert_eq!(read_header(&token(r#"{"alg":"EdDSA"}"#)), Ok((Algorithm::EdDSA, None)));
+        for alg in ["none", "None", "HS256", "HS512", "PS512", "RS1", ""] {
+            let header = format!(r#"{{"alg":"{alg}","kid":"k"}}"#);
+            assert_eq!(read_header(&token(&header)), Err(AuthError::UnsupportedAlg), "{alg}");
+        }
+        for bad in ["", "a.b", "a.b.c.d", "not base64!.b.c", &token("[]"), &"a".repeat(MAX_TOKEN_BYTES + 1)] {
+            assert_eq!(read_header(bad), Err(AuthError::Malformed), "{bad:.40}");
+        }
+    }
+
+    #[test]
+    fn descriptions_are_short_and_quote_free() {
+        for e in [
+            AuthError::Expired,
+            AuthError::NotYetValid,
+            AuthError::WrongAudience,
+            AuthError::WrongIssuer,
+            AuthError::BadSignature,
+            AuthError::UnsupportedAlg,
+            AuthError::UnknownKey,
+            AuthError::Malformed,
+            AuthError::Unreachable,
+        ] {
+            let text = e.to_string();
+            assert!(text.len() < 60 && !text.contains('"') && !text.contains('\\'), "{text}");
+            assert!(!e.code().is_empty());
+        }
+    }
+}
