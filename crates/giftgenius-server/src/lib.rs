@@ -2,6 +2,8 @@
 //!
 //! - `config`: flags and environment.
 //! - `startup`: `Application::build` binds and wires everything; tests start the app the same way.
+//! - `arguments`: tool arguments checked against the published input schemas (`jsonschema`), then
+//!   the types' own rules; results against their output schemas in debug builds.
 //! - `mcp`: the MCP handler; its `#[tool_router]` impl block is the one registry of tools.
 //! - `suggest`: the `suggest_gifts` tool over the `catalog`.
 //! - `reply`: turns a contract `Envelope` into an MCP tool result (text, structured content, `_meta`).
@@ -16,6 +18,7 @@
 //! - `preview`: the local host emulator page and its dev-only endpoints (only with `--preview`).
 //! - `error`: request references and the mapping of internal failures to `ToolError`.
 
+pub mod arguments;
 pub mod catalog;
 pub mod checkout_page;
 pub mod clock;

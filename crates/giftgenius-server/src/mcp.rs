@@ -9,7 +9,7 @@ use futures::FutureExt;
 use giftgenius_types::schema::{input_schema, output_schema};
 use giftgenius_types::{
     CheckoutData, CommitOrderInput, CreateCheckoutSessionInput, Envelope, GetOrderInput, OrderData, PrepareOrderData,
-    PrepareOrderInput, SuggestGiftsData, SuggestGiftsInput, ToolError, ToolName, parse_args,
+    PrepareOrderInput, SuggestGiftsData, SuggestGiftsInput, ToolError, ToolName,
 };
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
@@ -22,6 +22,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_router};
 use serde_json::{Map, Value, json};
 
+use crate::arguments::parse_args;
 use crate::catalog::Catalog;
 use crate::config::WidgetMime;
 use crate::error::new_reference;

@@ -13,11 +13,11 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use giftgenius_types::args::check_against_schema;
 use giftgenius_types::{ErrorCategory, ErrorCode, ToolError, ToolName};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use serde_json::Value;
 
+use crate::arguments::check_output;
 use crate::error::new_reference;
 use crate::idempotency::fingerprint;
 use crate::reply::{error_result, error_text};
@@ -90,7 +90,7 @@ pub fn enforce(tool: ToolName, mut result: CallToolResult, output_schema: Option
         && let Some(schema) = output_schema
     {
         let structured = result.structured_content.clone().unwrap_or(Value::Null);
-        let violations = check_against_schema(schema, &structured);
+        let violations = check_output(schema, &structured);
         if !violations.is_empty() {
             let detail = format!("result violates the outputSchema of {}: {violations:?}", tool.as_str());
             return crate::reply::internal_error_result(tool, &detail);
