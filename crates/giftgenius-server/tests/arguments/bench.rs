@@ -1,8 +1,13 @@
 //! How long `parse_args` takes on a typical `suggest_gifts` call. Ignored by default; run with
 //! `cargo test --release -p giftgenius-server --test arguments -- --ignored --nocapture bench`.
+//!
+//! When the hand-written walker was replaced (release build, a busy 2-core machine, 3 rounds of
+//! 100k calls): 0.59-0.77 µs per call with `jsonschema`, 5.3-6.9 µs with the walker; an invalid
+//! input (three problems) 2.5-2.9 µs against 4.2-4.6 µs.
 
 use std::time::Instant;
 
+use giftgenius_server::arguments::parse_args;
 use giftgenius_types::SuggestGiftsInput;
 use serde_json::json;
 
@@ -22,15 +27,10 @@ fn bench_parse_args_of_a_typical_suggest_gifts_call() {
         "occasion": "birthday",
         "currency": "USD",
     }));
-    let time = |name: &str, parse: &dyn Fn() -> bool| {
-        assert!(parse(), "{name}: the typical input must be accepted");
-        let start = Instant::now();
-        for _ in 0..CALLS {
-            assert!(std::hint::black_box(parse()));
-        }
-        let per_call = start.elapsed() / CALLS;
-        println!("{name}: {per_call:?} per call ({CALLS} calls)");
-    };
-    time("jsonschema", &|| giftgenius_server::arguments::parse_args::<SuggestGiftsInput>(&arguments).is_ok());
-    time("hand-written walker", &|| giftgenius_types::parse_args::<SuggestGiftsInput>(&arguments).is_ok());
+    assert!(parse_args::<SuggestGiftsInput>(&arguments).is_ok(), "the typical input must be accepted");
+    let start = Instant::now();
+    for _ in 0..CALLS {
+        assert!(std::hint::black_box(parse_args::<SuggestGiftsInput>(&arguments)).is_ok());
+    }
+    println!("parse_args: {:?} per call ({CALLS} calls)", start.elapsed() / CALLS);
 }

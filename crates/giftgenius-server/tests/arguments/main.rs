@@ -7,7 +7,6 @@
 //! - `bench`: a timing of `parse_args` (ignored; run it in release mode).
 
 mod bench;
-mod differential;
 mod helpers;
 mod messages;
 mod orders;
