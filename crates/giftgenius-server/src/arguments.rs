@@ -6,9 +6,15 @@
 //! cannot drift from what `tools/list` advertises), then deserialize, then run the type's
 //! cross-field rules (`Validate`). The crate's error kinds are rephrased here as field errors a
 //! model can act on (`interests[2]: must not be empty`).
+//!
+//! Cross-field rules also run when some fields broke the schema: the broken fields are left
+//! out, and if the rest still makes an input, its rule violations about the remaining fields
+//! are reported too. So `age: 121` with `budget_min: 80, budget_max: 50` names both problems.
+//! When a required field is broken nothing can be built without it, and the schema errors
+//! alone are the answer.
 
 use std::any::{TypeId, type_name};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, OnceLock, RwLock};
 
 use giftgenius_types::FieldError;
@@ -36,7 +42,19 @@ where
         typed.validate()?;
         return Ok(typed);
     }
-    Err(compiled.field_errors(&instance))
+    let problems = compiled.problems(&instance);
+    // The cross-field rules on what is left once the broken arguments are taken out; when a
+    // required one is among them nothing can be built and the schema errors stand alone.
+    let broken: HashSet<String> = problems.iter().map(Problem::argument).collect();
+    let mut errors: Vec<FieldError> = problems.into_iter().map(|p| FieldError::new(p.field, p.message)).collect();
+    let rest: Map<String, Value> =
+        arguments.iter().filter(|(name, _)| !broken.contains(*name)).map(|(k, v)| (k.clone(), v.clone())).collect();
+    if let Ok(typed) = T::deserialize(&Value::Object(rest))
+        && let Err(rule_errors) = typed.validate()
+    {
+        errors.extend(rule_errors.into_iter().filter(|e| !broken.contains(top_level(&e.field))));
+    }
+    Err(errors)
 }
 
 /// Checks a tool result against its `outputSchema` (the policy layer does, in debug builds).
@@ -123,9 +141,24 @@ struct Problem {
     order: Vec<usize>,
 }
 
+impl Problem {
+    /// The top-level argument the problem is in (for a missing or unknown one, its name).
+    fn argument(&self) -> String {
+        match self.at.split('/').nth(1) {
+            Some(first) => first.replace("~1", "/").replace("~0", "~"),
+            None => self.field.clone(),
+        }
+    }
+}
+
 impl Compiled {
     /// Every schema violation of `instance`, as field errors in argument order.
     fn field_errors(&self, instance: &Value) -> Vec<FieldError> {
+        self.problems(instance).into_iter().map(|p| FieldError::new(p.field, p.message)).collect()
+    }
+
+    /// Every schema violation of `instance`, in argument order.
+    fn problems(&self, instance: &Value) -> Vec<Problem> {
         let mut problems = Vec::new();
         for error in self.validator.iter_errors(instance) {
             self.collect(instance, &error, &mut problems);
@@ -140,7 +173,7 @@ impl Compiled {
         let keep: Vec<bool> = problems.iter().map(|p| p.rank == best[&(p.at.as_str(), p.node.as_str())]).collect();
         let mut kept: Vec<Problem> = problems.into_iter().zip(keep).filter_map(|(p, keep)| keep.then_some(p)).collect();
         kept.sort_by(|a, b| a.order.cmp(&b.order));
-        kept.into_iter().map(|p| FieldError::new(p.field, p.message)).collect()
+        kept
     }
 
     fn collect(&self, root: &Value, error: &ValidationError<'_>, out: &mut Vec<Problem>) {
@@ -465,4 +498,10 @@ fn at_field<'a>(field: &'a str, at: &str) -> &'a str {
 
 fn join(path: &str, name: &str) -> String {
     if path.is_empty() { name.to_string() } else { format!("{path}.{name}") }
+}
+
+/// The argument a rule's field error is about (the rules name fields like `interests[2]` or `budget_min`).
+fn top_level(field: &str) -> &str {
+    let end = field.find(['[', '.']).unwrap_or(field.len());
+    &field[..end]
 }

@@ -1,7 +1,9 @@
 //! The exact words of every kind of argument error, byte for byte.
 //!
-//! The table was recorded from the hand-written schema walker this module's `jsonschema`-based
-//! replacement took over from, so the messages models (and docs/errors.md) see did not change.
+//! The table was recorded from the hand-written schema walker that `arguments` (built on
+//! `jsonschema`) replaced, so the messages models and docs/errors.md show did not change. The
+//! three rows marked "Issue 8" list more errors than the walker did: it skipped the cross-field
+//! rules as soon as any field broke the schema.
 
 use giftgenius_server::arguments::parse_args;
 use giftgenius_types::FieldError;
@@ -208,7 +210,11 @@ fn every_message_is_word_for_word_what_it_was() {
         (
             S,
             json!({"age":121,"budget_max":50,"budget_min":80,"relationship_type":"friend"}),
-            &[("age", "must be at most 120 (got 121)")],
+            // Issue 8: the walker stopped here; the budgets' own rule is reported too now.
+            &[
+                ("age", "must be at most 120 (got 121)"),
+                ("budget_min", "budget_min (80) is greater than budget_max (50)"),
+            ],
         ),
         (
             S,
@@ -275,13 +281,22 @@ fn every_message_is_word_for_word_what_it_was() {
         (
             K,
             json!({"gift_id":"gft 1","idempotency_key":"a\nb","quantity":2}),
-            &[("quantity", "is not a known argument; known arguments: currency, gift_id, idempotency_key")],
+            // Issue 8: the walker stopped at the unknown argument; the id and key rules run too now.
+            &[
+                ("quantity", "is not a known argument; known arguments: currency, gift_id, idempotency_key"),
+                ("gift_id", "must be an id as returned by a previous GiftGenius tool call"),
+                ("idempotency_key", "must be 1 to 255 printable ASCII characters"),
+            ],
         ),
         (G, json!({"order_id":1042}), &[("order_id", "must be a string (got an integer)")]),
         (
             G,
             json!({"email":"a@b.c","order_id":"ord/1"}),
-            &[("email", "is not a known argument; known arguments: order_id")],
+            // Issue 8: the walker stopped at the unknown argument; the id rule runs too now.
+            &[
+                ("email", "is not a known argument; known arguments: order_id"),
+                ("order_id", "must be an id as returned by a previous GiftGenius tool call"),
+            ],
         ),
     ];
     let mut failures = Vec::new();

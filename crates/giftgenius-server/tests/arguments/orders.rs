@@ -301,3 +301,11 @@ fn bad_create_checkout_session_arguments_name_the_field() {
     assert_eq!(input.currency, Currency::USD);
     assert_eq!(input.gift_id, "gft_pourover_kit");
 }
+
+#[test]
+fn id_and_key_rules_still_run_next_to_an_unknown_argument() {
+    let error =
+        reject::<CreateCheckoutSessionInput>(json!({"gift_id": "gft 1", "idempotency_key": "a\nb", "quantity": 2}));
+    let fields: Vec<&str> = error.field_errors.iter().map(|e| e.field.as_str()).collect();
+    assert_eq!(fields, ["quantity", "gift_id", "idempotency_key"], "{:#?}", error.field_errors);
+}
