@@ -1,6 +1,6 @@
 //! The GiftGenius tool contract, shared by the MCP server and the widget.
 //!
-//! Everything a client can see is defined here once: tool inputs (with their validation),
+//! Everything a client can see is defined here once: tool inputs (with their cross-field rules),
 //! the `{v, ok, ...}` result envelope, the error codes and the JSON Schemas derived from the
 //! types. The crate does no I/O and builds for `wasm32-unknown-unknown`, so the widget
 //! consumes exactly the types the server produces.
@@ -14,7 +14,7 @@ pub mod orders;
 pub mod schema;
 pub mod wire;
 
-pub use args::{FieldError, parse_args};
+pub use args::{FieldError, Validate};
 pub use envelope::{Envelope, FailedSource, Notice, Partial, Suggestion, ToolName};
 pub use error::{ErrorCategory, ErrorCode, ToolError};
 pub use gifts::{

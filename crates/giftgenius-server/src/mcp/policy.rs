@@ -13,7 +13,7 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use giftgenius_types::args::check_against_schema;
+use crate::mcp::arguments::check_output;
 use giftgenius_types::{ErrorCode, ToolError, ToolName};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use serde_json::Value;
@@ -92,7 +92,7 @@ pub fn enforce(call: &CallContext, mut result: CallToolResult, output_schema: Op
         && let Some(schema) = output_schema
     {
         let structured = result.structured_content.clone().unwrap_or(Value::Null);
-        let violations = check_against_schema(schema, &structured);
+        let violations = check_output(schema, &structured);
         if !violations.is_empty() {
             let detail = format!("result violates the outputSchema of {}: {violations:?}", tool.as_str());
             return render_error(call, crate::error::internal(call, &detail));

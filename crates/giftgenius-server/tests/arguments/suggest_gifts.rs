@@ -3,7 +3,7 @@
 use giftgenius_types::{Currency, Money, Occasion, RelationshipType, SuggestGiftsInput, SuggestGiftsQuery};
 use serde_json::json;
 
-use crate::fixtures::{Case, accept, reject, run_cases};
+use crate::helpers::{Case, accept, reject, run_cases};
 
 fn forty_one_chars() -> String {
     "a".repeat(41)
@@ -355,4 +355,45 @@ fn normalize_uses_the_currencys_own_minor_unit() {
     assert_eq!(query.budget_min, Some(Money::new(1500, Currency::JPY)));
     assert_eq!(query.budget_max, Some(Money::new(5000, Currency::JPY)));
     assert_eq!(query.limit, 3);
+}
+
+#[test]
+fn cross_field_rules_still_run_when_other_fields_break_the_schema() {
+    // `age` breaks the schema; the budgets are each valid, so their rule is checked as well.
+    let error = reject::<SuggestGiftsInput>(json!({
+        "relationship_type": "friend", "age": 121, "budget_min": 80, "budget_max": 50,
+    }));
+    let shown: Vec<(&str, &str)> = error.field_errors.iter().map(|e| (e.field.as_str(), e.message.as_str())).collect();
+    assert_eq!(
+        shown,
+        [("age", "must be at most 120 (got 121)"), ("budget_min", "budget_min (80) is greater than budget_max (50)")]
+    );
+    assert_eq!(error.message, "2 invalid arguments: age, budget_min");
+    // An unknown argument does not hide the rules either, nor does a broken list item.
+    let error = reject::<SuggestGiftsInput>(json!({
+        "relationship_type": "friend", "budget": 5, "interests": [""], "budget_min": 80, "budget_max": 50,
+    }));
+    let fields: Vec<&str> = error.field_errors.iter().map(|e| e.field.as_str()).collect();
+    assert_eq!(fields, ["budget", "interests[0]", "budget_min"], "{:#?}", error.field_errors);
+}
+
+#[test]
+fn a_rule_about_a_field_that_broke_the_schema_is_not_repeated() {
+    // budget_min breaks the schema, so the min/max rule (about budget_min) cannot run on it.
+    let error =
+        reject::<SuggestGiftsInput>(json!({"relationship_type": "friend", "budget_min": -80, "budget_max": 50}));
+    let fields: Vec<&str> = error.field_errors.iter().map(|e| e.field.as_str()).collect();
+    assert_eq!(fields, ["budget_min"], "{:#?}", error.field_errors);
+}
+
+#[test]
+fn when_a_required_field_is_invalid_only_the_schema_errors_are_reported() {
+    // Without a valid relationship_type no input can be built, so the cross-field rules cannot
+    // run: budget_min > budget_max is reported once relationship_type is fixed, not before.
+    let error = reject::<SuggestGiftsInput>(json!({"relationship_type": "cousin", "budget_min": 80, "budget_max": 50}));
+    let fields: Vec<&str> = error.field_errors.iter().map(|e| e.field.as_str()).collect();
+    assert_eq!(fields, ["relationship_type"], "{:#?}", error.field_errors);
+    let error = reject::<SuggestGiftsInput>(json!({"budget_min": 80, "budget_max": 50}));
+    let fields: Vec<&str> = error.field_errors.iter().map(|e| e.field.as_str()).collect();
+    assert_eq!(fields, ["relationship_type"], "{:#?}", error.field_errors);
 }

@@ -6,7 +6,7 @@ use giftgenius_types::orders::{
 };
 use serde_json::{Value, json};
 
-use crate::fixtures::{Case, accept, reject, run_cases};
+use crate::helpers::{Case, accept, reject, run_cases};
 
 fn commit(key: Value) -> Value {
     json!({"draft_id": "drf_91ab3c", "idempotency_key": key, "confirmation_token": "ct_Zq8.sig"})
@@ -293,4 +293,12 @@ fn bad_create_checkout_session_arguments_name_the_field() {
     let input: CreateCheckoutSessionInput = accept(checkout(json!("chk-2025-11-03-001")));
     assert_eq!(input.currency, Currency::USD);
     assert_eq!(input.gift_id, "gft_pourover_kit");
+}
+
+#[test]
+fn id_and_key_rules_still_run_next_to_an_unknown_argument() {
+    let error =
+        reject::<CreateCheckoutSessionInput>(json!({"gift_id": "gft 1", "idempotency_key": "a\nb", "quantity": 2}));
+    let fields: Vec<&str> = error.field_errors.iter().map(|e| e.field.as_str()).collect();
+    assert_eq!(fields, ["quantity", "gift_id", "idempotency_key"], "{:#?}", error.field_errors);
 }
