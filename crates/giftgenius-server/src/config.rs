@@ -93,9 +93,21 @@ pub struct Config {
     /// create_checkout_session calls allowed per account per hour (0 = unlimited).
     #[arg(long, env = "GIFTGENIUS_HOURLY_CHECKOUT_LIMIT", default_value_t = 30)]
     pub hourly_checkout_limit: u32,
+    /// The OAuth 2.1 authorization server whose JWT access tokens identify callers (its issuer
+    /// identifier, exactly as in its metadata). Without it the server runs in local mode, allowed
+    /// only on a loopback public URL (or everyone is one user with --single-user).
+    #[arg(long, env = "GIFTGENIUS_AUTH_ISSUER")]
+    pub auth_issuer: Option<String>,
+    /// The audience access tokens must carry (RFC 8707). Default: the public `/mcp` URL.
+    #[arg(long, env = "GIFTGENIUS_AUTH_AUDIENCE")]
+    pub auth_audience: Option<String>,
+    /// Without an issuer on a non-loopback public URL: everyone who reaches the server acts as
+    /// ONE AND THE SAME user (a quick tunnel demo with sandbox payments). Loudly warned about.
+    #[arg(long, env = "GIFTGENIUS_SINGLE_USER")]
+    pub single_user: bool,
     /// Keys for confirmation tokens: one `KEY_ID SECRET` per line (secret ≥ 32 bytes); the first
-    /// signs, all verify (rotate by putting a new key first). Without it, a key generated into
-    /// the database is used (local mode only).
+    /// signs, all verify (rotate by putting a new key first). Required unless in local mode,
+    /// where a key generated into the database is used.
     #[arg(long, env = "GIFTGENIUS_TOKEN_SECRET_FILE")]
     pub token_secret_file: Option<PathBuf>,
     /// Crash points for exactly-once tests (comma-separated); never set in production.

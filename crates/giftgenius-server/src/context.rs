@@ -24,10 +24,28 @@ pub struct CallContext {
 
 impl CallContext {
     pub fn new(tool: ToolName, subject: impl Into<String>, locale: impl Into<String>) -> Self {
+        Self::with_client_hint(tool, subject, locale, None)
+    }
+
+    /// Like `new`, and the span carries a hash of the client's own name for its user
+    /// (`_meta["openai/subject"]`): a hint that correlates log lines, never identity.
+    pub fn with_client_hint(
+        tool: ToolName,
+        subject: impl Into<String>,
+        locale: impl Into<String>,
+        client_hint: Option<&str>,
+    ) -> Self {
         let reference = new_reference();
-        let span = tracing::info_span!("tool_call", tool = tool.as_str(), reference = %reference);
+        let hint = client_hint.map(hashed);
+        let span = tracing::info_span!("tool_call", tool = tool.as_str(), reference = %reference, client_hint = hint);
         Self { tool, subject: subject.into(), reference, locale: locale.into(), span }
     }
+}
+
+/// A short, one-way name for `text` in logs and counters (16 hex digits of SHA-256).
+pub fn hashed(text: &str) -> String {
+    use sha2::{Digest, Sha256};
+    hex::encode(&Sha256::digest(text.as_bytes())[..8])
 }
 
 /// A fresh reference: `req_` and 20 hex digits.

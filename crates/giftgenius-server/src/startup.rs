@@ -17,6 +17,11 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+use crate::auth::jwks::JwksOptions;
+use crate::auth::metadata::{protected_resource_metadata, resource_metadata_url};
+use crate::auth::middleware::AuthState;
+use crate::auth::mode::resource_url;
+use crate::auth::{AuthMode, Verifier};
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::mcp::GiftGenius;
@@ -81,6 +86,29 @@ fn mcp_service(
     ))
 }
 
+/// Who calls `/mcp`: the middleware's state for the mode and, in verified mode, the routes of
+/// our protected resource metadata (RFC 9728).
+async fn auth_layer(state: &AppState, public_url: &str) -> anyhow::Result<(AuthState, Option<Router>)> {
+    let (issuer, audience) = match &state.auth {
+        AuthMode::Local => return Ok((AuthState::local(), None)),
+        AuthMode::SingleUser => return Ok((AuthState::single_user(), None)),
+        AuthMode::Verified { issuer, audience } => (issuer, audience),
+    };
+    let verifier = Verifier::new(issuer.clone(), audience.clone(), JwksOptions::default())
+        .context("cannot build the HTTP client for the authorization server")?;
+    // Fetch the issuer's keys now, so a wrong --auth-issuer shows at startup; tokens still
+    // fetch them on demand if the authorization server starts after us.
+    if let Err(e) = verifier.keys().refresh().await {
+        tracing::warn!(issuer = issuer.as_str(), error = %e, "could not fetch the authorization server's keys yet");
+    }
+    let resource = resource_url(public_url);
+    let resource_metadata = state.resource_metadata.clone().unwrap_or_else(|| resource_metadata_url(&resource));
+    let document = protected_resource_metadata(&resource, issuer.as_str(), "GiftGenius");
+    let auth = AuthState::verified(Arc::new(verifier), resource_metadata, crate::auth::required_scope)
+        .with_max_body_bytes(MAX_REQUEST_BODY_BYTES);
+    Ok((auth, Some(crate::auth::metadata::router(document))))
+}
+
 impl Application {
     /// Binds the listener (port 0 picks a free port) and wires the routes.
     pub async fn build(config: Config) -> anyhow::Result<Self> {
@@ -100,12 +128,36 @@ impl Application {
                 format!("http://{host}:{}", addr.port())
             }
         };
-        let state = AppState::build(&config, &public_url, clock).await?;
+        // stdio serves one client that spawned us: the developer's own machine, local mode.
+        let mode = if config.stdio {
+            AuthMode::Local
+        } else {
+            AuthMode::decide(
+                config.auth_issuer.as_deref(),
+                config.auth_audience.clone(),
+                &public_url,
+                config.single_user,
+            )?
+        };
+        let line = mode.startup_line(&public_url);
+        if mode.is_loud() {
+            tracing::warn!("{line}");
+        } else {
+            tracing::info!("{line}");
+        }
+        let state = AppState::build(&config, &public_url, mode, clock).await?;
         let shutdown = CancellationToken::new();
         spawn_pruning(state.clone(), shutdown.clone());
         let mut router = crate::http::router(&config, state.clone());
         if !config.stdio {
-            router = router.nest_service("/mcp", mcp_service(state.clone(), &public_url, &shutdown)?);
+            let (auth, metadata) = auth_layer(&state, &public_url).await?;
+            let mcp = Router::new()
+                .nest_service("/mcp", mcp_service(state.clone(), &public_url, &shutdown)?)
+                .layer(axum::middleware::from_fn_with_state(auth, crate::auth::middleware::authenticate));
+            router = router.merge(mcp);
+            if let Some(metadata) = metadata {
+                router = router.merge(metadata);
+            }
         }
         Ok(Self { listener, router, state, addr, public_url, shutdown })
     }
@@ -142,7 +194,9 @@ impl Application {
                 token.cancel();
             }
         });
-        axum::serve(self.listener, self.router)
+        // The peer address reaches handlers (signed-out callers share a budget per address).
+        let app = self.router.into_make_service_with_connect_info::<SocketAddr>();
+        axum::serve(self.listener, app)
             .with_graceful_shutdown(async move { token.cancelled_owned().await })
             .await
             .context("server error")

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 
+use crate::auth::AuthMode;
 use crate::checkout::Checkout;
 use crate::checkout::confirmation::ConfirmationKeys;
 use crate::checkout::idempotency::Idempotency;
@@ -22,6 +23,10 @@ use crate::suggest::catalog::sources::Sources;
 
 #[derive(Debug)]
 pub struct AppState {
+    /// Who callers are: verified accounts, the local user(s), or one single user.
+    pub auth: AuthMode,
+    /// Our RFC 9728 document's URL (verified mode): where a host learns how to sign in.
+    pub resource_metadata: Option<String>,
     pub catalog: Arc<Catalog>,
     pub widget: WidgetResource,
     /// Base URL clients reach us at (no trailing slash).
@@ -35,7 +40,7 @@ pub struct AppState {
 
 impl AppState {
     /// Opens the database, loads the widget and the catalog, and wires the services.
-    pub async fn build(config: &Config, public_url: &str, clock: Clock) -> anyhow::Result<Arc<Self>> {
+    pub async fn build(config: &Config, public_url: &str, auth: AuthMode, clock: Clock) -> anyhow::Result<Arc<Self>> {
         let origin = origin_of(public_url)?;
         let public_url = public_url.trim_end_matches('/').to_string();
         let widget = WidgetResource::load(&config.widget_html()?, config.widget_mime, &origin)?;
@@ -50,10 +55,14 @@ impl AppState {
             Duration::from_millis(config.sandbox_latency_ms),
             faults,
         ));
-        let confirmation = match &config.token_secret_file {
-            Some(path) => ConfirmationKeys::from_file(path)?,
-            None => ConfirmationKeys::generated(
+        let confirmation = match (&config.token_secret_file, &auth) {
+            (Some(path), _) => ConfirmationKeys::from_file(path)?,
+            (None, AuthMode::Local) => ConfirmationKeys::generated(
                 store.secret("confirmation_token", uuid::Uuid::new_v4().simple().to_string()).await?.into_bytes(),
+            ),
+            (None, _) => anyhow::bail!(
+                "--token-secret-file is required outside local mode (a key generated into the database is for the \
+                 developer's own machine only); create one with: echo \"k1 $(openssl rand -hex 32)\" > token-secret"
             ),
         };
         let failpoints = Failpoints::new(config.failpoints.split(',').map(|s| s.trim().to_string()));
@@ -91,7 +100,20 @@ impl AppState {
             confirmation,
             limits: limits.clone(),
         };
-        Ok(Arc::new(Self { catalog, widget, public_url, store, checkout, suggester, limits, failpoints }))
+        let resource_metadata = matches!(auth, AuthMode::Verified { .. })
+            .then(|| crate::auth::metadata::resource_metadata_url(&crate::auth::mode::resource_url(&public_url)));
+        Ok(Arc::new(Self {
+            auth,
+            resource_metadata,
+            catalog,
+            widget,
+            public_url,
+            store,
+            checkout,
+            suggester,
+            limits,
+            failpoints,
+        }))
     }
 
     /// Deletes what has outlived its retention: idempotency keys past theirs, and usage

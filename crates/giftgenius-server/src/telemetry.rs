@@ -9,6 +9,10 @@ use crate::config::LogFormat;
 
 pub fn init(format: LogFormat) {
     let filter = EnvFilter::try_from_env("GIFTGENIUS_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+    // The MCP SDK logs whole messages below info (arguments with confirmation tokens, results
+    // with widget-only `_meta`); whatever GIFTGENIUS_LOG asks, it stops at info. (Bearer tokens
+    // never reach it: the auth middleware removes the Authorization header first.)
+    let filter = filter.add_directive("rmcp=info".parse().expect("a valid directive"));
     // stdout carries the protocol in stdio mode, so logs always go to stderr; colours only when
     // a person watches it (a log redirected to a file or a pipe gets plain text).
     let colour = std::io::stderr().is_terminal();

@@ -112,6 +112,9 @@ error_codes! {
     /// A human confirmation in the widget is missing or does not match this draft.
     ConfirmationRequired = "CONFIRMATION_REQUIRED", Permission, false,
         "Ask the user to review the order and press Confirm in the widget; never retry this yourself.";
+    /// The tool needs a signed-in account, and the call carried none.
+    AuthRequired = "AUTH_REQUIRED", Permission, false,
+        "Ask the user to connect their GiftGenius account (the app asks them to sign in), then call again; never retry on your own.";
     /// The same call was repeated without any change; repeating it again will not help.
     RepeatedCall = "REPEATED_CALL", Validation, false,
         "Change the arguments (for example widen the budget or the interests) or answer the user with what you have.";

@@ -1,6 +1,6 @@
-//! Accounts: who is calling, decided from a verified OAuth access token, never from a client hint
-//! (issue 9). GiftGenius is an OAuth 2.1 protected resource as the MCP authorization
-//! specification describes it.
+//! Accounts: who is calling, decided from a verified OAuth access token, never from a client
+//! hint. GiftGenius is an OAuth 2.1 protected resource as the MCP authorization specification
+//! describes it.
 //!
 //! Building blocks, wired into the app by `startup` and the tool handlers:
 //! - [`mode`]: `AuthMode` (verified / local / single-user), decided once at startup.

@@ -19,8 +19,8 @@ use std::sync::Arc;
 use futures::FutureExt;
 use giftgenius_types::schema::{input_schema, output_schema};
 use giftgenius_types::{
-    CheckoutData, CommitOrderInput, CreateCheckoutSessionInput, Envelope, GetOrderInput, OrderData, PrepareOrderData,
-    PrepareOrderInput, SuggestGiftsData, SuggestGiftsInput, ToolName,
+    CheckoutData, CommitOrderInput, CreateCheckoutSessionInput, Envelope, ErrorCode, GetOrderInput, OrderData,
+    PrepareOrderData, PrepareOrderInput, SuggestGiftsData, SuggestGiftsInput, ToolError, ToolName,
 };
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::{Extension, ToolCallContext};
@@ -34,6 +34,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_router};
 use serde_json::{Map, Value, json};
 use tracing::Instrument;
 
+use crate::auth::{AuthMode, Caller, challenge};
 use crate::config::WidgetMime;
 use crate::context::{CallContext, DEFAULT_LOCALE};
 use crate::failpoints::SUGGEST_GIFTS_PANICS;
@@ -52,20 +53,25 @@ When nothing matches, the result's notice lists concrete changes that would matc
 Errors come back as structured results with a code, a category and whether retrying helps: fix validation errors before calling again, and never retry permission errors yourself. \
 Purchases need the user's click on Confirm in the widget; you cannot complete a purchase on your own.";
 
-/// Whose drafts, keys and orders a call may touch: ChatGPT's anonymized `openai/subject`,
-/// else the MCP session, else (stdio: one local user) `local`.
-fn subject_of(context: &RequestContext<RoleServer>) -> String {
-    let valid = |s: &&str| !s.is_empty() && s.len() <= 200;
-    if let Some(subject) = context.meta.0.0.get("openai/subject").and_then(Value::as_str).filter(valid) {
-        return format!("openai:{subject}");
-    }
-    if let Some(parts) = context.extensions.get::<axum::http::request::Parts>() {
-        if let Some(session) = parts.headers.get("mcp-session-id").and_then(|v| v.to_str().ok()).filter(valid) {
-            return format!("session:{session}");
-        }
-        return "anonymous".into();
-    }
-    "local".into()
+/// The `_meta["openai/subject"]` a client sent: a hint, never identity. It names the user only
+/// in local mode (see `auth::Caller::subject`) and is otherwise logged hashed.
+fn client_hint(context: &RequestContext<RoleServer>) -> Option<&str> {
+    context.meta.0.0.get("openai/subject").and_then(Value::as_str)
+}
+
+/// Whose drafts, keys, orders and limits a call may touch: the verified account, the local
+/// user(s) or the single user; `None` for a signed-out caller (verified mode, no token).
+fn subject_of(caller: &Caller, context: &RequestContext<RoleServer>) -> Option<String> {
+    caller.subject(client_hint(context))
+}
+
+/// The budget a signed-out caller's suggestions count against: one per client address, hashed.
+fn signed_out_subject(parts: Option<&axum::http::request::Parts>) -> String {
+    let address = parts
+        .and_then(|p| p.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>())
+        .map(|info| info.0.ip().to_string())
+        .unwrap_or_default();
+    format!("anon:{}", crate::context::hashed(&address))
 }
 
 /// The host's locale (`_meta["openai/locale"]`), for what the widget shows.
@@ -191,6 +197,21 @@ same session instead of creating another. Nothing is charged until the user pays
     }
 }
 
+/// Where a tool result asks the host to sign the user in (OpenAI Apps SDK).
+pub const AUTH_CHALLENGE_META: &str = "mcp/www_authenticate";
+
+/// The tool's `securitySchemes` (in `_meta`; rmcp's `Tool` has no top-level field for it). With
+/// an authorization server (verified mode): suggest_gifts works signed out and signed in, the
+/// order tools need OAuth with their scope. Without one nobody can sign in, so every tool says
+/// `noauth` (local and single-user modes serve everyone as a known user).
+pub fn security_schemes(tool: ToolName, verified: bool) -> Value {
+    match crate::auth::required_scope(tool.as_str()) {
+        _ if !verified => json!([{ "type": "noauth" }]),
+        Some(scope) => json!([{ "type": "oauth2", "scopes": [scope] }]),
+        None => json!([{ "type": "noauth" }, { "type": "oauth2", "scopes": [] }]),
+    }
+}
+
 /// `_meta` of a tool in both hosts' vocabularies: which widget renders it (every tool's result
 /// is one of the widget's states), what the host shows while it runs, and who may call it.
 pub fn tool_meta(tool: ToolName, widget_uri: &str) -> Map<String, Value> {
@@ -218,14 +239,40 @@ impl GiftGenius {
     /// The tool list with each tool's `_meta` attached, pointing at `variant` of the widget.
     pub fn tools(&self, variant: WidgetMime) -> Vec<Tool> {
         let uri = self.app.widget.uri_for(variant);
+        let verified = matches!(self.app.auth, AuthMode::Verified { .. });
         self.tool_router
             .list_all()
             .into_iter()
             .map(|tool| match ToolName::parse(&tool.name) {
-                Some(name) => tool.with_meta(MetaObject(tool_meta(name, &uri))),
+                Some(name) => {
+                    let mut meta = tool_meta(name, &uri);
+                    meta.insert("securitySchemes".into(), security_schemes(name, verified));
+                    tool.with_meta(MetaObject(meta))
+                }
                 None => tool,
             })
             .collect()
+    }
+
+    /// AUTH_REQUIRED for a call without the account (or the scope) its tool needs. The result's
+    /// `_meta["mcp/www_authenticate"]` is the challenge a host such as ChatGPT reads to start
+    /// account linking; the text tells the model to ask the user to connect their account.
+    fn auth_required(&self, call: &CallContext, scope: &str) -> CallToolResult {
+        let error = ToolError::new(
+            ErrorCode::AuthRequired,
+            format!(
+                "{} needs a signed-in GiftGenius account with the {scope} permission. Ask the user to connect \
+                 their GiftGenius account, then try again.",
+                call.tool.as_str()
+            ),
+            &call.reference,
+        );
+        let mut result = render_error(call, error);
+        if let (Some(metadata), Some(meta)) = (&self.app.resource_metadata, result.meta.as_mut()) {
+            let challenge = challenge::auth_required_meta(metadata, scope, "Sign in to GiftGenius to buy gifts");
+            meta.0.insert(AUTH_CHALLENGE_META.into(), challenge);
+        }
+        result
     }
 
     /// MCP Apps hosts declare the `io.modelcontextprotocol/ui` extension at initialize and get
@@ -281,7 +328,18 @@ impl ServerHandler for GiftGenius {
             // Not one of ours: the router answers with the protocol's "unknown tool" error.
             return self.tool_router.call(ToolCallContext::new(self, request, context)).await;
         };
-        let call = CallContext::new(tool, subject_of(&context), locale_of(&context));
+        let parts = context.extensions.get::<axum::http::request::Parts>();
+        let caller = Caller::from_parts(parts);
+        let subject = subject_of(&caller, &context).unwrap_or_else(|| signed_out_subject(parts));
+        let hint = client_hint(&context).map(str::to_owned);
+        let call = CallContext::with_client_hint(tool, subject, locale_of(&context), hint.as_deref());
+        // The middleware refuses a token without the tool's scope (HTTP 403); this is the second
+        // line, and the only one for a caller with no token at all.
+        if let Some(scope) = crate::auth::required_scope(tool.as_str())
+            && !caller.has_scope(scope)
+        {
+            return Ok(self.auth_required(&call, scope).into());
+        }
         if let Some(short_circuit) = self.recent.check(&call, request.arguments.as_ref()) {
             return Ok(short_circuit.into());
         }

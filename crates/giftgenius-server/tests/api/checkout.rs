@@ -3,6 +3,7 @@
 //! out-of-stock gifts and checkout sessions. Charges are counted in the provider's ledger, not
 //! in responses.
 
+use giftgenius_types::wire::META_REPLAYED;
 use std::time::Duration;
 
 use futures::future::join_all;
@@ -161,7 +162,7 @@ async fn a_decline_is_a_business_error_and_nothing_is_charged() {
     // A definitive failure is replayed, not retried against the provider.
     let (replay, again) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_decline", &token)).await;
     assert_eq!(again.to_string(), sc.to_string());
-    assert_eq!(meta_of(&replay, "giftgenius/replayed"), Some(&json!(true)));
+    assert_eq!(meta_of(&replay, META_REPLAYED), Some(&json!(true)));
 }
 
 #[tokio::test]
@@ -237,13 +238,13 @@ async fn keys_are_kept_a_day_and_a_late_retry_after_pruning_still_cannot_charge_
     app.clock.advance(Duration::from_secs(23 * 3600));
     assert_eq!(checkout.idempotency.prune().await.unwrap(), 0, "kept for 24 h");
     let (replay, _) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_old", &token)).await;
-    assert_eq!(meta_of(&replay, "giftgenius/replayed"), Some(&json!(true)));
+    assert_eq!(meta_of(&replay, META_REPLAYED), Some(&json!(true)));
 
     app.clock.advance(Duration::from_secs(2 * 3600));
     assert!(checkout.idempotency.prune().await.unwrap() >= 1, "pruned after 24 h");
     // The key is gone, the draft long expired: the retry is answered from the draft's order.
     let (late, again) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_old", &token)).await;
-    assert_eq!(meta_of(&late, "giftgenius/replayed"), None, "a fresh run, not a replay");
+    assert_eq!(meta_of(&late, META_REPLAYED), None, "a fresh run, not a replay");
     assert_eq!(again["order"]["id"], placed["order"]["id"], "{again}");
     assert_eq!(charges(&app).await, 1);
     assert_eq!(orders(&app).await, 1);

@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 
 use crate::support::{
     call, commit_args, execute_sql, hanging_catalog, prepare_in_session, spawn_app_with, unreachable_catalog,
+    unused_port,
 };
 
 const START: &str = "<!-- error-examples:start -->";
@@ -98,6 +99,19 @@ async fn produce_every_error() -> BTreeMap<&'static str, Value> {
         let client = app.client().await;
         let _ = call(&client, "suggest_gifts", json!({"relationship_type": "friend"})).await;
         keep(call(&client, "suggest_gifts", json!({"relationship_type": "parent", "occasion": "birthday"})).await.1);
+    }
+    {
+        // Verified mode (an issuer nobody needs to reach: the call carries no token at all).
+        let secret = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(secret.path(), "k1 0123456789abcdef0123456789abcdef-test-only\n").unwrap();
+        let path = secret.path().to_path_buf();
+        let app = spawn_app_with(move |c| {
+            c.auth_issuer = Some(format!("http://127.0.0.1:{}", unused_port()));
+            c.token_secret_file = Some(path);
+        })
+        .await;
+        let client = app.client().await;
+        keep(call(&client, "prepare_order", json!({"gift_id": "hh-010"})).await.1);
     }
     {
         let app = spawn_app_with(|c| c.hourly_draft_limit = 1).await;

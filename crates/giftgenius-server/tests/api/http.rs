@@ -22,7 +22,16 @@ async fn a_foreign_origin_is_refused() {
 
 #[tokio::test]
 async fn the_configured_public_host_is_accepted() {
-    let app = spawn_app_with(|c| c.public_url = Some("https://gifts.example.com".into())).await;
+    // An exposed public URL needs a mode that tells callers apart (or says they are one).
+    let secret = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(secret.path(), "k1 0123456789abcdef0123456789abcdef-test-only\n").unwrap();
+    let path = secret.path().to_path_buf();
+    let app = spawn_app_with(move |c| {
+        c.public_url = Some("https://gifts.example.com".into());
+        c.single_user = true;
+        c.token_secret_file = Some(path);
+    })
+    .await;
     let ours = post(&app.mcp_url(), None).header("host", "gifts.example.com").body(INIT).send().await.unwrap();
     assert_eq!(ours.status(), 200);
     let theirs = post(&app.mcp_url(), None).header("host", "gifts.example.org").body(INIT).send().await.unwrap();

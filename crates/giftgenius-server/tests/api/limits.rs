@@ -51,18 +51,16 @@ async fn a_subject_gets_its_daily_number_of_suggestions_then_daily_limit_exceede
 }
 
 #[tokio::test]
-async fn without_a_chatgpt_subject_the_limit_counts_per_mcp_session() {
+async fn in_local_mode_without_a_hint_every_session_is_the_one_local_user() {
+    // Identity is never an MCP session (a reconnect would reset a limit, or lose a purchase).
     let app = spawn_app_with(|c| c.daily_suggestion_limit = 1).await;
     let first = app.client().await;
     let second = app.client().await;
     assert_eq!(call(&first, "suggest_gifts", varied_suggestion(7)).await.0.is_error, Some(false));
-    let (_, structured) = call(&first, "suggest_gifts", varied_suggestion(8)).await;
-    assert_eq!(structured["error"]["code"], "DAILY_LIMIT_EXCEEDED");
-    assert_eq!(
-        call(&second, "suggest_gifts", varied_suggestion(9)).await.0.is_error,
-        Some(false),
-        "another session has its own count"
-    );
+    let (_, structured) = call(&second, "suggest_gifts", varied_suggestion(8)).await;
+    assert_eq!(structured["error"]["code"], "DAILY_LIMIT_EXCEEDED", "another session is the same user");
+    let (_, other_user) = call_as(&second, "dev-2", "suggest_gifts", varied_suggestion(9)).await;
+    assert_eq!(other_user["ok"], true, "a local-mode hint names another user: {other_user}");
 }
 
 #[tokio::test]

@@ -23,14 +23,14 @@ fn admin_url() -> String {
 
 /// A fresh database `gg_test_<random>`, dropped (best-effort) when the guard goes out of scope,
 /// also after a failed assertion. Declare it before the apps so it is dropped after them.
-struct TestDb {
+pub struct TestDb {
     name: String,
-    url: String,
+    pub url: String,
 }
 
 impl TestDb {
     /// The fresh database; fails the test when PostgreSQL is not reachable.
-    async fn create() -> TestDb {
+    pub async fn create() -> TestDb {
         let admin = admin_url();
         let connected = tokio::time::timeout(Duration::from_secs(5), PgConnection::connect(&admin)).await;
         let mut conn = match connected {

@@ -25,6 +25,7 @@ const EXPECTED: &[(ErrorCode, &str, ErrorCategory, bool)] = &[
     (ErrorCode::DraftExpired, "DRAFT_EXPIRED", Business, false),
     (ErrorCode::PaymentDeclined, "PAYMENT_DECLINED", Business, false),
     (ErrorCode::ConfirmationRequired, "CONFIRMATION_REQUIRED", Permission, false),
+    (ErrorCode::AuthRequired, "AUTH_REQUIRED", Permission, false),
     (ErrorCode::RepeatedCall, "REPEATED_CALL", Validation, false),
     (ErrorCode::InternalError, "INTERNAL_ERROR", Other, true),
 ];

@@ -9,10 +9,12 @@
 //! - `upstream`: local upstream catalogs that answer well, badly, slowly or never.
 //! - `leaks`: the one leak checker for every text a client reads.
 //! - `raw_http`: JSON-RPC over plain HTTP, for requests the MCP client would never send.
+//! - `oidc`: a real authorization server (oidc-provider), signing in as a host does, forged tokens.
 
 mod app;
 mod calls;
 mod leaks;
+pub mod oidc;
 mod ports;
 mod process;
 mod purchase;
@@ -22,6 +24,7 @@ mod upstream;
 pub use app::{TestApp, connect, execute_sql, spawn_app, spawn_app_with, widget_path};
 pub use calls::{call, call_as, meta_of, request, text_of, varied_suggestion};
 pub use leaks::{assert_no_leak, find_leak, hostname, leak_in};
+pub use ports::unused_port;
 pub use process::{ServerProcess, start_server_binary};
 pub use purchase::{
     TOKEN, charges, commit_args, commit_then_replay_charges_once, orders, prepare, prepare_in_session,

@@ -2,6 +2,7 @@
 //! exactly-once is counted in (the provider's charges, the store's orders), and the scenarios
 //! the SQLite and the PostgreSQL tests both run.
 
+use giftgenius_types::wire::META_REPLAYED;
 use rmcp::RoleClient;
 use rmcp::model::CallToolResult;
 use rmcp::service::RunningService;
@@ -79,8 +80,8 @@ pub async fn commit_then_replay_charges_once(app: &TestApp) {
     assert_eq!(first_sc["order"]["status"], "paid");
     assert_eq!(first_sc.to_string(), second_sc.to_string(), "replay is byte-for-byte");
     assert_eq!(text_of(&first), text_of(&second));
-    assert_eq!(meta_of(&first, "giftgenius/replayed"), None);
-    assert_eq!(meta_of(&second, "giftgenius/replayed"), Some(&json!(true)));
+    assert_eq!(meta_of(&first, META_REPLAYED), None);
+    assert_eq!(meta_of(&second, META_REPLAYED), Some(&json!(true)));
     assert_eq!(charges(app).await, 1);
     assert_eq!(orders(app).await, 1);
 }
