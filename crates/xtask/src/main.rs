@@ -6,7 +6,9 @@
 //! - `widget`: trunk build and pack into `dist/giftgenius-widget.html` (always rebuilds).
 //! - `errors`: regenerate the error table in README.md and docs/errors.md from `ErrorCode`.
 //! - `serve [-- SERVER ARGS…]`: the widget (if changed), then the server in release mode.
-//! - `preview [-- SERVER ARGS…]`: the widget (if changed), then the server with the host emulator.
+//! - `preview [--auth] [-- SERVER ARGS…]`: the widget (if changed), then the server with the host
+//!   emulator; `--auth` also starts the local authorization server (`preview/oidc/`) and runs the
+//!   server in verified mode against it, so the page signs in (authorization code + PKCE).
 //! - `test`: fmt and clippy, the widget, the wasm32 contract build, `cargo test --workspace`,
 //!   the browser tests.
 //! - `browser-test`: the widget (if changed), then only the browser tests.
@@ -40,8 +42,11 @@ commands:
                          ErrorCode
   serve [-- ARGS…]       widget (if changed), then the server (release) with ARGS as given,
                          e.g. --host --port --public-url --db --widget-mime --stdio; see README
-  preview [-- ARGS…]     widget (if changed), then the server with --preview: host emulator
+  preview [--auth] [-- ARGS…]
+                         widget (if changed), then the server with --preview: host emulator
                          page at http://localhost:8000/preview (both bridges, CSP modes, fixtures)
+                         (--auth: also the local authorization server of preview/oidc/; the
+                         server runs in verified mode and the page signs in with code + PKCE)
   test                   cargo fmt --check, cargo clippy -D warnings, widget, wasm32 build of
                          giftgenius-types, cargo test --workspace, then the browser tests
   browser-test           widget (if changed), then only the browser tests (headless Chromium)
@@ -100,11 +105,16 @@ fn run() -> Result<()> {
             serve(&root, server_args)
         }
         "preview" => {
+            // `preview [--auth] [--] [SERVER ARGS…]`: xtask's own flag comes before the `--`.
+            let (auth, rest) = match rest.split_first() {
+                Some((flag, tail)) if flag == "--auth" => (true, tail),
+                _ => (false, rest),
+            };
             let server_args = match rest.split_first() {
                 Some((dashdash, tail)) if dashdash == "--" => tail,
                 _ => rest,
             };
-            preview::run(&root, server_args)
+            preview::run(&root, server_args, auth)
         }
         "test" => {
             no_args("test", rest)?;
@@ -205,6 +215,20 @@ fn test(root: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::USAGE;
+
+    /// xtask's own flags, per command: USAGE and the module doc must show each one.
+    const FLAGS: &[(&str, &str)] = &[("setup", "--browser"), ("preview", "--auth")];
+
+    #[test]
+    fn usage_and_module_doc_list_every_flag() {
+        let doc: String = include_str!("main.rs").lines().filter_map(|l| l.strip_prefix("//!")).collect();
+        for (command, flag) in FLAGS {
+            let listed = format!("  {command} [{flag}]");
+            assert!(USAGE.lines().any(|l| l.starts_with(&listed)), "USAGE lacks `{command} [{flag}]`");
+            assert!(doc.contains(&format!("`{command} [{flag}]")), "the module doc lacks `{command} [{flag}]`");
+            assert!(include_str!("main.rs").contains(&format!("== \"{flag}\"")), "`{command}` never reads `{flag}`");
+        }
+    }
 
     /// The commands `run` dispatches on, read from this file's own match arms.
     fn dispatched() -> Vec<String> {

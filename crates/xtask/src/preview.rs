@@ -1,6 +1,12 @@
 //! `cargo xtask preview` (the local host emulator) and the browser tests (`browser-tests/`, run
 //! by `cargo xtask test` after the cargo tests, or alone by `cargo xtask browser-test`).
 //!
+//! `preview --auth` also starts the local authorization server (`preview/oidc/server.mjs`,
+//! oidc-provider; any username signs in) and runs the server in verified mode against it, so the
+//! host page signs in with the authorization-code + PKCE flow a real host runs. Its signing keys
+//! and the confirmation-token secret are made once under `target/preview/oidc/` and reused, so a
+//! restarted preview keeps accepting the tokens and drafts of the last one.
+//!
 //! Browser tests use Debian's Chromium (installed by `tools::ensure_chromium`) driven by the
 //! exactly pinned playwright-core from `browser-tests/package-lock.json` (`npm ci`); no tool
 //! ever downloads a browser.
@@ -9,17 +15,23 @@ use crate::server::{self, user_value};
 use crate::{cmd, locked_in_ci, tools};
 use anyhow::{Context, Result, bail};
 use sha2::{Digest, Sha256};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
 
 const TESTS_DIR: &str = "browser-tests";
 /// Written into node_modules after a successful `npm ci`: the lockfile's hash it installed.
 const NPM_STAMP: &str = "node_modules/.giftgenius-lock.sha256";
 
+/// The public client the preview host page signs in as (`preview --auth`).
+pub const PREVIEW_CLIENT_ID: &str = "giftgenius-preview";
+
 /// Builds the widget if it changed, then runs the server (debug build: results are checked
 /// against their output schemas) with `--preview` and a preview catalog source, and prints the
-/// page's URL. The user's server flags pass through as given (see `server.rs`).
-pub fn run(root: &Path, server_args: &[String]) -> Result<()> {
+/// page's URL. The user's server flags pass through as given (see `server.rs`). With `auth`, the
+/// local authorization server runs beside it (see the module docs) until the preview ends.
+pub fn run(root: &Path, server_args: &[String], auth: bool) -> Result<()> {
     let host = user_value(server_args, "--host", "GIFTGENIUS_HOST").unwrap_or_else(|| "127.0.0.1".into());
     let port = user_value(server_args, "--port", "GIFTGENIUS_PORT").unwrap_or_else(|| "8000".into());
     if port == "0" {
@@ -45,14 +57,135 @@ pub fn run(root: &Path, server_args: &[String]) -> Result<()> {
         "GIFTGENIUS_CATALOG_URLS",
         format!("{base}/preview/catalog"),
     );
+    // Killed when this function returns (the Drop of `Oidc`); on Ctrl-C the terminal's SIGINT
+    // reaches it directly (same process group), and server.mjs exits on it.
+    let oidc = if auth {
+        let mut redirect_uris = vec![
+            format!("http://localhost:{port}/preview/callback"),
+            format!("http://127.0.0.1:{port}/preview/callback"),
+        ];
+        if !loopback {
+            redirect_uris.push(format!("{base}/preview/callback"));
+        }
+        let public_url =
+            user_value(server_args, "--public-url", "GIFTGENIUS_PUBLIC_URL").unwrap_or_else(|| base.clone());
+        let resource = format!("{}/mcp", public_url.trim_end_matches('/'));
+        let oidc = Oidc::start(root, &redirect_uris, &resource)?;
+        // Variables, not flags: a user's own --auth-issuer / --token-secret-file still wins.
+        server::default_env(&mut server, server_args, "--auth-issuer", "GIFTGENIUS_AUTH_ISSUER", &oidc.issuer);
+        server::default_env(
+            &mut server,
+            server_args,
+            "--token-secret-file",
+            "GIFTGENIUS_TOKEN_SECRET_FILE",
+            &oidc.token_secret_file,
+        );
+        Some(oidc)
+    } else {
+        None
+    };
     server.arg("--").args(server_args);
     eprintln!();
     // From localhost the MCP Apps view runs at sandbox.localhost: another origin, same site.
     let page = if loopback { format!("http://localhost:{port}/preview") } else { format!("{base}/preview") };
     eprintln!("xtask: preview: open {page}   (MCP endpoint: {base}/mcp)");
+    if let Some(oidc) = &oidc {
+        eprintln!(
+            "xtask: preview: signed-in mode: authorization server {} (client {PREVIEW_CLIENT_ID}; any username \
+             signs in; its log: {})",
+            oidc.issuer,
+            oidc.log.display()
+        );
+    }
     eprintln!("xtask: preview: after `cargo xtask widget` in another terminal the page reloads the widget by itself");
     eprintln!();
-    cmd::run_interactive(&mut server)
+    let result = cmd::run_interactive(&mut server);
+    drop(oidc);
+    result
+}
+
+/// The local authorization server of `preview --auth`; killed on drop.
+struct Oidc {
+    child: Child,
+    /// `http://127.0.0.1:PORT`, from its first stdout line.
+    issuer: String,
+    token_secret_file: PathBuf,
+    log: PathBuf,
+}
+
+impl Oidc {
+    /// Makes the keys and the token secret (once), starts server.mjs on a free loopback port and
+    /// waits for its `listening ISSUER` line.
+    fn start(root: &Path, redirect_uris: &[String], resource: &str) -> Result<Oidc> {
+        let oidc_dir = ensure_oidc_deps(root)?;
+        let dir = root.join("target/preview/oidc");
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        let jwks = dir.join("jwks.json");
+        if !jwks.is_file() {
+            let mut keys = Command::new("node");
+            keys.arg(oidc_dir.join("keys.mjs")).arg(&dir).arg("rsa-1:rsa");
+            cmd::run(&mut keys)?;
+        }
+        let token_secret_file = dir.join("token-secret");
+        if !token_secret_file.is_file() {
+            let mut secret = [0u8; 32];
+            std::fs::File::open("/dev/urandom")
+                .and_then(|mut f| f.read_exact(&mut secret))
+                .context("reading /dev/urandom for the preview's token secret")?;
+            let hex: String = secret.iter().map(|b| format!("{b:02x}")).collect();
+            std::fs::write(&token_secret_file, format!("preview-1 {hex}\n"))
+                .with_context(|| format!("writing {}", token_secret_file.display()))?;
+        }
+        let log = dir.join("oidc.log");
+        let stderr = std::fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
+        let mut node = Command::new("node");
+        node.arg(oidc_dir.join("server.mjs")).arg("--jwks").arg(&jwks).args([
+            "--port",
+            "0",
+            "--client-id",
+            PREVIEW_CLIENT_ID,
+            "--resource",
+            resource,
+        ]);
+        for uri in redirect_uris {
+            node.args(["--redirect-uri", uri]);
+        }
+        eprintln!("xtask: $ node {}", node.get_args().map(|a| a.to_string_lossy()).collect::<Vec<_>>().join(" "));
+        let mut child = node
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .context("could not start node (the signed-in preview needs Node.js 20+)")?;
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut lines = BufReader::new(stdout).lines();
+            let _ = tx.send(lines.next().and_then(Result::ok));
+            for _ in lines {} // keep the pipe drained
+        });
+        let line = rx.recv_timeout(Duration::from_secs(30)).ok().flatten();
+        let issuer = match line.as_deref().and_then(|l| l.strip_prefix("listening ")) {
+            Some(issuer) => issuer.trim().to_string(),
+            None => {
+                let _ = child.kill();
+                let _ = child.wait();
+                bail!(
+                    "the authorization server did not start (first line {line:?}); its log {}:\n{}",
+                    log.display(),
+                    std::fs::read_to_string(&log).unwrap_or_default()
+                );
+            }
+        };
+        Ok(Oidc { child, issuer, token_secret_file, log })
+    }
+}
+
+impl Drop for Oidc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// `npm ci` in browser-tests/ (playwright-core) unless it is already done.
