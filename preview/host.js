@@ -10,12 +10,181 @@
 // - For the openai bridge the server injects a shim into the served copy that turns
 //   window.openai calls into postMessages to this page; the MCP Apps bridge is plain postMessage.
 // - Every message is shown in the log. window.ggPreview is the API the browser tests drive.
+// - Sign-in (only when the server runs in verified mode, e.g. `cargo xtask preview --auth`):
+//   the flow a real host runs. Our protected resource metadata (RFC 9728) names the
+//   authorization server; its metadata (RFC 8414, else OpenID discovery) gives the endpoints;
+//   authorization code + PKCE S256 with `state` and `resource` (RFC 8707); the redirect URI is
+//   /preview/callback (callback.html, this same script), which exchanges the code and keeps the
+//   access token in sessionStorage. Every MCP request then carries it; a 401 drops it.
 "use strict";
 
 (function () {
   const OPENAI_TAG = "giftgenius-preview/openai";
   const LOG_LIMIT = 300;
   const $ = (id) => document.getElementById(id);
+
+  // ---------------------------------------------------------------- sign-in (verified mode)
+  const OAUTH = {
+    clientId: "giftgenius-preview",
+    scope: "orders:read orders:write",
+    tokenKey: "giftgenius-preview/access-token",
+    pendingKey: "giftgenius-preview/pending-sign-in",
+    prmPath: "/.well-known/oauth-protected-resource/mcp",
+  };
+  const redirectUri = () => `${location.origin}/preview/callback`;
+
+  function b64url(bytes) {
+    let s = "";
+    for (const b of bytes) s += String.fromCharCode(b);
+    return btoa(s).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  }
+  function randomB64url(n) {
+    const b = new Uint8Array(n);
+    crypto.getRandomValues(b);
+    return b64url(b);
+  }
+  function storage(op, key, value) {
+    try {
+      if (op === "get") return sessionStorage.getItem(key);
+      if (op === "set") sessionStorage.setItem(key, value);
+      else sessionStorage.removeItem(key);
+    } catch (_) { /* storage blocked: sign-in cannot survive the redirect */ }
+    return null;
+  }
+  // The token's `sub`, for display only: the server verifies the token, the page never does.
+  function tokenSubject(token) {
+    try {
+      const part = token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
+      const bytes = Uint8Array.from(atob(part + "=".repeat((4 - (part.length % 4)) % 4)), (c) => c.charCodeAt(0));
+      return JSON.parse(new TextDecoder().decode(bytes)).sub || "(no sub)";
+    } catch (_) {
+      return "(unreadable token)";
+    }
+  }
+  async function getJson(url) {
+    const res = await fetch(url, { cache: "no-store", headers: { Accept: "application/json" } });
+    if (!res.ok) {
+      const err = new Error(`${url}: HTTP ${res.status}`);
+      err.status = res.status;
+      throw err;
+    }
+    return res.json();
+  }
+  // Our RFC 9728 document: 200 → verified mode, 404 → local mode (null).
+  async function protectedResourceMetadata() {
+    try {
+      return await getJson(OAUTH.prmPath);
+    } catch (e) {
+      if (e.status === 404) return null;
+      throw e;
+    }
+  }
+  // RFC 8414 first (well-known segment before the issuer's path), then OpenID discovery. The
+  // document must name exactly the issuer we asked (RFC 8414 §3.3).
+  async function authorizationServerMetadata(issuer) {
+    const u = new URL(issuer);
+    const path = u.pathname.replace(/\/$/, "");
+    const urls = [
+      `${u.origin}/.well-known/oauth-authorization-server${path}`,
+      `${issuer.replace(/\/$/, "")}/.well-known/openid-configuration`,
+    ];
+    for (const url of urls) {
+      let meta;
+      try {
+        meta = await getJson(url);
+      } catch (_) {
+        continue; // 404, or no CORS on the error answer: try the next one
+      }
+      if (meta.issuer !== issuer) throw new Error(`${url} names the issuer ${meta.issuer}, not ${issuer}`);
+      return meta;
+    }
+    throw new Error(`no authorization server metadata for ${issuer}`);
+  }
+
+  // Step 1 (host page): to the authorization server, with what the callback needs kept here.
+  async function startSignIn() {
+    const prm = await protectedResourceMetadata();
+    if (!prm) throw new Error("the server runs in local mode: there is nothing to sign in to");
+    const issuer = prm.authorization_servers && prm.authorization_servers[0];
+    if (!issuer || !prm.resource) throw new Error("the protected resource metadata names no issuer or resource");
+    const meta = await authorizationServerMetadata(issuer);
+    if (!(meta.code_challenge_methods_supported || []).includes("S256")) throw new Error(`${issuer} does not support PKCE S256`);
+    if (!crypto.subtle) throw new Error("crypto.subtle needs a secure context: open the preview at http://localhost");
+    const verifier = randomB64url(32);
+    const challenge = b64url(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier))));
+    const state = randomB64url(16);
+    storage("set", OAUTH.pendingKey, JSON.stringify({
+      state,
+      verifier,
+      issuer,
+      resource: prm.resource,
+      tokenEndpoint: meta.token_endpoint,
+      returnTo: location.pathname + location.search,
+    }));
+    const url = new URL(meta.authorization_endpoint);
+    url.search = new URLSearchParams({
+      response_type: "code",
+      client_id: OAUTH.clientId,
+      redirect_uri: redirectUri(),
+      scope: OAUTH.scope,
+      state,
+      code_challenge: challenge,
+      code_challenge_method: "S256",
+      resource: prm.resource,
+    }).toString();
+    location.assign(url.toString());
+  }
+
+  // Step 2 (callback page): check state (and iss, RFC 9207), exchange the code, back to /preview.
+  async function finishSignIn() {
+    const q = new URLSearchParams(location.search);
+    const pending = JSON.parse(storage("get", OAUTH.pendingKey) || "null");
+    storage("remove", OAUTH.pendingKey);
+    if (!pending) throw new Error("no sign-in was started in this tab");
+    if (q.get("state") !== pending.state) throw new Error("the state does not match the sign-in this tab started: ignored");
+    if (q.get("error")) throw new Error(`the authorization server answered ${q.get("error")}: ${q.get("error_description") || ""}`);
+    if (q.has("iss") && q.get("iss") !== pending.issuer) throw new Error(`the answer comes from ${q.get("iss")}, not ${pending.issuer}`);
+    const code = q.get("code");
+    if (!code) throw new Error("the callback carries no code");
+    const res = await fetch(pending.tokenEndpoint, {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded", Accept: "application/json" },
+      body: new URLSearchParams({
+        grant_type: "authorization_code",
+        code,
+        redirect_uri: redirectUri(),
+        client_id: OAUTH.clientId,
+        code_verifier: pending.verifier,
+        resource: pending.resource,
+      }),
+    });
+    const body = await res.json().catch(() => ({}));
+    if (!res.ok || !body.access_token) {
+      throw new Error(`the token endpoint answered HTTP ${res.status} ${body.error || ""} ${body.error_description || ""}`);
+    }
+    if (String(body.token_type || "").toLowerCase() !== "bearer") throw new Error(`unexpected token_type ${body.token_type}`);
+    storage("set", OAUTH.tokenKey, body.access_token);
+    // Only back into the preview, whatever the stored value says.
+    const back = new URL(pending.returnTo || "/preview", location.origin);
+    location.replace(back.pathname === "/preview" ? back.pathname + back.search : "/preview");
+  }
+
+  if (location.pathname === "/preview/callback") {
+    finishSignIn().catch((e) => { $("callback-status").textContent = `Sign-in failed: ${e.message}`; });
+    return;
+  }
+
+  // The page's account state; the token lives in sessionStorage (this tab only).
+  const auth = {
+    mode: "unknown", // verified | local | unknown
+    token: storage("get", OAUTH.tokenKey),
+    setToken(token) {
+      this.token = token;
+      if (token) storage("set", OAUTH.tokenKey, token);
+      else storage("remove", OAUTH.tokenKey);
+      renderAccount();
+    },
+  };
 
   // ---------------------------------------------------------------- MCP over Streamable HTTP
   class McpClient {
@@ -30,6 +199,7 @@
 
     headers() {
       const h = { "Content-Type": "application/json", Accept: "application/json, text/event-stream" };
+      if (auth.token) h.Authorization = `Bearer ${auth.token}`;
       if (this.session) h["Mcp-Session-Id"] = this.session;
       if (this.protocolVersion) h["Mcp-Protocol-Version"] = this.protocolVersion;
       return h;
@@ -37,7 +207,16 @@
 
     // Sends one JSON-RPC message; for a request, resolves with its response message.
     async send(message) {
-      const res = await fetch(this.url, { method: "POST", headers: this.headers(), body: JSON.stringify(message) });
+      const headers = this.headers();
+      const res = await fetch(this.url, { method: "POST", headers, body: JSON.stringify(message) });
+      if (res.status === 401 && headers.Authorization) {
+        // The token was refused (expired, revoked, another server's): signed out. The request
+        // never reached a tool, so it is sent once more without a token.
+        auth.setToken(null);
+        log("host", "the server refused the access token (HTTP 401): signed out", { "www-authenticate": res.headers.get("www-authenticate") });
+        status("signed out: the server refused the token; Sign in again");
+        return this.send(message);
+      }
       const sid = res.headers.get("mcp-session-id");
       if (sid) this.session = sid;
       if (!("id" in message)) {
@@ -239,6 +418,7 @@
       const result = await mcp.request("tools/call", { name, arguments: args });
       record.result = result;
       log(`server→${from}`, `${name} ${result.isError ? "isError" : "ok"}`, result);
+      if (isAuthRequired(result)) offerSignIn(name);
       refreshLedger();
       return result;
     } catch (e) {
@@ -417,10 +597,61 @@
     }
   });
 
+  // ---------------------------------------------------------------- account UI
+  function isAuthRequired(result) {
+    if (!result || !result.isError) return false;
+    const error = result.structuredContent && result.structuredContent.error;
+    return (error && error.code === "AUTH_REQUIRED") || !!(result._meta && result._meta["mcp/www_authenticate"]);
+  }
+  // As ChatGPT starts account linking on the challenge in `_meta["mcp/www_authenticate"]`.
+  function offerSignIn(tool) {
+    if (auth.mode !== "verified" || auth.token) return;
+    $("auth-offer").hidden = false;
+    log("host", `${tool} needs an account: offering Sign in`);
+  }
+  function renderAccount() {
+    const box = $("account");
+    box.dataset.mode = auth.mode;
+    const signedIn = auth.mode === "verified" && !!auth.token;
+    $("account-name").textContent =
+      auth.mode === "local" ? "local mode (no sign-in)" :
+      auth.mode !== "verified" ? "" :
+      signedIn ? `Signed in as ${tokenSubject(auth.token)}` : "Signed out";
+    $("sign-in").hidden = auth.mode !== "verified" || signedIn;
+    $("sign-out").hidden = !signedIn;
+    if (signedIn || auth.mode !== "verified") $("auth-offer").hidden = true;
+  }
+  async function detectAuthMode() {
+    try {
+      const prm = await protectedResourceMetadata();
+      auth.mode = prm ? "verified" : "local";
+      if (prm) log("host", `verified mode: accounts from ${(prm.authorization_servers || []).join(", ")}`, prm);
+    } catch (e) {
+      auth.mode = "unknown";
+      log("host error", `cannot read ${OAUTH.prmPath}: ${e.message}`);
+    }
+    if (auth.mode !== "verified" && auth.token) auth.setToken(null);
+    renderAccount();
+  }
+  function signIn() {
+    log("host", "sign-in: to the authorization server");
+    status("signing in…");
+    return startSignIn().catch((e) => {
+      status(`sign-in failed: ${e.message}`);
+      log("host error", "sign-in", String(e.message || e));
+      throw e;
+    });
+  }
+  function signOut() {
+    auth.setToken(null);
+    log("host", "signed out (the access token is dropped)");
+  }
+
   // ---------------------------------------------------------------- model runs and fixtures
   // A model tool call: a new widget instance shown at once (input first), result when done.
   async function run(name, args) {
     instance = { toolName: name, toolInput: args, toolResult: null, widgetState: null, modelContext: null };
+    $("auth-offer").hidden = true;
     loadFrame();
     status(`running ${name}…`);
     let result;
@@ -558,6 +789,9 @@
     $("reload").addEventListener("click", () => loadFrame());
     $("clear-log").addEventListener("click", () => { $("log").textContent = ""; });
     $("ledger-refresh").addEventListener("click", refreshLedger);
+    $("sign-in").addEventListener("click", () => signIn().catch(() => {}));
+    $("auth-offer-sign-in").addEventListener("click", () => signIn().catch(() => {}));
+    $("sign-out").addEventListener("click", signOut);
     $("faults-set").addEventListener("click", () => setFaults($("faults").value.trim()).catch((e) => status(e.message)));
     $("tool").addEventListener("change", () => {
       const tool = mcp.tools.find((t) => t.name === $("tool").value);
@@ -599,6 +833,7 @@
 
   async function start() {
     wire();
+    await detectAuthMode();
     const info = await mcp.connect();
     log("host", `MCP session ${mcp.session} (${info.serverInfo && info.serverInfo.name} ${info.protocolVersion})`);
     const picker = $("tool");
@@ -641,6 +876,12 @@
     setFaults,
     setCatalog,
     ledgerCount,
+    auth: {
+      get mode() { return auth.mode; },
+      get account() { return auth.token ? tokenSubject(auth.token) : null; },
+      signIn,
+      signOut,
+    },
     commits: () => calls.filter((c) => c.name === "commit_order" && c.from === "view"),
   };
 })();

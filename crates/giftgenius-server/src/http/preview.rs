@@ -5,6 +5,9 @@
 //! Routes (same origin as `/mcp`, so the page's fetches need no CORS):
 //! - `GET /preview`: the host page (`preview/index.html`, `host.js`, `host.css`; plain files
 //!   compiled into the binary, no build step, no external URL).
+//! - `GET /preview/callback`: the OAuth redirect URI of the page's sign-in (verified mode, e.g.
+//!   `cargo xtask preview --auth`): a tiny page (`preview/callback.html`, same `host.js`) that
+//!   checks `state`, exchanges the code at the token endpoint and returns to `/preview`.
 //! - `GET /preview/widget?csp=chatgpt|mcp-apps&bridge=openai|mcp-apps`: the packed artifact, read
 //!   from disk on every request (so `cargo xtask widget` + reload shows a new build), under an
 //!   enforced `Content-Security-Policy`. With `bridge=openai` the served copy (never the artifact)
@@ -31,6 +34,7 @@ use axum::routing::get;
 use serde::Deserialize;
 use serde_json::json;
 
+use crate::auth::AuthMode;
 use crate::checkout::payments::FaultPlan;
 use crate::config::Config;
 use crate::mcp::widget_resource::origin_of;
@@ -44,14 +48,22 @@ static HOST_JS: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     HOST_JS_TEMPLATE.replace("__META_CONFIRMATION_TOKEN__", giftgenius_types::wire::META_CONFIRMATION_TOKEN)
 });
 const HOST_CSS: &str = include_str!("../../../../preview/host.css");
+const CALLBACK_HTML: &str = include_str!("../../../../preview/callback.html");
 /// Injected into the served copy of the widget for `bridge=openai` (never into the artifact).
 const OPENAI_SHIM_JS: &str = include_str!("../../../../preview/openai-shim.js");
 
 /// The host page's own policy: everything from us, nothing else; frames also from our other
 /// loopback names (`sandbox.localhost`, `localhost`, `127.0.0.1`), where the MCP Apps sandbox is served.
-fn host_page_csp(frame_origins: &str) -> String {
+///
+/// `issuer_origin` (verified mode only, else empty): the origin of the authorization server this
+/// server was configured with (`--auth-issuer`), never one the page names. Sign-in needs the page
+/// to fetch that server's metadata and POST the code to its token endpoint, as a browser-based
+/// host does (oidc-provider answers CORS for the client's redirect URI origins); the redirect to
+/// its authorization endpoint is a navigation, which neither connect-src nor form-action governs.
+fn host_page_csp(frame_origins: &str, issuer_origin: &str) -> String {
+    let connect = if issuer_origin.is_empty() { "'self'".to_string() } else { format!("'self' {issuer_origin}") };
     format!(
-        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; \
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src {connect}; \
          frame-src 'self' {frame_origins}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
     )
 }
@@ -73,6 +85,8 @@ struct Preview {
     origin: String,
     /// The loopback origins of this server (`http://sandbox.localhost:P …`).
     loopback_origins: String,
+    /// The configured authorization server's origin in verified mode, else empty.
+    issuer_origin: String,
     catalog_down: AtomicBool,
 }
 
@@ -92,11 +106,23 @@ pub fn router(config: &Config, app: Arc<AppState>) -> Router {
     let origin = origin_of(&app.public_url).unwrap_or_else(|_| app.public_url.clone());
     let port = url::Url::parse(&app.public_url).ok().and_then(|u| u.port_or_known_default()).unwrap_or(config.port);
     let loopback_origins = format!("http://sandbox.localhost:{port} http://localhost:{port} http://127.0.0.1:{port}");
-    let state = Arc::new(Preview { app, widget_html, origin, loopback_origins, catalog_down: AtomicBool::new(false) });
+    let issuer_origin = match &app.auth {
+        AuthMode::Verified { issuer, .. } => issuer.url().origin().ascii_serialization(),
+        AuthMode::Local | AuthMode::SingleUser => String::new(),
+    };
+    let state = Arc::new(Preview {
+        app,
+        widget_html,
+        origin,
+        loopback_origins,
+        issuer_origin,
+        catalog_down: AtomicBool::new(false),
+    });
     tracing::warn!("preview routes are on (/preview): a development aid, never for production");
     Router::new()
         .route("/preview", get(index))
         .route("/preview/", get(index))
+        .route("/preview/callback", get(callback))
         .route("/preview/host.js", get(|| async { asset("text/javascript; charset=utf-8", HOST_JS.as_str()) }))
         .route("/preview/host.css", get(|| async { asset("text/css; charset=utf-8", HOST_CSS) }))
         .route("/preview/widget", get(widget))
@@ -119,10 +145,20 @@ fn asset(content_type: &'static str, body: &'static str) -> Response {
 }
 
 async fn index(State(p): State<Arc<Preview>>) -> Response {
-    let mut response = asset("text/html; charset=utf-8", INDEX_HTML);
-    if let Ok(value) = HeaderValue::from_str(&host_page_csp(&p.loopback_origins)) {
+    host_page(&p, INDEX_HTML)
+}
+
+async fn callback(State(p): State<Arc<Preview>>) -> Response {
+    host_page(&p, CALLBACK_HTML)
+}
+
+fn host_page(p: &Preview, html: &'static str) -> Response {
+    let mut response = asset("text/html; charset=utf-8", html);
+    if let Ok(value) = HeaderValue::from_str(&host_page_csp(&p.loopback_origins, &p.issuer_origin)) {
         response.headers_mut().insert(header::CONTENT_SECURITY_POLICY, value);
     }
+    // The callback URL carries the authorization code: never send it on as a Referer.
+    response.headers_mut().insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
     response
 }
 
@@ -281,6 +317,15 @@ mod tests {
         assert!(!strict.contains("wasm-unsafe-eval"));
         assert!(!strict.contains('*'));
         assert!(widget_csp(CspMode::Chatgpt, "http://127.0.0.1:8000").contains("'wasm-unsafe-eval'"));
+    }
+
+    #[test]
+    fn the_host_page_connects_only_to_us_and_the_configured_issuer() {
+        let local = host_page_csp("http://localhost:8000", "");
+        assert!(local.contains("connect-src 'self';"), "{local}");
+        let verified = host_page_csp("http://localhost:8000", "http://127.0.0.1:9000");
+        assert!(verified.contains("connect-src 'self' http://127.0.0.1:9000;"), "{verified}");
+        assert!(verified.contains("form-action 'none'"));
     }
 
     #[test]
