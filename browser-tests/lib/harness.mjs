@@ -1,7 +1,11 @@
 // Shared helpers: start the real server with --preview, drive Debian's Chromium with
 // playwright-core (never a downloaded browser), open the preview host, save screenshots.
-import { spawn } from "node:child_process";
-import { mkdtempSync, mkdirSync, rmSync, existsSync } from "node:fs";
+// `startServer({ auth: true })` also starts the local authorization server (preview/oidc/,
+// oidc-provider; needs `npm ci` there) and runs the server in verified mode against it.
+import { spawn, spawnSync } from "node:child_process";
+import { createInterface } from "node:readline";
+import { mkdtempSync, mkdirSync, rmSync, existsSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -43,8 +47,57 @@ function freePort() {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-/** Starts `giftgenius-server --preview` on a free port with a fresh database. */
-export async function startServer({ extraArgs = [] } = {}) {
+const OIDC_DIR = path.join(ROOT, "preview/oidc");
+/** The public client the preview page signs in as (as `cargo xtask preview --auth`). */
+export const PREVIEW_CLIENT_ID = "giftgenius-preview";
+
+/**
+ * Starts preview/oidc/server.mjs on a free loopback port with fresh keys in `dir`, the preview's
+ * client and `redirectUris`; resolves once its first line names the issuer.
+ */
+async function startOidc(dir, { redirectUris, resource }) {
+  if (!existsSync(path.join(OIDC_DIR, "node_modules/oidc-provider"))) {
+    throw new Error("oidc-provider is not installed: run `npm ci --ignore-scripts` in preview/oidc (cargo xtask browser-test does)");
+  }
+  const keys = spawnSync(process.execPath, [path.join(OIDC_DIR, "keys.mjs"), dir, "rsa-1:rsa"], { encoding: "utf8" });
+  if (keys.status !== 0) throw new Error(`keys.mjs failed: ${keys.stderr}`);
+  const args = [path.join(OIDC_DIR, "server.mjs"), "--jwks", path.join(dir, "jwks.json"), "--port", "0",
+    "--client-id", PREVIEW_CLIENT_ID, "--resource", resource, ...redirectUris.flatMap((u) => ["--redirect-uri", u])];
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  child.stderr.on("data", (d) => { output += d; });
+  let exited = false;
+  child.on("exit", () => { exited = true; });
+  const lines = createInterface({ input: child.stdout });
+  const first = await Promise.race([
+    new Promise((resolve) => lines.once("line", resolve)),
+    new Promise((resolve) => child.once("exit", () => resolve(null))),
+    sleep(30000).then(() => null),
+  ]);
+  lines.on("line", () => {}); // keep the pipe drained
+  if (!first || !first.startsWith("listening ")) {
+    child.kill("SIGKILL");
+    throw new Error(`the authorization server did not start (${first}):\n${output}`);
+  }
+  return {
+    issuer: first.slice("listening ".length).trim(),
+    output: () => output,
+    async stop() {
+      if (!exited) {
+        child.kill("SIGTERM");
+        for (let j = 0; j < 50 && !exited; j++) await sleep(100);
+        if (!exited) child.kill("SIGKILL");
+      }
+    },
+  };
+}
+
+/**
+ * Starts `giftgenius-server --preview` on a free port with a fresh database. With `auth`, also
+ * the local authorization server, and the server in verified mode (`--auth-issuer`,
+ * `--token-secret-file`); the page's redirect URIs are /preview/callback on localhost and 127.0.0.1.
+ */
+export async function startServer({ extraArgs = [], auth = false } = {}) {
   const bin = serverBinary();
   if (!existsSync(bin)) throw new Error(`${bin} is missing; run \`cargo build -p giftgenius-server\` (cargo xtask test does)`);
   const widget = process.env.GIFTGENIUS_WIDGET_HTML || path.join(ROOT, "dist/giftgenius-widget.html");
@@ -53,6 +106,17 @@ export async function startServer({ extraArgs = [] } = {}) {
     const port = await freePort();
     const dir = mkdtempSync(path.join(tmpdir(), "gg-browser-"));
     const base = `http://127.0.0.1:${port}`;
+    let oidc = null;
+    const authArgs = [];
+    if (auth) {
+      oidc = await startOidc(dir, {
+        redirectUris: [`http://localhost:${port}/preview/callback`, `${base}/preview/callback`],
+        resource: `${base}/mcp`,
+      });
+      const secret = path.join(dir, "token-secret");
+      writeFileSync(secret, `preview-1 ${randomBytes(32).toString("hex")}\n`);
+      authArgs.push("--auth-issuer", oidc.issuer, "--token-secret-file", secret);
+    }
     const args = [
       "--preview",
       "--host", "127.0.0.1",
@@ -61,6 +125,7 @@ export async function startServer({ extraArgs = [] } = {}) {
       "--widget-html", widget,
       "--sandbox-latency-ms", "30",
       "--catalog-url", `${base}/preview/catalog`,
+      ...authArgs,
       ...extraArgs,
     ];
     const child = spawn(bin, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, RUST_LOG: process.env.RUST_LOG || "warn" } });
@@ -76,7 +141,8 @@ export async function startServer({ extraArgs = [] } = {}) {
           return {
             base,
             port,
-            output: () => output,
+            issuer: oidc ? oidc.issuer : null,
+            output: () => output + (oidc ? `\n--- authorization server ---\n${oidc.output()}` : ""),
             async ledger() {
               const r = await fetch(`${base}/preview/ledger`);
               return (await r.json()).count;
@@ -87,6 +153,7 @@ export async function startServer({ extraArgs = [] } = {}) {
                 for (let j = 0; j < 50 && !exited; j++) await sleep(100);
                 if (!exited) child.kill("SIGKILL");
               }
+              await oidc?.stop();
               rmSync(dir, { recursive: true, force: true });
             },
           };
@@ -95,6 +162,7 @@ export async function startServer({ extraArgs = [] } = {}) {
       await sleep(100);
     }
     if (!exited) child.kill("SIGKILL");
+    await oidc?.stop();
     rmSync(dir, { recursive: true, force: true });
     if (!/address|in use|bind/i.test(output)) throw new Error(`server did not start:\n${output}`);
   }

@@ -233,10 +233,13 @@ fn target_dir(root: &Path) -> PathBuf {
     }
 }
 
-/// Chromium, npm deps, the server binary, then `node --test` over browser-tests/tests.
+/// Chromium, npm deps (browser-tests/ and preview/oidc/), the server binary, then `node --test`
+/// over browser-tests/tests.
 pub fn browser_tests(root: &Path, html: &Path) -> Result<()> {
     let chromium = tools::ensure_chromium()?;
     let dir = ensure_npm_deps(root)?;
+    // tests/auth.test.mjs signs in against the local authorization server.
+    ensure_oidc_deps(root)?;
     let mut build = cmd::cargo();
     build.args(["build", "-p", "giftgenius-server", "--bin", "giftgenius-server"]).current_dir(root);
     locked_in_ci(&mut build);
