@@ -410,12 +410,17 @@
   }
 
   // ---------------------------------------------------------------- tool calls
+  // In local mode (no authorization server) a call may name its user with
+  // _meta["openai/subject"]: each page load is its own preview user, so every test and every
+  // tab starts with fresh drafts and orders, as a new ChatGPT user would.
+  const PREVIEW_USER = `preview-${Array.from(crypto.getRandomValues(new Uint8Array(6)), (x) => x.toString(16).padStart(2, "0")).join("")}`;
+
   async function callTool(name, args, from) {
     const record = { from, name, arguments: args };
     calls.push(record);
     log(`${from}→server`, `tools/call ${name}`, args);
     try {
-      const result = await mcp.request("tools/call", { name, arguments: args });
+      const result = await mcp.request("tools/call", { name, arguments: args, _meta: { "openai/subject": PREVIEW_USER } });
       record.result = result;
       log(`server→${from}`, `${name} ${result.isError ? "isError" : "ok"}`, result);
       if (isAuthRequired(result)) offerSignIn(name);

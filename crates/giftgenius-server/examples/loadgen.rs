@@ -4,7 +4,12 @@
 //! clients over Streamable HTTP, and drives one scenario for a fixed number of calls per
 //! client, printing calls/s and latency percentiles. Loopback only; bounded in count.
 //!
-//!   cargo run --release -p giftgenius-server --example loadgen -- <scenario> <clients> <calls-per-client>
+//!   cargo run --release -p giftgenius-server --example loadgen -- <scenario> <clients> <calls-per-client> [--auth]
+//!
+//! `--auth` runs the scenario twice in one process: in local mode, then signed in (verified mode:
+//! a real oidc-provider from preview/oidc issues one JWT per client through the PKCE flow a host
+//! runs, and every call's token is verified), and prints both lines and the difference, so the
+//! cost of token validation per call is measured in one run. It needs `npm ci --prefix preview/oidc`.
 //!
 //! Scenarios: `suggest` (suggest_gifts, varied arguments), `commit-unique` (prepare + commit
 //! with a fresh draft and key per call; only commit is timed), `commit-storm` (every client
@@ -13,8 +18,12 @@
 use std::time::{Duration, Instant};
 
 use futures::future::join_all;
+// The tests' helper for the real authorization server (it allows its own unused parts).
+#[path = "../tests/api/support/oidc.rs"]
+mod oidc;
 use giftgenius_server::config::Config;
 use giftgenius_server::startup::Application;
+use giftgenius_types::wire::META_CONFIRMATION_TOKEN;
 use rmcp::model::{CallToolRequestParams, CallToolResult, MetaObject, RequestMetaObject};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{RoleClient, ServiceExt, service::RunningService};
@@ -42,36 +51,97 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 const INTERESTS: [&str; 8] = ["coffee", "hiking", "reading", "gardening", "gaming", "cooking", "music", "yoga"];
 const RELATIONS: [&str; 6] = ["friend", "parent", "partner", "colleague", "sibling", "grandparent"];
 
+/// What one run measured.
+struct Stats {
+    line: String,
+    p50: Duration,
+    calls_per_s: f64,
+}
+
+/// Signed in: the authorization server and the per-client tokens (kept alive for the run).
+struct SignedIn {
+    _dir: tempfile::TempDir,
+    _oidc: oidc::Oidc,
+    issuer: String,
+    secret: std::path::PathBuf,
+}
+
+fn start_authorization_server() -> SignedIn {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let key = oidc::generate_keys(dir.path(), &[("rsa-1", "rsa")]);
+    let jwks = dir.path().join("jwks.json");
+    oidc::write_jwks(&jwks, &[&key[0]]);
+    let server = oidc::Oidc::start(&jwks, 0);
+    let secret = dir.path().join("token-secret");
+    std::fs::write(&secret, "k1 loadgen-only-secret-0123456789abcdef0123\n").expect("secret file");
+    SignedIn { issuer: server.issuer.clone(), _oidc: server, _dir: dir, secret }
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let argv: Vec<String> = std::env::args().skip(1).filter(|a| a != "--auth").collect();
+    let auth = std::env::args().any(|a| a == "--auth");
     let scenario = argv.first().map(String::as_str).unwrap_or("suggest").to_string();
     let clients: usize = argv.get(1).and_then(|s| s.parse().ok()).unwrap_or(1);
     let per_client: usize = argv.get(2).and_then(|s| s.parse().ok()).unwrap_or(200);
+    let local = run(&scenario, clients, per_client, None).await?;
+    println!("{}", local.line);
+    if auth {
+        let signed_in = start_authorization_server();
+        let verified = run(&scenario, clients, per_client, Some(&signed_in)).await?;
+        println!("{}", verified.line);
+        println!(
+            "token validation: p50 {:+.3} ms per call, throughput {:.1}% of local mode (limits off in both)",
+            (verified.p50.as_secs_f64() - local.p50.as_secs_f64()) * 1e3,
+            verified.calls_per_s / local.calls_per_s * 100.0
+        );
+    }
+    Ok(())
+}
 
+async fn run(scenario: &str, clients: usize, per_client: usize, auth: Option<&SignedIn>) -> anyhow::Result<Stats> {
+    let scenario = scenario.to_string();
     let dir = tempfile::tempdir()?;
     let mut config = Config::for_tests(dir.path());
-    // A benchmark measures speed, not the daily suggestion limit.
+    // A benchmark measures speed, not the usage limits.
     config.daily_suggestion_limit = 0;
+    config.hourly_draft_limit = 0;
+    config.hourly_checkout_limit = 0;
     if let Ok(path) = std::env::var("GIFTGENIUS_WIDGET_HTML") {
         config.widget_html = Some(path.into());
     }
     config.sandbox_latency_ms =
         std::env::var("LOADGEN_SANDBOX_LATENCY_MS").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
+    if let Some(auth) = auth {
+        config.auth_issuer = Some(auth.issuer.clone());
+        config.token_secret_file = Some(auth.secret.clone());
+    }
     let app = Application::build(config).await?;
     let state = app.state();
     let url = format!("http://127.0.0.1:{}/mcp", app.port());
+    let metadata = format!("http://127.0.0.1:{}/.well-known/oauth-protected-resource/mcp", app.port());
     let shutdown = app.shutdown_token();
     tokio::spawn(app.run_until_stopped());
 
-    let connected =
-        join_all((0..clients).map(|_| ().serve(StreamableHttpClientTransport::from_uri(url.clone())))).await;
+    let connect = |c: usize| {
+        let (url, metadata) = (url.clone(), metadata.clone());
+        async move {
+            let mut config =
+                rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(url);
+            if auth.is_some() {
+                let token = oidc::sign_in(&metadata, &format!("bench-user-{c}"), "orders:read orders:write").await;
+                config = config.auth_header(token.access_token);
+            }
+            ().serve(StreamableHttpClientTransport::from_config(config)).await
+        }
+    };
+    let connected = join_all((0..clients).map(connect)).await;
     let connected: Vec<Client> = connected.into_iter().collect::<Result<_, _>>()?;
 
     // The storm shares one draft and one key; prepare it once.
     let storm = if scenario == "commit-storm" {
         let r = call(&connected[0], "bench-user", "prepare_order", json!({"gift_id": "hh-012"})).await;
-        let token = r.meta.as_ref().and_then(|m| m.0.get("giftgenius/confirmation_token")).cloned().unwrap_or_default();
+        let token = r.meta.as_ref().and_then(|m| m.0.get(META_CONFIRMATION_TOKEN)).cloned().unwrap_or_default();
         let draft = r.structured_content.unwrap_or_default()["draft"]["id"].clone();
         Some(json!({"draft_id": draft, "idempotency_key": "ik_storm", "confirmation_token": token}))
     } else {
@@ -108,7 +178,7 @@ async fn main() -> anyhow::Result<()> {
                         let subject = format!("bench-user-{c}-{i}");
                         let gift = &stocked[(c * 31 + i) % stocked.len()];
                         let r = call(client, &subject, "prepare_order", json!({"gift_id": gift, "quantity": 1})).await;
-                        let token = r.meta.as_ref().and_then(|m| m.0.get("giftgenius/confirmation_token")).cloned().unwrap_or_default();
+                        let token = r.meta.as_ref().and_then(|m| m.0.get(META_CONFIRMATION_TOKEN)).cloned().unwrap_or_default();
                         let draft = r.structured_content.unwrap_or_default()["draft"]["id"].clone();
                         let args = json!({"draft_id": draft, "idempotency_key": format!("ik_{c}_{i}"), "confirmation_token": token});
                         let t0 = Instant::now();
@@ -139,14 +209,16 @@ async fn main() -> anyhow::Result<()> {
     }
     let ledger = state.checkout.payments.ledger().await.map(|l| l.len()).unwrap_or(0);
     let orders = state.store.order_count().await.unwrap_or(0);
-    println!(
-        "{scenario:<14} clients={clients:<3} calls={:<6} calls/s={:<8.0} p50={:>7.2}ms p99={:>7.2}ms max={:>7.2}ms outcomes={counts:?} charges={ledger} orders={orders}",
+    let calls_per_s = all.len() as f64 / elapsed.as_secs_f64();
+    let p50 = percentile(&all, 0.50);
+    let mode = if auth.is_some() { "signed in" } else { "local" };
+    let line = format!(
+        "{scenario:<14} {mode:<9} clients={clients:<3} calls={:<6} calls/s={calls_per_s:<8.0} p50={:>7.2}ms p99={:>7.2}ms max={:>7.2}ms outcomes={counts:?} charges={ledger} orders={orders} (limits off)",
         all.len(),
-        all.len() as f64 / elapsed.as_secs_f64(),
-        percentile(&all, 0.50).as_secs_f64() * 1e3,
+        p50.as_secs_f64() * 1e3,
         percentile(&all, 0.99).as_secs_f64() * 1e3,
         all.last().copied().unwrap_or_default().as_secs_f64() * 1e3,
     );
     shutdown.cancel();
-    Ok(())
+    Ok(Stats { line, p50, calls_per_s })
 }
