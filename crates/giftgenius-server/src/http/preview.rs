@@ -144,8 +144,19 @@ fn asset(content_type: &'static str, body: &'static str) -> Response {
     no_store(([(header::CONTENT_TYPE, content_type)], body).into_response())
 }
 
+/// Where the host page says which mode the server is in, when that needs a warning.
+const MODE_BANNER: &str = "<!--giftgenius:mode-banner-->";
+
 async fn index(State(p): State<Arc<Preview>>) -> Response {
-    host_page(&p, INDEX_HTML)
+    let mut response = host_page(&p, INDEX_HTML);
+    if matches!(p.app.auth, AuthMode::SingleUser) {
+        // Everyone who reaches the server is this one user: the page must not let that pass unnoticed.
+        let banner = "<p class=\"mode-warning\" role=\"alert\">SINGLE-USER MODE: everyone who reaches this \
+                      server acts as one and the same user, sees their orders and buys as them. Sandbox demos \
+                      only; start the server with --auth-issuer for real accounts.</p>";
+        *response.body_mut() = axum::body::Body::from(INDEX_HTML.replacen(MODE_BANNER, banner, 1));
+    }
+    response
 }
 
 async fn callback(State(p): State<Arc<Preview>>) -> Response {

@@ -389,3 +389,29 @@ fn an_exposed_server_needs_an_issuer_or_single_user_mode_and_says_which_mode_it_
     assert_eq!(status, None, "local mode on loopback serves: {stderr}");
     assert!(stderr.contains("local mode"), "{stderr}");
 }
+
+#[tokio::test]
+async fn the_preview_page_warns_loudly_in_single_user_mode_only() {
+    let secret = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(secret.path(), "k1 0123456789abcdef0123456789abcdef-test-only\n").unwrap();
+    let path = secret.path().to_path_buf();
+    let single = spawn_app_with(move |c| {
+        c.public_url = Some("https://gifts.example.com".into());
+        c.single_user = true;
+        c.token_secret_file = Some(path);
+        c.preview = true;
+    })
+    .await;
+    let local = spawn_app_with(|c| c.preview = true).await;
+    let page = |app: &TestApp| {
+        let url = format!("{}/preview", app.local_url);
+        async move {
+            let response = reqwest::get(url).await.unwrap();
+            assert!(response.headers().contains_key("content-security-policy"));
+            response.text().await.unwrap()
+        }
+    };
+    let warned = page(&single).await;
+    assert!(warned.contains("SINGLE-USER MODE") && warned.contains("role=\"alert\""), "{warned}");
+    assert!(!page(&local).await.contains("SINGLE-USER MODE"));
+}
