@@ -7,10 +7,10 @@ use clap::{Parser, ValueEnum};
 /// Which MIME type (and so which host vocabulary) the widget resource is served as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
 pub enum WidgetMime {
-    /// `text/html+skybridge`, for ChatGPT (Apps SDK).
-    #[default]
+    /// `text/html+skybridge`: the Apps SDK's own type, which ChatGPT still accepts.
     Skybridge,
-    /// `text/html;profile=mcp-app`, for MCP Apps hosts.
+    /// `text/html;profile=mcp-app`: MCP Apps, read by ChatGPT, Claude, VS Code, Goose…
+    #[default]
     McpApp,
 }
 
@@ -48,8 +48,13 @@ pub struct Config {
     #[arg(long, env = "GIFTGENIUS_DB", default_value = "giftgenius.db")]
     pub db: String,
     /// MIME type of the widget resource.
-    #[arg(long, env = "GIFTGENIUS_WIDGET_MIME", value_enum, default_value_t = WidgetMime::Skybridge)]
+    #[arg(long, env = "GIFTGENIUS_WIDGET_MIME", value_enum, default_value_t = WidgetMime::McpApp)]
     pub widget_mime: WidgetMime,
+    /// The widget's sandbox domain for hosts that need one declared (`ui.domain` and
+    /// `openai/widgetDomain`), e.g. for a ChatGPT app submission. Left out by default: hosts
+    /// validate it, and Claude shows no view when it is not the domain Claude derives.
+    #[arg(long, env = "GIFTGENIUS_WIDGET_DOMAIN")]
+    pub widget_domain: Option<String>,
     /// The packed widget HTML built by `cargo xtask widget`. Default: the first of
     /// `./dist/giftgenius-widget.html`, `giftgenius-widget.html` next to this executable, and the
     /// workspace's `dist/` when this executable is in its `target/<profile>/`.

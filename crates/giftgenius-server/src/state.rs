@@ -43,7 +43,8 @@ impl AppState {
     pub async fn build(config: &Config, public_url: &str, auth: AuthMode, clock: Clock) -> anyhow::Result<Arc<Self>> {
         let origin = origin_of(public_url)?;
         let public_url = public_url.trim_end_matches('/').to_string();
-        let widget = WidgetResource::load(&config.widget_html()?, config.widget_mime, &origin)?;
+        let widget =
+            WidgetResource::load(&config.widget_html()?, config.widget_mime, &origin, config.widget_domain.clone())?;
         let catalog = Arc::new(Catalog::builtin());
         let store = Store::connect(&config.db)
             .await

@@ -115,9 +115,6 @@ error_codes! {
     /// The tool needs a signed-in account, and the call carried none.
     AuthRequired = "AUTH_REQUIRED", Permission, false,
         "Ask the user to connect their GiftGenius account (the app asks them to sign in), then call again; never retry on your own.";
-    /// The same call was repeated without any change; repeating it again will not help.
-    RepeatedCall = "REPEATED_CALL", Validation, false,
-        "Change the arguments (for example widen the budget or the interests) or answer the user with what you have.";
     /// An unexpected fault on our side; details are in the server log under `reference`.
     InternalError = "INTERNAL_ERROR", Other, true,
         "Try once more; if it fails again, tell the user something went wrong on our side and quote the reference.";

@@ -5,7 +5,7 @@
 //!   from the contract types), and the `ServerHandler` that builds one `CallContext` per call;
 //! - `arguments.rs`: raw arguments → typed input, or a validation error;
 //! - `reply.rs`: a service's `Outcome` → `CallToolResult` (the one place);
-//! - `policy.rs`: invariants after every call, and the repeated-call valve;
+//! - `policy.rs`: invariants after every call;
 //! - `widget_resource.rs`: the packed widget as a resource, with both hosts' `_meta`.
 
 pub mod arguments;
@@ -35,17 +35,12 @@ use serde_json::{Map, Value, json};
 use tracing::Instrument;
 
 use crate::auth::{AuthMode, Caller, challenge};
-use crate::config::WidgetMime;
 use crate::context::{CallContext, DEFAULT_LOCALE};
 use crate::failpoints::SUGGEST_GIFTS_PANICS;
 use crate::state::AppState;
 use arguments::parse;
-use policy::RecentCalls;
 use reply::{render, render_error};
 use widget_resource::WIDGET_DESCRIPTION;
-
-/// The capability key MCP Apps hosts declare (SEP-1865).
-pub const MCP_APPS_EXTENSION: &str = "io.modelcontextprotocol/ui";
 
 pub const INSTRUCTIONS: &str = "GiftGenius finds gift ideas and can buy one. \
 Call suggest_gifts when the user wants gift ideas; relationship_type is required, and age, interests, budget (in the user's currency) and occasion make results better. \
@@ -92,14 +87,12 @@ fn locale_of(context: &RequestContext<RoleServer>) -> String {
 pub struct GiftGenius {
     app: Arc<AppState>,
     tool_router: ToolRouter<Self>,
-    /// This session's last calls, for the repeated-call valve.
-    recent: RecentCalls,
 }
 
 #[tool_router]
 impl GiftGenius {
     pub fn new(app: Arc<AppState>) -> Self {
-        Self { app, tool_router: Self::tool_router(), recent: RecentCalls::default() }
+        Self { app, tool_router: Self::tool_router() }
     }
 
     #[tool(
@@ -236,16 +229,16 @@ pub fn tool_meta(tool: ToolName, widget_uri: &str) -> Map<String, Value> {
 }
 
 impl GiftGenius {
-    /// The tool list with each tool's `_meta` attached, pointing at `variant` of the widget.
-    pub fn tools(&self, variant: WidgetMime) -> Vec<Tool> {
-        let uri = self.app.widget.uri_for(variant);
+    /// The tool list with each tool's `_meta` attached; the same for every connection.
+    pub fn tools(&self) -> Vec<Tool> {
+        let uri = self.app.widget.uri();
         let verified = matches!(self.app.auth, AuthMode::Verified { .. });
         self.tool_router
             .list_all()
             .into_iter()
             .map(|tool| match ToolName::parse(&tool.name) {
                 Some(name) => {
-                    let mut meta = tool_meta(name, &uri);
+                    let mut meta = tool_meta(name, uri);
                     meta.insert("securitySchemes".into(), security_schemes(name, verified));
                     tool.with_meta(MetaObject(meta))
                 }
@@ -275,23 +268,13 @@ impl GiftGenius {
         result
     }
 
-    /// MCP Apps hosts declare the `io.modelcontextprotocol/ui` extension at initialize and get
-    /// `text/html;profile=mcp-app`; everyone else gets the configured default (skybridge).
-    fn variant_for(&self, context: &RequestContext<RoleServer>) -> WidgetMime {
-        let declares_mcp_apps = context
-            .peer
-            .peer_info()
-            .and_then(|info| info.capabilities.extensions.as_ref().map(|e| e.contains_key(MCP_APPS_EXTENSION)))
-            .unwrap_or(false);
-        if declares_mcp_apps { WidgetMime::McpApp } else { self.app.widget.default_variant() }
-    }
-
-    fn widget_resource(&self, variant: WidgetMime) -> Resource {
+    /// The one widget resource, the same for every connection.
+    fn widget_resource(&self) -> Resource {
         let widget = &self.app.widget;
-        Resource::new(widget.uri_for(variant), "giftgenius-widget")
+        Resource::new(widget.uri(), "giftgenius-widget")
             .with_title("GiftGenius")
             .with_description(WIDGET_DESCRIPTION)
-            .with_mime_type(variant.mime_type())
+            .with_mime_type(widget.mime().mime_type())
             .with_size(widget.html().len() as u64)
             .with_meta(MetaObject(widget.resource_meta()))
     }
@@ -309,13 +292,13 @@ impl ServerHandler for GiftGenius {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
+        _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools(self.variant_for(&context))))
+        Ok(ListToolsResult::with_all_items(self.tools()))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.tools(self.app.widget.default_variant()).into_iter().find(|t| t.name == name)
+        self.tools().into_iter().find(|t| t.name == name)
     }
 
     /// Builds the call's context once, runs the tool inside its span, and applies the policy.
@@ -340,9 +323,6 @@ impl ServerHandler for GiftGenius {
         {
             return Ok(self.auth_required(&call, scope).into());
         }
-        if let Some(short_circuit) = self.recent.check(&call, request.arguments.as_ref()) {
-            return Ok(short_circuit.into());
-        }
         context.extensions.insert(call.clone());
         let output_schema = self.tool_router.get(&request.name).and_then(|t| t.output_schema.clone());
         let run = self.tool_router.call(ToolCallContext::new(self, request, context)).instrument(call.span.clone());
@@ -362,9 +342,9 @@ impl ServerHandler for GiftGenius {
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
+        _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        Ok(ListResourcesResult::with_all_items(vec![self.widget_resource(self.variant_for(&context))]))
+        Ok(ListResourcesResult::with_all_items(vec![self.widget_resource()]))
     }
 
     async fn read_resource(
@@ -373,15 +353,15 @@ impl ServerHandler for GiftGenius {
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let widget = &self.app.widget;
-        let Some(variant) = widget.variant_of(&request.uri) else {
+        if request.uri != widget.uri() {
             return Err(ErrorData::resource_not_found(
                 "no such resource; list resources to get the current widget URI",
                 Some(json!({ "uri": request.uri })),
             ));
-        };
+        }
         let contents = ResourceContents::TextResourceContents {
             uri: request.uri.clone(),
-            mime_type: Some(variant.mime_type().to_string()),
+            mime_type: Some(widget.mime().mime_type().to_string()),
             text: widget.html().to_string(),
             meta: Some(MetaObject(widget.resource_meta())),
         };

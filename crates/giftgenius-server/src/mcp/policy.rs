@@ -1,69 +1,23 @@
 //! The deterministic policy that runs after every tool call (seed 004's post-tool hook, in code
-//! rather than in the prompt), and the repeated-call valve (seed 002).
+//! rather than in the prompt).
 //!
 //! - `isError` always equals `!ok`.
 //! - An error's `retryable` is the code's own (see the table in `giftgenius_types::error`),
 //!   never a handler's opinion.
-//! - A call identical to the previous two from the same session short-circuits with
-//!   `REPEATED_CALL`, telling the model what to change. Keyed tools (commit_order,
-//!   create_checkout_session) are exempt: repeating them is a retry, which idempotency answers.
+//! - No repeated-call valve here: a tool always answers its result. A user who presses
+//!   "regenerate" twice makes the host call `suggest_gifts` three times with the same arguments,
+//!   and refusing the third would show them an error for doing nothing wrong; the valve belongs
+//!   in a host's tool loop (seed 002), which sees the whole conversation.
 //! - In debug builds and tests every result is checked against the tool's `outputSchema`; a
 //!   violation becomes `INTERNAL_ERROR` (and a loud log line) instead of reaching a client.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
-
-use crate::mcp::arguments::check_output;
-use giftgenius_types::{ErrorCode, ToolError, ToolName};
+use giftgenius_types::{ErrorCode, ToolError};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use serde_json::Value;
 
-use crate::checkout::idempotency::fingerprint;
 use crate::context::CallContext;
+use crate::mcp::arguments::check_output;
 use crate::mcp::reply::{error_text, render_error};
-
-/// How many identical calls in a row are allowed before the valve closes.
-const MAX_IDENTICAL_CALLS: usize = 2;
-
-/// The last calls of one MCP session.
-#[derive(Debug, Clone, Default)]
-pub struct RecentCalls(Arc<Mutex<VecDeque<(ToolName, String)>>>);
-
-fn keyed(tool: ToolName) -> bool {
-    matches!(tool, ToolName::CommitOrder | ToolName::CreateCheckoutSession)
-}
-
-impl RecentCalls {
-    /// Records the call; returns the short-circuit result when it repeats the previous two.
-    pub fn check(&self, call: &CallContext, arguments: Option<&JsonObject>) -> Option<CallToolResult> {
-        let tool = call.tool;
-        if keyed(tool) {
-            return None;
-        }
-        let fp = format!("{}\n{}", call.subject, fingerprint(arguments.unwrap_or(&JsonObject::new()), ""));
-        let mut recent = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let repeats = recent.len() >= MAX_IDENTICAL_CALLS
-            && recent.iter().rev().take(MAX_IDENTICAL_CALLS).all(|(t, f)| *t == tool && *f == fp);
-        recent.push_back((tool, fp));
-        while recent.len() > MAX_IDENTICAL_CALLS {
-            recent.pop_front();
-        }
-        repeats.then(|| {
-            let advice = match tool {
-                ToolName::SuggestGifts => "change the arguments (for example widen budget_max, change or drop interests, or apply one of the notice's suggestions) or answer the user with the gifts you already have",
-                ToolName::PrepareOrder => "use the draft you already have: the user confirms it in the widget",
-                _ => "use the answer you already have",
-            };
-            let error = ToolError::new(
-                ErrorCode::RepeatedCall,
-                format!("{} was called with the same arguments three times in a row; the answer will not change. Instead, {advice}.", tool.as_str()),
-                &call.reference,
-            )
-            .with_attempted(arguments.cloned().map(Value::Object).unwrap_or(Value::Null));
-            render_error(call, error)
-        })
-    }
-}
 
 /// Applies the invariants to a finished result. `output_schema` is checked in debug builds.
 pub fn enforce(call: &CallContext, mut result: CallToolResult, output_schema: Option<&JsonObject>) -> CallToolResult {
@@ -104,36 +58,8 @@ pub fn enforce(call: &CallContext, mut result: CallToolResult, output_schema: Op
 #[cfg(test)]
 mod tests {
     use super::*;
+    use giftgenius_types::ToolName;
     use serde_json::json;
-
-    fn args(v: Value) -> JsonObject {
-        v.as_object().cloned().unwrap()
-    }
-
-    #[test]
-    fn the_third_identical_call_is_short_circuited() {
-        let recent = RecentCalls::default();
-        let call = CallContext::new(ToolName::SuggestGifts, "s", "en-US");
-        let a = args(json!({"relationship_type": "friend"}));
-        assert!(recent.check(&call, Some(&a)).is_none());
-        assert!(recent.check(&call, Some(&a)).is_none());
-        let blocked = recent.check(&call, Some(&a)).expect("third identical call");
-        assert_eq!(blocked.structured_content.unwrap()["error"]["code"], "REPEATED_CALL");
-        // A changed call goes through, and resets the run.
-        let b = args(json!({"relationship_type": "friend", "budget_max": 50}));
-        assert!(recent.check(&call, Some(&b)).is_none());
-        assert!(recent.check(&call, Some(&a)).is_none());
-    }
-
-    #[test]
-    fn keyed_retries_are_never_short_circuited() {
-        let recent = RecentCalls::default();
-        let call = CallContext::new(ToolName::CommitOrder, "s", "en-US");
-        let a = args(json!({"draft_id": "d", "idempotency_key": "k", "confirmation_token": "t"}));
-        for _ in 0..5 {
-            assert!(recent.check(&call, Some(&a)).is_none());
-        }
-    }
 
     #[test]
     fn a_result_that_breaks_its_output_schema_never_reaches_the_client() {

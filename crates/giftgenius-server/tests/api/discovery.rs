@@ -60,7 +60,7 @@ async fn widget_resource_is_the_built_artifact_with_both_meta_vocabularies() {
     assert_eq!(resources.len(), 1);
     let resource = &resources[0];
     assert!(resource.uri.starts_with("ui://widget/giftgenius-v1-") && resource.uri.ends_with(".html"));
-    assert_eq!(resource.mime_type.as_deref(), Some("text/html+skybridge"));
+    assert_eq!(resource.mime_type.as_deref(), Some("text/html;profile=mcp-app"), "MCP Apps by default");
 
     let read =
         client.read_resource(ReadResourceRequestParams::new(resource.uri.clone())).await.expect("resources/read");
@@ -70,29 +70,38 @@ async fn widget_resource_is_the_built_artifact_with_both_meta_vocabularies() {
         other => panic!("expected text contents, got {other:?}"),
     };
     assert_eq!(text.as_bytes(), artifact.as_bytes(), "served bytes differ from the built artifact");
-    assert_eq!(mime.as_deref(), Some("text/html+skybridge"));
+    assert_eq!(mime.as_deref(), Some("text/html;profile=mcp-app"));
     let meta = &meta.as_ref().expect("contents _meta").0;
     let origin = app.base_url.clone();
     assert_eq!(meta["openai/widgetCSP"]["resource_domains"], json!([origin]));
+    assert_eq!(meta["openai/widgetCSP"]["redirect_domains"], json!([origin]), "links go to our checkout only");
     assert_eq!(meta["openai/widgetCSP"]["connect_domains"], json!([]));
-    assert_eq!(meta["openai/widgetDomain"], origin.as_str());
     assert_eq!(meta["openai/widgetPrefersBorder"], true);
     assert!(meta["openai/widgetDescription"].is_string());
     assert_eq!(meta["ui"]["csp"]["resourceDomains"], json!([origin]));
     assert_eq!(meta["ui"]["prefersBorder"], true);
+    // Hosts validate the domain (Claude creates no view for a wrong one): none unless configured.
+    assert!(meta.get("openai/widgetDomain").is_none() && meta["ui"].get("domain").is_none(), "{meta:?}");
     assert!(!Value::Object(meta.clone()).to_string().contains('*'), "no wildcard in any CSP");
 }
 
 #[tokio::test]
-async fn mcp_app_flag_serves_the_mcp_apps_mime_type() {
-    let app = spawn_app_with(|c| c.widget_mime = giftgenius_server::config::WidgetMime::McpApp).await;
+async fn the_widget_domain_and_the_skybridge_type_are_global_settings() {
+    let app = spawn_app_with(|c| {
+        c.widget_mime = giftgenius_server::config::WidgetMime::Skybridge;
+        c.widget_domain = Some("giftgenius.example".into());
+    })
+    .await;
     let client = app.client().await;
     let resources = client.list_all_resources().await.expect("resources/list");
-    assert_eq!(resources[0].mime_type.as_deref(), Some("text/html;profile=mcp-app"));
+    assert_eq!(resources[0].mime_type.as_deref(), Some("text/html+skybridge"));
+    let meta = &resources[0].meta.as_ref().expect("resource _meta").0;
+    assert_eq!(meta["ui"]["domain"], "giftgenius.example");
+    assert_eq!(meta["openai/widgetDomain"], "giftgenius.example");
 }
 
 #[tokio::test]
-async fn a_client_declaring_mcp_apps_gets_the_mcp_app_variant() {
+async fn every_connection_gets_the_same_tools_and_the_same_one_resource() {
     use rmcp::ServiceExt;
     use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
     let app = spawn_app().await;
@@ -100,28 +109,21 @@ async fn a_client_declaring_mcp_apps_gets_the_mcp_app_variant() {
     let mut extensions = std::collections::BTreeMap::new();
     extensions.insert("io.modelcontextprotocol/ui".to_string(), serde_json::Map::new());
     capabilities.extensions = Some(extensions);
-    let client = ClientConfig::new(capabilities, Implementation::new("apps-host", "1.0"))
+    let apps_host = ClientConfig::new(capabilities, Implementation::new("apps-host", "1.0"))
         .serve(rmcp::transport::StreamableHttpClientTransport::from_uri(app.mcp_url()))
         .await
         .expect("connects");
-    let resources = client.list_all_resources().await.unwrap();
-    assert_eq!(resources[0].mime_type.as_deref(), Some("text/html;profile=mcp-app"));
-    let tools = client.list_all_tools().await.unwrap();
-    let suggest = tools.iter().find(|t| t.name == "suggest_gifts").unwrap();
-    assert_eq!(suggest.meta.as_ref().unwrap().0["ui"]["resourceUri"], resources[0].uri.as_str());
-    let read = client.read_resource(ReadResourceRequestParams::new(resources[0].uri.clone())).await.unwrap();
-    match &read.contents[0] {
-        rmcp::model::ResourceContents::TextResourceContents { mime_type, .. } => {
-            assert_eq!(mime_type.as_deref(), Some("text/html;profile=mcp-app"))
-        }
-        other => panic!("{other:?}"),
-    }
-
-    // A plain client on the same server still gets skybridge, under another URI.
     let plain = app.client().await;
-    let plain_resources = plain.list_all_resources().await.unwrap();
-    assert_eq!(plain_resources[0].mime_type.as_deref(), Some("text/html+skybridge"));
-    assert_ne!(plain_resources[0].uri, resources[0].uri);
+
+    let resources = apps_host.list_all_resources().await.unwrap();
+    assert_eq!(resources, plain.list_all_resources().await.unwrap(), "resources/list must not vary per connection");
+    let tools = apps_host.list_all_tools().await.unwrap();
+    assert_eq!(tools, plain.list_all_tools().await.unwrap(), "tools/list must not vary per connection");
+    for tool in &tools {
+        let meta = &tool.meta.as_ref().unwrap().0;
+        assert_eq!(meta["ui"]["resourceUri"], resources[0].uri.as_str(), "{}", tool.name);
+        assert_eq!(meta["openai/outputTemplate"], resources[0].uri.as_str(), "{}", tool.name);
+    }
 }
 
 /// The `data-state` of the widget root in a result's server-rendered HTML.

@@ -133,3 +133,19 @@ async fn every_problem_is_reported_in_one_call() {
         assert!(fields.contains(&expected), "missing {expected} in {fields:?}");
     }
 }
+
+#[tokio::test]
+async fn regenerating_is_legitimate_every_identical_call_answers_its_result() {
+    // A user who presses "regenerate" twice makes the host send the same call three times; the
+    // server answers each (a repeated-call valve belongs in a host's loop, not here).
+    let app = spawn_app().await;
+    let client = app.client().await;
+    let same = json!({"relationship_type": "sibling", "interests": ["board games"], "budget_max": 40});
+    let mut answers = Vec::new();
+    for _ in 0..4 {
+        let (result, structured) = call(&client, "suggest_gifts", same.clone()).await;
+        assert_eq!(result.is_error, Some(false), "{structured}");
+        answers.push(structured);
+    }
+    assert!(answers.windows(2).all(|w| w[0] == w[1]), "the same arguments give the same ranked result");
+}

@@ -26,7 +26,6 @@ const EXPECTED: &[(ErrorCode, &str, ErrorCategory, bool)] = &[
     (ErrorCode::PaymentDeclined, "PAYMENT_DECLINED", Business, false),
     (ErrorCode::ConfirmationRequired, "CONFIRMATION_REQUIRED", Permission, false),
     (ErrorCode::AuthRequired, "AUTH_REQUIRED", Permission, false),
-    (ErrorCode::RepeatedCall, "REPEATED_CALL", Validation, false),
     (ErrorCode::InternalError, "INTERNAL_ERROR", Other, true),
 ];
 

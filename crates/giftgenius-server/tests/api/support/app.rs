@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use giftgenius_server::clock::Clock;
-use giftgenius_server::config::{Config, WidgetMime};
+use giftgenius_server::config::Config;
 use giftgenius_server::startup::Application;
 use giftgenius_server::state::AppState;
 use rmcp::RoleClient;
@@ -55,7 +55,6 @@ pub async fn spawn_app_with(customize: impl FnOnce(&mut Config)) -> TestApp {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut config = Config::for_tests(dir.path());
     config.widget_html = Some(widget_path());
-    config.widget_mime = WidgetMime::Skybridge;
     customize(&mut config);
     let widget_path = config.widget_html().expect("widget artifact");
     let clock = Clock::manual(1_780_000_000_000);
