@@ -17,7 +17,7 @@ use crate::postgres::TestDb;
 use crate::support::oidc::{self, Oidc, TestKey};
 use crate::support::{
     INIT, ServerProcess, TOKEN, TestApp, call, call_as, charges, commit_args, meta_of, orders, post, request,
-    spawn_app_with, start_server_binary, text_of, unused_port, widget_path,
+    spawn_app_with, start_server_binary, text_of, token_secret_file, unused_port, widget_path,
 };
 
 const BOTH: &str = "orders:read orders:write";
@@ -372,8 +372,7 @@ fn an_exposed_server_needs_an_issuer_or_single_user_mode_and_says_which_mode_it_
     assert_eq!(status, Some(1), "single-user mode needs a token secret file: {stderr}");
     assert!(stderr.contains("--token-secret-file"), "{stderr}");
 
-    let secret = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(secret.path(), "k1 0123456789abcdef0123456789abcdef-test-only\n").unwrap();
+    let secret = token_secret_file();
     let secret = secret.path().to_str().unwrap().to_string();
     let (status, stderr) = start_and_watch(&[
         "--public-url",
@@ -392,8 +391,7 @@ fn an_exposed_server_needs_an_issuer_or_single_user_mode_and_says_which_mode_it_
 
 #[tokio::test]
 async fn the_preview_page_warns_loudly_in_single_user_mode_only() {
-    let secret = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(secret.path(), "k1 0123456789abcdef0123456789abcdef-test-only\n").unwrap();
+    let secret = token_secret_file();
     let path = secret.path().to_path_buf();
     let single = spawn_app_with(move |c| {
         c.public_url = Some("https://gifts.example.com".into());

@@ -13,8 +13,8 @@ use giftgenius_types::ErrorCode;
 use serde_json::{Value, json};
 
 use crate::support::{
-    call, commit_args, execute_sql, hanging_catalog, prepare_in_session, spawn_app_with, unreachable_catalog,
-    unused_port,
+    call, commit_args, execute_sql, hanging_catalog, prepare_in_session, spawn_app_with, token_secret_file,
+    unreachable_catalog, unused_port,
 };
 
 const START: &str = "<!-- error-examples:start -->";
@@ -95,8 +95,7 @@ async fn produce_every_error() -> BTreeMap<&'static str, Value> {
     }
     {
         // Verified mode (an issuer nobody needs to reach: the call carries no token at all).
-        let secret = tempfile::NamedTempFile::new().unwrap();
-        std::fs::write(secret.path(), "k1 0123456789abcdef0123456789abcdef-test-only\n").unwrap();
+        let secret = token_secret_file();
         let path = secret.path().to_path_buf();
         let app = spawn_app_with(move |c| {
             c.auth_issuer = Some(format!("http://127.0.0.1:{}", unused_port()));

@@ -1,7 +1,7 @@
 //! The HTTP endpoint itself: the Host and Origin checks. (Malformed JSON-RPC and oversized
 //! bodies are in hostile.rs.)
 
-use crate::support::{INIT, post, spawn_app, spawn_app_with};
+use crate::support::{INIT, post, spawn_app, spawn_app_with, token_secret_file};
 
 #[tokio::test]
 async fn a_foreign_host_header_is_refused() {
@@ -23,8 +23,7 @@ async fn a_foreign_origin_is_refused() {
 #[tokio::test]
 async fn the_configured_public_host_is_accepted() {
     // An exposed public URL needs a mode that tells callers apart (or says they are one).
-    let secret = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(secret.path(), "k1 0123456789abcdef0123456789abcdef-test-only\n").unwrap();
+    let secret = token_secret_file();
     let path = secret.path().to_path_buf();
     let app = spawn_app_with(move |c| {
         c.public_url = Some("https://gifts.example.com".into());

@@ -94,3 +94,10 @@ pub async fn execute_sql(db: &str, sql: impl Into<String>, binds: &[&str]) {
     query.execute(&mut conn).await.expect("the statement runs");
     conn.close().await.unwrap();
 }
+
+/// A token secret file (`--token-secret-file`) for a test outside local mode; removed on drop.
+pub fn token_secret_file() -> tempfile::NamedTempFile {
+    let file = tempfile::NamedTempFile::new().expect("temp file");
+    std::fs::write(file.path(), "k1 0123456789abcdef0123456789abcdef-test-only\n").expect("write the secret");
+    file
+}
