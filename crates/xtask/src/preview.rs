@@ -202,7 +202,7 @@ pub fn ensure_oidc_deps(root: &Path) -> Result<PathBuf> {
 /// `npm ci` in `dir` unless its node_modules already holds exactly the locked packages (a stamp
 /// with the lockfile's hash, and `package` installed). Install scripts never run, so nothing
 /// (a browser, a binary) is downloaded beside the registry's packages.
-fn npm_ci(dir: &Path, package: &str, needed_by: &str) -> Result<PathBuf> {
+pub(crate) fn npm_ci(dir: &Path, package: &str, needed_by: &str) -> Result<PathBuf> {
     let lock_path = dir.join("package-lock.json");
     let lock = std::fs::read(&lock_path).with_context(|| format!("reading {}", lock_path.display()))?;
     let want = format!("{:x}", Sha256::digest(&lock));
@@ -223,7 +223,7 @@ fn npm_ci(dir: &Path, package: &str, needed_by: &str) -> Result<PathBuf> {
     Ok(dir.to_path_buf())
 }
 
-fn target_dir(root: &Path) -> PathBuf {
+pub(crate) fn target_dir(root: &Path) -> PathBuf {
     match std::env::var_os("CARGO_TARGET_DIR").filter(|d| !d.is_empty()) {
         Some(d) => {
             let d = PathBuf::from(d);
