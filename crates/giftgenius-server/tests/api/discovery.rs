@@ -119,6 +119,10 @@ async fn every_connection_gets_the_same_tools_and_the_same_one_resource() {
     assert_eq!(resources, plain.list_all_resources().await.unwrap(), "resources/list must not vary per connection");
     let tools = apps_host.list_all_tools().await.unwrap();
     assert_eq!(tools, plain.list_all_tools().await.unwrap(), "tools/list must not vary per connection");
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    let mut sorted = names.clone();
+    sorted.sort_unstable();
+    assert_eq!(names, sorted, "a deterministic order (by name), whatever the registry's map does");
     for tool in &tools {
         let meta = &tool.meta.as_ref().unwrap().0;
         assert_eq!(meta["ui"]["resourceUri"], resources[0].uri.as_str(), "{}", tool.name);
