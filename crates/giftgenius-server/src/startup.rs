@@ -73,7 +73,16 @@ fn mcp_service(
     }
     let allowed_origins =
         vec![origin_of(public_url)?, "http://localhost:*".to_string(), "http://127.0.0.1:*".to_string()];
+    // Sessions stay on for clients that initialize (2025-11-25 and older). A 2026-07-28 request
+    // (protocol version, client info and capabilities in its `_meta`, no initialize) and
+    // `server/discover` are served statelessly by rmcp whatever this says: nothing a call needs
+    // lives in a session (the auth middleware decides who calls), so any replica answers any
+    // request. Such requests get a plain JSON reply when the handler sends nothing before its
+    // answer; per-request metadata stays optional so initialized clients keep working.
     let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(true)
+        .with_json_response(true)
+        .with_stateless_protocol_metadata_required(false)
         .with_allowed_hosts(allowed_hosts)
         .with_allowed_origins(allowed_origins)
         .with_max_request_body_bytes(MAX_REQUEST_BODY_BYTES)

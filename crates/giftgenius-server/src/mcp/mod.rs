@@ -82,7 +82,8 @@ fn locale_of(context: &RequestContext<RoleServer>) -> String {
         .to_string()
 }
 
-/// The MCP server handler (one per session; cheap to clone).
+/// The MCP server handler (one per session, or per request for stateless 2026-07-28 clients;
+/// cheap to clone).
 #[derive(Clone)]
 pub struct GiftGenius {
     app: Arc<AppState>,

@@ -12,6 +12,7 @@ mod http;
 mod internal;
 mod limits;
 mod postgres;
+mod stateless;
 mod stdio;
 mod suggest_gifts;
 mod support;
