@@ -348,7 +348,15 @@
     locale: params.get("locale") || "en-US",
     // auto: openai → opaque; mcp-apps → the spec's sandbox (see sandboxFor).
     sandbox: ["opaque", "spec"].includes(params.get("sandbox")) ? params.get("sandbox") : "auto",
+    // How long the view waits for an unanswered request (passed to it as ?gg-call-timeout-ms=);
+    // empty = the widget's own default (20 s). The tests shorten it.
+    callTimeoutMs: /^\d+$/.test(params.get("callTimeoutMs") || "") ? params.get("callTimeoutMs") : "",
   };
+  // "Drop tools/call": the host takes the view's tool calls and never answers them, as a host
+  // that lost them would (the view must time out into a retryable error).
+  let dropViewCalls = false;
+  // Every link the view asked the host to open: {via: "ui/open-link" | "openai.openExternal", url}.
+  const openedLinks = [];
   // Another origin on the same server for the spec's sandbox. From http://localhost:P it is
   // http://sandbox.localhost:P: cross-origin but same-site, so the view's storage works even where
   // the browser blocks third-party storage (Chromium here does: from 127.0.0.1:P the twin is
@@ -378,7 +386,8 @@
   const calls = []; // every tools/call: {from, name, arguments, result|error}
 
   function frameUrl(origin) {
-    return `${origin}/preview/widget?csp=${settings.csp}&bridge=${settings.bridge}&n=${++frameSeq}`;
+    const timeout = settings.callTimeoutMs ? `&gg-call-timeout-ms=${settings.callTimeoutMs}` : "";
+    return `${origin}/preview/widget?csp=${settings.csp}&bridge=${settings.bridge}${timeout}&n=${++frameSeq}`;
   }
 
   function loadFrame() {
@@ -468,6 +477,7 @@
         const { name, arguments: args } = msg.payload || {};
         log("view→host", `openai.callTool ${name}`, args);
         if (!toolAllowedFromView(name)) return reply(null, `tool ${name} is not callable from the widget`);
+        if (dropViewCalls) return log("host", `dropped openai.callTool ${name} (never answered)`);
         try {
           reply(await callTool(name, args || {}, "view"));
         } catch (e) {
@@ -482,9 +492,14 @@
       case "sendFollowUpMessage":
         log("view→host", "openai.sendFollowUpMessage", msg.payload);
         return reply(null);
-      case "openExternal":
+      case "openExternal": {
+        const href = msg.payload && msg.payload.href;
         log("view→host", "openai.openExternal", msg.payload);
+        if (typeof href !== "string" || !/^https?:/.test(href)) return reply(null, "openExternal needs an http(s) href");
+        openedLinks.push({ via: "openai.openExternal", url: href });
+        // A real host opens a new tab; the preview records it and leaves the page alone.
         return reply(null);
+      }
       case "requestDisplayMode":
         log("view→host", "openai.requestDisplayMode", msg.payload);
         return reply({ mode: "inline" });
@@ -560,6 +575,7 @@
       case "tools/call": {
         const name = msg.params && msg.params.name;
         if (!toolAllowedFromView(name)) return fail(-32602, `tool ${name} is not callable from the app`);
+        if (dropViewCalls) return log("host", `dropped tools/call ${name} #${msg.id} (never answered)`);
         try {
           return respond(await callTool(name, (msg.params && msg.params.arguments) || {}, "view"));
         } catch (e) {
@@ -579,8 +595,13 @@
       case "ui/update-model-context":
         instance.modelContext = msg.params || null;
         return respond({});
-      case "ui/open-link":
+      case "ui/open-link": {
+        const url = msg.params && msg.params.url;
+        if (typeof url !== "string" || !/^https?:/.test(url)) return fail(-32602, "ui/open-link needs an http(s) url");
+        openedLinks.push({ via: "ui/open-link", url });
+        // A real host opens a new tab; the preview records it and leaves the page alone.
         return respond({});
+      }
       case "ui/request-display-mode":
         return respond({ mode: "inline" });
       default:
@@ -742,6 +763,7 @@
       return run("commit_order", { draft_id: d.draft_id, idempotency_key: newKey(), confirmation_token: d.token });
     },
     "markup in text": () => run("suggest_gifts", { relationship_type: "friend", interests: [XSS] }),
+    checkout: () => run("create_checkout_session", { gift_id: "tr-007", idempotency_key: newKey() }),
   };
 
   // ---------------------------------------------------------------- settings changes
@@ -888,5 +910,10 @@
       signOut,
     },
     commits: () => calls.filter((c) => c.name === "commit_order" && c.from === "view"),
+    openedLinks,
+    setDropViewCalls: (drop) => {
+      dropViewCalls = !!drop;
+      log("host", `view tool calls: ${dropViewCalls ? "dropped (never answered)" : "answered"}`);
+    },
   };
 })();

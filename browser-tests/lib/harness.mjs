@@ -177,7 +177,7 @@ export async function launchBrowser() {
  * Opens the preview host with a bridge/csp/theme. Collects dialogs (none may fire), console
  * errors and page errors of both the host page and the widget frame.
  */
-export async function openPreview(browser, server, { bridge = "openai", csp = "chatgpt", theme = "light", sandbox = "auto" } = {}) {
+export async function openPreview(browser, server, { bridge = "openai", csp = "chatgpt", theme = "light", sandbox = "auto", callTimeoutMs = "" } = {}) {
   const context = await browser.newContext({ viewport: { width: 1500, height: 1000 } });
   const page = await context.newPage();
   const dialogs = [];
@@ -186,7 +186,7 @@ export async function openPreview(browser, server, { bridge = "openai", csp = "c
   page.on("console", (m) => { if (m.type() === "error") consoleErrors.push(m.text()); });
   page.on("pageerror", (e) => consoleErrors.push(String(e)));
   // localhost (not 127.0.0.1): the MCP Apps sandbox is then sandbox.localhost, same-site.
-  await page.goto(`${server.base.replace("127.0.0.1", "localhost")}/preview?bridge=${bridge}&csp=${csp}&theme=${theme}&sandbox=${sandbox}`);
+  await page.goto(`${server.base.replace("127.0.0.1", "localhost")}/preview?bridge=${bridge}&csp=${csp}&theme=${theme}&sandbox=${sandbox}&callTimeoutMs=${callTimeoutMs}`);
   await page.evaluate(() => window.ggPreview.ready);
   const frame = () => page.frameLocator("#widget");
   return {
@@ -203,6 +203,16 @@ export async function openPreview(browser, server, { bridge = "openai", csp = "c
     setTheme: (t) => page.evaluate((x) => window.ggPreview.setTheme(x), t),
     reload: () => page.evaluate(() => window.ggPreview.reload()),
     setFaults: (plan) => page.evaluate((p) => window.ggPreview.setFaults(p), plan),
+    /** Links the view asked the host to open: [{via, url}]. */
+    openedLinks: () => page.evaluate(() => window.ggPreview.openedLinks.slice()),
+    /** While on, the host never answers the view's tool calls. */
+    setDropViewCalls: (drop) => page.evaluate((d) => window.ggPreview.setDropViewCalls(d), drop),
+    /** The widget frame's current URL (a navigation of the frame would change it). */
+    frameUrl: async () => {
+      const handle = await page.$("#widget");
+      const f = handle && (await handle.contentFrame());
+      return f ? f.url() : "";
+    },
     commits: () => page.evaluate(() => window.ggPreview.commits().map((c) => ({ arguments: c.arguments, ok: c.result ? !c.result.isError : false }))),
     /** The widget document's `data-wasm` (ready | failed | fallback | loading). */
     wasmState: async () => {

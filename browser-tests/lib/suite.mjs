@@ -30,6 +30,7 @@ const STATES = [
   } },
   { fixture: "confirm", state: "confirm", check: (h) => h.visible('.gg-confirm-purchase [data-action="confirm"]').waitFor() },
   { fixture: "order placed", state: "order-placed", check: (h) => h.visible(".gg-order-placed").waitFor() },
+  { fixture: "checkout", state: "checkout", check: (h) => h.visible('.gg-checkout [data-action="open-checkout"]').waitFor() },
 ];
 
 /** The visible root's data-state once it is `want` (wasm root or server-rendered fallback). */
@@ -235,6 +236,43 @@ export function defineSuite({ bridge, csp }) {
     assert.equal(keys.length, 2);
     assert.equal(keys[0], keys[1], "Try again reuses the key");
   }));
+
+  test(`${label}: the checkout link opens through the host, the frame stays`, () => withPage("open-link", async (h) => {
+    const result = await h.fixture("checkout");
+    const url = result.structuredContent.checkout.checkout_url;
+    assert.match(url, /^https?:\/\//);
+    await waitForState(h, "checkout");
+    await expectRuntime(h, wasm);
+    const before = await h.frameUrl();
+    await click(h, '.gg-checkout [data-action="open-checkout"]');
+    const want = bridge === "mcp-apps" ? "ui/open-link" : "openai.openExternal";
+    const links = await until(async () => {
+      const l = await h.openedLinks();
+      return l.length ? l : false;
+    }, { message: `${want} to reach the host` });
+    assert.deepEqual(links, [{ via: want, url }]);
+    await h.page.waitForTimeout(300);
+    assert.equal(await h.frameUrl(), before, "the sandboxed frame did not navigate");
+    assert.equal(await h.context.pages().length, 1, "no new tab from the frame itself");
+    await waitForState(h, "checkout");
+  }));
+
+  test(`${label}: a tool call the host never answers times out into a retryable error`, () => withPage("call-timeout", async (h) => {
+    await h.fixture("results");
+    await waitForState(h, "results");
+    await expectRuntime(h, wasm);
+    await h.setDropViewCalls(true);
+    await click(h, '[data-action="choose"]');
+    // The preview passes a 1.5 s timeout; the wasm view shows the error view with Try again,
+    // the fallback its inline note with the buttons enabled again.
+    await h.frame().locator(".gg-error:visible, .gg-inline-error:visible").first().waitFor({ timeout: 10000 });
+    const again = h.visible('.gg-error [data-action="retry"], [data-action="choose"]');
+    assert.equal(await again.isDisabled(), false, "the way to try again is enabled");
+    await screenshot(h, `${label}-call-timed-out`);
+    await h.setDropViewCalls(false);
+    await again.click();
+    await waitForState(h, "confirm");
+  }, { callTimeoutMs: 1500 }));
 
   test(`${label}: reloading the view in the confirm state keeps the key`, () => withPage("reload", async (h) => {
     await h.fixture("confirm");

@@ -38,7 +38,11 @@
 //   context                  rpc.rs `HostContext::render_context`, context.rs `Theme::parse`
 //   message listener         rpc.rs `parse` and `reply`; bridge.rs `start_mcp_apps`
 //   ui/initialize, resize    rpc.rs `initialize_params` (from the data block), bridge.rs
-//                            `report_size`
+//                            `report_size`; `links` from rpc.rs `host_opens_links`
+//   timeout                  bridge.rs `call_timeout_ms` (a request the host leaves
+//                            unanswered fails, so the buttons come back)
+//   link click handler       view/order.rs `checkout_view` and bridge.rs `open_link`:
+//                            ui/open-link or openExternal, a plain link where neither exists
 (function () {
   var d = document, w = window, root = d.documentElement, started = false;
   root.dataset.wasm = "loading";
@@ -61,7 +65,9 @@
     var box = d.getElementById("giftgenius-fallback"), app = d.getElementById("giftgenius-root"),
       data = d.getElementById("giftgenius-fallback-data"),
       oa = w.openai, parent = w.parent !== w ? w.parent : null,
-      wire, theme, input = {}, last, back, backArgs, seen, draft, token, busy = false, ws = {}, ids = 1, wait = {};
+      wire, theme, input = {}, last, back, backArgs, seen, draft, token, busy = false, ws = {}, ids = 1, wait = {},
+      links = false, m = /[?&]gg-call-timeout-ms=(\d+)/.exec(location.search),
+      limit = m && +m[1] >= 100 ? +m[1] : 20000;
     if (!box || !(oa || parent)) return;
     try { data = JSON.parse(data.textContent); } catch (x) { data = {}; }
     wire = data.wire || {};
@@ -69,7 +75,14 @@
     function rpc(method, params) {
       var id = ids++;
       post({ id: id, method: method, params: params });
-      return new Promise(function (ok, no) { wait[id] = [ok, no]; });
+      return timed(new Promise(function (ok, no) { wait[id] = [ok, no]; }), function () { delete wait[id]; });
+    }
+    // Rejects once the host has left `p` unanswered for `limit` ms.
+    function timed(p, gone) {
+      return new Promise(function (ok, no) {
+        var t = setTimeout(function () { if (gone) gone(); no(new Error("the host did not answer in time")); }, limit);
+        p.then(function (v) { clearTimeout(t); ok(v); }, function (e) { clearTimeout(t); no(e); });
+      });
     }
     function paint() {
       var r = box.firstElementChild;
@@ -103,7 +116,7 @@
       busy = true;
       last = [name, args];
       paint();
-      var p = oa ? Promise.resolve().then(function () { return oa.callTool(name, args); })
+      var p = oa ? timed(Promise.resolve().then(function () { return oa.callTool(name, args); }))
         : rpc("tools/call", { name: name, arguments: args });
       return p.then(function (res) { busy = false; show(res, name, args) || note(); }, function () { busy = false; note(); }).then(paint);
     }
@@ -124,7 +137,7 @@
         if (now) s.setItem(wire.store + now.draft_id, now.idempotency_key);
       });
       ws = next;
-      return (oa ? Promise.resolve().then(function () { return oa.setWidgetState(next); })
+      return (oa ? timed(Promise.resolve().then(function () { return oa.setWidgetState(next); }))
         : rpc("ui/update-model-context", { structuredContent: next })).then(null, function () {});
     }
     // The draft's idempotency key: kept, or minted once and persisted before it is used.
@@ -167,6 +180,14 @@
       });
     }
     box.addEventListener("click", function (e) {
+      var l = e.target.closest && e.target.closest("a[href]");
+      // An outbound link opens through the host when it can; else the plain link does.
+      if (l && /^https?:/.test(l.href) && (oa ? typeof oa.openExternal === "function" : links)) {
+        e.preventDefault();
+        (oa ? timed(Promise.resolve().then(function () { return oa.openExternal({ href: l.href }); }))
+          : rpc("ui/open-link", { url: l.href })).then(null, function () {});
+        return;
+      }
       var b = e.target.closest && e.target.closest("button[data-action]"), a = b && b.dataset.action, s = {}, m;
       if (!b || b.disabled || busy) return;
       if (a === "choose") call("prepare_order", { gift_id: b.dataset.giftId });
@@ -210,6 +231,7 @@
     });
     rpc("ui/initialize", data.initialize).then(function (r) {
       var h;
+      links = !!(r && r.hostCapabilities && r.hostCapabilities.openLinks);
       context(r && r.hostContext);
       post({ method: "ui/notifications/initialized", params: {} });
       if (w.ResizeObserver) new ResizeObserver(function () {

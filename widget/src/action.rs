@@ -22,6 +22,8 @@ pub enum Action {
     Cancel,
     /// Re-run `suggest_gifts` with these arguments merged over the previous ones.
     ApplySuggestion { set_arguments: Map<String, Value> },
+    /// Open an outbound link (the hosted checkout page) through the host.
+    OpenLink { url: String },
 }
 
 impl Action {
@@ -33,6 +35,7 @@ impl Action {
             Action::Confirm => "confirm",
             Action::Cancel => "cancel",
             Action::ApplySuggestion { .. } => "suggestion",
+            Action::OpenLink { .. } => "open-checkout",
         }
     }
 }

@@ -56,6 +56,45 @@ async fn settle(value: JsValue) -> Result<JsValue, JsValue> {
     JsFuture::from(Promise::resolve(&value)).await
 }
 
+/// How long a request to the host may stay unanswered before it fails (and the view shows a
+/// retryable error instead of disabled buttons). The document's URL may shorten it with
+/// `?gg-call-timeout-ms=N` (the preview does, for its tests); real hosts never pass it.
+const DEFAULT_CALL_TIMEOUT_MS: i32 = 20_000;
+const CALL_TIMEOUT_PARAM: &str = "gg-call-timeout-ms";
+const TIMED_OUT: &str = "the host did not answer in time";
+
+fn call_timeout_ms() -> i32 {
+    let search = web_sys::window()
+        .and_then(|w| Reflect::get(&w, &JsValue::from_str("location")).ok())
+        .and_then(|l| Reflect::get(&l, &JsValue::from_str("search")).ok())
+        .and_then(|s| s.as_string())
+        .unwrap_or_default();
+    search
+        .trim_start_matches('?')
+        .split('&')
+        .find_map(|pair| pair.strip_prefix(CALL_TIMEOUT_PARAM)?.strip_prefix('=')?.parse::<i32>().ok())
+        .filter(|ms| *ms >= 100)
+        .unwrap_or(DEFAULT_CALL_TIMEOUT_MS)
+}
+
+/// Runs `f` once after `ms` milliseconds.
+fn after(ms: i32, f: impl FnOnce() + 'static) {
+    if let Some(window) = web_sys::window() {
+        let callback = Closure::once_into_js(f);
+        let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(callback.unchecked_ref(), ms);
+    }
+}
+
+/// Awaits a value that may be a Promise, failing with [`TIMED_OUT`] after the call timeout.
+async fn settle_in_time(value: JsValue) -> Result<JsValue, JsValue> {
+    let timer = Promise::new(&mut |_resolve, reject: Function| {
+        after(call_timeout_ms(), move || {
+            let _ = reject.call1(&JsValue::NULL, &JsValue::from_str(TIMED_OUT));
+        });
+    });
+    JsFuture::from(Promise::race(&js_sys::Array::of2(&Promise::resolve(&value), &timer))).await
+}
+
 /// 16 bytes from Web Crypto.
 fn crypto_random_bytes() -> [u8; 16] {
     let mut bytes = [0u8; 16];
@@ -157,7 +196,7 @@ impl Host for OpenAiBridge {
         let pending = method("setWidgetState").and_then(|(o, f)| f.call1(&o, &to_js(&state)).ok());
         async move {
             if let Some(pending) = pending {
-                let _ = settle(pending).await;
+                let _ = settle_in_time(pending).await;
             }
         }
     }
@@ -173,13 +212,23 @@ impl Host for OpenAiBridge {
             let pending = pending
                 .ok_or_else(|| "the host offers no callTool".to_string())?
                 .map_err(|_| "callTool threw".to_string())?;
-            let result = settle(pending).await.map_err(|_| "callTool failed".to_string())?;
+            let result = settle_in_time(pending).await.map_err(|_| "callTool failed or timed out".to_string())?;
             Ok(rpc::tool_result_from(&to_json(&result)))
         }
     }
 
     fn random_bytes(&self) -> [u8; 16] {
         crypto_random_bytes()
+    }
+
+    fn open_link(&self, url: &str) -> impl Future<Output = Result<(), String>> {
+        let pending = method("openExternal").map(|(o, f)| f.call1(&o, &to_js(&json!({ "href": url }))));
+        async move {
+            let pending = pending
+                .ok_or_else(|| "the host offers no openExternal".to_string())?
+                .map_err(|_| "openExternal threw".to_string())?;
+            settle_in_time(pending).await.map(|_| ()).map_err(|_| "openExternal failed".to_string())
+        }
     }
 }
 
@@ -188,7 +237,7 @@ fn openai_render_context() -> RenderContext {
     let theme = global("theme").as_str().map(Theme::parse).unwrap_or_default();
     let locale =
         global("locale").as_str().filter(|l| !l.is_empty()).unwrap_or(RenderContext::DEFAULT_LOCALE).to_string();
-    RenderContext::new(theme, locale)
+    RenderContext::new(theme, locale).with_host_links(method("openExternal").is_some())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -206,6 +255,8 @@ struct McpState {
     /// What we last sent with `ui/update-model-context` (the host never hands it back).
     widget_state: RefCell<Value>,
     context: RefCell<HostContext>,
+    /// The `ui/initialize` result offered `openLinks`.
+    opens_links: Cell<bool>,
 }
 
 /// An MCP Apps host (SEP-1865): the parent frame, spoken to in JSON-RPC over `postMessage`.
@@ -232,13 +283,21 @@ impl McpAppsBridge {
         }
     }
 
-    /// Sends a request; resolves with its `result`, or `Err` with the error's message.
+    /// Sends a request; resolves with its `result`, or `Err` with the error's message (also when
+    /// the host has not answered within the call timeout: a late answer is then dropped).
     pub fn request(&self, method: &str, params: Value) -> impl Future<Output = Result<Value, String>> + 'static {
         let mut id = 0;
         let promise = Promise::new(&mut |resolve, reject| {
             id = self.0.pending.borrow_mut().add((resolve, reject));
         });
         self.post(&rpc::request(id, method, params));
+        let state = self.0.clone();
+        after(call_timeout_ms(), move || {
+            let waiter = state.pending.borrow_mut().take(id);
+            if let Some((_, reject)) = waiter {
+                let _ = reject.call1(&JsValue::NULL, &JsValue::from_str(TIMED_OUT));
+            }
+        });
         async move {
             JsFuture::from(promise)
                 .await
@@ -263,7 +322,7 @@ impl McpAppsBridge {
     }
 
     fn render_context(&self) -> RenderContext {
-        self.0.context.borrow().render_context()
+        self.0.context.borrow().render_context().with_host_links(self.0.opens_links.get())
     }
 }
 
@@ -301,6 +360,11 @@ impl Host for McpAppsBridge {
 
     fn random_bytes(&self) -> [u8; 16] {
         crypto_random_bytes()
+    }
+
+    fn open_link(&self, url: &str) -> impl Future<Output = Result<(), String>> {
+        let pending = self.request(rpc::OPEN_LINK, rpc::open_link_params(url));
+        async move { pending.await.map(|_| ()) }
     }
 }
 
@@ -425,10 +489,11 @@ fn start_mcp_apps() {
     wasm_bindgen_futures::spawn_local(async move {
         match bridge.request(rpc::INITIALIZE, rpc::initialize_params()).await {
             Ok(result) => {
+                bridge.0.opens_links.set(rpc::host_opens_links(&result));
                 if let Some(host_context) = result.get("hostContext") {
                     bridge.0.context.borrow_mut().merge(host_context);
-                    set_if_changed(ctx, bridge.render_context());
                 }
+                set_if_changed(ctx, bridge.render_context());
                 bridge.post(&rpc::notification(rpc::INITIALIZED, json!({})));
                 report_size(bridge);
             }

@@ -28,13 +28,22 @@ pub struct RenderContext {
     pub theme: Theme,
     /// BCP 47 tag from the host, e.g. "en-US" or "de-DE". Used for prices and `lang`.
     pub locale: String,
+    /// The host opens links for us (`ui/open-link` or `openExternal`): an outbound link's click
+    /// goes through the host instead of navigating. Never part of the rendered HTML.
+    pub host_opens_links: bool,
 }
 
 impl RenderContext {
     pub const DEFAULT_LOCALE: &'static str = "en-US";
 
     pub fn new(theme: Theme, locale: impl Into<String>) -> Self {
-        Self { theme, locale: locale.into() }
+        Self { theme, locale: locale.into(), host_opens_links: false }
+    }
+
+    /// The same context, with links opened through the host when `yes`.
+    pub fn with_host_links(mut self, yes: bool) -> Self {
+        self.host_opens_links = yes;
+        self
     }
 
     /// The `lang` attribute value: the host's tag if it looks like one, else the default,
@@ -50,6 +59,6 @@ impl RenderContext {
 
 impl Default for RenderContext {
     fn default() -> Self {
-        Self { theme: Theme::Light, locale: Self::DEFAULT_LOCALE.to_string() }
+        Self::new(Theme::Light, Self::DEFAULT_LOCALE)
     }
 }

@@ -42,6 +42,12 @@ pub trait Host {
     fn call_tool(&self, name: &str, arguments: Map<String, Value>) -> impl Future<Output = Result<ToolResult, String>>;
     /// 16 cryptographically random bytes (for idempotency keys).
     fn random_bytes(&self) -> [u8; 16];
+    /// Asks the host to open an outbound link (`ui/open-link`, `openExternal`). A host that
+    /// cannot never gets here: the link then is a plain `target="_blank"` link.
+    fn open_link(&self, url: &str) -> impl Future<Output = Result<(), String>> {
+        let _ = url;
+        async { Err("the host opens no links".to_string()) }
+    }
 }
 
 /// The widget's behaviour. Holds the current `ViewState`; `on_change` mirrors it into the UI.
@@ -163,12 +169,23 @@ impl<H: Host> Controller<H> {
                 self.remember(tool, &args, &state, &result.meta);
                 (state, result.meta)
             }
-            Err(_) => (ViewState::Error { tool, error: unreachable_error() }, Value::Null),
+            Err(_) => {
+                // "Try again" repeats this very call (a host that never answered, or dropped it).
+                if tool != ToolName::CommitOrder {
+                    *self.last_call.borrow_mut() = Some((tool, args));
+                }
+                (ViewState::Error { tool, error: unreachable_error() }, Value::Null)
+            }
         }
     }
 
     /// Handles one user action. Ignored while another call is in flight (double clicks).
     pub async fn handle(&self, action: Action) {
+        if let Action::OpenLink { url } = &action {
+            // Not a tool call: never blocked by one, never blocking one.
+            let _ = self.host.open_link(url).await;
+            return;
+        }
         if self.in_flight.replace(true) {
             return;
         }
@@ -178,6 +195,7 @@ impl<H: Host> Controller<H> {
             Action::Confirm => self.confirm().await,
             Action::Cancel => self.cancel().await,
             Action::ApplySuggestion { set_arguments } => self.apply_suggestion(set_arguments).await,
+            Action::OpenLink { .. } => {}
         }
         self.in_flight.set(false);
     }
@@ -348,6 +366,7 @@ mod tests {
         replies: RefCell<Vec<Result<ToolResult, String>>>,
         meta: Value,
         input: Value,
+        opened: RefCell<Vec<String>>,
     }
 
     impl Host for Rc<Fake> {
@@ -363,6 +382,10 @@ mod tests {
         fn set_widget_state(&self, state: Value) -> impl Future<Output = ()> {
             *self.widget_state.borrow_mut() = state;
             std::future::ready(())
+        }
+        fn open_link(&self, url: &str) -> impl Future<Output = Result<(), String>> {
+            self.opened.borrow_mut().push(url.to_string());
+            std::future::ready(Ok(()))
         }
         fn call_tool(
             &self,
@@ -508,6 +531,33 @@ mod tests {
         controller.show_tool_output(&draft_output());
         block_on(controller.handle(Action::Confirm));
         assert_eq!(fake.calls.borrow()[0].1["idempotency_key"], json!("ik_from_storage"));
+    }
+
+    #[test]
+    fn open_link_asks_the_host_and_calls_no_tool_even_while_a_call_is_in_flight() {
+        let fake = Rc::new(Fake::default());
+        let controller = Controller::new(fake.clone(), |_| {});
+        controller.in_flight.set(true);
+        block_on(controller.handle(Action::OpenLink { url: "https://shop.example/c/1".into() }));
+        assert_eq!(*fake.opened.borrow(), vec!["https://shop.example/c/1".to_string()]);
+        assert!(fake.calls.borrow().is_empty());
+        assert!(controller.in_flight.get(), "the call in flight still owns the flag");
+    }
+
+    #[test]
+    fn try_again_after_an_unanswered_choose_repeats_that_choose() {
+        let fake = Rc::new(Fake { input: json!({"relationship_type": "friend"}), ..Fake::default() });
+        fake.replies.borrow_mut().extend([Err("the host did not answer in time".into()), Err("again".into())]);
+        let controller = Controller::new(fake.clone(), |_| {});
+        block_on(controller.handle(Action::Choose { gift_id: "g_1".into() }));
+        match controller.state() {
+            ViewState::Error { error, .. } => assert!(error.retryable),
+            other => panic!("expected a retryable error, got {other:?}"),
+        }
+        block_on(controller.handle(Action::Retry));
+        let calls = fake.calls.borrow();
+        assert_eq!(calls[1].0, "prepare_order");
+        assert_eq!(calls[1].1["gift_id"], json!("g_1"));
     }
 
     #[test]

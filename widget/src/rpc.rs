@@ -31,6 +31,7 @@ pub const MESSAGE: &str = "ui/message";
 pub const UPDATE_MODEL_CONTEXT: &str = "ui/update-model-context";
 pub const RESOURCE_TEARDOWN: &str = "ui/resource-teardown";
 pub const PING: &str = "ping";
+pub const OPEN_LINK: &str = "ui/open-link";
 
 /// JSON-RPC "method not found".
 pub const METHOD_NOT_FOUND: i64 = -32601;
@@ -221,6 +222,16 @@ impl HostContext {
     }
 }
 
+/// `ui/open-link` params: the absolute URL the host should open.
+pub fn open_link_params(url: &str) -> Value {
+    json!({ "url": url })
+}
+
+/// Whether the `ui/initialize` result says the host opens links (`hostCapabilities.openLinks`).
+pub fn host_opens_links(initialize_result: &Value) -> bool {
+    initialize_result.pointer("/hostCapabilities/openLinks").is_some_and(|v| !v.is_null())
+}
+
 /// The `localStorage`/`sessionStorage` key under which a draft's idempotency key is kept, so a
 /// reload in the confirm state reuses it even when the host gives no widget state back.
 /// The no-WebAssembly bootstrap uses the same key.
@@ -231,6 +242,14 @@ pub fn checkout_storage_key(draft_id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn open_links_only_when_the_host_says_so() {
+        assert!(host_opens_links(&json!({"hostCapabilities": {"openLinks": {}}})));
+        assert!(!host_opens_links(&json!({"hostCapabilities": {}})));
+        assert!(!host_opens_links(&json!({"hostCapabilities": {"openLinks": null}})));
+        assert_eq!(open_link_params("https://a.example/x"), json!({"url": "https://a.example/x"}));
+    }
 
     #[test]
     fn initialize_request_has_the_spec_fields() {

@@ -72,7 +72,7 @@ pub fn state_view(state: ViewState, ctx: &RenderContext, on_action: Callback<Act
             confirm_view(draft, busy, error, ctx, on_action).into_any()
         }
         ViewState::OrderPlaced { order } => order_placed_view(order, ctx).into_any(),
-        ViewState::Checkout { checkout } => checkout_view(checkout, ctx).into_any(),
+        ViewState::Checkout { checkout } => checkout_view(checkout, ctx, on_action).into_any(),
         ViewState::Cancelled => cancelled_view().into_any(),
         ViewState::OutOfDate { .. } => out_of_date_view().into_any(),
     }

@@ -138,11 +138,32 @@ pub fn order_placed_view(order: Order, ctx: &RenderContext) -> impl IntoView {
 }
 
 /// A hosted checkout page; the link only renders for http(s) or same-origin URLs.
-pub fn checkout_view(checkout: CheckoutSession, ctx: &RenderContext) -> impl IntoView {
+///
+/// Where the host opens links (`ui/open-link`, `openExternal`) a click asks it to, and the frame
+/// does not navigate; elsewhere it is a plain `target="_blank"` link. The markup is the same.
+pub fn checkout_view(checkout: CheckoutSession, ctx: &RenderContext, on_action: Callback<Action>) -> impl IntoView {
     let amount = format_money(&checkout.amount, &ctx.locale);
+    let through_host = ctx.host_opens_links;
     let link = match safe_url(&checkout.checkout_url) {
         Some(url) => view! {
-            <a class="gg-btn gg-btn-primary" href=url.to_string() target="_blank" rel="noopener noreferrer" data-action="open-checkout">
+            <a
+                class="gg-btn gg-btn-primary"
+                href=url.to_string()
+                target="_blank"
+                rel="noopener noreferrer"
+                data-action="open-checkout"
+                on:click={
+                    let url = url.to_string();
+                    // Only an absolute http(s) URL is handed to the host; a same-origin path stays a link.
+                    let through_host = through_host && (url.starts_with("https://") || url.starts_with("http://"));
+                    move |ev| {
+                        if through_host {
+                            ev.prevent_default();
+                            on_action.run(Action::OpenLink { url: url.clone() });
+                        }
+                    }
+                }
+            >
                 "Open secure checkout"
             </a>
         }
