@@ -48,6 +48,14 @@ impl Accounts {
         self.dir.path().join("token-secret")
     }
 
+    /// The server binary's flags for verified mode with this authorization server, and `extra`.
+    fn server_flags(&self, extra: &[&str]) -> Vec<String> {
+        let secret = self.secret_file().to_string_lossy().into_owned();
+        let mut flags = vec!["--auth-issuer".to_string(), self.issuer(), "--token-secret-file".into(), secret];
+        flags.extend(extra.iter().map(|f| f.to_string()));
+        flags
+    }
+
     /// The app in verified mode: tokens of our authorization server for its own `/mcp`.
     async fn app(&self) -> TestApp {
         let (issuer, secret) = (self.issuer(), self.secret_file());
@@ -234,12 +242,7 @@ async fn the_protected_resource_metadata_and_the_tools_tell_a_host_how_to_sign_i
 
 /// Two replicas of the server binary on one PostgreSQL database, behind one public URL.
 async fn replica(db: &str, accounts: &Accounts, public_url: &str, failpoint: &str) -> ServerProcess {
-    let (issuer, secret) = (accounts.issuer(), accounts.secret_file());
-    let flags = [
-        "--auth-issuer",
-        issuer.as_str(),
-        "--token-secret-file",
-        secret.to_str().unwrap(),
+    let flags = accounts.server_flags(&[
         "--public-url",
         public_url,
         "--sandbox-latency-ms",
@@ -248,7 +251,8 @@ async fn replica(db: &str, accounts: &Accounts, public_url: &str, failpoint: &st
         "300",
         "--failpoints",
         failpoint,
-    ];
+    ]);
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
     start_server_binary(Path::new(db), &flags, "warn", Stdio::null()).await
 }
 
@@ -298,15 +302,8 @@ async fn no_log_line_at_any_level_carries_a_bearer_or_a_confirmation_token() {
     let accounts = Accounts::start();
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("trace.log");
-    let (issuer, secret) = (accounts.issuer(), accounts.secret_file());
-    let flags = [
-        "--auth-issuer",
-        issuer.as_str(),
-        "--token-secret-file",
-        secret.to_str().unwrap(),
-        "--sandbox-latency-ms",
-        "0",
-    ];
+    let flags = accounts.server_flags(&["--sandbox-latency-ms", "0"]);
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
     let server = start_server_binary(
         &dir.path().join("g.db"),
         &flags,
