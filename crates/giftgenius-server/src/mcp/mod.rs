@@ -25,9 +25,9 @@ use giftgenius_types::{
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::{Extension, ToolCallContext};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject, ListResourcesResult,
-    ListToolsResult, MetaObject, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, DiscoverResult, Implementation, JsonObject,
+    ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_router};
@@ -47,6 +47,15 @@ Call suggest_gifts when the user wants gift ideas; relationship_type is required
 When nothing matches, the result's notice lists concrete changes that would match: offer them to the user instead of guessing. \
 Errors come back as structured results with a code, a category and whether retrying helps: fix validation errors before calling again, and never retry permission errors yourself. \
 Purchases need the user's click on Confirm in the widget; you cannot complete a purchase on your own.";
+
+/// Cache hints (MCP 2026-07-28, SEP-2549) on what a client may keep instead of asking again.
+/// Everything listed is `public`: the tool list, the resource list and discovery are the same
+/// for every caller (no per-user or per-connection variation, which a test holds), so a shared
+/// cache may serve them. Lists and discovery live for minutes, so a deploy that changes a tool
+/// reaches clients soon; the widget resource's URI changes with its content, so one read of a
+/// URI stays true for a day.
+const LIST_TTL_MS: u64 = 5 * 60 * 1000;
+const WIDGET_READ_TTL_MS: u64 = 24 * 60 * 60 * 1000;
 
 /// The `_meta["openai/subject"]` a client sent: a hint, never identity. It names the user only
 /// in local mode (see `auth::Caller::subject`) and is otherwise logged hashed.
@@ -290,12 +299,18 @@ impl ServerHandler for GiftGenius {
             .with_instructions(INSTRUCTIONS)
     }
 
+    async fn discover(&self, _context: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
+        Ok(DiscoverResult::from_server_info(self.supported_protocol_versions().into_owned(), self.get_info())
+            .with_ttl_ms(LIST_TTL_MS)
+            .with_cache_scope(CacheScope::Public))
+    }
+
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools()))
+        Ok(ListToolsResult::with_all_items(self.tools()).with_ttl_ms(LIST_TTL_MS).with_cache_scope(CacheScope::Public))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -345,7 +360,9 @@ impl ServerHandler for GiftGenius {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        Ok(ListResourcesResult::with_all_items(vec![self.widget_resource()]))
+        Ok(ListResourcesResult::with_all_items(vec![self.widget_resource()])
+            .with_ttl_ms(LIST_TTL_MS)
+            .with_cache_scope(CacheScope::Public))
     }
 
     async fn read_resource(
@@ -366,6 +383,9 @@ impl ServerHandler for GiftGenius {
             text: widget.html().to_string(),
             meta: Some(MetaObject(widget.resource_meta())),
         };
-        Ok(ReadResourceResult::new(vec![contents]).into())
+        Ok(ReadResourceResult::new(vec![contents])
+            .with_ttl_ms(WIDGET_READ_TTL_MS)
+            .with_cache_scope(CacheScope::Public)
+            .into())
     }
 }

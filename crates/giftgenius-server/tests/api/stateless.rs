@@ -140,3 +140,25 @@ async fn an_initializing_client_still_gets_a_session() {
     assert_eq!(response.status(), 200);
     assert!(response.headers().get("mcp-session-id").is_some(), "initialize still opens a session");
 }
+
+/// Lists, reads and discovery carry deliberate cache hints: the same for every caller, so
+/// `public`; the widget read (its URI changes with its content) lives longer than the lists.
+#[tokio::test]
+async fn lists_reads_and_discovery_carry_public_cache_hints() {
+    let app = spawn_app().await;
+    let mut ttl = std::collections::BTreeMap::new();
+    for (id, method) in [(1, "tools/list"), (2, "resources/list"), (3, "server/discover")] {
+        let (status, _, message) = send(&app.mcp_url(), id, method, None, json!({})).await;
+        assert_eq!(status, 200, "{message}");
+        assert_eq!(message["result"]["cacheScope"], "public", "{method}: {message}");
+        ttl.insert(method, message["result"]["ttlMs"].as_u64().unwrap_or_else(|| panic!("{method}: no ttlMs")));
+    }
+    let (_, _, listed) = send(&app.mcp_url(), 4, "resources/list", None, json!({})).await;
+    let uri = listed["result"]["resources"][0]["uri"].as_str().expect("widget uri").to_string();
+    let (status, _, read) = send(&app.mcp_url(), 5, "resources/read", Some(&uri), json!({"uri": uri})).await;
+    assert_eq!(status, 200, "{read}");
+    assert_eq!(read["result"]["cacheScope"], "public", "{read}");
+    let read_ttl = read["result"]["ttlMs"].as_u64().expect("resources/read ttlMs");
+    assert!(ttl.values().all(|&t| t > 0), "lists are cacheable for a while: {ttl:?}");
+    assert!(read_ttl > ttl["tools/list"], "the content-addressed widget outlives the lists: {read_ttl} vs {ttl:?}");
+}
