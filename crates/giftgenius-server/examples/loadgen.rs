@@ -4,12 +4,17 @@
 //! clients over Streamable HTTP, and drives one scenario for a fixed number of calls per
 //! client, printing calls/s and latency percentiles. Loopback only; bounded in count.
 //!
-//!   cargo run --release -p giftgenius-server --example loadgen -- <scenario> <clients> <calls-per-client> [--auth]
+//!   cargo run --release -p giftgenius-server --example loadgen -- <scenario> <clients> <calls-per-client> [--auth] [--stateless]
 //!
 //! `--auth` runs the scenario twice in one process: in local mode, then signed in (verified mode:
 //! a real oidc-provider from preview/oidc issues one JWT per client through the PKCE flow a host
 //! runs, and every call's token is verified), and prints both lines and the difference, so the
 //! cost of token validation per call is measured in one run. It needs `npm ci --prefix preview/oidc`.
+//!
+//! Clients initialize a session (MCP 2025-11-25), as every client did before 2026-07-28.
+//! `--stateless` runs the scenario a second time in the same process with 2026-07-28 clients
+//! (`server/discover` once, then no session: every request carries its version and capabilities)
+//! and prints both lines and the ratio, so sessioned and stateless serving are compared in one run.
 //!
 //! Scenarios: `suggest` (suggest_gifts, varied arguments), `commit-unique` (prepare + commit
 //! with a fresh draft and key per call; only commit is timed), `commit-storm` (every client
@@ -24,7 +29,9 @@ mod oidc;
 use giftgenius_server::config::Config;
 use giftgenius_server::startup::Application;
 use giftgenius_types::wire::META_CONFIRMATION_TOKEN;
+use rmcp::model::ProtocolVersion;
 use rmcp::model::{CallToolRequestParams, CallToolResult, MetaObject, RequestMetaObject};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{RoleClient, ServiceExt, service::RunningService};
 use serde_json::{Map, Value, json};
@@ -79,16 +86,26 @@ fn start_authorization_server() -> SignedIn {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let argv: Vec<String> = std::env::args().skip(1).filter(|a| a != "--auth").collect();
+    let argv: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
     let auth = std::env::args().any(|a| a == "--auth");
+    let stateless = std::env::args().any(|a| a == "--stateless");
     let scenario = argv.first().map(String::as_str).unwrap_or("suggest").to_string();
     let clients: usize = argv.get(1).and_then(|s| s.parse().ok()).unwrap_or(1);
     let per_client: usize = argv.get(2).and_then(|s| s.parse().ok()).unwrap_or(200);
-    let local = run(&scenario, clients, per_client, None).await?;
+    let local = run(&scenario, clients, per_client, None, Lifecycle::Session).await?;
     println!("{}", local.line);
+    if stateless {
+        let modern = run(&scenario, clients, per_client, None, Lifecycle::Stateless).await?;
+        println!("{}", modern.line);
+        println!(
+            "stateless serving: p50 {:+.3} ms per call, throughput {:.1}% of sessioned serving",
+            (modern.p50.as_secs_f64() - local.p50.as_secs_f64()) * 1e3,
+            modern.calls_per_s / local.calls_per_s * 100.0
+        );
+    }
     if auth {
         let signed_in = start_authorization_server();
-        let verified = run(&scenario, clients, per_client, Some(&signed_in)).await?;
+        let verified = run(&scenario, clients, per_client, Some(&signed_in), Lifecycle::Session).await?;
         println!("{}", verified.line);
         println!(
             "token validation: p50 {:+.3} ms per call, throughput {:.1}% of local mode (limits off in both)",
@@ -99,7 +116,22 @@ async fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn run(scenario: &str, clients: usize, per_client: usize, auth: Option<&SignedIn>) -> anyhow::Result<Stats> {
+/// How the clients meet the server.
+#[derive(Clone, Copy)]
+enum Lifecycle {
+    /// `initialize`, then an `Mcp-Session-Id` on every request (2025-11-25 and earlier).
+    Session,
+    /// `server/discover`, then self-contained requests with no session (2026-07-28).
+    Stateless,
+}
+
+async fn run(
+    scenario: &str,
+    clients: usize,
+    per_client: usize,
+    auth: Option<&SignedIn>,
+    lifecycle: Lifecycle,
+) -> anyhow::Result<Stats> {
     let scenario = scenario.to_string();
     let dir = tempfile::tempdir()?;
     let mut config = Config::for_tests(dir.path());
@@ -132,7 +164,15 @@ async fn run(scenario: &str, clients: usize, per_client: usize, auth: Option<&Si
                 let token = oidc::sign_in(&metadata, &format!("bench-user-{c}"), "orders:read orders:write").await;
                 config = config.auth_header(token.access_token);
             }
-            ().serve(StreamableHttpClientTransport::from_config(config)).await
+            let transport = StreamableHttpClientTransport::from_config(config);
+            match lifecycle {
+                Lifecycle::Session => ().serve(transport).await,
+                Lifecycle::Stateless => {
+                    let modern =
+                        ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
+                    ().serve_with_lifecycle(transport, modern).await
+                }
+            }
         }
     };
     let connected = join_all((0..clients).map(connect)).await;
@@ -207,13 +247,18 @@ async fn run(scenario: &str, clients: usize, per_client: usize, auth: Option<&Si
             *counts.entry(o.clone()).or_default() += 1;
         }
     }
+    let durability = state.store.durability().await.unwrap_or_else(|e| format!("durability unknown: {e}"));
     let ledger = state.checkout.payments.ledger().await.map(|l| l.len()).unwrap_or(0);
     let orders = state.store.order_count().await.unwrap_or(0);
     let calls_per_s = all.len() as f64 / elapsed.as_secs_f64();
     let p50 = percentile(&all, 0.50);
-    let mode = if auth.is_some() { "signed in" } else { "local" };
+    let mode = match (auth.is_some(), lifecycle) {
+        (true, _) => "signed in",
+        (false, Lifecycle::Session) => "local",
+        (false, Lifecycle::Stateless) => "stateless",
+    };
     let line = format!(
-        "{scenario:<14} {mode:<9} clients={clients:<3} calls={:<6} calls/s={calls_per_s:<8.0} p50={:>7.2}ms p99={:>7.2}ms max={:>7.2}ms outcomes={counts:?} charges={ledger} orders={orders} (limits off)",
+        "{scenario:<14} {mode:<9} clients={clients:<3} calls={:<6} calls/s={calls_per_s:<8.0} p50={:>7.2}ms p99={:>7.2}ms max={:>7.2}ms outcomes={counts:?} charges={ledger} orders={orders} ({durability}; limits off)",
         all.len(),
         p50.as_secs_f64() * 1e3,
         percentile(&all, 0.99).as_secs_f64() * 1e3,

@@ -49,6 +49,10 @@ impl AppState {
         let store = Store::connect(&config.db)
             .await
             .with_context(|| format!("cannot open the database {}", crate::telemetry::url_for_log(&config.db)))?;
+        match store.durability().await {
+            Ok(durability) => tracing::info!(%durability, "database opened"),
+            Err(e) => tracing::warn!(error = %e, "cannot read the database's durability settings"),
+        }
         let faults = FaultPlan::parse(&config.sandbox_faults).map_err(anyhow::Error::msg)?;
         let payments = Arc::new(SandboxPayments::new(
             store.clone(),
@@ -117,13 +121,18 @@ impl AppState {
         }))
     }
 
-    /// Deletes what has outlived its retention: idempotency keys past theirs, and usage
-    /// counters no limit reads any more.
+    /// Deletes what has outlived its retention: idempotency keys past theirs, drafts and
+    /// checkout sessions long expired, and usage counters no limit reads any more.
     pub async fn prune(&self) {
         match self.checkout.idempotency.prune().await {
             Ok(n) if n > 0 => tracing::info!(pruned = n, "pruned expired idempotency keys"),
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "pruning idempotency keys failed"),
+        }
+        match self.checkout.prune().await {
+            Ok((0, 0)) => {}
+            Ok((drafts, sessions)) => tracing::info!(drafts, sessions, "pruned expired drafts and checkout sessions"),
+            Err(e) => tracing::warn!(error = %e, "pruning drafts and checkout sessions failed"),
         }
         self.limits.prune().await;
     }

@@ -29,7 +29,7 @@ use crate::error::internal;
 use crate::failpoints::Failpoints;
 use crate::limits::Limits;
 use crate::outcome::{Answer, ModelText, Outcome};
-use crate::store::{OrderRow, Store, StoreError};
+use crate::store::{OrderRow, Store, StoreError, StoreResult};
 use crate::suggest::catalog::{Catalog, CatalogGift, price_in};
 use confirmation::ConfirmationKeys;
 use idempotency::Idempotency;
@@ -87,6 +87,15 @@ pub fn order_of(row: &OrderRow) -> Result<Order, StoreError> {
 impl Checkout {
     fn now(&self) -> i64 {
         self.clock.now_ms()
+    }
+
+    /// Deletes drafts and checkout sessions that expired more than the key retention ago;
+    /// returns how many of each. Why that long: a key is created before its draft expires and
+    /// lives for the retention, so every key is gone before the draft it was made for, and a
+    /// retry within a key's life always finds its draft.
+    pub async fn prune(&self) -> StoreResult<(u64, u64)> {
+        let cutoff = self.now() - self.idempotency.retention.as_millis() as i64;
+        Ok((self.store.prune_drafts(cutoff).await?, self.store.prune_checkout_sessions(cutoff).await?))
     }
 
     /// The catalog's gift `id`, or GIFT_NOT_FOUND.

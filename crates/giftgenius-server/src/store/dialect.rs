@@ -75,11 +75,19 @@ impl Dialect for PgPool {
 }
 
 /// Opens (creating if needed) a SQLite file in WAL mode and runs the embedded migrations.
+///
+/// `synchronous=FULL`: in WAL mode, NORMAL syncs the log only at checkpoints, so a power loss
+/// (not a process crash: the OS still holds the writes) can roll back transactions that had
+/// committed (SQLite's documentation of `PRAGMA synchronous`: "A transaction committed in WAL
+/// mode with synchronous=NORMAL might roll back following a power loss or system crash").
+/// Here that transaction may be an order marked paid and its key finished while the provider
+/// keeps the charge; the retry would then charge again. FULL syncs the WAL at every commit:
+/// one fsync per money write, measured on the commit benchmark (README, Benchmarks).
 pub(super) async fn open_sqlite(path: &str) -> Result<SqlitePool, sqlx::Error> {
     let options = SqliteConnectOptions::from_str(&format!("sqlite://{path}"))?
         .create_if_missing(true)
         .journal_mode(SqliteJournalMode::Wal)
-        .synchronous(SqliteSynchronous::Normal)
+        .synchronous(SqliteSynchronous::Full)
         .busy_timeout(Duration::from_secs(10))
         .foreign_keys(true);
     let pool = SqlitePoolOptions::new().max_connections(SQLITE_POOL_SIZE).connect_with(options).await?;
@@ -89,8 +97,14 @@ pub(super) async fn open_sqlite(path: &str) -> Result<SqlitePool, sqlx::Error> {
 
 /// Connects to a `postgres://` URL and runs the embedded migrations. Replicas starting together
 /// are fine: sqlx serializes migrations with an advisory lock.
+///
+/// Every session asks for `synchronous_commit=on` (PostgreSQL's default, which a server or role
+/// setting may have lowered): COMMIT returns only once the WAL is flushed, so an order marked
+/// paid survives a power loss (a server running `fsync=off` would still undo that:
+/// `Store::durability` reports both, and startup logs it).
 pub(super) async fn open_postgres(url: &str) -> Result<PgPool, sqlx::Error> {
-    let options = PgConnectOptions::from_str(url)?.application_name("giftgenius-server");
+    let options =
+        PgConnectOptions::from_str(url)?.application_name("giftgenius-server").options([("synchronous_commit", "on")]);
     let pool = PgPoolOptions::new()
         .max_connections(POSTGRES_POOL_SIZE)
         .acquire_timeout(Duration::from_secs(10))

@@ -123,6 +123,24 @@ impl Store {
         Ok(Self { pool })
     }
 
+    /// How durable a commit is, as the database itself reports it (logged at startup, printed
+    /// by the benchmarks): SQLite's `synchronous` level, PostgreSQL's `synchronous_commit` and
+    /// `fsync`.
+    pub async fn durability(&self) -> StoreResult<String> {
+        match &self.pool {
+            Pool::Sqlite(pool) => {
+                let level: i64 = sqlx::query_scalar("PRAGMA synchronous").fetch_one(pool).await?;
+                let name = ["OFF", "NORMAL", "FULL", "EXTRA"].get(level as usize).copied().unwrap_or("?");
+                Ok(format!("sqlite synchronous={name}"))
+            }
+            Pool::Postgres(pool) => {
+                let commit: String = sqlx::query_scalar("SHOW synchronous_commit").fetch_one(pool).await?;
+                let fsync: String = sqlx::query_scalar("SHOW fsync").fetch_one(pool).await?;
+                Ok(format!("postgres synchronous_commit={commit} fsync={fsync}"))
+            }
+        }
+    }
+
     /// A named secret, created with `generated` on first use and shared by every replica.
     pub async fn secret(&self, name: &str, generated: String) -> StoreResult<String> {
         on_pool!(self, |pool| {
@@ -163,6 +181,14 @@ impl Store {
                 sqlx::query_as(sql::ACTIVE_DRAFT).bind(&new.subject).bind(&new.draft_key).fetch_one(&mut *tx).await?;
             tx.commit().await?;
             Ok(draft)
+        })
+    }
+
+    /// Deletes drafts that expired before `expired_before_ms` (not one a pending order
+    /// points at); returns how many.
+    pub async fn prune_drafts(&self, expired_before_ms: i64) -> StoreResult<u64> {
+        on_pool!(self, |pool| {
+            Ok(sqlx::query(sql::PRUNE_DRAFTS).bind(expired_before_ms).execute(pool).await?.rows_affected())
         })
     }
 
@@ -438,6 +464,13 @@ impl Store {
             finish_key!(&mut *tx, scope, response, now_ms)?;
             tx.commit().await?;
             Ok(())
+        })
+    }
+
+    /// Deletes checkout sessions that expired before `expired_before_ms`; returns how many.
+    pub async fn prune_checkout_sessions(&self, expired_before_ms: i64) -> StoreResult<u64> {
+        on_pool!(self, |pool| {
+            Ok(sqlx::query(sql::PRUNE_CHECKOUTS).bind(expired_before_ms).execute(pool).await?.rows_affected())
         })
     }
 

@@ -23,6 +23,10 @@ pub const INSERT_DRAFT: &str = "INSERT INTO drafts (id, subject, draft_key, acti
      ON CONFLICT DO NOTHING";
 pub const ACTIVE_DRAFT: &str = "SELECT * FROM drafts WHERE subject = $1 AND draft_key = $2 AND active = 1";
 pub const DRAFT: &str = "SELECT * FROM drafts WHERE id = $1 AND subject = $2";
+/// Drafts that expired before `$1`, except one whose order still waits for its payment (the
+/// reconciler and a retry may need it).
+pub const PRUNE_DRAFTS: &str = "DELETE FROM drafts WHERE expires_at_ms < $1 \
+     AND NOT EXISTS (SELECT 1 FROM orders WHERE orders.draft_id = drafts.id AND orders.status = 'pending_payment')";
 
 // --- idempotency keys: ($1, $2, $3) is always the scope (subject, tool, key) ---
 
@@ -72,6 +76,7 @@ pub const ORDER_COUNT: &str = "SELECT COUNT(*) FROM orders";
 pub const INSERT_CHECKOUT: &str = "INSERT INTO checkout_sessions (id, subject, gift_id, currency, amount_minor, created_at_ms, expires_at_ms) \
      VALUES ($1, $2, $3, $4, $5, $6, $7)";
 pub const CHECKOUT: &str = "SELECT * FROM checkout_sessions WHERE id = $1";
+pub const PRUNE_CHECKOUTS: &str = "DELETE FROM checkout_sessions WHERE expires_at_ms < $1";
 
 // --- sandbox payment ledger ---
 

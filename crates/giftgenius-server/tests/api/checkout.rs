@@ -298,3 +298,39 @@ async fn a_duplicate_checkout_session_is_the_same_session() {
             .await;
     assert_eq!(reused["error"]["code"], "IDEMPOTENCY_KEY_REUSED");
 }
+
+#[tokio::test]
+async fn long_expired_drafts_and_checkout_sessions_are_pruned_but_not_a_draft_awaiting_its_payment() {
+    // The charge for the second draft goes through but its answer is lost: its order stays pending.
+    let app = spawn_app_with(|c| c.sandbox_faults = "timeout*1".into()).await;
+    let client = app.client().await;
+    let (abandoned, _) = prepare(&app, "u1", "pp-001").await;
+    let (pending, token) = prepare(&app, "u1", "pp-002").await;
+    let (_, paid) =
+        call_as(&client, "u1", "create_checkout_session", json!({"gift_id": "pp-003", "idempotency_key": "ik_cs"}))
+            .await;
+    let url = paid["checkout"]["checkout_url"].as_str().expect("checkout url").replace(&app.base_url, &app.local_url);
+    let (_, lost) = call_as(&client, "u1", "commit_order", commit_args(&pending, "ik_pending", &token)).await;
+    assert_eq!(lost["error"]["code"], "PAYMENT_PROVIDER_UNAVAILABLE", "{lost}");
+    let checkout = &app.state.checkout;
+
+    app.clock.advance(Duration::from_secs(23 * 3600));
+    assert_eq!(checkout.prune().await.unwrap(), (0, 0), "nothing is pruned within a day of expiring");
+    assert_eq!(reqwest::get(&url).await.unwrap().status(), 200);
+
+    app.clock.advance(Duration::from_secs(2 * 3600));
+    assert_eq!(checkout.prune().await.unwrap(), (1, 1), "the abandoned draft and the session");
+    assert_eq!(reqwest::get(&url).await.unwrap().status(), 404);
+    let (_, gone) = call_as(&client, "u1", "commit_order", commit_args(&abandoned, "ik_gone", "ct_x.y")).await;
+    assert_eq!(gone["ok"], false, "{gone}");
+    let kept = app.state.store.draft("local:u1", &pending).await.unwrap();
+    assert!(kept.is_some(), "its order still waits for the payment");
+    assert_eq!(charges(&app).await, 1);
+}
+
+#[tokio::test]
+async fn sqlite_syncs_every_commit() {
+    let app = spawn_app().await;
+    let durability = app.state.store.durability().await.expect("durability");
+    assert_eq!(durability, "sqlite synchronous=FULL");
+}

@@ -185,3 +185,15 @@ async fn postgres_two_replicas_never_sell_more_than_the_stock() {
     assert_eq!(charges(&a).await, 3);
     assert_eq!(orders(&b).await, 3);
 }
+
+#[tokio::test]
+async fn postgres_commits_are_durable_whatever_the_server_default() {
+    let db = TestDb::create().await;
+    // A role that lowered it: the app's sessions still ask for a flushed WAL at every commit.
+    let mut admin = PgConnection::connect(&admin_url()).await.expect("admin connection");
+    let lowered = format!("ALTER DATABASE {} SET synchronous_commit = off", db.name);
+    admin.execute(AssertSqlSafe(lowered)).await.expect("lower synchronous_commit");
+    let app = replica(&db, |_| {}).await;
+    let durability = app.state.store.durability().await.expect("durability");
+    assert!(durability.contains("synchronous_commit=on"), "{durability}");
+}
