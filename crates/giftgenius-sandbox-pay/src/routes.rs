@@ -98,28 +98,28 @@ fn decided(row: &ChargeRow, replayed: bool) -> Response {
     response
 }
 
-/// The request's key and body, checked and normalized (currency in lower case).
-fn parse_charge(headers: &HeaderMap, body: &[u8]) -> Result<(String, ChargeRequest), Response> {
+/// The request's key and body, checked and normalized (currency in lower case), or why not.
+fn parse_charge(headers: &HeaderMap, body: &[u8]) -> Result<(String, ChargeRequest), &'static str> {
     let key = headers
         .get(IDEMPOTENCY_KEY_HEADER)
         .and_then(|v| v.to_str().ok())
         .map(str::trim)
         .filter(|k| !k.is_empty())
-        .ok_or_else(|| invalid("The Idempotency-Key header is required: this provider charges only idempotently."))?;
+        .ok_or("The Idempotency-Key header is required: this provider charges only idempotently.")?;
     if key.len() > MAX_KEY_LEN || key.chars().any(|c| c.is_control()) {
-        return Err(invalid("The Idempotency-Key header must be at most 255 printable characters."));
+        return Err("The Idempotency-Key header must be at most 255 printable characters.");
     }
     let mut request: ChargeRequest =
-        serde_json::from_slice(body).map_err(|_| invalid("The body must be JSON: {amount, currency, description}."))?;
+        serde_json::from_slice(body).map_err(|_| "The body must be JSON: {amount, currency, description}.")?;
     if !(1..=MAX_AMOUNT).contains(&request.amount) {
-        return Err(invalid("amount must be a positive integer of minor units."));
+        return Err("amount must be a positive integer of minor units.");
     }
     if request.currency.len() != 3 || !request.currency.chars().all(|c| c.is_ascii_alphabetic()) {
-        return Err(invalid("currency must be a three-letter ISO 4217 code."));
+        return Err("currency must be a three-letter ISO 4217 code.");
     }
     request.currency = request.currency.to_ascii_lowercase();
     if request.description.chars().count() > MAX_DESCRIPTION_CHARS {
-        return Err(invalid("description must be at most 1000 characters."));
+        return Err("description must be at most 1000 characters.");
     }
     Ok((key.to_string(), request))
 }
@@ -128,7 +128,7 @@ fn parse_charge(headers: &HeaderMap, body: &[u8]) -> Result<(String, ChargeReque
 async fn create_charge(State(ledger): State<Ledger>, headers: HeaderMap, body: Bytes) -> Response {
     let (key, request) = match parse_charge(&headers, &body) {
         Ok(parsed) => parsed,
-        Err(response) => return response,
+        Err(why) => return invalid(why),
     };
     let (attempt, id) = match ledger.begin(&key, &request, now_ms()).await {
         Ok(Begin::Started { attempt, id }) => (attempt, id),
@@ -144,21 +144,33 @@ async fn create_charge(State(ledger): State<Ledger>, headers: HeaderMap, body: B
         Ok(Begin::Existing(row)) => return decided(&row, true),
         Err(e) => return internal(&e),
     };
-    let decision = async {
-        tokio::time::sleep(ledger.latency().await?).await;
-        let fault = ledger.take_fault().await?;
-        let (status, failure) = match fault {
-            Some(Fault::ServerError) => {
-                ledger.abandon(&key, &attempt).await?;
-                return Ok(None);
-            }
-            Some(Fault::Decline) => (ChargeStatus::Failed, Some("card_declined")),
-            Some(Fault::Timeout) | None => (ChargeStatus::Succeeded, None),
-        };
-        let won = ledger.decide(&key, &attempt, status, failure).await?;
-        Ok::<_, sqlx::Error>(Some((won, fault)))
+    // Decided in a task of its own: once received, a charge request is carried through even if
+    // the client stops waiting (as at a real provider), so a lookup never sees it stuck.
+    let decision = tokio::spawn({
+        let (ledger, key, attempt) = (ledger.clone(), key.clone(), attempt.clone());
+        async move {
+            tokio::time::sleep(ledger.latency().await?).await;
+            let fault = ledger.take_fault().await?;
+            let (status, failure) = match fault {
+                Some(Fault::ServerError) => {
+                    ledger.abandon(&key, &attempt).await?;
+                    return Ok(None);
+                }
+                Some(Fault::Decline) => (ChargeStatus::Failed, Some("card_declined")),
+                Some(Fault::Timeout) | None => (ChargeStatus::Succeeded, None),
+            };
+            let won = ledger.decide(&key, &attempt, status, failure).await?;
+            Ok::<_, sqlx::Error>(Some((won, fault)))
+        }
+    });
+    let decision = match decision.await {
+        Ok(decided) => decided,
+        Err(e) => {
+            tracing::error!(error = %e, "a charge decision failed");
+            return error(StatusCode::INTERNAL_SERVER_ERROR, "api_error", None, "An error occurred on our side.", None);
+        }
     };
-    match decision.await {
+    match decision {
         Err(e) => internal(&e),
         Ok(None) => {
             tracing::info!(key, "injected fault: 503, nothing charged");
