@@ -3,6 +3,7 @@
 //! binary (faster to link), one module per area, and `support` for what they share.
 
 mod accounts;
+mod chaos;
 mod checkout;
 mod crash;
 mod discovery;
