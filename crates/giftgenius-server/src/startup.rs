@@ -211,7 +211,7 @@ impl Application {
         Ok(Self { listener, router, state, addr, public_url, shutdown })
     }
 
-    /// The shared state (tests read the payment ledger and inject faults through it).
+    /// The shared state (tests reach the store, the reconciler and the idempotency keys through it).
     pub fn state(&self) -> Arc<AppState> {
         self.state.clone()
     }

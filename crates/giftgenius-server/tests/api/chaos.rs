@@ -284,18 +284,15 @@ async fn check_invariants(
             }
         }
         paid_total += paid.len();
+        // Abandoned: declined without any record at the provider (never charged, stock released).
+        let abandoned = declined.iter().filter(|o| !keys.contains(&format!("gg_{}", o.id))).count();
+        let pg = deployment.name == "postgres";
+        facts.insert(if pg { "paid orders (postgres)" } else { "paid orders (sqlite)" }, paid.len());
         facts.insert(
-            if deployment.name == "postgres" { "paid orders (postgres)" } else { "paid orders (sqlite)" },
-            paid.len(),
+            if pg { "declined orders (postgres)" } else { "declined orders (sqlite)" },
+            declined.len() - abandoned,
         );
-        facts.insert(
-            if deployment.name == "postgres" {
-                "declined or abandoned orders (postgres)"
-            } else {
-                "declined or abandoned orders (sqlite)"
-            },
-            declined.len(),
-        );
+        facts.insert(if pg { "abandoned orders (postgres)" } else { "abandoned orders (sqlite)" }, abandoned);
     }
     if succeeded.len() != paid_total {
         return Err(format!("{} succeeded charges but {paid_total} paid orders", succeeded.len()));
