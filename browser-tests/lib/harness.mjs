@@ -124,6 +124,8 @@ export async function startServer({ extraArgs = [], auth = false } = {}) {
       "--db", path.join(dir, "giftgenius.db"),
       "--widget-html", widget,
       "--sandbox-latency-ms", "30",
+      // An injected provider timeout holds the answer until the server gives up: 2 s, not 10.
+      "--payments-timeout-ms", "2000",
       "--catalog-url", `${base}/preview/catalog`,
       ...authArgs,
       ...extraArgs,

@@ -1,6 +1,8 @@
 //! Load generator for the benchmarks in the README (run it with the command below).
 //!
-//! Starts the real server in-process on 127.0.0.1:0 with a fresh SQLite file, connects N MCP
+//! Starts the real server in-process on 127.0.0.1:0 with a fresh SQLite file (and the SANDBOX
+//! payment provider beside it, a process of its own: `cargo build --release -p giftgenius-server
+//! --bins` first, so it is next to this example), connects N MCP
 //! clients over Streamable HTTP, and drives one scenario for a fixed number of calls per
 //! client, printing calls/s and latency percentiles. Loopback only; bounded in count.
 //!
@@ -143,7 +145,7 @@ async fn run(
         config.widget_html = Some(path.into());
     }
     config.sandbox_latency_ms =
-        std::env::var("LOADGEN_SANDBOX_LATENCY_MS").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
+        Some(std::env::var("LOADGEN_SANDBOX_LATENCY_MS").ok().and_then(|s| s.parse().ok()).unwrap_or(0));
     if let Some(auth) = auth {
         config.auth_issuer = Some(auth.issuer.clone());
         config.token_secret_file = Some(auth.secret.clone());
@@ -248,7 +250,7 @@ async fn run(
         }
     }
     let durability = state.store.durability().await.unwrap_or_else(|e| format!("durability unknown: {e}"));
-    let ledger = state.checkout.payments.ledger().await.map(|l| l.len()).unwrap_or(0);
+    let ledger = state.checkout.payments.charges().await.map(|l| l.len()).unwrap_or(0);
     let orders = state.store.order_count().await.unwrap_or(0);
     let calls_per_s = all.len() as f64 / elapsed.as_secs_f64();
     let p50 = percentile(&all, 0.50);

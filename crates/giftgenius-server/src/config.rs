@@ -45,7 +45,7 @@ pub struct Config {
     #[arg(long, env = "GIFTGENIUS_PUBLIC_URL")]
     pub public_url: Option<String>,
     /// SQLite database file (created on first run) or a postgres:// URL.
-    #[arg(long, env = "GIFTGENIUS_DB", default_value = "giftgenius.db")]
+    #[arg(long, env = "GIFTGENIUS_DB", default_value = "giftgenius.db", global = true)]
     pub db: String,
     /// MIME type of the widget resource.
     #[arg(long, env = "GIFTGENIUS_WIDGET_MIME", value_enum, default_value_t = WidgetMime::McpApp)]
@@ -69,12 +69,29 @@ pub struct Config {
     /// How long finished idempotency keys are kept (at least 24).
     #[arg(long, env = "GIFTGENIUS_IDEMPOTENCY_RETENTION_HOURS", default_value_t = 24, value_parser = clap::value_parser!(u64).range(24..))]
     pub idempotency_retention_hours: u64,
-    /// Sandbox payment provider: time each charge takes.
-    #[arg(long, env = "GIFTGENIUS_SANDBOX_LATENCY_MS", default_value_t = 150)]
-    pub sandbox_latency_ms: u64,
-    /// Sandbox payment provider: injected failures, e.g. "5xx*2,timeout*1" or "decline".
-    #[arg(long, env = "GIFTGENIUS_SANDBOX_FAULTS", default_value = "")]
-    pub sandbox_faults: String,
+    /// The payment provider's base URL (the SANDBOX provider `giftgenius-sandbox-pay`, or
+    /// anything speaking its API). Without it the server starts its own sandbox provider.
+    #[arg(long, env = "GIFTGENIUS_PAYMENTS_URL", global = true)]
+    pub payments_url: Option<String>,
+    /// How long one request to the payment provider may take. The idempotency lease must be
+    /// longer by at least 1000 ms.
+    #[arg(long, env = "GIFTGENIUS_PAYMENTS_TIMEOUT_MS", default_value_t = 10_000, global = true)]
+    pub payments_timeout_ms: u64,
+    /// The sandbox provider this server starts (no --payments-url): time each charge takes.
+    /// Stored in the sandbox's database; without the flag the stored value stays (first run: 150).
+    #[arg(long, env = "GIFTGENIUS_SANDBOX_LATENCY_MS")]
+    pub sandbox_latency_ms: Option<u64>,
+    /// The sandbox provider this server starts (no --payments-url): injected failures, e.g.
+    /// "5xx*2,timeout*1" or "decline". Stored like the latency.
+    #[arg(long, env = "GIFTGENIUS_SANDBOX_FAULTS")]
+    pub sandbox_faults: Option<String>,
+    /// How often this server settles orders left pending (0 = never; `giftgenius-server
+    /// reconcile` does one pass on demand).
+    #[arg(long, env = "GIFTGENIUS_RECONCILE_INTERVAL_SECS", default_value_t = 60)]
+    pub reconcile_interval_secs: u64,
+    /// How long an order may stay pending before the reconciler asks the provider about it.
+    #[arg(long, env = "GIFTGENIUS_RECONCILE_AFTER_SECS", default_value_t = 600, global = true)]
+    pub reconcile_after_secs: u64,
     /// Suggest from the built-in merchants' catalogs: `true` or `false` (`--builtin-catalog false`
     /// leaves only the HTTP catalogs). Takes a value.
     #[arg(long, env = "GIFTGENIUS_BUILTIN_CATALOG", default_value_t = true, action = clap::ArgAction::Set, value_name = "true|false")]
@@ -127,8 +144,19 @@ pub struct Config {
     #[arg(long, env = "GIFTGENIUS_PREVIEW")]
     pub preview: bool,
     /// Log format on stderr.
-    #[arg(long, env = "GIFTGENIUS_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    #[arg(long, env = "GIFTGENIUS_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text, global = true)]
     pub log_format: LogFormat,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// What to run instead of the server.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Subcommand)]
+pub enum Command {
+    /// One reconcile pass over the database (--db) against the payment provider
+    /// (--payments-url, or the sandbox beside the database), then exit; prints what it did as
+    /// JSON. Safe while servers run on the same database.
+    Reconcile,
 }
 
 /// Where the packed widget is looked for when `--widget-html` is not given, in order.
@@ -163,17 +191,12 @@ impl Config {
         })
     }
 
-    /// Defaults for tests: loopback, port 0, no payment latency, a database file in `dir`.
+    /// Defaults for tests: loopback, port 0, a database file in `dir` (and, unless the test
+    /// gives a `payments_url`, a sandbox provider without latency beside it).
     pub fn for_tests(dir: &std::path::Path) -> Self {
         let db = dir.join("giftgenius.db");
-        Config::parse_from([
-            "giftgenius-server",
-            "--port",
-            "0",
-            "--sandbox-latency-ms",
-            "0",
-            "--db",
-            &db.to_string_lossy(),
-        ])
+        let mut config = Config::parse_from(["giftgenius-server", "--port", "0", "--db", &db.to_string_lossy()]);
+        config.sandbox_latency_ms = Some(0);
+        config
     }
 }

@@ -8,7 +8,8 @@
 //!   and the widget resource.
 //! - `suggest/`: `suggest_gifts` over `catalog/` (gifts, sources, ranking).
 //! - `checkout/`: prepare / commit / get order and checkout sessions, the confirmation token,
-//!   idempotency keys and the sandbox payment provider.
+//!   fenced idempotency keys, the payment provider's client (and starting the SANDBOX provider,
+//!   a process of its own: `giftgenius-sandbox-pay`), and the reconciler of pending orders.
 //! - `http/`: the plain routes next to `/mcp` (images, the checkout page, the preview).
 //! - `store/`: the database (SQLite or PostgreSQL, one implementation).
 //! - `limits`: usage limits per account (suggestions per day, drafts and checkout links per

@@ -1,12 +1,26 @@
-//! `giftgenius-server`: MCP over Streamable HTTP (default) or stdio (`--stdio`).
+//! `giftgenius-server`: MCP over Streamable HTTP (default) or stdio (`--stdio`); `giftgenius-server
+//! reconcile` settles pending orders once and exits.
 
 use clap::Parser;
-use giftgenius_server::{config::Config, startup::Application, telemetry};
+use giftgenius_server::config::{Command, Config};
+use giftgenius_server::{startup, startup::Application, telemetry};
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let config = Config::parse();
     telemetry::init(config.log_format);
+    if config.command == Some(Command::Reconcile) {
+        return match startup::reconcile_once(&config).await {
+            Ok(report) => {
+                println!("{}", serde_json::to_string(&report).unwrap_or_default());
+                std::process::ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("giftgenius-server reconcile: {e:#}");
+                std::process::ExitCode::FAILURE
+            }
+        };
+    }
     let stdio = config.stdio;
     let result = match Application::build(config).await {
         Ok(app) if stdio => {

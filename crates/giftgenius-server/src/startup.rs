@@ -22,11 +22,13 @@ use crate::auth::metadata::{protected_resource_metadata, resource_metadata_url};
 use crate::auth::middleware::AuthState;
 use crate::auth::mode::resource_url;
 use crate::auth::{AuthMode, Verifier};
+use crate::checkout::reconcile::{ReconcileReport, Reconciler};
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::mcp::GiftGenius;
 use crate::mcp::widget_resource::origin_of;
-use crate::state::AppState;
+use crate::state::{AppState, connect_payments};
+use crate::store::Store;
 
 /// Largest MCP request body we accept; tool arguments are small, anything bigger is hostile.
 pub const MAX_REQUEST_BODY_BYTES: usize = 256 * 1024;
@@ -55,6 +57,41 @@ fn spawn_pruning(state: Arc<AppState>, shutdown: CancellationToken) {
             }
         }
     });
+}
+
+/// Settles orders left pending every `every` (see `checkout/reconcile.rs`); every replica
+/// runs it, and concurrent passes never settle an order twice.
+fn spawn_reconciling(state: Arc<AppState>, every: Duration, shutdown: CancellationToken) {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = shutdown.cancelled() => return,
+                _ = tick.tick() => match state.reconciler.run_once().await {
+                    Ok(report) if report.is_quiet() => {}
+                    Ok(report) => tracing::info!(?report, "reconciled pending orders"),
+                    Err(e) => tracing::warn!(error = %e, "reconciling pending orders failed"),
+                },
+            }
+        }
+    });
+}
+
+/// `giftgenius-server reconcile`: one pass over `--db` against the payment provider (the
+/// sandbox beside the database when no `--payments-url` is given), without serving anything.
+pub async fn reconcile_once(config: &Config) -> anyhow::Result<ReconcileReport> {
+    let store = Store::connect(&config.db)
+        .await
+        .with_context(|| format!("cannot open the database {}", crate::telemetry::url_for_log(&config.db)))?;
+    let (payments, _sandbox) = connect_payments(config).await?;
+    let reconciler = Reconciler {
+        store,
+        payments: Arc::new(payments),
+        clock: Clock::System,
+        after: Duration::from_secs(config.reconcile_after_secs),
+    };
+    Ok(reconciler.run_once().await?)
 }
 
 /// The `/mcp` service: Host and Origin checks guard against DNS rebinding and cross-site
@@ -157,6 +194,9 @@ impl Application {
         let state = AppState::build(&config, &public_url, mode, clock).await?;
         let shutdown = CancellationToken::new();
         spawn_pruning(state.clone(), shutdown.clone());
+        if config.reconcile_interval_secs > 0 {
+            spawn_reconciling(state.clone(), Duration::from_secs(config.reconcile_interval_secs), shutdown.clone());
+        }
         let mut router = crate::http::router(&config, state.clone());
         if !config.stdio {
             let (auth, metadata) = auth_layer(&state, &public_url).await?;
@@ -171,7 +211,7 @@ impl Application {
         Ok(Self { listener, router, state, addr, public_url, shutdown })
     }
 
-    /// The shared state (tests read the payment ledger and inject faults through it).
+    /// The shared state (tests reach the store, the reconciler and the idempotency keys through it).
     pub fn state(&self) -> Arc<AppState> {
         self.state.clone()
     }

@@ -10,7 +10,9 @@ use crate::auth::AuthMode;
 use crate::checkout::Checkout;
 use crate::checkout::confirmation::ConfirmationKeys;
 use crate::checkout::idempotency::Idempotency;
-use crate::checkout::payments::{FaultPlan, SandboxPayments};
+use crate::checkout::payments::{Payments, check_lease};
+use crate::checkout::reconcile::Reconciler;
+use crate::checkout::sandbox::{SandboxProcess, db_beside};
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::failpoints::Failpoints;
@@ -36,6 +38,35 @@ pub struct AppState {
     pub suggester: Suggester,
     pub limits: Limits,
     pub failpoints: Failpoints,
+    /// Settles orders left pending (on a schedule, see `startup.rs`).
+    pub reconciler: Reconciler,
+    /// The sandbox payment provider this server started (no `--payments-url`); it stops when
+    /// the state is dropped or the process ends.
+    pub sandbox: Option<SandboxProcess>,
+}
+
+/// The payment provider's client: for `--payments-url`, or for a sandbox provider started now
+/// beside the database.
+pub async fn connect_payments(config: &Config) -> anyhow::Result<(Payments, Option<SandboxProcess>)> {
+    let timeout = Duration::from_millis(config.payments_timeout_ms);
+    if let Some(url) = &config.payments_url {
+        if config.sandbox_latency_ms.is_some() || config.sandbox_faults.is_some() {
+            anyhow::bail!(
+                "--sandbox-latency-ms and --sandbox-faults set up the sandbox provider this server starts itself; \
+                 with --payments-url set them on that provider (its --latency-ms / --faults, or POST /admin/settings)"
+            );
+        }
+        return Ok((Payments::new(url, timeout)?, None));
+    }
+    let sandbox = SandboxProcess::start(
+        &db_beside(&config.db),
+        config.sandbox_latency_ms,
+        config.sandbox_faults.as_deref(),
+        config.log_format,
+    )
+    .await?;
+    tracing::info!(url = sandbox.url, db = %sandbox.db.display(), "started the SANDBOX payment provider");
+    Ok((Payments::new(&sandbox.url, timeout)?, Some(sandbox)))
 }
 
 impl AppState {
@@ -53,13 +84,10 @@ impl AppState {
             Ok(durability) => tracing::info!(%durability, "database opened"),
             Err(e) => tracing::warn!(error = %e, "cannot read the database's durability settings"),
         }
-        let faults = FaultPlan::parse(&config.sandbox_faults).map_err(anyhow::Error::msg)?;
-        let payments = Arc::new(SandboxPayments::new(
-            store.clone(),
-            clock.clone(),
-            Duration::from_millis(config.sandbox_latency_ms),
-            faults,
-        ));
+        let lease = Duration::from_millis(config.idempotency_lease_ms);
+        check_lease(lease, Duration::from_millis(config.payments_timeout_ms)).map_err(anyhow::Error::msg)?;
+        let (payments, sandbox) = connect_payments(config).await?;
+        let payments = Arc::new(payments);
         let confirmation = match (&config.token_secret_file, &auth) {
             (Some(path), _) => ConfirmationKeys::from_file(path)?,
             (None, AuthMode::Local) => ConfirmationKeys::generated(
@@ -88,6 +116,12 @@ impl AppState {
             limits: limits.clone(),
             public_url: public_url.clone(),
         };
+        let reconciler = Reconciler {
+            store: store.clone(),
+            payments: payments.clone(),
+            clock: clock.clone(),
+            after: Duration::from_secs(config.reconcile_after_secs),
+        };
         let checkout = Checkout {
             store: store.clone(),
             catalog: catalog.clone(),
@@ -95,7 +129,7 @@ impl AppState {
             idempotency: Idempotency {
                 store: store.clone(),
                 clock: clock.clone(),
-                lease: Duration::from_millis(config.idempotency_lease_ms),
+                lease,
                 retention: Duration::from_secs(config.idempotency_retention_hours * 3600),
             },
             failpoints: failpoints.clone(),
@@ -118,6 +152,8 @@ impl AppState {
             suggester,
             limits,
             failpoints,
+            reconciler,
+            sandbox,
         }))
     }
 

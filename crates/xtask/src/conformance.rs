@@ -42,7 +42,10 @@ pub fn run(root: &Path, html: &Path) -> Result<()> {
     let started = Instant::now();
     let dir = ensure_deps(root)?;
     let mut build = cmd::cargo();
-    build.args(["build", "-p", "giftgenius-server", "--bin", "giftgenius-server"]).current_dir(root);
+    // The server starts its own sandbox payment provider from next to its binary.
+    build
+        .args(["build", "-p", "giftgenius-server", "--bin", "giftgenius-server", "--bin", "giftgenius-sandbox-pay"])
+        .current_dir(root);
     locked_in_ci(&mut build);
     cmd::run(&mut build)?;
     let bin = target_dir(root).join("debug/giftgenius-server");

@@ -189,7 +189,20 @@ pub(crate) fn locked_in_ci(cmd: &mut std::process::Command) {
     }
 }
 
+/// Builds the SANDBOX payment provider the server starts for itself (`cargo run` builds only the
+/// binary it runs): `release` or debug, next to the server's binary.
+pub(crate) fn build_sandbox_provider(root: &Path, release: bool) -> Result<()> {
+    let mut build = cmd::cargo();
+    build.args(["build", "-p", "giftgenius-server", "--bin", "giftgenius-sandbox-pay"]).current_dir(root);
+    if release {
+        build.arg("--release");
+    }
+    locked_in_ci(&mut build);
+    cmd::run(&mut build)
+}
+
 fn serve(root: &Path, server_args: &[String]) -> Result<()> {
+    build_sandbox_provider(root, true)?;
     let mut server = cmd::cargo();
     server.args(["run", "--release", "-p", "giftgenius-server"]).current_dir(root);
     locked_in_ci(&mut server);

@@ -40,6 +40,7 @@ pub fn run(root: &Path, server_args: &[String], auth: bool) -> Result<()> {
     let loopback = ["0.0.0.0", "::", "127.0.0.1", "localhost"].contains(&host.as_str());
     let browse_host = if loopback { "127.0.0.1".to_string() } else { host.clone() };
     let base = format!("http://{browse_host}:{port}");
+    crate::build_sandbox_provider(root, false)?;
     let mut server = cmd::cargo();
     server.args(["run", "-p", "giftgenius-server"]).current_dir(root);
     locked_in_ci(&mut server);
@@ -241,7 +242,10 @@ pub fn browser_tests(root: &Path, html: &Path) -> Result<()> {
     // tests/auth.test.mjs signs in against the local authorization server.
     ensure_oidc_deps(root)?;
     let mut build = cmd::cargo();
-    build.args(["build", "-p", "giftgenius-server", "--bin", "giftgenius-server"]).current_dir(root);
+    // The server starts its own sandbox payment provider from next to its binary.
+    build
+        .args(["build", "-p", "giftgenius-server", "--bin", "giftgenius-server", "--bin", "giftgenius-sandbox-pay"])
+        .current_dir(root);
     locked_in_ci(&mut build);
     cmd::run(&mut build)?;
     let bin = target_dir(root).join("debug/giftgenius-server");

@@ -4,26 +4,30 @@
 //! together with its work:
 //! 1. claim the key                                                 -> `Started`
 //! 2. create the order row (pending payment), in one transaction    -> `ResourceCreated` (the order)
-//! 3. charge the provider with the key `gg_<order id>`: derived from the key's order, so a
-//!    retry after any crash asks the provider for the *same* charge
-//! 4. mark the order paid and store the answer, in one transaction -> `Finished`
+//! 3. mark the order as charging (until the provider's timeout has passed), then charge the
+//!    provider with the key `gg_<order id>`: derived from the key's order, so a retry after any
+//!    crash asks the provider for the *same* charge
+//! 4. mark the order paid (or declined) and store the answer, in one transaction -> `Finished`
 //!
-//! A crash between any two phases is resumed by the next retry with the same key. A draft has
-//! at most one live order; a commit under another key adopts it rather than creating a second.
+//! A crash between any two phases is resumed by the next retry with the same key; an order
+//! nobody retries is finished by the reconciler (`reconcile.rs`). Every step that writes is
+//! fenced by the key's generation: a call whose lease ran out and was taken over writes nothing
+//! and answers from what the key says now. A draft has at most one live order; a commit under
+//! another key adopts it rather than creating a second.
 
 use giftgenius_types::{CommitOrderInput, ErrorCode, OrderData, ToolError};
 use serde_json::{Map, Value};
 
 use super::Checkout;
 use super::idempotency::{Begin, Lease, fingerprint, stored_answer};
-use super::payments::PaymentError;
+use super::payments::{LEASE_MARGIN, PaymentError};
 use super::random_id;
 use crate::clock::rfc3339;
 use crate::context::CallContext;
 use crate::error::internal;
 use crate::failpoints::{AFTER_KEY_CLAIMED, AFTER_ORDER_CREATED, AFTER_PAYMENT_CHARGED, AFTER_RESPONSE_STORED};
 use crate::outcome::{Answer, Outcome};
-use crate::store::{CreateOrder, OrderRow, OrderStatusColumn, RecoveryPoint, StoreError};
+use crate::store::{ChargeStart, CreateOrder, Fenced, OrderRow, OrderStatusColumn, RecoveryPoint, StoreError};
 
 /// Where the order phase left the call.
 enum OrderStep {
@@ -32,6 +36,28 @@ enum OrderStep {
     /// A definitive answer that needs no charge (no such draft, expired, out of stock, already
     /// paid): store it as the key's answer.
     Answered(Result<Answer<OrderData>, ToolError>),
+    /// The key was taken over meanwhile: answer from what it says now.
+    Lost,
+}
+
+/// The provider's idempotency key for an order: one order, one charge, whoever asks.
+pub fn provider_key(order_id: &str) -> String {
+    format!("gg_{order_id}")
+}
+
+/// What the provider is asked to charge for an order (the same text every time: the provider
+/// refuses a key reused with another request).
+pub fn charge_description(order: &OrderRow) -> String {
+    format!("GiftGenius order {}: {} × {}", order.id, order.quantity, order.gift_title)
+}
+
+/// The definitive answer of a declined payment.
+pub(super) fn declined(call: &CallContext) -> ToolError {
+    ToolError::new(
+        ErrorCode::PaymentDeclined,
+        "The payment was declined; nothing was charged. The user may try another payment method.",
+        &call.reference,
+    )
 }
 
 impl Checkout {
@@ -61,15 +87,10 @@ impl Checkout {
             Err(e) => return internal(call, &e).into(),
         };
         self.failpoints.hit(AFTER_KEY_CLAIMED);
-        self.run_commit(call, input, lease).await.into()
+        self.run_commit(call, input, lease).await
     }
 
-    async fn run_commit(
-        &self,
-        call: &CallContext,
-        input: &CommitOrderInput,
-        mut lease: Lease,
-    ) -> Result<Answer<OrderData>, ToolError> {
+    async fn run_commit(&self, call: &CallContext, input: &CommitOrderInput, mut lease: Lease) -> Outcome<OrderData> {
         let step = match (lease.resume_from(), lease.resource_id()) {
             (RecoveryPoint::ResourceCreated, Some(order_id)) => match self.store.order_by_id(order_id).await {
                 Ok(Some(order)) => Ok(OrderStep::Ready(order)),
@@ -81,7 +102,8 @@ impl Checkout {
         match step {
             Ok(OrderStep::Ready(order)) => self.charge_phase(call, lease, order).await,
             Ok(OrderStep::Answered(result)) => lease.answer(call, result).await,
-            Err(e) => Err(lease.fail(call, &e).await),
+            Ok(OrderStep::Lost) => lease.settled(call).await,
+            Err(e) => lease.fail(call, &e).await.into(),
         }
     }
 
@@ -141,7 +163,11 @@ impl Checkout {
             charge_id: None,
             created_at_ms: now,
         };
-        match self.store.create_order(lease.scope(), &order, i64::from(gift.stock), now).await? {
+        let created = match self.store.create_order(lease.fence(), &order, i64::from(gift.stock), now).await? {
+            Fenced::Written(created) => created,
+            Fenced::Stale => return Ok(OrderStep::Lost),
+        };
+        match created {
             CreateOrder::Created => {
                 self.failpoints.hit(AFTER_ORDER_CREATED);
                 Ok(OrderStep::Ready(order))
@@ -155,71 +181,97 @@ impl Checkout {
             // gone for good (a reloaded widget that lost its key). The provider key belongs to
             // the order, not to either idempotency key, so finishing it under ours can only ever
             // find the same charge.
-            CreateOrder::DraftAlreadyOrdered(existing) => {
-                lease.advance(&existing.id).await?;
-                Ok(OrderStep::Ready(*existing))
-            }
+            CreateOrder::DraftAlreadyOrdered(existing) => match lease.advance(&existing.id).await? {
+                Fenced::Written(()) => Ok(OrderStep::Ready(*existing)),
+                Fenced::Stale => Ok(OrderStep::Lost),
+            },
         }
     }
 
     /// Phases 3 and 4: charge the provider, then record the outcome with the key's answer.
-    async fn charge_phase(
-        &self,
-        call: &CallContext,
-        lease: Lease,
-        order: OrderRow,
-    ) -> Result<Answer<OrderData>, ToolError> {
-        let payment_key = format!("gg_{}", order.id);
-        let description = format!("GiftGenius order {}: {} × {}", order.id, order.quantity, order.gift_title);
-        match self.payments.charge(&payment_key, order.total(), &description).await {
+    async fn charge_phase(&self, call: &CallContext, lease: Lease, order: OrderRow) -> Outcome<OrderData> {
+        // The charge request must end (answered or timed out) while we still hold the key, so
+        // that no retry takes the key over and asks the provider beside us.
+        let in_flight = self.payments.timeout() + LEASE_MARGIN;
+        if lease.remaining() < in_flight {
+            lease.release().await;
+            return unavailable(call, "the lease is too short for a charge request now");
+        }
+        let now = self.now();
+        let charging_until = now + in_flight.as_millis() as i64;
+        match self.store.begin_charge(lease.fence(), &order.id, charging_until, now).await {
+            Ok(Fenced::Written(ChargeStart::Ready)) => {}
+            // Paid or declined meanwhile (under another key, or by the reconciler): that is the answer.
+            Ok(Fenced::Written(ChargeStart::Settled)) => {
+                return self.settled_order_answer(call, lease, &order.id).await;
+            }
+            Ok(Fenced::Stale) => return lease.settled(call).await,
+            Err(e) => return lease.fail(call, &e).await.into(),
+        }
+        let payment_key = provider_key(&order.id);
+        match self.payments.charge(&payment_key, order.total(), &charge_description(&order)).await {
             Ok(charge) => {
                 self.failpoints.hit(AFTER_PAYMENT_CHARGED);
                 let paid = OrderRow { status: OrderStatusColumn::Paid, charge_id: Some(charge.id.clone()), ..order };
                 let result = self.order_answer(call, &paid);
                 let recorded = match stored_answer(call, &result) {
                     Ok(stored) => {
-                        self.store.mark_paid_and_finish(lease.scope(), &paid.id, &charge.id, &stored, self.now()).await
+                        self.store.mark_paid_and_finish(lease.fence(), &paid.id, &charge.id, &stored, self.now()).await
                     }
                     Err(e) => Err(e),
                 };
-                if let Err(e) = recorded {
-                    return Err(lease.fail(call, &e).await);
+                if matches!(recorded, Ok(Fenced::Written(()))) {
+                    self.failpoints.hit(AFTER_RESPONSE_STORED);
+                    tracing::info!(order = paid.id, charge = charge.id, "order paid");
                 }
-                self.failpoints.hit(AFTER_RESPONSE_STORED);
-                tracing::info!(order = paid.id, charge = charge.id, "order paid");
-                result
+                lease.recorded(call, recorded, result).await
             }
             Err(PaymentError::Declined) => {
-                let result = Err(ToolError::new(
-                    ErrorCode::PaymentDeclined,
-                    "The payment was declined; nothing was charged. The user may try another payment method.",
-                    &call.reference,
-                ));
+                let result = Err(declined(call));
                 let recorded = match stored_answer(call, &result) {
                     Ok(stored) => {
-                        self.store.mark_declined_and_finish(lease.scope(), &order.id, &stored, self.now()).await
+                        self.store.mark_declined_and_finish(lease.fence(), &order.id, &stored, self.now()).await
                     }
                     Err(e) => Err(e),
                 };
-                match recorded {
-                    Ok(()) => result,
-                    Err(e) => Err(lease.fail(call, &e).await),
-                }
+                lease.recorded(call, recorded, result).await
             }
             Err(PaymentError::Unavailable(detail)) => {
                 tracing::warn!(order = order.id, detail, "payment provider unavailable");
                 lease.release().await;
-                Err(ToolError::new(
-                    ErrorCode::PaymentProviderUnavailable,
-                    "The payment provider did not answer. Nothing was charged twice: try again with the same key.",
-                    &call.reference,
-                )
-                .with_retry_after_ms(1000))
+                unavailable(call, &detail)
             }
             Err(PaymentError::KeyMismatch) => {
-                let e = StoreError(format!("provider key {payment_key} reused with another amount"));
-                Err(lease.fail(call, &e).await)
+                let e = StoreError(format!("provider key {payment_key} reused with another request"));
+                lease.fail(call, &e).await.into()
             }
         }
     }
+
+    /// The answer for an order that was settled by someone else while we held the key.
+    async fn settled_order_answer(&self, call: &CallContext, lease: Lease, order_id: &str) -> Outcome<OrderData> {
+        match self.store.order_by_id(order_id).await {
+            Ok(Some(order)) if order.status == OrderStatusColumn::PaymentDeclined => {
+                lease.answer(call, Err(declined(call))).await
+            }
+            Ok(Some(order)) => {
+                let result = self.order_answer(call, &order);
+                lease.answer(call, result).await
+            }
+            Ok(None) => lease.fail(call, &StoreError(format!("order {order_id} vanished"))).await.into(),
+            Err(e) => lease.fail(call, &e).await.into(),
+        }
+    }
+}
+
+/// PAYMENT_PROVIDER_UNAVAILABLE: transient; the same key retried later finds the same charge.
+fn unavailable(call: &CallContext, detail: &str) -> Outcome<OrderData> {
+    tracing::debug!(detail, "answering PAYMENT_PROVIDER_UNAVAILABLE");
+    ToolError::new(
+        ErrorCode::PaymentProviderUnavailable,
+        "The payment provider did not answer. Nothing was charged twice: try again with the same key.",
+        &call.reference,
+    )
+    .with_retry_after_ms(1000)
+    .into()
 }

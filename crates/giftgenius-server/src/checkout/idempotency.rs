@@ -6,9 +6,14 @@
 //!   arguments is `IDEMPOTENCY_KEY_REUSED`, never a silent replay of something else.
 //! - [`Idempotency::begin`] claims the key and hands back a [`Lease`]: the right to work on it
 //!   until the lease runs out. The lease owns the key's life from there: `advance` (the call's
-//!   resource exists), `finish` (store the definitive answer), `release` (a transient failure:
+//!   resource exists), `answer` (store the definitive answer), `release` (a transient failure:
 //!   the next retry resumes). Store steps that do work *and* move the key in one transaction
-//!   take the lease's scope.
+//!   take the lease's [`Fence`].
+//! - Leases are fenced: every claim or take-over gives the key a new generation, and every write
+//!   names the generation its holder got. A holder whose lease ran out (a slow provider, a long
+//!   pause) and was taken over writes nothing: not its answer, not a release, not an order or
+//!   a checkout session. Its write comes back [`Fenced::Stale`], and it answers from what the key
+//!   says now ([`Lease::settled`]): the winner's stored answer, or "still in progress".
 //! - A duplicate that arrives while the lease is held gets `REQUEST_IN_PROGRESS` with
 //!   `retry_after_ms` instead of waiting: a host's duplicate is nearly always a retry whose first
 //!   answer was lost, so holding a connection open buys nothing, and an honest "come back in
@@ -30,7 +35,7 @@ use sha2::{Digest, Sha256};
 use crate::clock::Clock;
 use crate::context::{CallContext, DEFAULT_LOCALE};
 use crate::outcome::{Answer, Outcome, envelope};
-use crate::store::{Claim, RecoveryPoint, Scope, Store, StoreError, StoreResult};
+use crate::store::{Claim, Fence, Fenced, RecoveryPoint, Scope, Store, StoreError, StoreResult};
 
 /// SHA-256 over the canonical (key-sorted, compact) JSON of the arguments minus the key itself.
 pub fn fingerprint(arguments: &Map<String, Value>, key_field: &str) -> String {
@@ -127,7 +132,8 @@ impl Idempotency {
         let lease_until = now + self.lease.as_millis() as i64;
         let row = match self.store.claim_key(&scope, fingerprint, lease_until, now).await? {
             Claim::New => {
-                return Ok(Begin::Proceed(self.lease(scope, RecoveryPoint::Started, None)));
+                let fence = Fence { scope, generation: 1 };
+                return Ok(Begin::Proceed(self.lease(fence, lease_until, RecoveryPoint::Started, None)));
             }
             Claim::Existing(row) => row,
         };
@@ -145,19 +151,44 @@ impl Idempotency {
         if let Some(locked_until) = row.locked_until_ms.filter(|&t| t > now) {
             return Ok(Begin::Reject(in_progress(call, (locked_until - now) as u64)));
         }
-        if self.store.take_over_key(&scope, row.locked_until_ms, lease_until, now).await? {
-            tracing::info!(point = row.recovery_point.as_str(), "resuming a keyed call");
-            Ok(Begin::Proceed(self.lease(scope, row.recovery_point, row.resource_id)))
+        if self.store.take_over_key(&scope, row.generation, lease_until, now).await? {
+            tracing::info!(
+                point = row.recovery_point.as_str(),
+                generation = row.generation + 1,
+                "resuming a keyed call"
+            );
+            let fence = Fence { scope, generation: row.generation + 1 };
+            Ok(Begin::Proceed(self.lease(fence, lease_until, row.recovery_point, row.resource_id)))
         } else {
             Ok(Begin::Reject(in_progress(call, 100)))
         }
     }
 
-    fn lease(&self, scope: Scope, resume_from: RecoveryPoint, resource_id: Option<String>) -> Lease {
-        Lease { keys: self.clone(), scope, resume_from, resource_id }
+    fn lease(&self, fence: Fence, until_ms: i64, resume_from: RecoveryPoint, resource_id: Option<String>) -> Lease {
+        Lease { keys: self.clone(), fence, until_ms, resume_from, resource_id }
     }
 
-    /// Deletes keys past retention; returns how many.
+    /// What a key says now, as an answer: its stored answer once finished, else "in progress"
+    /// (for a holder whose write was refused, and who must not act on what it knew).
+    pub async fn settled<T: DeserializeOwned>(&self, call: &CallContext, scope: &Scope) -> Outcome<T> {
+        match self.store.key(scope).await {
+            Ok(Some(row)) if row.recovery_point == RecoveryPoint::Finished => {
+                match row.response.as_deref().map(replay) {
+                    Some(Ok(outcome)) => outcome,
+                    Some(Err(e)) => crate::error::internal(call, &e).into(),
+                    None => crate::error::internal(call, &"finished key without an answer").into(),
+                }
+            }
+            Ok(row) => {
+                let now = self.clock.now_ms();
+                let left = row.and_then(|r| r.locked_until_ms).map_or(0, |t| (t - now).max(0) as u64);
+                in_progress(call, left).into()
+            }
+            Err(e) => crate::error::internal(call, &e).into(),
+        }
+    }
+
+    /// Deletes keys past retention (never one pointing at a pending order); returns how many.
     pub async fn prune(&self) -> StoreResult<u64> {
         let now = self.clock.now_ms();
         self.store.prune_keys(now - self.retention.as_millis() as i64, now).await
@@ -173,19 +204,23 @@ fn in_progress(call: &CallContext, lease_left_ms: u64) -> ToolError {
     .with_retry_after_ms(lease_left_ms.clamp(50, 1000))
 }
 
-/// The right to work on one key, from `begin` until `finish` or `release`.
+/// The right to work on one key, from `begin` until `answer` or `release`, as long as nobody
+/// took it over.
 #[derive(Debug)]
 pub struct Lease {
     keys: Idempotency,
-    scope: Scope,
+    fence: Fence,
+    /// When the lease runs out (after that a retry may take the key over).
+    until_ms: i64,
     resume_from: RecoveryPoint,
     resource_id: Option<String>,
 }
 
 impl Lease {
-    /// The key, for store steps that move it in the same transaction as their work.
-    pub fn scope(&self) -> &Scope {
-        &self.scope
+    /// The key and its generation, for store steps that move it in the same transaction as
+    /// their work.
+    pub fn fence(&self) -> &Fence {
+        &self.fence
     }
 
     /// Where the previous holder got to (`Started` for a new key).
@@ -198,45 +233,59 @@ impl Lease {
         self.resource_id.as_deref()
     }
 
+    /// How long the lease still runs.
+    pub fn remaining(&self) -> Duration {
+        Duration::from_millis((self.until_ms - self.keys.clock.now_ms()).max(0) as u64)
+    }
+
     /// The key now points at `resource_id`, which already exists (created under another key),
     /// so a retry of this key resumes with it. Only moves a key that has just started.
-    pub async fn advance(&mut self, resource_id: &str) -> StoreResult<()> {
+    pub async fn advance(&mut self, resource_id: &str) -> StoreResult<Fenced> {
         let now = self.keys.clock.now_ms();
-        self.keys.store.advance_started_key(&self.scope, resource_id, now).await?;
-        self.resume_from = RecoveryPoint::ResourceCreated;
-        self.resource_id = Some(resource_id.to_string());
-        Ok(())
-    }
-
-    /// Stores `result` as the key's definitive answer and ends the lease. If storing fails the
-    /// lease is released, so a retry runs the call again.
-    pub async fn finish<T: Serialize>(
-        self,
-        call: &CallContext,
-        result: &Result<Answer<T>, ToolError>,
-    ) -> StoreResult<()> {
-        let now = self.keys.clock.now_ms();
-        let stored = stored_answer(call, result)?;
-        match self.keys.store.finish_key(&self.scope, &stored, now).await {
-            Ok(()) => Ok(()),
-            Err(e) => {
-                self.release().await;
-                Err(e)
-            }
+        let advanced = self.keys.store.advance_started_key(&self.fence, resource_id, now).await?;
+        if advanced == Fenced::Written(()) {
+            self.resume_from = RecoveryPoint::ResourceCreated;
+            self.resource_id = Some(resource_id.to_string());
         }
+        Ok(advanced)
     }
 
-    /// Stores `result` as the key's definitive answer and returns it (`INTERNAL_ERROR` if it
-    /// could not be stored: the lease is then released and a retry runs the call again).
-    pub async fn answer<T: Serialize>(
+    /// Stores `result` as the key's definitive answer and answers with it. If the key was taken
+    /// over meanwhile, answers with what the key says now; if storing failed, releases the
+    /// lease (a retry runs the call again) and answers `INTERNAL_ERROR`.
+    pub async fn answer<T: Serialize + DeserializeOwned>(
         self,
         call: &CallContext,
         result: Result<Answer<T>, ToolError>,
-    ) -> Result<Answer<T>, ToolError> {
-        match self.finish(call, &result).await {
-            Ok(()) => result,
-            Err(e) => Err(crate::error::internal(call, &e)),
+    ) -> Outcome<T> {
+        let now = self.keys.clock.now_ms();
+        let written = match stored_answer(call, &result) {
+            Ok(stored) => self.keys.store.finish_key(&self.fence, &stored, now).await,
+            Err(e) => Err(e),
+        };
+        self.recorded(call, written, result).await
+    }
+
+    /// The answer of a store step that did the call's work and finished the key in one
+    /// transaction: `result` if it was written, what the key says now if the lease was lost,
+    /// `INTERNAL_ERROR` (lease released) if the step failed.
+    pub async fn recorded<T: DeserializeOwned>(
+        self,
+        call: &CallContext,
+        written: StoreResult<Fenced>,
+        result: Result<Answer<T>, ToolError>,
+    ) -> Outcome<T> {
+        match written {
+            Ok(Fenced::Written(())) => result.into(),
+            Ok(Fenced::Stale) => self.settled(call).await,
+            Err(e) => self.fail(call, &e).await.into(),
         }
+    }
+
+    /// The lease was lost (a write came back stale): answers with what the key says now.
+    pub async fn settled<T: DeserializeOwned>(self, call: &CallContext) -> Outcome<T> {
+        tracing::warn!(generation = self.fence.generation, "lost the idempotency key to a newer holder; not writing");
+        self.keys.settled(call, &self.fence.scope).await
     }
 
     /// A store step failed: drops the lease so a retry resumes, and answers `INTERNAL_ERROR`.
@@ -245,11 +294,16 @@ impl Lease {
         crate::error::internal(call, e)
     }
 
-    /// Drops the lease after a transient failure, keeping the recovery point for the retry.
+    /// Drops the lease after a transient failure, keeping the recovery point for the retry. A
+    /// holder that lost the key releases nothing (it would free the new holder's lease).
     pub async fn release(self) {
         let now = self.keys.clock.now_ms();
-        if let Err(e) = self.keys.store.release_key(&self.scope, now).await {
-            tracing::warn!(error = %e, "could not release an idempotency key; its lease will expire");
+        match self.keys.store.release_key(&self.fence, now).await {
+            Ok(Fenced::Written(())) => {}
+            Ok(Fenced::Stale) => {
+                tracing::info!(generation = self.fence.generation, "the key has a newer holder; not releasing it")
+            }
+            Err(e) => tracing::warn!(error = %e, "could not release an idempotency key; its lease will expire"),
         }
     }
 }

@@ -4,14 +4,19 @@
 //!
 //! - `prepare.rs`, `commit.rs`, `session.rs`: the tools' services; `get_order` is below.
 //! - `confirmation.rs`: the token that proves a person clicked Confirm.
-//! - `idempotency.rs`: keys, leases and replays (generic; knows nothing of orders).
-//! - `payments.rs`: the sandbox payment provider.
+//! - `idempotency.rs`: keys, fenced leases and replays (generic; knows nothing of orders).
+//! - `payments.rs`: the payment provider's HTTP client; `sandbox.rs`: starting the SANDBOX
+//!   provider process when no `--payments-url` is given.
+//! - `reconcile.rs`: finishes orders left pending (a lost answer, a dead process) from the
+//!   provider's own record.
 
 pub mod commit;
 pub mod confirmation;
 pub mod idempotency;
 pub mod payments;
 mod prepare;
+pub mod reconcile;
+pub mod sandbox;
 mod session;
 
 use std::sync::Arc;
@@ -33,13 +38,13 @@ use crate::store::{OrderRow, Store, StoreError, StoreResult};
 use crate::suggest::catalog::{Catalog, CatalogGift, price_in};
 use confirmation::ConfirmationKeys;
 use idempotency::Idempotency;
-use payments::SandboxPayments;
+use payments::Payments;
 
 /// The checkout service: everything the order tools need.
 pub struct Checkout {
     pub store: Store,
     pub catalog: Arc<Catalog>,
-    pub payments: Arc<SandboxPayments>,
+    pub payments: Arc<Payments>,
     pub idempotency: Idempotency,
     pub failpoints: Failpoints,
     pub clock: Clock,

@@ -1,76 +1,49 @@
-//! The SANDBOX payment provider: a stand-in for Stripe that behaves like one, not a mock.
+//! The payment provider, as the app sees it: an HTTP client for the SANDBOX provider's
+//! Stripe-shaped API (`giftgenius-sandbox-pay`, its own process with its own database; see
+//! `sandbox.rs` for how the app starts one when no `--payments-url` is given).
 //!
-//! It keeps its own ledger table (one row per real charge), honours its own idempotency key
-//! (the same key returns the same charge), takes configurable time, and can be told to fail:
-//! `5xx` (nothing charged), `timeout` (charged, but the answer is lost: the dangerous case
-//! idempotency exists for) and `decline` (card declined, nothing charged).
+//! Every request has a timeout, and a commit's lease always outlasts it (checked at startup,
+//! [`check_lease`]): a call never loses its key while its charge is still in flight, and a retry
+//! never starts a second charge request beside the first. A timeout is not a failure of the
+//! charge: the provider may have charged and lost the answer, which is why every charge carries
+//! an idempotency key derived from the order and why the reconciler can ask "what happened to
+//! the charge under key K" later ([`Payments::lookup`]).
 
-use std::collections::VecDeque;
-use std::sync::Mutex;
 use std::time::Duration;
 
-use giftgenius_types::Money;
+use giftgenius_sandbox_pay::api::{
+    CHARGES_PATH, Charge as ApiCharge, ChargeList, ChargeRequest, ChargeStatus, ErrorBody, IDEMPOTENCY_KEY_HEADER,
+    MAX_PAGE, SETTINGS_PATH, SettingsUpdate,
+};
+use giftgenius_types::{Currency, Money};
+use reqwest::StatusCode;
 
-use crate::clock::Clock;
-use crate::store::{LedgerRow, Store, StoreError};
+/// What a lease must have left beyond the provider's timeout: the store steps around the call
+/// (recording the order paid) and clock differences between replicas.
+pub const LEASE_MARGIN: Duration = Duration::from_millis(1000);
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fault {
-    ServerError,
-    Timeout,
-    Decline,
-}
-
-impl Fault {
-    fn parse(s: &str) -> Option<Self> {
-        match s {
-            "5xx" | "503" | "server_error" => Some(Fault::ServerError),
-            "timeout" => Some(Fault::Timeout),
-            "decline" | "declined" => Some(Fault::Decline),
-            _ => None,
-        }
+/// Refuses a lease that the provider call could outlast.
+pub fn check_lease(lease: Duration, provider_timeout: Duration) -> Result<(), String> {
+    if lease > provider_timeout + LEASE_MARGIN {
+        return Ok(());
     }
-}
-
-/// Which calls fail: a queue of one-off faults, then an optional fault for every call.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FaultPlan {
-    next: VecDeque<Fault>,
-    always: Option<Fault>,
-}
-
-impl FaultPlan {
-    /// `"5xx*2,timeout*1"`: the next two calls answer 5xx, the one after times out, then all
-    /// succeed. A kind without `*N` (`"decline"`) applies to every call from then on.
-    pub fn parse(spec: &str) -> Result<Self, String> {
-        let mut plan = FaultPlan::default();
-        for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            let (kind, count) = match item.split_once('*') {
-                Some((k, n)) => (k, Some(n.parse::<usize>().map_err(|_| format!("bad count in {item:?}"))?)),
-                None => (item, None),
-            };
-            let fault =
-                Fault::parse(kind).ok_or_else(|| format!("unknown payment fault {kind:?} (5xx, timeout, decline)"))?;
-            match count {
-                Some(n) => plan.next.extend(std::iter::repeat_n(fault, n)),
-                None => plan.always = Some(fault),
-            }
-        }
-        Ok(plan)
-    }
-
-    fn take(&mut self) -> Option<Fault> {
-        self.next.pop_front().or(self.always)
-    }
+    Err(format!(
+        "--idempotency-lease-ms ({}) must be greater than --payments-timeout-ms ({}) + {} ms: a commit must be able \
+         to finish its charge request inside its lease, or a retry takes the key over while the charge is in flight",
+        lease.as_millis(),
+        provider_timeout.as_millis(),
+        LEASE_MARGIN.as_millis()
+    ))
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PaymentError {
     /// The card was declined. Definitive; nothing was charged.
     Declined,
-    /// The provider failed or did not answer. The charge may or may not exist: retry with the same key.
+    /// The provider failed or did not answer in time. The charge may or may not exist: retry
+    /// with the same key, or ask later with [`Payments::lookup`].
     Unavailable(String),
-    /// The same provider key was used for another amount: our bug, never the user's.
+    /// The same provider key was used for another request: our bug, never the user's.
     KeyMismatch,
 }
 
@@ -80,68 +53,173 @@ pub struct Charge {
     pub amount: Money,
 }
 
-/// The sandbox provider.
-pub struct SandboxPayments {
-    store: Store,
-    clock: Clock,
-    latency: Duration,
-    faults: Mutex<FaultPlan>,
+/// What the provider knows about the charge requested under one key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lookup {
+    /// Nothing was ever charged under the key (never received, or refused before charging).
+    NotFound,
+    /// A request under the key is being processed right now.
+    Processing,
+    /// The money moved.
+    Succeeded(Charge),
+    /// The card was declined.
+    Declined,
 }
 
-impl std::fmt::Debug for SandboxPayments {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SandboxPayments").field("latency", &self.latency).finish()
-    }
+/// The provider's HTTP API.
+#[derive(Debug, Clone)]
+pub struct Payments {
+    http: reqwest::Client,
+    /// Base URL, no trailing slash.
+    base: String,
+    timeout: Duration,
 }
 
-impl SandboxPayments {
-    pub fn new(store: Store, clock: Clock, latency: Duration, faults: FaultPlan) -> Self {
-        Self { store, clock, latency, faults: Mutex::new(faults) }
+fn currency_code(currency: Currency) -> String {
+    currency.code().to_ascii_lowercase()
+}
+
+/// The provider's charge as ours, if it is for an amount we know.
+fn charge_of(charge: &ApiCharge) -> Option<Charge> {
+    let currency = Currency::ALL.into_iter().find(|c| c.code().eq_ignore_ascii_case(&charge.currency))?;
+    Some(Charge { id: charge.id.clone(), amount: Money::new(charge.amount, currency) })
+}
+
+impl Payments {
+    /// A client for the provider at `base_url`, every request limited to `timeout`.
+    pub fn new(base_url: &str, timeout: Duration) -> anyhow::Result<Self> {
+        let http = reqwest::Client::builder().timeout(timeout).connect_timeout(timeout).build()?;
+        Ok(Self { http, base: base_url.trim_end_matches('/').to_string(), timeout })
     }
 
-    /// Replaces the fault plan (tests and the local preview use this).
-    pub fn set_faults(&self, plan: FaultPlan) {
-        *self.faults.lock().unwrap_or_else(|e| e.into_inner()) = plan;
+    /// How long one request may take.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
     }
 
-    /// Charges `amount` once per `idempotency_key`.
+    pub fn base_url(&self) -> &str {
+        &self.base
+    }
+
+    /// Charges `amount` once per `idempotency_key`: the same key with the same request always
+    /// gets the same answer (a success or a decline), however often it is sent.
     pub async fn charge(
         &self,
         idempotency_key: &str,
         amount: Money,
         description: &str,
     ) -> Result<Charge, PaymentError> {
-        if !self.latency.is_zero() {
-            tokio::time::sleep(self.latency).await;
-        }
-        let fault = self.faults.lock().unwrap_or_else(|e| e.into_inner()).take();
-        match fault {
-            Some(Fault::ServerError) => return Err(PaymentError::Unavailable("sandbox provider answered 503".into())),
-            Some(Fault::Decline) => return Err(PaymentError::Declined),
-            _ => {}
-        }
-        let entry = LedgerRow {
-            idempotency_key: idempotency_key.to_string(),
-            charge_id: format!("ch_{}", uuid::Uuid::new_v4().simple()),
-            amount_minor: amount.amount_minor,
-            currency: amount.currency.into(),
+        let request = ChargeRequest {
+            amount: amount.amount_minor,
+            currency: currency_code(amount.currency),
             description: description.to_string(),
-            created_at_ms: self.clock.now_ms(),
         };
-        let recorded = self.store.sandbox_charge(&entry).await.map_err(|e| PaymentError::Unavailable(e.to_string()))?;
-        if recorded.amount_minor != entry.amount_minor || recorded.currency != entry.currency {
-            return Err(PaymentError::KeyMismatch);
+        let response = self
+            .http
+            .post(format!("{}{CHARGES_PATH}", self.base))
+            .header(IDEMPOTENCY_KEY_HEADER, idempotency_key)
+            .json(&request)
+            .send()
+            .await
+            .map_err(|e| PaymentError::Unavailable(format!("charge request failed: {e}")))?;
+        let status = response.status();
+        match status {
+            StatusCode::OK => {
+                let charge: ApiCharge = response
+                    .json()
+                    .await
+                    .map_err(|e| PaymentError::Unavailable(format!("charge answer unreadable: {e}")))?;
+                match charge_of(&charge) {
+                    Some(ours) if ours.amount == amount && charge.status == ChargeStatus::Succeeded => Ok(ours),
+                    _ => Err(PaymentError::KeyMismatch),
+                }
+            }
+            StatusCode::PAYMENT_REQUIRED => Err(PaymentError::Declined),
+            StatusCode::BAD_REQUEST => {
+                let body: Option<ErrorBody> = response.json().await.ok();
+                match body {
+                    Some(body) if body.error.kind == "idempotency_error" => Err(PaymentError::KeyMismatch),
+                    // Any other 400 is a request we should never have built.
+                    other => Err(PaymentError::Unavailable(format!("charge refused as invalid: {other:?}"))),
+                }
+            }
+            // 409: the first request under this key is still being processed.
+            other => Err(PaymentError::Unavailable(format!("provider answered {other}"))),
         }
-        if fault == Some(Fault::Timeout) {
-            // The charge exists at the provider, but its answer never reaches us.
-            return Err(PaymentError::Unavailable("sandbox provider timed out".into()));
-        }
-        Ok(Charge { id: recorded.charge_id, amount })
     }
 
-    /// Every charge the provider made (tests count these, not responses).
-    pub async fn ledger(&self) -> Result<Vec<LedgerRow>, StoreError> {
-        self.store.sandbox_ledger().await
+    /// What happened to the charge requested under `idempotency_key`.
+    pub async fn lookup(&self, idempotency_key: &str) -> Result<Lookup, PaymentError> {
+        let list: ChargeList =
+            self.get_json(&format!("{}{CHARGES_PATH}", self.base), &[("idempotency_key", idempotency_key)]).await?;
+        let Some(charge) = list.data.into_iter().find(|c| c.idempotency_key == idempotency_key) else {
+            return Ok(Lookup::NotFound);
+        };
+        Ok(match charge.status {
+            ChargeStatus::Processing => Lookup::Processing,
+            ChargeStatus::Failed => Lookup::Declined,
+            ChargeStatus::Succeeded => Lookup::Succeeded(charge_of(&charge).ok_or(PaymentError::KeyMismatch)?),
+        })
+    }
+
+    /// Every charge the provider recorded, declines included, oldest first (the ledger the
+    /// invariants are checked against).
+    pub async fn ledger(&self) -> Result<Vec<ApiCharge>, PaymentError> {
+        let mut all: Vec<ApiCharge> = Vec::new();
+        loop {
+            let limit = MAX_PAGE.to_string();
+            let mut query = vec![("limit", limit.as_str())];
+            let after = all.last().map(|c| c.id.clone());
+            if let Some(after) = after.as_deref() {
+                query.push(("starting_after", after));
+            }
+            let page: ChargeList = self.get_json(&format!("{}{CHARGES_PATH}", self.base), &query).await?;
+            all.extend(page.data);
+            if !page.has_more {
+                return Ok(all);
+            }
+        }
+    }
+
+    /// The charges where money moved (the ledger without declines and requests in flight).
+    pub async fn charges(&self) -> Result<Vec<ApiCharge>, PaymentError> {
+        Ok(self.ledger().await?.into_iter().filter(|c| c.status == ChargeStatus::Succeeded).collect())
+    }
+
+    /// Replaces the provider's injected faults (`5xx*1`, `timeout*2`, `decline`); for the local
+    /// preview and tests. The provider checks the plan; its refusal comes back as the error.
+    pub async fn set_faults(&self, plan: &str) -> Result<(), String> {
+        let update = SettingsUpdate { latency_ms: None, faults: Some(plan.to_string()) };
+        let response = self
+            .http
+            .post(format!("{}{SETTINGS_PATH}", self.base))
+            .json(&update)
+            .send()
+            .await
+            .map_err(|e| format!("the payment provider did not answer: {e}"))?;
+        if response.status().is_success() {
+            return Ok(());
+        }
+        let body: Option<ErrorBody> = response.json().await.ok();
+        Err(body.map(|b| b.error.message).unwrap_or_else(|| "the payment provider refused the plan".into()))
+    }
+
+    async fn get_json<T: serde::de::DeserializeOwned>(
+        &self,
+        url: &str,
+        query: &[(&str, &str)],
+    ) -> Result<T, PaymentError> {
+        let response = self
+            .http
+            .get(url)
+            .query(query)
+            .send()
+            .await
+            .map_err(|e| PaymentError::Unavailable(format!("provider request failed: {e}")))?;
+        if !response.status().is_success() {
+            return Err(PaymentError::Unavailable(format!("provider answered {}", response.status())));
+        }
+        response.json().await.map_err(|e| PaymentError::Unavailable(format!("provider answer unreadable: {e}")))
     }
 }
 
@@ -150,15 +228,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn fault_plan_parses_counts_and_always() {
-        let mut plan = FaultPlan::parse("5xx*2,timeout*1").unwrap();
-        assert_eq!(plan.take(), Some(Fault::ServerError));
-        assert_eq!(plan.take(), Some(Fault::ServerError));
-        assert_eq!(plan.take(), Some(Fault::Timeout));
-        assert_eq!(plan.take(), None);
-        let mut always = FaultPlan::parse("decline").unwrap();
-        assert_eq!(always.take(), Some(Fault::Decline));
-        assert_eq!(always.take(), Some(Fault::Decline));
-        assert!(FaultPlan::parse("explode").is_err());
+    fn a_lease_must_outlast_the_provider_call_and_the_margin() {
+        let timeout = Duration::from_millis(10_000);
+        assert!(check_lease(Duration::from_millis(30_000), timeout).is_ok());
+        assert!(check_lease(Duration::from_millis(11_001), timeout).is_ok());
+        let refused = check_lease(Duration::from_millis(11_000), timeout).unwrap_err();
+        assert!(
+            refused.contains("--idempotency-lease-ms (11000)") && refused.contains("--payments-timeout-ms (10000)")
+        );
+        assert!(check_lease(Duration::from_millis(300), timeout).is_err());
     }
 }

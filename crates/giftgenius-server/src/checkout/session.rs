@@ -3,7 +3,7 @@
 //! gives the same session.
 
 use giftgenius_types::wire::CHECKOUT_PATH;
-use giftgenius_types::{CheckoutData, CheckoutSession, CreateCheckoutSessionInput, ToolError};
+use giftgenius_types::{CheckoutData, CheckoutSession, CreateCheckoutSessionInput};
 use serde_json::{Map, Value};
 
 use super::idempotency::{Begin, Lease, fingerprint, stored_answer};
@@ -35,7 +35,7 @@ impl Checkout {
             lease.release().await;
             return error.into();
         }
-        self.open_session(call, input, lease).await.into()
+        self.open_session(call, input, lease).await
     }
 
     async fn open_session(
@@ -43,14 +43,14 @@ impl Checkout {
         call: &CallContext,
         input: &CreateCheckoutSessionInput,
         lease: Lease,
-    ) -> Result<Answer<CheckoutData>, ToolError> {
+    ) -> Outcome<CheckoutData> {
         let gift = match self.gift(call, &input.gift_id) {
             Ok(gift) => gift,
             Err(error) => return lease.answer(call, Err(error)).await,
         };
         let sold = match self.store.units_sold(&gift.id).await {
             Ok(n) => n,
-            Err(e) => return Err(lease.fail(call, &e).await),
+            Err(e) => return lease.fail(call, &e).await.into(),
         };
         if sold >= i64::from(gift.stock) {
             return lease.answer(call, Err(self.unavailable(call, gift, input.currency))).await;
@@ -73,13 +73,11 @@ impl Checkout {
             expires_at: rfc3339(row.expires_at_ms),
         };
         let result = Ok(Answer::new(CheckoutData { checkout }));
+        // Fenced: a call whose lease ran out and was taken over inserts no second session for the key.
         let recorded = match stored_answer(call, &result) {
-            Ok(stored) => self.store.create_checkout_and_finish(lease.scope(), &row, &stored, now).await,
+            Ok(stored) => self.store.create_checkout_and_finish(lease.fence(), &row, &stored, now).await,
             Err(e) => Err(e),
         };
-        match recorded {
-            Ok(()) => result,
-            Err(e) => Err(lease.fail(call, &e).await),
-        }
+        lease.recorded(call, recorded, result).await
     }
 }

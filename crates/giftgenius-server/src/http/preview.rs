@@ -15,8 +15,10 @@
 //!   a sandboxed iframe with an opaque origin cannot be touched from its parent.
 //! - `GET /preview/artifact`: size and modification time of the artifact (the page polls it for
 //!   live reload).
-//! - `GET /preview/ledger`: how many charges the sandbox payment provider made (tests count these).
-//! - `POST /preview/faults` `{"plan":"5xx*1"}`: the sandbox provider's next failures.
+//! - `GET /preview/ledger`: how many charges the sandbox payment provider made (tests count these),
+//!   read from the provider's own API.
+//! - `POST /preview/faults` `{"plan":"5xx*1"}`: the sandbox provider's next failures (passed to
+//!   its admin endpoint).
 //! - `GET|POST /preview/catalog`: an extra HTTP catalog source (start the server with
 //!   `--catalog-url http://HOST:PORT/preview/catalog`): a small merchant whose gift title holds
 //!   markup (it must render as text), or HTTP 503 after `POST {"mode":"down"}` (partial results).
@@ -35,7 +37,6 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::auth::AuthMode;
-use crate::checkout::payments::FaultPlan;
 use crate::config::Config;
 use crate::mcp::widget_resource::origin_of;
 use crate::state::AppState;
@@ -262,15 +263,15 @@ async fn artifact(State(p): State<Arc<Preview>>) -> Response {
 }
 
 async fn ledger(State(p): State<Arc<Preview>>) -> Response {
-    match p.app.checkout.payments.ledger().await {
+    match p.app.checkout.payments.charges().await {
         Ok(rows) => {
             let charges: Vec<_> = rows
                 .iter()
-                .map(|r| json!({ "charge_id": r.charge_id, "amount_minor": r.amount_minor, "currency": r.currency.as_str() }))
+                .map(|r| json!({ "charge_id": r.id, "amount_minor": r.amount, "currency": r.currency.to_ascii_uppercase() }))
                 .collect();
             no_store(Json(json!({ "count": rows.len(), "charges": charges })).into_response())
         }
-        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, format!("ledger unreadable: {e}")).into_response(),
+        Err(e) => (StatusCode::BAD_GATEWAY, format!("ledger unreadable: {e:?}")).into_response(),
     }
 }
 
@@ -280,10 +281,9 @@ struct FaultsBody {
 }
 
 async fn faults(State(p): State<Arc<Preview>>, Json(body): Json<FaultsBody>) -> Response {
-    match FaultPlan::parse(&body.plan) {
-        Ok(plan) => {
+    match p.app.checkout.payments.set_faults(&body.plan).await {
+        Ok(()) => {
             tracing::info!(plan = %body.plan, "preview: sandbox payment faults set");
-            p.app.checkout.payments.set_faults(plan);
             no_store(Json(json!({ "plan": body.plan })).into_response())
         }
         Err(e) => (StatusCode::BAD_REQUEST, e).into_response(),

@@ -18,8 +18,7 @@ use sqlx::{PgPool, SqlitePool};
 
 use dialect::{Dialect, WriteLock};
 pub use rows::{
-    CheckoutRow, CurrencyColumn, DraftRow, KeyRow, LedgerRow, OrderRow, OrderStatusColumn, RecoveryPoint,
-    ShippingColumn, Usage,
+    CheckoutRow, CurrencyColumn, DraftRow, KeyRow, OrderRow, OrderStatusColumn, RecoveryPoint, ShippingColumn, Usage,
 };
 
 /// A database failure. The text is for the log only; clients get `INTERNAL_ERROR`.
@@ -48,6 +47,33 @@ pub struct Scope {
     pub subject: String,
     pub tool: &'static str,
     pub key: String,
+}
+
+/// A key as one holder holds it: its scope and the generation (fencing token) the holder got.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fence {
+    pub scope: Scope,
+    pub generation: i64,
+}
+
+/// The outcome of a write guarded by a [`Fence`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[must_use]
+pub enum Fenced<T = ()> {
+    /// Written: the holder still held the key.
+    Written(T),
+    /// Nothing written: the key was taken over (or finished) by someone else since. The holder
+    /// must read the key again rather than act on what it knew.
+    Stale,
+}
+
+/// Whether a charge request may go to the provider for an order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChargeStart {
+    /// The order is pending and now marked as charging until the given time.
+    Ready,
+    /// The order is no longer pending (paid or declined meanwhile): read it instead.
+    Settled,
 }
 
 /// The outcome of claiming an idempotency key.
@@ -99,16 +125,42 @@ macro_rules! scoped {
     };
 }
 
-/// Finishes the key `$scope` with `$response`: on the pool, or inside a transaction together
-/// with the work the answer reports.
+/// Finishes the key held by `$fence` with `$response`, inside a transaction together with the
+/// work the answer reports; evaluates to the rows written (0: the fence is stale).
 macro_rules! finish_key {
-    ($executor:expr, $scope:expr, $response:expr, $now_ms:expr) => {
-        scoped!(sql::FINISH_KEY, $scope)
+    ($executor:expr, $fence:expr, $response:expr, $now_ms:expr) => {
+        scoped!(sql::FINISH_KEY, $fence.scope)
             .bind($response)
             .bind($now_ms)
             .bind(RecoveryPoint::Finished)
+            .bind($fence.generation)
             .execute($executor)
             .await
+            .map(|done| done.rows_affected())
+    };
+}
+
+/// Finishes every unfinished commit_order key pointing at the order, bumping generations.
+macro_rules! finish_keys_of_order {
+    ($executor:expr, $order_id:expr, $response:expr, $now_ms:expr) => {
+        sqlx::query(sql::FINISH_KEYS_OF_ORDER)
+            .bind($order_id)
+            .bind($response)
+            .bind($now_ms)
+            .bind(giftgenius_types::ToolName::CommitOrder.as_str())
+            .bind(RecoveryPoint::Finished)
+            .execute($executor)
+            .await?
+    };
+}
+
+/// Rolls `$tx` back and returns `Fenced::Stale` unless `$written` (rows) is 1.
+macro_rules! or_stale {
+    ($tx:expr, $written:expr) => {
+        if $written != 1 {
+            $tx.rollback().await?;
+            return Ok(Fenced::Stale);
+        }
     };
 }
 
@@ -224,11 +276,24 @@ impl Store {
         })
     }
 
-    /// Takes over a key whose lease ran out (compare-and-set on the old lease). True if we got it.
+    /// The key as stored (a holder whose write was refused reads it again).
+    pub async fn key(&self, scope: &Scope) -> StoreResult<Option<KeyRow>> {
+        on_pool!(self, |pool| {
+            Ok(sqlx::query_as(sql::KEY)
+                .bind(&scope.subject)
+                .bind(scope.tool)
+                .bind(&scope.key)
+                .fetch_optional(pool)
+                .await?)
+        })
+    }
+
+    /// Takes over a key whose lease ran out or was released, if its generation is still
+    /// `generation`; the new holder's generation is `generation + 1`. True if we got it.
     pub async fn take_over_key(
         &self,
         scope: &Scope,
-        old_lease: Option<i64>,
+        generation: i64,
         lease_until_ms: i64,
         now_ms: i64,
     ) -> StoreResult<bool> {
@@ -236,7 +301,7 @@ impl Store {
             let updated = scoped!(sql::TAKE_OVER_KEY, scope)
                 .bind(lease_until_ms)
                 .bind(now_ms)
-                .bind(old_lease)
+                .bind(generation)
                 .bind(RecoveryPoint::Finished)
                 .execute(pool)
                 .await?
@@ -246,53 +311,69 @@ impl Store {
     }
 
     /// Drops the lease after a transient failure, keeping the recovery point for the retry.
-    pub async fn release_key(&self, scope: &Scope, now_ms: i64) -> StoreResult<()> {
+    pub async fn release_key(&self, fence: &Fence, now_ms: i64) -> StoreResult<Fenced> {
         on_pool!(self, |pool| {
-            scoped!(sql::RELEASE_KEY, scope).bind(now_ms).bind(RecoveryPoint::Finished).execute(pool).await?;
-            Ok(())
+            let released = scoped!(sql::RELEASE_KEY, fence.scope)
+                .bind(now_ms)
+                .bind(RecoveryPoint::Finished)
+                .bind(fence.generation)
+                .execute(pool)
+                .await?
+                .rows_affected();
+            Ok(if released == 1 { Fenced::Written(()) } else { Fenced::Stale })
         })
     }
 
     /// Stores the final answer (success or definitive failure) and ends the lease.
-    pub async fn finish_key(&self, scope: &Scope, response: &str, now_ms: i64) -> StoreResult<()> {
+    pub async fn finish_key(&self, fence: &Fence, response: &str, now_ms: i64) -> StoreResult<Fenced> {
         on_pool!(self, |pool| {
-            finish_key!(pool, scope, response, now_ms)?;
-            Ok(())
+            let finished = finish_key!(pool, fence, response, now_ms)?;
+            Ok(if finished == 1 { Fenced::Written(()) } else { Fenced::Stale })
         })
     }
 
     /// Points a key that has only started at an existing resource (`ResourceCreated`).
-    pub async fn advance_started_key(&self, scope: &Scope, resource_id: &str, now_ms: i64) -> StoreResult<()> {
+    pub async fn advance_started_key(&self, fence: &Fence, resource_id: &str, now_ms: i64) -> StoreResult<Fenced> {
         on_pool!(self, |pool| {
-            scoped!(sql::ADVANCE_STARTED_KEY, scope)
+            let advanced = scoped!(sql::ADVANCE_STARTED_KEY, fence.scope)
                 .bind(resource_id)
                 .bind(now_ms)
                 .bind(RecoveryPoint::ResourceCreated)
+                .bind(fence.generation)
                 .bind(RecoveryPoint::Started)
                 .execute(pool)
-                .await?;
-            Ok(())
+                .await?
+                .rows_affected();
+            Ok(if advanced == 1 { Fenced::Written(()) } else { Fenced::Stale })
         })
     }
 
-    /// Deletes keys created before `created_before_ms` that are not in progress; returns how many.
+    /// Deletes keys created before `created_before_ms` that are not in progress and do not
+    /// point at a pending order; returns how many.
     pub async fn prune_keys(&self, created_before_ms: i64, now_ms: i64) -> StoreResult<u64> {
         on_pool!(self, |pool| {
-            Ok(sqlx::query(sql::PRUNE_KEYS).bind(created_before_ms).bind(now_ms).execute(pool).await?.rows_affected())
+            Ok(sqlx::query(sql::PRUNE_KEYS)
+                .bind(created_before_ms)
+                .bind(now_ms)
+                .bind(OrderStatusColumn::PendingPayment)
+                .execute(pool)
+                .await?
+                .rows_affected())
         })
     }
 
     // --- orders ---
 
     /// In one transaction: check stock (`stock` minus units in live orders), insert `order` as
-    /// pending payment and advance the key to `ResourceCreated` with the order's id.
+    /// pending payment and advance the key to `ResourceCreated` with the order's id (nothing
+    /// at all if the fence is stale).
     pub async fn create_order(
         &self,
-        scope: &Scope,
+        fence: &Fence,
         order: &OrderRow,
         stock: i64,
         now_ms: i64,
-    ) -> StoreResult<CreateOrder> {
+    ) -> StoreResult<Fenced<CreateOrder>> {
         // The stock check and the insert must not interleave with another replica's for the same
         // gift. A draft is for one gift, so this also serializes orders for the same draft; the
         // unique index `orders_one_live_per_draft` stays the last line of defence.
@@ -306,7 +387,7 @@ impl Store {
                 .await?;
             if let Some(existing) = live {
                 tx.rollback().await?;
-                return Ok(CreateOrder::DraftAlreadyOrdered(Box::new(existing)));
+                return Ok(Fenced::Written(CreateOrder::DraftAlreadyOrdered(Box::new(existing))));
             }
             let sold: i64 = sqlx::query_scalar(sql::LIVE_UNITS)
                 .bind(&order.gift_id)
@@ -315,7 +396,7 @@ impl Store {
                 .await?;
             if sold + order.quantity > stock {
                 tx.rollback().await?;
-                return Ok(CreateOrder::OutOfStock);
+                return Ok(Fenced::Written(CreateOrder::OutOfStock));
             }
             let inserted = sqlx::query(sql::INSERT_ORDER)
                 .bind(&order.id)
@@ -338,20 +419,23 @@ impl Store {
                 Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
                     tx.rollback().await?;
                     return match self.live_order_for_draft(&order.draft_id).await? {
-                        Some(existing) => Ok(CreateOrder::DraftAlreadyOrdered(Box::new(existing))),
+                        Some(existing) => Ok(Fenced::Written(CreateOrder::DraftAlreadyOrdered(Box::new(existing)))),
                         None => Err(StoreError(format!("order {} conflicted: {e}", order.id))),
                     };
                 }
                 Err(e) => return Err(e.into()),
             }
-            scoped!(sql::ADVANCE_KEY, scope)
+            let advanced = scoped!(sql::ADVANCE_KEY, fence.scope)
                 .bind(&order.id)
                 .bind(now_ms)
                 .bind(RecoveryPoint::ResourceCreated)
+                .bind(fence.generation)
                 .execute(&mut *tx)
-                .await?;
+                .await?
+                .rows_affected();
+            or_stale!(tx, advanced);
             tx.commit().await?;
-            Ok(CreateOrder::Created)
+            Ok(Fenced::Written(CreateOrder::Created))
         })
     }
 
@@ -387,51 +471,185 @@ impl Store {
         })
     }
 
-    /// In one transaction: the order is paid with `charge_id`, the key finished with `response`.
+    /// In one transaction, if the fence holds: the pending order may now have a charge request
+    /// in flight until `charging_until_ms` (the reconciler leaves it alone until then).
+    pub async fn begin_charge(
+        &self,
+        fence: &Fence,
+        order_id: &str,
+        charging_until_ms: i64,
+        now_ms: i64,
+    ) -> StoreResult<Fenced<ChargeStart>> {
+        on_pool!(self, |pool| {
+            let mut tx = pool.begin_write(WriteLock::None).await?;
+            let held = scoped!(sql::TOUCH_KEY, fence.scope)
+                .bind(now_ms)
+                .bind(RecoveryPoint::Finished)
+                .bind(fence.generation)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            or_stale!(tx, held);
+            let pending = sqlx::query(sql::BEGIN_CHARGE)
+                .bind(order_id)
+                .bind(charging_until_ms)
+                .bind(now_ms)
+                .bind(OrderStatusColumn::PendingPayment)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            tx.commit().await?;
+            Ok(Fenced::Written(if pending == 1 { ChargeStart::Ready } else { ChargeStart::Settled }))
+        })
+    }
+
+    /// In one transaction, if the fence holds: the order is paid with `charge_id`, the key
+    /// finished with `response`.
     pub async fn mark_paid_and_finish(
         &self,
-        scope: &Scope,
+        fence: &Fence,
         order_id: &str,
         charge_id: &str,
         response: &str,
         now_ms: i64,
-    ) -> StoreResult<()> {
+    ) -> StoreResult<Fenced> {
         on_pool!(self, |pool| {
             let mut tx = pool.begin_write(WriteLock::None).await?;
-            sqlx::query(sql::MARK_PAID)
+            let finished = finish_key!(&mut *tx, fence, response, now_ms)?;
+            or_stale!(tx, finished);
+            let paid = sqlx::query(sql::MARK_PAID)
                 .bind(order_id)
                 .bind(OrderStatusColumn::Paid)
                 .bind(charge_id)
                 .bind(now_ms)
+                .bind(OrderStatusColumn::PendingPayment)
                 .execute(&mut *tx)
-                .await?;
-            finish_key!(&mut *tx, scope, response, now_ms)?;
+                .await?
+                .rows_affected();
+            if paid != 1 {
+                tx.rollback().await?;
+                return Err(StoreError(format!("order {order_id} was charged ({charge_id}) but is no longer pending")));
+            }
             tx.commit().await?;
-            Ok(())
+            Ok(Fenced::Written(()))
         })
     }
 
-    /// In one transaction: the order's payment was declined, the key finished with `response`.
+    /// In one transaction, if the fence holds: the order's payment was declined, the key
+    /// finished with `response`.
     pub async fn mark_declined_and_finish(
         &self,
-        scope: &Scope,
+        fence: &Fence,
         order_id: &str,
         response: &str,
         now_ms: i64,
-    ) -> StoreResult<()> {
+    ) -> StoreResult<Fenced> {
         on_pool!(self, |pool| {
             let mut tx = pool.begin_write(WriteLock::None).await?;
-            sqlx::query(sql::MARK_DECLINED)
+            let finished = finish_key!(&mut *tx, fence, response, now_ms)?;
+            or_stale!(tx, finished);
+            let declined = sqlx::query(sql::MARK_DECLINED)
                 .bind(order_id)
                 .bind(OrderStatusColumn::PaymentDeclined)
                 .bind(now_ms)
                 .bind(OrderStatusColumn::PendingPayment)
                 .execute(&mut *tx)
-                .await?;
-            finish_key!(&mut *tx, scope, response, now_ms)?;
+                .await?
+                .rows_affected();
+            if declined != 1 {
+                tx.rollback().await?;
+                return Err(StoreError(format!("order {order_id} was declined by the provider but is paid")));
+            }
             tx.commit().await?;
-            Ok(())
+            Ok(Fenced::Written(()))
         })
+    }
+
+    // --- reconciling ---
+
+    /// Up to `limit` orders to reconcile: pending since before `created_before_ms`, with no
+    /// charge request in flight and no key leased at `now_ms`, after `after` in
+    /// (created_at_ms, id) order.
+    pub async fn orders_to_reconcile(
+        &self,
+        created_before_ms: i64,
+        now_ms: i64,
+        after: (i64, &str),
+        limit: i64,
+    ) -> StoreResult<Vec<OrderRow>> {
+        on_pool!(self, |pool| {
+            Ok(sqlx::query_as(sql::ORDERS_TO_RECONCILE)
+                .bind(OrderStatusColumn::PendingPayment)
+                .bind(created_before_ms)
+                .bind(now_ms)
+                .bind(after.0)
+                .bind(after.1)
+                .bind(limit)
+                .fetch_all(pool)
+                .await?)
+        })
+    }
+
+    /// In one transaction: the pending order is paid with `charge_id`, and every unfinished
+    /// commit_order key pointing at it is finished with `response` (their holders' writes are
+    /// refused from now on). False if the order was no longer pending.
+    pub async fn settle_paid(&self, order_id: &str, charge_id: &str, response: &str, now_ms: i64) -> StoreResult<bool> {
+        on_pool!(self, |pool| {
+            let mut tx = pool.begin_write(WriteLock::None).await?;
+            let paid = sqlx::query(sql::SETTLE_PAID)
+                .bind(order_id)
+                .bind(OrderStatusColumn::Paid)
+                .bind(charge_id)
+                .bind(OrderStatusColumn::PendingPayment)
+                .bind(now_ms)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            if paid != 1 {
+                tx.rollback().await?;
+                return Ok(false);
+            }
+            finish_keys_of_order!(&mut *tx, order_id, response, now_ms);
+            tx.commit().await?;
+            Ok(true)
+        })
+    }
+
+    /// In one transaction: the pending order is declined (its stock is free again), unless a
+    /// charge request may still have been in flight at `asked_at_ms` (when the provider said it
+    /// had no charge), and its unfinished commit_order keys are finished with `response`.
+    /// False if nothing was settled.
+    pub async fn settle_declined(
+        &self,
+        order_id: &str,
+        response: &str,
+        asked_at_ms: i64,
+        now_ms: i64,
+    ) -> StoreResult<bool> {
+        on_pool!(self, |pool| {
+            let mut tx = pool.begin_write(WriteLock::None).await?;
+            let declined = sqlx::query(sql::SETTLE_DECLINED)
+                .bind(order_id)
+                .bind(OrderStatusColumn::PaymentDeclined)
+                .bind(OrderStatusColumn::PendingPayment)
+                .bind(now_ms)
+                .bind(asked_at_ms)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            if declined != 1 {
+                tx.rollback().await?;
+                return Ok(false);
+            }
+            finish_keys_of_order!(&mut *tx, order_id, response, now_ms);
+            tx.commit().await?;
+            Ok(true)
+        })
+    }
+
+    /// Orders with `status`, oldest first (tests and the chaos run check invariants on them).
+    pub async fn orders_with_status(&self, status: OrderStatusColumn) -> StoreResult<Vec<OrderRow>> {
+        on_pool!(self, |pool| Ok(sqlx::query_as(sql::ORDERS_WITH_STATUS).bind(status).fetch_all(pool).await?))
     }
 
     /// Counts orders (all statuses): for tests and the benchmark.
@@ -441,16 +659,19 @@ impl Store {
 
     // --- checkout sessions ---
 
-    /// In one transaction: insert the checkout session and finish the key with `response`.
+    /// In one transaction, if the fence holds: insert the checkout session and finish the key
+    /// with `response` (a stale holder inserts no second session for the key).
     pub async fn create_checkout_and_finish(
         &self,
-        scope: &Scope,
+        fence: &Fence,
         session: &CheckoutRow,
         response: &str,
         now_ms: i64,
-    ) -> StoreResult<()> {
+    ) -> StoreResult<Fenced> {
         on_pool!(self, |pool| {
             let mut tx = pool.begin_write(WriteLock::None).await?;
+            let finished = finish_key!(&mut *tx, fence, response, now_ms)?;
+            or_stale!(tx, finished);
             sqlx::query(sql::INSERT_CHECKOUT)
                 .bind(&session.id)
                 .bind(&session.subject)
@@ -461,9 +682,8 @@ impl Store {
                 .bind(session.expires_at_ms)
                 .execute(&mut *tx)
                 .await?;
-            finish_key!(&mut *tx, scope, response, now_ms)?;
             tx.commit().await?;
-            Ok(())
+            Ok(Fenced::Written(()))
         })
     }
 
@@ -476,28 +696,6 @@ impl Store {
 
     pub async fn checkout_session(&self, id: &str) -> StoreResult<Option<CheckoutRow>> {
         on_pool!(self, |pool| Ok(sqlx::query_as(sql::CHECKOUT).bind(id).fetch_optional(pool).await?))
-    }
-
-    // --- the sandbox payment provider's ledger ---
-
-    /// The ledger entry for `entry.idempotency_key`, inserting `entry` if none exists.
-    pub async fn sandbox_charge(&self, entry: &LedgerRow) -> StoreResult<LedgerRow> {
-        on_pool!(self, |pool| {
-            sqlx::query(sql::INSERT_LEDGER)
-                .bind(&entry.idempotency_key)
-                .bind(&entry.charge_id)
-                .bind(entry.amount_minor)
-                .bind(entry.currency)
-                .bind(&entry.description)
-                .bind(entry.created_at_ms)
-                .execute(pool)
-                .await?;
-            Ok(sqlx::query_as(sql::LEDGER_ENTRY).bind(&entry.idempotency_key).fetch_one(pool).await?)
-        })
-    }
-
-    pub async fn sandbox_ledger(&self) -> StoreResult<Vec<LedgerRow>> {
-        on_pool!(self, |pool| Ok(sqlx::query_as(sql::LEDGER).fetch_all(pool).await?))
     }
 
     // --- usage limits ---

@@ -202,6 +202,8 @@ pub struct KeyRow {
     pub fingerprint: String,
     pub recovery_point: RecoveryPoint,
     pub locked_until_ms: Option<i64>,
+    /// The fencing token: which holder may write (see `sql.rs`).
+    pub generation: i64,
     pub resource_id: Option<String>,
     pub response: Option<String>,
 }
@@ -243,17 +245,6 @@ impl CheckoutRow {
     pub fn amount(&self) -> Money {
         Money::new(self.amount_minor, self.currency.into())
     }
-}
-
-/// One entry of the sandbox payment provider's ledger: one real charge.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
-pub struct LedgerRow {
-    pub idempotency_key: String,
-    pub charge_id: String,
-    pub amount_minor: i64,
-    pub currency: CurrencyColumn,
-    pub description: String,
-    pub created_at_ms: i64,
 }
 
 #[cfg(test)]

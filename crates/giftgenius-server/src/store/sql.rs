@@ -29,29 +29,44 @@ pub const PRUNE_DRAFTS: &str = "DELETE FROM drafts WHERE expires_at_ms < $1 \
      AND NOT EXISTS (SELECT 1 FROM orders WHERE orders.draft_id = drafts.id AND orders.status = 'pending_payment')";
 
 // --- idempotency keys: ($1, $2, $3) is always the scope (subject, tool, key) ---
+//
+// `generation` is the key's fencing token: a claim starts it at 1, every take-over adds 1, and
+// every write by a holder names the generation it holds (so a holder whose lease ran out writes
+// nothing: 0 rows). The reconciler, which finishes keys without holding them, adds 1 too.
 
 /// $4 fingerprint, $5 the `Started` point, $6 lease, $7 now.
-pub const INSERT_KEY: &str = "INSERT INTO idempotency_keys (subject, tool, key, fingerprint, recovery_point, locked_until_ms, created_at_ms, updated_at_ms) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $7) ON CONFLICT DO NOTHING";
-pub const KEY: &str = "SELECT fingerprint, recovery_point, locked_until_ms, resource_id, response FROM idempotency_keys \
+pub const INSERT_KEY: &str = "INSERT INTO idempotency_keys (subject, tool, key, fingerprint, recovery_point, locked_until_ms, generation, \
+     created_at_ms, updated_at_ms) VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $7) ON CONFLICT DO NOTHING";
+pub const KEY: &str = "SELECT fingerprint, recovery_point, locked_until_ms, generation, resource_id, response FROM idempotency_keys \
      WHERE subject = $1 AND tool = $2 AND key = $3";
-/// Compare-and-set on the old lease ($6, NULL-safe): $4 new lease, $5 now, $7 the `Finished` point.
-pub const TAKE_OVER_KEY: &str = "UPDATE idempotency_keys SET locked_until_ms = $4, updated_at_ms = $5 \
-     WHERE subject = $1 AND tool = $2 AND key = $3 AND recovery_point <> $7 AND locked_until_ms IS NOT DISTINCT FROM $6";
-/// $4 now, $5 the `Finished` point.
+/// Compare-and-set on the generation read ($6), only once no lease is live: $4 new lease, $5 now,
+/// $7 the `Finished` point.
+pub const TAKE_OVER_KEY: &str = "UPDATE idempotency_keys SET locked_until_ms = $4, updated_at_ms = $5, generation = generation + 1 \
+     WHERE subject = $1 AND tool = $2 AND key = $3 AND recovery_point <> $7 AND generation = $6 \
+     AND (locked_until_ms IS NULL OR locked_until_ms <= $5)";
+/// $4 now, $5 the `Finished` point, $6 generation.
 pub const RELEASE_KEY: &str = "UPDATE idempotency_keys SET locked_until_ms = NULL, updated_at_ms = $4 \
-     WHERE subject = $1 AND tool = $2 AND key = $3 AND recovery_point <> $5";
-/// $4 response, $5 now, $6 the `Finished` point.
+     WHERE subject = $1 AND tool = $2 AND key = $3 AND recovery_point <> $5 AND generation = $6";
+/// The holder still holds the key: $4 now, $5 the `Finished` point, $6 generation.
+pub const TOUCH_KEY: &str = "UPDATE idempotency_keys SET updated_at_ms = $4 \
+     WHERE subject = $1 AND tool = $2 AND key = $3 AND recovery_point <> $5 AND generation = $6";
+/// $4 response, $5 now, $6 the `Finished` point, $7 generation.
 pub const FINISH_KEY: &str = "UPDATE idempotency_keys SET recovery_point = $6, response = $4, locked_until_ms = NULL, updated_at_ms = $5 \
-     WHERE subject = $1 AND tool = $2 AND key = $3";
-/// $4 resource id, $5 now, $6 the `ResourceCreated` point.
+     WHERE subject = $1 AND tool = $2 AND key = $3 AND generation = $7 AND recovery_point <> $6";
+/// $4 resource id, $5 now, $6 the `ResourceCreated` point, $7 generation.
 pub const ADVANCE_KEY: &str = "UPDATE idempotency_keys SET recovery_point = $6, resource_id = $4, updated_at_ms = $5 \
-     WHERE subject = $1 AND tool = $2 AND key = $3";
-/// Like [`ADVANCE_KEY`], but only from $7 (the `Started` point).
+     WHERE subject = $1 AND tool = $2 AND key = $3 AND generation = $7";
+/// Like [`ADVANCE_KEY`], but only from $8 (the `Started` point).
 pub const ADVANCE_STARTED_KEY: &str = "UPDATE idempotency_keys SET recovery_point = $6, resource_id = $4, updated_at_ms = $5 \
-     WHERE subject = $1 AND tool = $2 AND key = $3 AND recovery_point = $7";
-pub const PRUNE_KEYS: &str =
-    "DELETE FROM idempotency_keys WHERE created_at_ms < $1 AND (locked_until_ms IS NULL OR locked_until_ms < $2)";
+     WHERE subject = $1 AND tool = $2 AND key = $3 AND generation = $7 AND recovery_point = $8";
+/// Keys created before $1 and not leased at $2, except those pointing at an order still
+/// pending ($3): its payment is not settled, and a retry of the key must still find it.
+pub const PRUNE_KEYS: &str = "DELETE FROM idempotency_keys WHERE created_at_ms < $1 AND (locked_until_ms IS NULL OR locked_until_ms < $2) \
+     AND NOT EXISTS (SELECT 1 FROM orders WHERE orders.id = idempotency_keys.resource_id AND orders.status = $3)";
+/// Every unfinished key of tool $4 pointing at order $1 is finished with $2 at $3 ($5 the
+/// `Finished` point), its generation bumped so that a holder's later write is refused.
+pub const FINISH_KEYS_OF_ORDER: &str = "UPDATE idempotency_keys SET recovery_point = $5, response = $2, locked_until_ms = NULL, \
+     updated_at_ms = $3, generation = generation + 1 WHERE resource_id = $1 AND tool = $4 AND recovery_point <> $5";
 
 // --- orders ---
 
@@ -65,11 +80,33 @@ pub const INSERT_ORDER: &str = "INSERT INTO orders (id, subject, draft_id, gift_
      charge_id, created_at_ms, updated_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, $11, $11)";
 pub const ORDER: &str = "SELECT * FROM orders WHERE id = $1 AND subject = $2";
 pub const ORDER_BY_ID: &str = "SELECT * FROM orders WHERE id = $1";
-/// $2 the `Paid` status, $3 charge id, $4 now.
-pub const MARK_PAID: &str = "UPDATE orders SET status = $2, charge_id = $3, updated_at_ms = $4 WHERE id = $1";
-/// $2 the `PaymentDeclined` status, $3 now, $4 the `PendingPayment` status.
-pub const MARK_DECLINED: &str = "UPDATE orders SET status = $2, updated_at_ms = $3 WHERE id = $1 AND status = $4";
+/// A charge request for a pending order ($4) may be in flight until $2; $3 now.
+pub const BEGIN_CHARGE: &str =
+    "UPDATE orders SET charging_until_ms = $2, updated_at_ms = $3 WHERE id = $1 AND status = $4";
+/// $2 the `Paid` status, $3 charge id, $4 now, $5 the `PendingPayment` status. Also matches an
+/// order already paid with this very charge (settled by the reconciler or another key).
+pub const MARK_PAID: &str = "UPDATE orders SET status = $2, charge_id = $3, updated_at_ms = $4 \
+     WHERE id = $1 AND (status = $5 OR (status = $2 AND charge_id = $3))";
+/// $2 the `PaymentDeclined` status, $3 now, $4 the `PendingPayment` status. Also matches an
+/// order already declined.
+pub const MARK_DECLINED: &str =
+    "UPDATE orders SET status = $2, updated_at_ms = $3 WHERE id = $1 AND (status = $4 OR status = $2)";
 pub const ORDER_COUNT: &str = "SELECT COUNT(*) FROM orders";
+/// Orders pending ($1) since before $2 with no charge request in flight and no key leased at
+/// $3, after ($4, $5) in (created_at_ms, id) order; at most $6.
+pub const ORDERS_TO_RECONCILE: &str = "SELECT * FROM orders o WHERE o.status = $1 AND o.created_at_ms < $2 \
+     AND (o.charging_until_ms IS NULL OR o.charging_until_ms < $3) \
+     AND NOT EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.resource_id = o.id AND k.locked_until_ms > $3) \
+     AND (o.created_at_ms > $4 OR (o.created_at_ms = $4 AND o.id > $5)) ORDER BY o.created_at_ms, o.id LIMIT $6";
+/// The reconciler: the pending ($4) order is paid ($2) with charge $3 at $5.
+pub const SETTLE_PAID: &str =
+    "UPDATE orders SET status = $2, charge_id = $3, updated_at_ms = $5 WHERE id = $1 AND status = $4";
+/// The reconciler: the pending ($3) order is declined ($2) at $4, unless a charge request may
+/// still have been in flight when the provider was asked ($5).
+pub const SETTLE_DECLINED: &str = "UPDATE orders SET status = $2, updated_at_ms = $4 WHERE id = $1 AND status = $3 \
+     AND (charging_until_ms IS NULL OR charging_until_ms < $5)";
+/// Orders by status (the invariants of the tests and the chaos run).
+pub const ORDERS_WITH_STATUS: &str = "SELECT * FROM orders WHERE status = $1 ORDER BY created_at_ms, id";
 
 // --- checkout sessions ---
 
@@ -77,13 +114,6 @@ pub const INSERT_CHECKOUT: &str = "INSERT INTO checkout_sessions (id, subject, g
      VALUES ($1, $2, $3, $4, $5, $6, $7)";
 pub const CHECKOUT: &str = "SELECT * FROM checkout_sessions WHERE id = $1";
 pub const PRUNE_CHECKOUTS: &str = "DELETE FROM checkout_sessions WHERE expires_at_ms < $1";
-
-// --- sandbox payment ledger ---
-
-pub const INSERT_LEDGER: &str = "INSERT INTO sandbox_payment_ledger (idempotency_key, charge_id, amount_minor, currency, description, created_at_ms) \
-     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (idempotency_key) DO NOTHING";
-pub const LEDGER_ENTRY: &str = "SELECT * FROM sandbox_payment_ledger WHERE idempotency_key = $1";
-pub const LEDGER: &str = "SELECT * FROM sandbox_payment_ledger ORDER BY created_at_ms, charge_id";
 
 // --- usage limits ---
 

@@ -16,8 +16,8 @@ use serde_json::{Value, json};
 use crate::postgres::TestDb;
 use crate::support::oidc::{self, Oidc, TestKey};
 use crate::support::{
-    INIT, ServerProcess, TOKEN, TestApp, call, call_as, charges, commit_args, meta_of, orders, post, request,
-    spawn_app_with, start_server_binary, text_of, token_secret_file, unused_port, widget_path,
+    INIT, SandboxPay, ServerProcess, TOKEN, TestApp, call, call_as, charges, commit_args, meta_of, orders, post,
+    request, spawn_app_with, start_server_binary, text_of, token_secret_file, unused_port, widget_path,
 };
 
 const BOTH: &str = "orders:read orders:write";
@@ -240,15 +240,24 @@ async fn the_protected_resource_metadata_and_the_tools_tell_a_host_how_to_sign_i
     assert_eq!(schemes("get_order"), json!([{"type": "oauth2", "scopes": ["orders:read"]}]));
 }
 
-/// Two replicas of the server binary on one PostgreSQL database, behind one public URL.
-async fn replica(db: &str, accounts: &Accounts, public_url: &str, failpoint: &str) -> ServerProcess {
+/// Two replicas of the server binary on one PostgreSQL database and one payment provider,
+/// behind one public URL.
+async fn replica(
+    db: &str,
+    provider: &SandboxPay,
+    accounts: &Accounts,
+    public_url: &str,
+    failpoint: &str,
+) -> ServerProcess {
     let flags = accounts.server_flags(&[
         "--public-url",
         public_url,
-        "--sandbox-latency-ms",
-        "0",
+        "--payments-url",
+        &provider.url,
+        "--payments-timeout-ms",
+        "500",
         "--idempotency-lease-ms",
-        "300",
+        "2500",
         "--failpoints",
         failpoint,
     ]);
@@ -262,8 +271,9 @@ async fn a_purchase_started_on_a_replica_that_dies_ends_on_the_other_with_one_ch
     let accounts = Accounts::start();
     // Both replicas answer to one public URL (a load balancer's); tokens are for its /mcp.
     let public = format!("http://127.0.0.1:{}", unused_port());
-    let mut doomed = replica(&db.url, &accounts, &public, "after_payment_charged").await;
-    let survivor = replica(&db.url, &accounts, &public, "").await;
+    let provider = SandboxPay::start();
+    let mut doomed = replica(&db.url, &provider, &accounts, &public, "after_payment_charged").await;
+    let survivor = replica(&db.url, &provider, &accounts, &public, "").await;
     let token = oidc::sign_in(&format!("{}/.well-known/oauth-protected-resource/mcp", doomed.url), "carol", BOTH)
         .await
         .access_token;
@@ -293,7 +303,7 @@ async fn a_purchase_started_on_a_replica_that_dies_ends_on_the_other_with_one_ch
     }
     assert_eq!(answer["order"]["status"], "paid", "{answer}");
     let store = giftgenius_server::store::Store::connect(&db.url).await.unwrap();
-    assert_eq!(store.sandbox_ledger().await.unwrap().len(), 1, "exactly one charge");
+    assert_eq!(provider.charges().await, 1, "exactly one charge");
     assert_eq!(store.order_count().await.unwrap(), 1, "exactly one order");
 }
 

@@ -10,9 +10,17 @@ use futures::future::join_all;
 use serde_json::{Value, json};
 
 use crate::support::{
-    TOKEN, call_as, charges, commit_args, commit_then_replay_charges_once, meta_of, orders, prepare, spawn_app,
-    spawn_app_with, successes_or_in_progress, text_of,
+    TOKEN, TestApp, call_as, charges, commit_args, commit_then_replay_charges_once, meta_of, orders, prepare,
+    spawn_app, spawn_app_with, successes_or_in_progress, text_of,
 };
+
+/// The app with a short provider timeout (an injected `timeout` holds the answer until the app
+/// gives up), its provider told to fail with `plan`.
+pub async fn app_with_faults(plan: &str) -> TestApp {
+    let app = spawn_app_with(|c| c.payments_timeout_ms = 500).await;
+    app.provider.set_faults(plan).await;
+    app
+}
 
 #[tokio::test]
 async fn prepare_order_returns_the_same_draft_and_hides_the_token_from_the_model() {
@@ -67,7 +75,8 @@ async fn sequential_replay_returns_identical_bytes_and_charges_once() {
 
 #[tokio::test]
 async fn sixty_four_concurrent_identical_commits_charge_once() {
-    let app = spawn_app_with(|c| c.sandbox_latency_ms = 300).await;
+    let app = spawn_app().await;
+    app.provider.set_latency_ms(300).await;
     let (draft, token) = prepare(&app, "u1", "pp-001").await;
     let clients = join_all((0..8).map(|_| app.client())).await;
     let calls = (0..64).map(|i| {
@@ -150,7 +159,7 @@ async fn without_the_widgets_token_nothing_is_charged() {
 
 #[tokio::test]
 async fn a_decline_is_a_business_error_and_nothing_is_charged() {
-    let app = spawn_app_with(|c| c.sandbox_faults = "decline".into()).await;
+    let app = app_with_faults("decline").await;
     let (draft, token) = prepare(&app, "u1", "tr-002").await;
     let client = app.client().await;
     let (result, sc) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_decline", &token)).await;
@@ -167,7 +176,7 @@ async fn a_decline_is_a_business_error_and_nothing_is_charged() {
 
 #[tokio::test]
 async fn an_outage_is_transient_and_the_retry_charges_once() {
-    let app = spawn_app_with(|c| c.sandbox_faults = "5xx*1".into()).await;
+    let app = app_with_faults("5xx*1").await;
     let (draft, token) = prepare(&app, "u1", "tr-003").await;
     let client = app.client().await;
     let (result, sc) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_outage", &token)).await;
@@ -185,7 +194,7 @@ async fn an_outage_is_transient_and_the_retry_charges_once() {
 #[tokio::test]
 async fn a_lost_provider_answer_is_recovered_without_a_second_charge() {
     // `timeout`: the provider charges, but its answer is lost.
-    let app = spawn_app_with(|c| c.sandbox_faults = "timeout*1".into()).await;
+    let app = app_with_faults("timeout*1").await;
     let (draft, token) = prepare(&app, "u1", "tr-004").await;
     let client = app.client().await;
     let (_, first) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_timeout", &token)).await;
@@ -212,7 +221,7 @@ async fn a_draft_is_paid_once_even_under_two_keys() {
 async fn a_pending_order_left_by_a_lost_key_is_finished_by_the_next_key_with_one_charge() {
     // The first commit charges, but the provider's answer is lost; then the widget reloads and
     // has lost its key, so the user's next Confirm arrives with a new one.
-    let app = spawn_app_with(|c| c.sandbox_faults = "timeout*1".into()).await;
+    let app = app_with_faults("timeout*1").await;
     let (draft, token) = prepare(&app, "u1", "pp-005").await;
     let client = app.client().await;
     let (_, lost) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_lost", &token)).await;
@@ -302,7 +311,7 @@ async fn a_duplicate_checkout_session_is_the_same_session() {
 #[tokio::test]
 async fn long_expired_drafts_and_checkout_sessions_are_pruned_but_not_a_draft_awaiting_its_payment() {
     // The charge for the second draft goes through but its answer is lost: its order stays pending.
-    let app = spawn_app_with(|c| c.sandbox_faults = "timeout*1".into()).await;
+    let app = app_with_faults("timeout*1").await;
     let client = app.client().await;
     let (abandoned, _) = prepare(&app, "u1", "pp-001").await;
     let (pending, token) = prepare(&app, "u1", "pp-002").await;

@@ -1,6 +1,8 @@
 //! Crash recovery with real processes: the server binary is started with a failpoint that
-//! aborts it mid-commit, then started again on the same database file, and the client retries
-//! with the same key. Whatever point it died at, the ledger must show one charge and one order.
+//! aborts it mid-commit, then started again on the same database file and the same payment
+//! provider (a process of its own, which outlives the crash), and the client retries with the
+//! same key. Whatever point it died at, the provider's ledger must show one charge and the
+//! database one order.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -11,10 +13,19 @@ use giftgenius_server::store::Store;
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 
-use crate::support::{ServerProcess, TOKEN, commit_args, connect, meta_of, request, start_server_binary};
+use crate::support::{SandboxPay, ServerProcess, TOKEN, commit_args, connect, meta_of, request, start_server_binary};
 
-async fn start_server(db: &Path, failpoint: &str) -> ServerProcess {
-    let flags = ["--idempotency-lease-ms", "300", "--sandbox-latency-ms", "0", "--failpoints", failpoint];
+async fn start_server(db: &Path, provider: &SandboxPay, failpoint: &str) -> ServerProcess {
+    let flags = [
+        "--idempotency-lease-ms",
+        "2500",
+        "--payments-timeout-ms",
+        "500",
+        "--payments-url",
+        &provider.url,
+        "--failpoints",
+        failpoint,
+    ];
     start_server_binary(db, &flags, "warn", Stdio::null()).await
 }
 
@@ -43,7 +54,8 @@ async fn crash_then_retry(failpoint: &'static str) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("giftgenius.db");
 
-    let mut doomed = start_server(&db, failpoint).await;
+    let provider = SandboxPay::start();
+    let mut doomed = start_server(&db, &provider, failpoint).await;
     let (prepared, draft) = call(&doomed, "prepare_order", json!({"gift_id": "hh-010"})).await.expect("prepare");
     let token = meta_of(&prepared, TOKEN).and_then(Value::as_str).expect("token");
     let commit = commit_args(draft["draft"]["id"].as_str().expect("draft id"), "ik_crash", token);
@@ -53,7 +65,7 @@ async fn crash_then_retry(failpoint: &'static str) {
     let status = doomed.wait();
     assert!(!status.success(), "{failpoint}: the process aborted");
 
-    let restarted = start_server(&db, "").await;
+    let restarted = start_server(&db, &provider, "").await;
     let mut final_result = None;
     for _ in 0..40 {
         let (_, sc) = call(&restarted, "commit_order", commit.clone()).await.expect("retry answers");
@@ -70,7 +82,7 @@ async fn crash_then_retry(failpoint: &'static str) {
     assert_eq!(sc["order"]["status"], "paid", "{failpoint}");
 
     let store = Store::connect(&db.to_string_lossy()).await.expect("open the database");
-    assert_eq!(store.sandbox_ledger().await.unwrap().len(), 1, "{failpoint}: exactly one charge");
+    assert_eq!(provider.charges().await, 1, "{failpoint}: exactly one charge");
     assert_eq!(store.order_count().await.unwrap(), 1, "{failpoint}: exactly one order");
 
     // And one more retry is a plain replay.

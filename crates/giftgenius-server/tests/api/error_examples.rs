@@ -63,13 +63,15 @@ async fn produce_every_error() -> BTreeMap<&'static str, Value> {
 
     // Payments: a decline, an outage, and a commit still running when its retry arrives.
     for (faults, key) in [("decline", "ik_example_5"), ("5xx*1", "ik_example_6")] {
-        let app = spawn_app_with(|c| c.sandbox_faults = faults.into()).await;
+        let app = spawn_app_with(|_| {}).await;
+        app.provider.set_faults(faults).await;
         let client = app.client().await;
         let (draft_id, token) = prepare_in_session(&client, "hh-010").await;
         keep(call(&client, "commit_order", commit_args(&draft_id, key, &token)).await.1);
     }
     {
-        let app = spawn_app_with(|c| c.sandbox_latency_ms = 1_500).await;
+        let app = spawn_app_with(|_| {}).await;
+        app.provider.set_latency_ms(1_500).await;
         let client = app.client().await;
         let (draft_id, token) = prepare_in_session(&client, "hh-010").await;
         let commit = commit_args(&draft_id, "ik_example_7", &token);

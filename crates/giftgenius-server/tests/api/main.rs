@@ -3,15 +3,19 @@
 //! binary (faster to link), one module per area, and `support` for what they share.
 
 mod accounts;
+mod chaos;
 mod checkout;
 mod crash;
 mod discovery;
 mod error_examples;
+mod fencing;
 mod hostile;
 mod http;
 mod internal;
 mod limits;
 mod postgres;
+mod reconcile;
+mod sandbox_pay;
 mod stateless;
 mod stdio;
 mod suggest_gifts;

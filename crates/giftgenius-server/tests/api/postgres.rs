@@ -5,13 +5,14 @@
 //! URL that creates the databases is `GIFTGENIUS_TEST_POSTGRES_URL`, by default
 //! `postgres://postgres@127.0.0.1:5432/postgres`.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::join_all;
 use sqlx::{AssertSqlSafe, Connection, Executor, PgConnection};
 
 use crate::support::{
-    TestApp, call_as, charges, commit_args, commit_then_replay_charges_once, orders, prepare, spawn_app_with,
+    SandboxPay, TestApp, call_as, charges, commit_args, commit_then_replay_charges_once, orders, prepare, spawn_app_on,
     successes_or_in_progress, varied_suggestion,
 };
 
@@ -79,27 +80,37 @@ impl Drop for TestDb {
     }
 }
 
-/// One replica of the server on `db`.
-async fn replica(db: &TestDb, customize: impl FnOnce(&mut giftgenius_server::config::Config)) -> TestApp {
+/// One replica of the server on `db`, charging `provider` (replicas share one).
+async fn replica(
+    db: &TestDb,
+    provider: &Arc<SandboxPay>,
+    customize: impl FnOnce(&mut giftgenius_server::config::Config),
+) -> TestApp {
     let url = db.url.clone();
-    spawn_app_with(move |config| {
+    spawn_app_on(provider, move |config| {
         config.db = url;
         customize(config);
     })
     .await
 }
 
+fn provider() -> Arc<SandboxPay> {
+    Arc::new(SandboxPay::start())
+}
+
 #[tokio::test]
 async fn postgres_prepare_commit_and_replay_charge_once() {
     let db = TestDb::create().await;
-    commit_then_replay_charges_once(&replica(&db, |_| {}).await).await;
+    commit_then_replay_charges_once(&replica(&db, &provider(), |_| {}).await).await;
 }
 
 #[tokio::test]
 async fn postgres_two_replicas_concurrent_commits_for_one_draft_charge_once() {
     let db = TestDb::create().await;
-    let a = replica(&db, |c| c.sandbox_latency_ms = 300).await;
-    let b = replica(&db, |c| c.sandbox_latency_ms = 300).await;
+    let provider = provider();
+    provider.set_latency_ms(300).await;
+    let a = replica(&db, &provider, |_| {}).await;
+    let b = replica(&db, &provider, |_| {}).await;
     // Both replicas prepare the same request: one draft, and either replica's token works.
     let (draft, token) = prepare(&a, "u1", "pp-001").await;
     let (draft_b, _) = prepare(&b, "u1", "pp-001").await;
@@ -131,8 +142,9 @@ async fn postgres_two_replicas_concurrent_commits_for_one_draft_charge_once() {
 #[tokio::test]
 async fn postgres_daily_limit_counts_across_two_replicas() {
     let db = TestDb::create().await;
-    let a = replica(&db, |c| c.daily_suggestion_limit = 3).await;
-    let b = replica(&db, |c| c.daily_suggestion_limit = 3).await;
+    let provider = provider();
+    let a = replica(&db, &provider, |c| c.daily_suggestion_limit = 3).await;
+    let b = replica(&db, &provider, |c| c.daily_suggestion_limit = 3).await;
     let (client_a, client_b) = (a.client().await, b.client().await);
 
     // Sequential: two on A and one on B use up the day on both.
@@ -164,8 +176,9 @@ async fn postgres_daily_limit_counts_across_two_replicas() {
 #[tokio::test]
 async fn postgres_two_replicas_never_sell_more_than_the_stock() {
     let db = TestDb::create().await;
-    let a = replica(&db, |_| {}).await;
-    let b = replica(&db, |_| {}).await;
+    let provider = provider();
+    let a = replica(&db, &provider, |_| {}).await;
+    let b = replica(&db, &provider, |_| {}).await;
     // tr-055 has 3 in stock. Eight buyers, each with their own draft and key, on both replicas.
     let replicas = [&a, &b];
     let buyers: Vec<String> = (0..8).map(|i| format!("buyer{i}")).collect();
@@ -193,7 +206,13 @@ async fn postgres_commits_are_durable_whatever_the_server_default() {
     let mut admin = PgConnection::connect(&admin_url()).await.expect("admin connection");
     let lowered = format!("ALTER DATABASE {} SET synchronous_commit = off", db.name);
     admin.execute(AssertSqlSafe(lowered)).await.expect("lower synchronous_commit");
-    let app = replica(&db, |_| {}).await;
+    let app = replica(&db, &provider(), |_| {}).await;
     let durability = app.state.store.durability().await.expect("durability");
     assert!(durability.contains("synchronous_commit=on"), "{durability}");
+}
+
+#[tokio::test]
+async fn postgres_a_stale_lease_holder_can_neither_answer_nor_release_nor_insert_a_session() {
+    let db = TestDb::create().await;
+    crate::fencing::a_stale_holder_writes_nothing(&replica(&db, &provider(), |_| {}).await).await;
 }

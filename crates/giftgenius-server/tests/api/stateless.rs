@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use crate::postgres::TestDb;
-use crate::support::{TOKEN, TestApp, charges, commit_args, spawn_app, spawn_app_with};
+use crate::support::{SandboxPay, TOKEN, TestApp, charges, commit_args, spawn_app, spawn_app_on};
 
 const VERSION: &str = "2026-07-28";
 
@@ -109,8 +109,9 @@ async fn server_discover_names_the_server_and_its_capabilities() {
 async fn stateless_requests_alternate_between_two_replicas_without_stickiness() {
     let db = TestDb::create().await;
     let (url_a, url_b) = (db.url.clone(), db.url.clone());
-    let a = spawn_app_with(move |config| config.db = url_a).await;
-    let b = spawn_app_with(move |config| config.db = url_b).await;
+    let provider = std::sync::Arc::new(SandboxPay::start());
+    let a = spawn_app_on(&provider, move |config| config.db = url_a).await;
+    let b = spawn_app_on(&provider, move |config| config.db = url_b).await;
     let subject = "u-replicas";
 
     let prepared = call_tool(&a, 1, subject, "prepare_order", json!({"gift_id": "tr-001"})).await;

@@ -8,6 +8,8 @@ use giftgenius_server::clock::Clock;
 use giftgenius_server::config::Config;
 use giftgenius_server::startup::Application;
 use giftgenius_server::state::AppState;
+
+use super::provider::SandboxPay;
 use rmcp::RoleClient;
 use rmcp::ServiceExt;
 use rmcp::service::RunningService;
@@ -23,6 +25,8 @@ pub struct TestApp {
     pub widget_path: PathBuf,
     pub state: Arc<AppState>,
     pub clock: Clock,
+    /// The payment provider this app charges (a process of its own, maybe shared with replicas).
+    pub provider: Arc<SandboxPay>,
     shutdown: CancellationToken,
     _dir: tempfile::TempDir,
 }
@@ -51,10 +55,18 @@ pub async fn spawn_app() -> TestApp {
     spawn_app_with(|_| {}).await
 }
 
+/// The app with a payment provider of its own.
 pub async fn spawn_app_with(customize: impl FnOnce(&mut Config)) -> TestApp {
+    spawn_app_on(&Arc::new(SandboxPay::start()), customize).await
+}
+
+/// The app charging `provider` (replicas share one, as they would share a real provider).
+pub async fn spawn_app_on(provider: &Arc<SandboxPay>, customize: impl FnOnce(&mut Config)) -> TestApp {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut config = Config::for_tests(dir.path());
     config.widget_html = Some(widget_path());
+    config.payments_url = Some(provider.url.clone());
+    config.sandbox_latency_ms = None;
     customize(&mut config);
     let widget_path = config.widget_html().expect("widget artifact");
     let clock = Clock::manual(1_780_000_000_000);
@@ -64,7 +76,7 @@ pub async fn spawn_app_with(customize: impl FnOnce(&mut Config)) -> TestApp {
     let local_url = format!("http://127.0.0.1:{}", app.port());
     let shutdown = app.shutdown_token();
     tokio::spawn(app.run_until_stopped());
-    TestApp { base_url, local_url, widget_path, state, clock, shutdown, _dir: dir }
+    TestApp { base_url, local_url, widget_path, state, clock, provider: provider.clone(), shutdown, _dir: dir }
 }
 
 impl TestApp {

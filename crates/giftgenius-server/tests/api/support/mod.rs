@@ -5,6 +5,7 @@
 //! - `purchase`: drafts and confirmation tokens, commit arguments, charges and orders counted,
 //!   and the replay scenario both stores run.
 //! - `process`: the real server binary as a child process.
+//! - `provider`: the SANDBOX payment provider as a child process: settings, ledger, raw requests.
 //! - `ports`: a port nobody listens on.
 //! - `upstream`: local upstream catalogs that answer well, badly, slowly or never.
 //! - `leaks`: the one leak checker for every text a client reads.
@@ -17,15 +18,17 @@ mod leaks;
 pub mod oidc;
 mod ports;
 mod process;
+mod provider;
 mod purchase;
 mod raw_http;
 mod upstream;
 
-pub use app::{TestApp, connect, execute_sql, spawn_app, spawn_app_with, token_secret_file, widget_path};
+pub use app::{TestApp, connect, execute_sql, spawn_app, spawn_app_on, spawn_app_with, token_secret_file, widget_path};
 pub use calls::{call, call_as, meta_of, request, text_of, varied_suggestion};
 pub use leaks::{assert_no_leak, find_leak, hostname, leak_in};
 pub use ports::unused_port;
 pub use process::{ServerProcess, start_server_binary};
+pub use provider::SandboxPay;
 pub use purchase::{
     TOKEN, charges, commit_args, commit_then_replay_charges_once, orders, prepare, prepare_in_session,
     successes_or_in_progress,

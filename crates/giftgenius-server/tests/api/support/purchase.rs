@@ -16,7 +16,7 @@ pub const TOKEN: &str = giftgenius_types::wire::META_CONFIRMATION_TOKEN;
 
 /// Charges in the sandbox provider's ledger: what exactly-once is counted in.
 pub async fn charges(app: &TestApp) -> usize {
-    app.state.checkout.payments.ledger().await.expect("ledger").len()
+    app.provider.charges().await
 }
 
 /// Orders in the store, whatever their status.

@@ -1,0 +1,138 @@
+//! The provider's HTTP API as types: what a client sends and what it gets back. Shaped after
+//! Stripe's charges API, so code written against it reads like code written against a real
+//! provider: a charge is created with an `Idempotency-Key` header, errors are
+//! `{"error": {"type", "code", "message"}}` with the HTTP status that classifies them, and a
+//! replayed answer carries `Idempotent-Replayed: true`.
+//!
+//! | request | answer |
+//! |---|---|
+//! | `POST /v1/charges` + `Idempotency-Key`, body [`ChargeRequest`] | 200 [`Charge`] (succeeded); 402 `card_error` (declined, with the charge's id); 400 `idempotency_error` (the key was used with another body); 409 `idempotency_key_in_use` (the first request with this key is still being processed); 503 `api_error` (nothing was charged) |
+//! | `GET /v1/charges/{id}` | 200 [`Charge`]; 404 `resource_missing` |
+//! | `GET /v1/charges?idempotency_key=K&limit=N&starting_after=ID` | 200 [`ChargeList`], oldest first: "what happened to the charge requested under K", or the whole ledger page by page |
+//! | `GET/POST /admin/settings`, body [`SettingsUpdate`] | 200 [`Settings`]: latency and injected faults, stored in the provider's database so every process serving it shares them |
+//! | `GET /healthz` | `ok` |
+
+use serde::{Deserialize, Serialize};
+
+pub const CHARGES_PATH: &str = "/v1/charges";
+pub const SETTINGS_PATH: &str = "/admin/settings";
+pub const HEALTH_PATH: &str = "/healthz";
+/// The request header that makes a charge idempotent.
+pub const IDEMPOTENCY_KEY_HEADER: &str = "Idempotency-Key";
+/// Set to `true` on an answer replayed from an earlier request with the same key.
+pub const REPLAYED_HEADER: &str = "Idempotent-Replayed";
+/// What the provider prints as the first line on stdout once it listens, followed by its base URL.
+pub const LISTENING_LINE: &str = "giftgenius-sandbox-pay listening on ";
+
+/// Longest idempotency key accepted (Stripe's limit).
+pub const MAX_KEY_LEN: usize = 255;
+/// The most charges one list page holds.
+pub const MAX_PAGE: usize = 1000;
+
+/// `POST /v1/charges`: charge `amount` minor units of `currency` (ISO 4217, any case).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChargeRequest {
+    pub amount: i64,
+    pub currency: String,
+    #[serde(default)]
+    pub description: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChargeStatus {
+    /// A request with this key is being processed right now: ask again later.
+    Processing,
+    /// The money moved.
+    Succeeded,
+    /// The card was declined; no money moved. Replayed for the same key forever.
+    Failed,
+}
+
+impl ChargeStatus {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ChargeStatus::Processing => "processing",
+            ChargeStatus::Succeeded => "succeeded",
+            ChargeStatus::Failed => "failed",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "processing" => Some(ChargeStatus::Processing),
+            "succeeded" => Some(ChargeStatus::Succeeded),
+            "failed" => Some(ChargeStatus::Failed),
+            _ => None,
+        }
+    }
+}
+
+/// A charge: what happened to the request made under one idempotency key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Charge {
+    /// `ch_…`
+    pub id: String,
+    /// Always `"charge"`.
+    pub object: String,
+    pub amount: i64,
+    /// Lower case, as Stripe writes it.
+    pub currency: String,
+    pub description: String,
+    pub status: ChargeStatus,
+    /// Why a failed charge failed (`card_declined`).
+    pub failure_code: Option<String>,
+    pub idempotency_key: String,
+    /// Unix milliseconds.
+    pub created: i64,
+}
+
+/// A page of charges, oldest first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChargeList {
+    /// Always `"list"`.
+    pub object: String,
+    pub data: Vec<Charge>,
+    pub has_more: bool,
+}
+
+/// Every error answer: `{"error": {...}}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    pub error: ApiError,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApiError {
+    /// `card_error`, `idempotency_error`, `invalid_request_error`, `api_error`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// `card_declined`, `idempotency_key_in_use`, `resource_missing`, …
+    pub code: Option<String>,
+    pub message: String,
+    /// The failed charge's id (declines only).
+    pub charge: Option<String>,
+}
+
+/// `GET /admin/settings`: what every process serving this database does.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Settings {
+    /// How long each charge request takes before it is decided.
+    pub latency_ms: u64,
+    /// The faults still to come, in the syntax [`SettingsUpdate::faults`] takes
+    /// (`"5xx*1,timeout*2,decline"`); empty when every request succeeds.
+    pub faults: String,
+}
+
+/// `POST /admin/settings`: what to change; an absent field stays as it is.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SettingsUpdate {
+    pub latency_ms: Option<u64>,
+    /// Replaces the injected faults. `KIND*N` queues N one-off faults (taken by the next
+    /// requests, in order); a `KIND` without a count applies to every request after the queue.
+    /// Kinds: `5xx` (HTTP 503, nothing charged), `timeout` (charged, then no answer until the
+    /// client gives up: the case idempotency exists for), `decline` (HTTP 402, recorded).
+    pub faults: Option<String>,
+}

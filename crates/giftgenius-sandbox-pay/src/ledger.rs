@@ -1,0 +1,280 @@
+//! The provider's own database (one SQLite file): its ledger, one row per idempotency key, and
+//! the settings every process serving the file shares. Several provider processes may serve one
+//! file (WAL; every check-then-write step is one `BEGIN IMMEDIATE` transaction).
+//!
+//! A charge request first records its key as `processing`, then waits out the latency, then
+//! decides (succeeded or failed) with a compare-and-set on its own attempt. So "what happened to
+//! the charge under key K" always has an honest answer: nothing (never received, or a 503), still
+//! processing, succeeded or failed. A `processing` row older than [`STALE_PROCESSING_MS`] belongs
+//! to a process that died before deciding (a live one decides within its latency, capped at
+//! [`MAX_LATENCY_MS`]): nothing was charged, so it is forgotten, and the attempt it belonged to
+//! can no longer decide anything.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{Row, SqlitePool};
+
+use crate::api::{Charge, ChargeRequest, ChargeStatus, Settings, SettingsUpdate};
+use crate::faults::{Fault, FaultPlan};
+
+/// A charge request never takes longer than this before it is decided.
+pub const MAX_LATENCY_MS: u64 = 30_000;
+/// A `processing` row older than this was left by a process that died mid-request.
+pub const STALE_PROCESSING_MS: i64 = 60_000;
+
+pub type LedgerResult<T> = Result<T, sqlx::Error>;
+
+/// One row of the ledger.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct ChargeRow {
+    pub seq: i64,
+    pub idempotency_key: String,
+    pub id: String,
+    pub amount: i64,
+    pub currency: String,
+    pub description: String,
+    pub status: String,
+    pub failure_code: Option<String>,
+    pub attempt: String,
+    pub started_at_ms: i64,
+    pub created_at_ms: i64,
+}
+
+impl ChargeRow {
+    pub fn status(&self) -> ChargeStatus {
+        // Only this module writes the column, always from `ChargeStatus::as_str`.
+        ChargeStatus::parse(&self.status).unwrap_or(ChargeStatus::Processing)
+    }
+
+    /// Whether `request` asks for exactly what this row was requested with.
+    pub fn same_request(&self, request: &ChargeRequest) -> bool {
+        self.amount == request.amount && self.currency == request.currency && self.description == request.description
+    }
+
+    pub fn to_api(&self) -> Charge {
+        Charge {
+            id: self.id.clone(),
+            object: "charge".into(),
+            amount: self.amount,
+            currency: self.currency.clone(),
+            description: self.description.clone(),
+            status: self.status(),
+            failure_code: self.failure_code.clone(),
+            idempotency_key: self.idempotency_key.clone(),
+            created: self.created_at_ms,
+        }
+    }
+}
+
+/// What a new request under a key may do.
+#[derive(Debug)]
+pub enum Begin {
+    /// The key is ours to decide, as `attempt`, for the charge `id`.
+    Started { attempt: String, id: String },
+    /// The key already has a charge (or one in progress): answer from it.
+    Existing(ChargeRow),
+}
+
+#[derive(Debug, Clone)]
+pub struct Ledger {
+    pool: SqlitePool,
+}
+
+fn new_id(prefix: &str) -> String {
+    format!("{prefix}_{}", uuid::Uuid::new_v4().simple())
+}
+
+impl Ledger {
+    /// Opens (creating if needed) the SQLite file at `path` and runs the migrations.
+    pub async fn open(path: &str) -> LedgerResult<Self> {
+        let options = SqliteConnectOptions::from_str(&format!("sqlite://{path}"))?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Full)
+            .busy_timeout(Duration::from_secs(10));
+        let pool = SqlitePoolOptions::new().max_connections(4).connect_with(options).await?;
+        sqlx::migrate!("./migrations").run(&pool).await?;
+        Ok(Self { pool })
+    }
+
+    /// Records `key` as processing for `request`, or reports the charge it already has.
+    pub async fn begin(&self, key: &str, request: &ChargeRequest, now_ms: i64) -> LedgerResult<Begin> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let existing: Option<ChargeRow> = sqlx::query_as("SELECT * FROM charges WHERE idempotency_key = $1")
+            .bind(key)
+            .fetch_optional(&mut *tx)
+            .await?;
+        let attempt = new_id("att");
+        let started = match existing {
+            None => {
+                let id = new_id("ch");
+                sqlx::query(
+                    "INSERT INTO charges (idempotency_key, id, amount, currency, description, status, attempt, \
+                     started_at_ms, created_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)",
+                )
+                .bind(key)
+                .bind(&id)
+                .bind(request.amount)
+                .bind(&request.currency)
+                .bind(&request.description)
+                .bind(ChargeStatus::Processing.as_str())
+                .bind(&attempt)
+                .bind(now_ms)
+                .execute(&mut *tx)
+                .await?;
+                Begin::Started { attempt, id }
+            }
+            Some(row)
+                if row.status() == ChargeStatus::Processing
+                    && row.started_at_ms < now_ms - STALE_PROCESSING_MS
+                    && row.same_request(request) =>
+            {
+                sqlx::query("UPDATE charges SET attempt = $2, started_at_ms = $3 WHERE idempotency_key = $1")
+                    .bind(key)
+                    .bind(&attempt)
+                    .bind(now_ms)
+                    .execute(&mut *tx)
+                    .await?;
+                Begin::Started { attempt, id: row.id }
+            }
+            Some(row) => Begin::Existing(row),
+        };
+        tx.commit().await?;
+        Ok(started)
+    }
+
+    /// Decides the charge under `key`, if `attempt` still owns it. False if it was taken over.
+    pub async fn decide(
+        &self,
+        key: &str,
+        attempt: &str,
+        status: ChargeStatus,
+        failure_code: Option<&str>,
+    ) -> LedgerResult<bool> {
+        let updated = sqlx::query(
+            "UPDATE charges SET status = $3, failure_code = $4 WHERE idempotency_key = $1 AND attempt = $2 AND status = $5",
+        )
+        .bind(key)
+        .bind(attempt)
+        .bind(status.as_str())
+        .bind(failure_code)
+        .bind(ChargeStatus::Processing.as_str())
+        .execute(&self.pool)
+        .await?
+        .rows_affected();
+        Ok(updated == 1)
+    }
+
+    /// Forgets the request `attempt` made under `key`: it failed before charging (a 503), so
+    /// the key may be used again.
+    pub async fn abandon(&self, key: &str, attempt: &str) -> LedgerResult<()> {
+        sqlx::query("DELETE FROM charges WHERE idempotency_key = $1 AND attempt = $2 AND status = $3")
+            .bind(key)
+            .bind(attempt)
+            .bind(ChargeStatus::Processing.as_str())
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// The charge requested under `key`, if any (a stale `processing` row is forgotten first).
+    pub async fn by_key(&self, key: &str, now_ms: i64) -> LedgerResult<Option<ChargeRow>> {
+        sqlx::query("DELETE FROM charges WHERE idempotency_key = $1 AND status = $2 AND started_at_ms < $3")
+            .bind(key)
+            .bind(ChargeStatus::Processing.as_str())
+            .bind(now_ms - STALE_PROCESSING_MS)
+            .execute(&self.pool)
+            .await?;
+        sqlx::query_as("SELECT * FROM charges WHERE idempotency_key = $1").bind(key).fetch_optional(&self.pool).await
+    }
+
+    pub async fn by_id(&self, id: &str) -> LedgerResult<Option<ChargeRow>> {
+        sqlx::query_as("SELECT * FROM charges WHERE id = $1").bind(id).fetch_optional(&self.pool).await
+    }
+
+    /// Up to `limit` charges after the charge `after` (oldest first), and whether more follow.
+    pub async fn page(&self, after: Option<&str>, limit: usize) -> LedgerResult<(Vec<ChargeRow>, bool)> {
+        let after_seq: i64 = match after {
+            Some(id) => match self.by_id(id).await? {
+                Some(row) => row.seq,
+                None => return Ok((Vec::new(), false)),
+            },
+            None => 0,
+        };
+        let mut rows: Vec<ChargeRow> = sqlx::query_as("SELECT * FROM charges WHERE seq > $1 ORDER BY seq LIMIT $2")
+            .bind(after_seq)
+            .bind(limit as i64 + 1)
+            .fetch_all(&self.pool)
+            .await?;
+        let has_more = rows.len() > limit;
+        rows.truncate(limit);
+        Ok((rows, has_more))
+    }
+
+    /// The next injected fault for a request: the queue's first, else the standing one.
+    pub async fn take_fault(&self) -> LedgerResult<Option<Fault>> {
+        let queued: Option<String> = sqlx::query_scalar(
+            "DELETE FROM fault_queue WHERE seq = (SELECT MIN(seq) FROM fault_queue) RETURNING fault",
+        )
+        .fetch_optional(&self.pool)
+        .await?;
+        let fault = match queued {
+            Some(fault) => fault,
+            None => self.setting("always_fault").await?,
+        };
+        Ok(Fault::parse(&fault))
+    }
+
+    async fn setting(&self, name: &str) -> LedgerResult<String> {
+        Ok(sqlx::query_scalar("SELECT value FROM settings WHERE name = $1")
+            .bind(name)
+            .fetch_optional(&self.pool)
+            .await?
+            .unwrap_or_default())
+    }
+
+    pub async fn latency(&self) -> LedgerResult<Duration> {
+        let ms = self.setting("latency_ms").await?.parse::<u64>().unwrap_or(0);
+        Ok(Duration::from_millis(ms.min(MAX_LATENCY_MS)))
+    }
+
+    pub async fn settings(&self) -> LedgerResult<Settings> {
+        let latency_ms = self.latency().await?.as_millis() as u64;
+        let next: Vec<String> =
+            sqlx::query_scalar("SELECT fault FROM fault_queue ORDER BY seq").fetch_all(&self.pool).await?;
+        let plan = FaultPlan {
+            next: next.iter().filter_map(|f| Fault::parse(f)).collect(),
+            always: Fault::parse(&self.setting("always_fault").await?),
+        };
+        Ok(Settings { latency_ms, faults: plan.render() })
+    }
+
+    /// Applies `update` (latency capped at [`MAX_LATENCY_MS`]; `plan` is its parsed `faults`).
+    pub async fn update_settings(&self, update: &SettingsUpdate, plan: Option<&FaultPlan>) -> LedgerResult<Settings> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let set = "INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = $2";
+        if let Some(ms) = update.latency_ms {
+            sqlx::query(set).bind("latency_ms").bind(ms.min(MAX_LATENCY_MS).to_string()).execute(&mut *tx).await?;
+        }
+        if let Some(plan) = plan {
+            sqlx::query("DELETE FROM fault_queue").execute(&mut *tx).await?;
+            for fault in &plan.next {
+                sqlx::query("INSERT INTO fault_queue (fault) VALUES ($1)")
+                    .bind(fault.as_str())
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            let always = plan.always.map(Fault::as_str).unwrap_or("");
+            sqlx::query(set).bind("always_fault").bind(always).execute(&mut *tx).await?;
+        }
+        tx.commit().await?;
+        self.settings().await
+    }
+
+    /// Rows in the ledger (a cheap health figure for the startup line).
+    pub async fn count(&self) -> LedgerResult<i64> {
+        sqlx::query("SELECT COUNT(*) AS n FROM charges").fetch_one(&self.pool).await?.try_get("n")
+    }
+}

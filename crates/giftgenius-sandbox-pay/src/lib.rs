@@ -1,0 +1,123 @@
+//! The GiftGenius SANDBOX payment provider: a process of its own, with its own port and its own
+//! SQLite file, that behaves like a real provider and takes no real money.
+//!
+//! - `api`: the HTTP API as types (Stripe-shaped); the app's payment client uses these too.
+//! - `routes`: the handlers; `ledger`: its database (charges per idempotency key, settings);
+//!   `faults`: injected failures; `config`: its flags.
+//!
+//! What makes it a provider and not a mock: it honours its own idempotency key (the same key and
+//! body get the same answer, replayed; another body gets a 400), records declines and replays
+//! them for the key, answers "what happened to the charge under key K" at any time, takes time,
+//! and fails on demand (503 before charging; a timeout after charging; a decline), with the
+//! settings in its database so every process serving it, and every app replica asking it, sees
+//! the same ones.
+
+pub mod api;
+pub mod config;
+pub mod faults;
+pub mod ledger;
+mod routes;
+
+use std::time::Duration;
+
+use anyhow::Context;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+use tokio_util::sync::CancellationToken;
+
+pub use config::Config;
+
+use crate::api::SettingsUpdate;
+use crate::faults::FaultPlan;
+use crate::ledger::Ledger;
+
+/// How long in-flight requests get to finish after a shutdown signal (a `timeout` fault's
+/// withheld answer would otherwise hold the process for minutes).
+const DRAIN: Duration = Duration::from_secs(2);
+
+/// Runs the provider until Ctrl-C, SIGTERM or (with `--exit-with-stdin`) the end of stdin.
+/// Prints [`api::LISTENING_LINE`] and the base URL on stdout once it listens.
+pub async fn run(config: Config) -> anyhow::Result<()> {
+    let plan = config.faults.as_deref().map(FaultPlan::parse).transpose().map_err(anyhow::Error::msg)?;
+    let ledger =
+        Ledger::open(&config.db).await.with_context(|| format!("cannot open the sandbox ledger {}", config.db))?;
+    if config.latency_ms.is_some() || plan.is_some() {
+        let update = SettingsUpdate { latency_ms: config.latency_ms, faults: config.faults.clone() };
+        ledger.update_settings(&update, plan.as_ref()).await.context("cannot store the settings")?;
+    }
+    let listener = tokio::net::TcpListener::bind((config.host.as_str(), config.port))
+        .await
+        .with_context(|| format!("cannot listen on {}:{}", config.host, config.port))?;
+    let addr = listener.local_addr()?;
+    let url = format!("http://{addr}");
+    let settings = ledger.settings().await?;
+    tracing::warn!(
+        url,
+        db = config.db,
+        latency_ms = settings.latency_ms,
+        faults = settings.faults,
+        charges = ledger.count().await?,
+        "SANDBOX payment provider: no real money moves here"
+    );
+    let mut stdout = tokio::io::stdout();
+    stdout.write_all(format!("{}{url}\n", api::LISTENING_LINE).as_bytes()).await?;
+    stdout.flush().await?;
+
+    let stop = CancellationToken::new();
+    tokio::spawn({
+        let stop = stop.clone();
+        let exit_with_stdin = config.exit_with_stdin;
+        async move {
+            tokio::select! {
+                _ = shutdown_signal() => {}
+                _ = stdin_closed(), if exit_with_stdin => tracing::info!("stdin closed: the process that started us is gone"),
+            }
+            stop.cancel();
+        }
+    });
+    let serve = axum::serve(listener, routes::router(ledger)).with_graceful_shutdown({
+        let stop = stop.clone();
+        async move { stop.cancelled().await }
+    });
+    tokio::select! {
+        served = serve => served.context("server error"),
+        _ = async { stop.cancelled().await; tokio::time::sleep(DRAIN).await } => Ok(()),
+    }
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = terminate => {} }
+}
+
+/// Resolves when stdin reaches its end (or fails).
+async fn stdin_closed() {
+    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+    while let Ok(Some(_)) = lines.next_line().await {}
+}
+
+/// Logs on stderr (text or JSON), filtered by GIFTGENIUS_SANDBOX_PAY_LOG, else GIFTGENIUS_LOG.
+pub fn init_logs(format: config::LogFormat) {
+    use tracing_subscriber::{EnvFilter, fmt};
+    let filter = EnvFilter::try_from_env("GIFTGENIUS_SANDBOX_PAY_LOG")
+        .or_else(|_| EnvFilter::try_from_env("GIFTGENIUS_LOG"))
+        .unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false);
+    let _ = match format {
+        config::LogFormat::Text => builder.try_init(),
+        config::LogFormat::Json => builder.json().try_init(),
+    };
+}

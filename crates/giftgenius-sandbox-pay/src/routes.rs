@@ -1,0 +1,268 @@
+//! The HTTP handlers of `api.rs`'s routes. Errors are answered in the API's own shape; what
+//! went wrong inside (a database failure) goes to the log, never into an answer.
+
+use std::collections::HashMap;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+
+use crate::api::{
+    ApiError, CHARGES_PATH, ChargeList, ChargeRequest, ChargeStatus, ErrorBody, HEALTH_PATH, IDEMPOTENCY_KEY_HEADER,
+    MAX_KEY_LEN, MAX_PAGE, REPLAYED_HEADER, SETTINGS_PATH, SettingsUpdate,
+};
+use crate::faults::{Fault, FaultPlan};
+use crate::ledger::{Begin, ChargeRow, Ledger};
+
+/// The largest request body taken (a charge request is a few hundred bytes).
+const MAX_BODY_BYTES: usize = 16 * 1024;
+/// How long a `timeout` fault keeps the charged request unanswered: longer than any client waits.
+const TIMEOUT_HANG: Duration = Duration::from_secs(120);
+const DEFAULT_PAGE: usize = 100;
+const MAX_DESCRIPTION_CHARS: usize = 1000;
+/// Stripe's largest amount is eight digits; ours is generous but finite.
+const MAX_AMOUNT: i64 = 1_000_000_000_000;
+
+pub fn router(ledger: Ledger) -> Router {
+    Router::new()
+        .route(HEALTH_PATH, get(|| async { "ok" }))
+        .route(CHARGES_PATH, get(list_charges).post(create_charge))
+        .route(&format!("{CHARGES_PATH}/{{id}}"), get(get_charge))
+        .route(SETTINGS_PATH, get(get_settings).post(update_settings))
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .with_state(ledger)
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+}
+
+fn error(status: StatusCode, kind: &str, code: Option<&str>, message: &str, charge: Option<&str>) -> Response {
+    let body = ErrorBody {
+        error: ApiError {
+            kind: kind.into(),
+            code: code.map(str::to_string),
+            message: message.into(),
+            charge: charge.map(str::to_string),
+        },
+    };
+    (status, axum::Json(body)).into_response()
+}
+
+fn invalid(message: &str) -> Response {
+    error(StatusCode::BAD_REQUEST, "invalid_request_error", None, message, None)
+}
+
+/// A database failure: logged, answered as a plain 500.
+fn internal(e: &sqlx::Error) -> Response {
+    tracing::error!(error = %e, "sandbox ledger failed");
+    error(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "api_error",
+        None,
+        "An error occurred on our side; nothing was charged by this request.",
+        None,
+    )
+}
+
+fn in_use() -> Response {
+    error(
+        StatusCode::CONFLICT,
+        "idempotency_error",
+        Some("idempotency_key_in_use"),
+        "A request with this idempotency key is still being processed; retry it shortly.",
+        None,
+    )
+}
+
+/// The answer a decided charge gives: 200 with the charge, or 402 with its decline.
+fn decided(row: &ChargeRow, replayed: bool) -> Response {
+    let mut response = match row.status() {
+        ChargeStatus::Succeeded => (StatusCode::OK, axum::Json(row.to_api())).into_response(),
+        ChargeStatus::Failed => error(
+            StatusCode::PAYMENT_REQUIRED,
+            "card_error",
+            Some(row.failure_code.as_deref().unwrap_or("card_declined")),
+            "Your card was declined.",
+            Some(&row.id),
+        ),
+        ChargeStatus::Processing => return in_use(),
+    };
+    if replayed {
+        response.headers_mut().insert(REPLAYED_HEADER, HeaderValue::from_static("true"));
+    }
+    response
+}
+
+/// The request's key and body, checked and normalized (currency in lower case), or why not.
+fn parse_charge(headers: &HeaderMap, body: &[u8]) -> Result<(String, ChargeRequest), &'static str> {
+    let key = headers
+        .get(IDEMPOTENCY_KEY_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|k| !k.is_empty())
+        .ok_or("The Idempotency-Key header is required: this provider charges only idempotently.")?;
+    if key.len() > MAX_KEY_LEN || key.chars().any(|c| c.is_control()) {
+        return Err("The Idempotency-Key header must be at most 255 printable characters.");
+    }
+    let mut request: ChargeRequest =
+        serde_json::from_slice(body).map_err(|_| "The body must be JSON: {amount, currency, description}.")?;
+    if !(1..=MAX_AMOUNT).contains(&request.amount) {
+        return Err("amount must be a positive integer of minor units.");
+    }
+    if request.currency.len() != 3 || !request.currency.chars().all(|c| c.is_ascii_alphabetic()) {
+        return Err("currency must be a three-letter ISO 4217 code.");
+    }
+    request.currency = request.currency.to_ascii_lowercase();
+    if request.description.chars().count() > MAX_DESCRIPTION_CHARS {
+        return Err("description must be at most 1000 characters.");
+    }
+    Ok((key.to_string(), request))
+}
+
+/// `POST /v1/charges`
+async fn create_charge(State(ledger): State<Ledger>, headers: HeaderMap, body: Bytes) -> Response {
+    let (key, request) = match parse_charge(&headers, &body) {
+        Ok(parsed) => parsed,
+        Err(why) => return invalid(why),
+    };
+    let (attempt, id) = match ledger.begin(&key, &request, now_ms()).await {
+        Ok(Begin::Started { attempt, id }) => (attempt, id),
+        Ok(Begin::Existing(row)) if !row.same_request(&request) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "idempotency_error",
+                None,
+                "Keys for idempotent requests can only be used with the same parameters they were first used with.",
+                None,
+            );
+        }
+        Ok(Begin::Existing(row)) => return decided(&row, true),
+        Err(e) => return internal(&e),
+    };
+    // Decided in a task of its own: once received, a charge request is carried through even if
+    // the client stops waiting (as at a real provider), so a lookup never sees it stuck.
+    let decision = tokio::spawn({
+        let (ledger, key, attempt) = (ledger.clone(), key.clone(), attempt.clone());
+        async move {
+            tokio::time::sleep(ledger.latency().await?).await;
+            let fault = ledger.take_fault().await?;
+            let (status, failure) = match fault {
+                Some(Fault::ServerError) => {
+                    ledger.abandon(&key, &attempt).await?;
+                    return Ok(None);
+                }
+                Some(Fault::Decline) => (ChargeStatus::Failed, Some("card_declined")),
+                Some(Fault::Timeout) | None => (ChargeStatus::Succeeded, None),
+            };
+            let won = ledger.decide(&key, &attempt, status, failure).await?;
+            Ok::<_, sqlx::Error>(Some((won, fault)))
+        }
+    });
+    let decision = match decision.await {
+        Ok(decided) => decided,
+        Err(e) => {
+            tracing::error!(error = %e, "a charge decision failed");
+            return error(StatusCode::INTERNAL_SERVER_ERROR, "api_error", None, "An error occurred on our side.", None);
+        }
+    };
+    match decision {
+        Err(e) => internal(&e),
+        Ok(None) => {
+            tracing::info!(key, "injected fault: 503, nothing charged");
+            error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "api_error",
+                None,
+                "The sandbox provider is unavailable (injected); nothing was charged.",
+                None,
+            )
+        }
+        // Our attempt was declared dead and taken over: what it would have decided no longer counts.
+        Ok(Some((false, _))) => in_use(),
+        Ok(Some((true, fault))) => {
+            let row = match ledger.by_id(&id).await {
+                Ok(Some(row)) => row,
+                Ok(None) => return in_use(),
+                Err(e) => return internal(&e),
+            };
+            tracing::info!(
+                key,
+                charge = row.id,
+                status = row.status().as_str(),
+                amount = row.amount,
+                currency = row.currency,
+                "charge decided"
+            );
+            if fault == Some(Fault::Timeout) {
+                tracing::info!(key, charge = row.id, "injected fault: charged, answer withheld");
+                tokio::time::sleep(TIMEOUT_HANG).await;
+                return error(StatusCode::GATEWAY_TIMEOUT, "api_error", None, "The answer was lost (injected).", None);
+            }
+            decided(&row, false)
+        }
+    }
+}
+
+/// `GET /v1/charges/{id}`
+async fn get_charge(State(ledger): State<Ledger>, Path(id): Path<String>) -> Response {
+    match ledger.by_id(&id).await {
+        Ok(Some(row)) => (StatusCode::OK, axum::Json(row.to_api())).into_response(),
+        Ok(None) => {
+            error(StatusCode::NOT_FOUND, "invalid_request_error", Some("resource_missing"), "No such charge.", None)
+        }
+        Err(e) => internal(&e),
+    }
+}
+
+/// `GET /v1/charges?idempotency_key=K` (0 or 1 charge), else the ledger page by page.
+async fn list_charges(State(ledger): State<Ledger>, Query(query): Query<HashMap<String, String>>) -> Response {
+    let page = if let Some(key) = query.get("idempotency_key") {
+        ledger.by_key(key, now_ms()).await.map(|row| (row.into_iter().collect(), false))
+    } else {
+        let limit = match query.get("limit").map(|l| l.parse::<usize>()) {
+            None => DEFAULT_PAGE,
+            Some(Ok(n)) if (1..=MAX_PAGE).contains(&n) => n,
+            Some(_) => return invalid("limit must be between 1 and 1000."),
+        };
+        ledger.page(query.get("starting_after").map(String::as_str), limit).await
+    };
+    match page {
+        Ok((rows, has_more)) => {
+            let list =
+                ChargeList { object: "list".into(), data: rows.iter().map(ChargeRow::to_api).collect(), has_more };
+            (StatusCode::OK, axum::Json(list)).into_response()
+        }
+        Err(e) => internal(&e),
+    }
+}
+
+/// `GET /admin/settings`
+async fn get_settings(State(ledger): State<Ledger>) -> Response {
+    match ledger.settings().await {
+        Ok(settings) => axum::Json(settings).into_response(),
+        Err(e) => internal(&e),
+    }
+}
+
+/// `POST /admin/settings`
+async fn update_settings(State(ledger): State<Ledger>, body: Bytes) -> Response {
+    let Ok(update) = serde_json::from_slice::<SettingsUpdate>(&body) else {
+        return invalid("The body must be JSON: {latency_ms?, faults?}.");
+    };
+    let plan = match update.faults.as_deref().map(FaultPlan::parse).transpose() {
+        Ok(plan) => plan,
+        Err(e) => return invalid(&e),
+    };
+    match ledger.update_settings(&update, plan.as_ref()).await {
+        Ok(settings) => {
+            tracing::info!(latency_ms = settings.latency_ms, faults = settings.faults, "settings changed");
+            axum::Json(settings).into_response()
+        }
+        Err(e) => internal(&e),
+    }
+}

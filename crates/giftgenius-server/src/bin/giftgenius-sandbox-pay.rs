@@ -1,0 +1,22 @@
+//! `giftgenius-sandbox-pay`: the SANDBOX payment provider as its own process (its own port, its
+//! own SQLite file). The provider is the `giftgenius-sandbox-pay` crate; its binary is declared
+//! in this package so that it is built with the server, lands next to the server's executable
+//! (where the server finds it to start its own sandbox), and the server's integration tests get
+//! its path from cargo (`CARGO_BIN_EXE_giftgenius-sandbox-pay`), which cargo gives only for the
+//! tested package's own binaries. Nothing here uses the server's code.
+
+use clap::Parser;
+use giftgenius_sandbox_pay::{Config, init_logs, run};
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    let config = Config::parse();
+    init_logs(config.log_format);
+    match run(config).await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("giftgenius-sandbox-pay: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,169 @@
+//! The reconciler: finishes the orders nobody else will. An order stays `pending_payment` when
+//! its charge request's answer was lost (a provider timeout: maybe charged, maybe not) or its
+//! process died mid-commit, and only a retry of the same key used to finish it; a caller who
+//! never retries left money at the provider without an order, or stock held forever.
+//!
+//! On a schedule (`--reconcile-interval-secs`, every replica) and on demand (`giftgenius-server
+//! reconcile`), every order pending longer than `--reconcile-after-secs` whose charge request
+//! cannot be in flight (no key leased, its charging window passed) is looked up at the provider
+//! under its provider key, and settled in one transaction together with every unfinished
+//! commit_order key pointing at it (generation bumped, so a late holder writes nothing):
+//! - charged → paid, and the keys answer with the paid order;
+//! - declined → declined (`PAYMENT_DECLINED`), stock released;
+//! - never charged → declined as abandoned (`PAYMENT_DECLINED`, "nothing was charged"), stock
+//!   released; only if no charge request could still have reached the provider after it was
+//!   asked (the order's charging window ended before), so a late charge cannot land on an order
+//!   already given up;
+//! - still processing, or the provider unreachable → left for the next pass.
+//!
+//! Replicas may reconcile at once: settling is a compare-and-set on the order's status, so the
+//! second one changes nothing. Keys pointing at a pending order are never pruned (`sql.rs`).
+
+use giftgenius_types::{ErrorCode, ToolError, ToolName};
+use serde::Serialize;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use giftgenius_types::OrderData;
+
+use super::commit::{declined, provider_key};
+use super::idempotency::stored_answer;
+use super::order_of;
+use super::payments::{Lookup, PaymentError, Payments};
+use crate::clock::Clock;
+use crate::context::{CallContext, DEFAULT_LOCALE};
+use crate::outcome::Answer;
+use crate::store::{OrderRow, OrderStatusColumn, Store, StoreResult};
+
+/// Orders read per query.
+const BATCH: i64 = 100;
+
+/// What one pass did, by outcome (the `reconcile` command prints it as JSON).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ReconcileReport {
+    /// Pending orders looked at.
+    pub examined: u64,
+    /// Charged at the provider: now paid.
+    pub paid: u64,
+    /// Declined at the provider: now declined.
+    pub declined: u64,
+    /// Never charged: declined as abandoned, stock released.
+    pub abandoned: u64,
+    /// A charge request still being processed: left for the next pass.
+    pub in_flight: u64,
+    /// The provider did not answer: left for the next pass.
+    pub unreachable: u64,
+    /// The provider's charge does not match the order (logged as an error for an operator).
+    pub conflicts: u64,
+}
+
+impl ReconcileReport {
+    /// Whether the pass changed or found anything worth a log line.
+    pub fn is_quiet(&self) -> bool {
+        self.examined == 0
+    }
+}
+
+/// The answer a key of an order that was never charged gives from now on.
+fn abandoned(call: &CallContext) -> ToolError {
+    ToolError::new(
+        ErrorCode::PaymentDeclined,
+        "The payment did not go through and nothing was charged. Prepare the order again if the user still wants it.",
+        &call.reference,
+    )
+}
+
+/// What a reconcile pass needs: the database, the provider, the time, and the window.
+#[derive(Debug, Clone)]
+pub struct Reconciler {
+    pub store: Store,
+    pub payments: Arc<Payments>,
+    pub clock: Clock,
+    /// How long an order may stay pending before it is looked up.
+    pub after: Duration,
+}
+
+impl Reconciler {
+    fn now(&self) -> i64 {
+        self.clock.now_ms()
+    }
+
+    /// One pass over the orders pending longer than the window.
+    pub async fn run_once(&self) -> StoreResult<ReconcileReport> {
+        let mut report = ReconcileReport::default();
+        let mut after = (i64::MIN, String::new());
+        loop {
+            let now = self.now();
+            let cutoff = now - self.after.as_millis() as i64;
+            let batch = self.store.orders_to_reconcile(cutoff, now, (after.0, &after.1), BATCH).await?;
+            for order in &batch {
+                self.reconcile_order(order, &mut report).await?;
+            }
+            match batch.last() {
+                Some(last) if batch.len() as i64 == BATCH => after = (last.created_at_ms, last.id.clone()),
+                _ => return Ok(report),
+            }
+        }
+    }
+
+    async fn reconcile_order(&self, order: &OrderRow, report: &mut ReconcileReport) -> StoreResult<()> {
+        report.examined += 1;
+        // The answer stored for the order's keys is what their call would have answered.
+        let call = CallContext::new(ToolName::CommitOrder, order.subject.clone(), DEFAULT_LOCALE);
+        let asked_at = self.now();
+        let lookup = self.payments.lookup(&provider_key(&order.id)).await;
+        let reference = call.reference.as_str();
+        match lookup {
+            Err(PaymentError::Unavailable(detail)) => {
+                report.unreachable += 1;
+                tracing::warn!(order = order.id, detail, "reconcile: the payment provider did not answer");
+            }
+            Err(e) => {
+                report.conflicts += 1;
+                tracing::error!(order = order.id, error = ?e, "reconcile: the provider's charge is not one we know");
+            }
+            Ok(Lookup::Processing) => report.in_flight += 1,
+            Ok(Lookup::Succeeded(charge)) if charge.amount != order.total() => {
+                report.conflicts += 1;
+                tracing::error!(
+                    order = order.id,
+                    charge = charge.id,
+                    charged = charge.amount.display(),
+                    total = order.total().display(),
+                    "reconcile: the provider charged another amount than the order's; left pending for an operator"
+                );
+            }
+            Ok(Lookup::Succeeded(charge)) => {
+                let paid =
+                    OrderRow { status: OrderStatusColumn::Paid, charge_id: Some(charge.id.clone()), ..order.clone() };
+                let result: Result<Answer<OrderData>, ToolError> =
+                    Ok(Answer::new(OrderData { order: order_of(&paid)? }));
+                let stored = stored_answer(&call, &result)?;
+                if self.store.settle_paid(&order.id, &charge.id, &stored, self.now()).await? {
+                    report.paid += 1;
+                    tracing::info!(order = order.id, charge = charge.id, reference, "reconcile: order paid");
+                }
+            }
+            Ok(Lookup::Declined) => {
+                let stored = stored_answer::<OrderData>(&call, &Err(declined(&call)))?;
+                if self.store.settle_declined(&order.id, &stored, asked_at, self.now()).await? {
+                    report.declined += 1;
+                    tracing::info!(order = order.id, reference, "reconcile: order declined");
+                }
+            }
+            Ok(Lookup::NotFound) => {
+                let stored = stored_answer::<OrderData>(&call, &Err(abandoned(&call)))?;
+                if self.store.settle_declined(&order.id, &stored, asked_at, self.now()).await? {
+                    report.abandoned += 1;
+                    tracing::info!(
+                        order = order.id,
+                        reference,
+                        "reconcile: never charged; order abandoned, stock released"
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+}

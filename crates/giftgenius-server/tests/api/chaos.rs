@@ -1,0 +1,454 @@
+//! The chaos proof: money is never lost or doubled. Two replicas of the server binary on one
+//! PostgreSQL database and one on a SQLite file, all charging one SANDBOX provider process;
+//! concurrent buyers with duplicate submits and retries across replicas; the provider told to
+//! time out (after charging), fail (503) or decline at random; replicas SIGKILLed at random
+//! moments and restarted; then the reconciler. The invariants are read from the databases and
+//! the provider's ledger, never from responses:
+//! - succeeded charges = paid orders, each paid order's charge is in the ledger under its
+//!   provider key for its total, and no money moved without a paid order;
+//! - no provider key charged twice, no draft paid twice;
+//! - no order left pending after the reconciler;
+//! - no gift sold beyond its stock;
+//! - every key that got a definitive answer answers the same again.
+//!
+//! `chaos_small` runs on every `cargo test` (seconds); the long run is
+//! `GIFTGENIUS_CHAOS_BUYERS=200 GIFTGENIUS_CHAOS_SECS=120 cargo test -p giftgenius-server --test
+//! api chaos::chaos_long -- --ignored --nocapture` (`GIFTGENIUS_CHAOS_SEED` replays a run).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use giftgenius_sandbox_pay::api::ChargeStatus;
+use giftgenius_server::store::{OrderRow, OrderStatusColumn, Store};
+use giftgenius_server::suggest::catalog::Catalog;
+use serde_json::{Value, json};
+use tokio::sync::Mutex as AsyncMutex;
+
+use crate::postgres::TestDb;
+use crate::support::{SandboxPay, ServerProcess, TOKEN, commit_args, connect, meta_of, request, start_server_binary};
+
+/// tr-055 has 3 in stock: more buyers want it than it has.
+const GIFTS: [&str; 4] = ["tr-055", "tr-004", "hh-010", "pp-001"];
+const WINDOW_SECS: &str = "3";
+/// No request may wait longer (a killed replica's connection hangs otherwise).
+const CALL_LIMIT: Duration = Duration::from_secs(3);
+
+/// A small deterministic generator (xorshift64*), so a failing run can be replayed by its seed.
+#[derive(Debug, Clone)]
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Size {
+    buyers: usize,
+    chaos: Duration,
+    seed: u64,
+}
+
+/// What a run did, printed at its end.
+#[derive(Debug, Default)]
+struct Counts {
+    commit_calls: AtomicU64,
+    duplicate_submits: AtomicU64,
+    transient_answers: AtomicU64,
+    lost_calls: AtomicU64,
+    kills: AtomicU64,
+    fault_plans: AtomicU64,
+}
+
+/// One deployment: its database and its server processes (slots are restarted in place).
+struct Deployment {
+    name: &'static str,
+    db: String,
+    flags: Vec<String>,
+    slots: Vec<AsyncMutex<Option<ServerProcess>>>,
+    urls: Mutex<Vec<Option<String>>>,
+}
+
+impl Deployment {
+    async fn start(name: &'static str, db: String, replicas: usize, provider: &SandboxPay) -> Arc<Deployment> {
+        let flags: Vec<String> = [
+            "--payments-url",
+            &provider.url,
+            "--payments-timeout-ms",
+            "400",
+            "--idempotency-lease-ms",
+            "1500",
+            "--reconcile-interval-secs",
+            "1",
+            "--reconcile-after-secs",
+            WINDOW_SECS,
+            "--hourly-draft-limit",
+            "0",
+            "--hourly-checkout-limit",
+            "0",
+        ]
+        .map(String::from)
+        .to_vec();
+        let deployment = Arc::new(Deployment {
+            name,
+            db,
+            flags,
+            slots: (0..replicas).map(|_| AsyncMutex::new(None)).collect(),
+            urls: Mutex::new(vec![None; replicas]),
+        });
+        for slot in 0..replicas {
+            deployment.restart(slot).await;
+        }
+        deployment
+    }
+
+    /// Kills the slot's process (SIGKILL) if it runs, and starts a fresh one on the same database.
+    async fn restart(&self, slot: usize) {
+        let mut process = self.slots[slot].lock().await;
+        self.urls.lock().unwrap()[slot] = None;
+        drop(process.take());
+        let flags: Vec<&str> = self.flags.iter().map(String::as_str).collect();
+        let started = start_server_binary(Path::new(&self.db), &flags, "error", Stdio::null()).await;
+        self.urls.lock().unwrap()[slot] = Some(started.url.clone());
+        *process = Some(started);
+    }
+
+    /// The URL of a running replica, picked at random (None while all are restarting).
+    fn pick(&self, rng: &mut Rng) -> Option<String> {
+        let live: Vec<String> = self.urls.lock().unwrap().iter().flatten().cloned().collect();
+        (!live.is_empty()).then(|| live[rng.below(live.len() as u64) as usize].clone())
+    }
+
+    async fn stop(&self) {
+        for slot in &self.slots {
+            drop(slot.lock().await.take());
+        }
+    }
+}
+
+/// One tools/call on a fresh connection, bounded in time; Err when the replica is gone.
+async fn call_once(url: &str, subject: &str, tool: &'static str, arguments: Value) -> Result<(Value, Value), String> {
+    let attempt = async {
+        let client = connect(&format!("{url}/mcp")).await?;
+        let result = client.call_tool(request(Some(subject), tool, arguments)).await.map_err(|e| e.to_string())?;
+        let meta = meta_of(&result, TOKEN).cloned().unwrap_or(Value::Null);
+        Ok::<_, String>((result.structured_content.unwrap_or(Value::Null), meta))
+    };
+    tokio::time::timeout(CALL_LIMIT, attempt).await.map_err(|_| "timed out".to_string())?
+}
+
+/// A definitive answer: success, or an error that says not to retry.
+fn definitive(answer: &Value) -> bool {
+    answer["ok"] == true || answer["error"]["retryable"] == false
+}
+
+/// What one buyer saw: its deployment, key, and its first definitive answer (if any came).
+struct Purchase {
+    deployment: usize,
+    subject: String,
+    commit: Value,
+    first: Option<Value>,
+}
+
+async fn buyer(
+    index: usize,
+    deployments: Arc<Vec<Arc<Deployment>>>,
+    mut rng: Rng,
+    counts: Arc<Counts>,
+    stop_by: Instant,
+) -> Result<Option<Purchase>, String> {
+    let deployment = index % deployments.len();
+    let site = &deployments[deployment];
+    let subject = format!("buyer{index}");
+    let gift = GIFTS[rng.below(GIFTS.len() as u64) as usize];
+    // Prepare until a replica answers (stock may already be gone: then this buyer buys nothing).
+    let (draft, token) = loop {
+        if Instant::now() > stop_by {
+            return Ok(None);
+        }
+        let Some(url) = site.pick(&mut rng) else {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            continue;
+        };
+        match call_once(&url, &subject, "prepare_order", json!({"gift_id": gift})).await {
+            Ok((answer, token)) if answer["ok"] == true => {
+                break (
+                    answer["draft"]["id"].as_str().unwrap_or_default().to_string(),
+                    token.as_str().unwrap_or_default().to_string(),
+                );
+            }
+            Ok((answer, _)) if answer["error"]["code"] == "GIFT_UNAVAILABLE" => return Ok(None),
+            _ => tokio::time::sleep(Duration::from_millis(50)).await,
+        }
+    };
+    let commit = commit_args(&draft, &format!("ik_{index}"), &token);
+    let mut first: Option<Value> = None;
+    while first.is_none() && Instant::now() < stop_by {
+        // Sometimes the same submit twice at once, on two replicas (a double click, a host retry).
+        let copies = if rng.below(3) == 0 { 2 } else { 1 };
+        if copies == 2 {
+            counts.duplicate_submits.fetch_add(1, Ordering::Relaxed);
+        }
+        let urls: Vec<Option<String>> = (0..copies).map(|_| site.pick(&mut rng)).collect();
+        let calls = urls.into_iter().flatten().map(|url| {
+            counts.commit_calls.fetch_add(1, Ordering::Relaxed);
+            let (subject, commit) = (subject.clone(), commit.clone());
+            async move { call_once(&url, &subject, "commit_order", commit).await }
+        });
+        for answer in futures::future::join_all(calls).await {
+            match answer {
+                Ok((answer, _)) if definitive(&answer) => match &first {
+                    None => first = Some(answer),
+                    Some(seen) if *seen != answer => {
+                        return Err(format!("{subject}: two definitive answers for one key:\n{seen}\n{answer}"));
+                    }
+                    Some(_) => {}
+                },
+                Ok(_) => {
+                    counts.transient_answers.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(_) => {
+                    counts.lost_calls.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+        if first.is_none() {
+            tokio::time::sleep(Duration::from_millis(50 + rng.below(200))).await;
+        }
+    }
+    Ok(Some(Purchase { deployment, subject, commit, first }))
+}
+
+/// The ledger and the databases agree; returns a summary line per fact checked.
+async fn check_invariants(
+    deployments: &[Arc<Deployment>],
+    provider: &SandboxPay,
+    purchases: &[Purchase],
+) -> Result<BTreeMap<&'static str, usize>, String> {
+    let catalog = Catalog::builtin();
+    let ledger = provider.ledger().await;
+    let mut keys = HashSet::new();
+    for charge in &ledger {
+        if !keys.insert(charge.idempotency_key.clone()) {
+            return Err(format!("provider key {} charged twice", charge.idempotency_key));
+        }
+    }
+    let succeeded: HashMap<&str, _> = ledger
+        .iter()
+        .filter(|c| c.status == ChargeStatus::Succeeded)
+        .map(|c| (c.idempotency_key.as_str(), c))
+        .collect();
+    let mut facts = BTreeMap::new();
+    let mut paid_total = 0;
+    for deployment in deployments {
+        let store = Store::connect(&deployment.db).await.map_err(|e| e.to_string())?;
+        let pending = store.orders_with_status(OrderStatusColumn::PendingPayment).await.map_err(|e| e.to_string())?;
+        if !pending.is_empty() {
+            return Err(format!(
+                "{}: {} orders still pending after the reconciler: {pending:?}",
+                deployment.name,
+                pending.len()
+            ));
+        }
+        let paid: Vec<OrderRow> = store.orders_with_status(OrderStatusColumn::Paid).await.map_err(|e| e.to_string())?;
+        let declined = store.orders_with_status(OrderStatusColumn::PaymentDeclined).await.map_err(|e| e.to_string())?;
+        let mut drafts = HashSet::new();
+        let mut sold: HashMap<&str, i64> = HashMap::new();
+        for order in &paid {
+            let key = format!("gg_{}", order.id);
+            let charge = succeeded.get(key.as_str()).ok_or_else(|| format!("paid order {} has no charge", order.id))?;
+            if charge.amount != order.total_minor || order.charge_id.as_deref() != Some(charge.id.as_str()) {
+                return Err(format!("paid order {} does not match its charge {charge:?}", order.id));
+            }
+            if !drafts.insert(order.draft_id.clone()) {
+                return Err(format!("draft {} paid twice", order.draft_id));
+            }
+            *sold.entry(order.gift_id.as_str()).or_default() += order.quantity;
+        }
+        for (gift, units) in sold {
+            let stock = catalog.get(gift).map(|g| i64::from(g.stock)).unwrap_or(0);
+            if units > stock {
+                return Err(format!("{}: {units} × {gift} sold, {stock} in stock", deployment.name));
+            }
+        }
+        paid_total += paid.len();
+        // Abandoned: declined without any record at the provider (never charged, stock released).
+        let abandoned = declined.iter().filter(|o| !keys.contains(&format!("gg_{}", o.id))).count();
+        let pg = deployment.name == "postgres";
+        facts.insert(if pg { "paid orders (postgres)" } else { "paid orders (sqlite)" }, paid.len());
+        facts.insert(
+            if pg { "declined orders (postgres)" } else { "declined orders (sqlite)" },
+            declined.len() - abandoned,
+        );
+        facts.insert(if pg { "abandoned orders (postgres)" } else { "abandoned orders (sqlite)" }, abandoned);
+    }
+    if succeeded.len() != paid_total {
+        return Err(format!("{} succeeded charges but {paid_total} paid orders", succeeded.len()));
+    }
+    facts.insert("succeeded charges", succeeded.len());
+    facts.insert("declined charges", ledger.iter().filter(|c| c.status == ChargeStatus::Failed).count());
+
+    // Every key that got a definitive answer gives it again.
+    let mut rng = Rng(7);
+    let mut replayed = 0;
+    for purchase in purchases {
+        let Some(first) = &purchase.first else { continue };
+        let site = &deployments[purchase.deployment];
+        let url = site.pick(&mut rng).ok_or("no replica runs")?;
+        let (again, _) = call_once(&url, &purchase.subject, "commit_order", purchase.commit.clone()).await?;
+        if again != *first {
+            return Err(format!("{}: the key answered\n{first}\nthen\n{again}", purchase.subject));
+        }
+        replayed += 1;
+    }
+    facts.insert("keys answering their first answer again", replayed);
+    Ok(facts)
+}
+
+async fn run(size: Size) {
+    eprintln!("chaos: seed {} ({} buyers, {:?} of chaos)", size.seed, size.buyers, size.chaos);
+    let started = Instant::now();
+    let pg = TestDb::create().await;
+    let dir = tempfile::tempdir().unwrap();
+    let provider = SandboxPay::start();
+    let deployments = Arc::new(vec![
+        Deployment::start("postgres", pg.url.clone(), 2, &provider).await,
+        Deployment::start("sqlite", dir.path().join("giftgenius.db").to_string_lossy().into_owned(), 1, &provider)
+            .await,
+    ]);
+    let counts = Arc::new(Counts::default());
+    let mut rng = Rng(size.seed | 1);
+    let chaos_until = Instant::now() + size.chaos;
+    let stop_by = chaos_until + Duration::from_secs(20);
+
+    // The provider misbehaves at random, then recovers.
+    let calm = Arc::new(AtomicBool::new(false));
+    let faults = tokio::spawn({
+        let (provider_url, counts, mut rng, calm) =
+            (provider.url.clone(), counts.clone(), Rng(rng.next()), calm.clone());
+        async move {
+            let http = reqwest::Client::new();
+            let plans = ["", "5xx*1", "timeout*1", "decline*1", "5xx*2,timeout*1", "timeout*2"];
+            while !calm.load(Ordering::Relaxed) {
+                let plan = plans[rng.below(plans.len() as u64) as usize];
+                let body = json!({"faults": plan, "latency_ms": rng.below(60)});
+                let _ = http.post(format!("{provider_url}/admin/settings")).json(&body).send().await;
+                counts.fault_plans.fetch_add(1, Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_millis(150 + rng.below(450))).await;
+            }
+        }
+    });
+    // Replicas die (SIGKILL) at random moments and come back.
+    let killer = tokio::spawn({
+        let (deployments, counts, mut rng) = (deployments.clone(), counts.clone(), Rng(rng.next()));
+        async move {
+            while Instant::now() < chaos_until {
+                tokio::time::sleep(Duration::from_millis(300 + rng.below(900))).await;
+                let site = &deployments[rng.below(deployments.len() as u64) as usize];
+                let slot = rng.below(site.slots.len() as u64) as usize;
+                site.restart(slot).await;
+                counts.kills.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    });
+    // Buyers arrive over the chaos period.
+    let buyers: Vec<_> = (0..size.buyers)
+        .map(|i| {
+            let (deployments, counts, mut rng) = (deployments.clone(), counts.clone(), Rng(rng.next()));
+            let delay = Duration::from_millis(rng.below(size.chaos.as_millis() as u64));
+            tokio::spawn(async move {
+                tokio::time::sleep(delay).await;
+                buyer(i, deployments, rng, counts, stop_by).await
+            })
+        })
+        .collect();
+    killer.await.unwrap();
+    let mut purchases = Vec::new();
+    for b in buyers {
+        match b.await.unwrap() {
+            Ok(Some(purchase)) => purchases.push(purchase),
+            Ok(None) => {}
+            Err(violation) => panic!("chaos seed {}: {violation}", size.seed),
+        }
+    }
+    calm.store(true, Ordering::Relaxed);
+    faults.await.unwrap();
+    provider.set_faults("").await;
+
+    // Past every lease, charging window and reconcile window: the reconcile passes of the
+    // replicas (every second) settle what is left.
+    let settle_by = Instant::now() + Duration::from_secs(30);
+    loop {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let mut left = 0;
+        for d in deployments.iter() {
+            let store = Store::connect(&d.db).await.unwrap();
+            left += store.orders_with_status(OrderStatusColumn::PendingPayment).await.unwrap().len();
+        }
+        if left == 0 || Instant::now() > settle_by {
+            break;
+        }
+    }
+    let facts = check_invariants(&deployments, &provider, &purchases)
+        .await
+        .unwrap_or_else(|violation| panic!("chaos seed {}: {violation}", size.seed));
+    for d in deployments.iter() {
+        d.stop().await;
+    }
+    let definitive = purchases.iter().filter(|p| p.first.is_some()).count();
+    eprintln!(
+        "chaos: seed {} in {:.1?}: {} buyers, {} got a draft, {definitive} a definitive answer; {} commit calls ({} duplicate \
+         submits, {} transient answers, {} calls lost to killed replicas); {} SIGKILLs + restarts; {} fault plans",
+        size.seed,
+        started.elapsed(),
+        size.buyers,
+        purchases.len(),
+        counts.commit_calls.load(Ordering::Relaxed),
+        counts.duplicate_submits.load(Ordering::Relaxed),
+        counts.transient_answers.load(Ordering::Relaxed),
+        counts.lost_calls.load(Ordering::Relaxed),
+        counts.kills.load(Ordering::Relaxed),
+        counts.fault_plans.load(Ordering::Relaxed),
+    );
+    for (fact, n) in facts {
+        eprintln!("chaos:   {fact}: {n}");
+    }
+}
+
+fn seed() -> u64 {
+    std::env::var("GIFTGENIUS_CHAOS_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
+    })
+}
+
+fn env_or(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|s| s.parse().ok()).unwrap_or(default)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chaos_small() {
+    run(Size { buyers: 12, chaos: Duration::from_secs(6), seed: seed() }).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "the long chaos run: minutes; see the module docs"]
+async fn chaos_long() {
+    let size = Size {
+        buyers: env_or("GIFTGENIUS_CHAOS_BUYERS", 200) as usize,
+        chaos: Duration::from_secs(env_or("GIFTGENIUS_CHAOS_SECS", 120)),
+        seed: seed(),
+    };
+    run(size).await;
+}

@@ -1,0 +1,131 @@
+//! The SANDBOX payment provider as a real process (`giftgenius-sandbox-pay`, built by cargo with
+//! the server), one per test unless a test shares one between replicas: its own port, its own
+//! SQLite file, its settings (latency, faults) set through its admin endpoint, and its ledger read
+//! through its API. Exactly-once is counted here, in the provider's ledger, never in responses.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+
+use giftgenius_sandbox_pay::api::{
+    CHARGES_PATH, Charge, ChargeList, ChargeRequest, ChargeStatus, IDEMPOTENCY_KEY_HEADER, LISTENING_LINE,
+    SETTINGS_PATH, Settings, SettingsUpdate,
+};
+
+/// A provider process; killed and reaped on drop (and it exits by itself when our end of its
+/// stdin closes, should the test process die first).
+pub struct SandboxPay {
+    child: Child,
+    _stdin: ChildStdin,
+    pub url: String,
+    pub db: PathBuf,
+    http: reqwest::Client,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Drop for SandboxPay {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl SandboxPay {
+    /// A fresh provider on a database of its own, without latency or faults.
+    pub fn start() -> SandboxPay {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut provider =
+            Self::start_on(&dir.path().join("giftgenius-sandbox-pay.db"), &["--latency-ms", "0", "--faults", ""]);
+        provider._dir = Some(dir);
+        provider
+    }
+
+    /// A provider process on `db` (which another process may serve too), with `flags`.
+    pub fn start_on(db: &Path, flags: &[&str]) -> SandboxPay {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_giftgenius-sandbox-pay"))
+            .args(["--port", "0", "--exit-with-stdin"])
+            .arg("--db")
+            .arg(db)
+            .args(flags)
+            .env("GIFTGENIUS_SANDBOX_PAY_LOG", "warn")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the sandbox provider starts");
+        let stdin = child.stdin.take().expect("stdin");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("its first line");
+        let url = line.trim().strip_prefix(LISTENING_LINE).unwrap_or_else(|| panic!("not a listening line: {line:?}"));
+        SandboxPay {
+            url: url.to_string(),
+            child,
+            _stdin: stdin,
+            db: db.to_path_buf(),
+            http: reqwest::Client::new(),
+            _dir: None,
+        }
+    }
+
+    pub async fn settings(&self, update: SettingsUpdate) -> Settings {
+        let response =
+            self.http.post(format!("{}{SETTINGS_PATH}", self.url)).json(&update).send().await.expect("settings");
+        assert!(response.status().is_success(), "settings refused: {}", response.text().await.unwrap_or_default());
+        response.json().await.expect("settings JSON")
+    }
+
+    /// Injected faults from now on, e.g. `timeout*1`, `decline`, `5xx*2`.
+    pub async fn set_faults(&self, plan: &str) {
+        self.settings(SettingsUpdate { latency_ms: None, faults: Some(plan.into()) }).await;
+    }
+
+    pub async fn set_latency_ms(&self, ms: u64) {
+        self.settings(SettingsUpdate { latency_ms: Some(ms), faults: None }).await;
+    }
+
+    /// The whole ledger, declines included.
+    pub async fn ledger(&self) -> Vec<Charge> {
+        let list: ChargeList = self
+            .http
+            .get(format!("{}{CHARGES_PATH}?limit=1000", self.url))
+            .send()
+            .await
+            .expect("ledger")
+            .json()
+            .await
+            .expect("ledger JSON");
+        assert!(!list.has_more, "a test's ledger fits one page");
+        list.data
+    }
+
+    /// Charges where money moved.
+    pub async fn charges(&self) -> usize {
+        self.ledger().await.iter().filter(|c| c.status == ChargeStatus::Succeeded).count()
+    }
+
+    /// POST /v1/charges under `key`, as any client would.
+    pub async fn charge(&self, key: &str, request: &ChargeRequest) -> reqwest::Response {
+        self.http
+            .post(format!("{}{CHARGES_PATH}", self.url))
+            .header(IDEMPOTENCY_KEY_HEADER, key)
+            .json(request)
+            .send()
+            .await
+            .expect("the provider answers")
+    }
+
+    /// GET /v1/charges?idempotency_key=K: the charge under `key`, if any.
+    pub async fn charge_under(&self, key: &str) -> Option<Charge> {
+        let list: ChargeList = self
+            .http
+            .get(format!("{}{CHARGES_PATH}", self.url))
+            .query(&[("idempotency_key", key)])
+            .send()
+            .await
+            .expect("lookup")
+            .json()
+            .await
+            .expect("lookup JSON");
+        list.data.into_iter().next()
+    }
+}
