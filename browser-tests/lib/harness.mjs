@@ -125,6 +125,9 @@ export async function startServer({ extraArgs = [], auth = false } = {}) {
       "--widget-html", widget,
       "--sandbox-latency-ms", "30",
       "--catalog-url", `${base}/preview/catalog`,
+      // Every page, widget, picture and tool call comes from 127.0.0.1: the suite (and
+      // bench.mjs) test the widget, not the per-address rate limit, which has tests of its own.
+      "--rate-limit-per-minute", "0",
       ...authArgs,
       ...extraArgs,
     ];

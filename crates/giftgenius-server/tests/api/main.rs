@@ -9,6 +9,7 @@ mod discovery;
 mod error_examples;
 mod hostile;
 mod http;
+mod http_limits;
 mod internal;
 mod limits;
 mod postgres;
