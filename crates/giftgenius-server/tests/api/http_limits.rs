@@ -227,3 +227,16 @@ async fn the_limits_have_flags_environment_variables_and_zero_turns_them_off() {
         assert_eq!(picture(&app.local_url, None).await.status(), 200);
     }
 }
+
+#[tokio::test]
+async fn a_trusted_proxy_that_is_no_address_refuses_to_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = giftgenius_server::config::Config::for_tests(dir.path());
+    config.widget_html = Some(crate::support::widget_path());
+    config.trusted_proxies = vec!["proxy.example.com".into()];
+    let error = match giftgenius_server::startup::Application::build(config).await {
+        Ok(_) => panic!("started with a trusted proxy that is no address"),
+        Err(e) => format!("{e:#}"),
+    };
+    assert!(error.contains("--trusted-proxies") && error.contains("proxy.example.com"), "{error}");
+}
