@@ -127,6 +127,9 @@ export async function startServer({ extraArgs = [], auth = false } = {}) {
       // An injected provider timeout holds the answer until the server gives up: 2 s, not 10.
       "--payments-timeout-ms", "2000",
       "--catalog-url", `${base}/preview/catalog`,
+      // Every page, widget, picture and tool call comes from 127.0.0.1: the suite (and
+      // bench.mjs) test the widget, not the per-address rate limit, which has tests of its own.
+      "--rate-limit-per-minute", "0",
       ...authArgs,
       ...extraArgs,
     ];

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Parser, ValueEnum};
 
+use crate::http::client_addr::{ProxyRange, TrustedProxies};
+
 /// Which MIME type (and so which host vocabulary) the widget resource is served as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
 pub enum WidgetMime {
@@ -132,6 +134,35 @@ pub struct Config {
     /// where a key generated into the database is used.
     #[arg(long, env = "GIFTGENIUS_TOKEN_SECRET_FILE")]
     pub token_secret_file: Option<PathBuf>,
+    /// How long an HTTP catalog's good answer is reused (0 = ask on every suggestion; concurrent
+    /// suggestions share one fetch in flight per catalog either way).
+    #[arg(long, env = "GIFTGENIUS_CATALOG_CACHE_TTL_SECS", default_value_t = 60)]
+    pub catalog_cache_ttl_secs: u64,
+    /// HTTP catalog fetches running at once, across all catalogs (0 = no cap). Waiting for a
+    /// slot counts against --source-timeout-ms.
+    #[arg(long, env = "GIFTGENIUS_CATALOG_MAX_CONCURRENT_FETCHES", default_value_t = 4)]
+    pub catalog_max_concurrent_fetches: usize,
+    /// A connection must deliver each request's headers within this time (an idle keep-alive
+    /// connection: its next request's), or it is closed (0 = off).
+    #[arg(long, env = "GIFTGENIUS_HEADER_READ_TIMEOUT_MS", default_value_t = 10_000)]
+    pub header_read_timeout_ms: u64,
+    /// Time from a request's headers to its response's head: the body upload and the handling
+    /// (408 when the body did not arrive, 503 when no answer was ready). Streams already
+    /// answered (SSE) are not cut. 0 = off.
+    #[arg(long, env = "GIFTGENIUS_REQUEST_TIMEOUT_MS", default_value_t = 30_000)]
+    pub request_timeout_ms: u64,
+    /// Open connections at most; at the cap new clients wait to be accepted (0 = no cap).
+    #[arg(long, env = "GIFTGENIUS_MAX_CONNECTIONS", default_value_t = 1024)]
+    pub max_connections: usize,
+    /// Requests per minute per client address that carry no access token (bursts up to the same
+    /// number), then 429. In local and single-user modes every request counts (0 = off).
+    #[arg(long, env = "GIFTGENIUS_RATE_LIMIT_PER_MINUTE", default_value_t = 600)]
+    pub rate_limit_per_minute: u32,
+    /// Proxies whose `Forwarded` / `X-Forwarded-For` headers name the client: IP addresses or
+    /// CIDR blocks, repeatable or comma-separated (behind a local tunnel: 127.0.0.1). Others'
+    /// forwarding headers are ignored.
+    #[arg(long = "trusted-proxies", env = "GIFTGENIUS_TRUSTED_PROXIES", value_delimiter = ',')]
+    pub trusted_proxies: Vec<String>,
     /// Crash points for exactly-once tests (comma-separated); never set in production.
     #[arg(long, env = "GIFTGENIUS_FAILPOINTS", default_value = "", hide = true)]
     pub failpoints: String,
@@ -191,11 +222,33 @@ impl Config {
         })
     }
 
+    /// `--trusted-proxies`, parsed (empty entries skipped).
+    pub fn trusted_proxies(&self) -> anyhow::Result<TrustedProxies> {
+        let ranges = self
+            .trusted_proxies
+            .iter()
+            .map(|entry| entry.trim())
+            .filter(|entry| !entry.is_empty())
+            .map(|entry| entry.parse::<ProxyRange>().map_err(|why| anyhow::anyhow!("--trusted-proxies: {why}")))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        Ok(TrustedProxies::new(ranges))
+    }
+
     /// Defaults for tests: loopback, port 0, a database file in `dir` (and, unless the test
-    /// gives a `payments_url`, a sandbox provider without latency beside it).
+    /// gives a `payments_url`, a sandbox provider without latency beside it), and no
+    /// per-address rate limit (tests drive hundreds of calls from 127.0.0.1; the limit has
+    /// tests of its own that turn it on).
     pub fn for_tests(dir: &std::path::Path) -> Self {
         let db = dir.join("giftgenius.db");
-        let mut config = Config::parse_from(["giftgenius-server", "--port", "0", "--db", &db.to_string_lossy()]);
+        let mut config = Config::parse_from([
+            "giftgenius-server",
+            "--port",
+            "0",
+            "--rate-limit-per-minute",
+            "0",
+            "--db",
+            &db.to_string_lossy(),
+        ]);
         config.sandbox_latency_ms = Some(0);
         config
     }

@@ -3,7 +3,9 @@
 //!
 //! Over HTTP, `/mcp` speaks MCP (Streamable HTTP) next to the plain routes of `http/`. With
 //! `--stdio`, MCP runs on stdin/stdout for one client, and the plain routes still listen on
-//! `--host`/`--port` so the image and checkout links in results work.
+//! `--host`/`--port` so the image and checkout links in results work. Either way every route
+//! sits behind the guards of `http::guarded` and is served by `http::serve` (header-read
+//! timeout, connection cap).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -25,6 +27,7 @@ use crate::auth::{AuthMode, Verifier};
 use crate::checkout::reconcile::{ReconcileReport, Reconciler};
 use crate::clock::Clock;
 use crate::config::Config;
+use crate::http::serve::ConnectionLimits;
 use crate::mcp::GiftGenius;
 use crate::mcp::widget_resource::origin_of;
 use crate::state::{AppState, connect_payments};
@@ -40,6 +43,7 @@ const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 pub struct Application {
     listener: TcpListener,
     router: Router,
+    limits: ConnectionLimits,
     state: Arc<AppState>,
     addr: SocketAddr,
     public_url: String,
@@ -202,13 +206,19 @@ impl Application {
             let (auth, metadata) = auth_layer(&state, &public_url).await?;
             let mcp = Router::new()
                 .nest_service("/mcp", mcp_service(state.clone(), &public_url, &shutdown)?)
+                .layer(axum::middleware::from_fn_with_state(
+                    MAX_REQUEST_BODY_BYTES,
+                    crate::mcp::request_body::json_rpc_body,
+                ))
                 .layer(axum::middleware::from_fn_with_state(auth, crate::auth::middleware::authenticate));
             router = router.merge(mcp);
             if let Some(metadata) = metadata {
                 router = router.merge(metadata);
             }
         }
-        Ok(Self { listener, router, state, addr, public_url, shutdown })
+        let router = crate::http::guarded(router, &config, &state, &shutdown)?;
+        let limits = crate::http::connection_limits(&config);
+        Ok(Self { listener, router, limits, state, addr, public_url, shutdown })
     }
 
     /// The shared state (tests reach the store, the reconciler and the idempotency keys through it).
@@ -243,12 +253,9 @@ impl Application {
                 token.cancel();
             }
         });
-        // The peer address reaches handlers (signed-out callers share a budget per address).
-        let app = self.router.into_make_service_with_connect_info::<SocketAddr>();
-        axum::serve(self.listener, app)
-            .with_graceful_shutdown(async move { token.cancelled_owned().await })
-            .await
-            .context("server error")
+        // Not `axum::serve`: it has no header-read timeout and no connection cap. The peer
+        // address reaches handlers as `ConnectInfo` the same way.
+        crate::http::serve::serve(self.listener, self.router, self.limits, token).await.context("server error")
     }
 
     /// Serves one MCP client over stdin/stdout (build with `config.stdio` set) while the plain

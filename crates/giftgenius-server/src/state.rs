@@ -21,6 +21,7 @@ use crate::mcp::widget_resource::{WidgetResource, origin_of};
 use crate::store::Store;
 use crate::suggest::Suggester;
 use crate::suggest::catalog::Catalog;
+use crate::suggest::catalog::cache::FetchPolicy;
 use crate::suggest::catalog::sources::Sources;
 
 #[derive(Debug)]
@@ -112,6 +113,10 @@ impl AppState {
                 &config.catalog_urls,
                 Duration::from_millis(config.source_timeout_ms),
                 Duration::from_millis(config.suggest_deadline_ms),
+                FetchPolicy::new(
+                    Duration::from_secs(config.catalog_cache_ttl_secs),
+                    config.catalog_max_concurrent_fetches,
+                ),
             )?,
             limits: limits.clone(),
             public_url: public_url.clone(),

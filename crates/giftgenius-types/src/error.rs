@@ -169,10 +169,12 @@ pub struct ToolError {
     pub message: String,
     /// Whether the identical call may succeed later.
     pub retryable: bool,
-    /// Per-field problems (validation errors only).
+    /// Per-field problems (validation errors only): at most 20, then one `(more)` entry
+    /// counting the rest.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub field_errors: Vec<FieldError>,
-    /// The normalized request we tried to serve, so the model can see what was understood.
+    /// The normalized request we tried to serve, so the model can see what was understood
+    /// (at most 2 KiB of JSON: long values are shortened).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attempted: Option<Value>,
     /// Work that did succeed before the failure (for example alternatives to an unavailable gift).
@@ -201,22 +203,29 @@ impl ToolError {
         }
     }
 
-    /// A validation error listing every field problem at once.
+    /// A validation error naming the field problems: every one of them up to
+    /// [`MAX_FIELD_ERRORS`](crate::bounded::MAX_FIELD_ERRORS), then one entry counting the rest
+    /// (see [`crate::bounded`]: the answer stays small however many there are).
     pub fn validation(field_errors: Vec<FieldError>, reference: impl Into<String>) -> Self {
+        let total = field_errors.len();
+        let field_errors = crate::bounded::cap_field_errors(field_errors);
+        let listed: Vec<&str> =
+            field_errors.iter().filter(|e| e.field != crate::bounded::MORE_FIELDS).map(|e| e.field.as_str()).collect();
         let message = match field_errors.as_slice() {
             [] => "The arguments are invalid.".to_string(),
             [one] => format!("Invalid argument {}: {}", one.field, one.message),
-            many => format!(
-                "{} invalid arguments: {}",
-                many.len(),
-                many.iter().map(|e| e.field.as_str()).collect::<Vec<_>>().join(", ")
-            ),
+            _ if total > listed.len() => {
+                format!("{total} invalid arguments: {} and {} more", listed.join(", "), total - listed.len())
+            }
+            _ => format!("{total} invalid arguments: {}", listed.join(", ")),
         };
         Self { field_errors, ..Self::new(ErrorCode::ValidationError, message, reference) }
     }
 
+    /// The request as understood, echoed in at most
+    /// [`MAX_ATTEMPTED_BYTES`](crate::bounded::MAX_ATTEMPTED_BYTES) of JSON (shortened, same shape).
     pub fn with_attempted(mut self, attempted: Value) -> Self {
-        self.attempted = Some(attempted);
+        self.attempted = Some(crate::bounded::bounded_echo(&attempted, crate::bounded::MAX_ATTEMPTED_BYTES));
         self
     }
 

@@ -6,6 +6,7 @@
 //! consumes exactly the types the server produces.
 
 pub mod args;
+pub mod bounded;
 pub mod envelope;
 pub mod error;
 pub mod gifts;

@@ -4,17 +4,30 @@
 //! - `GET /images/{id}.svg`: gift pictures (`images.rs`).
 //! - `GET /checkout/{id}`: the sandbox hosted checkout page (`checkout_page.rs`).
 //! - `/preview…`: the local host emulator, only with `--preview` (`preview.rs`).
+//!
+//! And what guards every route, `/mcp` included ([`guarded`]): the request timeout
+//! (`deadline.rs`), the client's address (`client_addr.rs`), the per-address rate limit
+//! (`rate_limit.rs`); and the accept loop with its header-read timeout and connection cap
+//! (`serve.rs`).
 
 pub mod checkout_page;
+pub mod client_addr;
+pub mod deadline;
 pub mod images;
 pub mod preview;
+pub mod rate_limit;
+pub mod serve;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
+use axum::middleware::from_fn_with_state;
 use axum::routing::get;
 use giftgenius_types::wire::{CHECKOUT_PATH, IMAGES_PATH};
+use tokio_util::sync::CancellationToken;
 
+use crate::auth::AuthMode;
 use crate::config::Config;
 use crate::state::AppState;
 
@@ -26,6 +39,37 @@ pub fn router(config: &Config, app: Arc<AppState>) -> Router {
         .route("/healthz", get(|| async { "ok" }))
         .with_state(app.clone())
         .merge(preview::router(config, app))
+}
+
+/// `router` behind the guards every request meets, outermost first: the request timeout, the
+/// client address (`--trusted-proxies`), the per-address rate limit. Each is left out when its
+/// flag is 0.
+pub fn guarded(
+    router: Router,
+    config: &Config,
+    app: &AppState,
+    shutdown: &CancellationToken,
+) -> anyhow::Result<Router> {
+    let mut router = router;
+    let verified = matches!(app.auth, AuthMode::Verified { .. });
+    if let Some(limit) = rate_limit::RateLimit::new(config.rate_limit_per_minute, verified) {
+        limit.spawn_pruning(shutdown.clone());
+        router = router.layer(from_fn_with_state(limit, rate_limit::rate_limit));
+    }
+    router = router.layer(from_fn_with_state(config.trusted_proxies()?, client_addr::resolve_client_addr));
+    if config.request_timeout_ms > 0 {
+        router = router.layer(from_fn_with_state(Duration::from_millis(config.request_timeout_ms), deadline::deadline));
+    }
+    Ok(router)
+}
+
+/// The accept loop's limits from the flags (0 = off).
+pub fn connection_limits(config: &Config) -> serve::ConnectionLimits {
+    serve::ConnectionLimits {
+        header_read_timeout: (config.header_read_timeout_ms > 0)
+            .then(|| Duration::from_millis(config.header_read_timeout_ms)),
+        max_connections: (config.max_connections > 0).then_some(config.max_connections),
+    }
 }
 
 /// Text made safe for HTML text and attribute values.

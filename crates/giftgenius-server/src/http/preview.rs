@@ -309,6 +309,8 @@ async fn set_catalog(State(p): State<Arc<Preview>>, Json(body): Json<CatalogBody
         other => return (StatusCode::BAD_REQUEST, format!("unknown mode {other:?} (ok, down)")).into_response(),
     };
     p.catalog_down.store(down, Ordering::SeqCst);
+    // The next suggestion asks again instead of reusing the kept answer.
+    p.app.suggester.sources.forget_cached();
     no_store(Json(json!({ "mode": if down { "down" } else { "ok" } })).into_response())
 }
 

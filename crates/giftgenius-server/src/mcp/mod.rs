@@ -6,17 +6,21 @@
 //! - `arguments.rs`: raw arguments → typed input, or a validation error;
 //! - `reply.rs`: a service's `Outcome` → `CallToolResult` (the one place);
 //! - `policy.rs`: invariants after every call;
-//! - `widget_resource.rs`: the packed widget as a resource, with both hosts' `_meta`.
+//! - `widget_resource.rs`: the packed widget as a resource, with both hosts' `_meta`;
+//! - `request_body.rs`: in front of rmcp over HTTP, a body that is no JSON-RPC message gets a
+//!   JSON-RPC error (parse error -32700, invalid request -32600) with HTTP 400.
 
 pub mod arguments;
 pub mod policy;
 pub mod reply;
+pub mod request_body;
 pub mod widget_resource;
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures::FutureExt;
+use giftgenius_types::bounded::cut;
 use giftgenius_types::schema::{input_schema, output_schema};
 use giftgenius_types::{
     CheckoutData, CommitOrderInput, CreateCheckoutSessionInput, Envelope, ErrorCode, GetOrderInput, OrderData,
@@ -25,9 +29,10 @@ use giftgenius_types::{
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::{Extension, ToolCallContext};
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, DiscoverResult, Implementation, JsonObject,
-    ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult, DiscoverResult,
+    Implementation, JsonObject, ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents,
+    ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_router};
@@ -41,6 +46,21 @@ use crate::state::AppState;
 use arguments::parse;
 use reply::{render, render_error};
 use widget_resource::WIDGET_DESCRIPTION;
+
+/// Longest client-sent name (a method, a resource URI) echoed in a protocol error.
+const MAX_ECHOED_NAME_CHARS: usize = 200;
+
+/// Requests this server answers; one that reaches `on_custom_request` had params rmcp could not read.
+const SERVED_METHODS: &[&str] = &[
+    "initialize",
+    "ping",
+    "server/discover",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/read",
+    "resources/templates/list",
+];
 
 pub const INSTRUCTIONS: &str = "GiftGenius finds gift ideas and can buy one. \
 Call suggest_gifts when the user wants gift ideas; relationship_type is required, and age, interests, budget (in the user's currency) and occasion make results better. \
@@ -70,10 +90,11 @@ fn subject_of(caller: &Caller, context: &RequestContext<RoleServer>) -> Option<S
 }
 
 /// The budget a signed-out caller's suggestions count against: one per client address, hashed.
+/// The address is the client's (the peer, or the client a trusted proxy names: `http::client_addr`).
 fn signed_out_subject(parts: Option<&axum::http::request::Parts>) -> String {
     let address = parts
-        .and_then(|p| p.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>())
-        .map(|info| info.0.ip().to_string())
+        .and_then(|p| crate::http::client_addr::ClientAddr::of(&p.extensions))
+        .map(|ip| ip.to_string())
         .unwrap_or_default();
     format!("anon:{}", crate::context::hashed(&address))
 }
@@ -291,6 +312,22 @@ impl GiftGenius {
 }
 
 impl ServerHandler for GiftGenius {
+    /// A request rmcp could not match to a method it knows. rmcp's default answer is "method not
+    /// found" with the method name whole (up to the body limit); ours cuts the name, and for a
+    /// method we do serve (its params did not fit, e.g. `arguments` that are a string) says
+    /// invalid params instead.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let method = cut(&request.method, MAX_ECHOED_NAME_CHARS);
+        if SERVED_METHODS.contains(&request.method.as_str()) {
+            return Err(ErrorData::invalid_params(format!("Invalid params for {method}"), None));
+        }
+        Err(ErrorData::new(rmcp::model::ErrorCode::METHOD_NOT_FOUND, format!("Method not found: {method}"), None))
+    }
+
     fn get_info(&self) -> ServerConfig {
         let mut info = Implementation::new("giftgenius", env!("CARGO_PKG_VERSION"));
         info.title = Some("GiftGenius".into());
@@ -372,9 +409,10 @@ impl ServerHandler for GiftGenius {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let widget = &self.app.widget;
         if request.uri != widget.uri() {
+            // The URI is echoed cut short: it is whatever the client sent, up to the body limit.
             return Err(ErrorData::resource_not_found(
                 "no such resource; list resources to get the current widget URI",
-                Some(json!({ "uri": request.uri })),
+                Some(json!({ "uri": cut(&request.uri, MAX_ECHOED_NAME_CHARS) })),
             ));
         }
         let contents = ResourceContents::TextResourceContents {

@@ -496,3 +496,187 @@ async fn a_body_over_256_kib_is_refused_with_413_naming_the_limit() {
     let answer: Value = serde_json::from_str(&answer).expect("a JSON-RPC response");
     assert_eq!(answer["result"]["structuredContent"]["error"]["code"], "VALIDATION_ERROR");
 }
+
+#[tokio::test]
+async fn a_body_that_is_not_json_or_nests_too_deep_is_a_json_rpc_parse_error_with_http_400() {
+    let app = spawn_app_with(|_| {}).await;
+    let raw = RawSession::open(app.mcp_url()).await;
+    let deep = format!(
+        r#"{{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{{"x":{}1{}}}}}"#,
+        "[".repeat(400),
+        "]".repeat(400)
+    );
+    let cases: Vec<(&str, String)> = vec![
+        ("garbage", "\u{1}\u{2}not json at all".into()),
+        ("empty", String::new()),
+        ("truncated", r#"{"jsonrpc":"2.0","id":7,"method":"tools/list""#.into()),
+        ("nested 400 deep", deep),
+    ];
+    for (what, body) in cases {
+        let (status, answer) = raw.send(body).await;
+        assert_eq!(status, 400, "{what}: {answer}");
+        let answer: Value =
+            serde_json::from_str(&answer).unwrap_or_else(|e| panic!("{what}: not JSON ({e}): {answer}"));
+        assert_eq!(answer["jsonrpc"], "2.0", "{what}");
+        assert_eq!(answer["id"], Value::Null, "{what}");
+        assert_eq!(answer["error"]["code"], -32700, "{what}: {answer}");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(!message.contains("line") && !message.contains("column"), "{what}: the parser's own words: {message}");
+    }
+    // A number JSON can write but nobody can hold: a parse error that says so.
+    let (status, answer) = raw.send(r#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"x":1e400}}"#).await;
+    assert_eq!(status, 400, "{answer}");
+    assert!(answer.contains("-32700") && answer.contains("out of range"), "{answer}");
+    // A method we serve with params that do not fit: invalid params, not "method not found".
+    let (_, answer) = raw
+        .send(
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"suggest_gifts","arguments":"friend"}}"#,
+        )
+        .await;
+    let answer: Value = serde_json::from_str(&answer).unwrap();
+    assert_eq!((answer["error"]["code"].as_i64(), answer["id"].as_i64()), (Some(-32602), Some(7)), "{answer}");
+    // JSON, but no JSON-RPC message: Invalid Request, keeping the id it had.
+    let (status, answer) = raw.send(r#"{"jsonrpc":"1.0","id":7,"method":"tools/list"}"#).await;
+    assert_eq!(status, 400, "{answer}");
+    let answer: Value = serde_json::from_str(&answer).unwrap();
+    assert_eq!((answer["error"]["code"].as_i64(), answer["id"].as_i64()), (Some(-32600), Some(7)));
+
+    // Not JSON at all by its own account: 415 names the type we need.
+    let response = reqwest::Client::new()
+        .post(app.mcp_url())
+        .header("content-type", "text/plain")
+        .header("accept", "application/json, text/event-stream")
+        .body(crate::support::INIT)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 415);
+    assert!(response.text().await.unwrap().contains("application/json"));
+}
+
+// ----- amplification: the largest answer hostile input can provoke ---------------------------------
+
+/// Arguments that fill a `tools/call` body to just under the 256 KiB limit.
+const FILL: usize = 250 * 1024;
+
+/// `n` copies of `item` joined by commas, as many as fit in `budget` bytes.
+fn repeated(item: &str, budget: usize) -> String {
+    let n = budget / (item.len() + 1);
+    vec![item; n].join(",")
+}
+
+/// Bodies built to make the answer as large as possible: many bad items (one field error
+/// each), many unknown arguments, huge names and strings (echoed back), deep nesting, and
+/// huge names in the places the protocol layer answers for.
+fn amplifying_bodies() -> Vec<(&'static str, String)> {
+    let call = |tool: &str, arguments: String| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}}}}}"#
+        )
+    };
+    let huge = "q".repeat(FILL);
+    let unknown_keys: String = (0..FILL / 10)
+        .map(|i| format!(r#""{i}":0"#))
+        .take_while({
+            let mut used = 0;
+            move |entry: &String| {
+                used += entry.len() + 1;
+                used < FILL
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",");
+    let nested = format!("{}1{}", "[".repeat(120), "]".repeat(120));
+    vec![
+        (
+            "suggest_gifts: interests = [1, 1, …] (a type error per item)",
+            call("suggest_gifts", format!(r#"{{"relationship_type":"friend","interests":[{}]}}"#, repeated("1", FILL))),
+        ),
+        (
+            "suggest_gifts: interests = [\"\", \"\", …] (an empty-string error per item)",
+            call(
+                "suggest_gifts",
+                format!(r#"{{"relationship_type":"friend","interests":[{}]}}"#, repeated(r#""""#, FILL)),
+            ),
+        ),
+        (
+            "suggest_gifts: interests = [{}, {}, …]",
+            call(
+                "suggest_gifts",
+                format!(r#"{{"relationship_type":"friend","interests":[{}]}}"#, repeated("{}", FILL)),
+            ),
+        ),
+        (
+            "suggest_gifts: ~25k unknown arguments",
+            call("suggest_gifts", format!(r#"{{"relationship_type":"friend",{unknown_keys}}}"#)),
+        ),
+        (
+            "suggest_gifts: one unknown argument with a 250 KiB name",
+            call("suggest_gifts", format!(r#"{{"relationship_type":"friend","{huge}":1}}"#)),
+        ),
+        (
+            "suggest_gifts: one 250 KiB interest",
+            call("suggest_gifts", format!(r#"{{"relationship_type":"friend","interests":["{huge}"]}}"#)),
+        ),
+        (
+            "suggest_gifts: a 250 KiB relationship_type",
+            call("suggest_gifts", format!(r#"{{"relationship_type":"{huge}"}}"#)),
+        ),
+        (
+            "suggest_gifts: interests nested 120 deep, repeated",
+            call(
+                "suggest_gifts",
+                format!(r#"{{"relationship_type":"friend","interests":[{}]}}"#, repeated(&nested, FILL)),
+            ),
+        ),
+        ("prepare_order: a 250 KiB gift_id", call("prepare_order", format!(r#"{{"gift_id":"{huge}","quantity":1}}"#))),
+        (
+            "commit_order: a 250 KiB idempotency key and token",
+            call(
+                "commit_order",
+                format!(
+                    r#"{{"draft_id":"{0}","idempotency_key":"{0}","confirmation_token":"{0}"}}"#,
+                    "q".repeat(FILL / 3)
+                ),
+            ),
+        ),
+        ("get_order: a 250 KiB order_id", call("get_order", format!(r#"{{"order_id":"{huge}"}}"#))),
+        ("tools/call: a 250 KiB tool name", call(&huge, "{}".into())),
+        (
+            "resources/read: a 250 KiB uri",
+            format!(r#"{{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{{"uri":"ui://{huge}"}}}}"#),
+        ),
+        ("a 250 KiB method name", format!(r#"{{"jsonrpc":"2.0","id":3,"method":"{huge}","params":{{}}}}"#)),
+    ]
+}
+
+/// What an answer to hostile input may weigh, whatever the input (the normal answers are a few KiB).
+const MAX_HOSTILE_ANSWER_BYTES: usize = 64 * 1024;
+
+#[tokio::test]
+async fn the_largest_answer_hostile_input_can_provoke_is_bounded() {
+    let app = spawn_app_with(|c| c.daily_suggestion_limit = 0).await;
+    let raw = RawSession::open(app.mcp_url()).await;
+    let mut sizes = Vec::new();
+    for (what, body) in amplifying_bodies() {
+        assert!(body.len() <= giftgenius_server::startup::MAX_REQUEST_BODY_BYTES, "{what}: {} bytes", body.len());
+        let started = Instant::now();
+        let (status, answer) = raw.send(body.clone()).await;
+        eprintln!(
+            "{:>10} bytes in {:>7.1?} (status {status}, request {} bytes): {what}",
+            answer.len(),
+            started.elapsed(),
+            body.len()
+        );
+        assert!(leak_in(&answer, &[]).is_none(), "{what}: the answer leaks internals");
+        sizes.push((answer.len(), what));
+    }
+    let (largest, what) = sizes.iter().max().copied().unwrap();
+    eprintln!("largest answer to hostile input: {largest} bytes ({what})");
+    assert!(largest <= MAX_HOSTILE_ANSWER_BYTES, "{what}: {largest} bytes");
+
+    // Still serving.
+    let call = r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"suggest_gifts","arguments":{"relationship_type":"friend"}}}"#;
+    let (status, answer) = raw.send(call).await;
+    assert_eq!(status, 200, "{answer}");
+}

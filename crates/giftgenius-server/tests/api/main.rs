@@ -11,6 +11,7 @@ mod error_examples;
 mod fencing;
 mod hostile;
 mod http;
+mod http_limits;
 mod internal;
 mod limits;
 mod postgres;

@@ -1,7 +1,8 @@
 //! suggest_gifts against real (local) upstream catalogs that fail in every way we know: an
 //! error status, a hang, garbage, slowness, a port nobody listens on, and a good answer with
 //! hostile entries; next to the built-in merchants (a partial result) or alone (the call fails).
-//! Also how the catalog URLs are given on the command line.
+//! Also how the catalog URLs are given on the command line, and how often catalogs are asked
+//! (answers kept for a TTL, a cap on fetches at once).
 
 use std::time::Duration;
 
@@ -243,4 +244,57 @@ async fn a_catalog_nobody_listens_on_is_unavailable() {
     assert_eq!(result.is_error, Some(true));
     assert_upstream_error(&structured, "UPSTREAM_UNAVAILABLE");
     assert_no_leak(&result, &structured, UPSTREAM_DETAILS);
+}
+
+#[tokio::test]
+async fn an_http_catalog_is_fetched_once_within_its_ttl_and_every_time_without_one() {
+    let upstream = Upstream::start().await;
+    let app = app_with(&upstream, &["/counted/1"], true, 800, 1500).await;
+    let client = app.client().await;
+    for _ in 0..3 {
+        let (_, structured) = call(&client, "suggest_gifts", JUGGLING()).await;
+        assert_eq!(ids(&structured), ["counted1-001"], "{structured}");
+    }
+    assert_eq!(upstream.fetches(), 1, "three suggestions within the TTL, one fetch");
+
+    let upstream = Upstream::start().await;
+    let url = upstream.url("/counted/1");
+    let app = spawn_app_with(move |c| {
+        c.catalog_urls = vec![url];
+        c.catalog_cache_ttl_secs = 0;
+    })
+    .await;
+    let client = app.client().await;
+    for _ in 0..3 {
+        let (_, structured) = call(&client, "suggest_gifts", JUGGLING()).await;
+        assert_eq!(ids(&structured), ["counted1-001"], "{structured}");
+    }
+    assert_eq!(upstream.fetches(), 3, "no TTL: every suggestion asks");
+}
+
+#[tokio::test]
+async fn concurrent_suggestions_never_run_more_catalog_fetches_at_once_than_the_cap() {
+    let upstream = Upstream::start().await;
+    let urls: Vec<String> = (1..=4).map(|n| upstream.url(&format!("/counted/{n}"))).collect();
+    let app = spawn_app_with(move |c| {
+        c.catalog_urls = urls;
+        c.catalog_cache_ttl_secs = 0;
+        c.catalog_max_concurrent_fetches = 2;
+        c.daily_suggestion_limit = 0;
+        // Four catalogs of 200 ms each, two at a time: 400 ms, well inside these.
+        c.source_timeout_ms = 3_000;
+        c.suggest_deadline_ms = 5_000;
+    })
+    .await;
+    let clients = futures::future::join_all((0..6).map(|_| app.client())).await;
+    let answers =
+        futures::future::join_all(clients.iter().map(|client| call(client, "suggest_gifts", JUGGLING()))).await;
+    for (result, structured) in &answers {
+        assert_eq!(result.is_error, Some(false));
+        assert!(structured.get("partial").is_none_or(Value::is_null), "no source failed: {structured}");
+        assert_eq!(ids(structured), ["counted1-001", "counted2-001", "counted3-001", "counted4-001"]);
+    }
+    assert_eq!(upstream.most_at_once(), 2, "never more than the cap, and the cap was reached");
+    // One fetch in flight per catalog is shared by the suggestions that arrive meanwhile.
+    assert!(upstream.fetches() < 6 * 4, "{} fetches for 6 suggestions of 4 catalogs", upstream.fetches());
 }

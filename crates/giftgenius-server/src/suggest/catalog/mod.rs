@@ -2,8 +2,10 @@
 //!
 //! The data lives in `catalog/*.json` (one file per merchant) and is compiled into the binary,
 //! so the app runs with no setup. Ranking lives in `ranking.rs`; the sources `suggest_gifts`
-//! queries (one per built-in merchant, plus optional HTTP catalogs) live in `sources.rs`.
+//! queries (one per built-in merchant, plus optional HTTP catalogs) live in `sources.rs`, and how
+//! often the HTTP ones are asked in `cache.rs`.
 
+pub mod cache;
 mod ranking;
 pub mod sources;
 

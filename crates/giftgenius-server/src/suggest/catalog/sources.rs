@@ -3,7 +3,8 @@
 //! as a merchant file: `{"merchant": {"id", "name"}, "gifts": [...]}`.
 //!
 //! Every request asks all sources at once, each under its own timeout (`--source-timeout-ms`)
-//! and all under one deadline (`--suggest-deadline-ms`). A source that fails or is late is
+//! and all under one deadline (`--suggest-deadline-ms`). An HTTP catalog's good answer is kept
+//! for a while and fetches are shared and capped (`cache.rs`). A source that fails or is late is
 //! reported by id with a short public reason; the detail (URL, status, parser message) goes to
 //! the log under the request reference and nowhere else.
 //!
@@ -20,6 +21,7 @@ use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use giftgenius_types::{ErrorCode, FailedSource};
 
+use super::cache::{FetchPolicy, Fetched, SourceCache};
 use super::{Catalog, CatalogGift, MerchantFile, builtin_merchants};
 
 /// Largest HTTP catalog body we read; a merchant file is far smaller.
@@ -30,8 +32,8 @@ pub const MAX_CATALOG_BYTES: usize = 4 * 1024 * 1024;
 pub enum CatalogSource {
     /// A merchant compiled into the binary; answers at once.
     Builtin { id: String, gifts: Arc<[CatalogGift]> },
-    /// A catalog fetched over HTTP on every request.
-    Http { id: String, url: url::Url, client: reqwest::Client },
+    /// A catalog fetched over HTTP, its answer kept in `cache`.
+    Http { id: String, url: url::Url, client: reqwest::Client, cache: Arc<SourceCache> },
 }
 
 /// Why a source gave no gifts. `detail` is for the log only.
@@ -88,15 +90,18 @@ impl CatalogSource {
     }
 
     /// The source's gifts, merchant attached.
-    pub async fn fetch(&self) -> Result<Arc<[CatalogGift]>, SourceFailure> {
+    pub async fn fetch(&self) -> Fetched {
         match self {
             CatalogSource::Builtin { gifts, .. } => Ok(gifts.clone()),
-            CatalogSource::Http { id, url, client } => fetch_http(id, url, client).await,
+            CatalogSource::Http { id, url, client, cache } => {
+                let (id, url, client) = (id.clone(), url.clone(), client.clone());
+                cache.get(move || Box::pin(async move { fetch_http(&id, &url, &client).await })).await
+            }
         }
     }
 }
 
-async fn fetch_http(id: &str, url: &url::Url, client: &reqwest::Client) -> Result<Arc<[CatalogGift]>, SourceFailure> {
+async fn fetch_http(id: &str, url: &url::Url, client: &reqwest::Client) -> Fetched {
     let failed = |e: reqwest::Error, during: &str| {
         if e.is_timeout() {
             SourceFailure::Timeout { after_ms: 0 }
@@ -190,12 +195,13 @@ pub struct Sources {
 
 impl Sources {
     /// Built-in merchants (unless `builtin` is false) first, then the HTTP catalogs in order
-    /// (ids `http-catalog-1`, `http-catalog-2`, …).
+    /// (ids `http-catalog-1`, `http-catalog-2`, …), fetched under `policy`.
     pub fn new(
         builtin: Option<Arc<Catalog>>,
         urls: &[String],
         source_timeout: Duration,
         deadline: Duration,
+        policy: FetchPolicy,
     ) -> anyhow::Result<Self> {
         let mut sources = Vec::new();
         if builtin.is_some() {
@@ -223,6 +229,7 @@ impl Sources {
                     id: format!("http-catalog-{}", i + 1),
                     url,
                     client: client.clone(),
+                    cache: SourceCache::new(policy.clone()),
                 });
             }
         }
@@ -234,6 +241,16 @@ impl Sources {
 
     pub fn sources(&self) -> &[CatalogSource] {
         &self.sources
+    }
+
+    /// Forgets every HTTP catalog's kept answer (the preview does when its catalog goes up or
+    /// down, so the change shows at once).
+    pub fn forget_cached(&self) {
+        for source in &self.sources {
+            if let CatalogSource::Http { cache, .. } = source {
+                cache.forget();
+            }
+        }
     }
 
     /// Asks every source concurrently; sources that fail or miss a timeout are reported (and
@@ -256,7 +273,7 @@ impl Sources {
                 (i, outcome)
             })
             .collect();
-        let mut outcomes: Vec<Option<Result<Arc<[CatalogGift]>, SourceFailure>>> = vec![None; self.sources.len()];
+        let mut outcomes: Vec<Option<Fetched>> = vec![None; self.sources.len()];
         while let Ok(Some((i, outcome))) = tokio::time::timeout_at(deadline, pending.next()).await {
             outcomes[i] = Some(outcome);
         }
@@ -323,8 +340,14 @@ mod tests {
     use super::*;
 
     fn builtin_sources() -> Sources {
-        Sources::new(Some(Arc::new(Catalog::builtin())), &[], Duration::from_millis(800), Duration::from_millis(1500))
-            .unwrap()
+        Sources::new(
+            Some(Arc::new(Catalog::builtin())),
+            &[],
+            Duration::from_millis(800),
+            Duration::from_millis(1500),
+            FetchPolicy::new(Duration::ZERO, 0),
+        )
+        .unwrap()
     }
 
     #[test]
@@ -356,9 +379,9 @@ mod tests {
 
     #[test]
     fn catalog_urls_must_be_http() {
-        let err =
-            Sources::new(None, &["ftp://x/y".into()], Duration::from_millis(1), Duration::from_millis(1)).unwrap_err();
+        let ms = Duration::from_millis(1);
+        let err = Sources::new(None, &["ftp://x/y".into()], ms, ms, FetchPolicy::new(ms, 1)).unwrap_err();
         assert!(err.to_string().contains("http"));
-        assert!(Sources::new(None, &[], Duration::from_millis(1), Duration::from_millis(1)).is_err());
+        assert!(Sources::new(None, &[], ms, ms, FetchPolicy::new(ms, 1)).is_err());
     }
 }

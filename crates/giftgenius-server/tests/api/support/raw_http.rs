@@ -35,6 +35,11 @@ impl RawSession {
         Self { url, session }
     }
 
+    /// The session's `Mcp-Session-Id`.
+    pub fn session(&self) -> &str {
+        &self.session
+    }
+
     /// Sends `body` in the session; returns the status and the body (SSE `data:` joined).
     pub async fn send(&self, body: impl Into<reqwest::Body>) -> (u16, String) {
         let response = post(&self.url, Some(&self.session)).body(body).send().await.unwrap();

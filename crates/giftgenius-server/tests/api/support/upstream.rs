@@ -1,6 +1,8 @@
 //! Upstream gift catalogs for suggest_gifts to ask: local HTTP servers that answer well, badly,
 //! slowly or never, and a catalog URL nobody listens on.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::Router;
@@ -35,12 +37,26 @@ fn catalog(merchant: &str, gifts: Vec<Value>) -> Value {
 /// - `/slow/{n}`: after 400 ms, a catalog of merchant `slow-{n}` with one gift `slow{n}-001`.
 /// - `/valid`: merchant `remote-gifts` with `rm-001`, an impostor of the built-in `hh-012`, and
 ///   a gift whose id is a path.
+/// - `/counted/{n}`: after 200 ms, merchant `counted-{n}` with `counted{n}-001`; every fetch is
+///   counted ([`Upstream::fetches`]), and so are the fetches running at once
+///   ([`Upstream::most_at_once`]).
 pub struct Upstream {
     base: String,
+    counts: Counts,
+}
+
+/// What `/counted/{n}` saw.
+#[derive(Clone, Default)]
+struct Counts {
+    fetches: Arc<AtomicUsize>,
+    running: Arc<AtomicUsize>,
+    most: Arc<AtomicUsize>,
 }
 
 impl Upstream {
     pub async fn start() -> Self {
+        let counts = Counts::default();
+        let seen = counts.clone();
         let router = Router::new()
             .route(
                 "/unavailable",
@@ -57,6 +73,23 @@ impl Upstream {
                         &format!("slow-{n}"),
                         vec![remote_gift(&format!("slow{n}-001"), &format!("Slow Juggling Set {n}"))],
                     ))
+                }),
+            )
+            .route(
+                "/counted/{n}",
+                get(move |Path(n): Path<u32>| {
+                    let seen = seen.clone();
+                    async move {
+                        seen.fetches.fetch_add(1, Ordering::SeqCst);
+                        let now = seen.running.fetch_add(1, Ordering::SeqCst) + 1;
+                        seen.most.fetch_max(now, Ordering::SeqCst);
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                        seen.running.fetch_sub(1, Ordering::SeqCst);
+                        axum::Json(catalog(
+                            &format!("counted-{n}"),
+                            vec![remote_gift(&format!("counted{n}-001"), &format!("Counted Juggling Set {n}"))],
+                        ))
+                    }
                 }),
             )
             .route(
@@ -80,11 +113,21 @@ impl Upstream {
         tokio::spawn(async move {
             let _ = axum::serve(listener, router).await;
         });
-        Self { base }
+        Self { base, counts }
     }
 
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
+    }
+
+    /// Fetches of `/counted/{n}` so far.
+    pub fn fetches(&self) -> usize {
+        self.counts.fetches.load(Ordering::SeqCst)
+    }
+
+    /// The most `/counted/{n}` fetches that ever ran at once.
+    pub fn most_at_once(&self) -> usize {
+        self.counts.most.load(Ordering::SeqCst)
     }
 }
 
