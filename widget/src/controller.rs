@@ -11,7 +11,10 @@ use giftgenius_types::{ErrorCode, ToolError, ToolName};
 use serde_json::{Map, Value, json};
 
 use crate::action::Action;
+use crate::context::DisplayMode;
 use crate::flow;
+use crate::rpc::LogLevel;
+use crate::saved::SavedView;
 use crate::state::ViewState;
 
 /// A tool call's result as the host hands it back.
@@ -47,6 +50,21 @@ pub trait Host {
     fn open_link(&self, url: &str) -> impl Future<Output = Result<(), String>> {
         let _ = url;
         async { Err("the host opens no links".to_string()) }
+    }
+    /// Asks the host for another display mode; resolves with the mode now in effect. Only
+    /// offered (a button) when the host declared the mode available.
+    fn request_display_mode(&self, mode: DisplayMode) -> impl Future<Output = Result<DisplayMode, String>> {
+        let _ = mode;
+        async { Err("the host offers no display modes".to_string()) }
+    }
+    /// Logs a line to the host (MCP Apps `notifications/message`), for errors the view hits.
+    /// `data` must never hold a token or a key. By default nothing is sent.
+    fn log(&self, level: LogLevel, data: Value) {
+        let _ = (level, data);
+    }
+    /// Keeps the screen for a reload (see `saved.rs`); a host without view storage keeps nothing.
+    fn save_view(&self, saved: &SavedView) {
+        let _ = saved;
     }
 }
 
@@ -109,8 +127,59 @@ impl<H: Host> Controller<H> {
     }
 
     fn set(&self, state: ViewState) {
+        let saved = SavedView::of(
+            &state,
+            self.last_results.borrow().as_ref(),
+            self.last_suggest_args.borrow().as_ref(),
+            self.last_call.borrow().as_ref(),
+        );
+        if let Some(saved) = saved {
+            self.host.save_view(&saved);
+        }
         *self.view.borrow_mut() = state.clone();
         (self.on_change)(&state);
+    }
+
+    /// Shows the screen this view saved before a reload instead of the host's `output` (the
+    /// tool result it was opened for, sent again). `output` is remembered as shown, so the
+    /// host repeating it does not reset the view; a confirmation token in the host's `_meta`
+    /// for the same draft is kept, so Confirm needs no second prepare.
+    pub fn restore(&self, saved: SavedView, output: &Value) {
+        *self.last_output.borrow_mut() = Some(output.clone());
+        *self.last_results.borrow_mut() = saved.results;
+        *self.last_suggest_args.borrow_mut() = saved.suggest_args;
+        *self.last_call.borrow_mut() = saved.last_call;
+        if let (ViewState::ConfirmPurchase { draft: shown, .. }, ViewState::ConfirmPurchase { draft: hosted, .. }) =
+            (&saved.state, ViewState::from_tool_output(output))
+            && shown.id == hosted.id
+            && let Some(token) = flow::confirmation_token(&self.host.tool_response_metadata())
+        {
+            *self.token.borrow_mut() = Some((shown.id.clone(), token));
+        }
+        self.set(saved.state);
+    }
+
+    /// The arguments the model has streamed so far: loading, with what is known. Only while
+    /// nothing real is shown and the view itself is not calling a tool.
+    pub fn show_input_so_far(&self, arguments: &Map<String, Value>) {
+        if self.in_flight.get() || !self.state().is_loading() {
+            return;
+        }
+        let next = ViewState::loading_with(arguments);
+        if next != self.state() {
+            self.set(next);
+        }
+    }
+
+    /// The host cancelled the call this view was opened for: say so instead of loading forever.
+    /// "Try again" is offered only when the tool and its complete arguments are known (partial
+    /// arguments are never acted upon). A screen already shown is left alone.
+    pub fn show_tool_cancelled(&self, reason: Option<String>, tool: Option<ToolName>) {
+        if self.in_flight.get() || !self.state().is_loading() {
+            return;
+        }
+        let retry = tool.filter(|_| self.host.tool_input().is_object());
+        self.set(ViewState::ToolCancelled { reason, retry });
     }
 
     /// Shows the host's `toolOutput` (on mount and whenever the host says it changed).
@@ -123,7 +192,7 @@ impl<H: Host> Controller<H> {
         }
         *self.last_output.borrow_mut() = Some(output.clone());
         let state = ViewState::from_tool_output(output);
-        if matches!(state, ViewState::Loading) && !matches!(self.state(), ViewState::Loading) {
+        if state.is_loading() && !self.state().is_loading() {
             return; // never replace something real by a spinner
         }
         let input = as_object(self.host.tool_input());
@@ -166,10 +235,19 @@ impl<H: Host> Controller<H> {
                     Value::Null => ViewState::OutOfDate { v: None },
                     content => ViewState::from_tool_output(content),
                 };
+                if let ViewState::OutOfDate { v } = &state {
+                    self.host
+                        .log(LogLevel::Error, json!({ "event": "unreadable_result", "tool": tool.as_str(), "v": v }));
+                }
                 self.remember(tool, &args, &state, &result.meta);
                 (state, result.meta)
             }
-            Err(_) => {
+            Err(message) => {
+                // Only the tool and the host's words: arguments may hold a token or a key.
+                self.host.log(
+                    LogLevel::Error,
+                    json!({ "event": "tool_call_failed", "tool": tool.as_str(), "message": message }),
+                );
                 // "Try again" repeats this very call (a host that never answered, or dropped it).
                 if tool != ToolName::CommitOrder {
                     *self.last_call.borrow_mut() = Some((tool, args));
@@ -181,9 +259,20 @@ impl<H: Host> Controller<H> {
 
     /// Handles one user action. Ignored while another call is in flight (double clicks).
     pub async fn handle(&self, action: Action) {
+        // Neither is a tool call: never blocked by one, never blocking one.
         if let Action::OpenLink { url } = &action {
-            // Not a tool call: never blocked by one, never blocking one.
-            let _ = self.host.open_link(url).await;
+            if let Err(message) = self.host.open_link(url).await {
+                self.host.log(LogLevel::Warning, json!({ "event": "open_link_failed", "message": message }));
+            }
+            return;
+        }
+        if let Action::SetDisplayMode { mode } = action {
+            if let Err(message) = self.host.request_display_mode(mode).await {
+                self.host.log(
+                    LogLevel::Warning,
+                    json!({ "event": "display_mode_failed", "mode": mode.as_str(), "message": message }),
+                );
+            }
             return;
         }
         if self.in_flight.replace(true) {
@@ -195,7 +284,7 @@ impl<H: Host> Controller<H> {
             Action::Confirm => self.confirm().await,
             Action::Cancel => self.cancel().await,
             Action::ApplySuggestion { set_arguments } => self.apply_suggestion(set_arguments).await,
-            Action::OpenLink { .. } => {}
+            Action::OpenLink { .. } | Action::SetDisplayMode { .. } => {}
         }
         self.in_flight.set(false);
     }
@@ -203,6 +292,12 @@ impl<H: Host> Controller<H> {
     async fn retry(&self) {
         match self.state() {
             ViewState::ConfirmPurchase { .. } => self.confirm().await,
+            ViewState::ToolCancelled { retry: Some(tool), .. } => {
+                // The model's call never answered; the view makes the same call itself.
+                self.set(ViewState::Loading);
+                let (state, _) = self.call(tool, as_object(self.host.tool_input())).await;
+                self.set(state);
+            }
             ViewState::Error { tool, .. } => {
                 // Arguments recorded empty may just mean toolInput arrived late: ask again.
                 let args = match self.last_call.borrow().clone() {
@@ -367,6 +462,9 @@ mod tests {
         meta: Value,
         input: Value,
         opened: RefCell<Vec<String>>,
+        logs: RefCell<Vec<(LogLevel, Value)>>,
+        saved: RefCell<Vec<SavedView>>,
+        display_requests: RefCell<Vec<DisplayMode>>,
     }
 
     impl Host for Rc<Fake> {
@@ -399,6 +497,16 @@ mod tests {
         }
         fn random_bytes(&self) -> [u8; 16] {
             [7; 16]
+        }
+        fn request_display_mode(&self, mode: DisplayMode) -> impl Future<Output = Result<DisplayMode, String>> {
+            self.display_requests.borrow_mut().push(mode);
+            std::future::ready(Err("refused".to_string()))
+        }
+        fn log(&self, level: LogLevel, data: Value) {
+            self.logs.borrow_mut().push((level, data));
+        }
+        fn save_view(&self, saved: &SavedView) {
+            self.saved.borrow_mut().push(saved.clone());
         }
     }
 
@@ -558,6 +666,115 @@ mod tests {
         let calls = fake.calls.borrow();
         assert_eq!(calls[1].0, "prepare_order");
         assert_eq!(calls[1].1["gift_id"], json!("g_1"));
+    }
+
+    fn results_output() -> Value {
+        json!({"v":1,"ok":true,"tool":"suggest_gifts","query":{"relationship_type":"friend","interests":[],
+            "currency":"USD","limit":6},"gifts":[{"id":"g_1","title":"Mug","description":"A mug",
+            "price":{"amount_minor":2500,"currency":"USD"},"merchant":{"id":"m","name":"Shop"},"tags":[],
+            "reasons":[],"in_stock":true,"image_url":"/i.png"}]})
+    }
+
+    #[test]
+    fn a_cancelled_model_call_offers_try_again_only_with_complete_arguments() {
+        // Only partial arguments arrived: the view says so, and offers nothing to click.
+        let partial_only = Rc::new(Fake::default());
+        let controller = Controller::new(partial_only.clone(), |_| {});
+        let so_far = as_object(json!({"relationship_type": "friend", "interests": ["hik"]}));
+        controller.show_input_so_far(&so_far);
+        assert!(matches!(controller.state(), ViewState::LoadingWith { .. }));
+        controller.show_tool_cancelled(Some("stopped".into()), Some(ToolName::SuggestGifts));
+        assert_eq!(controller.state(), ViewState::ToolCancelled { reason: Some("stopped".into()), retry: None });
+        block_on(controller.handle(Action::Retry));
+        assert!(partial_only.calls.borrow().is_empty(), "no call from partial arguments");
+
+        // The complete input is known: Try again makes the model's call from the view.
+        let complete = Rc::new(Fake { input: json!({"relationship_type": "friend"}), ..Fake::default() });
+        complete.replies.borrow_mut().push(Ok(ToolResult { structured_content: results_output(), meta: Value::Null }));
+        let controller = Controller::new(complete.clone(), |_| {});
+        controller.show_tool_cancelled(None, Some(ToolName::SuggestGifts));
+        assert_eq!(controller.state(), ViewState::ToolCancelled { reason: None, retry: Some(ToolName::SuggestGifts) });
+        block_on(controller.handle(Action::Retry));
+        assert_eq!(complete.calls.borrow()[0].0, "suggest_gifts");
+        assert_eq!(Value::Object(complete.calls.borrow()[0].1.clone()), json!({"relationship_type": "friend"}));
+        assert_eq!(controller.state().kind(), "results");
+    }
+
+    #[test]
+    fn partial_input_and_cancellation_never_replace_a_real_screen() {
+        let fake = Rc::new(Fake { input: json!({"relationship_type": "friend"}), ..Fake::default() });
+        let controller = Controller::new(fake.clone(), |_| {});
+        controller.show_tool_output(&results_output());
+        controller.show_input_so_far(&as_object(json!({"relationship_type": "parent"})));
+        controller.show_tool_cancelled(Some("late".into()), Some(ToolName::SuggestGifts));
+        assert_eq!(controller.state().kind(), "results");
+    }
+
+    #[test]
+    fn every_screen_is_saved_for_a_reload_and_comes_back_with_what_cancel_needs() {
+        let fake = Rc::new(Fake {
+            meta: json!({"giftgenius/confirmation_token": "tok"}),
+            input: json!({"relationship_type": "friend"}),
+            ..Fake::default()
+        });
+        fake.replies.borrow_mut().push(Ok(ToolResult { structured_content: draft_output(), meta: fake.meta.clone() }));
+        let controller = Controller::new(fake.clone(), |_| {});
+        controller.show_tool_output(&results_output());
+        block_on(controller.handle(Action::Choose { gift_id: "g_1".into() }));
+        assert!(matches!(controller.state(), ViewState::ConfirmPurchase { .. }));
+        let last = fake.saved.borrow().last().cloned().expect("saved");
+        assert!(matches!(last.state, ViewState::ConfirmPurchase { busy: false, .. }));
+        assert_eq!(last.results.as_ref().map(ViewState::kind), Some("results"));
+        assert!(fake.saved.borrow().iter().all(|s| !s.state.is_loading()), "loading is never saved");
+
+        // A reloaded view (a new controller) gets the model's results again from the host, and
+        // the saved confirmation instead; Cancel still goes back to the results.
+        let reloaded = Rc::new(Fake { input: json!({"relationship_type": "friend"}), ..Fake::default() });
+        let controller = Controller::new(reloaded.clone(), |_| {});
+        controller.restore(last, &results_output());
+        assert!(matches!(controller.state(), ViewState::ConfirmPurchase { busy: false, .. }));
+        controller.show_tool_output(&results_output());
+        assert!(matches!(controller.state(), ViewState::ConfirmPurchase { .. }), "the host's repeat is not news");
+        block_on(controller.handle(Action::Cancel));
+        assert_eq!(controller.state().kind(), "results");
+    }
+
+    #[test]
+    fn a_restored_confirmation_of_the_hosts_own_draft_keeps_its_token() {
+        let fake = Rc::new(Fake { meta: json!({"giftgenius/confirmation_token": "tok"}), ..Fake::default() });
+        fake.replies.borrow_mut().push(Ok(placed()));
+        let controller = Controller::new(fake.clone(), |_| {});
+        let ViewState::ConfirmPurchase { draft, .. } = ViewState::from_tool_output(&draft_output()) else {
+            panic!("fixture")
+        };
+        let saved = SavedView::of(&ViewState::ConfirmPurchase { draft, busy: true, error: None }, None, None, None);
+        controller.restore(saved.expect("kept"), &draft_output());
+        block_on(controller.handle(Action::Confirm));
+        let calls = fake.calls.borrow();
+        assert_eq!(calls.len(), 1, "no second prepare_order: the host's token was kept");
+        assert_eq!(calls[0].1["confirmation_token"], json!("tok"));
+    }
+
+    #[test]
+    fn failures_are_logged_to_the_host_without_arguments() {
+        let fake = Rc::new(Fake { meta: json!({"giftgenius/confirmation_token": "tok_secret"}), ..Fake::default() });
+        fake.replies.borrow_mut().push(Err("the host did not answer in time".into()));
+        let controller = Controller::new(fake.clone(), |_| {});
+        controller.show_tool_output(&draft_output());
+        block_on(controller.handle(Action::Confirm));
+        block_on(controller.handle(Action::SetDisplayMode { mode: DisplayMode::Fullscreen }));
+        let logs = fake.logs.borrow();
+        assert_eq!(logs.len(), 2, "{logs:?}");
+        assert_eq!(logs[0].0, LogLevel::Error);
+        assert_eq!(
+            logs[0].1,
+            json!({"event": "tool_call_failed", "tool": "commit_order", "message": "the host did not answer in time"})
+        );
+        assert_eq!(logs[1].0, LogLevel::Warning);
+        assert_eq!(logs[1].1["event"], "display_mode_failed");
+        assert_eq!(*fake.display_requests.borrow(), vec![DisplayMode::Fullscreen]);
+        let all = format!("{logs:?}");
+        assert!(!all.contains("tok_secret") && !all.contains("ik_"), "no token or key in a log line");
     }
 
     #[test]
