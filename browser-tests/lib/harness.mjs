@@ -175,9 +175,10 @@ export async function launchBrowser() {
 
 /**
  * Opens the preview host with a bridge/csp/theme. Collects dialogs (none may fire), console
- * errors and page errors of both the host page and the widget frame.
+ * errors and page errors of both the host page and the widget frame. `host`: more of the
+ * preview's query parameters (onError, styles, safeArea, displayModes, stream).
  */
-export async function openPreview(browser, server, { bridge = "openai", csp = "chatgpt", theme = "light", sandbox = "auto", callTimeoutMs = "" } = {}) {
+export async function openPreview(browser, server, { bridge = "openai", csp = "chatgpt", theme = "light", sandbox = "auto", callTimeoutMs = "", host = {} } = {}) {
   const context = await browser.newContext({ viewport: { width: 1500, height: 1000 } });
   const page = await context.newPage();
   const dialogs = [];
@@ -186,7 +187,8 @@ export async function openPreview(browser, server, { bridge = "openai", csp = "c
   page.on("console", (m) => { if (m.type() === "error") consoleErrors.push(m.text()); });
   page.on("pageerror", (e) => consoleErrors.push(String(e)));
   // localhost (not 127.0.0.1): the MCP Apps sandbox is then sandbox.localhost, same-site.
-  await page.goto(`${server.base.replace("127.0.0.1", "localhost")}/preview?bridge=${bridge}&csp=${csp}&theme=${theme}&sandbox=${sandbox}&callTimeoutMs=${callTimeoutMs}`);
+  const extra = Object.entries(host).map(([k, v]) => `&${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join("");
+  await page.goto(`${server.base.replace("127.0.0.1", "localhost")}/preview?bridge=${bridge}&csp=${csp}&theme=${theme}&sandbox=${sandbox}&callTimeoutMs=${callTimeoutMs}${extra}`);
   await page.evaluate(() => window.ggPreview.ready);
   const frame = () => page.frameLocator("#widget");
   return {
