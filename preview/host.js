@@ -387,10 +387,13 @@
   let dropViewCalls = false;
   // Every link the view asked the host to open: {via: "ui/open-link" | "openai.openExternal", url}.
   const openedLinks = [];
-  // Another origin on the same server for the spec's sandbox. From http://localhost:P it is
-  // http://sandbox.localhost:P: cross-origin but same-site, so the view's storage works even where
-  // the browser blocks third-party storage (Chromium here does: from 127.0.0.1:P the twin is
-  // localhost:P, cross-site, and localStorage throws "Access is denied for this document").
+  // Another origin on the same server for the spec's sandbox: from http://localhost:P it is
+  // http://sandbox.localhost:P. Chromium 156 counts it as another site (each *.localhost name is
+  // its own site), as a real host's sandbox domain is: the view's localStorage is third-party,
+  // partitioned storage, which browsers give by default but not where third-party cookies are
+  // blocked (incognito, or that setting): there it throws "Access is denied for this document"
+  // and the view can keep nothing (browser-tests/lib/harness.mjs starts Chromium with the
+  // default). From 127.0.0.1:P the twin is localhost:P.
   const twinHost = location.hostname === "localhost" ? "sandbox.localhost" : location.hostname === "127.0.0.1" ? "localhost" : null;
 
   // opaque: sandbox="allow-scripts", same URL origin but an opaque document origin — the widget
@@ -408,8 +411,8 @@
   }
   // One widget instance = one model tool call: its input, result and widget state. Reloading
   // the iframe keeps the instance (as a host re-rendering the same message would).
-  let instance = newInstance(null);
   let runSeq = 0;
+  let instance = newInstance(null);
   function newInstance(name) {
     // partials: tool-input-partial arguments; cancelled: the reason (a string) once cancelled;
     // mounts: how many times a frame was loaded for it (never-mount keeps it 0 on isError).

@@ -169,8 +169,27 @@ export async function startServer({ extraArgs = [], auth = false } = {}) {
   throw new Error("server did not start after 3 attempts (ports taken?)");
 }
 
+/**
+ * Debian's Chromium on a fresh profile whose third-party storage setting is a desktop browser's
+ * default (allowed, partitioned: `profile.cookie_controls_mode` 0). Playwright's own launch
+ * profile blocks third-party cookies, and with them all storage in a cross-site frame; an MCP
+ * Apps view runs in one (the host's sandbox domain), and keeps its idempotency key and its
+ * screen in that storage. Tests still make their own (incognito) context each, which follows
+ * the profile's setting. `close()` also removes the profile.
+ */
 export async function launchBrowser() {
-  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  const profile = mkdtempSync(path.join(tmpdir(), "gg-chromium-"));
+  mkdirSync(path.join(profile, "Default"), { recursive: true });
+  writeFileSync(path.join(profile, "Default/Preferences"), JSON.stringify({ profile: { cookie_controls_mode: 0 } }));
+  const persistent = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  const browser = persistent.browser();
+  return {
+    newContext: (options) => browser.newContext(options),
+    async close() {
+      await persistent.close().catch(() => {});
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
 }
 
 /**
