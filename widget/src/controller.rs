@@ -14,7 +14,7 @@ use crate::action::Action;
 use crate::context::DisplayMode;
 use crate::flow;
 use crate::rpc::LogLevel;
-use crate::saved::SavedView;
+use crate::saved::{SavedView, Screen};
 use crate::state::ViewState;
 
 /// A tool call's result as the host hands it back.
@@ -87,6 +87,11 @@ pub struct Controller<H: Host> {
     token: RefCell<Option<(String, String)>>,
     /// (draft id, idempotency key), mirrored in widget state; memory wins if the host is slow to echo.
     key: RefCell<Option<(String, String)>>,
+    /// The contract JSON behind what is shown, kept for a reload (see `saved.rs`): the last
+    /// result, the last draft and the last suggest_gifts result.
+    shown_output: RefCell<Option<Value>>,
+    draft_output: RefCell<Option<Value>>,
+    results_output: RefCell<Option<Value>>,
 }
 
 fn as_object(value: Value) -> Map<String, Value> {
@@ -115,6 +120,9 @@ impl<H: Host> Controller<H> {
             last_call: RefCell::new(None),
             token: RefCell::new(None),
             key: RefCell::new(None),
+            shown_output: RefCell::new(None),
+            draft_output: RefCell::new(None),
+            results_output: RefCell::new(None),
         }
     }
 
@@ -127,17 +135,53 @@ impl<H: Host> Controller<H> {
     }
 
     fn set(&self, state: ViewState) {
-        let saved = SavedView::of(
-            &state,
-            self.last_results.borrow().as_ref(),
-            self.last_suggest_args.borrow().as_ref(),
-            self.last_call.borrow().as_ref(),
-        );
-        if let Some(saved) = saved {
-            self.host.save_view(&saved);
+        if let Some(screen) = self.screen_of(&state) {
+            self.host.save_view(&SavedView {
+                screen,
+                results: self.results_output.borrow().clone(),
+                suggest_args: self.last_suggest_args.borrow().clone(),
+                last_call: self.last_call.borrow().clone(),
+            });
         }
         *self.view.borrow_mut() = state.clone();
         (self.on_change)(&state);
+    }
+
+    /// The contract JSON that shows `state` again after a reload, if the view holds it. Each
+    /// candidate is parsed back and kept only if it gives exactly this state, so a screen the
+    /// JSON cannot reproduce (loading, a call the host never delivered) is not saved and the
+    /// last one that can stays.
+    fn screen_of(&self, state: &ViewState) -> Option<Screen> {
+        let reproduces = |json: &Option<Value>, want: &dyn Fn(&ViewState) -> bool| {
+            json.clone().filter(|json| want(&ViewState::from_tool_output(json)))
+        };
+        match state {
+            state if state.is_loading() => None,
+            ViewState::Cancelled => Some(Screen::Cancelled),
+            ViewState::ToolCancelled { reason, retry } => {
+                Some(Screen::ToolCancelled { reason: reason.clone(), retry: *retry })
+            }
+            ViewState::ConfirmPurchase { draft, error, .. } => {
+                let draft_json = reproduces(
+                    &self.draft_output.borrow(),
+                    &|s| matches!(s, ViewState::ConfirmPurchase { draft: d, .. } if d == draft),
+                )?;
+                let failure = error.as_ref().and_then(|error| {
+                    reproduces(
+                        &self.shown_output.borrow(),
+                        &|s| matches!(s, ViewState::Error { error: e, .. } if e == error),
+                    )
+                });
+                Some(match failure {
+                    Some(error) => Screen::ConfirmFailed { draft: draft_json, error },
+                    None => Screen::Output(draft_json),
+                })
+            }
+            state => [&self.shown_output, &self.results_output, &self.draft_output]
+                .into_iter()
+                .find_map(|json| reproduces(&json.borrow(), &|s| s == state))
+                .map(Screen::Output),
+        }
     }
 
     /// Shows the screen this view saved before a reload instead of the host's `output` (the
@@ -145,18 +189,40 @@ impl<H: Host> Controller<H> {
     /// host repeating it does not reset the view; a confirmation token in the host's `_meta`
     /// for the same draft is kept, so Confirm needs no second prepare.
     pub fn restore(&self, saved: SavedView, output: &Value) {
+        let Some(state) = saved.screen.state() else {
+            self.show_tool_output(output);
+            return;
+        };
         *self.last_output.borrow_mut() = Some(output.clone());
-        *self.last_results.borrow_mut() = saved.results;
+        *self.last_results.borrow_mut() = saved
+            .results
+            .as_ref()
+            .map(ViewState::from_tool_output)
+            .filter(|r| matches!(r, ViewState::Results { .. } | ViewState::Empty { .. }));
+        *self.results_output.borrow_mut() = saved.results;
         *self.last_suggest_args.borrow_mut() = saved.suggest_args;
         *self.last_call.borrow_mut() = saved.last_call;
+        match saved.screen {
+            Screen::Output(json) => {
+                if matches!(state, ViewState::ConfirmPurchase { .. }) {
+                    *self.draft_output.borrow_mut() = Some(json.clone());
+                }
+                *self.shown_output.borrow_mut() = Some(json);
+            }
+            Screen::ConfirmFailed { draft, error } => {
+                *self.draft_output.borrow_mut() = Some(draft);
+                *self.shown_output.borrow_mut() = Some(error);
+            }
+            Screen::Cancelled | Screen::ToolCancelled { .. } => {}
+        }
         if let (ViewState::ConfirmPurchase { draft: shown, .. }, ViewState::ConfirmPurchase { draft: hosted, .. }) =
-            (&saved.state, ViewState::from_tool_output(output))
+            (&state, ViewState::from_tool_output(output))
             && shown.id == hosted.id
             && let Some(token) = flow::confirmation_token(&self.host.tool_response_metadata())
         {
             *self.token.borrow_mut() = Some((shown.id.clone(), token));
         }
-        self.set(saved.state);
+        self.set(state);
     }
 
     /// The arguments the model has streamed so far: loading, with what is known. Only while
@@ -196,24 +262,27 @@ impl<H: Host> Controller<H> {
             return; // never replace something real by a spinner
         }
         let input = as_object(self.host.tool_input());
+        *self.shown_output.borrow_mut() = Some(output.clone());
         if let Some(tool) = output.get("tool").and_then(Value::as_str).and_then(ToolName::parse) {
-            self.remember(tool, &input, &state, &self.host.tool_response_metadata());
+            self.remember(tool, &input, &state, &self.host.tool_response_metadata(), output);
         }
         self.set(state);
     }
 
     /// Records what later actions need from a result: results for Cancel, arguments for
     /// suggestions and Try again, the confirmation token for Confirm.
-    fn remember(&self, tool: ToolName, args: &Map<String, Value>, state: &ViewState, meta: &Value) {
+    fn remember(&self, tool: ToolName, args: &Map<String, Value>, state: &ViewState, meta: &Value, output: &Value) {
         if tool != ToolName::CommitOrder {
             *self.last_call.borrow_mut() = Some((tool, args.clone()));
         }
         match state {
             ViewState::Results { .. } | ViewState::Empty { .. } => {
                 *self.last_results.borrow_mut() = Some(state.clone());
+                *self.results_output.borrow_mut() = Some(output.clone());
                 *self.last_suggest_args.borrow_mut() = Some(args.clone());
             }
             ViewState::ConfirmPurchase { draft, .. } => {
+                *self.draft_output.borrow_mut() = Some(output.clone());
                 if let Some(token) = flow::confirmation_token(meta) {
                     *self.token.borrow_mut() = Some((draft.id.clone(), token));
                 }
@@ -239,7 +308,8 @@ impl<H: Host> Controller<H> {
                     self.host
                         .log(LogLevel::Error, json!({ "event": "unreadable_result", "tool": tool.as_str(), "v": v }));
                 }
-                self.remember(tool, &args, &state, &result.meta);
+                *self.shown_output.borrow_mut() = Some(result.structured_content.clone());
+                self.remember(tool, &args, &state, &result.meta, &result.structured_content);
                 (state, result.meta)
             }
             Err(message) => {
@@ -723,9 +793,26 @@ mod tests {
         block_on(controller.handle(Action::Choose { gift_id: "g_1".into() }));
         assert!(matches!(controller.state(), ViewState::ConfirmPurchase { .. }));
         let last = fake.saved.borrow().last().cloned().expect("saved");
-        assert!(matches!(last.state, ViewState::ConfirmPurchase { busy: false, .. }));
-        assert_eq!(last.results.as_ref().map(ViewState::kind), Some("results"));
-        assert!(fake.saved.borrow().iter().all(|s| !s.state.is_loading()), "loading is never saved");
+        assert!(matches!(last.screen.state(), Some(ViewState::ConfirmPurchase { busy: false, .. })));
+        assert_eq!(last.results, Some(results_output()));
+        // Loading (twice: Choose, then Confirm's prepare) is never saved; the confirmation is,
+        // as the contract's own JSON.
+        let kinds: Vec<&str> = fake
+            .saved
+            .borrow()
+            .iter()
+            .map(|s| match s.screen {
+                Screen::Output(ref json) => {
+                    if json == &results_output() {
+                        "results"
+                    } else {
+                        "draft"
+                    }
+                }
+                _ => "other",
+            })
+            .collect();
+        assert_eq!(kinds, vec!["results", "draft"]);
 
         // A reloaded view (a new controller) gets the model's results again from the host, and
         // the saved confirmation instead; Cancel still goes back to the results.
@@ -740,15 +827,38 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_commit_is_saved_with_its_draft_and_a_call_never_delivered_is_not_saved() {
+        let fake = Rc::new(Fake { meta: json!({"giftgenius/confirmation_token": "tok"}), ..Fake::default() });
+        fake.replies.borrow_mut().extend([Ok(transient()), Err("the host did not answer in time".into())]);
+        let controller = Controller::new(fake.clone(), |_| {});
+        controller.show_tool_output(&draft_output());
+        block_on(controller.handle(Action::Confirm));
+        let last = fake.saved.borrow().last().cloned().expect("saved");
+        assert_eq!(last.screen, Screen::ConfirmFailed { draft: draft_output(), error: transient().structured_content });
+        // Try again, and the host never answers: the inline error is the view's own, which no
+        // contract JSON reproduces, so the confirmation itself is what a reload shows.
+        block_on(controller.handle(Action::Retry));
+        assert!(matches!(controller.state(), ViewState::ConfirmPurchase { error: Some(_), .. }));
+        assert_eq!(fake.saved.borrow().last().map(|s| s.screen.clone()), Some(Screen::Output(draft_output())));
+
+        let lost = Rc::new(Fake { input: json!({"relationship_type": "friend"}), ..Fake::default() });
+        lost.replies.borrow_mut().push(Err("the host did not answer in time".into()));
+        let controller = Controller::new(lost.clone(), |_| {});
+        controller.show_tool_output(&results_output());
+        block_on(controller.handle(Action::Choose { gift_id: "g_1".into() }));
+        assert_eq!(controller.state().kind(), "error");
+        let screens: Vec<Screen> = lost.saved.borrow().iter().map(|s| s.screen.clone()).collect();
+        assert_eq!(screens, vec![Screen::Output(results_output())], "a reload shows the results again");
+    }
+
+    #[test]
     fn a_restored_confirmation_of_the_hosts_own_draft_keeps_its_token() {
         let fake = Rc::new(Fake { meta: json!({"giftgenius/confirmation_token": "tok"}), ..Fake::default() });
         fake.replies.borrow_mut().push(Ok(placed()));
         let controller = Controller::new(fake.clone(), |_| {});
-        let ViewState::ConfirmPurchase { draft, .. } = ViewState::from_tool_output(&draft_output()) else {
-            panic!("fixture")
-        };
-        let saved = SavedView::of(&ViewState::ConfirmPurchase { draft, busy: true, error: None }, None, None, None);
-        controller.restore(saved.expect("kept"), &draft_output());
+        let saved =
+            SavedView { screen: Screen::Output(draft_output()), results: None, suggest_args: None, last_call: None };
+        controller.restore(saved, &draft_output());
         block_on(controller.handle(Action::Confirm));
         let calls = fake.calls.borrow();
         assert_eq!(calls.len(), 1, "no second prepare_order: the host's token was kept");

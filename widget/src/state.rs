@@ -2,24 +2,19 @@
 //!
 //! Parsing is strict on purpose: the contract version is checked before anything else, and a
 //! payload that does not match the contract becomes `OutOfDate` rather than a guess.
-//!
-//! `ViewState` is also (de)serializable, because a view on an MCP Apps host keeps the screen it
-//! shows in its own storage (see `saved.rs`), so a reload comes back to the same screen.
 
 use giftgenius_types::orders::{CheckoutData, CheckoutSession, Order, OrderData, OrderDraft, PrepareOrderData};
 use giftgenius_types::{
     CONTRACT_VERSION, Envelope, GiftCard, Notice, Partial, SuggestGiftsData, SuggestGiftsQuery, ToolError, ToolName,
 };
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// Everything the widget can show. Pure data: rendering it has no side effects.
 ///
 /// Variants differ a lot in size; there is one value per widget, so boxing would buy nothing.
 #[allow(clippy::large_enum_variant)]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq)]
 pub enum ViewState {
     /// No result yet (the tool is still running, or the host has not handed it over).
     Loading,
@@ -239,19 +234,5 @@ mod tests {
         }
         assert!(ViewState::loading_with(&args).is_loading());
         assert_eq!(ViewState::loading_with(&args).kind(), "loading");
-    }
-
-    #[test]
-    fn every_state_survives_a_round_trip_through_storage_json() {
-        let states = [
-            ViewState::Cancelled,
-            ViewState::ToolCancelled { reason: Some("stopped".into()), retry: Some(ToolName::SuggestGifts) },
-            ViewState::OutOfDate { v: Some(2) },
-            ViewState::LoadingWith { so_far: vec!["a".into()] },
-        ];
-        for state in states {
-            let json = serde_json::to_value(&state).expect("serializes");
-            assert_eq!(serde_json::from_value::<ViewState>(json).expect("parses"), state);
-        }
     }
 }
