@@ -114,8 +114,9 @@ fn crypto_random_bytes() -> [u8; 16] {
     bytes
 }
 
-/// Browser storage for the checkout entry and the saved screen. Every access is fallible: a sandboxed iframe without
-/// `allow-same-origin` throws on `localStorage`, and storage may be full or disabled.
+/// Browser storage for the checkout entry and the saved screen. Every access is fallible: a
+/// sandboxed iframe without `allow-same-origin` throws on `localStorage`, a browser that blocks
+/// third-party storage throws in a cross-site frame, and storage may be full or disabled.
 mod storage {
     use serde_json::Value;
 
