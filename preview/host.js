@@ -9,7 +9,15 @@
 //   in its own origin's storage. The Sandbox selector forces either mode for both bridges.
 // - For the openai bridge the server injects a shim into the served copy that turns
 //   window.openai calls into postMessages to this page; the MCP Apps bridge is plain postMessage.
-// - Every message is shown in the log. window.ggPreview is the API the browser tests drive.
+// - Every message is shown in the log, including the view's own log lines (notifications/message).
+//   window.ggPreview is the API the browser tests drive.
+// - As an MCP Apps host it sends what real hosts send: a hostContext with the spec's style
+//   variables and font CSS, safe-area insets, display modes and toolInfo; tool-input-partial
+//   while "Stream arguments" is on; tool-cancelled on "Cancel run"; and it answers
+//   ui/request-display-mode (full screen = the frame over the whole page).
+// - "On isError" mimics what documented hosts do when a model-initiated call returns
+//   isError: true: keep the view with its error state (Goose), unmount it (ChatGPT), or never
+//   mount it (Claude). Every such result's text is shown as what the model would relay.
 // - Sign-in (only when the server runs in verified mode, e.g. `cargo xtask preview --auth`):
 //   the flow a real host runs. Our protected resource metadata (RFC 9728) names the
 //   authorization server; its metadata (RFC 8414, else OpenID discovery) gives the endpoints;
@@ -341,6 +349,17 @@
 
   // ---------------------------------------------------------------- settings and instance
   const params = new URLSearchParams(location.search);
+  // The documented behaviours of hosts for a model-initiated call that returns isError: true.
+  const ON_ERROR = {
+    keep: "keep the view, with its error state (Goose)",
+    unmount: "unmount the view (ChatGPT)",
+    "never-mount": "never mount the view (Claude)",
+  };
+  function safeAreaOf(text) {
+    const n = String(text || "").split(",").map(Number);
+    const at = (i) => (Number.isFinite(n[i]) && n[i] >= 0 ? n[i] : 0);
+    return { top: at(0), right: at(1), bottom: at(2), left: at(3) };
+  }
   const settings = {
     bridge: params.get("bridge") === "mcp-apps" ? "mcp-apps" : "openai",
     csp: params.get("csp") === "mcp-apps" ? "mcp-apps" : "chatgpt",
@@ -351,16 +370,30 @@
     // How long the view waits for an unanswered request (passed to it as ?gg-call-timeout-ms=);
     // empty = the widget's own default (20 s). The tests shorten it.
     callTimeoutMs: /^\d+$/.test(params.get("callTimeoutMs") || "") ? params.get("callTimeoutMs") : "",
+    // What happens to the view when a model-initiated call returns isError: true.
+    onError: ON_ERROR[params.get("onError")] ? params.get("onError") : "keep",
+    // host: send the preview's palette and font as hostContext.styles; none: no styles.
+    styles: params.get("styles") === "none" ? "none" : "host",
+    // hostContext.safeAreaInsets as "top,right,bottom,left" in px.
+    safeArea: safeAreaOf(params.get("safeArea")),
+    // hostContext.availableDisplayModes; the preview can show inline and fullscreen.
+    displayModes: (params.get("displayModes") || "inline,fullscreen").split(",").filter((m) => ["inline", "fullscreen", "pip"].includes(m)),
+    displayMode: "inline",
+    // Run sends the arguments as tool-input-partial notifications first, as a streaming model.
+    stream: params.get("stream") === "1",
   };
   // "Drop tools/call": the host takes the view's tool calls and never answers them, as a host
   // that lost them would (the view must time out into a retryable error).
   let dropViewCalls = false;
   // Every link the view asked the host to open: {via: "ui/open-link" | "openai.openExternal", url}.
   const openedLinks = [];
-  // Another origin on the same server for the spec's sandbox. From http://localhost:P it is
-  // http://sandbox.localhost:P: cross-origin but same-site, so the view's storage works even where
-  // the browser blocks third-party storage (Chromium here does: from 127.0.0.1:P the twin is
-  // localhost:P, cross-site, and localStorage throws "Access is denied for this document").
+  // Another origin on the same server for the spec's sandbox: from http://localhost:P it is
+  // http://sandbox.localhost:P. Chromium 156 counts it as another site (each *.localhost name is
+  // its own site), as a real host's sandbox domain is: the view's localStorage is third-party,
+  // partitioned storage, which browsers give by default but not where third-party cookies are
+  // blocked (incognito, or that setting): there it throws "Access is denied for this document"
+  // and the view can keep nothing (browser-tests/lib/harness.mjs starts Chromium with the
+  // default). From 127.0.0.1:P the twin is localhost:P.
   const twinHost = location.hostname === "localhost" ? "sandbox.localhost" : location.hostname === "127.0.0.1" ? "localhost" : null;
 
   // opaque: sandbox="allow-scripts", same URL origin but an opaque document origin — the widget
@@ -378,12 +411,26 @@
   }
   // One widget instance = one model tool call: its input, result and widget state. Reloading
   // the iframe keeps the instance (as a host re-rendering the same message would).
-  let instance = { toolName: null, toolInput: null, toolResult: null, widgetState: null, modelContext: null };
+  let runSeq = 0;
+  let instance = newInstance(null);
+  function newInstance(name) {
+    // partials: tool-input-partial arguments; cancelled: the reason (a string) once cancelled;
+    // mounts: how many times a frame was loaded for it (never-mount keeps it 0 on isError).
+    return { toolName: name, toolInput: null, partials: [], toolResult: null, cancelled: null, widgetState: null,
+      modelContext: null, callId: ++runSeq, mounts: 0 };
+  }
   // Per iframe load.
   let frame = null;
   let frameSeq = 0;
-  let view = { openaiReady: false, mcpInitialized: false, sentInput: false, sentResult: false };
+  let view = freshView();
+  function freshView() {
+    return { openaiReady: false, mcpInitialized: false, sentPartials: 0, sentInput: false, sentResult: false, sentCancelled: false, appModes: null };
+  }
   const calls = []; // every tools/call: {from, name, arguments, result|error}
+  const viewLogs = []; // every notifications/message the view sent: its params
+  // Requests the host sent to the view (ui/resource-teardown), waiting for the answer.
+  const hostPending = {};
+  let hostRequestSeq = 0;
 
   function frameUrl(origin) {
     const timeout = settings.callTimeoutMs ? `&gg-call-timeout-ms=${settings.callTimeoutMs}` : "";
@@ -401,16 +448,55 @@
     frame.setAttribute("sandbox", sandbox.attr);
     frame.dataset.sandbox = sandbox.mode;
     frame.src = frameUrl(sandbox.origin);
-    view = { openaiReady: false, mcpInitialized: false, sentInput: false, sentResult: false };
+    view = freshView();
+    instance.mounts++;
     box.appendChild(frame);
     frameInfo();
     log("host", `load iframe ${frame.src.replace(location.origin, "")}`);
   }
 
+  // Takes the view down. An MCP Apps view first gets ui/resource-teardown (the spec: the host
+  // SHOULD wait for its answer), here for at most one second.
+  async function unmountFrame(why) {
+    if (!frame) return;
+    // Nothing may go to a view before it said initialized; a view still starting gets 2 s.
+    for (let waited = 0; settings.bridge === "mcp-apps" && !view.mcpInitialized && waited < 2000; waited += 25) {
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    if (settings.bridge === "mcp-apps" && view.mcpInitialized) {
+      const id = `host-${++hostRequestSeq}`;
+      const answered = new Promise((resolve) => { hostPending[id] = resolve; });
+      log("host→view", `ui/resource-teardown #${id}`, { reason: why });
+      postToView({ jsonrpc: "2.0", id, method: "ui/resource-teardown", params: { reason: why } });
+      const answer = await Promise.race([answered, new Promise((r) => setTimeout(() => r(null), 1000))]);
+      delete hostPending[id];
+      if (!answer) log("host error", "ui/resource-teardown: no answer within 1 s; unmounting anyway");
+    }
+    $("frame-box").textContent = "";
+    frame = null;
+    log("host", `view unmounted: ${why}`);
+    frameInfo();
+  }
+
+  // What the model would tell the user: the text content of a model-initiated error result.
+  function relay(result) {
+    const text = (result && Array.isArray(result.content) ? result.content : [])
+      .filter((c) => c && c.type === "text").map((c) => c.text).join("\n");
+    $("relay-text").textContent = text;
+    $("relay").hidden = false;
+    log("host", "isError: the model would relay the result's text", text);
+  }
+  function clearRelay() {
+    $("relay-text").textContent = "";
+    $("relay").hidden = true;
+  }
+
   function frameInfo() {
     if (frame) {
       const where = new URL(frame.src, location.href).origin;
-      $("frame-info").textContent = `bridge=${settings.bridge} csp=${settings.csp} theme=${settings.theme} — sandbox="${frame.getAttribute("sandbox")}" at ${where}`;
+      $("frame-info").textContent = `bridge=${settings.bridge} csp=${settings.csp} theme=${settings.theme} on isError: ${settings.onError} — sandbox="${frame.getAttribute("sandbox")}" at ${where}`;
+    } else {
+      $("frame-info").textContent = `no view mounted (on isError: ${ON_ERROR[settings.onError]})`;
     }
   }
 
@@ -509,17 +595,40 @@
   }
 
   // ---------------------------------------------------------------- MCP Apps bridge (host side)
+  // The preview's own look, as a host passes it (SEP-1865 "Theming"): the spec's variable names,
+  // light-dark() values, and a font defined from a local face (no download under any CSP).
+  const PREVIEW_STYLES = {
+    variables: {
+      "--color-background-primary": "light-dark(#fbfaff, #17151f)",
+      "--color-background-secondary": "light-dark(#f1eefb, #221f2e)",
+      "--color-background-tertiary": "light-dark(#e4dff5, #2e2a3d)",
+      "--color-text-primary": "light-dark(#1d1a27, #eeeaf7)",
+      "--color-text-secondary": "light-dark(#5b5670, #aaa3c0)",
+      "--color-border-primary": "light-dark(#d6d0ea, #3b3650)",
+      "--color-ring-primary": "light-dark(#6a4fd8, #a996ff)",
+      "--font-sans": "\"GG Preview Sans\", system-ui, sans-serif",
+      "--border-radius-lg": "10px",
+    },
+    css: { fonts: "@font-face { font-family: \"GG Preview Sans\"; src: local(\"DejaVu Sans\"), local(\"Liberation Sans\"), local(\"Arial\"); }" },
+  };
+  function containerDimensions() {
+    return settings.displayMode === "fullscreen" ? { height: window.innerHeight, width: window.innerWidth } : { maxHeight: 2000 };
+  }
   function hostContext() {
+    const tool = mcp.tools.find((t) => t.name === instance.toolName);
     return {
       theme: settings.theme,
       locale: settings.locale,
       timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
-      displayMode: "inline",
-      availableDisplayModes: ["inline"],
-      containerDimensions: { maxHeight: 2000 },
+      displayMode: settings.displayMode,
+      availableDisplayModes: settings.displayModes,
+      containerDimensions: containerDimensions(),
       platform: "web",
       userAgent: "giftgenius-preview",
       deviceCapabilities: { touch: false, hover: true },
+      safeAreaInsets: settings.safeArea,
+      ...(settings.styles === "host" ? { styles: PREVIEW_STYLES } : {}),
+      ...(tool ? { toolInfo: { id: instance.callId, tool } } : {}),
     };
   }
   function sendToView(method, params) {
@@ -527,9 +636,13 @@
     log("host→view", method, params);
     postToView(message);
   }
-  // The spec: nothing goes to the view before `ui/notifications/initialized`; tool-input first.
+  // The spec: nothing goes to the view before `ui/notifications/initialized`; partial inputs
+  // (0..n), then the complete tool-input, then the result or tool-cancelled.
   function deliverToMcpView() {
-    if (settings.bridge !== "mcp-apps" || !view.mcpInitialized) return;
+    if (settings.bridge !== "mcp-apps" || !view.mcpInitialized || !frame) return;
+    while (!view.sentInput && view.sentPartials < instance.partials.length) {
+      sendToView("ui/notifications/tool-input-partial", { arguments: instance.partials[view.sentPartials++] });
+    }
     if (!view.sentInput && instance.toolInput) {
       view.sentInput = true;
       sendToView("ui/notifications/tool-input", { arguments: instance.toolInput });
@@ -538,25 +651,53 @@
       view.sentResult = true;
       sendToView("ui/notifications/tool-result", instance.toolResult);
     }
+    if (!view.sentResult && !view.sentCancelled && instance.cancelled !== null) {
+      view.sentCancelled = true;
+      sendToView("ui/notifications/tool-cancelled", instance.cancelled ? { reason: instance.cancelled } : {});
+    }
+  }
+  function setDisplayMode(mode) {
+    if (settings.displayMode === mode) return;
+    settings.displayMode = mode;
+    $("frame-box").classList.toggle("fullscreen", mode === "fullscreen");
+    $("exit-fullscreen").hidden = mode !== "fullscreen";
+    log("host", `display mode: ${mode}`);
+    if (settings.bridge === "mcp-apps" && view.mcpInitialized) {
+      sendToView("ui/notifications/host-context-changed", { displayMode: mode, containerDimensions: containerDimensions() });
+    }
   }
   async function onJsonRpc(msg) {
     const respond = (result) => { log("host→view", `response #${msg.id}`, result); postToView({ jsonrpc: "2.0", id: msg.id, result }); };
     const fail = (code, message) => { log("host→view error", `response #${msg.id}`, { code, message }); postToView({ jsonrpc: "2.0", id: msg.id, error: { code, message } }); };
     const isRequest = msg.id !== undefined && msg.id !== null;
-    if (!msg.method) return; // a response to something we never send
+    if (!msg.method) {
+      // The answer to a request of ours (ui/resource-teardown); anything else is dropped.
+      const waiting = hostPending[msg.id];
+      if (waiting) {
+        log("view→host", `response #${msg.id}`, msg.result || msg.error);
+        waiting(msg);
+      }
+      return;
+    }
     log("view→host", msg.method + (isRequest ? ` #${msg.id}` : ""), msg.params);
     if (!isRequest) {
       if (msg.method === "ui/notifications/initialized") {
         view.mcpInitialized = true;
         deliverToMcpView();
-      } else if (msg.method === "ui/notifications/size-changed" && msg.params && frame) {
+      } else if (msg.method === "ui/notifications/size-changed" && msg.params && frame && settings.displayMode === "inline") {
         const h = Number(msg.params.height);
         if (h > 0) frame.style.height = `${Math.min(Math.max(h, 120), 2000)}px`;
+      } else if (msg.method === "notifications/message") {
+        // The view's own log line (MCP logging): shown, never acted upon.
+        const p = msg.params || {};
+        viewLogs.push(p);
+        log(`view log ${p.level || "?"}`, `${p.logger || "view"}: ${JSON.stringify(p.data)}`.slice(0, 160), p);
       }
       return;
     }
     switch (msg.method) {
       case "ui/initialize":
+        view.appModes = (msg.params && msg.params.appCapabilities && msg.params.appCapabilities.availableDisplayModes) || null;
         return respond({
           protocolVersion: (msg.params && msg.params.protocolVersion) || "2025-06-18",
           hostInfo: { name: "giftgenius-preview", version: "1.0.0" },
@@ -602,8 +743,14 @@
         // A real host opens a new tab; the preview records it and leaves the page alone.
         return respond({});
       }
-      case "ui/request-display-mode":
-        return respond({ mode: "inline" });
+      case "ui/request-display-mode": {
+        // The spec: only a mode both sides declared; the answer is the mode now in effect.
+        const want = msg.params && msg.params.mode;
+        const appOk = !Array.isArray(view.appModes) || view.appModes.includes(want);
+        if (settings.displayModes.includes(want) && appOk) setDisplayMode(want);
+        else log("host", `display mode ${want} refused (host offers ${settings.displayModes.join(", ")})`);
+        return respond({ mode: settings.displayMode });
+      }
       default:
         return fail(-32601, `method not found: ${msg.method}`);
     }
@@ -674,27 +821,111 @@
   }
 
   // ---------------------------------------------------------------- model runs and fixtures
-  // A model tool call: a new widget instance shown at once (input first), result when done.
-  async function run(name, args) {
-    instance = { toolName: name, toolInput: args, toolResult: null, widgetState: null, modelContext: null };
+  // A model tool call, in steps a host goes through: begin (a new widget instance, shown at once
+  // unless the host mounts views only for a result), partial arguments while the model streams
+  // them, the complete input, then the call's result, or a cancellation instead.
+  function begin(name) {
+    if (frame && settings.displayMode !== "inline") setDisplayMode("inline");
+    instance = newInstance(name);
     $("auth-offer").hidden = true;
-    loadFrame();
+    clearRelay();
+    if (settings.onError === "never-mount") {
+      // Claude-like: no view until the result says it is not an error.
+      $("frame-box").textContent = "";
+      frame = null;
+      frameInfo();
+    } else {
+      loadFrame();
+    }
+    status(`${name}: model is calling…`);
+    return instance;
+  }
+  function partial(args) {
+    instance.partials.push(JSON.parse(JSON.stringify(args || {})));
+    deliverToMcpView();
+  }
+  function input(args) {
+    instance.toolInput = args || {};
+    if (settings.bridge === "openai") pushGlobals({ toolInput: instance.toolInput });
+    else deliverToMcpView();
+  }
+  // The cumulative prefixes of `args`, one key (or list item) more each time, as a model
+  // streams JSON: what tool-input-partial carries.
+  function partialsOf(args) {
+    const out = [];
+    const acc = {};
+    for (const [key, value] of Object.entries(args || {})) {
+      if (Array.isArray(value)) {
+        acc[key] = [];
+        for (const item of value) {
+          acc[key].push(item);
+          out.push(JSON.parse(JSON.stringify(acc)));
+        }
+      } else {
+        acc[key] = value;
+        out.push(JSON.parse(JSON.stringify(acc)));
+      }
+    }
+    return out;
+  }
+  // The host cancels the model's call: the view gets tool-cancelled, a late result is dropped.
+  function cancel(reason) {
+    if (instance.toolResult || instance.cancelled !== null) return false;
+    instance.cancelled = reason || "";
+    status(`${instance.toolName}: cancelled`);
+    log("host", `cancelled the model's ${instance.toolName}`, { reason: instance.cancelled });
+    if (settings.bridge === "mcp-apps") deliverToMcpView();
+    else log("host", "window.openai has no cancellation event: the view keeps waiting");
+    return true;
+  }
+  // Runs the instance's call and hands the result over, as the "On isError" setting says.
+  async function finish(inst = instance) {
+    const name = inst.toolName;
     status(`running ${name}…`);
     let result;
     try {
-      result = await callTool(name, args, "model");
+      result = await callTool(name, inst.toolInput || {}, "model");
     } catch (e) {
       status(`${name} failed: ${e.message}`);
       throw e;
     }
-    instance.toolResult = result;
+    if (instance !== inst || inst.cancelled !== null) {
+      log("host", `${name}: the result came after a cancellation and is dropped`);
+      return result;
+    }
+    inst.toolResult = result;
     status(`${name}: ${result.isError ? "error result" : "ok"}`);
+    if (result.isError) {
+      relay(result);
+      if (settings.onError === "unmount") {
+        await unmountFrame("the model's call returned isError (ChatGPT unmounts the view)");
+        return result;
+      }
+      if (settings.onError === "never-mount") {
+        log("host", "the model's call returned isError: the view is never mounted (as Claude)");
+        return result;
+      }
+    }
+    if (!frame) loadFrame(); // never-mount: a successful result is mounted now
     if (settings.bridge === "openai") {
       pushGlobals({ toolOutput: result.structuredContent ?? null, toolResponseMetadata: result._meta ?? null });
     } else {
       deliverToMcpView();
     }
     return result;
+  }
+  async function run(name, args, opts = {}) {
+    const inst = begin(name);
+    if (opts.stream ?? settings.stream) {
+      for (const p of partialsOf(args)) {
+        if (instance !== inst || inst.cancelled !== null) return null;
+        partial(p);
+        await new Promise((r) => setTimeout(r, opts.stepMs ?? 300));
+      }
+    }
+    if (instance !== inst || inst.cancelled !== null) return null;
+    input(args);
+    return finish(inst);
   }
 
   async function postJson(path, body) {
@@ -785,6 +1016,19 @@
     $("sandbox").value = settings.sandbox;
     loadFrame();
   }
+  function setOnError(mode) {
+    settings.onError = ON_ERROR[mode] ? mode : "keep";
+    $("on-error").value = settings.onError;
+    frameInfo();
+  }
+  function setStyles(mode) {
+    settings.styles = mode === "none" ? "none" : "host";
+    $("styles").value = settings.styles;
+    // A changed top-level field replaces the view's copy; {} (no variables) clears them.
+    if (settings.bridge === "mcp-apps" && view.mcpInitialized) {
+      sendToView("ui/notifications/host-context-changed", { styles: settings.styles === "host" ? PREVIEW_STYLES : {} });
+    }
+  }
   function setCsp(csp) {
     settings.csp = csp === "mcp-apps" ? "mcp-apps" : "chatgpt";
     $("csp").value = settings.csp;
@@ -808,7 +1052,16 @@
     $("csp").value = settings.csp;
     $("theme").value = settings.theme;
     $("sandbox").value = settings.sandbox;
+    $("on-error").value = settings.onError;
+    $("styles").value = settings.styles;
+    $("stream").checked = settings.stream;
     document.documentElement.dataset.theme = settings.theme;
+    $("on-error").addEventListener("change", (e) => setOnError(e.target.value));
+    $("styles").addEventListener("change", (e) => setStyles(e.target.value));
+    $("stream").addEventListener("change", (e) => { settings.stream = e.target.checked; });
+    $("cancel-run").addEventListener("click", () => cancel("the user stopped the request"));
+    $("exit-fullscreen").addEventListener("click", () => setDisplayMode("inline"));
+    document.addEventListener("keydown", (e) => { if (e.key === "Escape" && settings.displayMode !== "inline") setDisplayMode("inline"); });
     $("sandbox").addEventListener("change", (e) => setSandbox(e.target.value));
     $("bridge").addEventListener("change", (e) => setBridge(e.target.value));
     $("csp").addEventListener("change", (e) => setCsp(e.target.value));
@@ -850,7 +1103,7 @@
     try {
       const res = await fetch("/preview/artifact", { cache: "no-store" });
       const stamp = JSON.stringify(await res.json());
-      if (artifactStamp !== null && stamp !== artifactStamp && $("live").checked) {
+      if (artifactStamp !== null && stamp !== artifactStamp && $("live").checked && frame) {
         log("host", "widget artifact changed: reloading the view");
         loadFrame();
       }
@@ -889,7 +1142,20 @@
     log: logEntries,
     get instance() { return instance; },
     get view() { return view; },
+    /** Whether a view is mounted right now. */
+    get mounted() { return !!frame; },
+    /** The text shown as what the model would relay (null when none). */
+    get relayed() { return $("relay").hidden ? null : $("relay-text").textContent; },
+    viewLogs,
     run,
+    begin,
+    partial,
+    input,
+    finish: () => finish(instance),
+    cancel,
+    setOnError,
+    setStyles,
+    setDisplayMode,
     fixture: (name) => {
       if (!FIXTURES[name]) throw new Error(`no fixture ${name}`);
       return FIXTURES[name]();

@@ -174,15 +174,35 @@ export async function startServer({ extraArgs = [], auth = false } = {}) {
   throw new Error("server did not start after 3 attempts (ports taken?)");
 }
 
+/**
+ * Debian's Chromium on a fresh profile whose third-party storage setting is a desktop browser's
+ * default (allowed, partitioned: `profile.cookie_controls_mode` 0). Playwright's own launch
+ * profile blocks third-party cookies, and with them all storage in a cross-site frame; an MCP
+ * Apps view runs in one (the host's sandbox domain), and keeps its idempotency key and its
+ * screen in that storage. Tests still make their own (incognito) context each, which follows
+ * the profile's setting. `close()` also removes the profile.
+ */
 export async function launchBrowser() {
-  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  const profile = mkdtempSync(path.join(tmpdir(), "gg-chromium-"));
+  mkdirSync(path.join(profile, "Default"), { recursive: true });
+  writeFileSync(path.join(profile, "Default/Preferences"), JSON.stringify({ profile: { cookie_controls_mode: 0 } }));
+  const persistent = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  const browser = persistent.browser();
+  return {
+    newContext: (options) => browser.newContext(options),
+    async close() {
+      await persistent.close().catch(() => {});
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
 }
 
 /**
  * Opens the preview host with a bridge/csp/theme. Collects dialogs (none may fire), console
- * errors and page errors of both the host page and the widget frame.
+ * errors and page errors of both the host page and the widget frame. `host`: more of the
+ * preview's query parameters (onError, styles, safeArea, displayModes, stream).
  */
-export async function openPreview(browser, server, { bridge = "openai", csp = "chatgpt", theme = "light", sandbox = "auto", callTimeoutMs = "" } = {}) {
+export async function openPreview(browser, server, { bridge = "openai", csp = "chatgpt", theme = "light", sandbox = "auto", callTimeoutMs = "", host = {} } = {}) {
   const context = await browser.newContext({ viewport: { width: 1500, height: 1000 } });
   const page = await context.newPage();
   const dialogs = [];
@@ -191,7 +211,8 @@ export async function openPreview(browser, server, { bridge = "openai", csp = "c
   page.on("console", (m) => { if (m.type() === "error") consoleErrors.push(m.text()); });
   page.on("pageerror", (e) => consoleErrors.push(String(e)));
   // localhost (not 127.0.0.1): the MCP Apps sandbox is then sandbox.localhost, same-site.
-  await page.goto(`${server.base.replace("127.0.0.1", "localhost")}/preview?bridge=${bridge}&csp=${csp}&theme=${theme}&sandbox=${sandbox}&callTimeoutMs=${callTimeoutMs}`);
+  const extra = Object.entries(host).map(([k, v]) => `&${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join("");
+  await page.goto(`${server.base.replace("127.0.0.1", "localhost")}/preview?bridge=${bridge}&csp=${csp}&theme=${theme}&sandbox=${sandbox}&callTimeoutMs=${callTimeoutMs}${extra}`);
   await page.evaluate(() => window.ggPreview.ready);
   const frame = () => page.frameLocator("#widget");
   return {

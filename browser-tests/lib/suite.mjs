@@ -294,6 +294,217 @@ export function defineSuite({ bridge, csp }) {
     assert.equal(keys[0], keys[1], "the reloaded view reused the key");
     await screenshot(h, `${label}-order-placed-after-reload`);
   }));
+
+  // ---------------------------------------------------------------- isError as hosts treat it
+  // A model-initiated call that returns isError: true. The preview mimics each documented host;
+  // in every case the result's text is what the model reads and relays.
+  const ON_ERROR = [
+    { mode: "keep", host: "Goose keeps the view, with its error state" },
+    { mode: "unmount", host: "ChatGPT unmounts the view" },
+    { mode: "never-mount", host: "Claude never mounts the view" },
+  ];
+  for (const { mode, host } of ON_ERROR) {
+    test(`${label}: a model call with isError (${host}); the model relays the text`, () => withPage(`on-error-${mode}`, async (h) => {
+      const result = await h.fixture("validation");
+      assert.equal(result.isError, true);
+      const text = result.content.filter((c) => c.type === "text").map((c) => c.text).join("\n");
+      assert.match(text, /VALIDATION_ERROR/);
+      assert.equal(await h.page.evaluate(() => window.ggPreview.relayed), text, "the preview shows what the model would relay");
+      const mounts = () => h.page.evaluate(() => ({ mounts: window.ggPreview.instance.mounts, mounted: window.ggPreview.mounted }));
+      if (mode === "keep") {
+        await waitForState(h, "error");
+        await expectRuntime(h, wasm);
+        assert.deepEqual(await mounts(), { mounts: 1, mounted: true });
+        assert.match(await h.visible(".gg-error").innerText(), /age/);
+      } else if (mode === "unmount") {
+        // It was mounted while the call ran, and is gone now.
+        assert.deepEqual(await mounts(), { mounts: 1, mounted: false });
+        assert.equal(await h.page.locator("#widget").count(), 0);
+        if (bridge === "mcp-apps") {
+          const answered = await h.page.evaluate(() => window.ggPreview.log.some((e) => e.dir === "view→host" && e.label.startsWith("response #host-")));
+          assert.ok(answered, "the view answered ui/resource-teardown before it was taken down");
+        }
+      } else {
+        assert.deepEqual(await mounts(), { mounts: 0, mounted: false });
+        assert.equal(await h.page.locator("#widget").count(), 0);
+        // A successful call is mounted as usual.
+        await h.fixture("results");
+        await waitForState(h, "results");
+        assert.deepEqual(await mounts(), { mounts: 1, mounted: true });
+        assert.equal(await h.page.evaluate(() => window.ggPreview.relayed), null, "nothing to relay for a success");
+      }
+      await screenshot(h, `${label}-on-error-${mode}`);
+    }, { host: { onError: mode } }));
+  }
+
+  if (bridge !== "mcp-apps") return;
+
+  // ---------------------------------------------------------------- MCP Apps host features
+  const initialized = (h) => until(() => h.page.evaluate(() => window.ggPreview.view.mcpInitialized), { message: "ui/notifications/initialized" });
+
+  test(`${label}: a cancelled model call shows the stopped state, Try again only with the complete input`, () => withPage("tool-cancelled", async (h) => {
+    // Only partial arguments, then cancelled: nothing to retry with.
+    await h.page.evaluate(() => window.ggPreview.begin("suggest_gifts"));
+    await initialized(h);
+    await h.page.evaluate(() => {
+      window.ggPreview.partial({ relationship_type: "friend" });
+      window.ggPreview.cancel("the user stopped the request");
+    });
+    await waitForState(h, "tool-cancelled");
+    await expectRuntime(h, wasm);
+    assert.match(await h.visible(".gg-tool-cancelled").innerText(), /stopped/i);
+    assert.equal(await h.frame().locator('.gg-tool-cancelled [data-action="retry"]:visible').count(), 0);
+    if (wasm) assert.match(await h.visible(".gg-tool-cancelled").innerText(), /the user stopped the request/);
+    await screenshot(h, `${label}-tool-cancelled`);
+    // The complete input arrived before the cancellation: the wasm view can make the call itself.
+    await h.page.evaluate(() => window.ggPreview.begin("suggest_gifts"));
+    await initialized(h);
+    await h.page.evaluate(() => {
+      window.ggPreview.input({ relationship_type: "friend", interests: ["hiking"] });
+      window.ggPreview.cancel("");
+    });
+    await waitForState(h, "tool-cancelled");
+    if (!wasm) {
+      assert.equal(await h.frame().locator('[data-action="retry"]:visible').count(), 0, "the fallback never retries");
+      return;
+    }
+    await click(h, '.gg-tool-cancelled [data-action="retry"]');
+    await waitForState(h, "results");
+    const fromView = await h.page.evaluate(() => window.ggPreview.calls.filter((c) => c.from === "view").map((c) => [c.name, c.arguments]));
+    assert.deepEqual(fromView, [["suggest_gifts", { relationship_type: "friend", interests: ["hiking"] }]]);
+  }));
+
+  test(`${label}: streamed partial arguments show loading with what is known, then the result`, () => withPage("tool-input-partial", async (h) => {
+    await h.page.evaluate(() => window.ggPreview.begin("suggest_gifts"));
+    await initialized(h);
+    await h.page.evaluate(() => {
+      window.ggPreview.partial({ relationship_type: "friend" });
+      window.ggPreview.partial({ relationship_type: "friend", interests: ["hiking"], budget_max: 100 });
+    });
+    if (wasm) {
+      const soFar = h.visible(".gg-so-far");
+      await until(async () => /hiking/.test(await soFar.innerText().catch(() => "")), { message: "the streamed interest" });
+      assert.match(await soFar.innerText(), /for your friend · hiking · up to 100/);
+      assert.equal(await visibleState(h), "loading");
+      await screenshot(h, `${label}-tool-input-partial`);
+    }
+    await h.page.evaluate(() => {
+      window.ggPreview.input({ relationship_type: "friend", interests: ["hiking"], budget_max: 100 });
+      return window.ggPreview.finish();
+    });
+    await waitForState(h, "results");
+    await expectRuntime(h, wasm);
+    assert.equal(await h.frame().locator(".gg-so-far:visible").count(), 0);
+  }));
+
+  test(`${label}: the host's style variables, font and safe-area insets are applied`, () => withPage("host-styles", async (h) => {
+    await h.fixture("results");
+    await waitForState(h, "results");
+    await expectRuntime(h, wasm);
+    const look = () => h.visible(".gg-root").evaluate((el) => {
+      const cs = getComputedStyle(el);
+      return { bg: cs.backgroundColor, font: cs.fontFamily, padding: [cs.paddingTop, cs.paddingRight, cs.paddingBottom, cs.paddingLeft],
+        fonts: (document.getElementById("gg-host-fonts") || {}).textContent || "" };
+    });
+    const hosted = await look();
+    assert.equal(hosted.bg, "rgb(251, 250, 255)", "--color-background-primary (light) from the host");
+    assert.match(hosted.font, /GG Preview Sans/);
+    assert.match(hosted.fonts, /@font-face/);
+    assert.deepEqual(hosted.padding, ["22px", "32px", "42px", "52px"], "12px + the insets 10, 20, 30, 40");
+    await screenshot(h, `${label}-host-styles`);
+    await h.setTheme("dark");
+    await until(async () => (await look()).bg === "rgb(23, 21, 31)", { message: "the host's dark value (light-dark)" });
+    await h.page.evaluate(() => window.ggPreview.setStyles("none"));
+    await until(async () => (await look()).bg === "rgb(30, 31, 34)", { message: "our own dark background again" });
+    const own = await look();
+    assert.doesNotMatch(own.font, /GG Preview Sans/);
+    assert.equal(own.fonts, "");
+  }, { host: { safeArea: "10,20,30,40" } }));
+
+  test(`${label}: full screen is offered only when the host lists it, and follows the host's display mode`, () => withPage("display-mode", async (h) => {
+    await h.fixture("results");
+    await waitForState(h, "results");
+    await expectRuntime(h, wasm);
+    const mode = () => h.visible(".gg-root").getAttribute("data-display-mode");
+    if (wasm) {
+      const toggle = h.visible('[data-action="display-mode"]');
+      assert.equal(await toggle.innerText(), "Full screen");
+      await toggle.click();
+      await until(async () => (await mode()) === "fullscreen", { message: "fullscreen on the root" });
+      assert.equal(await h.page.evaluate(() => window.ggPreview.settings.displayMode), "fullscreen");
+      assert.ok(await h.page.locator("#frame-box.fullscreen").count(), "the host shows the frame over the page");
+      await screenshot(h, `${label}-fullscreen`);
+      assert.equal(await h.visible('[data-action="display-mode"]').innerText(), "Exit full screen");
+      await h.visible('[data-action="display-mode"]').click();
+      await until(async () => (await mode()) === null, { message: "inline again" });
+    } else {
+      // The fallback shows the host's mode, without a button of its own.
+      await h.page.evaluate(() => window.ggPreview.setDisplayMode("fullscreen"));
+      await until(async () => (await mode()) === "fullscreen", { message: "fullscreen on the root" });
+      await h.page.evaluate(() => window.ggPreview.setDisplayMode("inline"));
+      await until(async () => (await mode()) === null, { message: "inline again" });
+    }
+    // A host without full screen: no button at all.
+    const inlineOnly = await open({ host: { displayModes: "inline" } });
+    try {
+      await inlineOnly.fixture("results");
+      await waitForState(inlineOnly, "results");
+      assert.equal(await inlineOnly.frame().locator('[data-action="display-mode"]').count(), 0);
+    } finally {
+      await inlineOnly.close();
+    }
+  }));
+
+  test(`${label}: a call the host never answers is logged to the host (notifications/message)`, () => withPage("view-log", async (h) => {
+    await h.fixture("results");
+    await waitForState(h, "results");
+    await expectRuntime(h, wasm);
+    await h.setDropViewCalls(true);
+    await click(h, '[data-action="choose"]');
+    const line = await until(async () => {
+      const logs = await h.page.evaluate(() => window.ggPreview.viewLogs.slice());
+      return logs.find((l) => l.data && l.data.event === "tool_call_failed");
+    }, { message: "the view's log line" });
+    assert.equal(line.level, "error");
+    assert.equal(line.logger, "giftgenius-widget");
+    assert.equal(line.data.tool, "prepare_order");
+    assert.match(line.data.message, /did not answer/);
+    assert.ok(!JSON.stringify(line).includes("gift_id"), "no arguments in a log line");
+    const shown = await h.page.locator("#log .dir.error", { hasText: "view log error" }).count();
+    assert.ok(shown >= 1, "visible in the preview's log panel");
+  }, { callTimeoutMs: 1500 }));
+
+  test(`${label}: reloading the view comes back to the same screen (viewUUID + storage)`, () => withPage("view-restore", async (h) => {
+    const result = await h.fixture("results");
+    assert.match(result._meta.viewUUID, /^[0-9a-f-]{36}$/);
+    await waitForState(h, "results");
+    await expectRuntime(h, wasm);
+    await click(h, '[data-action="choose"]');
+    await waitForState(h, "confirm");
+    const draftId = await h.visible('[data-action="confirm"]').getAttribute("data-draft-id");
+    assert.ok(draftId);
+    // The host re-sends the model's results; the view shows the confirmation it was on.
+    await h.reload();
+    await waitForState(h, "confirm");
+    await expectRuntime(h, wasm);
+    assert.equal(await h.visible('[data-action="confirm"]').getAttribute("data-draft-id"), draftId, "the same draft");
+    await screenshot(h, `${label}-restored-confirm`);
+    // Confirm (the token was lost with the page: the view prepares the same draft again first;
+    // the fallback then shows it once more for a second click).
+    for (let i = 0; i < 2 && (await visibleState(h)) === "confirm"; i++) {
+      await click(h, '[data-action="confirm"]');
+      await until(async () => ["order-placed", "confirm"].includes(await visibleState(h)) && !(await h.frame().locator('[data-action="confirm"]:visible:disabled').count()), { timeout: 15000, message: "confirm to settle" });
+      if ((await visibleState(h)) === "order-placed") break;
+    }
+    await waitForState(h, "order-placed");
+    const orderId = await h.visible(".gg-order-placed code").innerText();
+    assert.equal(await h.charges(), 1);
+    await h.reload();
+    await waitForState(h, "order-placed");
+    assert.equal(await h.visible(".gg-order-placed code").innerText(), orderId, "the same order");
+    assert.equal(await h.charges(), 1, "a reload charges nothing");
+    await screenshot(h, `${label}-restored-order-placed`);
+  }));
 }
 
 export { waitForState, visibleState };

@@ -7,10 +7,12 @@
 // (WebAssembly or the glue script was refused) or "fallback" (refused, and the
 // server-rendered HTML is shown). The packer also writes the JSON this file reads from
 // #giftgenius-fallback-data: `initialize` = widget/src/rpc.rs `initialize_params()`,
-// `cancelled` = lib.rs `render_to_html(ViewState::Cancelled)` (view.rs `cancelled_view`), and
-// `wire` = the contract's strings (crates/giftgenius-types/src/wire.rs: _meta keys, the storage
-// prefix, the idempotency-key prefix and derivation), so no markup, text or contract string of
-// the widget is written here.
+// `cancelled` = lib.rs `render_to_html(ViewState::Cancelled)` (view.rs `cancelled_view`),
+// `toolCancelled` = the same of `ViewState::ToolCancelled` without reason or retry (view.rs
+// `tool_cancelled_view`), and `wire` = the contract's strings (crates/giftgenius-types/src/wire.rs:
+// _meta keys, the storage prefixes, the idempotency-key prefix and derivation; saved.rs: the
+// index of saved views and its limit), so no markup, text or contract string of the widget is
+// written here.
 //
 // On failure it is a small copy of the wasm app's behaviour; keep each part in step with the
 // Rust it mirrors (widget/src/…):
@@ -35,8 +37,20 @@
 //                            back to, `ViewState::Cancelled` rendered by the packer
 //   click handler            action.rs `Action` (the data-action names), flow.rs
 //                            `merge_arguments` for suggestions, controller.rs `retry`
-//   context                  rpc.rs `HostContext::render_context`, context.rs `Theme::parse`
-//   message listener         rpc.rs `parse` and `reply`; bridge.rs `start_mcp_apps`
+//   context / look           rpc.rs `HostContext::merge`, `render_context`, `presentation`
+//                            (`style_variable_ok`, the font CSS, the safe area), context.rs
+//                            `Theme::parse`, bridge.rs `apply_presentation`; display mode as
+//                            `data-display-mode` on the root (no full-screen button here)
+//   message listener         rpc.rs `parse` and `reply`; bridge.rs `start_mcp_apps`;
+//                            tool-cancelled: controller.rs `show_tool_cancelled` (never a
+//                            retry: the server-rendered markup has none); tool-input-partial is
+//                            ignored (the spec allows it; the fallback shows no loading state)
+//   log                      controller.rs `Host::log` (tool_call_failed only, no arguments),
+//                            rpc.rs `log_params`, `host_accepts_logs`
+//   view / keep / restore    saved.rs: the screen under the first result's viewUUID (here the
+//                            shown HTML under its own key, `…/view/html/<id>`), the index and
+//                            its limit; controller.rs `restore` (the host's token for the same
+//                            draft is kept; it is never stored)
 //   ui/initialize, resize    rpc.rs `initialize_params` (from the data block), bridge.rs
 //                            `report_size`; `links` from rpc.rs `host_opens_links`
 //   timeout                  bridge.rs `call_timeout_ms` (a request the host leaves
@@ -66,7 +80,8 @@
       data = d.getElementById("giftgenius-fallback-data"),
       oa = w.openai, parent = w.parent !== w ? w.parent : null,
       wire, theme, input = {}, last, back, backArgs, seen, draft, token, busy = false, ws = {}, ids = 1, wait = {},
-      links = false, m = /[?&]gg-call-timeout-ms=(\d+)/.exec(location.search),
+      links = false, logs = false, hc = {}, vars = [], view, first = true,
+      m = /[?&]gg-call-timeout-ms=(\d+)/.exec(location.search),
       limit = m && +m[1] >= 100 ? +m[1] : 20000;
     if (!box || !(oa || parent)) return;
     try { data = JSON.parse(data.textContent); } catch (x) { data = {}; }
@@ -85,8 +100,10 @@
       });
     }
     function paint() {
-      var r = box.firstElementChild;
+      var r = box.firstElementChild, mode = hc.displayMode;
       if (r && theme) r.setAttribute("data-theme", theme);
+      if (r && (mode === "fullscreen" || mode === "pip")) r.setAttribute("data-display-mode", mode);
+      else if (r) r.removeAttribute("data-display-mode");
       box.setAttribute("aria-busy", busy);
       box.querySelectorAll("button[data-action]").forEach(function (b) {
         if (busy && !b.disabled) { b.disabled = true; b.dataset.ggBusy = 1; }
@@ -100,14 +117,49 @@
       seen = html;
       if (sc.draft && sc.draft.id) { draft = sc.draft; token = m[wire.token]; }
       if (name === "suggest_gifts" && sc.ok) { back = html; backArgs = args; }
+      put(html, !(name === "commit_order" && !sc.ok));
+      return true;
+    }
+    // A failed commit is not kept: a reload comes back to the confirmation, as in the wasm view.
+    function put(html, persist) {
       box.innerHTML = html;
       box.hidden = false;
       if (app) app.hidden = true;
       root.dataset.wasm = "fallback";
       paint();
+      if (persist !== false) keep();
+    }
+    // The shown screen, kept under this view's id for a reload; never the token.
+    function keep() {
+      if (!view) return;
+      var k = wire.viewStore + "html/" + view, entry = JSON.stringify({ html: box.innerHTML, draft: draft || null, back: back || null, backArgs: backArgs || null, last: last && last[0] !== "commit_order" ? last : null });
+      store(function (s) {
+        var index = [];
+        try { index = JSON.parse(s.getItem(wire.viewIndex) || "[]"); } catch (x) {}
+        if (!Array.isArray(index)) index = [];
+        index = index.filter(function (i) { return typeof i === "string" && i !== k && i.indexOf(wire.viewStore) === 0; });
+        index.push(k);
+        while (index.length > wire.maxViews) s.removeItem(index.shift());
+        s.setItem(k, entry);
+        s.setItem(wire.viewIndex, JSON.stringify(index));
+      });
+    }
+    // The first result names the view; a screen kept under that name before a reload wins.
+    function restore(res) {
+      var m = res._meta || {}, id = m[wire.viewUuid], e = null, sc = res.structuredContent || {};
+      first = false;
+      if (typeof id !== "string" || !/^[A-Za-z0-9-]{8,64}$/.test(id)) return false;
+      view = id;
+      store(function (s) { try { e = e || JSON.parse(s.getItem(wire.viewStore + "html/" + id)); } catch (x) {} });
+      if (!e || typeof e.html !== "string") return false;
+      draft = e.draft; back = e.back; backArgs = e.backArgs; last = e.last;
+      token = draft && sc.draft && sc.draft.id === draft.id ? m[wire.token] : null;
+      seen = m[wire.html];
+      put(e.html);
       return true;
     }
     function hosted(res) {
+      if (first && !oa && res && res._meta && restore(res)) return;
       if (busy || !res || !res._meta || res._meta[wire.html] === seen) return;
       var tool = (res.structuredContent || {}).tool;
       if (show(res, tool, null)) last = [tool, null];
@@ -118,7 +170,14 @@
       paint();
       var p = oa ? timed(Promise.resolve().then(function () { return oa.callTool(name, args); }))
         : rpc("tools/call", { name: name, arguments: args });
-      return p.then(function (res) { busy = false; show(res, name, args) || note(); }, function () { busy = false; note(); }).then(paint);
+      return p.then(function (res) { busy = false; show(res, name, args) || note(); }, function (e) {
+        busy = false;
+        note();
+        log({ event: "tool_call_failed", tool: name, message: String((e && e.message) || e) });
+      }).then(paint);
+    }
+    function log(what) {
+      if (logs && !oa) post({ method: "notifications/message", params: { level: "error", logger: data.initialize.appInfo.name, data: what } });
     }
     function note() {
       var p = d.createElement("p");
@@ -174,9 +233,8 @@
       save(next).then(function () {
         busy = false;
         draft = token = null;
-        box.innerHTML = back || data.cancelled || "";
         if (back) last = ["suggest_gifts", backArgs];
-        paint();
+        put(back || data.cancelled || "");
       });
     }
     box.addEventListener("click", function (e) {
@@ -194,6 +252,7 @@
       if (a === "confirm") confirm();
       if (a === "cancel") cancel();
       if (a === "retry" && last && last[0]) call(last[0], last[1] || input);
+      else if (a === "retry" && draft) confirm();
       if (a === "suggestion") {
         try { s = JSON.parse(b.dataset.setArguments) || {}; } catch (x) {}
         m = Object.assign({}, backArgs || input);
@@ -202,7 +261,35 @@
       }
     });
     function context(c) {
-      if (c && c.theme) { theme = c.theme === "dark" ? "dark" : "light"; paint(); }
+      if (!c || typeof c !== "object") return;
+      for (var k in c) hc[k] = c[k];
+      if (c.theme) theme = c.theme === "dark" ? "dark" : "light";
+      look();
+      paint();
+    }
+    // The host's styling on the document: variables, insets, font CSS (as text).
+    function look() {
+      var st = root.style, s = hc.styles || {}, v = s.variables || {}, now = [], f, ins = hc.safeAreaInsets || {};
+      for (var n in v) {
+        if (/^--[A-Za-z0-9_-]{1,62}$/.test(n) && typeof v[n] === "string" && v[n].trim() && v[n].length <= 512 && !/[\u0000-\u001f\u007f]/.test(v[n])) {
+          st.setProperty(n, v[n].trim());
+          now.push(n);
+        }
+      }
+      vars.forEach(function (n) { if (now.indexOf(n) < 0) st.removeProperty(n); });
+      vars = now;
+      ["top", "right", "bottom", "left"].forEach(function (side) {
+        var px = +ins[side];
+        st.setProperty("--gg-safe-" + side, (isFinite(px) ? Math.round(Math.min(Math.max(px, 0), 400)) : 0) + "px");
+      });
+      f = d.getElementById("gg-host-fonts");
+      var css = s.css && typeof s.css.fonts === "string" && s.css.fonts.length <= 65536 ? s.css.fonts.trim() : "";
+      if (css && !f) {
+        f = d.createElement("style");
+        f.id = "gg-host-fonts";
+        (d.head || root).appendChild(f);
+      }
+      if (f) f.textContent = css;
     }
     if (oa) {
       var globals = function () {
@@ -223,6 +310,7 @@
           : { id: m.id, error: { code: -32601, message: "method not found" } });
       } else if (m.method === "ui/notifications/tool-input") input = p.arguments || {};
       else if (m.method === "ui/notifications/tool-result") hosted(p);
+      else if (m.method === "ui/notifications/tool-cancelled") { if (!seen && !busy) { first = false; put(data.toolCancelled || ""); } }
       else if (m.method === "ui/notifications/host-context-changed") context(p);
       else if (!m.method && (f = wait[m.id])) {
         delete wait[m.id];
@@ -232,6 +320,7 @@
     rpc("ui/initialize", data.initialize).then(function (r) {
       var h;
       links = !!(r && r.hostCapabilities && r.hostCapabilities.openLinks);
+      logs = !!(r && r.hostCapabilities && r.hostCapabilities.logging);
       context(r && r.hostContext);
       post({ method: "ui/notifications/initialized", params: {} });
       if (w.ResizeObserver) new ResizeObserver(function () {

@@ -5,6 +5,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::context::DisplayMode;
+
 /// A user intent, emitted by a button.
 ///
 /// Each variant has a matching `data-action` attribute on its button (see [`Action::data_action`]),
@@ -24,6 +26,8 @@ pub enum Action {
     ApplySuggestion { set_arguments: Map<String, Value> },
     /// Open an outbound link (the hosted checkout page) through the host.
     OpenLink { url: String },
+    /// Ask the host to show the view in another display mode (full screen, or back inline).
+    SetDisplayMode { mode: DisplayMode },
 }
 
 impl Action {
@@ -36,6 +40,7 @@ impl Action {
             Action::Cancel => "cancel",
             Action::ApplySuggestion { .. } => "suggestion",
             Action::OpenLink { .. } => "open-checkout",
+            Action::SetDisplayMode { .. } => "display-mode",
         }
     }
 }

@@ -9,7 +9,9 @@
 //!
 //! The controller and the components never learn which one they got. Both bridges also mirror
 //! the checkout entry (draft id → idempotency key) into `localStorage`/`sessionStorage` when the
-//! sandbox allows it, because a host may not give widget state back after a reload.
+//! sandbox allows it, because a host may not give widget state back after a reload. The MCP
+//! Apps bridge also keeps the screen there under the result's `viewUUID` (see `saved.rs`), and
+//! applies the host's styling (CSS variables, fonts, safe-area insets) to the document.
 
 use std::cell::{Cell, OnceCell, RefCell};
 use std::future::Future;
@@ -24,10 +26,11 @@ use wasm_bindgen::closure::Closure;
 use wasm_bindgen_futures::JsFuture;
 
 use crate::action::Action;
-use crate::context::{RenderContext, Theme};
+use crate::context::{DisplayMode, RenderContext, Theme};
 use crate::controller::{Controller, Host, ToolResult};
 use crate::flow;
-use crate::rpc::{self, HostContext, Incoming, Pending};
+use crate::rpc::{self, HostContext, Incoming, LogLevel, Pending, Presentation};
+use crate::saved::{self, SavedView};
 use crate::state::ViewState;
 use crate::view::reactive_root;
 
@@ -111,13 +114,15 @@ fn crypto_random_bytes() -> [u8; 16] {
     bytes
 }
 
-/// Browser storage for the checkout entry. Every access is fallible: a sandboxed iframe without
-/// `allow-same-origin` throws on `localStorage`, and storage may be full or disabled.
+/// Browser storage for the checkout entry and the saved screen. Every access is fallible: a
+/// sandboxed iframe without `allow-same-origin` throws on `localStorage`, a browser that blocks
+/// third-party storage throws in a cross-site frame, and storage may be full or disabled.
 mod storage {
     use serde_json::Value;
 
     use crate::flow;
     use crate::rpc::checkout_storage_key;
+    use crate::saved;
 
     fn stores() -> Vec<web_sys::Storage> {
         let Some(window) = web_sys::window() else { return Vec::new() };
@@ -127,6 +132,27 @@ mod storage {
     pub fn load(draft_id: &str) -> Option<String> {
         let key = checkout_storage_key(draft_id);
         stores().iter().find_map(|s| s.get_item(&key).ok().flatten().filter(|v| !v.is_empty()))
+    }
+
+    /// The screen saved for this view before a reload, if any store has a readable one.
+    pub fn load_view(view_id: &str) -> Option<saved::SavedView> {
+        let key = saved::storage_key(view_id);
+        stores().iter().find_map(|s| s.get_item(&key).ok().flatten().and_then(|v| saved::SavedView::parse(&v)))
+    }
+
+    /// Keeps the screen for this view, and forgets the oldest views beyond the index's limit.
+    pub fn save_view(view_id: &str, view: &saved::SavedView) {
+        let key = saved::storage_key(view_id);
+        let json = view.to_json();
+        for store in stores() {
+            let index = store.get_item(saved::INDEX_KEY).ok().flatten();
+            let (index, evicted) = saved::remember(index.as_deref(), &key);
+            for old in evicted {
+                let _ = store.remove_item(&old);
+            }
+            let _ = store.set_item(&key, &json);
+            let _ = store.set_item(saved::INDEX_KEY, &serde_json::to_string(&index).unwrap_or_default());
+        }
     }
 
     /// Mirrors a widget-state change into storage (see [`flow::storage_changes`]).
@@ -257,6 +283,14 @@ struct McpState {
     context: RefCell<HostContext>,
     /// The `ui/initialize` result offered `openLinks`.
     opens_links: Cell<bool>,
+    /// The `ui/initialize` result offered `logging`: errors go to the host as `notifications/message`.
+    logs: Cell<bool>,
+    /// The `viewUUID` of the first tool result: the key of this view's saved screen.
+    view_id: RefCell<Option<String>>,
+    /// The render context the components read; the bridge updates it when the host's changes.
+    render: Cell<Option<RwSignal<RenderContext>>>,
+    /// Names of the host's CSS variables set on the root, so a later context can remove them.
+    applied_variables: RefCell<Vec<String>>,
 }
 
 /// An MCP Apps host (SEP-1865): the parent frame, spoken to in JSON-RPC over `postMessage`.
@@ -324,6 +358,62 @@ impl McpAppsBridge {
     fn render_context(&self) -> RenderContext {
         self.0.context.borrow().render_context().with_host_links(self.0.opens_links.get())
     }
+
+    /// Merges a (partial) host context and applies it: styling to the document, theme, locale
+    /// and display mode to the components.
+    fn take_context(&self, partial: &Value) {
+        self.0.context.borrow_mut().merge(partial);
+        let presentation = self.0.context.borrow().presentation();
+        apply_presentation(&presentation, &mut self.0.applied_variables.borrow_mut());
+        if let Some(ctx) = self.0.render.get() {
+            set_if_changed(ctx, self.render_context());
+        }
+    }
+}
+
+/// Applies the host's styling to the document: each variable as a custom property on `<html>`
+/// (removing the ones a newer context dropped), the insets as `--gg-safe-*` (the stylesheet pads
+/// the root by them), and the font CSS as the text of one `<style>` element (text, never markup).
+fn apply_presentation(presentation: &Presentation, applied: &mut Vec<String>) {
+    let Some(document) = web_sys::window().and_then(|w| w.document()) else { return };
+    let Some(root) = document.document_element().and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok()) else {
+        return;
+    };
+    let style = root.style();
+    for old in applied.iter() {
+        if !presentation.variables.iter().any(|(name, _)| name == old) {
+            let _ = style.remove_property(old);
+        }
+    }
+    applied.clear();
+    for (name, value) in &presentation.variables {
+        if style.set_property(name, value).is_ok() {
+            applied.push(name.clone());
+        }
+    }
+    let inset = presentation.safe_area;
+    for (name, px) in [
+        ("--gg-safe-top", inset.top),
+        ("--gg-safe-right", inset.right),
+        ("--gg-safe-bottom", inset.bottom),
+        ("--gg-safe-left", inset.left),
+    ] {
+        let _ = style.set_property(name, &format!("{px}px"));
+    }
+    const FONTS_ID: &str = "gg-host-fonts";
+    let element = match (document.get_element_by_id(FONTS_ID), &presentation.fonts_css) {
+        (Some(element), _) => Some(element),
+        (None, Some(_)) => document.create_element("style").ok().and_then(|element| {
+            element.set_id(FONTS_ID);
+            let parent = document.query_selector("head").ok().flatten().or_else(|| document.document_element())?;
+            parent.append_child(&element).ok()?;
+            Some(element)
+        }),
+        (None, None) => None,
+    };
+    if let Some(element) = element {
+        element.set_text_content(presentation.fonts_css.as_deref());
+    }
 }
 
 impl Host for McpAppsBridge {
@@ -365,6 +455,30 @@ impl Host for McpAppsBridge {
     fn open_link(&self, url: &str) -> impl Future<Output = Result<(), String>> {
         let pending = self.request(rpc::OPEN_LINK, rpc::open_link_params(url));
         async move { pending.await.map(|_| ()) }
+    }
+
+    fn request_display_mode(&self, mode: DisplayMode) -> impl Future<Output = Result<DisplayMode, String>> {
+        let pending = self.request(rpc::REQUEST_DISPLAY_MODE, rpc::display_mode_params(mode));
+        let bridge = self.clone();
+        async move {
+            let result = pending.await?;
+            let now = rpc::display_mode_of(&result).ok_or_else(|| "the host answered no display mode".to_string())?;
+            // The host also announces it with host-context-changed; the answer is enough.
+            bridge.take_context(&json!({ "displayMode": now.as_str() }));
+            Ok(now)
+        }
+    }
+
+    fn log(&self, level: LogLevel, data: Value) {
+        if self.0.logs.get() {
+            self.post(&rpc::notification(rpc::LOG_MESSAGE, rpc::log_params(level, data)));
+        }
+    }
+
+    fn save_view(&self, view: &SavedView) {
+        if let Some(view_id) = self.0.view_id.borrow().as_deref() {
+            storage::save_view(view_id, view);
+        }
     }
 }
 
@@ -455,6 +569,7 @@ fn start_mcp_apps() {
     let Some(window) = web_sys::window() else { return };
     let bridge = McpAppsBridge::default();
     let ctx = RwSignal::new(bridge.render_context());
+    bridge.0.render.set(Some(ctx));
     let Some(controller) = run(bridge.clone(), ctx) else { return };
 
     let on_message_bridge = bridge.clone();
@@ -470,15 +585,34 @@ fn start_mcp_apps() {
         let bridge = &on_message_bridge;
         match rpc::parse(&to_json(&event.data())) {
             Incoming::Response { id, outcome } => bridge.answer(id, outcome),
-            Incoming::ToolInput(arguments) => *bridge.0.tool_input.borrow_mut() = Value::Object(arguments),
+            Incoming::ToolInput(arguments) => {
+                controller.show_input_so_far(&arguments);
+                *bridge.0.tool_input.borrow_mut() = Value::Object(arguments);
+            }
+            Incoming::ToolInputPartial(arguments) => controller.show_input_so_far(&arguments),
+            Incoming::ToolCancelled { reason } => {
+                let tool = bridge.0.context.borrow().tool_name();
+                controller.show_tool_cancelled(reason, tool);
+            }
             Incoming::ToolResult(result) => {
+                // The first result is the one this view was opened for (the host sends it again
+                // after a reload): its viewUUID names the screen saved before the reload.
+                let first = bridge.0.view_id.borrow().is_none() && bridge.0.meta.borrow().is_null();
+                let saved = if first {
+                    let view_id = saved::view_id(&result.meta);
+                    let saved = view_id.as_deref().and_then(storage::load_view);
+                    *bridge.0.view_id.borrow_mut() = view_id;
+                    saved
+                } else {
+                    None
+                };
                 *bridge.0.meta.borrow_mut() = result.meta;
-                controller.show_tool_output(&result.structured_content);
+                match saved {
+                    Some(saved) => controller.restore(saved, &result.structured_content),
+                    None => controller.show_tool_output(&result.structured_content),
+                }
             }
-            Incoming::HostContext(partial) => {
-                bridge.0.context.borrow_mut().merge(&partial);
-                set_if_changed(ctx, bridge.render_context());
-            }
+            Incoming::HostContext(partial) => bridge.take_context(&partial),
             Incoming::Request { id, method } => bridge.post(&rpc::reply(&id, &method)),
             Incoming::Ignored => {}
         }
@@ -490,10 +624,8 @@ fn start_mcp_apps() {
         match bridge.request(rpc::INITIALIZE, rpc::initialize_params()).await {
             Ok(result) => {
                 bridge.0.opens_links.set(rpc::host_opens_links(&result));
-                if let Some(host_context) = result.get("hostContext") {
-                    bridge.0.context.borrow_mut().merge(host_context);
-                }
-                set_if_changed(ctx, bridge.render_context());
+                bridge.0.logs.set(rpc::host_accepts_logs(&result));
+                bridge.take_context(result.get("hostContext").unwrap_or(&Value::Null));
                 bridge.post(&rpc::notification(rpc::INITIALIZED, json!({})));
                 report_size(bridge);
             }

@@ -1,4 +1,4 @@
-//! How to render, as opposed to what: the host's theme and locale.
+//! How to render, as opposed to what: the host's theme, locale and display mode.
 
 /// The host's colour scheme; the root element carries it as `data-theme` for the CSS.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -22,7 +22,37 @@ impl Theme {
     }
 }
 
-/// Theme and locale for one render. Same values give the same HTML in SSR and in wasm.
+/// How the host shows the view (MCP Apps `displayMode`): in the conversation, over the whole
+/// window, or as a floating picture-in-picture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DisplayMode {
+    #[default]
+    Inline,
+    Fullscreen,
+    Pip,
+}
+
+impl DisplayMode {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            DisplayMode::Inline => "inline",
+            DisplayMode::Fullscreen => "fullscreen",
+            DisplayMode::Pip => "pip",
+        }
+    }
+
+    /// A host's mode name; `None` for anything the spec does not define.
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "inline" => Some(DisplayMode::Inline),
+            "fullscreen" => Some(DisplayMode::Fullscreen),
+            "pip" => Some(DisplayMode::Pip),
+            _ => None,
+        }
+    }
+}
+
+/// Theme, locale and display for one render. Same values give the same HTML in SSR and in wasm.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RenderContext {
     pub theme: Theme,
@@ -31,19 +61,43 @@ pub struct RenderContext {
     /// The host opens links for us (`ui/open-link` or `openExternal`): an outbound link's click
     /// goes through the host instead of navigating. Never part of the rendered HTML.
     pub host_opens_links: bool,
+    /// How the host currently shows the view; the root carries it as `data-display-mode` when
+    /// it is not the default inline.
+    pub display_mode: DisplayMode,
+    /// The host declared `fullscreen` among its available display modes, so the view offers a
+    /// button to enter (or leave) it. Without that declaration there is no such button.
+    pub can_fullscreen: bool,
 }
 
 impl RenderContext {
     pub const DEFAULT_LOCALE: &'static str = "en-US";
 
     pub fn new(theme: Theme, locale: impl Into<String>) -> Self {
-        Self { theme, locale: locale.into(), host_opens_links: false }
+        Self {
+            theme,
+            locale: locale.into(),
+            host_opens_links: false,
+            display_mode: DisplayMode::Inline,
+            can_fullscreen: false,
+        }
     }
 
     /// The same context, with links opened through the host when `yes`.
     pub fn with_host_links(mut self, yes: bool) -> Self {
         self.host_opens_links = yes;
         self
+    }
+
+    /// The same context, shown in `mode`, with a full-screen toggle when `can_fullscreen`.
+    pub fn with_display(mut self, mode: DisplayMode, can_fullscreen: bool) -> Self {
+        self.display_mode = mode;
+        self.can_fullscreen = can_fullscreen;
+        self
+    }
+
+    /// `data-display-mode` of the root: absent inline, so the default markup stays unchanged.
+    pub fn display_attribute(&self) -> Option<&'static str> {
+        (self.display_mode != DisplayMode::Inline).then(|| self.display_mode.as_str())
     }
 
     /// The `lang` attribute value: the host's tag if it looks like one, else the default,

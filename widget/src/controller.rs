@@ -11,7 +11,10 @@ use giftgenius_types::{ErrorCode, ToolError, ToolName};
 use serde_json::{Map, Value, json};
 
 use crate::action::Action;
+use crate::context::DisplayMode;
 use crate::flow;
+use crate::rpc::LogLevel;
+use crate::saved::{SavedView, Screen};
 use crate::state::ViewState;
 
 /// A tool call's result as the host hands it back.
@@ -48,6 +51,21 @@ pub trait Host {
         let _ = url;
         async { Err("the host opens no links".to_string()) }
     }
+    /// Asks the host for another display mode; resolves with the mode now in effect. Only
+    /// offered (a button) when the host declared the mode available.
+    fn request_display_mode(&self, mode: DisplayMode) -> impl Future<Output = Result<DisplayMode, String>> {
+        let _ = mode;
+        async { Err("the host offers no display modes".to_string()) }
+    }
+    /// Logs a line to the host (MCP Apps `notifications/message`), for errors the view hits.
+    /// `data` must never hold a token or a key. By default nothing is sent.
+    fn log(&self, level: LogLevel, data: Value) {
+        let _ = (level, data);
+    }
+    /// Keeps the screen for a reload (see `saved.rs`); a host without view storage keeps nothing.
+    fn save_view(&self, saved: &SavedView) {
+        let _ = saved;
+    }
 }
 
 /// The widget's behaviour. Holds the current `ViewState`; `on_change` mirrors it into the UI.
@@ -69,6 +87,11 @@ pub struct Controller<H: Host> {
     token: RefCell<Option<(String, String)>>,
     /// (draft id, idempotency key), mirrored in widget state; memory wins if the host is slow to echo.
     key: RefCell<Option<(String, String)>>,
+    /// The contract JSON behind what is shown, kept for a reload (see `saved.rs`): the last
+    /// result, the last draft and the last suggest_gifts result.
+    shown_output: RefCell<Option<Value>>,
+    draft_output: RefCell<Option<Value>>,
+    results_output: RefCell<Option<Value>>,
 }
 
 fn as_object(value: Value) -> Map<String, Value> {
@@ -97,6 +120,9 @@ impl<H: Host> Controller<H> {
             last_call: RefCell::new(None),
             token: RefCell::new(None),
             key: RefCell::new(None),
+            shown_output: RefCell::new(None),
+            draft_output: RefCell::new(None),
+            results_output: RefCell::new(None),
         }
     }
 
@@ -109,8 +135,117 @@ impl<H: Host> Controller<H> {
     }
 
     fn set(&self, state: ViewState) {
+        if let Some(screen) = self.screen_of(&state) {
+            self.host.save_view(&SavedView {
+                screen,
+                results: self.results_output.borrow().clone(),
+                suggest_args: self.last_suggest_args.borrow().clone(),
+                last_call: self.last_call.borrow().clone(),
+            });
+        }
         *self.view.borrow_mut() = state.clone();
         (self.on_change)(&state);
+    }
+
+    /// The contract JSON that shows `state` again after a reload, if the view holds it. Each
+    /// candidate is parsed back and kept only if it gives exactly this state, so a screen the
+    /// JSON cannot reproduce (loading, a call the host never delivered) is not saved and the
+    /// last one that can stays.
+    fn screen_of(&self, state: &ViewState) -> Option<Screen> {
+        let reproduces = |json: &Option<Value>, want: &dyn Fn(&ViewState) -> bool| {
+            json.clone().filter(|json| want(&ViewState::from_tool_output(json)))
+        };
+        match state {
+            state if state.is_loading() => None,
+            ViewState::Cancelled => Some(Screen::Cancelled),
+            ViewState::ToolCancelled { reason, retry } => {
+                Some(Screen::ToolCancelled { reason: reason.clone(), retry: *retry })
+            }
+            ViewState::ConfirmPurchase { draft, error, .. } => {
+                let draft_json = reproduces(
+                    &self.draft_output.borrow(),
+                    &|s| matches!(s, ViewState::ConfirmPurchase { draft: d, .. } if d == draft),
+                )?;
+                let failure = error.as_ref().and_then(|error| {
+                    reproduces(
+                        &self.shown_output.borrow(),
+                        &|s| matches!(s, ViewState::Error { error: e, .. } if e == error),
+                    )
+                });
+                Some(match failure {
+                    Some(error) => Screen::ConfirmFailed { draft: draft_json, error },
+                    None => Screen::Output(draft_json),
+                })
+            }
+            state => [&self.shown_output, &self.results_output, &self.draft_output]
+                .into_iter()
+                .find_map(|json| reproduces(&json.borrow(), &|s| s == state))
+                .map(Screen::Output),
+        }
+    }
+
+    /// Shows the screen this view saved before a reload instead of the host's `output` (the
+    /// tool result it was opened for, sent again). `output` is remembered as shown, so the
+    /// host repeating it does not reset the view; a confirmation token in the host's `_meta`
+    /// for the same draft is kept, so Confirm needs no second prepare.
+    pub fn restore(&self, saved: SavedView, output: &Value) {
+        let Some(state) = saved.screen.state() else {
+            self.show_tool_output(output);
+            return;
+        };
+        *self.last_output.borrow_mut() = Some(output.clone());
+        *self.last_results.borrow_mut() = saved
+            .results
+            .as_ref()
+            .map(ViewState::from_tool_output)
+            .filter(|r| matches!(r, ViewState::Results { .. } | ViewState::Empty { .. }));
+        *self.results_output.borrow_mut() = saved.results;
+        *self.last_suggest_args.borrow_mut() = saved.suggest_args;
+        *self.last_call.borrow_mut() = saved.last_call;
+        match saved.screen {
+            Screen::Output(json) => {
+                if matches!(state, ViewState::ConfirmPurchase { .. }) {
+                    *self.draft_output.borrow_mut() = Some(json.clone());
+                }
+                *self.shown_output.borrow_mut() = Some(json);
+            }
+            Screen::ConfirmFailed { draft, error } => {
+                *self.draft_output.borrow_mut() = Some(draft);
+                *self.shown_output.borrow_mut() = Some(error);
+            }
+            Screen::Cancelled | Screen::ToolCancelled { .. } => {}
+        }
+        if let (ViewState::ConfirmPurchase { draft: shown, .. }, ViewState::ConfirmPurchase { draft: hosted, .. }) =
+            (&state, ViewState::from_tool_output(output))
+            && shown.id == hosted.id
+            && let Some(token) = flow::confirmation_token(&self.host.tool_response_metadata())
+        {
+            *self.token.borrow_mut() = Some((shown.id.clone(), token));
+        }
+        self.set(state);
+    }
+
+    /// The arguments the model has streamed so far: loading, with what is known. Only while
+    /// nothing real is shown and the view itself is not calling a tool.
+    pub fn show_input_so_far(&self, arguments: &Map<String, Value>) {
+        if self.in_flight.get() || !self.state().is_loading() {
+            return;
+        }
+        let next = ViewState::loading_with(arguments);
+        if next != self.state() {
+            self.set(next);
+        }
+    }
+
+    /// The host cancelled the call this view was opened for: say so instead of loading forever.
+    /// "Try again" is offered only when the tool and its complete arguments are known (partial
+    /// arguments are never acted upon). A screen already shown is left alone.
+    pub fn show_tool_cancelled(&self, reason: Option<String>, tool: Option<ToolName>) {
+        if self.in_flight.get() || !self.state().is_loading() {
+            return;
+        }
+        let retry = tool.filter(|_| self.host.tool_input().is_object());
+        self.set(ViewState::ToolCancelled { reason, retry });
     }
 
     /// Shows the host's `toolOutput` (on mount and whenever the host says it changed).
@@ -123,28 +258,31 @@ impl<H: Host> Controller<H> {
         }
         *self.last_output.borrow_mut() = Some(output.clone());
         let state = ViewState::from_tool_output(output);
-        if matches!(state, ViewState::Loading) && !matches!(self.state(), ViewState::Loading) {
+        if state.is_loading() && !self.state().is_loading() {
             return; // never replace something real by a spinner
         }
         let input = as_object(self.host.tool_input());
+        *self.shown_output.borrow_mut() = Some(output.clone());
         if let Some(tool) = output.get("tool").and_then(Value::as_str).and_then(ToolName::parse) {
-            self.remember(tool, &input, &state, &self.host.tool_response_metadata());
+            self.remember(tool, &input, &state, &self.host.tool_response_metadata(), output);
         }
         self.set(state);
     }
 
     /// Records what later actions need from a result: results for Cancel, arguments for
     /// suggestions and Try again, the confirmation token for Confirm.
-    fn remember(&self, tool: ToolName, args: &Map<String, Value>, state: &ViewState, meta: &Value) {
+    fn remember(&self, tool: ToolName, args: &Map<String, Value>, state: &ViewState, meta: &Value, output: &Value) {
         if tool != ToolName::CommitOrder {
             *self.last_call.borrow_mut() = Some((tool, args.clone()));
         }
         match state {
             ViewState::Results { .. } | ViewState::Empty { .. } => {
                 *self.last_results.borrow_mut() = Some(state.clone());
+                *self.results_output.borrow_mut() = Some(output.clone());
                 *self.last_suggest_args.borrow_mut() = Some(args.clone());
             }
             ViewState::ConfirmPurchase { draft, .. } => {
+                *self.draft_output.borrow_mut() = Some(output.clone());
                 if let Some(token) = flow::confirmation_token(meta) {
                     *self.token.borrow_mut() = Some((draft.id.clone(), token));
                 }
@@ -166,10 +304,20 @@ impl<H: Host> Controller<H> {
                     Value::Null => ViewState::OutOfDate { v: None },
                     content => ViewState::from_tool_output(content),
                 };
-                self.remember(tool, &args, &state, &result.meta);
+                if let ViewState::OutOfDate { v } = &state {
+                    self.host
+                        .log(LogLevel::Error, json!({ "event": "unreadable_result", "tool": tool.as_str(), "v": v }));
+                }
+                *self.shown_output.borrow_mut() = Some(result.structured_content.clone());
+                self.remember(tool, &args, &state, &result.meta, &result.structured_content);
                 (state, result.meta)
             }
-            Err(_) => {
+            Err(message) => {
+                // Only the tool and the host's words: arguments may hold a token or a key.
+                self.host.log(
+                    LogLevel::Error,
+                    json!({ "event": "tool_call_failed", "tool": tool.as_str(), "message": message }),
+                );
                 // "Try again" repeats this very call (a host that never answered, or dropped it).
                 if tool != ToolName::CommitOrder {
                     *self.last_call.borrow_mut() = Some((tool, args));
@@ -181,9 +329,20 @@ impl<H: Host> Controller<H> {
 
     /// Handles one user action. Ignored while another call is in flight (double clicks).
     pub async fn handle(&self, action: Action) {
+        // Neither is a tool call: never blocked by one, never blocking one.
         if let Action::OpenLink { url } = &action {
-            // Not a tool call: never blocked by one, never blocking one.
-            let _ = self.host.open_link(url).await;
+            if let Err(message) = self.host.open_link(url).await {
+                self.host.log(LogLevel::Warning, json!({ "event": "open_link_failed", "message": message }));
+            }
+            return;
+        }
+        if let Action::SetDisplayMode { mode } = action {
+            if let Err(message) = self.host.request_display_mode(mode).await {
+                self.host.log(
+                    LogLevel::Warning,
+                    json!({ "event": "display_mode_failed", "mode": mode.as_str(), "message": message }),
+                );
+            }
             return;
         }
         if self.in_flight.replace(true) {
@@ -195,7 +354,7 @@ impl<H: Host> Controller<H> {
             Action::Confirm => self.confirm().await,
             Action::Cancel => self.cancel().await,
             Action::ApplySuggestion { set_arguments } => self.apply_suggestion(set_arguments).await,
-            Action::OpenLink { .. } => {}
+            Action::OpenLink { .. } | Action::SetDisplayMode { .. } => {}
         }
         self.in_flight.set(false);
     }
@@ -203,6 +362,12 @@ impl<H: Host> Controller<H> {
     async fn retry(&self) {
         match self.state() {
             ViewState::ConfirmPurchase { .. } => self.confirm().await,
+            ViewState::ToolCancelled { retry: Some(tool), .. } => {
+                // The model's call never answered; the view makes the same call itself.
+                self.set(ViewState::Loading);
+                let (state, _) = self.call(tool, as_object(self.host.tool_input())).await;
+                self.set(state);
+            }
             ViewState::Error { tool, .. } => {
                 // Arguments recorded empty may just mean toolInput arrived late: ask again.
                 let args = match self.last_call.borrow().clone() {
@@ -367,6 +532,9 @@ mod tests {
         meta: Value,
         input: Value,
         opened: RefCell<Vec<String>>,
+        logs: RefCell<Vec<(LogLevel, Value)>>,
+        saved: RefCell<Vec<SavedView>>,
+        display_requests: RefCell<Vec<DisplayMode>>,
     }
 
     impl Host for Rc<Fake> {
@@ -399,6 +567,16 @@ mod tests {
         }
         fn random_bytes(&self) -> [u8; 16] {
             [7; 16]
+        }
+        fn request_display_mode(&self, mode: DisplayMode) -> impl Future<Output = Result<DisplayMode, String>> {
+            self.display_requests.borrow_mut().push(mode);
+            std::future::ready(Err("refused".to_string()))
+        }
+        fn log(&self, level: LogLevel, data: Value) {
+            self.logs.borrow_mut().push((level, data));
+        }
+        fn save_view(&self, saved: &SavedView) {
+            self.saved.borrow_mut().push(saved.clone());
         }
     }
 
@@ -558,6 +736,155 @@ mod tests {
         let calls = fake.calls.borrow();
         assert_eq!(calls[1].0, "prepare_order");
         assert_eq!(calls[1].1["gift_id"], json!("g_1"));
+    }
+
+    fn results_output() -> Value {
+        json!({"v":1,"ok":true,"tool":"suggest_gifts","query":{"relationship_type":"friend","interests":[],
+            "currency":"USD","limit":6},"gifts":[{"id":"g_1","title":"Mug","description":"A mug",
+            "price":{"amount_minor":2500,"currency":"USD"},"merchant":{"id":"m","name":"Shop"},"tags":[],
+            "reasons":[],"in_stock":true,"image_url":"/i.png"}]})
+    }
+
+    #[test]
+    fn a_cancelled_model_call_offers_try_again_only_with_complete_arguments() {
+        // Only partial arguments arrived: the view says so, and offers nothing to click.
+        let partial_only = Rc::new(Fake::default());
+        let controller = Controller::new(partial_only.clone(), |_| {});
+        let so_far = as_object(json!({"relationship_type": "friend", "interests": ["hik"]}));
+        controller.show_input_so_far(&so_far);
+        assert!(matches!(controller.state(), ViewState::LoadingWith { .. }));
+        controller.show_tool_cancelled(Some("stopped".into()), Some(ToolName::SuggestGifts));
+        assert_eq!(controller.state(), ViewState::ToolCancelled { reason: Some("stopped".into()), retry: None });
+        block_on(controller.handle(Action::Retry));
+        assert!(partial_only.calls.borrow().is_empty(), "no call from partial arguments");
+
+        // The complete input is known: Try again makes the model's call from the view.
+        let complete = Rc::new(Fake { input: json!({"relationship_type": "friend"}), ..Fake::default() });
+        complete.replies.borrow_mut().push(Ok(ToolResult { structured_content: results_output(), meta: Value::Null }));
+        let controller = Controller::new(complete.clone(), |_| {});
+        controller.show_tool_cancelled(None, Some(ToolName::SuggestGifts));
+        assert_eq!(controller.state(), ViewState::ToolCancelled { reason: None, retry: Some(ToolName::SuggestGifts) });
+        block_on(controller.handle(Action::Retry));
+        assert_eq!(complete.calls.borrow()[0].0, "suggest_gifts");
+        assert_eq!(Value::Object(complete.calls.borrow()[0].1.clone()), json!({"relationship_type": "friend"}));
+        assert_eq!(controller.state().kind(), "results");
+    }
+
+    #[test]
+    fn partial_input_and_cancellation_never_replace_a_real_screen() {
+        let fake = Rc::new(Fake { input: json!({"relationship_type": "friend"}), ..Fake::default() });
+        let controller = Controller::new(fake.clone(), |_| {});
+        controller.show_tool_output(&results_output());
+        controller.show_input_so_far(&as_object(json!({"relationship_type": "parent"})));
+        controller.show_tool_cancelled(Some("late".into()), Some(ToolName::SuggestGifts));
+        assert_eq!(controller.state().kind(), "results");
+    }
+
+    #[test]
+    fn every_screen_is_saved_for_a_reload_and_comes_back_with_what_cancel_needs() {
+        let fake = Rc::new(Fake {
+            meta: json!({"giftgenius/confirmation_token": "tok"}),
+            input: json!({"relationship_type": "friend"}),
+            ..Fake::default()
+        });
+        fake.replies.borrow_mut().push(Ok(ToolResult { structured_content: draft_output(), meta: fake.meta.clone() }));
+        let controller = Controller::new(fake.clone(), |_| {});
+        controller.show_tool_output(&results_output());
+        block_on(controller.handle(Action::Choose { gift_id: "g_1".into() }));
+        assert!(matches!(controller.state(), ViewState::ConfirmPurchase { .. }));
+        let last = fake.saved.borrow().last().cloned().expect("saved");
+        assert!(matches!(last.screen.state(), Some(ViewState::ConfirmPurchase { busy: false, .. })));
+        assert_eq!(last.results, Some(results_output()));
+        // Loading (twice: Choose, then Confirm's prepare) is never saved; the confirmation is,
+        // as the contract's own JSON.
+        let kinds: Vec<&str> = fake
+            .saved
+            .borrow()
+            .iter()
+            .map(|s| match s.screen {
+                Screen::Output(ref json) => {
+                    if json == &results_output() {
+                        "results"
+                    } else {
+                        "draft"
+                    }
+                }
+                _ => "other",
+            })
+            .collect();
+        assert_eq!(kinds, vec!["results", "draft"]);
+
+        // A reloaded view (a new controller) gets the model's results again from the host, and
+        // the saved confirmation instead; Cancel still goes back to the results.
+        let reloaded = Rc::new(Fake { input: json!({"relationship_type": "friend"}), ..Fake::default() });
+        let controller = Controller::new(reloaded.clone(), |_| {});
+        controller.restore(last, &results_output());
+        assert!(matches!(controller.state(), ViewState::ConfirmPurchase { busy: false, .. }));
+        controller.show_tool_output(&results_output());
+        assert!(matches!(controller.state(), ViewState::ConfirmPurchase { .. }), "the host's repeat is not news");
+        block_on(controller.handle(Action::Cancel));
+        assert_eq!(controller.state().kind(), "results");
+    }
+
+    #[test]
+    fn a_failed_commit_is_saved_with_its_draft_and_a_call_never_delivered_is_not_saved() {
+        let fake = Rc::new(Fake { meta: json!({"giftgenius/confirmation_token": "tok"}), ..Fake::default() });
+        fake.replies.borrow_mut().extend([Ok(transient()), Err("the host did not answer in time".into())]);
+        let controller = Controller::new(fake.clone(), |_| {});
+        controller.show_tool_output(&draft_output());
+        block_on(controller.handle(Action::Confirm));
+        let last = fake.saved.borrow().last().cloned().expect("saved");
+        assert_eq!(last.screen, Screen::ConfirmFailed { draft: draft_output(), error: transient().structured_content });
+        // Try again, and the host never answers: the inline error is the view's own, which no
+        // contract JSON reproduces, so the confirmation itself is what a reload shows.
+        block_on(controller.handle(Action::Retry));
+        assert!(matches!(controller.state(), ViewState::ConfirmPurchase { error: Some(_), .. }));
+        assert_eq!(fake.saved.borrow().last().map(|s| s.screen.clone()), Some(Screen::Output(draft_output())));
+
+        let lost = Rc::new(Fake { input: json!({"relationship_type": "friend"}), ..Fake::default() });
+        lost.replies.borrow_mut().push(Err("the host did not answer in time".into()));
+        let controller = Controller::new(lost.clone(), |_| {});
+        controller.show_tool_output(&results_output());
+        block_on(controller.handle(Action::Choose { gift_id: "g_1".into() }));
+        assert_eq!(controller.state().kind(), "error");
+        let screens: Vec<Screen> = lost.saved.borrow().iter().map(|s| s.screen.clone()).collect();
+        assert_eq!(screens, vec![Screen::Output(results_output())], "a reload shows the results again");
+    }
+
+    #[test]
+    fn a_restored_confirmation_of_the_hosts_own_draft_keeps_its_token() {
+        let fake = Rc::new(Fake { meta: json!({"giftgenius/confirmation_token": "tok"}), ..Fake::default() });
+        fake.replies.borrow_mut().push(Ok(placed()));
+        let controller = Controller::new(fake.clone(), |_| {});
+        let saved =
+            SavedView { screen: Screen::Output(draft_output()), results: None, suggest_args: None, last_call: None };
+        controller.restore(saved, &draft_output());
+        block_on(controller.handle(Action::Confirm));
+        let calls = fake.calls.borrow();
+        assert_eq!(calls.len(), 1, "no second prepare_order: the host's token was kept");
+        assert_eq!(calls[0].1["confirmation_token"], json!("tok"));
+    }
+
+    #[test]
+    fn failures_are_logged_to_the_host_without_arguments() {
+        let fake = Rc::new(Fake { meta: json!({"giftgenius/confirmation_token": "tok_secret"}), ..Fake::default() });
+        fake.replies.borrow_mut().push(Err("the host did not answer in time".into()));
+        let controller = Controller::new(fake.clone(), |_| {});
+        controller.show_tool_output(&draft_output());
+        block_on(controller.handle(Action::Confirm));
+        block_on(controller.handle(Action::SetDisplayMode { mode: DisplayMode::Fullscreen }));
+        let logs = fake.logs.borrow();
+        assert_eq!(logs.len(), 2, "{logs:?}");
+        assert_eq!(logs[0].0, LogLevel::Error);
+        assert_eq!(
+            logs[0].1,
+            json!({"event": "tool_call_failed", "tool": "commit_order", "message": "the host did not answer in time"})
+        );
+        assert_eq!(logs[1].0, LogLevel::Warning);
+        assert_eq!(logs[1].1["event"], "display_mode_failed");
+        assert_eq!(*fake.display_requests.borrow(), vec![DisplayMode::Fullscreen]);
+        let all = format!("{logs:?}");
+        assert!(!all.contains("tok_secret") && !all.contains("ik_"), "no token or key in a log line");
     }
 
     #[test]

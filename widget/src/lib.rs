@@ -7,9 +7,10 @@
 //! - natively on the server (`render_to_html`, SSR), whose HTML is the fallback a host shows
 //!   when it refuses WebAssembly, and what the snapshot tests pin down.
 //!
-//! Public API: [`ViewState`] (what to show), [`RenderContext`] (theme and locale),
-//! [`Action`] (what the user asked for), [`render_to_html`] (native only) and the pure
-//! [`controller`] that turns actions into tool calls behind the [`controller::Host`] trait.
+//! Public API: [`ViewState`] (what to show), [`RenderContext`] (theme, locale, display mode),
+//! [`Action`] (what the user asked for), [`render_to_html`] (native only), the pure
+//! [`controller`] that turns actions into tool calls behind the [`controller::Host`] trait, and
+//! [`saved`], the screen a view keeps for a reload.
 
 pub mod action;
 pub mod context;
@@ -17,6 +18,7 @@ pub mod controller;
 pub mod flow;
 pub mod format;
 pub mod rpc;
+pub mod saved;
 pub mod state;
 pub mod view;
 
@@ -24,7 +26,7 @@ pub mod view;
 pub mod bridge;
 
 pub use action::Action;
-pub use context::{RenderContext, Theme};
+pub use context::{DisplayMode, RenderContext, Theme};
 pub use state::ViewState;
 
 /// The widget's stylesheet, for hosts and fallbacks that inline it next to SSR HTML.

@@ -8,7 +8,7 @@ use giftgenius_types::{
     CONTRACT_VERSION, Envelope, GiftCard, Notice, Partial, SuggestGiftsData, SuggestGiftsQuery, ToolError, ToolName,
 };
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// Everything the widget can show. Pure data: rendering it has no side effects.
 ///
@@ -18,6 +18,9 @@ use serde_json::Value;
 pub enum ViewState {
     /// No result yet (the tool is still running, or the host has not handed it over).
     Loading,
+    /// Still loading, with what the host has streamed of the model's arguments so far
+    /// (MCP Apps `tool-input-partial`): short phrases, shown as text, never acted upon.
+    LoadingWith { so_far: Vec<String> },
     /// Gift cards; `partial` names the stores that failed, shown above the cards.
     Results { query: SuggestGiftsQuery, gifts: Vec<GiftCard>, notice: Option<Notice>, partial: Option<Partial> },
     /// The search ran and found nothing: the notice and its suggestions.
@@ -33,6 +36,10 @@ pub enum ViewState {
     Checkout { checkout: CheckoutSession },
     /// The user left the confirmation and there are no earlier results to go back to.
     Cancelled,
+    /// The host cancelled the tool call that this view was opened for (MCP Apps
+    /// `tool-cancelled`), before any result. `retry` is the tool "Try again" calls, set only
+    /// when the complete arguments are known; `reason` is the host's, shown as text.
+    ToolCancelled { reason: Option<String>, retry: Option<ToolName> },
     /// The payload is from another contract version, or unreadable. `v` is what it said, if anything.
     OutOfDate { v: Option<u64> },
 }
@@ -87,7 +94,7 @@ impl ViewState {
     /// A short stable name, rendered as `data-state` on the root (handy for tests and CSS).
     pub const fn kind(&self) -> &'static str {
         match self {
-            ViewState::Loading => "loading",
+            ViewState::Loading | ViewState::LoadingWith { .. } => "loading",
             ViewState::Results { .. } => "results",
             ViewState::Empty { .. } => "empty",
             ViewState::Error { .. } => "error",
@@ -95,14 +102,27 @@ impl ViewState {
             ViewState::OrderPlaced { .. } => "order-placed",
             ViewState::Checkout { .. } => "checkout",
             ViewState::Cancelled => "cancelled",
+            ViewState::ToolCancelled { .. } => "tool-cancelled",
             ViewState::OutOfDate { .. } => "out-of-date",
         }
+    }
+
+    /// Nothing to show yet: a spinner, with or without the arguments known so far.
+    pub const fn is_loading(&self) -> bool {
+        matches!(self, ViewState::Loading | ViewState::LoadingWith { .. })
+    }
+
+    /// Loading, with the known `suggest_gifts`-style arguments of a (possibly partial) call
+    /// as phrases; plain loading when none of them is there yet.
+    pub fn loading_with(arguments: &Map<String, Value>) -> ViewState {
+        let so_far = arguments_so_far(arguments);
+        if so_far.is_empty() { ViewState::Loading } else { ViewState::LoadingWith { so_far } }
     }
 
     /// What the polite live region says when this state appears, for screen-reader users.
     pub fn announcement(&self) -> String {
         match self {
-            ViewState::Loading => "Loading gift ideas…".into(),
+            ViewState::Loading | ViewState::LoadingWith { .. } => "Loading gift ideas…".into(),
             ViewState::Results { gifts, partial, .. } => {
                 let noun = if gifts.len() == 1 { "gift idea" } else { "gift ideas" };
                 let missing = if partial.is_some() { " Some stores did not answer." } else { "" };
@@ -120,9 +140,53 @@ impl ViewState {
             ViewState::OrderPlaced { .. } => "Order placed.".into(),
             ViewState::Checkout { .. } => "Checkout is ready.".into(),
             ViewState::Cancelled => "Purchase cancelled.".into(),
+            ViewState::ToolCancelled { .. } => "The request was stopped.".into(),
             ViewState::OutOfDate { .. } => "This view is out of date.".into(),
         }
     }
+}
+
+/// The longest phrase taken from a streamed argument: partial arguments are shown, never trusted.
+const MAX_PHRASE: usize = 60;
+
+/// What a (partial) set of arguments says so far, in the order the results summary uses.
+///
+/// Arguments streamed by the host are "healed" JSON and may be cut anywhere, so only plain
+/// strings and numbers of the known fields are read; anything else is skipped.
+fn arguments_so_far(arguments: &Map<String, Value>) -> Vec<String> {
+    fn text(value: Option<&Value>) -> Option<String> {
+        let raw = match value? {
+            Value::String(s) => s.trim().to_string(),
+            Value::Number(n) => n.to_string(),
+            _ => return None,
+        };
+        let clipped: String = raw.chars().filter(|c| !c.is_control()).take(MAX_PHRASE).collect();
+        (!clipped.is_empty()).then_some(clipped)
+    }
+    let mut parts = Vec::new();
+    if let Some(relationship) = text(arguments.get("relationship_type")) {
+        parts.push(format!("for your {}", relationship.replace('_', " ")));
+    }
+    if let Some(occasion) = text(arguments.get("occasion")) {
+        parts.push(occasion.replace('_', " "));
+    }
+    if let Some(age) = text(arguments.get("age")) {
+        parts.push(format!("age {age}"));
+    }
+    if let Some(Value::Array(interests)) = arguments.get("interests") {
+        let interests: Vec<String> = interests.iter().filter_map(|i| text(Some(i))).take(5).collect();
+        if !interests.is_empty() {
+            parts.push(interests.join(", "));
+        }
+    }
+    let currency = text(arguments.get("currency")).map(|c| format!(" {c}")).unwrap_or_default();
+    match (text(arguments.get("budget_min")), text(arguments.get("budget_max"))) {
+        (Some(min), Some(max)) => parts.push(format!("{min}–{max}{currency}")),
+        (Some(min), None) => parts.push(format!("from {min}{currency}")),
+        (None, Some(max)) => parts.push(format!("up to {max}{currency}")),
+        (None, None) => {}
+    }
+    parts
 }
 
 fn parse<T: DeserializeOwned>(output: &Value) -> Option<Envelope<T>> {
@@ -148,5 +212,27 @@ mod tests {
             ViewState::from_tool_output(&json!({"v": 1, "ok": true, "tool": "nope"})),
             ViewState::OutOfDate { v: Some(1) }
         );
+    }
+
+    #[test]
+    fn partial_arguments_show_what_is_known_and_nothing_else() {
+        let args = json!({"relationship_type": "grand_parent", "interests": ["hiking", 7, {"x": 1}, "te"],
+            "budget_max": 100, "currency": "EUR", "gift_id": "ignored"});
+        let Value::Object(args) = args else { unreachable!() };
+        assert_eq!(
+            ViewState::loading_with(&args),
+            ViewState::LoadingWith {
+                so_far: vec!["for your grand parent".into(), "hiking, 7, te".into(), "up to 100 EUR".into()]
+            }
+        );
+        assert_eq!(ViewState::loading_with(&Map::new()), ViewState::Loading);
+        // A string cut mid-stream, a huge one, control characters: clipped text, never markup rules.
+        let Value::Object(long) = json!({"occasion": format!("{}\u{7}", "x".repeat(500))}) else { unreachable!() };
+        match ViewState::loading_with(&long) {
+            ViewState::LoadingWith { so_far } => assert_eq!(so_far, vec!["x".repeat(MAX_PHRASE)]),
+            other => panic!("{other:?}"),
+        }
+        assert!(ViewState::loading_with(&args).is_loading());
+        assert_eq!(ViewState::loading_with(&args).kind(), "loading");
     }
 }

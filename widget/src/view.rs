@@ -12,7 +12,7 @@ use giftgenius_types::ToolName;
 use leptos::prelude::*;
 
 use crate::action::Action;
-use crate::context::RenderContext;
+use crate::context::{DisplayMode, RenderContext};
 use crate::state::ViewState;
 
 pub use error::error_view;
@@ -25,10 +25,11 @@ pub fn static_root(state: ViewState, ctx: RenderContext, on_action: Callback<Act
     let kind = state.kind();
     let theme = ctx.theme.as_str();
     let lang = ctx.lang().to_string();
+    let display = ctx.display_attribute();
     view! {
-        <div id="giftgenius-app" class="gg-root" data-theme=theme data-state=kind lang=lang>
+        <div id="giftgenius-app" class="gg-root" data-theme=theme data-state=kind data-display-mode=display lang=lang>
             <p class="gg-live" role="status" aria-live="polite">{announcement}</p>
-            {state_view(state, &ctx, on_action)}
+            {body(state, &ctx, on_action)}
         </div>
     }
 }
@@ -48,21 +49,58 @@ pub fn reactive_root(
             class="gg-root"
             data-theme=move || ctx.with(|c| c.theme.as_str())
             data-state=move || state.with(|s| s.kind())
+            data-display-mode=move || ctx.with(|c| c.display_attribute())
             lang=move || ctx.with(|c| c.lang().to_string())
         >
             <p class="gg-live" role="status" aria-live="polite">{move || state.with(|s| s.announcement())}</p>
             {move || {
                 let c = ctx.get();
-                state_view(state.get(), &c, on_action)
+                body(state.get(), &c, on_action)
             }}
         </div>
     }
 }
 
+/// Everything below the live region: the display toggle (when offered) and the state's view.
+/// Without a toggle the markup is exactly the state's (no placeholder for the missing button).
+fn body(state: ViewState, ctx: &RenderContext, on_action: Callback<Action>) -> AnyView {
+    let view = state_view(state, ctx, on_action);
+    match display_toggle(ctx, on_action) {
+        Some(toggle) => (toggle, view).into_any(),
+        None => view,
+    }
+}
+
+/// "Full screen" / "Exit full screen", only when the host offers full screen (it declared the
+/// mode in `availableDisplayModes`); without that declaration there is nothing to click.
+pub fn display_toggle(ctx: &RenderContext, on_action: Callback<Action>) -> Option<impl IntoView + use<>> {
+    if !ctx.can_fullscreen {
+        return None;
+    }
+    let (label, mode) = match ctx.display_mode {
+        DisplayMode::Fullscreen => ("Exit full screen", DisplayMode::Inline),
+        DisplayMode::Inline | DisplayMode::Pip => ("Full screen", DisplayMode::Fullscreen),
+    };
+    Some(view! {
+        <div class="gg-toolbar">
+            <button
+                type="button"
+                class="gg-btn gg-btn-secondary gg-btn-small"
+                data-action="display-mode"
+                data-mode=mode.as_str()
+                on:click=move |_| on_action.run(Action::SetDisplayMode { mode })
+            >
+                {label}
+            </button>
+        </div>
+    })
+}
+
 /// The body for one state.
 pub fn state_view(state: ViewState, ctx: &RenderContext, on_action: Callback<Action>) -> AnyView {
     match state {
-        ViewState::Loading => loading_view().into_any(),
+        ViewState::Loading => loading_view(Vec::new()).into_any(),
+        ViewState::LoadingWith { so_far } => loading_view(so_far).into_any(),
         ViewState::Results { query, gifts, notice, partial } => {
             results_view(query, gifts, notice, partial, ctx, on_action).into_any()
         }
@@ -74,12 +112,14 @@ pub fn state_view(state: ViewState, ctx: &RenderContext, on_action: Callback<Act
         ViewState::OrderPlaced { order } => order_placed_view(order, ctx).into_any(),
         ViewState::Checkout { checkout } => checkout_view(checkout, ctx, on_action).into_any(),
         ViewState::Cancelled => cancelled_view().into_any(),
+        ViewState::ToolCancelled { reason, retry } => tool_cancelled_view(reason, retry, on_action).into_any(),
         ViewState::OutOfDate { .. } => out_of_date_view().into_any(),
     }
 }
 
-/// Skeleton cards while the tool runs; `aria-busy` tells assistive tech to wait.
-pub fn loading_view() -> impl IntoView {
+/// Skeleton cards while the tool runs; `aria-busy` tells assistive tech to wait. `so_far`: what
+/// the model's streamed arguments say already, as text ("So far: for your friend · hiking").
+pub fn loading_view(so_far: Vec<String>) -> impl IntoView {
     let skeleton = || {
         view! {
             <li class="gg-card gg-skeleton" aria-hidden="true">
@@ -89,9 +129,17 @@ pub fn loading_view() -> impl IntoView {
             </li>
         }
     };
+    // Two shapes rather than an optional line, so plain loading keeps its exact markup.
+    let title = view! { <h2 id="gg-title" class="gg-title">"Finding gift ideas…"</h2> };
+    let heading = if so_far.is_empty() {
+        title.into_any()
+    } else {
+        let line = view! { <p class="gg-muted gg-summary gg-so-far">{format!("So far: {}", so_far.join(" · "))}</p> };
+        (title, line).into_any()
+    };
     view! {
         <section class="gg-section gg-loading" aria-busy="true" aria-labelledby="gg-title">
-            <h2 id="gg-title" class="gg-title">"Finding gift ideas…"</h2>
+            {heading}
             <ul class="gg-grid" role="list">{skeleton()}{skeleton()}{skeleton()}</ul>
         </section>
     }
@@ -113,6 +161,40 @@ pub fn cancelled_view() -> impl IntoView {
         <section class="gg-section gg-cancelled" aria-labelledby="gg-title">
             <h2 id="gg-title" class="gg-title">"Purchase cancelled"</h2>
             <p class="gg-muted">"Nothing was ordered and nothing was charged."</p>
+        </section>
+    }
+}
+
+/// The host cancelled the call this view was opened for: no result will come. "Try again" only
+/// when the view knows the tool and its complete arguments; otherwise the chat is the way back.
+pub fn tool_cancelled_view(
+    reason: Option<String>,
+    retry: Option<ToolName>,
+    on_action: Callback<Action>,
+) -> impl IntoView {
+    let next = match retry {
+        Some(tool) => view! {
+            <div class="gg-actions">
+                <button
+                    type="button"
+                    class="gg-btn gg-btn-primary"
+                    data-action="retry"
+                    data-tool=tool.as_str()
+                    on:click=move |_| on_action.run(Action::Retry)
+                >
+                    "Try again"
+                </button>
+            </div>
+        }
+        .into_any(),
+        None => view! { <p class="gg-muted">"Ask again in the chat to see gift ideas here."</p> }.into_any(),
+    };
+    view! {
+        <section class="gg-section gg-tool-cancelled" aria-labelledby="gg-title">
+            <h2 id="gg-title" class="gg-title">"The request was stopped"</h2>
+            <p>"It was cancelled before GiftGenius answered. Nothing was charged."</p>
+            {reason.map(|r| view! { <p class="gg-muted gg-reason"><small>{format!("Reason: {r}")}</small></p> })}
+            {next}
         </section>
     }
 }

@@ -352,6 +352,48 @@ fn cancelled() {
     snap!("cancelled", ViewState::Cancelled, en());
 }
 
+#[test]
+fn loading_with_streamed_arguments() {
+    let Value::Object(so_far) =
+        json!({"relationship_type": "friend", "interests": ["hiking", "<b>tea</b>"], "budget_max": 60})
+    else {
+        panic!("fixture is an object")
+    };
+    let out = snap!("loading_with_arguments", ViewState::loading_with(&so_far), en());
+    assert!(out.contains(r#"data-state="loading""#) && out.contains(r#"aria-busy="true""#));
+    assert!(out.contains("So far: for your friend · hiking, &lt;b&gt;tea&lt;/b&gt; · up to 60"), "{out}");
+}
+
+#[test]
+fn tool_cancelled_with_and_without_try_again() {
+    let retry =
+        ViewState::ToolCancelled { reason: Some("<i>user</i> stopped it".into()), retry: Some(ToolName::SuggestGifts) };
+    let out = snap!("tool_cancelled_retry", retry, en());
+    assert!(out.contains(r#"data-state="tool-cancelled""#));
+    assert!(out.contains(r#"data-action="retry""#));
+    assert!(out.contains("Reason: &lt;i&gt;user&lt;/i&gt; stopped it"), "the host's reason is text");
+    let out = snap!("tool_cancelled", ViewState::ToolCancelled { reason: None, retry: None }, en());
+    assert!(!out.contains("data-action"), "nothing to click without the complete arguments");
+    assert!(out.contains("Ask again in the chat"));
+}
+
+#[test]
+fn full_screen_toggle_only_when_the_host_offers_it() {
+    use giftgenius_widget::DisplayMode;
+    let state = parse(&results_output(gifts(), None));
+    assert!(!html(&state, &en()).contains("data-display-mode"), "inline is the default markup");
+    let offered = en().with_display(DisplayMode::Inline, true);
+    let out = html(&state, &offered);
+    assert!(out.contains(r#"data-action="display-mode""#) && out.contains(r#"data-mode="fullscreen""#));
+    assert!(out.contains(">Full screen<"));
+    let full = snap!("results_fullscreen", state.clone(), en().with_display(DisplayMode::Fullscreen, true));
+    assert!(full.contains(r#"data-display-mode="fullscreen""#));
+    assert!(full.contains(r#"data-mode="inline""#) && full.contains(">Exit full screen<"));
+    // Shown full screen by the host without offering the toggle: the layout follows, no button.
+    let no_toggle = html(&state, &en().with_display(DisplayMode::Fullscreen, false));
+    assert!(no_toggle.contains(r#"data-display-mode="fullscreen""#) && !no_toggle.contains("display-mode\""));
+}
+
 // ---- behaviour ----
 
 #[test]

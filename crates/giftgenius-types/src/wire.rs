@@ -29,3 +29,10 @@ pub const IDEMPOTENCY_KEY_DERIVATION: &str = "giftgenius/idempotency-key\n";
 
 /// Prefix of the widget-state / storage entry that remembers a draft's idempotency key.
 pub const CHECKOUT_STORAGE_PREFIX: &str = "giftgenius/checkout/";
+
+/// `_meta` key of every tool result: a unique id of the view that result opens (ext-apps'
+/// documented `viewUUID`), under which an MCP Apps view keeps its screen in `localStorage`.
+pub const META_VIEW_UUID: &str = "viewUUID";
+
+/// Prefix of the storage entry that keeps a view's screen: `{VIEW_STORAGE_PREFIX}{viewUUID}`.
+pub const VIEW_STORAGE_PREFIX: &str = "giftgenius/view/";

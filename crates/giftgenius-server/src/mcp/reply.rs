@@ -3,9 +3,11 @@
 //! `structuredContent` is the contract envelope, `isError` is `!ok`, and the text `content`
 //! stands on its own for the model (ChatGPT unmounts the widget on model-initiated errors, so
 //! the text is all the model may get). Widget-only data rides in the result's `_meta`, with the
-//! state rendered to HTML by the widget's own components for hosts that refuse WebAssembly.
+//! state rendered to HTML by the widget's own components for hosts that refuse WebAssembly, and
+//! the id of the view the result opens (`viewUUID`, under which an MCP Apps view keeps its
+//! screen across a reload: the pattern ext-apps documents).
 
-use giftgenius_types::wire::{META_HTML, META_REPLAYED};
+use giftgenius_types::wire::{META_HTML, META_REPLAYED, META_VIEW_UUID};
 use giftgenius_types::{ToolError, ToolName};
 use giftgenius_widget::{RenderContext, Theme, ViewState, render_to_html};
 use rmcp::model::{CallToolResult, ContentBlock, MetaObject};
@@ -33,6 +35,7 @@ pub fn render<T: Serialize + ModelText>(call: &CallContext, outcome: Outcome<T>)
         Err(_) => Map::new(),
     };
     meta.insert(META_HTML.into(), Value::String(html));
+    meta.insert(META_VIEW_UUID.into(), Value::String(view_uuid(&call.reference)));
     if outcome.replay_locale.is_some() {
         meta.insert(META_REPLAYED.into(), Value::Bool(true));
     }
@@ -56,6 +59,20 @@ fn fallback_html(structured: &Map<String, Value>, locale: &str) -> String {
     render_to_html(&state, &RenderContext::new(Theme::Light, locale.to_string()))
 }
 
+/// The id of the view a call's result opens: a UUID (RFC 9562 version 8) made from the call's
+/// reference. Every call, and so every view, has its own (a replay is a new call, so a new
+/// view); the same call always names the same one; and no randomness beyond the reference's.
+/// It names a view, never a user or an order, so it grants nothing to whoever holds it.
+pub fn view_uuid(reference: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(format!("giftgenius/view\n{reference}").as_bytes());
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(&digest[..16]);
+    bytes[6] = (bytes[6] & 0x0f) | 0x80; // version 8: vendor-defined layout
+    bytes[8] = (bytes[8] & 0x3f) | 0x80; // the RFC 9562 variant
+    uuid::Uuid::from_bytes(bytes).hyphenated().to_string()
+}
+
 /// The text the model reads for an error: code, layer, what happened, what to do next.
 pub fn error_text(tool: ToolName, error: &ToolError) -> String {
     let mut out = format!(
@@ -74,4 +91,20 @@ pub fn error_text(tool: ToolName, error: &ToolError) -> String {
     }
     out.push_str(&format!("\nNext: {}\nReference: {}", error.code.next_step(), error.reference));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_call_names_its_own_view_and_always_the_same_one() {
+        let a = view_uuid("req_0123456789abcdef0123");
+        assert_eq!(a, view_uuid("req_0123456789abcdef0123"));
+        assert_ne!(a, view_uuid("req_0123456789abcdef0124"));
+        let parsed = uuid::Uuid::parse_str(&a).expect("a UUID");
+        assert_eq!(parsed.get_version_num(), 8);
+        assert_eq!(parsed.get_variant(), uuid::Variant::RFC4122);
+        assert_eq!(a.len(), 36);
+    }
 }

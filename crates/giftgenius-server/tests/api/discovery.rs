@@ -1,7 +1,7 @@
 //! initialize, tools/list, the widget resource (in both MIME variants), and the widget state
 //! every result carries as server-rendered HTML.
 
-use giftgenius_types::wire::META_HTML;
+use giftgenius_types::wire::{META_HTML, META_VIEW_UUID};
 use rmcp::model::{CallToolResult, ReadResourceRequestParams};
 use serde_json::{Value, json};
 
@@ -183,4 +183,25 @@ async fn reading_an_unknown_resource_is_a_clean_not_found() {
         .expect_err("unknown URI is an error");
     let text = err.to_string();
     assert!(text.contains("no such resource"), "{text}");
+}
+
+#[tokio::test]
+async fn every_result_names_its_own_view_for_the_widget_to_keep_its_screen_under() {
+    let app = spawn_app().await;
+    let client = app.client().await;
+    let args = json!({"relationship_type": "friend"});
+    let (first, _) = call(&client, "suggest_gifts", args.clone()).await;
+    let (second, _) = call(&client, "suggest_gifts", args).await;
+    let (failed, _) = call(&client, "suggest_gifts", json!({"relationship_type": "friend", "age": -1})).await;
+    let ids: Vec<String> = [&first, &second, &failed]
+        .iter()
+        .map(|r| meta_of(r, META_VIEW_UUID).and_then(Value::as_str).expect("viewUUID in _meta").to_string())
+        .collect();
+    for id in &ids {
+        let parsed = uuid::Uuid::parse_str(id).unwrap_or_else(|e| panic!("{id} is not a UUID: {e}"));
+        assert_eq!(parsed.hyphenated().to_string(), *id, "the canonical lower-case form");
+    }
+    // Two identical calls are two views: one's screen must never show up in the other.
+    assert_ne!(ids[0], ids[1]);
+    assert_ne!(ids[1], ids[2]);
 }

@@ -1,0 +1,291 @@
+//! The screen a view keeps in its own storage, so reloading it comes back to the same place.
+//!
+//! MCP Apps gives a view no widget state back after a reload; ext-apps documents the pattern
+//! instead: the server puts a unique `viewUUID` into the tool result's `_meta`, and the view
+//! keeps its state in `localStorage` under that id. The host re-sends the same tool result
+//! when it shows the view again, so the id finds the state again.
+//!
+//! What is kept is the contract's own JSON: the envelope of the result on screen (parsed back by
+//! `ViewState::from_tool_output`, the path every tool result takes, so a stored screen of another
+//! contract version shows as out of date rather than misread), the results Cancel goes back to,
+//! and the arguments Try again and suggestions need. Plain data the model could see anyway: the
+//! confirmation token never goes here (Confirm prepares the draft again when it was lost), and
+//! the idempotency key keeps its own entry (`rpc::checkout_storage_key`). Written and read by
+//! hand through `serde_json::Value`, so the wasm carries no second copy of the contract's parsers.
+//!
+//! Storage keys are `giftgenius/view/<viewUUID>`; an index keeps the most recent
+//! [`MAX_SAVED_VIEWS`] of them, so many conversations never fill the origin's storage.
+
+use giftgenius_types::ToolName;
+use giftgenius_types::wire::{META_VIEW_UUID, VIEW_STORAGE_PREFIX};
+use serde_json::{Map, Value, json};
+
+use crate::state::ViewState;
+
+/// Bumped when the saved shape changes; an entry of another format is ignored, never guessed.
+pub const FORMAT: u64 = 1;
+
+/// How many views' entries an origin keeps; the oldest go first.
+pub const MAX_SAVED_VIEWS: usize = 50;
+
+/// The storage key of the index: a JSON array of storage keys, oldest first.
+pub const INDEX_KEY: &str = "giftgenius/views";
+
+/// What was on screen, in the contract's JSON.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Screen {
+    /// A tool result's `structuredContent`: results, empty, an error, a confirmation, an order,
+    /// a checkout, or one of another contract version.
+    Output(Value),
+    /// A confirmation whose last commit attempt failed: the draft's and the failure's envelopes.
+    ConfirmFailed { draft: Value, error: Value },
+    /// The purchase was cancelled with no results to go back to.
+    Cancelled,
+    /// The host cancelled the call the view was opened for.
+    ToolCancelled { reason: Option<String>, retry: Option<ToolName> },
+}
+
+impl Screen {
+    /// The state this screen shows (a confirmation never busy: its key is stored, so pressing
+    /// Confirm again replays rather than pays twice); `None` when the JSON does not give one.
+    pub fn state(&self) -> Option<ViewState> {
+        let state = match self {
+            Screen::Output(output) => ViewState::from_tool_output(output),
+            Screen::ConfirmFailed { draft, error } => {
+                match (ViewState::from_tool_output(draft), ViewState::from_tool_output(error)) {
+                    (ViewState::ConfirmPurchase { draft, .. }, ViewState::Error { error, .. }) => {
+                        ViewState::ConfirmPurchase { draft, busy: false, error: Some(error) }
+                    }
+                    _ => return None,
+                }
+            }
+            Screen::Cancelled => ViewState::Cancelled,
+            Screen::ToolCancelled { reason, retry } => {
+                ViewState::ToolCancelled { reason: reason.clone(), retry: *retry }
+            }
+        };
+        match state {
+            ViewState::ConfirmPurchase { draft, error, .. } => {
+                Some(ViewState::ConfirmPurchase { draft, busy: false, error })
+            }
+            state if state.is_loading() => None,
+            state => Some(state),
+        }
+    }
+}
+
+/// One view's saved screen.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SavedView {
+    pub screen: Screen,
+    /// The last `suggest_gifts` result (Cancel goes back to it) and its arguments.
+    pub results: Option<Value>,
+    pub suggest_args: Option<Map<String, Value>>,
+    /// The last call besides commit_order, for "Try again".
+    pub last_call: Option<(ToolName, Map<String, Value>)>,
+}
+
+impl SavedView {
+    pub fn to_json(&self) -> String {
+        let screen = match &self.screen {
+            Screen::Output(output) => json!({ "output": output }),
+            Screen::ConfirmFailed { draft, error } => json!({ "confirm": draft, "error": error }),
+            Screen::Cancelled => json!({ "cancelled": true }),
+            Screen::ToolCancelled { reason, retry } => {
+                json!({ "tool_cancelled": { "reason": reason, "retry": retry.map(|t| t.as_str()) } })
+            }
+        };
+        let last_call = self.last_call.as_ref().map(|(tool, args)| json!({ "tool": tool.as_str(), "arguments": args }));
+        json!({
+            "format": FORMAT,
+            "screen": screen,
+            "results": self.results,
+            "suggest_args": self.suggest_args,
+            "last_call": last_call,
+        })
+        .to_string()
+    }
+
+    /// Reads a stored entry; one of another format, or without a screen to show, is `None`.
+    pub fn parse(stored: &str) -> Option<SavedView> {
+        let saved: Value = serde_json::from_str(stored).ok()?;
+        if saved.get("format")?.as_u64()? != FORMAT {
+            return None;
+        }
+        let object = |key: &str| saved.get(key).and_then(Value::as_object).cloned();
+        let s = saved.get("screen")?;
+        let screen = if let Some(output) = s.get("output") {
+            Screen::Output(output.clone())
+        } else if let (Some(draft), Some(error)) = (s.get("confirm"), s.get("error")) {
+            Screen::ConfirmFailed { draft: draft.clone(), error: error.clone() }
+        } else if s.get("cancelled") == Some(&Value::Bool(true)) {
+            Screen::Cancelled
+        } else if let Some(stopped) = s.get("tool_cancelled") {
+            Screen::ToolCancelled {
+                reason: stopped.get("reason").and_then(Value::as_str).map(str::to_string),
+                retry: stopped.get("retry").and_then(Value::as_str).and_then(ToolName::parse),
+            }
+        } else {
+            return None;
+        };
+        screen.state()?;
+        let results = saved.get("results").filter(|r| r.is_object()).cloned();
+        let last_call = saved.get("last_call").and_then(|call| {
+            let tool = call.get("tool")?.as_str().and_then(ToolName::parse)?;
+            Some((tool, call.get("arguments")?.as_object()?.clone()))
+        });
+        Some(SavedView { screen, results, suggest_args: object("suggest_args"), last_call })
+    }
+}
+
+/// The view id a tool result's `_meta` carries, if it is a plausible one (a UUID-like token:
+/// it becomes part of a storage key, so nothing else is accepted).
+pub fn view_id(meta: &Value) -> Option<String> {
+    let id = meta.get(META_VIEW_UUID)?.as_str()?;
+    let plausible = (8..=64).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+    plausible.then(|| id.to_string())
+}
+
+/// The storage key of a view's saved screen.
+pub fn storage_key(view_id: &str) -> String {
+    format!("{VIEW_STORAGE_PREFIX}{view_id}")
+}
+
+/// The index after `key` was written: `key` moves to the end, and the oldest keys beyond
+/// [`MAX_SAVED_VIEWS`] come back as the entries to delete. An unreadable index starts afresh.
+pub fn remember(index: Option<&str>, key: &str) -> (Vec<String>, Vec<String>) {
+    let mut keys: Vec<String> = index
+        .and_then(|s| serde_json::from_str::<Value>(s).ok())
+        .and_then(|v| v.as_array().cloned())
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|k| k.as_str().map(str::to_string))
+        .filter(|k| k != key && k.starts_with(VIEW_STORAGE_PREFIX))
+        .collect();
+    keys.push(key.to_string());
+    let excess = keys.len().saturating_sub(MAX_SAVED_VIEWS);
+    let evicted = keys.drain(..excess).collect();
+    (keys, evicted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn draft_output() -> Value {
+        json!({"v":1,"ok":true,"tool":"prepare_order","draft":{
+            "id":"d_1","quantity":1,"shipping":"standard",
+            "subtotal":{"amount_minor":2500,"currency":"USD"},
+            "shipping_cost":{"amount_minor":500,"currency":"USD"},
+            "total":{"amount_minor":3000,"currency":"USD"},
+            "expires_at":"2030-01-01T00:00:00Z",
+            "gift":{"id":"g_1","title":"Mug","description":"A mug","price":{"amount_minor":2500,"currency":"USD"},
+                "merchant":{"id":"m","name":"Shop"},"tags":[],"reasons":[],"in_stock":true,"image_url":"/i.png"}}})
+    }
+
+    fn failure() -> Value {
+        json!({"v":1,"ok":false,"tool":"commit_order","error":{"code":"PAYMENT_PROVIDER_UNAVAILABLE",
+            "category":"transient","message":"Payments are down","retryable":true,"reference":"req_1"}})
+    }
+
+    fn round_trip(saved: &SavedView) -> SavedView {
+        SavedView::parse(&saved.to_json()).expect("readable")
+    }
+
+    #[test]
+    fn a_failed_confirmation_comes_back_not_busy_with_its_draft_and_its_error() {
+        let args = json!({"gift_id": "g_1"}).as_object().cloned().unwrap_or_default();
+        let saved = SavedView {
+            screen: Screen::ConfirmFailed { draft: draft_output(), error: failure() },
+            results: None,
+            suggest_args: None,
+            last_call: Some((ToolName::PrepareOrder, args)),
+        };
+        let back = round_trip(&saved);
+        assert_eq!(back, saved);
+        match back.screen.state() {
+            Some(ViewState::ConfirmPurchase { draft, busy: false, error: Some(error) }) => {
+                assert_eq!(draft.id, "d_1");
+                assert!(error.retryable);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(!saved.to_json().contains("confirmation_token"));
+    }
+
+    #[test]
+    fn every_kind_of_screen_survives_storage() {
+        for screen in [
+            Screen::Output(draft_output()),
+            Screen::Cancelled,
+            Screen::ToolCancelled { reason: Some("stopped".into()), retry: Some(ToolName::SuggestGifts) },
+            Screen::ToolCancelled { reason: None, retry: None },
+            // Another contract version: kept, and shown as out of date, never misread.
+            Screen::Output(json!({"v": 99, "ok": true})),
+        ] {
+            let saved = SavedView { screen, results: Some(draft_output()), suggest_args: None, last_call: None };
+            assert_eq!(round_trip(&saved), saved);
+        }
+        assert_eq!(Screen::Output(json!({"v": 99})).state(), Some(ViewState::OutOfDate { v: Some(99) }));
+    }
+
+    #[test]
+    fn nothing_that_cannot_be_shown_is_restored() {
+        // A "result" that is not there yet (null) would be loading: never restored.
+        let loading =
+            SavedView { screen: Screen::Output(Value::Null), results: None, suggest_args: None, last_call: None };
+        assert_eq!(SavedView::parse(&loading.to_json()), None);
+        // A failed confirmation whose parts do not fit together.
+        let mismatched = SavedView {
+            screen: Screen::ConfirmFailed { draft: failure(), error: draft_output() },
+            results: None,
+            suggest_args: None,
+            last_call: None,
+        };
+        assert_eq!(SavedView::parse(&mismatched.to_json()), None);
+        let good = SavedView { screen: Screen::Cancelled, results: None, suggest_args: None, last_call: None };
+        let mut other_format: Value = serde_json::from_str(&good.to_json()).unwrap_or_default();
+        other_format["format"] = json!(FORMAT + 1);
+        assert_eq!(SavedView::parse(&other_format.to_string()), None);
+        for junk in ["", "null", "{}", "[1]", "{\"format\":1}", "{\"format\":1,\"screen\":{\"what\":1}}"] {
+            assert_eq!(SavedView::parse(junk), None, "{junk}");
+        }
+    }
+
+    #[test]
+    fn only_plausible_view_ids_become_storage_keys() {
+        let id = "3f2c9a4e-1b7d-8c55-9e0a-6d4f2b1c7e90";
+        assert_eq!(view_id(&json!({ META_VIEW_UUID: id })).as_deref(), Some(id));
+        assert_eq!(storage_key(id), format!("giftgenius/view/{id}"));
+        for bad in [
+            json!(null),
+            json!({}),
+            json!({ META_VIEW_UUID: 7 }),
+            json!({ META_VIEW_UUID: "short" }),
+            json!({ META_VIEW_UUID: "../../giftgenius/checkout/x" }),
+            json!({ META_VIEW_UUID: "a".repeat(65) }),
+        ] {
+            assert_eq!(view_id(&bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_index_keeps_the_most_recent_views() {
+        let (index, evicted) = remember(None, "giftgenius/view/a");
+        assert_eq!((index, evicted), (vec!["giftgenius/view/a".to_string()], vec![]));
+        // Writing a key again moves it to the end instead of duplicating it.
+        let text = json!(["giftgenius/view/a", "giftgenius/view/b"]).to_string();
+        let (index, _) = remember(Some(&text), "giftgenius/view/a");
+        assert_eq!(index, vec!["giftgenius/view/b", "giftgenius/view/a"]);
+        let full: Vec<String> = (0..MAX_SAVED_VIEWS).map(|i| format!("giftgenius/view/{i}")).collect();
+        let (index, evicted) = remember(Some(&json!(full).to_string()), "giftgenius/view/new");
+        assert_eq!(index.len(), MAX_SAVED_VIEWS);
+        assert_eq!(evicted, vec!["giftgenius/view/0".to_string()]);
+        assert_eq!(index.last().map(String::as_str), Some("giftgenius/view/new"));
+        // Someone else's keys in the index are dropped from it, never deleted as if they were ours.
+        let (index, evicted) = remember(Some(r#"["giftgenius/checkout/d_1", 5]"#), "giftgenius/view/x");
+        assert_eq!((index, evicted), (vec!["giftgenius/view/x".to_string()], vec![]));
+        let (index, _) = remember(Some("not json"), "giftgenius/view/x");
+        assert_eq!(index, vec!["giftgenius/view/x".to_string()]);
+    }
+}
