@@ -507,6 +507,7 @@ impl<H: Host> Controller<H> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_fixtures::draft_output;
     use std::pin::pin;
     use std::rc::Rc;
     use std::task::{Context, Poll, Waker};
@@ -578,17 +579,6 @@ mod tests {
         fn save_view(&self, saved: &SavedView) {
             self.saved.borrow_mut().push(saved.clone());
         }
-    }
-
-    fn draft_output() -> Value {
-        json!({"v":1,"ok":true,"tool":"prepare_order","draft":{
-            "id":"d_1","quantity":1,"shipping":"standard",
-            "subtotal":{"amount_minor":2500,"currency":"USD"},
-            "shipping_cost":{"amount_minor":500,"currency":"USD"},
-            "total":{"amount_minor":3000,"currency":"USD"},
-            "expires_at":"2030-01-01T00:00:00Z",
-            "gift":{"id":"g_1","title":"Mug","description":"A mug","price":{"amount_minor":2500,"currency":"USD"},
-                "merchant":{"id":"m","name":"Shop"},"tags":[],"reasons":[],"in_stock":true,"image_url":"/i.png"}}})
     }
 
     fn transient() -> ToolResult {

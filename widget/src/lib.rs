@@ -20,6 +20,8 @@ pub mod format;
 pub mod rpc;
 pub mod saved;
 pub mod state;
+#[cfg(test)]
+mod test_fixtures;
 pub mod view;
 
 #[cfg(target_arch = "wasm32")]

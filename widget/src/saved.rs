@@ -171,17 +171,7 @@ pub fn remember(index: Option<&str>, key: &str) -> (Vec<String>, Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn draft_output() -> Value {
-        json!({"v":1,"ok":true,"tool":"prepare_order","draft":{
-            "id":"d_1","quantity":1,"shipping":"standard",
-            "subtotal":{"amount_minor":2500,"currency":"USD"},
-            "shipping_cost":{"amount_minor":500,"currency":"USD"},
-            "total":{"amount_minor":3000,"currency":"USD"},
-            "expires_at":"2030-01-01T00:00:00Z",
-            "gift":{"id":"g_1","title":"Mug","description":"A mug","price":{"amount_minor":2500,"currency":"USD"},
-                "merchant":{"id":"m","name":"Shop"},"tags":[],"reasons":[],"in_stock":true,"image_url":"/i.png"}}})
-    }
+    use crate::test_fixtures::draft_output;
 
     fn failure() -> Value {
         json!({"v":1,"ok":false,"tool":"commit_order","error":{"code":"PAYMENT_PROVIDER_UNAVAILABLE",
