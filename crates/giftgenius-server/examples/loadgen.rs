@@ -199,7 +199,8 @@ async fn run(
     };
 
     // Gifts with plenty of stock, so unique commits measure the commit path, not sold-out errors.
-    let stocked: Vec<String> = state.catalog.gifts().iter().filter(|g| g.stock >= 150).map(|g| g.id.clone()).collect();
+    let stocked: Vec<String> =
+        state.catalog.current().gifts().iter().filter(|g| g.stock >= 150).map(|g| g.id.clone()).collect();
     let stocked = &stocked;
 
     let started = Instant::now();

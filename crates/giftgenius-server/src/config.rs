@@ -98,8 +98,22 @@ pub struct Config {
     /// leaves only the HTTP catalogs). Takes a value.
     #[arg(long, env = "GIFTGENIUS_BUILTIN_CATALOG", default_value_t = true, action = clap::ArgAction::Set, value_name = "true|false")]
     pub builtin_catalog: bool,
-    /// HTTP catalog answering GET with a merchant file's JSON (`{"merchant":{…},"gifts":[…]}`);
-    /// repeatable or comma-separated. Asked on every suggest_gifts call next to the built-ins.
+    /// A catalog file to suggest and sell from, next to the built-in merchants: the catalog
+    /// schema as a JSON array (`.json`) or JSON Lines (`.jsonl`), or a Google Merchant Center
+    /// TSV feed (`.tsv`); see docs/catalog.md. Repeatable or comma-separated. Reloaded when a
+    /// file changes and on SIGHUP.
+    #[arg(long = "catalog", env = "GIFTGENIUS_CATALOGS", value_delimiter = ',')]
+    pub catalogs: Vec<std::path::PathBuf>,
+    /// A bad row in a catalog file: `skip` it (logged with file, line and field) or `refuse`
+    /// the whole catalog (the server does not start; a reload keeps the previous catalog).
+    #[arg(long, env = "GIFTGENIUS_CATALOG_BAD_ROWS", value_enum, default_value = "skip")]
+    pub catalog_bad_rows: crate::suggest::catalog::live::BadRows,
+    /// How often catalog files are checked for changes (0 = only on SIGHUP).
+    #[arg(long, env = "GIFTGENIUS_CATALOG_POLL_SECS", default_value_t = 2)]
+    pub catalog_poll_secs: u64,
+    /// HTTP catalog answering GET with the catalog schema (a JSON array of gifts) or a merchant
+    /// file (`{"merchant":{…},"gifts":[…]}`); repeatable or comma-separated. Asked on every
+    /// suggest_gifts call next to the local catalog (suggested, not sold).
     #[arg(long = "catalog-url", env = "GIFTGENIUS_CATALOG_URLS", value_delimiter = ',')]
     pub catalog_urls: Vec<String>,
     /// How long one catalog source may take before it counts as timed out.
@@ -111,6 +125,10 @@ pub struct Config {
     /// suggest_gifts calls allowed per account per UTC day (0 = unlimited).
     #[arg(long, env = "GIFTGENIUS_DAILY_SUGGESTION_LIMIT", default_value_t = 200)]
     pub daily_suggestion_limit: u32,
+    /// How often suggestions counted in memory are written to the database (the daily limit
+    /// costs no write per call; see limits.rs for the bound across replicas).
+    #[arg(long, env = "GIFTGENIUS_USAGE_FLUSH_MS", default_value_t = 1000)]
+    pub usage_flush_ms: u64,
     /// prepare_order calls allowed per account per hour (0 = unlimited).
     #[arg(long, env = "GIFTGENIUS_HOURLY_DRAFT_LIMIT", default_value_t = 60)]
     pub hourly_draft_limit: u32,

@@ -63,6 +63,21 @@ fn spawn_pruning(state: Arc<AppState>, shutdown: CancellationToken) {
     });
 }
 
+/// Writes the suggestions counted in memory every `every`, and once more when the server stops.
+fn spawn_usage_flushing(state: Arc<AppState>, every: Duration, shutdown: CancellationToken) {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(every.max(Duration::from_millis(10)));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = shutdown.cancelled() => break,
+                _ = tick.tick() => state.limits.flush().await,
+            }
+        }
+        state.limits.flush().await;
+    });
+}
+
 /// Settles orders left pending every `every` (see `checkout/reconcile.rs`); every replica
 /// runs it, and concurrent passes never settle an order twice.
 fn spawn_reconciling(state: Arc<AppState>, every: Duration, shutdown: CancellationToken) {
@@ -198,6 +213,8 @@ impl Application {
         let state = AppState::build(&config, &public_url, mode, clock).await?;
         let shutdown = CancellationToken::new();
         spawn_pruning(state.clone(), shutdown.clone());
+        spawn_usage_flushing(state.clone(), Duration::from_millis(config.usage_flush_ms), shutdown.clone());
+        state.catalog.spawn_reloading(Duration::from_secs(config.catalog_poll_secs), shutdown.clone());
         if config.reconcile_interval_secs > 0 {
             spawn_reconciling(state.clone(), Duration::from_secs(config.reconcile_interval_secs), shutdown.clone());
         }
@@ -255,7 +272,11 @@ impl Application {
         });
         // Not `axum::serve`: it has no header-read timeout and no connection cap. The peer
         // address reaches handlers as `ConnectInfo` the same way.
-        crate::http::serve::serve(self.listener, self.router, self.limits, token).await.context("server error")
+        let served = crate::http::serve::serve(self.listener, self.router, self.limits, token).await;
+        // Suggestions counted since the last flush (the flushing task also writes them, but
+        // `main` may exit before it runs again).
+        self.state.limits.flush().await;
+        served.context("server error")
     }
 
     /// Serves one MCP client over stdin/stdout (build with `config.stdio` set) while the plain

@@ -20,8 +20,8 @@ use crate::limits::Limits;
 use crate::mcp::widget_resource::{WidgetResource, origin_of};
 use crate::store::Store;
 use crate::suggest::Suggester;
-use crate::suggest::catalog::Catalog;
 use crate::suggest::catalog::cache::FetchPolicy;
+use crate::suggest::catalog::live::{CatalogSpec, LiveCatalog};
 use crate::suggest::catalog::sources::Sources;
 
 #[derive(Debug)]
@@ -30,7 +30,8 @@ pub struct AppState {
     pub auth: AuthMode,
     /// Our RFC 9728 document's URL (verified mode): where a host learns how to sign in.
     pub resource_metadata: Option<String>,
-    pub catalog: Arc<Catalog>,
+    /// The built-in merchants and `--catalog` files: what is suggested and sold.
+    pub catalog: Arc<LiveCatalog>,
     pub widget: WidgetResource,
     /// Base URL clients reach us at (no trailing slash).
     pub public_url: String,
@@ -77,7 +78,17 @@ impl AppState {
         let public_url = public_url.trim_end_matches('/').to_string();
         let widget =
             WidgetResource::load(&config.widget_html()?, config.widget_mime, &origin, config.widget_domain.clone())?;
-        let catalog = Arc::new(Catalog::builtin());
+        let spec = CatalogSpec {
+            builtin: config.builtin_catalog,
+            files: config.catalogs.clone(),
+            bad_rows: config.catalog_bad_rows,
+        };
+        let catalog = if spec.builtin || !spec.files.is_empty() {
+            tokio::task::spawn_blocking(move || LiveCatalog::load(spec)).await??
+        } else {
+            // Only HTTP catalogs: nothing local to suggest or sell.
+            LiveCatalog::fixed(crate::suggest::catalog::Catalog::from_gifts(Vec::new()))
+        };
         let store = Store::connect(&config.db)
             .await
             .with_context(|| format!("cannot open the database {}", crate::telemetry::url_for_log(&config.db)))?;
@@ -101,6 +112,7 @@ impl AppState {
         };
         let failpoints = Failpoints::new(config.failpoints.split(',').map(|s| s.trim().to_string()));
         let limits = Limits {
+            suggestion_counts: Default::default(),
             store: store.clone(),
             clock: clock.clone(),
             daily_suggestions: config.daily_suggestion_limit,
@@ -109,7 +121,7 @@ impl AppState {
         };
         let suggester = Suggester {
             sources: Sources::new(
-                config.builtin_catalog.then(|| catalog.clone()),
+                (config.builtin_catalog || !config.catalogs.is_empty()).then(|| catalog.clone()),
                 &config.catalog_urls,
                 Duration::from_millis(config.source_timeout_ms),
                 Duration::from_millis(config.suggest_deadline_ms),

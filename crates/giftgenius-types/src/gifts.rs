@@ -79,6 +79,23 @@ pub enum Occasion {
 }
 
 impl Occasion {
+    pub const ALL: [Occasion; 14] = [
+        Self::Birthday,
+        Self::Anniversary,
+        Self::Wedding,
+        Self::Graduation,
+        Self::Holiday,
+        Self::Valentines,
+        Self::MothersDay,
+        Self::FathersDay,
+        Self::Housewarming,
+        Self::BabyShower,
+        Self::Retirement,
+        Self::ThankYou,
+        Self::GetWell,
+        Self::JustBecause,
+    ];
+
     pub const fn as_str(self) -> &'static str {
         match self {
             Self::Birthday => "birthday",

@@ -172,7 +172,7 @@ impl Checkout {
                 self.failpoints.hit(AFTER_ORDER_CREATED);
                 Ok(OrderStep::Ready(order))
             }
-            CreateOrder::OutOfStock => answered(self.unavailable(call, gift, draft.currency.into())),
+            CreateOrder::OutOfStock => answered(self.unavailable(call, &gift, draft.currency.into())),
             // The draft was bought under another key: answer with that order, never a second one.
             CreateOrder::DraftAlreadyOrdered(existing) if existing.status == OrderStatusColumn::Paid => {
                 Ok(OrderStep::Answered(self.order_answer(call, &existing)))

@@ -35,7 +35,8 @@ use crate::failpoints::Failpoints;
 use crate::limits::Limits;
 use crate::outcome::{Answer, ModelText, Outcome};
 use crate::store::{OrderRow, Store, StoreError, StoreResult};
-use crate::suggest::catalog::{Catalog, CatalogGift, price_in};
+use crate::suggest::catalog::live::LiveCatalog;
+use crate::suggest::catalog::{CatalogGift, price_in};
 use confirmation::ConfirmationKeys;
 use idempotency::Idempotency;
 use payments::Payments;
@@ -43,7 +44,8 @@ use payments::Payments;
 /// The checkout service: everything the order tools need.
 pub struct Checkout {
     pub store: Store,
-    pub catalog: Arc<Catalog>,
+    /// The local catalog as it is now (it may be swapped between calls).
+    pub catalog: Arc<LiveCatalog>,
     pub payments: Arc<Payments>,
     pub idempotency: Idempotency,
     pub failpoints: Failpoints,
@@ -104,7 +106,7 @@ impl Checkout {
     }
 
     /// The catalog's gift `id`, or GIFT_NOT_FOUND.
-    fn gift(&self, call: &CallContext, id: &str) -> Result<&CatalogGift, ToolError> {
+    fn gift(&self, call: &CallContext, id: &str) -> Result<CatalogGift, ToolError> {
         self.catalog.get(id).ok_or_else(|| {
             ToolError::new(ErrorCode::GiftNotFound, format!("There is no gift with id {id}."), &call.reference)
         })
@@ -118,8 +120,8 @@ impl Checkout {
 
     /// In-stock gifts like `gift` (shared tags, similar price), as cards for `partial_results`.
     fn alternatives(&self, gift: &CatalogGift, currency: Currency) -> Vec<Value> {
-        let mut candidates: Vec<(i64, &CatalogGift)> = self
-            .catalog
+        let catalog = self.catalog.current();
+        let mut candidates: Vec<(i64, &CatalogGift)> = catalog
             .gifts()
             .iter()
             .filter(|g| g.id != gift.id && g.stock > 0)

@@ -28,7 +28,7 @@ impl Checkout {
         self.limits.take(call, Usage::Drafts).await?;
         let sold = self.store.units_sold(&gift.id).await.map_err(|e| internal(call, &e))?;
         if sold + input.quantity > i64::from(gift.stock) {
-            return Err(self.unavailable(call, gift, input.currency));
+            return Err(self.unavailable(call, &gift, input.currency));
         }
         let quantity = u32::try_from(input.quantity).map_err(|_| internal(call, &"quantity outside u32"))?;
         let unit = price_in(gift.price_cents, input.currency);

@@ -53,7 +53,7 @@ impl Checkout {
             Err(e) => return lease.fail(call, &e).await.into(),
         };
         if sold >= i64::from(gift.stock) {
-            return lease.answer(call, Err(self.unavailable(call, gift, input.currency))).await;
+            return lease.answer(call, Err(self.unavailable(call, &gift, input.currency))).await;
         }
         let now = self.now();
         let row = CheckoutRow {

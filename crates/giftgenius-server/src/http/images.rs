@@ -62,7 +62,7 @@ pub async fn gift_image(State(app): State<Arc<AppState>>, Path(file): Path<Strin
             (header::CACHE_CONTROL, "public, max-age=86400"),
             (header::HeaderName::from_static("x-content-type-options"), "nosniff"),
         ],
-        svg_for(gift),
+        svg_for(&gift),
     )
         .into_response()
 }

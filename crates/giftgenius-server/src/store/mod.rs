@@ -715,6 +715,19 @@ impl Store {
         })
     }
 
+    /// Adds `delta` counted uses of `usage` (a batch from one replica); returns the total.
+    pub async fn add_usage(&self, subject: &str, usage: Usage, period: i64, delta: i64) -> StoreResult<i64> {
+        on_pool!(self, |pool| {
+            Ok(sqlx::query_scalar(sql::ADD_USAGE)
+                .bind(subject)
+                .bind(usage)
+                .bind(period)
+                .bind(delta)
+                .fetch_one(pool)
+                .await?)
+        })
+    }
+
     /// Un-counts one `usage` (the call delivered nothing).
     pub async fn give_back_usage(&self, subject: &str, usage: Usage, period: i64) -> StoreResult<()> {
         on_pool!(self, |pool| {

@@ -122,6 +122,11 @@ pub const PRUNE_CHECKOUTS: &str = "DELETE FROM checkout_sessions WHERE expires_a
 pub const TAKE_USAGE: &str = "INSERT INTO usage_counters (subject, usage, period, count) VALUES ($1, $2, $3, 1) \
      ON CONFLICT (subject, usage, period) DO UPDATE SET count = usage_counters.count + 1 \
      WHERE usage_counters.count < $4 RETURNING count";
+/// Adds a batch of counts (negative after give-backs; never below zero) and returns the total.
+pub const ADD_USAGE: &str = "INSERT INTO usage_counters (subject, usage, period, count) \
+     VALUES ($1, $2, $3, CASE WHEN $4 < 0 THEN 0 ELSE $4 END) \
+     ON CONFLICT (subject, usage, period) DO UPDATE SET count = \
+     CASE WHEN usage_counters.count + $4 < 0 THEN 0 ELSE usage_counters.count + $4 END RETURNING count";
 pub const GIVE_BACK_USAGE: &str =
     "UPDATE usage_counters SET count = count - 1 WHERE subject = $1 AND usage = $2 AND period = $3 AND count > 0";
 pub const PRUNE_USAGE: &str = "DELETE FROM usage_counters WHERE usage = $1 AND period < $2";

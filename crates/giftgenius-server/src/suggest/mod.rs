@@ -36,7 +36,7 @@ impl std::fmt::Debug for Suggester {
 
 /// Ranks `catalog` for `query`. "Nothing found" is a successful, empty answer with a notice.
 fn ranked(catalog: &Catalog, query: SuggestGiftsQuery, public_url: &str) -> Answer<SuggestGiftsData> {
-    let ranked = rank(catalog.gifts(), &query);
+    let ranked = rank(catalog, &query);
     let gifts =
         ranked.gifts.into_iter().map(|(gift, reasons)| gift.card(query.currency, reasons, public_url)).collect();
     Answer { notice: ranked.notice, ..Answer::new(SuggestGiftsData { query, gifts }) }

@@ -139,25 +139,57 @@ async fn postgres_two_replicas_concurrent_commits_for_one_draft_charge_once() {
     assert_eq!(orders(&a).await, 1, "exactly one order");
 }
 
+/// Suggestions are counted in memory and written in batches (no write per call), so two
+/// replicas may together let through at most `2 × slack` suggestions past the limit before
+/// they learn each other's counts; never fewer than the limit, and once both have written,
+/// both refuse.
 #[tokio::test]
-async fn postgres_daily_limit_counts_across_two_replicas() {
+async fn postgres_daily_limit_counts_across_two_replicas_within_the_stated_bound() {
     let db = TestDb::create().await;
     let provider = provider();
-    let a = replica(&db, &provider, |c| c.daily_suggestion_limit = 3).await;
-    let b = replica(&db, &provider, |c| c.daily_suggestion_limit = 3).await;
+    // A flush interval far longer than the test: only the slack rule writes.
+    let limit = 3;
+    let a = replica(&db, &provider, |c| {
+        c.daily_suggestion_limit = limit;
+        c.usage_flush_ms = 3_600_000;
+    })
+    .await;
+    let b = replica(&db, &provider, |c| {
+        c.daily_suggestion_limit = limit;
+        c.usage_flush_ms = 3_600_000;
+    })
+    .await;
     let (client_a, client_b) = (a.client().await, b.client().await);
+    let bound = limit as usize + 2 * giftgenius_server::limits::slack(limit) as usize;
 
-    // Sequential: two on A and one on B use up the day on both.
-    for (i, client) in [&client_a, &client_b, &client_a].into_iter().enumerate() {
-        let (result, sc) = call_as(client, "alice", "suggest_gifts", varied_suggestion(i as u32)).await;
-        assert_eq!(result.is_error, Some(false), "call {i} is within the limit: {sc}");
+    // Sequential, alternating: the first `limit` pass; past them, at most the bound.
+    let mut passed = 0;
+    for i in 0..10u32 {
+        let client = if i % 2 == 0 { &client_a } else { &client_b };
+        let (result, sc) = call_as(client, "alice", "suggest_gifts", varied_suggestion(i)).await;
+        if result.is_error == Some(false) {
+            assert_eq!(passed, i as usize, "no refusal before an admitted call: {sc}");
+            passed += 1;
+        } else {
+            assert_eq!(sc["error"]["code"], "DAILY_LIMIT_EXCEEDED", "{sc}");
+        }
     }
-    for (i, client) in [&client_b, &client_a].into_iter().enumerate() {
-        let (_, sc) = call_as(client, "alice", "suggest_gifts", varied_suggestion(5 + i as u32)).await;
+    assert!((limit as usize..=bound).contains(&passed), "{passed} passed; limit {limit}, bound {bound}");
+    // Once both replicas have written their counts, the day is used up on both, exactly.
+    a.state.limits.flush().await;
+    b.state.limits.flush().await;
+    a.state.limits.flush().await;
+    for client in [&client_a, &client_b] {
+        let (_, sc) = call_as(client, "alice", "suggest_gifts", varied_suggestion(20)).await;
         assert_eq!(sc["error"]["code"], "DAILY_LIMIT_EXCEEDED", "{sc}");
     }
+    let stored: i64 = sqlx::query_scalar("SELECT count FROM usage_counters WHERE subject = 'local:alice'")
+        .fetch_one(&sqlx::PgPool::connect(&db.url).await.expect("connect"))
+        .await
+        .expect("the counter row");
+    assert_eq!(stored as usize, passed, "every admitted suggestion is written once");
 
-    // Concurrent: 12 calls split over the replicas, exactly 3 counted.
+    // Concurrent: 12 calls split over the replicas: at least the limit, at most the bound.
     let clients = [a.client().await, a.client().await, b.client().await, b.client().await];
     let calls =
         (0..12u32).map(|i| call_as(&clients[i as usize % clients.len()], "bob", "suggest_gifts", varied_suggestion(i)));
@@ -170,7 +202,7 @@ async fn postgres_daily_limit_counts_across_two_replicas() {
             assert_eq!(sc["error"]["code"], "DAILY_LIMIT_EXCEEDED", "{sc}");
         }
     }
-    assert_eq!(passed, 3, "the limit holds across replicas under concurrency");
+    assert!((3..=bound).contains(&passed), "{passed} passed under concurrency; limit 3, bound {bound}");
 }
 
 #[tokio::test]

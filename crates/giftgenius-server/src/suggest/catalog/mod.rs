@@ -5,21 +5,33 @@
 //! queries (one per built-in merchant, plus optional HTTP catalogs) live in `sources.rs`, and how
 //! often the HTTP ones are asked in `cache.rs`.
 
+//! The gift catalog: every gift we can suggest and sell, held in memory with an index.
+//!
+//! Gifts come from the built-in merchants (`catalog/*.json`, compiled into the binary so the app
+//! runs with no setup) and from catalog files (`--catalog`), all in the one catalog schema of
+//! `import.rs` (`docs/catalog.md`). `live.rs` keeps the current catalog and swaps it whole when a
+//! file changes or on SIGHUP; `index.rs` answers a query by touching only the gifts it can
+//! match, `ranking.rs` says how gifts are scored and why they fit. HTTP catalogs
+//! (`--catalog-url`) are the sources of `sources.rs`, kept in `cache.rs`.
+
 pub mod cache;
+pub mod import;
+mod index;
+pub mod live;
 mod ranking;
 pub mod sources;
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use giftgenius_types::wire::IMAGES_PATH;
 use giftgenius_types::{Currency, GiftCard, Merchant, Money, Occasion, RelationshipType};
-use serde::Deserialize;
 
-pub use ranking::{Ranked, rank};
+pub use index::Index;
+pub use ranking::{Ranked, rank, rank_linear};
 
-/// One gift as the catalog stores it (prices in US cents).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// One gift as the catalog holds it (prices in US cents).
+#[derive(Debug, Clone)]
 pub struct CatalogGift {
     pub id: String,
     pub title: String,
@@ -31,41 +43,33 @@ pub struct CatalogGift {
     pub relationships: Vec<RelationshipType>,
     pub occasions: Vec<Occasion>,
     pub stock: u32,
-    #[serde(skip)]
-    pub merchant: Option<Merchant>,
+    /// Shared by every gift of the merchant.
+    pub merchant: Arc<Merchant>,
+    /// The merchant's picture (https), kept for the order; the widget shows the picture we draw,
+    /// since its CSP allows images from our own origin only.
+    pub image: Option<String>,
 }
 
-/// One merchant's catalog: the shape of `catalog/*.json` and of an HTTP catalog's answer.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MerchantFile {
-    pub merchant: Merchant,
-    pub gifts: Vec<CatalogGift>,
+/// Ids go into URLs and the order tools: keep them plain.
+pub(crate) fn plain_id(id: &str) -> bool {
+    (1..=64).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
-impl MerchantFile {
-    /// The gifts with their merchant attached.
-    pub fn into_gifts(self) -> Vec<CatalogGift> {
-        let merchant = self.merchant;
-        self.gifts
-            .into_iter()
-            .map(|mut gift| {
-                gift.merchant = Some(merchant.clone());
-                gift
-            })
-            .collect()
+/// The built-in merchants' gifts, in a fixed order (the files are checked by a test, so a bad
+/// row here is a build mistake).
+pub fn builtin_gifts() -> Vec<CatalogGift> {
+    let mut merchants = import::Merchants::default();
+    let mut all = import::Parsed::default();
+    for (name, json) in BUILTIN {
+        let file = format!("built-in catalog/{name}.json");
+        let parsed = import::parse(&file, json.as_bytes(), import::Format::JsonArray, &mut merchants)
+            .unwrap_or_else(|e| panic!("{file} is invalid: {e}"));
+        all.extend(parsed);
     }
-}
-
-/// The built-in merchants, one file each, in a fixed order.
-pub fn builtin_merchants() -> Vec<MerchantFile> {
-    BUILTIN
-        .iter()
-        .map(|(name, json)| {
-            serde_json::from_str::<MerchantFile>(json)
-                .unwrap_or_else(|e| panic!("built-in catalog {name}.json is invalid: {e}"))
-        })
-        .collect()
+    if let Some(e) = all.errors.first() {
+        panic!("built-in catalog row is invalid: {e}");
+    }
+    all.gifts
 }
 
 const BUILTIN: [(&str, &str); 4] = [
@@ -75,11 +79,12 @@ const BUILTIN: [(&str, &str); 4] = [
     ("little-wonders", include_str!("../../../catalog/little-wonders.json")),
 ];
 
-/// Every gift we can suggest, indexed by id.
-#[derive(Debug, Clone)]
+/// Every gift we can suggest, sorted by id, with its index.
+#[derive(Debug)]
 pub struct Catalog {
     gifts: Vec<CatalogGift>,
-    by_id: HashMap<String, usize>,
+    by_id: HashMap<String, u32>,
+    index: Index,
 }
 
 /// Sandbox exchange rates: minor units of the currency per US cent, as `num / den`.
@@ -106,13 +111,20 @@ pub fn price_in(usd_cents: i64, currency: Currency) -> Money {
 impl Catalog {
     /// The catalog compiled into the binary.
     pub fn builtin() -> Self {
-        Self::from_gifts(builtin_merchants().into_iter().flat_map(MerchantFile::into_gifts).collect())
+        Self::from_gifts(builtin_gifts())
     }
 
+    /// Sorts the gifts by id (ranking breaks ties on it) and builds the index. Ids must be
+    /// unique (`import::Parsed::extend` and `sources::merge` see to it).
     pub fn from_gifts(mut gifts: Vec<CatalogGift>) -> Self {
-        gifts.sort_by(|a, b| a.id.cmp(&b.id));
-        let by_id = gifts.iter().enumerate().map(|(i, g)| (g.id.clone(), i)).collect();
-        Self { gifts, by_id }
+        gifts.sort_unstable_by(|a, b| a.id.cmp(&b.id));
+        let by_id = gifts.iter().enumerate().map(|(i, g)| (g.id.clone(), i as u32)).collect();
+        let index = Index::build(&gifts);
+        Self { gifts, by_id, index }
+    }
+
+    pub fn index(&self) -> &Index {
+        &self.index
     }
 
     pub fn gifts(&self) -> &[CatalogGift] {
@@ -120,7 +132,7 @@ impl Catalog {
     }
 
     pub fn get(&self, id: &str) -> Option<&CatalogGift> {
-        self.by_id.get(id).map(|&i| &self.gifts[i])
+        self.by_id.get(id).map(|&i| &self.gifts[i as usize])
     }
 
     pub fn len(&self) -> usize {
@@ -134,7 +146,7 @@ impl Catalog {
 
 impl CatalogGift {
     pub fn merchant(&self) -> Merchant {
-        self.merchant.clone().unwrap_or_else(|| Merchant { id: "unknown".into(), name: "Unknown".into() })
+        Merchant::clone(&self.merchant)
     }
 
     /// The card the widget shows, with `reasons` for this particular request.
@@ -164,7 +176,7 @@ mod tests {
         assert!(catalog.len() >= 300, "only {} gifts", catalog.len());
         let titles: HashSet<String> = catalog.gifts().iter().map(|g| g.title.to_lowercase()).collect();
         assert_eq!(titles.len(), catalog.len(), "titles must be distinct");
-        let merchants: HashSet<String> = catalog.gifts().iter().map(|g| g.merchant().id).collect();
+        let merchants: HashSet<String> = catalog.gifts().iter().map(|g| g.merchant.id.clone()).collect();
         assert!(merchants.len() >= 3);
         for gift in catalog.gifts() {
             assert!(gift.price_cents > 0, "{}", gift.id);

@@ -10,7 +10,15 @@ use giftgenius_types::gifts::SuggestGiftsQuery;
 use giftgenius_types::{Money, Notice, RelationshipType, Suggestion};
 use serde_json::{Map, Value, json};
 
-use super::{CatalogGift, price_in};
+use super::{Catalog, CatalogGift, price_in};
+
+/// Points an interest is worth when a tag matches it, or only the title or description.
+pub(super) const POINTS_TAG: i64 = 10;
+pub(super) const POINTS_TEXT: i64 = 4;
+/// Points for the asked relationship, the asked occasion, and a price well inside the budget.
+pub(super) const POINTS_RELATIONSHIP: i64 = 6;
+pub(super) const POINTS_OCCASION: i64 = 4;
+pub(super) const POINTS_BUDGET_ROOM: i64 = 1;
 
 /// The outcome of ranking: the best gifts with their reasons, and how many matched in all.
 pub struct Ranked<'a> {
@@ -20,7 +28,7 @@ pub struct Ranked<'a> {
 }
 
 /// Crude stemming so "hike", "hiking" and "hikes" meet; good enough for short interest words.
-fn stem(word: &str) -> &str {
+pub(super) fn stem(word: &str) -> &str {
     for suffix in ["ing", "ers", "er", "es", "s"] {
         if let Some(stripped) = word.strip_suffix(suffix)
             && stripped.len() >= 3
@@ -31,8 +39,14 @@ fn stem(word: &str) -> &str {
     word
 }
 
-fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+/// The words of a text that can match an interest: three bytes or more, lower-cased.
+pub(super) fn words(text: &str) -> impl Iterator<Item = String> + '_ {
     text.split(|c: char| !c.is_alphanumeric()).filter(|w| w.len() >= 3).map(|w| w.to_lowercase())
+}
+
+/// The stems of a gift's tags: each part of a hyphenated tag on its own.
+pub(super) fn tag_stems(tags: &[String]) -> impl Iterator<Item = &str> + '_ {
+    tags.iter().flat_map(|tag| tag.split('-')).map(stem).filter(|s| !s.is_empty())
 }
 
 /// Whether the gift matches one interest: by tag first, else by a word of its title or description.
@@ -42,7 +56,7 @@ fn interest_match(gift: &CatalogGift, interest: &str) -> Option<bool> {
         return None;
     }
     let stems: Vec<&str> = wanted.iter().map(|w| stem(w)).collect();
-    let tag_hit = gift.tags.iter().any(|tag| tag.split('-').any(|part| stems.iter().any(|s| stem(part) == *s)));
+    let tag_hit = tag_stems(&gift.tags).any(|t| stems.contains(&t));
     if tag_hit {
         return Some(true);
     }
@@ -86,11 +100,11 @@ fn score<'a>(gift: &'a CatalogGift, q: &SuggestGiftsQuery) -> Option<Scored<'a>>
         for interest in &q.interests {
             match interest_match(gift, interest) {
                 Some(true) => {
-                    score += 10;
+                    score += POINTS_TAG;
                     matched.push(interest.as_str());
                 }
                 Some(false) => {
-                    score += 4;
+                    score += POINTS_TEXT;
                     matched.push(interest.as_str());
                 }
                 None => {}
@@ -102,13 +116,13 @@ fn score<'a>(gift: &'a CatalogGift, q: &SuggestGiftsQuery) -> Option<Scored<'a>>
         reasons.push(format!("Matches their interest in {}", matched.join(" and ")));
     }
     if gift.relationships.contains(&q.relationship_type) {
-        score += 6;
+        score += POINTS_RELATIONSHIP;
         reasons.push(format!("A good pick for {}", relationship_phrase(q.relationship_type)));
     }
     if let Some(occasion) = q.occasion
         && gift.occasions.contains(&occasion)
     {
-        score += 4;
+        score += POINTS_OCCASION;
         reasons.push(format!("Suits a {} gift", occasion.phrase()));
     }
     if let Some(age) = q.age {
@@ -124,7 +138,7 @@ fn score<'a>(gift: &'a CatalogGift, q: &SuggestGiftsQuery) -> Option<Scored<'a>>
     if let Some(max) = q.budget_max
         && price.amount_minor * 10 <= max.amount_minor * 9
     {
-        score += 1;
+        score += POINTS_BUDGET_ROOM;
     }
     if reasons.is_empty() {
         reasons.push("A popular, well-reviewed gift".into());
@@ -132,30 +146,108 @@ fn score<'a>(gift: &'a CatalogGift, q: &SuggestGiftsQuery) -> Option<Scored<'a>>
     Some(Scored { gift, score, reasons })
 }
 
-fn matching<'a>(gifts: &'a [CatalogGift], q: &SuggestGiftsQuery) -> Vec<Scored<'a>> {
-    gifts.iter().filter_map(|g| score(g, q)).collect()
+/// Where the gifts matching a query come from: the index (what serving uses), or a scan of
+/// every gift (the reference the index is tested against).
+trait Matches {
+    /// Calls `found(gift number, score)` for every gift that passes the hard filters.
+    fn each(&self, q: &SuggestGiftsQuery, found: &mut dyn FnMut(usize, i64));
+    fn gift(&self, n: usize) -> &CatalogGift;
+    /// Whether gift `a` comes before gift `b` on a tie (id order).
+    fn before(&self, a: usize, b: usize) -> bool;
 }
 
-/// Ranks `gifts` for the query. Deterministic: score, then id.
-pub fn rank<'a>(gifts: &'a [CatalogGift], q: &SuggestGiftsQuery) -> Ranked<'a> {
-    let mut scored = matching(gifts, q);
-    scored.sort_by(|a, b| b.score.cmp(&a.score).then_with(|| a.gift.id.cmp(&b.gift.id)));
-    let total_matches = scored.len();
+impl Matches for Catalog {
+    fn each(&self, q: &SuggestGiftsQuery, found: &mut dyn FnMut(usize, i64)) {
+        self.index().each(q, found)
+    }
+    fn gift(&self, n: usize) -> &CatalogGift {
+        &self.gifts()[n]
+    }
+    fn before(&self, a: usize, b: usize) -> bool {
+        a < b // the catalog is sorted by id
+    }
+}
+
+struct Linear<'a>(&'a [CatalogGift]);
+
+impl Matches for Linear<'_> {
+    fn each(&self, q: &SuggestGiftsQuery, found: &mut dyn FnMut(usize, i64)) {
+        for (n, gift) in self.0.iter().enumerate() {
+            if let Some(scored) = score(gift, q) {
+                found(n, scored.score);
+            }
+        }
+    }
+    fn gift(&self, n: usize) -> &CatalogGift {
+        &self.0[n]
+    }
+    fn before(&self, a: usize, b: usize) -> bool {
+        self.0[a].id < self.0[b].id
+    }
+}
+
+fn count(m: &dyn Matches, q: &SuggestGiftsQuery) -> usize {
+    let mut n = 0;
+    m.each(q, &mut |_, _| n += 1);
+    n
+}
+
+/// Ranks the catalog's gifts for the query through its index. Deterministic: score, then id.
+pub fn rank<'a>(catalog: &'a Catalog, q: &SuggestGiftsQuery) -> Ranked<'a> {
+    rank_with(catalog, q)
+}
+
+/// The same ranking by scoring every gift: the reference the index must agree with.
+pub fn rank_linear<'a>(gifts: &'a [CatalogGift], q: &SuggestGiftsQuery) -> Ranked<'a> {
+    rank_with_linear(Linear(gifts), q)
+}
+
+fn rank_with_linear<'a>(linear: Linear<'a>, q: &SuggestGiftsQuery) -> Ranked<'a> {
+    let (top, total_matches) = best(&linear, q);
+    finish(top.into_iter().map(|n| &linear.0[n]).collect(), total_matches, &linear, q)
+}
+
+fn rank_with<'a>(catalog: &'a Catalog, q: &SuggestGiftsQuery) -> Ranked<'a> {
+    let (top, total_matches) = best(catalog, q);
+    finish(top.into_iter().map(|n| &catalog.gifts()[n]).collect(), total_matches, catalog, q)
+}
+
+/// The `limit` best matches (score descending, then id) and how many matched in all, without
+/// sorting every match.
+fn best(m: &dyn Matches, q: &SuggestGiftsQuery) -> (Vec<usize>, usize) {
+    let limit = q.limit.max(1) as usize;
+    let mut top: Vec<(i64, usize)> = Vec::with_capacity(limit + 1);
+    let mut total = 0;
+    m.each(q, &mut |n, score| {
+        total += 1;
+        let ahead = |(s, other): &(i64, usize)| *s > score || (*s == score && m.before(*other, n));
+        if top.len() == limit && top.last().is_some_and(&ahead) {
+            return;
+        }
+        let at = top.iter().position(|entry| !ahead(entry)).unwrap_or(top.len());
+        top.insert(at, (score, n));
+        top.truncate(limit);
+    });
+    (top.into_iter().map(|(_, n)| n).collect(), total)
+}
+
+fn finish<'a>(top: Vec<&'a CatalogGift>, total_matches: usize, m: &dyn Matches, q: &SuggestGiftsQuery) -> Ranked<'a> {
     let limit = q.limit.max(1) as usize;
     let notice = if total_matches == 0 {
-        Some(no_match_notice(gifts, q))
+        Some(no_match_notice(m, q))
     } else if total_matches < limit {
         Some(Notice {
             code: NoticeCode::FewMatches,
             message: format!(
                 "Only {total_matches} gift(s) match; widening the budget or the interests would show more."
             ),
-            suggestions: relaxations(gifts, q),
+            suggestions: relaxations(m, q),
         })
     } else {
         None
     };
-    let gifts = scored.into_iter().take(limit).map(|s| (s.gift, s.reasons)).collect();
+    // Reasons only for the gifts shown: the same scoring the reference uses.
+    let gifts = top.into_iter().filter_map(|gift| score(gift, q).map(|s| (s.gift, s.reasons))).collect();
     Ranked { gifts, total_matches, notice }
 }
 
@@ -174,7 +266,7 @@ fn major(money: Money) -> Value {
 }
 
 /// Concrete changes to the query that are known to match, counted against the catalog.
-fn relaxations(gifts: &[CatalogGift], q: &SuggestGiftsQuery) -> Vec<Suggestion> {
+fn relaxations(m: &dyn Matches, q: &SuggestGiftsQuery) -> Vec<Suggestion> {
     let mut out = Vec::new();
     let mut push = |message: String, set: Map<String, Value>, matches: usize| {
         if matches > 0 {
@@ -184,10 +276,8 @@ fn relaxations(gifts: &[CatalogGift], q: &SuggestGiftsQuery) -> Vec<Suggestion> 
     // Raise the budget ceiling to the price that makes enough gifts match.
     if q.budget_max.is_some() {
         let without_max = SuggestGiftsQuery { budget_max: None, ..q.clone() };
-        let mut prices: Vec<i64> = matching(gifts, &without_max)
-            .iter()
-            .map(|s| price_in(s.gift.price_cents, q.currency).amount_minor)
-            .collect();
+        let mut prices: Vec<i64> = Vec::new();
+        m.each(&without_max, &mut |n, _| prices.push(price_in(m.gift(n).price_cents, q.currency).amount_minor));
         prices.sort_unstable();
         let want = (q.limit.max(1) as usize).min(prices.len());
         if want > 0 {
@@ -204,7 +294,7 @@ fn relaxations(gifts: &[CatalogGift], q: &SuggestGiftsQuery) -> Vec<Suggestion> 
         }
     }
     if q.budget_min.is_some() {
-        let n = matching(gifts, &SuggestGiftsQuery { budget_min: None, ..q.clone() }).len();
+        let n = count(m, &SuggestGiftsQuery { budget_min: None, ..q.clone() });
         let mut set = Map::new();
         set.insert("budget_min".into(), Value::Null);
         push(format!("{n} gifts match without budget_min"), set, n);
@@ -213,19 +303,19 @@ fn relaxations(gifts: &[CatalogGift], q: &SuggestGiftsQuery) -> Vec<Suggestion> 
         if q.interests.len() > 1 {
             for interest in &q.interests {
                 let only = SuggestGiftsQuery { interests: vec![interest.clone()], ..q.clone() };
-                let n = matching(gifts, &only).len();
+                let n = count(m, &only);
                 let mut set = Map::new();
                 set.insert("interests".into(), json!([interest]));
                 push(format!("{n} gifts match with interests [\"{interest}\"] only"), set, n);
             }
         }
-        let n = matching(gifts, &SuggestGiftsQuery { interests: vec![], ..q.clone() }).len();
+        let n = count(m, &SuggestGiftsQuery { interests: vec![], ..q.clone() });
         let mut set = Map::new();
         set.insert("interests".into(), json!([]));
         push(format!("{n} gifts match without the interests filter"), set, n);
     }
     if q.age.is_some() {
-        let n = matching(gifts, &SuggestGiftsQuery { age: None, ..q.clone() }).len();
+        let n = count(m, &SuggestGiftsQuery { age: None, ..q.clone() });
         let mut set = Map::new();
         set.insert("age".into(), Value::Null);
         push(format!("{n} gifts match without the age filter"), set, n);
@@ -234,12 +324,162 @@ fn relaxations(gifts: &[CatalogGift], q: &SuggestGiftsQuery) -> Vec<Suggestion> 
     out
 }
 
-fn no_match_notice(gifts: &[CatalogGift], q: &SuggestGiftsQuery) -> Notice {
-    let suggestions = relaxations(gifts, q);
+fn no_match_notice(m: &dyn Matches, q: &SuggestGiftsQuery) -> Notice {
+    let suggestions = relaxations(m, q);
     let message = if suggestions.is_empty() {
         "No gifts match these conditions. Try different interests or a wider budget.".to_string()
     } else {
         format!("No gifts match these conditions. {}.", suggestions[0].message)
     };
     Notice { code: NoticeCode::NoMatches, message, suggestions }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use giftgenius_types::{Currency, Merchant, Money, Occasion, RelationshipType};
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// Words that stem into each other ("hike", "hiking", "hikes"), hyphenated tags, case,
+    /// words too short to count: the cases where an index could disagree with the scan.
+    const VOCABULARY: &[&str] = &[
+        "hiking",
+        "hike",
+        "hikes",
+        "hiker",
+        "coffee",
+        "cooking",
+        "cook",
+        "cooks",
+        "gourmet",
+        "tea",
+        "art",
+        "arts",
+        "garden",
+        "gardening",
+        "books",
+        "reading",
+        "kids",
+        "music",
+        "Tech",
+        "ab",
+        "home-cooking",
+        "trail-hiking",
+        "Coffee",
+        "café",
+        "über",
+    ];
+
+    fn word() -> impl Strategy<Value = String> {
+        prop::sample::select(VOCABULARY).prop_map(str::to_string)
+    }
+
+    fn text() -> impl Strategy<Value = String> {
+        prop::collection::vec((word(), prop::sample::select(&[" ", ", ", ". ", "-", "/"][..])), 0..6)
+            .prop_map(|parts| parts.into_iter().map(|(w, sep)| format!("{w}{sep}")).collect())
+    }
+
+    fn gift(n: usize) -> impl Strategy<Value = CatalogGift> {
+        (
+            prop::collection::vec(word(), 0..4),
+            text(),
+            text(),
+            1i64..30_000,
+            (0u8..=120, 0u8..=120),
+            0u32..3,
+            prop::sample::subsequence(RelationshipType::ALL.to_vec(), 0..=4),
+            prop::sample::subsequence(Occasion::ALL.to_vec(), 0..=3),
+        )
+            .prop_map(
+                move |(tags, title, description, price_cents, (a, b), stock, relationships, occasions)| CatalogGift {
+                    id: format!("g-{:03}", (n * 37) % 1000),
+                    title,
+                    description,
+                    price_cents,
+                    tags,
+                    age_min: a.min(b),
+                    age_max: a.max(b),
+                    relationships,
+                    occasions,
+                    stock,
+                    merchant: Arc::new(Merchant { id: "m".into(), name: "M".into() }),
+                    image: None,
+                },
+            )
+    }
+
+    fn catalog() -> impl Strategy<Value = Vec<CatalogGift>> {
+        (0usize..60).prop_flat_map(|len| (0..len).map(gift).collect::<Vec<_>>())
+    }
+
+    fn query() -> impl Strategy<Value = SuggestGiftsQuery> {
+        let currency = prop::sample::select(vec![Currency::USD, Currency::EUR, Currency::JPY]);
+        (
+            prop::sample::select(RelationshipType::ALL.to_vec()),
+            prop::option::of(0u8..=120),
+            prop::collection::vec(word().prop_map(|w| w.to_lowercase()), 0..4),
+            (prop::option::of(0i64..20_000), prop::option::of(0i64..40_000)),
+            prop::option::of(prop::sample::select(Occasion::ALL.to_vec())),
+            currency,
+            1u8..=12,
+        )
+            .prop_map(|(relationship_type, age, interests, (min, max), occasion, currency, limit)| {
+                SuggestGiftsQuery {
+                    relationship_type,
+                    age,
+                    interests,
+                    budget_min: min.map(|m| Money::new(m, currency)),
+                    budget_max: max.map(|m| Money::new(m, currency)),
+                    occasion,
+                    currency,
+                    limit,
+                }
+            })
+    }
+
+    fn answer(ranked: &Ranked<'_>) -> (Vec<(String, Vec<String>)>, usize, serde_json::Value) {
+        (
+            ranked.gifts.iter().map(|(g, reasons)| (g.id.clone(), reasons.clone())).collect(),
+            ranked.total_matches,
+            serde_json::to_value(&ranked.notice).unwrap(),
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+        /// The index answers exactly what scoring every gift answers: the same gifts in the same
+        /// order with the same reasons, the same count and the same notice.
+        #[test]
+        fn the_index_ranks_exactly_like_the_linear_scan(gifts in catalog(), q in query()) {
+            let catalog = Catalog::from_gifts(gifts.clone());
+            let indexed = rank(&catalog, &q);
+            let linear = rank_linear(&gifts, &q);
+            prop_assert_eq!(answer(&indexed), answer(&linear));
+        }
+    }
+
+    #[test]
+    fn the_builtin_catalog_ranks_the_same_through_the_index() {
+        let catalog = Catalog::builtin();
+        for interests in [vec![], vec!["hiking".to_string()], vec!["coffee".into(), "books".into()], vec!["zz".into()]]
+        {
+            for relationship_type in RelationshipType::ALL {
+                let q = SuggestGiftsQuery {
+                    relationship_type,
+                    age: Some(35),
+                    interests: interests.clone(),
+                    budget_min: None,
+                    budget_max: Some(Money::new(6000, Currency::USD)),
+                    occasion: Some(Occasion::Birthday),
+                    currency: Currency::USD,
+                    limit: 6,
+                };
+                assert_eq!(answer(&rank(&catalog, &q)), answer(&rank_linear(catalog.gifts(), &q)));
+            }
+        }
+    }
 }

@@ -1,20 +1,24 @@
-//! Where `suggest_gifts` gets its gifts: one source per built-in merchant (`catalog/*.json`)
-//! and, optionally, HTTP catalogs (`--catalog-url`) that answer `GET` with the same JSON shape
-//! as a merchant file: `{"merchant": {"id", "name"}, "gifts": [...]}`.
+//! Where `suggest_gifts` gets its gifts: the local catalog (built-in merchants and `--catalog`
+//! files, always there, see `live.rs`) and, optionally, HTTP catalogs (`--catalog-url`) that
+//! answer `GET` with the catalog schema (a JSON array of gifts, `docs/catalog.md`) or the older
+//! merchant file `{"merchant": {"id", "name"}, "gifts": [...]}` with `price_cents`.
 //!
-//! Every request asks all sources at once, each under its own timeout (`--source-timeout-ms`)
-//! and all under one deadline (`--suggest-deadline-ms`). An HTTP catalog's good answer is kept
-//! for a while and fetches are shared and capped (`cache.rs`). A source that fails or is late is
-//! reported by id with a short public reason; the detail (URL, status, parser message) goes to
-//! the log under the request reference and nowhere else.
+//! Without HTTP catalogs a suggestion just takes the local catalog: no task, no timer, no copy.
+//! With them, every request asks them all at once, each under its own timeout
+//! (`--source-timeout-ms`) and all under one deadline (`--suggest-deadline-ms`). An HTTP
+//! catalog's good answer is kept for a while and fetches are shared and capped (`cache.rs`);
+//! the merged, indexed catalog is kept as long as the answers it was made of. A source that
+//! fails or is late is reported by id with a short public reason; the detail (URL, status,
+//! parser message) goes to the log under the request reference and nowhere else.
 //!
-//! Gifts from HTTP catalogs are suggestable only: `prepare_order` looks gifts up in the built-in
-//! [`Catalog`], so ordering a remote gift is out of scope for now (it answers `GIFT_NOT_FOUND`),
-//! and the server draws no picture for it. A remote gift whose id is already taken (by a
-//! built-in gift or an earlier source) or is not a plain id is skipped and logged.
+//! Gifts from HTTP catalogs are suggestable only: `prepare_order` looks gifts up in the local
+//! catalog, whose files a merchant controls (import them with `--catalog` to sell them); a
+//! remote gift answers `GIFT_NOT_FOUND` there, and the server draws no picture for it. A remote
+//! gift whose id is already taken (by a local gift or an earlier source) or is not a plain id
+//! is skipped and logged.
 
 use std::collections::HashSet;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -22,18 +26,20 @@ use futures::stream::FuturesUnordered;
 use giftgenius_types::{ErrorCode, FailedSource};
 
 use super::cache::{FetchPolicy, Fetched, SourceCache};
-use super::{Catalog, CatalogGift, MerchantFile, builtin_merchants};
+use super::import::{self, Format, Merchants};
+use super::live::LiveCatalog;
+use super::{Catalog, CatalogGift, plain_id};
 
 /// Largest HTTP catalog body we read; a merchant file is far smaller.
 pub const MAX_CATALOG_BYTES: usize = 4 * 1024 * 1024;
 
-/// One place gifts come from.
+/// A catalog fetched over HTTP, its answer kept in `cache`.
 #[derive(Debug, Clone)]
-pub enum CatalogSource {
-    /// A merchant compiled into the binary; answers at once.
-    Builtin { id: String, gifts: Arc<[CatalogGift]> },
-    /// A catalog fetched over HTTP, its answer kept in `cache`.
-    Http { id: String, url: url::Url, client: reqwest::Client, cache: Arc<SourceCache> },
+pub struct CatalogSource {
+    id: String,
+    url: url::Url,
+    client: reqwest::Client,
+    cache: Arc<SourceCache>,
 }
 
 /// Why a source gave no gifts. `detail` is for the log only.
@@ -77,27 +83,15 @@ fn unavailable(reason: &'static str, detail: impl Into<String>) -> SourceFailure
     SourceFailure::Unavailable { reason, detail: detail.into() }
 }
 
-/// Ids go into URLs and the order tools: keep them plain.
-fn plain_id(id: &str) -> bool {
-    (1..=64).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-}
-
 impl CatalogSource {
     pub fn id(&self) -> &str {
-        match self {
-            CatalogSource::Builtin { id, .. } | CatalogSource::Http { id, .. } => id,
-        }
+        &self.id
     }
 
     /// The source's gifts, merchant attached.
     pub async fn fetch(&self) -> Fetched {
-        match self {
-            CatalogSource::Builtin { gifts, .. } => Ok(gifts.clone()),
-            CatalogSource::Http { id, url, client, cache } => {
-                let (id, url, client) = (id.clone(), url.clone(), client.clone());
-                cache.get(move || Box::pin(async move { fetch_http(&id, &url, &client).await })).await
-            }
-        }
+        let (id, url, client) = (self.id.clone(), self.url.clone(), self.client.clone());
+        self.cache.get(move || Box::pin(async move { fetch_http(&id, &url, &client).await })).await
     }
 }
 
@@ -137,32 +131,49 @@ async fn fetch_http(id: &str, url: &url::Url, client: &reqwest::Client) -> Fetch
         }
         body.extend_from_slice(&chunk);
     }
-    let file: MerchantFile = serde_json::from_slice(&body)
-        .map_err(|e| unavailable("sent a catalog we could not read", format!("invalid catalog JSON: {e}")))?;
-    if !plain_id(&file.merchant.id) || file.merchant.name.trim().is_empty() {
-        return Err(unavailable("sent a catalog we could not read", "merchant id or name is invalid"));
+    let parsed = read_remote(id, &body)
+        .map_err(|e| unavailable("sent a catalog we could not read", format!("invalid catalog: {e}")))?;
+    for e in parsed.errors.iter().take(20) {
+        tracing::warn!(source = id, line = e.line, field = %e.field, problem = %e.message, "skipping an invalid remote gift");
     }
-    let mut gifts = Vec::with_capacity(file.gifts.len());
-    for gift in file.into_gifts() {
-        let problem = if !plain_id(&gift.id) {
-            Some("id is not 1-64 letters, digits, '-' or '_'")
-        } else if gift.title.trim().is_empty() {
-            Some("title is empty")
-        } else if gift.price_cents <= 0 {
-            Some("price_cents is not positive")
-        } else if gift.age_min > gift.age_max {
-            Some("age_min is greater than age_max")
-        } else {
-            None
-        };
-        match problem {
-            Some(problem) => {
-                tracing::warn!(source = id, gift = %gift.id.chars().take(80).collect::<String>(), problem, "skipping an invalid remote gift")
+    Ok(parsed.gifts.into())
+}
+
+/// An HTTP catalog's body: the catalog schema (a JSON array of gifts), or the older merchant
+/// file, whose gifts are rewritten into that schema first.
+fn read_remote(id: &str, body: &[u8]) -> Result<import::Parsed, String> {
+    let mut merchants = Merchants::default();
+    if body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
+        return import::parse(id, body, Format::JsonArray, &mut merchants);
+    }
+    let serde_json::Value::Object(mut file) = serde_json::from_slice(body).map_err(|e| e.to_string())? else {
+        return Err("neither a JSON array of gifts nor a merchant file".into());
+    };
+    let merchant = file.remove("merchant").unwrap_or_default();
+    let (Some(merchant_id), Some(name)) = (merchant["id"].as_str(), merchant["name"].as_str()) else {
+        return Err("a merchant file needs merchant.id and merchant.name".into());
+    };
+    if !plain_id(merchant_id) || name.trim().is_empty() {
+        return Err("merchant id or name is invalid".into());
+    }
+    let Some(serde_json::Value::Array(gifts)) = file.remove("gifts") else {
+        return Err("a merchant file needs a gifts array".into());
+    };
+    let rows: Vec<serde_json::Value> = gifts
+        .into_iter()
+        .map(|mut gift| {
+            if let Some(object) = gift.as_object_mut() {
+                if let Some(price) = object.remove("price_cents") {
+                    object.insert("price_minor".into(), price);
+                }
+                object.insert("merchant".into(), name.into());
+                object.insert("merchant_id".into(), merchant_id.into());
             }
-            None => gifts.push(gift),
-        }
-    }
-    Ok(gifts.into())
+            gift
+        })
+        .collect();
+    let array = serde_json::to_vec(&rows).map_err(|e| e.to_string())?;
+    import::parse(id, &array, Format::JsonArray, &mut merchants)
 }
 
 /// The outcome of asking every source.
@@ -183,33 +194,29 @@ impl Gathered {
 }
 
 /// Every source `suggest_gifts` asks, with the timeouts that bound them.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Sources {
+    /// The built-in merchants and `--catalog` files, if any.
+    local: Option<Arc<LiveCatalog>>,
     sources: Vec<CatalogSource>,
     source_timeout: Duration,
     deadline: Duration,
-    /// The merged built-in catalog when every built-in merchant is a source: reused as is when
-    /// they all answered and nothing else added gifts (the common case, no copying).
-    builtin: Option<Arc<Catalog>>,
+    /// The last merge of the local catalog with HTTP answers, and what it was made of: reused
+    /// while the same answers (kept by `cache.rs`) arrive, so the index is built once per change.
+    merged: Mutex<Option<Merged>>,
 }
 
 impl Sources {
-    /// Built-in merchants (unless `builtin` is false) first, then the HTTP catalogs in order
-    /// (ids `http-catalog-1`, `http-catalog-2`, …), fetched under `policy`.
+    /// The local catalog (if any) first, then the HTTP catalogs in order (ids `http-catalog-1`,
+    /// `http-catalog-2`, …), fetched under `policy`.
     pub fn new(
-        builtin: Option<Arc<Catalog>>,
+        local: Option<Arc<LiveCatalog>>,
         urls: &[String],
         source_timeout: Duration,
         deadline: Duration,
         policy: FetchPolicy,
     ) -> anyhow::Result<Self> {
         let mut sources = Vec::new();
-        if builtin.is_some() {
-            for file in builtin_merchants() {
-                let id = file.merchant.id.clone();
-                sources.push(CatalogSource::Builtin { id, gifts: file.into_gifts().into() });
-            }
-        }
         let urls: Vec<&str> = urls.iter().map(|u| u.trim()).filter(|u| !u.is_empty()).collect();
         if !urls.is_empty() {
             let client = reqwest::Client::builder()
@@ -225,7 +232,7 @@ impl Sources {
                 if !matches!(url.scheme(), "http" | "https") {
                     anyhow::bail!("--catalog-url {} must be an http:// or https:// URL", i + 1);
                 }
-                sources.push(CatalogSource::Http {
+                sources.push(CatalogSource {
                     id: format!("http-catalog-{}", i + 1),
                     url,
                     client: client.clone(),
@@ -233,10 +240,10 @@ impl Sources {
                 });
             }
         }
-        if sources.is_empty() {
-            anyhow::bail!("no catalog sources: keep the built-in catalog or pass --catalog-url");
+        if sources.is_empty() && local.is_none() {
+            anyhow::bail!("no catalog sources: keep the built-in catalog, give --catalog files or --catalog-url");
         }
-        Ok(Self { sources, source_timeout, deadline, builtin })
+        Ok(Self { local, sources, source_timeout, deadline, merged: Mutex::new(None) })
     }
 
     pub fn sources(&self) -> &[CatalogSource] {
@@ -247,15 +254,20 @@ impl Sources {
     /// down, so the change shows at once).
     pub fn forget_cached(&self) {
         for source in &self.sources {
-            if let CatalogSource::Http { cache, .. } = source {
-                cache.forget();
-            }
+            source.cache.forget();
         }
     }
 
     /// Asks every source concurrently; sources that fail or miss a timeout are reported (and
     /// logged in full under the call's span), the rest are merged.
     pub async fn gather(&self) -> Gathered {
+        let local = self.local.as_ref().map(|l| l.current());
+        let asked = self.sources.len() + usize::from(local.is_some());
+        if self.sources.is_empty()
+            && let Some(catalog) = local
+        {
+            return Gathered { catalog, failed: Vec::new(), asked };
+        }
         let per_source = self.source_timeout;
         let per_source_ms = per_source.as_millis() as u64;
         let deadline = tokio::time::Instant::now() + self.deadline;
@@ -281,26 +293,14 @@ impl Sources {
 
         let mut failed = Vec::new();
         let mut arrived = Vec::new();
-        let mut only_builtin = true;
         for (source, outcome) in self.sources.iter().zip(outcomes) {
             match outcome.unwrap_or(Err(SourceFailure::Deadline)) {
-                Ok(gifts) => {
-                    if matches!(source, CatalogSource::Http { .. }) && !gifts.is_empty() {
-                        only_builtin = false;
-                    }
-                    arrived.push((source, gifts));
-                }
+                Ok(gifts) => arrived.push((source.id(), gifts)),
                 Err(failure) => {
-                    match source {
-                        CatalogSource::Http { url, .. } => tracing::warn!(
-                            source = source.id(), url = %crate::telemetry::url_for_log(url.as_str()), code = %failure.code(), error = %failure.detail(),
-                            "catalog source failed"
-                        ),
-                        CatalogSource::Builtin { .. } => tracing::warn!(
-                            source = source.id(), code = %failure.code(), error = %failure.detail(),
-                            "catalog source failed"
-                        ),
-                    }
+                    tracing::warn!(
+                        source = source.id(), url = %crate::telemetry::url_for_log(source.url.as_str()), code = %failure.code(), error = %failure.detail(),
+                        "catalog source failed"
+                    );
                     failed.push(FailedSource {
                         source: source.id().to_string(),
                         code: failure.code(),
@@ -309,18 +309,44 @@ impl Sources {
                 }
             }
         }
-
-        let catalog = match &self.builtin {
-            Some(builtin) if failed.is_empty() && only_builtin => builtin.clone(),
-            _ => Arc::new(merge(arrived)),
-        };
-        Gathered { catalog, failed, asked: self.sources.len() }
+        let catalog = self.merged(local, arrived);
+        Gathered { catalog, failed, asked }
     }
+
+    /// The local catalog merged with the HTTP answers that arrived, reusing the last merge when
+    /// it was made of the very same answers (the memo holds them, so their addresses stay theirs).
+    fn merged(&self, local: Option<Arc<Catalog>>, arrived: Vec<(&str, Arc<[CatalogGift]>)>) -> Arc<Catalog> {
+        let mut memo = self.merged.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(m) = &*memo
+            && m.local.as_ref().map(Arc::as_ptr) == local.as_ref().map(Arc::as_ptr)
+            && m.arrived.len() == arrived.len()
+            && m.arrived.iter().zip(&arrived).all(|(a, (_, b))| Arc::ptr_eq(a, b))
+        {
+            return m.catalog.clone();
+        }
+        let mut batches: Vec<(&str, Arc<[CatalogGift]>)> = Vec::new();
+        if let Some(local) = &local {
+            batches.push(("local", local.gifts().to_vec().into()));
+        }
+        let kept: Vec<Arc<[CatalogGift]>> = arrived.iter().map(|(_, gifts)| gifts.clone()).collect();
+        batches.extend(arrived);
+        let catalog = Arc::new(merge(batches));
+        *memo = Some(Merged { local, arrived: kept, catalog: catalog.clone() });
+        catalog
+    }
+}
+
+/// One merge and what it was made of.
+#[derive(Debug)]
+struct Merged {
+    local: Option<Arc<Catalog>>,
+    arrived: Vec<Arc<[CatalogGift]>>,
+    catalog: Arc<Catalog>,
 }
 
 /// The union of the sources' gifts. The first source to use an id keeps it (built-ins come
 /// first, so a remote catalog can never shadow a built-in gift); later duplicates are skipped.
-fn merge(arrived: Vec<(&CatalogSource, Arc<[CatalogGift]>)>) -> Catalog {
+fn merge(arrived: Vec<(&str, Arc<[CatalogGift]>)>) -> Catalog {
     let mut seen = HashSet::new();
     let mut gifts = Vec::new();
     for (source, batch) in arrived {
@@ -328,7 +354,7 @@ fn merge(arrived: Vec<(&CatalogSource, Arc<[CatalogGift]>)>) -> Catalog {
             if seen.insert(gift.id.clone()) {
                 gifts.push(gift.clone());
             } else {
-                tracing::warn!(source = source.id(), gift = %gift.id, "skipping a gift whose id another source already uses");
+                tracing::warn!(source, gift = %gift.id, "skipping a gift whose id another source already uses");
             }
         }
     }
@@ -339,9 +365,9 @@ fn merge(arrived: Vec<(&CatalogSource, Arc<[CatalogGift]>)>) -> Catalog {
 mod tests {
     use super::*;
 
-    fn builtin_sources() -> Sources {
+    fn local_only() -> Sources {
         Sources::new(
-            Some(Arc::new(Catalog::builtin())),
+            Some(LiveCatalog::fixed(Catalog::builtin())),
             &[],
             Duration::from_millis(800),
             Duration::from_millis(1500),
@@ -350,19 +376,15 @@ mod tests {
         .unwrap()
     }
 
-    #[test]
-    fn the_builtin_catalog_is_one_source_per_merchant_file() {
-        let sources = builtin_sources();
-        let ids: Vec<&str> = sources.sources().iter().map(CatalogSource::id).collect();
-        assert_eq!(ids, ["hearth-home", "trailhead", "page-and-pixel", "little-wonders"]);
-    }
-
     #[tokio::test]
-    async fn gathering_only_builtin_sources_reuses_the_merged_catalog() {
-        let sources = builtin_sources();
-        let gathered = sources.gather().await;
-        assert!(gathered.failed.is_empty());
-        assert_eq!(gathered.catalog.len(), Catalog::builtin().len());
+    async fn gathering_only_the_local_catalog_takes_it_as_is() {
+        let sources = local_only();
+        let first = sources.gather().await;
+        let second = sources.gather().await;
+        assert!(first.failed.is_empty());
+        assert_eq!(first.asked, 1);
+        assert_eq!(first.catalog.len(), Catalog::builtin().len());
+        assert!(Arc::ptr_eq(&first.catalog, &second.catalog), "no copy per call");
     }
 
     #[test]
@@ -370,11 +392,21 @@ mod tests {
         let first = Catalog::builtin().gifts()[0].clone();
         let mut impostor = first.clone();
         impostor.title = "Impostor".into();
-        let a = CatalogSource::Builtin { id: "a".into(), gifts: vec![first.clone()].into() };
-        let b = CatalogSource::Builtin { id: "b".into(), gifts: vec![impostor.clone()].into() };
-        let merged = merge(vec![(&a, vec![first.clone()].into()), (&b, vec![impostor].into())]);
+        let merged = merge(vec![("a", vec![first.clone()].into()), ("b", vec![impostor].into())]);
         assert_eq!(merged.len(), 1);
         assert_eq!(merged.get(&first.id).unwrap().title, first.title);
+    }
+
+    #[test]
+    fn a_remote_catalog_may_use_the_catalog_schema_or_the_older_merchant_file() {
+        let schema = br#"[{"id":"r-1","title":"Kite","price_minor":1200,"merchant":"Sky Co"}]"#;
+        let parsed = read_remote("http-catalog-1", schema).unwrap();
+        assert_eq!((parsed.gifts[0].price_cents, parsed.gifts[0].merchant.id.as_str()), (1200, "sky-co"));
+        let legacy = br#"{"merchant":{"id":"sky","name":"Sky Co"},"gifts":[{"id":"r-1","title":"Kite","description":"","price_cents":1200,"tags":[],"age_min":0,"age_max":120,"relationships":["friend"],"occasions":[],"stock":3}]}"#;
+        let parsed = read_remote("http-catalog-1", legacy).unwrap();
+        assert_eq!((parsed.gifts[0].price_cents, parsed.gifts[0].stock), (1200, 3));
+        assert_eq!(parsed.gifts[0].merchant.id, "sky");
+        assert!(read_remote("http-catalog-1", br#"{"items":[1,2,3]}"#).is_err());
     }
 
     #[test]

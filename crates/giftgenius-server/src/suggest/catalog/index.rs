@@ -1,0 +1,261 @@
+//! The catalog's index, built once per catalog, so a query touches only the gifts it can match.
+//!
+//! Per stem (the same crude stemming `ranking.rs` matches with): which gifts have it in a tag
+//! and which only in their title or description. Per gift: the few numbers the hard filters and
+//! the score need (price, ages, stock, relationship and occasion bits), packed together.
+//!
+//! A query with interests walks the posting lists of its stems, adding each interest's points
+//! into a per-thread score array (a tag hit is worth more than a text hit, once per interest),
+//! then scans that array for touched gifts and applies the filters; a query without interests
+//! scans the packed numbers. `ranking.rs` turns the matches into the ranked answer; a property
+//! test checks the result is exactly the linear scan's.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use giftgenius_types::gifts::SuggestGiftsQuery;
+use giftgenius_types::{Occasion, RelationshipType};
+
+use super::CatalogGift;
+use super::price_in;
+use super::ranking::{POINTS_BUDGET_ROOM, POINTS_OCCASION, POINTS_RELATIONSHIP, POINTS_TAG, POINTS_TEXT};
+use super::ranking::{stem, tag_stems, words};
+
+/// The numbers of one gift the filters and the score read.
+#[derive(Debug, Clone, Copy)]
+struct Packed {
+    price_cents: i64,
+    age_min: u8,
+    age_max: u8,
+    in_stock: bool,
+    relationships: u16,
+    occasions: u16,
+}
+
+#[derive(Debug, Default)]
+pub struct Index {
+    terms: HashMap<Box<str>, u32>,
+    /// Per term: gifts with a tag of that stem, ascending.
+    tagged: Vec<Vec<u32>>,
+    /// Per term: gifts with that stem in the title or description but not in a tag, ascending.
+    mentioned: Vec<Vec<u32>>,
+    packed: Vec<Packed>,
+}
+
+fn relationship_bit(r: RelationshipType) -> u16 {
+    1 << RelationshipType::ALL.iter().position(|x| *x == r).unwrap_or(0)
+}
+
+fn occasion_bit(o: Occasion) -> u16 {
+    1 << Occasion::ALL.iter().position(|x| *x == o).unwrap_or(0)
+}
+
+/// Per-thread scratch for one query: points per gift and the interest that last touched it.
+/// Left all zero after every query, so any catalog can use it.
+#[derive(Default)]
+struct Scratch {
+    points: Vec<u16>,
+    stamp: Vec<u8>,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+impl Index {
+    /// Indexes `gifts` (in the catalog's order: positions are gift numbers).
+    pub fn build(gifts: &[CatalogGift]) -> Index {
+        let mut index = Index { packed: Vec::with_capacity(gifts.len()), ..Index::default() };
+        let mut tag_terms: Vec<u32> = Vec::new();
+        let mut text_terms: Vec<u32> = Vec::new();
+        for (n, gift) in gifts.iter().enumerate() {
+            let n = n as u32;
+            tag_terms.clear();
+            text_terms.clear();
+            for s in tag_stems(&gift.tags) {
+                tag_terms.push(index.term(s));
+            }
+            for text in [&gift.title, &gift.description] {
+                for word in words(text) {
+                    let term = index.term(stem(&word));
+                    text_terms.push(term);
+                }
+            }
+            tag_terms.sort_unstable();
+            tag_terms.dedup();
+            text_terms.sort_unstable();
+            text_terms.dedup();
+            for &t in &tag_terms {
+                index.tagged[t as usize].push(n);
+            }
+            for &t in &text_terms {
+                // A tag of the same stem always wins, so the mention would never count.
+                if tag_terms.binary_search(&t).is_err() {
+                    index.mentioned[t as usize].push(n);
+                }
+            }
+            index.packed.push(Packed {
+                price_cents: gift.price_cents,
+                age_min: gift.age_min,
+                age_max: gift.age_max,
+                in_stock: gift.stock > 0,
+                relationships: gift.relationships.iter().fold(0, |m, r| m | relationship_bit(*r)),
+                occasions: gift.occasions.iter().fold(0, |m, o| m | occasion_bit(*o)),
+            });
+        }
+        for list in index.tagged.iter_mut().chain(index.mentioned.iter_mut()) {
+            list.shrink_to_fit();
+        }
+        index
+    }
+
+    fn term(&mut self, stem: &str) -> u32 {
+        if let Some(&t) = self.terms.get(stem) {
+            return t;
+        }
+        let t = self.tagged.len() as u32;
+        self.terms.insert(stem.into(), t);
+        self.tagged.push(Vec::new());
+        self.mentioned.push(Vec::new());
+        t
+    }
+
+    pub fn len(&self) -> usize {
+        self.packed.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.packed.is_empty()
+    }
+
+    /// Distinct stems and posting entries (for the load log).
+    pub fn size(&self) -> (usize, usize) {
+        let postings = self.tagged.iter().chain(&self.mentioned).map(Vec::len).sum();
+        (self.terms.len(), postings)
+    }
+
+    /// The points every gift gets apart from interests, or `None` when a hard filter (stock,
+    /// budget, age) excludes it. Mirrors `ranking::score`.
+    #[inline]
+    fn base(&self, n: usize, q: &SuggestGiftsQuery, wanted: Wanted) -> Option<i64> {
+        let p = &self.packed[n];
+        if !p.in_stock {
+            return None;
+        }
+        let price = if wanted.convert { price_in(p.price_cents, q.currency).amount_minor } else { p.price_cents };
+        if price < wanted.min || price > wanted.max {
+            return None;
+        }
+        if let Some(age) = q.age
+            && (age < p.age_min || age > p.age_max)
+        {
+            return None;
+        }
+        let mut points = 0;
+        if p.relationships & wanted.relationship != 0 {
+            points += POINTS_RELATIONSHIP;
+        }
+        if p.occasions & wanted.occasion != 0 {
+            points += POINTS_OCCASION;
+        }
+        if let Some(room) = wanted.room
+            && price * 10 <= room
+        {
+            points += POINTS_BUDGET_ROOM;
+        }
+        Some(points)
+    }
+
+    /// Calls `found(gift number, score)` for every gift that matches `q`, in gift order.
+    pub fn each(&self, q: &SuggestGiftsQuery, mut found: impl FnMut(usize, i64)) {
+        let wanted = Wanted::of(q);
+        if q.interests.is_empty() {
+            for n in 0..self.packed.len() {
+                if let Some(points) = self.base(n, q, wanted) {
+                    found(n, points);
+                }
+            }
+            return;
+        }
+        let interests: Vec<Vec<u32>> = q
+            .interests
+            .iter()
+            .map(|interest| {
+                let mut terms: Vec<u32> = words(interest).filter_map(|w| self.terms.get(stem(&w)).copied()).collect();
+                terms.sort_unstable();
+                terms.dedup();
+                terms
+            })
+            .collect();
+        if interests.iter().all(Vec::is_empty) {
+            return; // no interest can match any gift, and interests were asked for
+        }
+        SCRATCH.with(|scratch| {
+            let mut scratch = scratch.borrow_mut();
+            let Scratch { points, stamp } = &mut *scratch;
+            if points.len() < self.packed.len() {
+                points.resize(self.packed.len(), 0);
+                stamp.resize(self.packed.len(), 0);
+            }
+            for (k, terms) in interests.iter().enumerate() {
+                // Stamps tell whether this interest already counted for a gift; the 255th and
+                // later interests share one (the argument schema allows far fewer).
+                let mark = (k + 1).min(255) as u8;
+                for (lists, worth) in [(&self.tagged, POINTS_TAG), (&self.mentioned, POINTS_TEXT)] {
+                    for &t in terms {
+                        for &n in &lists[t as usize] {
+                            let n = n as usize;
+                            if stamp[n] != mark {
+                                stamp[n] = mark;
+                                points[n] = points[n].saturating_add(worth as u16);
+                            }
+                        }
+                    }
+                }
+            }
+            // Every touched gift has points; visit them in order and leave the scratch zeroed.
+            let len = self.packed.len();
+            let mut n = 0;
+            while n < len {
+                if n + 4 <= len && points[n..n + 4] == [0, 0, 0, 0] {
+                    n += 4;
+                    continue;
+                }
+                let interest_points = points[n];
+                if interest_points != 0 {
+                    points[n] = 0;
+                    stamp[n] = 0;
+                    if let Some(base) = self.base(n, q, wanted) {
+                        found(n, i64::from(interest_points) + base);
+                    }
+                }
+                n += 1;
+            }
+        });
+    }
+}
+
+/// The query's filters in the form the packed numbers are compared with.
+#[derive(Clone, Copy)]
+struct Wanted {
+    convert: bool,
+    min: i64,
+    max: i64,
+    /// `budget_max * 9` when there is one (the "comfortably inside the budget" point).
+    room: Option<i64>,
+    relationship: u16,
+    occasion: u16,
+}
+
+impl Wanted {
+    fn of(q: &SuggestGiftsQuery) -> Wanted {
+        Wanted {
+            convert: q.currency != giftgenius_types::Currency::USD,
+            min: q.budget_min.map_or(i64::MIN, |m| m.amount_minor),
+            max: q.budget_max.map_or(i64::MAX, |m| m.amount_minor),
+            room: q.budget_max.map(|m| m.amount_minor.saturating_mul(9)),
+            relationship: relationship_bit(q.relationship_type),
+            occasion: q.occasion.map_or(0, occasion_bit),
+        }
+    }
+}

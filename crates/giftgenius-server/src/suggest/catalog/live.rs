@@ -1,0 +1,296 @@
+//! The catalog serving uses right now: the built-in merchants and the `--catalog` files, loaded
+//! and indexed, swapped whole when a file changes or the process gets SIGHUP.
+//!
+//! A swap is one atomic pointer store: calls in flight keep the `Arc<Catalog>` they started
+//! with and finish on it, new calls see the new one. A new catalog that cannot be used (a file
+//! gone or unreadable, no valid rows, bad rows under `--catalog-bad-rows refuse`) is not
+//! swapped in: the old one keeps serving and the log says why. Files are watched by polling
+//! their size, modification time and inode, and a change is loaded once it has held still for
+//! one poll, so a file being written is not read half-way.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use anyhow::{Context, bail};
+use arc_swap::ArcSwap;
+use tokio_util::sync::CancellationToken;
+
+use super::import::{self, Format, Merchants, Parsed};
+use super::{Catalog, CatalogGift, builtin_gifts};
+
+/// What to do with a bad row in a catalog file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BadRows {
+    /// Log it (file, line, field) and load the other rows.
+    Skip,
+    /// Refuse the whole catalog (at start: do not start; on reload: keep the old one).
+    Refuse,
+}
+
+/// Where the catalog comes from.
+#[derive(Debug, Clone)]
+pub struct CatalogSpec {
+    pub builtin: bool,
+    pub files: Vec<PathBuf>,
+    pub bad_rows: BadRows,
+}
+
+/// What identifies one version of a file without reading it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct FileVersion {
+    len: u64,
+    modified: Option<SystemTime>,
+    inode: u64,
+}
+
+fn versions(files: &[PathBuf]) -> Vec<Option<FileVersion>> {
+    files
+        .iter()
+        .map(|path| {
+            let meta = std::fs::metadata(path).ok()?;
+            #[cfg(unix)]
+            let inode = std::os::unix::fs::MetadataExt::ino(&meta);
+            #[cfg(not(unix))]
+            let inode = 0;
+            Some(FileVersion { len: meta.len(), modified: meta.modified().ok(), inode })
+        })
+        .collect()
+}
+
+/// The current catalog and how to make the next one.
+pub struct LiveCatalog {
+    current: ArcSwap<Catalog>,
+    spec: CatalogSpec,
+    builtin: Vec<CatalogGift>,
+    /// The file versions the current catalog was loaded from (or last failed to load from).
+    loaded: Mutex<Vec<Option<FileVersion>>>,
+    /// Serializes reloads (a SIGHUP during a poll's reload waits for it).
+    reloading: tokio::sync::Mutex<()>,
+}
+
+impl std::fmt::Debug for LiveCatalog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LiveCatalog").field("gifts", &self.current.load().len()).field("spec", &self.spec).finish()
+    }
+}
+
+/// What one load found, for the log.
+#[derive(Debug)]
+pub struct Loaded {
+    pub catalog: Catalog,
+    pub bad_rows: usize,
+    pub took: Duration,
+}
+
+/// Reads and indexes every file of `spec` (plus the built-in gifts when asked).
+pub fn load(spec: &CatalogSpec, builtin: &[CatalogGift]) -> anyhow::Result<Loaded> {
+    let started = Instant::now();
+    let mut all = Parsed::default();
+    if spec.builtin {
+        all.gifts = builtin.to_vec();
+    }
+    let mut merchants = Merchants::default();
+    for path in &spec.files {
+        let name = path.display().to_string();
+        let bytes = std::fs::read(path).with_context(|| format!("cannot read the catalog file {name}"))?;
+        let format = Format::detect(&name, &bytes);
+        let parsed = import::parse(&name, &bytes, format, &mut merchants)
+            .map_err(|e| anyhow::anyhow!("catalog file {name}: {e}"))?;
+        all.extend(parsed);
+    }
+    let shown = all.errors.len().min(20);
+    for e in &all.errors[..shown] {
+        tracing::warn!(file = %e.file, line = e.line, field = %e.field, problem = %e.message, "bad catalog row");
+    }
+    if all.bad_rows > shown {
+        tracing::warn!(more = all.bad_rows - shown, "more bad catalog rows (not logged one by one)");
+    }
+    if all.bad_rows > 0 && spec.bad_rows == BadRows::Refuse {
+        let first: Vec<String> = all.errors.iter().take(5).map(ToString::to_string).collect();
+        bail!("{} bad catalog row(s), and --catalog-bad-rows is refuse; the first: {}", all.bad_rows, first.join("; "));
+    }
+    if all.gifts.is_empty() {
+        bail!(
+            "the catalog has no valid gifts ({} bad row(s)); give a --catalog file with at least one, or keep the built-in catalog",
+            all.bad_rows
+        );
+    }
+    let bad_rows = all.bad_rows;
+    let catalog = Catalog::from_gifts(all.gifts);
+    Ok(Loaded { catalog, bad_rows, took: started.elapsed() })
+}
+
+fn log_loaded(what: &str, loaded: &Loaded) {
+    let (terms, postings) = loaded.catalog.index().size();
+    tracing::info!(
+        gifts = loaded.catalog.len(),
+        bad_rows = loaded.bad_rows,
+        index_terms = terms,
+        index_postings = postings,
+        took_ms = loaded.took.as_millis() as u64,
+        "{what}"
+    );
+}
+
+impl LiveCatalog {
+    /// Loads the first catalog; an unusable one is an error (the server does not start).
+    pub fn load(spec: CatalogSpec) -> anyhow::Result<Arc<Self>> {
+        let builtin = if spec.builtin { builtin_gifts() } else { Vec::new() };
+        let before = versions(&spec.files);
+        let loaded = load(&spec, &builtin)?;
+        if !spec.files.is_empty() {
+            log_loaded("catalog loaded", &loaded);
+        }
+        Ok(Arc::new(LiveCatalog {
+            current: ArcSwap::from_pointee(loaded.catalog),
+            spec,
+            builtin,
+            loaded: Mutex::new(before),
+            reloading: tokio::sync::Mutex::new(()),
+        }))
+    }
+
+    /// A catalog of exactly these gifts, never reloaded (tests, and the preview's merges).
+    pub fn fixed(catalog: Catalog) -> Arc<Self> {
+        Arc::new(LiveCatalog {
+            current: ArcSwap::from_pointee(catalog),
+            spec: CatalogSpec { builtin: false, files: Vec::new(), bad_rows: BadRows::Skip },
+            builtin: Vec::new(),
+            loaded: Mutex::new(Vec::new()),
+            reloading: tokio::sync::Mutex::new(()),
+        })
+    }
+
+    /// The catalog now. Hold it for the whole call, so one call sees one catalog.
+    pub fn current(&self) -> Arc<Catalog> {
+        self.current.load_full()
+    }
+
+    /// One gift of the current catalog.
+    pub fn get(&self, id: &str) -> Option<CatalogGift> {
+        self.current.load().get(id).cloned()
+    }
+
+    pub fn files(&self) -> &[PathBuf] {
+        &self.spec.files
+    }
+
+    /// Loads the files again and swaps the new catalog in; on failure the old one stays and
+    /// the error says why. Runs the loading on a blocking thread.
+    pub async fn reload(self: &Arc<Self>, why: &str) -> anyhow::Result<()> {
+        let _one_at_a_time = self.reloading.lock().await;
+        let before = versions(&self.spec.files);
+        let this = self.clone();
+        let result = tokio::task::spawn_blocking(move || load(&this.spec, &this.builtin))
+            .await
+            .context("the catalog reload stopped")?;
+        *self.loaded.lock().unwrap_or_else(|e| e.into_inner()) = before;
+        match result {
+            Ok(loaded) => {
+                log_loaded(&format!("catalog reloaded ({why})"), &loaded);
+                self.current.store(Arc::new(loaded.catalog));
+                Ok(())
+            }
+            Err(e) => {
+                tracing::warn!(error = %format!("{e:#}"), why, "catalog reload failed; the previous catalog keeps serving");
+                Err(e)
+            }
+        }
+    }
+
+    /// Reloads on SIGHUP and, every `poll` (zero: never), when a file changed and then held
+    /// still for one poll. Nothing to do without catalog files.
+    pub fn spawn_reloading(self: &Arc<Self>, poll: Duration, shutdown: CancellationToken) {
+        if self.spec.files.is_empty() {
+            return;
+        }
+        let this = self.clone();
+        // Listening starts now, not when the task first runs: a SIGHUP right after start
+        // must reload, not end the process (its default action).
+        let mut hangup = hangups();
+        tokio::spawn(async move {
+            let mut seen = versions(&this.spec.files);
+            let mut tick = tokio::time::interval(if poll.is_zero() { Duration::from_secs(3600) } else { poll });
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tokio::select! {
+                    _ = shutdown.cancelled() => return,
+                    Some(()) = next_hangup(&mut hangup) => {
+                        let _ = this.reload("SIGHUP").await;
+                    }
+                    _ = tick.tick(), if !poll.is_zero() => {
+                        let now = versions(&this.spec.files);
+                        let changed = *this.loaded.lock().unwrap_or_else(|e| e.into_inner()) != now;
+                        if changed && now == seen {
+                            let _ = this.reload("a catalog file changed").await;
+                        }
+                        seen = now;
+                    }
+                }
+            }
+        });
+    }
+}
+
+#[cfg(unix)]
+type Hangups = Option<tokio::signal::unix::Signal>;
+#[cfg(not(unix))]
+type Hangups = ();
+
+#[cfg(unix)]
+fn hangups() -> Hangups {
+    match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
+        Ok(signal) => Some(signal),
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot listen for SIGHUP; catalog files reload on change only");
+            None
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn hangups() -> Hangups {}
+
+#[cfg(unix)]
+async fn next_hangup(signal: &mut Hangups) -> Option<()> {
+    match signal {
+        Some(signal) => signal.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+#[cfg(not(unix))]
+async fn next_hangup(_: &mut Hangups) -> Option<()> {
+    std::future::pending().await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: &str) -> String {
+        format!(r#"{{"id":"{id}","title":"Gift {id}","price_minor":100}}"#)
+    }
+
+    #[tokio::test]
+    async fn a_call_keeps_the_catalog_it_started_with_and_a_broken_reload_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("c.jsonl");
+        std::fs::write(&file, row("a-1")).unwrap();
+        let live =
+            LiveCatalog::load(CatalogSpec { builtin: false, files: vec![file.clone()], bad_rows: BadRows::Skip })
+                .unwrap();
+        let in_flight = live.current();
+
+        std::fs::write(&file, [row("a-1"), row("a-2")].join("\n")).unwrap();
+        live.reload("test").await.unwrap();
+        assert_eq!(in_flight.len(), 1, "a call in flight finishes on the catalog it started with");
+        assert_eq!(live.current().len(), 2);
+        assert!(live.get("a-2").is_some());
+
+        std::fs::write(&file, "not json\n").unwrap();
+        assert!(live.reload("test").await.is_err());
+        assert_eq!(live.current().len(), 2, "a broken catalog is not swapped in");
+    }
+}
