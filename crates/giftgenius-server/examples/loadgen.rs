@@ -22,6 +22,9 @@
 //! with a fresh draft and key per call; only commit is timed), `commit-storm` (every client
 //! commits the SAME draft with the SAME key; after the storm the ledger must hold one charge).
 //!
+//! `LOADGEN_DB=postgres://USER@HOST/DB` runs on that (empty) PostgreSQL database instead of a
+//! fresh SQLite file; the durability settings are printed either way.
+//!
 //! Limits: the usage limits (daily suggestions, hourly drafts and checkout links) and the
 //! per-address rate limit are turned off, since one address drives all the load; the
 //! header-read and request timeouts, the connection cap and the catalog cache keep their
@@ -151,6 +154,10 @@ async fn run(
     config.rate_limit_per_minute = 0;
     if let Ok(path) = std::env::var("GIFTGENIUS_WIDGET_HTML") {
         config.widget_html = Some(path.into());
+    }
+    // `LOADGEN_DB=postgres://…/empty_db` measures on PostgreSQL (the default is a fresh SQLite file).
+    if let Ok(db) = std::env::var("LOADGEN_DB") {
+        config.db = db;
     }
     config.sandbox_latency_ms =
         Some(std::env::var("LOADGEN_SANDBOX_LATENCY_MS").ok().and_then(|s| s.parse().ok()).unwrap_or(0));

@@ -255,6 +255,13 @@ impl Application {
         format!("{}/mcp", self.public_url)
     }
 
+    /// Serves with Nagle's algorithm on: only for `examples/keepalive.rs`, which measures what
+    /// `TCP_NODELAY` saves on kept-alive connections. Never for serving.
+    pub fn with_nagle_for_benchmarks(mut self) -> Self {
+        self.limits.tcp_nodelay = false;
+        self
+    }
+
     /// A token that stops the server when cancelled (tests use it; `main` uses Ctrl-C).
     pub fn shutdown_token(&self) -> CancellationToken {
         self.shutdown.clone()

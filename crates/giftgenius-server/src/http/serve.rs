@@ -35,6 +35,11 @@ const DRAIN_LIMIT: Duration = Duration::from_secs(10);
 pub struct ConnectionLimits {
     pub header_read_timeout: Option<Duration>,
     pub max_connections: Option<usize>,
+    /// `TCP_NODELAY` on every accepted socket. Always on when serving: hyper writes a response
+    /// in more than one piece, and with Nagle's algorithm the second piece waits for the
+    /// client's delayed ACK (~40 ms) on every kept-alive call. Off only to measure that
+    /// (`examples/keepalive.rs`).
+    pub tcp_nodelay: bool,
 }
 
 /// Serves `router` on `listener` until `shutdown` fires, then drains.
@@ -68,7 +73,9 @@ pub async fn serve(
             },
             _ = shutdown.cancelled() => break,
         };
-        let _ = stream.set_nodelay(true);
+        if let Err(e) = stream.set_nodelay(limits.tcp_nodelay) {
+            tracing::debug!(error = %e, "cannot set TCP_NODELAY on an accepted socket");
+        }
         let router = router.clone();
         let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
             request.extensions_mut().insert(ConnectInfo(peer));

@@ -54,9 +54,46 @@ pub fn render_error(call: &CallContext, error: ToolError) -> CallToolResult {
 
 /// The state's HTML rendered natively by the widget's own components: what the packed
 /// document shows before WebAssembly runs, or when the host refuses to compile it.
+///
+/// Every result carries it (first paint needs it), and rendering is most of a call's work, so
+/// it is rendered once per distinct result and locale: the same suggestion asked again (a
+/// regenerated answer, many users asking alike) reuses the HTML. The key is the whole
+/// structured content, so two results share HTML only when they are the same.
 fn fallback_html(structured: &Map<String, Value>, locale: &str) -> String {
-    let state = ViewState::from_tool_output(&Value::Object(structured.clone()));
-    render_to_html(&state, &RenderContext::new(Theme::Light, locale.to_string()))
+    let render = || {
+        let state = ViewState::from_tool_output(&Value::Object(structured.clone()));
+        render_to_html(&state, &RenderContext::new(Theme::Light, locale.to_string()))
+    };
+    // Errors carry their call's reference, so no two are alike: not worth keeping.
+    if structured.get("ok") != Some(&Value::Bool(true)) {
+        return render();
+    }
+    let Ok(json) = serde_json::to_string(structured) else { return render() };
+    if json.len() > RENDERED_MAX_KEY {
+        return render();
+    }
+    let key = (locale.to_string(), json);
+    if let Some(html) = rendered().lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return html.to_string();
+    }
+    let html = render();
+    let mut cache = rendered().lock().unwrap_or_else(|e| e.into_inner());
+    if cache.len() >= RENDERED_MAX_ENTRIES {
+        cache.clear(); // crude, but bounded and O(1) per call on average
+    }
+    cache.insert(key, html.as_str().into());
+    html
+}
+
+/// At most this many rendered results are kept, each for a result of at most this many bytes.
+const RENDERED_MAX_ENTRIES: usize = 1024;
+const RENDERED_MAX_KEY: usize = 64 * 1024;
+
+type Rendered = std::sync::Mutex<std::collections::HashMap<(String, String), std::sync::Arc<str>>>;
+
+fn rendered() -> &'static Rendered {
+    static RENDERED: std::sync::OnceLock<Rendered> = std::sync::OnceLock::new();
+    RENDERED.get_or_init(Default::default)
 }
 
 /// The id of the view a call's result opens: a UUID (RFC 9562 version 8) made from the call's
