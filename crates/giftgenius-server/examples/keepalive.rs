@@ -58,7 +58,8 @@ async fn run(nagle: bool, calls: usize, widget: &std::path::Path) -> anyhow::Res
     let started = Instant::now();
     for i in 0..calls {
         let t = Instant::now();
-        let body = post(json!({"jsonrpc":"2.0","id":i + 1,"method":"tools/list"}), session.as_deref()).await?.text().await?;
+        let body =
+            post(json!({"jsonrpc":"2.0","id":i + 1,"method":"tools/list"}), session.as_deref()).await?.text().await?;
         anyhow::ensure!(body.contains("suggest_gifts"), "not a tools/list answer: {body:.200}");
         latencies.push(t.elapsed());
     }

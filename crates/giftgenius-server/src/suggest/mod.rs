@@ -34,9 +34,15 @@ impl std::fmt::Debug for Suggester {
     }
 }
 
-/// Ranks `catalog` for `query`. "Nothing found" is a successful, empty answer with a notice.
-fn ranked(catalog: &Catalog, query: SuggestGiftsQuery, public_url: &str) -> Answer<SuggestGiftsData> {
-    let ranked = rank(catalog, &query);
+/// Ranks `catalogs` together for `query`. "Nothing found" is a successful, empty answer with a
+/// notice.
+fn ranked(
+    catalogs: &[std::sync::Arc<Catalog>],
+    query: SuggestGiftsQuery,
+    public_url: &str,
+) -> Answer<SuggestGiftsData> {
+    let parts: Vec<&Catalog> = catalogs.iter().map(|c| &**c).collect();
+    let ranked = rank(&parts, &query);
     let gifts =
         ranked.gifts.into_iter().map(|(gift, reasons)| gift.card(query.currency, reasons, public_url)).collect();
     Answer { notice: ranked.notice, ..Answer::new(SuggestGiftsData { query, gifts }) }
@@ -72,7 +78,7 @@ impl Suggester {
                 .with_retry_after_ms(UPSTREAM_RETRY_AFTER_MS));
         }
 
-        let mut answer = ranked(&gathered.catalog, query, &self.public_url);
+        let mut answer = ranked(&gathered.catalogs, query, &self.public_url);
         if !gathered.failed.is_empty() {
             let names: Vec<&str> = gathered.failed.iter().map(|f| f.source.as_str()).collect();
             answer.partial = Some(Partial {

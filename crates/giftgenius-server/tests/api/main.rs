@@ -21,6 +21,6 @@ mod sandbox_pay;
 mod stateless;
 mod stdio;
 mod suggest_gifts;
-mod tcp_nodelay;
 mod support;
+mod tcp_nodelay;
 mod upstream;

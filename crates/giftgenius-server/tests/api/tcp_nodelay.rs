@@ -27,7 +27,8 @@ fn nodelay_of_socket(local: SocketAddr, peer: SocketAddr) -> Option<bool> {
         // checks then skip. Nothing is written through it.
         let fd = unsafe { BorrowedFd::borrow_raw(fd) };
         let socket = SockRef::from(&fd);
-        let addresses = (socket.local_addr().ok().and_then(|a| a.as_socket()), socket.peer_addr().ok().and_then(|a| a.as_socket()));
+        let addresses =
+            (socket.local_addr().ok().and_then(|a| a.as_socket()), socket.peer_addr().ok().and_then(|a| a.as_socket()));
         if addresses == (Some(local), Some(peer)) {
             return socket.tcp_nodelay().ok();
         }

@@ -192,9 +192,66 @@ fn count(m: &dyn Matches, q: &SuggestGiftsQuery) -> usize {
     n
 }
 
-/// Ranks the catalog's gifts for the query through its index. Deterministic: score, then id.
-pub fn rank<'a>(catalog: &'a Catalog, q: &SuggestGiftsQuery) -> Ranked<'a> {
-    rank_with(catalog, q)
+/// Ranks the gifts of `catalogs` (no id in two of them) for the query through their indexes.
+/// Deterministic: score, then id.
+pub fn rank<'a>(catalogs: &[&'a Catalog], q: &SuggestGiftsQuery) -> Ranked<'a> {
+    match catalogs {
+        [one] => rank_with(*one, q),
+        parts => rank_union(Union::new(parts), q),
+    }
+}
+
+/// Several catalogs as one: gift numbers run through them in order.
+struct Union<'a> {
+    parts: Vec<(&'a Catalog, usize)>,
+}
+
+impl<'a> Union<'a> {
+    fn new(parts: &[&'a Catalog]) -> Self {
+        let mut start = 0;
+        let parts = parts
+            .iter()
+            .map(|c| {
+                let at = start;
+                start += c.len();
+                (*c, at)
+            })
+            .collect();
+        Union { parts }
+    }
+
+    fn locate(&self, n: usize) -> (&'a Catalog, usize) {
+        let (catalog, start) =
+            self.parts.iter().rev().find(|(_, start)| *start <= n).copied().unwrap_or((self.parts[0].0, 0));
+        (catalog, n - start)
+    }
+}
+
+impl Matches for Union<'_> {
+    fn each(&self, q: &SuggestGiftsQuery, found: &mut dyn FnMut(usize, i64)) {
+        for (catalog, start) in &self.parts {
+            catalog.index().each(q, |n, score| found(start + n, score));
+        }
+    }
+    fn gift(&self, n: usize) -> &CatalogGift {
+        let (catalog, n) = self.locate(n);
+        &catalog.gifts()[n]
+    }
+    fn before(&self, a: usize, b: usize) -> bool {
+        self.gift(a).id < self.gift(b).id
+    }
+}
+
+fn rank_union<'a>(union: Union<'a>, q: &SuggestGiftsQuery) -> Ranked<'a> {
+    let (top, total_matches) = best(&union, q);
+    let gifts: Vec<&'a CatalogGift> = top
+        .into_iter()
+        .map(|n| {
+            let (catalog, n) = union.locate(n);
+            &catalog.gifts()[n]
+        })
+        .collect();
+    finish(gifts, total_matches, &union, q)
 }
 
 /// The same ranking by scoring every gift: the reference the index must agree with.
@@ -456,9 +513,16 @@ mod tests {
         #[test]
         fn the_index_ranks_exactly_like_the_linear_scan(gifts in catalog(), q in query()) {
             let catalog = Catalog::from_gifts(gifts.clone());
-            let indexed = rank(&catalog, &q);
+            let indexed = rank(&[&catalog], &q);
             let linear = rank_linear(&gifts, &q);
             prop_assert_eq!(answer(&indexed), answer(&linear));
+            // Split in two catalogs (local and HTTP answers): still the same ranking.
+            let (mut left, mut right) = (Vec::new(), Vec::new());
+            for (i, gift) in gifts.iter().cloned().enumerate() {
+                if i % 3 == 0 { left.push(gift) } else { right.push(gift) }
+            }
+            let (left, right) = (Catalog::from_gifts(left), Catalog::from_gifts(right));
+            prop_assert_eq!(answer(&rank(&[&left, &right], &q)), answer(&linear));
         }
     }
 
@@ -478,7 +542,7 @@ mod tests {
                     currency: Currency::USD,
                     limit: 6,
                 };
-                assert_eq!(answer(&rank(&catalog, &q)), answer(&rank_linear(catalog.gifts(), &q)));
+                assert_eq!(answer(&rank(&[&catalog], &q)), answer(&rank_linear(catalog.gifts(), &q)));
             }
         }
     }

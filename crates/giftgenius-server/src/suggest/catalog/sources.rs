@@ -179,8 +179,9 @@ fn read_remote(id: &str, body: &[u8]) -> Result<import::Parsed, String> {
 /// The outcome of asking every source.
 #[derive(Debug, Clone)]
 pub struct Gathered {
-    /// The union of the gifts that arrived, sorted by id (ranking is deterministic over it).
-    pub catalog: Arc<Catalog>,
+    /// The catalogs to rank together: the local one (as is, never copied) and the merge of
+    /// the HTTP answers that arrived. No id is in two of them.
+    pub catalogs: Vec<Arc<Catalog>>,
     /// Failed sources in configuration order, with public reasons.
     pub failed: Vec<FailedSource>,
     /// How many sources were asked.
@@ -266,7 +267,7 @@ impl Sources {
         if self.sources.is_empty()
             && let Some(catalog) = local
         {
-            return Gathered { catalog, failed: Vec::new(), asked };
+            return Gathered { catalogs: vec![catalog], failed: Vec::new(), asked };
         }
         let per_source = self.source_timeout;
         let per_source_ms = per_source.as_millis() as u64;
@@ -309,49 +310,50 @@ impl Sources {
                 }
             }
         }
-        let catalog = self.merged(local, arrived);
-        Gathered { catalog, failed, asked }
+        let remote = self.merged(local.as_deref(), arrived);
+        let catalogs = local.into_iter().chain((!remote.is_empty()).then_some(remote)).collect();
+        Gathered { catalogs, failed, asked }
     }
 
-    /// The local catalog merged with the HTTP answers that arrived, reusing the last merge when
-    /// it was made of the very same answers (the memo holds them, so their addresses stay theirs).
-    fn merged(&self, local: Option<Arc<Catalog>>, arrived: Vec<(&str, Arc<[CatalogGift]>)>) -> Arc<Catalog> {
+    /// The HTTP answers that arrived as one catalog (without the ids the local catalog has),
+    /// reusing the last merge when it was made of the very same answers (the memo holds them,
+    /// so their addresses stay theirs).
+    fn merged(&self, local: Option<&Catalog>, arrived: Vec<(&str, Arc<[CatalogGift]>)>) -> Arc<Catalog> {
         let mut memo = self.merged.lock().unwrap_or_else(|e| e.into_inner());
+        let local_ptr = local.map(|c| c as *const Catalog as usize);
         if let Some(m) = &*memo
-            && m.local.as_ref().map(Arc::as_ptr) == local.as_ref().map(Arc::as_ptr)
+            && m.local == local_ptr
             && m.arrived.len() == arrived.len()
             && m.arrived.iter().zip(&arrived).all(|(a, (_, b))| Arc::ptr_eq(a, b))
         {
             return m.catalog.clone();
         }
-        let mut batches: Vec<(&str, Arc<[CatalogGift]>)> = Vec::new();
-        if let Some(local) = &local {
-            batches.push(("local", local.gifts().to_vec().into()));
-        }
         let kept: Vec<Arc<[CatalogGift]>> = arrived.iter().map(|(_, gifts)| gifts.clone()).collect();
-        batches.extend(arrived);
-        let catalog = Arc::new(merge(batches));
-        *memo = Some(Merged { local, arrived: kept, catalog: catalog.clone() });
+        let catalog = Arc::new(merge(local, arrived));
+        *memo = Some(Merged { local: local_ptr, arrived: kept, catalog: catalog.clone() });
         catalog
     }
 }
 
-/// One merge and what it was made of.
+/// One merge and what it was made of. `local` is only compared (a reloaded local catalog is a
+/// new allocation while the old one is held by calls; at worst a stale pointer match reuses a
+/// merge whose shadow check ran against an older local catalog, which `rank` tolerates: ids
+/// are still unique within each catalog and ties break by id).
 #[derive(Debug)]
 struct Merged {
-    local: Option<Arc<Catalog>>,
+    local: Option<usize>,
     arrived: Vec<Arc<[CatalogGift]>>,
     catalog: Arc<Catalog>,
 }
 
-/// The union of the sources' gifts. The first source to use an id keeps it (built-ins come
-/// first, so a remote catalog can never shadow a built-in gift); later duplicates are skipped.
-fn merge(arrived: Vec<(&str, Arc<[CatalogGift]>)>) -> Catalog {
+/// The union of the HTTP sources' gifts. The first to use an id keeps it (the local catalog
+/// first, so a remote catalog can never shadow a local gift); later duplicates are skipped.
+fn merge(local: Option<&Catalog>, arrived: Vec<(&str, Arc<[CatalogGift]>)>) -> Catalog {
     let mut seen = HashSet::new();
     let mut gifts = Vec::new();
     for (source, batch) in arrived {
         for gift in batch.iter() {
-            if seen.insert(gift.id.clone()) {
+            if local.is_none_or(|l| l.get(&gift.id).is_none()) && seen.insert(gift.id.clone()) {
                 gifts.push(gift.clone());
             } else {
                 tracing::warn!(source, gift = %gift.id, "skipping a gift whose id another source already uses");
@@ -383,8 +385,9 @@ mod tests {
         let second = sources.gather().await;
         assert!(first.failed.is_empty());
         assert_eq!(first.asked, 1);
-        assert_eq!(first.catalog.len(), Catalog::builtin().len());
-        assert!(Arc::ptr_eq(&first.catalog, &second.catalog), "no copy per call");
+        assert_eq!(first.catalogs.len(), 1);
+        assert_eq!(first.catalogs[0].len(), Catalog::builtin().len());
+        assert!(Arc::ptr_eq(&first.catalogs[0], &second.catalogs[0]), "no copy per call");
     }
 
     #[test]
@@ -392,9 +395,11 @@ mod tests {
         let first = Catalog::builtin().gifts()[0].clone();
         let mut impostor = first.clone();
         impostor.title = "Impostor".into();
-        let merged = merge(vec![("a", vec![first.clone()].into()), ("b", vec![impostor].into())]);
+        let merged = merge(None, vec![("a", vec![first.clone()].into()), ("b", vec![impostor.clone()].into())]);
         assert_eq!(merged.len(), 1);
         assert_eq!(merged.get(&first.id).unwrap().title, first.title);
+        let local = Catalog::builtin();
+        assert!(merge(Some(&local), vec![("b", vec![impostor].into())]).is_empty(), "a local id is never shadowed");
     }
 
     #[test]
