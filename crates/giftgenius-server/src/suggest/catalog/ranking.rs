@@ -196,7 +196,7 @@ fn count(m: &dyn Matches, q: &SuggestGiftsQuery) -> usize {
 /// Deterministic: score, then id.
 pub fn rank<'a>(catalogs: &[&'a Catalog], q: &SuggestGiftsQuery) -> Ranked<'a> {
     match catalogs {
-        [one] => rank_with(*one, q),
+        [one] => rank_with(one, q),
         parts => rank_union(Union::new(parts), q),
     }
 }
