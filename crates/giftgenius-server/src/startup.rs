@@ -115,10 +115,36 @@ pub async fn reconcile_once(config: &Config) -> anyhow::Result<ReconcileReport> 
 
 /// The `/mcp` service: Host and Origin checks guard against DNS rebinding and cross-site
 /// calls (only our public name and loopback as Host, only our origin and loopback as Origin).
+/// `/mcp`: two rmcp services behind one route. A client that initializes (2025-11-25 and
+/// older) gets a session and keeps it (`Mcp-Session-Id`); every other POST without a session
+/// (a 2026-07-28 request, or an older-version request from a client that never initialized,
+/// as the official SDKs' stateless servers accept) is served statelessly with a plain JSON
+/// reply: no session to look up, no SSE framing, no per-session task. Nothing a call needs
+/// lives in a session, so both answer the same.
+fn mcp_routes(state: Arc<AppState>, public_url: &str, shutdown: &CancellationToken) -> anyhow::Result<Router> {
+    use axum::extract::Request;
+    use tower::ServiceExt as _;
+    let sessioned = mcp_service(state.clone(), public_url, shutdown, true)?;
+    let sessionless = mcp_service(state, public_url, shutdown, false)?;
+    let route = tower::service_fn(move |request: Request| {
+        let stateless = request.method() == axum::http::Method::POST
+            && !request.headers().contains_key("mcp-session-id")
+            && request.extensions().get::<crate::mcp::request_body::Initialize>().is_none();
+        let (sessioned, sessionless) = (sessioned.clone(), sessionless.clone());
+        async move {
+            let response =
+                if stateless { sessionless.oneshot(request).await } else { sessioned.oneshot(request).await };
+            response.map(axum::response::IntoResponse::into_response)
+        }
+    });
+    Ok(Router::new().nest_service("/mcp", route))
+}
+
 fn mcp_service(
     state: Arc<AppState>,
     public_url: &str,
     shutdown: &CancellationToken,
+    sessions: bool,
 ) -> anyhow::Result<StreamableHttpService<GiftGenius, LocalSessionManager>> {
     let public = url::Url::parse(public_url)?;
     let public_host = public.host_str().unwrap_or("localhost").to_string();
@@ -129,14 +155,15 @@ fn mcp_service(
     }
     let allowed_origins =
         vec![origin_of(public_url)?, "http://localhost:*".to_string(), "http://127.0.0.1:*".to_string()];
-    // Sessions stay on for clients that initialize (2025-11-25 and older). A 2026-07-28 request
-    // (protocol version, client info and capabilities in its `_meta`, no initialize) and
-    // `server/discover` are served statelessly by rmcp whatever this says: nothing a call needs
-    // lives in a session (the auth middleware decides who calls), so any replica answers any
-    // request. Such requests get a plain JSON reply when the handler sends nothing before its
-    // answer; per-request metadata stays optional so initialized clients keep working.
+    // `sessions`: the service clients that initialize (2025-11-25 and older) keep a session
+    // with. A 2026-07-28 request (protocol version, client info and capabilities in its
+    // `_meta`, no initialize) and `server/discover` are served statelessly by rmcp whatever
+    // this says; `mcp_routes` sends every other session-less POST to the service without
+    // sessions. Nothing a call needs lives in a session (the auth middleware decides who
+    // calls), so any replica answers any request. Stateless requests get a plain JSON reply
+    // when the handler sends nothing before its answer; per-request metadata stays optional.
     let config = StreamableHttpServerConfig::default()
-        .with_legacy_session_mode(true)
+        .with_legacy_session_mode(sessions)
         .with_json_response(true)
         .with_stateless_protocol_metadata_required(false)
         .with_allowed_hosts(allowed_hosts)
@@ -222,7 +249,7 @@ impl Application {
         if !config.stdio {
             let (auth, metadata) = auth_layer(&state, &public_url).await?;
             let mcp = Router::new()
-                .nest_service("/mcp", mcp_service(state.clone(), &public_url, &shutdown)?)
+                .merge(mcp_routes(state.clone(), &public_url, &shutdown)?)
                 .layer(axum::middleware::from_fn_with_state(
                     MAX_REQUEST_BODY_BYTES,
                     crate::mcp::request_body::json_rpc_body,

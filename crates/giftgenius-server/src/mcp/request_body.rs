@@ -36,11 +36,21 @@ pub async fn json_rpc_body(State(max_body_bytes): State<usize>, request: Request
         Ok(bytes) => bytes,
         Err(refusal) => return refusal,
     };
-    if let Err(refusal) = check(&bytes) {
-        return refusal;
+    let initialize = match check(&bytes) {
+        Ok(initialize) => initialize,
+        Err(refusal) => return refusal,
+    };
+    let mut request = Request::from_parts(parts, Body::from(bytes));
+    if initialize {
+        request.extensions_mut().insert(Initialize);
     }
-    next.run(Request::from_parts(parts, Body::from(bytes))).await
+    next.run(request).await
 }
+
+/// Marks a POST whose body is an `initialize` request (the MCP route sends it to the
+/// sessioned service, see `startup::mcp_routes`).
+#[derive(Debug, Clone, Copy)]
+pub struct Initialize;
 
 /// `application/json` (any parameters), as rmcp checks it.
 fn is_json(headers: &HeaderMap) -> bool {
@@ -65,9 +75,15 @@ async fn read(body: Body, max_body_bytes: usize) -> Result<Bytes, Response> {
     }
 }
 
-/// `Ok` when rmcp can read `body`; otherwise the JSON-RPC error to answer.
-fn check(body: &[u8]) -> Result<(), Response> {
-    let Err(e) = serde_json::from_slice::<ClientJsonRpcMessage>(body) else { return Ok(()) };
+/// `Ok(is it an initialize request)` when rmcp can read `body`; otherwise the JSON-RPC error.
+fn check(body: &[u8]) -> Result<bool, Response> {
+    let e = match serde_json::from_slice::<ClientJsonRpcMessage>(body) {
+        Ok(ClientJsonRpcMessage::Request(request)) => {
+            return Ok(matches!(request.request, rmcp::model::ClientRequest::InitializeRequest(_)));
+        }
+        Ok(_) => return Ok(false),
+        Err(e) => e,
+    };
     if e.is_syntax() || e.is_eof() {
         // serde_json reports its nesting limit and numbers it cannot hold as syntax errors:
         // name them, they are what the client can act on.

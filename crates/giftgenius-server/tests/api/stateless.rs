@@ -163,3 +163,36 @@ async fn lists_reads_and_discovery_carry_public_cache_hints() {
     assert!(ttl.values().all(|&t| t > 0), "lists are cacheable for a while: {ttl:?}");
     assert!(read_ttl > ttl["tools/list"], "the content-addressed widget outlives the lists: {read_ttl} vs {ttl:?}");
 }
+
+/// A client of an older revision that never initializes (as the official SDKs' stateless
+/// servers accept, and load harnesses do) is answered statelessly with plain JSON: no session
+/// opened, none required, the same result an initialized client gets.
+#[tokio::test]
+async fn an_older_client_that_never_initializes_gets_a_json_answer_without_a_session() {
+    let app = spawn_app().await;
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "suggest_gifts",
+        "arguments": {"relationship_type": "partner", "age": 35, "interests": ["cooking", "coffee"], "limit": 6}}});
+    let response = reqwest::Client::new()
+        .post(app.mcp_url())
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert!(response.headers().get("mcp-session-id").is_none(), "no session is opened");
+    let content_type = response.headers()["content-type"].to_str().unwrap().to_string();
+    assert!(content_type.starts_with("application/json"), "{content_type}");
+    let message: Value = response.json().await.unwrap();
+    assert_eq!(message["id"], 7);
+    let structured = &message["result"]["structuredContent"];
+    assert_eq!(structured["ok"], true, "{message}");
+    assert_eq!(structured["gifts"].as_array().map(Vec::len), Some(6), "{message}");
+
+    // A request naming a session that does not exist is still refused, as the spec says.
+    let unknown =
+        crate::support::post(&app.mcp_url(), Some("no-such-session")).body(body.to_string()).send().await.unwrap();
+    assert_eq!(unknown.status(), 404);
+}
