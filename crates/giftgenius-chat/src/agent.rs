@@ -73,6 +73,27 @@ pub struct Session {
     log: Log,
     messages: Vec<Message>,
     purchases: Purchases,
+    /// How to sign in when a tool asks for an account (`AUTH_REQUIRED` with
+    /// `_meta["mcp/www_authenticate"]`); `None` once signed in or when `--token` was given.
+    sign_in: Option<SignIn>,
+}
+
+/// What the sign-in needs (from the flags).
+#[derive(Debug, Clone)]
+pub struct SignIn {
+    pub client_id: Option<String>,
+    pub scopes: Vec<String>,
+    pub callback_port: u16,
+}
+
+/// The `WWW-Authenticate` challenge a tool result carries when it needs a signed-in caller.
+fn auth_challenge(result: &rmcp::model::CallToolResult) -> Option<String> {
+    let value = result.meta.as_ref()?.0.get("mcp/www_authenticate")?;
+    match value {
+        Value::String(s) => Some(s.clone()),
+        Value::Array(items) => items.first().and_then(Value::as_str).map(str::to_string),
+        _ => None,
+    }
 }
 
 impl Session {
@@ -83,23 +104,32 @@ impl Session {
             Some(path) => Log::open(path)?,
             None => Log::off(),
         };
-        let mcp = match Mcp::connect(&config.mcp, config.token.as_deref()).await {
-            Ok(mcp) => mcp,
+        let sign_in = SignIn {
+            client_id: config.client_id.clone(),
+            scopes: config.scopes.clone(),
+            callback_port: config.callback_port,
+        };
+        let (mcp, signed_in) = match Mcp::connect(&config.mcp, config.token.as_deref()).await {
+            Ok(mcp) => (mcp, config.token.is_some()),
             Err(ConnectError::AuthRequired(challenge)) if config.token.is_none() => {
                 let token = crate::auth::sign_in(
                     &config.mcp,
                     challenge,
-                    config.client_id.as_deref(),
-                    &config.scopes,
-                    config.callback_port,
+                    sign_in.client_id.as_deref(),
+                    &sign_in.scopes,
+                    sign_in.callback_port,
                 )
                 .await?;
-                Mcp::connect(&config.mcp, Some(&token)).await?
+                (Mcp::connect(&config.mcp, Some(&token)).await?, true)
             }
             Err(e) => return Err(e.into()),
         };
         eprintln!("giftgenius-chat: MCP server {}; {}", config.mcp, provider.describe());
-        Self::new(mcp, provider, Limits::from_config(config), log).await
+        let mut session = Self::new(mcp, provider, Limits::from_config(config), log).await?;
+        if !signed_in {
+            session.sign_in = Some(sign_in);
+        }
+        Ok(session)
     }
 
     /// A session over an open connection (tests build theirs this way).
@@ -111,7 +141,16 @@ impl Session {
             "tools",
             json!({"ms": started.elapsed().as_millis() as u64, "offered": registry.offered_names(), "mcp": mcp.url}),
         );
-        Ok(Self { mcp, registry, provider, limits, log, messages: Vec::new(), purchases: Purchases::default() })
+        Ok(Self {
+            mcp,
+            registry,
+            provider,
+            limits,
+            log,
+            messages: Vec::new(),
+            purchases: Purchases::default(),
+            sign_in: None,
+        })
     }
 
     /// The tools the model is offered.
@@ -157,12 +196,38 @@ impl Session {
         Ok(TaskEnd::TurnLimit(max))
     }
 
+    /// Runs the sign-in and reconnects with the token.
+    async fn signed_in(&mut self, sign_in: &SignIn, challenge: String) -> anyhow::Result<()> {
+        let url = self.mcp.url.clone();
+        let token = crate::auth::sign_in(
+            &url,
+            Some(challenge),
+            sign_in.client_id.as_deref(),
+            &sign_in.scopes,
+            sign_in.callback_port,
+        )
+        .await?;
+        self.mcp = Mcp::connect(&url, Some(&token)).await?;
+        self.sign_in = None;
+        self.log.write("signed_in", json!({"mcp": url}));
+        Ok(())
+    }
+
     /// Exactly one result for one call, whatever happens to it.
-    async fn execute<H: Host>(&mut self, host: &mut H, turn: u32, call: &ToolCall, seen: &mut HashMap<String, u32>) -> ToolResult {
+    async fn execute<H: Host>(
+        &mut self,
+        host: &mut H,
+        turn: u32,
+        call: &ToolCall,
+        seen: &mut HashMap<String, u32>,
+    ) -> ToolResult {
         host.show(Event::ToolCall { turn, name: &call.name, arguments: &call.arguments });
         let refuse = |host: &mut H, log: &Log, reason: String| {
             host.show(Event::Refused { turn, name: &call.name, reason: &reason });
-            log.write("refused", json!({"turn": turn, "tool": call.name, "arguments": redacted(&call.arguments), "reason": reason}));
+            log.write(
+                "refused",
+                json!({"turn": turn, "tool": call.name, "arguments": redacted(&call.arguments), "reason": reason}),
+            );
             ToolResult { call_id: call.id.clone(), content: reason, is_error: true }
         };
         if let Some(raw) = &call.unparsed {
@@ -218,7 +283,18 @@ impl Session {
         };
 
         let started = Instant::now();
-        let outcome = self.mcp.call(&call.name, arguments, self.limits.tool_timeout).await;
+        let mut outcome = self.mcp.call(&call.name, arguments.clone(), self.limits.tool_timeout).await;
+        // A tool that needs an account: sign in once (the person opens the printed URL), then
+        // run the same call again on the signed-in connection.
+        if let (Ok(result), Some(sign_in)) = (&outcome, &self.sign_in)
+            && let Some(challenge) = auth_challenge(result)
+        {
+            let sign_in = sign_in.clone();
+            match self.signed_in(&sign_in, challenge).await {
+                Ok(()) => outcome = self.mcp.call(&call.name, arguments, self.limits.tool_timeout).await,
+                Err(e) => eprintln!("giftgenius-chat: sign-in failed: {e:#}"),
+            }
+        }
         let ms = started.elapsed().as_millis() as u64;
         let (content, is_error) = match outcome {
             Ok(result) => {
@@ -266,5 +342,21 @@ impl Session {
             }
         };
         ToolResult { call_id: call.id.clone(), content, is_error }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::{CallToolResult, ContentBlock, MetaObject};
+
+    #[test]
+    fn a_result_that_needs_an_account_names_its_challenge() {
+        let mut result = CallToolResult::error(vec![ContentBlock::text("AUTH_REQUIRED")]);
+        assert_eq!(auth_challenge(&result), None);
+        let mut meta = serde_json::Map::new();
+        meta.insert("mcp/www_authenticate".into(), json!(["Bearer resource_metadata=\"http://x/.well-known\""]));
+        result.meta = Some(MetaObject(meta));
+        assert_eq!(auth_challenge(&result).as_deref(), Some("Bearer resource_metadata=\"http://x/.well-known\""));
     }
 }

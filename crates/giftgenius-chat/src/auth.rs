@@ -23,7 +23,8 @@ pub async fn sign_in(
     scopes: &[String],
     callback_port: u16,
 ) -> anyhow::Result<String> {
-    let listener = TcpListener::bind(("127.0.0.1", callback_port)).await.context("cannot listen for the sign-in redirect")?;
+    let listener =
+        TcpListener::bind(("127.0.0.1", callback_port)).await.context("cannot listen for the sign-in redirect")?;
     let redirect_uri = format!("http://127.0.0.1:{}/callback", listener.local_addr()?.port());
     let mut state = OAuthState::new(mcp_url, None).await.map_err(|e| anyhow::anyhow!("sign-in setup failed: {e}"))?;
     let mut request = AuthorizationRequest::new(redirect_uri.clone()).with_client_name("GiftGenius chat");
@@ -58,12 +59,16 @@ async fn wait_for_code(listener: &TcpListener) -> anyhow::Result<(String, String
         let head = String::from_utf8_lossy(&buf[..n]);
         let target = head.lines().next().and_then(|l| l.split_whitespace().nth(1)).unwrap_or("/").to_string();
         let parsed = url::Url::parse(&format!("http://127.0.0.1{target}")).ok();
-        let query = |k: &str| parsed.as_ref().and_then(|u| u.query_pairs().find(|(n, _)| n == k).map(|(_, v)| v.into_owned()));
-        let (status, body, outcome) = match (parsed.as_ref().map(|u| u.path() == "/callback"), query("code"), query("state"), query("error")) {
-            (Some(true), Some(code), Some(state), _) => ("200 OK", "Signed in. You can close this tab.", Some(Ok((code, state)))),
-            (Some(true), _, _, Some(error)) => ("400 Bad Request", "Sign-in failed.", Some(Err(error))),
-            _ => ("404 Not Found", "Not the sign-in redirect.", None),
-        };
+        let query =
+            |k: &str| parsed.as_ref().and_then(|u| u.query_pairs().find(|(n, _)| n == k).map(|(_, v)| v.into_owned()));
+        let (status, body, outcome) =
+            match (parsed.as_ref().map(|u| u.path() == "/callback"), query("code"), query("state"), query("error")) {
+                (Some(true), Some(code), Some(state), _) => {
+                    ("200 OK", "Signed in. You can close this tab.", Some(Ok((code, state))))
+                }
+                (Some(true), _, _, Some(error)) => ("400 Bad Request", "Sign-in failed.", Some(Err(error))),
+                _ => ("404 Not Found", "Not the sign-in redirect.", None),
+            };
         let response = format!(
             "HTTP/1.1 {status}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
             body.len()

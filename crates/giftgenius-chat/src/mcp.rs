@@ -73,7 +73,12 @@ impl Mcp {
     }
 
     /// Calls `name` and waits at most `timeout` for its result.
-    pub async fn call(&self, name: &str, arguments: JsonObject, timeout: Duration) -> Result<CallToolResult, CallFailure> {
+    pub async fn call(
+        &self,
+        name: &str,
+        arguments: JsonObject,
+        timeout: Duration,
+    ) -> Result<CallToolResult, CallFailure> {
         let params = CallToolRequestParams::new(name.to_string()).with_arguments(arguments);
         match tokio::time::timeout(timeout, self.client.call_tool(params)).await {
             Err(_) => Err(CallFailure::Timeout(timeout)),

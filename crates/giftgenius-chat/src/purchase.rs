@@ -83,12 +83,21 @@ impl Purchases {
     pub fn key_for(&mut self, draft_id: &str) -> String {
         self.keys
             .entry(draft_id.to_string())
-            .or_insert_with(|| format!("{}{}", giftgenius_types::wire::IDEMPOTENCY_KEY_PREFIX, uuid::Uuid::new_v4().simple()))
+            .or_insert_with(|| {
+                format!("{}{}", giftgenius_types::wire::IDEMPOTENCY_KEY_PREFIX, uuid::Uuid::new_v4().simple())
+            })
             .clone()
     }
 
     /// The person's answer, carried out.
-    pub async fn decide(&mut self, mcp: &Mcp, draft: &Draft, confirmed: bool, timeout: Duration, log: &Log) -> Decision {
+    pub async fn decide(
+        &mut self,
+        mcp: &Mcp,
+        draft: &Draft,
+        confirmed: bool,
+        timeout: Duration,
+        log: &Log,
+    ) -> Decision {
         let id = &draft.draft.id;
         log.write("confirmation", json!({"draft_id": id, "confirmed": confirmed}));
         if !confirmed {
@@ -177,7 +186,9 @@ impl Purchases {
 }
 
 fn money(value: &Value) -> String {
-    serde_json::from_value::<giftgenius_types::Money>(value.clone()).map(|m| m.display()).unwrap_or_else(|_| value.to_string())
+    serde_json::from_value::<giftgenius_types::Money>(value.clone())
+        .map(|m| m.display())
+        .unwrap_or_else(|_| value.to_string())
 }
 
 #[cfg(test)]

@@ -88,7 +88,11 @@ impl Entry {
             .take(10)
             .map(|e| {
                 let path = e.instance_path().to_string();
-                let at = if path.is_empty() { "(the arguments)".to_string() } else { path.trim_start_matches('/').replace('/', ".") };
+                let at = if path.is_empty() {
+                    "(the arguments)".to_string()
+                } else {
+                    path.trim_start_matches('/').replace('/', ".")
+                };
                 format!("{at}: {e}")
             })
             .collect();
@@ -118,7 +122,8 @@ mod tests {
 
     fn tool(name: &str, meta: Option<Value>) -> Tool {
         let schema = json!({"type": "object", "properties": {"gift_id": {"type": "string", "minLength": 1}}, "required": ["gift_id"], "additionalProperties": false});
-        let mut t = Tool::new(name.to_string(), format!("{name} does things"), Arc::new(schema.as_object().unwrap().clone()));
+        let mut t =
+            Tool::new(name.to_string(), format!("{name} does things"), Arc::new(schema.as_object().unwrap().clone()));
         t.meta = meta.map(|m| MetaObject(m.as_object().unwrap().clone()));
         t
     }

@@ -43,7 +43,8 @@ pub fn model_view(result: &CallToolResult) -> String {
     let text: Vec<String> = result.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect();
     let text = text.join("\n");
     match &result.structured_content {
-        Some(structured) if structured.to_string() != text.trim() => {
+        // A server that already sent the same JSON as text is not repeated.
+        Some(structured) if serde_json::from_str::<Value>(text.trim()).ok().as_ref() != Some(structured) => {
             if text.is_empty() {
                 format!("structuredContent: {structured}")
             } else {
@@ -71,7 +72,10 @@ mod tests {
 
     #[test]
     fn key_order_does_not_make_another_call() {
-        assert_eq!(canonical(&json!({"b": 1, "a": {"y": 2, "x": [3]}})), canonical(&json!({"a": {"x": [3], "y": 2}, "b": 1})));
+        assert_eq!(
+            canonical(&json!({"b": 1, "a": {"y": 2, "x": [3]}})),
+            canonical(&json!({"a": {"x": [3], "y": 2}, "b": 1}))
+        );
         assert_ne!(canonical(&json!({"a": 1})), canonical(&json!({"a": 2})));
     }
 

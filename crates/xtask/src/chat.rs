@@ -85,7 +85,11 @@ impl LocalServer {
                 return Ok(local);
             }
             if let Ok(Some(status)) = local.child.try_wait() {
-                bail!("the server exited ({status}); its log {}:\n{}", log.display(), std::fs::read_to_string(&log).unwrap_or_default());
+                bail!(
+                    "the server exited ({status}); its log {}:\n{}",
+                    log.display(),
+                    std::fs::read_to_string(&log).unwrap_or_default()
+                );
             }
             std::thread::sleep(Duration::from_millis(200));
         }

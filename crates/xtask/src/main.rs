@@ -60,7 +60,7 @@ commands:
                          giftgenius-types, cargo test --workspace, the official MCP suites,
                          then the browser tests
   chat [-- ARGS…]        the terminal MCP host with a real model (crates/giftgenius-chat): ARGS go
-                         to it as given, e.g. "a gift for my dad, under $60" --provider anthropic
+                         to it as given, e.g. 'a gift for my dad, under $60' --provider anthropic
                          --model M --base-url URL --mcp URL --log FILE; without --mcp it uses the
                          local server, started (as serve does) if nothing answers at :8000
   browser-test           widget (if changed), then only the browser tests (headless Chromium)

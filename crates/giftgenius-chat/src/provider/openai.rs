@@ -53,7 +53,8 @@ pub fn reply(value: &Value) -> Result<Reply, String> {
         let list = list.as_array().ok_or("tool_calls is not a list")?;
         for (i, call) in list.iter().enumerate() {
             let id = call.get("id").and_then(Value::as_str).ok_or(format!("tool_calls[{i}] has no id"))?;
-            let name = call.pointer("/function/name").and_then(Value::as_str).ok_or(format!("tool_calls[{i}] has no name"))?;
+            let name =
+                call.pointer("/function/name").and_then(Value::as_str).ok_or(format!("tool_calls[{i}] has no name"))?;
             let (arguments, unparsed) = match call.pointer("/function/arguments") {
                 Some(Value::String(raw)) if raw.trim().is_empty() => (json!({}), None),
                 Some(Value::String(raw)) => match serde_json::from_str::<Value>(raw) {

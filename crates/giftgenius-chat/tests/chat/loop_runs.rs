@@ -49,7 +49,11 @@ async fn three_turn_task(format: Format) {
     let first_gift = chosen.lock().unwrap().clone();
     assert!(person.lines[0].starts_with("[turn 1] calls suggest_gifts {"), "{}", person.transcript());
     assert_eq!(person.lines[1], format!("[turn 2] calls prepare_order {{\"gift_id\":\"{first_gift}\"}}"));
-    assert!(person.lines.iter().any(|l| l.starts_with("[turn 3] calls get_order {\"order_id\":\"")), "{}", person.transcript());
+    assert!(
+        person.lines.iter().any(|l| l.starts_with("[turn 3] calls get_order {\"order_id\":\"")),
+        "{}",
+        person.transcript()
+    );
     assert!(person.transcript().contains("Final answer:\nDone"));
     assert_eq!(app.charges().await, 1);
     assert_eq!(app.orders().await, 1);

@@ -84,7 +84,11 @@ async fn a_model_that_asks_for_commit_order_itself_is_refused_and_nothing_is_cha
     assert_eq!(requests.len(), 4, "{}", person.transcript());
     let refusal = requests[3].to_string();
     assert!(refusal.contains("commit_order is not available to you"), "{refusal}");
-    assert!(person.transcript().contains("commit_order not run: commit_order is not available"), "{}", person.transcript());
+    assert!(
+        person.transcript().contains("commit_order not run: commit_order is not available"),
+        "{}",
+        person.transcript()
+    );
     assert_eq!(app.charges().await, 0);
     assert_eq!(app.orders().await, 0);
 }

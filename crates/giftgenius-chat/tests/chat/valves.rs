@@ -22,7 +22,11 @@ async fn the_third_identical_call_is_not_run_and_the_model_is_told_to_change_app
         3 => {
             let third = r.result(0);
             assert!(third.is_error, "{third:?}");
-            assert!(third.content.contains("Not run") && third.content.contains("Do not repeat it"), "{}", third.content);
+            assert!(
+                third.content.contains("Not run") && third.content.contains("Do not repeat it"),
+                "{}",
+                third.content
+            );
             Step::Answer("Here are the tea gifts I found.".into())
         }
         n => panic!("unexpected request {n}"),
@@ -58,10 +62,18 @@ async fn unknown_and_hidden_tools_get_error_results_in_the_same_turn_as_a_real_c
             let unknown = r.result(0);
             assert!(unknown.is_error);
             assert!(unknown.content.contains("no tool named \"find_gifts\""), "{}", unknown.content);
-            assert!(unknown.content.contains("suggest_gifts") && !unknown.content.contains("commit_order"), "{}", unknown.content);
+            assert!(
+                unknown.content.contains("suggest_gifts") && !unknown.content.contains("commit_order"),
+                "{}",
+                unknown.content
+            );
             assert!(!r.result(1).is_error, "{}", r.result(1).content);
             let hidden = r.result(2);
-            assert!(hidden.is_error && hidden.content.contains("commit_order is not available to you"), "{}", hidden.content);
+            assert!(
+                hidden.is_error && hidden.content.contains("commit_order is not available to you"),
+                "{}",
+                hidden.content
+            );
             Step::Answer("ok".into())
         }
         n => panic!("unexpected request {n}"),

@@ -85,7 +85,12 @@ pub struct ScriptedModel {
 
 impl ScriptedModel {
     pub async fn start(format: Format, script: impl FnMut(&Request) -> Step + Send + 'static) -> Self {
-        let inner = Arc::new(Mutex::new(Inner { script: Box::new(script), requests: Vec::new(), violations: Vec::new(), next_id: 0 }));
+        let inner = Arc::new(Mutex::new(Inner {
+            script: Box::new(script),
+            requests: Vec::new(),
+            violations: Vec::new(),
+            next_id: 0,
+        }));
         let app = Router::new()
             .route("/v1/chat/completions", post(|s, b| answer(s, b, Format::Openai)))
             .route("/v1/messages", post(|s, b| answer(s, b, Format::Anthropic)))
@@ -121,7 +126,8 @@ async fn answer(State(inner): State<Arc<Mutex<Inner>>>, Json(body): Json<Value>,
     inner.requests.push(body.clone());
     if let Err(why) = check_pairing(&body, format) {
         inner.violations.push(format!("request {index}: {why}"));
-        return (StatusCode::BAD_REQUEST, Json(json!({"error": {"type": "invalid_request_error", "message": why}}))).into_response();
+        return (StatusCode::BAD_REQUEST, Json(json!({"error": {"type": "invalid_request_error", "message": why}})))
+            .into_response();
     }
     let request = Request { index, results: results_of(&body, format), tools: tools_of(&body, format) };
     let step = (inner.script)(&request);
@@ -176,13 +182,37 @@ fn check_pairing(body: &Value, format: Format) -> Result<(), String> {
         }
         let (calls, answered): (Vec<String>, Vec<String>) = match format {
             Format::Openai => {
-                let calls = m["tool_calls"].as_array().map(|c| c.iter().map(|c| c["id"].as_str().unwrap().to_string()).collect()).unwrap_or_default();
-                let answered = messages[i + 1..].iter().take_while(|n| n["role"] == "tool").map(|n| n["tool_call_id"].as_str().unwrap().to_string()).collect();
+                let calls = m["tool_calls"]
+                    .as_array()
+                    .map(|c| c.iter().map(|c| c["id"].as_str().unwrap().to_string()).collect())
+                    .unwrap_or_default();
+                let answered = messages[i + 1..]
+                    .iter()
+                    .take_while(|n| n["role"] == "tool")
+                    .map(|n| n["tool_call_id"].as_str().unwrap().to_string())
+                    .collect();
                 (calls, answered)
             }
             Format::Anthropic => {
-                let calls = m["content"].as_array().map(|c| c.iter().filter(|b| b["type"] == "tool_use").map(|b| b["id"].as_str().unwrap().to_string()).collect()).unwrap_or_default();
-                let answered = messages.get(i + 1).and_then(|n| n["content"].as_array()).map(|c| c.iter().filter(|b| b["type"] == "tool_result").map(|b| b["tool_use_id"].as_str().unwrap().to_string()).collect()).unwrap_or_default();
+                let calls = m["content"]
+                    .as_array()
+                    .map(|c| {
+                        c.iter()
+                            .filter(|b| b["type"] == "tool_use")
+                            .map(|b| b["id"].as_str().unwrap().to_string())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let answered = messages
+                    .get(i + 1)
+                    .and_then(|n| n["content"].as_array())
+                    .map(|c| {
+                        c.iter()
+                            .filter(|b| b["type"] == "tool_result")
+                            .map(|b| b["tool_use_id"].as_str().unwrap().to_string())
+                            .collect()
+                    })
+                    .unwrap_or_default();
                 (calls, answered)
             }
         };
