@@ -23,6 +23,7 @@ pub async fn sign_in(
     scopes: &[String],
     callback_port: u16,
 ) -> anyhow::Result<String> {
+    crate::tls::install_crypto_provider();
     let listener =
         TcpListener::bind(("127.0.0.1", callback_port)).await.context("cannot listen for the sign-in redirect")?;
     let redirect_uri = format!("http://127.0.0.1:{}/callback", listener.local_addr()?.port());

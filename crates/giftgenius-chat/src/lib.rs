@@ -15,6 +15,7 @@
 //! - `purchase`: human confirmation: the host, never the model, commits a draft after a typed "yes".
 //! - `host`: what the person sees and answers (the terminal; tests script it).
 //! - `log`: the `--log` JSON lines.
+//! - `tls`: ring as the crypto of rmcp's HTTP client (no aws-lc-rs in the build).
 
 pub mod agent;
 pub mod auth;
@@ -26,3 +27,4 @@ pub mod provider;
 pub mod purchase;
 pub mod registry;
 pub mod text;
+pub mod tls;

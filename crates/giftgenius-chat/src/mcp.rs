@@ -49,6 +49,7 @@ impl std::error::Error for ConnectError {}
 impl Mcp {
     /// Connects (and initializes) with an optional bearer token.
     pub async fn connect(url: &str, bearer: Option<&str>) -> Result<Self, ConnectError> {
+        crate::tls::install_crypto_provider();
         let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
         if let Some(token) = bearer {
             config = config.auth_header(token.to_string());
