@@ -22,7 +22,7 @@ use crate::host::{Event, Host};
 use crate::log::{Log, redacted};
 use crate::mcp::{CallFailure, ConnectError, Mcp};
 use crate::provider::{Message, Provider, ToolCall, ToolResult};
-use crate::purchase::{Purchases, card, draft_of};
+use crate::purchase::{Purchases, draft_of};
 use crate::registry::{Lookup, Registry};
 use crate::text::{bounded, canonical, model_view};
 
@@ -277,6 +277,7 @@ impl Session {
             );
             return refuse(host, &self.log, reason);
         }
+        let entry_has_view = entry.has_view();
         let arguments = match &call.arguments {
             Value::Object(map) => map.clone(),
             _ => serde_json::Map::new(),
@@ -306,12 +307,13 @@ impl Session {
                            "is_error": is_error, "content": content,
                            "meta_keys": result.meta.as_ref().map(|m| m.0.keys().cloned().collect::<Vec<_>>())}),
                 );
+                host.tool_result(turn, &call.name, &call.arguments, &result, entry_has_view);
                 if is_error {
                     host.show(Event::ToolError { turn, name: &call.name, message: &content });
                 } else if let Some(draft) = draft_of(&result) {
-                    let confirmed = host.confirm(&card(&draft.draft)).await;
+                    let answer = host.confirm(&draft).await;
                     let decision =
-                        self.purchases.decide(&self.mcp, &draft, confirmed, self.limits.tool_timeout, &self.log).await;
+                        self.purchases.decide(&self.mcp, &draft, answer, self.limits.tool_timeout, &self.log).await;
                     host.show(Event::Purchase(&decision.shown));
                     content.push_str("\n\n");
                     content.push_str(&decision.for_model);

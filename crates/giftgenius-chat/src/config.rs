@@ -153,6 +153,11 @@ pub struct Config {
     /// Scopes to ask for at sign-in (default: what the server's metadata lists).
     #[arg(long, value_delimiter = ',')]
     pub scopes: Vec<String>,
+
+    /// Instead of the terminal, serve the chat as a small HTTP API on this loopback address
+    /// (the preview's chat panel; `cargo xtask preview` starts it). No message with it.
+    #[arg(long, env = "GIFTGENIUS_CHAT_LISTEN", conflicts_with = "message")]
+    pub listen: Option<std::net::SocketAddr>,
 }
 
 impl Config {

@@ -1,11 +1,16 @@
-//! What the person sees and answers. The loop reports [`Event`]s and asks [`Host::confirm`]
-//! before any purchase; [`TerminalHost`] prints them and reads stdin. Tests script their own host.
+//! What the person sees and answers. The loop reports [`Event`]s, hands every tool result to
+//! [`Host::tool_result`] (a host with views renders them) and asks [`Host::confirm`] before any
+//! purchase; [`TerminalHost`] prints them and reads stdin, `panel::PanelHost` serves them to the
+//! preview page. Tests script their own host.
 
 use std::future::Future;
 use std::io::Write;
 
+use rmcp::model::CallToolResult;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
+
+use crate::purchase::{Draft, card};
 
 /// Something the person should see.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,11 +29,26 @@ pub enum Event<'a> {
     Stopped(&'a str),
 }
 
+/// What the person decided about a draft.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Confirmation {
+    /// Not bought.
+    Declined,
+    /// Bought: the host commits the draft itself (the terminal's typed "yes").
+    Confirmed,
+    /// The app's own view (the widget) already committed it through the host's bridge and this is
+    /// the order it reported; the loop reads it back with `get_order` and never commits again.
+    PlacedByView { order_id: String },
+}
+
 /// The person's side of the loop.
 pub trait Host {
     fn show(&mut self, event: Event<'_>);
-    /// Shows the confirmation card and returns true only when the person typed "yes".
-    fn confirm(&mut self, card: &str) -> impl Future<Output = bool> + Send;
+    /// A tool's whole result (with `_meta`, which the model never reads), for a host that renders
+    /// the tool's view; `has_view` says whether the tool declares one. The terminal ignores it.
+    fn tool_result(&mut self, _turn: u32, _name: &str, _arguments: &Value, _result: &CallToolResult, _has_view: bool) {}
+    /// Shows the draft and returns what the person decided.
+    fn confirm(&mut self, draft: &Draft) -> impl Future<Output = Confirmation> + Send;
 }
 
 /// The first line of `text`, for a one-line terminal summary.
@@ -88,11 +108,16 @@ impl Host for TerminalHost {
         println!("{}", render(&event));
     }
 
-    fn confirm(&mut self, card: &str) -> impl Future<Output = bool> + Send {
-        println!("\n{card}");
+    fn confirm(&mut self, draft: &Draft) -> impl Future<Output = Confirmation> + Send {
+        println!("\n{}", card(&draft.draft));
         print!("Type \"yes\" to buy it (anything else cancels): ");
         let _ = std::io::stdout().flush();
-        async move { matches!(self.stdin.next_line().await, Ok(Some(line)) if is_yes(&line)) }
+        async move {
+            match self.stdin.next_line().await {
+                Ok(Some(line)) if is_yes(&line) => Confirmation::Confirmed,
+                _ => Confirmation::Declined,
+            }
+        }
     }
 }
 

@@ -14,6 +14,7 @@
 //!   call, bounded outputs, per-call timeouts).
 //! - `purchase`: human confirmation: the host, never the model, commits a draft after a typed "yes".
 //! - `host`: what the person sees and answers (the terminal; tests script it).
+//! - `panel`: `--listen`: the loop behind a small loopback HTTP API for the preview's chat panel.
 //! - `log`: the `--log` JSON lines.
 //! - `tls`: ring as the crypto of rmcp's HTTP client (no aws-lc-rs in the build).
 
@@ -23,6 +24,7 @@ pub mod config;
 pub mod host;
 pub mod log;
 pub mod mcp;
+pub mod panel;
 pub mod provider;
 pub mod purchase;
 pub mod registry;

@@ -1,4 +1,5 @@
-//! The `giftgenius-chat` binary: flags in, one task or an interactive session out.
+//! The `giftgenius-chat` binary: flags in, one task or an interactive session out (or, with
+//! `--listen`, the chat panel's HTTP API).
 
 use std::process::ExitCode;
 
@@ -20,6 +21,10 @@ async fn main() -> ExitCode {
 }
 
 async fn run(config: Config) -> anyhow::Result<ExitCode> {
+    if let Some(addr) = config.listen {
+        giftgenius_chat::panel::serve(config, addr).await?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let message = config.message();
     let mut session = Session::connect(&config).await?;
     let mut host = TerminalHost::new();

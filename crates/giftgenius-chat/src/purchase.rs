@@ -3,6 +3,11 @@
 //! with the confirmation token from the result's widget-only `_meta` (which the model never
 //! reads) and an idempotency key minted once per draft and reused on every retry, as the widget
 //! does. The model only learns what the person decided and what the order became.
+//!
+//! In the preview's chat panel the app's own view (the widget) shows the draft and its Confirm
+//! commits through the page's bridge, as in any host with views; the host then only reads the
+//! reported order back with `get_order` (it must belong to this draft) and never commits itself,
+//! so one click is one commit.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -12,11 +17,15 @@ use giftgenius_types::wire::META_CONFIRMATION_TOKEN;
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 
+use crate::host::Confirmation;
 use crate::log::Log;
 use crate::mcp::{CallFailure, Mcp};
 
 /// The host-only tool that charges a confirmed draft.
 pub const COMMIT_TOOL: &str = "commit_order";
+
+/// The tool that reads an order back (what a view reported placing).
+pub const GET_ORDER_TOOL: &str = "get_order";
 
 /// Attempts of one commit (the same key every time).
 const COMMIT_ATTEMPTS: u32 = 3;
@@ -94,22 +103,26 @@ impl Purchases {
         &mut self,
         mcp: &Mcp,
         draft: &Draft,
-        confirmed: bool,
+        answer: Confirmation,
         timeout: Duration,
         log: &Log,
     ) -> Decision {
         let id = &draft.draft.id;
-        log.write("confirmation", json!({"draft_id": id, "confirmed": confirmed}));
-        if !confirmed {
-            return Decision {
-                shown: "Not bought: nothing was ordered or charged.".into(),
-                for_model: format!(
-                    "HOST NOTE: the person was shown draft {id} and declined it. Nothing was ordered or charged. \
-                     Do not prepare it again unless they ask."
-                ),
-            };
-        }
-        match self.commit(mcp, draft, timeout, log).await {
+        log.write("confirmation", json!({"draft_id": id, "answer": format!("{answer:?}")}));
+        let placed = match answer {
+            Confirmation::Declined => {
+                return Decision {
+                    shown: "Not bought: nothing was ordered or charged.".into(),
+                    for_model: format!(
+                        "HOST NOTE: the person was shown draft {id} and declined it. Nothing was ordered or charged. \
+                         Do not prepare it again unless they ask."
+                    ),
+                };
+            }
+            Confirmation::Confirmed => self.commit(mcp, draft, timeout, log).await,
+            Confirmation::PlacedByView { order_id } => read_back(mcp, id, &order_id, timeout, log).await,
+        };
+        match placed {
             Ok(order) => {
                 let summary = format!(
                     "Order placed: {} ({}), total {}",
@@ -182,6 +195,36 @@ impl Purchases {
             tokio::time::sleep(Duration::from_millis(wait.min(5_000))).await;
         }
         Err(last)
+    }
+}
+
+/// The order a view reported placing for `draft_id`, as the server has it (`get_order`). An order
+/// of another draft, or one the server does not know, is an error: the model is never told of a
+/// purchase the server does not confirm.
+async fn read_back(mcp: &Mcp, draft_id: &str, order_id: &str, timeout: Duration, log: &Log) -> Result<Value, String> {
+    let Value::Object(arguments) = json!({"order_id": order_id}) else { unreachable!("an object literal") };
+    let started = std::time::Instant::now();
+    let outcome = mcp.call(GET_ORDER_TOOL, arguments, timeout).await;
+    let ms = started.elapsed().as_millis() as u64;
+    let result = match outcome {
+        Ok(result) => result,
+        Err(failure) => {
+            log.write("host_call", json!({"tool": GET_ORDER_TOOL, "ms": ms, "failure": format!("{failure:?}")}));
+            return Err("the order the app reported could not be read back from the server".into());
+        }
+    };
+    let structured = result.structured_content.clone().unwrap_or(Value::Null);
+    log.write(
+        "host_call",
+        json!({"tool": GET_ORDER_TOOL, "ms": ms, "order_id": order_id, "is_error": result.is_error, "structured": structured}),
+    );
+    if result.is_error == Some(true) {
+        return Err(structured["error"]["message"].as_str().unwrap_or("the server does not know that order").to_string());
+    }
+    match structured.get("order") {
+        Some(order) if order["draft_id"].as_str() == Some(draft_id) => Ok(order.clone()),
+        Some(_) => Err(format!("the order the app reported belongs to another draft than {draft_id}")),
+        None => Err("the server's answer had no order".into()),
     }
 }
 

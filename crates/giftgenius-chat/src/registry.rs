@@ -80,6 +80,14 @@ impl Registry {
 }
 
 impl Entry {
+    /// Whether the tool declares a view for its results (MCP Apps `_meta.ui.resourceUri`, or the
+    /// Apps SDK's `openai/outputTemplate`): a host with views renders its results in it.
+    pub fn has_view(&self) -> bool {
+        let Some(meta) = &self.tool.meta else { return false };
+        meta.0.get("ui").and_then(|ui| ui.get("resourceUri")).and_then(Value::as_str).is_some()
+            || meta.0.get("openai/outputTemplate").and_then(Value::as_str).is_some()
+    }
+
     /// The arguments' violations of the tool's `inputSchema`, as `path: message` lines (at most 10).
     pub fn violations(&self, arguments: &Value) -> Vec<String> {
         let Some(validator) = &self.validator else { return Vec::new() };
@@ -141,6 +149,24 @@ mod tests {
         assert!(matches!(registry.lookup("commit_order"), Lookup::Hidden));
         assert!(matches!(registry.lookup("nope"), Lookup::Unknown));
         assert!(registry.lists("commit_order"));
+    }
+
+    #[test]
+    fn a_tool_with_a_resource_uri_or_an_output_template_has_a_view() {
+        let registry = Registry::new(vec![
+            tool("a", Some(json!({"ui": {"resourceUri": "ui://widget/x.html"}}))),
+            tool("b", Some(json!({"openai/outputTemplate": "ui://widget/x.html"}))),
+            tool("c", Some(json!({"ui": {"visibility": ["model"]}}))),
+            tool("d", None),
+        ]);
+        let views: Vec<bool> = ["a", "b", "c", "d"]
+            .iter()
+            .map(|n| match registry.lookup(n) {
+                Lookup::Offered(e) => e.has_view(),
+                _ => panic!("{n} is offered"),
+            })
+            .collect();
+        assert_eq!(views, [true, true, false, false]);
     }
 
     #[test]

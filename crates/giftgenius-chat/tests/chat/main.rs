@@ -2,6 +2,7 @@
 //! `support` starts both; a module per area).
 
 mod loop_runs;
+mod panel;
 mod purchases;
 mod support;
 mod valves;

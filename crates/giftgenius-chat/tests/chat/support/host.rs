@@ -3,7 +3,8 @@
 use std::collections::VecDeque;
 use std::future::Future;
 
-use giftgenius_chat::host::{Event, Host, is_yes, render};
+use giftgenius_chat::host::{Confirmation, Event, Host, is_yes, render};
+use giftgenius_chat::purchase::{Draft, card};
 
 #[derive(Default)]
 pub struct Person {
@@ -29,10 +30,11 @@ impl Host for Person {
         self.lines.push(render(&event));
     }
 
-    fn confirm(&mut self, card: &str) -> impl Future<Output = bool> + Send {
+    fn confirm(&mut self, draft: &Draft) -> impl Future<Output = Confirmation> + Send {
         let answer = self.answers.pop_front().unwrap_or("no");
-        self.cards.push(card.to_string());
+        let card = card(&draft.draft);
         self.lines.push(format!("{card}\nType \"yes\" to buy it (anything else cancels): {answer}"));
-        std::future::ready(is_yes(answer))
+        self.cards.push(card);
+        std::future::ready(if is_yes(answer) { Confirmation::Confirmed } else { Confirmation::Declined })
     }
 }
