@@ -219,7 +219,10 @@ async fn read_back(mcp: &Mcp, draft_id: &str, order_id: &str, timeout: Duration,
         json!({"tool": GET_ORDER_TOOL, "ms": ms, "order_id": order_id, "is_error": result.is_error, "structured": structured}),
     );
     if result.is_error == Some(true) {
-        return Err(structured["error"]["message"].as_str().unwrap_or("the server does not know that order").to_string());
+        return Err(structured["error"]["message"]
+            .as_str()
+            .unwrap_or("the server does not know that order")
+            .to_string());
     }
     match structured.get("order") {
         Some(order) if order["draft_id"].as_str() == Some(draft_id) => Ok(order.clone()),

@@ -4,6 +4,11 @@
 //! nothing answers there it starts one the way `serve` does (the widget if changed, the release
 //! server with its SANDBOX provider), logging to `target/chat/server.log`, and stops it when the
 //! chat ends.
+//!
+//! [`Panel`] is the same binary for `cargo xtask preview`'s chat panel: `giftgenius-chat --listen
+//! 127.0.0.1:PORT` on a free loopback port, which the server relays `/preview/chat/*` to. Provider,
+//! model and base URL come from the usual `GIFTGENIUS_CHAT_*` variables and the key from
+//! `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`, inherited by that process only.
 
 use crate::server::{self, user_value};
 use crate::{build_sandbox_provider, cmd, locked_in_ci, preview, widget};
@@ -98,6 +103,50 @@ impl LocalServer {
 }
 
 impl Drop for LocalServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The chat process behind the preview's chat panel; killed on drop.
+pub struct Panel {
+    child: Child,
+    /// `http://127.0.0.1:PORT`, for the server's `--preview-chat-url`.
+    pub url: String,
+    pub log: std::path::PathBuf,
+}
+
+impl Panel {
+    /// Builds `giftgenius-chat` and starts it with `--listen` on a free loopback port, talking
+    /// to `mcp_url` (it connects once the server answers).
+    pub fn start(root: &Path, mcp_url: &str) -> Result<Panel> {
+        let mut build = cmd::cargo();
+        build.args(["build", "-p", "giftgenius-chat", "--bin", "giftgenius-chat"]).current_dir(root);
+        locked_in_ci(&mut build);
+        cmd::run(&mut build)?;
+        let bin = preview::target_dir(root).join("debug/giftgenius-chat");
+        // A free port now; the chat binds it a moment later (nothing else here races for it).
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .context("finding a free port for the chat process")?
+            .port();
+        let log = root.join("target/preview/chat.log");
+        std::fs::create_dir_all(log.parent().expect("has a parent")).context("creating target/preview")?;
+        let stderr = std::fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
+        let child = Command::new(&bin)
+            .args(["--listen", &format!("127.0.0.1:{port}"), "--mcp", mcp_url])
+            .current_dir(root)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(stderr)
+            .spawn()
+            .with_context(|| format!("could not start {}", bin.display()))?;
+        Ok(Panel { child, url: format!("http://127.0.0.1:{port}"), log })
+    }
+}
+
+impl Drop for Panel {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();

@@ -133,7 +133,9 @@ async fn purchase(
         return answer(StatusCode::FORBIDDEN, json!({"error": "only the preview page may use the chat"}));
     }
     // An id goes into the chat process's path: ids are short and plain.
-    if draft_id.is_empty() || draft_id.len() > 64 || !draft_id.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '-')
+    if draft_id.is_empty()
+        || draft_id.len() > 64
+        || !draft_id.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '-')
     {
         return answer(StatusCode::BAD_REQUEST, json!({"error": "not a draft id"}));
     }
@@ -149,7 +151,9 @@ mod tests {
         assert!(is_loopback_http("http://127.0.0.1:9000/"));
         assert!(is_loopback_http("http://localhost:9000/"));
         assert!(is_loopback_http("http://[::1]:9000/"));
-        for bad in ["https://127.0.0.1:9000/", "http://10.0.0.5:9000/", "http://example.com/", "http://127.0.0.1:9/x", "nope"] {
+        for bad in
+            ["https://127.0.0.1:9000/", "http://10.0.0.5:9000/", "http://example.com/", "http://127.0.0.1:9/x", "nope"]
+        {
             assert!(!is_loopback_http(bad), "{bad}");
         }
     }
