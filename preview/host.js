@@ -24,6 +24,11 @@
 //   authorization code + PKCE S256 with `state` and `resource` (RFC 8707); the redirect URI is
 //   /preview/callback (callback.html, this same script), which exchanges the code and keeps the
 //   access token in sessionStorage. Every MCP request then carries it; a 401 drops it.
+// - Chat (when `cargo xtask preview` runs the chat process): a conversation with a real model,
+//   whose loop runs in that process (keys stay there); the page reads its turns from
+//   /preview/chat/state and renders each tool result that has a view in the widget, inline in the
+//   conversation, through the same bridges. The widget's Confirm commits through this page's
+//   bridge as always; the page then reports the order to the chat process, which reads it back.
 "use strict";
 
 (function () {
@@ -419,8 +424,11 @@
     return { toolName: name, toolInput: null, partials: [], toolResult: null, cancelled: null, widgetState: null,
       modelContext: null, callId: ++runSeq, mounts: 0 };
   }
-  // Per iframe load.
+  // Per iframe load. The frame lives in the stage (#frame-box), or in a chat turn's slot while
+  // the view shows a result of the chat's model.
   let frame = null;
+  let frameBox = null;
+  const stageBox = () => frameBox || $("frame-box");
   let frameSeq = 0;
   let view = freshView();
   function freshView() {
@@ -438,7 +446,7 @@
   }
 
   function loadFrame() {
-    const box = $("frame-box");
+    const box = stageBox();
     box.textContent = "";
     frame = document.createElement("iframe");
     frame.id = "widget";
@@ -472,7 +480,7 @@
       delete hostPending[id];
       if (!answer) log("host error", "ui/resource-teardown: no answer within 1 s; unmounting anyway");
     }
-    $("frame-box").textContent = "";
+    stageBox().textContent = "";
     frame = null;
     log("host", `view unmounted: ${why}`);
     frameInfo();
@@ -510,16 +518,20 @@
   // tab starts with fresh drafts and orders, as a new ChatGPT user would.
   const PREVIEW_USER = `preview-${Array.from(crypto.getRandomValues(new Uint8Array(6)), (x) => x.toString(16).padStart(2, "0")).join("")}`;
 
-  async function callTool(name, args, from) {
+  // A view showing a chat result acts for the chat process's user: the one local user (no
+  // subject), whose drafts the chat's model prepared.
+  async function callTool(name, args, from, subject = PREVIEW_USER) {
     const record = { from, name, arguments: args };
     calls.push(record);
     log(`${from}→server`, `tools/call ${name}`, args);
     try {
-      const result = await mcp.request("tools/call", { name, arguments: args, _meta: { "openai/subject": PREVIEW_USER } });
+      const params = subject ? { name, arguments: args, _meta: { "openai/subject": subject } } : { name, arguments: args };
+      const result = await mcp.request("tools/call", params);
       record.result = result;
       log(`server→${from}`, `${name} ${result.isError ? "isError" : "ok"}`, result);
       if (isAuthRequired(result)) offerSignIn(name);
       refreshLedger();
+      if (from === "view") chatSawViewCall(name, args, result);
       return result;
     } catch (e) {
       record.error = String(e.message || e);
@@ -565,7 +577,7 @@
         if (!toolAllowedFromView(name)) return reply(null, `tool ${name} is not callable from the widget`);
         if (dropViewCalls) return log("host", `dropped openai.callTool ${name} (never answered)`);
         try {
-          reply(await callTool(name, args || {}, "view"));
+          reply(await callTool(name, args || {}, "view", viewSubject()));
         } catch (e) {
           reply(null, String(e.message || e));
         }
@@ -659,7 +671,7 @@
   function setDisplayMode(mode) {
     if (settings.displayMode === mode) return;
     settings.displayMode = mode;
-    $("frame-box").classList.toggle("fullscreen", mode === "fullscreen");
+    stageBox().classList.toggle("fullscreen", mode === "fullscreen");
     $("exit-fullscreen").hidden = mode !== "fullscreen";
     log("host", `display mode: ${mode}`);
     if (settings.bridge === "mcp-apps" && view.mcpInitialized) {
@@ -718,7 +730,7 @@
         if (!toolAllowedFromView(name)) return fail(-32602, `tool ${name} is not callable from the app`);
         if (dropViewCalls) return log("host", `dropped tools/call ${name} #${msg.id} (never answered)`);
         try {
-          return respond(await callTool(name, (msg.params && msg.params.arguments) || {}, "view"));
+          return respond(await callTool(name, (msg.params && msg.params.arguments) || {}, "view", viewSubject()));
         } catch (e) {
           return fail((e.rpc && e.rpc.code) || -32603, String(e.message || e));
         }
@@ -826,6 +838,7 @@
   // them, the complete input, then the call's result, or a cancellation instead.
   function begin(name) {
     if (frame && settings.displayMode !== "inline") setDisplayMode("inline");
+    leaveChatSlot();
     instance = newInstance(name);
     $("auth-offer").hidden = true;
     clearRelay();
@@ -997,6 +1010,170 @@
     checkout: () => run("create_checkout_session", { gift_id: "tr-007", idempotency_key: newKey() }),
   };
 
+
+  // ---------------------------------------------------------------- chat panel
+  // The conversation lives in the chat process (`giftgenius-chat --listen`, relayed by the
+  // server at /preview/chat/*); the page polls its turns and renders them. One view is live at a
+  // time: the newest result with a view is mounted in its turn, and an older one leaves a note.
+  const chat = { on: null, seq: 0, turns: [], busy: false, pending: null, reported: new Set(), slot: null, timer: null };
+  function viewSubject() { return instance.chat ? null : PREVIEW_USER; }
+  function leaveChatSlot() {
+    if (!frameBox) return;
+    frameBox.textContent = "(this view was replaced by a newer one)";
+    frameBox = null;
+  }
+  function chatStatus(text) { $("chat-status").textContent = text; }
+  async function chatFetch(path, body) {
+    const init = body === undefined ? { cache: "no-store" }
+      : { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) };
+    const res = await fetch(`/preview/chat${path}`, init);
+    const data = await res.json().catch(() => ({}));
+    return { status: res.status, data };
+  }
+  // The widget committed a chat draft through this page's bridge: tell the chat process which
+  // order it became (once per draft; the view's retries reuse the same key and the same order).
+  function chatSawViewCall(name, args, result) {
+    if (name !== "commit_order" || !instance.chat || !result || result.isError) return;
+    const draftId = args && args.draft_id;
+    const order = result.structuredContent && result.structuredContent.order;
+    if (!draftId || !order || !order.id || chat.reported.has(draftId)) return;
+    chat.reported.add(draftId);
+    log("host→chat", `purchase ${draftId}: placed by the view`, { order_id: order.id });
+    chatFetch(`/purchases/${encodeURIComponent(draftId)}`, { decision: "placed", order_id: order.id })
+      .then((r) => { if (r.status !== 200) log("host error", `the chat process refused the report (HTTP ${r.status})`, r.data); })
+      .catch((e) => log("host error", "reporting the order to the chat process", String(e.message || e)));
+  }
+  function chatDecline(draftId) {
+    chat.reported.add(draftId);
+    log("host→chat", `purchase ${draftId}: declined`);
+    return chatFetch(`/purchases/${encodeURIComponent(draftId)}`, { decision: "declined" });
+  }
+  // Mounts the view for a chat result in `slot`, as a host renders a tool result in its message.
+  function showChatResult(slot, turn) {
+    if (frame && settings.displayMode !== "inline") setDisplayMode("inline");
+    leaveChatSlot();
+    frameBox = slot;
+    instance = newInstance(turn.name);
+    instance.chat = { seq: turn.seq };
+    instance.toolInput = turn.arguments || {};
+    instance.toolResult = turn.result;
+    clearRelay();
+    loadFrame();
+    status(`chat: ${turn.name} ${turn.is_error ? "error result" : "ok"}`);
+  }
+  function renderChatTurn(turn) {
+    const li = document.createElement("li");
+    li.dataset.kind = turn.kind;
+    li.dataset.seq = String(turn.seq);
+    switch (turn.kind) {
+      case "user": li.textContent = `You: ${turn.text}`; break;
+      case "call": li.textContent = `[turn ${turn.turn}] calls ${turn.name} ${JSON.stringify(turn.arguments)}`; break;
+      case "refused": li.textContent = `[turn ${turn.turn}] ${turn.name} not run: ${turn.text}`; break;
+      case "tool_error": li.textContent = `[turn ${turn.turn}] ${turn.name} failed: ${turn.text}`; break;
+      case "result": {
+        if (turn.has_view) {
+          const slot = document.createElement("div");
+          slot.className = "chat-view frame-box";
+          li.appendChild(slot);
+          showChatResult(slot, turn);
+        } else {
+          const details = document.createElement("details");
+          const summary = document.createElement("summary");
+          summary.textContent = `${turn.name} result${turn.is_error ? " (error)" : ""}`;
+          const pre = document.createElement("pre");
+          pre.textContent = JSON.stringify(turn.result && (turn.result.structuredContent ?? turn.result.content), null, 2);
+          details.append(summary, pre);
+          li.appendChild(details);
+        }
+        break;
+      }
+      case "confirm": {
+        const p = document.createElement("p");
+        p.textContent = "The model prepared this order. Confirm it in the view above, or:";
+        const decline = document.createElement("button");
+        decline.type = "button";
+        decline.className = "chat-decline";
+        decline.textContent = "Decline";
+        decline.addEventListener("click", () => {
+          decline.disabled = true;
+          chatDecline(turn.draft_id).catch((e) => chatStatus(`decline failed: ${e.message}`));
+        });
+        const card = document.createElement("pre");
+        card.textContent = turn.card;
+        li.append(p, decline, card);
+        break;
+      }
+      case "answer": li.textContent = `Model: ${turn.text}`; break;
+      default: li.textContent = turn.text || JSON.stringify(turn);
+    }
+    $("chat-turns").appendChild(li);
+    $("chat-turns").scrollTop = $("chat-turns").scrollHeight;
+  }
+  async function chatPoll() {
+    let r;
+    try {
+      r = await chatFetch("/state");
+    } catch (e) {
+      chatStatus(`the chat is unreachable: ${e.message}`);
+      return;
+    }
+    if (r.status === 404) {
+      chat.on = false;
+      chatStatus(r.data.error || "The chat panel is off.");
+      $("chat-send").disabled = true;
+      clearInterval(chat.timer);
+      return;
+    }
+    if (r.status !== 200) {
+      chatStatus(r.data.error || `the chat answered HTTP ${r.status}`);
+      return;
+    }
+    chat.on = true;
+    const s = r.data;
+    for (const turn of s.turns || []) {
+      if (turn.seq <= chat.seq) continue;
+      chat.seq = turn.seq;
+      chat.turns.push(turn);
+      renderChatTurn(turn);
+    }
+    chat.busy = !!s.busy;
+    chat.pending = s.pending ? s.pending.draft_id : null;
+    for (const b of document.querySelectorAll(".chat-decline")) {
+      const seq = Number(b.closest("li").dataset.seq);
+      const turn = chat.turns.find((t) => t.seq === seq);
+      if (!turn || turn.draft_id !== chat.pending) b.disabled = true;
+    }
+    $("chat-send").disabled = chat.busy;
+    chatStatus(s.problem ? `The chat cannot run: ${s.problem}`
+      : chat.pending ? "Waiting for you: confirm or decline the order."
+      : chat.busy ? "The model is working…"
+      : `Ready. Tools offered to the model: ${(s.tools || []).join(", ") || "(connecting…)"}`);
+  }
+  async function chatSend(text) {
+    text = String(text || "").trim();
+    if (!text) return null;
+    const r = await chatFetch("/messages", { text });
+    if (r.status !== 202) {
+      chatStatus(r.data.error || `the chat answered HTTP ${r.status}`);
+      return r;
+    }
+    chat.busy = true;
+    $("chat-send").disabled = true;
+    await chatPoll();
+    return r;
+  }
+  function wireChat() {
+    const send = () => {
+      const text = $("chat-input").value;
+      $("chat-input").value = "";
+      chatSend(text).catch((e) => chatStatus(`send failed: ${e.message}`));
+    };
+    $("chat-send").addEventListener("click", send);
+    $("chat-input").addEventListener("keydown", (e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); send(); } });
+    chat.timer = setInterval(() => { if (chat.on !== false) chatPoll(); }, 700);
+    chatPoll();
+  }
+
   // ---------------------------------------------------------------- settings changes
   function setTheme(theme) {
     settings.theme = theme === "dark" ? "dark" : "light";
@@ -1113,6 +1290,7 @@
 
   async function start() {
     wire();
+    wireChat();
     await detectAuthMode();
     const info = await mcp.connect();
     log("host", `MCP session ${mcp.session} (${info.serverInfo && info.serverInfo.name} ${info.protocolVersion})`);
@@ -1176,6 +1354,15 @@
       signOut,
     },
     commits: () => calls.filter((c) => c.name === "commit_order" && c.from === "view"),
+    chat: {
+      get on() { return chat.on; },
+      get turns() { return chat.turns; },
+      get busy() { return chat.busy; },
+      get pending() { return chat.pending; },
+      send: chatSend,
+      poll: chatPoll,
+      decline: chatDecline,
+    },
     openedLinks,
     setDropViewCalls: (drop) => {
       dropViewCalls = !!drop;

@@ -96,6 +96,11 @@ fn start_authorization_server() -> SignedIn {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    // rmcp's client TLS may be on without a provider when built with the whole workspace (the
+    // chat crate asks for ring, not aws-lc-rs): install ring before any client is built.
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
     let argv: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
     let auth = std::env::args().any(|a| a == "--auth");
     let stateless = std::env::args().any(|a| a == "--stateless");

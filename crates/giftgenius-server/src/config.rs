@@ -192,6 +192,12 @@ pub struct Config {
     /// fault injection, a failing catalog source). A development aid; never in production.
     #[arg(long, env = "GIFTGENIUS_PREVIEW")]
     pub preview: bool,
+    /// The preview's chat panel: the loopback URL (`http://127.0.0.1:PORT`) of a
+    /// `giftgenius-chat --listen` process, which `/preview/chat/*` forwards to (`cargo xtask
+    /// preview` starts one and sets this). Only with --preview; the chat loop and its model keys
+    /// stay in that process.
+    #[arg(long, env = "GIFTGENIUS_PREVIEW_CHAT_URL")]
+    pub preview_chat_url: Option<String>,
     /// Log format on stderr.
     #[arg(long, env = "GIFTGENIUS_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text, global = true)]
     pub log_format: LogFormat,

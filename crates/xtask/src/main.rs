@@ -11,6 +11,9 @@
 //!   server in verified mode against it, so the page signs in (authorization code + PKCE).
 //! - `test`: fmt and clippy, the widget, the wasm32 contract build, `cargo test --workspace`,
 //!   the official MCP suites (as `conformance`), the browser tests.
+//! - `chat [-- CHAT ARGS…]`: the terminal MCP host with a real model (`crates/giftgenius-chat`);
+//!   without `--mcp` it talks to the local GiftGenius and starts it first if nothing answers
+//!   (`chat.rs`).
 //! - `browser-test`: the widget (if changed), then only the browser tests.
 //! - `conformance`: the widget (if changed; `GIFTGENIUS_WIDGET_HTML` is served as given), then
 //!   only the official MCP suites: the conformance suite's server scenarios and the Inspector CLI
@@ -25,6 +28,7 @@
 //! (see `server.rs`). Works from any directory: the workspace root comes from this crate's
 //! manifest location.
 
+mod chat;
 mod cmd;
 mod conformance;
 mod errors;
@@ -59,6 +63,10 @@ commands:
   test                   cargo fmt --check, cargo clippy -D warnings, widget, wasm32 build of
                          giftgenius-types, cargo test --workspace, the official MCP suites,
                          then the browser tests
+  chat [-- ARGS…]        the terminal MCP host with a real model (crates/giftgenius-chat): ARGS go
+                         to it as given, e.g. 'a gift for my dad, under $60' --provider anthropic
+                         --model M --base-url URL --mcp URL --log FILE; without --mcp it uses the
+                         local server, started (as serve does) if nothing answers at :8000
   browser-test           widget (if changed), then only the browser tests (headless Chromium)
   conformance            widget (if changed, or your GIFTGENIUS_WIDGET_HTML as given), then only
                          the official MCP suites against the real server:
@@ -134,6 +142,13 @@ fn run() -> Result<()> {
                 _ => rest,
             };
             preview::run(&root, server_args, auth)
+        }
+        "chat" => {
+            let chat_args = match rest.split_first() {
+                Some((dashdash, tail)) if dashdash == "--" => tail,
+                _ => rest,
+            };
+            chat::run(&root, chat_args)
         }
         "test" => {
             no_args("test", rest)?;

@@ -7,6 +7,9 @@
 //! and the confirmation-token secret are made once under `target/preview/oidc/` and reused, so a
 //! restarted preview keeps accepting the tokens and drafts of the last one.
 //!
+//! Without `--auth` it also starts the chat panel's process (`giftgenius-chat --listen`, see
+//! `chat.rs`) and points the server's `--preview-chat-url` at it.
+//!
 //! Browser tests use Debian's Chromium (installed by `tools::ensure_chromium`) driven by the
 //! exactly pinned playwright-core from `browser-tests/package-lock.json` (`npm ci`); no tool
 //! ever downloads a browser.
@@ -85,6 +88,16 @@ pub fn run(root: &Path, server_args: &[String], auth: bool) -> Result<()> {
     } else {
         None
     };
+    // The chat panel's process (see chat.rs), in local mode only: with --auth the page and the
+    // chat would be two different accounts, and the chat's drafts not the page's to confirm.
+    let chat = if auth {
+        eprintln!("xtask: preview: the chat panel is off with --auth (it runs in local mode only)");
+        None
+    } else {
+        let panel = crate::chat::Panel::start(root, &format!("{base}/mcp"))?;
+        server::default_env(&mut server, server_args, "--preview-chat-url", "GIFTGENIUS_PREVIEW_CHAT_URL", &panel.url);
+        Some(panel)
+    };
     server.arg("--").args(server_args);
     eprintln!();
     // From localhost the MCP Apps view runs at sandbox.localhost: another origin, same site.
@@ -98,9 +111,18 @@ pub fn run(root: &Path, server_args: &[String], auth: bool) -> Result<()> {
             oidc.log.display()
         );
     }
+    if let Some(chat) = &chat {
+        eprintln!(
+            "xtask: preview: chat panel: giftgenius-chat at {} (model from GIFTGENIUS_CHAT_PROVIDER/_BASE_URL/_MODEL, \
+             key from OPENAI_API_KEY/ANTHROPIC_API_KEY; its log: {})",
+            chat.url,
+            chat.log.display()
+        );
+    }
     eprintln!("xtask: preview: after `cargo xtask widget` in another terminal the page reloads the widget by itself");
     eprintln!();
     let result = cmd::run_interactive(&mut server);
+    drop(chat);
     drop(oidc);
     result
 }
@@ -243,8 +265,10 @@ pub fn browser_tests(root: &Path, html: &Path) -> Result<()> {
     ensure_oidc_deps(root)?;
     let mut build = cmd::cargo();
     // The server starts its own sandbox payment provider from next to its binary.
+    // tests/chat.test.mjs runs the chat panel's process too.
     build
-        .args(["build", "-p", "giftgenius-server", "--bin", "giftgenius-server", "--bin", "giftgenius-sandbox-pay"])
+        .args(["build", "-p", "giftgenius-server", "-p", "giftgenius-chat"])
+        .args(["--bin", "giftgenius-server", "--bin", "giftgenius-sandbox-pay", "--bin", "giftgenius-chat"])
         .current_dir(root);
     locked_in_ci(&mut build);
     cmd::run(&mut build)?;
@@ -272,6 +296,7 @@ pub fn browser_tests(root: &Path, html: &Path) -> Result<()> {
         .args(files.iter().map(|f| f.strip_prefix(&dir).unwrap_or(f)))
         .current_dir(&dir)
         .env("GIFTGENIUS_SERVER_BIN", &bin)
+        .env("GIFTGENIUS_CHAT_BIN", target_dir(root).join("debug/giftgenius-chat"))
         .env("GIFTGENIUS_WIDGET_HTML", html)
         .env("GIFTGENIUS_CHROMIUM", &chromium)
         .env("GIFTGENIUS_BROWSER_ARTIFACTS", &artifacts);

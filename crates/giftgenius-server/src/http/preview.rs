@@ -19,6 +19,8 @@
 //!   read from the provider's own API.
 //! - `POST /preview/faults` `{"plan":"5xx*1"}`: the sandbox provider's next failures (passed to
 //!   its admin endpoint).
+//! - `/preview/chat/*`: the chat panel, relayed to the `giftgenius-chat --listen` process named by
+//!   `--preview-chat-url` (see `preview_chat.rs`).
 //! - `GET|POST /preview/catalog`: an extra HTTP catalog source (start the server with
 //!   `--catalog-url http://HOST:PORT/preview/catalog`): a small merchant whose gift title holds
 //!   markup (it must render as text), or HTTP 503 after `POST {"mode":"down"}` (partial results).
@@ -111,6 +113,8 @@ pub fn router(config: &Config, app: Arc<AppState>) -> Router {
         AuthMode::Verified { issuer, .. } => issuer.url().origin().ascii_serialization(),
         AuthMode::Local | AuthMode::SingleUser => String::new(),
     };
+    let page_origins = vec![origin.clone(), format!("http://localhost:{port}"), format!("http://127.0.0.1:{port}")];
+    let chat = super::preview_chat::router(config.preview_chat_url.as_deref(), page_origins);
     let state = Arc::new(Preview {
         app,
         widget_html,
@@ -132,6 +136,7 @@ pub fn router(config: &Config, app: Arc<AppState>) -> Router {
         .route("/preview/faults", axum::routing::post(faults))
         .route("/preview/catalog", get(catalog).post(set_catalog))
         .with_state(state)
+        .merge(chat)
 }
 
 fn no_store(mut response: Response) -> Response {

@@ -62,6 +62,7 @@ pub async fn spawn_app_with(customize: impl FnOnce(&mut Config)) -> TestApp {
 
 /// The app charging `provider` (replicas share one, as they would share a real provider).
 pub async fn spawn_app_on(provider: &Arc<SandboxPay>, customize: impl FnOnce(&mut Config)) -> TestApp {
+    install_crypto_provider();
     let dir = tempfile::tempdir().expect("temp dir");
     let mut config = Config::for_tests(dir.path());
     config.widget_html = Some(widget_path());
@@ -93,6 +94,16 @@ impl TestApp {
 /// A connected, initialized MCP client for the server at `mcp_url`.
 pub async fn connect(mcp_url: &str) -> Result<RunningService<RoleClient, ()>, String> {
     ().serve(StreamableHttpClientTransport::from_uri(mcp_url)).await.map_err(|e| e.to_string())
+}
+
+/// Makes ring the process's rustls provider before any MCP client is built. rmcp's client is
+/// reqwest 0.13; built with the whole workspace, the chat crate turns its TLS on without a
+/// provider of its own (ring instead of aws-lc-rs), and reqwest then panics at `Client::build`
+/// unless the process installed one. Idempotent; harmless when TLS is off (this crate alone).
+pub fn install_crypto_provider() {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
 }
 
 /// Runs one statement on the SQLite file `db`, with `binds` for `$1`, `$2`, …, through a connection
