@@ -7,12 +7,19 @@ use tracing_subscriber::{EnvFilter, fmt};
 
 use crate::config::LogFormat;
 
+/// Without GIFTGENIUS_LOG: our own lines from info up, the MCP SDK's from warn up (at info it
+/// writes a few lifecycle lines per stateless request: a third of the log volume and a few
+/// percent of a call's CPU under load, issue 12).
+const DEFAULT_FILTER: &str = "info,rmcp=warn";
+
 pub fn init(format: LogFormat) {
-    let filter = EnvFilter::try_from_env("GIFTGENIUS_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
     // The MCP SDK logs whole messages below info (arguments with confirmation tokens, results
     // with widget-only `_meta`); whatever GIFTGENIUS_LOG asks, it stops at info. (Bearer tokens
     // never reach it: the auth middleware removes the Authorization header first.)
-    let filter = filter.add_directive("rmcp=info".parse().expect("a valid directive"));
+    let filter = match EnvFilter::try_from_env("GIFTGENIUS_LOG") {
+        Ok(asked) => asked.add_directive("rmcp=info".parse().expect("a valid directive")),
+        Err(_) => EnvFilter::new(DEFAULT_FILTER),
+    };
     // stdout carries the protocol in stdio mode, so logs always go to stderr; colours only when
     // a person watches it (a log redirected to a file or a pipe gets plain text).
     let colour = std::io::stderr().is_terminal();

@@ -99,8 +99,9 @@ impl Parsed {
 
     /// Appends another file's result, skipping gifts whose id an earlier row already uses.
     pub fn extend(&mut self, other: Parsed) {
-        let mut seen: HashMap<String, (Arc<str>, usize)> =
+        let mut seen: foldhash::HashMap<String, (Arc<str>, usize)> =
             self.gifts.iter().zip(&self.lines).map(|(g, at)| (g.id.clone(), at.clone())).collect();
+        seen.reserve(other.gifts.len());
         for (gift, (file, line)) in other.gifts.into_iter().zip(other.lines) {
             if let Some((first_file, first_line)) = seen.get(&gift.id) {
                 let message = format!("id {} is already used at {first_file}:{first_line}", gift.id);
@@ -152,15 +153,25 @@ pub fn parse(file: &str, bytes: &[u8], format: Format, merchants: &mut Merchants
             }
             loop {
                 let line = lines.line_at(bytes, pos);
-                let mut stream =
-                    serde_json::Deserializer::from_slice(&bytes[pos..]).into_iter::<&serde_json::value::RawValue>();
-                let raw = match stream.next() {
-                    Some(Ok(raw)) => raw,
-                    Some(Err(e)) => return Err(format!("line {}: not valid JSON: {}", line + e.line() - 1, e)),
-                    None => return Err(format!("line {line}: the array is not closed")),
+                // Typed straight from the file (one pass); a row that does not fit the type is
+                // read again as raw JSON to find its end and say which field is wrong.
+                let mut typed = serde_json::Deserializer::from_slice(&bytes[pos..]).into_iter::<Row>();
+                let (row, end) = match typed.next() {
+                    Some(Ok(row)) => (row.into_gift(&default_merchant, merchants), pos + typed.byte_offset()),
+                    _ => {
+                        let mut raw = serde_json::Deserializer::from_slice(&bytes[pos..])
+                            .into_iter::<&serde_json::value::RawValue>();
+                        match raw.next() {
+                            Some(Ok(value)) => {
+                                (row_of(value.get(), &default_merchant, merchants), pos + raw.byte_offset())
+                            }
+                            Some(Err(e)) => {
+                                return Err(format!("line {}: not valid JSON: {}", line + e.line() - 1, e));
+                            }
+                            None => return Err(format!("line {line}: the array is not closed")),
+                        }
+                    }
                 };
-                let end = pos + stream.byte_offset();
-                let row = row_of(raw.get(), &default_merchant, merchants);
                 accept(&mut out, line, row);
                 pos = skip_ws(bytes, end);
                 match bytes.get(pos) {
@@ -320,14 +331,14 @@ impl Row {
         if !super::plain_id(&id) {
             return Err(field_error("id", "must be 1-64 letters, digits, '-' or '_'"));
         }
-        let title = self.title.map(|t| t.trim().to_string()).unwrap_or_default();
+        let title = self.title.map(trimmed).unwrap_or_default();
         if title.is_empty() {
             return Err(field_error("title", "is required"));
         }
         if title.chars().count() > MAX_TITLE {
             return Err(field_error("title", format!("is longer than {MAX_TITLE} characters")));
         }
-        let description = self.description.map(|d| d.trim().to_string()).unwrap_or_default();
+        let description = self.description.map(trimmed).unwrap_or_default();
         if description.chars().count() > MAX_DESCRIPTION {
             return Err(field_error("description", format!("is longer than {MAX_DESCRIPTION} characters")));
         }
@@ -430,6 +441,11 @@ impl Row {
             image,
         })
     }
+}
+
+/// `text` without surrounding whitespace, reusing its allocation when there is none.
+fn trimmed(text: String) -> String {
+    if text.trim().len() == text.len() { text } else { text.trim().to_string() }
 }
 
 /// At most 40 characters of a bad value, for a row error.

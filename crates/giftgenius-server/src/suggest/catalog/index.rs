@@ -11,7 +11,6 @@
 //! test checks the result is exactly the linear scan's.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 
 use giftgenius_types::gifts::SuggestGiftsQuery;
 use giftgenius_types::{Occasion, RelationshipType};
@@ -20,6 +19,26 @@ use super::CatalogGift;
 use super::price_in;
 use super::ranking::{POINTS_BUDGET_ROOM, POINTS_OCCASION, POINTS_RELATIONSHIP, POINTS_TAG, POINTS_TEXT};
 use super::ranking::{stem, tag_stems, words};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_index_splits_and_lowercases_words_exactly_as_ranking_does() {
+        let text = "Überraschung: HIKING-poles, café au lait & a Tent; 12345 ab";
+        let expected: Vec<String> = words(text).map(|w| stem(&w).to_string()).collect();
+        let gift = super::super::Catalog::builtin().gifts()[0].clone();
+        let gift = CatalogGift { title: text.into(), description: String::new(), tags: vec![], ..gift };
+        let index = Index::build(std::slice::from_ref(&gift));
+        let mut indexed: Vec<&str> = index.terms.keys().map(|k| &**k).collect();
+        indexed.sort_unstable();
+        let mut expected: Vec<&str> = expected.iter().map(String::as_str).collect();
+        expected.sort_unstable();
+        expected.dedup();
+        assert_eq!(indexed, expected);
+    }
+}
 
 /// The numbers of one gift the filters and the score read.
 #[derive(Debug, Clone, Copy)]
@@ -34,7 +53,7 @@ struct Packed {
 
 #[derive(Debug, Default)]
 pub struct Index {
-    terms: HashMap<Box<str>, u32>,
+    terms: foldhash::HashMap<Box<str>, u32>,
     /// Per term: gifts with a tag of that stem, ascending.
     tagged: Vec<Vec<u32>>,
     /// Per term: gifts with that stem in the title or description but not in a tag, ascending.
@@ -50,12 +69,14 @@ fn occasion_bit(o: Occasion) -> u16 {
     1 << Occasion::ALL.iter().position(|x| *x == o).unwrap_or(0)
 }
 
-/// Per-thread scratch for one query: points per gift and the interest that last touched it.
-/// Left all zero after every query, so any catalog can use it.
+/// Per-thread scratch for one query: points per gift, the interest that last touched it, and
+/// the gifts touched (in the order first touched). `points` and `stamp` are left all zero after
+/// every query, so any catalog can use them.
 #[derive(Default)]
 struct Scratch {
     points: Vec<u16>,
     stamp: Vec<u8>,
+    touched: Vec<u32>,
 }
 
 thread_local! {
@@ -68,6 +89,7 @@ impl Index {
         let mut index = Index { packed: Vec::with_capacity(gifts.len()), ..Index::default() };
         let mut tag_terms: Vec<u32> = Vec::new();
         let mut text_terms: Vec<u32> = Vec::new();
+        let mut lower = String::new();
         for (n, gift) in gifts.iter().enumerate() {
             let n = n as u32;
             tag_terms.clear();
@@ -76,8 +98,16 @@ impl Index {
                 tag_terms.push(index.term(s));
             }
             for text in [&gift.title, &gift.description] {
-                for word in words(text) {
-                    let term = index.term(stem(&word));
+                // `words` without an allocation per word: the same words, lower-cased into one
+                // buffer (a million gifts have tens of millions of words).
+                for word in text.split(|c: char| !c.is_alphanumeric()).filter(|w| w.len() >= 3) {
+                    lower.clear();
+                    if word.is_ascii() {
+                        lower.extend(word.bytes().map(|b| char::from(b.to_ascii_lowercase())));
+                    } else {
+                        lower.push_str(&word.to_lowercase());
+                    }
+                    let term = index.term(stem(&lower));
                     text_terms.push(term);
                 }
             }
@@ -166,7 +196,7 @@ impl Index {
         Some(points)
     }
 
-    /// Calls `found(gift number, score)` for every gift that matches `q`, in gift order.
+    /// Calls `found(gift number, score)` for every gift that matches `q` (in no particular order).
     pub fn each(&self, q: &SuggestGiftsQuery, mut found: impl FnMut(usize, i64)) {
         let wanted = Wanted::of(q);
         if q.interests.is_empty() {
@@ -192,44 +222,41 @@ impl Index {
         }
         SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
-            let Scratch { points, stamp } = &mut *scratch;
+            let Scratch { points, stamp, touched } = &mut *scratch;
             if points.len() < self.packed.len() {
                 points.resize(self.packed.len(), 0);
                 stamp.resize(self.packed.len(), 0);
             }
+            touched.clear();
             for (k, terms) in interests.iter().enumerate() {
                 // Stamps tell whether this interest already counted for a gift; the 255th and
                 // later interests share one (the argument schema allows far fewer).
                 let mark = (k + 1).min(255) as u8;
-                for (lists, worth) in [(&self.tagged, POINTS_TAG), (&self.mentioned, POINTS_TEXT)] {
+                for (lists, worth) in [(&self.tagged, POINTS_TAG as u16), (&self.mentioned, POINTS_TEXT as u16)] {
                     for &t in terms {
                         for &n in &lists[t as usize] {
-                            let n = n as usize;
-                            if stamp[n] != mark {
-                                stamp[n] = mark;
-                                points[n] = points[n].saturating_add(worth as u16);
+                            let i = n as usize;
+                            if stamp[i] != mark {
+                                stamp[i] = mark;
+                                if points[i] == 0 {
+                                    touched.push(n);
+                                }
+                                points[i] = points[i].saturating_add(worth);
                             }
                         }
                     }
                 }
             }
-            // Every touched gift has points; visit them in order and leave the scratch zeroed.
-            let len = self.packed.len();
-            let mut n = 0;
-            while n < len {
-                if n + 4 <= len && points[n..n + 4] == [0, 0, 0, 0] {
-                    n += 4;
-                    continue;
+            // Only the touched gifts: filter, score, and leave the scratch zeroed. (Order does
+            // not matter: ranking breaks ties by gift number.)
+            for &n in touched.iter() {
+                let i = n as usize;
+                let interest_points = points[i];
+                points[i] = 0;
+                stamp[i] = 0;
+                if let Some(base) = self.base(i, q, wanted) {
+                    found(i, i64::from(interest_points) + base);
                 }
-                let interest_points = points[n];
-                if interest_points != 0 {
-                    points[n] = 0;
-                    stamp[n] = 0;
-                    if let Some(base) = self.base(n, q, wanted) {
-                        found(n, i64::from(interest_points) + base);
-                    }
-                }
-                n += 1;
             }
         });
     }

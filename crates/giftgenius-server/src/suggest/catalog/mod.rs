@@ -21,7 +21,6 @@ pub mod live;
 mod ranking;
 pub mod sources;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use giftgenius_types::wire::IMAGES_PATH;
@@ -83,7 +82,7 @@ const BUILTIN: [(&str, &str); 4] = [
 #[derive(Debug)]
 pub struct Catalog {
     gifts: Vec<CatalogGift>,
-    by_id: HashMap<String, u32>,
+    by_id: foldhash::HashMap<String, u32>,
     index: Index,
 }
 
