@@ -3,7 +3,9 @@
 //! Parsing is strict on purpose: the contract version is checked before anything else, and a
 //! payload that does not match the contract becomes `OutOfDate` rather than a guess.
 
-use giftgenius_types::orders::{CheckoutData, CheckoutSession, Order, OrderData, OrderDraft, PrepareOrderData};
+use giftgenius_types::orders::{
+    CheckoutData, CheckoutSession, DeleteMyDataData, ListOrdersData, Order, OrderData, OrderDraft, PrepareOrderData,
+};
 use giftgenius_types::{
     CONTRACT_VERSION, Envelope, GiftCard, Notice, Partial, SuggestGiftsData, SuggestGiftsQuery, ToolError, ToolName,
 };
@@ -32,6 +34,10 @@ pub enum ViewState {
     ConfirmPurchase { draft: OrderDraft, busy: bool, error: Option<ToolError> },
     /// The order exists (from commit_order or get_order).
     OrderPlaced { order: Order },
+    /// The person's orders, newest first (list_orders); `next_cursor` when older ones exist.
+    OrderList { orders: Vec<Order>, next_cursor: Option<String> },
+    /// What delete_my_data deleted and kept.
+    DataDeleted { summary: DeleteMyDataData },
     /// A hosted checkout page (create_checkout_session).
     Checkout { checkout: CheckoutSession },
     /// The user left the confirmation and there are no earlier results to go back to.
@@ -79,7 +85,15 @@ impl ViewState {
                 Envelope::Ok { data, .. } => ViewState::ConfirmPurchase { draft: data.draft, busy: false, error: None },
                 Envelope::Err { tool, error } => ViewState::Error { tool, error },
             }),
-            ToolName::CommitOrder | ToolName::GetOrder => parse::<OrderData>(output).map(|env| match env {
+            ToolName::ListOrders => parse::<ListOrdersData>(output).map(|env| match env {
+                Envelope::Ok { data, .. } => ViewState::OrderList { orders: data.orders, next_cursor: data.next_cursor },
+                Envelope::Err { tool, error } => ViewState::Error { tool, error },
+            }),
+            ToolName::DeleteMyData => parse::<DeleteMyDataData>(output).map(|env| match env {
+                Envelope::Ok { data, .. } => ViewState::DataDeleted { summary: data },
+                Envelope::Err { tool, error } => ViewState::Error { tool, error },
+            }),
+            ToolName::CommitOrder | ToolName::GetOrder | ToolName::CancelOrder => parse::<OrderData>(output).map(|env| match env {
                 Envelope::Ok { data, .. } => ViewState::OrderPlaced { order: data.order },
                 Envelope::Err { tool, error } => ViewState::Error { tool, error },
             }),
@@ -100,6 +114,8 @@ impl ViewState {
             ViewState::Error { .. } => "error",
             ViewState::ConfirmPurchase { .. } => "confirm",
             ViewState::OrderPlaced { .. } => "order-placed",
+            ViewState::OrderList { .. } => "order-list",
+            ViewState::DataDeleted { .. } => "data-deleted",
             ViewState::Checkout { .. } => "checkout",
             ViewState::Cancelled => "cancelled",
             ViewState::ToolCancelled { .. } => "tool-cancelled",
@@ -137,7 +153,16 @@ impl ViewState {
                 format!("The order was not placed: {}", error.message)
             }
             ViewState::ConfirmPurchase { .. } => "Please review and confirm your purchase.".into(),
+            ViewState::OrderPlaced { order } if order.status == giftgenius_types::OrderStatus::Cancelled => {
+                "Order cancelled and refunded.".into()
+            }
             ViewState::OrderPlaced { .. } => "Order placed.".into(),
+            ViewState::OrderList { orders, .. } => match orders.len() {
+                0 => "You have no orders yet.".into(),
+                1 => "1 order.".into(),
+                n => format!("{n} orders."),
+            },
+            ViewState::DataDeleted { .. } => "Your data was deleted.".into(),
             ViewState::Checkout { .. } => "Checkout is ready.".into(),
             ViewState::Cancelled => "Purchase cancelled.".into(),
             ViewState::ToolCancelled { .. } => "The request was stopped.".into(),

@@ -7,6 +7,7 @@
 
 pub mod args;
 pub mod bounded;
+pub mod delivery;
 pub mod envelope;
 pub mod error;
 pub mod gifts;
@@ -21,10 +22,12 @@ pub use error::{ErrorCategory, ErrorCode, ToolError};
 pub use gifts::{
     GiftCard, Merchant, Occasion, RelationshipType, SuggestGiftsData, SuggestGiftsInput, SuggestGiftsQuery,
 };
+pub use delivery::{Address, DeliveryDetails, Destination, Recipient};
 pub use money::{Currency, Money};
 pub use orders::{
-    CheckoutData, CheckoutSession, CommitOrderInput, CreateCheckoutSessionInput, GetOrderInput, Order, OrderData,
-    OrderDraft, OrderStatus, PrepareOrderData, PrepareOrderInput, ShippingSpeed,
+    CancelOrderInput, CheckoutData, CheckoutSession, CommitOrderInput, CreateCheckoutSessionInput, DeleteMyDataData,
+    DeleteMyDataInput, GetOrderInput, ListOrdersData, ListOrdersInput, Order, OrderData, OrderDraft, OrderStatus,
+    PrepareOrderData, PrepareOrderInput, Refund, RefundStatus, ShippingSpeed,
 };
 
 /// Version of the `structuredContent` contract. Travels as `v` in every result.

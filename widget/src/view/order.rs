@@ -2,7 +2,7 @@
 //! and the hosted checkout card.
 
 use giftgenius_types::ToolError;
-use giftgenius_types::orders::{CheckoutSession, Order, OrderDraft, OrderStatus, ShippingSpeed};
+use giftgenius_types::orders::{CheckoutSession, DeleteMyDataData, Order, OrderDraft, OrderStatus, ShippingSpeed};
 use leptos::prelude::*;
 
 use crate::action::Action;
@@ -117,6 +117,65 @@ fn status_label(status: OrderStatus) -> (&'static str, &'static str) {
         OrderStatus::Paid => ("Paid", "gg-badge gg-badge-ok"),
         OrderStatus::PendingPayment => ("Payment pending", "gg-badge gg-badge-wait"),
         OrderStatus::PaymentDeclined => ("Payment declined", "gg-badge gg-badge-out"),
+        OrderStatus::Cancelled => ("Cancelled · refunded", "gg-badge gg-badge-out"),
+    }
+}
+
+/// "City, CC" of an order or draft, or nothing.
+fn destination_text(destination: Option<&giftgenius_types::Destination>) -> Option<String> {
+    destination.map(|d| format!("{}, {}", d.city, d.country))
+}
+
+/// The person's orders, newest first: one row each with its status.
+pub fn order_list_view(orders: Vec<Order>, next_cursor: Option<String>, ctx: &RenderContext) -> impl IntoView {
+    let empty = orders.is_empty().then(|| view! { <p class="gg-muted">"You have no orders yet."</p> });
+    let rows = orders
+        .into_iter()
+        .map(|order| {
+            let total = format_money(&order.total, &ctx.locale);
+            let (status, badge) = status_label(order.status);
+            let id = order.id.clone();
+            let to = destination_text(order.destination.as_ref()).map(|d| view! { <span class="gg-muted">{format!(" · to {d}")}</span> });
+            view! {
+                <li class="gg-order-row" data-order-id=id>
+                    <span class="gg-card-title">{order.gift_title}" × "{order.quantity}</span>
+                    {to}
+                    <span class="gg-order-total">{total}</span>
+                    <span class=badge data-status=order.status.as_str()>{status}</span>
+                    <small class="gg-muted"><code>{order.id}</code>" · "{order.created_at}</small>
+                </li>
+            }
+        })
+        .collect_view();
+    let more = next_cursor.map(|_| view! { <p class="gg-muted gg-fine">"Older orders: ask for more in the chat."</p> });
+    view! {
+        <section class="gg-section gg-order-list" aria-labelledby="gg-title">
+            <h2 id="gg-title" class="gg-title">"Your orders"</h2>
+            {empty}
+            <ul class="gg-orders">{rows}</ul>
+            {more}
+        </section>
+    }
+}
+
+/// What delete_my_data did.
+pub fn data_deleted_view(summary: DeleteMyDataData) -> impl IntoView {
+    let years = summary.financial_records_retention_days / 365;
+    view! {
+        <section class="gg-section gg-data-deleted" aria-labelledby="gg-title">
+            <h2 id="gg-title" class="gg-title">"Your data was deleted"</h2>
+            <dl class="gg-summary-list">
+                <dt>"Saved addresses"</dt><dd>{summary.saved_addresses_deleted}</dd>
+                <dt>"Order drafts"</dt><dd>{summary.drafts_deleted}</dd>
+                <dt>"Orders anonymized"</dt><dd>{summary.orders_anonymized}</dd>
+            </dl>
+            <p class="gg-muted gg-fine">
+                {format!(
+                    "{} anonymized financial records (amounts, dates, payment references) are kept for {} years, as the law requires of merchants.",
+                    summary.financial_records_kept, years
+                )}
+            </p>
+        </section>
     }
 }
 
