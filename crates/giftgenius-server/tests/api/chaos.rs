@@ -15,6 +15,7 @@
 //! `GIFTGENIUS_CHAOS_BUYERS=200 GIFTGENIUS_CHAOS_SECS=120 cargo test -p giftgenius-server --test
 //! api chaos::chaos_long -- --ignored --nocapture` (`GIFTGENIUS_CHAOS_SEED` replays a run).
 
+use crate::support::with_recipient;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 use std::process::Stdio;
@@ -182,7 +183,7 @@ async fn buyer(
             tokio::time::sleep(Duration::from_millis(50)).await;
             continue;
         };
-        match call_once(&url, &subject, "prepare_order", json!({"gift_id": gift})).await {
+        match call_once(&url, &subject, "prepare_order", with_recipient(json!({"gift_id": gift}))).await {
             Ok((answer, token)) if answer["ok"] == true => {
                 break (
                     answer["draft"]["id"].as_str().unwrap_or_default().to_string(),

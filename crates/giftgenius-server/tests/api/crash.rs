@@ -4,6 +4,7 @@
 //! same key. Whatever point it died at, the provider's ledger must show one charge and the
 //! database one order.
 
+use crate::support::with_recipient;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
@@ -56,7 +57,7 @@ async fn crash_then_retry(failpoint: &'static str) {
 
     let provider = SandboxPay::start();
     let mut doomed = start_server(&db, &provider, failpoint).await;
-    let (prepared, draft) = call(&doomed, "prepare_order", json!({"gift_id": "hh-010"})).await.expect("prepare");
+    let (prepared, draft) = call(&doomed, "prepare_order", with_recipient(json!({"gift_id": "hh-010"}))).await.expect("prepare");
     let token = meta_of(&prepared, TOKEN).and_then(Value::as_str).expect("token");
     let commit = commit_args(draft["draft"]["id"].as_str().expect("draft id"), "ik_crash", token);
 

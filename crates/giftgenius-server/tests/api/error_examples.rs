@@ -5,6 +5,7 @@
 //! `GIFTGENIUS_UPDATE_DOCS=1` it rewrites the examples section from what the server returned
 //! (references, ids and ports differ from run to run; the shape is what is checked).
 
+use crate::support::with_recipient;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -39,9 +40,9 @@ async fn produce_every_error() -> BTreeMap<&'static str, Value> {
             .await
             .1,
     );
-    keep(call(&client, "prepare_order", json!({"gift_id": "zz-404"})).await.1);
+    keep(call(&client, "prepare_order", with_recipient(json!({"gift_id": "zz-404"}))).await.1);
     keep(call(&client, "get_order", json!({"order_id": "ord_doesnotexist"})).await.1);
-    keep(call(&client, "prepare_order", json!({"gift_id": "hh-007"})).await.1);
+    keep(call(&client, "prepare_order", with_recipient(json!({"gift_id": "hh-007"}))).await.1);
     let (draft_id, _token) = prepare_in_session(&client, "hh-010").await;
     // A draft that vanished from the store (its token is genuine, so the lookup is what fails).
     let (gone, gone_token) = prepare_in_session(&client, "hh-001").await;
@@ -105,13 +106,13 @@ async fn produce_every_error() -> BTreeMap<&'static str, Value> {
         })
         .await;
         let client = app.client().await;
-        keep(call(&client, "prepare_order", json!({"gift_id": "hh-010"})).await.1);
+        keep(call(&client, "prepare_order", with_recipient(json!({"gift_id": "hh-010"}))).await.1);
     }
     {
         let app = spawn_app_with(|c| c.hourly_draft_limit = 1).await;
         let client = app.client().await;
-        let _ = call(&client, "prepare_order", json!({"gift_id": "hh-010"})).await;
-        keep(call(&client, "prepare_order", json!({"gift_id": "hh-012"})).await.1);
+        let _ = call(&client, "prepare_order", with_recipient(json!({"gift_id": "hh-010"}))).await;
+        keep(call(&client, "prepare_order", with_recipient(json!({"gift_id": "hh-012"}))).await.1);
     }
     {
         let url = hanging_catalog().await;
