@@ -89,6 +89,21 @@ async fn produce_every_error() -> BTreeMap<&'static str, Value> {
         }
     }
 
+    // A cancellation after the fulfilment cut-off.
+    {
+        let app = spawn_app_with(|c| c.cancel_window_secs = 60).await;
+        let client = app.client().await;
+        let (draft_id, token) = prepare_in_session(&client, "hh-010").await;
+        let (_, placed) = call(&client, "commit_order", commit_args(&draft_id, "ik_example_8", &token)).await;
+        let order = placed["order"]["id"].as_str().expect("an order").to_string();
+        let (read, _) = call(&client, "get_order", json!({"order_id": order})).await;
+        let cancel_token = read.meta.as_ref().and_then(|m| m.0.get(giftgenius_types::wire::META_CANCEL_TOKENS))
+            .and_then(|t| t[&order].as_str()).expect("a cancel token").to_string();
+        app.clock.advance(Duration::from_secs(61));
+        let cancel = json!({"order_id": order, "idempotency_key": "ck_example_1", "confirmation_token": cancel_token});
+        keep(call(&client, "cancel_order", cancel).await.1);
+    }
+
     // Limits, upstreams, and our own bug.
     {
         let app = spawn_app_with(|c| c.daily_suggestion_limit = 1).await;
