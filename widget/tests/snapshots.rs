@@ -6,7 +6,7 @@
 
 use giftgenius_types::envelope::NoticeCode;
 use giftgenius_types::{
-    CONTRACT_VERSION, CheckoutData, CheckoutSession, Currency, Envelope, ErrorCode, FailedSource, FieldError, GiftCard,
+    CONTRACT_VERSION, CheckoutData, CheckoutSession, Currency, DeleteMyDataData, Destination, Envelope, ListOrdersData, ErrorCode, FailedSource, FieldError, GiftCard,
     Merchant, Money, Notice, Occasion, Order, OrderData, OrderDraft, OrderStatus, Partial, PrepareOrderData,
     RelationshipType, ShippingSpeed, SuggestGiftsData, SuggestGiftsQuery, Suggestion, ToolError, ToolName,
 };
@@ -147,6 +147,8 @@ fn draft() -> OrderDraft {
         shipping_cost: usd(499),
         total: usd(7497),
         expires_at: "2030-01-01T00:15:00Z".into(),
+        destination: Some(Destination { city: "Lisboa".into(), country: "PT".into() }),
+        has_gift_message: true,
     }
 }
 
@@ -187,6 +189,9 @@ fn order_output() -> Value {
                 total: usd(7497),
                 status: OrderStatus::Paid,
                 created_at: "2030-01-01T00:05:00Z".into(),
+                destination: Some(Destination { city: "Lisboa".into(), country: "PT".into() }),
+                cancellable_until: Some("2030-01-01T01:05:00Z".into()),
+                refund: None,
             },
         },
     ))
@@ -328,6 +333,42 @@ fn order_placed() {
     assert!(out.contains("Paid"));
 }
 
+fn order_list_output() -> Value {
+    let envelope: Envelope<OrderData> = serde_json::from_value(order_output()).expect("an order");
+    let paid = envelope.data().expect("an order").order.clone();
+    let cancelled = Order { id: "o_1b2c".into(), status: OrderStatus::Cancelled, cancellable_until: None, ..paid.clone() };
+    wire(Envelope::ok(
+        ToolName::ListOrders,
+        ListOrdersData { orders: vec![paid, cancelled], next_cursor: Some("6f5f31".into()) },
+    ))
+}
+
+#[test]
+fn order_list() {
+    let out = snap!("order_list", parse(&order_list_output()), en());
+    assert!(out.contains(r#"data-state="order-list""#));
+    assert!(out.contains("o_7f3a") && out.contains("o_1b2c"));
+    assert!(out.contains("Cancelled · refunded"));
+    assert!(out.contains("to Lisboa, PT"));
+    let empty = wire(Envelope::ok(ToolName::ListOrders, ListOrdersData { orders: vec![], next_cursor: None }));
+    assert!(html(&parse(&empty), &en()).contains("You have no orders yet."));
+}
+
+#[test]
+fn data_deleted() {
+    let summary = DeleteMyDataData {
+        saved_addresses_deleted: 1,
+        drafts_deleted: 3,
+        idempotency_keys_deleted: 3,
+        checkout_sessions_deleted: 0,
+        orders_anonymized: 2,
+        financial_records_kept: 3,
+        financial_records_retention_days: 3650,
+    };
+    let out = snap!("data_deleted", parse(&wire(Envelope::ok(ToolName::DeleteMyData, summary))), en());
+    assert!(out.contains("kept for 10 years"));
+}
+
 #[test]
 fn checkout_session() {
     let out = snap!("checkout", parse(&checkout_output()), en());
@@ -451,6 +492,7 @@ fn every_state_renders_in_every_theme_and_odd_locales() {
         confirm_state(),
         parse(&order_output()),
         parse(&checkout_output()),
+        parse(&order_list_output()),
         ViewState::Cancelled,
         ViewState::OutOfDate { v: None },
     ];

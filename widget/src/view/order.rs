@@ -37,6 +37,11 @@ pub fn confirm_view(
     let image = safe_url(&draft.gift.image_url).map(|src| {
         view! { <img class="gg-card-img" src=src.to_string() alt=draft.gift.title.clone() width="64" height="64"/> }
     });
+    let deliver_to = match destination_text(draft.destination.as_ref()) {
+        Some(place) => view! { <dt>"Deliver to"</dt><dd class="gg-destination">{place}</dd> }.into_any(),
+        None => view! { <dt>"Deliver to"</dt><dd class="gg-destination gg-missing">"Add a recipient in the chat"</dd> }
+            .into_any(),
+    };
     let failed = error.is_some();
     let inline_error = error.map(|error| {
         let retry = error.retryable.then(|| {
@@ -92,6 +97,7 @@ pub fn confirm_view(
                 <dt>"Subtotal"</dt><dd>{subtotal}</dd>
                 <dt>{shipping_label(draft.shipping)}</dt><dd>{shipping}</dd>
                 <dt class="gg-total">"Total"</dt><dd class="gg-total">{total}</dd>
+                {deliver_to}
             </dl>
             {inline_error}
             <div class="gg-actions">
@@ -191,6 +197,7 @@ pub fn order_placed_view(order: Order, ctx: &RenderContext) -> impl IntoView {
                 <dt>"Order"</dt><dd><code>{order.id}</code></dd>
                 <dt>"Total"</dt><dd>{total}</dd>
                 <dt>"Status"</dt><dd><span class=badge data-status=order.status.as_str()>{status}</span></dd>
+                {destination_text(order.destination.as_ref()).map(|d| view! { <dt>"Deliver to"</dt><dd>{d}</dd> })}
             </dl>
         </section>
     }
