@@ -86,17 +86,21 @@ impl ViewState {
                 Envelope::Err { tool, error } => ViewState::Error { tool, error },
             }),
             ToolName::ListOrders => parse::<ListOrdersData>(output).map(|env| match env {
-                Envelope::Ok { data, .. } => ViewState::OrderList { orders: data.orders, next_cursor: data.next_cursor },
+                Envelope::Ok { data, .. } => {
+                    ViewState::OrderList { orders: data.orders, next_cursor: data.next_cursor }
+                }
                 Envelope::Err { tool, error } => ViewState::Error { tool, error },
             }),
             ToolName::DeleteMyData => parse::<DeleteMyDataData>(output).map(|env| match env {
                 Envelope::Ok { data, .. } => ViewState::DataDeleted { summary: data },
                 Envelope::Err { tool, error } => ViewState::Error { tool, error },
             }),
-            ToolName::CommitOrder | ToolName::GetOrder | ToolName::CancelOrder => parse::<OrderData>(output).map(|env| match env {
-                Envelope::Ok { data, .. } => ViewState::OrderPlaced { order: data.order },
-                Envelope::Err { tool, error } => ViewState::Error { tool, error },
-            }),
+            ToolName::CommitOrder | ToolName::GetOrder | ToolName::CancelOrder => {
+                parse::<OrderData>(output).map(|env| match env {
+                    Envelope::Ok { data, .. } => ViewState::OrderPlaced { order: data.order },
+                    Envelope::Err { tool, error } => ViewState::Error { tool, error },
+                })
+            }
             ToolName::CreateCheckoutSession => parse::<CheckoutData>(output).map(|env| match env {
                 Envelope::Ok { data, .. } => ViewState::Checkout { checkout: data.checkout },
                 Envelope::Err { tool, error } => ViewState::Error { tool, error },

@@ -6,9 +6,10 @@
 
 use giftgenius_types::envelope::NoticeCode;
 use giftgenius_types::{
-    CONTRACT_VERSION, CheckoutData, CheckoutSession, Currency, DeleteMyDataData, Destination, Envelope, ListOrdersData, ErrorCode, FailedSource, FieldError, GiftCard,
-    Merchant, Money, Notice, Occasion, Order, OrderData, OrderDraft, OrderStatus, Partial, PrepareOrderData,
-    RelationshipType, ShippingSpeed, SuggestGiftsData, SuggestGiftsQuery, Suggestion, ToolError, ToolName,
+    CONTRACT_VERSION, CheckoutData, CheckoutSession, Currency, DeleteMyDataData, Destination, Envelope, ErrorCode,
+    FailedSource, FieldError, GiftCard, ListOrdersData, Merchant, Money, Notice, Occasion, Order, OrderData,
+    OrderDraft, OrderStatus, Partial, PrepareOrderData, RelationshipType, ShippingSpeed, SuggestGiftsData,
+    SuggestGiftsQuery, Suggestion, ToolError, ToolName,
 };
 use giftgenius_widget::{RenderContext, Theme, ViewState, render_to_html};
 use serde::Serialize;
@@ -336,7 +337,8 @@ fn order_placed() {
 fn order_list_output() -> Value {
     let envelope: Envelope<OrderData> = serde_json::from_value(order_output()).expect("an order");
     let paid = envelope.data().expect("an order").order.clone();
-    let cancelled = Order { id: "o_1b2c".into(), status: OrderStatus::Cancelled, cancellable_until: None, ..paid.clone() };
+    let cancelled =
+        Order { id: "o_1b2c".into(), status: OrderStatus::Cancelled, cancellable_until: None, ..paid.clone() };
     wire(Envelope::ok(
         ToolName::ListOrders,
         ListOrdersData { orders: vec![paid, cancelled], next_cursor: Some("6f5f31".into()) },

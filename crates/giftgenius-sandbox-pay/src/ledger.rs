@@ -326,7 +326,11 @@ impl Ledger {
     pub async fn refund_page(&self, after: Option<&str>, limit: usize) -> LedgerResult<(Vec<RefundRow>, bool)> {
         let after_seq: i64 = match after {
             Some(id) => {
-                match sqlx::query_scalar("SELECT seq FROM refunds WHERE id = $1").bind(id).fetch_optional(&self.pool).await? {
+                match sqlx::query_scalar("SELECT seq FROM refunds WHERE id = $1")
+                    .bind(id)
+                    .fetch_optional(&self.pool)
+                    .await?
+                {
                     Some(seq) => seq,
                     None => return Ok((Vec::new(), false)),
                 }

@@ -161,9 +161,8 @@ fn nl(code: &str) -> bool {
 /// Canadian postal codes: A9A 9A9, without D, F, I, O, Q, U (and no W or Z first).
 fn ca(code: &str) -> bool {
     let compact: Vec<u8> = code.bytes().filter(|b| *b != b' ').collect();
-    let letter = |b: u8, first: bool| {
-        b.is_ascii_uppercase() && !b"DFIOQU".contains(&b) && !(first && (b == b'W' || b == b'Z'))
-    };
+    let letter =
+        |b: u8, first: bool| b.is_ascii_uppercase() && !b"DFIOQU".contains(&b) && !(first && (b == b'W' || b == b'Z'));
     code.len() <= 7
         && compact.len() == 6
         && letter(compact[0], true)
@@ -181,15 +180,57 @@ fn five_digits(code: &str) -> bool {
 /// The countries whose postal codes are checked for shape (every other country: 2-12 letters,
 /// digits, spaces or hyphens).
 pub const POSTAL_CODE_RULES: &[PostalCodeRule] = &[
-    PostalCodeRule { country: "US", shape: "5 digits, or ZIP+4 (12345-6789)", example: "94103", region_required: true, check: us },
-    PostalCodeRule { country: "GB", shape: "a UK postcode with its space (SW1A 1AA)", example: "SW1A 1AA", region_required: false, check: gb },
+    PostalCodeRule {
+        country: "US",
+        shape: "5 digits, or ZIP+4 (12345-6789)",
+        example: "94103",
+        region_required: true,
+        check: us,
+    },
+    PostalCodeRule {
+        country: "GB",
+        shape: "a UK postcode with its space (SW1A 1AA)",
+        example: "SW1A 1AA",
+        region_required: false,
+        check: gb,
+    },
     PostalCodeRule { country: "DE", shape: "5 digits", example: "10115", region_required: false, check: five_digits },
-    PostalCodeRule { country: "ES", shape: "5 digits, starting 01-52", example: "28013", region_required: false, check: es },
-    PostalCodeRule { country: "PT", shape: "4 digits, a hyphen, 3 digits (1000-001)", example: "1000-001", region_required: false, check: pt },
-    PostalCodeRule { country: "BR", shape: "8 digits as 12345-678 (CEP)", example: "01310-100", region_required: true, check: br },
+    PostalCodeRule {
+        country: "ES",
+        shape: "5 digits, starting 01-52",
+        example: "28013",
+        region_required: false,
+        check: es,
+    },
+    PostalCodeRule {
+        country: "PT",
+        shape: "4 digits, a hyphen, 3 digits (1000-001)",
+        example: "1000-001",
+        region_required: false,
+        check: pt,
+    },
+    PostalCodeRule {
+        country: "BR",
+        shape: "8 digits as 12345-678 (CEP)",
+        example: "01310-100",
+        region_required: true,
+        check: br,
+    },
     PostalCodeRule { country: "FR", shape: "5 digits", example: "75001", region_required: false, check: five_digits },
-    PostalCodeRule { country: "IT", shape: "5 digits (CAP)", example: "00184", region_required: false, check: five_digits },
-    PostalCodeRule { country: "NL", shape: "4 digits (not starting with 0) and 2 letters (1012 AB)", example: "1012 AB", region_required: false, check: nl },
+    PostalCodeRule {
+        country: "IT",
+        shape: "5 digits (CAP)",
+        example: "00184",
+        region_required: false,
+        check: five_digits,
+    },
+    PostalCodeRule {
+        country: "NL",
+        shape: "4 digits (not starting with 0) and 2 letters (1012 AB)",
+        example: "1012 AB",
+        region_required: false,
+        check: nl,
+    },
     PostalCodeRule { country: "CA", shape: "A9A 9A9 (K1A 0B1)", example: "K1A 0B1", region_required: true, check: ca },
 ];
 

@@ -17,12 +17,12 @@ pub mod schema;
 pub mod wire;
 
 pub use args::{FieldError, Validate};
+pub use delivery::{Address, DeliveryDetails, Destination, Recipient};
 pub use envelope::{Envelope, FailedSource, Notice, Partial, Suggestion, ToolName};
 pub use error::{ErrorCategory, ErrorCode, ToolError};
 pub use gifts::{
     GiftCard, Merchant, Occasion, RelationshipType, SuggestGiftsData, SuggestGiftsInput, SuggestGiftsQuery,
 };
-pub use delivery::{Address, DeliveryDetails, Destination, Recipient};
 pub use money::{Currency, Money};
 pub use orders::{
     CancelOrderInput, CheckoutData, CheckoutSession, CommitOrderInput, CreateCheckoutSessionInput, DeleteMyDataData,

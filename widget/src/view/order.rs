@@ -141,7 +141,8 @@ pub fn order_list_view(orders: Vec<Order>, next_cursor: Option<String>, ctx: &Re
             let total = format_money(&order.total, &ctx.locale);
             let (status, badge) = status_label(order.status);
             let id = order.id.clone();
-            let to = destination_text(order.destination.as_ref()).map(|d| view! { <span class="gg-muted">{format!(" · to {d}")}</span> });
+            let to = destination_text(order.destination.as_ref())
+                .map(|d| view! { <span class="gg-muted">{format!(" · to {d}")}</span> });
             view! {
                 <li class="gg-order-row" data-order-id=id>
                     <span class="gg-card-title">{order.gift_title}" × "{order.quantity}</span>

@@ -134,7 +134,13 @@ impl Checkout {
     }
 
     /// Phases 3 and 4: the provider refunds, then the cancellation is recorded with the answer.
-    async fn provider_phase(&self, call: &CallContext, lease: Lease, order: OrderRow, refund: RefundRow) -> Outcome<OrderData> {
+    async fn provider_phase(
+        &self,
+        call: &CallContext,
+        lease: Lease,
+        order: OrderRow,
+        refund: RefundRow,
+    ) -> Outcome<OrderData> {
         // As for a charge: the refund request must end while we still hold the key.
         if lease.remaining() < self.payments.timeout() + LEASE_MARGIN {
             lease.release().await;

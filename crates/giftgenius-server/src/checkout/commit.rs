@@ -23,10 +23,10 @@ use giftgenius_types::{CommitOrderInput, ErrorCode, FieldError, OrderData, ToolE
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use super::{Checkout, delivery_of};
 use super::idempotency::{Begin, Lease, fingerprint, stored_answer};
 use super::payments::{LEASE_MARGIN, PaymentError};
 use super::random_id;
+use super::{Checkout, delivery_of};
 use crate::clock::rfc3339;
 use crate::context::CallContext;
 use crate::error::internal;

@@ -17,8 +17,8 @@ pub mod cancel;
 pub mod commit;
 pub mod confirmation;
 pub mod idempotency;
-pub mod payments;
 mod list;
+pub mod payments;
 mod prepare;
 pub mod privacy;
 pub mod reconcile;
@@ -108,15 +108,20 @@ pub fn order_of(row: &OrderRow) -> Result<Order, StoreError> {
 
 /// A refund row as the contract's `Refund`.
 fn refund_of(row: &RefundRow) -> Refund {
-    Refund { id: row.id.clone(), amount: row.amount(), status: row.status.into(), created_at: rfc3339(row.created_at_ms) }
+    Refund {
+        id: row.id.clone(),
+        amount: row.amount(),
+        status: row.status.into(),
+        created_at: rfc3339(row.created_at_ms),
+    }
 }
 
 /// The delivery details stored with a draft or an order (JSON), if any. Unreadable details are
 /// a store fault, reported without their content (personal data stays out of logs).
 pub fn delivery_of(json: Option<&str>) -> Result<Option<DeliveryDetails>, StoreError> {
-    json.map(serde_json::from_str)
-        .transpose()
-        .map_err(|e| StoreError(format!("stored delivery details unreadable at line {} column {}", e.line(), e.column())))
+    json.map(serde_json::from_str).transpose().map_err(|e| {
+        StoreError(format!("stored delivery details unreadable at line {} column {}", e.line(), e.column()))
+    })
 }
 
 impl Checkout {
@@ -239,7 +244,8 @@ fn deliveries_meta(rows: &[OrderRow]) -> Result<serde_json::Map<String, Value>, 
     let mut out = serde_json::Map::new();
     for row in rows {
         if let Some(details) = delivery_of(row.delivery.as_deref())? {
-            let value = serde_json::to_value(details).map_err(|e| StoreError(format!("delivery not serializable: {e}")))?;
+            let value =
+                serde_json::to_value(details).map_err(|e| StoreError(format!("delivery not serializable: {e}")))?;
             out.insert(row.id.clone(), value);
         }
     }
@@ -276,7 +282,12 @@ impl ModelText for OrderData {
             ));
         }
         if let Some(refund) = &order.refund {
-            text.push_str(&format!(" Refund {} of {}: {}.", refund.id, refund.amount.display(), refund.status.as_str()));
+            text.push_str(&format!(
+                " Refund {} of {}: {}.",
+                refund.id,
+                refund.amount.display(),
+                refund.status.as_str()
+            ));
         }
         text
     }

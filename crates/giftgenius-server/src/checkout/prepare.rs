@@ -99,7 +99,8 @@ impl Checkout {
         };
         // Widget-only: hosts hand `_meta` to the widget, never to the model.
         let token = self.confirmation.token(&row.id, &call.subject);
-        let mut answer = Answer::new(PrepareOrderData { draft }).with_widget_meta(META_CONFIRMATION_TOKEN, json!(token));
+        let mut answer =
+            Answer::new(PrepareOrderData { draft }).with_widget_meta(META_CONFIRMATION_TOKEN, json!(token));
         if let Some(delivery) = delivery {
             answer = answer.with_widget_meta(META_DELIVERY, json!(delivery));
         }
@@ -108,7 +109,11 @@ impl Checkout {
 
     /// The draft's delivery details: the call's recipient, else the person's saved address,
     /// else none yet (the card asks for them; commit_order refuses a draft without them).
-    async fn delivery(&self, call: &CallContext, input: &PrepareOrderInput) -> Result<Option<DeliveryDetails>, ToolError> {
+    async fn delivery(
+        &self,
+        call: &CallContext,
+        input: &PrepareOrderInput,
+    ) -> Result<Option<DeliveryDetails>, ToolError> {
         let gift_message = normalized_gift_message(input.gift_message.as_deref());
         let (recipient, from_saved_address) = match &input.recipient {
             Some(recipient) => (recipient.normalized(), false),
@@ -121,7 +126,10 @@ impl Checkout {
                 },
                 None if gift_message.is_some() => {
                     return Err(ToolError::validation(
-                        vec![FieldError::new("recipient", "is required with a gift_message (there is no saved address)")],
+                        vec![FieldError::new(
+                            "recipient",
+                            "is required with a gift_message (there is no saved address)",
+                        )],
                         &call.reference,
                     ));
                 }

@@ -121,7 +121,11 @@ impl Reconciler {
                 Ok(provider_refund) => {
                     self.store.settle_refund(&order.id, &provider_refund, self.now()).await?;
                     report.refunded += 1;
-                    tracing::info!(order = order.id, refund = provider_refund, "reconcile: order cancelled and refunded");
+                    tracing::info!(
+                        order = order.id,
+                        refund = provider_refund,
+                        "reconcile: order cancelled and refunded"
+                    );
                 }
                 Err(PaymentError::Unavailable(detail)) => {
                     report.unreachable += 1;

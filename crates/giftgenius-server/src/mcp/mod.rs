@@ -24,8 +24,8 @@ use giftgenius_types::bounded::cut;
 use giftgenius_types::schema::{input_schema, output_schema};
 use giftgenius_types::{
     CancelOrderInput, CheckoutData, CommitOrderInput, CreateCheckoutSessionInput, DeleteMyDataData, DeleteMyDataInput,
-    Envelope, ErrorCode, GetOrderInput, ListOrdersData, ListOrdersInput, OrderData, PrepareOrderData, PrepareOrderInput,
-    SuggestGiftsData, SuggestGiftsInput, ToolError, ToolName,
+    Envelope, ErrorCode, GetOrderInput, ListOrdersData, ListOrdersInput, OrderData, PrepareOrderData,
+    PrepareOrderInput, SuggestGiftsData, SuggestGiftsInput, ToolError, ToolName,
 };
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::{Extension, ToolCallContext};

@@ -757,7 +757,12 @@ impl Store {
 
     /// In one transaction, if the fence holds: the paid order's refund is recorded as pending
     /// (unless it has one already) and the key points at the order (`ResourceCreated`).
-    pub async fn begin_refund(&self, fence: &Fence, refund: &RefundRow, now_ms: i64) -> StoreResult<Fenced<BeginRefund>> {
+    pub async fn begin_refund(
+        &self,
+        fence: &Fence,
+        refund: &RefundRow,
+        now_ms: i64,
+    ) -> StoreResult<Fenced<BeginRefund>> {
         on_pool!(self, |pool| {
             let mut tx = pool.begin_write(WriteLock::None).await?;
             let order: Option<OrderRow> =
@@ -928,8 +933,11 @@ impl Store {
                 .rows_affected();
             sqlx::query(sql::ANONYMIZE_REFUNDS_BEFORE).bind(ERASED_SUBJECT).execute(&mut *tx).await?;
             tx.commit().await?;
-            done.orders_deleted =
-                sqlx::query(sql::PRUNE_ANONYMIZED_ORDERS).bind(financial_before_ms).execute(pool).await?.rows_affected();
+            done.orders_deleted = sqlx::query(sql::PRUNE_ANONYMIZED_ORDERS)
+                .bind(financial_before_ms)
+                .execute(pool)
+                .await?
+                .rows_affected();
             done.refunds_deleted = sqlx::query(sql::PRUNE_REFUNDS)
                 .bind(refunds_before_ms)
                 .bind(RefundStatusColumn::Succeeded)
@@ -944,7 +952,10 @@ impl Store {
 
     /// Anonymized orders kept as financial records (tests and the operator command).
     pub async fn erased_order_count(&self) -> StoreResult<i64> {
-        on_pool!(self, |pool| Ok(sqlx::query_scalar(sql::COUNT_ERASED_ORDERS).bind(ERASED_SUBJECT).fetch_one(pool).await?))
+        on_pool!(self, |pool| Ok(sqlx::query_scalar(sql::COUNT_ERASED_ORDERS)
+            .bind(ERASED_SUBJECT)
+            .fetch_one(pool)
+            .await?))
     }
 
     // --- checkout sessions ---

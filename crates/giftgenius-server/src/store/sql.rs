@@ -75,8 +75,7 @@ pub const LIVE_ORDER_FOR_DRAFT: &str = "SELECT * FROM orders WHERE draft_id = $1
 /// Units of a gift in orders that hold stock; $2 the `PaymentDeclined` and $3 the `Cancelled`
 /// status (a cancelled order gave its stock back). SUM(BIGINT) is NUMERIC in PostgreSQL, hence
 /// the cast (a no-op in SQLite).
-pub const LIVE_UNITS: &str =
-    "SELECT CAST(COALESCE(SUM(quantity), 0) AS BIGINT) FROM orders WHERE gift_id = $1 AND status <> $2 AND status <> $3";
+pub const LIVE_UNITS: &str = "SELECT CAST(COALESCE(SUM(quantity), 0) AS BIGINT) FROM orders WHERE gift_id = $1 AND status <> $2 AND status <> $3";
 pub const INSERT_ORDER: &str = "INSERT INTO orders (id, subject, draft_id, gift_id, gift_title, merchant, quantity, currency, total_minor, status, \
      charge_id, created_at_ms, updated_at_ms, delivery, destination_city, destination_country) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, $11, $11, $12, $13, $14)";

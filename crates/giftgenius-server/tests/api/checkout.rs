@@ -43,9 +43,13 @@ async fn prepare_order_returns_the_same_draft_and_hides_the_token_from_the_model
     assert!(!text_of(&first).contains(token), "token must not be in the model's text");
     assert!(text_of(&first).contains("Confirm"), "the text says a human click is needed");
 
-    let (_, other_user) =
-        call_as(&client, "u2", "prepare_order", with_recipient(json!({"gift_id": "hh-001", "quantity": 2, "shipping": "express"})))
-            .await;
+    let (_, other_user) = call_as(
+        &client,
+        "u2",
+        "prepare_order",
+        with_recipient(json!({"gift_id": "hh-001", "quantity": 2, "shipping": "express"})),
+    )
+    .await;
     assert_ne!(other_user["draft"]["id"], draft["draft"]["id"], "drafts are per user");
 }
 

@@ -97,8 +97,13 @@ async fn produce_every_error() -> BTreeMap<&'static str, Value> {
         let (_, placed) = call(&client, "commit_order", commit_args(&draft_id, "ik_example_8", &token)).await;
         let order = placed["order"]["id"].as_str().expect("an order").to_string();
         let (read, _) = call(&client, "get_order", json!({"order_id": order})).await;
-        let cancel_token = read.meta.as_ref().and_then(|m| m.0.get(giftgenius_types::wire::META_CANCEL_TOKENS))
-            .and_then(|t| t[&order].as_str()).expect("a cancel token").to_string();
+        let cancel_token = read
+            .meta
+            .as_ref()
+            .and_then(|m| m.0.get(giftgenius_types::wire::META_CANCEL_TOKENS))
+            .and_then(|t| t[&order].as_str())
+            .expect("a cancel token")
+            .to_string();
         app.clock.advance(Duration::from_secs(61));
         let cancel = json!({"order_id": order, "idempotency_key": "ck_example_1", "confirmation_token": cancel_token});
         keep(call(&client, "cancel_order", cancel).await.1);

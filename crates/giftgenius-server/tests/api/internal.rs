@@ -56,7 +56,8 @@ async fn a_failing_database_becomes_internal_error_and_the_server_recovers_with_
     assert_eq!(sc["ok"], true, "{sc}");
 
     rename_table(&db, "orders", "orders_elsewhere").await;
-    let (result, sc) = call(&client, "prepare_order", with_recipient(json!({"gift_id": "hh-010", "quantity": 2}))).await;
+    let (result, sc) =
+        call(&client, "prepare_order", with_recipient(json!({"gift_id": "hh-010", "quantity": 2}))).await;
     assert_internal_error(&result, &sc, &["no such table", "orders_elsewhere", "database", "SQL"]);
     // Calls that do not need the missing table keep working meanwhile.
     let (_, sc) = call(&client, "suggest_gifts", json!({"relationship_type": "friend"})).await;

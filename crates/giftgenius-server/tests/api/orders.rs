@@ -24,7 +24,13 @@ use crate::support::{
 const MESSAGE: &str = "Feliz aniversário, Ana! Com carinho, Rui";
 
 /// A paid order for `subject` (prepare with `arguments`, commit under `key`); returns its id.
-async fn place(app: &TestApp, client: &RunningService<RoleClient, ()>, subject: &str, arguments: Value, key: &str) -> String {
+async fn place(
+    app: &TestApp,
+    client: &RunningService<RoleClient, ()>,
+    subject: &str,
+    arguments: Value,
+    key: &str,
+) -> String {
     let (prepared, draft) = call_as(client, subject, "prepare_order", arguments).await;
     assert_eq!(draft["ok"], true, "{draft}");
     let token = meta_of(&prepared, TOKEN).and_then(Value::as_str).expect("token").to_string();
@@ -89,19 +95,30 @@ async fn delivery_errors_name_each_part_a_country_requires_without_echoing_the_a
     let app = spawn_app().await;
     let client = app.client().await;
     let cases = [
-        (json!({"name": "Jo", "address": {"line1": "1 Main St", "city": "Austin", "postal_code": "7870", "country": "US"}}),
-         vec![("recipient.address.region", "is required in US"), ("recipient.address.postal_code", "5 digits")]),
-        (json!({"name": "Jo", "address": {"line1": "10 Downing St", "city": "London", "postal_code": "SW1A1AA", "country": "GB"}}),
-         vec![("recipient.address.postal_code", "UK postcode")]),
-        (json!({"name": " ", "address": {"line1": "Unter den Linden 1", "city": "Berlin", "country": "DE"}}),
-         vec![("recipient.name", "is required"), ("recipient.address.postal_code", "is required in DE")]),
-        (json!({"name": "Jo", "address": {"line1": "Av. Paulista 1", "city": "São Paulo", "region": "XX", "postal_code": "01310-100", "country": "BR"}}),
-         vec![("recipient.address.region", "state or province of BR")]),
-        (json!({"name": "Jo", "address": {"line1": "1 Rue", "city": "Paris", "postal_code": "75001", "country": "FX"}}),
-         vec![("recipient.address.country", "ISO 3166-1 alpha-2")]),
+        (
+            json!({"name": "Jo", "address": {"line1": "1 Main St", "city": "Austin", "postal_code": "7870", "country": "US"}}),
+            vec![("recipient.address.region", "is required in US"), ("recipient.address.postal_code", "5 digits")],
+        ),
+        (
+            json!({"name": "Jo", "address": {"line1": "10 Downing St", "city": "London", "postal_code": "SW1A1AA", "country": "GB"}}),
+            vec![("recipient.address.postal_code", "UK postcode")],
+        ),
+        (
+            json!({"name": " ", "address": {"line1": "Unter den Linden 1", "city": "Berlin", "country": "DE"}}),
+            vec![("recipient.name", "is required"), ("recipient.address.postal_code", "is required in DE")],
+        ),
+        (
+            json!({"name": "Jo", "address": {"line1": "Av. Paulista 1", "city": "São Paulo", "region": "XX", "postal_code": "01310-100", "country": "BR"}}),
+            vec![("recipient.address.region", "state or province of BR")],
+        ),
+        (
+            json!({"name": "Jo", "address": {"line1": "1 Rue", "city": "Paris", "postal_code": "75001", "country": "FX"}}),
+            vec![("recipient.address.country", "ISO 3166-1 alpha-2")],
+        ),
     ];
     for (recipient, expected) in cases {
-        let (result, sc) = call_as(&client, "u1", "prepare_order", json!({"gift_id": "hh-010", "recipient": recipient})).await;
+        let (result, sc) =
+            call_as(&client, "u1", "prepare_order", json!({"gift_id": "hh-010", "recipient": recipient})).await;
         assert_eq!(sc["error"]["code"], "VALIDATION_ERROR", "{sc}");
         let errors = sc["error"]["field_errors"].as_array().unwrap();
         assert_eq!(errors.len(), expected.len(), "{sc}");
@@ -112,7 +129,8 @@ async fn delivery_errors_name_each_part_a_country_requires_without_echoing_the_a
         assert_eq!(sc["error"]["attempted"]["recipient"], "(hidden)", "{sc}");
         assert!(!model_view(&result, &sc).contains("Main St") && !model_view(&result, &sc).contains("Downing"));
     }
-    let (_, sc) = call_as(&client, "u1", "prepare_order", json!({"gift_id": "hh-010", "gift_message": "x".repeat(301)})).await;
+    let (_, sc) =
+        call_as(&client, "u1", "prepare_order", json!({"gift_id": "hh-010", "gift_message": "x".repeat(301)})).await;
     assert_eq!(sc["error"]["field_errors"][0]["field"], "gift_message", "{sc}");
 }
 
@@ -142,10 +160,13 @@ async fn the_same_key_with_another_address_is_idempotency_key_reused() {
     assert_ne!(a["draft"]["id"], b["draft"]["id"], "another address is another draft");
     let token_a = meta_of(&first, TOKEN).and_then(Value::as_str).unwrap();
     let token_b = meta_of(&second, TOKEN).and_then(Value::as_str).unwrap();
-    let (_, ok) = call_as(&client, "u1", "commit_order", commit_args(a["draft"]["id"].as_str().unwrap(), "ik_same", token_a)).await;
+    let (_, ok) =
+        call_as(&client, "u1", "commit_order", commit_args(a["draft"]["id"].as_str().unwrap(), "ik_same", token_a))
+            .await;
     assert_eq!(ok["ok"], true, "{ok}");
     let (_, reused) =
-        call_as(&client, "u1", "commit_order", commit_args(b["draft"]["id"].as_str().unwrap(), "ik_same", token_b)).await;
+        call_as(&client, "u1", "commit_order", commit_args(b["draft"]["id"].as_str().unwrap(), "ik_same", token_b))
+            .await;
     assert_eq!(reused["error"]["code"], "IDEMPOTENCY_KEY_REUSED", "{reused}");
     assert_eq!(charges(&app).await, 1);
 }
@@ -215,7 +236,8 @@ async fn cancel_needs_the_widget_token_refunds_once_and_replays() {
     let order = place(&app, &client, "u1", lisbon_order("hh-010"), "ik_1").await;
     let token = cancel_token(&client, "u1", &order).await.expect("a cancel token for a paid order");
 
-    let (_, unconfirmed) = call_as(&client, "u1", "cancel_order", json!({"order_id": order, "idempotency_key": "ck_1"})).await;
+    let (_, unconfirmed) =
+        call_as(&client, "u1", "cancel_order", json!({"order_id": order, "idempotency_key": "ck_1"})).await;
     assert_eq!(unconfirmed["error"]["code"], "CONFIRMATION_REQUIRED", "{unconfirmed}");
     let (_, stolen) = call_as(&client, "u2", "cancel_order", cancel_args(&order, "ck_1", &token)).await;
     assert_eq!(stolen["error"]["code"], "CONFIRMATION_REQUIRED", "another account's token: {stolen}");
@@ -297,7 +319,8 @@ async fn a_refund_whose_answer_was_lost_is_finished_by_a_retry_or_by_the_reconci
 
 async fn count(db: &str, sql: &str, bind: &str) -> i64 {
     let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{db}")).await.unwrap();
-    let n: i64 = sqlx::query(sqlx::AssertSqlSafe(sql.to_string())).bind(bind).fetch_one(&mut conn).await.unwrap().get(0);
+    let n: i64 =
+        sqlx::query(sqlx::AssertSqlSafe(sql.to_string())).bind(bind).fetch_one(&mut conn).await.unwrap().get(0);
     conn.close().await.unwrap();
     n
 }
@@ -334,8 +357,18 @@ async fn delete_my_data_erases_personal_data_and_keeps_the_financial_records() {
     assert!(text_of(&result).contains("anonymized"), "{}", text_of(&result));
 
     let subject = "local:u1";
-    for (table, column) in [("saved_addresses", "subject"), ("drafts", "subject"), ("idempotency_keys", "subject"), ("orders", "subject"), ("refunds", "subject")] {
-        assert_eq!(count(&db, &format!("SELECT COUNT(*) FROM {table} WHERE {column} = $1"), subject).await, 0, "{table}");
+    for (table, column) in [
+        ("saved_addresses", "subject"),
+        ("drafts", "subject"),
+        ("idempotency_keys", "subject"),
+        ("orders", "subject"),
+        ("refunds", "subject"),
+    ] {
+        assert_eq!(
+            count(&db, &format!("SELECT COUNT(*) FROM {table} WHERE {column} = $1"), subject).await,
+            0,
+            "{table}"
+        );
     }
     for order in [&kept, &cancelled] {
         let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{db}")).await.unwrap();
@@ -351,7 +384,10 @@ async fn delete_my_data_erases_personal_data_and_keeps_the_financial_records() {
         assert!(row.get::<i64, _>(4) > 0 && row.get::<Option<String>, _>(5).is_some(), "amount and charge stay");
         conn.close().await.unwrap();
     }
-    assert_eq!(count(&db, "SELECT COUNT(*) FROM refunds WHERE order_id = $1 AND subject = 'erased'", &cancelled).await, 1);
+    assert_eq!(
+        count(&db, "SELECT COUNT(*) FROM refunds WHERE order_id = $1 AND subject = 'erased'", &cancelled).await,
+        1
+    );
     let (_, after) = call_as(&client, "u1", "list_orders", json!({})).await;
     assert_eq!(after["orders"], json!([]), "{after}");
     let (_, untouched) = call_as(&client, "u2", "get_order", json!({"order_id": theirs})).await;
@@ -372,7 +408,11 @@ async fn retention_anonymizes_old_orders_then_deletes_financial_records_and_unus
 
     app.clock.advance(Duration::from_secs(366 * 24 * 3600));
     app.state.prune().await;
-    assert_eq!(count(&db, "SELECT COUNT(*) FROM orders WHERE id = $1 AND subject = 'erased' AND delivery IS NULL", &order).await, 1);
+    assert_eq!(
+        count(&db, "SELECT COUNT(*) FROM orders WHERE id = $1 AND subject = 'erased' AND delivery IS NULL", &order)
+            .await,
+        1
+    );
     assert_eq!(count(&db, "SELECT COUNT(*) FROM saved_addresses WHERE subject = $1", "local:u1").await, 0);
     assert_eq!(count(&db, "SELECT COUNT(*) FROM refunds WHERE order_id = $1", &order).await, 1, "refunds stay longer");
 
@@ -393,7 +433,8 @@ async fn the_operator_command_deletes_one_accounts_data() {
         let prepared = client.call_tool(request(Some("u9"), "prepare_order", lisbon_order("hh-010"))).await.unwrap();
         let token = meta_of(&prepared, TOKEN).and_then(Value::as_str).unwrap();
         let draft = prepared.structured_content.as_ref().unwrap()["draft"]["id"].as_str().unwrap().to_string();
-        let placed = client.call_tool(request(Some("u9"), "commit_order", commit_args(&draft, "ik_1", token))).await.unwrap();
+        let placed =
+            client.call_tool(request(Some("u9"), "commit_order", commit_args(&draft, "ik_1", token))).await.unwrap();
         assert_eq!(placed.structured_content.unwrap()["order"]["status"], "paid");
     }
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_giftgenius-server"))
@@ -421,7 +462,8 @@ async fn no_address_or_gift_message_reaches_any_log_line() {
     let prepared = client.call_tool(request(Some("u1"), "prepare_order", consent)).await.unwrap();
     let token = meta_of(&prepared, TOKEN).and_then(Value::as_str).unwrap();
     let draft = prepared.structured_content.as_ref().unwrap()["draft"]["id"].as_str().unwrap().to_string();
-    let placed = client.call_tool(request(Some("u1"), "commit_order", commit_args(&draft, "ik_1", token))).await.unwrap();
+    let placed =
+        client.call_tool(request(Some("u1"), "commit_order", commit_args(&draft, "ik_1", token))).await.unwrap();
     let order = placed.structured_content.unwrap()["order"]["id"].as_str().unwrap().to_string();
     let listed = client.call_tool(request(Some("u1"), "list_orders", json!({}))).await.unwrap();
     let cancel = meta_of(&listed, META_CANCEL_TOKENS).unwrap()[&order].as_str().unwrap().to_string();

@@ -40,7 +40,8 @@ pub async fn orders(app: &TestApp) -> i64 {
 /// prepare_order for `subject` in a client of its own; returns (draft id, confirmation token).
 pub async fn prepare(app: &TestApp, subject: &str, gift: &str) -> (String, String) {
     let client = app.client().await;
-    let (result, structured) = call_as(&client, subject, "prepare_order", with_recipient(json!({"gift_id": gift}))).await;
+    let (result, structured) =
+        call_as(&client, subject, "prepare_order", with_recipient(json!({"gift_id": gift}))).await;
     draft_and_token(&result, &structured)
 }
 
