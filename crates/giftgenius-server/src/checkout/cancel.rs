@@ -74,7 +74,7 @@ impl Checkout {
             Err(e) => return internal(call, &e).into(),
         };
         match self.refund_phase(call, &input.order_id, &lease).await {
-            Ok(RefundStep::Ready(order, refund)) => self.provider_phase(call, lease, *order, refund).await,
+            Ok(RefundStep::Ready(order, refund)) => self.provider_phase(call, lease, order, refund).await,
             Ok(RefundStep::Answered(result)) => lease.answer(call, result).await,
             Ok(RefundStep::Lost) => lease.settled(call).await,
             Err(e) => lease.fail(call, &e).await.into(),
@@ -123,7 +123,7 @@ impl Checkout {
         match self.store.begin_refund(lease.fence(), &candidate, now).await? {
             Fenced::Written(BeginRefund::Ready(refund)) => {
                 self.failpoints.hit(AFTER_REFUND_RECORDED);
-                Ok(RefundStep::Ready(Box::new(order), refund))
+                Ok(RefundStep::Ready(order, refund))
             }
             Fenced::Written(BeginRefund::NotPaid(now_is)) if now_is.status == OrderStatusColumn::Cancelled => {
                 Ok(RefundStep::Answered(self.order_answer(call, &now_is).await))
@@ -192,7 +192,7 @@ impl Checkout {
 /// Where the refund phase left the call.
 enum RefundStep {
     /// The order and its pending refund: ask the provider.
-    Ready(Box<OrderRow>, RefundRow),
+    Ready(OrderRow, RefundRow),
     /// A definitive answer without asking the provider.
     Answered(Result<Answer<OrderData>, ToolError>),
     /// The key was taken over meanwhile.

@@ -872,25 +872,24 @@ impl Store {
     pub async fn delete_personal_data(&self, subject: &str, now_ms: i64) -> StoreResult<Deleted> {
         on_pool!(self, |pool| {
             let mut tx = pool.begin_write(WriteLock::None).await?;
-            let mut deleted = Deleted::default();
-            deleted.saved_addresses =
+            let saved_addresses =
                 sqlx::query(sql::DELETE_SAVED_ADDRESS).bind(subject).execute(&mut *tx).await?.rows_affected();
-            deleted.drafts = sqlx::query(sql::DELETE_DRAFTS_OF)
+            let drafts = sqlx::query(sql::DELETE_DRAFTS_OF)
                 .bind(subject)
                 .bind(OrderStatusColumn::PendingPayment)
                 .execute(&mut *tx)
                 .await?
                 .rows_affected();
-            deleted.idempotency_keys = sqlx::query(sql::DELETE_KEYS_OF)
+            let idempotency_keys = sqlx::query(sql::DELETE_KEYS_OF)
                 .bind(subject)
                 .bind(now_ms)
                 .bind(OrderStatusColumn::PendingPayment)
                 .execute(&mut *tx)
                 .await?
                 .rows_affected();
-            deleted.checkout_sessions =
+            let checkout_sessions =
                 sqlx::query(sql::DELETE_CHECKOUTS_OF).bind(subject).execute(&mut *tx).await?.rows_affected();
-            deleted.orders_anonymized = sqlx::query(sql::ANONYMIZE_ORDERS_OF)
+            let orders_anonymized = sqlx::query(sql::ANONYMIZE_ORDERS_OF)
                 .bind(subject)
                 .bind(ERASED_SUBJECT)
                 .bind(now_ms)
@@ -898,12 +897,20 @@ impl Store {
                 .execute(&mut *tx)
                 .await?
                 .rows_affected();
-            deleted.refunds_anonymized = sqlx::query(sql::ANONYMIZE_REFUNDS_OF)
+            let refunds_anonymized = sqlx::query(sql::ANONYMIZE_REFUNDS_OF)
                 .bind(subject)
                 .bind(ERASED_SUBJECT)
                 .execute(&mut *tx)
                 .await?
                 .rows_affected();
+            let deleted = Deleted {
+                saved_addresses,
+                drafts,
+                idempotency_keys,
+                checkout_sessions,
+                orders_anonymized,
+                refunds_anonymized,
+            };
             tx.commit().await?;
             Ok(deleted)
         })
