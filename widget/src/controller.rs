@@ -7,15 +7,17 @@
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 
+use giftgenius_types::delivery::DeliveryDetails;
 use giftgenius_types::{ErrorCode, ToolError, ToolName};
 use serde_json::{Map, Value, json};
 
 use crate::action::Action;
 use crate::context::DisplayMode;
 use crate::flow;
+use giftgenius_types::wire::META_DELIVERY;
 use crate::rpc::LogLevel;
 use crate::saved::{SavedView, Screen};
-use crate::state::ViewState;
+use crate::state::{ListAsk, OrderListActions, ViewState};
 
 /// A tool call's result as the host hands it back.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -66,6 +68,8 @@ pub trait Host {
     fn save_view(&self, saved: &SavedView) {
         let _ = saved;
     }
+    /// Forgets every screen and checkout entry this view's storage keeps (Delete my data).
+    fn forget_saved_views(&self) {}
 }
 
 /// The widget's behaviour. Holds the current `ViewState`; `on_change` mirrors it into the UI.
@@ -85,6 +89,14 @@ pub struct Controller<H: Host> {
     last_call: RefCell<Option<(ToolName, Map<String, Value>)>>,
     /// (draft id, confirmation token). Memory only.
     token: RefCell<Option<(String, String)>>,
+    /// The shown draft's delivery details as its `_meta` carried them (kept for a reload).
+    draft_delivery: RefCell<Option<Value>>,
+    /// The order list's tokens, (order id, cancel token) and the Delete my data token, from the
+    /// last list_orders result's `_meta`. Memory only, like the confirmation token.
+    cancel_tokens: RefCell<Vec<(String, String)>>,
+    delete_token: RefCell<Option<String>>,
+    /// The last list_orders envelope, updated with each cancelled order (kept for a reload).
+    list_output: RefCell<Option<Value>>,
     /// (draft id, idempotency key), mirrored in widget state; memory wins if the host is slow to echo.
     key: RefCell<Option<(String, String)>>,
     /// The contract JSON behind what is shown, kept for a reload (see `saved.rs`): the last
@@ -107,6 +119,30 @@ fn unreachable_error() -> ToolError {
     ToolError::new(ErrorCode::InternalError, "GiftGenius could not be reached from this view.", "")
 }
 
+/// prepare_order's arguments for `draft` with these delivery details: the recipient and gift
+/// message as given (a draft that used the saved address asks for it again by sending none),
+/// so the same details give the same draft.
+fn prepare_arguments(draft: &giftgenius_types::OrderDraft, delivery: Option<&DeliveryDetails>) -> Map<String, Value> {
+    let mut args = as_object(json!({
+        "gift_id": draft.gift.id,
+        "quantity": draft.quantity,
+        "shipping": draft.shipping,
+        "currency": draft.total.currency,
+    }));
+    if let Some(d) = delivery {
+        if !d.from_saved_address {
+            args.insert("recipient".into(), json!(d.recipient));
+        }
+        if let Some(message) = &d.gift_message {
+            args.insert("gift_message".into(), json!(message));
+        }
+        if d.save_address {
+            args.insert("save_address".into(), json!(true));
+        }
+    }
+    args
+}
+
 impl<H: Host> Controller<H> {
     pub fn new(host: H, on_change: impl Fn(&ViewState) + 'static) -> Self {
         Self {
@@ -119,6 +155,10 @@ impl<H: Host> Controller<H> {
             last_suggest_args: RefCell::new(None),
             last_call: RefCell::new(None),
             token: RefCell::new(None),
+            draft_delivery: RefCell::new(None),
+            cancel_tokens: RefCell::new(Vec::new()),
+            delete_token: RefCell::new(None),
+            list_output: RefCell::new(None),
             key: RefCell::new(None),
             shown_output: RefCell::new(None),
             draft_output: RefCell::new(None),
@@ -141,6 +181,10 @@ impl<H: Host> Controller<H> {
                 results: self.results_output.borrow().clone(),
                 suggest_args: self.last_suggest_args.borrow().clone(),
                 last_call: self.last_call.borrow().clone(),
+                delivery: match &state {
+                    ViewState::ConfirmPurchase { .. } => self.draft_delivery.borrow().clone(),
+                    _ => None,
+                },
             });
         }
         *self.view.borrow_mut() = state.clone();
@@ -177,6 +221,11 @@ impl<H: Host> Controller<H> {
                     None => Screen::Output(draft_json),
                 })
             }
+            ViewState::OrderList { orders, next_cursor, .. } => reproduces(
+                &self.list_output.borrow(),
+                &|s| matches!(s, ViewState::OrderList { orders: o, next_cursor: c, .. } if o == orders && c == next_cursor),
+            )
+            .map(Screen::Output),
             state => [&self.shown_output, &self.results_output, &self.draft_output]
                 .into_iter()
                 .find_map(|json| reproduces(&json.borrow(), &|s| s == state))
@@ -202,10 +251,21 @@ impl<H: Host> Controller<H> {
         *self.results_output.borrow_mut() = saved.results;
         *self.last_suggest_args.borrow_mut() = saved.suggest_args;
         *self.last_call.borrow_mut() = saved.last_call;
+        let state = match state {
+            ViewState::ConfirmPurchase { draft, busy, error, .. } => {
+                let delivery = saved.delivery.as_ref().and_then(|d| serde_json::from_value(d.clone()).ok());
+                *self.draft_delivery.borrow_mut() = saved.delivery.clone();
+                ViewState::ConfirmPurchase { draft, delivery, busy, error }
+            }
+            state => state,
+        };
         match saved.screen {
             Screen::Output(json) => {
                 if matches!(state, ViewState::ConfirmPurchase { .. }) {
                     *self.draft_output.borrow_mut() = Some(json.clone());
+                }
+                if matches!(state, ViewState::OrderList { .. }) {
+                    *self.list_output.borrow_mut() = Some(json.clone());
                 }
                 *self.shown_output.borrow_mut() = Some(json);
             }
@@ -257,7 +317,7 @@ impl<H: Host> Controller<H> {
             return;
         }
         *self.last_output.borrow_mut() = Some(output.clone());
-        let state = ViewState::from_tool_output(output);
+        let state = ViewState::from_tool_result(output, &self.host.tool_response_metadata());
         if state.is_loading() && !self.state().is_loading() {
             return; // never replace something real by a spinner
         }
@@ -283,9 +343,15 @@ impl<H: Host> Controller<H> {
             }
             ViewState::ConfirmPurchase { draft, .. } => {
                 *self.draft_output.borrow_mut() = Some(output.clone());
+                *self.draft_delivery.borrow_mut() = meta.get(META_DELIVERY).filter(|d| d.is_object()).cloned();
                 if let Some(token) = flow::confirmation_token(meta) {
                     *self.token.borrow_mut() = Some((draft.id.clone(), token));
                 }
+            }
+            ViewState::OrderList { .. } => {
+                *self.list_output.borrow_mut() = Some(output.clone());
+                *self.cancel_tokens.borrow_mut() = flow::cancel_tokens(meta);
+                *self.delete_token.borrow_mut() = flow::delete_data_token(meta);
             }
             _ => {}
         }
@@ -302,7 +368,7 @@ impl<H: Host> Controller<H> {
                 }
                 let state = match &result.structured_content {
                     Value::Null => ViewState::OutOfDate { v: None },
-                    content => ViewState::from_tool_output(content),
+                    content => ViewState::from_tool_result(content, &result.meta),
                 };
                 if let ViewState::OutOfDate { v } = &state {
                     self.host
@@ -354,6 +420,12 @@ impl<H: Host> Controller<H> {
             Action::Confirm => self.confirm().await,
             Action::Cancel => self.cancel().await,
             Action::ApplySuggestion { set_arguments } => self.apply_suggestion(set_arguments).await,
+            Action::EditDelivery { details } => self.edit_delivery(details).await,
+            Action::AskCancelOrder { order_id } => self.ask(Some(ListAsk::CancelOrder { order_id })),
+            Action::AskDeleteData => self.ask(Some(ListAsk::DeleteData)),
+            Action::DismissAsk => self.ask(None),
+            Action::CancelOrder { order_id } => self.cancel_order(order_id).await,
+            Action::DeleteData => self.delete_data().await,
             Action::OpenLink { .. } | Action::SetDisplayMode { .. } => {}
         }
         self.in_flight.set(false);
@@ -440,29 +512,26 @@ impl<H: Host> Controller<H> {
     }
 
     async fn confirm(&self) {
-        let ViewState::ConfirmPurchase { draft, busy: false, .. } = self.state() else {
+        let ViewState::ConfirmPurchase { draft, delivery, busy: false, .. } = self.state() else {
             return;
         };
-        self.set(ViewState::ConfirmPurchase { draft: draft.clone(), busy: true, error: None });
+        self.set(ViewState::ConfirmPurchase { draft: draft.clone(), delivery: delivery.clone(), busy: true, error: None });
         let token = match self.token_for(&draft.id) {
             Some(token) => token,
             None => {
                 // The token was lost (reload after a widget-initiated prepare_order): ask again.
                 // prepare_order is idempotent, so the same arguments return the same draft.
-                let args = as_object(json!({
-                    "gift_id": draft.gift.id,
-                    "quantity": draft.quantity,
-                    "shipping": draft.shipping,
-                    "currency": draft.total.currency,
-                }));
+                let args = prepare_arguments(&draft, delivery.as_ref());
                 match self.call(ToolName::PrepareOrder, args).await {
-                    (ViewState::ConfirmPurchase { draft: fresh, .. }, _) if fresh != draft => {
+                    (fresh @ ViewState::ConfirmPurchase { .. }, _)
+                        if !matches!(&fresh, ViewState::ConfirmPurchase { draft: d, .. } if *d == draft) =>
+                    {
                         // Price or draft changed: the human must confirm what they will pay.
-                        self.set(ViewState::ConfirmPurchase { draft: fresh, busy: false, error: None });
+                        self.set(fresh);
                         return;
                     }
                     (ViewState::Error { error, .. }, _) => {
-                        self.set(ViewState::ConfirmPurchase { draft, busy: false, error: Some(error) });
+                        self.set(ViewState::ConfirmPurchase { draft, delivery, busy: false, error: Some(error) });
                         return;
                     }
                     _ => match self.token_for(&draft.id) {
@@ -473,7 +542,7 @@ impl<H: Host> Controller<H> {
                                 "This purchase can no longer be confirmed here. Please choose the gift again.",
                                 "",
                             );
-                            self.set(ViewState::ConfirmPurchase { draft, busy: false, error: Some(error) });
+                            self.set(ViewState::ConfirmPurchase { draft, delivery, busy: false, error: Some(error) });
                             return;
                         }
                     },
@@ -487,10 +556,114 @@ impl<H: Host> Controller<H> {
                 if error.code == ErrorCode::ConfirmationRequired {
                     *self.token.borrow_mut() = None;
                 }
-                self.set(ViewState::ConfirmPurchase { draft, busy: false, error: Some(error) });
+                self.set(ViewState::ConfirmPurchase { draft, delivery, busy: false, error: Some(error) });
             }
             // The checkout entry stays after success: confirming the same draft again (say,
             // after a reload) reuses the key and replays this order instead of a second one.
+            (state, _) => self.set(state),
+        }
+    }
+
+    /// Prepares the shown draft again with the person's edited delivery details: the server's
+    /// answer is a new draft (shown for confirmation: nothing is paid for details the person has
+    /// not confirmed), or field errors, shown next to the fields with the edit kept.
+    async fn edit_delivery(&self, details: DeliveryDetails) {
+        let ViewState::ConfirmPurchase { draft, busy: false, .. } = self.state() else {
+            return;
+        };
+        let edited = Some(details);
+        self.set(ViewState::ConfirmPurchase { draft: draft.clone(), delivery: edited.clone(), busy: true, error: None });
+        match self.call(ToolName::PrepareOrder, prepare_arguments(&draft, edited.as_ref())).await {
+            (fresh @ ViewState::ConfirmPurchase { .. }, _) => self.set(fresh),
+            (ViewState::Error { error, .. }, _) => {
+                self.set(ViewState::ConfirmPurchase { draft, delivery: edited, busy: false, error: Some(error) })
+            }
+            (state, _) => self.set(state),
+        }
+    }
+
+    /// Shows or leaves the order list's second-click question.
+    fn ask(&self, asking: Option<ListAsk>) {
+        if let ViewState::OrderList { orders, next_cursor, actions } = self.state() {
+            self.set(ViewState::OrderList { orders, next_cursor, actions: OrderListActions { asking, error: None, ..actions } });
+        }
+    }
+
+    /// The second click on an order's Cancel: cancel_order with the order's token and a key
+    /// derived from it (the same on every retry), then the list with the order's new status.
+    async fn cancel_order(&self, order_id: String) {
+        let ViewState::OrderList { orders, next_cursor, actions } = self.state() else {
+            return;
+        };
+        if actions.asking != Some(ListAsk::CancelOrder { order_id: order_id.clone() }) {
+            return; // only after the question was asked and answered
+        }
+        let token = self.cancel_tokens.borrow().iter().find(|(id, _)| *id == order_id).map(|(_, t)| t.clone());
+        let Some(token) = token else {
+            return;
+        };
+        let busy = OrderListActions { busy: true, error: None, ..actions.clone() };
+        self.set(ViewState::OrderList { orders: orders.clone(), next_cursor: next_cursor.clone(), actions: busy });
+        let args = as_object(json!({
+            "order_id": order_id,
+            "idempotency_key": flow::cancel_key_for_token(&token),
+            "confirmation_token": token,
+        }));
+        match self.call(ToolName::CancelOrder, args).await {
+            (ViewState::OrderPlaced { order }, _) => {
+                let orders: Vec<_> = orders.into_iter().map(|o| if o.id == order.id { order.clone() } else { o }).collect();
+                self.cancel_tokens.borrow_mut().retain(|(id, _)| *id != order.id);
+                let cancellable = actions.cancellable.into_iter().filter(|id| *id != order.id).collect();
+                let patched = self.list_output.borrow().clone().map(|mut list| {
+                    if let (Some(rows), Ok(json)) =
+                        (list.get_mut("orders").and_then(Value::as_array_mut), serde_json::to_value(&order))
+                    {
+                        rows.iter_mut().filter(|r| r.get("id") == Some(&json!(order.id))).for_each(|r| *r = json.clone());
+                    }
+                    list
+                });
+                *self.list_output.borrow_mut() = patched;
+                let actions = OrderListActions { cancellable, asking: None, busy: false, error: None, ..actions };
+                self.set(ViewState::OrderList { orders, next_cursor, actions });
+            }
+            (ViewState::Error { error, .. }, _) => {
+                let actions = OrderListActions { busy: false, error: Some(error), ..actions };
+                self.set(ViewState::OrderList { orders, next_cursor, actions });
+            }
+            (state, _) => self.set(state),
+        }
+    }
+
+    /// The second click on Delete my data: delete_my_data, then everything this view kept
+    /// about the person (saved screens, checkout entries, drafts, tokens) is forgotten too.
+    async fn delete_data(&self) {
+        let ViewState::OrderList { orders, next_cursor, actions } = self.state() else {
+            return;
+        };
+        let Some(token) = self.delete_token.borrow().clone().filter(|_| actions.asking == Some(ListAsk::DeleteData))
+        else {
+            return;
+        };
+        let busy = OrderListActions { busy: true, error: None, ..actions.clone() };
+        self.set(ViewState::OrderList { orders: orders.clone(), next_cursor: next_cursor.clone(), actions: busy });
+        match self.call(ToolName::DeleteMyData, as_object(json!({ "confirmation_token": token }))).await {
+            (state @ ViewState::DataDeleted { .. }, _) => {
+                self.host.forget_saved_views();
+                self.host.set_widget_state(flow::without_checkout(&self.host.widget_state())).await;
+                *self.token.borrow_mut() = None;
+                *self.key.borrow_mut() = None;
+                *self.draft_delivery.borrow_mut() = None;
+                *self.draft_output.borrow_mut() = None;
+                *self.list_output.borrow_mut() = None;
+                *self.last_call.borrow_mut() = None;
+                self.cancel_tokens.borrow_mut().clear();
+                *self.delete_token.borrow_mut() = None;
+                self.set(state);
+            }
+            (ViewState::Error { error, .. }, _) => {
+                let actions = OrderListActions { busy: false, error: Some(error), ..actions };
+                self.set(ViewState::OrderList { orders, next_cursor, actions });
+            }
             (state, _) => self.set(state),
         }
     }
@@ -847,7 +1020,13 @@ mod tests {
         fake.replies.borrow_mut().push(Ok(placed()));
         let controller = Controller::new(fake.clone(), |_| {});
         let saved =
-            SavedView { screen: Screen::Output(draft_output()), results: None, suggest_args: None, last_call: None };
+            SavedView {
+                screen: Screen::Output(draft_output()),
+                results: None,
+                suggest_args: None,
+                last_call: None,
+                delivery: None,
+            };
         controller.restore(saved, &draft_output());
         block_on(controller.handle(Action::Confirm));
         let calls = fake.calls.borrow();

@@ -4,6 +4,7 @@
 //! stable `data-action` attribute (plus ids) so the SSR fallback can wire the same buttons.
 //! All data is inserted as text or attribute values, which Leptos escapes; never `inner_html`.
 
+pub mod delivery;
 mod error;
 mod order;
 mod results;
@@ -106,11 +107,13 @@ pub fn state_view(state: ViewState, ctx: &RenderContext, on_action: Callback<Act
         }
         ViewState::Empty { query, notice, partial } => empty_view(query, notice, partial, ctx, on_action).into_any(),
         ViewState::Error { tool, error } => error_view(tool, error, on_action).into_any(),
-        ViewState::ConfirmPurchase { draft, busy, error } => {
-            confirm_view(draft, busy, error, ctx, on_action).into_any()
+        ViewState::ConfirmPurchase { draft, delivery, busy, error } => {
+            confirm_view(draft, delivery, busy, error, ctx, on_action).into_any()
         }
         ViewState::OrderPlaced { order } => order_placed_view(order, ctx).into_any(),
-        ViewState::OrderList { orders, next_cursor } => order_list_view(orders, next_cursor, ctx).into_any(),
+        ViewState::OrderList { orders, next_cursor, actions } => {
+            order_list_view(orders, next_cursor, actions, ctx, on_action).into_any()
+        }
         ViewState::DataDeleted { summary } => data_deleted_view(summary).into_any(),
         ViewState::Checkout { checkout } => checkout_view(checkout, ctx, on_action).into_any(),
         ViewState::Cancelled => cancelled_view().into_any(),
