@@ -162,7 +162,11 @@ mod storage {
             let n = store.length().unwrap_or(0);
             let ours: Vec<String> = (0..n)
                 .filter_map(|i| store.key(i).ok().flatten())
-                .filter(|k| k.starts_with(VIEW_STORAGE_PREFIX) || k.starts_with(CHECKOUT_STORAGE_PREFIX) || k == saved::INDEX_KEY)
+                .filter(|k| {
+                    k.starts_with(VIEW_STORAGE_PREFIX)
+                        || k.starts_with(CHECKOUT_STORAGE_PREFIX)
+                        || k == saved::INDEX_KEY
+                })
                 .collect();
             for key in ours {
                 let _ = store.remove_item(&key);

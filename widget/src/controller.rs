@@ -14,10 +14,10 @@ use serde_json::{Map, Value, json};
 use crate::action::Action;
 use crate::context::DisplayMode;
 use crate::flow;
-use giftgenius_types::wire::META_DELIVERY;
 use crate::rpc::LogLevel;
 use crate::saved::{SavedView, Screen};
 use crate::state::{ListAsk, OrderListActions, ViewState};
+use giftgenius_types::wire::META_DELIVERY;
 
 /// A tool call's result as the host hands it back.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -515,7 +515,12 @@ impl<H: Host> Controller<H> {
         let ViewState::ConfirmPurchase { draft, delivery, busy: false, .. } = self.state() else {
             return;
         };
-        self.set(ViewState::ConfirmPurchase { draft: draft.clone(), delivery: delivery.clone(), busy: true, error: None });
+        self.set(ViewState::ConfirmPurchase {
+            draft: draft.clone(),
+            delivery: delivery.clone(),
+            busy: true,
+            error: None,
+        });
         let token = match self.token_for(&draft.id) {
             Some(token) => token,
             None => {
@@ -523,8 +528,7 @@ impl<H: Host> Controller<H> {
                 // prepare_order is idempotent, so the same arguments return the same draft.
                 let args = prepare_arguments(&draft, delivery.as_ref());
                 match self.call(ToolName::PrepareOrder, args).await {
-                    (fresh @ ViewState::ConfirmPurchase { .. }, _)
-                        if !matches!(&fresh, ViewState::ConfirmPurchase { draft: d, .. } if *d == draft) =>
+                    (fresh @ ViewState::ConfirmPurchase { .. }, _) if !matches!(&fresh, ViewState::ConfirmPurchase { draft: d, .. } if *d == draft) =>
                     {
                         // Price or draft changed: the human must confirm what they will pay.
                         self.set(fresh);
@@ -572,7 +576,12 @@ impl<H: Host> Controller<H> {
             return;
         };
         let edited = Some(details);
-        self.set(ViewState::ConfirmPurchase { draft: draft.clone(), delivery: edited.clone(), busy: true, error: None });
+        self.set(ViewState::ConfirmPurchase {
+            draft: draft.clone(),
+            delivery: edited.clone(),
+            busy: true,
+            error: None,
+        });
         match self.call(ToolName::PrepareOrder, prepare_arguments(&draft, edited.as_ref())).await {
             (fresh @ ViewState::ConfirmPurchase { .. }, _) => self.set(fresh),
             (ViewState::Error { error, .. }, _) => {
@@ -585,7 +594,11 @@ impl<H: Host> Controller<H> {
     /// Shows or leaves the order list's second-click question.
     fn ask(&self, asking: Option<ListAsk>) {
         if let ViewState::OrderList { orders, next_cursor, actions } = self.state() {
-            self.set(ViewState::OrderList { orders, next_cursor, actions: OrderListActions { asking, error: None, ..actions } });
+            self.set(ViewState::OrderList {
+                orders,
+                next_cursor,
+                actions: OrderListActions { asking, error: None, ..actions },
+            });
         }
     }
 
@@ -611,14 +624,17 @@ impl<H: Host> Controller<H> {
         }));
         match self.call(ToolName::CancelOrder, args).await {
             (ViewState::OrderPlaced { order }, _) => {
-                let orders: Vec<_> = orders.into_iter().map(|o| if o.id == order.id { order.clone() } else { o }).collect();
+                let orders: Vec<_> =
+                    orders.into_iter().map(|o| if o.id == order.id { order.clone() } else { o }).collect();
                 self.cancel_tokens.borrow_mut().retain(|(id, _)| *id != order.id);
                 let cancellable = actions.cancellable.into_iter().filter(|id| *id != order.id).collect();
                 let patched = self.list_output.borrow().clone().map(|mut list| {
                     if let (Some(rows), Ok(json)) =
                         (list.get_mut("orders").and_then(Value::as_array_mut), serde_json::to_value(&order))
                     {
-                        rows.iter_mut().filter(|r| r.get("id") == Some(&json!(order.id))).for_each(|r| *r = json.clone());
+                        rows.iter_mut()
+                            .filter(|r| r.get("id") == Some(&json!(order.id)))
+                            .for_each(|r| *r = json.clone());
                     }
                     list
                 });
@@ -709,6 +725,7 @@ mod tests {
         logs: RefCell<Vec<(LogLevel, Value)>>,
         saved: RefCell<Vec<SavedView>>,
         display_requests: RefCell<Vec<DisplayMode>>,
+        forgotten: Cell<u32>,
     }
 
     impl Host for Rc<Fake> {
@@ -752,6 +769,189 @@ mod tests {
         fn save_view(&self, saved: &SavedView) {
             self.saved.borrow_mut().push(saved.clone());
         }
+        fn forget_saved_views(&self) {
+            self.forgotten.set(self.forgotten.get() + 1);
+        }
+    }
+
+    fn delivery_of(state: &ViewState) -> Option<DeliveryDetails> {
+        match state {
+            ViewState::ConfirmPurchase { delivery, .. } => delivery.clone(),
+            _ => None,
+        }
+    }
+
+    fn details(city: &str) -> DeliveryDetails {
+        serde_json::from_value(json!({"recipient": {"name": "Ana", "address": {"line1": "Rua Augusta 12",
+            "city": city, "postal_code": "1100-053", "country": "PT"}}, "gift_message": "Hi"}))
+        .expect("details")
+    }
+
+    fn draft_result(id: &str, city: &str, token: &str) -> ToolResult {
+        let mut output = draft_output();
+        output["draft"]["id"] = json!(id);
+        output["draft"]["destination"] = json!({"city": city, "country": "PT"});
+        ToolResult {
+            structured_content: output,
+            meta: json!({"giftgenius/confirmation_token": token, "giftgenius/delivery": details(city)}),
+        }
+    }
+
+    fn list_result() -> ToolResult {
+        let order = placed().structured_content["order"].clone();
+        ToolResult {
+            structured_content: json!({"v":1,"ok":true,"tool":"list_orders","orders":[order]}),
+            meta: json!({"giftgenius/cancel_tokens": {"o_1": "ct_cancel"}, "giftgenius/delete_data_token": "ct_delete"}),
+        }
+    }
+
+    #[test]
+    fn an_edited_address_prepares_a_new_draft_to_confirm_and_a_refused_one_keeps_the_edit() {
+        let first = draft_result("d_1", "Lisboa", "tok1");
+        let fake = Rc::new(Fake { meta: first.meta.clone(), ..Fake::default() });
+        let refused = ToolResult {
+            structured_content: json!({"v":1,"ok":false,"tool":"prepare_order","error":{"code":"VALIDATION_ERROR",
+                "category":"validation","message":"1 invalid argument","retryable":false,"reference":"req_v",
+                "field_errors":[{"field":"recipient.address.postal_code","message":"must be 1234-567"}]}}),
+            meta: Value::Null,
+        };
+        fake.replies.borrow_mut().extend([Ok(refused), Ok(draft_result("d_2", "Porto", "tok2")), Ok(placed())]);
+        let controller = Controller::new(fake.clone(), |_| {});
+        controller.show_tool_output(&first.structured_content);
+        assert_eq!(delivery_of(&controller.state()).map(|d| d.recipient.address.city), Some("Lisboa".into()));
+
+        let mut bad = details("Porto");
+        bad.recipient.address.postal_code = Some("99".into());
+        block_on(controller.handle(Action::EditDelivery { details: bad.clone() }));
+        match controller.state() {
+            ViewState::ConfirmPurchase { draft, delivery, busy: false, error: Some(error) } => {
+                assert_eq!(draft.id, "d_1", "still the draft the person saw");
+                assert_eq!(delivery, Some(bad), "what was typed is kept");
+                assert_eq!(error.field_errors[0].field, "recipient.address.postal_code");
+            }
+            other => panic!("{other:?}"),
+        }
+        block_on(controller.handle(Action::EditDelivery { details: details("Porto") }));
+        match controller.state() {
+            ViewState::ConfirmPurchase { draft, delivery, busy: false, error: None } => {
+                assert_eq!(draft.id, "d_2");
+                assert_eq!(delivery.map(|d| d.recipient.address.city), Some("Porto".into()));
+            }
+            other => panic!("{other:?}"),
+        }
+        block_on(controller.handle(Action::Confirm));
+        let calls = fake.calls.borrow();
+        let names: Vec<&str> = calls.iter().map(|c| c.0.as_str()).collect();
+        assert_eq!(names, ["prepare_order", "prepare_order", "commit_order"], "nothing paid before Confirm");
+        assert_eq!(calls[1].1["recipient"]["address"]["city"], json!("Porto"));
+        assert_eq!(calls[1].1["gift_message"], json!("Hi"));
+        assert_eq!(calls[1].1["gift_id"], json!("g_1"));
+        assert_eq!(calls[2].1["draft_id"], json!("d_2"));
+        assert_eq!(calls[2].1["confirmation_token"], json!("tok2"), "the new draft's token");
+        // The saved confirmation kept its delivery details for a reload; never the token.
+        let saved = fake.saved.borrow();
+        let confirm = saved.iter().rev().find(|s| s.delivery.is_some()).expect("a saved confirmation");
+        assert_eq!(confirm.delivery.as_ref().map(|d| d["recipient"]["address"]["city"].clone()), Some(json!("Porto")));
+        assert!(!confirm.to_json().contains("tok2"));
+    }
+
+    #[test]
+    fn a_lost_token_prepares_the_same_delivery_again() {
+        let fake = Rc::new(Fake::default());
+        let again = draft_result("d_1", "Lisboa", "tok");
+        fake.replies.borrow_mut().extend([Ok(again.clone()), Ok(placed())]);
+        let controller = Controller::new(fake.clone(), |_| {});
+        let saved = SavedView {
+            screen: Screen::Output(again.structured_content.clone()),
+            results: None,
+            suggest_args: None,
+            last_call: None,
+            delivery: Some(again.meta["giftgenius/delivery"].clone()),
+        };
+        controller.restore(saved, &Value::Null);
+        block_on(controller.handle(Action::Confirm));
+        let calls = fake.calls.borrow();
+        assert_eq!(calls[0].0, "prepare_order");
+        assert_eq!(calls[0].1["recipient"], json!(details("Lisboa").recipient), "the same details: the same draft");
+        assert_eq!(calls[1].0, "commit_order");
+    }
+
+    #[test]
+    fn cancelling_from_the_list_asks_first_and_retries_with_the_same_key() {
+        let fake = Rc::new(Fake::default());
+        let mut cancelled = placed();
+        cancelled.structured_content["tool"] = json!("cancel_order");
+        cancelled.structured_content["order"]["status"] = json!("cancelled");
+        fake.replies.borrow_mut().extend([
+            Ok(list_result()),
+            Err("the host did not answer in time".into()),
+            Ok(cancelled),
+        ]);
+        let controller = Controller::new(fake.clone(), |_| {});
+        // The list, as the view's own Try again gets it (its `_meta` comes with the call).
+        *controller.view.borrow_mut() = ViewState::Error { tool: ToolName::ListOrders, error: unreachable_error() };
+        *controller.last_call.borrow_mut() = Some((ToolName::ListOrders, Map::new()));
+        block_on(controller.handle(Action::Retry));
+        let ViewState::OrderList { actions, .. } = controller.state() else { panic!("a list") };
+        assert_eq!(actions.cancellable, vec!["o_1".to_string()]);
+        assert!(actions.can_delete_data);
+        // A second click without the first does nothing.
+        block_on(controller.handle(Action::CancelOrder { order_id: "o_1".into() }));
+        assert_eq!(fake.calls.borrow().len(), 1);
+        block_on(controller.handle(Action::AskCancelOrder { order_id: "o_1".into() }));
+        block_on(controller.handle(Action::CancelOrder { order_id: "o_1".into() }));
+        let ViewState::OrderList { actions, .. } = controller.state() else { panic!("a list") };
+        assert!(actions.error.as_ref().is_some_and(|e| e.retryable), "{actions:?}");
+        block_on(controller.handle(Action::AskCancelOrder { order_id: "o_1".into() }));
+        block_on(controller.handle(Action::CancelOrder { order_id: "o_1".into() }));
+        let calls = fake.calls.borrow();
+        let cancels: Vec<&Call> = calls.iter().filter(|c| c.0 == "cancel_order").collect();
+        assert_eq!(cancels.len(), 2);
+        assert_eq!(cancels[0].1["idempotency_key"], cancels[1].1["idempotency_key"], "one key per order");
+        assert_eq!(cancels[0].1["idempotency_key"], json!(flow::cancel_key_for_token("ct_cancel")));
+        assert_eq!(cancels[0].1["confirmation_token"], json!("ct_cancel"));
+        match controller.state() {
+            ViewState::OrderList { orders, actions, .. } => {
+                assert_eq!(orders[0].status, giftgenius_types::OrderStatus::Cancelled);
+                assert!(actions.cancellable.is_empty() && actions.asking.is_none() && actions.error.is_none());
+            }
+            other => panic!("{other:?}"),
+        }
+        // The list with the cancelled order is what a reload shows.
+        let last = fake.saved.borrow().last().cloned().expect("saved");
+        match last.screen.state() {
+            Some(ViewState::OrderList { orders, .. }) => {
+                assert_eq!(orders[0].status, giftgenius_types::OrderStatus::Cancelled)
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn delete_my_data_asks_first_then_forgets_what_the_view_kept() {
+        let fake = Rc::new(Fake::default());
+        *fake.widget_state.borrow_mut() = json!({"checkout": {"draft_id": "d_1", "idempotency_key": "ik_1"}});
+        let deleted = ToolResult {
+            structured_content: json!({"v":1,"ok":true,"tool":"delete_my_data","saved_addresses_deleted":1,
+                "drafts_deleted":2,"idempotency_keys_deleted":2,"checkout_sessions_deleted":0,"orders_anonymized":1,
+                "financial_records_kept":1,"financial_records_retention_days":3650}),
+            meta: Value::Null,
+        };
+        fake.replies.borrow_mut().extend([Ok(list_result()), Ok(deleted)]);
+        let controller = Controller::new(fake.clone(), |_| {});
+        *controller.view.borrow_mut() = ViewState::Error { tool: ToolName::ListOrders, error: unreachable_error() };
+        *controller.last_call.borrow_mut() = Some((ToolName::ListOrders, Map::new()));
+        block_on(controller.handle(Action::Retry));
+        block_on(controller.handle(Action::DeleteData));
+        assert_eq!(fake.calls.borrow().len(), 1, "not without the question answered");
+        block_on(controller.handle(Action::AskDeleteData));
+        block_on(controller.handle(Action::DeleteData));
+        assert_eq!(controller.state().kind(), "data-deleted");
+        assert_eq!(fake.calls.borrow()[1].1["confirmation_token"], json!("ct_delete"));
+        assert_eq!(fake.forgotten.get(), 1, "the view's storage is cleared");
+        assert_eq!(*fake.widget_state.borrow(), json!({}), "and the checkout entry");
+        let last = fake.saved.borrow().last().cloned().expect("saved");
+        assert!(last.last_call.is_none() && last.delivery.is_none());
     }
 
     fn transient() -> ToolResult {
@@ -1019,14 +1219,13 @@ mod tests {
         let fake = Rc::new(Fake { meta: json!({"giftgenius/confirmation_token": "tok"}), ..Fake::default() });
         fake.replies.borrow_mut().push(Ok(placed()));
         let controller = Controller::new(fake.clone(), |_| {});
-        let saved =
-            SavedView {
-                screen: Screen::Output(draft_output()),
-                results: None,
-                suggest_args: None,
-                last_call: None,
-                delivery: None,
-            };
+        let saved = SavedView {
+            screen: Screen::Output(draft_output()),
+            results: None,
+            suggest_args: None,
+            last_call: None,
+            delivery: None,
+        };
         controller.restore(saved, &draft_output());
         block_on(controller.handle(Action::Confirm));
         let calls = fake.calls.borrow();

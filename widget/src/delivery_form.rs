@@ -54,7 +54,7 @@ pub fn read() -> Option<FormValues> {
             return input.value();
         }
         if let Some(area) = el.dyn_ref::<web_sys::HtmlTextAreaElement>() {
-            if area.value() != area.default_value() {
+            if Ok(area.value()) != area.default_value().map_err(|_| ()) {
                 changed.set(true);
             }
             return area.value();

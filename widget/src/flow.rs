@@ -71,10 +71,7 @@ pub fn cancel_key_for_token(token: &str) -> String {
 /// The cancel tokens of a list_orders / get_order result's `_meta`: (order id, token) pairs.
 pub fn cancel_tokens(meta: &Value) -> Vec<(String, String)> {
     let Some(tokens) = meta.get(META_CANCEL_TOKENS).and_then(Value::as_object) else { return Vec::new() };
-    tokens
-        .iter()
-        .filter_map(|(id, t)| Some((id.clone(), t.as_str().filter(|t| !t.is_empty())?.to_string())))
-        .collect()
+    tokens.iter().filter_map(|(id, t)| Some((id.clone(), t.as_str().filter(|t| !t.is_empty())?.to_string()))).collect()
 }
 
 /// The Delete my data token of a list_orders result's `_meta`, if present and non-empty.
@@ -190,7 +187,8 @@ mod tests {
         assert_eq!(key, cancel_key_for_token("ct_a.1"));
         assert_ne!(key, cancel_key_for_token("ct_a.2"));
         assert!(key.starts_with("ck_") && key.len() == 35, "{key}");
-        let meta = json!({"giftgenius/cancel_tokens": {"ord_1": "ct_x", "ord_2": ""}, "giftgenius/delete_data_token": "dt"});
+        let meta =
+            json!({"giftgenius/cancel_tokens": {"ord_1": "ct_x", "ord_2": ""}, "giftgenius/delete_data_token": "dt"});
         assert_eq!(cancel_tokens(&meta), vec![("ord_1".to_string(), "ct_x".to_string())]);
         assert_eq!(delete_data_token(&meta).as_deref(), Some("dt"));
         assert_eq!(delete_data_token(&Value::Null), None);

@@ -221,7 +221,13 @@ mod tests {
             // Another contract version: kept, and shown as out of date, never misread.
             Screen::Output(json!({"v": 99, "ok": true})),
         ] {
-            let saved = SavedView { screen, results: Some(draft_output()), suggest_args: None, last_call: None, delivery: None };
+            let saved = SavedView {
+                screen,
+                results: Some(draft_output()),
+                suggest_args: None,
+                last_call: None,
+                delivery: None,
+            };
             assert_eq!(round_trip(&saved), saved);
         }
         assert_eq!(Screen::Output(json!({"v": 99})).state(), Some(ViewState::OutOfDate { v: Some(99) }));
@@ -230,8 +236,13 @@ mod tests {
     #[test]
     fn nothing_that_cannot_be_shown_is_restored() {
         // A "result" that is not there yet (null) would be loading: never restored.
-        let loading =
-            SavedView { screen: Screen::Output(Value::Null), results: None, suggest_args: None, last_call: None, delivery: None };
+        let loading = SavedView {
+            screen: Screen::Output(Value::Null),
+            results: None,
+            suggest_args: None,
+            last_call: None,
+            delivery: None,
+        };
         assert_eq!(SavedView::parse(&loading.to_json()), None);
         // A failed confirmation whose parts do not fit together.
         let mismatched = SavedView {
@@ -242,7 +253,8 @@ mod tests {
             delivery: None,
         };
         assert_eq!(SavedView::parse(&mismatched.to_json()), None);
-        let good = SavedView { screen: Screen::Cancelled, results: None, suggest_args: None, last_call: None, delivery: None };
+        let good =
+            SavedView { screen: Screen::Cancelled, results: None, suggest_args: None, last_call: None, delivery: None };
         let mut other_format: Value = serde_json::from_str(&good.to_json()).unwrap_or_default();
         other_format["format"] = json!(FORMAT + 1);
         assert_eq!(SavedView::parse(&other_format.to_string()), None);

@@ -95,10 +95,13 @@ impl ViewState {
                 let tokens = meta.get(META_CANCEL_TOKENS).and_then(Value::as_object);
                 let cancellable = orders
                     .iter()
-                    .filter(|o| tokens.is_some_and(|t| t.get(&o.id).and_then(Value::as_str).is_some_and(|s| !s.is_empty())))
+                    .filter(|o| {
+                        tokens.is_some_and(|t| t.get(&o.id).and_then(Value::as_str).is_some_and(|s| !s.is_empty()))
+                    })
                     .map(|o| o.id.clone())
                     .collect();
-                let can_delete_data = meta.get(META_DELETE_DATA_TOKEN).and_then(Value::as_str).is_some_and(|s| !s.is_empty());
+                let can_delete_data =
+                    meta.get(META_DELETE_DATA_TOKEN).and_then(Value::as_str).is_some_and(|s| !s.is_empty());
                 let actions = OrderListActions { cancellable, can_delete_data, ..OrderListActions::default() };
                 ViewState::OrderList { orders, next_cursor, actions }
             }
@@ -143,13 +146,11 @@ impl ViewState {
                 Envelope::Err { tool, error } => ViewState::Error { tool, error },
             }),
             ToolName::ListOrders => parse::<ListOrdersData>(output).map(|env| match env {
-                Envelope::Ok { data, .. } => {
-                    ViewState::OrderList {
-                        orders: data.orders,
-                        next_cursor: data.next_cursor,
-                        actions: OrderListActions::default(),
-                    }
-                }
+                Envelope::Ok { data, .. } => ViewState::OrderList {
+                    orders: data.orders,
+                    next_cursor: data.next_cursor,
+                    actions: OrderListActions::default(),
+                },
                 Envelope::Err { tool, error } => ViewState::Error { tool, error },
             }),
             ToolName::DeleteMyData => parse::<DeleteMyDataData>(output).map(|env| match env {

@@ -428,7 +428,8 @@ fn order_list() {
 
 #[test]
 fn order_list_offers_cancel_for_orders_with_a_token_and_asks_before_acting() {
-    let meta = json!({"giftgenius/cancel_tokens": {"o_7f3a": "ct_cancel_secret"}, "giftgenius/delete_data_token": "ct_del"});
+    let meta =
+        json!({"giftgenius/cancel_tokens": {"o_7f3a": "ct_cancel_secret"}, "giftgenius/delete_data_token": "ct_del"});
     let state = ViewState::from_tool_result(&order_list_output(), &meta);
     let out = snap!("order_list_actions", state.clone(), en());
     assert_eq!(out.matches(r#"data-action="ask-cancel-order""#).count(), 1, "only the paid order");

@@ -9,10 +9,10 @@ use leptos::prelude::*;
 use crate::action::Action;
 use crate::context::RenderContext;
 use crate::delivery_form as form_reader;
-use crate::state::{ListAsk, OrderListActions};
-use crate::view::delivery::delivery_form;
 use crate::flow::safe_url;
 use crate::format::format_money;
+use crate::state::{ListAsk, OrderListActions};
+use crate::view::delivery::delivery_form;
 use crate::view::error::{category_name, error_details};
 
 fn shipping_label(speed: ShippingSpeed) -> &'static str {
@@ -344,9 +344,10 @@ pub fn data_deleted_view(summary: DeleteMyDataData) -> impl IntoView {
 pub fn order_placed_view(order: Order, ctx: &RenderContext) -> impl IntoView {
     let total = format_money(&order.total, &ctx.locale);
     let (status, badge) = status_label(order.status);
+    let heading = if order.status == OrderStatus::Cancelled { "Order cancelled" } else { "Order placed" };
     view! {
         <section class="gg-section gg-order-placed" aria-labelledby="gg-title">
-            <h2 id="gg-title" class="gg-title">"Order placed"</h2>
+            <h2 id="gg-title" class="gg-title">{heading}</h2>
             <p>{order.gift_title}" × "{order.quantity}" from "{order.merchant}</p>
             <dl class="gg-summary-list">
                 <dt>"Order"</dt><dd><code>{order.id}</code></dd>

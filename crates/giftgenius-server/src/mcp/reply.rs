@@ -29,11 +29,11 @@ pub fn render<T: Serialize + ModelText>(call: &CallContext, outcome: Outcome<T>)
         Err(error) => error_text(call.tool, error),
     };
     let locale = outcome.replay_locale.as_deref().unwrap_or(&call.locale);
-    let html = fallback_html(&structured, locale);
     let mut meta = match outcome.result {
         Ok(answer) => answer.widget_meta,
         Err(_) => Map::new(),
     };
+    let html = fallback_html(&structured, &meta, locale);
     meta.insert(META_HTML.into(), Value::String(html));
     meta.insert(META_VIEW_UUID.into(), Value::String(view_uuid(&call.reference)));
     if outcome.replay_locale.is_some() {
@@ -53,9 +53,11 @@ pub fn render_error(call: &CallContext, error: ToolError) -> CallToolResult {
 }
 
 /// The state's HTML rendered natively by the widget's own components: what the packed
-/// document shows before WebAssembly runs, or when the host refuses to compile it.
-fn fallback_html(structured: &Map<String, Value>, locale: &str) -> String {
-    let state = ViewState::from_tool_output(&Value::Object(structured.clone()));
+/// document shows before WebAssembly runs, or when the host refuses to compile it. The widget
+/// `_meta` goes in too (a draft's full delivery details for the card's form, which orders have
+/// a Cancel button): the HTML is itself widget-only `_meta`. Tokens never reach the markup.
+fn fallback_html(structured: &Map<String, Value>, widget_meta: &Map<String, Value>, locale: &str) -> String {
+    let state = ViewState::from_tool_result(&Value::Object(structured.clone()), &Value::Object(widget_meta.clone()));
     render_to_html(&state, &RenderContext::new(Theme::Light, locale.to_string()))
 }
 
