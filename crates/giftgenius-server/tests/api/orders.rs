@@ -8,7 +8,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use giftgenius_types::wire::{
-    META_CANCEL_TOKENS, META_DELETE_DATA_TOKEN, META_DELIVERIES, META_DELIVERY, META_REPLAYED,
+    META_CANCEL_TOKENS, META_DELETE_DATA_TOKEN, META_DELIVERIES, META_DELIVERY, META_HTML, META_REPLAYED,
 };
 use rmcp::RoleClient;
 use rmcp::model::CallToolResult;
@@ -88,6 +88,32 @@ async fn the_model_reads_city_and_country_while_the_widget_gets_every_delivery_d
     let id = order["order"]["id"].as_str().unwrap();
     assert_eq!(meta_of(&placed, META_DELIVERIES).unwrap()[id]["recipient"]["address"]["line1"], "Rua Augusta 100");
     assert!(order["order"]["cancellable_until"].is_string(), "{order}");
+}
+
+#[tokio::test]
+async fn the_no_wasm_card_shows_every_delivery_detail_and_the_list_a_cancel_button_but_no_token() {
+    let app = spawn_app().await;
+    let client = app.client().await;
+    let (result, _) = call_as(&client, "u1", "prepare_order", lisbon_order("hh-010")).await;
+    // The server-rendered card (widget-only `_meta`, for hosts that refuse WebAssembly) has the
+    // full details in its form, so the person can check and edit them there too.
+    let html = meta_of(&result, META_HTML).and_then(Value::as_str).expect("fallback HTML");
+    for detail in ["Ana Silva", "Rua Augusta 100", "1100-053", "Lisboa", "Feliz"] {
+        assert!(html.contains(detail), "the card lacks {detail:?}");
+    }
+    assert!(html.contains(r#"name="recipient.address.postal_code""#), "an editable field per part");
+    let token = meta_of(&result, TOKEN).and_then(Value::as_str).unwrap();
+    assert!(!html.contains(token), "the confirmation token never reaches markup");
+
+    let draft = result.structured_content.as_ref().unwrap()["draft"]["id"].as_str().unwrap().to_string();
+    call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_html", token)).await;
+    let (list, _) = call_as(&client, "u1", "list_orders", json!({})).await;
+    let html = meta_of(&list, META_HTML).and_then(Value::as_str).expect("fallback HTML");
+    assert_eq!(html.matches(r#"data-action="ask-cancel-order""#).count(), 1, "a Cancel button for the paid order");
+    assert!(html.contains(r#"data-action="ask-delete-data""#));
+    for (_, token) in meta_of(&list, META_CANCEL_TOKENS).and_then(Value::as_object).expect("cancel tokens") {
+        assert!(!html.contains(token.as_str().unwrap()), "a cancel token in the markup");
+    }
 }
 
 #[tokio::test]
