@@ -192,9 +192,9 @@ async fn until_definitive(
     arguments: &Value,
     rng: &mut Rng,
     counts: &Counts,
-    calls: &AtomicU64,
     stop_by: Instant,
 ) -> Result<Option<Value>, String> {
+    let calls = if tool == "cancel_order" { &counts.cancel_calls } else { &counts.commit_calls };
     let mut first: Option<Value> = None;
     while first.is_none() && Instant::now() < stop_by {
         // Sometimes the same submit twice at once, on two replicas (a double click, a host retry).
@@ -264,9 +264,7 @@ async fn buyer(
         }
     };
     let commit = commit_args(&draft, &format!("ik_{index}"), &token);
-    let first =
-        until_definitive(site, &subject, "commit_order", &commit, &mut rng, &counts, &counts.commit_calls, stop_by)
-            .await?;
+    let first = until_definitive(site, &subject, "commit_order", &commit, &mut rng, &counts, stop_by).await?;
     // Half of those who paid change their mind: the cancel token from get_order's widget
     // `_meta` (as the widget's list has it), then cancel_order under one key.
     let order_id = first.as_ref().filter(|f| f["ok"] == true).and_then(|f| f["order"]["id"].as_str());
@@ -292,17 +290,8 @@ async fn buyer(
                 Some(token) => {
                     let args = json!({"order_id": order_id, "idempotency_key": format!("ck_{index}"),
                         "confirmation_token": token});
-                    let answer = until_definitive(
-                        site,
-                        &subject,
-                        "cancel_order",
-                        &args,
-                        &mut rng,
-                        &counts,
-                        &counts.cancel_calls,
-                        stop_by,
-                    )
-                    .await?;
+                    let answer =
+                        until_definitive(site, &subject, "cancel_order", &args, &mut rng, &counts, stop_by).await?;
                     Some((args, answer))
                 }
                 None => None,
