@@ -968,9 +968,12 @@
     crypto.getRandomValues(b);
     return "preview_" + Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
   }
+  // Where the fixtures' gifts go: what a person would have told the model (commit_order refuses
+  // a draft without a recipient).
+  const RECIPIENT = { name: "Ana Sousa", address: { line1: "Rua Augusta 12", city: "Lisboa", postal_code: "1100-053", country: "PT" } };
   // A draft made by the host itself (not shown), for the commit_order fixtures.
   async function hiddenDraft(giftId) {
-    const r = await callTool("prepare_order", { gift_id: giftId }, "host");
+    const r = await callTool("prepare_order", { gift_id: giftId, recipient: RECIPIENT }, "host");
     const draft = r.structuredContent && r.structuredContent.draft;
     // The server fills in giftgenius_types::wire::META_CONFIRMATION_TOKEN when it serves this file.
     const token = r._meta && r._meta["__META_CONFIRMATION_TOKEN__"];
@@ -991,7 +994,7 @@
       }
     },
     validation: () => run("suggest_gifts", { relationship_type: "friend", age: 200, interests: [XSS] }),
-    business: () => run("prepare_order", { gift_id: "tr-011" }),
+    business: () => run("prepare_order", { gift_id: "tr-011", recipient: RECIPIENT }),
     transient: async () => {
       const d = await hiddenDraft("tr-006");
       await setFaults("5xx*1");
@@ -1001,13 +1004,19 @@
       const d = await hiddenDraft("tr-006");
       return run("commit_order", { draft_id: d.draft_id, idempotency_key: newKey(), confirmation_token: "not-the-token" });
     },
-    confirm: () => run("prepare_order", { gift_id: "tr-007" }),
+    confirm: () => run("prepare_order", { gift_id: "tr-007", recipient: RECIPIENT, gift_message: "Happy birthday, Ana!" }),
     "order placed": async () => {
       const d = await hiddenDraft("tr-012");
       return run("commit_order", { draft_id: d.draft_id, idempotency_key: newKey(), confirmation_token: d.token });
     },
     "markup in text": () => run("suggest_gifts", { relationship_type: "friend", interests: [XSS] }),
     checkout: () => run("create_checkout_session", { gift_id: "tr-007", idempotency_key: newKey() }),
+    // One paid order (placed by the host, not shown), then the person's order list.
+    orders: async () => {
+      const d = await hiddenDraft("tr-012");
+      await callTool("commit_order", { draft_id: d.draft_id, idempotency_key: newKey(), confirmation_token: d.token }, "host");
+      return run("list_orders", {});
+    },
   };
 
 
@@ -1216,10 +1225,11 @@
   function exampleArgs(tool) {
     const examples = {
       suggest_gifts: { relationship_type: "friend", age: 30, interests: ["hiking"], budget_max: 100 },
-      prepare_order: { gift_id: "tr-007" },
+      prepare_order: { gift_id: "tr-007", recipient: RECIPIENT },
       commit_order: { draft_id: "", idempotency_key: newKey(), confirmation_token: "" },
       create_checkout_session: { gift_id: "tr-007", idempotency_key: newKey() },
       get_order: { order_id: "" },
+      list_orders: {},
     };
     return examples[tool.name] || {};
   }

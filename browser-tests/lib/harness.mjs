@@ -152,6 +152,11 @@ export async function startServer({ extraArgs = [], auth = false } = {}) {
               const r = await fetch(`${base}/preview/ledger`);
               return (await r.json()).count;
             },
+            /** How many refunds the sandbox payment provider made. */
+            async refunds() {
+              const r = await fetch(`${base}/preview/ledger`);
+              return (await r.json()).refunds;
+            },
             async stop() {
               if (!exited) {
                 child.kill("SIGTERM");

@@ -70,6 +70,25 @@ async function click(h, selector) {
   await h.visible(selector).click();
 }
 
+/** Types a recipient into the confirm card's delivery form (a draft chosen from the cards has none). */
+export async function fillRecipient(h, { city = "Lisboa", postal = "1100-053" } = {}) {
+  await h.visible('input[name="recipient.name"]').fill("Ana Sousa");
+  await h.visible('input[name="recipient.address.line1"]').fill("Rua Augusta 12");
+  await h.visible('input[name="recipient.address.city"]').fill(city);
+  await h.visible('input[name="recipient.address.postal_code"]').fill(postal);
+  await h.visible('input[name="recipient.address.country"]').fill("PT");
+}
+
+/** Waits until the card shows a draft other than `before` with an enabled Confirm; its id. */
+export async function newDraft(h, before) {
+  return until(async () => {
+    const b = h.frame().locator('[data-action="confirm"]:visible:enabled').first();
+    if (!(await b.count())) return false;
+    const id = await b.getAttribute("data-draft-id").catch(() => null);
+    return id && id !== before ? id : false;
+  }, { timeout: 15000, message: "a new draft to confirm" });
+}
+
 export function defineSuite({ bridge, csp }) {
   const wasm = csp === "chatgpt";
   const label = `${bridge}/${csp === "chatgpt" ? "wasm" : "fallback"}`;
@@ -156,10 +175,21 @@ export function defineSuite({ bridge, csp }) {
     }, { timeout: 15000, interval: 10, message: "Tab to reach a Choose button" });
     await h.page.keyboard.press("Enter");
     await waitForState(h, "confirm");
-    await until(async () => {
+    // The chosen gift has no recipient yet: typed in, then Confirm by keyboard prepares the
+    // draft with it (a new draft to confirm), and Confirm by keyboard again buys it.
+    const chosen = await h.visible('[data-action="confirm"]').getAttribute("data-draft-id");
+    await fillRecipient(h);
+    const toConfirm = () => until(async () => {
       await h.page.keyboard.press("Tab");
       return (await focused().getAttribute("data-action").catch(() => null)) === "confirm";
     }, { timeout: 15000, interval: 10, message: "Tab to reach Confirm" });
+    await toConfirm();
+    await h.page.keyboard.press("Enter");
+    await newDraft(h, chosen);
+    assert.equal(await h.charges(), 0, "the edit itself charges nothing");
+    // The card was drawn anew: start from its first field (a host may have taken focus back).
+    await h.visible('input[name="recipient.name"]').focus();
+    await toConfirm();
     await h.page.keyboard.press("Enter");
     await waitForState(h, "order-placed");
     assert.equal(await h.charges(), 1);
@@ -337,6 +367,83 @@ export function defineSuite({ bridge, csp }) {
     }, { host: { onError: mode } }));
   }
 
+  test(`${label}: the address edited on the confirm card is the one ordered, once`, () => withPage("edit-address", async (h) => {
+    await h.fixture("confirm");
+    await waitForState(h, "confirm");
+    await expectRuntime(h, wasm);
+    const before = await h.visible('[data-action="confirm"]').getAttribute("data-draft-id");
+    // Every detail the model passed is on the card, editable.
+    assert.equal(await h.visible('input[name="recipient.name"]').inputValue(), "Ana Sousa");
+    assert.equal(await h.visible('input[name="recipient.address.city"]').inputValue(), "Lisboa");
+    assert.equal(await h.visible('input[name="recipient.address.country"]').inputValue(), "PT");
+    assert.equal(await h.visible('textarea[name="gift_message"]').inputValue(), "Happy birthday, Ana!");
+    await h.visible('input[name="recipient.address.city"]').fill("Porto");
+    await h.visible('input[name="recipient.address.postal_code"]').fill("4000-001");
+    await click(h, '[data-action="confirm"]');
+    // Confirm with an edit prepares the edited draft and shows it: nothing is paid yet.
+    await newDraft(h, before);
+    assert.equal(await h.charges(), 0);
+    assert.equal(await h.visible('input[name="recipient.address.city"]').inputValue(), "Porto");
+    assert.match(await h.visible(".gg-destination").innerText(), /Porto, PT/);
+    await screenshot(h, `${label}-edited-address`);
+    await click(h, '[data-action="confirm"]');
+    await waitForState(h, "order-placed");
+    assert.match(await h.visible(".gg-order-placed").innerText(), /Porto, PT/);
+    assert.equal(await h.charges(), 1);
+    const commits = await h.commits();
+    assert.deepEqual(commits.map((c) => c.ok), [true], "one commit_order call");
+  }));
+
+  test(`${label}: a field error from the server shows next to its field on the card`, () => withPage("field-error", async (h) => {
+    await h.fixture("confirm");
+    await waitForState(h, "confirm");
+    await expectRuntime(h, wasm);
+    const before = await h.visible('[data-action="confirm"]').getAttribute("data-draft-id");
+    const postal = 'input[name="recipient.address.postal_code"]';
+    await h.visible(postal).fill("99");
+    await click(h, '[data-action="update-delivery"]');
+    const note = h.visible("#gg-field-recipient-address-postal_code-error");
+    await note.waitFor({ timeout: 15000 });
+    assert.match(await note.innerText(), /in PT, e\.g\. 1000-001/, "the country's shape, next to the postal code");
+    assert.equal(await h.visible(postal).getAttribute("aria-invalid"), "true");
+    assert.equal(await h.visible(postal).inputValue(), "99", "what was typed is kept");
+    assert.equal(await h.frame().locator('[data-action="confirm"]:visible').count(), 0, "no Confirm until fixed");
+    await screenshot(h, `${label}-field-error`);
+    // Fixed: the new details make a new draft, and Confirm buys it once.
+    await h.visible(postal).fill("1000-001");
+    await click(h, '[data-action="update-delivery"]');
+    await newDraft(h, before);
+    await click(h, '[data-action="confirm"]');
+    await waitForState(h, "order-placed");
+    assert.equal(await h.charges(), 1);
+  }));
+
+  test(`${label}: cancelling an order from the list refunds it once`, () => withPage("cancel-order", async (h) => {
+    const refunds = await server.refunds();
+    const result = await h.fixture("orders");
+    assert.equal(result.isError, false);
+    await waitForState(h, "order-list");
+    await expectRuntime(h, wasm);
+    assert.equal(await h.charges(), 1, "the fixture's order");
+    const ask = h.visible('[data-action="ask-cancel-order"]');
+    const orderId = await ask.getAttribute("data-order-id");
+    assert.equal(orderId, result.structuredContent.orders[0].id, "the newest order first");
+    // The first click only asks; nothing is cancelled until the second.
+    await ask.click();
+    const yes = h.visible(`.gg-ask[data-order-id="${orderId}"] [data-action="cancel-order"]`);
+    await yes.waitFor();
+    assert.equal(await server.refunds(), refunds);
+    await screenshot(h, `${label}-cancel-asked`);
+    await yes.click();
+    await h.visible(`.gg-order-row[data-order-id="${orderId}"] [data-status="cancelled"], .gg-order-placed [data-status="cancelled"]`).waitFor({ timeout: 15000 });
+    assert.equal((await server.refunds()) - refunds, 1, "one refund in the provider's ledger");
+    const cancels = await h.page.evaluate(() => window.ggPreview.calls.filter((c) => c.name === "cancel_order")
+      .map((c) => ({ key: c.arguments.idempotency_key, ok: !!c.result && !c.result.isError, token: typeof c.arguments.confirmation_token })));
+    assert.equal(cancels.length, 1);
+    assert.ok(cancels[0].ok && /^ck_[0-9a-f]{32}$/.test(cancels[0].key), JSON.stringify(cancels));
+    await screenshot(h, `${label}-cancelled`);
+  }));
+
   if (bridge !== "mcp-apps") return;
 
   // ---------------------------------------------------------------- MCP Apps host features
@@ -481,13 +588,17 @@ export function defineSuite({ bridge, csp }) {
     await expectRuntime(h, wasm);
     await click(h, '[data-action="choose"]');
     await waitForState(h, "confirm");
-    const draftId = await h.visible('[data-action="confirm"]').getAttribute("data-draft-id");
+    const chosen = await h.visible('[data-action="confirm"]').getAttribute("data-draft-id");
+    await fillRecipient(h);
+    await click(h, '[data-action="update-delivery"]');
+    const draftId = await newDraft(h, chosen);
     assert.ok(draftId);
     // The host re-sends the model's results; the view shows the confirmation it was on.
     await h.reload();
     await waitForState(h, "confirm");
     await expectRuntime(h, wasm);
     assert.equal(await h.visible('[data-action="confirm"]').getAttribute("data-draft-id"), draftId, "the same draft");
+    assert.equal(await h.visible('input[name="recipient.address.city"]').inputValue(), "Lisboa", "its delivery details too");
     await screenshot(h, `${label}-restored-confirm`);
     // Confirm (the token was lost with the page: the view prepares the same draft again first;
     // the fallback then shows it once more for a second click).
@@ -505,6 +616,7 @@ export function defineSuite({ bridge, csp }) {
     assert.equal(await h.charges(), 1, "a reload charges nothing");
     await screenshot(h, `${label}-restored-order-placed`);
   }));
+
 }
 
 export { waitForState, visibleState };

@@ -6,7 +6,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startServer, launchBrowser, openPreview, screenshot, until } from "../lib/harness.mjs";
-import { waitForState } from "../lib/suite.mjs";
+import { waitForState, fillRecipient, newDraft } from "../lib/suite.mjs";
 
 let server;
 let browser;
@@ -85,13 +85,23 @@ test("auth: sign in with code + PKCE, see the account, buy: exactly one charge",
   await waitForState(h, "results");
   await h.visible('[data-action="choose"]').click();
   await waitForState(h, "confirm");
+  // A new account has no saved address: the person types the recipient on the card, and
+  // Confirm prepares the draft with it first (a new draft, confirmed by a second click).
+  const chosen = await h.visible('[data-action="confirm"]').getAttribute("data-draft-id");
+  await fillRecipient(h);
+  await h.visible('[data-action="confirm"]').click();
+  await newDraft(h, chosen);
   await h.visible('[data-action="confirm"]').click();
   await waitForState(h, "order-placed");
   assert.equal((await server.ledger()) - before, 1, "exactly one charge");
   const orderCalls = await h.page.evaluate(() => window.ggPreview.calls
     .filter((c) => c.name === "prepare_order" || c.name === "commit_order")
     .map((c) => ({ name: c.name, ok: !!c.result && !c.result.isError })));
-  assert.deepEqual(orderCalls, [{ name: "prepare_order", ok: true }, { name: "commit_order", ok: true }]);
+  assert.deepEqual(orderCalls, [
+    { name: "prepare_order", ok: true },
+    { name: "prepare_order", ok: true },
+    { name: "commit_order", ok: true },
+  ]);
   await screenshot(h, "auth-order-placed");
 
   // Signing out drops the token: the next order call needs an account again.

@@ -57,6 +57,15 @@
 //                            unanswered fails, so the buttons come back)
 //   link click handler       view/order.rs `checkout_view` and bridge.rs `open_link`:
 //                            ui/open-link or openExternal, a plain link where neither exists
+//   form / details / edit    delivery_form.rs `read` and `details_from` (an input whose value
+//                            differs from its default was edited), controller.rs
+//                            `prepare_arguments` and `edit_delivery`; a refused edit keeps the
+//                            card and puts each field error next to its field like
+//                            view/delivery.rs `delivery_form` renders it
+//   ask / cancelOrder /      controller.rs `ask`, `cancel_order` (the key from flow.rs
+//   deleteData               `cancel_key_for_token`), `delete_data` (bridge.rs
+//                            `storage::forget_all`); the questions are in the server's markup,
+//                            hidden, as view/order.rs `ask_view` renders them
 (function () {
   var d = document, w = window, root = d.documentElement, started = false;
   root.dataset.wasm = "loading";
@@ -80,6 +89,7 @@
       data = d.getElementById("giftgenius-fallback-data"),
       oa = w.openai, parent = w.parent !== w ? w.parent : null,
       wire, theme, input = {}, last, back, backArgs, seen, draft, token, busy = false, ws = {}, ids = 1, wait = {},
+      delivery = null, cancelTokens = {}, delTok = null,
       links = false, logs = false, hc = {}, vars = [], view, first = true,
       m = /[?&]gg-call-timeout-ms=(\d+)/.exec(location.search),
       limit = m && +m[1] >= 100 ? +m[1] : 20000;
@@ -115,7 +125,8 @@
       var sc = (res && res.structuredContent) || {}, m = (res && res._meta) || {}, html = m[wire.html];
       if (typeof html !== "string") return false;
       seen = html;
-      if (sc.draft && sc.draft.id) { draft = sc.draft; token = m[wire.token]; }
+      if (sc.draft && sc.draft.id) { draft = sc.draft; token = m[wire.token]; delivery = m[wire.delivery] || null; }
+      if (sc.tool === "list_orders" && sc.ok) { cancelTokens = m[wire.cancelTokens] || {}; delTok = m[wire.deleteToken] || null; }
       if (name === "suggest_gifts" && sc.ok) { back = html; backArgs = args; }
       put(html, !(name === "commit_order" && !sc.ok));
       return true;
@@ -132,7 +143,7 @@
     // The shown screen, kept under this view's id for a reload; never the token.
     function keep() {
       if (!view) return;
-      var k = wire.viewStore + "html/" + view, entry = JSON.stringify({ html: box.innerHTML, draft: draft || null, back: back || null, backArgs: backArgs || null, last: last && last[0] !== "commit_order" ? last : null });
+      var k = wire.viewStore + "html/" + view, entry = JSON.stringify({ html: box.innerHTML, draft: draft || null, delivery: delivery || null, back: back || null, backArgs: backArgs || null, last: last && last[0] !== "commit_order" ? last : null });
       store(function (s) {
         var index = [];
         try { index = JSON.parse(s.getItem(wire.viewIndex) || "[]"); } catch (x) {}
@@ -152,7 +163,7 @@
       view = id;
       store(function (s) { try { e = e || JSON.parse(s.getItem(wire.viewStore + "html/" + id)); } catch (x) {} });
       if (!e || typeof e.html !== "string") return false;
-      draft = e.draft; back = e.back; backArgs = e.backArgs; last = e.last;
+      draft = e.draft; delivery = e.delivery || null; back = e.back; backArgs = e.backArgs; last = e.last;
       token = draft && sc.draft && sc.draft.id === draft.id ? m[wire.token] : null;
       seen = m[wire.html];
       put(e.html);
@@ -164,13 +175,14 @@
       var tool = (res.structuredContent || {}).tool;
       if (show(res, tool, null)) last = [tool, null];
     }
-    function call(name, args) {
+    // `own` may take a result itself (return true), before it is shown as the server rendered it.
+    function call(name, args, own) {
       busy = true;
       last = [name, args];
       paint();
       var p = oa ? timed(Promise.resolve().then(function () { return oa.callTool(name, args); }))
         : rpc("tools/call", { name: name, arguments: args });
-      return p.then(function (res) { busy = false; show(res, name, args) || note(); }, function (e) {
+      return p.then(function (res) { busy = false; (own && own(res)) || show(res, name, args) || note(); }, function (e) {
         busy = false;
         note();
         log({ event: "tool_call_failed", tool: name, message: String((e && e.message) || e) });
@@ -216,11 +228,68 @@
         return save(Object.assign({}, state(), { checkout: { draft_id: id, idempotency_key: k } })).then(function () { return k; });
       });
     }
-    function confirm() {
-      var g = draft, t = token;
+    // The card's delivery form: its values as details, and whether any input was edited.
+    function form() {
+      var f = box.querySelector("#gg-delivery-form"), v = {}, changed = false, o;
+      if (!f) return null;
+      f.querySelectorAll("input[name], textarea[name]").forEach(function (i) {
+        if (i.type === "checkbox") { v[i.name] = i.checked; changed = changed || i.checked !== i.defaultChecked; }
+        else { v[i.name] = i.value.trim(); changed = changed || i.value !== i.defaultValue; }
+      });
+      o = function (n) { return v[n] ? v[n] : undefined; };
+      return { changed: changed, details: {
+        recipient: { name: v["recipient.name"] || "", address: { line1: v["recipient.address.line1"] || "",
+          line2: o("recipient.address.line2"), city: v["recipient.address.city"] || "", region: o("recipient.address.region"),
+          postal_code: o("recipient.address.postal_code"), country: (v["recipient.address.country"] || "").toUpperCase() } },
+        gift_message: o("gift_message"), save_address: !!v.save_address, from_saved_address: false } };
+    }
+    function details(g, dl) {
+      var a = { gift_id: g.gift.id, quantity: g.quantity, shipping: g.shipping, currency: g.total.currency };
+      if (dl && !dl.from_saved_address) a.recipient = dl.recipient;
+      if (dl && dl.gift_message) a.gift_message = dl.gift_message;
+      if (dl && dl.save_address) a.save_address = true;
+      return a;
+    }
+    // Prepares the draft again with the edited details: a new draft to confirm, or the field
+    // errors next to the fields of this card, with what was typed kept.
+    function edit(dl) {
+      var g = draft;
       if (!g) return;
+      call("prepare_order", details(g, dl), function (res) {
+        var sc = (res && res.structuredContent) || {}, e = sc.error, p, c;
+        if (sc.ok || !e || !(e.field_errors || []).length) return false;
+        box.querySelectorAll(".gg-field-error, .gg-inline-error").forEach(function (x) { x.remove(); });
+        e.field_errors.forEach(function (fe) {
+          var i = box.querySelector('[name="' + String(fe.field).replace(/[^A-Za-z0-9_.]/g, "") + '"]'), p = d.createElement("p");
+          p.className = "gg-field-error";
+          p.textContent = fe.message;
+          if (i) {
+            p.id = i.id + "-error";
+            i.setAttribute("aria-invalid", "true");
+            i.setAttribute("aria-describedby", p.id);
+            i.parentNode.setAttribute("data-invalid", "true");
+            i.parentNode.appendChild(p);
+          } else {
+            p.textContent = fe.field + ": " + fe.message;
+            (box.querySelector("#gg-delivery-form") || box).appendChild(p);
+          }
+        });
+        p = d.createElement("p");
+        p.className = "gg-inline-error";
+        p.setAttribute("role", "alert");
+        p.textContent = e.message;
+        box.querySelector("#gg-delivery-form").after(p);
+        c = box.querySelector('[data-action="confirm"]');
+        if (c) c.remove();
+        return true;
+      });
+    }
+    function confirm() {
+      var g = draft, t = token, f = form();
+      if (!g) return;
+      if (f && f.changed) return edit(f.details);
       // Token lost (reload after a widget-made draft): prepare again, then confirm what it shows.
-      if (!t) return call("prepare_order", { gift_id: g.gift.id, quantity: g.quantity, shipping: g.shipping, currency: g.total.currency });
+      if (!t) return call("prepare_order", details(g, delivery));
       busy = true;
       paint();
       key(g.id, t).then(function (k) { call("commit_order", { draft_id: g.id, idempotency_key: k, confirmation_token: t }); });
@@ -237,6 +306,41 @@
         put(back || data.cancelled || "");
       });
     }
+    // The order list's second-click questions: shown by the first click, hidden by "Keep it".
+    function ask(sel) {
+      box.querySelectorAll(".gg-ask").forEach(function (q) { q.hidden = !sel || !q.matches(sel); });
+    }
+    function forget() {
+      store(function (s) {
+        for (var i = s.length - 1; i >= 0; i--) {
+          var k = s.key(i);
+          if (k && (k.indexOf(wire.viewStore) === 0 || k.indexOf(wire.store) === 0 || k === wire.viewIndex)) s.removeItem(k);
+        }
+      });
+    }
+    function cancelOrder(id) {
+      var t = cancelTokens[id];
+      if (!t || !(window.crypto && crypto.subtle)) return;
+      busy = true;
+      paint();
+      crypto.subtle.digest("SHA-256", new TextEncoder().encode(wire.keyDerivation + t)).then(function (b) {
+        var k = wire.cancelKeyPrefix;
+        b = new Uint8Array(b);
+        for (var i = 0; i < 16; i++) k += (b[i] < 16 ? "0" : "") + b[i].toString(16);
+        call("cancel_order", { order_id: id, idempotency_key: k, confirmation_token: t });
+      });
+    }
+    function deleteData() {
+      if (!delTok) return;
+      call("delete_my_data", { confirmation_token: delTok }, function (res) {
+        if (!res || !res.structuredContent || !res.structuredContent.ok) return false;
+        forget();
+        draft = token = delivery = delTok = last = null;
+        cancelTokens = {};
+        save({});
+        return false;
+      });
+    }
     box.addEventListener("click", function (e) {
       var l = e.target.closest && e.target.closest("a[href]");
       // An outbound link opens through the host when it can; else the plain link does.
@@ -250,6 +354,12 @@
       if (!b || b.disabled || busy) return;
       if (a === "choose") call("prepare_order", { gift_id: b.dataset.giftId });
       if (a === "confirm") confirm();
+      if (a === "update-delivery") { m = form(); if (m) edit(m.details); }
+      if (a === "ask-cancel-order") ask('.gg-ask[data-ask="cancel-order"][data-order-id="' + b.dataset.orderId + '"]');
+      if (a === "ask-delete-data") ask('.gg-ask[data-ask="delete-data"]');
+      if (a === "dismiss") ask(null);
+      if (a === "cancel-order") cancelOrder(b.dataset.orderId);
+      if (a === "delete-data") deleteData();
       if (a === "cancel") cancel();
       if (a === "retry" && last && last[0]) call(last[0], last[1] || input);
       else if (a === "retry" && draft) confirm();

@@ -3,6 +3,7 @@
 //! Components only emit these through a callback; they never talk to a host. That keeps the
 //! components host-agnostic (ChatGPT, MCP Apps, the no-WebAssembly fallback) and testable.
 
+use giftgenius_types::delivery::DeliveryDetails;
 use serde_json::{Map, Value};
 
 use crate::context::DisplayMode;
@@ -28,6 +29,20 @@ pub enum Action {
     OpenLink { url: String },
     /// Ask the host to show the view in another display mode (full screen, or back inline).
     SetDisplayMode { mode: DisplayMode },
+    /// The person edited the delivery details on the confirm card: prepare the draft again with
+    /// them (another address is another draft, shown for confirmation before anything is paid).
+    /// Emitted by "Update delivery details", and by Confirm when the form was changed.
+    EditDelivery { details: DeliveryDetails },
+    /// First click on an order's Cancel: ask for the second one.
+    AskCancelOrder { order_id: String },
+    /// Second click: cancel that order and refund it (`cancel_order`).
+    CancelOrder { order_id: String },
+    /// First click on Delete my data: ask for the second one.
+    AskDeleteData,
+    /// Second click: `delete_my_data`, then forget what this view kept in storage.
+    DeleteData,
+    /// Leave the question ("Keep it"): back to the plain order list.
+    DismissAsk,
 }
 
 impl Action {
@@ -41,6 +56,12 @@ impl Action {
             Action::ApplySuggestion { .. } => "suggestion",
             Action::OpenLink { .. } => "open-checkout",
             Action::SetDisplayMode { .. } => "display-mode",
+            Action::EditDelivery { .. } => "update-delivery",
+            Action::AskCancelOrder { .. } => "ask-cancel-order",
+            Action::CancelOrder { .. } => "cancel-order",
+            Action::AskDeleteData => "ask-delete-data",
+            Action::DeleteData => "delete-data",
+            Action::DismissAsk => "dismiss",
         }
     }
 }

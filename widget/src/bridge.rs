@@ -155,6 +155,25 @@ mod storage {
         }
     }
 
+    /// Forgets every view's saved screen, the index and every checkout entry (Delete my data).
+    pub fn forget_all() {
+        use giftgenius_types::wire::{CHECKOUT_STORAGE_PREFIX, VIEW_STORAGE_PREFIX};
+        for store in stores() {
+            let n = store.length().unwrap_or(0);
+            let ours: Vec<String> = (0..n)
+                .filter_map(|i| store.key(i).ok().flatten())
+                .filter(|k| {
+                    k.starts_with(VIEW_STORAGE_PREFIX)
+                        || k.starts_with(CHECKOUT_STORAGE_PREFIX)
+                        || k == saved::INDEX_KEY
+                })
+                .collect();
+            for key in ours {
+                let _ = store.remove_item(&key);
+            }
+        }
+    }
+
     /// Mirrors a widget-state change into storage (see [`flow::storage_changes`]).
     pub fn sync(previous: &Value, next: &Value) {
         let (forget, keep) = flow::storage_changes(previous, next);
@@ -255,6 +274,10 @@ impl Host for OpenAiBridge {
                 .map_err(|_| "openExternal threw".to_string())?;
             settle_in_time(pending).await.map(|_| ()).map_err(|_| "openExternal failed".to_string())
         }
+    }
+
+    fn forget_saved_views(&self) {
+        storage::forget_all();
     }
 }
 
@@ -479,6 +502,10 @@ impl Host for McpAppsBridge {
         if let Some(view_id) = self.0.view_id.borrow().as_deref() {
             storage::save_view(view_id, view);
         }
+    }
+
+    fn forget_saved_views(&self) {
+        storage::forget_all();
     }
 }
 

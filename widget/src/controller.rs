@@ -7,6 +7,7 @@
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 
+use giftgenius_types::delivery::DeliveryDetails;
 use giftgenius_types::{ErrorCode, ToolError, ToolName};
 use serde_json::{Map, Value, json};
 
@@ -15,7 +16,8 @@ use crate::context::DisplayMode;
 use crate::flow;
 use crate::rpc::LogLevel;
 use crate::saved::{SavedView, Screen};
-use crate::state::ViewState;
+use crate::state::{ListAsk, OrderListActions, ViewState};
+use giftgenius_types::wire::META_DELIVERY;
 
 /// A tool call's result as the host hands it back.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -66,6 +68,8 @@ pub trait Host {
     fn save_view(&self, saved: &SavedView) {
         let _ = saved;
     }
+    /// Forgets every screen and checkout entry this view's storage keeps (Delete my data).
+    fn forget_saved_views(&self) {}
 }
 
 /// The widget's behaviour. Holds the current `ViewState`; `on_change` mirrors it into the UI.
@@ -85,6 +89,14 @@ pub struct Controller<H: Host> {
     last_call: RefCell<Option<(ToolName, Map<String, Value>)>>,
     /// (draft id, confirmation token). Memory only.
     token: RefCell<Option<(String, String)>>,
+    /// The shown draft's delivery details as its `_meta` carried them (kept for a reload).
+    draft_delivery: RefCell<Option<Value>>,
+    /// The order list's tokens, (order id, cancel token) and the Delete my data token, from the
+    /// last list_orders result's `_meta`. Memory only, like the confirmation token.
+    cancel_tokens: RefCell<Vec<(String, String)>>,
+    delete_token: RefCell<Option<String>>,
+    /// The last list_orders envelope, updated with each cancelled order (kept for a reload).
+    list_output: RefCell<Option<Value>>,
     /// (draft id, idempotency key), mirrored in widget state; memory wins if the host is slow to echo.
     key: RefCell<Option<(String, String)>>,
     /// The contract JSON behind what is shown, kept for a reload (see `saved.rs`): the last
@@ -107,6 +119,30 @@ fn unreachable_error() -> ToolError {
     ToolError::new(ErrorCode::InternalError, "GiftGenius could not be reached from this view.", "")
 }
 
+/// prepare_order's arguments for `draft` with these delivery details: the recipient and gift
+/// message as given (a draft that used the saved address asks for it again by sending none),
+/// so the same details give the same draft.
+fn prepare_arguments(draft: &giftgenius_types::OrderDraft, delivery: Option<&DeliveryDetails>) -> Map<String, Value> {
+    let mut args = as_object(json!({
+        "gift_id": draft.gift.id,
+        "quantity": draft.quantity,
+        "shipping": draft.shipping,
+        "currency": draft.total.currency,
+    }));
+    if let Some(d) = delivery {
+        if !d.from_saved_address {
+            args.insert("recipient".into(), json!(d.recipient));
+        }
+        if let Some(message) = &d.gift_message {
+            args.insert("gift_message".into(), json!(message));
+        }
+        if d.save_address {
+            args.insert("save_address".into(), json!(true));
+        }
+    }
+    args
+}
+
 impl<H: Host> Controller<H> {
     pub fn new(host: H, on_change: impl Fn(&ViewState) + 'static) -> Self {
         Self {
@@ -119,6 +155,10 @@ impl<H: Host> Controller<H> {
             last_suggest_args: RefCell::new(None),
             last_call: RefCell::new(None),
             token: RefCell::new(None),
+            draft_delivery: RefCell::new(None),
+            cancel_tokens: RefCell::new(Vec::new()),
+            delete_token: RefCell::new(None),
+            list_output: RefCell::new(None),
             key: RefCell::new(None),
             shown_output: RefCell::new(None),
             draft_output: RefCell::new(None),
@@ -141,6 +181,10 @@ impl<H: Host> Controller<H> {
                 results: self.results_output.borrow().clone(),
                 suggest_args: self.last_suggest_args.borrow().clone(),
                 last_call: self.last_call.borrow().clone(),
+                delivery: match &state {
+                    ViewState::ConfirmPurchase { .. } => self.draft_delivery.borrow().clone(),
+                    _ => None,
+                },
             });
         }
         *self.view.borrow_mut() = state.clone();
@@ -177,6 +221,11 @@ impl<H: Host> Controller<H> {
                     None => Screen::Output(draft_json),
                 })
             }
+            ViewState::OrderList { orders, next_cursor, .. } => reproduces(
+                &self.list_output.borrow(),
+                &|s| matches!(s, ViewState::OrderList { orders: o, next_cursor: c, .. } if o == orders && c == next_cursor),
+            )
+            .map(Screen::Output),
             state => [&self.shown_output, &self.results_output, &self.draft_output]
                 .into_iter()
                 .find_map(|json| reproduces(&json.borrow(), &|s| s == state))
@@ -202,10 +251,21 @@ impl<H: Host> Controller<H> {
         *self.results_output.borrow_mut() = saved.results;
         *self.last_suggest_args.borrow_mut() = saved.suggest_args;
         *self.last_call.borrow_mut() = saved.last_call;
+        let state = match state {
+            ViewState::ConfirmPurchase { draft, busy, error, .. } => {
+                let delivery = saved.delivery.as_ref().and_then(|d| serde_json::from_value(d.clone()).ok());
+                *self.draft_delivery.borrow_mut() = saved.delivery.clone();
+                ViewState::ConfirmPurchase { draft, delivery, busy, error }
+            }
+            state => state,
+        };
         match saved.screen {
             Screen::Output(json) => {
                 if matches!(state, ViewState::ConfirmPurchase { .. }) {
                     *self.draft_output.borrow_mut() = Some(json.clone());
+                }
+                if matches!(state, ViewState::OrderList { .. }) {
+                    *self.list_output.borrow_mut() = Some(json.clone());
                 }
                 *self.shown_output.borrow_mut() = Some(json);
             }
@@ -257,7 +317,7 @@ impl<H: Host> Controller<H> {
             return;
         }
         *self.last_output.borrow_mut() = Some(output.clone());
-        let state = ViewState::from_tool_output(output);
+        let state = ViewState::from_tool_result(output, &self.host.tool_response_metadata());
         if state.is_loading() && !self.state().is_loading() {
             return; // never replace something real by a spinner
         }
@@ -283,9 +343,15 @@ impl<H: Host> Controller<H> {
             }
             ViewState::ConfirmPurchase { draft, .. } => {
                 *self.draft_output.borrow_mut() = Some(output.clone());
+                *self.draft_delivery.borrow_mut() = meta.get(META_DELIVERY).filter(|d| d.is_object()).cloned();
                 if let Some(token) = flow::confirmation_token(meta) {
                     *self.token.borrow_mut() = Some((draft.id.clone(), token));
                 }
+            }
+            ViewState::OrderList { .. } => {
+                *self.list_output.borrow_mut() = Some(output.clone());
+                *self.cancel_tokens.borrow_mut() = flow::cancel_tokens(meta);
+                *self.delete_token.borrow_mut() = flow::delete_data_token(meta);
             }
             _ => {}
         }
@@ -302,7 +368,7 @@ impl<H: Host> Controller<H> {
                 }
                 let state = match &result.structured_content {
                     Value::Null => ViewState::OutOfDate { v: None },
-                    content => ViewState::from_tool_output(content),
+                    content => ViewState::from_tool_result(content, &result.meta),
                 };
                 if let ViewState::OutOfDate { v } = &state {
                     self.host
@@ -354,6 +420,12 @@ impl<H: Host> Controller<H> {
             Action::Confirm => self.confirm().await,
             Action::Cancel => self.cancel().await,
             Action::ApplySuggestion { set_arguments } => self.apply_suggestion(set_arguments).await,
+            Action::EditDelivery { details } => self.edit_delivery(details).await,
+            Action::AskCancelOrder { order_id } => self.ask(Some(ListAsk::CancelOrder { order_id })),
+            Action::AskDeleteData => self.ask(Some(ListAsk::DeleteData)),
+            Action::DismissAsk => self.ask(None),
+            Action::CancelOrder { order_id } => self.cancel_order(order_id).await,
+            Action::DeleteData => self.delete_data().await,
             Action::OpenLink { .. } | Action::SetDisplayMode { .. } => {}
         }
         self.in_flight.set(false);
@@ -440,29 +512,30 @@ impl<H: Host> Controller<H> {
     }
 
     async fn confirm(&self) {
-        let ViewState::ConfirmPurchase { draft, busy: false, .. } = self.state() else {
+        let ViewState::ConfirmPurchase { draft, delivery, busy: false, .. } = self.state() else {
             return;
         };
-        self.set(ViewState::ConfirmPurchase { draft: draft.clone(), busy: true, error: None });
+        self.set(ViewState::ConfirmPurchase {
+            draft: draft.clone(),
+            delivery: delivery.clone(),
+            busy: true,
+            error: None,
+        });
         let token = match self.token_for(&draft.id) {
             Some(token) => token,
             None => {
                 // The token was lost (reload after a widget-initiated prepare_order): ask again.
                 // prepare_order is idempotent, so the same arguments return the same draft.
-                let args = as_object(json!({
-                    "gift_id": draft.gift.id,
-                    "quantity": draft.quantity,
-                    "shipping": draft.shipping,
-                    "currency": draft.total.currency,
-                }));
+                let args = prepare_arguments(&draft, delivery.as_ref());
                 match self.call(ToolName::PrepareOrder, args).await {
-                    (ViewState::ConfirmPurchase { draft: fresh, .. }, _) if fresh != draft => {
+                    (fresh @ ViewState::ConfirmPurchase { .. }, _) if !matches!(&fresh, ViewState::ConfirmPurchase { draft: d, .. } if *d == draft) =>
+                    {
                         // Price or draft changed: the human must confirm what they will pay.
-                        self.set(ViewState::ConfirmPurchase { draft: fresh, busy: false, error: None });
+                        self.set(fresh);
                         return;
                     }
                     (ViewState::Error { error, .. }, _) => {
-                        self.set(ViewState::ConfirmPurchase { draft, busy: false, error: Some(error) });
+                        self.set(ViewState::ConfirmPurchase { draft, delivery, busy: false, error: Some(error) });
                         return;
                     }
                     _ => match self.token_for(&draft.id) {
@@ -473,7 +546,7 @@ impl<H: Host> Controller<H> {
                                 "This purchase can no longer be confirmed here. Please choose the gift again.",
                                 "",
                             );
-                            self.set(ViewState::ConfirmPurchase { draft, busy: false, error: Some(error) });
+                            self.set(ViewState::ConfirmPurchase { draft, delivery, busy: false, error: Some(error) });
                             return;
                         }
                     },
@@ -487,10 +560,126 @@ impl<H: Host> Controller<H> {
                 if error.code == ErrorCode::ConfirmationRequired {
                     *self.token.borrow_mut() = None;
                 }
-                self.set(ViewState::ConfirmPurchase { draft, busy: false, error: Some(error) });
+                self.set(ViewState::ConfirmPurchase { draft, delivery, busy: false, error: Some(error) });
             }
             // The checkout entry stays after success: confirming the same draft again (say,
             // after a reload) reuses the key and replays this order instead of a second one.
+            (state, _) => self.set(state),
+        }
+    }
+
+    /// Prepares the shown draft again with the person's edited delivery details: the server's
+    /// answer is a new draft (shown for confirmation: nothing is paid for details the person has
+    /// not confirmed), or field errors, shown next to the fields with the edit kept.
+    async fn edit_delivery(&self, details: DeliveryDetails) {
+        let ViewState::ConfirmPurchase { draft, busy: false, .. } = self.state() else {
+            return;
+        };
+        let edited = Some(details);
+        self.set(ViewState::ConfirmPurchase {
+            draft: draft.clone(),
+            delivery: edited.clone(),
+            busy: true,
+            error: None,
+        });
+        match self.call(ToolName::PrepareOrder, prepare_arguments(&draft, edited.as_ref())).await {
+            (fresh @ ViewState::ConfirmPurchase { .. }, _) => self.set(fresh),
+            (ViewState::Error { error, .. }, _) => {
+                self.set(ViewState::ConfirmPurchase { draft, delivery: edited, busy: false, error: Some(error) })
+            }
+            (state, _) => self.set(state),
+        }
+    }
+
+    /// Shows or leaves the order list's second-click question.
+    fn ask(&self, asking: Option<ListAsk>) {
+        if let ViewState::OrderList { orders, next_cursor, actions } = self.state() {
+            self.set(ViewState::OrderList {
+                orders,
+                next_cursor,
+                actions: OrderListActions { asking, error: None, ..actions },
+            });
+        }
+    }
+
+    /// The second click on an order's Cancel: cancel_order with the order's token and a key
+    /// derived from it (the same on every retry), then the list with the order's new status.
+    async fn cancel_order(&self, order_id: String) {
+        let ViewState::OrderList { orders, next_cursor, actions } = self.state() else {
+            return;
+        };
+        if actions.asking != Some(ListAsk::CancelOrder { order_id: order_id.clone() }) {
+            return; // only after the question was asked and answered
+        }
+        let token = self.cancel_tokens.borrow().iter().find(|(id, _)| *id == order_id).map(|(_, t)| t.clone());
+        let Some(token) = token else {
+            return;
+        };
+        let busy = OrderListActions { busy: true, error: None, ..actions.clone() };
+        self.set(ViewState::OrderList { orders: orders.clone(), next_cursor: next_cursor.clone(), actions: busy });
+        let args = as_object(json!({
+            "order_id": order_id,
+            "idempotency_key": flow::cancel_key_for_token(&token),
+            "confirmation_token": token,
+        }));
+        match self.call(ToolName::CancelOrder, args).await {
+            (ViewState::OrderPlaced { order }, _) => {
+                let orders: Vec<_> =
+                    orders.into_iter().map(|o| if o.id == order.id { order.clone() } else { o }).collect();
+                self.cancel_tokens.borrow_mut().retain(|(id, _)| *id != order.id);
+                let cancellable = actions.cancellable.into_iter().filter(|id| *id != order.id).collect();
+                let patched = self.list_output.borrow().clone().map(|mut list| {
+                    if let (Some(rows), Ok(json)) =
+                        (list.get_mut("orders").and_then(Value::as_array_mut), serde_json::to_value(&order))
+                    {
+                        rows.iter_mut()
+                            .filter(|r| r.get("id") == Some(&json!(order.id)))
+                            .for_each(|r| *r = json.clone());
+                    }
+                    list
+                });
+                *self.list_output.borrow_mut() = patched;
+                let actions = OrderListActions { cancellable, asking: None, busy: false, error: None, ..actions };
+                self.set(ViewState::OrderList { orders, next_cursor, actions });
+            }
+            (ViewState::Error { error, .. }, _) => {
+                let actions = OrderListActions { busy: false, error: Some(error), ..actions };
+                self.set(ViewState::OrderList { orders, next_cursor, actions });
+            }
+            (state, _) => self.set(state),
+        }
+    }
+
+    /// The second click on Delete my data: delete_my_data, then everything this view kept
+    /// about the person (saved screens, checkout entries, drafts, tokens) is forgotten too.
+    async fn delete_data(&self) {
+        let ViewState::OrderList { orders, next_cursor, actions } = self.state() else {
+            return;
+        };
+        let Some(token) = self.delete_token.borrow().clone().filter(|_| actions.asking == Some(ListAsk::DeleteData))
+        else {
+            return;
+        };
+        let busy = OrderListActions { busy: true, error: None, ..actions.clone() };
+        self.set(ViewState::OrderList { orders: orders.clone(), next_cursor: next_cursor.clone(), actions: busy });
+        match self.call(ToolName::DeleteMyData, as_object(json!({ "confirmation_token": token }))).await {
+            (state @ ViewState::DataDeleted { .. }, _) => {
+                self.host.forget_saved_views();
+                self.host.set_widget_state(flow::without_checkout(&self.host.widget_state())).await;
+                *self.token.borrow_mut() = None;
+                *self.key.borrow_mut() = None;
+                *self.draft_delivery.borrow_mut() = None;
+                *self.draft_output.borrow_mut() = None;
+                *self.list_output.borrow_mut() = None;
+                *self.last_call.borrow_mut() = None;
+                self.cancel_tokens.borrow_mut().clear();
+                *self.delete_token.borrow_mut() = None;
+                self.set(state);
+            }
+            (ViewState::Error { error, .. }, _) => {
+                let actions = OrderListActions { busy: false, error: Some(error), ..actions };
+                self.set(ViewState::OrderList { orders, next_cursor, actions });
+            }
             (state, _) => self.set(state),
         }
     }
@@ -536,6 +725,7 @@ mod tests {
         logs: RefCell<Vec<(LogLevel, Value)>>,
         saved: RefCell<Vec<SavedView>>,
         display_requests: RefCell<Vec<DisplayMode>>,
+        forgotten: Cell<u32>,
     }
 
     impl Host for Rc<Fake> {
@@ -579,6 +769,189 @@ mod tests {
         fn save_view(&self, saved: &SavedView) {
             self.saved.borrow_mut().push(saved.clone());
         }
+        fn forget_saved_views(&self) {
+            self.forgotten.set(self.forgotten.get() + 1);
+        }
+    }
+
+    fn delivery_of(state: &ViewState) -> Option<DeliveryDetails> {
+        match state {
+            ViewState::ConfirmPurchase { delivery, .. } => delivery.clone(),
+            _ => None,
+        }
+    }
+
+    fn details(city: &str) -> DeliveryDetails {
+        serde_json::from_value(json!({"recipient": {"name": "Ana", "address": {"line1": "Rua Augusta 12",
+            "city": city, "postal_code": "1100-053", "country": "PT"}}, "gift_message": "Hi"}))
+        .expect("details")
+    }
+
+    fn draft_result(id: &str, city: &str, token: &str) -> ToolResult {
+        let mut output = draft_output();
+        output["draft"]["id"] = json!(id);
+        output["draft"]["destination"] = json!({"city": city, "country": "PT"});
+        ToolResult {
+            structured_content: output,
+            meta: json!({"giftgenius/confirmation_token": token, "giftgenius/delivery": details(city)}),
+        }
+    }
+
+    fn list_result() -> ToolResult {
+        let order = placed().structured_content["order"].clone();
+        ToolResult {
+            structured_content: json!({"v":1,"ok":true,"tool":"list_orders","orders":[order]}),
+            meta: json!({"giftgenius/cancel_tokens": {"o_1": "ct_cancel"}, "giftgenius/delete_data_token": "ct_delete"}),
+        }
+    }
+
+    #[test]
+    fn an_edited_address_prepares_a_new_draft_to_confirm_and_a_refused_one_keeps_the_edit() {
+        let first = draft_result("d_1", "Lisboa", "tok1");
+        let fake = Rc::new(Fake { meta: first.meta.clone(), ..Fake::default() });
+        let refused = ToolResult {
+            structured_content: json!({"v":1,"ok":false,"tool":"prepare_order","error":{"code":"VALIDATION_ERROR",
+                "category":"validation","message":"1 invalid argument","retryable":false,"reference":"req_v",
+                "field_errors":[{"field":"recipient.address.postal_code","message":"must be 1234-567"}]}}),
+            meta: Value::Null,
+        };
+        fake.replies.borrow_mut().extend([Ok(refused), Ok(draft_result("d_2", "Porto", "tok2")), Ok(placed())]);
+        let controller = Controller::new(fake.clone(), |_| {});
+        controller.show_tool_output(&first.structured_content);
+        assert_eq!(delivery_of(&controller.state()).map(|d| d.recipient.address.city), Some("Lisboa".into()));
+
+        let mut bad = details("Porto");
+        bad.recipient.address.postal_code = Some("99".into());
+        block_on(controller.handle(Action::EditDelivery { details: bad.clone() }));
+        match controller.state() {
+            ViewState::ConfirmPurchase { draft, delivery, busy: false, error: Some(error) } => {
+                assert_eq!(draft.id, "d_1", "still the draft the person saw");
+                assert_eq!(delivery, Some(bad), "what was typed is kept");
+                assert_eq!(error.field_errors[0].field, "recipient.address.postal_code");
+            }
+            other => panic!("{other:?}"),
+        }
+        block_on(controller.handle(Action::EditDelivery { details: details("Porto") }));
+        match controller.state() {
+            ViewState::ConfirmPurchase { draft, delivery, busy: false, error: None } => {
+                assert_eq!(draft.id, "d_2");
+                assert_eq!(delivery.map(|d| d.recipient.address.city), Some("Porto".into()));
+            }
+            other => panic!("{other:?}"),
+        }
+        block_on(controller.handle(Action::Confirm));
+        let calls = fake.calls.borrow();
+        let names: Vec<&str> = calls.iter().map(|c| c.0.as_str()).collect();
+        assert_eq!(names, ["prepare_order", "prepare_order", "commit_order"], "nothing paid before Confirm");
+        assert_eq!(calls[1].1["recipient"]["address"]["city"], json!("Porto"));
+        assert_eq!(calls[1].1["gift_message"], json!("Hi"));
+        assert_eq!(calls[1].1["gift_id"], json!("g_1"));
+        assert_eq!(calls[2].1["draft_id"], json!("d_2"));
+        assert_eq!(calls[2].1["confirmation_token"], json!("tok2"), "the new draft's token");
+        // The saved confirmation kept its delivery details for a reload; never the token.
+        let saved = fake.saved.borrow();
+        let confirm = saved.iter().rev().find(|s| s.delivery.is_some()).expect("a saved confirmation");
+        assert_eq!(confirm.delivery.as_ref().map(|d| d["recipient"]["address"]["city"].clone()), Some(json!("Porto")));
+        assert!(!confirm.to_json().contains("tok2"));
+    }
+
+    #[test]
+    fn a_lost_token_prepares_the_same_delivery_again() {
+        let fake = Rc::new(Fake::default());
+        let again = draft_result("d_1", "Lisboa", "tok");
+        fake.replies.borrow_mut().extend([Ok(again.clone()), Ok(placed())]);
+        let controller = Controller::new(fake.clone(), |_| {});
+        let saved = SavedView {
+            screen: Screen::Output(again.structured_content.clone()),
+            results: None,
+            suggest_args: None,
+            last_call: None,
+            delivery: Some(again.meta["giftgenius/delivery"].clone()),
+        };
+        controller.restore(saved, &Value::Null);
+        block_on(controller.handle(Action::Confirm));
+        let calls = fake.calls.borrow();
+        assert_eq!(calls[0].0, "prepare_order");
+        assert_eq!(calls[0].1["recipient"], json!(details("Lisboa").recipient), "the same details: the same draft");
+        assert_eq!(calls[1].0, "commit_order");
+    }
+
+    #[test]
+    fn cancelling_from_the_list_asks_first_and_retries_with_the_same_key() {
+        let fake = Rc::new(Fake::default());
+        let mut cancelled = placed();
+        cancelled.structured_content["tool"] = json!("cancel_order");
+        cancelled.structured_content["order"]["status"] = json!("cancelled");
+        fake.replies.borrow_mut().extend([
+            Ok(list_result()),
+            Err("the host did not answer in time".into()),
+            Ok(cancelled),
+        ]);
+        let controller = Controller::new(fake.clone(), |_| {});
+        // The list, as the view's own Try again gets it (its `_meta` comes with the call).
+        *controller.view.borrow_mut() = ViewState::Error { tool: ToolName::ListOrders, error: unreachable_error() };
+        *controller.last_call.borrow_mut() = Some((ToolName::ListOrders, Map::new()));
+        block_on(controller.handle(Action::Retry));
+        let ViewState::OrderList { actions, .. } = controller.state() else { panic!("a list") };
+        assert_eq!(actions.cancellable, vec!["o_1".to_string()]);
+        assert!(actions.can_delete_data);
+        // A second click without the first does nothing.
+        block_on(controller.handle(Action::CancelOrder { order_id: "o_1".into() }));
+        assert_eq!(fake.calls.borrow().len(), 1);
+        block_on(controller.handle(Action::AskCancelOrder { order_id: "o_1".into() }));
+        block_on(controller.handle(Action::CancelOrder { order_id: "o_1".into() }));
+        let ViewState::OrderList { actions, .. } = controller.state() else { panic!("a list") };
+        assert!(actions.error.as_ref().is_some_and(|e| e.retryable), "{actions:?}");
+        block_on(controller.handle(Action::AskCancelOrder { order_id: "o_1".into() }));
+        block_on(controller.handle(Action::CancelOrder { order_id: "o_1".into() }));
+        let calls = fake.calls.borrow();
+        let cancels: Vec<&Call> = calls.iter().filter(|c| c.0 == "cancel_order").collect();
+        assert_eq!(cancels.len(), 2);
+        assert_eq!(cancels[0].1["idempotency_key"], cancels[1].1["idempotency_key"], "one key per order");
+        assert_eq!(cancels[0].1["idempotency_key"], json!(flow::cancel_key_for_token("ct_cancel")));
+        assert_eq!(cancels[0].1["confirmation_token"], json!("ct_cancel"));
+        match controller.state() {
+            ViewState::OrderList { orders, actions, .. } => {
+                assert_eq!(orders[0].status, giftgenius_types::OrderStatus::Cancelled);
+                assert!(actions.cancellable.is_empty() && actions.asking.is_none() && actions.error.is_none());
+            }
+            other => panic!("{other:?}"),
+        }
+        // The list with the cancelled order is what a reload shows.
+        let last = fake.saved.borrow().last().cloned().expect("saved");
+        match last.screen.state() {
+            Some(ViewState::OrderList { orders, .. }) => {
+                assert_eq!(orders[0].status, giftgenius_types::OrderStatus::Cancelled)
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn delete_my_data_asks_first_then_forgets_what_the_view_kept() {
+        let fake = Rc::new(Fake::default());
+        *fake.widget_state.borrow_mut() = json!({"checkout": {"draft_id": "d_1", "idempotency_key": "ik_1"}});
+        let deleted = ToolResult {
+            structured_content: json!({"v":1,"ok":true,"tool":"delete_my_data","saved_addresses_deleted":1,
+                "drafts_deleted":2,"idempotency_keys_deleted":2,"checkout_sessions_deleted":0,"orders_anonymized":1,
+                "financial_records_kept":1,"financial_records_retention_days":3650}),
+            meta: Value::Null,
+        };
+        fake.replies.borrow_mut().extend([Ok(list_result()), Ok(deleted)]);
+        let controller = Controller::new(fake.clone(), |_| {});
+        *controller.view.borrow_mut() = ViewState::Error { tool: ToolName::ListOrders, error: unreachable_error() };
+        *controller.last_call.borrow_mut() = Some((ToolName::ListOrders, Map::new()));
+        block_on(controller.handle(Action::Retry));
+        block_on(controller.handle(Action::DeleteData));
+        assert_eq!(fake.calls.borrow().len(), 1, "not without the question answered");
+        block_on(controller.handle(Action::AskDeleteData));
+        block_on(controller.handle(Action::DeleteData));
+        assert_eq!(controller.state().kind(), "data-deleted");
+        assert_eq!(fake.calls.borrow()[1].1["confirmation_token"], json!("ct_delete"));
+        assert_eq!(fake.forgotten.get(), 1, "the view's storage is cleared");
+        assert_eq!(*fake.widget_state.borrow(), json!({}), "and the checkout entry");
+        let last = fake.saved.borrow().last().cloned().expect("saved");
+        assert!(last.last_call.is_none() && last.delivery.is_none());
     }
 
     fn transient() -> ToolResult {
@@ -846,8 +1219,13 @@ mod tests {
         let fake = Rc::new(Fake { meta: json!({"giftgenius/confirmation_token": "tok"}), ..Fake::default() });
         fake.replies.borrow_mut().push(Ok(placed()));
         let controller = Controller::new(fake.clone(), |_| {});
-        let saved =
-            SavedView { screen: Screen::Output(draft_output()), results: None, suggest_args: None, last_call: None };
+        let saved = SavedView {
+            screen: Screen::Output(draft_output()),
+            results: None,
+            suggest_args: None,
+            last_call: None,
+            delivery: None,
+        };
         controller.restore(saved, &draft_output());
         block_on(controller.handle(Action::Confirm));
         let calls = fake.calls.borrow();

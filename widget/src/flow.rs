@@ -8,7 +8,10 @@
 
 use serde_json::{Map, Value};
 
-use giftgenius_types::wire::{IDEMPOTENCY_KEY_DERIVATION, IDEMPOTENCY_KEY_PREFIX, META_CONFIRMATION_TOKEN};
+use giftgenius_types::wire::{
+    CANCEL_KEY_PREFIX, IDEMPOTENCY_KEY_DERIVATION, IDEMPOTENCY_KEY_PREFIX, META_CANCEL_TOKENS, META_CONFIRMATION_TOKEN,
+    META_DELETE_DATA_TOKEN,
+};
 
 /// The widget-state key holding the pending checkout.
 pub const CHECKOUT_STATE_KEY: &str = "checkout";
@@ -51,6 +54,30 @@ pub fn idempotency_key_for_token(token: &str) -> String {
     let mut bytes = [0u8; 16];
     bytes.copy_from_slice(&digest[..16]);
     idempotency_key_from_bytes(&bytes)
+}
+
+/// The idempotency key for cancelling an order, from the order's cancel token: `"ck_"` + the
+/// first 16 bytes of SHA-256(derivation + token), as hex.
+///
+/// The server's cancel token is the same for the same order and person every time it is
+/// handed out, so the key is minted once per order in effect: a retry, a second click, a
+/// reload or the no-wasm fallback (which derives it the same way) all send the same key and
+/// the server replays the first cancellation instead of refunding twice.
+pub fn cancel_key_for_token(token: &str) -> String {
+    let ik = idempotency_key_for_token(token);
+    format!("{CANCEL_KEY_PREFIX}{}", &ik[IDEMPOTENCY_KEY_PREFIX.len()..])
+}
+
+/// The cancel tokens of a list_orders / get_order result's `_meta`: (order id, token) pairs.
+pub fn cancel_tokens(meta: &Value) -> Vec<(String, String)> {
+    let Some(tokens) = meta.get(META_CANCEL_TOKENS).and_then(Value::as_object) else { return Vec::new() };
+    tokens.iter().filter_map(|(id, t)| Some((id.clone(), t.as_str().filter(|t| !t.is_empty())?.to_string()))).collect()
+}
+
+/// The Delete my data token of a list_orders result's `_meta`, if present and non-empty.
+pub fn delete_data_token(meta: &Value) -> Option<String> {
+    let token = meta.get(META_DELETE_DATA_TOKEN)?.as_str()?;
+    (!token.is_empty()).then(|| token.to_string())
 }
 
 /// The key stored for this draft, if the widget state holds one.
@@ -152,6 +179,19 @@ mod tests {
         assert_eq!(derived, idempotency_key_for_token("ct_example"));
         assert_ne!(derived, idempotency_key_for_token("ct_other"));
         assert!(derived.starts_with("ik_") && derived.len() == 35);
+    }
+
+    #[test]
+    fn a_cancel_key_is_the_same_for_the_same_order_token_and_differs_otherwise() {
+        let key = cancel_key_for_token("ct_a.1");
+        assert_eq!(key, cancel_key_for_token("ct_a.1"));
+        assert_ne!(key, cancel_key_for_token("ct_a.2"));
+        assert!(key.starts_with("ck_") && key.len() == 35, "{key}");
+        let meta =
+            json!({"giftgenius/cancel_tokens": {"ord_1": "ct_x", "ord_2": ""}, "giftgenius/delete_data_token": "dt"});
+        assert_eq!(cancel_tokens(&meta), vec![("ord_1".to_string(), "ct_x".to_string())]);
+        assert_eq!(delete_data_token(&meta).as_deref(), Some("dt"));
+        assert_eq!(delete_data_token(&Value::Null), None);
     }
 
     #[test]

@@ -15,6 +15,7 @@
 pub mod action;
 pub mod context;
 pub mod controller;
+pub mod delivery_form;
 pub mod flow;
 pub mod format;
 pub mod rpc;

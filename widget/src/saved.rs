@@ -54,7 +54,7 @@ impl Screen {
             Screen::ConfirmFailed { draft, error } => {
                 match (ViewState::from_tool_output(draft), ViewState::from_tool_output(error)) {
                     (ViewState::ConfirmPurchase { draft, .. }, ViewState::Error { error, .. }) => {
-                        ViewState::ConfirmPurchase { draft, busy: false, error: Some(error) }
+                        ViewState::ConfirmPurchase { draft, delivery: None, busy: false, error: Some(error) }
                     }
                     _ => return None,
                 }
@@ -66,7 +66,7 @@ impl Screen {
         };
         match state {
             ViewState::ConfirmPurchase { draft, error, .. } => {
-                Some(ViewState::ConfirmPurchase { draft, busy: false, error })
+                Some(ViewState::ConfirmPurchase { draft, delivery: None, busy: false, error })
             }
             state if state.is_loading() => None,
             state => Some(state),
@@ -83,6 +83,10 @@ pub struct SavedView {
     pub suggest_args: Option<Map<String, Value>>,
     /// The last call besides commit_order, for "Try again".
     pub last_call: Option<(ToolName, Map<String, Value>)>,
+    /// The shown draft's delivery details (its widget-only `_meta["giftgenius/delivery"]`), so a
+    /// reloaded confirmation shows them and prepares the same draft again. Personal data in the
+    /// view's own storage: Delete my data clears it (see `Host::forget_saved_views`).
+    pub delivery: Option<Value>,
 }
 
 impl SavedView {
@@ -102,6 +106,7 @@ impl SavedView {
             "results": self.results,
             "suggest_args": self.suggest_args,
             "last_call": last_call,
+            "delivery": self.delivery,
         })
         .to_string()
     }
@@ -134,7 +139,8 @@ impl SavedView {
             let tool = call.get("tool")?.as_str().and_then(ToolName::parse)?;
             Some((tool, call.get("arguments")?.as_object()?.clone()))
         });
-        Some(SavedView { screen, results, suggest_args: object("suggest_args"), last_call })
+        let delivery = saved.get("delivery").filter(|d| d.is_object()).cloned();
+        Some(SavedView { screen, results, suggest_args: object("suggest_args"), last_call, delivery })
     }
 }
 
@@ -190,11 +196,13 @@ mod tests {
             results: None,
             suggest_args: None,
             last_call: Some((ToolName::PrepareOrder, args)),
+            delivery: Some(json!({"recipient": {"name": "Ana", "address": {"line1": "1 Main St", "city": "Lisbon",
+                "postal_code": "1000-001", "country": "PT"}}})),
         };
         let back = round_trip(&saved);
         assert_eq!(back, saved);
         match back.screen.state() {
-            Some(ViewState::ConfirmPurchase { draft, busy: false, error: Some(error) }) => {
+            Some(ViewState::ConfirmPurchase { draft, busy: false, error: Some(error), .. }) => {
                 assert_eq!(draft.id, "d_1");
                 assert!(error.retryable);
             }
@@ -213,7 +221,13 @@ mod tests {
             // Another contract version: kept, and shown as out of date, never misread.
             Screen::Output(json!({"v": 99, "ok": true})),
         ] {
-            let saved = SavedView { screen, results: Some(draft_output()), suggest_args: None, last_call: None };
+            let saved = SavedView {
+                screen,
+                results: Some(draft_output()),
+                suggest_args: None,
+                last_call: None,
+                delivery: None,
+            };
             assert_eq!(round_trip(&saved), saved);
         }
         assert_eq!(Screen::Output(json!({"v": 99})).state(), Some(ViewState::OutOfDate { v: Some(99) }));
@@ -222,8 +236,13 @@ mod tests {
     #[test]
     fn nothing_that_cannot_be_shown_is_restored() {
         // A "result" that is not there yet (null) would be loading: never restored.
-        let loading =
-            SavedView { screen: Screen::Output(Value::Null), results: None, suggest_args: None, last_call: None };
+        let loading = SavedView {
+            screen: Screen::Output(Value::Null),
+            results: None,
+            suggest_args: None,
+            last_call: None,
+            delivery: None,
+        };
         assert_eq!(SavedView::parse(&loading.to_json()), None);
         // A failed confirmation whose parts do not fit together.
         let mismatched = SavedView {
@@ -231,9 +250,11 @@ mod tests {
             results: None,
             suggest_args: None,
             last_call: None,
+            delivery: None,
         };
         assert_eq!(SavedView::parse(&mismatched.to_json()), None);
-        let good = SavedView { screen: Screen::Cancelled, results: None, suggest_args: None, last_call: None };
+        let good =
+            SavedView { screen: Screen::Cancelled, results: None, suggest_args: None, last_call: None, delivery: None };
         let mut other_format: Value = serde_json::from_str(&good.to_json()).unwrap_or_default();
         other_format["format"] = json!(FORMAT + 1);
         assert_eq!(SavedView::parse(&other_format.to_string()), None);

@@ -3,7 +3,11 @@
 //! Parsing is strict on purpose: the contract version is checked before anything else, and a
 //! payload that does not match the contract becomes `OutOfDate` rather than a guess.
 
-use giftgenius_types::orders::{CheckoutData, CheckoutSession, Order, OrderData, OrderDraft, PrepareOrderData};
+use giftgenius_types::delivery::DeliveryDetails;
+use giftgenius_types::orders::{
+    CheckoutData, CheckoutSession, DeleteMyDataData, ListOrdersData, Order, OrderData, OrderDraft, PrepareOrderData,
+};
+use giftgenius_types::wire::{META_CANCEL_TOKENS, META_DELETE_DATA_TOKEN, META_DELIVERY};
 use giftgenius_types::{
     CONTRACT_VERSION, Envelope, GiftCard, Notice, Partial, SuggestGiftsData, SuggestGiftsQuery, ToolError, ToolName,
 };
@@ -27,11 +31,19 @@ pub enum ViewState {
     Empty { query: SuggestGiftsQuery, notice: Option<Notice>, partial: Option<Partial> },
     /// A tool said no; `tool` is what "Try again" repeats.
     Error { tool: ToolName, error: ToolError },
-    /// A draft waiting for the human's Confirm. `busy` while commit_order is in flight;
-    /// `error` after a commit attempt failed (Try again only if it is retryable).
-    ConfirmPurchase { draft: OrderDraft, busy: bool, error: Option<ToolError> },
+    /// A draft waiting for the human's Confirm. `busy` while commit_order (or a prepare_order
+    /// with edited delivery details) is in flight; `error` after an attempt failed (Try again
+    /// only if it is retryable). `delivery` is what the card's form shows: the draft's own
+    /// details (widget-only `_meta`), or the person's edit that the server refused (its field
+    /// errors are in `error`, shown next to the fields).
+    ConfirmPurchase { draft: OrderDraft, delivery: Option<DeliveryDetails>, busy: bool, error: Option<ToolError> },
     /// The order exists (from commit_order or get_order).
     OrderPlaced { order: Order },
+    /// The person's orders, newest first (list_orders); `next_cursor` when older ones exist.
+    /// The list's actions are below it in [`OrderListActions`].
+    OrderList { orders: Vec<Order>, next_cursor: Option<String>, actions: OrderListActions },
+    /// What delete_my_data deleted and kept.
+    DataDeleted { summary: DeleteMyDataData },
     /// A hosted checkout page (create_checkout_session).
     Checkout { checkout: CheckoutSession },
     /// The user left the confirmation and there are no earlier results to go back to.
@@ -44,7 +56,59 @@ pub enum ViewState {
     OutOfDate { v: Option<u64> },
 }
 
+/// What the person can do from the order list, and where they are in doing it.
+///
+/// The tokens themselves stay in the controller's memory (like the confirmation token); this
+/// says only which orders have one, so the list shows a Cancel button for them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OrderListActions {
+    /// Ids of the orders that may still be cancelled (they have a token in `_meta`).
+    pub cancellable: Vec<String>,
+    /// Whether Delete my data is offered (the result carried its token).
+    pub can_delete_data: bool,
+    /// The action waiting for the person's second click, if any.
+    pub asking: Option<ListAsk>,
+    /// A cancel_order / delete_my_data call is in flight.
+    pub busy: bool,
+    /// The last such call failed.
+    pub error: Option<ToolError>,
+}
+
+/// The destructive action the person started and must confirm with a second click.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ListAsk {
+    CancelOrder { order_id: String },
+    DeleteData,
+}
+
 impl ViewState {
+    /// The state for a tool result: its `structuredContent` and its widget-only `_meta`, which
+    /// adds what the model never reads (a draft's full delivery details, which orders have a
+    /// cancel token, whether Delete my data is offered).
+    pub fn from_tool_result(output: &Value, meta: &Value) -> ViewState {
+        match ViewState::from_tool_output(output) {
+            ViewState::ConfirmPurchase { draft, busy, error, .. } => {
+                let delivery = meta.get(META_DELIVERY).and_then(|d| serde_json::from_value(d.clone()).ok());
+                ViewState::ConfirmPurchase { draft, delivery, busy, error }
+            }
+            ViewState::OrderList { orders, next_cursor, .. } => {
+                let tokens = meta.get(META_CANCEL_TOKENS).and_then(Value::as_object);
+                let cancellable = orders
+                    .iter()
+                    .filter(|o| {
+                        tokens.is_some_and(|t| t.get(&o.id).and_then(Value::as_str).is_some_and(|s| !s.is_empty()))
+                    })
+                    .map(|o| o.id.clone())
+                    .collect();
+                let can_delete_data =
+                    meta.get(META_DELETE_DATA_TOKEN).and_then(Value::as_str).is_some_and(|s| !s.is_empty());
+                let actions = OrderListActions { cancellable, can_delete_data, ..OrderListActions::default() };
+                ViewState::OrderList { orders, next_cursor, actions }
+            }
+            state => state,
+        }
+    }
+
     /// The state for a tool's `structuredContent` (ChatGPT's `toolOutput`).
     ///
     /// `null` means "not there yet" and renders as loading; anything that is not a valid
@@ -76,13 +140,29 @@ impl ViewState {
                 Envelope::Err { tool, error } => ViewState::Error { tool, error },
             }),
             ToolName::PrepareOrder => parse::<PrepareOrderData>(output).map(|env| match env {
-                Envelope::Ok { data, .. } => ViewState::ConfirmPurchase { draft: data.draft, busy: false, error: None },
+                Envelope::Ok { data, .. } => {
+                    ViewState::ConfirmPurchase { draft: data.draft, delivery: None, busy: false, error: None }
+                }
                 Envelope::Err { tool, error } => ViewState::Error { tool, error },
             }),
-            ToolName::CommitOrder | ToolName::GetOrder => parse::<OrderData>(output).map(|env| match env {
-                Envelope::Ok { data, .. } => ViewState::OrderPlaced { order: data.order },
+            ToolName::ListOrders => parse::<ListOrdersData>(output).map(|env| match env {
+                Envelope::Ok { data, .. } => ViewState::OrderList {
+                    orders: data.orders,
+                    next_cursor: data.next_cursor,
+                    actions: OrderListActions::default(),
+                },
                 Envelope::Err { tool, error } => ViewState::Error { tool, error },
             }),
+            ToolName::DeleteMyData => parse::<DeleteMyDataData>(output).map(|env| match env {
+                Envelope::Ok { data, .. } => ViewState::DataDeleted { summary: data },
+                Envelope::Err { tool, error } => ViewState::Error { tool, error },
+            }),
+            ToolName::CommitOrder | ToolName::GetOrder | ToolName::CancelOrder => {
+                parse::<OrderData>(output).map(|env| match env {
+                    Envelope::Ok { data, .. } => ViewState::OrderPlaced { order: data.order },
+                    Envelope::Err { tool, error } => ViewState::Error { tool, error },
+                })
+            }
             ToolName::CreateCheckoutSession => parse::<CheckoutData>(output).map(|env| match env {
                 Envelope::Ok { data, .. } => ViewState::Checkout { checkout: data.checkout },
                 Envelope::Err { tool, error } => ViewState::Error { tool, error },
@@ -100,6 +180,8 @@ impl ViewState {
             ViewState::Error { .. } => "error",
             ViewState::ConfirmPurchase { .. } => "confirm",
             ViewState::OrderPlaced { .. } => "order-placed",
+            ViewState::OrderList { .. } => "order-list",
+            ViewState::DataDeleted { .. } => "data-deleted",
             ViewState::Checkout { .. } => "checkout",
             ViewState::Cancelled => "cancelled",
             ViewState::ToolCancelled { .. } => "tool-cancelled",
@@ -133,11 +215,27 @@ impl ViewState {
             // read the same news twice), so it carries the message itself.
             ViewState::Error { error, .. } => format!("Error: {}", error.message),
             ViewState::ConfirmPurchase { busy: true, .. } => "Placing order…".into(),
+            ViewState::ConfirmPurchase { error: Some(error), .. } if !error.field_errors.is_empty() => {
+                format!("Some details need a fix: {}", error.message)
+            }
             ViewState::ConfirmPurchase { error: Some(error), .. } => {
                 format!("The order was not placed: {}", error.message)
             }
             ViewState::ConfirmPurchase { .. } => "Please review and confirm your purchase.".into(),
+            ViewState::OrderPlaced { order } if order.status == giftgenius_types::OrderStatus::Cancelled => {
+                "Order cancelled and refunded.".into()
+            }
             ViewState::OrderPlaced { .. } => "Order placed.".into(),
+            ViewState::OrderList { actions: OrderListActions { busy: true, .. }, .. } => "Working…".into(),
+            ViewState::OrderList { actions: OrderListActions { error: Some(error), .. }, .. } => {
+                format!("Error: {}", error.message)
+            }
+            ViewState::OrderList { orders, .. } => match orders.len() {
+                0 => "You have no orders yet.".into(),
+                1 => "1 order.".into(),
+                n => format!("{n} orders."),
+            },
+            ViewState::DataDeleted { .. } => "Your data was deleted.".into(),
             ViewState::Checkout { .. } => "Checkout is ready.".into(),
             ViewState::Cancelled => "Purchase cancelled.".into(),
             ViewState::ToolCancelled { .. } => "The request was stopped.".into(),

@@ -4,6 +4,7 @@
 //! stable `data-action` attribute (plus ids) so the SSR fallback can wire the same buttons.
 //! All data is inserted as text or attribute values, which Leptos escapes; never `inner_html`.
 
+pub mod delivery;
 mod error;
 mod order;
 mod results;
@@ -16,7 +17,7 @@ use crate::context::{DisplayMode, RenderContext};
 use crate::state::ViewState;
 
 pub use error::error_view;
-pub use order::{checkout_view, confirm_view, order_placed_view};
+pub use order::{checkout_view, confirm_view, data_deleted_view, order_list_view, order_placed_view};
 pub use results::{empty_view, gift_card, notice_view, partial_banner, results_view};
 
 /// The root with fixed values: what SSR renders. The wasm app builds the same root reactively.
@@ -106,10 +107,14 @@ pub fn state_view(state: ViewState, ctx: &RenderContext, on_action: Callback<Act
         }
         ViewState::Empty { query, notice, partial } => empty_view(query, notice, partial, ctx, on_action).into_any(),
         ViewState::Error { tool, error } => error_view(tool, error, on_action).into_any(),
-        ViewState::ConfirmPurchase { draft, busy, error } => {
-            confirm_view(draft, busy, error, ctx, on_action).into_any()
+        ViewState::ConfirmPurchase { draft, delivery, busy, error } => {
+            confirm_view(draft, delivery, busy, error, ctx, on_action).into_any()
         }
         ViewState::OrderPlaced { order } => order_placed_view(order, ctx).into_any(),
+        ViewState::OrderList { orders, next_cursor, actions } => {
+            order_list_view(orders, next_cursor, actions, ctx, on_action).into_any()
+        }
+        ViewState::DataDeleted { summary } => data_deleted_view(summary).into_any(),
         ViewState::Checkout { checkout } => checkout_view(checkout, ctx, on_action).into_any(),
         ViewState::Cancelled => cancelled_view().into_any(),
         ViewState::ToolCancelled { reason, retry } => tool_cancelled_view(reason, retry, on_action).into_any(),
@@ -207,5 +212,8 @@ pub(crate) fn tool_label(tool: ToolName) -> &'static str {
         ToolName::CommitOrder => "your order",
         ToolName::CreateCheckoutSession => "checkout",
         ToolName::GetOrder => "your order",
+        ToolName::ListOrders => "your orders",
+        ToolName::CancelOrder => "the cancellation",
+        ToolName::DeleteMyData => "your data",
     }
 }

@@ -6,9 +6,10 @@
 
 use giftgenius_types::envelope::NoticeCode;
 use giftgenius_types::{
-    CONTRACT_VERSION, CheckoutData, CheckoutSession, Currency, Envelope, ErrorCode, FailedSource, FieldError, GiftCard,
-    Merchant, Money, Notice, Occasion, Order, OrderData, OrderDraft, OrderStatus, Partial, PrepareOrderData,
-    RelationshipType, ShippingSpeed, SuggestGiftsData, SuggestGiftsQuery, Suggestion, ToolError, ToolName,
+    CONTRACT_VERSION, CheckoutData, CheckoutSession, Currency, DeleteMyDataData, Destination, Envelope, ErrorCode,
+    FailedSource, FieldError, GiftCard, ListOrdersData, Merchant, Money, Notice, Occasion, Order, OrderData,
+    OrderDraft, OrderStatus, Partial, PrepareOrderData, RelationshipType, ShippingSpeed, SuggestGiftsData,
+    SuggestGiftsQuery, Suggestion, ToolError, ToolName,
 };
 use giftgenius_widget::{RenderContext, Theme, ViewState, render_to_html};
 use serde::Serialize;
@@ -147,6 +148,8 @@ fn draft() -> OrderDraft {
         shipping_cost: usd(499),
         total: usd(7497),
         expires_at: "2030-01-01T00:15:00Z".into(),
+        destination: Some(Destination { city: "Lisboa".into(), country: "PT".into() }),
+        has_gift_message: true,
     }
 }
 
@@ -154,8 +157,29 @@ fn confirm_output() -> Value {
     wire(Envelope::ok(ToolName::PrepareOrder, PrepareOrderData { draft: draft() }))
 }
 
+/// The draft's widget-only `_meta`: its full delivery details, as prepare_order sends them.
+fn confirm_meta() -> Value {
+    json!({
+        "giftgenius/confirmation_token": "ct_secret",
+        "giftgenius/delivery": {
+            "recipient": {"name": "Ana Sousa", "address": {"line1": "Rua Augusta 12", "line2": "3º Esq",
+                "city": "Lisboa", "region": "Lisboa", "postal_code": "1100-053", "country": "PT"}},
+            "gift_message": "Parabéns, Ana!",
+            "save_address": false,
+            "from_saved_address": false
+        }
+    })
+}
+
 fn confirm_state() -> ViewState {
-    parse(&confirm_output())
+    ViewState::from_tool_result(&confirm_output(), &confirm_meta())
+}
+
+fn delivery_of(state: &ViewState) -> Option<giftgenius_types::DeliveryDetails> {
+    match state {
+        ViewState::ConfirmPurchase { delivery, .. } => delivery.clone(),
+        _ => None,
+    }
 }
 
 fn payment_transient() -> ToolError {
@@ -187,6 +211,9 @@ fn order_output() -> Value {
                 total: usd(7497),
                 status: OrderStatus::Paid,
                 created_at: "2030-01-01T00:05:00Z".into(),
+                destination: Some(Destination { city: "Lisboa".into(), country: "PT".into() }),
+                cancellable_until: Some("2030-01-01T01:05:00Z".into()),
+                refund: None,
             },
         },
     ))
@@ -300,12 +327,59 @@ fn confirm_purchase() {
     assert!(out.contains(r#"data-action="cancel""#));
     assert!(out.contains("$74.97"));
     assert!(!out.contains("disabled"));
+    // Every delivery detail is on the card, each in an input named by its field path.
+    for (name, value) in [
+        ("recipient.name", "Ana Sousa"),
+        ("recipient.address.line1", "Rua Augusta 12"),
+        ("recipient.address.line2", "3º Esq"),
+        ("recipient.address.city", "Lisboa"),
+        ("recipient.address.region", "Lisboa"),
+        ("recipient.address.postal_code", "1100-053"),
+        ("recipient.address.country", "PT"),
+    ] {
+        let input = out.split("<input").find(|i| i.contains(&format!(r#"name="{name}""#))).expect(name);
+        assert!(input.contains(&format!(r#"value="{value}""#)), "{name}: {input}");
+    }
+    assert!(out.contains("Parabéns, Ana!"), "the gift message");
+    assert!(out.contains(r#"data-action="update-delivery""#));
+    assert!(!out.contains("ct_secret"), "the confirmation token is never in the markup");
+}
+
+#[test]
+fn confirm_purchase_field_errors_next_to_their_fields() {
+    let error = ToolError::validation(
+        vec![
+            FieldError::new("recipient.address.postal_code", "must look like 1234-567 in PT"),
+            FieldError::new("recipient.address.city", "is required"),
+        ],
+        "req_val1",
+    );
+    let mut delivery = delivery_of(&confirm_state());
+    if let Some(d) = delivery.as_mut() {
+        d.recipient.address.postal_code = Some("99".into());
+        d.recipient.address.city = String::new();
+    }
+    let ViewState::ConfirmPurchase { draft, .. } = confirm_state() else { panic!("fixture is a draft") };
+    let state = ViewState::ConfirmPurchase { draft, delivery, busy: false, error: Some(error) };
+    let out = snap!("confirm_purchase_field_errors", state, en());
+    // The edit the server refused is what the form shows, so nothing typed is lost.
+    let postal = out.split("<input").find(|i| i.contains(r#"name="recipient.address.postal_code""#)).expect("postal");
+    assert!(postal.contains(r#"value="99""#) && postal.contains(r#"aria-invalid="true""#), "{postal}");
+    assert!(postal.contains(r#"aria-describedby="gg-field-recipient-address-postal_code-error""#), "{postal}");
+    assert!(out.contains(r#"id="gg-field-recipient-address-postal_code-error""#));
+    assert!(out.contains("must look like 1234-567 in PT"));
+    let line1 = out.split("<input").find(|i| i.contains(r#"name="recipient.address.line1""#)).expect("line1");
+    assert!(line1.contains(r#"aria-invalid="false""#));
+    assert!(!out.contains(r#"data-action="confirm""#), "Confirm waits until the details are updated");
+    assert!(out.contains(r#"data-action="update-delivery""#));
 }
 
 #[test]
 fn confirm_purchase_busy() {
+    let delivery = delivery_of(&confirm_state());
     let ViewState::ConfirmPurchase { draft, .. } = confirm_state() else { panic!("fixture is a draft") };
-    let out = snap!("confirm_purchase_busy", ViewState::ConfirmPurchase { draft, busy: true, error: None }, en());
+    let out =
+        snap!("confirm_purchase_busy", ViewState::ConfirmPurchase { draft, delivery, busy: true, error: None }, en());
     assert!(out.contains("Placing order…"));
     assert!(out.contains("disabled"));
     assert!(out.contains(r#"aria-busy="true""#));
@@ -313,8 +387,9 @@ fn confirm_purchase_busy() {
 
 #[test]
 fn confirm_purchase_transient_error() {
+    let delivery = delivery_of(&confirm_state());
     let ViewState::ConfirmPurchase { draft, .. } = confirm_state() else { panic!("fixture is a draft") };
-    let state = ViewState::ConfirmPurchase { draft, busy: false, error: Some(payment_transient()) };
+    let state = ViewState::ConfirmPurchase { draft, delivery, busy: false, error: Some(payment_transient()) };
     let out = snap!("confirm_purchase_error", state, en());
     assert!(out.contains("Try again"));
     assert!(out.contains("req_pay1"));
@@ -326,6 +401,64 @@ fn order_placed() {
     let out = snap!("order_placed", parse(&order_output()), en());
     assert!(out.contains("o_7f3a"));
     assert!(out.contains("Paid"));
+}
+
+fn order_list_output() -> Value {
+    let envelope: Envelope<OrderData> = serde_json::from_value(order_output()).expect("an order");
+    let paid = envelope.data().expect("an order").order.clone();
+    let cancelled =
+        Order { id: "o_1b2c".into(), status: OrderStatus::Cancelled, cancellable_until: None, ..paid.clone() };
+    wire(Envelope::ok(
+        ToolName::ListOrders,
+        ListOrdersData { orders: vec![paid, cancelled], next_cursor: Some("6f5f31".into()) },
+    ))
+}
+
+#[test]
+fn order_list() {
+    let out = snap!("order_list", parse(&order_list_output()), en());
+    assert!(out.contains(r#"data-state="order-list""#));
+    assert!(out.contains("o_7f3a") && out.contains("o_1b2c"));
+    assert!(out.contains("Cancelled · refunded"));
+    assert!(out.contains("to Lisboa, PT"));
+    assert!(!out.contains(r#"data-action="ask-cancel-order""#), "no token, no Cancel button");
+    let empty = wire(Envelope::ok(ToolName::ListOrders, ListOrdersData { orders: vec![], next_cursor: None }));
+    assert!(html(&parse(&empty), &en()).contains("You have no orders yet."));
+}
+
+#[test]
+fn order_list_offers_cancel_for_orders_with_a_token_and_asks_before_acting() {
+    let meta =
+        json!({"giftgenius/cancel_tokens": {"o_7f3a": "ct_cancel_secret"}, "giftgenius/delete_data_token": "ct_del"});
+    let state = ViewState::from_tool_result(&order_list_output(), &meta);
+    let out = snap!("order_list_actions", state.clone(), en());
+    assert_eq!(out.matches(r#"data-action="ask-cancel-order""#).count(), 1, "only the paid order");
+    assert!(out.contains(r#"data-action="ask-cancel-order" data-order-id="o_7f3a""#), "{out}");
+    assert!(out.contains(r#"data-action="ask-delete-data""#));
+    // The questions are in the markup (for the fallback to show) but hidden until asked.
+    assert_eq!(out.matches(r#"class="gg-ask""#).count(), 2);
+    assert_eq!(out.matches("hidden").count(), 2, "{out}");
+    assert!(!out.contains("ct_cancel_secret") && !out.contains("ct_del"), "tokens never reach the markup");
+    let ViewState::OrderList { orders, next_cursor, mut actions } = state else { panic!("a list") };
+    actions.asking = Some(giftgenius_widget::state::ListAsk::CancelOrder { order_id: "o_7f3a".into() });
+    let asked = html(&ViewState::OrderList { orders, next_cursor, actions }, &en());
+    assert_eq!(asked.matches("hidden").count(), 1, "the asked question shows");
+    assert!(asked.contains("Cancel this order? $74.97 will be refunded."));
+}
+
+#[test]
+fn data_deleted() {
+    let summary = DeleteMyDataData {
+        saved_addresses_deleted: 1,
+        drafts_deleted: 3,
+        idempotency_keys_deleted: 3,
+        checkout_sessions_deleted: 0,
+        orders_anonymized: 2,
+        financial_records_kept: 3,
+        financial_records_retention_days: 3650,
+    };
+    let out = snap!("data_deleted", parse(&wire(Envelope::ok(ToolName::DeleteMyData, summary))), en());
+    assert!(out.contains("kept for 10 years"));
 }
 
 #[test]
@@ -406,7 +539,7 @@ fn try_again_only_when_retryable() {
     let ViewState::ConfirmPurchase { draft, .. } = confirm_state() else { panic!("fixture is a draft") };
     let mut declined = payment_transient();
     declined.retryable = false;
-    let out = html(&ViewState::ConfirmPurchase { draft, busy: false, error: Some(declined) }, &en());
+    let out = html(&ViewState::ConfirmPurchase { draft, delivery: None, busy: false, error: Some(declined) }, &en());
     assert!(!out.contains("Try again"));
     assert!(!out.contains(r#"data-action="confirm""#), "no way to confirm again after a definitive failure");
 }
@@ -451,6 +584,7 @@ fn every_state_renders_in_every_theme_and_odd_locales() {
         confirm_state(),
         parse(&order_output()),
         parse(&checkout_output()),
+        parse(&order_list_output()),
         ViewState::Cancelled,
         ViewState::OutOfDate { v: None },
     ];

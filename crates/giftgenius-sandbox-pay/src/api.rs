@@ -9,12 +9,15 @@
 //! | `POST /v1/charges` + `Idempotency-Key`, body [`ChargeRequest`] | 200 [`Charge`] (succeeded); 402 `card_error` (declined, with the charge's id); 400 `idempotency_error` (the key was used with another body); 409 `idempotency_key_in_use` (the first request with this key is still being processed); 503 `api_error` (nothing was charged) |
 //! | `GET /v1/charges/{id}` | 200 [`Charge`]; 404 `resource_missing` |
 //! | `GET /v1/charges?idempotency_key=K&limit=N&starting_after=ID` | 200 [`ChargeList`], oldest first: "what happened to the charge requested under K", or the whole ledger page by page |
+//! | `POST /v1/refunds` + `Idempotency-Key`, body [`RefundRequest`] | 200 [`Refund`]; 400 `idempotency_error` (the key was used with another body); 400 `charge_already_refunded` (nothing left to refund); 404 `resource_missing` (no such succeeded charge); 503 `api_error` (nothing refunded). Faults apply as to charges (`decline` does not: a refund is not a card payment) |
+//! | `GET /v1/refunds?idempotency_key=K&limit=N&starting_after=ID` | 200 [`RefundList`], oldest first |
 //! | `GET/POST /admin/settings`, body [`SettingsUpdate`] | 200 [`Settings`]: latency and injected faults, stored in the provider's database so every process serving it shares them |
 //! | `GET /healthz` | `ok` |
 
 use serde::{Deserialize, Serialize};
 
 pub const CHARGES_PATH: &str = "/v1/charges";
+pub const REFUNDS_PATH: &str = "/v1/refunds";
 pub const SETTINGS_PATH: &str = "/admin/settings";
 pub const HEALTH_PATH: &str = "/healthz";
 /// The request header that makes a charge idempotent.
@@ -94,6 +97,46 @@ pub struct ChargeList {
     /// Always `"list"`.
     pub object: String,
     pub data: Vec<Charge>,
+    pub has_more: bool,
+}
+
+/// `POST /v1/refunds`: give back `amount` (default: all that is left) of the succeeded charge `charge`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RefundRequest {
+    pub charge: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amount: Option<i64>,
+    /// `requested_by_customer`, `duplicate` or `fraudulent`, as at Stripe.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// A refund: money given back from one charge.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Refund {
+    /// `re_…`
+    pub id: String,
+    /// Always `"refund"`.
+    pub object: String,
+    pub amount: i64,
+    pub currency: String,
+    /// The charge's id.
+    pub charge: String,
+    pub reason: String,
+    /// Always `succeeded` here (a real provider may answer `pending` first).
+    pub status: String,
+    pub idempotency_key: String,
+    /// Unix milliseconds.
+    pub created: i64,
+}
+
+/// A page of refunds, oldest first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RefundList {
+    /// Always `"list"`.
+    pub object: String,
+    pub data: Vec<Refund>,
     pub has_more: bool,
 }
 

@@ -16,7 +16,7 @@ use std::time::Duration;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Row, SqlitePool};
 
-use crate::api::{Charge, ChargeRequest, ChargeStatus, Settings, SettingsUpdate};
+use crate::api::{Charge, ChargeRequest, ChargeStatus, Refund, RefundRequest, Settings, SettingsUpdate};
 use crate::faults::{Fault, FaultPlan};
 
 /// A charge request never takes longer than this before it is decided.
@@ -66,6 +66,56 @@ impl ChargeRow {
             created: self.created_at_ms,
         }
     }
+}
+
+/// One refund in the ledger.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct RefundRow {
+    pub seq: i64,
+    pub idempotency_key: String,
+    pub id: String,
+    pub charge: String,
+    pub amount: i64,
+    pub currency: String,
+    pub reason: String,
+    pub status: String,
+    pub created_at_ms: i64,
+}
+
+impl RefundRow {
+    /// Whether `request` (with its amount resolved) asks for what this refund was asked with.
+    pub fn same_request(&self, charge: &str, amount: Option<i64>, reason: &str) -> bool {
+        self.charge == charge && amount.is_none_or(|a| a == self.amount) && self.reason == reason
+    }
+
+    pub fn to_api(&self) -> Refund {
+        Refund {
+            id: self.id.clone(),
+            object: "refund".into(),
+            amount: self.amount,
+            currency: self.currency.clone(),
+            charge: self.charge.clone(),
+            reason: self.reason.clone(),
+            status: self.status.clone(),
+            idempotency_key: self.idempotency_key.clone(),
+            created: self.created_at_ms,
+        }
+    }
+}
+
+/// What a refund request came to.
+#[derive(Debug)]
+pub enum RefundOutcome {
+    /// Recorded now.
+    Created(RefundRow),
+    /// The key already has this refund: replay it.
+    Replayed(RefundRow),
+    /// The key was used for another refund.
+    KeyReused,
+    /// No succeeded charge with that id.
+    NoSuchCharge,
+    /// The amount exceeds what is left of the charge.
+    AlreadyRefunded,
 }
 
 /// What a new request under a key may do.
@@ -204,6 +254,90 @@ impl Ledger {
             None => 0,
         };
         let mut rows: Vec<ChargeRow> = sqlx::query_as("SELECT * FROM charges WHERE seq > $1 ORDER BY seq LIMIT $2")
+            .bind(after_seq)
+            .bind(limit as i64 + 1)
+            .fetch_all(&self.pool)
+            .await?;
+        let has_more = rows.len() > limit;
+        rows.truncate(limit);
+        Ok((rows, has_more))
+    }
+
+    /// Records a refund under `key` in one transaction: replays the key's refund, or checks the
+    /// charge and what is left of it and records the refund as succeeded.
+    pub async fn refund(&self, key: &str, request: &RefundRequest, now_ms: i64) -> LedgerResult<RefundOutcome> {
+        let reason = request.reason.clone().unwrap_or_else(|| "requested_by_customer".into());
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let existing: Option<RefundRow> = sqlx::query_as("SELECT * FROM refunds WHERE idempotency_key = $1")
+            .bind(key)
+            .fetch_optional(&mut *tx)
+            .await?;
+        if let Some(row) = existing {
+            tx.rollback().await?;
+            return Ok(if row.same_request(&request.charge, request.amount, &reason) {
+                RefundOutcome::Replayed(row)
+            } else {
+                RefundOutcome::KeyReused
+            });
+        }
+        let charge: Option<ChargeRow> = sqlx::query_as("SELECT * FROM charges WHERE id = $1 AND status = $2")
+            .bind(&request.charge)
+            .bind(ChargeStatus::Succeeded.as_str())
+            .fetch_optional(&mut *tx)
+            .await?;
+        let Some(charge) = charge else {
+            tx.rollback().await?;
+            return Ok(RefundOutcome::NoSuchCharge);
+        };
+        let refunded: i64 = sqlx::query_scalar("SELECT COALESCE(SUM(amount), 0) FROM refunds WHERE charge = $1")
+            .bind(&charge.id)
+            .fetch_one(&mut *tx)
+            .await?;
+        let left = charge.amount - refunded;
+        let amount = request.amount.unwrap_or(left);
+        if amount <= 0 || amount > left {
+            tx.rollback().await?;
+            return Ok(RefundOutcome::AlreadyRefunded);
+        }
+        let id = new_id("re");
+        sqlx::query(
+            "INSERT INTO refunds (idempotency_key, id, charge, amount, currency, reason, status, created_at_ms) \
+             VALUES ($1, $2, $3, $4, $5, $6, 'succeeded', $7)",
+        )
+        .bind(key)
+        .bind(&id)
+        .bind(&charge.id)
+        .bind(amount)
+        .bind(&charge.currency)
+        .bind(&reason)
+        .bind(now_ms)
+        .execute(&mut *tx)
+        .await?;
+        let row = sqlx::query_as("SELECT * FROM refunds WHERE id = $1").bind(&id).fetch_one(&mut *tx).await?;
+        tx.commit().await?;
+        Ok(RefundOutcome::Created(row))
+    }
+
+    pub async fn refund_by_key(&self, key: &str) -> LedgerResult<Option<RefundRow>> {
+        sqlx::query_as("SELECT * FROM refunds WHERE idempotency_key = $1").bind(key).fetch_optional(&self.pool).await
+    }
+
+    /// Up to `limit` refunds after the refund `after` (oldest first), and whether more follow.
+    pub async fn refund_page(&self, after: Option<&str>, limit: usize) -> LedgerResult<(Vec<RefundRow>, bool)> {
+        let after_seq: i64 = match after {
+            Some(id) => {
+                match sqlx::query_scalar("SELECT seq FROM refunds WHERE id = $1")
+                    .bind(id)
+                    .fetch_optional(&self.pool)
+                    .await?
+                {
+                    Some(seq) => seq,
+                    None => return Ok((Vec::new(), false)),
+                }
+            }
+            None => 0,
+        };
+        let mut rows: Vec<RefundRow> = sqlx::query_as("SELECT * FROM refunds WHERE seq > $1 ORDER BY seq LIMIT $2")
             .bind(after_seq)
             .bind(limit as i64 + 1)
             .fetch_all(&self.pool)

@@ -13,10 +13,10 @@ use axum::routing::get;
 
 use crate::api::{
     ApiError, CHARGES_PATH, ChargeList, ChargeRequest, ChargeStatus, ErrorBody, HEALTH_PATH, IDEMPOTENCY_KEY_HEADER,
-    MAX_KEY_LEN, MAX_PAGE, REPLAYED_HEADER, SETTINGS_PATH, SettingsUpdate,
+    MAX_KEY_LEN, MAX_PAGE, REFUNDS_PATH, REPLAYED_HEADER, RefundList, RefundRequest, SETTINGS_PATH, SettingsUpdate,
 };
 use crate::faults::{Fault, FaultPlan};
-use crate::ledger::{Begin, ChargeRow, Ledger};
+use crate::ledger::{Begin, ChargeRow, Ledger, RefundOutcome, RefundRow};
 
 /// The largest request body taken (a charge request is a few hundred bytes).
 const MAX_BODY_BYTES: usize = 16 * 1024;
@@ -32,6 +32,7 @@ pub fn router(ledger: Ledger) -> Router {
         .route(HEALTH_PATH, get(|| async { "ok" }))
         .route(CHARGES_PATH, get(list_charges).post(create_charge))
         .route(&format!("{CHARGES_PATH}/{{id}}"), get(get_charge))
+        .route(REFUNDS_PATH, get(list_refunds).post(create_refund))
         .route(SETTINGS_PATH, get(get_settings).post(update_settings))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(ledger)
@@ -96,6 +97,139 @@ fn decided(row: &ChargeRow, replayed: bool) -> Response {
         response.headers_mut().insert(REPLAYED_HEADER, HeaderValue::from_static("true"));
     }
     response
+}
+
+/// The request's `Idempotency-Key`, or why not.
+fn idempotency_key(headers: &HeaderMap) -> Result<String, &'static str> {
+    let key = headers
+        .get(IDEMPOTENCY_KEY_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|k| !k.is_empty())
+        .ok_or("The Idempotency-Key header is required: this provider refunds only idempotently.")?;
+    if key.len() > MAX_KEY_LEN || key.chars().any(|c| c.is_control()) {
+        return Err("The Idempotency-Key header must be at most 255 printable characters.");
+    }
+    Ok(key.to_string())
+}
+
+/// `POST /v1/refunds`: recorded and decided in one step, after the latency; faults apply like
+/// to charges (`5xx`: nothing refunded; `timeout`: refunded, the answer withheld), except
+/// `decline`.
+async fn create_refund(State(ledger): State<Ledger>, headers: HeaderMap, body: Bytes) -> Response {
+    let key = match idempotency_key(&headers) {
+        Ok(key) => key,
+        Err(why) => return invalid(why),
+    };
+    let Ok(request) = serde_json::from_slice::<RefundRequest>(&body) else {
+        return invalid("The body must be JSON: {charge, amount?, reason?}.");
+    };
+    if request.amount.is_some_and(|a| !(1..=MAX_AMOUNT).contains(&a)) {
+        return invalid("amount must be a positive integer of minor units.");
+    }
+    if request.reason.as_deref().is_some_and(|r| !["requested_by_customer", "duplicate", "fraudulent"].contains(&r)) {
+        return invalid("reason must be requested_by_customer, duplicate or fraudulent.");
+    }
+    // A replay answers at once, whatever faults are queued (as a charge replay does).
+    match ledger.refund_by_key(&key).await {
+        Ok(Some(_)) => {
+            return match ledger.refund(&key, &request, now_ms()).await {
+                Ok(outcome) => refund_outcome(outcome),
+                Err(e) => internal(&e),
+            };
+        }
+        Ok(None) => {}
+        Err(e) => return internal(&e),
+    }
+    let decided = async {
+        tokio::time::sleep(ledger.latency().await?).await;
+        let fault = ledger.take_fault().await?;
+        if fault == Some(Fault::ServerError) {
+            return Ok::<_, sqlx::Error>(None);
+        }
+        Ok(Some((ledger.refund(&key, &request, now_ms()).await?, fault)))
+    };
+    match decided.await {
+        Err(e) => internal(&e),
+        Ok(None) => {
+            tracing::info!(key, "injected fault: 503, nothing refunded");
+            error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "api_error",
+                None,
+                "The sandbox provider is unavailable (injected); nothing was refunded.",
+                None,
+            )
+        }
+        Ok(Some((outcome, fault))) => {
+            let created = matches!(outcome, RefundOutcome::Created(_));
+            let response = refund_outcome(outcome);
+            if created && fault == Some(Fault::Timeout) {
+                tracing::info!(key, "injected fault: refunded, answer withheld");
+                tokio::time::sleep(TIMEOUT_HANG).await;
+                return error(StatusCode::GATEWAY_TIMEOUT, "api_error", None, "The answer was lost (injected).", None);
+            }
+            response
+        }
+    }
+}
+
+/// The HTTP answer for what a refund request came to; a replay carries `Idempotent-Replayed`.
+fn refund_outcome(outcome: RefundOutcome) -> Response {
+    match outcome {
+        RefundOutcome::Created(row) => {
+            tracing::info!(refund = row.id, charge = row.charge, amount = row.amount, "refund succeeded");
+            (StatusCode::OK, axum::Json(row.to_api())).into_response()
+        }
+        RefundOutcome::Replayed(row) => {
+            let mut response = (StatusCode::OK, axum::Json(row.to_api())).into_response();
+            response.headers_mut().insert(REPLAYED_HEADER, HeaderValue::from_static("true"));
+            response
+        }
+        RefundOutcome::KeyReused => error(
+            StatusCode::BAD_REQUEST,
+            "idempotency_error",
+            None,
+            "Keys for idempotent requests can only be used with the same parameters they were first used with.",
+            None,
+        ),
+        RefundOutcome::NoSuchCharge => error(
+            StatusCode::NOT_FOUND,
+            "invalid_request_error",
+            Some("resource_missing"),
+            "No such succeeded charge.",
+            None,
+        ),
+        RefundOutcome::AlreadyRefunded => error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request_error",
+            Some("charge_already_refunded"),
+            "This charge has nothing left to refund.",
+            None,
+        ),
+    }
+}
+
+/// `GET /v1/refunds?idempotency_key=K` (0 or 1 refund), else every refund page by page.
+async fn list_refunds(State(ledger): State<Ledger>, Query(query): Query<HashMap<String, String>>) -> Response {
+    let page = if let Some(key) = query.get("idempotency_key") {
+        ledger.refund_by_key(key).await.map(|row| (row.into_iter().collect(), false))
+    } else {
+        let limit = match query.get("limit").map(|l| l.parse::<usize>()) {
+            None => DEFAULT_PAGE,
+            Some(Ok(n)) if (1..=MAX_PAGE).contains(&n) => n,
+            Some(_) => return invalid("limit must be between 1 and 1000."),
+        };
+        ledger.refund_page(query.get("starting_after").map(String::as_str), limit).await
+    };
+    match page {
+        Ok((rows, has_more)) => {
+            let list =
+                RefundList { object: "list".into(), data: rows.iter().map(RefundRow::to_api).collect(), has_more };
+            (StatusCode::OK, axum::Json(list)).into_response()
+        }
+        Err(e) => internal(&e),
+    }
 }
 
 /// The request's key and body, checked and normalized (currency in lower case), or why not.

@@ -202,7 +202,7 @@ async fn run(
 
     // The storm shares one draft and one key; prepare it once.
     let storm = if scenario == "commit-storm" {
-        let r = call(&connected[0], "bench-user", "prepare_order", json!({"gift_id": "hh-012"})).await;
+        let r = call(&connected[0], "bench-user", "prepare_order", with_recipient(json!({"gift_id": "hh-012"}))).await;
         let token = r.meta.as_ref().and_then(|m| m.0.get(META_CONFIRMATION_TOKEN)).cloned().unwrap_or_default();
         let draft = r.structured_content.unwrap_or_default()["draft"]["id"].clone();
         Some(json!({"draft_id": draft, "idempotency_key": "ik_storm", "confirmation_token": token}))
@@ -240,7 +240,7 @@ async fn run(
                         // would get the same (already paid) draft back.
                         let subject = format!("bench-user-{c}-{i}");
                         let gift = &stocked[(c * 31 + i) % stocked.len()];
-                        let r = call(client, &subject, "prepare_order", json!({"gift_id": gift, "quantity": 1})).await;
+                        let r = call(client, &subject, "prepare_order", with_recipient(json!({"gift_id": gift, "quantity": 1}))).await;
                         let token = r.meta.as_ref().and_then(|m| m.0.get(META_CONFIRMATION_TOKEN)).cloned().unwrap_or_default();
                         let draft = r.structured_content.unwrap_or_default()["draft"]["id"].clone();
                         let args = json!({"draft_id": draft, "idempotency_key": format!("ik_{c}_{i}"), "confirmation_token": token});
@@ -289,4 +289,11 @@ async fn run(
     );
     shutdown.cancel();
     Ok(Stats { line, p50, calls_per_s })
+}
+
+/// prepare_order arguments with a recipient (a draft must say where it goes to be committed).
+fn with_recipient(mut arguments: Value) -> Value {
+    arguments["recipient"] = json!({"name": "Bench Recipient", "address": {"line1": "1 Main St", "city": "Springfield",
+        "region": "IL", "postal_code": "62701", "country": "US"}});
+    arguments
 }

@@ -94,6 +94,25 @@ pub struct Config {
     /// How long an order may stay pending before the reconciler asks the provider about it.
     #[arg(long, env = "GIFTGENIUS_RECONCILE_AFTER_SECS", default_value_t = 600, global = true)]
     pub reconcile_after_secs: u64,
+    /// The fulfilment cut-off: a paid order may be cancelled (and refunded) until this long after
+    /// it was placed; after that the merchant is preparing it.
+    #[arg(long, env = "GIFTGENIUS_CANCEL_WINDOW_SECS", default_value_t = 3600)]
+    pub cancel_window_secs: u64,
+    /// How long an order keeps its personal data (recipient, address, gift message, account);
+    /// then it is anonymized and only its financial record stays.
+    #[arg(long, env = "GIFTGENIUS_ORDER_RETENTION_DAYS", default_value_t = 365, global = true)]
+    pub order_retention_days: u64,
+    /// How long the financial record of an anonymized order is kept (amount, currency, gift,
+    /// dates, payment ids, destination country): ten years covers the longest common
+    /// bookkeeping duty (e.g. Germany's HGB §257, 10 years).
+    #[arg(long, env = "GIFTGENIUS_FINANCIAL_RETENTION_DAYS", default_value_t = 3650, global = true)]
+    pub financial_retention_days: u64,
+    /// How long refund records are kept (financial records too).
+    #[arg(long, env = "GIFTGENIUS_REFUND_RETENTION_DAYS", default_value_t = 3650, global = true)]
+    pub refund_retention_days: u64,
+    /// A saved address nobody used again for this long is deleted.
+    #[arg(long, env = "GIFTGENIUS_ADDRESS_RETENTION_DAYS", default_value_t = 365, global = true)]
+    pub address_retention_days: u64,
     /// Suggest from the built-in merchants' catalogs: `true` or `false` (`--builtin-catalog false`
     /// leaves only the HTTP catalogs). Takes a value.
     #[arg(long, env = "GIFTGENIUS_BUILTIN_CATALOG", default_value_t = true, action = clap::ArgAction::Set, value_name = "true|false")]
@@ -212,6 +231,16 @@ pub enum Command {
     /// (--payments-url, or the sandbox beside the database), then exit; prints what it did as
     /// JSON. Safe while servers run on the same database.
     Reconcile,
+    /// Deletes one account's personal data (saved address, drafts, idempotency keys, checkout
+    /// sessions) and anonymizes its orders and refunds, keeping the financial records for
+    /// --financial-retention-days; prints what it did as JSON. What the delete_my_data tool does,
+    /// for a request that reaches an operator.
+    DeleteMyData {
+        /// The account as the server stores it: `ISSUER#SUB` (verified mode), `local` or
+        /// `local:NAME` (local mode), `single-user`.
+        #[arg(long)]
+        subject: String,
+    },
 }
 
 /// Where the packed widget is looked for when `--widget-html` is not given, in order.

@@ -13,6 +13,11 @@ pub const AFTER_PAYMENT_CHARGED: &str = "after_payment_charged";
 /// After the charge and the response are recorded, before the response is sent.
 pub const AFTER_RESPONSE_STORED: &str = "after_response_stored";
 
+/// cancel_order: after the refund is recorded as pending, before the provider is asked.
+pub const AFTER_REFUND_RECORDED: &str = "after_refund_recorded";
+/// cancel_order: after the provider refunded, before we recorded the refund.
+pub const AFTER_REFUNDED: &str = "after_refunded";
+
 /// Not a crash point: makes the suggest_gifts handler panic (the internal-failure tests check
 /// that a handler panic becomes `INTERNAL_ERROR` and the server keeps serving).
 pub const SUGGEST_GIFTS_PANICS: &str = "suggest_gifts_panics";

@@ -1,5 +1,6 @@
 //! `giftgenius-server`: MCP over Streamable HTTP (default) or stdio (`--stdio`); `giftgenius-server
-//! reconcile` settles pending orders once and exits.
+//! reconcile` settles pending orders once and exits; `giftgenius-server delete-my-data --subject S`
+//! deletes one account's personal data and exits.
 
 use clap::Parser;
 use giftgenius_server::config::{Command, Config};
@@ -22,6 +23,18 @@ async fn main() -> std::process::ExitCode {
             }
             Err(e) => {
                 eprintln!("giftgenius-server reconcile: {e:#}");
+                std::process::ExitCode::FAILURE
+            }
+        };
+    }
+    if let Some(Command::DeleteMyData { subject }) = &config.command {
+        return match startup::delete_my_data_once(&config, subject).await {
+            Ok(report) => {
+                println!("{}", serde_json::to_string(&report).unwrap_or_default());
+                std::process::ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("giftgenius-server delete-my-data: {e:#}");
                 std::process::ExitCode::FAILURE
             }
         };

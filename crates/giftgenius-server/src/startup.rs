@@ -113,6 +113,17 @@ pub async fn reconcile_once(config: &Config) -> anyhow::Result<ReconcileReport> 
     Ok(reconciler.run_once().await?)
 }
 
+/// `giftgenius-server delete-my-data --subject S`: what the delete_my_data tool does, for a
+/// request that reached an operator; no payment provider involved.
+pub async fn delete_my_data_once(config: &Config, subject: &str) -> anyhow::Result<giftgenius_types::DeleteMyDataData> {
+    anyhow::ensure!(!subject.is_empty() && subject != crate::store::ERASED_SUBJECT, "--subject names no account");
+    let store = Store::connect(&config.db)
+        .await
+        .with_context(|| format!("cannot open the database {}", crate::telemetry::url_for_log(&config.db)))?;
+    let deleted = store.delete_personal_data(subject, Clock::System.now_ms()).await?;
+    Ok(crate::checkout::privacy::report(deleted, &crate::state::retention_of(config)))
+}
+
 /// The `/mcp` service: Host and Origin checks guard against DNS rebinding and cross-site
 /// calls (only our public name and loopback as Host, only our origin and loopback as Origin).
 /// `/mcp`: two rmcp services behind one route. A client that initializes (2025-11-25 and

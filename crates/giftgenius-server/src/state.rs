@@ -71,6 +71,16 @@ pub async fn connect_payments(config: &Config) -> anyhow::Result<(Payments, Opti
     Ok((Payments::new(&sandbox.url, timeout)?, Some(sandbox)))
 }
 
+/// The retention settings of `config`.
+pub fn retention_of(config: &Config) -> crate::checkout::privacy::Retention {
+    crate::checkout::privacy::Retention {
+        orders_days: config.order_retention_days,
+        financial_days: config.financial_retention_days,
+        refunds_days: config.refund_retention_days,
+        addresses_days: config.address_retention_days,
+    }
+}
+
 impl AppState {
     /// Opens the database, loads the widget and the catalog, and wires the services.
     pub async fn build(config: &Config, public_url: &str, auth: AuthMode, clock: Clock) -> anyhow::Result<Arc<Self>> {
@@ -155,6 +165,8 @@ impl AppState {
             public_url: public_url.clone(),
             confirmation,
             limits: limits.clone(),
+            cancel_window: Duration::from_secs(config.cancel_window_secs),
+            retention: retention_of(config),
         };
         let resource_metadata = matches!(auth, AuthMode::Verified { .. })
             .then(|| crate::auth::metadata::resource_metadata_url(&crate::auth::mode::resource_url(&public_url)));
@@ -175,7 +187,8 @@ impl AppState {
     }
 
     /// Deletes what has outlived its retention: idempotency keys past theirs, drafts and
-    /// checkout sessions long expired, and usage counters no limit reads any more.
+    /// checkout sessions long expired, usage counters no limit reads any more; and applies the
+    /// retention of orders, refunds and saved addresses (`checkout::privacy`).
     pub async fn prune(&self) {
         match self.checkout.idempotency.prune().await {
             Ok(n) if n > 0 => tracing::info!(pruned = n, "pruned expired idempotency keys"),
@@ -186,6 +199,17 @@ impl AppState {
             Ok((0, 0)) => {}
             Ok((drafts, sessions)) => tracing::info!(drafts, sessions, "pruned expired drafts and checkout sessions"),
             Err(e) => tracing::warn!(error = %e, "pruning drafts and checkout sessions failed"),
+        }
+        match self.checkout.retention.apply(&self.store, self.checkout.clock.now_ms()).await {
+            Ok(done) if done == crate::store::Retained::default() => {}
+            Ok(done) => tracing::info!(
+                orders_anonymized = done.orders_anonymized,
+                orders_deleted = done.orders_deleted,
+                refunds_deleted = done.refunds_deleted,
+                saved_addresses_deleted = done.saved_addresses_deleted,
+                "applied the retention of orders, refunds and saved addresses"
+            ),
+            Err(e) => tracing::warn!(error = %e, "applying the retention failed"),
         }
         self.limits.prune().await;
     }

@@ -28,11 +28,22 @@ pub enum ToolName {
     CommitOrder,
     CreateCheckoutSession,
     GetOrder,
+    ListOrders,
+    CancelOrder,
+    DeleteMyData,
 }
 
 impl ToolName {
-    pub const ALL: [ToolName; 5] =
-        [Self::SuggestGifts, Self::PrepareOrder, Self::CommitOrder, Self::CreateCheckoutSession, Self::GetOrder];
+    pub const ALL: [ToolName; 8] = [
+        Self::SuggestGifts,
+        Self::PrepareOrder,
+        Self::CommitOrder,
+        Self::CreateCheckoutSession,
+        Self::GetOrder,
+        Self::ListOrders,
+        Self::CancelOrder,
+        Self::DeleteMyData,
+    ];
 
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -41,6 +52,9 @@ impl ToolName {
             Self::CommitOrder => "commit_order",
             Self::CreateCheckoutSession => "create_checkout_session",
             Self::GetOrder => "get_order",
+            Self::ListOrders => "list_orders",
+            Self::CancelOrder => "cancel_order",
+            Self::DeleteMyData => "delete_my_data",
         }
     }
 

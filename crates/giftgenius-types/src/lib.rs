@@ -7,6 +7,7 @@
 
 pub mod args;
 pub mod bounded;
+pub mod delivery;
 pub mod envelope;
 pub mod error;
 pub mod gifts;
@@ -16,6 +17,7 @@ pub mod schema;
 pub mod wire;
 
 pub use args::{FieldError, Validate};
+pub use delivery::{Address, DeliveryDetails, Destination, Recipient};
 pub use envelope::{Envelope, FailedSource, Notice, Partial, Suggestion, ToolName};
 pub use error::{ErrorCategory, ErrorCode, ToolError};
 pub use gifts::{
@@ -23,8 +25,9 @@ pub use gifts::{
 };
 pub use money::{Currency, Money};
 pub use orders::{
-    CheckoutData, CheckoutSession, CommitOrderInput, CreateCheckoutSessionInput, GetOrderInput, Order, OrderData,
-    OrderDraft, OrderStatus, PrepareOrderData, PrepareOrderInput, ShippingSpeed,
+    CancelOrderInput, CheckoutData, CheckoutSession, CommitOrderInput, CreateCheckoutSessionInput, DeleteMyDataData,
+    DeleteMyDataInput, GetOrderInput, ListOrdersData, ListOrdersInput, Order, OrderData, OrderDraft, OrderStatus,
+    PrepareOrderData, PrepareOrderInput, Refund, RefundStatus, ShippingSpeed,
 };
 
 /// Version of the `structuredContent` contract. Travels as `v` in every result.

@@ -5,6 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::args::{FieldError, Validate};
+use crate::delivery::{Destination, Recipient, check_gift_message};
 use crate::gifts::GiftCard;
 use crate::money::{Currency, Money};
 
@@ -56,6 +57,17 @@ pub struct PrepareOrderInput {
     /// Currency to price the order in. Defaults to USD.
     #[serde(default)]
     pub currency: Currency,
+    /// Who receives the gift and where, as the user said it. Left out: the user's saved address
+    /// if they have one; either way the user reviews and may edit it on the card before Confirm.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recipient: Option<Recipient>,
+    /// A short note for the recipient, plain text (at most 300 characters, 8 lines).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 300))]
+    pub gift_message: Option<String>,
+    /// Keep this recipient as the user's saved address for next time. Only when the user said so.
+    #[serde(default)]
+    pub save_address: bool,
 }
 
 fn one() -> i64 {
@@ -68,6 +80,12 @@ impl Validate for PrepareOrderInput {
         check_id("gift_id", &self.gift_id, &mut errors);
         if !(1..=10).contains(&self.quantity) {
             errors.push(FieldError::new("quantity", format!("must be between 1 and 10 (got {})", self.quantity)));
+        }
+        if let Some(recipient) = &self.recipient {
+            recipient.check("recipient", &mut errors);
+        }
+        if let Some(message) = &self.gift_message {
+            check_gift_message("gift_message", message, &mut errors);
         }
         if errors.is_empty() { Ok(()) } else { Err(errors) }
     }
@@ -86,6 +104,13 @@ pub struct OrderDraft {
     pub total: Money,
     /// RFC 3339 UTC.
     pub expires_at: String,
+    /// Where it goes (city and country; the full address is for the widget only). Absent: no
+    /// recipient yet, and the order cannot be placed until the user adds one on the card.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destination: Option<Destination>,
+    /// Whether a gift message goes with it (its text is for the widget only).
+    #[serde(default)]
+    pub has_gift_message: bool,
 }
 
 /// The data of a successful `prepare_order` result.
@@ -130,6 +155,8 @@ pub enum OrderStatus {
     Paid,
     /// The payment was declined; nothing was charged.
     PaymentDeclined,
+    /// Cancelled by the user before the fulfilment cut-off and refunded.
+    Cancelled,
 }
 
 impl OrderStatus {
@@ -138,11 +165,12 @@ impl OrderStatus {
             Self::PendingPayment => "pending_payment",
             Self::Paid => "paid",
             Self::PaymentDeclined => "payment_declined",
+            Self::Cancelled => "cancelled",
         }
     }
 
     pub fn parse(s: &str) -> Option<Self> {
-        [Self::PendingPayment, Self::Paid, Self::PaymentDeclined].into_iter().find(|v| v.as_str() == s)
+        [Self::PendingPayment, Self::Paid, Self::PaymentDeclined, Self::Cancelled].into_iter().find(|v| v.as_str() == s)
     }
 }
 
@@ -158,6 +186,47 @@ pub struct Order {
     pub quantity: u32,
     pub total: Money,
     pub status: OrderStatus,
+    /// RFC 3339 UTC.
+    pub created_at: String,
+    /// Where it goes (city and country; the full address is for the widget only). Absent on
+    /// orders placed before delivery details existed, and on anonymized orders.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destination: Option<Destination>,
+    /// Until when the user may cancel it in the widget (RFC 3339 UTC): paid orders before the
+    /// fulfilment cut-off only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cancellable_until: Option<String>,
+    /// The refund of a cancelled order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refund: Option<Refund>,
+}
+
+/// Where a refund stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RefundStatus {
+    /// Asked of the payment provider; a retry (or the reconciler) finishes it.
+    Pending,
+    /// The money went back.
+    Succeeded,
+}
+
+impl RefundStatus {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Succeeded => "succeeded",
+        }
+    }
+}
+
+/// The money given back for a cancelled order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Refund {
+    pub id: String,
+    pub amount: Money,
+    pub status: RefundStatus,
     /// RFC 3339 UTC.
     pub created_at: String,
 }
@@ -184,6 +253,109 @@ impl Validate for GetOrderInput {
         check_id("order_id", &self.order_id, &mut errors);
         if errors.is_empty() { Ok(()) } else { Err(errors) }
     }
+}
+
+/// Arguments of `list_orders`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListOrdersInput {
+    /// `next_cursor` of the previous page; leave out for the newest orders.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 200))]
+    pub cursor: Option<String>,
+    /// Orders per page (1-50). Defaults to 10.
+    #[serde(default = "ten")]
+    #[schemars(range(min = 1, max = 50))]
+    pub limit: i64,
+}
+
+fn ten() -> i64 {
+    10
+}
+
+impl Validate for ListOrdersInput {
+    fn validate(&self) -> Result<(), Vec<FieldError>> {
+        let mut errors = Vec::new();
+        if !(1..=50).contains(&self.limit) {
+            errors.push(FieldError::new("limit", format!("must be between 1 and 50 (got {})", self.limit)));
+        }
+        if let Some(cursor) = &self.cursor
+            && (cursor.is_empty() || cursor.len() > 200 || !cursor.bytes().all(|b| b.is_ascii_alphanumeric()))
+        {
+            errors.push(FieldError::new("cursor", "must be the next_cursor of a previous list_orders result"));
+        }
+        if errors.is_empty() { Ok(()) } else { Err(errors) }
+    }
+}
+
+/// The data of a successful `list_orders` result: the caller's own orders, newest first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListOrdersData {
+    pub orders: Vec<Order>,
+    /// Pass as `cursor` for the next (older) page; absent on the last page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+/// Arguments of `cancel_order` (called by the widget's Cancel order button, never by the model).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CancelOrderInput {
+    /// The order to cancel.
+    #[schemars(length(min = 1, max = 64))]
+    pub order_id: String,
+    /// Minted once per cancellation by the widget; the same key on every retry.
+    #[schemars(length(min = 1, max = 255))]
+    pub idempotency_key: String,
+    /// The token get_order / list_orders handed to the widget for this order; proves a person
+    /// asked to cancel (without it: CONFIRMATION_REQUIRED).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String", length(min = 1, max = 512))]
+    pub confirmation_token: Option<String>,
+}
+
+impl Validate for CancelOrderInput {
+    fn validate(&self) -> Result<(), Vec<FieldError>> {
+        let mut errors = Vec::new();
+        check_id("order_id", &self.order_id, &mut errors);
+        check_idempotency_key("idempotency_key", &self.idempotency_key, &mut errors);
+        if errors.is_empty() { Ok(()) } else { Err(errors) }
+    }
+}
+
+/// Arguments of `delete_my_data` (the widget's Delete my data button, never the model).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeleteMyDataInput {
+    /// The token list_orders handed to the widget; proves a person asked (without it:
+    /// CONFIRMATION_REQUIRED).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String", length(min = 1, max = 512))]
+    pub confirmation_token: Option<String>,
+}
+
+impl Validate for DeleteMyDataInput {
+    fn validate(&self) -> Result<(), Vec<FieldError>> {
+        Ok(())
+    }
+}
+
+/// What `delete_my_data` deleted and what it kept.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeleteMyDataData {
+    pub saved_addresses_deleted: u64,
+    pub drafts_deleted: u64,
+    pub idempotency_keys_deleted: u64,
+    pub checkout_sessions_deleted: u64,
+    /// Orders whose recipient, address, gift message and link to the account were erased.
+    pub orders_anonymized: u64,
+    /// Orders kept as financial records (anonymized): amount, currency, gift, date, payment and
+    /// refund ids, destination country.
+    pub financial_records_kept: u64,
+    /// How long the kept financial records stay before they are deleted, in days.
+    pub financial_records_retention_days: u64,
 }
 
 /// Arguments of `create_checkout_session`.

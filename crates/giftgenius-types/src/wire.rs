@@ -36,3 +36,23 @@ pub const META_VIEW_UUID: &str = "viewUUID";
 
 /// Prefix of the storage entry that keeps a view's screen: `{VIEW_STORAGE_PREFIX}{viewUUID}`.
 pub const VIEW_STORAGE_PREFIX: &str = "giftgenius/view/";
+
+/// Widget-only `_meta` key of a `prepare_order` result: the draft's full [`DeliveryDetails`]
+/// (recipient, address, gift message), which the model never reads.
+///
+/// [`DeliveryDetails`]: crate::delivery::DeliveryDetails
+pub const META_DELIVERY: &str = "giftgenius/delivery";
+
+/// Widget-only `_meta` key of order results (`commit_order`, `get_order`, `list_orders`,
+/// `cancel_order`): a map from order id to that order's full delivery details.
+pub const META_DELIVERIES: &str = "giftgenius/deliveries";
+
+/// Widget-only `_meta` key of `get_order` / `list_orders` results: a map from order id to the
+/// token `cancel_order` needs, for each order that may still be cancelled.
+pub const META_CANCEL_TOKENS: &str = "giftgenius/cancel_tokens";
+
+/// Widget-only `_meta` key of `list_orders` results: the token `delete_my_data` needs.
+pub const META_DELETE_DATA_TOKEN: &str = "giftgenius/delete_data_token";
+
+/// Prefix of every idempotency key the widget mints for a cancellation.
+pub const CANCEL_KEY_PREFIX: &str = "ck_";

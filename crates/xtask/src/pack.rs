@@ -82,6 +82,10 @@ pub fn fallback_data() -> serde_json::Value {
             "viewStore": wire::VIEW_STORAGE_PREFIX,
             "viewIndex": giftgenius_widget::saved::INDEX_KEY,
             "maxViews": giftgenius_widget::saved::MAX_SAVED_VIEWS,
+            "delivery": wire::META_DELIVERY,
+            "cancelTokens": wire::META_CANCEL_TOKENS,
+            "deleteToken": wire::META_DELETE_DATA_TOKEN,
+            "cancelKeyPrefix": wire::CANCEL_KEY_PREFIX,
         },
     })
 }
@@ -364,9 +368,10 @@ export { initSync, __wbg_init as default };
     fn bootstrap_is_small_and_safe_inline() {
         let boot = bootstrap();
         // A ceiling against accidental growth, not a target: since it also follows the MCP Apps
-        // host context, keeps the screen under the viewUUID and logs to the host it is about
-        // 12.5 KB, next to a ~550 KB document.
-        assert!(boot.len() < 14 * 1024, "bootstrap grew to {} bytes", boot.len());
+        // host context, keeps the screen under the viewUUID, logs to the host, edits the confirm
+        // card's delivery details and drives the order list's Cancel and Delete my data it is
+        // about 17 KB, next to a ~770 KB document.
+        assert!(boot.len() < 18 * 1024, "bootstrap grew to {} bytes", boot.len());
         let lower = boot.to_ascii_lowercase();
         assert!(!lower.contains("</script") && !lower.contains("<!--"));
         // No eval-like constructs: the bootstrap must run under a hash-only script-src.
@@ -413,7 +418,19 @@ export { initSync, __wbg_init as default };
         ] {
             assert!(boot.contains(needle), "bootstrap lacks {needle:?}");
         }
-        for action in ["choose", "confirm", "cancel", "retry", "suggestion"] {
+        for action in [
+            "choose",
+            "confirm",
+            "cancel",
+            "retry",
+            "suggestion",
+            "update-delivery",
+            "ask-cancel-order",
+            "cancel-order",
+            "ask-delete-data",
+            "delete-data",
+            "dismiss",
+        ] {
             assert!(boot.contains(&format!("a === \"{action}\"")), "no handler for {action}");
         }
     }
@@ -446,6 +463,10 @@ export { initSync, __wbg_init as default };
         assert_eq!(data["wire"]["viewStore"], giftgenius_types::wire::VIEW_STORAGE_PREFIX);
         assert_eq!(data["wire"]["viewIndex"], giftgenius_widget::saved::INDEX_KEY);
         assert_eq!(data["wire"]["maxViews"], giftgenius_widget::saved::MAX_SAVED_VIEWS);
+        assert_eq!(data["wire"]["delivery"], giftgenius_types::wire::META_DELIVERY);
+        assert_eq!(data["wire"]["cancelTokens"], giftgenius_types::wire::META_CANCEL_TOKENS);
+        assert_eq!(data["wire"]["deleteToken"], giftgenius_types::wire::META_DELETE_DATA_TOKEN);
+        assert_eq!(data["wire"]["cancelKeyPrefix"], giftgenius_types::wire::CANCEL_KEY_PREFIX);
         assert!(!bootstrap().contains("giftgenius/"), "the runtime spells no contract string itself");
         assert!(!bootstrap().contains("viewUUID"), "the runtime spells no contract string itself");
         let stopped = data["toolCancelled"].as_str().expect("tool-cancelled markup");

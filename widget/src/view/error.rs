@@ -17,6 +17,8 @@ fn heading(category: ErrorCategory, tool: ToolName) -> String {
             ToolName::CommitOrder => "Couldn't place your order right now".to_string(),
             ToolName::PrepareOrder => "Couldn't prepare your order right now".to_string(),
             ToolName::CreateCheckoutSession => "Couldn't create the checkout right now".to_string(),
+            ToolName::CancelOrder => "Couldn't cancel your order right now".to_string(),
+            ToolName::DeleteMyData => "Couldn't delete your data right now".to_string(),
             _ => format!("Couldn't load {} right now", tool_label(tool)),
         },
         ErrorCategory::Validation => "Some details need a fix".to_string(),

@@ -2,13 +2,17 @@
 //! and the hosted checkout card.
 
 use giftgenius_types::ToolError;
-use giftgenius_types::orders::{CheckoutSession, Order, OrderDraft, OrderStatus, ShippingSpeed};
+use giftgenius_types::delivery::DeliveryDetails;
+use giftgenius_types::orders::{CheckoutSession, DeleteMyDataData, Order, OrderDraft, OrderStatus, ShippingSpeed};
 use leptos::prelude::*;
 
 use crate::action::Action;
 use crate::context::RenderContext;
+use crate::delivery_form as form_reader;
 use crate::flow::safe_url;
 use crate::format::format_money;
+use crate::state::{ListAsk, OrderListActions};
+use crate::view::delivery::delivery_form;
 use crate::view::error::{category_name, error_details};
 
 fn shipping_label(speed: ShippingSpeed) -> &'static str {
@@ -18,13 +22,25 @@ fn shipping_label(speed: ShippingSpeed) -> &'static str {
     }
 }
 
-/// The draft summary with Confirm and Cancel.
+/// What Confirm (or its Try again) does when clicked: commit the draft as shown, or, when the
+/// person edited the delivery form, prepare the draft again with the edit (a new draft to
+/// confirm: nothing is paid for details the person has not seen on a draft).
+fn confirm_or_edit() -> Action {
+    match form_reader::read() {
+        Some(form) if form.changed => Action::EditDelivery { details: form.details },
+        _ => Action::Confirm,
+    }
+}
+
+/// The draft summary, its delivery form, and Confirm, Update delivery details and Cancel.
 ///
-/// While `busy`, both buttons are disabled and Confirm reads "Placing order…". After a failed
+/// While `busy`, the buttons are disabled and Confirm reads "Placing order…". After a failed
 /// attempt the error shows inline; if it is retryable its "Try again" confirms again with the
-/// same idempotency key (so it is a `confirm` action), otherwise only Cancel remains.
+/// same idempotency key (so it is a `confirm` action), otherwise Confirm is gone until the
+/// details are updated (a field error is shown next to its field).
 pub fn confirm_view(
     draft: OrderDraft,
+    delivery: Option<DeliveryDetails>,
     busy: bool,
     error: Option<ToolError>,
     ctx: &RenderContext,
@@ -37,7 +53,13 @@ pub fn confirm_view(
     let image = safe_url(&draft.gift.image_url).map(|src| {
         view! { <img class="gg-card-img" src=src.to_string() alt=draft.gift.title.clone() width="64" height="64"/> }
     });
+    let deliver_to = match destination_text(draft.destination.as_ref()) {
+        Some(place) => view! { <dt>"Deliver to"</dt><dd class="gg-destination">{place}</dd> }.into_any(),
+        None => view! { <dt>"Deliver to"</dt><dd class="gg-destination gg-missing">"Add the recipient below"</dd> }
+            .into_any(),
+    };
     let failed = error.is_some();
+    let error_ref = error.clone();
     let inline_error = error.map(|error| {
         let retry = error.retryable.then(|| {
             view! {
@@ -47,15 +69,20 @@ pub fn confirm_view(
                     data-action="confirm"
                     data-draft-id=draft.id.clone()
                     disabled=busy
-                    on:click=move |_| on_action.run(Action::Confirm)
+                    on:click=move |_| on_action.run(confirm_or_edit())
                 >
                     "Try again"
                 </button>
             }
         });
+        let title = if error.field_errors.is_empty() {
+            "The order was not placed."
+        } else {
+            "Some details need a fix before you confirm."
+        };
         view! {
             <div class="gg-inline-error" data-category=category_name(error.category) data-code=error.code.as_str()>
-                <p class="gg-inline-error-title">"The order was not placed."</p>
+                <p class="gg-inline-error-title">{title}</p>
                 {error_details(&error)}
                 {retry}
             </div>
@@ -70,12 +97,29 @@ pub fn confirm_view(
                 data-action="confirm"
                 data-draft-id=draft.id.clone()
                 disabled=busy
-                on:click=move |_| on_action.run(Action::Confirm)
+                on:click=move |_| on_action.run(confirm_or_edit())
             >
                 {label}
             </button>
         }
     });
+    let form = delivery_form(delivery, error_ref, busy);
+    let update = view! {
+        <button
+            type="button"
+            class="gg-btn gg-btn-secondary gg-update-delivery"
+            data-action="update-delivery"
+            data-draft-id=draft.id.clone()
+            disabled=busy
+            on:click=move |_| {
+                if let Some(form) = form_reader::read() {
+                    on_action.run(Action::EditDelivery { details: form.details });
+                }
+            }
+        >
+            "Update delivery details"
+        </button>
+    };
     let cancel_label = if failed { "Back" } else { "Cancel" };
     view! {
         <section class="gg-section gg-confirm-purchase" aria-labelledby="gg-title" aria-busy=busy.to_string()>
@@ -92,10 +136,13 @@ pub fn confirm_view(
                 <dt>"Subtotal"</dt><dd>{subtotal}</dd>
                 <dt>{shipping_label(draft.shipping)}</dt><dd>{shipping}</dd>
                 <dt class="gg-total">"Total"</dt><dd class="gg-total">{total}</dd>
+                {deliver_to}
             </dl>
+            {form}
             {inline_error}
             <div class="gg-actions">
                 {confirm_button}
+                {update}
                 <button
                     type="button"
                     class="gg-btn gg-btn-secondary"
@@ -117,6 +164,179 @@ fn status_label(status: OrderStatus) -> (&'static str, &'static str) {
         OrderStatus::Paid => ("Paid", "gg-badge gg-badge-ok"),
         OrderStatus::PendingPayment => ("Payment pending", "gg-badge gg-badge-wait"),
         OrderStatus::PaymentDeclined => ("Payment declined", "gg-badge gg-badge-out"),
+        OrderStatus::Cancelled => ("Cancelled · refunded", "gg-badge gg-badge-out"),
+    }
+}
+
+/// "City, CC" of an order or draft, or nothing.
+fn destination_text(destination: Option<&giftgenius_types::Destination>) -> Option<String> {
+    destination.map(|d| format!("{}, {}", d.city, d.country))
+}
+
+/// The question under an order (or under Delete my data) that the second click answers.
+/// Rendered for every action offered, hidden unless asked, so the no-WebAssembly fallback can
+/// show it without the server (it toggles `hidden`); the wasm view renders it from the state.
+fn ask_view(
+    question: String,
+    yes_label: &'static str,
+    yes: Action,
+    shown: bool,
+    busy: bool,
+    on_action: Callback<Action>,
+) -> impl IntoView {
+    let (data_ask, order_id) = match &yes {
+        Action::CancelOrder { order_id } => ("cancel-order", Some(order_id.clone())),
+        _ => ("delete-data", None),
+    };
+    let yes_action = yes.data_action();
+    let row_id = order_id.clone();
+    view! {
+        <div class="gg-ask" role="group" data-ask=data_ask data-order-id=row_id hidden=!shown>
+            <p>{question}</p>
+            <div class="gg-actions">
+                <button
+                    type="button"
+                    class="gg-btn gg-btn-danger"
+                    data-action=yes_action
+                    data-order-id=order_id
+                    disabled=busy
+                    on:click=move |_| on_action.run(yes.clone())
+                >
+                    {yes_label}
+                </button>
+                <button
+                    type="button"
+                    class="gg-btn gg-btn-secondary"
+                    data-action="dismiss"
+                    disabled=busy
+                    on:click=move |_| on_action.run(Action::DismissAsk)
+                >
+                    "Keep it"
+                </button>
+            </div>
+        </div>
+    }
+}
+
+/// The person's orders, newest first: one row each with its status, a Cancel button for each
+/// order that may still be cancelled, and Delete my data; both ask for a second click.
+pub fn order_list_view(
+    orders: Vec<Order>,
+    next_cursor: Option<String>,
+    actions: OrderListActions,
+    ctx: &RenderContext,
+    on_action: Callback<Action>,
+) -> impl IntoView {
+    let busy = actions.busy;
+    let empty = orders.is_empty().then(|| view! { <p class="gg-muted">"You have no orders yet."</p> });
+    let rows = orders
+        .into_iter()
+        .map(|order| {
+            let total = format_money(&order.total, &ctx.locale);
+            let (status, badge) = status_label(order.status);
+            let id = order.id.clone();
+            let to = destination_text(order.destination.as_ref())
+                .map(|d| view! { <span class="gg-muted">{format!(" · to {d}")}</span> });
+            let cancel = actions.cancellable.contains(&order.id).then(|| {
+                let asked = actions.asking == Some(ListAsk::CancelOrder { order_id: order.id.clone() });
+                let ask_id = order.id.clone();
+                let question = format!("Cancel this order? {total} will be refunded.");
+                view! {
+                    <button
+                        type="button"
+                        class="gg-btn gg-btn-secondary gg-btn-small"
+                        data-action="ask-cancel-order"
+                        data-order-id=order.id.clone()
+                        disabled=busy
+                        on:click=move |_| on_action.run(Action::AskCancelOrder { order_id: ask_id.clone() })
+                    >
+                        "Cancel order"
+                    </button>
+                    {ask_view(
+                        question,
+                        "Yes, cancel and refund",
+                        Action::CancelOrder { order_id: order.id.clone() },
+                        asked,
+                        busy,
+                        on_action,
+                    )}
+                }
+            });
+            view! {
+                <li class="gg-order-row" data-order-id=id>
+                    <span class="gg-card-title">{order.gift_title}" × "{order.quantity}</span>
+                    {to}
+                    <span class="gg-order-total">{total.clone()}</span>
+                    <span class=badge data-status=order.status.as_str()>{status}</span>
+                    <small class="gg-muted"><code>{order.id}</code>" · "{order.created_at}</small>
+                    {cancel}
+                </li>
+            }
+        })
+        .collect_view();
+    let more = next_cursor.map(|_| view! { <p class="gg-muted gg-fine">"Older orders: ask for more in the chat."</p> });
+    let error = actions.error.map(|error| {
+        view! {
+            <div class="gg-inline-error" data-category=category_name(error.category) data-code=error.code.as_str()>
+                {error_details(&error)}
+            </div>
+        }
+    });
+    let delete = actions.can_delete_data.then(|| {
+        let asked = actions.asking == Some(ListAsk::DeleteData);
+        view! {
+            <div class="gg-actions gg-delete-data">
+                <button
+                    type="button"
+                    class="gg-btn gg-btn-secondary gg-btn-small"
+                    data-action="ask-delete-data"
+                    disabled=busy
+                    on:click=move |_| on_action.run(Action::AskDeleteData)
+                >
+                    "Delete my data"
+                </button>
+            </div>
+            {ask_view(
+                "Delete your saved address, drafts and order details? Paid orders' financial records are kept, anonymized."
+                    .to_string(),
+                "Yes, delete my data",
+                Action::DeleteData,
+                asked,
+                busy,
+                on_action,
+            )}
+        }
+    });
+    view! {
+        <section class="gg-section gg-order-list" aria-labelledby="gg-title" aria-busy=busy.to_string()>
+            <h2 id="gg-title" class="gg-title">"Your orders"</h2>
+            {error}
+            {empty}
+            <ul class="gg-orders">{rows}</ul>
+            {more}
+            {delete}
+        </section>
+    }
+}
+
+/// What delete_my_data did.
+pub fn data_deleted_view(summary: DeleteMyDataData) -> impl IntoView {
+    let years = summary.financial_records_retention_days / 365;
+    view! {
+        <section class="gg-section gg-data-deleted" aria-labelledby="gg-title">
+            <h2 id="gg-title" class="gg-title">"Your data was deleted"</h2>
+            <dl class="gg-summary-list">
+                <dt>"Saved addresses"</dt><dd>{summary.saved_addresses_deleted}</dd>
+                <dt>"Order drafts"</dt><dd>{summary.drafts_deleted}</dd>
+                <dt>"Orders anonymized"</dt><dd>{summary.orders_anonymized}</dd>
+            </dl>
+            <p class="gg-muted gg-fine">
+                {format!(
+                    "{} anonymized financial records (amounts, dates, payment references) are kept for {} years, as the law requires of merchants.",
+                    summary.financial_records_kept, years
+                )}
+            </p>
+        </section>
     }
 }
 
@@ -124,14 +344,16 @@ fn status_label(status: OrderStatus) -> (&'static str, &'static str) {
 pub fn order_placed_view(order: Order, ctx: &RenderContext) -> impl IntoView {
     let total = format_money(&order.total, &ctx.locale);
     let (status, badge) = status_label(order.status);
+    let heading = if order.status == OrderStatus::Cancelled { "Order cancelled" } else { "Order placed" };
     view! {
         <section class="gg-section gg-order-placed" aria-labelledby="gg-title">
-            <h2 id="gg-title" class="gg-title">"Order placed"</h2>
+            <h2 id="gg-title" class="gg-title">{heading}</h2>
             <p>{order.gift_title}" × "{order.quantity}" from "{order.merchant}</p>
             <dl class="gg-summary-list">
                 <dt>"Order"</dt><dd><code>{order.id}</code></dd>
                 <dt>"Total"</dt><dd>{total}</dd>
                 <dt>"Status"</dt><dd><span class=badge data-status=order.status.as_str()>{status}</span></dd>
+                {destination_text(order.destination.as_ref()).map(|d| view! { <dt>"Deliver to"</dt><dd>{d}</dd> })}
             </dl>
         </section>
     }

@@ -25,9 +25,10 @@ pub use caller::{Caller, Principal};
 pub use mode::{AuthMode, Issuer, ModeError};
 pub use verify::{AuthError, Verifier};
 
-/// Read your own orders (`get_order`).
+/// Read your own orders (`get_order`, `list_orders`).
 pub const SCOPE_ORDERS_READ: &str = "orders:read";
-/// Prepare, commit and check out orders (`prepare_order`, `commit_order`, `create_checkout_session`).
+/// Prepare, commit, check out and cancel orders, and delete your data (`prepare_order`,
+/// `commit_order`, `create_checkout_session`, `cancel_order`, `delete_my_data`).
 pub const SCOPE_ORDERS_WRITE: &str = "orders:write";
 /// Every scope this resource knows, as advertised in the protected resource metadata.
 pub const SCOPES_SUPPORTED: [&str; 2] = [SCOPE_ORDERS_READ, SCOPE_ORDERS_WRITE];
@@ -36,8 +37,10 @@ pub const SCOPES_SUPPORTED: [&str; 2] = [SCOPE_ORDERS_READ, SCOPE_ORDERS_WRITE];
 /// middleware's [`middleware::ScopeOf`] for this server.
 pub fn required_scope(tool: &str) -> Option<&'static str> {
     match tool {
-        "prepare_order" | "commit_order" | "create_checkout_session" => Some(SCOPE_ORDERS_WRITE),
-        "get_order" => Some(SCOPE_ORDERS_READ),
+        "prepare_order" | "commit_order" | "create_checkout_session" | "cancel_order" | "delete_my_data" => {
+            Some(SCOPE_ORDERS_WRITE)
+        }
+        "get_order" | "list_orders" => Some(SCOPE_ORDERS_READ),
         _ => None,
     }
 }

@@ -9,19 +9,24 @@
 //!    crash asks the provider for the *same* charge
 //! 4. mark the order paid (or declined) and store the answer, in one transaction -> `Finished`
 //!
+//! The key's fingerprint covers the draft's delivery details as well as the arguments: the same
+//! key for a draft with another recipient or address is IDEMPOTENCY_KEY_REUSED. A draft without
+//! delivery details is refused (VALIDATION_ERROR on `recipient`): nothing ships nowhere.
+//!
 //! A crash between any two phases is resumed by the next retry with the same key; an order
 //! nobody retries is finished by the reconciler (`reconcile.rs`). Every step that writes is
 //! fenced by the key's generation: a call whose lease ran out and was taken over writes nothing
 //! and answers from what the key says now. A draft has at most one live order; a commit under
 //! another key adopts it rather than creating a second.
 
-use giftgenius_types::{CommitOrderInput, ErrorCode, OrderData, ToolError};
+use giftgenius_types::{CommitOrderInput, ErrorCode, FieldError, OrderData, ToolError};
 use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
 
-use super::Checkout;
 use super::idempotency::{Begin, Lease, fingerprint, stored_answer};
 use super::payments::{LEASE_MARGIN, PaymentError};
 use super::random_id;
+use super::{Checkout, delivery_of};
 use crate::clock::rfc3339;
 use crate::context::CallContext;
 use crate::error::internal;
@@ -79,7 +84,17 @@ impl Checkout {
             )
             .into();
         }
-        let fingerprint = fingerprint(arguments, "idempotency_key");
+        // The delivery details are part of what is bought: they go into the fingerprint.
+        let delivery = match self.store.draft(&call.subject, &input.draft_id).await {
+            Ok(draft) => draft.and_then(|d| d.delivery),
+            Err(e) => return internal(call, &e).into(),
+        };
+        let mut fingerprinted = arguments.clone();
+        fingerprinted.insert(
+            "delivery".into(),
+            Value::String(hex::encode(Sha256::digest(delivery.as_deref().unwrap_or("").as_bytes()))),
+        );
+        let fingerprint = fingerprint(&fingerprinted, "idempotency_key");
         let lease = match self.idempotency.begin(call, &input.idempotency_key, &fingerprint).await {
             Ok(Begin::Proceed(lease)) => lease,
             Ok(Begin::Replay(outcome)) => return outcome,
@@ -128,8 +143,17 @@ impl Checkout {
         if let Some(paid) =
             self.store.live_order_for_draft(&draft.id).await?.filter(|o| o.status == OrderStatusColumn::Paid)
         {
-            return Ok(OrderStep::Answered(self.order_answer(call, &paid)));
+            return Ok(OrderStep::Answered(self.order_answer(call, &paid).await));
         }
+        let Some(delivery) = delivery_of(draft.delivery.as_deref())? else {
+            return answered(ToolError::validation(
+                vec![FieldError::new(
+                    "recipient",
+                    "the draft has no recipient: add who it is for and where it goes on the card (prepare_order with recipient)",
+                )],
+                &call.reference,
+            ));
+        };
         let now = self.now();
         if draft.expires_at_ms <= now {
             return answered(ToolError::new(
@@ -162,6 +186,11 @@ impl Checkout {
             status: OrderStatusColumn::PendingPayment,
             charge_id: None,
             created_at_ms: now,
+            destination_city: Some(delivery.recipient.address.city.clone()),
+            destination_country: Some(delivery.recipient.address.country.clone()),
+            delivery: draft.delivery.clone(),
+            cancelled_at_ms: None,
+            anonymized_at_ms: None,
         };
         let created = match self.store.create_order(lease.fence(), &order, i64::from(gift.stock), now).await? {
             Fenced::Written(created) => created,
@@ -175,7 +204,7 @@ impl Checkout {
             CreateOrder::OutOfStock => answered(self.unavailable(call, &gift, draft.currency.into())),
             // The draft was bought under another key: answer with that order, never a second one.
             CreateOrder::DraftAlreadyOrdered(existing) if existing.status == OrderStatusColumn::Paid => {
-                Ok(OrderStep::Answered(self.order_answer(call, &existing)))
+                Ok(OrderStep::Answered(self.order_answer(call, &existing).await))
             }
             // Another key created this draft's order and has not finished it; its caller may be
             // gone for good (a reloaded widget that lost its key). The provider key belongs to
@@ -213,7 +242,7 @@ impl Checkout {
             Ok(charge) => {
                 self.failpoints.hit(AFTER_PAYMENT_CHARGED);
                 let paid = OrderRow { status: OrderStatusColumn::Paid, charge_id: Some(charge.id.clone()), ..order };
-                let result = self.order_answer(call, &paid);
+                let result = self.order_answer(call, &paid).await;
                 let recorded = match stored_answer(call, &result) {
                     Ok(stored) => {
                         self.store.mark_paid_and_finish(lease.fence(), &paid.id, &charge.id, &stored, self.now()).await
@@ -223,6 +252,7 @@ impl Checkout {
                 if matches!(recorded, Ok(Fenced::Written(()))) {
                     self.failpoints.hit(AFTER_RESPONSE_STORED);
                     tracing::info!(order = paid.id, charge = charge.id, "order paid");
+                    self.remember_address(call, &paid).await;
                 }
                 lease.recorded(call, recorded, result).await
             }
@@ -255,11 +285,30 @@ impl Checkout {
                 lease.answer(call, Err(declined(call))).await
             }
             Ok(Some(order)) => {
-                let result = self.order_answer(call, &order);
+                let result = self.order_answer(call, &order).await;
                 lease.answer(call, result).await
             }
             Ok(None) => lease.fail(call, &StoreError(format!("order {order_id} vanished"))).await.into(),
             Err(e) => lease.fail(call, &e).await.into(),
+        }
+    }
+}
+
+impl Checkout {
+    /// Keeps the paid order's recipient as the person's saved address, if they agreed on the
+    /// card. Best effort: the order stands either way (and a failure logs no address).
+    async fn remember_address(&self, call: &CallContext, order: &OrderRow) {
+        let delivery = match delivery_of(order.delivery.as_deref()) {
+            Ok(Some(delivery)) if delivery.save_address => delivery,
+            Ok(_) => return,
+            Err(e) => return tracing::warn!(error = %e, "not saving the address"),
+        };
+        let saved = match serde_json::to_string(&delivery.recipient) {
+            Ok(json) => self.store.save_address(&call.subject, &json, self.now()).await,
+            Err(e) => Err(StoreError(format!("recipient not serializable: {e}"))),
+        };
+        if let Err(e) = saved {
+            tracing::warn!(error = %e, "could not save the address the user agreed to keep");
         }
     }
 }

@@ -1,4 +1,5 @@
-//! The confirmation token: proof that a person saw a draft's confirmation card.
+//! The confirmation token: proof that a person saw a draft's confirmation card (and, with
+//! another purpose in the MAC, that a person pressed Cancel order or Delete my data).
 //!
 //! `prepare_order` puts an HMAC of (draft, subject) into the result's widget-only `_meta`;
 //! only the widget's Confirm button sends it back to `commit_order`. The model never sees it,
@@ -20,6 +21,24 @@ const PREFIX: &str = "ct_";
 pub const DATABASE_KEY_ID: &str = "db";
 /// A secret shorter than this is refused: HMAC-SHA-256 wants at least 256 bits.
 const MIN_SECRET_BYTES: usize = 32;
+
+/// What a token proves a person did; part of the MAC.
+#[derive(Debug, Clone, Copy)]
+enum Purpose {
+    Confirm,
+    Cancel,
+    DeleteData,
+}
+
+impl Purpose {
+    const fn as_str(self) -> &'static str {
+        match self {
+            Purpose::Confirm => "confirm",
+            Purpose::Cancel => "cancel",
+            Purpose::DeleteData => "delete-my-data",
+        }
+    }
+}
 
 struct Key {
     id: String,
@@ -80,29 +99,57 @@ impl ConfirmationKeys {
         &self.keys[0].id
     }
 
-    fn mac(secret: &[u8], draft_id: &str, subject: &str) -> Hmac<Sha256> {
+    /// The MAC of one purpose (`confirm`, `cancel`, `delete`) for `id` and `subject`: a token
+    /// for one purpose never passes for another.
+    fn mac(secret: &[u8], purpose: Purpose, id: &str, subject: &str) -> Hmac<Sha256> {
         let mut mac = Hmac::<Sha256>::new_from_slice(secret).expect("HMAC takes any key length");
-        mac.update(format!("confirm\n{draft_id}\n{subject}").as_bytes());
+        mac.update(format!("{}\n{id}\n{subject}", purpose.as_str()).as_bytes());
         mac
+    }
+
+    fn sign(&self, purpose: Purpose, id: &str, subject: &str) -> String {
+        let key = &self.keys[0];
+        let mac = Self::mac(&key.secret, purpose, id, subject).finalize().into_bytes();
+        format!("{PREFIX}{}.{}", key.id, hex::encode(mac))
+    }
+
+    fn check(&self, purpose: Purpose, token: &str, id: &str, subject: &str) -> bool {
+        let Some((key_id, mac)) = token.strip_prefix(PREFIX).and_then(|rest| rest.split_once('.')) else {
+            return false;
+        };
+        let (Some(key), Ok(bytes)) = (self.keys.iter().find(|k| k.id == key_id), hex::decode(mac)) else {
+            return false;
+        };
+        Self::mac(&key.secret, purpose, id, subject).verify_slice(&bytes).is_ok()
     }
 
     /// The token for `subject`'s draft `draft_id`, signed with the first key.
     pub fn token(&self, draft_id: &str, subject: &str) -> String {
-        let key = &self.keys[0];
-        let mac = Self::mac(&key.secret, draft_id, subject).finalize().into_bytes();
-        format!("{PREFIX}{}.{}", key.id, hex::encode(mac))
+        self.sign(Purpose::Confirm, draft_id, subject)
     }
 
     /// Whether `token` was signed by one of the keys for `subject`'s draft `draft_id`
     /// (constant-time comparison).
     pub fn verify(&self, token: &str, draft_id: &str, subject: &str) -> bool {
-        let Some((id, mac)) = token.strip_prefix(PREFIX).and_then(|rest| rest.split_once('.')) else {
-            return false;
-        };
-        let (Some(key), Ok(bytes)) = (self.keys.iter().find(|k| k.id == id), hex::decode(mac)) else {
-            return false;
-        };
-        Self::mac(&key.secret, draft_id, subject).verify_slice(&bytes).is_ok()
+        self.check(Purpose::Confirm, token, draft_id, subject)
+    }
+
+    /// The token the widget's Cancel order button sends for `subject`'s order `order_id`.
+    pub fn cancel_token(&self, order_id: &str, subject: &str) -> String {
+        self.sign(Purpose::Cancel, order_id, subject)
+    }
+
+    pub fn verify_cancel(&self, token: &str, order_id: &str, subject: &str) -> bool {
+        self.check(Purpose::Cancel, token, order_id, subject)
+    }
+
+    /// The token the widget's Delete my data button sends for `subject`.
+    pub fn delete_token(&self, subject: &str) -> String {
+        self.sign(Purpose::DeleteData, "", subject)
+    }
+
+    pub fn verify_delete(&self, token: &str, subject: &str) -> bool {
+        self.check(Purpose::DeleteData, token, "", subject)
     }
 }
 
@@ -124,6 +171,22 @@ mod tests {
         assert!(!ConfirmationKeys::parse(&format!("k1 {B}")).unwrap().verify(&token, "drf_1", "alice"));
         assert!(!keys.verify("ct_k1.zz", "drf_1", "alice"));
         assert!(!keys.verify(token.trim_start_matches(PREFIX), "drf_1", "alice"));
+    }
+
+    #[test]
+    fn a_token_proves_one_purpose_only() {
+        let keys = ConfirmationKeys::parse(&format!("k1 {A}\n")).unwrap();
+        let confirm = keys.token("ord_1", "alice");
+        let cancel = keys.cancel_token("ord_1", "alice");
+        assert_ne!(confirm, cancel);
+        assert!(keys.verify_cancel(&cancel, "ord_1", "alice"));
+        assert!(!keys.verify_cancel(&confirm, "ord_1", "alice"), "a confirm token cancels nothing");
+        assert!(!keys.verify(&cancel, "ord_1", "alice"), "a cancel token confirms nothing");
+        assert!(!keys.verify_cancel(&cancel, "ord_1", "bob"));
+        let delete = keys.delete_token("alice");
+        assert!(keys.verify_delete(&delete, "alice"));
+        assert!(!keys.verify_delete(&delete, "bob"));
+        assert!(!keys.verify_delete(&cancel, "alice"));
     }
 
     #[test]

@@ -3,6 +3,9 @@
 //! one-step `create_checkout_session`.
 //!
 //! - `prepare.rs`, `commit.rs`, `session.rs`: the tools' services; `get_order` is below.
+//! - `list.rs`: `list_orders`, and what an order shows the widget (delivery, cancel tokens).
+//! - `cancel.rs`: `cancel_order` (a refund through the provider, before the fulfilment cut-off).
+//! - `privacy.rs`: `delete_my_data` and the retention of orders, addresses and refunds.
 //! - `confirmation.rs`: the token that proves a person clicked Confirm.
 //! - `idempotency.rs`: keys, fenced leases and replays (generic; knows nothing of orders).
 //! - `payments.rs`: the payment provider's HTTP client; `sandbox.rs`: starting the SANDBOX
@@ -10,11 +13,14 @@
 //! - `reconcile.rs`: finishes orders left pending (a lost answer, a dead process) from the
 //!   provider's own record.
 
+pub mod cancel;
 pub mod commit;
 pub mod confirmation;
 pub mod idempotency;
+mod list;
 pub mod payments;
 mod prepare;
+pub mod privacy;
 pub mod reconcile;
 pub mod sandbox;
 mod session;
@@ -22,9 +28,10 @@ mod session;
 use std::sync::Arc;
 use std::time::Duration;
 
+use giftgenius_types::wire::{META_CANCEL_TOKENS, META_DELIVERIES};
 use giftgenius_types::{
-    CheckoutData, Currency, ErrorCode, GetOrderInput, Money, Order, OrderData, OrderStatus, PrepareOrderData,
-    ShippingSpeed, ToolError,
+    CheckoutData, Currency, DeliveryDetails, Destination, ErrorCode, GetOrderInput, Money, Order, OrderData,
+    OrderStatus, PrepareOrderData, Refund, ShippingSpeed, ToolError,
 };
 use serde_json::Value;
 
@@ -34,7 +41,7 @@ use crate::error::internal;
 use crate::failpoints::Failpoints;
 use crate::limits::Limits;
 use crate::outcome::{Answer, ModelText, Outcome};
-use crate::store::{OrderRow, Store, StoreError, StoreResult};
+use crate::store::{OrderRow, OrderStatusColumn, RefundRow, Store, StoreError, StoreResult};
 use crate::suggest::catalog::live::LiveCatalog;
 use crate::suggest::catalog::{CatalogGift, price_in};
 use confirmation::ConfirmationKeys;
@@ -55,6 +62,10 @@ pub struct Checkout {
     pub confirmation: ConfirmationKeys,
     /// Drafts and checkout links per account per hour.
     pub limits: Limits,
+    /// The fulfilment cut-off: a paid order may be cancelled until this long after it was placed.
+    pub cancel_window: Duration,
+    /// How long orders, refunds and saved addresses are kept (`privacy.rs`).
+    pub retention: privacy::Retention,
 }
 
 impl std::fmt::Debug for Checkout {
@@ -74,7 +85,7 @@ fn shipping_cost(speed: ShippingSpeed, currency: Currency) -> Money {
     }
 }
 
-/// An order row as the contract's `Order`.
+/// An order row as the contract's `Order` (no cut-off, no refund: [`Checkout::order_view`] adds them).
 pub fn order_of(row: &OrderRow) -> Result<Order, StoreError> {
     let quantity = u32::try_from(row.quantity)
         .map_err(|_| StoreError(format!("order {} has quantity {}", row.id, row.quantity)))?;
@@ -88,6 +99,30 @@ pub fn order_of(row: &OrderRow) -> Result<Order, StoreError> {
         total: row.total(),
         status: row.status.into(),
         created_at: rfc3339(row.created_at_ms),
+        destination: match (&row.destination_city, &row.destination_country) {
+            (Some(city), Some(country)) => Some(Destination { city: city.clone(), country: country.clone() }),
+            _ => None,
+        },
+        cancellable_until: None,
+        refund: None,
+    })
+}
+
+/// A refund row as the contract's `Refund`.
+fn refund_of(row: &RefundRow) -> Refund {
+    Refund {
+        id: row.id.clone(),
+        amount: row.amount(),
+        status: row.status.into(),
+        created_at: rfc3339(row.created_at_ms),
+    }
+}
+
+/// The delivery details stored with a draft or an order (JSON), if any. Unreadable details are
+/// a store fault, reported without their content (personal data stays out of logs).
+pub fn delivery_of(json: Option<&str>) -> Result<Option<DeliveryDetails>, StoreError> {
+    json.map(serde_json::from_str).transpose().map_err(|e| {
+        StoreError(format!("stored delivery details unreadable at line {} column {}", e.line(), e.column()))
     })
 }
 
@@ -112,10 +147,43 @@ impl Checkout {
         })
     }
 
-    /// An order row as the answer of an order tool.
-    fn order_answer(&self, call: &CallContext, row: &OrderRow) -> Result<Answer<OrderData>, ToolError> {
-        let order = order_of(row).map_err(|e| internal(call, &e))?;
-        Ok(Answer::new(OrderData { order }))
+    /// When the fulfilment cut-off of an order placed at `created_at_ms` passes.
+    fn cut_off_ms(&self, created_at_ms: i64) -> i64 {
+        created_at_ms.saturating_add(self.cancel_window.as_millis() as i64)
+    }
+
+    /// An order as the contract shows it now: with its cut-off while it may be cancelled, and
+    /// its refund once cancelled.
+    async fn order_view(&self, row: &OrderRow) -> StoreResult<Order> {
+        let mut order = order_of(row)?;
+        let cut_off = self.cut_off_ms(row.created_at_ms);
+        if row.status == OrderStatusColumn::Paid && self.now() < cut_off {
+            order.cancellable_until = Some(rfc3339(cut_off));
+        }
+        if matches!(row.status, OrderStatusColumn::Paid | OrderStatusColumn::Cancelled) {
+            order.refund = self.store.refund_of_order(&row.id).await?.as_ref().map(refund_of);
+        }
+        Ok(order)
+    }
+
+    /// An order row as the answer of an order tool, with its delivery details for the widget.
+    async fn order_answer(&self, call: &CallContext, row: &OrderRow) -> Result<Answer<OrderData>, ToolError> {
+        let order = self.order_view(row).await.map_err(|e| internal(call, &e))?;
+        let mut answer = Answer::new(OrderData { order });
+        let deliveries = deliveries_meta(std::slice::from_ref(row)).map_err(|e| internal(call, &e))?;
+        if !deliveries.is_empty() {
+            answer = answer.with_widget_meta(META_DELIVERIES, Value::Object(deliveries));
+        }
+        Ok(answer)
+    }
+
+    /// The cancel tokens of the `rows` a person may still cancel (widget-only).
+    fn cancel_tokens_meta(&self, call: &CallContext, rows: &[OrderRow]) -> serde_json::Map<String, Value> {
+        let now = self.now();
+        rows.iter()
+            .filter(|row| row.status == OrderStatusColumn::Paid && now < self.cut_off_ms(row.created_at_ms))
+            .map(|row| (row.id.clone(), Value::String(self.confirmation.cancel_token(&row.id, &call.subject))))
+            .collect()
     }
 
     /// In-stock gifts like `gift` (shared tags, similar price), as cards for `partial_results`.
@@ -150,7 +218,8 @@ impl Checkout {
             .with_partial_results(alternatives)
     }
 
-    /// `get_order`: the caller's own order, never anyone else's.
+    /// `get_order`: the caller's own order, never anyone else's; the widget also gets its
+    /// delivery details and, while it may be cancelled, its cancel token.
     pub async fn get_order(&self, call: &CallContext, input: &GetOrderInput) -> Outcome<OrderData> {
         let row = match self.store.order(&call.subject, &input.order_id).await {
             Ok(Some(row)) => row,
@@ -164,8 +233,30 @@ impl Checkout {
             }
             Err(e) => return internal(call, &e).into(),
         };
-        self.order_answer(call, &row).into()
+        let tokens = self.cancel_tokens_meta(call, std::slice::from_ref(&row));
+        self.order_answer(call, &row)
+            .await
+            .map(|answer| answer.with_widget_meta(META_CANCEL_TOKENS, Value::Object(tokens)))
+            .into()
     }
+}
+
+/// The delivery details of `rows` that still have them, by order id (widget-only).
+fn deliveries_meta(rows: &[OrderRow]) -> Result<serde_json::Map<String, Value>, StoreError> {
+    let mut out = serde_json::Map::new();
+    for row in rows {
+        if let Some(details) = delivery_of(row.delivery.as_deref())? {
+            let value =
+                serde_json::to_value(details).map_err(|e| StoreError(format!("delivery not serializable: {e}")))?;
+            out.insert(row.id.clone(), value);
+        }
+    }
+    Ok(out)
+}
+
+/// " to City, CC" for the model, or nothing.
+fn destination_words(destination: Option<&Destination>) -> String {
+    destination.map(|d| format!(" to {}, {}", d.city, d.country)).unwrap_or_default()
 }
 
 impl ModelText for OrderData {
@@ -175,24 +266,49 @@ impl ModelText for OrderData {
             OrderStatus::Paid => "placed and paid",
             OrderStatus::PendingPayment => "waiting for payment confirmation",
             OrderStatus::PaymentDeclined => "not placed: the payment was declined",
+            OrderStatus::Cancelled => "cancelled and refunded",
         };
-        format!(
-            "Order {} {}: {} × {} from {}, total {}.",
+        let mut text = format!(
+            "Order {} {}: {} × {} from {}, total {}{}.",
             order.id,
             status,
             order.quantity,
             order.gift_title,
             order.merchant,
-            order.total.display()
-        )
+            order.total.display(),
+            destination_words(order.destination.as_ref()),
+        );
+        if let Some(until) = &order.cancellable_until {
+            text.push_str(&format!(
+                " The user can cancel it in the widget until {until}; you cannot cancel it yourself."
+            ));
+        }
+        if let Some(refund) = &order.refund {
+            text.push_str(&format!(
+                " Refund {} of {}: {}.",
+                refund.id,
+                refund.amount.display(),
+                refund.status.as_str()
+            ));
+        }
+        text
     }
 }
 
 impl ModelText for PrepareOrderData {
     fn model_text(answer: &Answer<Self>) -> String {
         let draft = &answer.data.draft;
+        let delivery = match &draft.destination {
+            Some(d) => format!(
+                " It goes to the recipient in {}, {}{}; the user sees the full address on the card and can edit it there.",
+                d.city,
+                d.country,
+                if draft.has_gift_message { ", with a gift message" } else { "" }
+            ),
+            None => " It has no recipient yet: ask the user who it is for and where it goes, or let them fill it in on the card.".to_string(),
+        };
         format!(
-            "Draft {} ready: {} × {} from {}, total {} (shipping {}). Nothing is bought yet: the user must review it and press Confirm in the widget. The draft expires at {}.",
+            "Draft {} ready: {} × {} from {}, total {} (shipping {}).{delivery} Nothing is bought yet: the user must review it and press Confirm in the widget. The draft expires at {}.",
             draft.id,
             draft.quantity,
             draft.gift.title,

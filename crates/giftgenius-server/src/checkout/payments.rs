@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use giftgenius_sandbox_pay::api::{
     CHARGES_PATH, Charge as ApiCharge, ChargeList, ChargeRequest, ChargeStatus, ErrorBody, IDEMPOTENCY_KEY_HEADER,
-    MAX_PAGE, SETTINGS_PATH, SettingsUpdate,
+    MAX_PAGE, REFUNDS_PATH, Refund as ApiRefund, RefundList, RefundRequest, SETTINGS_PATH, SettingsUpdate,
 };
 use giftgenius_types::{Currency, Money};
 use reqwest::StatusCode;
@@ -145,6 +145,59 @@ impl Payments {
             }
             // 409: the first request under this key is still being processed.
             other => Err(PaymentError::Unavailable(format!("provider answered {other}"))),
+        }
+    }
+
+    /// Refunds all of `charge_id` once per `idempotency_key` (the same key always gets the same
+    /// refund back); returns the provider's refund id.
+    pub async fn refund(&self, idempotency_key: &str, charge_id: &str, amount: Money) -> Result<String, PaymentError> {
+        let request = RefundRequest {
+            charge: charge_id.to_string(),
+            amount: Some(amount.amount_minor),
+            reason: Some("requested_by_customer".into()),
+        };
+        let response = self
+            .http
+            .post(format!("{}{REFUNDS_PATH}", self.base))
+            .header(IDEMPOTENCY_KEY_HEADER, idempotency_key)
+            .json(&request)
+            .send()
+            .await
+            .map_err(|e| PaymentError::Unavailable(format!("refund request failed: {e}")))?;
+        match response.status() {
+            StatusCode::OK => {
+                let refund: ApiRefund = response
+                    .json()
+                    .await
+                    .map_err(|e| PaymentError::Unavailable(format!("refund answer unreadable: {e}")))?;
+                if refund.charge == charge_id && refund.amount == amount.amount_minor {
+                    Ok(refund.id)
+                } else {
+                    Err(PaymentError::KeyMismatch)
+                }
+            }
+            // Another key refunded it, no such charge, or the key was used for another refund:
+            // never the user's doing, so an operator's (logged by the caller).
+            StatusCode::BAD_REQUEST | StatusCode::NOT_FOUND => Err(PaymentError::KeyMismatch),
+            other => Err(PaymentError::Unavailable(format!("provider answered {other}"))),
+        }
+    }
+
+    /// Every refund the provider recorded, oldest first.
+    pub async fn refunds(&self) -> Result<Vec<ApiRefund>, PaymentError> {
+        let mut all: Vec<ApiRefund> = Vec::new();
+        loop {
+            let limit = MAX_PAGE.to_string();
+            let mut query = vec![("limit", limit.as_str())];
+            let after = all.last().map(|r| r.id.clone());
+            if let Some(after) = after.as_deref() {
+                query.push(("starting_after", after));
+            }
+            let page: RefundList = self.get_json(&format!("{}{REFUNDS_PATH}", self.base), &query).await?;
+            all.extend(page.data);
+            if !page.has_more {
+                return Ok(all);
+            }
         }
     }
 

@@ -1,8 +1,16 @@
 //! `prepare_order`: check stock and price for one gift and return a draft (the same request
 //! returns the same draft while it is valid), with the confirmation token in widget-only `_meta`.
+//!
+//! The delivery details (recipient, address, gift message) are part of the draft: another
+//! address is another draft. Without a recipient in the call, the person's saved address is
+//! used if they kept one. The full details go to the widget only (`_meta`); the draft the
+//! model reads says city and country.
 
-use giftgenius_types::wire::META_CONFIRMATION_TOKEN;
-use giftgenius_types::{Money, OrderDraft, PrepareOrderData, PrepareOrderInput, ToolError};
+use giftgenius_types::delivery::normalized_gift_message;
+use giftgenius_types::wire::{META_CONFIRMATION_TOKEN, META_DELIVERY};
+use giftgenius_types::{
+    DeliveryDetails, FieldError, Money, OrderDraft, PrepareOrderData, PrepareOrderInput, Recipient, ToolError,
+};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
@@ -43,9 +51,23 @@ impl Checkout {
                 &format!("order total overflows: {} × {quantity} + shipping", unit.amount_minor),
             ));
         };
+        let delivery = self.delivery(call, input).await?;
+        let delivery_json = delivery
+            .as_ref()
+            .map(serde_json::to_string)
+            .transpose()
+            .map_err(|e| internal(call, &format!("delivery not serializable: {e}")))?;
         let now = self.now();
         let draft_key = hex::encode(Sha256::digest(
-            format!("{}\n{}\n{}\n{}", gift.id, quantity, input.shipping.as_str(), input.currency).as_bytes(),
+            format!(
+                "{}\n{}\n{}\n{}\n{}",
+                gift.id,
+                quantity,
+                input.shipping.as_str(),
+                input.currency,
+                delivery_json.as_deref().unwrap_or("")
+            )
+            .as_bytes(),
         ));
         let candidate = DraftRow {
             id: random_id("drf"),
@@ -60,6 +82,7 @@ impl Checkout {
             total_minor: total.amount_minor,
             created_at_ms: now,
             expires_at_ms: now + self.draft_ttl.as_millis() as i64,
+            delivery: delivery_json,
         };
         let row = self.store.draft_for_request(&candidate, now).await.map_err(|e| internal(call, &e))?;
         let draft = OrderDraft {
@@ -71,9 +94,48 @@ impl Checkout {
             shipping_cost: Money::new(row.shipping_minor, input.currency),
             total: Money::new(row.total_minor, input.currency),
             expires_at: rfc3339(row.expires_at_ms),
+            destination: delivery.as_ref().map(|d| d.recipient.destination()),
+            has_gift_message: delivery.as_ref().is_some_and(|d| d.gift_message.is_some()),
         };
         // Widget-only: hosts hand `_meta` to the widget, never to the model.
         let token = self.confirmation.token(&row.id, &call.subject);
-        Ok(Answer::new(PrepareOrderData { draft }).with_widget_meta(META_CONFIRMATION_TOKEN, json!(token)))
+        let mut answer =
+            Answer::new(PrepareOrderData { draft }).with_widget_meta(META_CONFIRMATION_TOKEN, json!(token));
+        if let Some(delivery) = delivery {
+            answer = answer.with_widget_meta(META_DELIVERY, json!(delivery));
+        }
+        Ok(answer)
+    }
+
+    /// The draft's delivery details: the call's recipient, else the person's saved address,
+    /// else none yet (the card asks for them; commit_order refuses a draft without them).
+    async fn delivery(
+        &self,
+        call: &CallContext,
+        input: &PrepareOrderInput,
+    ) -> Result<Option<DeliveryDetails>, ToolError> {
+        let gift_message = normalized_gift_message(input.gift_message.as_deref());
+        let (recipient, from_saved_address) = match &input.recipient {
+            Some(recipient) => (recipient.normalized(), false),
+            None => match self.store.saved_address(&call.subject).await.map_err(|e| internal(call, &e))? {
+                Some(json) => match serde_json::from_str::<Recipient>(&json) {
+                    Ok(saved) => (saved, true),
+                    Err(e) => {
+                        return Err(internal(call, &format!("saved address unreadable at column {}", e.column())));
+                    }
+                },
+                None if gift_message.is_some() => {
+                    return Err(ToolError::validation(
+                        vec![FieldError::new(
+                            "recipient",
+                            "is required with a gift_message (there is no saved address)",
+                        )],
+                        &call.reference,
+                    ));
+                }
+                None => return Ok(None),
+            },
+        };
+        Ok(Some(DeliveryDetails { recipient, gift_message, save_address: input.save_address, from_saved_address }))
     }
 }

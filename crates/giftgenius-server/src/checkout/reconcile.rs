@@ -16,6 +16,11 @@
 //!   already given up;
 //! - still processing, or the provider unreachable → left for the next pass.
 //!
+//! Refunds are reconciled too: a cancellation whose refund was recorded (the person's decision,
+//! taken before the cut-off) but never finished (a lost answer, a dead process) is asked of the
+//! provider again under the order's refund key, which can only ever find or make the same
+//! refund, and then recorded: refund succeeded, order cancelled.
+//!
 //! Replicas may reconcile at once: settling is a compare-and-set on the order's status, so the
 //! second one changes nothing. Keys pointing at a pending order are never pruned (`sql.rs`).
 
@@ -27,6 +32,7 @@ use std::time::Duration;
 
 use giftgenius_types::OrderData;
 
+use super::cancel::refund_key;
 use super::commit::{declined, provider_key};
 use super::idempotency::stored_answer;
 use super::order_of;
@@ -56,12 +62,16 @@ pub struct ReconcileReport {
     pub unreachable: u64,
     /// The provider's charge does not match the order (logged as an error for an operator).
     pub conflicts: u64,
+    /// Pending refunds looked at.
+    pub refunds_examined: u64,
+    /// Refunds finished: the order is cancelled and refunded.
+    pub refunded: u64,
 }
 
 impl ReconcileReport {
     /// Whether the pass changed or found anything worth a log line.
     pub fn is_quiet(&self) -> bool {
-        self.examined == 0
+        self.examined == 0 && self.refunds_examined == 0
     }
 }
 
@@ -89,8 +99,48 @@ impl Reconciler {
         self.clock.now_ms()
     }
 
-    /// One pass over the orders pending longer than the window.
+    /// One pass over the orders pending longer than the window, then the refunds.
     pub async fn run_once(&self) -> StoreResult<ReconcileReport> {
+        let mut report = self.run_orders().await?;
+        self.run_refunds(&mut report).await?;
+        Ok(report)
+    }
+
+    /// Finishes the refunds recorded longer than the window ago and still pending.
+    async fn run_refunds(&self, report: &mut ReconcileReport) -> StoreResult<()> {
+        let cutoff = self.now() - self.after.as_millis() as i64;
+        for refund in self.store.refunds_pending(cutoff, BATCH).await? {
+            report.refunds_examined += 1;
+            let Some(order) = self.store.order_by_id(&refund.order_id).await? else { continue };
+            let Some(charge) = order.charge_id.as_deref() else {
+                report.conflicts += 1;
+                tracing::error!(order = order.id, "reconcile: a refund for an order without a charge");
+                continue;
+            };
+            match self.payments.refund(&refund_key(&order.id), charge, order.total()).await {
+                Ok(provider_refund) => {
+                    self.store.settle_refund(&order.id, &provider_refund, self.now()).await?;
+                    report.refunded += 1;
+                    tracing::info!(
+                        order = order.id,
+                        refund = provider_refund,
+                        "reconcile: order cancelled and refunded"
+                    );
+                }
+                Err(PaymentError::Unavailable(detail)) => {
+                    report.unreachable += 1;
+                    tracing::warn!(order = order.id, detail, "reconcile: the payment provider did not answer a refund");
+                }
+                Err(e) => {
+                    report.conflicts += 1;
+                    tracing::error!(order = order.id, error = ?e, "reconcile: the provider refused the refund");
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn run_orders(&self) -> StoreResult<ReconcileReport> {
         let mut report = ReconcileReport::default();
         let mut after = (i64::MIN, String::new());
         loop {

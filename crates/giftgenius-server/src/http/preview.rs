@@ -15,8 +15,8 @@
 //!   a sandboxed iframe with an opaque origin cannot be touched from its parent.
 //! - `GET /preview/artifact`: size and modification time of the artifact (the page polls it for
 //!   live reload).
-//! - `GET /preview/ledger`: how many charges the sandbox payment provider made (tests count these),
-//!   read from the provider's own API.
+//! - `GET /preview/ledger`: how many charges (and refunds) the sandbox payment provider made
+//!   (tests count these), read from the provider's own API.
 //! - `POST /preview/faults` `{"plan":"5xx*1"}`: the sandbox provider's next failures (passed to
 //!   its admin endpoint).
 //! - `/preview/chat/*`: the chat panel, relayed to the `giftgenius-chat --listen` process named by
@@ -268,15 +268,17 @@ async fn artifact(State(p): State<Arc<Preview>>) -> Response {
 }
 
 async fn ledger(State(p): State<Arc<Preview>>) -> Response {
-    match p.app.checkout.payments.charges().await {
-        Ok(rows) => {
+    let payments = &p.app.checkout.payments;
+    match (payments.charges().await, payments.refunds().await) {
+        (Ok(rows), Ok(refunds)) => {
             let charges: Vec<_> = rows
                 .iter()
                 .map(|r| json!({ "charge_id": r.id, "amount_minor": r.amount, "currency": r.currency.to_ascii_uppercase() }))
                 .collect();
-            no_store(Json(json!({ "count": rows.len(), "charges": charges })).into_response())
+            let body = json!({ "count": rows.len(), "charges": charges, "refunds": refunds.len() });
+            no_store(Json(body).into_response())
         }
-        Err(e) => (StatusCode::BAD_GATEWAY, format!("ledger unreadable: {e:?}")).into_response(),
+        (Err(e), _) | (_, Err(e)) => (StatusCode::BAD_GATEWAY, format!("ledger unreadable: {e:?}")).into_response(),
     }
 }
 

@@ -30,8 +30,10 @@ use serde_json::{Map, Value, json};
 
 use crate::context::CallContext;
 
-/// Arguments whose values are never echoed back in `attempted`, even to the widget.
-const SECRET_ARGUMENTS: [&str; 1] = ["confirmation_token"];
+/// Arguments whose values are never echoed back in `attempted`, even to the widget: secrets,
+/// and personal data (a recipient's address, a gift message), which stay out of every answer
+/// the model reads and every log line.
+const SECRET_ARGUMENTS: [&str; 3] = ["confirmation_token", "recipient", "gift_message"];
 
 /// Parses a tool's arguments into its input type `T`, or answers VALIDATION_ERROR with every
 /// field error at once and the arguments as understood (secrets hidden).

@@ -23,8 +23,9 @@ use futures::FutureExt;
 use giftgenius_types::bounded::cut;
 use giftgenius_types::schema::{input_schema, output_schema};
 use giftgenius_types::{
-    CheckoutData, CommitOrderInput, CreateCheckoutSessionInput, Envelope, ErrorCode, GetOrderInput, OrderData,
-    PrepareOrderData, PrepareOrderInput, SuggestGiftsData, SuggestGiftsInput, ToolError, ToolName,
+    CancelOrderInput, CheckoutData, CommitOrderInput, CreateCheckoutSessionInput, DeleteMyDataData, DeleteMyDataInput,
+    Envelope, ErrorCode, GetOrderInput, ListOrdersData, ListOrdersInput, OrderData, PrepareOrderData,
+    PrepareOrderInput, SuggestGiftsData, SuggestGiftsInput, ToolError, ToolName,
 };
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::{Extension, ToolCallContext};
@@ -150,8 +151,11 @@ An empty result comes with a notice suggesting changes that would match.",
         name = "prepare_order",
         title = "Prepare an order",
         description = "Prepare an order for one gift the user picked (gift_id from suggest_gifts): checks stock and price \
-and returns a draft that the widget shows with Confirm and Cancel buttons. Nothing is bought by this call; the purchase \
-happens only when the user presses Confirm. The same arguments return the same draft while it is valid (30 minutes).",
+and returns a draft that the widget shows with Confirm and Cancel buttons. Pass the recipient (name and postal address, \
+country as ISO 3166-1 alpha-2) and gift_message when the user gave them; without a recipient the user's saved address is \
+used if they have one, and the user can edit every detail on the card. Set save_address only when the user asked to \
+remember the address. Nothing is bought by this call; the purchase happens only when the user presses Confirm. The same \
+arguments return the same draft while it is valid (30 minutes).",
         input_schema = input_schema::<PrepareOrderInput>(),
         output_schema = output_schema::<Envelope<PrepareOrderData>>(),
         annotations(title = "Prepare an order", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
@@ -219,6 +223,60 @@ same session instead of creating another. Nothing is charged until the user pays
         };
         render(&call, outcome)
     }
+
+    #[tool(
+        name = "list_orders",
+        title = "List my orders",
+        description = "List the user's own GiftGenius orders, newest first, with status, total and where each goes (city, \
+country). Pass next_cursor as cursor for older ones. Read-only. The widget shows the list, with Cancel order on orders \
+that may still be cancelled; you cannot cancel an order yourself.",
+        input_schema = input_schema::<ListOrdersInput>(),
+        output_schema = output_schema::<Envelope<ListOrdersData>>(),
+        annotations(title = "List my orders", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn list_orders(&self, Extension(call): Extension<CallContext>, arguments: JsonObject) -> CallToolResult {
+        let outcome = match parse::<ListOrdersInput>(&call, &arguments) {
+            Ok(input) => self.app.checkout.list_orders(&call, &input).await,
+            Err(error) => error.into(),
+        };
+        render(&call, outcome)
+    }
+
+    #[tool(
+        name = "cancel_order",
+        title = "Cancel an order",
+        description = "Cancel a paid order before its fulfilment cut-off and refund it, only after the user pressed Cancel \
+order in the GiftGenius widget. Called by the widget, not by the model: it needs the token only the widget holds. \
+idempotency_key is minted once per cancellation; retrying with the same key never refunds twice.",
+        input_schema = input_schema::<CancelOrderInput>(),
+        output_schema = output_schema::<Envelope<OrderData>>(),
+        annotations(title = "Cancel an order", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = true)
+    )]
+    async fn cancel_order(&self, Extension(call): Extension<CallContext>, arguments: JsonObject) -> CallToolResult {
+        let outcome = match parse::<CancelOrderInput>(&call, &arguments) {
+            Ok(input) => self.app.checkout.cancel_order(&call, &input, &arguments).await,
+            Err(error) => error.into(),
+        };
+        render(&call, outcome)
+    }
+
+    #[tool(
+        name = "delete_my_data",
+        title = "Delete my data",
+        description = "Delete the user's saved address, drafts and stored requests, and anonymize their orders (financial \
+records are kept as the law requires), only after the user pressed Delete my data in the GiftGenius widget. Called by the \
+widget, not by the model.",
+        input_schema = input_schema::<DeleteMyDataInput>(),
+        output_schema = output_schema::<Envelope<DeleteMyDataData>>(),
+        annotations(title = "Delete my data", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn delete_my_data(&self, Extension(call): Extension<CallContext>, arguments: JsonObject) -> CallToolResult {
+        let outcome = match parse::<DeleteMyDataInput>(&call, &arguments) {
+            Ok(input) => self.app.checkout.delete_my_data(&call, &input).await,
+            Err(error) => error.into(),
+        };
+        render(&call, outcome)
+    }
 }
 
 /// Where a tool result asks the host to sign the user in (OpenAI Apps SDK).
@@ -245,6 +303,9 @@ pub fn tool_meta(tool: ToolName, widget_uri: &str) -> Map<String, Value> {
         ToolName::CommitOrder => ("Placing your order…", "Order placed", &["app"]),
         ToolName::CreateCheckoutSession => ("Creating checkout…", "Checkout ready", &["model", "app"]),
         ToolName::GetOrder => ("Looking up the order…", "Order status", &["model", "app"]),
+        ToolName::ListOrders => ("Looking up your orders…", "Your orders", &["model", "app"]),
+        ToolName::CancelOrder => ("Cancelling your order…", "Order cancelled", &["app"]),
+        ToolName::DeleteMyData => ("Deleting your data…", "Your data was deleted", &["app"]),
     };
     let mut meta = Map::new();
     meta.insert("openai/toolInvocation/invoking".into(), json!(invoking));

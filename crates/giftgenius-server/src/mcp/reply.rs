@@ -29,11 +29,11 @@ pub fn render<T: Serialize + ModelText>(call: &CallContext, outcome: Outcome<T>)
         Err(error) => error_text(call.tool, error),
     };
     let locale = outcome.replay_locale.as_deref().unwrap_or(&call.locale);
-    let html = fallback_html(&structured, locale);
     let mut meta = match outcome.result {
         Ok(answer) => answer.widget_meta,
         Err(_) => Map::new(),
     };
+    let html = fallback_html(&structured, &meta, locale);
     meta.insert(META_HTML.into(), Value::String(html));
     meta.insert(META_VIEW_UUID.into(), Value::String(view_uuid(&call.reference)));
     if outcome.replay_locale.is_some() {
@@ -53,26 +53,32 @@ pub fn render_error(call: &CallContext, error: ToolError) -> CallToolResult {
 }
 
 /// The state's HTML rendered natively by the widget's own components: what the packed
-/// document shows before WebAssembly runs, or when the host refuses to compile it.
+/// document shows before WebAssembly runs, or when the host refuses to compile it. The widget
+/// `_meta` goes in too (a draft's full delivery details for the card's form, which orders have
+/// a Cancel button): the HTML is itself widget-only `_meta`. Tokens never reach the markup.
 ///
 /// Every result carries it (first paint needs it), and rendering is most of a call's work, so
 /// it is rendered once per distinct result and locale: the same suggestion asked again (a
 /// regenerated answer, many users asking alike) reuses the HTML. The key is the whole
-/// structured content, so two results share HTML only when they are the same.
-fn fallback_html(structured: &Map<String, Value>, locale: &str) -> String {
+/// structured content and widget `_meta`, so two results share HTML only when they are the
+/// same.
+fn fallback_html(structured: &Map<String, Value>, widget_meta: &Map<String, Value>, locale: &str) -> String {
     let render = || {
-        let state = ViewState::from_tool_output(&Value::Object(structured.clone()));
+        let state =
+            ViewState::from_tool_result(&Value::Object(structured.clone()), &Value::Object(widget_meta.clone()));
         render_to_html(&state, &RenderContext::new(Theme::Light, locale.to_string()))
     };
     // Errors carry their call's reference, so no two are alike: not worth keeping.
     if structured.get("ok") != Some(&Value::Bool(true)) {
         return render();
     }
-    let Ok(json) = serde_json::to_string(structured) else { return render() };
-    if json.len() > RENDERED_MAX_KEY {
+    let (Ok(json), Ok(meta)) = (serde_json::to_string(structured), serde_json::to_string(widget_meta)) else {
+        return render();
+    };
+    if json.len() + meta.len() > RENDERED_MAX_KEY {
         return render();
     }
-    let key = (locale.to_string(), json);
+    let key = (locale.to_string(), json, meta);
     if let Some(html) = rendered().lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return html.to_string();
     }
@@ -89,7 +95,7 @@ fn fallback_html(structured: &Map<String, Value>, locale: &str) -> String {
 const RENDERED_MAX_ENTRIES: usize = 1024;
 const RENDERED_MAX_KEY: usize = 64 * 1024;
 
-type Rendered = std::sync::Mutex<std::collections::HashMap<(String, String), std::sync::Arc<str>>>;
+type Rendered = std::sync::Mutex<std::collections::HashMap<(String, String, String), std::sync::Arc<str>>>;
 
 fn rendered() -> &'static Rendered {
     static RENDERED: std::sync::OnceLock<Rendered> = std::sync::OnceLock::new();

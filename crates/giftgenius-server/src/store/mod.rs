@@ -18,8 +18,10 @@ use sqlx::{PgPool, SqlitePool};
 
 use dialect::{Dialect, WriteLock};
 pub use rows::{
-    CheckoutRow, CurrencyColumn, DraftRow, KeyRow, OrderRow, OrderStatusColumn, RecoveryPoint, ShippingColumn, Usage,
+    CheckoutRow, CurrencyColumn, DraftRow, KeyRow, OrderRow, OrderStatusColumn, RecoveryPoint, RefundRow,
+    RefundStatusColumn, ShippingColumn, Usage,
 };
+pub use sql::ERASED_SUBJECT;
 
 /// A database failure. The text is for the log only; clients get `INTERNAL_ERROR`.
 #[derive(Debug)]
@@ -83,6 +85,35 @@ pub enum Claim {
     New,
     /// The key exists; the caller decides (replay, in progress, take over, reused).
     Existing(KeyRow),
+}
+
+/// The outcome of recording the refund of an order that is being cancelled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BeginRefund {
+    /// The refund is recorded as pending (now, or earlier under another key): ask the provider.
+    Ready(RefundRow),
+    /// The order is no longer paid (cancelled meanwhile under another key, or never paid).
+    NotPaid(Box<OrderRow>),
+}
+
+/// What deleting one account's data did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Deleted {
+    pub saved_addresses: u64,
+    pub drafts: u64,
+    pub idempotency_keys: u64,
+    pub checkout_sessions: u64,
+    pub orders_anonymized: u64,
+    pub refunds_anonymized: u64,
+}
+
+/// What one retention pass removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Retained {
+    pub orders_anonymized: u64,
+    pub orders_deleted: u64,
+    pub refunds_deleted: u64,
+    pub saved_addresses_deleted: u64,
 }
 
 /// The outcome of creating the order row for a draft.
@@ -151,6 +182,36 @@ macro_rules! finish_keys_of_order {
             .bind(RecoveryPoint::Finished)
             .execute($executor)
             .await?
+    };
+}
+
+/// Marks order `$order_id`'s refund succeeded as `$refund_id` and the order cancelled, in `$tx`;
+/// an error (and the transaction rolled back) if either is in another state.
+macro_rules! settle_refund_in {
+    ($tx:expr, $order_id:expr, $refund_id:expr, $now_ms:expr) => {
+        let refunded = sqlx::query(sql::SETTLE_REFUND)
+            .bind($order_id)
+            .bind(RefundStatusColumn::Succeeded)
+            .bind($refund_id)
+            .bind(RefundStatusColumn::Pending)
+            .bind($now_ms)
+            .execute($tx)
+            .await?
+            .rows_affected();
+        let cancelled = sqlx::query(sql::CANCEL_ORDER)
+            .bind($order_id)
+            .bind(OrderStatusColumn::Cancelled)
+            .bind(OrderStatusColumn::Paid)
+            .bind($now_ms)
+            .execute($tx)
+            .await?
+            .rows_affected();
+        if refunded != 1 || cancelled != 1 {
+            return Err(StoreError(format!(
+                "order {} was refunded ({}) but its refund or status did not match",
+                $order_id, $refund_id
+            )));
+        }
     };
 }
 
@@ -227,6 +288,7 @@ impl Store {
                 .bind(new.total_minor)
                 .bind(new.created_at_ms)
                 .bind(new.expires_at_ms)
+                .bind(&new.delivery)
                 .execute(&mut *tx)
                 .await?;
             let draft =
@@ -392,6 +454,7 @@ impl Store {
             let sold: i64 = sqlx::query_scalar(sql::LIVE_UNITS)
                 .bind(&order.gift_id)
                 .bind(OrderStatusColumn::PaymentDeclined)
+                .bind(OrderStatusColumn::Cancelled)
                 .fetch_one(&mut *tx)
                 .await?;
             if sold + order.quantity > stock {
@@ -410,6 +473,9 @@ impl Store {
                 .bind(order.total_minor)
                 .bind(OrderStatusColumn::PendingPayment)
                 .bind(now_ms)
+                .bind(&order.delivery)
+                .bind(&order.destination_city)
+                .bind(&order.destination_country)
                 .execute(&mut *tx)
                 .await;
             match inserted {
@@ -444,6 +510,20 @@ impl Store {
         on_pool!(self, |pool| Ok(sqlx::query_as(sql::ORDER).bind(id).bind(subject).fetch_optional(pool).await?))
     }
 
+    /// Up to `limit` of `subject`'s orders older than `before` in (created_at_ms, id) order,
+    /// newest first.
+    pub async fn orders_of(&self, subject: &str, before: (i64, &str), limit: i64) -> StoreResult<Vec<OrderRow>> {
+        on_pool!(self, |pool| {
+            Ok(sqlx::query_as(sql::ORDERS_OF_SUBJECT)
+                .bind(subject)
+                .bind(before.0)
+                .bind(before.1)
+                .bind(limit)
+                .fetch_all(pool)
+                .await?)
+        })
+    }
+
     /// Any subject's order `id` (a key's resource, the checkout page).
     pub async fn order_by_id(&self, id: &str) -> StoreResult<Option<OrderRow>> {
         on_pool!(self, |pool| Ok(sqlx::query_as(sql::ORDER_BY_ID).bind(id).fetch_optional(pool).await?))
@@ -466,6 +546,7 @@ impl Store {
             Ok(sqlx::query_scalar(sql::LIVE_UNITS)
                 .bind(gift_id)
                 .bind(OrderStatusColumn::PaymentDeclined)
+                .bind(OrderStatusColumn::Cancelled)
                 .fetch_one(pool)
                 .await?)
         })
@@ -655,6 +736,233 @@ impl Store {
     /// Counts orders (all statuses): for tests and the benchmark.
     pub async fn order_count(&self) -> StoreResult<i64> {
         on_pool!(self, |pool| Ok(sqlx::query_scalar(sql::ORDER_COUNT).fetch_one(pool).await?))
+    }
+
+    // --- saved addresses ---
+
+    /// Keeps `recipient` (JSON) as `subject`'s saved address (the person agreed).
+    pub async fn save_address(&self, subject: &str, recipient: &str, now_ms: i64) -> StoreResult<()> {
+        on_pool!(self, |pool| {
+            sqlx::query(sql::UPSERT_SAVED_ADDRESS).bind(subject).bind(recipient).bind(now_ms).execute(pool).await?;
+            Ok(())
+        })
+    }
+
+    /// `subject`'s saved address (JSON of a `Recipient`), if any.
+    pub async fn saved_address(&self, subject: &str) -> StoreResult<Option<String>> {
+        on_pool!(self, |pool| Ok(sqlx::query_scalar(sql::SAVED_ADDRESS).bind(subject).fetch_optional(pool).await?))
+    }
+
+    // --- refunds ---
+
+    /// In one transaction, if the fence holds: the paid order's refund is recorded as pending
+    /// (unless it has one already) and the key points at the order (`ResourceCreated`).
+    pub async fn begin_refund(
+        &self,
+        fence: &Fence,
+        refund: &RefundRow,
+        now_ms: i64,
+    ) -> StoreResult<Fenced<BeginRefund>> {
+        on_pool!(self, |pool| {
+            let mut tx = pool.begin_write(WriteLock::None).await?;
+            let order: Option<OrderRow> =
+                sqlx::query_as(sql::ORDER_BY_ID).bind(&refund.order_id).fetch_optional(&mut *tx).await?;
+            let Some(order) = order else {
+                tx.rollback().await?;
+                return Err(StoreError(format!("order {} vanished", refund.order_id)));
+            };
+            let existing: Option<RefundRow> =
+                sqlx::query_as(sql::REFUND_OF_ORDER).bind(&refund.order_id).fetch_optional(&mut *tx).await?;
+            let row = match existing {
+                Some(row) if row.status == RefundStatusColumn::Pending => row,
+                Some(_) => {
+                    tx.rollback().await?;
+                    return Ok(Fenced::Written(BeginRefund::NotPaid(Box::new(order))));
+                }
+                None if order.status != OrderStatusColumn::Paid => {
+                    tx.rollback().await?;
+                    return Ok(Fenced::Written(BeginRefund::NotPaid(Box::new(order))));
+                }
+                None => {
+                    sqlx::query(sql::INSERT_REFUND)
+                        .bind(&refund.id)
+                        .bind(&refund.order_id)
+                        .bind(&refund.subject)
+                        .bind(refund.amount_minor)
+                        .bind(refund.currency)
+                        .bind(RefundStatusColumn::Pending)
+                        .bind(now_ms)
+                        .execute(&mut *tx)
+                        .await?;
+                    sqlx::query_as(sql::REFUND_OF_ORDER).bind(&refund.order_id).fetch_one(&mut *tx).await?
+                }
+            };
+            let advanced = scoped!(sql::ADVANCE_KEY, fence.scope)
+                .bind(&refund.order_id)
+                .bind(now_ms)
+                .bind(RecoveryPoint::ResourceCreated)
+                .bind(fence.generation)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            or_stale!(tx, advanced);
+            tx.commit().await?;
+            Ok(Fenced::Written(BeginRefund::Ready(row)))
+        })
+    }
+
+    /// In one transaction, if the fence holds: the refund succeeded as `provider_refund_id`,
+    /// the order is cancelled, and the key finished with `response`.
+    pub async fn finish_refund(
+        &self,
+        fence: &Fence,
+        order_id: &str,
+        provider_refund_id: &str,
+        response: &str,
+        now_ms: i64,
+    ) -> StoreResult<Fenced> {
+        on_pool!(self, |pool| {
+            let mut tx = pool.begin_write(WriteLock::None).await?;
+            let finished = finish_key!(&mut *tx, fence, response, now_ms)?;
+            or_stale!(tx, finished);
+            settle_refund_in!(&mut *tx, order_id, provider_refund_id, now_ms);
+            tx.commit().await?;
+            Ok(Fenced::Written(()))
+        })
+    }
+
+    /// The reconciler: the pending refund succeeded as `provider_refund_id`, the order is
+    /// cancelled (no key involved: a later retry of a cancel key finds it settled).
+    pub async fn settle_refund(&self, order_id: &str, provider_refund_id: &str, now_ms: i64) -> StoreResult<()> {
+        on_pool!(self, |pool| {
+            let mut tx = pool.begin_write(WriteLock::None).await?;
+            settle_refund_in!(&mut *tx, order_id, provider_refund_id, now_ms);
+            tx.commit().await?;
+            Ok(())
+        })
+    }
+
+    pub async fn refund_of_order(&self, order_id: &str) -> StoreResult<Option<RefundRow>> {
+        on_pool!(self, |pool| Ok(sqlx::query_as(sql::REFUND_OF_ORDER).bind(order_id).fetch_optional(pool).await?))
+    }
+
+    /// Up to `limit` refunds pending since before `before_ms` (the reconciler's scan).
+    pub async fn refunds_pending(&self, before_ms: i64, limit: i64) -> StoreResult<Vec<RefundRow>> {
+        on_pool!(self, |pool| {
+            Ok(sqlx::query_as(sql::REFUNDS_PENDING)
+                .bind(RefundStatusColumn::Pending)
+                .bind(before_ms)
+                .bind(limit)
+                .fetch_all(pool)
+                .await?)
+        })
+    }
+
+    /// Refunds with `status`, oldest first (tests and the chaos run).
+    pub async fn refunds_with_status(&self, status: RefundStatusColumn) -> StoreResult<Vec<RefundRow>> {
+        on_pool!(self, |pool| Ok(sqlx::query_as(sql::REFUNDS_WITH_STATUS).bind(status).fetch_all(pool).await?))
+    }
+
+    // --- personal data ---
+
+    /// In one transaction: deletes `subject`'s saved address, drafts, idempotency keys and
+    /// checkout sessions, and anonymizes its settled orders and their refunds (kept as financial
+    /// records). Drafts and keys of an order still waiting for its payment, and keys in use
+    /// right now, stay until that is settled.
+    pub async fn delete_personal_data(&self, subject: &str, now_ms: i64) -> StoreResult<Deleted> {
+        on_pool!(self, |pool| {
+            let mut tx = pool.begin_write(WriteLock::None).await?;
+            let saved_addresses =
+                sqlx::query(sql::DELETE_SAVED_ADDRESS).bind(subject).execute(&mut *tx).await?.rows_affected();
+            let drafts = sqlx::query(sql::DELETE_DRAFTS_OF)
+                .bind(subject)
+                .bind(OrderStatusColumn::PendingPayment)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            let idempotency_keys = sqlx::query(sql::DELETE_KEYS_OF)
+                .bind(subject)
+                .bind(now_ms)
+                .bind(OrderStatusColumn::PendingPayment)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            let checkout_sessions =
+                sqlx::query(sql::DELETE_CHECKOUTS_OF).bind(subject).execute(&mut *tx).await?.rows_affected();
+            let orders_anonymized = sqlx::query(sql::ANONYMIZE_ORDERS_OF)
+                .bind(subject)
+                .bind(ERASED_SUBJECT)
+                .bind(now_ms)
+                .bind(OrderStatusColumn::PendingPayment)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            let refunds_anonymized = sqlx::query(sql::ANONYMIZE_REFUNDS_OF)
+                .bind(subject)
+                .bind(ERASED_SUBJECT)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            let deleted = Deleted {
+                saved_addresses,
+                drafts,
+                idempotency_keys,
+                checkout_sessions,
+                orders_anonymized,
+                refunds_anonymized,
+            };
+            tx.commit().await?;
+            Ok(deleted)
+        })
+    }
+
+    /// One retention pass: orders placed before `personal_before_ms` are anonymized, anonymized
+    /// orders placed before `financial_before_ms` and refunds before `refunds_before_ms` are
+    /// deleted, and saved addresses unused since `addresses_before_ms` too.
+    pub async fn apply_retention(
+        &self,
+        personal_before_ms: i64,
+        financial_before_ms: i64,
+        refunds_before_ms: i64,
+        addresses_before_ms: i64,
+        now_ms: i64,
+    ) -> StoreResult<Retained> {
+        on_pool!(self, |pool| {
+            let mut done = Retained::default();
+            let mut tx = pool.begin_write(WriteLock::None).await?;
+            done.orders_anonymized = sqlx::query(sql::ANONYMIZE_ORDERS_BEFORE)
+                .bind(personal_before_ms)
+                .bind(ERASED_SUBJECT)
+                .bind(now_ms)
+                .bind(OrderStatusColumn::PendingPayment)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            sqlx::query(sql::ANONYMIZE_REFUNDS_BEFORE).bind(ERASED_SUBJECT).execute(&mut *tx).await?;
+            tx.commit().await?;
+            done.orders_deleted = sqlx::query(sql::PRUNE_ANONYMIZED_ORDERS)
+                .bind(financial_before_ms)
+                .execute(pool)
+                .await?
+                .rows_affected();
+            done.refunds_deleted = sqlx::query(sql::PRUNE_REFUNDS)
+                .bind(refunds_before_ms)
+                .bind(RefundStatusColumn::Succeeded)
+                .execute(pool)
+                .await?
+                .rows_affected();
+            done.saved_addresses_deleted =
+                sqlx::query(sql::PRUNE_SAVED_ADDRESSES).bind(addresses_before_ms).execute(pool).await?.rows_affected();
+            Ok(done)
+        })
+    }
+
+    /// Anonymized orders kept as financial records (tests and the operator command).
+    pub async fn erased_order_count(&self) -> StoreResult<i64> {
+        on_pool!(self, |pool| Ok(sqlx::query_scalar(sql::COUNT_ERASED_ORDERS)
+            .bind(ERASED_SUBJECT)
+            .fetch_one(pool)
+            .await?))
     }
 
     // --- checkout sessions ---

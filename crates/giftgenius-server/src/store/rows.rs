@@ -6,7 +6,7 @@
 //! error (the call answers `INTERNAL_ERROR` with a reference), never a silent default. The
 //! enums convert to the contract's types here, so the contract crate stays free of sqlx.
 
-use giftgenius_types::{Currency, Money, OrderStatus, ShippingSpeed};
+use giftgenius_types::{Currency, Money, OrderStatus, RefundStatus, ShippingSpeed};
 
 /// A Rust enum stored as one of a fixed set of strings.
 macro_rules! text_column {
@@ -76,6 +76,26 @@ text_column! {
         PendingPayment => "pending_payment",
         Paid => "paid",
         PaymentDeclined => "payment_declined",
+        /// Cancelled before the fulfilment cut-off; its refund succeeded.
+        Cancelled => "cancelled",
+    }
+}
+
+text_column! {
+    /// `refunds.status`.
+    RefundStatusColumn {
+        /// Recorded, asked of the provider; a retry or the reconciler finishes it.
+        Pending => "pending",
+        Succeeded => "succeeded",
+    }
+}
+
+impl From<RefundStatusColumn> for RefundStatus {
+    fn from(status: RefundStatusColumn) -> Self {
+        match status {
+            RefundStatusColumn::Pending => RefundStatus::Pending,
+            RefundStatusColumn::Succeeded => RefundStatus::Succeeded,
+        }
     }
 }
 
@@ -130,6 +150,7 @@ impl From<OrderStatusColumn> for OrderStatus {
             OrderStatusColumn::PendingPayment => OrderStatus::PendingPayment,
             OrderStatusColumn::Paid => OrderStatus::Paid,
             OrderStatusColumn::PaymentDeclined => OrderStatus::PaymentDeclined,
+            OrderStatusColumn::Cancelled => OrderStatus::Cancelled,
         }
     }
 }
@@ -194,6 +215,8 @@ pub struct DraftRow {
     pub total_minor: i64,
     pub created_at_ms: i64,
     pub expires_at_ms: i64,
+    /// JSON of `DeliveryDetails`; `None`: the draft has no recipient yet.
+    pub delivery: Option<String>,
 }
 
 /// Where a keyed call stands; see `checkout::idempotency`.
@@ -222,11 +245,38 @@ pub struct OrderRow {
     pub status: OrderStatusColumn,
     pub charge_id: Option<String>,
     pub created_at_ms: i64,
+    /// JSON of `DeliveryDetails`; `None` once anonymized (or for orders placed before delivery
+    /// details existed).
+    pub delivery: Option<String>,
+    pub destination_city: Option<String>,
+    pub destination_country: Option<String>,
+    pub cancelled_at_ms: Option<i64>,
+    pub anonymized_at_ms: Option<i64>,
 }
 
 impl OrderRow {
     pub fn total(&self) -> Money {
         Money::new(self.total_minor, self.currency.into())
+    }
+}
+
+/// The refund of a cancelled order.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct RefundRow {
+    pub id: String,
+    pub order_id: String,
+    pub subject: String,
+    pub amount_minor: i64,
+    pub currency: CurrencyColumn,
+    pub status: RefundStatusColumn,
+    pub provider_refund_id: Option<String>,
+    pub created_at_ms: i64,
+    pub updated_at_ms: i64,
+}
+
+impl RefundRow {
+    pub fn amount(&self) -> Money {
+        Money::new(self.amount_minor, self.currency.into())
     }
 }
 
@@ -253,7 +303,12 @@ mod tests {
 
     #[test]
     fn every_column_value_round_trips_and_unknown_values_are_refused() {
-        for status in [OrderStatusColumn::PendingPayment, OrderStatusColumn::Paid, OrderStatusColumn::PaymentDeclined] {
+        for status in [
+            OrderStatusColumn::PendingPayment,
+            OrderStatusColumn::Paid,
+            OrderStatusColumn::PaymentDeclined,
+            OrderStatusColumn::Cancelled,
+        ] {
             assert_eq!(OrderStatusColumn::parse(status.as_str()), Some(status));
             assert_eq!(OrderStatus::from(status).as_str(), status.as_str());
         }

@@ -19,7 +19,7 @@ pub const SECRET: &str = "SELECT value FROM secrets WHERE name = $1";
 pub const EXPIRE_ACTIVE_DRAFT: &str =
     "UPDATE drafts SET active = 0 WHERE subject = $1 AND draft_key = $2 AND active = 1 AND expires_at_ms <= $3";
 pub const INSERT_DRAFT: &str = "INSERT INTO drafts (id, subject, draft_key, active, gift_id, quantity, shipping, currency, subtotal_minor, \
-     shipping_minor, total_minor, created_at_ms, expires_at_ms) VALUES ($1, $2, $3, 1, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
+     shipping_minor, total_minor, created_at_ms, expires_at_ms, delivery) VALUES ($1, $2, $3, 1, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
      ON CONFLICT DO NOTHING";
 pub const ACTIVE_DRAFT: &str = "SELECT * FROM drafts WHERE subject = $1 AND draft_key = $2 AND active = 1";
 pub const DRAFT: &str = "SELECT * FROM drafts WHERE id = $1 AND subject = $2";
@@ -72,12 +72,16 @@ pub const FINISH_KEYS_OF_ORDER: &str = "UPDATE idempotency_keys SET recovery_poi
 
 /// $2 the `PaymentDeclined` status: any other status is live.
 pub const LIVE_ORDER_FOR_DRAFT: &str = "SELECT * FROM orders WHERE draft_id = $1 AND status <> $2";
-/// Units of a gift in live orders; $2 the `PaymentDeclined` status. SUM(BIGINT) is NUMERIC in
-/// PostgreSQL, hence the cast (a no-op in SQLite).
-pub const LIVE_UNITS: &str =
-    "SELECT CAST(COALESCE(SUM(quantity), 0) AS BIGINT) FROM orders WHERE gift_id = $1 AND status <> $2";
+/// Units of a gift in orders that hold stock; $2 the `PaymentDeclined` and $3 the `Cancelled`
+/// status (a cancelled order gave its stock back). SUM(BIGINT) is NUMERIC in PostgreSQL, hence
+/// the cast (a no-op in SQLite).
+pub const LIVE_UNITS: &str = "SELECT CAST(COALESCE(SUM(quantity), 0) AS BIGINT) FROM orders WHERE gift_id = $1 AND status <> $2 AND status <> $3";
 pub const INSERT_ORDER: &str = "INSERT INTO orders (id, subject, draft_id, gift_id, gift_title, merchant, quantity, currency, total_minor, status, \
-     charge_id, created_at_ms, updated_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, $11, $11)";
+     charge_id, created_at_ms, updated_at_ms, delivery, destination_city, destination_country) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, $11, $11, $12, $13, $14)";
+/// One page of `$1`'s orders, newest first, older than ($2, $3) in (created_at_ms, id) order; at most $4.
+pub const ORDERS_OF_SUBJECT: &str = "SELECT * FROM orders WHERE subject = $1 \
+     AND (created_at_ms < $2 OR (created_at_ms = $2 AND id < $3)) ORDER BY created_at_ms DESC, id DESC LIMIT $4";
 pub const ORDER: &str = "SELECT * FROM orders WHERE id = $1 AND subject = $2";
 pub const ORDER_BY_ID: &str = "SELECT * FROM orders WHERE id = $1";
 /// A charge request for a pending order ($4) may be in flight until $2; $3 now.
@@ -107,6 +111,68 @@ pub const SETTLE_DECLINED: &str = "UPDATE orders SET status = $2, updated_at_ms 
      AND (charging_until_ms IS NULL OR charging_until_ms < $5)";
 /// Orders by status (the invariants of the tests and the chaos run).
 pub const ORDERS_WITH_STATUS: &str = "SELECT * FROM orders WHERE status = $1 ORDER BY created_at_ms, id";
+
+// --- saved addresses ---
+
+pub const UPSERT_SAVED_ADDRESS: &str = "INSERT INTO saved_addresses (subject, recipient, updated_at_ms) VALUES ($1, $2, $3) \
+     ON CONFLICT (subject) DO UPDATE SET recipient = $2, updated_at_ms = $3";
+pub const SAVED_ADDRESS: &str = "SELECT recipient FROM saved_addresses WHERE subject = $1";
+pub const PRUNE_SAVED_ADDRESSES: &str = "DELETE FROM saved_addresses WHERE updated_at_ms < $1";
+
+// --- refunds ---
+
+/// $1 id, $2 order, $3 subject, $4 amount, $5 currency, $6 the `Pending` status, $7 now.
+pub const INSERT_REFUND: &str = "INSERT INTO refunds (id, order_id, subject, amount_minor, currency, status, provider_refund_id, \
+     created_at_ms, updated_at_ms) VALUES ($1, $2, $3, $4, $5, $6, NULL, $7, $7) ON CONFLICT (order_id) DO NOTHING";
+pub const REFUND_OF_ORDER: &str = "SELECT * FROM refunds WHERE order_id = $1";
+/// The pending ($4) refund of order $1 succeeded as provider refund $3 ($2 the `Succeeded`
+/// status) at $5; also matches one already settled with that very refund.
+pub const SETTLE_REFUND: &str = "UPDATE refunds SET status = $2, provider_refund_id = $3, updated_at_ms = $5 \
+     WHERE order_id = $1 AND (status = $4 OR (status = $2 AND provider_refund_id = $3))";
+/// The paid ($3) order $1 is cancelled ($2) at $4; also matches one already cancelled.
+pub const CANCEL_ORDER: &str = "UPDATE orders SET status = $2, cancelled_at_ms = COALESCE(cancelled_at_ms, $4), updated_at_ms = $4 \
+     WHERE id = $1 AND (status = $3 OR status = $2)";
+/// Refunds still pending ($1) since before $2, oldest first; at most $3.
+pub const REFUNDS_PENDING: &str =
+    "SELECT * FROM refunds WHERE status = $1 AND updated_at_ms < $2 ORDER BY created_at_ms, id LIMIT $3";
+pub const REFUNDS_WITH_STATUS: &str = "SELECT * FROM refunds WHERE status = $1 ORDER BY created_at_ms, id";
+/// Succeeded ($2) refunds recorded before $1: past the refund retention.
+pub const PRUNE_REFUNDS: &str = "DELETE FROM refunds WHERE created_at_ms < $1 AND status = $2";
+
+// --- personal data: deleting on request, anonymizing, retention ---
+//
+// An order is anonymized by erasing its delivery details and city and detaching it from its
+// account (`subject` becomes [`ERASED_SUBJECT`], which no caller can have); what stays is the
+// financial record: amount, currency, gift, dates, charge id, status and destination country.
+// Orders still waiting for their payment are left alone (the money is not settled yet).
+
+/// The subject of anonymized orders and refunds.
+pub const ERASED_SUBJECT: &str = "erased";
+pub const DELETE_SAVED_ADDRESS: &str = "DELETE FROM saved_addresses WHERE subject = $1";
+/// $1 subject, $2 the `PendingPayment` status.
+pub const DELETE_DRAFTS_OF: &str = "DELETE FROM drafts WHERE subject = $1 \
+     AND NOT EXISTS (SELECT 1 FROM orders WHERE orders.draft_id = drafts.id AND orders.status = $2)";
+/// $1 subject, $2 now, $3 the `PendingPayment` status: not a key in use, nor one of a pending order.
+pub const DELETE_KEYS_OF: &str = "DELETE FROM idempotency_keys WHERE subject = $1 \
+     AND (locked_until_ms IS NULL OR locked_until_ms < $2) \
+     AND NOT EXISTS (SELECT 1 FROM orders WHERE orders.id = idempotency_keys.resource_id AND orders.status = $3)";
+pub const DELETE_CHECKOUTS_OF: &str = "DELETE FROM checkout_sessions WHERE subject = $1";
+/// $1 subject, $2 the erased subject, $3 now, $4 the `PendingPayment` status.
+pub const ANONYMIZE_ORDERS_OF: &str = "UPDATE orders SET delivery = NULL, destination_city = NULL, subject = $2, \
+     anonymized_at_ms = $3, updated_at_ms = $3 WHERE subject = $1 AND status <> $4";
+pub const ANONYMIZE_REFUNDS_OF: &str = "UPDATE refunds SET subject = $2 WHERE subject = $1 \
+     AND NOT EXISTS (SELECT 1 FROM orders WHERE orders.id = refunds.order_id AND orders.subject = $1)";
+/// Orders placed before $1 (not pending: $4) keep their personal data no longer: $2 the erased
+/// subject, $3 now.
+pub const ANONYMIZE_ORDERS_BEFORE: &str = "UPDATE orders SET delivery = NULL, destination_city = NULL, subject = $2, \
+     anonymized_at_ms = $3, updated_at_ms = $3 WHERE created_at_ms < $1 AND anonymized_at_ms IS NULL AND status <> $4";
+pub const ANONYMIZE_REFUNDS_BEFORE: &str = "UPDATE refunds SET subject = $2 WHERE subject <> $2 \
+     AND EXISTS (SELECT 1 FROM orders WHERE orders.id = refunds.order_id AND orders.subject = $2)";
+/// Anonymized orders placed before $1: past the financial retention.
+pub const PRUNE_ANONYMIZED_ORDERS: &str =
+    "DELETE FROM orders WHERE anonymized_at_ms IS NOT NULL AND created_at_ms < $1";
+/// Financial records of the erased subject: anonymized orders.
+pub const COUNT_ERASED_ORDERS: &str = "SELECT COUNT(*) FROM orders WHERE subject = $1";
 
 // --- checkout sessions ---
 

@@ -3,6 +3,7 @@
 //! that account; another account's token, forged hints and bad tokens; the tools that ask to
 //! sign in; a purchase that survives the death of the replica it started on; the startup rules.
 
+use crate::support::with_recipient;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -84,7 +85,7 @@ async fn signed_in(app: &TestApp, user: &str, scope: &str) -> RunningService<Rol
 }
 
 async fn prepare(client: &RunningService<RoleClient, ()>, gift: &str) -> (String, String) {
-    let (result, sc) = call(client, "prepare_order", json!({"gift_id": gift})).await;
+    let (result, sc) = call(client, "prepare_order", with_recipient(json!({"gift_id": gift}))).await;
     assert_eq!(sc["ok"], true, "{sc}");
     let token = meta_of(&result, TOKEN).and_then(Value::as_str).expect("token").to_string();
     (sc["draft"]["id"].as_str().unwrap().to_string(), token)
@@ -158,7 +159,7 @@ async fn signed_out_suggestions_work_and_the_order_tools_ask_the_user_to_sign_in
     assert_eq!(suggestions["ok"], true, "{suggestions}");
 
     for (tool, args, scope) in [
-        ("prepare_order", json!({"gift_id": "hh-010"}), "orders:write"),
+        ("prepare_order", with_recipient(json!({"gift_id": "hh-010"})), "orders:write"),
         ("get_order", json!({"order_id": "ord_1"}), "orders:read"),
         ("commit_order", commit_args("drf_1", "ik_1", "ct_k1.00"), "orders:write"),
     ] {

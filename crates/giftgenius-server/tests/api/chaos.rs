@@ -9,12 +9,17 @@
 //! - no provider key charged twice, no draft paid twice;
 //! - no order left pending after the reconciler;
 //! - no gift sold beyond its stock;
-//! - every key that got a definitive answer answers the same again.
+//! - every key that got a definitive answer answers the same again;
+//! - cancellations (half the buyers who paid cancel, with duplicate submits across replicas
+//!   under the same faults and kills): each cancelled order has exactly one refund at the
+//!   provider, of its charge and for its total; no charge is refunded twice; no refund is left
+//!   pending after the reconciler; every cancel key answers its first answer again.
 //!
 //! `chaos_small` runs on every `cargo test` (seconds); the long run is
 //! `GIFTGENIUS_CHAOS_BUYERS=200 GIFTGENIUS_CHAOS_SECS=120 cargo test -p giftgenius-server --test
 //! api chaos::chaos_long -- --ignored --nocapture` (`GIFTGENIUS_CHAOS_SEED` replays a run).
 
+use crate::support::with_recipient;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 use std::process::Stdio;
@@ -23,8 +28,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use giftgenius_sandbox_pay::api::ChargeStatus;
-use giftgenius_server::store::{OrderRow, OrderStatusColumn, Store};
+use giftgenius_server::store::{OrderRow, OrderStatusColumn, RefundStatusColumn, Store};
 use giftgenius_server::suggest::catalog::Catalog;
+use giftgenius_types::wire::META_CANCEL_TOKENS;
 use serde_json::{Value, json};
 use tokio::sync::Mutex as AsyncMutex;
 
@@ -70,6 +76,7 @@ struct Counts {
     lost_calls: AtomicU64,
     kills: AtomicU64,
     fault_plans: AtomicU64,
+    cancel_calls: AtomicU64,
 }
 
 /// One deployment: its database and its server processes (slots are restarted in place).
@@ -139,11 +146,23 @@ impl Deployment {
 }
 
 /// One tools/call on a fresh connection, bounded in time; Err when the replica is gone.
+/// The second value is the confirmation token of the result's widget `_meta`, if any.
 async fn call_once(url: &str, subject: &str, tool: &'static str, arguments: Value) -> Result<(Value, Value), String> {
+    call_with_meta(url, subject, tool, arguments, TOKEN).await
+}
+
+/// [`call_once`], returning the widget `_meta` value under `key`.
+async fn call_with_meta(
+    url: &str,
+    subject: &str,
+    tool: &'static str,
+    arguments: Value,
+    key: &str,
+) -> Result<(Value, Value), String> {
     let attempt = async {
         let client = connect(&format!("{url}/mcp")).await?;
         let result = client.call_tool(request(Some(subject), tool, arguments)).await.map_err(|e| e.to_string())?;
-        let meta = meta_of(&result, TOKEN).cloned().unwrap_or(Value::Null);
+        let meta = meta_of(&result, key).cloned().unwrap_or(Value::Null);
         Ok::<_, String>((result.structured_content.unwrap_or(Value::Null), meta))
     };
     tokio::time::timeout(CALL_LIMIT, attempt).await.map_err(|_| "timed out".to_string())?
@@ -154,12 +173,63 @@ fn definitive(answer: &Value) -> bool {
     answer["ok"] == true || answer["error"]["retryable"] == false
 }
 
-/// What one buyer saw: its deployment, key, and its first definitive answer (if any came).
+/// What one buyer saw: its deployment, key, and its first definitive answer (if any came);
+/// and, for a buyer who cancelled, the cancel_order arguments and their first definitive answer.
 struct Purchase {
     deployment: usize,
     subject: String,
     commit: Value,
     first: Option<Value>,
+    cancel: Option<(Value, Option<Value>)>,
+}
+
+/// Calls `tool` with `arguments` (sometimes twice at once, on two replicas) until a definitive
+/// answer comes or time is up; Err when two definitive answers for one key differ.
+async fn until_definitive(
+    site: &Deployment,
+    subject: &str,
+    tool: &'static str,
+    arguments: &Value,
+    rng: &mut Rng,
+    counts: &Counts,
+    stop_by: Instant,
+) -> Result<Option<Value>, String> {
+    let calls = if tool == "cancel_order" { &counts.cancel_calls } else { &counts.commit_calls };
+    let mut first: Option<Value> = None;
+    while first.is_none() && Instant::now() < stop_by {
+        // Sometimes the same submit twice at once, on two replicas (a double click, a host retry).
+        let copies = if rng.below(3) == 0 { 2 } else { 1 };
+        if copies == 2 {
+            counts.duplicate_submits.fetch_add(1, Ordering::Relaxed);
+        }
+        let urls: Vec<Option<String>> = (0..copies).map(|_| site.pick(rng)).collect();
+        let pending = urls.into_iter().flatten().map(|url| {
+            calls.fetch_add(1, Ordering::Relaxed);
+            let (subject, arguments) = (subject.to_string(), arguments.clone());
+            async move { call_once(&url, &subject, tool, arguments).await }
+        });
+        for answer in futures::future::join_all(pending).await {
+            match answer {
+                Ok((answer, _)) if definitive(&answer) => match &first {
+                    None => first = Some(answer),
+                    Some(seen) if *seen != answer => {
+                        return Err(format!("{subject}: two definitive {tool} answers for one key:\n{seen}\n{answer}"));
+                    }
+                    Some(_) => {}
+                },
+                Ok(_) => {
+                    counts.transient_answers.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(_) => {
+                    counts.lost_calls.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+        if first.is_none() {
+            tokio::time::sleep(Duration::from_millis(50 + rng.below(200))).await;
+        }
+    }
+    Ok(first)
 }
 
 async fn buyer(
@@ -182,7 +252,7 @@ async fn buyer(
             tokio::time::sleep(Duration::from_millis(50)).await;
             continue;
         };
-        match call_once(&url, &subject, "prepare_order", json!({"gift_id": gift})).await {
+        match call_once(&url, &subject, "prepare_order", with_recipient(json!({"gift_id": gift}))).await {
             Ok((answer, token)) if answer["ok"] == true => {
                 break (
                     answer["draft"]["id"].as_str().unwrap_or_default().to_string(),
@@ -194,41 +264,42 @@ async fn buyer(
         }
     };
     let commit = commit_args(&draft, &format!("ik_{index}"), &token);
-    let mut first: Option<Value> = None;
-    while first.is_none() && Instant::now() < stop_by {
-        // Sometimes the same submit twice at once, on two replicas (a double click, a host retry).
-        let copies = if rng.below(3) == 0 { 2 } else { 1 };
-        if copies == 2 {
-            counts.duplicate_submits.fetch_add(1, Ordering::Relaxed);
-        }
-        let urls: Vec<Option<String>> = (0..copies).map(|_| site.pick(&mut rng)).collect();
-        let calls = urls.into_iter().flatten().map(|url| {
-            counts.commit_calls.fetch_add(1, Ordering::Relaxed);
-            let (subject, commit) = (subject.clone(), commit.clone());
-            async move { call_once(&url, &subject, "commit_order", commit).await }
-        });
-        for answer in futures::future::join_all(calls).await {
-            match answer {
-                Ok((answer, _)) if definitive(&answer) => match &first {
-                    None => first = Some(answer),
-                    Some(seen) if *seen != answer => {
-                        return Err(format!("{subject}: two definitive answers for one key:\n{seen}\n{answer}"));
+    let first = until_definitive(site, &subject, "commit_order", &commit, &mut rng, &counts, stop_by).await?;
+    // Half of those who paid change their mind: the cancel token from get_order's widget
+    // `_meta` (as the widget's list has it), then cancel_order under one key.
+    let order_id = first.as_ref().filter(|f| f["ok"] == true).and_then(|f| f["order"]["id"].as_str());
+    let cancel = match order_id {
+        Some(order_id) if rng.below(2) == 0 => {
+            let token = loop {
+                if Instant::now() > stop_by {
+                    break None;
+                }
+                let Some(url) = site.pick(&mut rng) else {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                };
+                let asked = json!({"order_id": order_id});
+                match call_with_meta(&url, &subject, "get_order", asked, META_CANCEL_TOKENS).await {
+                    Ok((answer, tokens)) if answer["ok"] == true => {
+                        break tokens[order_id].as_str().map(str::to_string);
                     }
-                    Some(_) => {}
-                },
-                Ok(_) => {
-                    counts.transient_answers.fetch_add(1, Ordering::Relaxed);
+                    _ => tokio::time::sleep(Duration::from_millis(50)).await,
                 }
-                Err(_) => {
-                    counts.lost_calls.fetch_add(1, Ordering::Relaxed);
+            };
+            match token {
+                Some(token) => {
+                    let args = json!({"order_id": order_id, "idempotency_key": format!("ck_{index}"),
+                        "confirmation_token": token});
+                    let answer =
+                        until_definitive(site, &subject, "cancel_order", &args, &mut rng, &counts, stop_by).await?;
+                    Some((args, answer))
                 }
+                None => None,
             }
         }
-        if first.is_none() {
-            tokio::time::sleep(Duration::from_millis(50 + rng.below(200))).await;
-        }
-    }
-    Ok(Some(Purchase { deployment, subject, commit, first }))
+        _ => None,
+    };
+    Ok(Some(Purchase { deployment, subject, commit, first, cancel }))
 }
 
 /// The ledger and the databases agree; returns a summary line per fact checked.
@@ -250,8 +321,21 @@ async fn check_invariants(
         .filter(|c| c.status == ChargeStatus::Succeeded)
         .map(|c| (c.idempotency_key.as_str(), c))
         .collect();
+    let refunds = provider.refunds().await;
+    let mut refunded_charges = HashSet::new();
+    let mut refund_keys = HashSet::new();
+    for refund in &refunds {
+        if !refunded_charges.insert(refund.charge.clone()) {
+            return Err(format!("charge {} refunded twice", refund.charge));
+        }
+        if !refund_keys.insert(refund.idempotency_key.clone()) {
+            return Err(format!("refund key {} used twice", refund.idempotency_key));
+        }
+    }
+    let refund_of: HashMap<&str, _> = refunds.iter().map(|r| (r.charge.as_str(), r)).collect();
     let mut facts = BTreeMap::new();
     let mut paid_total = 0;
+    let mut cancelled_total = 0;
     for deployment in deployments {
         let store = Store::connect(&deployment.db).await.map_err(|e| e.to_string())?;
         let pending = store.orders_with_status(OrderStatusColumn::PendingPayment).await.map_err(|e| e.to_string())?;
@@ -283,6 +367,42 @@ async fn check_invariants(
                 return Err(format!("{}: {units} × {gift} sold, {stock} in stock", deployment.name));
             }
         }
+        // A cancelled order was paid: its charge is in the ledger, and exactly one refund of it,
+        // for its total; a paid order has none; no refund is left pending.
+        let cancelled = store.orders_with_status(OrderStatusColumn::Cancelled).await.map_err(|e| e.to_string())?;
+        for order in &cancelled {
+            let key = format!("gg_{}", order.id);
+            let charge =
+                succeeded.get(key.as_str()).ok_or_else(|| format!("cancelled order {} has no charge", order.id))?;
+            let refund = refund_of
+                .get(charge.id.as_str())
+                .ok_or_else(|| format!("cancelled order {} has no refund", order.id))?;
+            if refund.amount != order.total_minor || order.charge_id.as_deref() != Some(charge.id.as_str()) {
+                return Err(format!("cancelled order {} does not match its refund {refund:?}", order.id));
+            }
+            if !drafts.insert(order.draft_id.clone()) {
+                return Err(format!("draft {} paid twice", order.draft_id));
+            }
+        }
+        for order in &paid {
+            if let Some(charge) = order.charge_id.as_deref().and_then(|c| refund_of.get(c)) {
+                return Err(format!("paid order {} was refunded ({charge:?}) but is not cancelled", order.id));
+            }
+        }
+        let pending_refunds =
+            store.refunds_with_status(RefundStatusColumn::Pending).await.map_err(|e| e.to_string())?;
+        if !pending_refunds.is_empty() {
+            return Err(format!(
+                "{}: {} refunds still pending after the reconciler",
+                deployment.name,
+                pending_refunds.len()
+            ));
+        }
+        facts.insert(
+            if pg_name(deployment) { "cancelled orders (postgres)" } else { "cancelled orders (sqlite)" },
+            cancelled.len(),
+        );
+        cancelled_total += cancelled.len();
         paid_total += paid.len();
         // Abandoned: declined without any record at the provider (never charged, stock released).
         let abandoned = declined.iter().filter(|o| !keys.contains(&format!("gg_{}", o.id))).count();
@@ -294,9 +414,16 @@ async fn check_invariants(
         );
         facts.insert(if pg { "abandoned orders (postgres)" } else { "abandoned orders (sqlite)" }, abandoned);
     }
-    if succeeded.len() != paid_total {
-        return Err(format!("{} succeeded charges but {paid_total} paid orders", succeeded.len()));
+    if succeeded.len() != paid_total + cancelled_total {
+        return Err(format!(
+            "{} succeeded charges but {paid_total} paid and {cancelled_total} cancelled orders",
+            succeeded.len()
+        ));
     }
+    if refunds.len() != cancelled_total {
+        return Err(format!("{} refunds at the provider but {cancelled_total} cancelled orders", refunds.len()));
+    }
+    facts.insert("refunds", refunds.len());
     facts.insert("succeeded charges", succeeded.len());
     facts.insert("declined charges", ledger.iter().filter(|c| c.status == ChargeStatus::Failed).count());
 
@@ -312,6 +439,13 @@ async fn check_invariants(
             return Err(format!("{}: the key answered\n{first}\nthen\n{again}", purchase.subject));
         }
         replayed += 1;
+        if let Some((args, Some(first))) = &purchase.cancel {
+            let (again, _) = call_once(&url, &purchase.subject, "cancel_order", args.clone()).await?;
+            if again != *first {
+                return Err(format!("{}: the cancel key answered\n{first}\nthen\n{again}", purchase.subject));
+            }
+            replayed += 1;
+        }
     }
     facts.insert("keys answering their first answer again", replayed);
     Ok(facts)
@@ -396,6 +530,7 @@ async fn run(size: Size) {
         for d in deployments.iter() {
             let store = Store::connect(&d.db).await.unwrap();
             left += store.orders_with_status(OrderStatusColumn::PendingPayment).await.unwrap().len();
+            left += store.refunds_with_status(RefundStatusColumn::Pending).await.unwrap().len();
         }
         if left == 0 || Instant::now() > settle_by {
             break;
@@ -409,13 +544,15 @@ async fn run(size: Size) {
     }
     let definitive = purchases.iter().filter(|p| p.first.is_some()).count();
     eprintln!(
-        "chaos: seed {} in {:.1?}: {} buyers, {} got a draft, {definitive} a definitive answer; {} commit calls ({} duplicate \
-         submits, {} transient answers, {} calls lost to killed replicas); {} SIGKILLs + restarts; {} fault plans",
+        "chaos: seed {} in {:.1?}: {} buyers, {} got a draft, {definitive} a definitive answer; {} commit calls, {} cancel \
+         calls ({} duplicate submits, {} transient answers, {} calls lost to killed replicas); {} SIGKILLs + restarts; {} \
+         fault plans",
         size.seed,
         started.elapsed(),
         size.buyers,
         purchases.len(),
         counts.commit_calls.load(Ordering::Relaxed),
+        counts.cancel_calls.load(Ordering::Relaxed),
         counts.duplicate_submits.load(Ordering::Relaxed),
         counts.transient_answers.load(Ordering::Relaxed),
         counts.lost_calls.load(Ordering::Relaxed),
@@ -425,6 +562,10 @@ async fn run(size: Size) {
     for (fact, n) in facts {
         eprintln!("chaos:   {fact}: {n}");
     }
+}
+
+fn pg_name(deployment: &Deployment) -> bool {
+    deployment.name == "postgres"
 }
 
 fn seed() -> u64 {

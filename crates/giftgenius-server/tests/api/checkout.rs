@@ -3,6 +3,7 @@
 //! out-of-stock gifts and checkout sessions. Charges are counted in the provider's ledger, not
 //! in responses.
 
+use crate::support::with_recipient;
 use giftgenius_types::wire::META_REPLAYED;
 use std::time::Duration;
 
@@ -42,9 +43,13 @@ async fn prepare_order_returns_the_same_draft_and_hides_the_token_from_the_model
     assert!(!text_of(&first).contains(token), "token must not be in the model's text");
     assert!(text_of(&first).contains("Confirm"), "the text says a human click is needed");
 
-    let (_, other_user) =
-        call_as(&client, "u2", "prepare_order", json!({"gift_id": "hh-001", "quantity": 2, "shipping": "express"}))
-            .await;
+    let (_, other_user) = call_as(
+        &client,
+        "u2",
+        "prepare_order",
+        with_recipient(json!({"gift_id": "hh-001", "quantity": 2, "shipping": "express"})),
+    )
+    .await;
     assert_ne!(other_user["draft"]["id"], draft["draft"]["id"], "drafts are per user");
 }
 
@@ -277,14 +282,14 @@ async fn get_order_reads_back_only_your_own_orders() {
 async fn out_of_stock_gifts_are_unavailable_with_alternatives() {
     let app = spawn_app().await;
     let client = app.client().await;
-    let (result, sc) = call_as(&client, "u1", "prepare_order", json!({"gift_id": "hh-007"})).await;
+    let (result, sc) = call_as(&client, "u1", "prepare_order", with_recipient(json!({"gift_id": "hh-007"}))).await;
     assert_eq!(result.is_error, Some(true));
     assert_eq!(sc["error"]["code"], "GIFT_UNAVAILABLE");
     assert_eq!(sc["error"]["category"], "business");
     let alternatives = sc["error"]["partial_results"].as_array().expect("alternatives offered");
     assert!(!alternatives.is_empty());
     assert!(alternatives.iter().all(|g| g["in_stock"] == true && g["id"] != "hh-007"));
-    let (_, unknown) = call_as(&client, "u1", "prepare_order", json!({"gift_id": "nope-999"})).await;
+    let (_, unknown) = call_as(&client, "u1", "prepare_order", with_recipient(json!({"gift_id": "nope-999"}))).await;
     assert_eq!(unknown["error"]["code"], "GIFT_NOT_FOUND");
 }
 

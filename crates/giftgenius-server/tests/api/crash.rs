@@ -2,14 +2,16 @@
 //! aborts it mid-commit, then started again on the same database file and the same payment
 //! provider (a process of its own, which outlives the crash), and the client retries with the
 //! same key. Whatever point it died at, the provider's ledger must show one charge and the
-//! database one order.
+//! database one order; for a cancellation, one refund and the order cancelled.
 
+use crate::support::with_recipient;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
 use giftgenius_server::failpoints;
 use giftgenius_server::store::Store;
+use giftgenius_types::wire::META_CANCEL_TOKENS;
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 
@@ -56,7 +58,8 @@ async fn crash_then_retry(failpoint: &'static str) {
 
     let provider = SandboxPay::start();
     let mut doomed = start_server(&db, &provider, failpoint).await;
-    let (prepared, draft) = call(&doomed, "prepare_order", json!({"gift_id": "hh-010"})).await.expect("prepare");
+    let (prepared, draft) =
+        call(&doomed, "prepare_order", with_recipient(json!({"gift_id": "hh-010"}))).await.expect("prepare");
     let token = meta_of(&prepared, TOKEN).and_then(Value::as_str).expect("token");
     let commit = commit_args(draft["draft"]["id"].as_str().expect("draft id"), "ik_crash", token);
 
@@ -109,4 +112,60 @@ async fn crash_after_the_provider_charged_then_retry_charges_once() {
 #[tokio::test]
 async fn crash_after_the_response_is_stored_then_retry_replays_it() {
     crash_then_retry(failpoints::AFTER_RESPONSE_STORED).await;
+}
+
+/// A paid order's cancellation, crashed at `failpoint`, then retried after a restart with the
+/// same key: the provider's ledger must show one refund, and the order is cancelled.
+async fn crash_cancel_then_retry(failpoint: &'static str) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("giftgenius.db");
+    let provider = SandboxPay::start();
+
+    let (order, cancel_token) = {
+        let server = start_server(&db, &provider, "").await;
+        let (prepared, draft) =
+            call(&server, "prepare_order", with_recipient(json!({"gift_id": "hh-010"}))).await.expect("prepare");
+        let token = meta_of(&prepared, TOKEN).and_then(Value::as_str).expect("token");
+        let commit = commit_args(draft["draft"]["id"].as_str().expect("draft id"), "ik_paid", token);
+        let (_, placed) = call(&server, "commit_order", commit).await.expect("commit");
+        let order = placed["order"]["id"].as_str().expect("paid").to_string();
+        let (read, _) = call(&server, "get_order", json!({"order_id": order})).await.expect("get_order");
+        let cancel_token = meta_of(&read, META_CANCEL_TOKENS).and_then(|t| t[&order].as_str()).expect("a token");
+        (order.clone(), cancel_token.to_string())
+    };
+    let cancel = json!({"order_id": order, "idempotency_key": "ck_crash", "confirmation_token": cancel_token});
+
+    let mut doomed = start_server(&db, &provider, failpoint).await;
+    let outcome = call_within(&doomed, "cancel_order", cancel.clone(), Duration::from_secs(2)).await;
+    assert!(outcome.is_err(), "{failpoint}: the server should have died mid-call, got {outcome:?}");
+    assert!(!doomed.wait().success(), "{failpoint}: the process aborted");
+
+    let restarted = start_server(&db, &provider, "").await;
+    let mut answer = None;
+    for _ in 0..40 {
+        let (_, sc) = call(&restarted, "cancel_order", cancel.clone()).await.expect("retry answers");
+        if sc["error"]["code"] == "REQUEST_IN_PROGRESS" {
+            tokio::time::sleep(Duration::from_millis(sc["error"]["retry_after_ms"].as_u64().unwrap_or(100))).await;
+            continue;
+        }
+        answer = Some(sc);
+        break;
+    }
+    let sc = answer.unwrap_or_else(|| panic!("{failpoint}: the retry never got past REQUEST_IN_PROGRESS"));
+    assert_eq!(sc["order"]["status"], "cancelled", "{failpoint}: {sc}");
+    let refunds = provider.refunds().await;
+    assert_eq!(refunds.len(), 1, "{failpoint}: exactly one refund");
+    assert_eq!(refunds[0].idempotency_key, format!("ggr_{order}"));
+    let (_, again) = call(&restarted, "cancel_order", cancel).await.expect("replay");
+    assert_eq!(again.to_string(), sc.to_string(), "{failpoint}");
+}
+
+#[tokio::test]
+async fn crash_after_the_refund_is_recorded_then_retry_refunds_once() {
+    crash_cancel_then_retry(failpoints::AFTER_REFUND_RECORDED).await;
+}
+
+#[tokio::test]
+async fn crash_after_the_provider_refunded_then_retry_refunds_once() {
+    crash_cancel_then_retry(failpoints::AFTER_REFUNDED).await;
 }

@@ -1,6 +1,7 @@
 //! initialize, tools/list, the widget resource (in both MIME variants), and the widget state
 //! every result carries as server-rendered HTML.
 
+use crate::support::with_recipient;
 use giftgenius_types::wire::{META_HTML, META_VIEW_UUID};
 use rmcp::model::{CallToolResult, ReadResourceRequestParams};
 use serde_json::{Value, json};
@@ -156,7 +157,7 @@ async fn every_widget_result_carries_its_state_as_server_rendered_html() {
     let (invalid, _) = call(&client, "suggest_gifts", json!({"relationship_type": "friend", "age": -1})).await;
     assert_eq!(rendered_state(&invalid), "error");
 
-    let (prepared, sc) = call(&client, "prepare_order", json!({"gift_id": "hh-010"})).await;
+    let (prepared, sc) = call(&client, "prepare_order", with_recipient(json!({"gift_id": "hh-010"}))).await;
     assert_eq!(rendered_state(&prepared), "confirm");
     let draft = sc["draft"]["id"].as_str().unwrap();
     let token = meta_of(&prepared, TOKEN).and_then(Value::as_str).unwrap();

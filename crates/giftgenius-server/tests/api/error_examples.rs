@@ -5,6 +5,7 @@
 //! `GIFTGENIUS_UPDATE_DOCS=1` it rewrites the examples section from what the server returned
 //! (references, ids and ports differ from run to run; the shape is what is checked).
 
+use crate::support::with_recipient;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -39,9 +40,9 @@ async fn produce_every_error() -> BTreeMap<&'static str, Value> {
             .await
             .1,
     );
-    keep(call(&client, "prepare_order", json!({"gift_id": "zz-404"})).await.1);
+    keep(call(&client, "prepare_order", with_recipient(json!({"gift_id": "zz-404"}))).await.1);
     keep(call(&client, "get_order", json!({"order_id": "ord_doesnotexist"})).await.1);
-    keep(call(&client, "prepare_order", json!({"gift_id": "hh-007"})).await.1);
+    keep(call(&client, "prepare_order", with_recipient(json!({"gift_id": "hh-007"}))).await.1);
     let (draft_id, _token) = prepare_in_session(&client, "hh-010").await;
     // A draft that vanished from the store (its token is genuine, so the lookup is what fails).
     let (gone, gone_token) = prepare_in_session(&client, "hh-001").await;
@@ -88,6 +89,26 @@ async fn produce_every_error() -> BTreeMap<&'static str, Value> {
         }
     }
 
+    // A cancellation after the fulfilment cut-off.
+    {
+        let app = spawn_app_with(|c| c.cancel_window_secs = 60).await;
+        let client = app.client().await;
+        let (draft_id, token) = prepare_in_session(&client, "hh-010").await;
+        let (_, placed) = call(&client, "commit_order", commit_args(&draft_id, "ik_example_8", &token)).await;
+        let order = placed["order"]["id"].as_str().expect("an order").to_string();
+        let (read, _) = call(&client, "get_order", json!({"order_id": order})).await;
+        let cancel_token = read
+            .meta
+            .as_ref()
+            .and_then(|m| m.0.get(giftgenius_types::wire::META_CANCEL_TOKENS))
+            .and_then(|t| t[&order].as_str())
+            .expect("a cancel token")
+            .to_string();
+        app.clock.advance(Duration::from_secs(61));
+        let cancel = json!({"order_id": order, "idempotency_key": "ck_example_1", "confirmation_token": cancel_token});
+        keep(call(&client, "cancel_order", cancel).await.1);
+    }
+
     // Limits, upstreams, and our own bug.
     {
         let app = spawn_app_with(|c| c.daily_suggestion_limit = 1).await;
@@ -105,13 +126,13 @@ async fn produce_every_error() -> BTreeMap<&'static str, Value> {
         })
         .await;
         let client = app.client().await;
-        keep(call(&client, "prepare_order", json!({"gift_id": "hh-010"})).await.1);
+        keep(call(&client, "prepare_order", with_recipient(json!({"gift_id": "hh-010"}))).await.1);
     }
     {
         let app = spawn_app_with(|c| c.hourly_draft_limit = 1).await;
         let client = app.client().await;
-        let _ = call(&client, "prepare_order", json!({"gift_id": "hh-010"})).await;
-        keep(call(&client, "prepare_order", json!({"gift_id": "hh-012"})).await.1);
+        let _ = call(&client, "prepare_order", with_recipient(json!({"gift_id": "hh-010"}))).await;
+        keep(call(&client, "prepare_order", with_recipient(json!({"gift_id": "hh-012"}))).await.1);
     }
     {
         let url = hanging_catalog().await;

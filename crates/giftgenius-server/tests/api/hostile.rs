@@ -11,6 +11,7 @@
 //!
 //! Cases per tool: 256, or `PROPTEST_CASES`. Run with `--nocapture` to see the tally.
 
+use crate::support::with_recipient;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -345,7 +346,10 @@ fn hostile_arguments_to_every_tool_get_a_valid_envelope_that_leaks_nothing() {
             json!({"relationship_type": "friend", "age": 30, "interests": ["coffee", "hiking"], "budget_min": 10,
                    "budget_max": 80, "occasion": "birthday", "currency": "USD", "limit": 6}),
         ),
-        ("prepare_order", json!({"gift_id": "hh-010", "quantity": 1, "shipping": "standard", "currency": "USD"})),
+        (
+            "prepare_order",
+            with_recipient(json!({"gift_id": "hh-010", "quantity": 1, "shipping": "standard", "currency": "USD"})),
+        ),
         ("commit_order", commit_args(&draft_id, "ik_hostile", &token)),
         (
             "create_checkout_session",

@@ -1,6 +1,7 @@
 //! Internal failures (a handler panic, a broken database) become `INTERNAL_ERROR` results with a
 //! reference; the detail goes only to the server log under that reference; the server goes on.
 
+use crate::support::with_recipient;
 use std::path::Path;
 use std::process::Stdio;
 
@@ -42,7 +43,7 @@ async fn a_panicking_handler_becomes_internal_error_and_the_server_keeps_serving
     // The same session, the same handler and the other tools all still answer.
     let (result, sc) = call(&client, "suggest_gifts", json!({"relationship_type": "parent"})).await;
     assert_internal_error(&result, &sc, &["injected"]);
-    let (_, sc) = call(&client, "prepare_order", json!({"gift_id": "hh-010"})).await;
+    let (_, sc) = call(&client, "prepare_order", with_recipient(json!({"gift_id": "hh-010"}))).await;
     assert_eq!(sc["ok"], true, "{sc}");
 }
 
@@ -51,18 +52,19 @@ async fn a_failing_database_becomes_internal_error_and_the_server_recovers_with_
     let mut db = String::new();
     let app = spawn_app_with(|c| db = c.db.clone()).await;
     let client = app.client().await;
-    let (_, sc) = call(&client, "prepare_order", json!({"gift_id": "hh-010"})).await;
+    let (_, sc) = call(&client, "prepare_order", with_recipient(json!({"gift_id": "hh-010"}))).await;
     assert_eq!(sc["ok"], true, "{sc}");
 
     rename_table(&db, "orders", "orders_elsewhere").await;
-    let (result, sc) = call(&client, "prepare_order", json!({"gift_id": "hh-010", "quantity": 2})).await;
+    let (result, sc) =
+        call(&client, "prepare_order", with_recipient(json!({"gift_id": "hh-010", "quantity": 2}))).await;
     assert_internal_error(&result, &sc, &["no such table", "orders_elsewhere", "database", "SQL"]);
     // Calls that do not need the missing table keep working meanwhile.
     let (_, sc) = call(&client, "suggest_gifts", json!({"relationship_type": "friend"})).await;
     assert_eq!(sc["ok"], true, "{sc}");
 
     rename_table(&db, "orders_elsewhere", "orders").await;
-    let (_, sc) = call(&client, "prepare_order", json!({"gift_id": "hh-010", "quantity": 3})).await;
+    let (_, sc) = call(&client, "prepare_order", with_recipient(json!({"gift_id": "hh-010", "quantity": 3}))).await;
     assert_eq!(sc["ok"], true, "the database is back, so is prepare_order: {sc}");
 }
 
@@ -106,10 +108,10 @@ async fn the_detail_of_an_internal_error_is_in_the_json_log_under_its_reference_
     let panic_ref = assert_internal_error(&result, &sc, &["injected", "failpoint"]);
 
     rename_table(&db.to_string_lossy(), "orders", "orders_elsewhere").await;
-    let (result, sc) = call(&client, "prepare_order", json!({"gift_id": "hh-010"})).await;
+    let (result, sc) = call(&client, "prepare_order", with_recipient(json!({"gift_id": "hh-010"}))).await;
     let db_ref = assert_internal_error(&result, &sc, &["no such table"]);
     rename_table(&db.to_string_lossy(), "orders_elsewhere", "orders").await;
-    let (_, sc) = call(&client, "prepare_order", json!({"gift_id": "hh-010"})).await;
+    let (_, sc) = call(&client, "prepare_order", with_recipient(json!({"gift_id": "hh-010"}))).await;
     assert_eq!(sc["ok"], true, "the server kept serving: {sc}");
     drop(client);
     drop(server);

@@ -3,6 +3,7 @@
 //! stock released; the key then answers consistently; keys of pending orders are never pruned;
 //! it runs on a schedule and as `giftgenius-server reconcile`.
 
+use crate::support::with_recipient;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -35,7 +36,8 @@ async fn reconcile(app: &TestApp) -> ReconcileReport {
 async fn unfinished_commit(app: &TestApp, subject: &str, gift: &str, quantity: u32, key: &str) -> (Value, Value) {
     let client = app.client().await;
     let (prepared, draft) =
-        call_as(&client, subject, "prepare_order", json!({"gift_id": gift, "quantity": quantity})).await;
+        call_as(&client, subject, "prepare_order", with_recipient(json!({"gift_id": gift, "quantity": quantity})))
+            .await;
     assert_eq!(draft["ok"], true, "{draft}");
     let token = meta_of(&prepared, TOKEN).and_then(Value::as_str).unwrap();
     let args = commit_args(draft["draft"]["id"].as_str().unwrap(), key, token);
@@ -74,7 +76,7 @@ async fn an_order_never_charged_is_abandoned_and_its_stock_sold_again() {
     let app = app_with_faults("5xx*1").await;
     let (args, _) = unfinished_commit(&app, "u1", "tr-055", 3, "ik_gone").await;
     let client = app.client().await;
-    let (_, held) = call_as(&client, "u2", "prepare_order", json!({"gift_id": "tr-055"})).await;
+    let (_, held) = call_as(&client, "u2", "prepare_order", with_recipient(json!({"gift_id": "tr-055"}))).await;
     assert_eq!(held["error"]["code"], "GIFT_UNAVAILABLE", "the pending order holds the stock: {held}");
 
     app.clock.advance(PAST_THE_WINDOW);
@@ -171,7 +173,10 @@ async fn the_reconcile_command_settles_pending_orders_and_prints_what_it_did() {
     let flags = ["--payments-url", &provider.url, "--payments-timeout-ms", "400", "--reconcile-interval-secs", "0"];
     let server = start_server_binary(&db, &flags, "warn", Stdio::null()).await;
     let client = connect(&server.mcp_url()).await.unwrap();
-    let prepared = client.call_tool(request(Some("u1"), "prepare_order", json!({"gift_id": "tr-004"}))).await.unwrap();
+    let prepared = client
+        .call_tool(request(Some("u1"), "prepare_order", with_recipient(json!({"gift_id": "tr-004"}))))
+        .await
+        .unwrap();
     let draft = prepared.structured_content.clone().unwrap()["draft"]["id"].as_str().unwrap().to_string();
     let token = meta_of(&prepared, TOKEN).and_then(Value::as_str).unwrap().to_string();
     let lost =

@@ -2,6 +2,7 @@
 //! version, client info and capabilities ride in each request's `_meta` and in the
 //! `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers. Any replica answers any request.
 
+use crate::support::with_recipient;
 use serde_json::{Value, json};
 
 use crate::postgres::TestDb;
@@ -114,7 +115,7 @@ async fn stateless_requests_alternate_between_two_replicas_without_stickiness() 
     let b = spawn_app_on(&provider, move |config| config.db = url_b).await;
     let subject = "u-replicas";
 
-    let prepared = call_tool(&a, 1, subject, "prepare_order", json!({"gift_id": "tr-001"})).await;
+    let prepared = call_tool(&a, 1, subject, "prepare_order", with_recipient(json!({"gift_id": "tr-001"}))).await;
     assert_eq!(prepared["structuredContent"]["ok"], true, "{prepared}");
     let draft = prepared["structuredContent"]["draft"]["id"].as_str().expect("draft id").to_string();
     let token = prepared["_meta"][TOKEN].as_str().expect("confirmation token in _meta").to_string();

@@ -252,7 +252,10 @@ fn every_message_is_word_for_word_what_it_was() {
         (
             P,
             json!({"gift_id":"gft_1","price":1}),
-            &[("price", "is not a known argument; known arguments: currency, gift_id, quantity, shipping")],
+            &[(
+                "price",
+                "is not a known argument; known arguments: currency, gift_id, gift_message, quantity, recipient, save_address, shipping",
+            )],
         ),
         (
             C,

@@ -104,7 +104,10 @@ fn prepare_order_defaults_to_one_standard_item_in_usd() {
             gift_id: "gft_pourover_kit".into(),
             quantity: 1,
             shipping: ShippingSpeed::Standard,
-            currency: Currency::USD
+            currency: Currency::USD,
+            recipient: None,
+            gift_message: None,
+            save_address: false,
         }
     );
     let full: PrepareOrderInput =
@@ -301,4 +304,21 @@ fn id_and_key_rules_still_run_next_to_an_unknown_argument() {
         reject::<CreateCheckoutSessionInput>(json!({"gift_id": "gft 1", "idempotency_key": "a\nb", "quantity": 2}));
     let fields: Vec<&str> = error.field_errors.iter().map(|e| e.field.as_str()).collect();
     assert_eq!(fields, ["quantity", "gift_id", "idempotency_key"], "{:#?}", error.field_errors);
+}
+
+#[test]
+fn prepare_order_checks_the_recipient_through_the_schema_and_the_country_rules() {
+    let ok: PrepareOrderInput = accept(json!({"gift_id": "g1", "save_address": true, "gift_message": "Hi!",
+        "recipient": {"name": "Jo", "address": {"line1": "1 Main St", "city": "Austin", "region": "TX",
+        "postal_code": "78701", "country": "US"}}}));
+    assert!(ok.save_address && ok.recipient.is_some());
+    // Unknown address parts are schema errors; a country rule is a cross-field one, reported with them.
+    let errors = giftgenius_server::mcp::arguments::parse_args::<PrepareOrderInput>(
+        json!({"gift_id": "g1", "recipient": {"name": "Jo", "address": {"line1": "1 Main St", "city": "Austin",
+            "postal_code": "78701", "country": "US", "zip4": "1234"}}})
+        .as_object()
+        .unwrap(),
+    )
+    .unwrap_err();
+    assert!(errors.iter().any(|e| e.field.contains("recipient")), "{errors:?}");
 }

@@ -23,6 +23,7 @@ const EXPECTED: &[(ErrorCode, &str, ErrorCategory, bool)] = &[
     (ErrorCode::HourlyLimitExceeded, "HOURLY_LIMIT_EXCEEDED", Business, false),
     (ErrorCode::GiftUnavailable, "GIFT_UNAVAILABLE", Business, false),
     (ErrorCode::DraftExpired, "DRAFT_EXPIRED", Business, false),
+    (ErrorCode::OrderNotCancellable, "ORDER_NOT_CANCELLABLE", Business, false),
     (ErrorCode::PaymentDeclined, "PAYMENT_DECLINED", Business, false),
     (ErrorCode::ConfirmationRequired, "CONFIRMATION_REQUIRED", Permission, false),
     (ErrorCode::AuthRequired, "AUTH_REQUIRED", Permission, false),

@@ -90,6 +90,9 @@ pub fn order_data() -> OrderData {
             total: Money::new(10498, Currency::USD),
             status: OrderStatus::Paid,
             created_at: "2025-11-03T14:22:05Z".into(),
+            destination: Some(giftgenius_types::Destination { city: "Lisboa".into(), country: "PT".into() }),
+            cancellable_until: Some("2025-11-03T15:22:05Z".into()),
+            refund: None,
         },
     }
 }

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use giftgenius_types::orders::{
-    CheckoutData, CommitOrderInput, CreateCheckoutSessionInput, GetOrderInput, OrderData, PrepareOrderData,
-    PrepareOrderInput,
+    CancelOrderInput, CheckoutData, CommitOrderInput, CreateCheckoutSessionInput, DeleteMyDataData, DeleteMyDataInput,
+    GetOrderInput, ListOrdersData, ListOrdersInput, OrderData, PrepareOrderData, PrepareOrderInput,
 };
 use giftgenius_types::schema::{input_schema, output_schema};
 use giftgenius_types::{Envelope, SuggestGiftsData, SuggestGiftsInput};
@@ -13,22 +13,39 @@ use serde_json::{Map, Value, json};
 
 type Schema = Arc<Map<String, Value>>;
 
-fn inputs() -> [(&'static str, Schema); 5] {
+fn inputs() -> [(&'static str, Schema); 8] {
     [
         ("suggest_gifts", input_schema::<SuggestGiftsInput>()),
         ("prepare_order", input_schema::<PrepareOrderInput>()),
         ("commit_order", input_schema::<CommitOrderInput>()),
         ("get_order", input_schema::<GetOrderInput>()),
         ("create_checkout_session", input_schema::<CreateCheckoutSessionInput>()),
+        ("list_orders", input_schema::<ListOrdersInput>()),
+        ("cancel_order", input_schema::<CancelOrderInput>()),
+        ("delete_my_data", input_schema::<DeleteMyDataInput>()),
     ]
 }
 
-fn outputs() -> [(&'static str, Schema, &'static [&'static str]); 4] {
+fn outputs() -> [(&'static str, Schema, &'static [&'static str]); 6] {
     [
         ("suggest_gifts", output_schema::<Envelope<SuggestGiftsData>>(), &["gifts", "query"]),
         ("prepare_order", output_schema::<Envelope<PrepareOrderData>>(), &["draft"]),
         ("order", output_schema::<Envelope<OrderData>>(), &["order"]),
         ("create_checkout_session", output_schema::<Envelope<CheckoutData>>(), &["checkout"]),
+        ("list_orders", output_schema::<Envelope<ListOrdersData>>(), &["orders"]),
+        (
+            "delete_my_data",
+            output_schema::<Envelope<DeleteMyDataData>>(),
+            &[
+                "checkout_sessions_deleted",
+                "drafts_deleted",
+                "financial_records_kept",
+                "financial_records_retention_days",
+                "idempotency_keys_deleted",
+                "orders_anonymized",
+                "saved_addresses_deleted",
+            ],
+        ),
     ]
 }
 
@@ -112,14 +129,18 @@ fn relationship_type_is_the_only_required_suggest_gifts_argument() {
 
 #[test]
 fn the_order_inputs_require_exactly_their_ids_and_keys() {
-    let expected: [&[&str]; 5] = [
+    let expected: [&[&str]; 8] = [
         &["relationship_type"],
+        // The recipient may come from the saved address; a draft without one cannot be committed.
         &["gift_id"],
         // A missing confirmation_token is the permission error CONFIRMATION_REQUIRED, not a
         // validation error: only the person's click in the widget can supply it.
         &["draft_id", "idempotency_key"],
         &["order_id"],
         &["gift_id", "idempotency_key"],
+        &[],
+        &["idempotency_key", "order_id"],
+        &[],
     ];
     for ((tool, schema), expected) in inputs().into_iter().zip(expected) {
         assert_eq!(required(&Value::Object((*schema).clone())), expected, "{tool}");

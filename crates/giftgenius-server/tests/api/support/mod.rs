@@ -30,8 +30,8 @@ pub use ports::unused_port;
 pub use process::{ServerProcess, start_server_binary};
 pub use provider::SandboxPay;
 pub use purchase::{
-    TOKEN, charges, commit_args, commit_then_replay_charges_once, orders, prepare, prepare_in_session,
-    successes_or_in_progress,
+    TOKEN, charges, commit_args, commit_then_replay_charges_once, orders, prepare, prepare_in_session, recipient,
+    successes_or_in_progress, with_recipient,
 };
 pub use raw_http::{INIT, RawSession, post};
 pub use upstream::{Upstream, hanging_catalog, unreachable_catalog};

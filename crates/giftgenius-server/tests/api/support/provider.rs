@@ -9,7 +9,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 
 use giftgenius_sandbox_pay::api::{
     CHARGES_PATH, Charge, ChargeList, ChargeRequest, ChargeStatus, IDEMPOTENCY_KEY_HEADER, LISTENING_LINE,
-    SETTINGS_PATH, Settings, SettingsUpdate,
+    REFUNDS_PATH, Refund, RefundList, SETTINGS_PATH, Settings, SettingsUpdate,
 };
 
 /// A provider process; killed and reaped on drop (and it exits by itself when our end of its
@@ -101,6 +101,21 @@ impl SandboxPay {
     /// Charges where money moved.
     pub async fn charges(&self) -> usize {
         self.ledger().await.iter().filter(|c| c.status == ChargeStatus::Succeeded).count()
+    }
+
+    /// Every refund in the provider's ledger.
+    pub async fn refunds(&self) -> Vec<Refund> {
+        let list: RefundList = self
+            .http
+            .get(format!("{}{REFUNDS_PATH}?limit=1000", self.url))
+            .send()
+            .await
+            .expect("refunds")
+            .json()
+            .await
+            .expect("refunds JSON");
+        assert!(!list.has_more, "a test's refunds fit one page");
+        list.data
     }
 
     /// POST /v1/charges under `key`, as any client would.

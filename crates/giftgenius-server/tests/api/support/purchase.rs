@@ -14,6 +14,19 @@ use super::calls::{call, call_as, meta_of, text_of};
 /// Where prepare_order puts the confirmation token (widget-only `_meta`).
 pub const TOKEN: &str = giftgenius_types::wire::META_CONFIRMATION_TOKEN;
 
+/// A recipient in Lisbon, as prepare_order takes it.
+pub fn recipient() -> Value {
+    json!({"name": "Ana Silva", "address": {"line1": "Rua Augusta 100", "line2": "3º esq.", "city": "Lisboa",
+        "postal_code": "1100-053", "country": "PT"}})
+}
+
+/// prepare_order arguments with [`recipient`] added (a draft must say where it goes before it
+/// can be committed).
+pub fn with_recipient(mut arguments: Value) -> Value {
+    arguments["recipient"] = recipient();
+    arguments
+}
+
 /// Charges in the sandbox provider's ledger: what exactly-once is counted in.
 pub async fn charges(app: &TestApp) -> usize {
     app.provider.charges().await
@@ -27,14 +40,15 @@ pub async fn orders(app: &TestApp) -> i64 {
 /// prepare_order for `subject` in a client of its own; returns (draft id, confirmation token).
 pub async fn prepare(app: &TestApp, subject: &str, gift: &str) -> (String, String) {
     let client = app.client().await;
-    let (result, structured) = call_as(&client, subject, "prepare_order", json!({"gift_id": gift})).await;
+    let (result, structured) =
+        call_as(&client, subject, "prepare_order", with_recipient(json!({"gift_id": gift}))).await;
     draft_and_token(&result, &structured)
 }
 
 /// prepare_order in `client`'s MCP session, with no ChatGPT subject (the session is the user);
 /// returns (draft id, confirmation token).
 pub async fn prepare_in_session(client: &RunningService<RoleClient, ()>, gift: &str) -> (String, String) {
-    let (result, structured) = call(client, "prepare_order", json!({"gift_id": gift})).await;
+    let (result, structured) = call(client, "prepare_order", with_recipient(json!({"gift_id": gift}))).await;
     draft_and_token(&result, &structured)
 }
 

@@ -1,0 +1,211 @@
+//! `cancel_order`: a person cancels a paid order before its fulfilment cut-off, and the money
+//! goes back through the payment provider. Built like `commit_order`, in atomic phases recorded
+//! as recovery points of the call's idempotency key:
+//! 1. check the widget's cancel token (only `get_order` / `list_orders` hand it to the widget,
+//!    so the model cannot cancel on its own) and claim the key                -> `Started`
+//! 2. check the order (the caller's own, paid, before the cut-off) and record its refund as
+//!    pending, in one transaction with the key's move                           -> `ResourceCreated`
+//! 3. ask the provider to refund the charge under the key `ggr_<order id>`: derived from the
+//!    order, so every retry (or the reconciler) asks for the *same* refund
+//! 4. record the refund succeeded, the order cancelled and the answer, in one transaction -> `Finished`
+//!
+//! Once the refund is recorded (phase 2) the cancellation goes through whatever the clock says:
+//! the decision was taken before the cut-off. After the cut-off, with nothing recorded, the
+//! answer is `ORDER_NOT_CANCELLABLE` saying why. An order cancelled under another key answers
+//! as cancelled; a refund nobody retries is finished by the reconciler.
+
+use giftgenius_types::{CancelOrderInput, ErrorCode, OrderData, RefundStatus, ToolError};
+use serde_json::{Map, Value};
+
+use super::idempotency::{Begin, Lease, fingerprint, stored_answer};
+use super::payments::{LEASE_MARGIN, PaymentError};
+use super::{Checkout, random_id};
+use crate::clock::rfc3339;
+use crate::context::CallContext;
+use crate::error::internal;
+use crate::failpoints::{AFTER_REFUND_RECORDED, AFTER_REFUNDED};
+use crate::outcome::{Answer, Outcome};
+use crate::store::{BeginRefund, Fenced, OrderRow, OrderStatusColumn, RefundRow, RefundStatusColumn, StoreError};
+
+/// The provider's idempotency key for an order's refund: one order, one refund, whoever asks.
+pub fn refund_key(order_id: &str) -> String {
+    format!("ggr_{order_id}")
+}
+
+/// ORDER_NOT_CANCELLABLE, saying why.
+fn not_cancellable(call: &CallContext, why: String) -> ToolError {
+    ToolError::new(ErrorCode::OrderNotCancellable, why, &call.reference)
+}
+
+/// Why `order` (not paid) cannot be cancelled.
+fn not_paid(call: &CallContext, order: &OrderRow) -> ToolError {
+    let why = match order.status {
+        OrderStatusColumn::PendingPayment => "its payment is not confirmed yet; try again in a few minutes",
+        OrderStatusColumn::PaymentDeclined => "it was never placed: the payment was declined and nothing was charged",
+        OrderStatusColumn::Paid | OrderStatusColumn::Cancelled => "it is not paid",
+    };
+    not_cancellable(call, format!("Order {} cannot be cancelled: {why}.", order.id))
+}
+
+impl Checkout {
+    pub async fn cancel_order(
+        &self,
+        call: &CallContext,
+        input: &CancelOrderInput,
+        arguments: &Map<String, Value>,
+    ) -> Outcome<OrderData> {
+        let asked = input
+            .confirmation_token
+            .as_deref()
+            .is_some_and(|token| self.confirmation.verify_cancel(token, &input.order_id, &call.subject));
+        if !asked {
+            return ToolError::new(
+                ErrorCode::ConfirmationRequired,
+                "Cancelling needs the user's click on Cancel order in the GiftGenius widget (get_order or list_orders shows it).",
+                &call.reference,
+            )
+            .into();
+        }
+        let fingerprint = fingerprint(arguments, "idempotency_key");
+        let lease = match self.idempotency.begin(call, &input.idempotency_key, &fingerprint).await {
+            Ok(Begin::Proceed(lease)) => lease,
+            Ok(Begin::Replay(outcome)) => return outcome,
+            Ok(Begin::Reject(error)) => return error.into(),
+            Err(e) => return internal(call, &e).into(),
+        };
+        match self.refund_phase(call, &input.order_id, &lease).await {
+            Ok(RefundStep::Ready(order, refund)) => self.provider_phase(call, lease, order, refund).await,
+            Ok(RefundStep::Answered(result)) => lease.answer(call, result).await,
+            Ok(RefundStep::Lost) => lease.settled(call).await,
+            Err(e) => lease.fail(call, &e).await.into(),
+        }
+    }
+
+    /// Phase 2: the order checked and its refund recorded as pending (or found so).
+    async fn refund_phase(&self, call: &CallContext, order_id: &str, lease: &Lease) -> Result<RefundStep, StoreError> {
+        let Some(order) = self.store.order(&call.subject, order_id).await? else {
+            return Ok(RefundStep::Answered(Err(ToolError::new(
+                ErrorCode::OrderNotFound,
+                format!("There is no order {order_id} for this user."),
+                &call.reference,
+            ))));
+        };
+        match order.status {
+            OrderStatusColumn::Paid => {}
+            OrderStatusColumn::Cancelled => return Ok(RefundStep::Answered(self.order_answer(call, &order).await)),
+            _ => return Ok(RefundStep::Answered(Err(not_paid(call, &order)))),
+        }
+        let recorded = self.store.refund_of_order(&order.id).await?.is_some();
+        let cut_off = self.cut_off_ms(order.created_at_ms);
+        let now = self.now();
+        if !recorded && now >= cut_off {
+            return Ok(RefundStep::Answered(Err(not_cancellable(
+                call,
+                format!(
+                    "Order {} can no longer be cancelled: its cancellation window closed at {} and the merchant is \
+                     preparing it for shipping. Nothing was changed or refunded.",
+                    order.id,
+                    rfc3339(cut_off)
+                ),
+            ))));
+        }
+        let candidate = RefundRow {
+            id: random_id("rfd"),
+            order_id: order.id.clone(),
+            subject: call.subject.clone(),
+            amount_minor: order.total_minor,
+            currency: order.currency,
+            status: RefundStatusColumn::Pending,
+            provider_refund_id: None,
+            created_at_ms: now,
+            updated_at_ms: now,
+        };
+        match self.store.begin_refund(lease.fence(), &candidate, now).await? {
+            Fenced::Written(BeginRefund::Ready(refund)) => {
+                self.failpoints.hit(AFTER_REFUND_RECORDED);
+                Ok(RefundStep::Ready(order, refund))
+            }
+            Fenced::Written(BeginRefund::NotPaid(now_is)) if now_is.status == OrderStatusColumn::Cancelled => {
+                Ok(RefundStep::Answered(self.order_answer(call, &now_is).await))
+            }
+            Fenced::Written(BeginRefund::NotPaid(now_is)) => Ok(RefundStep::Answered(Err(not_paid(call, &now_is)))),
+            Fenced::Stale => Ok(RefundStep::Lost),
+        }
+    }
+
+    /// Phases 3 and 4: the provider refunds, then the cancellation is recorded with the answer.
+    async fn provider_phase(
+        &self,
+        call: &CallContext,
+        lease: Lease,
+        order: OrderRow,
+        refund: RefundRow,
+    ) -> Outcome<OrderData> {
+        // As for a charge: the refund request must end while we still hold the key.
+        if lease.remaining() < self.payments.timeout() + LEASE_MARGIN {
+            lease.release().await;
+            return unavailable(call);
+        }
+        let Some(charge_id) = order.charge_id.clone() else {
+            let e = StoreError(format!("paid order {} has no charge id", order.id));
+            return lease.fail(call, &e).await.into();
+        };
+        match self.payments.refund(&refund_key(&order.id), &charge_id, order.total()).await {
+            Ok(provider_refund_id) => {
+                self.failpoints.hit(AFTER_REFUNDED);
+                let now = self.now();
+                let cancelled =
+                    OrderRow { status: OrderStatusColumn::Cancelled, cancelled_at_ms: Some(now), ..order.clone() };
+                let result = self.order_answer(call, &cancelled).await.map(|mut answer: Answer<OrderData>| {
+                    answer.data.order.refund = Some(giftgenius_types::Refund {
+                        id: refund.id.clone(),
+                        amount: refund.amount(),
+                        status: RefundStatus::Succeeded,
+                        created_at: rfc3339(refund.created_at_ms),
+                    });
+                    answer
+                });
+                let recorded = match stored_answer(call, &result) {
+                    Ok(stored) => {
+                        self.store.finish_refund(lease.fence(), &order.id, &provider_refund_id, &stored, now).await
+                    }
+                    Err(e) => Err(e),
+                };
+                if matches!(recorded, Ok(Fenced::Written(()))) {
+                    tracing::info!(order = order.id, refund = provider_refund_id, "order cancelled and refunded");
+                }
+                lease.recorded(call, recorded, result).await
+            }
+            Err(PaymentError::Unavailable(detail)) => {
+                tracing::warn!(order = order.id, detail, "payment provider unavailable for a refund");
+                lease.release().await;
+                unavailable(call)
+            }
+            Err(other) => {
+                let e = StoreError(format!("the provider refused the refund of order {}: {other:?}", order.id));
+                lease.fail(call, &e).await.into()
+            }
+        }
+    }
+}
+
+/// Where the refund phase left the call.
+enum RefundStep {
+    /// The order and its pending refund: ask the provider.
+    Ready(OrderRow, RefundRow),
+    /// A definitive answer without asking the provider.
+    Answered(Result<Answer<OrderData>, ToolError>),
+    /// The key was taken over meanwhile.
+    Lost,
+}
+
+/// PAYMENT_PROVIDER_UNAVAILABLE for a refund: transient; the same key retried asks for the same refund.
+fn unavailable(call: &CallContext) -> Outcome<OrderData> {
+    ToolError::new(
+        ErrorCode::PaymentProviderUnavailable,
+        "The payment provider did not answer. Nothing was refunded twice: try again with the same key.",
+        &call.reference,
+    )
+    .with_retry_after_ms(1000)
+    .into()
+}

@@ -1,0 +1,137 @@
+//! The confirm card's delivery form: every detail of where the gift goes, editable before Confirm.
+//!
+//! Each input's `name` is the field path the server's field errors use
+//! (`recipient.address.postal_code`, `gift_message`…), so an error is shown next to its field,
+//! and a script without Leptos (the no-WebAssembly fallback) can read the form the same way the
+//! wasm view does (`delivery_form.rs`). The values the card was rendered with are the inputs'
+//! default values: a field whose value differs from its default was edited.
+
+use giftgenius_types::delivery::{Address, DeliveryDetails, MAX_GIFT_MESSAGE_CHARS};
+use giftgenius_types::{FieldError, ToolError};
+use leptos::prelude::*;
+
+/// One input of the form: its field path and label.
+struct Field {
+    name: &'static str,
+    label: &'static str,
+    autocomplete: &'static str,
+}
+
+/// The form's text inputs, in the order a postal address is read.
+const FIELDS: [Field; 7] = [
+    Field { name: "recipient.name", label: "Recipient's name", autocomplete: "name" },
+    Field { name: "recipient.address.line1", label: "Address line 1", autocomplete: "address-line1" },
+    Field { name: "recipient.address.line2", label: "Address line 2 (optional)", autocomplete: "address-line2" },
+    Field { name: "recipient.address.city", label: "City", autocomplete: "address-level2" },
+    Field { name: "recipient.address.region", label: "State / province / region", autocomplete: "address-level1" },
+    Field { name: "recipient.address.postal_code", label: "Postal code", autocomplete: "postal-code" },
+    Field { name: "recipient.address.country", label: "Country code (e.g. US, GB, DE)", autocomplete: "country" },
+];
+
+/// The field path of the gift message textarea.
+pub const GIFT_MESSAGE: &str = "gift_message";
+/// The field path of the "save this address" checkbox.
+pub const SAVE_ADDRESS: &str = "save_address";
+
+/// The element id of the input for `name` (`recipient.address.city` → `gg-field-recipient-address-city`).
+pub fn field_id(name: &str) -> String {
+    format!("gg-field-{}", name.replace('.', "-"))
+}
+
+/// Every text field's path, for the form readers.
+pub fn text_field_names() -> impl Iterator<Item = &'static str> {
+    FIELDS.iter().map(|f| f.name)
+}
+
+fn value_of(delivery: Option<&DeliveryDetails>, name: &str) -> String {
+    let Some(d) = delivery else { return String::new() };
+    let a: &Address = &d.recipient.address;
+    let value = match name {
+        "recipient.name" => Some(&d.recipient.name),
+        "recipient.address.line1" => Some(&a.line1),
+        "recipient.address.line2" => a.line2.as_ref(),
+        "recipient.address.city" => Some(&a.city),
+        "recipient.address.region" => a.region.as_ref(),
+        "recipient.address.postal_code" => a.postal_code.as_ref(),
+        "recipient.address.country" => Some(&a.country),
+        _ => None,
+    };
+    value.cloned().unwrap_or_default()
+}
+
+/// The messages of the field errors about `name`.
+fn errors_for<'a>(error: Option<&'a ToolError>, name: &'a str) -> impl Iterator<Item = &'a FieldError> + 'a {
+    error.into_iter().flat_map(|e| e.field_errors.iter()).filter(move |f| f.field == name)
+}
+
+/// The form with the shown details and the server's field errors next to their fields.
+pub fn delivery_form(delivery: Option<DeliveryDetails>, error: Option<ToolError>, busy: bool) -> impl IntoView {
+    let error = error.as_ref();
+    let whole = errors_for(error, "recipient")
+        .map(|f| view! { <p class="gg-field-error" data-field="recipient">{f.message.clone()}</p> })
+        .collect_view();
+    let inputs = FIELDS
+        .iter()
+        .map(|field| {
+            let id = field_id(field.name);
+            let err_id = format!("{id}-error");
+            let messages: Vec<String> = errors_for(error, field.name).map(|f| f.message.clone()).collect();
+            let invalid = !messages.is_empty();
+            let note = invalid.then(|| {
+                view! { <p class="gg-field-error" id=err_id.clone() data-field=field.name>{messages.join("; ")}</p> }
+            });
+            view! {
+                <div class="gg-field" data-invalid=invalid.to_string()>
+                    <label for=id.clone()>{field.label}</label>
+                    <input
+                        type="text"
+                        id=id
+                        name=field.name
+                        autocomplete=field.autocomplete
+                        value=value_of(delivery.as_ref(), field.name)
+                        aria-invalid=invalid.to_string()
+                        aria-describedby=invalid.then_some(err_id)
+                        disabled=busy
+                    />
+                    {note}
+                </div>
+            }
+        })
+        .collect_view();
+    let message = delivery.as_ref().and_then(|d| d.gift_message.clone()).unwrap_or_default();
+    let message_errors: Vec<String> = errors_for(error, GIFT_MESSAGE).map(|f| f.message.clone()).collect();
+    let message_invalid = !message_errors.is_empty();
+    let message_note = message_invalid.then(|| {
+        view! { <p class="gg-field-error" id="gg-field-gift_message-error" data-field=GIFT_MESSAGE>{message_errors.join("; ")}</p> }
+    });
+    let save = delivery.as_ref().is_some_and(|d| d.save_address);
+    let from_saved = delivery.as_ref().is_some_and(|d| d.from_saved_address).then(|| {
+        view! { <p class="gg-muted gg-fine gg-from-saved">"This is your saved address."</p> }
+    });
+    view! {
+        <fieldset class="gg-delivery" id="gg-delivery-form" disabled=busy>
+            <legend>"Deliver to"</legend>
+            {from_saved}
+            {whole}
+            {inputs}
+            <div class="gg-field" data-invalid=message_invalid.to_string()>
+                <label for=field_id(GIFT_MESSAGE)>{format!("Gift message (optional, up to {MAX_GIFT_MESSAGE_CHARS} characters)")}</label>
+                <textarea
+                    id=field_id(GIFT_MESSAGE)
+                    name=GIFT_MESSAGE
+                    rows="3"
+                    maxlength=MAX_GIFT_MESSAGE_CHARS.to_string()
+                    aria-invalid=message_invalid.to_string()
+                    disabled=busy
+                >
+                    {message}
+                </textarea>
+                {message_note}
+            </div>
+            <label class="gg-check">
+                <input type="checkbox" id=field_id(SAVE_ADDRESS) name=SAVE_ADDRESS checked=save disabled=busy/>
+                " Save this address for my next order"
+            </label>
+        </fieldset>
+    }
+}
