@@ -69,7 +69,10 @@ fn occasion_bit(o: Occasion) -> u16 {
     1 << Occasion::ALL.iter().position(|x| *x == o).unwrap_or(0)
 }
 
-/// Per-thread scratch for one query: points per gift, the interest that last touched it, and
+/// A touched gift that a hard filter excludes (points are at most 1 + 11 + 10 per interest).
+const EXCLUDED: u16 = u16::MAX;
+
+/// Per-thread scratch for one query: points per gift (1 + the score, once touched), the interest that last touched it, and
 /// the gifts touched (in the order first touched). `points` and `stamp` are left all zero after
 /// every query, so any catalog can use them.
 #[derive(Default)]
@@ -236,26 +239,40 @@ impl Index {
                     for &t in terms {
                         for &n in &lists[t as usize] {
                             let i = n as usize;
-                            if stamp[i] != mark {
-                                stamp[i] = mark;
-                                if points[i] == 0 {
-                                    touched.push(n);
-                                }
-                                points[i] = points[i].saturating_add(worth);
+                            if stamp[i] == mark {
+                                continue;
                             }
+                            stamp[i] = mark;
+                            let mut p = points[i];
+                            if p == EXCLUDED {
+                                continue;
+                            }
+                            if p == 0 {
+                                // First touch: the hard filters and the other points now, while
+                                // the posting list walks the packed numbers in gift order.
+                                touched.push(n);
+                                match self.base(i, q, wanted) {
+                                    None => {
+                                        points[i] = EXCLUDED;
+                                        continue;
+                                    }
+                                    Some(base) => p = 1 + base as u16,
+                                }
+                            }
+                            points[i] = p + worth;
                         }
                     }
                 }
             }
-            // Only the touched gifts: filter, score, and leave the scratch zeroed. (Order does
-            // not matter: ranking breaks ties by gift number.)
+            // Only the touched gifts, and leave the scratch zeroed. (Order does not matter:
+            // ranking breaks ties by gift number.)
             for &n in touched.iter() {
                 let i = n as usize;
-                let interest_points = points[i];
+                let p = points[i];
                 points[i] = 0;
                 stamp[i] = 0;
-                if let Some(base) = self.base(i, q, wanted) {
-                    found(i, i64::from(interest_points) + base);
+                if p != EXCLUDED {
+                    found(i, i64::from(p - 1));
                 }
             }
         });
