@@ -54,7 +54,10 @@ let browser;
 before(async () => {
   model = await scriptedModel((n, last) => {
     if (n === 0) return { calls: [["suggest_gifts", { relationship_type: "partner", budget_max: 80 }]] };
-    if (n === 1) return { calls: [["prepare_order", { gift_id: field(last, "id") }]] };
+    if (n === 1) {
+      const recipient = { name: "Ana Silva", address: { line1: "Rua Augusta 100", city: "Lisboa", postal_code: "1100-053", country: "PT" } };
+      return { calls: [["prepare_order", { gift_id: field(last, "id"), recipient }]] };
+    }
     assert.ok(last.includes("HOST NOTE: the person confirmed"), last);
     return { answer: `Ordered: ${field(last, "status")}.` };
   });

@@ -26,7 +26,7 @@ async fn three_turn_task(format: Format) {
         1 => {
             let gift = field(&r.result(0).content, "id");
             *chosen_in_script.lock().unwrap() = gift.clone();
-            Step::Calls(vec![("prepare_order", json!({"gift_id": gift}))])
+            Step::Calls(vec![("prepare_order", json!({"gift_id": gift, "recipient": crate::support::recipient()}))])
         }
         2 => {
             let order = order_id_in_note(&r.result(0).content);
@@ -48,7 +48,8 @@ async fn three_turn_task(format: Format) {
     // and the order read back is the one the host placed.
     let first_gift = chosen.lock().unwrap().clone();
     assert!(person.lines[0].starts_with("[turn 1] calls suggest_gifts {"), "{}", person.transcript());
-    assert_eq!(person.lines[1], format!("[turn 2] calls prepare_order {{\"gift_id\":\"{first_gift}\"}}"));
+    let prepared = json!({"gift_id": first_gift, "recipient": crate::support::recipient()});
+    assert_eq!(person.lines[1], format!("[turn 2] calls prepare_order {prepared}"));
     assert!(
         person.lines.iter().any(|l| l.starts_with("[turn 3] calls get_order {\"order_id\":\"")),
         "{}",

@@ -60,7 +60,10 @@ async fn a_message_runs_the_loop_and_the_views_confirm_places_one_order_the_mode
     let app = spawn_app(|_| {}).await;
     let model = ScriptedModel::start(Format::Openai, |r| match r.index {
         0 => Step::Calls(vec![("suggest_gifts", json!({"relationship_type": "partner", "budget_max": 80}))]),
-        1 => Step::Calls(vec![("prepare_order", json!({"gift_id": field(&r.result(0).content, "id")}))]),
+        1 => Step::Calls(vec![(
+            "prepare_order",
+            json!({"gift_id": field(&r.result(0).content, "id"), "recipient": crate::support::recipient()}),
+        )]),
         _ => {
             assert!(r.result(0).content.contains("HOST NOTE: the person confirmed"), "{}", r.result(0).content);
             Step::Answer(format!("Ordered: {}.", field(&r.result(0).content, "status")))
@@ -155,7 +158,9 @@ async fn a_declined_draft_charges_nothing_and_a_made_up_order_is_not_believed() 
     let app = spawn_app(|_| {}).await;
     let model = ScriptedModel::start(Format::Anthropic, |r| match r.index {
         0 => Step::Calls(vec![("suggest_gifts", json!({"relationship_type": "friend", "budget_max": 80}))]),
-        1 | 3 => Step::Calls(vec![("prepare_order", json!({"gift_id": "tr-007"}))]),
+        1 | 3 => {
+            Step::Calls(vec![("prepare_order", json!({"gift_id": "tr-007", "recipient": crate::support::recipient()}))])
+        }
         2 => {
             assert!(r.result(0).content.contains("declined it. Nothing was ordered"), "{}", r.result(0).content);
             Step::Answer("Not bought.".into())

@@ -11,7 +11,10 @@ fn buying_script(after: Vec<Step>) -> impl FnMut(&crate::support::Request) -> St
     let mut after = after.into_iter();
     move |r| match r.index {
         0 => Step::Calls(vec![("suggest_gifts", json!({"relationship_type": "partner", "budget_max": 80}))]),
-        1 => Step::Calls(vec![("prepare_order", json!({"gift_id": field(&r.result(0).content, "id")}))]),
+        1 => Step::Calls(vec![(
+            "prepare_order",
+            json!({"gift_id": field(&r.result(0).content, "id"), "recipient": crate::support::recipient()}),
+        )]),
         _ => after.next().unwrap_or_else(|| Step::Answer("done".into())),
     }
 }
@@ -39,12 +42,18 @@ async fn a_purchase_the_person_confirms_charges_once_even_if_the_model_prepares_
     let app = spawn_app(|_| {}).await;
     let model = ScriptedModel::start(Format::Openai, move |r| match r.index {
         0 => Step::Calls(vec![("suggest_gifts", json!({"relationship_type": "partner", "budget_max": 80}))]),
-        1 => Step::Calls(vec![("prepare_order", json!({"gift_id": field(&r.result(0).content, "id")}))]),
+        1 => Step::Calls(vec![(
+            "prepare_order",
+            json!({"gift_id": field(&r.result(0).content, "id"), "recipient": crate::support::recipient()}),
+        )]),
         // The model prepares the same gift again (same arguments: the same draft) and the person
         // says yes again: the host reuses the draft's key, so it is still one order, one charge.
         2 => {
             assert!(r.result(0).content.contains("HOST NOTE: the person confirmed"), "{}", r.result(0).content);
-            Step::Calls(vec![("prepare_order", json!({"gift_id": field(&r.result(0).content, "gift_id")}))])
+            Step::Calls(vec![(
+                "prepare_order",
+                json!({"gift_id": field(&r.result(0).content, "gift_id"), "recipient": crate::support::recipient()}),
+            )])
         }
         _ => Step::Answer("Ordered.".into()),
     })

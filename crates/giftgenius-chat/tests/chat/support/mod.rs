@@ -42,3 +42,8 @@ pub fn log_lines(path: &std::path::Path) -> Vec<serde_json::Value> {
         .map(|l| serde_json::from_str(l).expect("a JSON line"))
         .collect()
 }
+
+/// Who a scripted model's order goes to (drafts need a recipient before they can be paid).
+pub fn recipient() -> serde_json::Value {
+    serde_json::json!({"name": "Ana Silva", "address": {"line1": "Rua Augusta 100", "city": "Lisboa", "postal_code": "1100-053", "country": "PT"}})
+}
