@@ -9,7 +9,7 @@
 #
 # Env: SIZES (default "300 100000 1000000"), SERVERS (default "giftgenius python ts"),
 # DURATION/WARMUP/CONCURRENCY (bench.sh's, default 10s/2s/"1 32"), COMMITS=0 to skip the
-# commit benchmarks, PG_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres),
+# commit benchmarks, BUILD=0 to use the release binaries already built, PG_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres),
 # PEERS_SRC (default ../shared/bench/peers), BENCH_DIR (default target/bench-peers).
 #
 # The peers folder is copied to BENCH_DIR first (never run in place); its Python venv, its
@@ -55,7 +55,9 @@ if [[ ! -x $OHA ]]; then
   echo "installing oha $OHA_VERSION (compiles once, a few minutes)"
   cargo install oha --version "$OHA_VERSION" --locked --root "$TOOLS/oha-$OHA_VERSION" --quiet
 fi
-(cd "$ROOT" && cargo build --release --quiet -p giftgenius-server --bins --example loadgen)
+if [[ ${BUILD:-1} != 0 ]]; then  # BUILD=0: use the release binaries already in target/release
+  (cd "$ROOT" && cargo build --release --quiet -p giftgenius-server --bins --example loadgen)
+fi
 GG=$ROOT/target/release/giftgenius-server
 WIDGET=$ROOT/dist/giftgenius-widget.html
 if [[ ! -f $WIDGET ]]; then
