@@ -5,8 +5,6 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use clap::Parser;
-use giftgenius_chat::config::Config;
 use giftgenius_chat::mcp::Mcp;
 use giftgenius_types::wire::META_CONFIRMATION_TOKEN;
 use serde_json::{Value, json};
@@ -15,20 +13,7 @@ use crate::support::{App, Format, ScriptedModel, Step, field, spawn_app};
 
 /// The API on a free loopback port, against `app` and `model`.
 async fn panel(app: &App, model: &ScriptedModel) -> String {
-    let base_url = model.base_url();
-    let config = Config::parse_from([
-        "giftgenius-chat",
-        "--mcp",
-        &app.mcp_url,
-        "--provider",
-        model.format.provider(),
-        "--base-url",
-        &base_url,
-        "--model",
-        "scripted",
-        "--listen",
-        "127.0.0.1:0",
-    ]);
+    let config = crate::support::config(app, model, &["--listen", "127.0.0.1:0"]);
     let addr: SocketAddr = config.listen.expect("--listen");
     let (local, server) = giftgenius_chat::panel::bind(config, addr).await.expect("the API binds");
     tokio::spawn(server);

@@ -13,8 +13,8 @@ use clap::Parser;
 use giftgenius_chat::agent::Session;
 use giftgenius_chat::config::Config;
 
-/// A session against `app` and `model`, with `extra` flags (e.g. `--max-turns 3`).
-pub async fn session(app: &App, model: &ScriptedModel, extra: &[&str]) -> Session {
+/// The chat's configuration against `app` and `model`, with `extra` flags (e.g. `--max-turns 3`).
+pub fn config(app: &App, model: &ScriptedModel, extra: &[&str]) -> Config {
     let base_url = model.base_url();
     let mut args = vec![
         "giftgenius-chat",
@@ -30,8 +30,12 @@ pub async fn session(app: &App, model: &ScriptedModel, extra: &[&str]) -> Sessio
         "10",
     ];
     args.extend_from_slice(extra);
-    let config = Config::parse_from(args);
-    Session::connect(&config).await.expect("the session connects")
+    Config::parse_from(args)
+}
+
+/// A session against `app` and `model`, with `extra` flags.
+pub async fn session(app: &App, model: &ScriptedModel, extra: &[&str]) -> Session {
+    Session::connect(&config(app, model, extra)).await.expect("the session connects")
 }
 
 /// The JSON lines of a `--log` file.
