@@ -100,14 +100,22 @@ impl RenderContext {
         (self.display_mode != DisplayMode::Inline).then(|| self.display_mode.as_str())
     }
 
-    /// The `lang` attribute value: the host's tag if it looks like one, else the default,
-    /// so a garbage locale cannot end up in markup as-is.
+    /// The language the person reads: from the host's locale, English when it is not one of ours.
+    pub fn language(&self) -> crate::i18n::Lang {
+        crate::i18n::Lang::from_locale(&self.locale)
+    }
+
+    /// The `lang` attribute value: the host's tag if it looks like one and names the language
+    /// the text is in, else that language's code, so a garbage locale never ends up in markup.
     pub fn lang(&self) -> &str {
         let tag = self.locale.trim();
         let plausible = !tag.is_empty()
             && tag.len() <= 35
             && tag.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-        if plausible { tag } else { Self::DEFAULT_LOCALE }
+        let language = self.language();
+        let primary = tag.split(['-', '_']).next().unwrap_or("");
+        // The text is in `language`: a locale of another language (de-DE) reads English, so it says "en".
+        if plausible && primary.eq_ignore_ascii_case(language.code()) { tag } else { language.code() }
     }
 }
 

@@ -2,7 +2,7 @@
 //!
 //! Not `Intl.NumberFormat`: the server renders the same components natively (the fallback HTML
 //! and the snapshots), and both sides must print the same text. The rules follow CLDR for the
-//! locales we care about (en-US, en-GB, de-DE, fr-FR, es-ES, ja-JP) and fall back to the
+//! locales we care about (en-US, en-GB, de-DE, fr-FR, es-ES, pt-BR, pt-PT, ja-JP) and fall back to the
 //! en-US style for anything else. Amounts are integers in minor units: no floats anywhere.
 
 use giftgenius_types::{Currency, Money};
@@ -18,6 +18,8 @@ struct Style {
     min_grouping: usize,
     /// `true`: "12,00 €"; `false`: "€12.00".
     symbol_after: bool,
+    /// A no-break space between a leading symbol and the number: "US$ 12,00" (Brazil).
+    space_after_symbol: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -26,6 +28,7 @@ enum Lang {
     De,
     Fr,
     Es,
+    Pt,
     Ja,
     Other,
 }
@@ -39,6 +42,7 @@ fn parse_locale(locale: &str) -> (Lang, String) {
         "de" => Lang::De,
         "fr" => Lang::Fr,
         "es" => Lang::Es,
+        "pt" => Lang::Pt,
         "ja" => Lang::Ja,
         _ => Lang::Other,
     };
@@ -47,13 +51,17 @@ fn parse_locale(locale: &str) -> (Lang, String) {
     (lang, region)
 }
 
-fn style(lang: Lang) -> Style {
-    match lang {
-        Lang::De => Style { group: ".", decimal: ",", min_grouping: 1, symbol_after: true },
-        Lang::Fr => Style { group: NARROW_NBSP, decimal: ",", min_grouping: 1, symbol_after: true },
-        Lang::Es => Style { group: ".", decimal: ",", min_grouping: 2, symbol_after: true },
-        Lang::En | Lang::Ja | Lang::Other => Style { group: ",", decimal: ".", min_grouping: 1, symbol_after: false },
-    }
+fn style(lang: Lang, region: &str) -> Style {
+    let (group, decimal, min_grouping, symbol_after, space_after_symbol) = match lang {
+        Lang::De => (".", ",", 1, true, false),
+        Lang::Fr => (NARROW_NBSP, ",", 1, true, false),
+        Lang::Es => (".", ",", 2, true, false),
+        // Portugal writes "1234,56 €" and "12 345,67 €"; Brazil (and the default) "R$ 1.234,56".
+        Lang::Pt if region == "PT" => (NBSP, ",", 2, true, false),
+        Lang::Pt => (".", ",", 1, false, true),
+        Lang::En | Lang::Ja | Lang::Other => (",", ".", 1, false, false),
+    };
+    Style { group, decimal, min_grouping, symbol_after, space_after_symbol }
 }
 
 /// The currency sign a reader of this locale expects (e.g. "US$" where "$" is ambiguous).
@@ -61,7 +69,7 @@ fn symbol(currency: Currency, lang: Lang, region: &str) -> &'static str {
     match (currency, lang) {
         (Currency::USD, Lang::En) if !region.is_empty() && region != "US" => "US$",
         (Currency::USD, Lang::Fr) => "$US",
-        (Currency::USD, Lang::Es) => "US$",
+        (Currency::USD, Lang::Es | Lang::Pt) => "US$",
         (Currency::CAD, Lang::Fr) => "$CA",
         (Currency::AUD, Lang::Fr) => "$AU",
         (Currency::AUD, Lang::De) => "AU$",
@@ -92,7 +100,7 @@ fn group(digits: &str, separator: &str, min_grouping: usize) -> String {
 /// The number of decimals comes from the currency (`Currency::exponent`: none for JPY).
 pub fn format_money(money: &Money, locale: &str) -> String {
     let (lang, region) = parse_locale(locale);
-    let style = style(lang);
+    let style = style(lang, &region);
     let sym = symbol(money.currency, lang, &region);
     let exp = money.currency.exponent();
     let abs = money.amount_minor.unsigned_abs();
@@ -103,7 +111,8 @@ pub fn format_money(money: &Money, locale: &str) -> String {
         number.push_str(&format!("{:0width$}", abs % scale, width = exp as usize));
     }
     let sign = if money.amount_minor < 0 { "-" } else { "" };
-    if style.symbol_after { format!("{sign}{number}{NBSP}{sym}") } else { format!("{sign}{sym}{number}") }
+    let gap = if style.space_after_symbol { NBSP } else { "" };
+    if style.symbol_after { format!("{sign}{number}{NBSP}{sym}") } else { format!("{sign}{sym}{gap}{number}") }
 }
 
 #[cfg(test)]
@@ -134,6 +143,14 @@ mod tests {
         // Spanish does not group four-digit numbers.
         assert_eq!(fmt(123456, Currency::EUR, "es-ES"), "1234,56\u{a0}€");
         assert_eq!(fmt(1234567, Currency::EUR, "es-ES"), "12.345,67\u{a0}€");
+    }
+
+    #[test]
+    fn portuguese_in_brazil_and_portugal() {
+        assert_eq!(fmt(123456, Currency::USD, "pt-BR"), "US$\u{a0}1.234,56");
+        assert_eq!(fmt(2499, Currency::USD, "pt"), "US$\u{a0}24,99");
+        assert_eq!(fmt(123456, Currency::EUR, "pt-PT"), "1234,56\u{a0}€");
+        assert_eq!(fmt(1234567, Currency::EUR, "pt-PT"), "12\u{a0}345,67\u{a0}€");
     }
 
     #[test]

@@ -18,6 +18,7 @@ pub mod controller;
 pub mod delivery_form;
 pub mod flow;
 pub mod format;
+pub mod i18n;
 pub mod rpc;
 pub mod saved;
 pub mod state;

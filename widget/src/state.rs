@@ -3,13 +3,15 @@
 //! Parsing is strict on purpose: the contract version is checked before anything else, and a
 //! payload that does not match the contract becomes `OutOfDate` rather than a guess.
 
+use crate::i18n::{Lang, Msg, words};
 use giftgenius_types::delivery::DeliveryDetails;
 use giftgenius_types::orders::{
     CheckoutData, CheckoutSession, DeleteMyDataData, ListOrdersData, Order, OrderData, OrderDraft, PrepareOrderData,
 };
 use giftgenius_types::wire::{META_CANCEL_TOKENS, META_DELETE_DATA_TOKEN, META_DELIVERY};
 use giftgenius_types::{
-    CONTRACT_VERSION, Envelope, GiftCard, Notice, Partial, SuggestGiftsData, SuggestGiftsQuery, ToolError, ToolName,
+    CONTRACT_VERSION, Envelope, GiftCard, Notice, Occasion, Partial, RelationshipType, SuggestGiftsData,
+    SuggestGiftsQuery, ToolError, ToolName,
 };
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -24,7 +26,7 @@ pub enum ViewState {
     Loading,
     /// Still loading, with what the host has streamed of the model's arguments so far
     /// (MCP Apps `tool-input-partial`): short phrases, shown as text, never acted upon.
-    LoadingWith { so_far: Vec<String> },
+    LoadingWith { so_far: SoFar },
     /// Gift cards; `partial` names the stores that failed, shown above the cards.
     Results { query: SuggestGiftsQuery, gifts: Vec<GiftCard>, notice: Option<Notice>, partial: Option<Partial> },
     /// The search ran and found nothing: the notice and its suggestions.
@@ -197,49 +199,55 @@ impl ViewState {
     /// Loading, with the known `suggest_gifts`-style arguments of a (possibly partial) call
     /// as phrases; plain loading when none of them is there yet.
     pub fn loading_with(arguments: &Map<String, Value>) -> ViewState {
-        let so_far = arguments_so_far(arguments);
-        if so_far.is_empty() { ViewState::Loading } else { ViewState::LoadingWith { so_far } }
+        let so_far = SoFar::read(arguments);
+        if so_far == SoFar::default() { ViewState::Loading } else { ViewState::LoadingWith { so_far } }
     }
 
     /// What the polite live region says when this state appears, for screen-reader users.
-    pub fn announcement(&self) -> String {
+    pub fn announcement(&self, lang: Lang) -> String {
+        let error_text = |error: &giftgenius_types::ToolError| words::error_text(lang, error.code);
         match self {
-            ViewState::Loading | ViewState::LoadingWith { .. } => "Loading gift ideas…".into(),
+            ViewState::Loading | ViewState::LoadingWith { .. } => lang.t(Msg::SayLoading).into(),
             ViewState::Results { gifts, partial, .. } => {
-                let noun = if gifts.len() == 1 { "gift idea" } else { "gift ideas" };
-                let missing = if partial.is_some() { " Some stores did not answer." } else { "" };
-                format!("{} {noun} found.{missing}", gifts.len())
+                let found = match gifts.len() {
+                    1 => lang.t(Msg::SayFoundOne).to_string(),
+                    n => lang.f(Msg::SayFoundMany, &[("count", &n.to_string())]),
+                };
+                match partial {
+                    Some(_) => format!("{found} {}", lang.t(Msg::SaySomeStoresMissing)),
+                    None => found,
+                }
             }
-            ViewState::Empty { .. } => "No gifts matched.".into(),
+            ViewState::Empty { .. } => lang.t(Msg::SayNoMatches).into(),
             // The root's live region is the one announcer (no extra role="alert" that would
             // read the same news twice), so it carries the message itself.
-            ViewState::Error { error, .. } => format!("Error: {}", error.message),
-            ViewState::ConfirmPurchase { busy: true, .. } => "Placing order…".into(),
+            ViewState::Error { error, .. } => lang.f(Msg::SayError, &[("message", error_text(error))]),
+            ViewState::ConfirmPurchase { busy: true, .. } => lang.t(Msg::SayPlacing).into(),
             ViewState::ConfirmPurchase { error: Some(error), .. } if !error.field_errors.is_empty() => {
-                format!("Some details need a fix: {}", error.message)
+                lang.f(Msg::SayNeedsFix, &[("message", error_text(error))])
             }
             ViewState::ConfirmPurchase { error: Some(error), .. } => {
-                format!("The order was not placed: {}", error.message)
+                lang.f(Msg::SayNotPlaced, &[("message", error_text(error))])
             }
-            ViewState::ConfirmPurchase { .. } => "Please review and confirm your purchase.".into(),
+            ViewState::ConfirmPurchase { .. } => lang.t(Msg::SayReview).into(),
             ViewState::OrderPlaced { order } if order.status == giftgenius_types::OrderStatus::Cancelled => {
-                "Order cancelled and refunded.".into()
+                lang.t(Msg::SayOrderCancelled).into()
             }
-            ViewState::OrderPlaced { .. } => "Order placed.".into(),
-            ViewState::OrderList { actions: OrderListActions { busy: true, .. }, .. } => "Working…".into(),
+            ViewState::OrderPlaced { .. } => lang.t(Msg::SayOrderPlaced).into(),
+            ViewState::OrderList { actions: OrderListActions { busy: true, .. }, .. } => lang.t(Msg::SayWorking).into(),
             ViewState::OrderList { actions: OrderListActions { error: Some(error), .. }, .. } => {
-                format!("Error: {}", error.message)
+                lang.f(Msg::SayError, &[("message", error_text(error))])
             }
             ViewState::OrderList { orders, .. } => match orders.len() {
-                0 => "You have no orders yet.".into(),
-                1 => "1 order.".into(),
-                n => format!("{n} orders."),
+                0 => lang.t(Msg::NoOrdersYet).into(),
+                1 => lang.t(Msg::SayOneOrder).into(),
+                n => lang.f(Msg::SayOrders, &[("count", &n.to_string())]),
             },
-            ViewState::DataDeleted { .. } => "Your data was deleted.".into(),
-            ViewState::Checkout { .. } => "Checkout is ready.".into(),
-            ViewState::Cancelled => "Purchase cancelled.".into(),
-            ViewState::ToolCancelled { .. } => "The request was stopped.".into(),
-            ViewState::OutOfDate { .. } => "This view is out of date.".into(),
+            ViewState::DataDeleted { .. } => lang.t(Msg::SayDataDeleted).into(),
+            ViewState::Checkout { .. } => lang.t(Msg::SayCheckoutReady).into(),
+            ViewState::Cancelled => lang.t(Msg::SayPurchaseCancelled).into(),
+            ViewState::ToolCancelled { .. } => lang.t(Msg::SayRequestStopped).into(),
+            ViewState::OutOfDate { .. } => lang.t(Msg::SayOutOfDate).into(),
         }
     }
 }
@@ -247,44 +255,82 @@ impl ViewState {
 /// The longest phrase taken from a streamed argument: partial arguments are shown, never trusted.
 const MAX_PHRASE: usize = 60;
 
-/// What a (partial) set of arguments says so far, in the order the results summary uses.
+/// What a (partial) set of streamed arguments says so far: the known fields as clipped text.
 ///
 /// Arguments streamed by the host are "healed" JSON and may be cut anywhere, so only plain
 /// strings and numbers of the known fields are read; anything else is skipped.
-fn arguments_so_far(arguments: &Map<String, Value>) -> Vec<String> {
-    fn text(value: Option<&Value>) -> Option<String> {
-        let raw = match value? {
-            Value::String(s) => s.trim().to_string(),
-            Value::Number(n) => n.to_string(),
-            _ => return None,
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SoFar {
+    relationship: Option<String>,
+    occasion: Option<String>,
+    age: Option<String>,
+    interests: Vec<String>,
+    budget_min: Option<String>,
+    budget_max: Option<String>,
+    currency: Option<String>,
+}
+
+impl SoFar {
+    fn read(arguments: &Map<String, Value>) -> SoFar {
+        fn text(value: Option<&Value>) -> Option<String> {
+            let raw = match value? {
+                Value::String(s) => s.trim().to_string(),
+                Value::Number(n) => n.to_string(),
+                _ => return None,
+            };
+            let clipped: String = raw.chars().filter(|c| !c.is_control()).take(MAX_PHRASE).collect();
+            (!clipped.is_empty()).then_some(clipped)
+        }
+        let interests = match arguments.get("interests") {
+            Some(Value::Array(interests)) => interests.iter().filter_map(|i| text(Some(i))).take(5).collect(),
+            _ => Vec::new(),
         };
-        let clipped: String = raw.chars().filter(|c| !c.is_control()).take(MAX_PHRASE).collect();
-        (!clipped.is_empty()).then_some(clipped)
-    }
-    let mut parts = Vec::new();
-    if let Some(relationship) = text(arguments.get("relationship_type")) {
-        parts.push(format!("for your {}", relationship.replace('_', " ")));
-    }
-    if let Some(occasion) = text(arguments.get("occasion")) {
-        parts.push(occasion.replace('_', " "));
-    }
-    if let Some(age) = text(arguments.get("age")) {
-        parts.push(format!("age {age}"));
-    }
-    if let Some(Value::Array(interests)) = arguments.get("interests") {
-        let interests: Vec<String> = interests.iter().filter_map(|i| text(Some(i))).take(5).collect();
-        if !interests.is_empty() {
-            parts.push(interests.join(", "));
+        SoFar {
+            relationship: text(arguments.get("relationship_type")),
+            occasion: text(arguments.get("occasion")),
+            age: text(arguments.get("age")),
+            interests,
+            budget_min: text(arguments.get("budget_min")),
+            budget_max: text(arguments.get("budget_max")),
+            currency: text(arguments.get("currency")),
         }
     }
-    let currency = text(arguments.get("currency")).map(|c| format!(" {c}")).unwrap_or_default();
-    match (text(arguments.get("budget_min")), text(arguments.get("budget_max"))) {
-        (Some(min), Some(max)) => parts.push(format!("{min}–{max}{currency}")),
-        (Some(min), None) => parts.push(format!("from {min}{currency}")),
-        (None, Some(max)) => parts.push(format!("up to {max}{currency}")),
-        (None, None) => {}
+
+    /// The phrases in `lang`, in the order the results summary uses. A value the contract
+    /// names (a relationship, an occasion) is said in `lang`; anything else as it came.
+    pub fn phrases(&self, lang: Lang) -> Vec<String> {
+        let mut parts = Vec::new();
+        if let Some(relationship) = &self.relationship {
+            let who = match RelationshipType::ALL.iter().find(|r| r.as_str() == relationship) {
+                Some(known) => words::relationship(lang, *known).to_string(),
+                None => relationship.replace('_', " "),
+            };
+            parts.push(lang.f(Msg::ForYour, &[("who", &who)]));
+        }
+        if let Some(occasion) = &self.occasion {
+            match Occasion::ALL.iter().find(|o| o.as_str() == occasion) {
+                Some(known) => parts.push(words::occasion(lang, *known).to_string()),
+                None => parts.push(occasion.replace('_', " ")),
+            }
+        }
+        if let Some(age) = &self.age {
+            parts.push(lang.f(Msg::AgeYears, &[("age", age)]));
+        }
+        if !self.interests.is_empty() {
+            parts.push(self.interests.join(", "));
+        }
+        let currency = |amount: &str| match &self.currency {
+            Some(c) => format!("{amount} {c}"),
+            None => amount.to_string(),
+        };
+        match (&self.budget_min, &self.budget_max) {
+            (Some(min), Some(max)) => parts.push(lang.f(Msg::BudgetRange, &[("min", min), ("max", &currency(max))])),
+            (Some(min), None) => parts.push(lang.f(Msg::BudgetFrom, &[("min", &currency(min))])),
+            (None, Some(max)) => parts.push(lang.f(Msg::BudgetUpTo, &[("max", &currency(max))])),
+            (None, None) => {}
+        }
+        parts
     }
-    parts
 }
 
 fn parse<T: DeserializeOwned>(output: &Value) -> Option<Envelope<T>> {
@@ -317,17 +363,19 @@ mod tests {
         let args = json!({"relationship_type": "grand_parent", "interests": ["hiking", 7, {"x": 1}, "te"],
             "budget_max": 100, "currency": "EUR", "gift_id": "ignored"});
         let Value::Object(args) = args else { unreachable!() };
-        assert_eq!(
-            ViewState::loading_with(&args),
-            ViewState::LoadingWith {
-                so_far: vec!["for your grand parent".into(), "hiking, 7, te".into(), "up to 100 EUR".into()]
-            }
-        );
+        let ViewState::LoadingWith { so_far } = ViewState::loading_with(&args) else { panic!("something is known") };
+        assert_eq!(so_far.phrases(Lang::En), vec!["For your grand parent", "hiking, 7, te", "up to 100 EUR"]);
+        assert_eq!(so_far.phrases(Lang::Es), vec!["Para tu grand parent", "hiking, 7, te", "hasta 100 EUR"]);
+        let Value::Object(known) = json!({"relationship_type": "friend", "occasion": "birthday"}) else {
+            unreachable!()
+        };
+        let ViewState::LoadingWith { so_far } = ViewState::loading_with(&known) else { panic!("something is known") };
+        assert_eq!(so_far.phrases(Lang::Pt), vec!["Para: amigo ou amiga", "aniversário"]);
         assert_eq!(ViewState::loading_with(&Map::new()), ViewState::Loading);
         // A string cut mid-stream, a huge one, control characters: clipped text, never markup rules.
         let Value::Object(long) = json!({"occasion": format!("{}\u{7}", "x".repeat(500))}) else { unreachable!() };
         match ViewState::loading_with(&long) {
-            ViewState::LoadingWith { so_far } => assert_eq!(so_far, vec!["x".repeat(MAX_PHRASE)]),
+            ViewState::LoadingWith { so_far } => assert_eq!(so_far.phrases(Lang::En), vec!["x".repeat(MAX_PHRASE)]),
             other => panic!("{other:?}"),
         }
         assert!(ViewState::loading_with(&args).is_loading());

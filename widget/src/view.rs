@@ -14,6 +14,7 @@ use leptos::prelude::*;
 
 use crate::action::Action;
 use crate::context::{DisplayMode, RenderContext};
+use crate::i18n::{Lang, Msg};
 use crate::state::ViewState;
 
 pub use error::error_view;
@@ -22,7 +23,7 @@ pub use results::{empty_view, gift_card, notice_view, partial_banner, results_vi
 
 /// The root with fixed values: what SSR renders. The wasm app builds the same root reactively.
 pub fn static_root(state: ViewState, ctx: RenderContext, on_action: Callback<Action>) -> impl IntoView {
-    let announcement = state.announcement();
+    let announcement = state.announcement(ctx.language());
     let kind = state.kind();
     let theme = ctx.theme.as_str();
     let lang = ctx.lang().to_string();
@@ -53,7 +54,10 @@ pub fn reactive_root(
             data-display-mode=move || ctx.with(|c| c.display_attribute())
             lang=move || ctx.with(|c| c.lang().to_string())
         >
-            <p class="gg-live" role="status" aria-live="polite">{move || state.with(|s| s.announcement())}</p>
+            <p class="gg-live" role="status" aria-live="polite">{move || {
+                let lang = ctx.with(|c| c.language());
+                state.with(|s| s.announcement(lang))
+            }}</p>
             {move || {
                 let c = ctx.get();
                 body(state.get(), &c, on_action)
@@ -65,23 +69,31 @@ pub fn reactive_root(
 /// Everything below the live region: the display toggle (when offered) and the state's view.
 /// Without a toggle the markup is exactly the state's (no placeholder for the missing button).
 fn body(state: ViewState, ctx: &RenderContext, on_action: Callback<Action>) -> AnyView {
+    let comparable = matches!(state, ViewState::Results { ref gifts, .. } if gifts.len() > 1);
     let view = state_view(state, ctx, on_action);
-    match display_toggle(ctx, on_action) {
+    match display_toggle(ctx, comparable, on_action) {
         Some(toggle) => (toggle, view).into_any(),
         None => view,
     }
 }
 
-/// "Full screen" / "Exit full screen", only when the host offers full screen (it declared the
-/// mode in `availableDisplayModes`); without that declaration there is nothing to click.
-pub fn display_toggle(ctx: &RenderContext, on_action: Callback<Action>) -> Option<impl IntoView + use<>> {
+/// "Compare all" on a list of results shown inline, and "Back to the chat" in full screen; only
+/// when the host offers full screen (it declared the mode in `availableDisplayModes`). Which one
+/// shows follows the mode the host reports, not the one asked for.
+pub fn display_toggle(
+    ctx: &RenderContext,
+    comparable: bool,
+    on_action: Callback<Action>,
+) -> Option<impl IntoView + use<>> {
+    let (label, mode) = match ctx.display_mode {
+        DisplayMode::Fullscreen => (Msg::ExitFullScreen, DisplayMode::Inline),
+        DisplayMode::Inline | DisplayMode::Pip if comparable => (Msg::CompareAll, DisplayMode::Fullscreen),
+        DisplayMode::Inline | DisplayMode::Pip => return None,
+    };
     if !ctx.can_fullscreen {
         return None;
     }
-    let (label, mode) = match ctx.display_mode {
-        DisplayMode::Fullscreen => ("Exit full screen", DisplayMode::Inline),
-        DisplayMode::Inline | DisplayMode::Pip => ("Full screen", DisplayMode::Fullscreen),
-    };
+    let label = ctx.language().t(label);
     Some(view! {
         <div class="gg-toolbar">
             <button
@@ -100,13 +112,13 @@ pub fn display_toggle(ctx: &RenderContext, on_action: Callback<Action>) -> Optio
 /// The body for one state.
 pub fn state_view(state: ViewState, ctx: &RenderContext, on_action: Callback<Action>) -> AnyView {
     match state {
-        ViewState::Loading => loading_view(Vec::new()).into_any(),
-        ViewState::LoadingWith { so_far } => loading_view(so_far).into_any(),
+        ViewState::Loading => loading_view(Vec::new(), ctx).into_any(),
+        ViewState::LoadingWith { so_far } => loading_view(so_far.phrases(ctx.language()), ctx).into_any(),
         ViewState::Results { query, gifts, notice, partial } => {
             results_view(query, gifts, notice, partial, ctx, on_action).into_any()
         }
         ViewState::Empty { query, notice, partial } => empty_view(query, notice, partial, ctx, on_action).into_any(),
-        ViewState::Error { tool, error } => error_view(tool, error, on_action).into_any(),
+        ViewState::Error { tool, error } => error_view(tool, error, ctx, on_action).into_any(),
         ViewState::ConfirmPurchase { draft, delivery, busy, error } => {
             confirm_view(draft, delivery, busy, error, ctx, on_action).into_any()
         }
@@ -114,17 +126,20 @@ pub fn state_view(state: ViewState, ctx: &RenderContext, on_action: Callback<Act
         ViewState::OrderList { orders, next_cursor, actions } => {
             order_list_view(orders, next_cursor, actions, ctx, on_action).into_any()
         }
-        ViewState::DataDeleted { summary } => data_deleted_view(summary).into_any(),
+        ViewState::DataDeleted { summary } => data_deleted_view(summary, ctx).into_any(),
         ViewState::Checkout { checkout } => checkout_view(checkout, ctx, on_action).into_any(),
-        ViewState::Cancelled => cancelled_view().into_any(),
-        ViewState::ToolCancelled { reason, retry } => tool_cancelled_view(reason, retry, on_action).into_any(),
-        ViewState::OutOfDate { .. } => out_of_date_view().into_any(),
+        ViewState::Cancelled => cancelled_view(ctx.language()).into_any(),
+        ViewState::ToolCancelled { reason, retry } => {
+            tool_cancelled_view(reason, retry, ctx.language(), on_action).into_any()
+        }
+        ViewState::OutOfDate { .. } => out_of_date_view(ctx.language()).into_any(),
     }
 }
 
 /// Skeleton cards while the tool runs; `aria-busy` tells assistive tech to wait. `so_far`: what
 /// the model's streamed arguments say already, as text ("So far: for your friend · hiking").
-pub fn loading_view(so_far: Vec<String>) -> impl IntoView {
+pub fn loading_view(so_far: Vec<String>, ctx: &RenderContext) -> impl IntoView {
+    let lang = ctx.language();
     let skeleton = || {
         view! {
             <li class="gg-card gg-skeleton" aria-hidden="true">
@@ -135,37 +150,37 @@ pub fn loading_view(so_far: Vec<String>) -> impl IntoView {
         }
     };
     // Two shapes rather than an optional line, so plain loading keeps its exact markup.
-    let title = view! { <h2 id="gg-title" class="gg-title">"Finding gift ideas…"</h2> };
+    let title = view! { <h2 id="gg-title" class="gg-title">{lang.t(Msg::FindingGiftIdeas)}</h2> };
     let heading = if so_far.is_empty() {
         title.into_any()
     } else {
-        let line = view! { <p class="gg-muted gg-summary gg-so-far">{format!("So far: {}", so_far.join(" · "))}</p> };
+        let line = view! { <p class="gg-muted gg-summary gg-so-far">{lang.f(Msg::SoFar, &[("items", &so_far.join(" · "))])}</p> };
         (title, line).into_any()
     };
     view! {
         <section class="gg-section gg-loading" aria-busy="true" aria-labelledby="gg-title">
             {heading}
-            <ul class="gg-grid" role="list">{skeleton()}{skeleton()}{skeleton()}</ul>
+            <ul class="gg-strip" role="list">{skeleton()}{skeleton()}{skeleton()}</ul>
         </section>
     }
 }
 
 /// The contract moved on: say so and guess nothing.
-pub fn out_of_date_view() -> impl IntoView {
+pub fn out_of_date_view(lang: Lang) -> impl IntoView {
     view! {
         <section class="gg-section gg-out-of-date" aria-labelledby="gg-title">
-            <h2 id="gg-title" class="gg-title">"This view is out of date"</h2>
-            <p class="gg-muted">"GiftGenius has been updated since this result was made. Ask again in the chat to see it here."</p>
+            <h2 id="gg-title" class="gg-title">{lang.t(Msg::OutOfDateTitle)}</h2>
+            <p class="gg-muted">{lang.t(Msg::OutOfDateBody)}</p>
         </section>
     }
 }
 
 /// Left the confirmation with no earlier results to return to.
-pub fn cancelled_view() -> impl IntoView {
+pub fn cancelled_view(lang: Lang) -> impl IntoView {
     view! {
         <section class="gg-section gg-cancelled" aria-labelledby="gg-title">
-            <h2 id="gg-title" class="gg-title">"Purchase cancelled"</h2>
-            <p class="gg-muted">"Nothing was ordered and nothing was charged."</p>
+            <h2 id="gg-title" class="gg-title">{lang.t(Msg::PurchaseCancelledTitle)}</h2>
+            <p class="gg-muted">{lang.t(Msg::PurchaseCancelledBody)}</p>
         </section>
     }
 }
@@ -175,6 +190,7 @@ pub fn cancelled_view() -> impl IntoView {
 pub fn tool_cancelled_view(
     reason: Option<String>,
     retry: Option<ToolName>,
+    lang: Lang,
     on_action: Callback<Action>,
 ) -> impl IntoView {
     let next = match retry {
@@ -187,33 +203,19 @@ pub fn tool_cancelled_view(
                     data-tool=tool.as_str()
                     on:click=move |_| on_action.run(Action::Retry)
                 >
-                    "Try again"
+                    {lang.t(Msg::TryAgain)}
                 </button>
             </div>
         }
         .into_any(),
-        None => view! { <p class="gg-muted">"Ask again in the chat to see gift ideas here."</p> }.into_any(),
+        None => view! { <p class="gg-muted">{lang.t(Msg::AskAgainInChat)}</p> }.into_any(),
     };
     view! {
         <section class="gg-section gg-tool-cancelled" aria-labelledby="gg-title">
-            <h2 id="gg-title" class="gg-title">"The request was stopped"</h2>
-            <p>"It was cancelled before GiftGenius answered. Nothing was charged."</p>
-            {reason.map(|r| view! { <p class="gg-muted gg-reason"><small>{format!("Reason: {r}")}</small></p> })}
+            <h2 id="gg-title" class="gg-title">{lang.t(Msg::RequestStoppedTitle)}</h2>
+            <p>{lang.t(Msg::RequestStoppedBody)}</p>
+            {reason.map(|r| view! { <p class="gg-muted gg-reason"><small>{lang.f(Msg::StopReason, &[("reason", &r)])}</small></p> })}
             {next}
         </section>
-    }
-}
-
-/// A human name for a tool, for error headings.
-pub(crate) fn tool_label(tool: ToolName) -> &'static str {
-    match tool {
-        ToolName::SuggestGifts => "gift ideas",
-        ToolName::PrepareOrder => "this gift",
-        ToolName::CommitOrder => "your order",
-        ToolName::CreateCheckoutSession => "checkout",
-        ToolName::GetOrder => "your order",
-        ToolName::ListOrders => "your orders",
-        ToolName::CancelOrder => "the cancellation",
-        ToolName::DeleteMyData => "your data",
     }
 }

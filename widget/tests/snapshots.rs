@@ -276,7 +276,8 @@ fn results_de_de_price() {
     let out = wire(Envelope::ok(ToolName::SuggestGifts, SuggestGiftsData { query: query(Currency::EUR), gifts: eur }));
     let html = snap!("results_de_de", parse(&out), RenderContext::new(Theme::Light, "de-DE"));
     assert!(html.contains("1.234,56\u{a0}€"), "{html}");
-    assert!(html.contains(r#"lang="de-DE""#));
+    // German prices, English words (German is not one of the three languages): the page says "en".
+    assert!(html.contains(r#"lang="en""#));
 }
 
 #[test]
@@ -393,7 +394,9 @@ fn confirm_purchase_transient_error() {
     let out = snap!("confirm_purchase_error", state, en());
     assert!(out.contains("Try again"));
     assert!(out.contains("req_pay1"));
-    assert!(out.contains("The order was not placed: The payment provider is not answering."));
+    // The person reads the code's text; the server's message is for the model.
+    assert!(out.contains("The order was not placed: The payment service could not be reached. Nothing was charged."));
+    assert!(!out.contains("The payment provider is not answering."));
 }
 
 #[test]
@@ -494,7 +497,7 @@ fn loading_with_streamed_arguments() {
     };
     let out = snap!("loading_with_arguments", ViewState::loading_with(&so_far), en());
     assert!(out.contains(r#"data-state="loading""#) && out.contains(r#"aria-busy="true""#));
-    assert!(out.contains("So far: for your friend · hiking, &lt;b&gt;tea&lt;/b&gt; · up to 60"), "{out}");
+    assert!(out.contains("So far: For your friend · hiking, &lt;b&gt;tea&lt;/b&gt; · up to 60"), "{out}");
 }
 
 #[test]
@@ -518,10 +521,14 @@ fn full_screen_toggle_only_when_the_host_offers_it() {
     let offered = en().with_display(DisplayMode::Inline, true);
     let out = html(&state, &offered);
     assert!(out.contains(r#"data-action="display-mode""#) && out.contains(r#"data-mode="fullscreen""#));
-    assert!(out.contains(">Full screen<"));
+    assert!(out.contains(">Compare all<"));
     let full = snap!("results_fullscreen", state.clone(), en().with_display(DisplayMode::Fullscreen, true));
     assert!(full.contains(r#"data-display-mode="fullscreen""#));
-    assert!(full.contains(r#"data-mode="inline""#) && full.contains(">Exit full screen<"));
+    assert!(full.contains(r#"data-mode="inline""#) && full.contains(">Back to the chat<"));
+    // Nothing to compare: one result, or a state that is not a list, offers no full screen.
+    let one = parse(&results_output(gifts().into_iter().take(1).collect(), None));
+    assert!(!html(&one, &offered).contains(r#"data-action="display-mode""#));
+    assert!(!html(&confirm_state(), &offered).contains(r#"data-action="display-mode""#));
     // Shown full screen by the host without offering the toggle: the layout follows, no button.
     let no_toggle = html(&state, &en().with_display(DisplayMode::Fullscreen, false));
     assert!(no_toggle.contains(r#"data-display-mode="fullscreen""#) && !no_toggle.contains("display-mode\""));
@@ -599,4 +606,98 @@ fn every_state_renders_in_every_theme_and_odd_locales() {
             assert!(!out.contains("<x"), "locale must not reach markup raw");
         }
     }
+}
+
+// ---- display modes and languages ----
+
+#[test]
+fn inline_is_a_strip_of_compact_cards_and_full_screen_a_grid_of_full_ones() {
+    use giftgenius_widget::DisplayMode;
+    let state = parse(&results_output(gifts(), None));
+    let inline = html(&state, &en());
+    assert!(inline.contains(r#"class="gg-strip""#) && !inline.contains(r#"class="gg-grid""#), "{inline}");
+    assert!(inline.contains("scroll sideways for more"), "a hint that more cards follow");
+    assert_eq!(inline.matches(r#"class="gg-why""#).count(), gifts().len(), "one reason line per compact card");
+    assert!(!inline.contains("gg-desc") && !inline.contains("gg-tags"), "no description or tags inline");
+    let full = html(&state, &en().with_display(DisplayMode::Fullscreen, true));
+    assert!(full.contains(r#"class="gg-grid""#) && !full.contains("gg-strip"));
+    assert!(full.contains("gg-desc") && full.contains("gg-tags") && full.contains("gg-reasons"));
+    assert!(!full.contains("scroll sideways"));
+}
+
+#[test]
+fn results_es() {
+    let out = snap!(
+        "results_es",
+        parse(&results_output(gifts(), Some(partial()))),
+        RenderContext::new(Theme::Light, "es-MX")
+    );
+    assert!(out.contains(r#"lang="es-MX""#));
+    for text in ["Ideas de regalo", "Para tu amigo o amiga", "30 años", "Elegir", "Algunas tiendas no respondieron"] {
+        assert!(out.contains(text), "{text} in {out}");
+    }
+}
+
+#[test]
+fn results_pt() {
+    let out = snap!("results_pt", parse(&results_output(gifts(), None)), RenderContext::new(Theme::Dark, "pt-BR"));
+    assert!(out.contains(r#"lang="pt-BR""#));
+    for text in ["Ideias de presente", "Para: amigo ou amiga", "Escolher", "US$\u{a0}"] {
+        assert!(out.contains(text), "{text} in {out}");
+    }
+}
+
+#[test]
+fn every_state_speaks_spanish_and_portuguese() {
+    let states = [
+        ("loading", ViewState::Loading),
+        ("empty", parse(&empty_output())),
+        ("error", parse(&error_output(ToolName::CommitOrder, transient_error()))),
+        ("confirm", confirm_state()),
+        ("order", parse(&order_output())),
+        ("list", parse(&order_list_output())),
+        ("checkout", parse(&checkout_output())),
+        ("cancelled", ViewState::Cancelled),
+    ];
+    // English words that only appear when a text was left untranslated.
+    let english = [
+        ">Gift ideas<",
+        ">Confirm your purchase<",
+        ">Order placed<",
+        ">Try again<",
+        "Checkout is ready",
+        "Nothing was",
+        ">Your orders<",
+        ">Cancel order<",
+        "Deliver to",
+        "Quantity",
+        "Finding gift",
+        "No matching",
+        "Couldn't",
+    ];
+    for locale in ["es-ES", "pt-BR"] {
+        for (name, state) in &states {
+            let out = html(state, &RenderContext::new(Theme::Light, locale));
+            for word in english {
+                assert!(!out.contains(word), "{locale} {name}: {word:?} in {out}");
+            }
+        }
+    }
+}
+
+#[test]
+fn confirm_purchase_pt() {
+    snap!("confirm_purchase_pt", confirm_state(), RenderContext::new(Theme::Light, "pt-BR"));
+}
+
+#[test]
+fn order_list_es() {
+    let out = snap!("order_list_es", parse(&order_list_output()), RenderContext::new(Theme::Light, "es-ES"));
+    assert!(out.contains("Tus pedidos"));
+}
+
+#[test]
+fn a_locale_of_another_language_reads_english_and_says_so() {
+    let out = html(&parse(&results_output(gifts(), None)), &RenderContext::new(Theme::Light, "de-DE"));
+    assert!(out.contains(r#"lang="en""#) && out.contains("Gift ideas"));
 }

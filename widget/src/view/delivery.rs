@@ -10,22 +10,25 @@ use giftgenius_types::delivery::{Address, DeliveryDetails, MAX_GIFT_MESSAGE_CHAR
 use giftgenius_types::{FieldError, ToolError};
 use leptos::prelude::*;
 
+use crate::i18n::{Lang, Msg};
+use crate::view::error::field_message;
+
 /// One input of the form: its field path and label.
 struct Field {
     name: &'static str,
-    label: &'static str,
+    label: Msg,
     autocomplete: &'static str,
 }
 
 /// The form's text inputs, in the order a postal address is read.
 const FIELDS: [Field; 7] = [
-    Field { name: "recipient.name", label: "Recipient's name", autocomplete: "name" },
-    Field { name: "recipient.address.line1", label: "Address line 1", autocomplete: "address-line1" },
-    Field { name: "recipient.address.line2", label: "Address line 2 (optional)", autocomplete: "address-line2" },
-    Field { name: "recipient.address.city", label: "City", autocomplete: "address-level2" },
-    Field { name: "recipient.address.region", label: "State / province / region", autocomplete: "address-level1" },
-    Field { name: "recipient.address.postal_code", label: "Postal code", autocomplete: "postal-code" },
-    Field { name: "recipient.address.country", label: "Country code (e.g. US, GB, DE)", autocomplete: "country" },
+    Field { name: "recipient.name", label: Msg::FieldName, autocomplete: "name" },
+    Field { name: "recipient.address.line1", label: Msg::FieldLine1, autocomplete: "address-line1" },
+    Field { name: "recipient.address.line2", label: Msg::FieldLine2, autocomplete: "address-line2" },
+    Field { name: "recipient.address.city", label: Msg::FieldCity, autocomplete: "address-level2" },
+    Field { name: "recipient.address.region", label: Msg::FieldRegion, autocomplete: "address-level1" },
+    Field { name: "recipient.address.postal_code", label: Msg::FieldPostalCode, autocomplete: "postal-code" },
+    Field { name: "recipient.address.country", label: Msg::FieldCountry, autocomplete: "country" },
 ];
 
 /// The field path of the gift message textarea.
@@ -65,24 +68,30 @@ fn errors_for<'a>(error: Option<&'a ToolError>, name: &'a str) -> impl Iterator<
 }
 
 /// The form with the shown details and the server's field errors next to their fields.
-pub fn delivery_form(delivery: Option<DeliveryDetails>, error: Option<ToolError>, busy: bool) -> impl IntoView {
+pub fn delivery_form(
+    delivery: Option<DeliveryDetails>,
+    error: Option<ToolError>,
+    busy: bool,
+    lang: Lang,
+) -> impl IntoView {
     let error = error.as_ref();
     let whole = errors_for(error, "recipient")
-        .map(|f| view! { <p class="gg-field-error" data-field="recipient">{f.message.clone()}</p> })
+        .map(|f| view! { <p class="gg-field-error" data-field="recipient">{field_message(lang, &f.message)}</p> })
         .collect_view();
     let inputs = FIELDS
         .iter()
         .map(|field| {
             let id = field_id(field.name);
             let err_id = format!("{id}-error");
-            let messages: Vec<String> = errors_for(error, field.name).map(|f| f.message.clone()).collect();
+            let messages: Vec<String> =
+                errors_for(error, field.name).map(|f| field_message(lang, &f.message)).collect();
             let invalid = !messages.is_empty();
             let note = invalid.then(|| {
                 view! { <p class="gg-field-error" id=err_id.clone() data-field=field.name>{messages.join("; ")}</p> }
             });
             view! {
                 <div class="gg-field" data-invalid=invalid.to_string()>
-                    <label for=id.clone()>{field.label}</label>
+                    <label for=id.clone()>{lang.t(field.label)}</label>
                     <input
                         type="text"
                         id=id
@@ -99,23 +108,24 @@ pub fn delivery_form(delivery: Option<DeliveryDetails>, error: Option<ToolError>
         })
         .collect_view();
     let message = delivery.as_ref().and_then(|d| d.gift_message.clone()).unwrap_or_default();
-    let message_errors: Vec<String> = errors_for(error, GIFT_MESSAGE).map(|f| f.message.clone()).collect();
+    let message_errors: Vec<String> =
+        errors_for(error, GIFT_MESSAGE).map(|f| field_message(lang, &f.message)).collect();
     let message_invalid = !message_errors.is_empty();
     let message_note = message_invalid.then(|| {
         view! { <p class="gg-field-error" id="gg-field-gift_message-error" data-field=GIFT_MESSAGE>{message_errors.join("; ")}</p> }
     });
     let save = delivery.as_ref().is_some_and(|d| d.save_address);
     let from_saved = delivery.as_ref().is_some_and(|d| d.from_saved_address).then(|| {
-        view! { <p class="gg-muted gg-fine gg-from-saved">"This is your saved address."</p> }
+        view! { <p class="gg-muted gg-fine gg-from-saved">{lang.t(Msg::SavedAddress)}</p> }
     });
     view! {
         <fieldset class="gg-delivery" id="gg-delivery-form" disabled=busy>
-            <legend>"Deliver to"</legend>
+            <legend>{lang.t(Msg::DeliverTo)}</legend>
             {from_saved}
             {whole}
             {inputs}
             <div class="gg-field" data-invalid=message_invalid.to_string()>
-                <label for=field_id(GIFT_MESSAGE)>{format!("Gift message (optional, up to {MAX_GIFT_MESSAGE_CHARS} characters)")}</label>
+                <label for=field_id(GIFT_MESSAGE)>{lang.f(Msg::GiftMessageLabel, &[("max", &MAX_GIFT_MESSAGE_CHARS.to_string())])}</label>
                 <textarea
                     id=field_id(GIFT_MESSAGE)
                     name=GIFT_MESSAGE
@@ -130,7 +140,7 @@ pub fn delivery_form(delivery: Option<DeliveryDetails>, error: Option<ToolError>
             </div>
             <label class="gg-check">
                 <input type="checkbox" id=field_id(SAVE_ADDRESS) name=SAVE_ADDRESS checked=save disabled=busy/>
-                " Save this address for my next order"
+                " "{lang.t(Msg::SaveAddress)}
             </label>
         </fieldset>
     }

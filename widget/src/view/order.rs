@@ -11,15 +11,16 @@ use crate::context::RenderContext;
 use crate::delivery_form as form_reader;
 use crate::flow::safe_url;
 use crate::format::format_money;
+use crate::i18n::{Lang, Msg, words};
 use crate::state::{ListAsk, OrderListActions};
 use crate::view::delivery::delivery_form;
 use crate::view::error::{category_name, error_details};
 
-fn shipping_label(speed: ShippingSpeed) -> &'static str {
-    match speed {
-        ShippingSpeed::Standard => "Shipping (standard)",
-        ShippingSpeed::Express => "Shipping (express)",
-    }
+fn shipping_label(speed: ShippingSpeed, lang: Lang) -> &'static str {
+    lang.t(match speed {
+        ShippingSpeed::Standard => Msg::ShippingStandard,
+        ShippingSpeed::Express => Msg::ShippingExpress,
+    })
 }
 
 /// What Confirm (or its Try again) does when clicked: commit the draft as shown, or, when the
@@ -47,16 +48,20 @@ pub fn confirm_view(
     on_action: Callback<Action>,
 ) -> impl IntoView {
     let locale = ctx.locale.as_str();
+    let lang = ctx.language();
     let subtotal = format_money(&draft.subtotal, locale);
     let shipping = format_money(&draft.shipping_cost, locale);
     let total = format_money(&draft.total, locale);
     let image = safe_url(&draft.gift.image_url).map(|src| {
-        view! { <img class="gg-card-img" src=src.to_string() alt=draft.gift.title.clone() width="64" height="64"/> }
+        view! { <img class="gg-card-img" src=src.to_string() alt="" width="64" height="64"/> }
     });
     let deliver_to = match destination_text(draft.destination.as_ref()) {
-        Some(place) => view! { <dt>"Deliver to"</dt><dd class="gg-destination">{place}</dd> }.into_any(),
-        None => view! { <dt>"Deliver to"</dt><dd class="gg-destination gg-missing">"Add the recipient below"</dd> }
-            .into_any(),
+        Some(place) => view! { <dt>{lang.t(Msg::DeliverTo)}</dt><dd class="gg-destination">{place}</dd> }.into_any(),
+        None => view! {
+            <dt>{lang.t(Msg::DeliverTo)}</dt>
+            <dd class="gg-destination gg-missing">{lang.t(Msg::AddRecipientBelow)}</dd>
+        }
+        .into_any(),
     };
     let failed = error.is_some();
     let error_ref = error.clone();
@@ -71,25 +76,25 @@ pub fn confirm_view(
                     disabled=busy
                     on:click=move |_| on_action.run(confirm_or_edit())
                 >
-                    "Try again"
+                    {lang.t(Msg::TryAgain)}
                 </button>
             }
         });
-        let title = if error.field_errors.is_empty() {
-            "The order was not placed."
-        } else {
-            "Some details need a fix before you confirm."
-        };
+        let title = lang.t(if error.field_errors.is_empty() { Msg::NotPlaced } else { Msg::NeedsFix });
         view! {
             <div class="gg-inline-error" data-category=category_name(error.category) data-code=error.code.as_str()>
                 <p class="gg-inline-error-title">{title}</p>
-                {error_details(&error)}
+                {error_details(&error, lang)}
                 {retry}
             </div>
         }
     });
     let confirm_button = (!failed).then(|| {
-        let label = if busy { "Placing order…".to_string() } else { format!("Confirm purchase · {total}") };
+        let label = if busy {
+            lang.t(Msg::PlacingOrder).to_string()
+        } else {
+            lang.f(Msg::ConfirmPurchaseTotal, &[("total", &total)])
+        };
         view! {
             <button
                 type="button"
@@ -103,7 +108,7 @@ pub fn confirm_view(
             </button>
         }
     });
-    let form = delivery_form(delivery, error_ref, busy);
+    let form = delivery_form(delivery, error_ref, busy, lang);
     let update = view! {
         <button
             type="button"
@@ -117,13 +122,13 @@ pub fn confirm_view(
                 }
             }
         >
-            "Update delivery details"
+            {lang.t(Msg::UpdateDelivery)}
         </button>
     };
-    let cancel_label = if failed { "Back" } else { "Cancel" };
+    let cancel_label = lang.t(if failed { Msg::Back } else { Msg::Cancel });
     view! {
         <section class="gg-section gg-confirm-purchase" aria-labelledby="gg-title" aria-busy=busy.to_string()>
-            <h2 id="gg-title" class="gg-title">"Confirm your purchase"</h2>
+            <h2 id="gg-title" class="gg-title">{lang.t(Msg::ConfirmTitle)}</h2>
             <div class="gg-confirm-gift">
                 {image}
                 <div>
@@ -132,10 +137,10 @@ pub fn confirm_view(
                 </div>
             </div>
             <dl class="gg-summary-list">
-                <dt>"Quantity"</dt><dd>{draft.quantity}</dd>
-                <dt>"Subtotal"</dt><dd>{subtotal}</dd>
-                <dt>{shipping_label(draft.shipping)}</dt><dd>{shipping}</dd>
-                <dt class="gg-total">"Total"</dt><dd class="gg-total">{total}</dd>
+                <dt>{lang.t(Msg::Quantity)}</dt><dd>{draft.quantity}</dd>
+                <dt>{lang.t(Msg::Subtotal)}</dt><dd>{subtotal}</dd>
+                <dt>{shipping_label(draft.shipping, lang)}</dt><dd>{shipping}</dd>
+                <dt class="gg-total">{lang.t(Msg::Total)}</dt><dd class="gg-total">{total}</dd>
                 {deliver_to}
             </dl>
             {form}
@@ -153,19 +158,20 @@ pub fn confirm_view(
                     {cancel_label}
                 </button>
             </div>
-            <p class="gg-muted gg-fine">"Nothing is charged until you press Confirm."</p>
+            <p class="gg-muted gg-fine">{lang.t(Msg::NothingChargedYet)}</p>
         </section>
     }
 }
 
 /// Words and badge style for an order's status.
-fn status_label(status: OrderStatus) -> (&'static str, &'static str) {
-    match status {
-        OrderStatus::Paid => ("Paid", "gg-badge gg-badge-ok"),
-        OrderStatus::PendingPayment => ("Payment pending", "gg-badge gg-badge-wait"),
-        OrderStatus::PaymentDeclined => ("Payment declined", "gg-badge gg-badge-out"),
-        OrderStatus::Cancelled => ("Cancelled · refunded", "gg-badge gg-badge-out"),
-    }
+fn status_label(status: OrderStatus, lang: Lang) -> (&'static str, &'static str) {
+    let (key, badge) = match status {
+        OrderStatus::Paid => (Msg::StatusPaid, "gg-badge gg-badge-ok"),
+        OrderStatus::PendingPayment => (Msg::StatusPending, "gg-badge gg-badge-wait"),
+        OrderStatus::PaymentDeclined => (Msg::StatusDeclined, "gg-badge gg-badge-out"),
+        OrderStatus::Cancelled => (Msg::StatusCancelled, "gg-badge gg-badge-out"),
+    };
+    (lang.t(key), badge)
 }
 
 /// "City, CC" of an order or draft, or nothing.
@@ -182,6 +188,7 @@ fn ask_view(
     yes: Action,
     shown: bool,
     busy: bool,
+    lang: Lang,
     on_action: Callback<Action>,
 ) -> impl IntoView {
     let (data_ask, order_id) = match &yes {
@@ -211,7 +218,7 @@ fn ask_view(
                     disabled=busy
                     on:click=move |_| on_action.run(Action::DismissAsk)
                 >
-                    "Keep it"
+                    {lang.t(Msg::KeepIt)}
                 </button>
             </div>
         </div>
@@ -228,19 +235,21 @@ pub fn order_list_view(
     on_action: Callback<Action>,
 ) -> impl IntoView {
     let busy = actions.busy;
-    let empty = orders.is_empty().then(|| view! { <p class="gg-muted">"You have no orders yet."</p> });
+    let lang = ctx.language();
+    let empty = orders.is_empty().then(|| view! { <p class="gg-muted">{lang.t(Msg::NoOrdersYet)}</p> });
     let rows = orders
         .into_iter()
         .map(|order| {
             let total = format_money(&order.total, &ctx.locale);
-            let (status, badge) = status_label(order.status);
+            let (status, badge) = status_label(order.status, lang);
             let id = order.id.clone();
-            let to = destination_text(order.destination.as_ref())
-                .map(|d| view! { <span class="gg-muted">{format!(" · to {d}")}</span> });
+            let to = destination_text(order.destination.as_ref()).map(|d| {
+                view! { <span class="gg-muted">{format!(" · {}", lang.f(Msg::DeliverToPlace, &[("place", &d)]))}</span> }
+            });
             let cancel = actions.cancellable.contains(&order.id).then(|| {
                 let asked = actions.asking == Some(ListAsk::CancelOrder { order_id: order.id.clone() });
                 let ask_id = order.id.clone();
-                let question = format!("Cancel this order? {total} will be refunded.");
+                let question = lang.f(Msg::CancelQuestion, &[("total", &total)]);
                 view! {
                     <button
                         type="button"
@@ -250,14 +259,15 @@ pub fn order_list_view(
                         disabled=busy
                         on:click=move |_| on_action.run(Action::AskCancelOrder { order_id: ask_id.clone() })
                     >
-                        "Cancel order"
+                        {lang.t(Msg::CancelOrder)}
                     </button>
                     {ask_view(
                         question,
-                        "Yes, cancel and refund",
+                        lang.t(Msg::YesCancel),
                         Action::CancelOrder { order_id: order.id.clone() },
                         asked,
                         busy,
+                        lang,
                         on_action,
                     )}
                 }
@@ -268,17 +278,17 @@ pub fn order_list_view(
                     {to}
                     <span class="gg-order-total">{total.clone()}</span>
                     <span class=badge data-status=order.status.as_str()>{status}</span>
-                    <small class="gg-muted"><code>{order.id}</code>" · "{order.created_at}</small>
+                    <small class="gg-muted"><code>{order.id}</code>" · "{words::date(lang, &order.created_at)}</small>
                     {cancel}
                 </li>
             }
         })
         .collect_view();
-    let more = next_cursor.map(|_| view! { <p class="gg-muted gg-fine">"Older orders: ask for more in the chat."</p> });
+    let more = next_cursor.map(|_| view! { <p class="gg-muted gg-fine">{lang.t(Msg::OlderOrders)}</p> });
     let error = actions.error.map(|error| {
         view! {
             <div class="gg-inline-error" data-category=category_name(error.category) data-code=error.code.as_str()>
-                {error_details(&error)}
+                {error_details(&error, lang)}
             </div>
         }
     });
@@ -293,23 +303,23 @@ pub fn order_list_view(
                     disabled=busy
                     on:click=move |_| on_action.run(Action::AskDeleteData)
                 >
-                    "Delete my data"
+                    {lang.t(Msg::DeleteMyData)}
                 </button>
             </div>
             {ask_view(
-                "Delete your saved address, drafts and order details? Paid orders' financial records are kept, anonymized."
-                    .to_string(),
-                "Yes, delete my data",
+                lang.t(Msg::DeleteQuestion).to_string(),
+                lang.t(Msg::YesDelete),
                 Action::DeleteData,
                 asked,
                 busy,
+                lang,
                 on_action,
             )}
         }
     });
     view! {
         <section class="gg-section gg-order-list" aria-labelledby="gg-title" aria-busy=busy.to_string()>
-            <h2 id="gg-title" class="gg-title">"Your orders"</h2>
+            <h2 id="gg-title" class="gg-title">{lang.t(Msg::YourOrders)}</h2>
             {error}
             {empty}
             <ul class="gg-orders">{rows}</ul>
@@ -320,20 +330,21 @@ pub fn order_list_view(
 }
 
 /// What delete_my_data did.
-pub fn data_deleted_view(summary: DeleteMyDataData) -> impl IntoView {
+pub fn data_deleted_view(summary: DeleteMyDataData, ctx: &RenderContext) -> impl IntoView {
+    let lang = ctx.language();
     let years = summary.financial_records_retention_days / 365;
     view! {
         <section class="gg-section gg-data-deleted" aria-labelledby="gg-title">
-            <h2 id="gg-title" class="gg-title">"Your data was deleted"</h2>
+            <h2 id="gg-title" class="gg-title">{lang.t(Msg::DataDeletedTitle)}</h2>
             <dl class="gg-summary-list">
-                <dt>"Saved addresses"</dt><dd>{summary.saved_addresses_deleted}</dd>
-                <dt>"Order drafts"</dt><dd>{summary.drafts_deleted}</dd>
-                <dt>"Orders anonymized"</dt><dd>{summary.orders_anonymized}</dd>
+                <dt>{lang.t(Msg::SavedAddresses)}</dt><dd>{summary.saved_addresses_deleted}</dd>
+                <dt>{lang.t(Msg::OrderDrafts)}</dt><dd>{summary.drafts_deleted}</dd>
+                <dt>{lang.t(Msg::OrdersAnonymized)}</dt><dd>{summary.orders_anonymized}</dd>
             </dl>
             <p class="gg-muted gg-fine">
-                {format!(
-                    "{} anonymized financial records (amounts, dates, payment references) are kept for {} years, as the law requires of merchants.",
-                    summary.financial_records_kept, years
+                {lang.f(
+                    Msg::RecordsKept,
+                    &[("count", &summary.financial_records_kept.to_string()), ("years", &years.to_string())],
                 )}
             </p>
         </section>
@@ -342,18 +353,24 @@ pub fn data_deleted_view(summary: DeleteMyDataData) -> impl IntoView {
 
 /// The order exists; show what was bought and its reference.
 pub fn order_placed_view(order: Order, ctx: &RenderContext) -> impl IntoView {
+    let lang = ctx.language();
     let total = format_money(&order.total, &ctx.locale);
-    let (status, badge) = status_label(order.status);
-    let heading = if order.status == OrderStatus::Cancelled { "Order cancelled" } else { "Order placed" };
+    let (status, badge) = status_label(order.status, lang);
+    let heading = lang.t(if order.status == OrderStatus::Cancelled { Msg::OrderCancelled } else { Msg::OrderPlaced });
+    let bought = lang.f(
+        Msg::OrderFrom,
+        &[("gift", &order.gift_title), ("quantity", &order.quantity.to_string()), ("merchant", &order.merchant)],
+    );
     view! {
         <section class="gg-section gg-order-placed" aria-labelledby="gg-title">
             <h2 id="gg-title" class="gg-title">{heading}</h2>
-            <p>{order.gift_title}" × "{order.quantity}" from "{order.merchant}</p>
+            <p>{bought}</p>
             <dl class="gg-summary-list">
-                <dt>"Order"</dt><dd><code>{order.id}</code></dd>
-                <dt>"Total"</dt><dd>{total}</dd>
-                <dt>"Status"</dt><dd><span class=badge data-status=order.status.as_str()>{status}</span></dd>
-                {destination_text(order.destination.as_ref()).map(|d| view! { <dt>"Deliver to"</dt><dd>{d}</dd> })}
+                <dt>{lang.t(Msg::Order)}</dt><dd><code>{order.id}</code></dd>
+                <dt>{lang.t(Msg::Total)}</dt><dd>{total}</dd>
+                <dt>{lang.t(Msg::Status)}</dt><dd><span class=badge data-status=order.status.as_str()>{status}</span></dd>
+                {destination_text(order.destination.as_ref())
+                    .map(|d| view! { <dt>{lang.t(Msg::DeliverTo)}</dt><dd>{d}</dd> })}
             </dl>
         </section>
     }
@@ -364,6 +381,7 @@ pub fn order_placed_view(order: Order, ctx: &RenderContext) -> impl IntoView {
 /// Where the host opens links (`ui/open-link`, `openExternal`) a click asks it to, and the frame
 /// does not navigate; elsewhere it is a plain `target="_blank"` link. The markup is the same.
 pub fn checkout_view(checkout: CheckoutSession, ctx: &RenderContext, on_action: Callback<Action>) -> impl IntoView {
+    let lang = ctx.language();
     let amount = format_money(&checkout.amount, &ctx.locale);
     let through_host = ctx.host_opens_links;
     let link = match safe_url(&checkout.checkout_url) {
@@ -386,18 +404,18 @@ pub fn checkout_view(checkout: CheckoutSession, ctx: &RenderContext, on_action: 
                     }
                 }
             >
-                "Open secure checkout"
+                {lang.t(Msg::OpenCheckout)}
             </a>
         }
         .into_any(),
-        None => view! { <p class="gg-muted">"The checkout link cannot be shown here."</p> }.into_any(),
+        None => view! { <p class="gg-muted">{lang.t(Msg::CheckoutLinkHidden)}</p> }.into_any(),
     };
     view! {
         <section class="gg-section gg-checkout" aria-labelledby="gg-title">
-            <h2 id="gg-title" class="gg-title">"Checkout is ready"</h2>
+            <h2 id="gg-title" class="gg-title">{lang.t(Msg::CheckoutReady)}</h2>
             <dl class="gg-summary-list">
-                <dt>"Amount"</dt><dd>{amount}</dd>
-                <dt>"Session"</dt><dd><code>{checkout.id}</code></dd>
+                <dt>{lang.t(Msg::Amount)}</dt><dd>{amount}</dd>
+                <dt>{lang.t(Msg::Session)}</dt><dd><code>{checkout.id}</code></dd>
             </dl>
             <div class="gg-actions">{link}</div>
         </section>

@@ -1,36 +1,47 @@
 //! Gift cards, the notice with its suggestion buttons, and the banner for failed stores.
+//!
+//! Inline (and in picture-in-picture) the results are one horizontal strip of compact cards:
+//! picture, title, price, merchant, the one reason that says most, Choose. In full screen
+//! ("Compare all") the same gifts are a grid of full cards: description, every reason, tags.
 
-use giftgenius_types::{GiftCard, Notice, Partial, RelationshipType, SuggestGiftsQuery};
+use giftgenius_types::envelope::NoticeCode;
+use giftgenius_types::{
+    Currency, ErrorCode, GiftCard, Money, Notice, Partial, RelationshipType, SuggestGiftsQuery, Suggestion,
+};
 use leptos::prelude::*;
+use serde_json::Value;
 
 use crate::action::Action;
-use crate::context::RenderContext;
+use crate::context::{DisplayMode, RenderContext};
 use crate::flow::safe_url;
 use crate::format::format_money;
+use crate::i18n::{Lang, Msg, words};
 
-/// How many reasons and tags a compact card shows.
-const MAX_REASONS: usize = 3;
-const MAX_TAGS: usize = 4;
+/// How many tags a full card shows.
+const MAX_TAGS: usize = 6;
 
 /// One line describing what was searched for, so the user can see what the model understood.
-fn query_summary(query: &SuggestGiftsQuery, locale: &str) -> String {
+fn query_summary(query: &SuggestGiftsQuery, ctx: &RenderContext) -> String {
+    let lang = ctx.language();
+    let locale = ctx.locale.as_str();
     let mut parts: Vec<String> = Vec::new();
     if query.relationship_type != RelationshipType::Other {
-        parts.push(format!("For your {}", query.relationship_type.as_str()));
+        parts.push(lang.f(Msg::ForYour, &[("who", words::relationship(lang, query.relationship_type))]));
     }
     if let Some(occasion) = query.occasion {
-        parts.push(occasion.phrase().to_string());
+        parts.push(words::occasion(lang, occasion).to_string());
     }
     if let Some(age) = query.age {
-        parts.push(format!("age {age}"));
+        parts.push(lang.f(Msg::AgeYears, &[("age", &age.to_string())]));
     }
     if !query.interests.is_empty() {
         parts.push(query.interests.join(", "));
     }
+    let money = |m: &Money| format_money(m, locale);
     match (&query.budget_min, &query.budget_max) {
-        (Some(min), Some(max)) => parts.push(format!("{}–{}", format_money(min, locale), format_money(max, locale))),
-        (Some(min), None) => parts.push(format!("from {}", format_money(min, locale))),
-        (None, Some(max)) => parts.push(format!("up to {}", format_money(max, locale))),
+        (Some(min), Some(max)) => parts.push(lang.f(Msg::BudgetRange, &[("min", &money(min)), ("max", &money(max))])),
+        (Some(min), None) => parts.push(lang.f(Msg::BudgetFrom, &[("min", &money(min))])),
+        (None, Some(max)) => parts.push(lang.f(Msg::BudgetUpTo, &[("max", &money(max))])),
         (None, None) => {}
     }
     parts.join(" · ")
@@ -45,17 +56,29 @@ pub fn results_view(
     ctx: &RenderContext,
     on_action: Callback<Action>,
 ) -> impl IntoView {
-    let summary = query_summary(&query, &ctx.locale);
+    let lang = ctx.language();
+    let summary = query_summary(&query, ctx);
+    let full = ctx.display_mode == DisplayMode::Fullscreen;
+    let count = gifts.len();
+    // Inline, a strip that scrolls sideways: say so, since the cards past the edge are hidden.
+    let hint = (!full && count > 1)
+        .then(|| view! { <p class="gg-muted gg-hint">{lang.f(Msg::ScrollHint, &[("count", &count.to_string())])}</p> });
     let cards = gifts.into_iter().map(|gift| gift_card(gift, ctx, on_action)).collect_view();
+    let list = if full {
+        view! { <ul class="gg-grid" role="list">{cards}</ul> }.into_any()
+    } else {
+        view! { <ul class="gg-strip" role="list" aria-label=lang.t(Msg::IdeasListLabel)>{cards}</ul> }.into_any()
+    };
     view! {
         <section class="gg-section gg-results" aria-labelledby="gg-title">
             <header class="gg-header">
-                <h2 id="gg-title" class="gg-title">"Gift ideas"</h2>
+                <h2 id="gg-title" class="gg-title">{lang.t(Msg::GiftIdeas)}</h2>
                 <p class="gg-muted gg-summary">{summary}</p>
+                {hint}
             </header>
-            {partial.map(partial_banner)}
-            {notice.map(|n| notice_view(n, on_action))}
-            <ul class="gg-grid" role="list">{cards}</ul>
+            {partial.map(|p| partial_banner(p, lang))}
+            {notice.map(|n| notice_view(n, Some(count), query.currency, ctx, on_action))}
+            {list}
         </section>
     }
 }
@@ -68,40 +91,86 @@ pub fn empty_view(
     ctx: &RenderContext,
     on_action: Callback<Action>,
 ) -> impl IntoView {
-    let summary = query_summary(&query, &ctx.locale);
-    let fallback = notice.is_none().then(|| view! { <p>"No gifts matched this request."</p> });
+    let lang = ctx.language();
+    let summary = query_summary(&query, ctx);
+    let fallback = notice.is_none().then(|| view! { <p>{lang.t(Msg::NoGiftsMatched)}</p> });
     view! {
         <section class="gg-section gg-empty" aria-labelledby="gg-title">
             <header class="gg-header">
-                <h2 id="gg-title" class="gg-title">"No matching gifts"</h2>
+                <h2 id="gg-title" class="gg-title">{lang.t(Msg::NoMatchingGifts)}</h2>
                 <p class="gg-muted gg-summary">{summary}</p>
             </header>
-            {partial.map(partial_banner)}
-            {notice.map(|n| notice_view(n, on_action))}
+            {partial.map(|p| partial_banner(p, lang))}
+            {notice.map(|n| notice_view(n, None, query.currency, ctx, on_action))}
             {fallback}
         </section>
     }
 }
 
-/// The notice message and one button per suggestion (re-runs the search with its arguments).
-pub fn notice_view(notice: Notice, on_action: Callback<Action>) -> impl IntoView {
+/// A suggestion's button text, from the arguments it changes (its `message` is the model's).
+fn suggestion_label(suggestion: &Suggestion, currency: Currency, ctx: &RenderContext) -> String {
+    let lang = ctx.language();
+    let count = suggestion.matches.to_string();
+    let set = &suggestion.set_arguments;
+    let only = |key: &str| set.len() == 1 && set.contains_key(key);
+    let text = if only("budget_max") {
+        // Whole major units (the server rounds them so they read well).
+        set["budget_max"].as_i64().map(|major| {
+            let minor = major.saturating_mul(10i64.pow(currency.exponent()));
+            let max = format_money(&Money::new(minor, currency), &ctx.locale);
+            lang.f(Msg::SuggestRaiseBudget, &[("max", &max), ("count", &count)])
+        })
+    } else if only("budget_min") && set["budget_min"].is_null() {
+        Some(lang.f(Msg::SuggestNoMinimum, &[("count", &count)]))
+    } else if only("age") && set["age"].is_null() {
+        Some(lang.f(Msg::SuggestAnyAge, &[("count", &count)]))
+    } else if only("interests") {
+        match set["interests"].as_array().map(Vec::as_slice) {
+            Some([]) => Some(lang.f(Msg::SuggestAnyInterest, &[("count", &count)])),
+            Some([Value::String(interest)]) => {
+                Some(lang.f(Msg::SuggestOnlyInterest, &[("interest", interest), ("count", &count)]))
+            }
+            _ => None,
+        }
+    } else {
+        None
+    };
+    text.unwrap_or_else(|| lang.f(Msg::SuggestOther, &[("count", &count)]))
+}
+
+/// The notice and one button per suggestion (re-runs the search with its arguments).
+/// `shown`: how many gifts are on screen (a few-matches notice says so), `None` when empty.
+pub fn notice_view(
+    notice: Notice,
+    shown: Option<usize>,
+    currency: Currency,
+    ctx: &RenderContext,
+    on_action: Callback<Action>,
+) -> impl IntoView {
+    let lang = ctx.language();
+    let message = match (notice.code, shown) {
+        (NoticeCode::FewMatches, Some(count)) => lang.f(Msg::NoticeFewMatches, &[("count", &count.to_string())]),
+        _ if notice.suggestions.is_empty() => lang.t(Msg::NoGiftsMatched).to_string(),
+        _ => lang.t(Msg::NoticeNoMatches).to_string(),
+    };
     let buttons = notice
         .suggestions
         .into_iter()
         .map(|suggestion| {
+            let label = suggestion_label(&suggestion, currency, ctx);
             // The fallback script reads the arguments from here; Leptos escapes the JSON.
-            let json = serde_json::Value::Object(suggestion.set_arguments.clone()).to_string();
+            let json = Value::Object(suggestion.set_arguments.clone()).to_string();
             let set_arguments = suggestion.set_arguments;
             view! {
                 <li>
                     <button
                         type="button"
-                        class="gg-btn gg-btn-secondary"
+                        class="gg-btn gg-btn-secondary gg-btn-small"
                         data-action="suggestion"
                         data-set-arguments=json
                         on:click=move |_| on_action.run(Action::ApplySuggestion { set_arguments: set_arguments.clone() })
                     >
-                        {suggestion.message}
+                        {label}
                     </button>
                 </li>
             }
@@ -109,68 +178,83 @@ pub fn notice_view(notice: Notice, on_action: Callback<Action>) -> impl IntoView
         .collect_view();
     view! {
         <div class="gg-notice" role="note">
-            <p>{notice.message}</p>
+            <p>{message}</p>
             <ul class="gg-suggestions" role="list">{buttons}</ul>
         </div>
     }
 }
 
 /// Which stores did not answer, shown above the cards so nobody mistakes the list for complete.
-pub fn partial_banner(partial: Partial) -> impl IntoView {
+pub fn partial_banner(partial: Partial, lang: Lang) -> impl IntoView {
     let sources = partial
         .failed_sources
         .into_iter()
         .map(|s| {
             let source = s.source.clone();
+            let why = if s.code == ErrorCode::UpstreamTimeout { Msg::SourceTimeout } else { Msg::SourceUnavailable };
             view! {
                 <li data-source=source data-code=s.code.as_str()>
-                    <strong>{s.source}</strong>": "{s.message}
+                    <strong>{s.source}</strong>" "{lang.t(why)}
                 </li>
             }
         })
         .collect_view();
     view! {
         <div class="gg-banner gg-banner-warn" role="note">
-            <p>{partial.message}</p>
+            <p>{lang.t(Msg::PartialMessage)}</p>
             <ul class="gg-failed-sources">{sources}</ul>
         </div>
     }
 }
 
-/// One compact gift card.
+/// One gift card: compact in the inline strip, full in the full-screen grid.
 pub fn gift_card(gift: GiftCard, ctx: &RenderContext, on_action: Callback<Action>) -> impl IntoView {
+    let lang = ctx.language();
+    let full = ctx.display_mode == DisplayMode::Fullscreen;
     let price = format_money(&gift.price, &ctx.locale);
+    let size = if full { "96" } else { "56" };
     let image = safe_url(&gift.image_url).map(|src| {
         view! {
-            <img class="gg-card-img" src=src.to_string() alt=gift.title.clone() width="96" height="96" loading="lazy" decoding="async"/>
+            <img class="gg-card-img" src=src.to_string() alt="" width=size height=size loading="lazy" decoding="async"/>
         }
     });
-    let reasons = (!gift.reasons.is_empty()).then(|| {
-        let items = gift.reasons.iter().take(MAX_REASONS).map(|r| view! { <li>{r.clone()}</li> }).collect_view();
-        view! { <ul class="gg-reasons">{items}</ul> }
-    });
-    let tags = (!gift.tags.is_empty()).then(|| {
-        let items =
-            gift.tags.iter().take(MAX_TAGS).map(|t| view! { <li class="gg-tag">{t.clone()}</li> }).collect_view();
-        view! { <ul class="gg-tags" aria-label="Tags">{items}</ul> }
-    });
-    let stock = (!gift.in_stock).then(|| view! { <span class="gg-badge gg-badge-out">"Out of stock"</span> });
-    let label =
-        if gift.in_stock { format!("Choose {}", gift.title) } else { format!("{} is out of stock", gift.title) };
+    let reasons: Vec<String> = gift.reasons.iter().map(|r| reason_text(r, ctx)).collect();
+    let stock =
+        (!gift.in_stock).then(|| view! { <span class="gg-badge gg-badge-out">{lang.t(Msg::OutOfStock)}</span> });
+    let label = if gift.in_stock {
+        lang.f(Msg::ChooseGift, &[("title", &gift.title)])
+    } else {
+        lang.f(Msg::GiftOutOfStock, &[("title", &gift.title)])
+    };
+    let details = if full {
+        let reasons = (!reasons.is_empty()).then(|| {
+            let items = reasons.into_iter().map(|r| view! { <li>{r}</li> }).collect_view();
+            view! { <ul class="gg-reasons" aria-label=lang.t(Msg::MoreReasons)>{items}</ul> }
+        });
+        let tags = (!gift.tags.is_empty()).then(|| {
+            let items =
+                gift.tags.iter().take(MAX_TAGS).map(|t| view! { <li class="gg-tag">{t.clone()}</li> }).collect_view();
+            view! { <ul class="gg-tags" aria-label=lang.t(Msg::Tags)>{items}</ul> }
+        });
+        view! { <p class="gg-desc">{gift.description}</p> {reasons} {tags} }.into_any()
+    } else {
+        // The first reason is the one that says most (an interest match, else the budget).
+        reasons.into_iter().next().map(|why| view! { <p class="gg-why">{why}</p> }).into_any()
+    };
     let id = gift.id.clone();
     let card_id = gift.id.clone();
     view! {
         <li class="gg-card" data-gift-id=card_id>
             <article class="gg-card-inner">
-                {image}
-                <div class="gg-card-body">
-                    <h3 class="gg-card-title">{gift.title}</h3>
-                    <p class="gg-merchant">{gift.merchant.name}</p>
-                    <p class="gg-price">{price} {stock}</p>
-                    <p class="gg-desc">{gift.description}</p>
-                    {reasons}
-                    {tags}
+                <div class="gg-card-head">
+                    {image}
+                    <div class="gg-card-body">
+                        <h3 class="gg-card-title">{gift.title}</h3>
+                        <p class="gg-price">{price} {stock}</p>
+                        <p class="gg-merchant">{gift.merchant.name}</p>
+                    </div>
                 </div>
+                {details}
                 <button
                     type="button"
                     class="gg-btn gg-btn-primary gg-choose"
@@ -180,9 +264,14 @@ pub fn gift_card(gift: GiftCard, ctx: &RenderContext, on_action: Callback<Action
                     disabled=!gift.in_stock
                     on:click=move |_| on_action.run(Action::Choose { gift_id: id.clone() })
                 >
-                    "Choose"
+                    {lang.t(Msg::Choose)}
                 </button>
             </article>
         </li>
     }
+}
+
+/// One reason in the person's language.
+fn reason_text(reason: &String, _ctx: &RenderContext) -> String {
+    reason.clone()
 }
