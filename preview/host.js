@@ -557,6 +557,7 @@
       widgetState: instance.widgetState,
       theme: settings.theme,
       locale: settings.locale,
+      displayMode: settings.displayMode,
     };
   }
   function pushGlobals(globals) {
@@ -598,9 +599,15 @@
         // A real host opens a new tab; the preview records it and leaves the page alone.
         return reply(null);
       }
-      case "requestDisplayMode":
+      case "requestDisplayMode": {
+        // Like ChatGPT: the mode is granted when the host has it, and the view learns the
+        // mode in effect from the displayMode global (set_globals), as well as from the answer.
         log("view→host", "openai.requestDisplayMode", msg.payload);
-        return reply({ mode: "inline" });
+        const want = msg.payload && msg.payload.mode;
+        if (settings.displayModes.includes(want)) setDisplayMode(want);
+        else log("host", `display mode ${want} refused (host offers ${settings.displayModes.join(", ")})`);
+        return reply({ mode: settings.displayMode });
+      }
       default:
         log("view→host error", `unknown openai message ${msg.kind}`, msg);
     }
@@ -676,6 +683,8 @@
     log("host", `display mode: ${mode}`);
     if (settings.bridge === "mcp-apps" && view.mcpInitialized) {
       sendToView("ui/notifications/host-context-changed", { displayMode: mode, containerDimensions: containerDimensions() });
+    } else if (settings.bridge !== "mcp-apps" && frame) {
+      pushGlobals({ displayMode: mode });
     }
   }
   async function onJsonRpc(msg) {

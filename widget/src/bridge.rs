@@ -279,14 +279,31 @@ impl Host for OpenAiBridge {
     fn forget_saved_views(&self) {
         storage::forget_all();
     }
+
+    /// `requestDisplayMode({mode})`; the mode in effect then comes back through the
+    /// `displayMode` global (`openai:set_globals`), which is what the view follows.
+    fn request_display_mode(&self, mode: DisplayMode) -> impl Future<Output = Result<DisplayMode, String>> {
+        let pending = method("requestDisplayMode").map(|(o, f)| f.call1(&o, &to_js(&json!({ "mode": mode.as_str() }))));
+        async move {
+            let pending = pending
+                .ok_or_else(|| "the host offers no requestDisplayMode".to_string())?
+                .map_err(|_| "requestDisplayMode threw".to_string())?;
+            let answer = settle_in_time(pending).await.map_err(|_| "requestDisplayMode failed".to_string())?;
+            Ok(rpc::display_mode_of(&to_json(&answer)).unwrap_or(mode))
+        }
+    }
 }
 
-/// Theme and locale from `window.openai`, with safe defaults.
+/// Theme, locale and display mode from `window.openai`, with safe defaults. Full screen is
+/// offered where the host has `requestDisplayMode`.
 fn openai_render_context() -> RenderContext {
     let theme = global("theme").as_str().map(Theme::parse).unwrap_or_default();
     let locale =
         global("locale").as_str().filter(|l| !l.is_empty()).unwrap_or(RenderContext::DEFAULT_LOCALE).to_string();
-    RenderContext::new(theme, locale).with_host_links(method("openExternal").is_some())
+    let mode = global("displayMode").as_str().and_then(DisplayMode::parse).unwrap_or_default();
+    RenderContext::new(theme, locale)
+        .with_host_links(method("openExternal").is_some())
+        .with_display(mode, method("requestDisplayMode").is_some())
 }
 
 // ---------------------------------------------------------------------------------------------
