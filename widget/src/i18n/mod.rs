@@ -145,6 +145,9 @@ keys! {
     Status, YourOrders, NoOrdersYet, OlderOrders, DeliverToPlace, CancelOrder, CancelQuestion, YesCancel, KeepIt,
     DeleteMyData, DeleteQuestion, YesDelete, DataDeletedTitle, SavedAddresses, OrderDrafts, OrdersAnonymized,
     RecordsKept, CheckoutReady, Amount, Session, OpenCheckout, CheckoutLinkHidden, DateFormat, Months,
+    // The no-WebAssembly fallback and the hosted checkout page (server-rendered)
+    Unreachable, CheckoutPageTitle, CheckoutPageAmount, CheckoutPageExpires, CheckoutPageSandbox, CheckoutPageMissing,
+    SomethingWrongRef,
     // What the live region announces
     SayLoading, SayFoundOne, SayFoundMany, SaySomeStoresMissing, SayNoMatches, SayError, SayPlacing, SayNeedsFix,
     SayNotPlaced, SayReview, SayOrderCancelled, SayOrderPlaced, SayWorking, SayOneOrder, SayOrders, SayDataDeleted,
