@@ -6,7 +6,7 @@ use giftgenius_types::wire::{META_HTML, META_VIEW_UUID};
 use rmcp::model::{CallToolResult, ReadResourceRequestParams};
 use serde_json::{Value, json};
 
-use crate::support::{TOKEN, call, commit_args, meta_of, spawn_app, spawn_app_with};
+use crate::support::{TOKEN, call, call_in_locale, commit_args, meta_of, spawn_app, spawn_app_with, text_of};
 
 #[tokio::test]
 async fn initialize_names_the_server_and_gives_instructions() {
@@ -205,4 +205,24 @@ async fn every_result_names_its_own_view_for_the_widget_to_keep_its_screen_under
     // Two identical calls are two views: one's screen must never show up in the other.
     assert_ne!(ids[0], ids[1]);
     assert_ne!(ids[1], ids[2]);
+}
+
+#[tokio::test]
+async fn the_server_renders_the_widget_in_the_callers_language_and_the_model_reads_english() {
+    let app = spawn_app().await;
+    let client = app.client().await;
+    let arguments = json!({"relationship_type": "friend", "interests": ["coffee"], "budget_max": 100});
+    for (locale, heading, choose) in [
+        ("es-ES", "Ideas de regalo", ">Elegir<"),
+        ("pt-BR", "Ideias de presente", ">Escolher<"),
+        ("en-US", "Gift ideas", ">Choose<"),
+    ] {
+        let (result, _) = call_in_locale(&client, locale, "suggest_gifts", arguments.clone()).await;
+        let html = meta_of(&result, META_HTML).and_then(Value::as_str).expect("server-rendered html in _meta");
+        assert!(html.contains(heading) && html.contains(choose), "{locale}: {html}");
+        assert!(html.contains(&format!("lang=\"{locale}\"")), "{locale}: {html}");
+        let text = text_of(&result);
+        assert!(text.to_lowercase().contains("gift"), "the model's text stays English: {text}");
+        assert!(!text.contains("Ideas de regalo") && !text.contains("Ideias"), "{text}");
+    }
 }

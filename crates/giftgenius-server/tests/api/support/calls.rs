@@ -48,6 +48,20 @@ pub async fn call_as(
     send(client, request(Some(subject), tool, arguments)).await
 }
 
+/// Calls a tool from a host whose user reads `locale` (`_meta["openai/locale"]`).
+pub async fn call_in_locale(
+    client: &RunningService<RoleClient, ()>,
+    locale: &str,
+    tool: &'static str,
+    arguments: Value,
+) -> (CallToolResult, Value) {
+    let mut params = request(None, tool, arguments);
+    let mut meta = Map::new();
+    meta.insert("openai/locale".into(), Value::String(locale.to_string()));
+    params.meta = Some(RequestMetaObject(MetaObject(meta)));
+    send(client, params).await
+}
+
 /// A widget-only `_meta` value of a result.
 pub fn meta_of<'a>(result: &'a CallToolResult, key: &str) -> Option<&'a Value> {
     result.meta.as_ref().and_then(|m| m.0.get(key))

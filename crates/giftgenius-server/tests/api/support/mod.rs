@@ -24,7 +24,7 @@ mod raw_http;
 mod upstream;
 
 pub use app::{TestApp, connect, execute_sql, spawn_app, spawn_app_on, spawn_app_with, token_secret_file, widget_path};
-pub use calls::{call, call_as, meta_of, request, text_of, varied_suggestion};
+pub use calls::{call, call_as, call_in_locale, meta_of, request, text_of, varied_suggestion};
 pub use leaks::{assert_no_leak, find_leak, hostname, leak_in};
 pub use ports::unused_port;
 pub use process::{ServerProcess, start_server_binary};
