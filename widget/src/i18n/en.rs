@@ -101,7 +101,7 @@ pub const MESSAGES: &[(Msg, &str)] = &[
     (ErrPaymentUnavailable, "The payment service could not be reached. Nothing was charged."),
     (ErrDailyLimit, "You have reached today's limit."),
     (ErrHourlyLimit, "You have reached this hour's limit."),
-    (ErrGiftUnavailable, "This gift is not available any more."),
+    (ErrGiftUnavailable, "This gift is out of stock right now."),
     (ErrDraftExpired, "This order draft has expired. Choose the gift again for a new one."),
     (ErrNotCancellable, "This order can no longer be cancelled."),
     (ErrPaymentDeclined, "The payment was declined. Nothing was charged."),

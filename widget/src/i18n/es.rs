@@ -101,7 +101,7 @@ pub const MESSAGES: &[(Msg, &str)] = &[
     (ErrPaymentUnavailable, "No se pudo contactar con el servicio de pago. No se cobró nada."),
     (ErrDailyLimit, "Has llegado al límite de hoy."),
     (ErrHourlyLimit, "Has llegado al límite de esta hora."),
-    (ErrGiftUnavailable, "Este regalo ya no está disponible."),
+    (ErrGiftUnavailable, "Este regalo está agotado por ahora."),
     (ErrDraftExpired, "Este borrador de pedido caducó. Vuelve a elegir el regalo para crear uno nuevo."),
     (ErrNotCancellable, "Este pedido ya no se puede cancelar."),
     (ErrPaymentDeclined, "El pago fue rechazado. No se cobró nada."),

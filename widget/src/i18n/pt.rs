@@ -101,7 +101,7 @@ pub const MESSAGES: &[(Msg, &str)] = &[
     (ErrPaymentUnavailable, "Não foi possível falar com o serviço de pagamento. Nada foi cobrado."),
     (ErrDailyLimit, "Você atingiu o limite de hoje."),
     (ErrHourlyLimit, "Você atingiu o limite desta hora."),
-    (ErrGiftUnavailable, "Este presente não está mais disponível."),
+    (ErrGiftUnavailable, "Este presente está esgotado no momento."),
     (ErrDraftExpired, "Este rascunho de pedido expirou. Escolha o presente de novo para criar outro."),
     (ErrNotCancellable, "Este pedido não pode mais ser cancelado."),
     (ErrPaymentDeclined, "O pagamento foi recusado. Nada foi cobrado."),
