@@ -444,6 +444,69 @@ export function defineSuite({ bridge, csp }) {
     await screenshot(h, `${label}-cancelled`);
   }));
 
+  test(`${label}: inline results are a compact strip; Compare all opens the full grid when the host offers it`, () => withPage("display-mode", async (h) => {
+    await h.fixture("results");
+    await waitForState(h, "results");
+    await expectRuntime(h, wasm);
+    const mode = () => h.visible(".gg-root").getAttribute("data-display-mode");
+    // Inline: six results in one sideways strip, the whole view at most 420 px tall on a phone
+    // and on a tablet, with a line saying more cards follow.
+    assert.equal(await h.frame().locator(".gg-strip:visible .gg-card").count(), 6);
+    await h.visible(".gg-hint").waitFor();
+    for (const width of [360, 768]) {
+      await h.page.evaluate((w) => { Object.assign(document.querySelector("#widget").style, { width: `${w}px`, boxSizing: "content-box" }); }, width);
+      await until(async () => (await h.frame().locator("html").evaluate(() => innerWidth)) === width, { message: `frame at ${width}px` });
+      const box = await h.visible(".gg-root").evaluate((el) => ({ height: el.getBoundingClientRect().height }));
+      const strip = await h.visible(".gg-strip").evaluate((el) => ({ scroll: el.scrollWidth, client: el.clientWidth }));
+      assert.ok(box.height <= 420, `inline results at ${width}px are ${box.height}px tall`);
+      assert.ok(strip.scroll > strip.client, `the strip scrolls sideways at ${width}px`);
+      await screenshot(h, `${label}-results-inline-${width}`);
+    }
+    await h.page.evaluate(() => { Object.assign(document.querySelector("#widget").style, { width: "", boxSizing: "" }); });
+    if (wasm) {
+      const toggle = h.visible('[data-action="display-mode"]');
+      assert.equal(await toggle.innerText(), "Compare all");
+      await toggle.click();
+      await until(async () => (await mode()) === "fullscreen", { message: "fullscreen on the root" });
+      assert.equal(await h.page.evaluate(() => window.ggPreview.settings.displayMode), "fullscreen");
+      assert.ok(await h.page.locator("#frame-box.fullscreen").count(), "the host shows the frame over the page");
+      // The full cards: descriptions, every reason, tags, in a grid.
+      await h.visible(".gg-grid .gg-desc").waitFor();
+      assert.equal(await h.frame().locator(".gg-grid:visible .gg-card").count(), 6);
+      assert.ok(await h.frame().locator(".gg-grid:visible .gg-reasons li").count() >= 6, "reasons in full");
+      await screenshot(h, `${label}-fullscreen`);
+      assert.equal(await h.visible('[data-action="display-mode"]').innerText(), "Back to the chat");
+      await h.visible('[data-action="display-mode"]').click();
+      await until(async () => (await mode()) === null, { message: "inline again" });
+      await h.visible(".gg-strip").waitFor();
+    } else {
+      // The fallback shows the host's mode, without a button of its own.
+      await h.page.evaluate(() => window.ggPreview.setDisplayMode("fullscreen"));
+      await until(async () => (await mode()) === "fullscreen", { message: "fullscreen on the root" });
+      await h.page.evaluate(() => window.ggPreview.setDisplayMode("inline"));
+      await until(async () => (await mode()) === null, { message: "inline again" });
+    }
+    // A host with inline only: MCP Apps declares it, so there is no button; ChatGPT always has
+    // requestDisplayMode, so the button asks, the host refuses, and the view stays inline
+    // (it follows the mode the host reports, not the one it asked for).
+    const inlineOnly = await open({ host: { displayModes: "inline" } });
+    try {
+      await inlineOnly.fixture("results");
+      await waitForState(inlineOnly, "results");
+      const buttons = inlineOnly.frame().locator('[data-action="display-mode"]:visible');
+      if (bridge === "openai" && wasm) {
+        await buttons.first().click();
+        await new Promise((r) => setTimeout(r, 300));
+        assert.equal(await inlineOnly.visible(".gg-root").getAttribute("data-display-mode"), null);
+        await inlineOnly.visible(".gg-strip").waitFor();
+      } else {
+        assert.equal(await buttons.count(), 0);
+      }
+    } finally {
+      await inlineOnly.close();
+    }
+  }));
+
   if (bridge !== "mcp-apps") return;
 
   // ---------------------------------------------------------------- MCP Apps host features
@@ -527,69 +590,6 @@ export function defineSuite({ bridge, csp }) {
     assert.doesNotMatch(own.font, /GG Preview Sans/);
     assert.equal(own.fonts, "");
   }, { host: { safeArea: "10,20,30,40" } }));
-
-  test(`${label}: inline results are a compact strip; Compare all opens the full grid when the host offers it`, () => withPage("display-mode", async (h) => {
-    await h.fixture("results");
-    await waitForState(h, "results");
-    await expectRuntime(h, wasm);
-    const mode = () => h.visible(".gg-root").getAttribute("data-display-mode");
-    // Inline: six results in one sideways strip, the whole view at most 420 px tall on a phone
-    // and on a tablet, with a line saying more cards follow.
-    assert.equal(await h.frame().locator(".gg-strip:visible .gg-card").count(), 6);
-    await h.visible(".gg-hint").waitFor();
-    for (const width of [360, 768]) {
-      await h.page.evaluate((w) => { document.querySelector("#widget").style.width = `${w}px`; }, width);
-      await until(async () => (await h.frame().locator("html").evaluate(() => innerWidth)) === width, { message: `frame at ${width}px` });
-      const box = await h.visible(".gg-root").evaluate((el) => ({ height: el.getBoundingClientRect().height }));
-      const strip = await h.visible(".gg-strip").evaluate((el) => ({ scroll: el.scrollWidth, client: el.clientWidth }));
-      assert.ok(box.height <= 420, `inline results at ${width}px are ${box.height}px tall`);
-      assert.ok(strip.scroll > strip.client, `the strip scrolls sideways at ${width}px`);
-      await screenshot(h, `${label}-results-inline-${width}`);
-    }
-    await h.page.evaluate(() => { document.querySelector("#widget").style.width = ""; });
-    if (wasm) {
-      const toggle = h.visible('[data-action="display-mode"]');
-      assert.equal(await toggle.innerText(), "Compare all");
-      await toggle.click();
-      await until(async () => (await mode()) === "fullscreen", { message: "fullscreen on the root" });
-      assert.equal(await h.page.evaluate(() => window.ggPreview.settings.displayMode), "fullscreen");
-      assert.ok(await h.page.locator("#frame-box.fullscreen").count(), "the host shows the frame over the page");
-      // The full cards: descriptions, every reason, tags, in a grid.
-      await h.visible(".gg-grid .gg-desc").waitFor();
-      assert.equal(await h.frame().locator(".gg-grid:visible .gg-card").count(), 6);
-      assert.ok(await h.frame().locator(".gg-grid:visible .gg-reasons li").count() >= 6, "reasons in full");
-      await screenshot(h, `${label}-fullscreen`);
-      assert.equal(await h.visible('[data-action="display-mode"]').innerText(), "Back to the chat");
-      await h.visible('[data-action="display-mode"]').click();
-      await until(async () => (await mode()) === null, { message: "inline again" });
-      await h.visible(".gg-strip").waitFor();
-    } else {
-      // The fallback shows the host's mode, without a button of its own.
-      await h.page.evaluate(() => window.ggPreview.setDisplayMode("fullscreen"));
-      await until(async () => (await mode()) === "fullscreen", { message: "fullscreen on the root" });
-      await h.page.evaluate(() => window.ggPreview.setDisplayMode("inline"));
-      await until(async () => (await mode()) === null, { message: "inline again" });
-    }
-    // A host with inline only: MCP Apps declares it, so there is no button; ChatGPT always has
-    // requestDisplayMode, so the button asks, the host refuses, and the view stays inline
-    // (it follows the mode the host reports, not the one it asked for).
-    const inlineOnly = await open({ host: { displayModes: "inline" } });
-    try {
-      await inlineOnly.fixture("results");
-      await waitForState(inlineOnly, "results");
-      const buttons = inlineOnly.frame().locator('[data-action="display-mode"]:visible');
-      if (bridge === "openai" && wasm) {
-        await buttons.first().click();
-        await new Promise((r) => setTimeout(r, 300));
-        assert.equal(await inlineOnly.visible(".gg-root").getAttribute("data-display-mode"), null);
-        await inlineOnly.visible(".gg-strip").waitFor();
-      } else {
-        assert.equal(await buttons.count(), 0);
-      }
-    } finally {
-      await inlineOnly.close();
-    }
-  }));
 
   test(`${label}: a call the host never answers is logged to the host (notifications/message)`, () => withPage("view-log", async (h) => {
     await h.fixture("results");
