@@ -146,7 +146,7 @@ pub fn gift_card(gift: GiftCard, ctx: &RenderContext, on_action: Callback<Action
         }
     });
     let reasons = (!gift.reasons.is_empty()).then(|| {
-        let items = gift.reasons.iter().take(MAX_REASONS).map(|r| view! { <li>{r.clone()}</li> }).collect_view();
+        let items = gift.reasons.iter().take(MAX_REASONS).map(|r| view! { <li>{r.text.clone()}</li> }).collect_view();
         view! { <ul class="gg-reasons">{items}</ul> }
     });
     let tags = (!gift.tags.is_empty()).then(|| {
