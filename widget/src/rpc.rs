@@ -459,11 +459,11 @@ mod tests {
             parse(&json!({"jsonrpc": "2.0", "method": TOOL_INPUT, "params": {}})),
             Incoming::ToolInput(Map::new())
         );
-        let result = json!({"content": [], "structuredContent": {"v": 1}, "_meta": {"giftgenius/html": "<p>x</p>"}});
+        let result = json!({"content": [], "structuredContent": {"v": 2}, "_meta": {"giftgenius/html": "<p>x</p>"}});
         assert_eq!(
             parse(&json!({"jsonrpc": "2.0", "method": TOOL_RESULT, "params": result})),
             Incoming::ToolResult(ToolResult {
-                structured_content: json!({"v": 1}),
+                structured_content: json!({"v": 2}),
                 meta: json!({"giftgenius/html": "<p>x</p>"})
             })
         );

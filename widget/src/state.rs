@@ -349,12 +349,12 @@ mod tests {
         assert_eq!(ViewState::from_tool_output(&json!("hi")), ViewState::OutOfDate { v: None });
         assert_eq!(ViewState::from_tool_output(&json!({})), ViewState::OutOfDate { v: None });
         assert_eq!(
-            ViewState::from_tool_output(&json!({"v": 2, "whatever": true})),
-            ViewState::OutOfDate { v: Some(2) }
+            ViewState::from_tool_output(&json!({"v": 3, "whatever": true})),
+            ViewState::OutOfDate { v: Some(3) }
         );
         assert_eq!(
-            ViewState::from_tool_output(&json!({"v": 1, "ok": true, "tool": "nope"})),
-            ViewState::OutOfDate { v: Some(1) }
+            ViewState::from_tool_output(&json!({"v": 2, "ok": true, "tool": "nope"})),
+            ViewState::OutOfDate { v: Some(2) }
         );
     }
 

@@ -7,9 +7,9 @@
 use giftgenius_types::envelope::NoticeCode;
 use giftgenius_types::{
     CONTRACT_VERSION, CheckoutData, CheckoutSession, Currency, DeleteMyDataData, Destination, Envelope, ErrorCode,
-    FailedSource, FieldError, GiftCard, ListOrdersData, Merchant, Money, Notice, Occasion, Order, OrderData,
-    OrderDraft, OrderStatus, Partial, PrepareOrderData, RelationshipType, ShippingSpeed, SuggestGiftsData,
-    SuggestGiftsQuery, Suggestion, ToolError, ToolName,
+    FailedSource, FieldError, GiftCard, ListOrdersData, MatchVia, Merchant, Money, Notice, Occasion, Order, OrderData,
+    OrderDraft, OrderStatus, Partial, PrepareOrderData, Reason, RelationshipType, ShippingSpeed, SuggestGiftsData,
+    SuggestGiftsQuery, Suggestion, ToolError, ToolName, Why,
 };
 use giftgenius_widget::{RenderContext, Theme, ViewState, render_to_html};
 use serde::Serialize;
@@ -41,6 +41,10 @@ fn usd(minor: i64) -> Money {
 }
 
 fn gift(id: &str, title: &str, price: Money, in_stock: bool) -> GiftCard {
+    // A $60 budget, or one a little above a dearer price.
+    let budget_max =
+        Money::new(if price.amount_minor <= 6000 { 6000 } else { price.amount_minor + 1000 }, price.currency);
+    let left = Money::new(budget_max.amount_minor - price.amount_minor, price.currency);
     GiftCard {
         id: id.into(),
         title: title.into(),
@@ -48,7 +52,21 @@ fn gift(id: &str, title: &str, price: Money, in_stock: bool) -> GiftCard {
         price,
         merchant: Merchant { id: "m_bean".into(), name: "Bean & Leaf".into() },
         tags: vec!["coffee".into(), "kitchen".into()],
-        reasons: vec!["Matches the interest \"coffee\"".into(), "Within budget".into()],
+        reasons: vec![
+            Reason {
+                text: "Matches their interest in coffee (tagged “coffee”)".into(),
+                why: Why::Interest { interest: "coffee".into(), via: MatchVia::Tag, term: "coffee".into() },
+            },
+            Reason {
+                text: format!(
+                    "At {} it leaves {} of your {} budget",
+                    price.display_short(),
+                    left.display_short(),
+                    budget_max.display_short()
+                ),
+                why: Why::Budget { price, budget_max, left },
+            },
+        ],
         in_stock,
         image_url: format!("https://giftgenius.test/img/{id}.png"),
     }
@@ -476,7 +494,7 @@ fn out_of_date_v2() {
     let mut payload = results_output(gifts(), None);
     payload["v"] = json!(CONTRACT_VERSION + 1);
     let state = parse(&payload);
-    assert_eq!(state, ViewState::OutOfDate { v: Some(2) });
+    assert_eq!(state, ViewState::OutOfDate { v: Some(u64::from(CONTRACT_VERSION) + 1) });
     let out = snap!("out_of_date", state, en());
     assert!(out.contains("This view is out of date"));
     // Nothing guessed: no card data from the newer payload leaks into the view.
@@ -555,7 +573,7 @@ fn try_again_only_when_retryable() {
 fn data_is_escaped() {
     let evil = "<img src=x onerror=alert(1)>";
     let mut g = gift("g_evil", evil, usd(100), true);
-    g.reasons = vec![format!("{evil} reason")];
+    g.reasons = vec![Reason { text: format!("{evil} reason"), why: Why::Popular { tag: evil.into() } }];
     g.merchant.name = "\"><script>alert(2)</script>".into();
     let out = html(&parse(&results_output(vec![g], None)), &en());
     assert!(out.contains("&lt;img src=x onerror=alert(1)&gt;"), "{out}");
@@ -575,10 +593,10 @@ fn unsafe_urls_are_dropped() {
 fn mixed_envelope_is_out_of_date() {
     let mut payload = results_output(gifts(), None);
     payload["error"] = serde_json::to_value(transient_error()).expect("error serializes");
-    assert_eq!(parse(&payload), ViewState::OutOfDate { v: Some(1) });
+    assert_eq!(parse(&payload), ViewState::OutOfDate { v: Some(u64::from(CONTRACT_VERSION)) });
 
-    let no_error = json!({"v": 1, "ok": false, "tool": "suggest_gifts"});
-    assert_eq!(parse(&no_error), ViewState::OutOfDate { v: Some(1) });
+    let no_error = json!({"v": 2, "ok": false, "tool": "suggest_gifts"});
+    assert_eq!(parse(&no_error), ViewState::OutOfDate { v: Some(u64::from(CONTRACT_VERSION)) });
 }
 
 #[test]
@@ -633,7 +651,14 @@ fn results_es() {
         RenderContext::new(Theme::Light, "es-MX")
     );
     assert!(out.contains(r#"lang="es-MX""#));
-    for text in ["Ideas de regalo", "Para tu amigo o amiga", "30 años", "Elegir", "Algunas tiendas no respondieron"] {
+    for text in [
+        "Ideas de regalo",
+        "Para tu amigo o amiga",
+        "30 años",
+        "Elegir",
+        "Algunas tiendas no respondieron",
+        "Etiquetado «coffee», por su interés en coffee",
+    ] {
         assert!(out.contains(text), "{text} in {out}");
     }
 }

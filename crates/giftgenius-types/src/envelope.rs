@@ -1,8 +1,8 @@
 //! The result envelope every tool returns as `structuredContent`.
 //!
 //! ```text
-//! { "v": 1, "ok": true,  "tool": "suggest_gifts", ...data..., "notice"?: {...}, "partial"?: {...} }
-//! { "v": 1, "ok": false, "tool": "suggest_gifts", "error": { "code": ..., ... } }
+//! { "v": 2, "ok": true,  "tool": "suggest_gifts", ...data..., "notice"?: {...}, "partial"?: {...} }
+//! { "v": 2, "ok": false, "tool": "suggest_gifts", "error": { "code": ..., ... } }
 //! ```
 //! Serialization and deserialization are written by hand so that mixed shapes (`ok: true`
 //! with an `error`, `ok: false` without one, an unknown `v`) are rejected instead of guessed.

@@ -292,11 +292,49 @@ pub struct GiftCard {
     pub price: Money,
     pub merchant: Merchant,
     pub tags: Vec<String>,
-    /// Why this gift fits this request, in short phrases.
-    pub reasons: Vec<String>,
+    /// Why this gift fits this request, most specific first; none is shared by every card of a
+    /// result (such filler is left out).
+    pub reasons: Vec<Reason>,
     pub in_stock: bool,
     /// Picture served by the GiftGenius server itself.
     pub image_url: String,
+}
+
+/// Why one gift fits this request: `text` in English (what the model reads), `why` the same fact in parts,
+/// so the widget can say it in the person's language.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Reason {
+    pub text: String,
+    pub why: Why,
+}
+
+/// The fact behind a `Reason`, in parts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Why {
+    /// One asked interest matched, through one of the gift's tags (`term` = that tag) or a word of its title or description (`term` = that word).
+    Interest { interest: String, via: MatchVia, term: String },
+    /// How the price sits in the asked maximum: `left` = budget_max − price.
+    Budget { price: Money, budget_max: Money, left: Money },
+    /// The gift's own age range, given only when it distinguishes the gift.
+    Age { age_min: u8, age_max: u8 },
+    /// The gift suits the asked relationship, given only when that distinguishes it.
+    Relationship { relationship: RelationshipType },
+    /// The gift suits the asked occasion, given only when that distinguishes it.
+    Occasion { occasion: Occasion },
+    /// Nothing more specific: one of the gift's tags, the first that says something no other
+    /// card of the result says, where it has one.
+    Popular { tag: String },
+}
+
+/// Where an interest matched a gift.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MatchVia {
+    Tag,
+    Title,
+    Description,
 }
 
 /// The data of a successful `suggest_gifts` result.

@@ -21,7 +21,8 @@ pub use delivery::{Address, DeliveryDetails, Destination, Recipient};
 pub use envelope::{Envelope, FailedSource, Notice, Partial, Suggestion, ToolName};
 pub use error::{ErrorCategory, ErrorCode, ToolError};
 pub use gifts::{
-    GiftCard, Merchant, Occasion, RelationshipType, SuggestGiftsData, SuggestGiftsInput, SuggestGiftsQuery,
+    GiftCard, MatchVia, Merchant, Occasion, Reason, RelationshipType, SuggestGiftsData, SuggestGiftsInput,
+    SuggestGiftsQuery, Why,
 };
 pub use money::{Currency, Money};
 pub use orders::{
@@ -34,4 +35,5 @@ pub use orders::{
 ///
 /// A breaking change bumps this *and* the widget resource URI, because hosts cache widget
 /// HTML by URI: an old widget must be able to tell it is looking at data it does not know.
-pub const CONTRACT_VERSION: u32 = 1;
+/// 2: a gift card's `reasons` became objects (`text` plus the structured `why`).
+pub const CONTRACT_VERSION: u32 = 2;

@@ -91,6 +91,16 @@ impl Money {
         }
     }
 
+    /// `display` without a zero fraction, for sentences: `$42`, but `$42.50`.
+    pub fn display_short(&self) -> String {
+        let full = self.display();
+        let zero_fraction = format!(".{}", "0".repeat(self.currency.exponent() as usize));
+        match full.strip_suffix(&zero_fraction) {
+            Some(whole) if self.currency.exponent() > 0 => whole.to_string(),
+            _ => full,
+        }
+    }
+
     /// `self * quantity`, or `None` on overflow.
     pub fn times(&self, quantity: u32) -> Option<Money> {
         self.amount_minor.checked_mul(quantity as i64).map(|a| Money::new(a, self.currency))
@@ -119,6 +129,14 @@ mod tests {
         assert_eq!(Money::new(123456705, Currency::EUR).display(), "€1,234,567.05");
         assert_eq!(Money::new(3200, Currency::JPY).display(), "¥3,200");
         assert_eq!(Money::new(-5, Currency::GBP).display(), "-£0.05");
+    }
+
+    #[test]
+    fn display_short_drops_only_a_zero_fraction() {
+        assert_eq!(Money::new(4200, Currency::USD).display_short(), "$42");
+        assert_eq!(Money::new(4250, Currency::USD).display_short(), "$42.50");
+        assert_eq!(Money::new(3200, Currency::JPY).display_short(), "¥3,200");
+        assert_eq!(Money::new(100000000, Currency::EUR).display_short(), "€1,000,000");
     }
 
     #[test]

@@ -6,7 +6,8 @@
 
 use giftgenius_types::envelope::NoticeCode;
 use giftgenius_types::{
-    Currency, ErrorCode, GiftCard, Money, Notice, Partial, RelationshipType, SuggestGiftsQuery, Suggestion,
+    Currency, ErrorCode, GiftCard, MatchVia, Money, Notice, Partial, Reason, RelationshipType, SuggestGiftsQuery,
+    Suggestion, Why,
 };
 use leptos::prelude::*;
 use serde_json::Value;
@@ -271,7 +272,33 @@ pub fn gift_card(gift: GiftCard, ctx: &RenderContext, on_action: Callback<Action
     }
 }
 
-/// One reason in the person's language.
-fn reason_text(reason: &String, _ctx: &RenderContext) -> String {
-    reason.clone()
+/// One reason in the person's language, from its parts (`text` is the model's English).
+fn reason_text(reason: &Reason, ctx: &RenderContext) -> String {
+    let lang = ctx.language();
+    let money = |m: &Money| format_money(m, &ctx.locale);
+    match &reason.why {
+        Why::Interest { interest, via, term } => {
+            let key = match via {
+                MatchVia::Tag => Msg::ReasonInterestTag,
+                MatchVia::Title => Msg::ReasonInterestTitle,
+                MatchVia::Description => Msg::ReasonInterestDescription,
+            };
+            lang.f(key, &[("term", term), ("interest", interest)])
+        }
+        Why::Budget { price, budget_max, left } if left.amount_minor <= 0 => {
+            lang.f(Msg::ReasonBudgetAll, &[("price", &money(price)), ("max", &money(budget_max))])
+        }
+        Why::Budget { price, budget_max, left } => lang.f(
+            Msg::ReasonBudgetLeaves,
+            &[("price", &money(price)), ("left", &money(left)), ("max", &money(budget_max))],
+        ),
+        Why::Age { age_min, age_max } => {
+            lang.f(Msg::ReasonAges, &[("min", &age_min.to_string()), ("max", &age_max.to_string())])
+        }
+        Why::Relationship { relationship } => {
+            lang.f(Msg::ReasonRelationship, &[("who", words::relationship(lang, *relationship))])
+        }
+        Why::Occasion { occasion } => lang.f(Msg::ReasonOccasion, &[("occasion", words::occasion(lang, *occasion))]),
+        Why::Popular { tag } => lang.f(Msg::ReasonPopular, &[("tag", tag)]),
+    }
 }

@@ -345,7 +345,7 @@ mod tests {
     fn answers_stored_before_the_compact_form_still_replay() {
         let legacy = json!({
             "text": "Order ord_1 placed and paid.",
-            "structured": json!({"v": 1, "ok": true, "tool": "get_order", "order_id": "ord_1"}).to_string(),
+            "structured": json!({"v": 2, "ok": true, "tool": "get_order", "order_id": "ord_1"}).to_string(),
             "is_error": false,
             "meta": {"giftgenius/html": "<p>old</p>"}
         });

@@ -31,7 +31,7 @@ use std::time::Duration;
 use giftgenius_types::wire::{META_CANCEL_TOKENS, META_DELIVERIES};
 use giftgenius_types::{
     CheckoutData, Currency, DeliveryDetails, Destination, ErrorCode, GetOrderInput, Money, Order, OrderData,
-    OrderStatus, PrepareOrderData, Refund, ShippingSpeed, ToolError,
+    OrderStatus, PrepareOrderData, Reason, Refund, ShippingSpeed, ToolError, Why,
 };
 use serde_json::Value;
 
@@ -205,7 +205,13 @@ impl Checkout {
             .into_iter()
             .take(3)
             .map(|(_, g)| {
-                let card = g.card(currency, vec![format!("Similar to {}", gift.title)], &self.public_url);
+                // What makes it similar: a tag the two share (every candidate shares one).
+                let shared = g.tags.iter().find(|t| gift.tags.contains(t)).cloned().unwrap_or_default();
+                let reason = Reason {
+                    text: format!("Also a {} gift, like {}", shared.replace('-', " "), gift.title),
+                    why: Why::Popular { tag: shared },
+                };
+                let card = g.card(currency, vec![reason], &self.public_url);
                 serde_json::to_value(card).unwrap_or(Value::Null)
             })
             .collect()

@@ -115,7 +115,7 @@ impl ModelText for SuggestGiftsData {
                     gift.id,
                     gift.price.display(),
                     gift.merchant.name,
-                    gift.reasons.join("; ")
+                    gift.reasons.iter().map(|r| r.text.as_str()).collect::<Vec<_>>().join("; ")
                 ));
             }
         }

@@ -1,7 +1,7 @@
 //! suggest_gifts over HTTP: ranked results, the gift images they link to, nothing found, and
 //! invalid arguments.
 
-use giftgenius_types::{Envelope, SuggestGiftsData};
+use giftgenius_types::{Envelope, SuggestGiftsData, Why};
 use serde_json::{Value, json};
 
 use crate::support::{call, spawn_app, text_of};
@@ -24,7 +24,9 @@ async fn matching_request_returns_ranked_cards_with_reasons() {
     for gift in &data.gifts {
         assert!(gift.price.amount_minor <= 8000, "{} over budget", gift.id);
         assert!(!gift.reasons.is_empty());
-        assert!(gift.reasons[0].starts_with("Matches their interest in"), "{:?}", gift.reasons);
+        let Why::Interest { interest, .. } = &gift.reasons[0].why else { panic!("{:?}", gift.reasons) };
+        assert!(["gardening", "tea"].contains(&interest.as_str()), "{:?}", gift.reasons);
+        assert!(gift.reasons[0].text.starts_with("Matches their interest in"), "{:?}", gift.reasons);
         assert!(gift.in_stock);
         assert!(gift.image_url.starts_with(&format!("{}/images/", app.base_url)));
     }
@@ -38,6 +40,36 @@ async fn matching_request_returns_ranked_cards_with_reasons() {
     )
     .await;
     assert_eq!(structured, again);
+}
+
+/// The request of the issue: the first cards serve both interests, no card repeats what every
+/// card says, and the model reads the same reasons in English.
+#[tokio::test]
+async fn reasons_say_what_is_specific_to_each_card() {
+    let app = spawn_app().await;
+    let client = app.client().await;
+    let arguments =
+        json!({"relationship_type": "friend", "age": 30, "interests": ["hiking", "coffee"], "budget_max": 100});
+    let (result, structured) = call(&client, "suggest_gifts", arguments).await;
+    let envelope: Envelope<SuggestGiftsData> = serde_json::from_value(structured).expect("contract shape");
+    let gifts = &envelope.data().expect("ok").gifts;
+    assert_eq!(gifts.len(), 6);
+    let interest_of = |i: usize| match &gifts[i].reasons[0].why {
+        Why::Interest { interest, .. } => interest.clone(),
+        other => panic!("card {i} starts with {other:?}"),
+    };
+    assert_eq!([interest_of(0), interest_of(1)], ["coffee", "hiking"]);
+    for gift in gifts {
+        assert!(!gift.reasons.is_empty(), "{}", gift.id);
+        for reason in &gift.reasons {
+            assert!(gifts.iter().any(|g| g.reasons.iter().all(|r| r.text != reason.text)), "{reason:?} on every card");
+        }
+    }
+    let text = text_of(&result);
+    for reason in gifts.iter().flat_map(|g| &g.reasons) {
+        assert!(text.contains(&reason.text), "the model reads {:?}: {text}", reason.text);
+    }
+    assert!(!text.contains("A good pick for a friend") && !text.contains("Right for age 30"), "{text}");
 }
 
 #[tokio::test]

@@ -7,8 +7,8 @@ use giftgenius_types::orders::{
 };
 use giftgenius_types::schema::output_schema;
 use giftgenius_types::{
-    Currency, Envelope, ErrorCode, GiftCard, Merchant, Money, RelationshipType, SuggestGiftsData, SuggestGiftsInput,
-    ToolError, ToolName,
+    Currency, Envelope, ErrorCode, GiftCard, MatchVia, Merchant, Money, Reason, RelationshipType, SuggestGiftsData,
+    SuggestGiftsInput, ToolError, ToolName, Why,
 };
 use serde_json::{Map, Value, json};
 
@@ -43,7 +43,10 @@ fn gift() -> GiftCard {
         price: Money::new(4999, Currency::USD),
         merchant: Merchant { id: "m_bean".into(), name: "Bean & Brew".into() },
         tags: vec!["coffee".into()],
-        reasons: vec!["loves coffee".into()],
+        reasons: vec![Reason {
+            text: "Matches their interest in coffee (tagged “coffee”)".into(),
+            why: Why::Interest { interest: "coffee".into(), via: MatchVia::Tag, term: "coffee".into() },
+        }],
         in_stock: true,
         image_url: "http://127.0.0.1:8000/images/gft_pourover_kit.svg".into(),
     }
@@ -83,18 +86,18 @@ fn broken_results_are_caught_and_named() {
     };
     // `ok: true` without the `gifts` and `query` the schema requires.
     assert_eq!(
-        shown(json!({"v": 1, "ok": true, "tool": "suggest_gifts"})),
+        shown(json!({"v": 2, "ok": true, "tool": "suggest_gifts"})),
         ["query: is required", "gifts: is required"]
     );
     // A `oneOf` no branch of which matches is explained by its first branch (here: the success shape).
     assert_eq!(
-        shown(json!({"v": 2, "ok": false, "tool": "suggest_gifts", "error": {
+        shown(json!({"v": 3, "ok": false, "tool": "suggest_gifts", "error": {
             "code": "NOPE", "category": "validation", "message": "m", "retryable": false, "reference": "r"}})),
-        ["query: is required", "gifts: is required", "ok: must be true (got false)", "v: must be 1 (got 2)"]
+        ["query: is required", "gifts: is required", "ok: must be true (got false)", "v: must be 2 (got 3)"]
     );
     // Inside the error shape, a code that is not in the table.
     let order = output_schema::<Envelope<OrderData>>();
-    let error = json!({"v": 1, "ok": false, "tool": "get_order", "error": {
+    let error = json!({"v": 2, "ok": false, "tool": "get_order", "error": {
         "code": "NOPE", "category": "validation", "message": "m", "retryable": false, "reference": "r"}});
     assert!(!check_output(&order, &error).is_empty());
 }

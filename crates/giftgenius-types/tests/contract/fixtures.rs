@@ -3,8 +3,8 @@
 use giftgenius_types::envelope::NoticeCode;
 use giftgenius_types::orders::{Order, OrderData, OrderStatus};
 use giftgenius_types::{
-    Currency, ErrorCode, FailedSource, GiftCard, Merchant, Money, Notice, Occasion, Partial, RelationshipType,
-    SuggestGiftsData, SuggestGiftsQuery, Suggestion,
+    Currency, ErrorCode, FailedSource, GiftCard, MatchVia, Merchant, Money, Notice, Occasion, Partial, Reason,
+    RelationshipType, SuggestGiftsData, SuggestGiftsQuery, Suggestion, Why,
 };
 use serde_json::{Map, json};
 
@@ -16,7 +16,20 @@ pub fn pour_over_kit() -> GiftCard {
         price: Money::new(4999, Currency::USD),
         merchant: Merchant { id: "m_bean_and_brew".into(), name: "Bean & Brew".into() },
         tags: vec!["coffee".into(), "kitchen".into()],
-        reasons: vec!["loves coffee".into(), "within the $30–$60 budget".into()],
+        reasons: vec![
+            Reason {
+                text: "Matches their interest in coffee (tagged “coffee”)".into(),
+                why: Why::Interest { interest: "coffee".into(), via: MatchVia::Tag, term: "coffee".into() },
+            },
+            Reason {
+                text: "At $49.99 it leaves $10.01 of your $60 budget".into(),
+                why: Why::Budget {
+                    price: Money::new(4999, Currency::USD),
+                    budget_max: Money::new(6000, Currency::USD),
+                    left: Money::new(1001, Currency::USD),
+                },
+            },
+        ],
         in_stock: true,
         image_url: "/images/gft_pourover_kit.webp".into(),
     }
@@ -30,7 +43,10 @@ pub fn trail_map_print() -> GiftCard {
         price: Money::new(3450, Currency::USD),
         merchant: Merchant { id: "m_paper_peaks".into(), name: "Paper Peaks".into() },
         tags: vec!["hiking".into(), "decor".into()],
-        reasons: vec!["loves hiking".into()],
+        reasons: vec![Reason {
+            text: "Matches their interest in hiking (its description mentions “hiking”)".into(),
+            why: Why::Interest { interest: "hiking".into(), via: MatchVia::Description, term: "hiking".into() },
+        }],
         in_stock: false,
         image_url: "/images/gft_trail_map_print.webp".into(),
     }

@@ -5,10 +5,11 @@
 //! the score need (price, ages, stock, relationship and occasion bits), packed together.
 //!
 //! A query with interests walks the posting lists of its stems, adding each interest's points
-//! into a per-thread score array (a tag hit is worth more than a text hit, once per interest),
-//! then scans that array for touched gifts and applies the filters; a query without interests
-//! scans the packed numbers. `ranking.rs` turns the matches into the ranked answer; a property
-//! test checks the result is exactly the linear scan's.
+//! into a per-thread slot per gift (a tag hit is worth more than a text hit, once per interest)
+//! next to the set of interests that gift matched, then reports the touched gifts that pass the
+//! filters; a query without interests scans the packed numbers. `ranking.rs` turns the matches
+//! into the ranked answer (the matched interests choose the first cards); a property test
+//! checks the result is exactly the linear scan's.
 
 use std::cell::RefCell;
 
@@ -17,8 +18,8 @@ use giftgenius_types::{Occasion, RelationshipType};
 
 use super::CatalogGift;
 use super::price_in;
+use super::ranking::{Interests, asked, stem, tag_stems, words};
 use super::ranking::{POINTS_BUDGET_ROOM, POINTS_OCCASION, POINTS_RELATIONSHIP, POINTS_TAG, POINTS_TEXT};
-use super::ranking::{stem, tag_stems, words};
 
 #[cfg(test)]
 mod tests {
@@ -75,13 +76,20 @@ const BLOCK: usize = 32;
 /// A touched gift that a hard filter excludes (points are at most 1 + 11 + 10 per interest).
 const EXCLUDED: u16 = u16::MAX;
 
-/// Per-thread scratch for one query: points per gift (1 + the score, once touched), the interest that last touched it, and
-/// the gifts touched (in the order first touched). `points` and `stamp` are left all zero after
-/// every query, so any catalog can use them.
+/// One gift's state during a query, together so one load reads both.
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    /// 1 + the score once touched, or `EXCLUDED`.
+    points: u16,
+    /// The interests that counted for it so far (each counts once, through its best list).
+    matched: Interests,
+}
+
+/// Per-thread scratch for one query: a slot per gift and the gifts touched (in the order first
+/// touched). The slots are left all zero after every query, so any catalog can use them.
 #[derive(Default)]
 struct Scratch {
-    points: Vec<u16>,
-    stamp: Vec<u8>,
+    slots: Vec<Slot>,
     touched: Vec<u32>,
 }
 
@@ -177,19 +185,19 @@ impl Index {
         base_of(&self.packed[n], q, wanted)
     }
 
-    /// Calls `found(gift number, score)` for every gift that matches `q` (in no particular order).
-    pub fn each(&self, q: &SuggestGiftsQuery, mut found: impl FnMut(usize, i64)) {
+    /// Calls `found(gift number, score, interests matched)` for every gift that matches `q` (in
+    /// no particular order).
+    pub fn each(&self, q: &SuggestGiftsQuery, mut found: impl FnMut(usize, i64, Interests)) {
         let wanted = Wanted::of(q);
         if q.interests.is_empty() {
             for n in 0..self.packed.len() {
                 if let Some(points) = self.base(n, q, wanted) {
-                    found(n, points);
+                    found(n, points, 0);
                 }
             }
             return;
         }
-        let interests: Vec<Vec<u32>> = q
-            .interests
+        let interests: Vec<Vec<u32>> = asked(q)
             .iter()
             .map(|interest| {
                 let mut terms: Vec<u32> = words(interest).filter_map(|w| self.terms.get(stem(&w)).copied()).collect();
@@ -203,16 +211,14 @@ impl Index {
         }
         SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
-            let Scratch { points, stamp, touched } = &mut *scratch;
-            if points.len() < self.packed.len() {
-                points.resize(self.packed.len(), 0);
-                stamp.resize(self.packed.len(), 0);
+            let Scratch { slots, touched } = &mut *scratch;
+            if slots.len() < self.packed.len() {
+                slots.resize(self.packed.len(), Slot::default());
             }
             touched.clear();
             for (k, terms) in interests.iter().enumerate() {
-                // Stamps tell whether this interest already counted for a gift; the 255th and
-                // later interests share one (the argument schema allows far fewer).
-                let mark = (k + 1).min(255) as u8;
+                // `asked` keeps to as many interests as there are bits.
+                let bit: Interests = 1 << k;
                 for (lists, worth) in [(&self.tagged, POINTS_TAG as u16), (&self.mentioned, POINTS_TEXT as u16)] {
                     for &t in terms {
                         // In blocks: first copy the block's packed numbers (independent loads
@@ -224,12 +230,12 @@ impl Index {
                                 *slot = self.packed[n as usize];
                             }
                             for (&n, packed) in block.iter().zip(&gathered) {
-                                let i = n as usize;
-                                if stamp[i] == mark {
+                                let slot = &mut slots[n as usize];
+                                if slot.matched & bit != 0 {
                                     continue;
                                 }
-                                stamp[i] = mark;
-                                let mut p = points[i];
+                                slot.matched |= bit;
+                                let mut p = slot.points;
                                 if p == EXCLUDED {
                                     continue;
                                 }
@@ -238,13 +244,13 @@ impl Index {
                                     touched.push(n);
                                     match base_of(packed, q, wanted) {
                                         None => {
-                                            points[i] = EXCLUDED;
+                                            slot.points = EXCLUDED;
                                             continue;
                                         }
                                         Some(base) => p = 1 + base as u16,
                                     }
                                 }
-                                points[i] = p + worth;
+                                slot.points = p + worth;
                             }
                         }
                     }
@@ -254,11 +260,9 @@ impl Index {
             // ranking breaks ties by gift number.)
             for &n in touched.iter() {
                 let i = n as usize;
-                let p = points[i];
-                points[i] = 0;
-                stamp[i] = 0;
-                if p != EXCLUDED {
-                    found(i, i64::from(p - 1));
+                let Slot { points, matched } = std::mem::take(&mut slots[i]);
+                if points != EXCLUDED {
+                    found(i, i64::from(points - 1), matched);
                 }
             }
         });

@@ -11,7 +11,7 @@
 //! runs with no setup) and from catalog files (`--catalog`), all in the one catalog schema of
 //! `import.rs` (`docs/catalog.md`). `live.rs` keeps the current catalog and swaps it whole when a
 //! file changes or on SIGHUP; `index.rs` answers a query by touching only the gifts it can
-//! match, `ranking.rs` says how gifts are scored and why they fit. HTTP catalogs
+//! match, `ranking.rs` says how gifts are scored and `reasons.rs` why they fit. HTTP catalogs
 //! (`--catalog-url`) are the sources of `sources.rs`, kept in `cache.rs`.
 
 pub mod cache;
@@ -19,12 +19,13 @@ pub mod import;
 mod index;
 pub mod live;
 mod ranking;
+mod reasons;
 pub mod sources;
 
 use std::sync::Arc;
 
 use giftgenius_types::wire::IMAGES_PATH;
-use giftgenius_types::{Currency, GiftCard, Merchant, Money, Occasion, RelationshipType};
+use giftgenius_types::{Currency, GiftCard, Merchant, Money, Occasion, Reason, RelationshipType};
 
 pub use index::Index;
 pub use ranking::{Ranked, rank, rank_linear};
@@ -149,7 +150,7 @@ impl CatalogGift {
     }
 
     /// The card the widget shows, with `reasons` for this particular request.
-    pub fn card(&self, currency: Currency, reasons: Vec<String>, public_url: &str) -> GiftCard {
+    pub fn card(&self, currency: Currency, reasons: Vec<Reason>, public_url: &str) -> GiftCard {
         GiftCard {
             id: self.id.clone(),
             title: self.title.clone(),
