@@ -118,7 +118,8 @@ pub fn pack(inputs: &Inputs<'_>) -> Result<Packed> {
     // A browser without DecompressionStream("deflate-raw") throws here, which is the same
     // refusal as a CSP without 'wasm-unsafe-eval': the fallback runtime keeps the view.
     let wasm_b64 = base64::engine::general_purpose::STANDARD.encode(deflate_raw(inputs.wasm)?);
-    // Names start with `__gg_` so they cannot collide with the glue's top-level bindings.
+    // Names start with `__gg_` so they cannot collide with the glue's top-level bindings. The
+    // fallback runtime (`bootstrap_js`) declares the hand-over itself (`data-wasm="ready"`).
     let module = format!(
         "{glue}\n\
          try {{\n\
@@ -127,7 +128,6 @@ pub fn pack(inputs: &Inputs<'_>) -> Result<Packed> {
          for (let i = 0; i < __gg_bin.length; i++) __gg_z[i] = __gg_bin.charCodeAt(i);\n\
          const __gg_wasm = new Blob([__gg_z]).stream().pipeThrough(new DecompressionStream(\"deflate-raw\"));\n\
          await __wbg_init({{ module_or_path: new Response(__gg_wasm, {{ headers: {{ \"Content-Type\": \"application/wasm\" }} }}) }});\n\
-         document.documentElement.dataset.wasm = \"ready\";\n\
          }} catch (e) {{\n\
          if (typeof window.giftgeniusWasmFailed === \"function\") window.giftgeniusWasmFailed(e);\n\
          else document.documentElement.dataset.wasm = \"failed\";\n\
@@ -397,8 +397,8 @@ export { initSync, __wbg_init as default };
         let boot = bootstrap();
         // A ceiling against accidental growth, not a target: since it also follows the MCP Apps
         // host context, keeps the screen under the viewUUID, logs to the host, edits the confirm
-        // card's delivery details and drives the order list's Cancel and Delete my data it is
-        // about 15 KB without indentation, next to a ~370 KB document.
+        // card's delivery details, drives the order list's Cancel and Delete my data, and paints
+        // first and hands the view to the wasm, it is about 17 KB without indentation.
         assert!(boot.len() < 18 * 1024, "bootstrap grew to {} bytes", boot.len());
         let lower = boot.to_ascii_lowercase();
         assert!(!lower.contains("</script") && !lower.contains("<!--"));
