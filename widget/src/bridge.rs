@@ -510,6 +510,99 @@ impl Host for McpAppsBridge {
 }
 
 // ---------------------------------------------------------------------------------------------
+// One host type for the controller
+// ---------------------------------------------------------------------------------------------
+
+/// Whichever bridge the page offers, as ONE `Host` type: the controller and everything generic
+/// over its host are compiled once instead of once per bridge (about 27 KB of wasm before
+/// wasm-opt). Each host call's future is the one of the bridge in use, started when awaited (the
+/// controller awaits every call at once).
+enum AnyBridge {
+    OpenAi(OpenAiBridge),
+    McpApps(McpAppsBridge),
+}
+
+impl Host for AnyBridge {
+    fn tool_input(&self) -> Value {
+        match self {
+            Self::OpenAi(b) => b.tool_input(),
+            Self::McpApps(b) => b.tool_input(),
+        }
+    }
+
+    fn tool_response_metadata(&self) -> Value {
+        match self {
+            Self::OpenAi(b) => b.tool_response_metadata(),
+            Self::McpApps(b) => b.tool_response_metadata(),
+        }
+    }
+
+    fn widget_state(&self) -> Value {
+        match self {
+            Self::OpenAi(b) => b.widget_state(),
+            Self::McpApps(b) => b.widget_state(),
+        }
+    }
+
+    async fn set_widget_state(&self, state: Value) {
+        match self {
+            Self::OpenAi(b) => b.set_widget_state(state).await,
+            Self::McpApps(b) => b.set_widget_state(state).await,
+        }
+    }
+
+    fn stored_idempotency_key(&self, draft_id: &str) -> Option<String> {
+        match self {
+            Self::OpenAi(b) => b.stored_idempotency_key(draft_id),
+            Self::McpApps(b) => b.stored_idempotency_key(draft_id),
+        }
+    }
+
+    async fn call_tool(&self, name: &str, arguments: Map<String, Value>) -> Result<ToolResult, String> {
+        match self {
+            Self::OpenAi(b) => b.call_tool(name, arguments).await,
+            Self::McpApps(b) => b.call_tool(name, arguments).await,
+        }
+    }
+
+    fn random_bytes(&self) -> [u8; 16] {
+        crypto_random_bytes()
+    }
+
+    async fn open_link(&self, url: &str) -> Result<(), String> {
+        match self {
+            Self::OpenAi(b) => b.open_link(url).await,
+            Self::McpApps(b) => b.open_link(url).await,
+        }
+    }
+
+    async fn request_display_mode(&self, mode: DisplayMode) -> Result<DisplayMode, String> {
+        match self {
+            Self::OpenAi(b) => b.request_display_mode(mode).await,
+            Self::McpApps(b) => b.request_display_mode(mode).await,
+        }
+    }
+
+    fn log(&self, level: LogLevel, data: Value) {
+        match self {
+            Self::OpenAi(b) => b.log(level, data),
+            Self::McpApps(b) => b.log(level, data),
+        }
+    }
+
+    fn save_view(&self, saved: &SavedView) {
+        match self {
+            Self::OpenAi(b) => b.save_view(saved),
+            Self::McpApps(b) => b.save_view(saved),
+        }
+    }
+
+    fn forget_saved_views(&self) {
+        storage::forget_all();
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Start-up
 // ---------------------------------------------------------------------------------------------
 
@@ -547,11 +640,11 @@ fn mount(state: RwSignal<ViewState>, ctx: RwSignal<RenderContext>, on_action: Ca
 /// Builds the controller over `host`, lets `prime` give it what the host already said, and mounts
 /// the components; the same for every host. Priming before mounting makes the first render the
 /// current state, so taking over the server-rendered first paint shows no loading frame.
-fn run<H: Host + 'static>(
-    host: H,
+fn run(
+    host: AnyBridge,
     ctx: RwSignal<RenderContext>,
-    prime: impl FnOnce(&Rc<Controller<H>>),
-) -> Option<Rc<Controller<H>>> {
+    prime: impl FnOnce(&Rc<Controller<AnyBridge>>),
+) -> Option<Rc<Controller<AnyBridge>>> {
     let state = RwSignal::new(ViewState::Loading);
     let controller = Rc::new(Controller::new(host, move |s: &ViewState| state.set(s.clone())));
     let for_actions = controller.clone();
@@ -602,7 +695,8 @@ fn start_with(handover: JsValue) {
 
 fn start_openai() {
     let ctx = RwSignal::new(openai_render_context());
-    let Some(controller) = run(OpenAiBridge, ctx, |c| c.show_tool_output(&global("toolOutput"))) else { return };
+    let host = AnyBridge::OpenAi(OpenAiBridge);
+    let Some(controller) = run(host, ctx, |c| c.show_tool_output(&global("toolOutput"))) else { return };
 
     // The host announces changed globals (theme, locale, toolOutput once the tool finished...);
     // we re-read them instead of trusting the event's partial `detail.globals`.
@@ -618,7 +712,7 @@ fn start_openai() {
 }
 
 /// What one host message does to the view (already known to come from the parent frame).
-fn on_host_message(bridge: &McpAppsBridge, controller: &Controller<McpAppsBridge>, message: &Value) {
+fn on_host_message(bridge: &McpAppsBridge, controller: &Controller<AnyBridge>, message: &Value) {
     match rpc::parse(message) {
         Incoming::Response { id, outcome } => bridge.answer(id, outcome),
         Incoming::ToolInput(arguments) => {
@@ -678,7 +772,7 @@ fn start_mcp_apps(handover: &JsValue) {
     }
     let ctx = RwSignal::new(bridge.render_context());
     bridge.0.render.set(Some(ctx));
-    let Some(controller) = run(bridge.clone(), ctx, |controller| {
+    let Some(controller) = run(AnyBridge::McpApps(bridge.clone()), ctx, |controller| {
         if let Some(init) = &init {
             bridge.initialized(init);
         }
