@@ -9,7 +9,8 @@
 //! - `preview [--auth] [-- SERVER ARGS…]`: the widget (if changed), then the server with the host
 //!   emulator; `--auth` also starts the local authorization server (`preview/oidc/`) and runs the
 //!   server in verified mode against it, so the page signs in (authorization code + PKCE).
-//! - `test`: fmt and clippy, the widget, the wasm32 contract build, `cargo test --workspace`,
+//! - `test`: fmt and clippy, the widget and its size budget (`widget/size-budget.json`, see
+//!   `budget.rs`), the wasm32 contract build, `cargo test --workspace`,
 //!   the official MCP suites (as `conformance`), the browser tests.
 //! - `chat [-- CHAT ARGS…]`: the terminal MCP host with a real model (`crates/giftgenius-chat`);
 //!   without `--mcp` it talks to the local GiftGenius and starts it first if nothing answers
@@ -28,6 +29,7 @@
 //! (see `server.rs`). Works from any directory: the workspace root comes from this crate's
 //! manifest location.
 
+mod budget;
 mod chat;
 mod cmd;
 mod conformance;
@@ -60,7 +62,8 @@ commands:
                          page at http://localhost:8000/preview (both bridges, CSP modes, fixtures)
                          (--auth: also the local authorization server of preview/oidc/; the
                          server runs in verified mode and the page signs in with code + PKCE)
-  test                   cargo fmt --check, cargo clippy -D warnings, widget, wasm32 build of
+  test                   cargo fmt --check, cargo clippy -D warnings, widget and its size budget
+                         (widget/size-budget.json), wasm32 build of
                          giftgenius-types, cargo test --workspace, the official MCP suites,
                          then the browser tests
   chat [-- ARGS…]        the terminal MCP host with a real model (crates/giftgenius-chat): ARGS go
@@ -250,6 +253,12 @@ fn test(root: &Path) -> Result<()> {
     cmd::run(&mut clippy)?;
 
     let html = widget::build_if_changed(root)?;
+    // A build output over its size budget fails before the long tests.
+    let html_bytes = std::fs::read(&html).with_context(|| format!("reading {}", html.display()))?;
+    let sizes = budget::Sizes::of(&html_bytes)?;
+    let limits = budget::load(root)?;
+    budget::enforce(sizes, limits)?;
+    eprintln!("xtask: widget size within budget: {}", budget::describe(sizes, limits));
 
     // The contract is shared with the widget, so it must keep building for wasm32.
     let mut types = cmd::cargo();
