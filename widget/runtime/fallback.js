@@ -486,7 +486,8 @@
     function offer() {
       var take = taker, f = -1, edited = false, c;
       if (!take || failed || stopped || (!oa && !inited)) return;
-      box.querySelectorAll("input, textarea").forEach(function (i) { edited = edited || i.value !== i.defaultValue || i.checked !== i.defaultChecked; });
+      // A checkbox's value is "on" without a value attribute (defaultValue ""): compare checked.
+      box.querySelectorAll("input, textarea").forEach(function (i) { edited = edited || (i.type === "checkbox" ? i.checked !== i.defaultChecked : i.value !== i.defaultValue); });
       if (acted || busy || edited) { root.dataset.wasm = "server"; return; }
       taker = null;
       stopped = true;
