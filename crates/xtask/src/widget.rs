@@ -265,7 +265,7 @@ fn pack_dist(root: &Path, dist: &Path, wasm: &[u8]) -> Result<PathBuf> {
         css_paths.len(),
         glue.len(),
         wasm.len(),
-        pack::deflate_raw(wasm)?.len(),
+        packed.wasm_deflated,
         pack::gzip_len(wasm)?,
     );
     eprintln!(
