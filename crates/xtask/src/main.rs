@@ -23,6 +23,11 @@
 //!   peers (`../shared/bench/peers`, copied first) at 300, 100,000 and 1,000,000 gifts, and
 //!   commit_order on SQLite and PostgreSQL, printed as one table (`scripts/bench-peers.sh`;
 //!   its variables choose sizes, servers and durations).
+//! - `bench-widget`: the packed widget against the React peer (`../shared/bench/react-peer`,
+//!   copied first): sizes, and navigation → first result card (the server-rendered first paint)
+//!   and → the wasm view holding it, in the peer's own interleaved loop with a real suggest_gifts
+//!   result, then `browser-tests/bench.mjs` over both bridges and the no-wasm path
+//!   (`scripts/bench-widget.sh`; `RUNS` sets the runs).
 //! - `help`: the usage text.
 //!
 //! Server arguments pass through untouched; xtask's own choices go in `GIFTGENIUS_*` variables
@@ -79,6 +84,11 @@ commands:
                          peers (../shared/bench/peers, copied to target/bench-peers) at 300,
                          100,000 and 1,000,000 gifts, and commit_order on SQLite and PostgreSQL:
                          one table (scripts/bench-peers.sh; SIZES, SERVERS, DURATION, COMMITS)
+  bench-widget           the packed widget against the React peer (../shared/bench/react-peer,
+                         copied to target/bench-widget): sizes and navigation → first card
+                         (server-rendered first paint) and → wasm interactive, in the peer's own
+                         loop with a real suggest_gifts result; then browser-tests/bench.mjs for
+                         both bridges and the no-wasm path (scripts/bench-widget.sh; RUNS)
   help                   this text (also -h, --help)
 
 the built widget reaches the server as GIFTGENIUS_WIDGET_HTML; a --widget-html of yours is served
@@ -177,6 +187,11 @@ fn run() -> Result<()> {
         "bench-peers" => {
             no_args("bench-peers", rest)?;
             cmd::run(std::process::Command::new("bash").arg(root.join("scripts/bench-peers.sh")).current_dir(&root))
+        }
+        "bench-widget" => {
+            no_args("bench-widget", rest)?;
+            let html = widget::build_if_changed(&root)?;
+            preview::bench_widget(&root, &html)
         }
         "errors" => {
             no_args("errors", rest)?;
