@@ -67,14 +67,23 @@
 //                            `storage::forget_all`); the questions are in the server's markup,
 //                            hidden, as view/order.rs `ask_view` renders them
 (function () {
-  var d = document, w = window, root = d.documentElement, started = false;
+  var d = document, w = window, root = d.documentElement, failed = false, rt = null;
   root.dataset.wasm = "loading";
   w.giftgeniusWasmFailed = function (reason) {
-    if (root.dataset.wasm === "ready" || started) return;
-    started = true;
+    if (failed || root.dataset.wasm === "ready") return;
+    failed = true;
     root.dataset.wasm = "failed";
     if (w.console) console.error("giftgenius: WebAssembly did not start", reason);
-    fallback();
+    if (rt) rt.fail();
+  };
+  // The wasm asks for the view once it has started (bridge.rs `start`); `take` gets what it
+  // needs to go on from here: null (nothing was started here, start as usual), {} (ChatGPT:
+  // the globals say it all) or the MCP Apps session so far ({init, notes, nextId}). Only a
+  // view nobody has touched yet is handed over, so an action is never lost or done twice.
+  w.giftgeniusHandover = function (take) {
+    if (rt) return rt.handover(take);
+    root.dataset.wasm = "ready";
+    take(null);
   };
   // A CSP without 'wasm-unsafe-eval' (or without our module's hash) refuses the wasm or the
   // module script; the module's own try/catch cannot see the second case, so listen here.
@@ -82,18 +91,22 @@
     var u = e.blockedURI;
     if (e.disposition !== "report" && (u === "wasm-eval" || u === "inline")) w.giftgeniusWasmFailed((e.effectiveDirective || "") + " blocked " + u);
   });
-  // No WebAssembly: show the server-rendered HTML of each result (_meta["giftgenius/html"]) and
-  // drive its data-action buttons over the same bridge the wasm would have used.
-  function fallback() {
+  rt = runtime();
+  // First paint: each result's server-rendered HTML (_meta["giftgenius/html"]) as soon as the
+  // host delivers it, its data-action buttons driven over the same bridge the wasm would use.
+  // The wasm takes over an untouched view (`handover`); without WebAssembly, or once the
+  // person acted here, this runtime keeps the view for good.
+  function runtime() {
     var box = d.getElementById("giftgenius-fallback"), app = d.getElementById("giftgenius-root"),
       data = d.getElementById("giftgenius-fallback-data"),
       oa = w.openai, parent = w.parent !== w ? w.parent : null,
       wire, theme, input = {}, last, back, backArgs, seen, draft, token, busy = false, ws = {}, ids = 1, wait = {},
       delivery = null, cancelTokens = {}, delTok = null,
       links = false, logs = false, hc = {}, vars = [], view, first = true,
+      acted = false, stopped = false, notes = [], init, inited = false, taker = null, held = null, observer = null,
       m = /[?&]gg-call-timeout-ms=(\d+)/.exec(location.search),
       limit = m && +m[1] >= 100 ? +m[1] : 20000;
-    if (!box || !(oa || parent)) return;
+    if (!box || !(oa || parent)) return null;
     try { data = JSON.parse(data.textContent); } catch (x) { data = {}; }
     wire = data.wire || {};
     function post(m) { m.jsonrpc = "2.0"; parent.postMessage(m, "*"); }
@@ -136,9 +149,9 @@
       box.innerHTML = html;
       box.hidden = false;
       if (app) app.hidden = true;
-      root.dataset.wasm = "fallback";
+      if (failed) root.dataset.wasm = "fallback";
       paint();
-      if (persist !== false) keep();
+      if (persist !== false && (failed || acted)) keep();
     }
     // The shown screen, kept under this view's id for a reload; never the token.
     function keep() {
@@ -157,17 +170,33 @@
     }
     // The first result names the view; a screen kept under that name before a reload wins.
     function restore(res) {
-      var m = res._meta || {}, id = m[wire.viewUuid], e = null, sc = res.structuredContent || {};
+      var m = res._meta || {}, id = m[wire.viewUuid], e = null, own = null, sc = res.structuredContent || {};
       first = false;
       if (typeof id !== "string" || !/^[A-Za-z0-9-]{8,64}$/.test(id)) return false;
       view = id;
-      store(function (s) { try { e = e || JSON.parse(s.getItem(wire.viewStore + "html/" + id)); } catch (x) {} });
+      store(function (s) {
+        try { e = e || JSON.parse(s.getItem(wire.viewStore + "html/" + id)); } catch (x) {}
+        try { own = own || JSON.parse(s.getItem(wire.viewStore + id)); } catch (x) {}
+      });
+      // The wasm kept another screen for this view (saved.rs): it shows that one, so paint
+      // nothing that it would replace; shown here only if the wasm fails after all.
+      if (!e && !failed && own && own.screen && !(own.screen.output && canon(own.screen.output) === canon(sc))) {
+        held = res;
+        return true;
+      }
       if (!e || typeof e.html !== "string") return false;
+      acted = true;
       draft = e.draft; delivery = e.delivery || null; back = e.back; backArgs = e.backArgs; last = e.last;
       token = draft && sc.draft && sc.draft.id === draft.id ? m[wire.token] : null;
       seen = m[wire.html];
       put(e.html);
       return true;
+    }
+    // JSON with sorted keys, to compare the host's result with the one the wasm saved.
+    function canon(v) {
+      if (!v || typeof v !== "object") return JSON.stringify(v);
+      if (Array.isArray(v)) return "[" + v.map(canon).join(",") + "]";
+      return "{" + Object.keys(v).sort().map(function (k) { return JSON.stringify(k) + ":" + canon(v[k]); }).join(",") + "}";
     }
     function hosted(res) {
       if (first && !oa && res && res._meta && restore(res)) return;
@@ -342,6 +371,7 @@
       });
     }
     box.addEventListener("click", function (e) {
+      if (stopped) return;
       var l = e.target.closest && e.target.closest("a[href]");
       // An outbound link opens through the host when it can; else the plain link does.
       if (l && /^https?:/.test(l.href) && (oa ? typeof oa.openExternal === "function" : links)) {
@@ -352,6 +382,7 @@
       }
       var b = e.target.closest && e.target.closest("button[data-action]"), a = b && b.dataset.action, s = {}, m;
       if (!b || b.disabled || busy) return;
+      acted = true;
       if (a === "choose") call("prepare_order", { gift_id: b.dataset.giftId });
       if (a === "confirm") confirm();
       if (a === "update-delivery") { m = form(); if (m) edit(m.details); }
@@ -403,18 +434,20 @@
     }
     if (oa) {
       var globals = function () {
+        if (stopped) return;
         context(oa);
         input = oa.toolInput || {};
         hosted({ structuredContent: oa.toolOutput, _meta: oa.toolResponseMetadata });
       };
       w.addEventListener("openai:set_globals", globals);
       globals();
-      return;
+      return face();
     }
     w.addEventListener("message", function (e) {
       var m = e.data, p, f;
-      if (e.source !== parent || !m || m.jsonrpc !== "2.0") return;
+      if (stopped || e.source !== parent || !m || m.jsonrpc !== "2.0") return;
       p = m.params || {};
+      if (m.method && m.id == null) notes.push(m);
       if (m.method && m.id != null) {
         post(m.method === "ping" || m.method === "ui/resource-teardown" ? { id: m.id, result: {} }
           : { id: m.id, error: { code: -32601, message: "method not found" } });
@@ -429,14 +462,46 @@
     });
     rpc("ui/initialize", data.initialize).then(function (r) {
       var h;
+      init = r;
       links = !!(r && r.hostCapabilities && r.hostCapabilities.openLinks);
       logs = !!(r && r.hostCapabilities && r.hostCapabilities.logging);
       context(r && r.hostContext);
       post({ method: "ui/notifications/initialized", params: {} });
-      if (w.ResizeObserver) new ResizeObserver(function () {
+      if (w.ResizeObserver) (observer = new ResizeObserver(function () {
         var r = root.getBoundingClientRect(), s = Math.ceil(r.height);
         if (s !== h) post({ method: "ui/notifications/size-changed", params: { width: Math.ceil(r.width), height: h = s } });
-      }).observe(root);
-    });
+      })).observe(root);
+    }, function () { init = null; }).then(function () { inited = true; offer(); });
+    return face();
+    // What the page sees of this runtime: the wasm's failure and its request for the view.
+    function face() { return { fail: fail, handover: function (take) { taker = take; offer(); } }; }
+    function fail() {
+      if (held) { first = true; hosted(held); held = null; }
+      if (!box.hidden) { root.dataset.wasm = "fallback"; keep(); }
+    }
+    // Hands the view to the wasm once the host's ui/initialize answer is in, if nobody has
+    // acted or typed here: it gets the session so far and renders the same state, then this
+    // runtime stops and the server's markup goes in the same task (no frame in between), with
+    // the focus moved to the same control.
+    function offer() {
+      var take = taker, f = -1, edited = false, c;
+      if (!take || failed || stopped || (!oa && !inited)) return;
+      // A checkbox's value is "on" without a value attribute (defaultValue ""): compare checked.
+      box.querySelectorAll("input, textarea").forEach(function (i) { edited = edited || (i.type === "checkbox" ? i.checked !== i.defaultChecked : i.value !== i.defaultValue); });
+      if (acted || busy || edited) { root.dataset.wasm = "server"; return; }
+      taker = null;
+      stopped = true;
+      if (observer) observer.disconnect();
+      c = box.querySelectorAll("button, a[href], input, textarea");
+      for (var i = 0; i < c.length; i++) if (c[i] === d.activeElement) f = i;
+      if (view) store(function (s) { s.removeItem(wire.viewStore + "html/" + view); });
+      take(oa ? {} : { init: init, notes: notes, nextId: ids });
+      if (app) app.hidden = false;
+      box.hidden = true;
+      box.textContent = "";
+      c = app && f >= 0 ? app.querySelectorAll("button, a[href], input, textarea")[f] : null;
+      if (c) c.focus();
+      root.dataset.wasm = "ready";
+    }
   }
 })();

@@ -527,6 +527,99 @@ impl Host for McpAppsBridge {
 }
 
 // ---------------------------------------------------------------------------------------------
+// One host type for the controller
+// ---------------------------------------------------------------------------------------------
+
+/// Whichever bridge the page offers, as ONE `Host` type: the controller and everything generic
+/// over its host are compiled once instead of once per bridge (about 27 KB of wasm before
+/// wasm-opt). Each host call's future is the one of the bridge in use, started when awaited (the
+/// controller awaits every call at once).
+enum AnyBridge {
+    OpenAi(OpenAiBridge),
+    McpApps(McpAppsBridge),
+}
+
+impl Host for AnyBridge {
+    fn tool_input(&self) -> Value {
+        match self {
+            Self::OpenAi(b) => b.tool_input(),
+            Self::McpApps(b) => b.tool_input(),
+        }
+    }
+
+    fn tool_response_metadata(&self) -> Value {
+        match self {
+            Self::OpenAi(b) => b.tool_response_metadata(),
+            Self::McpApps(b) => b.tool_response_metadata(),
+        }
+    }
+
+    fn widget_state(&self) -> Value {
+        match self {
+            Self::OpenAi(b) => b.widget_state(),
+            Self::McpApps(b) => b.widget_state(),
+        }
+    }
+
+    async fn set_widget_state(&self, state: Value) {
+        match self {
+            Self::OpenAi(b) => b.set_widget_state(state).await,
+            Self::McpApps(b) => b.set_widget_state(state).await,
+        }
+    }
+
+    fn stored_idempotency_key(&self, draft_id: &str) -> Option<String> {
+        match self {
+            Self::OpenAi(b) => b.stored_idempotency_key(draft_id),
+            Self::McpApps(b) => b.stored_idempotency_key(draft_id),
+        }
+    }
+
+    async fn call_tool(&self, name: &str, arguments: Map<String, Value>) -> Result<ToolResult, String> {
+        match self {
+            Self::OpenAi(b) => b.call_tool(name, arguments).await,
+            Self::McpApps(b) => b.call_tool(name, arguments).await,
+        }
+    }
+
+    fn random_bytes(&self) -> [u8; 16] {
+        crypto_random_bytes()
+    }
+
+    async fn open_link(&self, url: &str) -> Result<(), String> {
+        match self {
+            Self::OpenAi(b) => b.open_link(url).await,
+            Self::McpApps(b) => b.open_link(url).await,
+        }
+    }
+
+    async fn request_display_mode(&self, mode: DisplayMode) -> Result<DisplayMode, String> {
+        match self {
+            Self::OpenAi(b) => b.request_display_mode(mode).await,
+            Self::McpApps(b) => b.request_display_mode(mode).await,
+        }
+    }
+
+    fn log(&self, level: LogLevel, data: Value) {
+        match self {
+            Self::OpenAi(b) => b.log(level, data),
+            Self::McpApps(b) => b.log(level, data),
+        }
+    }
+
+    fn save_view(&self, saved: &SavedView) {
+        match self {
+            Self::OpenAi(b) => b.save_view(saved),
+            Self::McpApps(b) => b.save_view(saved),
+        }
+    }
+
+    fn forget_saved_views(&self) {
+        storage::forget_all();
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Start-up
 // ---------------------------------------------------------------------------------------------
 
@@ -561,8 +654,14 @@ fn mount(state: RwSignal<ViewState>, ctx: RwSignal<RenderContext>, on_action: Ca
     Some(())
 }
 
-/// Builds the controller over `host` and mounts the components; the same for every host.
-fn run<H: Host + 'static>(host: H, ctx: RwSignal<RenderContext>) -> Option<Rc<Controller<H>>> {
+/// Builds the controller over `host`, lets `prime` give it what the host already said, and mounts
+/// the components; the same for every host. Priming before mounting makes the first render the
+/// current state, so taking over the server-rendered first paint shows no loading frame.
+fn run(
+    host: AnyBridge,
+    ctx: RwSignal<RenderContext>,
+    prime: impl FnOnce(&Rc<Controller<AnyBridge>>),
+) -> Option<Rc<Controller<AnyBridge>>> {
     let state = RwSignal::new(ViewState::Loading);
     let controller = Rc::new(Controller::new(host, move |s: &ViewState| state.set(s.clone())));
     let for_actions = controller.clone();
@@ -572,6 +671,7 @@ fn run<H: Host + 'static>(host: H, ctx: RwSignal<RenderContext>) -> Option<Rc<Co
             wasm_bindgen_futures::spawn_local(async move { controller.handle(action).await });
         }));
     });
+    prime(&controller);
     mount(state, ctx, Callback::new(dispatch))?;
     Some(controller)
 }
@@ -582,10 +682,29 @@ fn set_if_changed(ctx: RwSignal<RenderContext>, next: RenderContext) {
     }
 }
 
-/// Starts the widget on whichever bridge the page offers.
+/// Starts the widget on whichever bridge the page offers, once the packed document's first-paint
+/// runtime (`runtime/fallback.js`) hands the view over: it may already show the server-rendered
+/// state and, on MCP Apps, hold the session (the `ui/initialize` answer and the notifications
+/// since). Without that runtime (a page of its own) it starts at once.
 pub fn start() {
+    let handover = web_sys::window()
+        .and_then(|w| Reflect::get(&w, &JsValue::from_str(HANDOVER)).ok())
+        .and_then(|f| f.dyn_into::<Function>().ok());
+    match handover {
+        Some(handover) => {
+            let take = Closure::once_into_js(start_with);
+            let _ = handover.call1(&JsValue::NULL, &take);
+        }
+        None => start_with(JsValue::NULL),
+    }
+}
+
+/// The first-paint runtime's hand-over function (see `start`).
+const HANDOVER: &str = "giftgeniusHandover";
+
+fn start_with(handover: JsValue) {
     if openai().is_none() && embedded() {
-        start_mcp_apps();
+        start_mcp_apps(&handover);
     } else {
         start_openai();
     }
@@ -593,8 +712,8 @@ pub fn start() {
 
 fn start_openai() {
     let ctx = RwSignal::new(openai_render_context());
-    let Some(controller) = run(OpenAiBridge, ctx) else { return };
-    controller.show_tool_output(&global("toolOutput"));
+    let host = AnyBridge::OpenAi(OpenAiBridge);
+    let Some(controller) = run(host, ctx, |c| c.show_tool_output(&global("toolOutput"))) else { return };
 
     // The host announces changed globals (theme, locale, toolOutput once the tool finished...);
     // we re-read them instead of trusting the event's partial `detail.globals`.
@@ -609,12 +728,77 @@ fn start_openai() {
     on_globals.forget();
 }
 
-fn start_mcp_apps() {
+/// What one host message does to the view (already known to come from the parent frame).
+fn on_host_message(bridge: &McpAppsBridge, controller: &Controller<AnyBridge>, message: &Value) {
+    match rpc::parse(message) {
+        Incoming::Response { id, outcome } => bridge.answer(id, outcome),
+        Incoming::ToolInput(arguments) => {
+            controller.show_input_so_far(&arguments);
+            *bridge.0.tool_input.borrow_mut() = Value::Object(arguments);
+        }
+        Incoming::ToolInputPartial(arguments) => controller.show_input_so_far(&arguments),
+        Incoming::ToolCancelled { reason } => {
+            let tool = bridge.0.context.borrow().tool_name();
+            controller.show_tool_cancelled(reason, tool);
+        }
+        Incoming::ToolResult(result) => {
+            // The first result is the one this view was opened for (the host sends it again
+            // after a reload): its viewUUID names the screen saved before the reload.
+            let first = bridge.0.view_id.borrow().is_none() && bridge.0.meta.borrow().is_null();
+            let saved = if first {
+                let view_id = saved::view_id(&result.meta);
+                let saved = view_id.as_deref().and_then(storage::load_view);
+                *bridge.0.view_id.borrow_mut() = view_id;
+                saved
+            } else {
+                None
+            };
+            *bridge.0.meta.borrow_mut() = result.meta;
+            match saved {
+                Some(saved) => controller.restore(saved, &result.structured_content),
+                None => controller.show_tool_output(&result.structured_content),
+            }
+        }
+        Incoming::HostContext(partial) => bridge.take_context(&partial),
+        Incoming::Request { id, method } => bridge.post(&rpc::reply(&id, &method)),
+        Incoming::Ignored => {}
+    }
+}
+
+impl McpAppsBridge {
+    /// Takes in the host's `ui/initialize` answer: its capabilities and its context.
+    fn initialized(&self, result: &Value) {
+        self.0.opens_links.set(rpc::host_opens_links(result));
+        self.0.logs.set(rpc::host_accepts_logs(result));
+        self.take_context(result.get("hostContext").unwrap_or(&Value::Null));
+    }
+}
+
+/// `handover`: null, or what the first-paint runtime hands over: `init` (its `ui/initialize`
+/// answer; null if the host gave none), `notes` (every host notification since, in order) and
+/// `nextId` (the first request id it has not used).
+fn start_mcp_apps(handover: &JsValue) {
     let Some(window) = web_sys::window() else { return };
+    let field = |key: &str| Reflect::get(handover, &JsValue::from_str(key)).ok().map(|v| to_json(&v));
+    let taken = handover.is_object();
+    let init = field("init").filter(Value::is_object);
+    let notes = field("notes").unwrap_or(Value::Null);
     let bridge = McpAppsBridge::default();
+    if let Some(next_id) = field("nextId").as_ref().and_then(Value::as_u64) {
+        bridge.0.pending.borrow_mut().continue_from(next_id);
+    }
     let ctx = RwSignal::new(bridge.render_context());
     bridge.0.render.set(Some(ctx));
-    let Some(controller) = run(bridge.clone(), ctx) else { return };
+    let Some(controller) = run(AnyBridge::McpApps(bridge.clone()), ctx, |controller| {
+        if let Some(init) = &init {
+            bridge.initialized(init);
+        }
+        for note in notes.as_array().into_iter().flatten() {
+            on_host_message(&bridge, controller, note);
+        }
+    }) else {
+        return;
+    };
 
     let on_message_bridge = bridge.clone();
     let on_message = Closure::<dyn Fn(web_sys::MessageEvent)>::new(move |event: web_sys::MessageEvent| {
@@ -623,53 +807,22 @@ fn start_mcp_apps() {
             (Some(source), Some(parent)) => Object::is(&source, &parent),
             _ => false,
         };
-        if !from_parent {
-            return;
-        }
-        let bridge = &on_message_bridge;
-        match rpc::parse(&to_json(&event.data())) {
-            Incoming::Response { id, outcome } => bridge.answer(id, outcome),
-            Incoming::ToolInput(arguments) => {
-                controller.show_input_so_far(&arguments);
-                *bridge.0.tool_input.borrow_mut() = Value::Object(arguments);
-            }
-            Incoming::ToolInputPartial(arguments) => controller.show_input_so_far(&arguments),
-            Incoming::ToolCancelled { reason } => {
-                let tool = bridge.0.context.borrow().tool_name();
-                controller.show_tool_cancelled(reason, tool);
-            }
-            Incoming::ToolResult(result) => {
-                // The first result is the one this view was opened for (the host sends it again
-                // after a reload): its viewUUID names the screen saved before the reload.
-                let first = bridge.0.view_id.borrow().is_none() && bridge.0.meta.borrow().is_null();
-                let saved = if first {
-                    let view_id = saved::view_id(&result.meta);
-                    let saved = view_id.as_deref().and_then(storage::load_view);
-                    *bridge.0.view_id.borrow_mut() = view_id;
-                    saved
-                } else {
-                    None
-                };
-                *bridge.0.meta.borrow_mut() = result.meta;
-                match saved {
-                    Some(saved) => controller.restore(saved, &result.structured_content),
-                    None => controller.show_tool_output(&result.structured_content),
-                }
-            }
-            Incoming::HostContext(partial) => bridge.take_context(&partial),
-            Incoming::Request { id, method } => bridge.post(&rpc::reply(&id, &method)),
-            Incoming::Ignored => {}
+        if from_parent {
+            on_host_message(&on_message_bridge, &controller, &to_json(&event.data()));
         }
     });
     let _ = window.add_event_listener_with_callback("message", on_message.as_ref().unchecked_ref());
     on_message.forget();
 
+    if taken && init.is_some() {
+        // The first-paint runtime already initialized (and said `initialized`) for this view.
+        report_size(bridge);
+        return;
+    }
     wasm_bindgen_futures::spawn_local(async move {
         match bridge.request(rpc::INITIALIZE, rpc::initialize_params()).await {
             Ok(result) => {
-                bridge.0.opens_links.set(rpc::host_opens_links(&result));
-                bridge.0.logs.set(rpc::host_accepts_logs(&result));
-                bridge.take_context(result.get("hostContext").unwrap_or(&Value::Null));
+                bridge.initialized(&result);
                 bridge.post(&rpc::notification(rpc::INITIALIZED, json!({})));
                 report_size(bridge);
             }

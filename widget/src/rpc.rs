@@ -208,6 +208,12 @@ impl<T> Pending<T> {
         id
     }
 
+    /// Sends the next requests with ids from `next_id` on: ids the no-WebAssembly runtime already
+    /// used before it handed the view over (its late answers must not meet a waiter here).
+    pub fn continue_from(&mut self, next_id: u64) {
+        self.next_id = self.next_id.max(next_id);
+    }
+
     /// The waiter for a response, once; `None` for ids we never sent or already answered.
     pub fn take(&mut self, id: u64) -> Option<T> {
         self.waiting.remove(&id)
@@ -627,6 +633,16 @@ mod tests {
         assert_eq!(pending.take(a), Some("a"));
         assert!(pending.is_empty());
         assert!(pending.add("c") > b);
+    }
+
+    #[test]
+    fn after_a_hand_over_ids_continue_past_the_runtime_s_own() {
+        let mut pending = Pending::default();
+        pending.continue_from(3);
+        assert_eq!(pending.add("x"), 3);
+        // Never backwards: ids already sent here stay unique too.
+        pending.continue_from(1);
+        assert_eq!(pending.add("y"), 4);
     }
 
     #[test]

@@ -9,7 +9,8 @@
 //! - `preview [--auth] [-- SERVER ARGS…]`: the widget (if changed), then the server with the host
 //!   emulator; `--auth` also starts the local authorization server (`preview/oidc/`) and runs the
 //!   server in verified mode against it, so the page signs in (authorization code + PKCE).
-//! - `test`: fmt and clippy, the widget, the wasm32 contract build, `cargo test --workspace`,
+//! - `test`: fmt and clippy, the widget and its size budget (`widget/size-budget.json`, see
+//!   `budget.rs`), the wasm32 contract build, `cargo test --workspace`,
 //!   the official MCP suites (as `conformance`), the browser tests.
 //! - `chat [-- CHAT ARGS…]`: the terminal MCP host with a real model (`crates/giftgenius-chat`);
 //!   without `--mcp` it talks to the local GiftGenius and starts it first if nothing answers
@@ -22,12 +23,18 @@
 //!   peers (`../shared/bench/peers`, copied first) at 300, 100,000 and 1,000,000 gifts, and
 //!   commit_order on SQLite and PostgreSQL, printed as one table (`scripts/bench-peers.sh`;
 //!   its variables choose sizes, servers and durations).
+//! - `bench-widget`: the packed widget against the React peer (`../shared/bench/react-peer`,
+//!   copied first): sizes, and navigation → first result card (the server-rendered first paint)
+//!   and → the wasm view holding it, in the peer's own interleaved loop with a real suggest_gifts
+//!   result, then `browser-tests/bench.mjs` over both bridges and the no-wasm path
+//!   (`scripts/bench-widget.sh`; `RUNS` sets the runs).
 //! - `help`: the usage text.
 //!
 //! Server arguments pass through untouched; xtask's own choices go in `GIFTGENIUS_*` variables
 //! (see `server.rs`). Works from any directory: the workspace root comes from this crate's
 //! manifest location.
 
+mod budget;
 mod chat;
 mod cmd;
 mod conformance;
@@ -60,7 +67,8 @@ commands:
                          page at http://localhost:8000/preview (both bridges, CSP modes, fixtures)
                          (--auth: also the local authorization server of preview/oidc/; the
                          server runs in verified mode and the page signs in with code + PKCE)
-  test                   cargo fmt --check, cargo clippy -D warnings, widget, wasm32 build of
+  test                   cargo fmt --check, cargo clippy -D warnings, widget and its size budget
+                         (widget/size-budget.json), wasm32 build of
                          giftgenius-types, cargo test --workspace, the official MCP suites,
                          then the browser tests
   chat [-- ARGS…]        the terminal MCP host with a real model (crates/giftgenius-chat): ARGS go
@@ -76,6 +84,11 @@ commands:
                          peers (../shared/bench/peers, copied to target/bench-peers) at 300,
                          100,000 and 1,000,000 gifts, and commit_order on SQLite and PostgreSQL:
                          one table (scripts/bench-peers.sh; SIZES, SERVERS, DURATION, COMMITS)
+  bench-widget           the packed widget against the React peer (../shared/bench/react-peer,
+                         copied to target/bench-widget): sizes and navigation → first card
+                         (server-rendered first paint) and → wasm interactive, in the peer's own
+                         loop with a real suggest_gifts result; then browser-tests/bench.mjs for
+                         both bridges and the no-wasm path (scripts/bench-widget.sh; RUNS)
   help                   this text (also -h, --help)
 
 the built widget reaches the server as GIFTGENIUS_WIDGET_HTML; a --widget-html of yours is served
@@ -175,6 +188,11 @@ fn run() -> Result<()> {
             no_args("bench-peers", rest)?;
             cmd::run(std::process::Command::new("bash").arg(root.join("scripts/bench-peers.sh")).current_dir(&root))
         }
+        "bench-widget" => {
+            no_args("bench-widget", rest)?;
+            let html = widget::build_if_changed(&root)?;
+            preview::bench_widget(&root, &html)
+        }
         "errors" => {
             no_args("errors", rest)?;
             errors::run(&root)
@@ -250,6 +268,12 @@ fn test(root: &Path) -> Result<()> {
     cmd::run(&mut clippy)?;
 
     let html = widget::build_if_changed(root)?;
+    // A build output over its size budget fails before the long tests.
+    let html_bytes = std::fs::read(&html).with_context(|| format!("reading {}", html.display()))?;
+    let sizes = budget::Sizes::of(&html_bytes)?;
+    let limits = budget::load(root)?;
+    budget::enforce(sizes, limits)?;
+    eprintln!("xtask: widget size within budget: {}", budget::describe(sizes, limits));
 
     // The contract is shared with the widget, so it must keep building for wasm32.
     let mut types = cmd::cargo();

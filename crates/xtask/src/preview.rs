@@ -258,20 +258,44 @@ pub(crate) fn target_dir(root: &Path) -> PathBuf {
 
 /// Chromium, npm deps (browser-tests/ and preview/oidc/), the server binary, then `node --test`
 /// over browser-tests/tests.
-pub fn browser_tests(root: &Path, html: &Path) -> Result<()> {
-    let chromium = tools::ensure_chromium()?;
-    let dir = ensure_npm_deps(root)?;
-    // tests/auth.test.mjs signs in against the local authorization server.
-    ensure_oidc_deps(root)?;
+/// The debug binaries the browser tests and the widget benchmark start: the server, the
+/// sandbox payment provider it starts for itself, and the chat process of the chat panel.
+fn build_test_binaries(root: &Path) -> Result<()> {
     let mut build = cmd::cargo();
-    // The server starts its own sandbox payment provider from next to its binary.
-    // tests/chat.test.mjs runs the chat panel's process too.
     build
         .args(["build", "-p", "giftgenius-server", "-p", "giftgenius-chat"])
         .args(["--bin", "giftgenius-server", "--bin", "giftgenius-sandbox-pay", "--bin", "giftgenius-chat"])
         .current_dir(root);
     locked_in_ci(&mut build);
-    cmd::run(&mut build)?;
+    cmd::run(&mut build)
+}
+
+/// `cargo xtask bench-widget`: `scripts/bench-widget.sh` (the React peer's render loop with the
+/// packed widget and a real suggest_gifts result, then `browser-tests/bench.mjs`).
+pub fn bench_widget(root: &Path, html: &Path) -> Result<()> {
+    let chromium = tools::ensure_chromium()?;
+    ensure_npm_deps(root)?;
+    build_test_binaries(root)?;
+    let mut script = Command::new("bash");
+    script
+        .arg(root.join("scripts/bench-widget.sh"))
+        .current_dir(root)
+        .env("GIFTGENIUS_SERVER_BIN", target_dir(root).join("debug/giftgenius-server"))
+        .env("GIFTGENIUS_WIDGET_HTML", html)
+        .env("GIFTGENIUS_CHROMIUM", &chromium)
+        .env(
+            "BENCH_DIR",
+            std::env::var_os("BENCH_DIR").unwrap_or_else(|| target_dir(root).join("bench-widget").into()),
+        );
+    cmd::run(&mut script)
+}
+
+pub fn browser_tests(root: &Path, html: &Path) -> Result<()> {
+    let chromium = tools::ensure_chromium()?;
+    let dir = ensure_npm_deps(root)?;
+    // tests/auth.test.mjs signs in against the local authorization server.
+    ensure_oidc_deps(root)?;
+    build_test_binaries(root)?;
     let bin = target_dir(root).join("debug/giftgenius-server");
     let artifacts = target_dir(root).join("browser-artifacts");
     // Start empty, so a FAILED-* screenshot always belongs to this run.
