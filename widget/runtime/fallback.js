@@ -224,9 +224,18 @@
       var p = d.createElement("p");
       p.className = "gg-inline-error";
       p.setAttribute("role", "alert");
-      p.textContent = "GiftGenius could not be reached from this view. Please try again.";
+      p.textContent = say("unreachable");
       (box.firstElementChild || box).appendChild(p);
     }
+    // The person's language: the shown markup's, else the host's locale (en, es or pt).
+    function lang() {
+      var r = box.querySelector(".gg-root[lang]"), l = String((r && r.getAttribute("lang")) || (oa ? oa.locale : hc.locale) || "").slice(0, 2).toLowerCase();
+      return (data.text || {})[l] ? l : "en";
+    }
+    function say(k) { return ((data.text || {})[lang()] || {})[k] || ""; }
+    function mine(m) { return (m && m[lang()]) || ""; }
+    // The server's field messages are English; other languages get "check this field".
+    function field(fe) { return lang() === "en" ? fe.message : say("fieldCheck"); }
     function state() { return (oa ? oa.widgetState : ws) || {}; }
     function store(f) { ["localStorage", "sessionStorage"].forEach(function (n) { try { if (w[n]) f(w[n]); } catch (x) {} }); }
     // Widget state, mirrored into storage keyed by draft id; resolves once the host answered.
@@ -291,7 +300,7 @@
         e.field_errors.forEach(function (fe) {
           var i = box.querySelector('[name="' + String(fe.field).replace(/[^A-Za-z0-9_.]/g, "") + '"]'), p = d.createElement("p");
           p.className = "gg-field-error";
-          p.textContent = fe.message;
+          p.textContent = field(fe);
           if (i) {
             p.id = i.id + "-error";
             i.setAttribute("aria-invalid", "true");
@@ -299,14 +308,14 @@
             i.parentNode.setAttribute("data-invalid", "true");
             i.parentNode.appendChild(p);
           } else {
-            p.textContent = fe.field + ": " + fe.message;
+            p.textContent = fe.field + ": " + field(fe);
             (box.querySelector("#gg-delivery-form") || box).appendChild(p);
           }
         });
         p = d.createElement("p");
         p.className = "gg-inline-error";
         p.setAttribute("role", "alert");
-        p.textContent = e.message;
+        p.textContent = say("needsFix");
         box.querySelector("#gg-delivery-form").after(p);
         c = box.querySelector('[data-action="confirm"]');
         if (c) c.remove();
@@ -332,7 +341,7 @@
         busy = false;
         draft = token = null;
         if (back) last = ["suggest_gifts", backArgs];
-        put(back || data.cancelled || "");
+        put(back || mine(data.cancelled));
       });
     }
     // The order list's second-click questions: shown by the first click, hidden by "Keep it".
@@ -453,7 +462,7 @@
           : { id: m.id, error: { code: -32601, message: "method not found" } });
       } else if (m.method === "ui/notifications/tool-input") input = p.arguments || {};
       else if (m.method === "ui/notifications/tool-result") hosted(p);
-      else if (m.method === "ui/notifications/tool-cancelled") { if (!seen && !busy) { first = false; put(data.toolCancelled || ""); } }
+      else if (m.method === "ui/notifications/tool-cancelled") { if (!seen && !busy) { first = false; put(mine(data.toolCancelled)); } }
       else if (m.method === "ui/notifications/host-context-changed") context(p);
       else if (!m.method && (f = wait[m.id])) {
         delete wait[m.id];

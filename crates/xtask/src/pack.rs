@@ -64,17 +64,27 @@ fn strip_line_comments(js: &str) -> Result<String> {
 /// markup of the two states the runtime shows without a server result ("Purchase cancelled" with
 /// nothing to go back to, and a tool call the host cancelled), rendered natively by the same
 /// Leptos views the wasm uses, and the contract's strings (`giftgenius_types::wire`, and the
-/// saved-views index of `giftgenius_widget::saved`).
+/// saved-views index of `giftgenius_widget::saved`). Markup and the runtime's few sentences come
+/// once per language (`en`, `es`, `pt`), from the same catalogs.
 pub fn fallback_data() -> serde_json::Value {
     use giftgenius_types::wire;
-    use giftgenius_widget::{RenderContext, ViewState, render_to_html};
+    use giftgenius_widget::i18n::{Lang, Msg};
+    use giftgenius_widget::{RenderContext, Theme, ViewState, render_to_html};
+    let per_language = |f: &dyn Fn(Lang) -> serde_json::Value| {
+        Lang::ALL.iter().map(|l| (l.code().to_string(), f(*l))).collect::<serde_json::Map<_, _>>()
+    };
+    let render = |state: ViewState| {
+        per_language(&|l| render_to_html(&state, &RenderContext::new(Theme::Light, l.code())).into())
+    };
     serde_json::json!({
         "initialize": giftgenius_widget::rpc::initialize_params(),
-        "cancelled": render_to_html(&ViewState::Cancelled, &RenderContext::default()),
-        "toolCancelled": render_to_html(
-            &ViewState::ToolCancelled { reason: None, retry: None },
-            &RenderContext::default()
-        ),
+        "cancelled": render(ViewState::Cancelled),
+        "toolCancelled": render(ViewState::ToolCancelled { reason: None, retry: None }),
+        "text": per_language(&|l| serde_json::json!({
+            "unreachable": l.t(Msg::Unreachable),
+            "fieldCheck": l.t(Msg::FieldCheck),
+            "needsFix": l.t(Msg::NeedsFix),
+        })),
         "wire": {
             "html": wire::META_HTML,
             "token": wire::META_CONFIRMATION_TOKEN,
@@ -505,15 +515,15 @@ export { initSync, __wbg_init as default };
         assert_eq!(data["wire"]["cancelKeyPrefix"], giftgenius_types::wire::CANCEL_KEY_PREFIX);
         assert!(!bootstrap().contains("giftgenius/"), "the runtime spells no contract string itself");
         assert!(!bootstrap().contains("viewUUID"), "the runtime spells no contract string itself");
-        let stopped = data["toolCancelled"].as_str().expect("tool-cancelled markup");
+        let stopped = data["toolCancelled"]["en"].as_str().expect("tool-cancelled markup");
         assert!(stopped.contains(r#"data-state="tool-cancelled""#), "{stopped}");
         assert!(!stopped.contains(r#"data-action="retry""#), "the fallback never retries a cancelled call");
         // The cancelled screen is the widget's own SSR markup; the runtime has no copy of it.
-        let cancelled = data["cancelled"].as_str().expect("cancelled markup");
-        assert_eq!(
-            cancelled,
-            giftgenius_widget::render_to_html(&giftgenius_widget::ViewState::Cancelled, &Default::default())
-        );
+        let cancelled = data["cancelled"]["en"].as_str().expect("cancelled markup");
+        let en = giftgenius_widget::RenderContext::new(giftgenius_widget::Theme::Light, "en");
+        assert_eq!(cancelled, giftgenius_widget::render_to_html(&giftgenius_widget::ViewState::Cancelled, &en));
+        assert!(data["cancelled"]["pt"].as_str().expect("in Portuguese too").contains("Compra cancelada"));
+        assert!(data["text"]["es"]["unreachable"].as_str().expect("runtime text").contains("GiftGenius"));
         assert!(cancelled.contains(r#"data-state="cancelled""#) && cancelled.contains("Purchase cancelled"));
         assert!(!bootstrap().contains("Purchase cancelled"));
         assert!(!bootstrap().contains("<h2"), "the runtime writes no widget markup");
