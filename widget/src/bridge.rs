@@ -9,9 +9,11 @@
 //!
 //! The controller and the components never learn which one they got. Both bridges also mirror
 //! the checkout entry (draft id → idempotency key) into `localStorage`/`sessionStorage` when the
-//! sandbox allows it, because a host may not give widget state back after a reload. The MCP
-//! Apps bridge also keeps the screen there under the result's `viewUUID` (see `saved.rs`), and
-//! applies the host's styling (CSS variables, fonts, safe-area insets) to the document.
+//! sandbox allows it, because a host may not give widget state back after a reload. Both keep
+//! the screen there under the result's `viewUUID` (see `saved.rs`); the ChatGPT bridge also keeps
+//! it in widget state, which that host hands back on a re-mount even where the frame has no
+//! storage. The MCP Apps bridge applies the host's styling (CSS variables, fonts, safe-area
+//! insets) to the document.
 
 use std::cell::{Cell, OnceCell, RefCell};
 use std::future::Future;
@@ -193,7 +195,12 @@ mod storage {
 // ---------------------------------------------------------------------------------------------
 
 /// ChatGPT's Apps SDK host, reached through `window.openai`.
-pub struct OpenAiBridge;
+#[derive(Default)]
+pub struct OpenAiBridge {
+    /// The widget state we last asked the host to keep: it wins over `window.openai.widgetState`,
+    /// which a host may update only later, so two quick writes never undo each other.
+    written: RefCell<Option<Value>>,
+}
 
 fn openai() -> Option<Object> {
     let window = web_sys::window()?;
@@ -233,17 +240,11 @@ impl Host for OpenAiBridge {
     }
 
     fn widget_state(&self) -> Value {
-        global("widgetState")
+        self.written.borrow().clone().unwrap_or_else(|| global("widgetState"))
     }
 
     fn set_widget_state(&self, state: Value) -> impl Future<Output = ()> {
-        storage::sync(&global("widgetState"), &state);
-        let pending = method("setWidgetState").and_then(|(o, f)| f.call1(&o, &to_js(&state)).ok());
-        async move {
-            if let Some(pending) = pending {
-                let _ = settle_in_time(pending).await;
-            }
-        }
+        self.write_widget_state(state)
     }
 
     fn stored_idempotency_key(&self, draft_id: &str) -> Option<String> {
@@ -276,8 +277,41 @@ impl Host for OpenAiBridge {
         }
     }
 
+    fn save_view(&self, view: &SavedView) {
+        if let Some(view_id) = saved::view_id(&global("toolResponseMetadata")) {
+            storage::save_view(&view_id, view);
+        }
+        let entry = saved::widget_state_entry(view, &global("toolOutput"));
+        let current = self.widget_state();
+        if current.get(saved::WIDGET_STATE_KEY) != entry.as_ref() {
+            wasm_bindgen_futures::spawn_local(self.write_widget_state(saved::with_widget_state_entry(&current, entry)));
+        }
+    }
+
     fn forget_saved_views(&self) {
         storage::forget_all();
+    }
+}
+
+impl OpenAiBridge {
+    /// `setWidgetState`, mirrored into storage and memory at once; the future waits for the host.
+    fn write_widget_state(&self, state: Value) -> impl Future<Output = ()> + use<> {
+        storage::sync(&self.widget_state(), &state);
+        let pending = method("setWidgetState").and_then(|(o, f)| f.call1(&o, &to_js(&state)).ok());
+        *self.written.borrow_mut() = Some(state);
+        async move {
+            if let Some(pending) = pending {
+                let _ = settle_in_time(pending).await;
+            }
+        }
+    }
+
+    /// The screen saved before a reload or re-mount of a view opened for `output`: the one in
+    /// storage under the result's viewUUID (complete), else the one in widget state.
+    fn saved_view(&self, output: &Value) -> Option<SavedView> {
+        saved::view_id(&global("toolResponseMetadata"))
+            .and_then(|id| storage::load_view(&id))
+            .or_else(|| saved::from_widget_state(&global("widgetState"), output))
     }
 }
 
@@ -576,14 +610,28 @@ pub fn start() {
 
 fn start_openai() {
     let ctx = RwSignal::new(openai_render_context());
-    let Some(controller) = run(OpenAiBridge, ctx) else { return };
-    controller.show_tool_output(&global("toolOutput"));
+    let Some(controller) = run(OpenAiBridge::default(), ctx) else { return };
+    // The first tool output is the one this view was opened for (a re-mount gets it again):
+    // a screen saved for it is shown instead, once.
+    let opened = Cell::new(false);
+    let show = move || {
+        let output = global("toolOutput");
+        if !opened.get() && !output.is_null() {
+            opened.set(true);
+            if let Some(saved) = controller.host().saved_view(&output) {
+                controller.restore(saved, &output);
+                return;
+            }
+        }
+        controller.show_tool_output(&output);
+    };
+    show();
 
     // The host announces changed globals (theme, locale, toolOutput once the tool finished...);
     // we re-read them instead of trusting the event's partial `detail.globals`.
     let on_globals = Closure::<dyn Fn(web_sys::Event)>::new(move |_event: web_sys::Event| {
         set_if_changed(ctx, openai_render_context());
-        controller.show_tool_output(&global("toolOutput"));
+        show();
     });
     if let Some(window) = web_sys::window() {
         let _ = window.add_event_listener_with_callback(SET_GLOBALS_EVENT, on_globals.as_ref().unchecked_ref());
