@@ -357,15 +357,19 @@ export function defineSuite({ bridge, csp }) {
     await screenshot(h, `${label}-restored-in-flight`);
     // The held answer is lost, but the provider charged: only the kept key avoids a second charge.
     await until(async () => (await h.charges()) === 1, { timeout: 15000, message: "the in-flight charge" });
-    for (let i = 0; i < 6 && (await visibleState(h)) === "confirm"; i++) {
+    // Confirm until the order shows (Try again where the fallback shows a failed commit as an
+    // error screen; the address again where it was not kept).
+    for (let i = 0; i < 6 && ["confirm", "error"].includes(await visibleState(h)); i++) {
       const name = h.visible('input[name="recipient.name"]');
-      if ((await name.count()) && !(await name.inputValue())) {
+      if ((await visibleState(h)) === "error") {
+        await click(h, TRY_AGAIN);
+      } else if ((await name.count()) && !(await name.inputValue())) {
         await fillRecipient(h);
         await click(h, '[data-action="update-delivery"]');
       } else {
         await click(h, '[data-action="confirm"]');
       }
-      await until(async () => ["order-placed", "confirm"].includes(await visibleState(h)) && !(await h.frame().locator('[data-action="confirm"]:visible:disabled, [data-action="update-delivery"]:visible:disabled').count()), { timeout: 15000, message: "the card to settle" });
+      await until(async () => ["order-placed", "confirm", "error"].includes(await visibleState(h)) && !(await h.frame().locator('[data-action="confirm"]:visible:disabled, [data-action="update-delivery"]:visible:disabled, [data-action="retry"]:visible:disabled').count()), { timeout: 15000, message: "the card to settle" });
     }
     await waitForState(h, "order-placed");
     assert.equal(await h.charges(), 1, "one charge in all");
@@ -388,7 +392,7 @@ export function defineSuite({ bridge, csp }) {
     for (const token of tokens) {
       assert.ok(!kept.includes(token) && !stored.includes(token), "no confirmation token kept");
     }
-  })));
+  }));
 
   // ---------------------------------------------------------------- isError as hosts treat it
   // A model-initiated call that returns isError: true. The preview mimics each documented host;
