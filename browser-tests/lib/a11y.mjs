@@ -119,6 +119,7 @@ export const STATES = [
   } },
   { name: "cancelled", state: "cancelled", reach: async (h) => {
     await fixture(h, "confirm", "confirm");
+    await h.visible('[data-action="cancel"]:enabled').waitFor();
     await click(h, '[data-action="cancel"]');
     await waitForState(h, "cancelled");
   } },
