@@ -357,9 +357,14 @@ export function defineSuite({ bridge, csp }) {
     await screenshot(h, `${label}-restored-in-flight`);
     // The held answer is lost, but the provider charged: only the kept key avoids a second charge.
     await until(async () => (await h.charges()) === 1, { timeout: 15000, message: "the in-flight charge" });
+    // The server answers the held call once the provider times out (the reloaded view never
+    // sees that answer); the person confirms after it, as anyone would, seconds later.
+    await until(() => h.page.evaluate(() => window.ggPreview.calls.filter((c) => c.name === "commit_order").every((c) => c.result || c.error)),
+      { timeout: 15000, message: "the held commit_order to be answered" });
     // Confirm until the order shows (Try again where the fallback shows a failed commit as an
     // error screen; the address again where it was not kept).
-    for (let i = 0; i < 6 && ["confirm", "error"].includes(await visibleState(h)); i++) {
+    for (let i = 0; i < 8 && ["confirm", "error"].includes(await visibleState(h)); i++) {
+      if (i) await h.page.waitForTimeout(300);
       const name = h.visible('input[name="recipient.name"]');
       if ((await visibleState(h)) === "error") {
         await click(h, TRY_AGAIN);
