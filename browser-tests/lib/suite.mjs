@@ -325,6 +325,80 @@ export function defineSuite({ bridge, csp }) {
     await screenshot(h, `${label}-order-placed-after-reload`);
   }));
 
+  // Coming back where the person left off (issue 15, item 6): a draft chosen from the model's
+  // results, its address typed in, Confirm pressed, and the view reloaded while commit_order is
+  // still in flight (the provider charges but holds its answer for the 2 s payment timeout).
+  // The view must come back to that confirmation, not the results, and finish with one charge
+  // under one key. ChatGPT gives the screen back through widget state (no storage in its opaque
+  // frame here, so the address is typed again: widget state is visible to the model and never
+  // holds it); MCP Apps through storage under the result's viewUUID.
+  const restores = wasm || bridge === "mcp-apps";
+  test(`${label}: a reload with a commit in flight comes back to the confirmation, then the order, charging once`, { skip: !restores && "the openai fallback keeps no screen (fallback.js)" }, (t) => withPage("reload-in-flight", async (h) => {
+    await h.fixture("results");
+    await waitForState(h, "results");
+    await expectRuntime(h, wasm);
+    await click(h, '[data-action="choose"]');
+    await waitForState(h, "confirm");
+    const chosen = await h.visible('[data-action="confirm"]').getAttribute("data-draft-id");
+    await fillRecipient(h);
+    await click(h, '[data-action="update-delivery"]');
+    const draftId = await newDraft(h, chosen);
+    await h.setFaults("timeout*1");
+    await click(h, '[data-action="confirm"]');
+    await until(async () => (await h.commits()).length === 1, { message: "commit_order to go out" });
+    await h.reload();
+    const back = await until(async () => {
+      const s = await visibleState(h);
+      return s && s !== "loading" ? s : false;
+    }, { timeout: 15000, message: "the reloaded view to show something" });
+    t.diagnostic(`after a reload with commit_order in flight the view shows: ${back}`);
+    assert.equal(back, "confirm", "the confirmation the person left, not the results");
+    assert.equal(await h.visible('[data-action="confirm"]').getAttribute("data-draft-id"), draftId, "the same draft");
+    await screenshot(h, `${label}-restored-in-flight`);
+    // The held answer is lost, but the provider charged: only the kept key avoids a second charge.
+    await until(async () => (await h.charges()) === 1, { timeout: 15000, message: "the in-flight charge" });
+    // The server answers the held call once the provider times out (the reloaded view never
+    // sees that answer); the person confirms after it, as anyone would, seconds later.
+    await until(() => h.page.evaluate(() => window.ggPreview.calls.filter((c) => c.name === "commit_order").every((c) => c.result || c.error)),
+      { timeout: 15000, message: "the held commit_order to be answered" });
+    // Confirm until the order shows (Try again where the fallback shows a failed commit as an
+    // error screen; the address again where it was not kept).
+    for (let i = 0; i < 8 && ["confirm", "error"].includes(await visibleState(h)); i++) {
+      if (i) await h.page.waitForTimeout(300);
+      const name = h.visible('input[name="recipient.name"]');
+      if ((await visibleState(h)) === "error") {
+        await click(h, TRY_AGAIN);
+      } else if ((await name.count()) && !(await name.inputValue())) {
+        await fillRecipient(h);
+        await click(h, '[data-action="update-delivery"]');
+      } else {
+        await click(h, '[data-action="confirm"]');
+      }
+      await until(async () => ["order-placed", "confirm", "error"].includes(await visibleState(h)) && !(await h.frame().locator('[data-action="confirm"]:visible:disabled, [data-action="update-delivery"]:visible:disabled, [data-action="retry"]:visible:disabled').count()), { timeout: 15000, message: "the card to settle" });
+    }
+    await waitForState(h, "order-placed");
+    assert.equal(await h.charges(), 1, "one charge in all");
+    const keys = (await h.commits()).map((c) => c.arguments.idempotency_key);
+    assert.equal(new Set(keys).size, 1, `one key for every commit: ${keys}`);
+    const orderId = await h.visible(".gg-order-placed code").innerText();
+    await h.reload();
+    await waitForState(h, "order-placed");
+    assert.equal(await h.visible(".gg-order-placed code").innerText(), orderId, "the same order after another reload");
+    assert.equal(await h.charges(), 1);
+    await screenshot(h, `${label}-restored-order-after-in-flight`);
+    // Nothing secret was kept: neither widget state nor the view's storage holds a token.
+    const tokens = await h.page.evaluate(() => window.ggPreview.calls
+      .map((c) => c.result && c.result._meta && c.result._meta["giftgenius/confirmation_token"]).filter(Boolean));
+    assert.ok(tokens.length >= 1, "prepare_order handed the view a token");
+    const kept = await h.page.evaluate(() => JSON.stringify(window.ggPreview.instance.widgetState || null));
+    const stored = await (await (await h.page.$("#widget")).contentFrame()).evaluate(() => {
+      try { return JSON.stringify(Object.entries(localStorage)); } catch (_) { return ""; }
+    });
+    for (const token of tokens) {
+      assert.ok(!kept.includes(token) && !stored.includes(token), "no confirmation token kept");
+    }
+  }));
+
   // ---------------------------------------------------------------- isError as hosts treat it
   // A model-initiated call that returns isError: true. The preview mimics each documented host;
   // in every case the result's text is what the model reads and relays.

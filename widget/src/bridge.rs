@@ -9,9 +9,11 @@
 //!
 //! The controller and the components never learn which one they got. Both bridges also mirror
 //! the checkout entry (draft id → idempotency key) into `localStorage`/`sessionStorage` when the
-//! sandbox allows it, because a host may not give widget state back after a reload. The MCP
-//! Apps bridge also keeps the screen there under the result's `viewUUID` (see `saved.rs`), and
-//! applies the host's styling (CSS variables, fonts, safe-area insets) to the document.
+//! sandbox allows it, because a host may not give widget state back after a reload. Both keep
+//! the screen there under the result's `viewUUID` (see `saved.rs`); the ChatGPT bridge also keeps
+//! it in widget state, which that host hands back on a re-mount even where the frame has no
+//! storage. The MCP Apps bridge applies the host's styling (CSS variables, fonts, safe-area
+//! insets) to the document.
 
 use std::cell::{Cell, OnceCell, RefCell};
 use std::future::Future;
@@ -193,7 +195,12 @@ mod storage {
 // ---------------------------------------------------------------------------------------------
 
 /// ChatGPT's Apps SDK host, reached through `window.openai`.
-pub struct OpenAiBridge;
+#[derive(Default)]
+pub struct OpenAiBridge {
+    /// The widget state we last asked the host to keep: it wins over `window.openai.widgetState`,
+    /// which a host may update only later, so two quick writes never undo each other.
+    written: RefCell<Option<Value>>,
+}
 
 fn openai() -> Option<Object> {
     let window = web_sys::window()?;
@@ -233,17 +240,11 @@ impl Host for OpenAiBridge {
     }
 
     fn widget_state(&self) -> Value {
-        global("widgetState")
+        self.written.borrow().clone().unwrap_or_else(|| global("widgetState"))
     }
 
     fn set_widget_state(&self, state: Value) -> impl Future<Output = ()> {
-        storage::sync(&global("widgetState"), &state);
-        let pending = method("setWidgetState").and_then(|(o, f)| f.call1(&o, &to_js(&state)).ok());
-        async move {
-            if let Some(pending) = pending {
-                let _ = settle_in_time(pending).await;
-            }
-        }
+        self.write_widget_state(state)
     }
 
     fn stored_idempotency_key(&self, draft_id: &str) -> Option<String> {
@@ -276,6 +277,17 @@ impl Host for OpenAiBridge {
         }
     }
 
+    fn save_view(&self, view: &SavedView) {
+        if let Some(view_id) = saved::view_id(&global("toolResponseMetadata")) {
+            storage::save_view(&view_id, view);
+        }
+        let entry = saved::widget_state_entry(view, &global("toolOutput"));
+        let current = self.widget_state();
+        if current.get(saved::WIDGET_STATE_KEY) != entry.as_ref() {
+            wasm_bindgen_futures::spawn_local(self.write_widget_state(saved::with_widget_state_entry(&current, entry)));
+        }
+    }
+
     fn forget_saved_views(&self) {
         storage::forget_all();
     }
@@ -291,6 +303,28 @@ impl Host for OpenAiBridge {
             let answer = settle_in_time(pending).await.map_err(|_| "requestDisplayMode failed".to_string())?;
             Ok(rpc::display_mode_of(&to_json(&answer)).unwrap_or(mode))
         }
+    }
+}
+
+impl OpenAiBridge {
+    /// `setWidgetState`, mirrored into storage and memory at once; the future waits for the host.
+    fn write_widget_state(&self, state: Value) -> impl Future<Output = ()> + use<> {
+        storage::sync(&self.widget_state(), &state);
+        let pending = method("setWidgetState").and_then(|(o, f)| f.call1(&o, &to_js(&state)).ok());
+        *self.written.borrow_mut() = Some(state);
+        async move {
+            if let Some(pending) = pending {
+                let _ = settle_in_time(pending).await;
+            }
+        }
+    }
+
+    /// The screen saved before a reload or re-mount of a view opened for `output`: the one in
+    /// storage under the result's viewUUID (complete), else the one in widget state.
+    fn saved_view(&self, output: &Value) -> Option<SavedView> {
+        saved::view_id(&global("toolResponseMetadata"))
+            .and_then(|id| storage::load_view(&id))
+            .or_else(|| saved::from_widget_state(&global("widgetState"), output))
     }
 }
 
@@ -651,7 +685,32 @@ fn mount(state: RwSignal<ViewState>, ctx: RwSignal<RenderContext>, on_action: Ca
     root.set_text_content(None);
     let root = root.dyn_into::<web_sys::HtmlElement>().ok()?;
     leptos::mount::mount_to(root, move || reactive_root(state, ctx, on_action)).forget();
+    keep_focus_on_new_screens(state);
     Some(())
+}
+
+/// When the screen changes (Choose opens the confirmation, Confirm shows the order), the button
+/// that had focus is gone and focus would fall to the page: move it to the new screen's heading
+/// instead, so a keyboard or screen-reader user goes on from there. Focus the person put
+/// somewhere that still exists is left alone.
+fn keep_focus_on_new_screens(state: RwSignal<ViewState>) {
+    Effect::new(move |previous: Option<&'static str>| {
+        let kind = state.with(|s| s.kind());
+        if previous.is_some_and(|p| p != kind) {
+            // After this render: the new markup is in the document.
+            after(0, || {
+                let Some(document) = web_sys::window().and_then(|w| w.document()) else { return };
+                let lost = document.active_element().is_none_or(|e| e.tag_name().eq_ignore_ascii_case("body"));
+                if let (true, Some(title)) = (lost, document.get_element_by_id("gg-title")) {
+                    let _ = title.set_attribute("tabindex", "-1");
+                    if let Ok(title) = title.dyn_into::<web_sys::HtmlElement>() {
+                        let _ = title.focus();
+                    }
+                }
+            });
+        }
+        kind
+    });
 }
 
 /// Builds the controller over `host`, lets `prime` give it what the host already said, and mounts
@@ -712,14 +771,30 @@ fn start_with(handover: JsValue) {
 
 fn start_openai() {
     let ctx = RwSignal::new(openai_render_context());
-    let host = AnyBridge::OpenAi(OpenAiBridge);
-    let Some(controller) = run(host, ctx, |c| c.show_tool_output(&global("toolOutput"))) else { return };
+    // The first tool output is the one this view was opened for (a re-mount gets it again):
+    // a screen saved for it is shown instead, once.
+    let opened = Cell::new(false);
+    let show = move |controller: &Controller<AnyBridge>| {
+        let output = global("toolOutput");
+        if !opened.get() && !output.is_null() {
+            opened.set(true);
+            if let AnyBridge::OpenAi(bridge) = controller.host()
+                && let Some(saved) = bridge.saved_view(&output)
+            {
+                controller.restore(saved, &output);
+                return;
+            }
+        }
+        controller.show_tool_output(&output);
+    };
+    let host = AnyBridge::OpenAi(OpenAiBridge::default());
+    let Some(controller) = run(host, ctx, |c| show(c)) else { return };
 
     // The host announces changed globals (theme, locale, toolOutput once the tool finished...);
     // we re-read them instead of trusting the event's partial `detail.globals`.
     let on_globals = Closure::<dyn Fn(web_sys::Event)>::new(move |_event: web_sys::Event| {
         set_if_changed(ctx, openai_render_context());
-        controller.show_tool_output(&global("toolOutput"));
+        show(&controller);
     });
     if let Some(window) = web_sys::window() {
         let _ = window.add_event_listener_with_callback(SET_GLOBALS_EVENT, on_globals.as_ref().unchecked_ref());

@@ -15,6 +15,13 @@
 //!
 //! Storage keys are `giftgenius/view/<viewUUID>`; an index keeps the most recent
 //! [`MAX_SAVED_VIEWS`] of them, so many conversations never fill the origin's storage.
+//!
+//! A host that keeps widget state per view and hands it back on a re-mount (ChatGPT's
+//! `window.openai.widgetState`) gets the screen there too, under [`WIDGET_STATE_KEY`]: that works
+//! where the view's frame has no storage at all. The model can read widget state, so that entry
+//! is smaller and leaves out what only the view may keep: never the delivery details (personal
+//! data the person may have typed into the view), and nothing when the screen is the host's own
+//! tool result (the host shows that anyway); results equal to that tool result are a marker.
 
 use giftgenius_types::ToolName;
 use giftgenius_types::wire::{META_VIEW_UUID, VIEW_STORAGE_PREFIX};
@@ -30,6 +37,12 @@ pub const MAX_SAVED_VIEWS: usize = 50;
 
 /// The storage key of the index: a JSON array of storage keys, oldest first.
 pub const INDEX_KEY: &str = "giftgenius/views";
+
+/// The widget-state key of the screen kept in a host's widget state.
+pub const WIDGET_STATE_KEY: &str = "view";
+
+/// `results` of a widget-state entry whose results are the host's own tool result.
+const RESULTS_ARE_OUTPUT: &str = "tool-output";
 
 /// What was on screen, in the contract's JSON.
 #[derive(Debug, Clone, PartialEq)]
@@ -142,6 +155,46 @@ impl SavedView {
         let delivery = saved.get("delivery").filter(|d| d.is_object()).cloned();
         Some(SavedView { screen, results, suggest_args: object("suggest_args"), last_call, delivery })
     }
+}
+
+/// The widget-state entry for `view`, shown in a view opened for the tool result `output`; `None`
+/// when the entry should go (the screen is `output` itself, which the host shows again anyway).
+/// Never the delivery details: widget state is visible to the model.
+pub fn widget_state_entry(view: &SavedView, output: &Value) -> Option<Value> {
+    if view.screen == Screen::Output(output.clone()) {
+        return None;
+    }
+    let results_are_output = output.is_object() && view.results.as_ref() == Some(output);
+    let compact = SavedView {
+        results: if results_are_output { None } else { view.results.clone() },
+        delivery: None,
+        ..view.clone()
+    };
+    let mut entry: Value = serde_json::from_str(&compact.to_json()).ok()?;
+    if results_are_output {
+        entry["results"] = json!(RESULTS_ARE_OUTPUT);
+    }
+    Some(entry)
+}
+
+/// `widget_state` with its screen entry set to `entry`, or removed when `None`; other keys kept.
+pub fn with_widget_state_entry(widget_state: &Value, entry: Option<Value>) -> Value {
+    let mut state = widget_state.as_object().cloned().unwrap_or_default();
+    match entry {
+        Some(entry) => state.insert(WIDGET_STATE_KEY.into(), entry),
+        None => state.remove(WIDGET_STATE_KEY),
+    };
+    Value::Object(state)
+}
+
+/// The screen a host's widget state kept for a view opened for `output`, if a readable one.
+pub fn from_widget_state(widget_state: &Value, output: &Value) -> Option<SavedView> {
+    let entry = widget_state.get(WIDGET_STATE_KEY)?;
+    let mut view = SavedView::parse(&entry.to_string())?;
+    if entry.get("results").and_then(Value::as_str) == Some(RESULTS_ARE_OUTPUT) {
+        view.results = Some(output.clone()).filter(Value::is_object);
+    }
+    Some(view)
 }
 
 /// The view id a tool result's `_meta` carries, if it is a plausible one (a UUID-like token:
@@ -260,6 +313,53 @@ mod tests {
         assert_eq!(SavedView::parse(&other_format.to_string()), None);
         for junk in ["", "null", "{}", "[1]", "{\"format\":1}", "{\"format\":1,\"screen\":{\"what\":1}}"] {
             assert_eq!(SavedView::parse(junk), None, "{junk}");
+        }
+    }
+
+    fn results() -> Value {
+        json!({"v":1,"ok":true,"tool":"suggest_gifts","gifts":[]})
+    }
+
+    #[test]
+    fn widget_state_keeps_a_confirmation_without_its_delivery_and_restores_it() {
+        let delivery = json!({"recipient": {"name": "Ana", "address": {"line1": "Rua Augusta 12", "city": "Lisboa",
+            "postal_code": "1100-053", "country": "PT"}}});
+        let view = SavedView {
+            screen: Screen::Output(draft_output()),
+            results: Some(results()),
+            suggest_args: Some(json!({"relationship_type": "friend"}).as_object().cloned().unwrap_or_default()),
+            last_call: None,
+            delivery: Some(delivery),
+        };
+        // Opened for the model's results: the results are a marker, not a second copy.
+        let entry = widget_state_entry(&view, &results()).expect("an entry");
+        let text = entry.to_string();
+        assert!(!text.contains("Augusta") && !text.contains("gifts"), "{text}");
+        let state = with_widget_state_entry(&json!({"checkout": {"draft_id": "d_1"}}), Some(entry));
+        assert_eq!(state["checkout"]["draft_id"], "d_1", "other keys stay");
+        let back = from_widget_state(&state, &results()).expect("restored");
+        assert_eq!(back, SavedView { delivery: None, ..view.clone() });
+        assert!(matches!(back.screen.state(), Some(ViewState::ConfirmPurchase { busy: false, .. })));
+        // Results of another call are kept as they are.
+        let other = json!({"v":1,"ok":true,"tool":"suggest_gifts","gifts":[], "query": {}});
+        let back = from_widget_state(&with_widget_state_entry(&Value::Null, widget_state_entry(&view, &other)), &other);
+        assert_eq!(back.map(|b| b.results), Some(Some(results())));
+    }
+
+    #[test]
+    fn the_host_own_result_on_screen_needs_no_entry() {
+        let view = SavedView {
+            screen: Screen::Output(results()),
+            results: Some(results()),
+            suggest_args: None,
+            last_call: None,
+            delivery: None,
+        };
+        assert_eq!(widget_state_entry(&view, &results()), None);
+        let state = with_widget_state_entry(&json!({"view": {"format": 1}, "checkout": 1}), None);
+        assert_eq!(state, json!({"checkout": 1}));
+        for junk in [json!(null), json!({}), json!({"view": 3}), json!({"view": {"format": 99}})] {
+            assert_eq!(from_widget_state(&junk, &results()), None, "{junk}");
         }
     }
 

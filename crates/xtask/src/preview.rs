@@ -211,27 +211,30 @@ impl Drop for Oidc {
     }
 }
 
-/// `npm ci` in browser-tests/ (playwright-core) unless it is already done.
+/// `npm ci` in browser-tests/ (playwright-core, and axe-core for the accessibility checks)
+/// unless it is already done.
 pub fn ensure_npm_deps(root: &Path) -> Result<PathBuf> {
-    npm_ci(&root.join(TESTS_DIR), "playwright-core", "the browser tests")
+    npm_ci(&root.join(TESTS_DIR), &["playwright-core", "axe-core"], "the browser tests")
 }
 
 /// `npm ci` in preview/oidc/ (oidc-provider, the authorization server of the auth tests and
 /// `preview --auth`) unless it is already done.
 pub fn ensure_oidc_deps(root: &Path) -> Result<PathBuf> {
-    npm_ci(&root.join("preview/oidc"), "oidc-provider", "the auth tests")
+    npm_ci(&root.join("preview/oidc"), &["oidc-provider"], "the auth tests")
 }
 
 /// `npm ci` in `dir` unless its node_modules already holds exactly the locked packages (a stamp
-/// with the lockfile's hash, and `package` installed). Install scripts never run, so nothing
-/// (a browser, a binary) is downloaded beside the registry's packages.
-pub(crate) fn npm_ci(dir: &Path, package: &str, needed_by: &str) -> Result<PathBuf> {
+/// with the lockfile's hash, and every one of `packages` installed). Install scripts never run,
+/// so nothing (a browser, a binary) is downloaded beside the registry's packages.
+pub(crate) fn npm_ci(dir: &Path, packages: &[&str], needed_by: &str) -> Result<PathBuf> {
     let lock_path = dir.join("package-lock.json");
     let lock = std::fs::read(&lock_path).with_context(|| format!("reading {}", lock_path.display()))?;
     let want = format!("{:x}", Sha256::digest(&lock));
     let stamp = dir.join(NPM_STAMP);
     let installed = std::fs::read_to_string(&stamp).ok();
-    if installed.as_deref().map(str::trim) == Some(want.as_str()) && dir.join("node_modules").join(package).is_dir() {
+    if installed.as_deref().map(str::trim) == Some(want.as_str())
+        && packages.iter().all(|p| dir.join("node_modules").join(p).is_dir())
+    {
         eprintln!("xtask: ok: {}/node_modules matches package-lock.json", dir.display());
         return Ok(dir.to_path_buf());
     }
