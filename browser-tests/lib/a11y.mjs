@@ -207,6 +207,15 @@ export async function focused(h) {
  * to the first stop).
  */
 export async function walkTab(h, max = 80) {
+  // From the top of the view: focus (and the browser's sequential-navigation starting point)
+  // goes to the document element first, wherever the view had put it (a heading), so the walk
+  // starts at the first tab stop.
+  await (await widgetFrame(h)).evaluate(() => {
+    const top = document.documentElement;
+    top.tabIndex = -1;
+    top.focus();
+    top.removeAttribute("tabindex");
+  });
   await h.page.locator("#widget").focus();
   const stops = [];
   for (let i = 0; i < max; i++) {

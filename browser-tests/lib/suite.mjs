@@ -628,7 +628,7 @@ export function defineSuite({ bridge, csp }) {
     if (wasm) {
       const soFar = h.visible(".gg-so-far");
       await until(async () => /hiking/.test(await soFar.innerText().catch(() => "")), { message: "the streamed interest" });
-      assert.match(await soFar.innerText(), /for your friend · hiking · up to 100/);
+      assert.match(await soFar.innerText(), /For your friend · hiking · up to 100/);
       assert.equal(await visibleState(h), "loading");
       await screenshot(h, `${label}-tool-input-partial`);
     }

@@ -186,6 +186,8 @@ for (const mode of MODES) {
         return el && el !== document.body ? `${el.tagName.toLowerCase()} ${el.dataset.action || el.name || el.className}` : "body (nothing focused)";
       });
       t.diagnostic(`after Choose by keyboard, focus is on: ${landed}`);
+      // The pressed button is gone: focus goes on from the new screen's heading, not the page.
+      assert.match(landed, /^h2 /, "after Choose, focus is on the confirmation's heading");
       const confirm = await check("confirm");
       for (const action of ["recipient.name", "update-delivery", "confirm", "cancel"]) {
         assert.ok(confirm.some((s) => s.action === action), `the confirmation's ${action} is reached`);

@@ -660,11 +660,15 @@ impl Host for AnyBridge {
 thread_local! {
     /// Runs an action on the controller, whichever host it was built with.
     static DISPATCH: OnceCell<Rc<dyn Fn(Action)>> = const { OnceCell::new() };
+    /// The person pressed something since the screen last changed: the next screen takes the
+    /// focus that button had (see `keep_focus_on_new_screens`).
+    static ACTED: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Runs an action without blocking the click handler (the callback must be `Send`, so it
 /// reaches the `Rc` controller through this thread-local).
 fn dispatch(action: Action) {
+    ACTED.with(|a| a.set(true));
     if let Some(run) = DISPATCH.with(|d| d.get().cloned()) {
         run(action);
     }
@@ -689,14 +693,16 @@ fn mount(state: RwSignal<ViewState>, ctx: RwSignal<RenderContext>, on_action: Ca
     Some(())
 }
 
-/// When the screen changes (Choose opens the confirmation, Confirm shows the order), the button
-/// that had focus is gone and focus would fall to the page: move it to the new screen's heading
-/// instead, so a keyboard or screen-reader user goes on from there. Focus the person put
-/// somewhere that still exists is left alone.
+/// When the person's press changes the screen (Choose opens the confirmation, Confirm shows the
+/// order), the button that had focus is gone and focus would fall to the page: move it to the
+/// new screen's heading instead, so a keyboard or screen-reader user goes on from there. A screen
+/// the host brings (a tool result) never takes focus, and focus that still exists is left alone.
 fn keep_focus_on_new_screens(state: RwSignal<ViewState>) {
     Effect::new(move |previous: Option<&'static str>| {
         let kind = state.with(|s| s.kind());
-        if previous.is_some_and(|p| p != kind) {
+        // A press often shows loading first (Choose prepares the draft): the screen it leads to
+        // is the one after that, so loading never takes the press.
+        if previous.is_some_and(|p| p != kind) && kind != "loading" && ACTED.with(|a| a.replace(false)) {
             // After this render: the new markup is in the document.
             after(0, || {
                 let Some(document) = web_sys::window().and_then(|w| w.document()) else { return };
