@@ -668,7 +668,10 @@ thread_local! {
 /// Runs an action without blocking the click handler (the callback must be `Send`, so it
 /// reaches the `Rc` controller through this thread-local).
 fn dispatch(action: Action) {
-    ACTED.with(|a| a.set(true));
+    // Opening a link or asking for full screen leaves the screen (and the focus) where it is.
+    if !matches!(action, Action::OpenLink { .. } | Action::SetDisplayMode { .. }) {
+        ACTED.with(|a| a.set(true));
+    }
     if let Some(run) = DISPATCH.with(|d| d.get().cloned()) {
         run(action);
     }
