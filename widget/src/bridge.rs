@@ -40,20 +40,82 @@ use crate::view::reactive_root;
 const ROOT_ID: &str = "giftgenius-root";
 const SET_GLOBALS_EVENT: &str = "openai:set_globals";
 
-/// JS value → JSON through `JSON.stringify`; anything unreadable is `null`.
+/// How deep [`to_json`] follows nested arrays and objects; anything deeper is `null`, so a
+/// cyclic or hostile value cannot recurse without end.
+const MAX_JSON_DEPTH: usize = 64;
+
+/// JS value → JSON, walked through js-sys the way `JSON.stringify` would see it (functions and
+/// `undefined` members left out, `NaN` and the infinities `null`), without ever becoming text:
+/// the wasm then carries no JSON parser. Whole numbers stay integers, as the contract's typed
+/// readers (`u32` counts, minor units) need.
 fn to_json(value: &JsValue) -> Value {
-    if value.is_undefined() || value.is_null() {
-        return Value::Null;
-    }
-    JSON::stringify(value)
-        .ok()
-        .and_then(|s| s.as_string())
-        .and_then(|s| serde_json::from_str(&s).ok())
-        .unwrap_or(Value::Null)
+    to_json_at(value, 0)
 }
 
+fn to_json_at(value: &JsValue, depth: usize) -> Value {
+    if let Some(b) = value.as_bool() {
+        return Value::Bool(b);
+    }
+    if let Some(n) = value.as_f64() {
+        return number(n);
+    }
+    if let Some(s) = value.as_string() {
+        return Value::String(s);
+    }
+    if depth >= MAX_JSON_DEPTH || !value.is_object() || value.is_function() {
+        return Value::Null;
+    }
+    if js_sys::Array::is_array(value) {
+        let array = js_sys::Array::from(value);
+        return Value::Array(array.iter().map(|item| to_json_at(&item, depth + 1)).collect());
+    }
+    let object: &Object = value.unchecked_ref();
+    let mut map = Map::new();
+    for key in Object::keys(object).iter() {
+        let (Some(name), Ok(member)) = (key.as_string(), Reflect::get(object, &key)) else { continue };
+        if member.is_undefined() || member.is_function() {
+            continue;
+        }
+        map.insert(name, to_json_at(&member, depth + 1));
+    }
+    Value::Object(map)
+}
+
+/// A JS number as JSON: an integer when it is a whole one that `f64` holds exactly.
+fn number(n: f64) -> Value {
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+    if n.fract() == 0.0 && n.abs() <= EXACT {
+        return if n < 0.0 { Value::from(n as i64) } else { Value::from(n as u64) };
+    }
+    serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number)
+}
+
+/// JSON → JS value, built with js-sys (the inverse of [`to_json`]).
 fn to_js(value: &Value) -> JsValue {
-    JSON::parse(&value.to_string()).unwrap_or(JsValue::NULL)
+    match value {
+        Value::Null => JsValue::NULL,
+        Value::Bool(b) => JsValue::from_bool(*b),
+        Value::Number(n) => n.as_f64().map_or(JsValue::NULL, JsValue::from_f64),
+        Value::String(s) => JsValue::from_str(s),
+        Value::Array(items) => items.iter().map(to_js).collect::<js_sys::Array>().into(),
+        Value::Object(map) => {
+            let object = Object::new();
+            for (key, member) in map {
+                let _ = Reflect::set(&object, &JsValue::from_str(key), &to_js(member));
+            }
+            object.into()
+        }
+    }
+}
+
+/// Text from storage → JSON, through the browser's `JSON.parse`; unreadable text is `None`.
+fn parse_stored(text: &str) -> Option<Value> {
+    JSON::parse(text).ok().map(|v| to_json(&v))
+}
+
+/// JSON → text for storage, through the browser's `JSON.stringify`.
+fn to_text(value: &Value) -> Option<String> {
+    JSON::stringify(&to_js(value)).ok().and_then(|s| s.as_string())
 }
 
 /// Awaits a value that may or may not be a Promise.
@@ -139,21 +201,25 @@ mod storage {
     /// The screen saved for this view before a reload, if any store has a readable one.
     pub fn load_view(view_id: &str) -> Option<saved::SavedView> {
         let key = saved::storage_key(view_id);
-        stores().iter().find_map(|s| s.get_item(&key).ok().flatten().and_then(|v| saved::SavedView::parse(&v)))
+        stores().iter().find_map(|s| {
+            s.get_item(&key).ok().flatten().and_then(|text| saved::SavedView::from_value(&super::parse_stored(&text)?))
+        })
     }
 
     /// Keeps the screen for this view, and forgets the oldest views beyond the index's limit.
     pub fn save_view(view_id: &str, view: &saved::SavedView) {
         let key = saved::storage_key(view_id);
-        let json = view.to_json();
+        let Some(text) = super::to_text(&view.to_value()) else { return };
         for store in stores() {
-            let index = store.get_item(saved::INDEX_KEY).ok().flatten();
-            let (index, evicted) = saved::remember(index.as_deref(), &key);
+            let index = store.get_item(saved::INDEX_KEY).ok().flatten().and_then(|t| super::parse_stored(&t));
+            let (index, evicted) = saved::remember(index.as_ref(), &key);
             for old in evicted {
                 let _ = store.remove_item(&old);
             }
-            let _ = store.set_item(&key, &json);
-            let _ = store.set_item(saved::INDEX_KEY, &serde_json::to_string(&index).unwrap_or_default());
+            let _ = store.set_item(&key, &text);
+            if let Some(index) = super::to_text(&serde_json::json!(index)) {
+                let _ = store.set_item(saved::INDEX_KEY, &index);
+            }
         }
     }
 

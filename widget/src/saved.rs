@@ -11,7 +11,9 @@
 //! and the arguments Try again and suggestions need. Plain data the model could see anyway: the
 //! confirmation token never goes here (Confirm prepares the draft again when it was lost), and
 //! the idempotency key keeps its own entry (`rpc::checkout_storage_key`). Written and read by
-//! hand through `serde_json::Value`, so the wasm carries no second copy of the contract's parsers.
+//! hand through `serde_json::Value`, so the wasm carries no second copy of the contract's parsers;
+//! the text in storage is the browser's `JSON.stringify`/`JSON.parse` (see `bridge.rs`), so the
+//! wasm carries no JSON text parser or printer either.
 //!
 //! Storage keys are `giftgenius/view/<viewUUID>`; an index keeps the most recent
 //! [`MAX_SAVED_VIEWS`] of them, so many conversations never fill the origin's storage.
@@ -103,7 +105,7 @@ pub struct SavedView {
 }
 
 impl SavedView {
-    pub fn to_json(&self) -> String {
+    pub fn to_value(&self) -> Value {
         let screen = match &self.screen {
             Screen::Output(output) => json!({ "output": output }),
             Screen::ConfirmFailed { draft, error } => json!({ "confirm": draft, "error": error }),
@@ -121,12 +123,10 @@ impl SavedView {
             "last_call": last_call,
             "delivery": self.delivery,
         })
-        .to_string()
     }
 
     /// Reads a stored entry; one of another format, or without a screen to show, is `None`.
-    pub fn parse(stored: &str) -> Option<SavedView> {
-        let saved: Value = serde_json::from_str(stored).ok()?;
+    pub fn from_value(saved: &Value) -> Option<SavedView> {
         if saved.get("format")?.as_u64()? != FORMAT {
             return None;
         }
@@ -170,7 +170,7 @@ pub fn widget_state_entry(view: &SavedView, output: &Value) -> Option<Value> {
         delivery: None,
         ..view.clone()
     };
-    let mut entry: Value = serde_json::from_str(&compact.to_json()).ok()?;
+    let mut entry = compact.to_value();
     if results_are_output {
         entry["results"] = json!(RESULTS_ARE_OUTPUT);
     }
@@ -190,7 +190,7 @@ pub fn with_widget_state_entry(widget_state: &Value, entry: Option<Value>) -> Va
 /// The screen a host's widget state kept for a view opened for `output`, if a readable one.
 pub fn from_widget_state(widget_state: &Value, output: &Value) -> Option<SavedView> {
     let entry = widget_state.get(WIDGET_STATE_KEY)?;
-    let mut view = SavedView::parse(&entry.to_string())?;
+    let mut view = SavedView::from_value(entry)?;
     if entry.get("results").and_then(Value::as_str) == Some(RESULTS_ARE_OUTPUT) {
         view.results = Some(output.clone()).filter(Value::is_object);
     }
@@ -212,9 +212,8 @@ pub fn storage_key(view_id: &str) -> String {
 
 /// The index after `key` was written: `key` moves to the end, and the oldest keys beyond
 /// [`MAX_SAVED_VIEWS`] come back as the entries to delete. An unreadable index starts afresh.
-pub fn remember(index: Option<&str>, key: &str) -> (Vec<String>, Vec<String>) {
+pub fn remember(index: Option<&Value>, key: &str) -> (Vec<String>, Vec<String>) {
     let mut keys: Vec<String> = index
-        .and_then(|s| serde_json::from_str::<Value>(s).ok())
         .and_then(|v| v.as_array().cloned())
         .unwrap_or_default()
         .into_iter()
@@ -238,7 +237,7 @@ mod tests {
     }
 
     fn round_trip(saved: &SavedView) -> SavedView {
-        SavedView::parse(&saved.to_json()).expect("readable")
+        SavedView::from_value(&saved.to_value()).expect("readable")
     }
 
     #[test]
@@ -261,7 +260,7 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        assert!(!saved.to_json().contains("confirmation_token"));
+        assert!(!saved.to_value().to_string().contains("confirmation_token"));
     }
 
     #[test]
@@ -296,7 +295,7 @@ mod tests {
             last_call: None,
             delivery: None,
         };
-        assert_eq!(SavedView::parse(&loading.to_json()), None);
+        assert_eq!(SavedView::from_value(&loading.to_value()), None);
         // A failed confirmation whose parts do not fit together.
         let mismatched = SavedView {
             screen: Screen::ConfirmFailed { draft: failure(), error: draft_output() },
@@ -305,14 +304,21 @@ mod tests {
             last_call: None,
             delivery: None,
         };
-        assert_eq!(SavedView::parse(&mismatched.to_json()), None);
+        assert_eq!(SavedView::from_value(&mismatched.to_value()), None);
         let good =
             SavedView { screen: Screen::Cancelled, results: None, suggest_args: None, last_call: None, delivery: None };
-        let mut other_format: Value = serde_json::from_str(&good.to_json()).unwrap_or_default();
+        let mut other_format = good.to_value();
         other_format["format"] = json!(FORMAT + 1);
-        assert_eq!(SavedView::parse(&other_format.to_string()), None);
-        for junk in ["", "null", "{}", "[1]", "{\"format\":1}", "{\"format\":1,\"screen\":{\"what\":1}}"] {
-            assert_eq!(SavedView::parse(junk), None, "{junk}");
+        assert_eq!(SavedView::from_value(&other_format), None);
+        for junk in [
+            json!(""),
+            json!(null),
+            json!({}),
+            json!([1]),
+            json!({"format": 1}),
+            json!({"format": 1, "screen": {"what": 1}}),
+        ] {
+            assert_eq!(SavedView::from_value(&junk), None, "{junk}");
         }
     }
 
@@ -385,18 +391,17 @@ mod tests {
         let (index, evicted) = remember(None, "giftgenius/view/a");
         assert_eq!((index, evicted), (vec!["giftgenius/view/a".to_string()], vec![]));
         // Writing a key again moves it to the end instead of duplicating it.
-        let text = json!(["giftgenius/view/a", "giftgenius/view/b"]).to_string();
-        let (index, _) = remember(Some(&text), "giftgenius/view/a");
+        let (index, _) = remember(Some(&json!(["giftgenius/view/a", "giftgenius/view/b"])), "giftgenius/view/a");
         assert_eq!(index, vec!["giftgenius/view/b", "giftgenius/view/a"]);
         let full: Vec<String> = (0..MAX_SAVED_VIEWS).map(|i| format!("giftgenius/view/{i}")).collect();
-        let (index, evicted) = remember(Some(&json!(full).to_string()), "giftgenius/view/new");
+        let (index, evicted) = remember(Some(&json!(full)), "giftgenius/view/new");
         assert_eq!(index.len(), MAX_SAVED_VIEWS);
         assert_eq!(evicted, vec!["giftgenius/view/0".to_string()]);
         assert_eq!(index.last().map(String::as_str), Some("giftgenius/view/new"));
         // Someone else's keys in the index are dropped from it, never deleted as if they were ours.
-        let (index, evicted) = remember(Some(r#"["giftgenius/checkout/d_1", 5]"#), "giftgenius/view/x");
+        let (index, evicted) = remember(Some(&json!(["giftgenius/checkout/d_1", 5])), "giftgenius/view/x");
         assert_eq!((index, evicted), (vec!["giftgenius/view/x".to_string()], vec![]));
-        let (index, _) = remember(Some("not json"), "giftgenius/view/x");
+        let (index, _) = remember(Some(&json!("not a list")), "giftgenius/view/x");
         assert_eq!(index, vec!["giftgenius/view/x".to_string()]);
     }
 }
