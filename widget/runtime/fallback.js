@@ -44,7 +44,8 @@
 //   message listener         rpc.rs `parse` and `reply`; bridge.rs `start_mcp_apps`;
 //                            tool-cancelled: controller.rs `show_tool_cancelled` (never a
 //                            retry: the server-rendered markup has none); tool-input-partial is
-//                            ignored (the spec allows it; the fallback shows no loading state)
+//                            not shown (the spec allows it; the fallback shows no loading state)
+//                            but hands the view to the wasm, which shows it
 //   log                      controller.rs `Host::log` (tool_call_failed only, no arguments),
 //                            rpc.rs `log_params`, `host_accepts_logs`
 //   view / keep / restore    saved.rs: the screen under the first result's viewUUID (here the
@@ -104,6 +105,7 @@
       delivery = null, cancelTokens = {}, delTok = null,
       links = false, logs = false, hc = {}, vars = [], view, first = true,
       acted = false, stopped = false, notes = [], init, inited = false, taker = null, held = null, observer = null,
+      due = false,
       m = /[?&]gg-call-timeout-ms=(\d+)/.exec(location.search),
       limit = m && +m[1] >= 100 ? +m[1] : 20000;
     if (!box || !(oa || parent)) return null;
@@ -457,6 +459,8 @@
       if (stopped || e.source !== parent || !m || m.jsonrpc !== "2.0") return;
       p = m.params || {};
       if (m.method && m.id == null) notes.push(m);
+      // Arguments streaming in: the wasm shows them as they come (this runtime shows nothing).
+      if (m.method === "ui/notifications/tool-input-partial") due = true;
       if (m.method && m.id != null) {
         post(m.method === "ping" || m.method === "ui/resource-teardown" ? { id: m.id, result: {} }
           : { id: m.id, error: { code: -32601, message: "method not found" } });
@@ -468,6 +472,9 @@
         delete wait[m.id];
         if (m.error) f[1](m.error); else f[0](m.result);
       }
+      // After the next frame, so markup just put in is on screen before the wasm renders it.
+      if (w.requestAnimationFrame) w.requestAnimationFrame(function () { setTimeout(offer, 0); });
+      setTimeout(offer, 100);
     });
     rpc("ui/initialize", data.initialize).then(function (r) {
       var h;
@@ -480,7 +487,12 @@
         var r = root.getBoundingClientRect(), s = Math.ceil(r.height);
         if (s !== h) post({ method: "ui/notifications/size-changed", params: { width: Math.ceil(r.width), height: h = s } });
       })).observe(root);
-    }, function () { init = null; }).then(function () { inited = true; offer(); });
+    }, function () { init = null; }).then(function () {
+      inited = true;
+      // A result the host has not sent by then is still running: the wasm's loading view.
+      setTimeout(function () { due = true; offer(); }, 150);
+      offer();
+    });
     return face();
     // What the page sees of this runtime: the wasm's failure and its request for the view.
     function face() { return { fail: fail, handover: function (take) { taker = take; offer(); } }; }
@@ -491,10 +503,12 @@
     // Hands the view to the wasm once the host's ui/initialize answer is in, if nobody has
     // acted or typed here: it gets the session so far and renders the same state, then this
     // runtime stops and the server's markup goes in the same task (no frame in between), with
-    // the focus moved to the same control.
+    // the focus moved to the same control. On MCP Apps it waits until the first result is
+    // painted here (the server's markup shows without waiting for the wasm's start-up and
+    // first render), arguments stream in, or the result is late.
     function offer() {
       var take = taker, f = -1, edited = false, c;
-      if (!take || failed || stopped || (!oa && !inited)) return;
+      if (!take || failed || stopped || (!oa && !(inited && (due || held || !box.hidden)))) return;
       // A checkbox's value is "on" without a value attribute (defaultValue ""): compare checked.
       box.querySelectorAll("input, textarea").forEach(function (i) { edited = edited || (i.type === "checkbox" ? i.checked !== i.defaultChecked : i.value !== i.defaultValue); });
       if (acted || busy || edited) { root.dataset.wasm = "server"; return; }
