@@ -14,12 +14,18 @@ fn args(value: Value) -> Map<String, Value> {
 
 /// A `tools/call` request, as the ChatGPT user `subject` (`_meta["openai/subject"]`) if given.
 pub fn request(subject: Option<&str>, tool: &'static str, arguments: Value) -> CallToolRequestParams {
-    let mut params = CallToolRequestParams::new(tool).with_arguments(args(arguments));
-    if let Some(subject) = subject {
-        let mut meta = Map::new();
-        meta.insert("openai/subject".into(), Value::String(subject.to_string()));
-        params.meta = Some(RequestMetaObject(MetaObject(meta)));
+    let params = CallToolRequestParams::new(tool).with_arguments(args(arguments));
+    match subject {
+        Some(subject) => with_host_meta(params, "openai/subject", subject),
+        None => params,
     }
+}
+
+/// `params` with one host-set `_meta` string, as ChatGPT sends the user's id or locale.
+fn with_host_meta(mut params: CallToolRequestParams, key: &str, value: &str) -> CallToolRequestParams {
+    let mut meta = Map::new();
+    meta.insert(key.into(), Value::String(value.to_string()));
+    params.meta = Some(RequestMetaObject(MetaObject(meta)));
     params
 }
 
@@ -55,11 +61,7 @@ pub async fn call_in_locale(
     tool: &'static str,
     arguments: Value,
 ) -> (CallToolResult, Value) {
-    let mut params = request(None, tool, arguments);
-    let mut meta = Map::new();
-    meta.insert("openai/locale".into(), Value::String(locale.to_string()));
-    params.meta = Some(RequestMetaObject(MetaObject(meta)));
-    send(client, params).await
+    send(client, with_host_meta(request(None, tool, arguments), "openai/locale", locale)).await
 }
 
 /// A widget-only `_meta` value of a result.
