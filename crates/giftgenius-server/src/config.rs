@@ -44,7 +44,7 @@ pub struct Config {
     pub port: u16,
     /// The URL clients reach this server at (e.g. your HTTPS tunnel). Used for image URLs, the
     /// widget CSP and the allowed Host header. Defaults to http://HOST:PORT.
-    #[arg(long, env = "GIFTGENIUS_PUBLIC_URL")]
+    #[arg(long, env = "GIFTGENIUS_PUBLIC_URL", global = true)]
     pub public_url: Option<String>,
     /// SQLite database file (created on first run) or a postgres:// URL.
     #[arg(long, env = "GIFTGENIUS_DB", default_value = "giftgenius.db", global = true)]
@@ -222,6 +222,27 @@ pub struct Config {
     pub log_format: LogFormat,
     #[command(subcommand)]
     pub command: Option<Command>,
+
+    // ── The app directory and browser-based hosts (issue 23 items 8 and 10) ──
+    /// The token the app directory's domain check expects at
+    /// `/.well-known/openai-apps-challenge` (served as text/plain; 404 when unset).
+    #[arg(long, env = "GIFTGENIUS_APPS_CHALLENGE_TOKEN")]
+    pub apps_challenge_token: Option<String>,
+    /// Who operates this deployment, as the privacy, terms and support pages name it (the legal
+    /// name).
+    #[arg(long, env = "GIFTGENIUS_OPERATOR_NAME", default_value = "GiftGenius (local development)")]
+    pub operator_name: String,
+    /// How people reach the operator (an e-mail address or a URL), on the same pages.
+    #[arg(long, env = "GIFTGENIUS_OPERATOR_CONTACT", default_value = "the person running this server")]
+    pub operator_contact: String,
+    /// The server's name in the MCP registry, reverse-DNS (`io.github.OWNER/giftgenius`); used by
+    /// `giftgenius-server registry-json`.
+    #[arg(long, env = "GIFTGENIUS_REGISTRY_NAME", global = true)]
+    pub registry_name: Option<String>,
+    /// Browser origins (exact `scheme://host[:port]`, comma-separated) allowed to call `/mcp`
+    /// cross-origin: they pass the Origin check and get CORS answers. None by default.
+    #[arg(long = "cors-origins", env = "GIFTGENIUS_CORS_ORIGINS", value_delimiter = ',')]
+    pub cors_origins: Vec<String>,
 }
 
 /// What to run instead of the server.
@@ -241,6 +262,9 @@ pub enum Command {
         #[arg(long)]
         subject: String,
     },
+    /// Prints the MCP registry's server.json for this deployment (a remote server over
+    /// Streamable HTTP at --public-url, named --registry-name, this build's version), then exits.
+    RegistryJson,
 }
 
 /// Where the packed widget is looked for when `--widget-html` is not given, in order.

@@ -17,6 +17,7 @@
 //! - `context`: one call's context; `outcome`: what a service answers; `error`: internal
 //!   failures as honest errors; `telemetry`: logs; `clock`: injectable time; `failpoints`:
 //!   crash points for the exactly-once tests.
+//! - `registry`: the MCP registry's `server.json` (`giftgenius-server registry-json`).
 
 // A `ToolError` (≈150 bytes) is the answer a service gives, built at most once per call and
 // returned straight to the client, not an exceptional path in a hot loop: boxing it in every
@@ -34,6 +35,7 @@ pub mod http;
 pub mod limits;
 pub mod mcp;
 pub mod outcome;
+pub mod registry;
 pub mod startup;
 pub mod state;
 pub mod store;

@@ -1,10 +1,11 @@
 //! `giftgenius-server`: MCP over Streamable HTTP (default) or stdio (`--stdio`); `giftgenius-server
 //! reconcile` settles pending orders once and exits; `giftgenius-server delete-my-data --subject S`
-//! deletes one account's personal data and exits.
+//! deletes one account's personal data and exits; `giftgenius-server registry-json` prints the MCP
+//! registry's server.json.
 
 use clap::Parser;
 use giftgenius_server::config::{Command, Config};
-use giftgenius_server::{startup, startup::Application, telemetry};
+use giftgenius_server::{registry, startup, startup::Application, telemetry};
 
 /// mimalloc instead of glibc malloc: a call allocates and frees thousands of small strings on
 /// two threads, and glibc's arenas were a third of its CPU under load (perf; README benchmarks).
@@ -15,29 +16,13 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 async fn main() -> std::process::ExitCode {
     let config = Config::parse();
     telemetry::init(config.log_format);
-    if config.command == Some(Command::Reconcile) {
-        return match startup::reconcile_once(&config).await {
-            Ok(report) => {
-                println!("{}", serde_json::to_string(&report).unwrap_or_default());
-                std::process::ExitCode::SUCCESS
-            }
-            Err(e) => {
-                eprintln!("giftgenius-server reconcile: {e:#}");
-                std::process::ExitCode::FAILURE
-            }
-        };
-    }
-    if let Some(Command::DeleteMyData { subject }) = &config.command {
-        return match startup::delete_my_data_once(&config, subject).await {
-            Ok(report) => {
-                println!("{}", serde_json::to_string(&report).unwrap_or_default());
-                std::process::ExitCode::SUCCESS
-            }
-            Err(e) => {
-                eprintln!("giftgenius-server delete-my-data: {e:#}");
-                std::process::ExitCode::FAILURE
-            }
-        };
+    match &config.command {
+        Some(Command::Reconcile) => return printed("reconcile", startup::reconcile_once(&config).await),
+        Some(Command::DeleteMyData { subject }) => {
+            return printed("delete-my-data", startup::delete_my_data_once(&config, subject).await);
+        }
+        Some(Command::RegistryJson) => return printed("registry-json", registry::server_json(&config)),
+        None => {}
     }
     let stdio = config.stdio;
     let result = match Application::build(config).await {
@@ -55,6 +40,20 @@ async fn main() -> std::process::ExitCode {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("giftgenius-server: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// A subcommand's result: its JSON on stdout, or why it failed on stderr.
+fn printed(command: &str, result: anyhow::Result<impl serde::Serialize>) -> std::process::ExitCode {
+    match result.and_then(|value| Ok(serde_json::to_string(&value)?)) {
+        Ok(json) => {
+            println!("{json}");
+            std::process::ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("giftgenius-server {command}: {e:#}");
             std::process::ExitCode::FAILURE
         }
     }

@@ -37,7 +37,7 @@ use crate::store::Store;
 pub const MAX_REQUEST_BODY_BYTES: usize = 256 * 1024;
 
 /// How often expired keys and counters are pruned.
-const PRUNE_EVERY: Duration = Duration::from_secs(3600);
+pub const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 
 /// A bound, ready-to-run server.
 pub struct Application {
@@ -132,11 +132,16 @@ pub async fn delete_my_data_once(config: &Config, subject: &str) -> anyhow::Resu
 /// as the official SDKs' stateless servers accept) is served statelessly with a plain JSON
 /// reply: no session to look up, no SSE framing, no per-session task. Nothing a call needs
 /// lives in a session, so both answer the same.
-fn mcp_routes(state: Arc<AppState>, public_url: &str, shutdown: &CancellationToken) -> anyhow::Result<Router> {
+fn mcp_routes(
+    state: Arc<AppState>,
+    public_url: &str,
+    cors_origins: &[String],
+    shutdown: &CancellationToken,
+) -> anyhow::Result<Router> {
     use axum::extract::Request;
     use tower::ServiceExt as _;
-    let sessioned = mcp_service(state.clone(), public_url, shutdown, true)?;
-    let sessionless = mcp_service(state, public_url, shutdown, false)?;
+    let sessioned = mcp_service(state.clone(), public_url, cors_origins, shutdown, true)?;
+    let sessionless = mcp_service(state, public_url, cors_origins, shutdown, false)?;
     let route = tower::service_fn(move |request: Request| {
         let stateless = request.method() == axum::http::Method::POST
             && !request.headers().contains_key("mcp-session-id")
@@ -151,9 +156,11 @@ fn mcp_routes(state: Arc<AppState>, public_url: &str, shutdown: &CancellationTok
     Ok(Router::new().nest_service("/mcp", route))
 }
 
+/// `cors_origins`: the browser origins of `--cors-origins` (`http::cors`), allowed too.
 fn mcp_service(
     state: Arc<AppState>,
     public_url: &str,
+    cors_origins: &[String],
     shutdown: &CancellationToken,
     sessions: bool,
 ) -> anyhow::Result<StreamableHttpService<GiftGenius, LocalSessionManager>> {
@@ -164,8 +171,9 @@ fn mcp_service(
     if let Some(port) = public.port_or_known_default() {
         allowed_hosts.push(format!("{public_host}:{port}"));
     }
-    let allowed_origins =
+    let mut allowed_origins =
         vec![origin_of(public_url)?, "http://localhost:*".to_string(), "http://127.0.0.1:*".to_string()];
+    allowed_origins.extend_from_slice(cors_origins);
     // `sessions`: the service clients that initialize (2025-11-25 and older) keep a session
     // with. A 2026-07-28 request (protocol version, client info and capabilities in its
     // `_meta`, no initialize) and `server/discover` are served statelessly by rmcp whatever
@@ -259,8 +267,9 @@ impl Application {
         let mut router = crate::http::router(&config, state.clone());
         if !config.stdio {
             let (auth, metadata) = auth_layer(&state, &public_url).await?;
+            let cors_origins = crate::http::cors::CorsOrigins::parse(&config.cors_origins)?.for_origin_check();
             let mcp = Router::new()
-                .merge(mcp_routes(state.clone(), &public_url, &shutdown)?)
+                .merge(mcp_routes(state.clone(), &public_url, &cors_origins, &shutdown)?)
                 .layer(axum::middleware::from_fn_with_state(
                     MAX_REQUEST_BODY_BYTES,
                     crate::mcp::request_body::json_rpc_body,

@@ -188,6 +188,67 @@ pub const MESSAGES: &[(Msg, &str)] = &[
     (CheckoutPageSandbox, "Entorno de pruebas: esta página no acepta pagos reales."),
     (CheckoutPageMissing, "No existe esa sesión de pago."),
     (SomethingWrongRef, "Algo salió mal. Referencia: {reference}"),
+    (PolicyPrivacyTitle, "Política de privacidad de GiftGenius"),
+    (PolicyTermsTitle, "Condiciones de uso de GiftGenius"),
+    (PolicySupportTitle, "Ayuda de GiftGenius"),
+    (PolicyOperatedBy, "Este servicio de GiftGenius lo opera {operator}."),
+    (PolicyContact, "Contacto"),
+    (PolicySettingsNote, "Los plazos de esta página son los ajustes con los que funciona este servidor."),
+    (PrivacyStoresHeading, "Qué guarda GiftGenius y durante cuánto tiempo"),
+    (
+        PrivacySuggestions,
+        "Ideas de regalo: lo que pides (relación, edad, intereses, presupuesto, ocasión) sirve para ordenar los regalos y no se guarda. Solo se guarda un recuento de solicitudes por cuenta y día, para el límite diario, y se borra a los dos días.",
+    ),
+    (
+        PrivacyDrafts,
+        "Los borradores de pedido y los enlaces de pago (el regalo, su precio y los datos de entrega) valen {draft_minutes} minutos y se borran en un plazo de {draft_hours} horas.",
+    ),
+    (
+        PrivacyOrders,
+        "Pedidos: el nombre del destinatario, la dirección, el mensaje de regalo y el vínculo con tu cuenta se guardan {order_days} días y después se borran. Lo que un comercio debe conservar para su contabilidad (número de pedido, regalo, importe, moneda, fechas, referencias de pago, país de destino) se queda {financial_days} días, sin tu nombre, dirección, mensaje ni cuenta.",
+    ),
+    (PrivacyRefunds, "Los registros de reembolso se guardan {refund_days} días."),
+    (
+        PrivacyAddress,
+        "Una dirección guardada (solo si pides guardarla) se borra cuando lleva {address_days} días sin usarse.",
+    ),
+    (
+        PrivacyRequests,
+        "Las solicitudes de compra, cancelación y pago se guardan con sus respuestas {request_hours} horas, para que un reintento nunca cobre dos veces.",
+    ),
+    (PrivacyLogs, "Los registros del servidor no contienen nombres, direcciones ni mensajes de regalo."),
+    (
+        PrivacyPayments,
+        "Los datos de la tarjeta se introducen en el proveedor de pagos, nunca en GiftGenius ni en el chat.",
+    ),
+    (PrivacyDeleteHeading, "Cómo borrar tus datos"),
+    (
+        PrivacyDeleteHow,
+        "Pide al asistente que muestre tus pedidos de GiftGenius, pulsa {button} en la vista de GiftGenius y confirma. Tu dirección guardada, los borradores, las solicitudes guardadas y los enlaces de pago se borran al momento y tus pedidos se anonimizan; los registros contables se quedan {financial_days} días sin nada que te identifique.",
+    ),
+    (PrivacyDeleteOperator, "También puedes pedir al operador que borre tus datos, en el contacto de abajo."),
+    (
+        TermsService,
+        "GiftGenius sugiere regalos en el chat y puede pedirte uno a los comercios que muestra. Las sugerencias son ideas, no consejos; el precio y las existencias se comprueban de nuevo al hacer el pedido.",
+    ),
+    (
+        TermsConfirm,
+        "No se compra nada sin que pulses Confirmar en la vista de GiftGenius, después de que muestre el regalo, los datos de entrega y el total. El asistente no puede comprar nada por su cuenta.",
+    ),
+    (
+        TermsCancel,
+        "Un pedido pagado puede cancelarse, con reembolso, en los {cancel_minutes} minutos siguientes a hacerlo; después, el comercio ya lo está preparando.",
+    ),
+    (
+        TermsLimits,
+        "Para que el servicio siga disponible, las sugerencias y los pedidos por cuenta tienen un límite; la vista indica cuándo se aplica y cuándo se renueva.",
+    ),
+    (SupportHelp, "Si necesitas ayuda con GiftGenius o con un pedido, escribe al operador en el contacto de abajo."),
+    (SupportOrderId, "Incluye el número de pedido que muestra la vista. Nunca envíes datos de la tarjeta."),
+    (
+        SupportReference,
+        "Si la vista mostró un error con una referencia, inclúyela: permite al operador encontrar el fallo sin tus datos personales.",
+    ),
     (SayLoading, "Cargando ideas de regalo…"),
     (SayFoundOne, "Se encontró 1 idea de regalo."),
     (SayFoundMany, "Se encontraron {count} ideas de regalo."),

@@ -148,6 +148,11 @@ keys! {
     // The no-WebAssembly fallback and the hosted checkout page (server-rendered)
     Unreachable, CheckoutPageTitle, CheckoutPageAmount, CheckoutPageExpires, CheckoutPageSandbox, CheckoutPageMissing,
     SomethingWrongRef,
+    // The privacy, terms and support pages (server-rendered: /privacy, /terms, /support)
+    PolicyPrivacyTitle, PolicyTermsTitle, PolicySupportTitle, PolicyOperatedBy, PolicyContact, PolicySettingsNote,
+    PrivacyStoresHeading, PrivacySuggestions, PrivacyDrafts, PrivacyOrders, PrivacyRefunds, PrivacyAddress,
+    PrivacyRequests, PrivacyLogs, PrivacyPayments, PrivacyDeleteHeading, PrivacyDeleteHow, PrivacyDeleteOperator,
+    TermsService, TermsConfirm, TermsCancel, TermsLimits, SupportHelp, SupportOrderId, SupportReference,
     // What the live region announces
     SayLoading, SayFoundOne, SayFoundMany, SaySomeStoresMissing, SayNoMatches, SayError, SayPlacing, SayNeedsFix,
     SayNotPlaced, SayReview, SayOrderCancelled, SayOrderPlaced, SayWorking, SayOneOrder, SayOrders, SayDataDeleted,

@@ -15,7 +15,7 @@ use crate::context::new_reference;
 use crate::state::AppState;
 
 /// The first language tag of `Accept-Language` ("pt-BR,pt;q=0.9,en;q=0.8" → "pt-BR").
-fn browser_locale(headers: &HeaderMap) -> String {
+pub fn browser_locale(headers: &HeaderMap) -> String {
     let first = headers
         .get(header::ACCEPT_LANGUAGE)
         .and_then(|v| v.to_str().ok())

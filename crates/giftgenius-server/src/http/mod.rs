@@ -3,22 +3,27 @@
 //! - `GET /healthz`: `ok` while the server runs.
 //! - `GET /images/{id}.svg`: gift pictures (`images.rs`).
 //! - `GET /checkout/{id}`: the sandbox hosted checkout page (`checkout_page.rs`).
+//! - `GET /privacy`, `/terms`, `/support`: the policy pages (`policy_pages.rs`).
+//! - `GET /.well-known/openai-apps-challenge`: the app directory's domain check (`well_known.rs`).
 //! - `/preview…`: the local host emulator, only with `--preview` (`preview.rs`; its chat panel's
 //!   relay to a `giftgenius-chat --listen` process: `preview_chat.rs`).
 //!
 //! And what guards every route, `/mcp` included ([`guarded`]): the request timeout
 //! (`deadline.rs`), the client's address (`client_addr.rs`), the per-address rate limit
-//! (`rate_limit.rs`); and the accept loop with its header-read timeout and connection cap
+//! (`rate_limit.rs`), and outside them CORS for `--cors-origins` (`cors.rs`); and the accept loop with its header-read timeout and connection cap
 //! (`serve.rs`).
 
 pub mod checkout_page;
 pub mod client_addr;
+pub mod cors;
 pub mod deadline;
 pub mod images;
+pub mod policy_pages;
 pub mod preview;
 pub mod preview_chat;
 pub mod rate_limit;
 pub mod serve;
+pub mod well_known;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -40,12 +45,14 @@ pub fn router(config: &Config, app: Arc<AppState>) -> Router {
         .route(&format!("{CHECKOUT_PATH}{{id}}"), get(checkout_page::checkout_page))
         .route("/healthz", get(|| async { "ok" }))
         .with_state(app.clone())
+        .merge(policy_pages::router(config))
+        .merge(well_known::router(config.apps_challenge_token.as_deref()))
         .merge(preview::router(config, app))
 }
 
-/// `router` behind the guards every request meets, outermost first: the request timeout, the
-/// client address (`--trusted-proxies`), the per-address rate limit. Each is left out when its
-/// flag is 0.
+/// `router` behind the guards every request meets, outermost first: CORS (`--cors-origins`),
+/// the request timeout, the client address (`--trusted-proxies`), the per-address rate limit.
+/// Each is left out when its flag is 0 or empty.
 pub fn guarded(
     router: Router,
     config: &Config,
@@ -61,6 +68,10 @@ pub fn guarded(
     router = router.layer(from_fn_with_state(config.trusted_proxies()?, client_addr::resolve_client_addr));
     if config.request_timeout_ms > 0 {
         router = router.layer(from_fn_with_state(Duration::from_millis(config.request_timeout_ms), deadline::deadline));
+    }
+    let cors_origins = cors::CorsOrigins::parse(&config.cors_origins)?;
+    if !cors_origins.is_empty() {
+        router = router.layer(from_fn_with_state(Arc::new(cors_origins), cors::cors));
     }
     Ok(router)
 }

@@ -3,10 +3,12 @@
 //! binary (faster to link), one module per area, and `support` for what they share.
 
 mod accounts;
+mod browser_hosts;
 mod catalog_files;
 mod chaos;
 mod checkout;
 mod crash;
+mod directory;
 mod discovery;
 mod error_examples;
 mod fencing;
@@ -18,6 +20,7 @@ mod limits;
 mod orders;
 mod postgres;
 mod reconcile;
+mod review_cases;
 mod sandbox_pay;
 mod stateless;
 mod stdio;
