@@ -1,7 +1,8 @@
 //! Everything the person reads in the widget, in English, Spanish and Portuguese.
 //!
 //! One catalog per language (`en.rs`, `es.rs`, `pt.rs`): a list of `(Msg, text)` pairs, so a
-//! translator edits one flat file. Keys are the [`Msg`] enum (a typo does not compile); a
+//! translator edits one flat file (the server-rendered policy pages' texts in a second list,
+//! `PAGES`, left out of the wasm). Keys are the [`Msg`] enum (a typo does not compile); a
 //! missing entry falls back to English at run time, and the test
 //! `every_language_has_every_key_once` fails the test command until it is translated.
 //! Texts name their parameters `{like_this}`; [`fill`] puts the values in.
@@ -46,17 +47,20 @@ impl Lang {
         }
     }
 
-    fn catalog(self) -> &'static [(Msg, &'static str)] {
-        match self {
-            Lang::En => en::MESSAGES,
-            Lang::Es => es::MESSAGES,
-            Lang::Pt => pt::MESSAGES,
-        }
+    /// The language's texts: the widget's, then the server-rendered pages' (`PAGES`, empty in
+    /// the wasm build).
+    fn catalog(self) -> impl Iterator<Item = &'static (Msg, &'static str)> {
+        let (messages, pages) = match self {
+            Lang::En => (en::MESSAGES, en::PAGES),
+            Lang::Es => (es::MESSAGES, es::PAGES),
+            Lang::Pt => (pt::MESSAGES, pt::PAGES),
+        };
+        messages.iter().chain(pages)
     }
 
     /// The text of `key` in this language (English where a translation is missing).
     pub fn t(self, key: Msg) -> &'static str {
-        lookup(self.catalog(), key).or_else(|| lookup(en::MESSAGES, key)).unwrap_or("")
+        lookup(self.catalog(), key).or_else(|| lookup(Lang::En.catalog(), key)).unwrap_or("")
     }
 
     /// The text of `key` with its `{name}` parameters filled in.
@@ -65,8 +69,8 @@ impl Lang {
     }
 }
 
-fn lookup(catalog: &'static [(Msg, &'static str)], key: Msg) -> Option<&'static str> {
-    catalog.iter().find(|(k, _)| *k == key).map(|(_, text)| *text)
+fn lookup(mut catalog: impl Iterator<Item = &'static (Msg, &'static str)>, key: Msg) -> Option<&'static str> {
+    catalog.find(|(k, _)| *k == key).map(|(_, text)| *text)
 }
 
 /// Replaces each `{name}` of `template` with its value; unknown names stay as they are.
@@ -166,7 +170,7 @@ mod tests {
     #[test]
     fn every_language_has_every_key_once() {
         for lang in Lang::ALL {
-            let catalog = lang.catalog();
+            let catalog: Vec<_> = lang.catalog().collect();
             let mut problems = Vec::new();
             for key in Msg::ALL {
                 match catalog.iter().filter(|(k, _)| k == key).count() {
