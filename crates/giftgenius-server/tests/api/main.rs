@@ -19,6 +19,7 @@ mod orders;
 mod postgres;
 mod reconcile;
 mod sandbox_pay;
+mod sandbox_pay_guard;
 mod stateless;
 mod stdio;
 mod suggest_gifts;
