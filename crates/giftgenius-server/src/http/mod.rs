@@ -4,7 +4,8 @@
 //! - `GET /images/{id}.svg`: gift pictures (`images.rs`).
 //! - `GET /checkout/{id}`: the sandbox hosted checkout page (`checkout_page.rs`).
 //! - `/preview…`: the local host emulator, only with `--preview` (`preview.rs`; its chat panel's
-//!   relay to a `giftgenius-chat --listen` process: `preview_chat.rs`).
+//!   relay to a `giftgenius-chat --listen` process: `preview_chat.rs`), answering only loopback
+//!   host names (`local_only.rs`).
 //!
 //! And what guards every route, `/mcp` included ([`guarded`]): the request timeout
 //! (`deadline.rs`), the client's address (`client_addr.rs`), the per-address rate limit
@@ -15,6 +16,7 @@ pub mod checkout_page;
 pub mod client_addr;
 pub mod deadline;
 pub mod images;
+pub mod local_only;
 pub mod preview;
 pub mod preview_chat;
 pub mod rate_limit;
