@@ -71,7 +71,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     tracing::warn!(
         url,
         db = config.db,
-        secret = token_file.as_ref().map_or_else(|| "from stdin".to_string(), |f| f.display().to_string()),
+        secret_file = token_file.as_ref().map_or_else(|| "(given on stdin)".to_string(), |f| f.display().to_string()),
         latency_ms = settings.latency_ms,
         faults = settings.faults,
         charges = ledger.count().await?,
