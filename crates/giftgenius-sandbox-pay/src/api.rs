@@ -13,6 +13,11 @@
 //! | `GET /v1/refunds?idempotency_key=K&limit=N&starting_after=ID` | 200 [`RefundList`], oldest first |
 //! | `GET/POST /admin/settings`, body [`SettingsUpdate`] | 200 [`Settings`]: latency and injected faults, stored in the provider's database so every process serving it shares them |
 //! | `GET /healthz` | `ok` |
+//!
+//! Every request must be addressed to a loopback name (`Host: localhost`, `*.localhost`,
+//! `127.0.0.1`, `[::1]`) and carry no `Origin` (else 403); every one but `GET /healthz` carries
+//! the provider's secret as `Authorization: Bearer SECRET` (else 401, see `token.rs`); a body is
+//! `Content-Type: application/json` (else 415). See `guard.rs`.
 
 use serde::{Deserialize, Serialize};
 

@@ -1,6 +1,8 @@
 //! The provider's flags, each with an environment variable of its own (`GIFTGENIUS_SANDBOX_PAY_*`,
 //! so the app's `GIFTGENIUS_*` settings never leak into it).
 
+use std::path::{Path, PathBuf};
+
 use clap::{Parser, ValueEnum};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -14,7 +16,8 @@ pub enum LogFormat {
 #[derive(Debug, Clone, Parser)]
 #[command(name = "giftgenius-sandbox-pay", version, about)]
 pub struct Config {
-    /// Address to listen on. Keep it on loopback: the admin endpoint has no authentication.
+    /// Address to listen on. Keep it on loopback: requests are answered only when addressed to a
+    /// loopback name (Host `localhost`, `127.0.0.1`, `[::1]`).
     #[arg(long, env = "GIFTGENIUS_SANDBOX_PAY_HOST", default_value = "127.0.0.1")]
     pub host: String,
     /// Port to listen on (0 picks a free one; the first stdout line names the URL).
@@ -35,7 +38,38 @@ pub struct Config {
     /// outlive it, however it ends (the app starts its own sandbox this way).
     #[arg(long, hide = true)]
     pub exit_with_stdin: bool,
+    /// The file holding the secret every request but `GET /healthz` must carry as
+    /// `Authorization: Bearer SECRET` (its first line, at least 32 characters). Created with a
+    /// fresh secret, readable by its owner only, when it does not exist; give the app the same
+    /// file (`--payments-token-file`). Default: beside --db, named after it (`pay.db` →
+    /// `pay.token`).
+    #[arg(long, env = "GIFTGENIUS_SANDBOX_PAY_ADMIN_TOKEN_FILE")]
+    pub admin_token_file: Option<PathBuf>,
+    /// Take the secret from the first line of stdin instead of a file (how the app hands one to
+    /// the provider it starts: never on the command line, which every user can read in `ps`).
+    #[arg(long, hide = true)]
+    pub admin_token_stdin: bool,
     /// Log format on stderr; filter with GIFTGENIUS_SANDBOX_PAY_LOG (else GIFTGENIUS_LOG).
     #[arg(long, env = "GIFTGENIUS_SANDBOX_PAY_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
+}
+
+impl Config {
+    /// `--admin-token-file`, or its default beside the database.
+    pub fn admin_token_path(&self) -> PathBuf {
+        self.admin_token_file.clone().unwrap_or_else(|| Path::new(&self.db).with_extension("token"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_secret_sits_beside_the_database_unless_a_file_is_named() {
+        let config = Config::parse_from(["giftgenius-sandbox-pay", "--db", "/tmp/x/pay.db"]);
+        assert_eq!(config.admin_token_path(), PathBuf::from("/tmp/x/pay.token"));
+        let config = Config::parse_from(["giftgenius-sandbox-pay", "--admin-token-file", "/run/s"]);
+        assert_eq!(config.admin_token_path(), PathBuf::from("/run/s"));
+    }
 }

@@ -4,6 +4,8 @@
 //! - `api`: the HTTP API as types (Stripe-shaped); the app's payment client uses these too.
 //! - `routes`: the handlers; `ledger`: its database (charges per idempotency key, settings);
 //!   `faults`: injected failures; `config`: its flags.
+//! - `guard`: what every request must show (a loopback `Host`, no `Origin`, the secret of
+//!   `token`, JSON bodies): a web page the developer visits cannot use the provider.
 //!
 //! What makes it a provider and not a mock: it honours its own idempotency key (the same key and
 //! body get the same answer, replayed; another body gets a 400), records declines and replays
@@ -15,13 +17,15 @@
 pub mod api;
 pub mod config;
 pub mod faults;
+pub mod guard;
 pub mod ledger;
 mod routes;
+pub mod token;
 
 use std::time::Duration;
 
 use anyhow::Context;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines, Stdin};
 use tokio_util::sync::CancellationToken;
 
 pub use config::Config;
@@ -29,6 +33,7 @@ pub use config::Config;
 use crate::api::SettingsUpdate;
 use crate::faults::FaultPlan;
 use crate::ledger::Ledger;
+use crate::token::AdminToken;
 
 /// How long in-flight requests get to finish after a shutdown signal (a `timeout` fault's
 /// withheld answer would otherwise hold the process for minutes).
@@ -37,6 +42,19 @@ const DRAIN: Duration = Duration::from_secs(2);
 /// Runs the provider until Ctrl-C, SIGTERM or (with `--exit-with-stdin`) the end of stdin.
 /// Prints [`api::LISTENING_LINE`] and the base URL on stdout once it listens.
 pub async fn run(config: Config) -> anyhow::Result<()> {
+    let mut stdin = BufReader::new(tokio::io::stdin()).lines();
+    let (token, token_file) = if config.admin_token_stdin {
+        let line = stdin.next_line().await.context("cannot read the secret from stdin")?.unwrap_or_default();
+        (AdminToken::parse(&line).map_err(|why| anyhow::anyhow!("--admin-token-stdin: {why}"))?, None)
+    } else {
+        let path = config.admin_token_path();
+        let (token, created) = AdminToken::read_or_create(&path)
+            .with_context(|| "--admin-token-file: the provider's secret (every request but /healthz shows it)")?;
+        if created {
+            tracing::warn!(file = %path.display(), "wrote a new secret for this provider's clients");
+        }
+        (token, Some(path))
+    };
     let plan = config.faults.as_deref().map(FaultPlan::parse).transpose().map_err(anyhow::Error::msg)?;
     let ledger =
         Ledger::open(&config.db).await.with_context(|| format!("cannot open the sandbox ledger {}", config.db))?;
@@ -53,6 +71,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     tracing::warn!(
         url,
         db = config.db,
+        secret_file = token_file.as_ref().map_or_else(|| "(given on stdin)".to_string(), |f| f.display().to_string()),
         latency_ms = settings.latency_ms,
         faults = settings.faults,
         charges = ledger.count().await?,
@@ -69,12 +88,12 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         async move {
             tokio::select! {
                 _ = shutdown_signal() => {}
-                _ = stdin_closed(), if exit_with_stdin => tracing::info!("stdin closed: the process that started us is gone"),
+                _ = stdin_closed(stdin), if exit_with_stdin => tracing::info!("stdin closed: the process that started us is gone"),
             }
             stop.cancel();
         }
     });
-    let serve = axum::serve(listener, routes::router(ledger)).with_graceful_shutdown({
+    let serve = axum::serve(listener, routes::router(ledger, token)).with_graceful_shutdown({
         let stop = stop.clone();
         async move { stop.cancelled().await }
     });
@@ -104,8 +123,7 @@ async fn shutdown_signal() {
 }
 
 /// Resolves when stdin reaches its end (or fails).
-async fn stdin_closed() {
-    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+async fn stdin_closed(mut lines: Lines<BufReader<Stdin>>) {
     while let Ok(Some(_)) = lines.next_line().await {}
 }
 

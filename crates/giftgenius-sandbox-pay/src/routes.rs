@@ -1,7 +1,9 @@
-//! The HTTP handlers of `api.rs`'s routes. Errors are answered in the API's own shape; what
-//! went wrong inside (a database failure) goes to the log, never into an answer.
+//! The HTTP handlers of `api.rs`'s routes, behind `guard.rs`'s checks. Errors are answered in
+//! the API's own shape; what went wrong inside (a database failure) goes to the log, never into
+//! an answer.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::Router;
@@ -16,7 +18,9 @@ use crate::api::{
     MAX_KEY_LEN, MAX_PAGE, REFUNDS_PATH, REPLAYED_HEADER, RefundList, RefundRequest, SETTINGS_PATH, SettingsUpdate,
 };
 use crate::faults::{Fault, FaultPlan};
+use crate::guard::guard;
 use crate::ledger::{Begin, ChargeRow, Ledger, RefundOutcome, RefundRow};
+use crate::token::AdminToken;
 
 /// The largest request body taken (a charge request is a few hundred bytes).
 const MAX_BODY_BYTES: usize = 16 * 1024;
@@ -27,7 +31,8 @@ const MAX_DESCRIPTION_CHARS: usize = 1000;
 /// Stripe's largest amount is eight digits; ours is generous but finite.
 const MAX_AMOUNT: i64 = 1_000_000_000_000;
 
-pub fn router(ledger: Ledger) -> Router {
+/// Every route, each behind [`guard`] (loopback `Host`, no `Origin`, `token`, JSON bodies).
+pub fn router(ledger: Ledger, token: AdminToken) -> Router {
     Router::new()
         .route(HEALTH_PATH, get(|| async { "ok" }))
         .route(CHARGES_PATH, get(list_charges).post(create_charge))
@@ -36,13 +41,20 @@ pub fn router(ledger: Ledger) -> Router {
         .route(SETTINGS_PATH, get(get_settings).post(update_settings))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(ledger)
+        .layer(axum::middleware::from_fn_with_state(Arc::new(token), guard))
 }
 
 fn now_ms() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
 }
 
-fn error(status: StatusCode, kind: &str, code: Option<&str>, message: &str, charge: Option<&str>) -> Response {
+pub(crate) fn error(
+    status: StatusCode,
+    kind: &str,
+    code: Option<&str>,
+    message: &str,
+    charge: Option<&str>,
+) -> Response {
     let body = ErrorBody {
         error: ApiError {
             kind: kind.into(),

@@ -220,6 +220,14 @@ pub struct Config {
     /// Log format on stderr.
     #[arg(long, env = "GIFTGENIUS_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text, global = true)]
     pub log_format: LogFormat,
+    // --- The payment provider's secret (issue 23, item 4) ---
+    /// The file holding the payment provider's secret (its first line), sent as
+    /// `Authorization: Bearer` on every request: the provider's own `--admin-token-file`
+    /// (`giftgenius-sandbox-pay` writes one beside its database, e.g. `pay.token`). Required with
+    /// --payments-url; without --payments-url the sandbox this server starts gets a fresh secret
+    /// through a pipe instead.
+    #[arg(long, env = "GIFTGENIUS_PAYMENTS_TOKEN_FILE", global = true)]
+    pub payments_token_file: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Option<Command>,
 

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
+use giftgenius_sandbox_pay::token::AdminToken;
 
 use crate::auth::AuthMode;
 use crate::checkout::Checkout;
@@ -58,7 +59,20 @@ pub async fn connect_payments(config: &Config) -> anyhow::Result<(Payments, Opti
                  with --payments-url set them on that provider (its --latency-ms / --faults, or POST /admin/settings)"
             );
         }
-        return Ok((Payments::new(url, timeout)?, None));
+        let Some(file) = &config.payments_token_file else {
+            anyhow::bail!(
+                "--payments-url needs --payments-token-file: the file holding the provider's secret (the sandbox \
+                 provider writes it beside its database, e.g. giftgenius-sandbox-pay.token; its --admin-token-file)"
+            );
+        };
+        let token = AdminToken::read(file).context("--payments-token-file")?;
+        return Ok((Payments::new(url, timeout, &token)?, None));
+    }
+    if config.payments_token_file.is_some() {
+        anyhow::bail!(
+            "--payments-token-file goes with --payments-url; the sandbox provider this server starts gets a fresh \
+             secret of its own"
+        );
     }
     let sandbox = SandboxProcess::start(
         &db_beside(&config.db),
@@ -68,7 +82,7 @@ pub async fn connect_payments(config: &Config) -> anyhow::Result<(Payments, Opti
     )
     .await?;
     tracing::info!(url = sandbox.url, db = %sandbox.db.display(), "started the SANDBOX payment provider");
-    Ok((Payments::new(&sandbox.url, timeout)?, Some(sandbox)))
+    Ok((Payments::new(&sandbox.url, timeout, &sandbox.token)?, Some(sandbox)))
 }
 
 /// The retention settings of `config`.

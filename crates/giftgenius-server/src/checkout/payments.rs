@@ -15,6 +15,7 @@ use giftgenius_sandbox_pay::api::{
     CHARGES_PATH, Charge as ApiCharge, ChargeList, ChargeRequest, ChargeStatus, ErrorBody, IDEMPOTENCY_KEY_HEADER,
     MAX_PAGE, REFUNDS_PATH, Refund as ApiRefund, RefundList, RefundRequest, SETTINGS_PATH, SettingsUpdate,
 };
+use giftgenius_sandbox_pay::token::AdminToken;
 use giftgenius_types::{Currency, Money};
 use reqwest::StatusCode;
 
@@ -86,9 +87,14 @@ fn charge_of(charge: &ApiCharge) -> Option<Charge> {
 }
 
 impl Payments {
-    /// A client for the provider at `base_url`, every request limited to `timeout`.
-    pub fn new(base_url: &str, timeout: Duration) -> anyhow::Result<Self> {
-        let http = reqwest::Client::builder().timeout(timeout).connect_timeout(timeout).build()?;
+    /// A client for the provider at `base_url`, every request limited to `timeout` and showing
+    /// `token`.
+    pub fn new(base_url: &str, timeout: Duration, token: &AdminToken) -> anyhow::Result<Self> {
+        let http = reqwest::Client::builder()
+            .timeout(timeout)
+            .connect_timeout(timeout)
+            .default_headers(token.authorization())
+            .build()?;
         Ok(Self { http, base: base_url.trim_end_matches('/').to_string(), timeout })
     }
 

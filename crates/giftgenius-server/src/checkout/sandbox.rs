@@ -4,6 +4,9 @@
 //! app's database (`giftgenius.db` → `giftgenius-sandbox-pay.db`). It is a child process that
 //! holds the other end of our pipe on its stdin and exits when that closes, so it never outlives
 //! us, even when we are killed with SIGKILL. Its log lines join ours on stderr, in our format.
+//! Its secret (every request but `/healthz` shows it) is generated here for each start and
+//! written as the first line of that pipe: never a command-line argument, which `ps` shows to
+//! every user, and never a file left behind.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -11,7 +14,8 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use giftgenius_sandbox_pay::api::LISTENING_LINE;
-use tokio::io::{AsyncBufReadExt, BufReader};
+use giftgenius_sandbox_pay::token::AdminToken;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 
 use crate::config::LogFormat;
@@ -29,6 +33,8 @@ pub struct SandboxProcess {
     _stdin: ChildStdin,
     /// Its base URL (`http://127.0.0.1:PORT`).
     pub url: String,
+    /// The secret it was given.
+    pub token: AdminToken,
     pub db: PathBuf,
 }
 
@@ -74,7 +80,7 @@ impl SandboxProcess {
         let bin = binary()?;
         let mut command = Command::new(&bin);
         command
-            .args(["--host", "127.0.0.1", "--port", "0", "--exit-with-stdin"])
+            .args(["--host", "127.0.0.1", "--port", "0", "--exit-with-stdin", "--admin-token-stdin"])
             .arg("--db")
             .arg(db)
             .arg("--log-format")
@@ -95,7 +101,13 @@ impl SandboxProcess {
             .kill_on_drop(true)
             .spawn()
             .with_context(|| format!("cannot start {}", bin.display()))?;
-        let stdin = child.stdin.take().context("the provider's stdin")?;
+        let mut stdin = child.stdin.take().context("the provider's stdin")?;
+        let token = AdminToken::generate();
+        stdin
+            .write_all(format!("{}\n", token.expose()).as_bytes())
+            .await
+            .context("cannot hand the sandbox payment provider its secret")?;
+        stdin.flush().await.context("cannot hand the sandbox payment provider its secret")?;
         let stdout = child.stdout.take().context("the provider's stdout")?;
         let first_line = async { BufReader::new(stdout).lines().next_line().await };
         let url = match tokio::time::timeout(START_TIMEOUT, first_line).await {
@@ -109,7 +121,7 @@ impl SandboxProcess {
             }
             Err(_) => bail!("the sandbox payment provider did not listen within {START_TIMEOUT:?}"),
         };
-        Ok(Self { _child: child, _stdin: stdin, url, db: db.to_path_buf() })
+        Ok(Self { _child: child, _stdin: stdin, url, token, db: db.to_path_buf() })
     }
 }
 

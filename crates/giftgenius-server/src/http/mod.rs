@@ -6,7 +6,8 @@
 //! - `GET /privacy`, `/terms`, `/support`: the policy pages (`policy_pages.rs`).
 //! - `GET /.well-known/openai-apps-challenge`: the app directory's domain check (`well_known.rs`).
 //! - `/preview…`: the local host emulator, only with `--preview` (`preview.rs`; its chat panel's
-//!   relay to a `giftgenius-chat --listen` process: `preview_chat.rs`).
+//!   relay to a `giftgenius-chat --listen` process: `preview_chat.rs`), answering only loopback
+//!   host names (`local_only.rs`).
 //!
 //! And what guards every route, `/mcp` included ([`guarded`]): the request timeout
 //! (`deadline.rs`), the client's address (`client_addr.rs`), the per-address rate limit
@@ -18,6 +19,7 @@ pub mod client_addr;
 pub mod cors;
 pub mod deadline;
 pub mod images;
+pub mod local_only;
 pub mod policy_pages;
 pub mod preview;
 pub mod preview_chat;

@@ -2,6 +2,10 @@
 //! the real MCP endpoint, so a developer can see and click every widget state before connecting
 //! ChatGPT or an MCP Apps host. Nothing here exists unless the server was started with `--preview`.
 //!
+//! Every route below answers only requests addressed to a loopback name (`localhost`,
+//! `sandbox.localhost`, `127.0.0.1`, `[::1]`; else 403, `local_only.rs`): whatever address the
+//! server listens on, a DNS-rebinding page cannot read the transcript or the ledger.
+//!
 //! Routes (same origin as `/mcp`, so the page's fetches need no CORS):
 //! - `GET /preview`: the host page (`preview/index.html`, `host.js`, `host.css`; plain files
 //!   compiled into the binary, no build step, no external URL).
@@ -137,6 +141,7 @@ pub fn router(config: &Config, app: Arc<AppState>) -> Router {
         .route("/preview/catalog", get(catalog).post(set_catalog))
         .with_state(state)
         .merge(chat)
+        .layer(axum::middleware::from_fn(super::local_only::local_only))
 }
 
 fn no_store(mut response: Response) -> Response {

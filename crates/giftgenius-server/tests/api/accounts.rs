@@ -255,6 +255,8 @@ async fn replica(
         public_url,
         "--payments-url",
         &provider.url,
+        "--payments-token-file",
+        provider.token_file(),
         "--payments-timeout-ms",
         "500",
         "--idempotency-lease-ms",

@@ -93,6 +93,8 @@ impl Deployment {
         let flags: Vec<String> = [
             "--payments-url",
             &provider.url,
+            "--payments-token-file",
+            provider.token_file(),
             "--payments-timeout-ms",
             "400",
             "--idempotency-lease-ms",
@@ -472,8 +474,8 @@ async fn run(size: Size) {
     let faults = tokio::spawn({
         let (provider_url, counts, mut rng, calm) =
             (provider.url.clone(), counts.clone(), Rng(rng.next()), calm.clone());
+        let http = provider.client();
         async move {
-            let http = reqwest::Client::new();
             let plans = ["", "5xx*1", "timeout*1", "decline*1", "5xx*2,timeout*1", "timeout*2"];
             while !calm.load(Ordering::Relaxed) {
                 let plan = plans[rng.below(plans.len() as u64) as usize];

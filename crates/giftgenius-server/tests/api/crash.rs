@@ -25,6 +25,8 @@ async fn start_server(db: &Path, provider: &SandboxPay, failpoint: &str) -> Serv
         "500",
         "--payments-url",
         &provider.url,
+        "--payments-token-file",
+        provider.token_file(),
         "--failpoints",
         failpoint,
     ];

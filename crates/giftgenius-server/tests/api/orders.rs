@@ -454,7 +454,7 @@ async fn the_operator_command_deletes_one_accounts_data() {
     let db = dir.path().join("giftgenius.db");
     let provider = SandboxPay::start();
     {
-        let server = start_server_binary(&db, &["--payments-url", &provider.url], "warn", Stdio::null()).await;
+        let server = start_server_binary(&db, &provider.app_flags(), "warn", Stdio::null()).await;
         let client = connect(&server.mcp_url()).await.unwrap();
         let prepared = client.call_tool(request(Some("u9"), "prepare_order", lisbon_order("hh-010"))).await.unwrap();
         let token = meta_of(&prepared, TOKEN).and_then(Value::as_str).unwrap();
@@ -481,7 +481,7 @@ async fn no_address_or_gift_message_reaches_any_log_line() {
     let log_path = dir.path().join("server.log");
     let provider = SandboxPay::start();
     let log = std::fs::File::create(&log_path).unwrap();
-    let server = start_server_binary(&db, &["--payments-url", &provider.url], "trace", Stdio::from(log)).await;
+    let server = start_server_binary(&db, &provider.app_flags(), "trace", Stdio::from(log)).await;
     let client = connect(&server.mcp_url()).await.unwrap();
     let mut consent = lisbon_order("hh-010");
     consent["save_address"] = json!(true);

@@ -170,7 +170,8 @@ async fn the_reconcile_command_settles_pending_orders_and_prints_what_it_did() {
     let db = dir.path().join("giftgenius.db");
     let provider = SandboxPay::start();
     provider.set_faults("timeout*1").await;
-    let flags = ["--payments-url", &provider.url, "--payments-timeout-ms", "400", "--reconcile-interval-secs", "0"];
+    let flags =
+        [&provider.app_flags()[..], &["--payments-timeout-ms", "400", "--reconcile-interval-secs", "0"]].concat();
     let server = start_server_binary(&db, &flags, "warn", Stdio::null()).await;
     let client = connect(&server.mcp_url()).await.unwrap();
     let prepared = client
@@ -188,7 +189,9 @@ async fn the_reconcile_command_settles_pending_orders_and_prints_what_it_did() {
     tokio::time::sleep(Duration::from_millis(1_500)).await;
 
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_giftgenius-server"))
-        .args(["reconcile", "--payments-url", &provider.url, "--reconcile-after-secs", "0"])
+        .arg("reconcile")
+        .args(provider.app_flags())
+        .args(["--reconcile-after-secs", "0"])
         .arg("--db")
         .arg(&db)
         .env("GIFTGENIUS_LOG", "warn")

@@ -105,7 +105,7 @@ async fn a_decline_is_recorded_and_replayed_for_its_key_after_the_fault_is_gone(
 async fn a_timeout_charges_and_withholds_the_answer_until_the_client_gives_up() {
     let provider = SandboxPay::start();
     provider.set_faults("timeout*1").await;
-    let impatient = reqwest::Client::builder().timeout(Duration::from_millis(500)).build().unwrap();
+    let impatient = provider.client_builder().timeout(Duration::from_millis(500)).build().unwrap();
     let lost = impatient
         .post(format!("{}{CHARGES_PATH}", provider.url))
         .header(IDEMPOTENCY_KEY_HEADER, "k-lost")
@@ -156,7 +156,7 @@ async fn the_ledger_is_read_by_id_and_page_by_page() {
     for key in ["p1", "p2", "p3"] {
         ids.push(provider.charge(key, &usd(100)).await.json::<Charge>().await.unwrap().id);
     }
-    let http = reqwest::Client::new();
+    let http = provider.client();
     let page = |query: String| {
         let http = http.clone();
         let url = format!("{}{CHARGES_PATH}?{query}", provider.url);
@@ -178,7 +178,7 @@ async fn the_ledger_is_read_by_id_and_page_by_page() {
 #[tokio::test]
 async fn requests_without_a_key_or_with_a_bad_body_or_plan_are_refused() {
     let provider = SandboxPay::start();
-    let http = reqwest::Client::new();
+    let http = provider.client();
     let url = format!("{}{CHARGES_PATH}", provider.url);
     let no_key = http.post(&url).json(&usd(100)).send().await.unwrap();
     assert_eq!(no_key.status(), 400);

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use clap::Parser;
 use std::time::Duration;
 
+use giftgenius_sandbox_pay::token::AdminToken;
 use giftgenius_server::config::Config;
 use giftgenius_server::startup::Application;
 use giftgenius_server::state::AppState;
@@ -15,6 +16,8 @@ use tokio_util::sync::CancellationToken;
 pub struct App {
     pub mcp_url: String,
     pub provider_url: String,
+    /// The provider's secret: every request to it but /healthz shows it.
+    pub provider_token: AdminToken,
     pub state: Arc<AppState>,
     shutdown: CancellationToken,
     _dir: tempfile::TempDir,
@@ -35,6 +38,7 @@ pub async fn spawn_app(customize: impl FnOnce(&mut Config)) -> App {
     let dir = tempfile::tempdir().expect("temp dir");
     let port = free_port();
     let pay_db = dir.path().join("pay.db");
+    let pay_token = dir.path().join("pay.token");
     let pay = giftgenius_sandbox_pay::Config::parse_from([
         "giftgenius-sandbox-pay",
         "--port",
@@ -45,6 +49,8 @@ pub async fn spawn_app(customize: impl FnOnce(&mut Config)) -> App {
         "0",
         "--faults",
         "",
+        "--admin-token-file",
+        &pay_token.to_string_lossy(),
     ]);
     // Its future is not Send (it logs across awaits), so it gets a thread and a runtime of its own,
     // which end with the test process.
@@ -66,6 +72,7 @@ pub async fn spawn_app(customize: impl FnOnce(&mut Config)) -> App {
     let mut config = Config::for_tests(dir.path());
     config.widget_html = Some(widget);
     config.payments_url = Some(provider_url.clone());
+    config.payments_token_file = Some(pay_token.clone());
     config.sandbox_latency_ms = None;
     customize(&mut config);
     let app = Application::build(config).await.expect("the app builds");
@@ -73,13 +80,18 @@ pub async fn spawn_app(customize: impl FnOnce(&mut Config)) -> App {
     let mcp_url = format!("http://127.0.0.1:{}/mcp", app.port());
     let shutdown = app.shutdown_token();
     tokio::spawn(app.run_until_stopped());
-    App { mcp_url, provider_url, state, shutdown, _dir: dir }
+    // Written by the provider before it listens, so it is there once /healthz answers.
+    let provider_token = AdminToken::read(&pay_token).expect("the provider's secret");
+    App { mcp_url, provider_url, provider_token, state, shutdown, _dir: dir }
 }
 
 impl App {
     /// Charges in the provider's ledger.
     pub async fn charges(&self) -> usize {
-        let list: serde_json::Value = reqwest::get(format!("{}/v1/charges?limit=1000", self.provider_url))
+        let list: serde_json::Value = reqwest::Client::new()
+            .get(format!("{}/v1/charges?limit=1000", self.provider_url))
+            .headers(self.provider_token.authorization())
+            .send()
             .await
             .expect("the ledger answers")
             .json()

@@ -67,6 +67,7 @@ pub async fn spawn_app_on(provider: &Arc<SandboxPay>, customize: impl FnOnce(&mu
     let mut config = Config::for_tests(dir.path());
     config.widget_html = Some(widget_path());
     config.payments_url = Some(provider.url.clone());
+    config.payments_token_file = Some(provider.token_file.clone());
     config.sandbox_latency_ms = None;
     customize(&mut config);
     let widget_path = config.widget_html().expect("widget artifact");

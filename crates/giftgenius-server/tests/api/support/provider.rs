@@ -2,6 +2,8 @@
 //! the server), one per test unless a test shares one between replicas: its own port, its own
 //! SQLite file, its settings (latency, faults) set through its admin endpoint, and its ledger read
 //! through its API. Exactly-once is counted here, in the provider's ledger, never in responses.
+//! Its secret sits in a file beside its database (`token_file`, created by the provider; replicas
+//! of the app get it with `--payments-token-file`); every request made here shows it.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -11,6 +13,7 @@ use giftgenius_sandbox_pay::api::{
     CHARGES_PATH, Charge, ChargeList, ChargeRequest, ChargeStatus, IDEMPOTENCY_KEY_HEADER, LISTENING_LINE,
     REFUNDS_PATH, Refund, RefundList, SETTINGS_PATH, Settings, SettingsUpdate,
 };
+use giftgenius_sandbox_pay::token::AdminToken;
 
 /// A provider process; killed and reaped on drop (and it exits by itself when our end of its
 /// stdin closes, should the test process die first).
@@ -19,6 +22,9 @@ pub struct SandboxPay {
     _stdin: ChildStdin,
     pub url: String,
     pub db: PathBuf,
+    /// The file holding its secret (`--admin-token-file`; the app's `--payments-token-file`).
+    pub token_file: PathBuf,
+    pub token: AdminToken,
     http: reqwest::Client,
     _dir: Option<tempfile::TempDir>,
 }
@@ -42,10 +48,13 @@ impl SandboxPay {
 
     /// A provider process on `db` (which another process may serve too), with `flags`.
     pub fn start_on(db: &Path, flags: &[&str]) -> SandboxPay {
+        let token_file = db.with_extension("token");
         let mut child = Command::new(env!("CARGO_BIN_EXE_giftgenius-sandbox-pay"))
             .args(["--port", "0", "--exit-with-stdin"])
             .arg("--db")
             .arg(db)
+            .arg("--admin-token-file")
+            .arg(&token_file)
             .args(flags)
             .env("GIFTGENIUS_SANDBOX_PAY_LOG", "warn")
             .stdin(Stdio::piped())
@@ -57,14 +66,38 @@ impl SandboxPay {
         let mut line = String::new();
         BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("its first line");
         let url = line.trim().strip_prefix(LISTENING_LINE).unwrap_or_else(|| panic!("not a listening line: {line:?}"));
+        let token = AdminToken::read(&token_file).expect("the provider wrote its secret");
+        let http = reqwest::Client::builder().default_headers(token.authorization()).build().expect("a client");
         SandboxPay {
             url: url.to_string(),
             child,
             _stdin: stdin,
             db: db.to_path_buf(),
-            http: reqwest::Client::new(),
+            token_file,
+            token,
+            http,
             _dir: None,
         }
+    }
+
+    /// A client builder for raw requests to this provider (they show its secret).
+    pub fn client_builder(&self) -> reqwest::ClientBuilder {
+        reqwest::Client::builder().default_headers(self.token.authorization())
+    }
+
+    /// A client for raw requests to this provider (they show its secret).
+    pub fn client(&self) -> reqwest::Client {
+        self.http.clone()
+    }
+
+    /// The flags that point an app at this provider: its URL and its secret's file.
+    pub fn app_flags(&self) -> [&str; 4] {
+        ["--payments-url", &self.url, "--payments-token-file", self.token_file()]
+    }
+
+    /// `--payments-token-file`'s value for an app charging this provider.
+    pub fn token_file(&self) -> &str {
+        self.token_file.to_str().expect("a UTF-8 temp path")
     }
 
     pub async fn settings(&self, update: SettingsUpdate) -> Settings {

@@ -1,0 +1,168 @@
+//! What every request must show before a handler sees it. The provider listens on loopback, but
+//! a web page the developer visits can still send requests there: a "no-cors" form POST
+//! (`text/plain`, with an `Origin`) to switch the fault plan, or, after DNS rebinding, a read of
+//! the ledger under its own host name. So, in this order:
+//!
+//! 1. `Host` must be a loopback name ([`is_loopback_host`]): else 403 (a rebinding page's
+//!    requests carry its own name).
+//! 2. No `Origin` header at all: else 403 (browsers add one to cross-origin requests and to
+//!    every POST; no client of this API is a browser).
+//! 3. `Authorization: Bearer SECRET` (`token.rs`) on every route but `GET /healthz`: else 401.
+//! 4. A request other than GET/HEAD must say `Content-Type: application/json`: else 415 (a
+//!    no-cors POST can only say `text/plain`, a form or multipart).
+
+use std::net::{Ipv4Addr, Ipv6Addr};
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::Response;
+
+use crate::api::HEALTH_PATH;
+use crate::routes::error;
+use crate::token::AdminToken;
+
+/// Whether a `Host` header (or HTTP/2 authority) names this machine: `localhost`, a name under
+/// `.localhost` (browsers resolve those to loopback themselves, so no one else's DNS can answer
+/// for them), a 127.0.0.0/8 address or `[::1]`, each with or without a port. A DNS-rebinding page
+/// reaches loopback under its own name, which is none of these. Shared with the app's local-only
+/// routes (its `/preview`).
+pub fn is_loopback_host(host: &str) -> bool {
+    let port_ok = |port: &str| !port.is_empty() && port.len() <= 5 && port.bytes().all(|b| b.is_ascii_digit());
+    if let Some(rest) = host.strip_prefix('[') {
+        let Some((address, after)) = rest.split_once(']') else { return false };
+        let port_fine = after.is_empty() || after.strip_prefix(':').is_some_and(port_ok);
+        return port_fine && address.parse::<Ipv6Addr>().is_ok_and(|ip| ip.is_loopback());
+    }
+    let name = match host.rsplit_once(':') {
+        Some((name, port)) if port_ok(port) => name,
+        Some(_) => return false,
+        None => host,
+    };
+    if let Ok(ip) = name.parse::<Ipv4Addr>() {
+        return ip.is_loopback();
+    }
+    let name = name.to_ascii_lowercase();
+    let Some(labels) = name.strip_suffix("localhost") else { return false };
+    labels.is_empty()
+        || labels.strip_suffix('.').is_some_and(|labels| {
+            labels
+                .split('.')
+                .all(|label| !label.is_empty() && label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'))
+        })
+}
+
+/// The name a request was sent to: its `Host` header, else (HTTP/2) its URI's authority.
+pub fn request_host(request: &Request) -> Option<&str> {
+    match request.headers().get(header::HOST) {
+        Some(host) => host.to_str().ok(),
+        None => request.uri().authority().map(|a| a.as_str()),
+    }
+}
+
+/// Whether a `Content-Type` is JSON (`application/json`, any parameters).
+fn is_json(content_type: Option<&HeaderValue>) -> bool {
+    content_type
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// The checks of the module docs, as a layer over every route.
+pub async fn guard(State(token): State<Arc<AdminToken>>, request: Request, next: Next) -> Response {
+    let path = request.uri().path().to_string();
+    let refused = |status: StatusCode, code: &str, message: &str| {
+        tracing::info!(path, code, "request refused");
+        error(status, "invalid_request_error", Some(code), message, None)
+    };
+    if !request_host(&request).is_some_and(is_loopback_host) {
+        return refused(
+            StatusCode::FORBIDDEN,
+            "host_not_allowed",
+            "This provider answers only requests addressed to localhost or a loopback address.",
+        );
+    }
+    if request.headers().contains_key(header::ORIGIN) {
+        return refused(StatusCode::FORBIDDEN, "origin_not_allowed", "This provider does not answer web pages.");
+    }
+    let open = path == HEALTH_PATH && matches!(*request.method(), Method::GET | Method::HEAD);
+    if !open && !token.admits(request.headers().get(header::AUTHORIZATION)) {
+        let mut response = refused(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "Send the provider's secret (its --admin-token-file) as `Authorization: Bearer SECRET`.",
+        );
+        response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        return response;
+    }
+    let reads = matches!(*request.method(), Method::GET | Method::HEAD);
+    if !reads && !is_json(request.headers().get(header::CONTENT_TYPE)) {
+        return refused(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            "Request bodies must be JSON, sent as `Content-Type: application/json`.",
+        );
+    }
+    next.run(request).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_names_and_addresses_pass_with_or_without_a_port() {
+        for host in [
+            "localhost",
+            "LOCALHOST:8100",
+            "sandbox.localhost:8000",
+            "a.b-c.localhost",
+            "127.0.0.1",
+            "127.0.0.1:8100",
+            "127.1.2.3:80",
+            "[::1]",
+            "[::1]:8100",
+        ] {
+            assert!(is_loopback_host(host), "{host}");
+        }
+    }
+
+    #[test]
+    fn every_other_name_is_refused() {
+        for host in [
+            "attacker.example",
+            "attacker.example:8100",
+            "localhost.attacker.example",
+            "evillocalhost",
+            "evil-localhost:8100",
+            ".localhost",
+            "a..localhost",
+            "localhost.",
+            "localhost:",
+            "localhost:http",
+            "localhost:123456",
+            "10.0.0.1:8100",
+            "0.0.0.0:8100",
+            "127.1",
+            "[::2]:8100",
+            "[::1]x",
+            "[::1",
+            "",
+        ] {
+            assert!(!is_loopback_host(host), "{host}");
+        }
+    }
+
+    #[test]
+    fn json_is_json_whatever_its_parameters() {
+        assert!(is_json(Some(&HeaderValue::from_static("application/json"))));
+        assert!(is_json(Some(&HeaderValue::from_static("Application/JSON; charset=utf-8"))));
+        for other in
+            ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/jsonx"]
+        {
+            assert!(!is_json(Some(&HeaderValue::from_static(other))), "{other}");
+        }
+        assert!(!is_json(None));
+    }
+}
