@@ -283,7 +283,12 @@ async fn ledger(State(p): State<Arc<Preview>>) -> Response {
             let body = json!({ "count": rows.len(), "charges": charges, "refunds": refunds.len() });
             no_store(Json(body).into_response())
         }
-        (Err(e), _) | (_, Err(e)) => (StatusCode::BAD_GATEWAY, format!("ledger unreadable: {e:?}")).into_response(),
+        (Err(e), _) | (_, Err(e)) => {
+            // The error names the provider's URL: the log has it, the page gets the fact only.
+            tracing::warn!(error = ?e, "the preview could not read the payment provider's ledger");
+            (StatusCode::BAD_GATEWAY, "The payment provider's ledger could not be read; the server log says why.")
+                .into_response()
+        }
     }
 }
 
