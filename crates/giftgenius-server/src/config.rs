@@ -231,7 +231,8 @@ pub struct Config {
     pub client_address_header: Option<ClientAddressHeader>,
     /// Open connections at most from one peer address (an IPv6 peer's /64); more are closed at
     /// once, so one client with slow headers cannot take every --max-connections slot. Trusted
-    /// proxies are exempt (every client behind them shares their address). 0 = no cap.
+    /// proxies (every client behind them shares their address) and loopback peers (this
+    /// machine) are exempt. 0 = no cap.
     #[arg(long, env = "GIFTGENIUS_MAX_CONNECTIONS_PER_PEER", default_value_t = 64)]
     pub max_connections_per_peer: usize,
 }

@@ -12,9 +12,10 @@
 //!   /64) with that many connections open has its next one closed at once, so one client
 //!   holding connections with slow headers cannot take every slot of the cap above and lock
 //!   everyone else out. 64 is a sixteenth of the default cap, and ten times what a browser
-//!   opens to one host (6); `--trusted-proxies` are exempt, since every client behind a proxy
-//!   arrives from its address. The count per peer lives only while connections are open, so
-//!   that table never holds more entries than open connections.
+//!   opens to one host (6). Exempt: `--trusted-proxies`, since every client behind a proxy
+//!   arrives from its address, and loopback peers, which are this machine (the developer, or a
+//!   tunnel or proxy here relaying many clients). The count per peer lives only while
+//!   connections are open, so that table never holds more entries than open connections.
 //! - HTTP/1.1 only: hyper's HTTP/2 (which `axum::serve` also spoke, as cleartext h2c) has no
 //!   header-read timeout, and the clients and proxies in front of us speak HTTP/1.1 to us.
 //!
@@ -37,6 +38,7 @@ use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
 use super::client_addr::{TrustedProxies, client_group};
+use crate::auth::mode::is_loopback_ip;
 
 /// How long shutdown waits for open requests (and streams) to finish before it lets them go.
 const DRAIN_LIMIT: Duration = Duration::from_secs(10);
@@ -145,9 +147,9 @@ impl PeerSlots {
     }
 
     /// A slot for a connection from `peer`: `None` when its group is at the cap; an uncounted
-    /// slot for a trusted proxy.
+    /// slot for a trusted proxy or this machine.
     fn take(self: &Arc<Self>, peer: IpAddr) -> Option<Option<PeerSlot>> {
-        if self.uncapped.trusts(peer) {
+        if is_loopback_ip(peer) || self.uncapped.trusts(peer) {
             return Some(None);
         }
         let group = client_group(peer);
@@ -204,9 +206,11 @@ mod tests {
         let _v6 = slots.take(ip("2001:db8::1")).unwrap();
         let _v6 = slots.take(ip("2001:db8::ffff:2")).unwrap();
         assert!(slots.take(ip("2001:db8::3")).is_none());
-        // A trusted proxy is not counted.
-        for _ in 0..5 {
-            assert!(matches!(slots.take(ip("10.0.0.1")), Some(None)));
+        // A trusted proxy and this machine are not counted.
+        for peer in ["10.0.0.1", "127.0.0.1", "::1"] {
+            for _ in 0..5 {
+                assert!(matches!(slots.take(ip(peer)), Some(None)), "{peer}");
+            }
         }
         drop(a);
         assert!(slots.take(ip("192.0.2.1")).is_some(), "a closed connection frees its slot");

@@ -15,6 +15,7 @@ mod http;
 mod http_limits;
 mod internal;
 mod limits;
+mod network_edge;
 mod orders;
 mod postgres;
 mod reconcile;
