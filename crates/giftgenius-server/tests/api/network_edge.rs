@@ -17,7 +17,9 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
 
-use crate::support::{INIT, oidc, post, spawn_app, spawn_app_with, token_secret_file, unused_port, widget_path};
+use crate::support::{
+    INIT, TestApp, oidc, post, spawn_app, spawn_app_with, token_secret_file, unused_port, widget_path,
+};
 
 // ---------------------------------------------------------------------------------------------
 // A second address: a network namespace of the test's own
@@ -167,17 +169,7 @@ async fn local_mode_refuses_to_listen_where_the_network_reaches_it() {
 
     // The namespace does reach a server on that address: with --single-user (not local mode) it
     // starts and answers, so the refusal above is what keeps the network out.
-    let secret = token_secret_file();
-    let secret_path = secret.path().to_path_buf();
-    let host = ns.host_addr.to_string();
-    let app = spawn_app_with(move |c| {
-        c.host = host;
-        c.single_user = true;
-        c.token_secret_file = Some(secret_path);
-    })
-    .await;
-    let port: u16 = url::Url::parse(&app.base_url).unwrap().port().unwrap();
-    let target = SocketAddr::new(IpAddr::V4(ns.host_addr), port);
+    let (_app, target, _secret) = single_user_on_the_pair(&ns, |_| {}).await;
     let answer = ns.send(target, healthz_request(target)).await;
     assert!(answer.starts_with("HTTP/1.1 200"), "the namespace reaches the server: {answer:?}");
 }
@@ -231,19 +223,43 @@ async fn picture_from(app_url: &str, headers: &[(&str, &str)]) -> u16 {
     request.send().await.unwrap().status().as_u16()
 }
 
-/// A single-user app behind a trusted proxy at 127.0.0.1 (local mode refuses relayed requests).
-async fn behind_a_proxy(header: Option<ClientAddressHeader>) -> (crate::support::TestApp, tempfile::NamedTempFile) {
+/// A single-user app (not local mode, which answers loopback only and refuses relayed
+/// requests), customized; the token secret file lives as long as the returned guard.
+async fn single_user_app(customize: impl FnOnce(&mut Config)) -> (TestApp, tempfile::NamedTempFile) {
     let secret = token_secret_file();
     let path = secret.path().to_path_buf();
     let app = spawn_app_with(move |c| {
         c.single_user = true;
         c.token_secret_file = Some(path);
+        customize(c);
+    })
+    .await;
+    (app, secret)
+}
+
+/// A single-user app listening on this side of the namespace's veth pair, and that address.
+async fn single_user_on_the_pair(
+    ns: &Namespace,
+    customize: impl FnOnce(&mut Config),
+) -> (TestApp, SocketAddr, tempfile::NamedTempFile) {
+    let host = ns.host_addr.to_string();
+    let (app, secret) = single_user_app(move |c| {
+        c.host = host;
+        customize(c);
+    })
+    .await;
+    let port = url::Url::parse(&app.base_url).ok().and_then(|u| u.port()).expect("the app's port");
+    (app, SocketAddr::new(IpAddr::V4(ns.host_addr), port), secret)
+}
+
+/// A single-user app behind a trusted proxy at 127.0.0.1 reading `header`.
+async fn behind_a_proxy(header: Option<ClientAddressHeader>) -> (TestApp, tempfile::NamedTempFile) {
+    single_user_app(move |c| {
         c.rate_limit_per_minute = 2;
         c.trusted_proxies = vec!["127.0.0.1".into()];
         c.client_address_header = header;
     })
-    .await;
-    (app, secret)
+    .await
 }
 
 #[tokio::test]
@@ -326,21 +342,13 @@ async fn healthz_on(mut stream: TcpStream, to: SocketAddr) -> String {
 async fn one_peer_holding_connections_open_cannot_take_every_slot() {
     // Loopback peers are exempt (this machine), so the peers here are the veth pair's ends.
     let Some(ns) = namespace_or_skip("one_peer_holding_connections_open_cannot_take_every_slot") else { return };
-    let secret = token_secret_file();
-    let secret_path = secret.path().to_path_buf();
-    let host = ns.host_addr.to_string();
-    let app = spawn_app_with(move |c| {
-        c.host = host;
-        c.single_user = true;
-        c.token_secret_file = Some(secret_path);
+    let (_app, server, _secret) = single_user_on_the_pair(&ns, |c| {
         c.max_connections = 8;
         c.max_connections_per_peer = 2;
         // Far longer than the test: held connections stay held.
         c.header_read_timeout_ms = 120_000;
     })
     .await;
-    let port: u16 = url::Url::parse(&app.base_url).unwrap().port().unwrap();
-    let server = SocketAddr::new(IpAddr::V4(ns.host_addr), port);
     // The attacker: this side of the pair. Two connections that never send a header.
     let attacker = ns.host_addr;
     let held = connect_from(attacker, server).await;
@@ -365,10 +373,7 @@ async fn one_peer_holding_connections_open_cannot_take_every_slot() {
 }
 
 /// A verified-mode app whose issuer serves `jwks` (an authorization server of a few lines).
-async fn verified_app(
-    jwks: Value,
-    per_minute: u32,
-) -> (crate::support::TestApp, String, tempfile::NamedTempFile) {
+async fn verified_app(jwks: Value, per_minute: u32) -> (TestApp, String, tempfile::NamedTempFile) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let issuer = format!("http://{}", listener.local_addr().unwrap());
     let metadata = json!({"issuer": issuer, "jwks_uri": format!("{issuer}/jwks")});
