@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, ValueEnum};
 
-use crate::http::client_addr::{ProxyRange, TrustedProxies};
+use crate::http::client_addr::{ClientAddressHeader, ProxyRange, TrustedProxies};
 
 /// Which MIME type (and so which host vocabulary) the widget resource is served as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -191,13 +191,13 @@ pub struct Config {
     /// Open connections at most; at the cap new clients wait to be accepted (0 = no cap).
     #[arg(long, env = "GIFTGENIUS_MAX_CONNECTIONS", default_value_t = 1024)]
     pub max_connections: usize,
-    /// Requests per minute per client address that carry no access token (bursts up to the same
-    /// number), then 429. In local and single-user modes every request counts (0 = off).
+    /// Requests per minute per client address (an IPv6 client's /64), bursts up to the same
+    /// number, then 429. Every request counts but those whose access token verified (verified
+    /// mode) and /healthz (0 = off).
     #[arg(long, env = "GIFTGENIUS_RATE_LIMIT_PER_MINUTE", default_value_t = 600)]
     pub rate_limit_per_minute: u32,
-    /// Proxies whose `Forwarded` / `X-Forwarded-For` headers name the client: IP addresses or
-    /// CIDR blocks, repeatable or comma-separated (behind a local tunnel: 127.0.0.1). Others'
-    /// forwarding headers are ignored.
+    /// Proxies whose forwarding header (--client-address-header) names the client: IP addresses
+    /// or CIDR blocks, repeatable or comma-separated. Others' forwarding headers are ignored.
     #[arg(long = "trusted-proxies", env = "GIFTGENIUS_TRUSTED_PROXIES", value_delimiter = ',')]
     pub trusted_proxies: Vec<String>,
     /// Crash points for exactly-once tests (comma-separated); never set in production.
@@ -251,6 +251,19 @@ pub struct Config {
     /// cross-origin: they pass the Origin check and get CORS answers. None by default.
     #[arg(long = "cors-origins", env = "GIFTGENIUS_CORS_ORIGINS", value_delimiter = ',')]
     pub cors_origins: Vec<String>,
+
+    // --- Network edge (issue 23: who may connect, and as which address) ---
+    /// The header a trusted proxy (--trusted-proxies) names the client in: `forwarded` (RFC
+    /// 7239), `x-forwarded-for`, or `none` (the peer is the client). Only this header is read.
+    /// Default: `x-forwarded-for` when --trusted-proxies is set, else `none`.
+    #[arg(long, env = "GIFTGENIUS_CLIENT_ADDRESS_HEADER", value_enum)]
+    pub client_address_header: Option<ClientAddressHeader>,
+    /// Open connections at most from one peer address (an IPv6 peer's /64); more are closed at
+    /// once, so one client with slow headers cannot take every --max-connections slot. Trusted
+    /// proxies (every client behind them shares their address) and loopback peers (this
+    /// machine) are exempt. 0 = no cap.
+    #[arg(long, env = "GIFTGENIUS_MAX_CONNECTIONS_PER_PEER", default_value_t = 64)]
+    pub max_connections_per_peer: usize,
 }
 
 /// What to run instead of the server.
@@ -307,7 +320,8 @@ impl Config {
         })
     }
 
-    /// `--trusted-proxies`, parsed (empty entries skipped).
+    /// `--trusted-proxies` (empty entries skipped) with the header they name clients in
+    /// (`--client-address-header`, defaulted as its help says).
     pub fn trusted_proxies(&self) -> anyhow::Result<TrustedProxies> {
         let ranges = self
             .trusted_proxies
@@ -316,7 +330,21 @@ impl Config {
             .filter(|entry| !entry.is_empty())
             .map(|entry| entry.parse::<ProxyRange>().map_err(|why| anyhow::anyhow!("--trusted-proxies: {why}")))
             .collect::<anyhow::Result<Vec<_>>>()?;
-        Ok(TrustedProxies::new(ranges))
+        let header = match self.client_address_header {
+            None if ranges.is_empty() => ClientAddressHeader::None,
+            None => ClientAddressHeader::XForwardedFor,
+            Some(ClientAddressHeader::None) => ClientAddressHeader::None,
+            Some(header) => {
+                anyhow::ensure!(
+                    !ranges.is_empty(),
+                    "--client-address-header {} is read only from --trusted-proxies, and none is given: name \
+                     your proxy's address with --trusted-proxies, or leave --client-address-header out",
+                    header.to_possible_value().map(|v| v.get_name().to_string()).unwrap_or_default()
+                );
+                header
+            }
+        };
+        Ok(TrustedProxies::new(ranges, header))
     }
 
     /// Defaults for tests: loopback, port 0, a database file in `dir` (and, unless the test

@@ -12,9 +12,16 @@
 //! in a day (each replica admits at most `slack` calls it has not written yet, and learns the
 //! others' counts at each flush); a replica killed with -9 loses at most `slack` unwritten
 //! counts. `slack` is a twentieth of the limit, between 1 and 50.
+//!
+//! The counts in memory are bounded: at most [`MAX_COUNTED_ACCOUNT_DAYS`] (account, day) pairs,
+//! the least recently used settled one forgotten first (its total is in the database, so
+//! forgetting it costs one read when it comes back). Pairs with unwritten counts are never
+//! forgotten; when none of the oldest is settled, a new pair first writes every count.
 
-use std::collections::HashMap;
+use std::collections::hash_map::RandomState;
 use std::sync::Mutex;
+
+use hashlink::LinkedHashMap;
 
 use giftgenius_types::{ErrorCode, ToolError};
 
@@ -63,13 +70,31 @@ struct Count {
     known: bool,
 }
 
+/// (account, day) pairs counted in memory at most (about 100 bytes each: 10 MB at the bound).
+pub const MAX_COUNTED_ACCOUNT_DAYS: usize = 100_000;
+
+/// How many of the least recently used pairs are looked at for a settled one to forget.
+const EVICTION_SCAN: usize = 64;
+
+type CountMap = LinkedHashMap<(String, i64), Count, RandomState>;
+
 /// Suggestions counted in memory and written in batches.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct SuggestionCounts {
-    counts: Mutex<HashMap<(String, i64), Count>>,
+    /// Least recently used first. SipHash with a random key: signed-out subjects come from
+    /// client addresses.
+    counts: Mutex<CountMap>,
+    /// At most this many entries in `counts`.
+    bound: usize,
     /// One flush at a time: a call waiting for its account's write waits for the flush in
     /// progress instead of starting another (or spinning).
     flushing: tokio::sync::Mutex<()>,
+}
+
+impl Default for SuggestionCounts {
+    fn default() -> Self {
+        SuggestionCounts::bounded(MAX_COUNTED_ACCOUNT_DAYS)
+    }
 }
 
 /// How many unwritten suggestions one account may have on one replica (see the module doc).
@@ -83,12 +108,49 @@ enum Admit {
     /// This replica holds `slack` unwritten counts, or has not read the account's total yet:
     /// write (or read) first, then ask again.
     FlushFirst,
+    /// The table is at its bound and the oldest pairs all hold unwritten counts: write every
+    /// count (settling them), then ask again.
+    FlushAll,
+}
+
+impl Count {
+    /// Nothing unwritten and nothing being written: the database knows all of it.
+    fn settled(&self) -> bool {
+        self.pending == 0 && self.in_flight == 0
+    }
 }
 
 impl SuggestionCounts {
+    fn bounded(bound: usize) -> Self {
+        SuggestionCounts {
+            counts: Mutex::new(LinkedHashMap::with_hasher(RandomState::new())),
+            bound: bound.max(1),
+            flushing: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    fn counts(&self) -> std::sync::MutexGuard<'_, CountMap> {
+        self.counts.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Makes room for one more pair: forgets the least recently used settled one among the
+    /// oldest [`EVICTION_SCAN`]; `false` when none of them is settled.
+    fn make_room(counts: &mut CountMap, bound: usize) -> bool {
+        if counts.len() < bound {
+            return true;
+        }
+        let oldest_settled =
+            counts.iter().take(EVICTION_SCAN).find(|(_, count)| count.settled()).map(|(key, _)| key.clone());
+        oldest_settled.is_some_and(|key| counts.remove(&key).is_some())
+    }
+
     fn admit(&self, subject: &str, period: i64, limit: i64, slack: i64) -> Admit {
-        let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
-        let count = counts.entry((subject.to_string(), period)).or_default();
+        let mut counts = self.counts();
+        let key = (subject.to_string(), period);
+        if counts.to_back(&key).is_none() && !Self::make_room(&mut counts, self.bound) {
+            return Admit::FlushAll;
+        }
+        let count = counts.entry(key).or_insert_with(Count::default);
         if !count.known {
             Admit::FlushFirst
         } else if count.stored + count.in_flight + count.pending >= limit {
@@ -101,14 +163,17 @@ impl SuggestionCounts {
         }
     }
 
+    /// A forgotten pair was written already: its give-back is lost, one suggestion fewer for
+    /// that account today, never one more.
     fn give_back(&self, subject: &str, period: i64) {
-        let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
-        counts.entry((subject.to_string(), period)).or_default().pending -= 1;
+        if let Some(count) = self.counts().get_mut(&(subject.to_string(), period)) {
+            count.pending -= 1;
+        }
     }
 
     /// Takes the unwritten counts (of one account, or all), leaving them at zero.
     fn take_pending(&self, only: Option<(&str, i64)>) -> Vec<((String, i64), i64)> {
-        let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        let mut counts = self.counts();
         let mut out = Vec::new();
         for (key, count) in counts.iter_mut() {
             if (count.pending != 0 || !count.known) && only.is_none_or(|(s, p)| key.0 == s && key.1 == p) {
@@ -120,25 +185,26 @@ impl SuggestionCounts {
         out
     }
 
+    /// A pair with counts in flight is never forgotten; one that had none (a read of the total)
+    /// may have been, and then there is nothing to record.
     fn written(&self, key: (String, i64), delta: i64, total: i64) {
-        let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
-        let count = counts.entry(key).or_default();
-        count.stored = total;
-        count.in_flight -= delta;
-        count.known = true;
+        if let Some(count) = self.counts().get_mut(&key) {
+            count.stored = total;
+            count.in_flight -= delta;
+            count.known = true;
+        }
     }
 
     fn unwritten(&self, key: (String, i64), delta: i64) {
-        let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
-        let count = counts.entry(key).or_default();
-        count.in_flight -= delta;
-        count.pending += delta;
+        if let Some(count) = self.counts().get_mut(&key) {
+            count.in_flight -= delta;
+            count.pending += delta;
+        }
     }
 
     /// Forgets settled accounts of days before `period` (they are in the database).
     fn forget_before(&self, period: i64) {
-        let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
-        counts.retain(|(_, p), count| *p >= period || count.pending != 0);
+        self.counts().retain(|(_, p), count| *p >= period || count.pending != 0);
     }
 }
 
@@ -214,6 +280,7 @@ impl Limits {
                 Admit::FlushFirst => {
                     self.flush_suggestions(Some((&call.subject, period))).await.map_err(|e| internal(call, &e))?
                 }
+                Admit::FlushAll => self.flush_suggestions(None).await.map_err(|e| internal(call, &e))?,
             }
         }
     }
@@ -271,6 +338,58 @@ impl Limits {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Admits one suggestion for `subject` today, reading its total (0) first if needed.
+    fn admit_settled(counts: &SuggestionCounts, subject: &str) {
+        if let Admit::FlushFirst = counts.admit(subject, 1, 100, 5) {
+            for (key, delta) in counts.take_pending(Some((subject, 1))) {
+                counts.written(key, delta, 0);
+            }
+        }
+    }
+
+    fn subjects(counts: &SuggestionCounts) -> Vec<String> {
+        counts.counts().keys().map(|(s, _)| s.clone()).collect()
+    }
+
+    #[test]
+    fn the_counts_keep_at_most_their_bound_forgetting_the_least_recently_used_settled_pair() {
+        let counts = SuggestionCounts::bounded(3);
+        for subject in ["a", "b", "c"] {
+            admit_settled(&counts, subject);
+            for (key, delta) in counts.take_pending(None) {
+                counts.written(key, delta, delta);
+            }
+        }
+        admit_settled(&counts, "a"); // used again: now the most recent
+        for (key, delta) in counts.take_pending(None) {
+            counts.written(key, delta, delta);
+        }
+        for subject in ["d", "e"] {
+            admit_settled(&counts, subject);
+            for (key, delta) in counts.take_pending(None) {
+                counts.written(key, delta, delta);
+            }
+            assert_eq!(counts.counts().len(), 3, "never more than the bound");
+        }
+        assert_eq!(subjects(&counts), ["a", "d", "e"], "b, then c, went first");
+    }
+
+    #[test]
+    fn a_pair_with_unwritten_counts_is_never_forgotten_a_new_one_writes_first() {
+        let counts = SuggestionCounts::bounded(2);
+        for subject in ["a", "b"] {
+            admit_settled(&counts, subject);
+            assert!(matches!(counts.admit(subject, 1, 100, 5), Admit::Yes), "counted, not written");
+        }
+        assert!(matches!(counts.admit("c", 1, 100, 5), Admit::FlushAll));
+        assert_eq!(subjects(&counts), ["a", "b"]);
+        for (key, delta) in counts.take_pending(None) {
+            counts.written(key, delta, delta);
+        }
+        admit_settled(&counts, "c");
+        assert_eq!(subjects(&counts), ["b", "c"]);
+    }
 
     #[test]
     fn limits_reset_at_the_next_utc_midnight_or_hour() {

@@ -220,6 +220,32 @@ async fn auth_layer(state: &AppState, public_url: &str) -> anyhow::Result<(AuthS
     Ok((auth, Some(crate::auth::metadata::router(document))))
 }
 
+/// Who callers are (see `auth/mode.rs`), from the flags and the address the listener is
+/// really bound to. stdio serves the one client that spawned us, on the developer's own
+/// machine: local mode, so never with an issuer, and its HTTP side on loopback only.
+fn mode_of(config: &Config, public_url: &str, bound: SocketAddr) -> anyhow::Result<AuthMode> {
+    if config.stdio {
+        anyhow::ensure!(
+            config.auth_issuer.is_none() && !config.single_user,
+            "--stdio serves the one local client that started this process, as the local user; it takes no \
+             --auth-issuer or --single-user. Drop --stdio to serve signed-in users over HTTP"
+        );
+        anyhow::ensure!(
+            crate::auth::mode::is_loopback_ip(bound.ip()),
+            "--stdio runs in local mode, which listens on loopback only: pass --host 127.0.0.1 (not {})",
+            bound.ip()
+        );
+        return Ok(AuthMode::Local);
+    }
+    Ok(AuthMode::decide(
+        config.auth_issuer.as_deref(),
+        config.auth_audience.clone(),
+        public_url,
+        bound.ip(),
+        config.single_user,
+    )?)
+}
+
 impl Application {
     /// Binds the listener (port 0 picks a free port) and wires the routes.
     pub async fn build(config: Config) -> anyhow::Result<Self> {
@@ -239,17 +265,7 @@ impl Application {
                 format!("http://{host}:{}", addr.port())
             }
         };
-        // stdio serves one client that spawned us: the developer's own machine, local mode.
-        let mode = if config.stdio {
-            AuthMode::Local
-        } else {
-            AuthMode::decide(
-                config.auth_issuer.as_deref(),
-                config.auth_audience.clone(),
-                &public_url,
-                config.single_user,
-            )?
-        };
+        let mode = mode_of(&config, &public_url, addr)?;
         let line = mode.startup_line(&public_url);
         if mode.is_loud() {
             tracing::warn!("{line}");
@@ -281,7 +297,7 @@ impl Application {
             }
         }
         let router = crate::http::guarded(router, &config, &state, &shutdown)?;
-        let limits = crate::http::connection_limits(&config);
+        let limits = crate::http::connection_limits(&config)?;
         Ok(Self { listener, router, limits, state, addr, public_url, shutdown })
     }
 

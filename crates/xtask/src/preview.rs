@@ -27,6 +27,12 @@ const TESTS_DIR: &str = "browser-tests";
 /// Written into node_modules after a successful `npm ci`: the lockfile's hash it installed.
 const NPM_STAMP: &str = "node_modules/.giftgenius-lock.sha256";
 
+/// Whether `--host` listens on this machine only. `0.0.0.0` and `::` do not: they listen on
+/// every interface.
+fn is_loopback_host(host: &str) -> bool {
+    host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
 /// The public client the preview host page signs in as (`preview --auth`).
 pub const PREVIEW_CLIENT_ID: &str = "giftgenius-preview";
 
@@ -40,8 +46,21 @@ pub fn run(root: &Path, server_args: &[String], auth: bool) -> Result<()> {
     if port == "0" {
         bail!("preview: pass a fixed --port (the preview catalog source needs to know it)");
     }
-    let loopback = ["0.0.0.0", "::", "127.0.0.1", "localhost"].contains(&host.as_str());
-    let browse_host = if loopback { "127.0.0.1".to_string() } else { host.clone() };
+    // `0.0.0.0` and `::` listen on every interface: not loopback (the server refuses local mode
+    // there), though the page is still browsed at 127.0.0.1.
+    let loopback = is_loopback_host(&host);
+    let wildcard = ["0.0.0.0", "::"].contains(&host.as_str());
+    let identified = auth
+        || user_value(server_args, "--auth-issuer", "GIFTGENIUS_AUTH_ISSUER").is_some()
+        || server_args.iter().any(|a| a == "--single-user")
+        || std::env::var("GIFTGENIUS_SINGLE_USER").is_ok_and(|v| !v.is_empty() && v != "false");
+    if !loopback && !identified {
+        bail!(
+            "preview: --host {host} is reachable from the network, and local mode would let anyone there act as any \
+             local user: pass --auth (signed-in mode with the local authorization server), or --host 127.0.0.1"
+        );
+    }
+    let browse_host = if loopback || wildcard { "127.0.0.1".to_string() } else { host.clone() };
     let base = format!("http://{browse_host}:{port}");
     crate::build_sandbox_provider(root, false)?;
     let mut server = cmd::cargo();
@@ -330,4 +349,17 @@ pub fn browser_tests(root: &Path, html: &Path) -> Result<()> {
     cmd::run(&mut node)?;
     eprintln!("xtask: browser tests passed; screenshots in {}", artifacts.display());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn only_loopback_hosts_are_loopback_not_the_wildcards() {
+        for host in ["127.0.0.1", "127.0.0.2", "localhost", "::1"] {
+            assert!(super::is_loopback_host(host), "{host}");
+        }
+        for host in ["0.0.0.0", "::", "192.168.1.5", "example.com"] {
+            assert!(!super::is_loopback_host(host), "{host}");
+        }
+    }
 }

@@ -111,7 +111,14 @@ pub async fn authenticate(State(state): State<AuthState>, request: Request, next
         }
         [value] => match bearer_token(value) {
             Some(token) => match verifier.verify(token).await {
-                Ok(principal) => principal,
+                Ok(principal) => {
+                    // A verified account has usage limits of its own; only requests whose token
+                    // verified leave the per-address rate limit (`http/rate_limit.rs`).
+                    if let Some(counted) = parts.extensions.remove::<crate::http::rate_limit::Counted>() {
+                        counted.verified();
+                    }
+                    principal
+                }
                 Err(AuthError::Unreachable) => return unavailable(),
                 Err(e) => {
                     tracing::debug!(reason = e.code(), "refused an access token");

@@ -1,13 +1,19 @@
 //! How the server decides who a caller is, chosen once at startup from `--auth-issuer`,
-//! `--auth-audience`, `--public-url` and `--single-user`; and the startup line that says so.
+//! `--auth-audience`, `--public-url`, `--single-user` and the address the listener is bound to;
+//! and the startup line that says so.
 //!
-//! | issuer | public URL   | `--single-user` | mode |
-//! |--------|--------------|-----------------|------|
-//! | given  | any          | no              | `Verified` (audience defaults to `{public_url}/mcp`) |
-//! | none   | loopback     | no              | `Local` |
-//! | none   | any          | yes             | `SingleUser` (loud warning) |
-//! | none   | non-loopback | no              | refuse to start |
-//! | given  | any          | yes             | refuse to start (contradictory) |
+//! | issuer | bound address and public URL | `--single-user` | mode |
+//! |--------|------------------------------|-----------------|------|
+//! | given  | any                          | no              | `Verified` (audience defaults to `{public_url}/mcp`) |
+//! | none   | both loopback                | no              | `Local` |
+//! | none   | any                          | yes             | `SingleUser` (loud warning) |
+//! | none   | either not loopback          | no              | refuse to start |
+//! | given  | any                          | yes             | refuse to start (contradictory) |
+//!
+//! The bound address is checked, not only the public URL: `--host 0.0.0.0` listens on every
+//! interface whatever URL it is reached at, so local mode there would let the network act as
+//! any local user. Local mode also refuses, per request, any peer that is not loopback
+//! (`http::local_mode`).
 
 use std::fmt;
 use std::net::IpAddr;
@@ -79,6 +85,11 @@ pub enum ModeError {
     NonLoopbackWithoutIssuer {
         public_url: String,
     },
+    /// A listener others can reach (`--host 0.0.0.0`, a LAN address), and nobody to tell
+    /// callers apart.
+    NonLoopbackBindWithoutIssuer {
+        bind: IpAddr,
+    },
     IssuerAndSingleUser,
     AudienceWithoutIssuer,
     BadIssuer(String),
@@ -94,6 +105,12 @@ impl fmt::Display for ModeError {
                  the server could act as anyone. Give --auth-issuer URL (your OAuth authorization server), or \
                  --single-user for a demo where everyone is one and the same user"
             ),
+            ModeError::NonLoopbackBindWithoutIssuer { bind } => write!(
+                f,
+                "--host {bind} listens on a non-loopback address and no --auth-issuer is set, so anyone on the \
+                 network could act as any local user. Give --auth-issuer URL (your OAuth authorization server), or \
+                 --single-user for a demo where everyone is one and the same user, or listen on --host 127.0.0.1"
+            ),
             ModeError::IssuerAndSingleUser => {
                 write!(f, "--single-user and --auth-issuer contradict each other: give one of them")
             }
@@ -108,11 +125,12 @@ impl std::error::Error for ModeError {}
 
 impl AuthMode {
     /// Applies the rules in the module documentation. `issuer` is the raw `--auth-issuer` text
-    /// (see [`Issuer`] for why it is not a `Url`).
+    /// (see [`Issuer`] for why it is not a `Url`); `bind` the address the listener is bound to.
     pub fn decide(
         issuer: Option<&str>,
         audience: Option<String>,
         public_url: &str,
+        bind: IpAddr,
         single_user: bool,
     ) -> Result<AuthMode, ModeError> {
         let public = Url::parse(public_url).map_err(|e| ModeError::BadPublicUrl(format!("{public_url}: {e}")))?;
@@ -125,6 +143,7 @@ impl AuthMode {
             }
             (None, _) if audience.is_some() => Err(ModeError::AudienceWithoutIssuer),
             (None, true) => Ok(AuthMode::SingleUser),
+            (None, false) if !is_loopback_ip(bind) => Err(ModeError::NonLoopbackBindWithoutIssuer { bind }),
             (None, false) if is_loopback(&public) => Ok(AuthMode::Local),
             (None, false) => {
                 Err(ModeError::NonLoopbackWithoutIssuer { public_url: public_url.trim_end_matches('/').to_string() })
@@ -174,6 +193,15 @@ pub fn is_loopback(url: &Url) -> bool {
     }
 }
 
+/// `127.0.0.0/8` or `::1`, also as an IPv4-mapped IPv6 address (a dual-stack socket's peer).
+/// `0.0.0.0` and `::` are not: they listen on every interface.
+pub fn is_loopback_ip(address: IpAddr) -> bool {
+    match address {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(v6.is_loopback(), |v4| v4.is_loopback()),
+        IpAddr::V4(v4) => v4.is_loopback(),
+    }
+}
+
 /// Whether we fetch from this URL: `https`, or `http` to a loopback host.
 pub fn fetch_allowed(url: &Url) -> bool {
     url.scheme() == "https" || (url.scheme() == "http" && is_loopback(url))
@@ -183,8 +211,30 @@ pub fn fetch_allowed(url: &Url) -> bool {
 mod tests {
     use super::*;
 
+    const LOOPBACK: IpAddr = IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
+
     fn decide(issuer: Option<&str>, audience: Option<&str>, public: &str, single: bool) -> Result<AuthMode, ModeError> {
-        AuthMode::decide(issuer, audience.map(str::to_string), public, single)
+        AuthMode::decide(issuer, audience.map(str::to_string), public, LOOPBACK, single)
+    }
+
+    #[test]
+    fn local_mode_needs_a_loopback_bind_whatever_the_public_url_says() {
+        for bind in ["0.0.0.0", "::", "192.168.1.5", "fe80::1", "::ffff:10.0.0.1"] {
+            let bind: IpAddr = bind.parse().unwrap();
+            let err = AuthMode::decide(None, None, "http://127.0.0.1:8000", bind, false).unwrap_err();
+            assert_eq!(err, ModeError::NonLoopbackBindWithoutIssuer { bind });
+            let message = err.to_string();
+            assert!(message.contains("--auth-issuer") && message.contains("--single-user"), "{message}");
+            assert_eq!(AuthMode::decide(None, None, "http://127.0.0.1:8000", bind, true), Ok(AuthMode::SingleUser));
+            assert!(matches!(
+                AuthMode::decide(Some("https://as.example"), None, "http://127.0.0.1:8000", bind, false),
+                Ok(AuthMode::Verified { .. })
+            ));
+        }
+        for bind in ["127.0.0.1", "127.3.2.1", "::1", "::ffff:127.0.0.1"] {
+            let bind: IpAddr = bind.parse().unwrap();
+            assert_eq!(AuthMode::decide(None, None, "http://localhost:8000", bind, false), Ok(AuthMode::Local));
+        }
     }
 
     #[test]

@@ -1,11 +1,17 @@
 //! Who is on the other end of a request: the client address the per-address rate limit and the
 //! signed-out suggestion budget count against.
 //!
-//! It is the TCP peer, unless the peer is one of `--trusted-proxies`: then the `Forwarded`
-//! (RFC 7239) or `X-Forwarded-For` header names the client. Those headers are read from the
-//! right, skipping the trusted proxies, and the first address that is not one of them is the
-//! client (everything left of it was written by someone we do not trust, so it may be forged).
-//! From any other peer the headers are ignored: a client cannot pick its own address.
+//! It is the TCP peer, unless the peer is one of `--trusted-proxies`: then the one header the
+//! operator names with `--client-address-header` (`x-forwarded-for` by default when proxies are
+//! trusted, `forwarded` for RFC 7239) names the client. Only that header is read: a proxy that
+//! appends to `X-Forwarded-For` passes a client's own `Forwarded` header through untouched, so
+//! reading any other header would let the client pick its address. It is read from the right,
+//! skipping the trusted proxies, and the first address that is not one of them is the client
+//! (everything left of it was written by someone we do not trust, so it may be forged). From any
+//! other peer the headers are ignored.
+//!
+//! Limits and anonymous subjects count per [`client_group`]: an IPv4 address, or an IPv6 /64
+//! (one subscriber's network: anyone holding a /64 can pick any of its 2^64 addresses).
 
 use std::net::{IpAddr, SocketAddr};
 use std::str::FromStr;
@@ -90,17 +96,42 @@ fn canonical(address: IpAddr) -> IpAddr {
     }
 }
 
-/// The proxies whose forwarding headers are believed (`--trusted-proxies`; empty: none).
+/// What limits and anonymous subjects count against: the address itself for IPv4, its /64 for
+/// IPv6 (the rest of the address zeroed), IPv4-mapped IPv6 as IPv4.
+pub fn client_group(address: IpAddr) -> IpAddr {
+    match canonical(address) {
+        IpAddr::V6(v6) => IpAddr::V6((u128::from(v6) & !(u128::MAX >> 64)).into()),
+        v4 => v4,
+    }
+}
+
+/// The header a trusted proxy names the client in (`--client-address-header`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ClientAddressHeader {
+    /// RFC 7239 `Forwarded: for=…`.
+    Forwarded,
+    /// `X-Forwarded-For: client, proxy1, …` (what most proxies and load balancers append).
+    XForwardedFor,
+    /// No header: the TCP peer is the client.
+    #[default]
+    None,
+}
+
+/// The proxies whose forwarding header is believed (`--trusted-proxies`; empty: none), and
+/// which header that is.
 #[derive(Debug, Clone, Default)]
-pub struct TrustedProxies(Arc<[ProxyRange]>);
+pub struct TrustedProxies {
+    ranges: Arc<[ProxyRange]>,
+    header: ClientAddressHeader,
+}
 
 impl TrustedProxies {
-    pub fn new(ranges: Vec<ProxyRange>) -> Self {
-        TrustedProxies(ranges.into())
+    pub fn new(ranges: Vec<ProxyRange>, header: ClientAddressHeader) -> Self {
+        TrustedProxies { ranges: ranges.into(), header }
     }
 
     pub fn trusts(&self, address: IpAddr) -> bool {
-        self.0.iter().any(|range| range.contains(address))
+        self.ranges.iter().any(|range| range.contains(address))
     }
 
     /// The client address of a request from `peer` with `headers`.
@@ -109,8 +140,11 @@ impl TrustedProxies {
         if !self.trusts(peer) {
             return peer;
         }
-        // `Forwarded` is the standard; a proxy that writes it is asked first.
-        let hops = forwarded_for(headers).or_else(|| x_forwarded_for(headers));
+        let hops = match self.header {
+            ClientAddressHeader::Forwarded => forwarded_for(headers),
+            ClientAddressHeader::XForwardedFor => x_forwarded_for(headers),
+            ClientAddressHeader::None => None,
+        };
         let Some(hops) = hops else { return peer };
         // Right to left: the nearest hop first. An unreadable entry ends the walk, since
         // nothing left of it can be attributed; the last trusted hop is then the client.
@@ -191,7 +225,11 @@ mod tests {
     use axum::http::HeaderValue;
 
     fn trusted(list: &[&str]) -> TrustedProxies {
-        TrustedProxies::new(list.iter().map(|s| s.parse().unwrap()).collect())
+        trusted_with(list, ClientAddressHeader::XForwardedFor)
+    }
+
+    fn trusted_with(list: &[&str], header: ClientAddressHeader) -> TrustedProxies {
+        TrustedProxies::new(list.iter().map(|s| s.parse().unwrap()).collect(), header)
     }
 
     fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
@@ -246,8 +284,8 @@ mod tests {
     }
 
     #[test]
-    fn the_forwarded_header_is_read_first_with_ports_and_ipv6() {
-        let t = trusted(&["127.0.0.1"]);
+    fn the_forwarded_header_is_read_with_ports_and_ipv6_when_named() {
+        let t = trusted_with(&["127.0.0.1"], ClientAddressHeader::Forwarded);
         let h = headers(&[
             ("forwarded", r#"for="[2001:db8::7]:4711";proto=https, for=127.0.0.1"#),
             ("x-forwarded-for", "203.0.113.9"),
@@ -257,5 +295,34 @@ mod tests {
         assert_eq!(t.client_of(ip("127.0.0.1"), &h), ip("198.51.100.7"));
         let h = headers(&[("forwarded", "for=_hidden")]);
         assert_eq!(t.client_of(ip("127.0.0.1"), &h), ip("127.0.0.1"));
+    }
+
+    #[test]
+    fn only_the_named_header_is_read_so_a_client_cannot_add_the_other() {
+        // Behind a proxy that appends X-Forwarded-For, a client sends its own Forwarded header
+        // naming whoever it likes; on main that header won.
+        let h = headers(&[("forwarded", "for=198.51.100.77"), ("x-forwarded-for", "203.0.113.9")]);
+        let xff = trusted_with(&["127.0.0.1"], ClientAddressHeader::XForwardedFor);
+        assert_eq!(xff.client_of(ip("127.0.0.1"), &h), ip("203.0.113.9"));
+        // And the other way round for a proxy that writes Forwarded.
+        let h = headers(&[("forwarded", "for=203.0.113.9"), ("x-forwarded-for", "198.51.100.77")]);
+        let fwd = trusted_with(&["127.0.0.1"], ClientAddressHeader::Forwarded);
+        assert_eq!(fwd.client_of(ip("127.0.0.1"), &h), ip("203.0.113.9"));
+        // `none`: the peer, whatever the headers.
+        let none = trusted_with(&["127.0.0.1"], ClientAddressHeader::None);
+        assert_eq!(none.client_of(ip("127.0.0.1"), &h), ip("127.0.0.1"));
+        // Only the named header present in neither: the proxy itself.
+        let only_forwarded = headers(&[("forwarded", "for=198.51.100.77")]);
+        assert_eq!(xff.client_of(ip("127.0.0.1"), &only_forwarded), ip("127.0.0.1"));
+    }
+
+    #[test]
+    fn ipv6_clients_are_grouped_by_their_64_and_ipv4_by_address() {
+        assert_eq!(client_group(ip("2001:db8:1:2:aaaa:bbbb:cccc:dddd")), ip("2001:db8:1:2::"));
+        assert_eq!(client_group(ip("2001:db8:1:2::1")), client_group(ip("2001:db8:1:2:ffff::9")));
+        assert_ne!(client_group(ip("2001:db8:1:2::1")), client_group(ip("2001:db8:1:3::1")));
+        assert_eq!(client_group(ip("203.0.113.9")), ip("203.0.113.9"));
+        assert_ne!(client_group(ip("203.0.113.9")), client_group(ip("203.0.113.10")));
+        assert_eq!(client_group(ip("::ffff:203.0.113.9")), ip("203.0.113.9"));
     }
 }

@@ -10,15 +10,17 @@
 //!   host names (`local_only.rs`).
 //!
 //! And what guards every route, `/mcp` included ([`guarded`]): the request timeout
-//! (`deadline.rs`), the client's address (`client_addr.rs`), the per-address rate limit
-//! (`rate_limit.rs`), and outside them CORS for `--cors-origins` (`cors.rs`); and the accept loop with its header-read timeout and connection cap
-//! (`serve.rs`).
+//! (`deadline.rs`), local mode's loopback-peer guard (`local_mode.rs`), the client's address
+//! (`client_addr.rs`), the per-address rate limit (`rate_limit.rs`), and outside them CORS for
+//! `--cors-origins` (`cors.rs`); and the accept loop with its header-read timeout and
+//! connection caps (`serve.rs`).
 
 pub mod checkout_page;
 pub mod client_addr;
 pub mod cors;
 pub mod deadline;
 pub mod images;
+pub mod local_mode;
 pub mod local_only;
 pub mod policy_pages;
 pub mod preview;
@@ -53,8 +55,9 @@ pub fn router(config: &Config, app: Arc<AppState>) -> Router {
 }
 
 /// `router` behind the guards every request meets, outermost first: CORS (`--cors-origins`),
-/// the request timeout, the client address (`--trusted-proxies`), the per-address rate limit.
-/// Each is left out when its flag is 0 or empty.
+/// the request timeout, local mode's loopback-peer guard (`local_mode.rs`), the client address
+/// (`--trusted-proxies`), the per-address rate limit. Each is left out when its flag is 0 or
+/// empty (or, the guard, outside local mode).
 pub fn guarded(
     router: Router,
     config: &Config,
@@ -68,6 +71,9 @@ pub fn guarded(
         router = router.layer(from_fn_with_state(limit, rate_limit::rate_limit));
     }
     router = router.layer(from_fn_with_state(config.trusted_proxies()?, client_addr::resolve_client_addr));
+    if app.auth == AuthMode::Local {
+        router = router.layer(axum::middleware::from_fn(local_mode::loopback_peers_only));
+    }
     if config.request_timeout_ms > 0 {
         router = router.layer(from_fn_with_state(Duration::from_millis(config.request_timeout_ms), deadline::deadline));
     }
@@ -79,13 +85,15 @@ pub fn guarded(
 }
 
 /// The accept loop's limits from the flags (0 = off).
-pub fn connection_limits(config: &Config) -> serve::ConnectionLimits {
-    serve::ConnectionLimits {
+pub fn connection_limits(config: &Config) -> anyhow::Result<serve::ConnectionLimits> {
+    Ok(serve::ConnectionLimits {
         header_read_timeout: (config.header_read_timeout_ms > 0)
             .then(|| Duration::from_millis(config.header_read_timeout_ms)),
         max_connections: (config.max_connections > 0).then_some(config.max_connections),
+        max_connections_per_peer: (config.max_connections_per_peer > 0).then_some(config.max_connections_per_peer),
+        uncapped_peers: config.trusted_proxies()?,
         tcp_nodelay: true,
-    }
+    })
 }
 
 /// Text made safe for HTML text and attribute values.

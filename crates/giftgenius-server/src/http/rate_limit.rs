@@ -1,60 +1,99 @@
-//! The per-address rate limit for unauthenticated traffic (`--rate-limit-per-minute`).
+//! The per-address rate limit (`--rate-limit-per-minute`).
 //!
-//! Each client address ([`ClientAddr`]: the peer, or the client a trusted proxy names) has a
-//! bucket of N requests that refills at N per minute (GCRA, the `governor` crate); a request
-//! over it is answered `429 Too Many Requests` with `Retry-After`, before anything else runs.
+//! Each client group ([`client_group`] of the [`ClientAddr`]: an IPv4 address or an IPv6 /64)
+//! has a bucket of N requests that refills at N per minute (GCRA: one "theoretical arrival
+//! time" per group); a request over it is answered `429 Too Many Requests` with `Retry-After`,
+//! before anything else runs, so a flood costs no signature check.
 //!
-//! What counts as unauthenticated: in verified mode, a request without an `Authorization`
-//! header (signed-out suggestions, tool lists, the widget resource, images, checkout pages); a
-//! request with a token is left to the auth middleware, which refuses a bad one with a 401
-//! after one signature check (an unknown key id refreshes the issuer's keys at most once per
-//! 30 s), and a verified account has its own usage limits. In local and single-user modes no
-//! token identifies anyone, so every request counts. `/healthz` never does: load balancers
-//! poll it.
+//! Every request counts, on every route, until a token has actually verified: in verified mode
+//! the auth middleware in front of `/mcp` gives the request back ([`Counted::verified`]) once its
+//! bearer token verifies, since a verified account has usage limits of its own. A request whose
+//! token fails, and any request to a route that never checks a token (images, checkout pages,
+//! the preview, metadata), stays counted whatever `Authorization` header it carries. `/healthz`
+//! never counts: load balancers poll it.
+//!
+//! The table is bounded: at most [`MAX_TRACKED_GROUPS`] groups, the least recently seen
+//! forgotten first (an LRU), and full buckets are forgotten every minute. A group that was
+//! forgotten starts again with a full bucket, which only helps someone who already holds that
+//! many addresses (or /64s), each with a bucket of its own anyway.
 //!
 //! Behind a proxy every request comes from the proxy's address: name it in `--trusted-proxies`
 //! or all clients share one bucket.
 
+use std::collections::hash_map::RandomState;
 use std::net::IpAddr;
-use std::num::NonZeroU32;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use governor::clock::{Clock, DefaultClock};
-use governor::{DefaultKeyedRateLimiter, Quota};
+use hashlink::LruCache;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::client_addr::ClientAddr;
+use super::client_addr::{ClientAddr, client_group};
 
 /// How often buckets that have refilled completely are forgotten (they hold nothing).
 const FORGET_FULL_BUCKETS_EVERY: Duration = Duration::from_secs(60);
 
-/// The limiter and what it exempts. Shared by every request.
+/// Client groups tracked at most (about 100 bytes each: 10 MB at the bound).
+pub const MAX_TRACKED_GROUPS: usize = 100_000;
+
+/// The limiter. Shared by every request.
 pub struct RateLimit {
-    limiter: DefaultKeyedRateLimiter<IpAddr>,
-    clock: DefaultClock,
-    /// Verified mode: requests that carry a token are the auth middleware's to judge.
+    /// Per group, the time its bucket is full again plus one interval (GCRA's TAT). SipHash
+    /// with a random key: the keys are chosen by clients.
+    buckets: Mutex<LruCache<IpAddr, Instant, RandomState>>,
+    /// Time one request takes to refill (a minute / N).
+    interval: Duration,
+    /// How far ahead of now a bucket's TAT may run: N − 1 intervals (a burst of N).
+    burst: Duration,
+    /// Verified mode: a request whose token verifies is given back.
     tokens_identify_callers: bool,
+}
+
+/// A request counted against its group, in the request's extensions in verified mode: the auth
+/// middleware gives it back when the request's token verifies.
+#[derive(Clone)]
+pub struct Counted {
+    limit: Arc<RateLimit>,
+    group: IpAddr,
+}
+
+impl Counted {
+    /// The request's bearer token verified: it does not count against its address.
+    pub fn verified(self) {
+        self.limit.give_back(self.group);
+    }
 }
 
 impl RateLimit {
     /// `None` when `per_minute` is 0 (off).
     pub fn new(per_minute: u32, tokens_identify_callers: bool) -> Option<Arc<RateLimit>> {
-        let quota = Quota::per_minute(NonZeroU32::new(per_minute)?);
+        RateLimit::bounded(per_minute, tokens_identify_callers, MAX_TRACKED_GROUPS)
+    }
+
+    fn bounded(per_minute: u32, tokens_identify_callers: bool, max_groups: usize) -> Option<Arc<RateLimit>> {
+        if per_minute == 0 {
+            return None;
+        }
+        let interval = Duration::from_secs(60) / per_minute;
         Some(Arc::new(RateLimit {
-            limiter: DefaultKeyedRateLimiter::keyed(quota),
-            clock: DefaultClock::default(),
+            buckets: Mutex::new(LruCache::with_hasher(max_groups, RandomState::new())),
+            interval,
+            burst: interval * (per_minute - 1),
             tokens_identify_callers,
         }))
     }
 
+    fn buckets(&self) -> std::sync::MutexGuard<'_, LruCache<IpAddr, Instant, RandomState>> {
+        self.buckets.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// Forgets full buckets every minute until `shutdown`, so the table holds only the
-    /// addresses seen lately.
+    /// groups seen lately.
     pub fn spawn_pruning(self: &Arc<Self>, shutdown: CancellationToken) {
         let limit = Arc::downgrade(self);
         tokio::spawn(async move {
@@ -65,34 +104,50 @@ impl RateLimit {
                     _ = tick.tick() => {}
                 }
                 let Some(limit) = limit.upgrade() else { return };
-                limit.limiter.retain_recent();
-                limit.limiter.shrink_to_fit();
+                limit.forget_full(Instant::now());
             }
         });
     }
 
-    fn exempt(&self, request: &Request) -> bool {
-        request.uri().path() == "/healthz"
-            || (self.tokens_identify_callers && request.headers().contains_key(header::AUTHORIZATION))
+    fn forget_full(&self, now: Instant) {
+        self.buckets().retain(|_, full_at| *full_at > now);
     }
 
-    /// How long `address` must wait, or `None` when its request may go on (and is counted).
-    fn wait_for(&self, address: IpAddr) -> Option<Duration> {
-        self.limiter.check_key(&address).err().map(|not_until| not_until.wait_time_from(self.clock.now()))
+    /// Counts one request of `group` at `now`, or says how long it must wait.
+    fn take(&self, group: IpAddr, now: Instant) -> Result<(), Duration> {
+        let mut buckets = self.buckets();
+        let tat = buckets.get(&group).map_or(now, |tat| (*tat).max(now));
+        let earliest = tat.checked_sub(self.burst).unwrap_or(now);
+        if earliest > now {
+            return Err(earliest - now);
+        }
+        buckets.insert(group, tat + self.interval);
+        Ok(())
+    }
+
+    /// Gives one counted request back (its token verified).
+    fn give_back(&self, group: IpAddr) {
+        if let Some(tat) = self.buckets().peek_mut(&group) {
+            *tat = tat.checked_sub(self.interval).unwrap_or(*tat);
+        }
     }
 }
 
 /// Middleware: `axum::middleware::from_fn_with_state(limit, rate_limit)`.
-pub async fn rate_limit(State(limit): State<Arc<RateLimit>>, request: Request, next: Next) -> Response {
-    if limit.exempt(&request) {
+pub async fn rate_limit(State(limit): State<Arc<RateLimit>>, mut request: Request, next: Next) -> Response {
+    if request.uri().path() == "/healthz" {
         return next.run(request).await;
     }
     // No address: a request that did not come over a socket; nothing to count it against.
     let Some(address) = ClientAddr::of(request.extensions()) else { return next.run(request).await };
-    match limit.wait_for(address) {
-        None => next.run(request).await,
-        Some(wait) => too_many_requests(wait),
+    let group = client_group(address);
+    if let Err(wait) = limit.take(group, Instant::now()) {
+        return too_many_requests(wait);
     }
+    if limit.tokens_identify_callers {
+        request.extensions_mut().insert(Counted { limit: limit.clone(), group });
+    }
+    next.run(request).await
 }
 
 fn too_many_requests(wait: Duration) -> Response {
@@ -111,17 +166,67 @@ fn too_many_requests(wait: Duration) -> Response {
 mod tests {
     use super::*;
 
+    fn ip(s: &str) -> IpAddr {
+        s.parse().unwrap()
+    }
+
     #[test]
     fn a_bucket_of_n_then_a_wait_of_about_a_minute_over_n() {
         let limit = RateLimit::new(3, false).unwrap();
-        let a: IpAddr = "192.0.2.1".parse().unwrap();
-        let b: IpAddr = "192.0.2.2".parse().unwrap();
+        let now = Instant::now();
+        let (a, b) = (ip("192.0.2.1"), ip("192.0.2.2"));
         for _ in 0..3 {
-            assert_eq!(limit.wait_for(a), None);
+            assert_eq!(limit.take(a, now), Ok(()));
         }
-        let wait = limit.wait_for(a).expect("the fourth request waits");
-        assert!(wait > Duration::from_secs(15) && wait <= Duration::from_secs(20), "{wait:?}");
-        assert_eq!(limit.wait_for(b), None, "another address has its own bucket");
+        let wait = limit.take(a, now).expect_err("the fourth request waits");
+        assert_eq!(wait, Duration::from_secs(20));
+        assert_eq!(limit.take(b, now), Ok(()), "another address has its own bucket");
+        // One interval later, one more request.
+        assert_eq!(limit.take(a, now + Duration::from_secs(20)), Ok(()));
+        assert!(limit.take(a, now + Duration::from_secs(20)).is_err());
+    }
+
+    #[test]
+    fn a_request_given_back_does_not_count() {
+        let limit = RateLimit::new(2, true).unwrap();
+        let now = Instant::now();
+        let a = ip("192.0.2.1");
+        for _ in 0..10 {
+            assert_eq!(limit.take(a, now), Ok(()));
+            limit.give_back(a);
+        }
+        assert_eq!(limit.take(a, now), Ok(()));
+        assert_eq!(limit.take(a, now), Ok(()));
+        assert!(limit.take(a, now).is_err());
+    }
+
+    #[test]
+    fn the_table_keeps_at_most_its_bound_forgetting_the_least_recently_seen_first() {
+        let limit = RateLimit::bounded(1, false, 3).unwrap();
+        let now = Instant::now();
+        let groups: Vec<IpAddr> = (1..=5).map(|i| ip(&format!("192.0.2.{i}"))).collect();
+        for group in &groups[..3] {
+            assert_eq!(limit.take(*group, now), Ok(()));
+        }
+        assert!(limit.take(groups[0], now).is_err(), "seen again: now the most recent");
+        for group in &groups[3..] {
+            assert_eq!(limit.take(*group, now), Ok(()));
+            assert_eq!(limit.buckets().len(), 3, "never more than the bound");
+        }
+        // .2 and .3 were the least recently seen: forgotten, so full again. .1 is still empty.
+        assert!(limit.take(groups[0], now).is_err());
+        assert_eq!(limit.take(groups[1], now), Ok(()));
+        assert_eq!(limit.buckets().len(), 3);
+    }
+
+    #[test]
+    fn full_buckets_are_forgotten() {
+        let limit = RateLimit::new(60, false).unwrap();
+        let now = Instant::now();
+        limit.take(ip("192.0.2.1"), now).unwrap();
+        limit.take(ip("192.0.2.2"), now + Duration::from_millis(1500)).unwrap();
+        limit.forget_full(now + Duration::from_secs(2));
+        assert_eq!(limit.buckets().len(), 1, "the first refilled after a second, the second not yet");
     }
 
     #[test]

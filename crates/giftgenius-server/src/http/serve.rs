@@ -8,13 +8,23 @@
 //! - Connection cap (`--max-connections`): at the cap the loop stops accepting; new clients
 //!   wait in the kernel's backlog until a connection closes (backpressure, not refusal: a
 //!   burst is served late rather than failed).
+//! - Per-peer cap (`--max-connections-per-peer`, default 64): a peer address (an IPv6 peer's
+//!   /64) with that many connections open has its next one closed at once, so one client
+//!   holding connections with slow headers cannot take every slot of the cap above and lock
+//!   everyone else out. 64 is a sixteenth of the default cap, and ten times what a browser
+//!   opens to one host (6). Exempt: `--trusted-proxies`, since every client behind a proxy
+//!   arrives from its address, and loopback peers, which are this machine (the developer, or a
+//!   tunnel or proxy here relaying many clients). The count per peer lives only while
+//!   connections are open, so that table never holds more entries than open connections.
 //! - HTTP/1.1 only: hyper's HTTP/2 (which `axum::serve` also spoke, as cleartext h2c) has no
 //!   header-read timeout, and the clients and proxies in front of us speak HTTP/1.1 to us.
 //!
 //! Every request carries `ConnectInfo<SocketAddr>` (the peer), as with
 //! `into_make_service_with_connect_info`.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Router;
@@ -27,14 +37,20 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
+use super::client_addr::{TrustedProxies, client_group};
+use crate::auth::mode::is_loopback_ip;
+
 /// How long shutdown waits for open requests (and streams) to finish before it lets them go.
 const DRAIN_LIMIT: Duration = Duration::from_secs(10);
 
 /// The connection-level limits; `None` is off.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct ConnectionLimits {
     pub header_read_timeout: Option<Duration>,
     pub max_connections: Option<usize>,
+    pub max_connections_per_peer: Option<usize>,
+    /// Peers the per-peer cap does not apply to (`--trusted-proxies`).
+    pub uncapped_peers: TrustedProxies,
     /// `TCP_NODELAY` on every accepted socket. Always on when serving: hyper writes a response
     /// in more than one piece, and with Nagle's algorithm the second piece waits for the
     /// client's delayed ACK (~40 ms) on every kept-alive call. Off only to measure that
@@ -50,6 +66,7 @@ pub async fn serve(
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let slots = limits.max_connections.map(|n| Arc::new(Semaphore::new(n)));
+    let per_peer = limits.max_connections_per_peer.map(|max| PeerSlots::new(max, limits.uncapped_peers.clone()));
     let mut http = hyper::server::conn::http1::Builder::new();
     // `None` turns hyper's own 30 s default off too.
     http.timer(TokioTimer::new()).header_read_timeout(limits.header_read_timeout);
@@ -73,6 +90,15 @@ pub async fn serve(
             },
             _ = shutdown.cancelled() => break,
         };
+        let peer_slot = match per_peer.as_ref().map(|per_peer| per_peer.take(peer.ip())) {
+            Some(None) => {
+                // Closed before a byte is read; the global slot goes back with `slot`.
+                tracing::debug!(peer = %peer, "closed a connection over --max-connections-per-peer");
+                continue;
+            }
+            Some(Some(peer_slot)) => peer_slot,
+            None => None,
+        };
         if let Err(e) = stream.set_nodelay(limits.tcp_nodelay) {
             tracing::debug!(error = %e, "cannot set TCP_NODELAY on an accepted socket");
         }
@@ -87,7 +113,7 @@ pub async fn serve(
                 // Header timeouts, resets and clients that vanished: routine, not our failure.
                 tracing::debug!(peer = %peer, error = %e, "connection ended with an error");
             }
-            drop(slot);
+            drop((slot, peer_slot));
         });
     }
     drop(listener);
@@ -95,6 +121,58 @@ pub async fn serve(
         tracing::warn!(after_s = DRAIN_LIMIT.as_secs(), "shutdown left connections that were still busy");
     }
     Ok(())
+}
+
+/// Open connections per peer group, for `--max-connections-per-peer`. An entry exists only while
+/// its group has a connection open.
+struct PeerSlots {
+    max: usize,
+    uncapped: TrustedProxies,
+    open: Mutex<HashMap<IpAddr, usize>>,
+}
+
+/// One open connection of a group; counted down when dropped (the connection ended).
+struct PeerSlot {
+    slots: Arc<PeerSlots>,
+    group: IpAddr,
+}
+
+impl PeerSlots {
+    fn new(max: usize, uncapped: TrustedProxies) -> Arc<PeerSlots> {
+        Arc::new(PeerSlots { max, uncapped, open: Mutex::new(HashMap::new()) })
+    }
+
+    fn open(&self) -> std::sync::MutexGuard<'_, HashMap<IpAddr, usize>> {
+        self.open.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A slot for a connection from `peer`: `None` when its group is at the cap; an uncounted
+    /// slot for a trusted proxy or this machine.
+    fn take(self: &Arc<Self>, peer: IpAddr) -> Option<Option<PeerSlot>> {
+        if is_loopback_ip(peer) || self.uncapped.trusts(peer) {
+            return Some(None);
+        }
+        let group = client_group(peer);
+        let mut open = self.open();
+        let count = open.entry(group).or_insert(0);
+        if *count >= self.max {
+            return None;
+        }
+        *count += 1;
+        Some(Some(PeerSlot { slots: self.clone(), group }))
+    }
+}
+
+impl Drop for PeerSlot {
+    fn drop(&mut self) {
+        let mut open = self.slots.open();
+        if let Some(count) = open.get_mut(&self.group) {
+            *count -= 1;
+            if *count == 0 {
+                open.remove(&self.group);
+            }
+        }
+    }
 }
 
 /// An accept error: a connection that failed before we took it is skipped; anything else (out
@@ -106,4 +184,44 @@ async fn accept_failed(e: std::io::Error) {
     }
     tracing::error!(error = %e, "accepting a connection failed; retrying in 1 s");
     tokio::time::sleep(Duration::from_secs(1)).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ip(s: &str) -> IpAddr {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn a_peer_group_gets_its_cap_and_a_slot_back_when_a_connection_ends() {
+        let trusted = TrustedProxies::new(vec!["10.0.0.1".parse().unwrap()], Default::default());
+        let slots = PeerSlots::new(2, trusted);
+        let a = slots.take(ip("192.0.2.1")).expect("first").expect("counted");
+        let _b = slots.take(ip("192.0.2.1")).expect("second").expect("counted");
+        assert!(slots.take(ip("192.0.2.1")).is_none(), "over the cap");
+        assert!(slots.take(ip("192.0.2.2")).is_some(), "another peer has its own count");
+        // One /64 is one peer.
+        let _v6 = slots.take(ip("2001:db8::1")).unwrap();
+        let _v6 = slots.take(ip("2001:db8::ffff:2")).unwrap();
+        assert!(slots.take(ip("2001:db8::3")).is_none());
+        // A trusted proxy and this machine are not counted.
+        for peer in ["10.0.0.1", "127.0.0.1", "::1"] {
+            for _ in 0..5 {
+                assert!(matches!(slots.take(ip(peer)), Some(None)), "{peer}");
+            }
+        }
+        drop(a);
+        assert!(slots.take(ip("192.0.2.1")).is_some(), "a closed connection frees its slot");
+    }
+
+    #[test]
+    fn a_group_without_open_connections_leaves_the_table() {
+        let slots = PeerSlots::new(3, TrustedProxies::default());
+        let held: Vec<_> = (1..=50).map(|i| slots.take(ip(&format!("192.0.2.{i}"))).unwrap()).collect();
+        assert_eq!(slots.open().len(), 50);
+        drop(held);
+        assert!(slots.open().is_empty());
+    }
 }

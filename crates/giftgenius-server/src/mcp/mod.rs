@@ -90,12 +90,13 @@ fn subject_of(caller: &Caller, context: &RequestContext<RoleServer>) -> Option<S
     caller.subject(client_hint(context))
 }
 
-/// The budget a signed-out caller's suggestions count against: one per client address, hashed.
-/// The address is the client's (the peer, or the client a trusted proxy names: `http::client_addr`).
+/// The budget a signed-out caller's suggestions count against: one per client address (an
+/// IPv6 client's /64), hashed. The address is the client's (the peer, or the client a trusted
+/// proxy names: `http::client_addr`).
 fn signed_out_subject(parts: Option<&axum::http::request::Parts>) -> String {
     let address = parts
         .and_then(|p| crate::http::client_addr::ClientAddr::of(&p.extensions))
-        .map(|ip| ip.to_string())
+        .map(|ip| crate::http::client_addr::client_group(ip).to_string())
         .unwrap_or_default();
     format!("anon:{}", crate::context::hashed(&address))
 }

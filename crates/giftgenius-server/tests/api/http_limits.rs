@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::support::{INIT, RawSession, post, spawn_app_with};
+use crate::support::{INIT, RawSession, post, spawn_app_with, token_secret_file};
 
 /// Reads from `stream` until the server closes it or `within` passes; returns what arrived and
 /// whether the server closed (EOF or reset) in time.
@@ -147,7 +147,15 @@ async fn picture(app_url: &str, forwarded_for: Option<&str>) -> reqwest::Respons
 
 #[tokio::test]
 async fn one_address_gets_its_quota_then_429_and_forwarding_headers_from_it_are_ignored() {
-    let app = spawn_app_with(|c| c.rate_limit_per_minute = 3).await;
+    // Single-user mode: local mode refuses any request with a forwarding header (network_edge.rs).
+    let secret = token_secret_file();
+    let path = secret.path().to_path_buf();
+    let app = spawn_app_with(|c| {
+        c.rate_limit_per_minute = 3;
+        c.single_user = true;
+        c.token_secret_file = Some(path);
+    })
+    .await;
     for _ in 0..2 {
         assert_eq!(picture(&app.local_url, None).await.status(), 200);
     }
@@ -166,9 +174,13 @@ async fn one_address_gets_its_quota_then_429_and_forwarding_headers_from_it_are_
 
 #[tokio::test]
 async fn behind_a_trusted_proxy_each_forwarded_client_has_its_own_quota() {
+    let secret = token_secret_file();
+    let path = secret.path().to_path_buf();
     let app = spawn_app_with(|c| {
         c.rate_limit_per_minute = 2;
         c.trusted_proxies = vec!["127.0.0.1".into(), "10.0.0.0/8".into()];
+        c.single_user = true;
+        c.token_secret_file = Some(path);
     })
     .await;
     let url = app.local_url.clone();

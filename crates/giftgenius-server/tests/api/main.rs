@@ -18,6 +18,7 @@ mod http_limits;
 mod internal;
 mod limits;
 mod local_routes;
+mod network_edge;
 mod orders;
 mod postgres;
 mod reconcile;
