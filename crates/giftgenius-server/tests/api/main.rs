@@ -24,4 +24,5 @@ mod stdio;
 mod suggest_gifts;
 mod support;
 mod tcp_nodelay;
+mod token_lifetimes;
 mod upstream;
