@@ -234,6 +234,11 @@ pub struct Config {
     /// first use either way.
     #[arg(long, env = "GIFTGENIUS_DELETE_TOKEN_TTL_SECS", default_value_t = 3600, value_parser = token_ttl_secs)]
     pub delete_token_ttl_secs: u64,
+    /// Accept access tokens whose header says `typ: JWT` (or none) instead of RFC 9068's
+    /// `at+jwt`: for authorization servers that issue plain JWTs (Auth0's default token profile,
+    /// Keycloak, Microsoft Entra ID). Other `typ` values are refused either way.
+    #[arg(long, env = "GIFTGENIUS_ACCEPT_PLAIN_JWT")]
+    pub accept_plain_jwt: bool,
 }
 
 /// The shortest and longest lifetime of a widget token, in seconds: the chat host waits up to

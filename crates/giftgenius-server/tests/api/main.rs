@@ -9,6 +9,7 @@ mod checkout;
 mod crash;
 mod discovery;
 mod error_examples;
+mod fail_closed;
 mod fencing;
 mod hostile;
 mod http;
