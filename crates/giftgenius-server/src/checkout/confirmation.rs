@@ -329,9 +329,9 @@ mod tests {
         };
         let keys = ConfirmationKeys::parse(&format!("k1 {A}")).unwrap().with_lifetimes(lifetimes);
         for (token, check, lifetime) in [
-            (keys.token("drf_1", "alice", NOW), Purpose::Confirm, 1800_000),
-            (keys.cancel_token("drf_1", "alice", NOW), Purpose::Cancel, 3600_000),
-            (keys.delete_token("alice", NOW), Purpose::DeleteData, 7200_000),
+            (keys.token("drf_1", "alice", NOW), Purpose::Confirm, 1_800_000),
+            (keys.cancel_token("drf_1", "alice", NOW), Purpose::Cancel, 3_600_000),
+            (keys.delete_token("alice", NOW), Purpose::DeleteData, 7_200_000),
         ] {
             let id = if matches!(check, Purpose::DeleteData) { "" } else { "drf_1" };
             let at = NOW + lifetime;
