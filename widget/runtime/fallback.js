@@ -30,7 +30,7 @@
 //                            `storage::sync`, flow.rs `storage_changes`, `with_checkout`,
 //                            rpc.rs `checkout_storage_key`, `model_context_params`
 //   key                      controller.rs `Controller::key_for`, flow.rs
-//                            `idempotency_key_for_token`, `idempotency_key_from_bytes`
+//                            `idempotency_key_for_draft`, `idempotency_key_from_bytes`
 //   confirm                  controller.rs `Controller::confirm` (prepare again if the token
 //                            was lost)
 //   cancel                   controller.rs `Controller::cancel`; with no results to go
@@ -64,7 +64,7 @@
 //                            card and puts each field error next to its field like
 //                            view/delivery.rs `delivery_form` renders it
 //   ask / cancelOrder /      controller.rs `ask`, `cancel_order` (the key from flow.rs
-//   deleteData               `cancel_key_for_token`), `delete_data` (bridge.rs
+//   deleteData               `cancel_key_for_order`), `delete_data` (bridge.rs
 //                            `storage::forget_all`); the questions are in the server's markup,
 //                            hidden, as view/order.rs `ask_view` renders them
 (function () {
@@ -252,15 +252,16 @@
         : rpc("ui/update-model-context", { structuredContent: next })).then(null, function () {});
     }
     // The draft's idempotency key: kept, or minted once and persisted before it is used.
-    // Derived from the confirmation token like the wasm path (flow::idempotency_key_for_token),
-    // so a reload that lost widget state and storage still finds the same key.
-    function key(id, t) {
+    // Derived from the draft id like the wasm path (flow::idempotency_key_for_draft), never from
+    // the token (tokens expire), so a reload that lost widget state and storage, and holds a
+    // fresh token, still finds the same key. Random only where crypto.subtle is missing.
+    function key(id) {
       var k = null, made;
       [ws.checkout, state().checkout].forEach(function (c) { if (!k && c && c.draft_id === id) k = c.idempotency_key; });
       store(function (s) { k = k || s.getItem(wire.store + id); });
       if (k) return Promise.resolve(k);
-      made = t && window.crypto && crypto.subtle
-        ? crypto.subtle.digest("SHA-256", new TextEncoder().encode(wire.keyDerivation + t)).then(function (d) { return new Uint8Array(d); })
+      made = window.crypto && crypto.subtle
+        ? crypto.subtle.digest("SHA-256", new TextEncoder().encode(wire.keyDerivation + id)).then(function (d) { return new Uint8Array(d); })
         : Promise.resolve(crypto.getRandomValues(new Uint8Array(16)));
       return made.then(function (b) {
         k = wire.keyPrefix;
@@ -332,7 +333,7 @@
       if (!t) return call("prepare_order", details(g, delivery));
       busy = true;
       paint();
-      key(g.id, t).then(function (k) { call("commit_order", { draft_id: g.id, idempotency_key: k, confirmation_token: t }); });
+      key(g.id).then(function (k) { call("commit_order", { draft_id: g.id, idempotency_key: k, confirmation_token: t }); });
     }
     function cancel() {
       var next = Object.assign({}, state());
@@ -363,7 +364,7 @@
       if (!t || !(window.crypto && crypto.subtle)) return;
       busy = true;
       paint();
-      crypto.subtle.digest("SHA-256", new TextEncoder().encode(wire.keyDerivation + t)).then(function (b) {
+      crypto.subtle.digest("SHA-256", new TextEncoder().encode(wire.keyDerivation + id)).then(function (b) {
         var k = wire.cancelKeyPrefix;
         b = new Uint8Array(b);
         for (var i = 0; i < 16; i++) k += (b[i] < 16 ? "0" : "") + b[i].toString(16);

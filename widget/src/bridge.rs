@@ -162,22 +162,6 @@ async fn settle_in_time(value: JsValue) -> Result<JsValue, JsValue> {
     JsFuture::from(Promise::race(&js_sys::Array::of2(&Promise::resolve(&value), &timer))).await
 }
 
-/// 16 bytes from Web Crypto.
-fn crypto_random_bytes() -> [u8; 16] {
-    let mut bytes = [0u8; 16];
-    let filled = web_sys::window()
-        .and_then(|w| w.crypto().ok())
-        .is_some_and(|c| c.get_random_values_with_u8_array(&mut bytes).is_ok());
-    if !filled {
-        // No Web Crypto (never seen in a browser that runs wasm): still unique enough per
-        // draft, and the key is only ever reused, never shared across drafts.
-        for b in bytes.iter_mut() {
-            *b = (js_sys::Math::random() * 256.0) as u8;
-        }
-    }
-    bytes
-}
-
 /// Browser storage for the checkout entry and the saved screen. Every access is fallible: a
 /// sandboxed iframe without `allow-same-origin` throws on `localStorage`, a browser that blocks
 /// third-party storage throws in a cross-site frame, and storage may be full or disabled.
@@ -327,10 +311,6 @@ impl Host for OpenAiBridge {
             let result = settle_in_time(pending).await.map_err(|_| "callTool failed or timed out".to_string())?;
             Ok(rpc::tool_result_from(&to_json(&result)))
         }
-    }
-
-    fn random_bytes(&self) -> [u8; 16] {
-        crypto_random_bytes()
     }
 
     fn open_link(&self, url: &str) -> impl Future<Output = Result<(), String>> {
@@ -588,10 +568,6 @@ impl Host for McpAppsBridge {
         async move { pending.await.map(|result| rpc::tool_result_from(&result)) }
     }
 
-    fn random_bytes(&self) -> [u8; 16] {
-        crypto_random_bytes()
-    }
-
     fn open_link(&self, url: &str) -> impl Future<Output = Result<(), String>> {
         let pending = self.request(rpc::OPEN_LINK, rpc::open_link_params(url));
         async move { pending.await.map(|_| ()) }
@@ -680,10 +656,6 @@ impl Host for AnyBridge {
             Self::OpenAi(b) => b.call_tool(name, arguments).await,
             Self::McpApps(b) => b.call_tool(name, arguments).await,
         }
-    }
-
-    fn random_bytes(&self) -> [u8; 16] {
-        crypto_random_bytes()
     }
 
     async fn open_link(&self, url: &str) -> Result<(), String> {

@@ -45,8 +45,6 @@ pub trait Host {
     }
     /// Calls a tool of our server; `Err` when the host could not deliver the call at all.
     fn call_tool(&self, name: &str, arguments: Map<String, Value>) -> impl Future<Output = Result<ToolResult, String>>;
-    /// 16 cryptographically random bytes (for idempotency keys).
-    fn random_bytes(&self) -> [u8; 16];
     /// Asks the host to open an outbound link (`ui/open-link`, `openExternal`). A host that
     /// cannot never gets here: the link then is a plain `target="_blank"` link.
     fn open_link(&self, url: &str) -> impl Future<Output = Result<(), String>> {
@@ -488,7 +486,7 @@ impl<H: Host> Controller<H> {
     }
 
     /// The idempotency key for this draft: from memory, else what the host kept (widget state,
-    /// storage), else minted now and persisted *before* it is used.
+    /// storage), else derived from the draft id now and persisted *before* it is used.
     async fn key_for(&self, draft_id: &str) -> String {
         if let Some((id, key)) = self.key.borrow().as_ref()
             && id == draft_id
@@ -498,10 +496,7 @@ impl<H: Host> Controller<H> {
         let key = match self.host.stored_idempotency_key(draft_id) {
             Some(key) => key,
             None => {
-                let key = match self.token_for(draft_id) {
-                    Some(token) => flow::idempotency_key_for_token(&token),
-                    None => flow::idempotency_key_from_bytes(&self.host.random_bytes()),
-                };
+                let key = flow::idempotency_key_for_draft(draft_id);
                 let widget_state = self.host.widget_state();
                 self.host.set_widget_state(flow::with_checkout(&widget_state, draft_id, &key)).await;
                 key
@@ -557,7 +552,9 @@ impl<H: Host> Controller<H> {
         let args = as_object(json!({ "draft_id": draft.id, "idempotency_key": key, "confirmation_token": token }));
         match self.call(ToolName::CommitOrder, args).await {
             (ViewState::Error { error, .. }, _) => {
-                if error.code == ErrorCode::ConfirmationRequired {
+                // A token refused or past its lifetime is dropped: the next Confirm prepares the
+                // same draft again for a fresh one, under the same key.
+                if matches!(error.code, ErrorCode::ConfirmationRequired | ErrorCode::ConfirmationExpired) {
                     *self.token.borrow_mut() = None;
                 }
                 self.set(ViewState::ConfirmPurchase { draft, delivery, busy: false, error: Some(error) });
@@ -603,7 +600,8 @@ impl<H: Host> Controller<H> {
     }
 
     /// The second click on an order's Cancel: cancel_order with the order's token and a key
-    /// derived from it (the same on every retry), then the list with the order's new status.
+    /// derived from the order id (the same on every retry, and after a reload that brought a
+    /// fresh token), then the list with the order's new status.
     async fn cancel_order(&self, order_id: String) {
         let ViewState::OrderList { orders, next_cursor, actions } = self.state() else {
             return;
@@ -619,7 +617,7 @@ impl<H: Host> Controller<H> {
         self.set(ViewState::OrderList { orders: orders.clone(), next_cursor: next_cursor.clone(), actions: busy });
         let args = as_object(json!({
             "order_id": order_id,
-            "idempotency_key": flow::cancel_key_for_token(&token),
+            "idempotency_key": flow::cancel_key_for_order(&order_id),
             "confirmation_token": token,
         }));
         match self.call(ToolName::CancelOrder, args).await {
@@ -755,9 +753,6 @@ mod tests {
             self.calls.borrow_mut().push((name.to_string(), arguments, self.widget_state.borrow().clone()));
             let reply = self.replies.borrow_mut().remove(0);
             std::future::ready(reply)
-        }
-        fn random_bytes(&self) -> [u8; 16] {
-            [7; 16]
         }
         fn request_display_mode(&self, mode: DisplayMode) -> impl Future<Output = Result<DisplayMode, String>> {
             self.display_requests.borrow_mut().push(mode);
@@ -908,7 +903,7 @@ mod tests {
         let cancels: Vec<&Call> = calls.iter().filter(|c| c.0 == "cancel_order").collect();
         assert_eq!(cancels.len(), 2);
         assert_eq!(cancels[0].1["idempotency_key"], cancels[1].1["idempotency_key"], "one key per order");
-        assert_eq!(cancels[0].1["idempotency_key"], json!(flow::cancel_key_for_token("ct_cancel")));
+        assert_eq!(cancels[0].1["idempotency_key"], json!(flow::cancel_key_for_order("o_1")));
         assert_eq!(cancels[0].1["confirmation_token"], json!("ct_cancel"));
         match controller.state() {
             ViewState::OrderList { orders, actions, .. } => {
@@ -994,8 +989,9 @@ mod tests {
 
         let calls = fake.calls.borrow();
         assert_eq!(calls.len(), 2);
-        // Derived from the token, so a reload on a host without widget state finds it again.
-        let key = flow::idempotency_key_for_token("tok_secret");
+        // Derived from the draft id, so a reload on a host without widget state, holding a fresh
+        // token, finds it again.
+        let key = flow::idempotency_key_for_draft("d_1");
         for (name, args, state_at_call) in calls.iter() {
             assert_eq!(name, "commit_order");
             assert_eq!(args["idempotency_key"], json!(key));
@@ -1005,6 +1001,38 @@ mod tests {
         }
         // Widget state (model-visible) never holds the token.
         assert!(!fake.widget_state.borrow().to_string().contains("tok_secret"));
+    }
+
+    #[test]
+    fn an_expired_confirmation_gets_a_fresh_token_on_the_next_confirm_under_the_same_key() {
+        let fake = Rc::new(Fake {
+            meta: json!({"giftgenius/confirmation_token": "tok_old"}),
+            input: json!({"gift_id": "g_1"}),
+            ..Fake::default()
+        });
+        let expired = ToolResult {
+            structured_content: json!({"v":2,"ok":false,"tool":"commit_order","error":{
+                "code":"CONFIRMATION_EXPIRED","category":"permission","message":"expired",
+                "retryable":false,"reference":"req_2"}}),
+            meta: Value::Null,
+        };
+        let fresh = ToolResult {
+            structured_content: draft_output(),
+            meta: json!({"giftgenius/confirmation_token": "tok_fresh"}),
+        };
+        fake.replies.borrow_mut().extend([Ok(expired), Ok(fresh), Ok(placed())]);
+        let controller = Controller::new(fake.clone(), |_| {});
+        controller.show_tool_output(&draft_output());
+        block_on(controller.handle(Action::Confirm));
+        assert!(matches!(controller.state(), ViewState::ConfirmPurchase { error: Some(_), .. }));
+        block_on(controller.handle(Action::Confirm));
+        assert!(matches!(controller.state(), ViewState::OrderPlaced { .. }));
+        let calls = fake.calls.borrow();
+        let names: Vec<&str> = calls.iter().map(|c| c.0.as_str()).collect();
+        assert_eq!(names, ["commit_order", "prepare_order", "commit_order"]);
+        let key = json!(flow::idempotency_key_for_draft("d_1"));
+        assert_eq!((&calls[0].1["idempotency_key"], &calls[0].1["confirmation_token"]), (&key, &json!("tok_old")));
+        assert_eq!((&calls[2].1["idempotency_key"], &calls[2].1["confirmation_token"]), (&key, &json!("tok_fresh")));
     }
 
     #[test]
@@ -1061,9 +1089,6 @@ mod tests {
                 arguments: Map<String, Value>,
             ) -> impl Future<Output = Result<ToolResult, String>> {
                 self.0.call_tool(name, arguments)
-            }
-            fn random_bytes(&self) -> [u8; 16] {
-                self.0.random_bytes()
             }
         }
         let fake = Rc::new(Fake { meta: json!({"giftgenius/confirmation_token": "tok"}), ..Fake::default() });

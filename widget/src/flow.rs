@@ -41,30 +41,31 @@ pub fn idempotency_key_from_bytes(bytes: &[u8; 16]) -> String {
     key
 }
 
-/// The key for a draft whose confirmation token we hold: `"ik_"` + the first 16 bytes of
-/// SHA-256("giftgenius/idempotency-key\n" + token), as hex.
+/// The key for a draft: `"ik_"` + the first 16 bytes of
+/// SHA-256("giftgenius/idempotency-key\n" + draft id), as hex.
 ///
 /// Deterministic on purpose: a host that never gives widget state back and a sandbox that
 /// refuses storage (an MCP Apps view after a reload) still derive the *same* key for the same
-/// draft, so "minted once per draft" holds on every host. The packed document's no-wasm
-/// bootstrap derives it the same way (crypto.subtle), so both paths agree.
-pub fn idempotency_key_for_token(token: &str) -> String {
+/// draft, so "minted once per draft" holds on every host. From the draft id, never from the
+/// confirmation token: tokens expire, and the fresh one a reload gets must still send the same
+/// key. The packed document's no-wasm bootstrap derives it the same way (crypto.subtle), so
+/// both paths agree. (Knowing the key buys nothing: without a token nothing is committed.)
+pub fn idempotency_key_for_draft(draft_id: &str) -> String {
     use sha2::{Digest, Sha256};
-    let digest = Sha256::digest(format!("{IDEMPOTENCY_KEY_DERIVATION}{token}").as_bytes());
+    let digest = Sha256::digest(format!("{IDEMPOTENCY_KEY_DERIVATION}{draft_id}").as_bytes());
     let mut bytes = [0u8; 16];
     bytes.copy_from_slice(&digest[..16]);
     idempotency_key_from_bytes(&bytes)
 }
 
-/// The idempotency key for cancelling an order, from the order's cancel token: `"ck_"` + the
-/// first 16 bytes of SHA-256(derivation + token), as hex.
+/// The idempotency key for cancelling an order, from the order's id: `"ck_"` + the first 16
+/// bytes of SHA-256(derivation + order id), as hex.
 ///
-/// The server's cancel token is the same for the same order and person every time it is
-/// handed out, so the key is minted once per order in effect: a retry, a second click, a
-/// reload or the no-wasm fallback (which derives it the same way) all send the same key and
-/// the server replays the first cancellation instead of refunding twice.
-pub fn cancel_key_for_token(token: &str) -> String {
-    let ik = idempotency_key_for_token(token);
+/// The key is minted once per order in effect: a retry, a second click, a reload with a fresh
+/// cancel token (tokens expire) or the no-wasm fallback (which derives it the same way) all send
+/// the same key, and the server replays the first cancellation instead of refunding twice.
+pub fn cancel_key_for_order(order_id: &str) -> String {
+    let ik = idempotency_key_for_draft(order_id);
     format!("{CANCEL_KEY_PREFIX}{}", &ik[IDEMPOTENCY_KEY_PREFIX.len()..])
 }
 
@@ -175,17 +176,18 @@ mod tests {
         assert_eq!(key.len(), 35);
         assert_eq!(key, format!("ik_{}", "ab".repeat(16)));
         // Same value the bootstrap computes with crypto.subtle (checked in the browser tests).
-        let derived = idempotency_key_for_token("ct_example");
-        assert_eq!(derived, idempotency_key_for_token("ct_example"));
-        assert_ne!(derived, idempotency_key_for_token("ct_other"));
+        let derived = idempotency_key_for_draft("drf_example");
+        assert_eq!(derived, idempotency_key_for_draft("drf_example"));
+        assert_ne!(derived, idempotency_key_for_draft("drf_other"));
         assert!(derived.starts_with("ik_") && derived.len() == 35);
     }
 
     #[test]
-    fn a_cancel_key_is_the_same_for_the_same_order_token_and_differs_otherwise() {
-        let key = cancel_key_for_token("ct_a.1");
-        assert_eq!(key, cancel_key_for_token("ct_a.1"));
-        assert_ne!(key, cancel_key_for_token("ct_a.2"));
+    fn a_cancel_key_is_the_same_for_the_same_order_and_differs_otherwise() {
+        let key = cancel_key_for_order("ord_1");
+        assert_eq!(key, cancel_key_for_order("ord_1"));
+        assert_ne!(key, cancel_key_for_order("ord_2"));
+        assert_ne!(key[3..], idempotency_key_for_draft("ord_2")[3..]);
         assert!(key.starts_with("ck_") && key.len() == 35, "{key}");
         let meta =
             json!({"giftgenius/cancel_tokens": {"ord_1": "ct_x", "ord_2": ""}, "giftgenius/delete_data_token": "dt"});

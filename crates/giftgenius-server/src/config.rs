@@ -264,6 +264,43 @@ pub struct Config {
     /// machine) are exempt. 0 = no cap.
     #[arg(long, env = "GIFTGENIUS_MAX_CONNECTIONS_PER_PEER", default_value_t = 64)]
     pub max_connections_per_peer: usize,
+
+    // --- Token lifetimes and fail-closed auth (issue 23, items 6 and 7) ---
+    /// How long the widget's confirmation token of a draft stays valid (at least 1800: the chat
+    /// host waits up to 25 minutes for a "yes").
+    #[arg(long, env = "GIFTGENIUS_CONFIRMATION_TOKEN_TTL_SECS", default_value_t = 3600, value_parser = token_ttl_secs)]
+    pub confirmation_token_ttl_secs: u64,
+    /// How long the widget's cancel token of an order stays valid (at least 1800).
+    #[arg(long, env = "GIFTGENIUS_CANCEL_TOKEN_TTL_SECS", default_value_t = 3600, value_parser = token_ttl_secs)]
+    pub cancel_token_ttl_secs: u64,
+    /// How long the widget's Delete my data token stays valid (at least 1800); it is spent by its
+    /// first use either way.
+    #[arg(long, env = "GIFTGENIUS_DELETE_TOKEN_TTL_SECS", default_value_t = 3600, value_parser = token_ttl_secs)]
+    pub delete_token_ttl_secs: u64,
+    /// Accept access tokens whose header says `typ: JWT` (or none) instead of RFC 9068's
+    /// `at+jwt`: for authorization servers that issue plain JWTs (Auth0's default token profile,
+    /// Keycloak, Microsoft Entra ID). Other `typ` values are refused either way.
+    #[arg(long, env = "GIFTGENIUS_ACCEPT_PLAIN_JWT")]
+    pub accept_plain_jwt: bool,
+}
+
+/// The shortest and longest lifetime of a widget token, in seconds: the chat host waits up to
+/// 25 minutes for a person's "yes", and a token that outlives a week is one nobody meant to keep.
+pub const TOKEN_TTL_SECS: std::ops::RangeInclusive<u64> = 1800..=7 * 24 * 3600;
+
+/// Parses a token lifetime, refusing one outside [`TOKEN_TTL_SECS`] with the reason.
+fn token_ttl_secs(text: &str) -> Result<u64, String> {
+    let secs: u64 = text.trim().parse().map_err(|_| format!("`{text}` is not a number of seconds"))?;
+    if TOKEN_TTL_SECS.contains(&secs) {
+        Ok(secs)
+    } else {
+        Err(format!(
+            "{secs} is outside {}..={} seconds: a token must outlive the chat host's 25-minute wait for the \
+             user's \"yes\" (at least 1800) and live at most a week",
+            TOKEN_TTL_SECS.start(),
+            TOKEN_TTL_SECS.end()
+        ))
+    }
 }
 
 /// What to run instead of the server.
@@ -305,6 +342,16 @@ pub fn widget_html_candidates() -> Vec<PathBuf> {
 }
 
 impl Config {
+    /// The lifetimes of the widget's confirmation, cancel and Delete my data tokens.
+    pub fn token_lifetimes(&self) -> crate::checkout::confirmation::TokenLifetimes {
+        use std::time::Duration;
+        crate::checkout::confirmation::TokenLifetimes {
+            confirm: Duration::from_secs(self.confirmation_token_ttl_secs),
+            cancel: Duration::from_secs(self.cancel_token_ttl_secs),
+            delete: Duration::from_secs(self.delete_token_ttl_secs),
+        }
+    }
+
     /// The packed widget: `--widget-html`, or the first candidate that exists.
     pub fn widget_html(&self) -> anyhow::Result<PathBuf> {
         if let Some(path) = &self.widget_html {

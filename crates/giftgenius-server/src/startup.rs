@@ -199,14 +199,19 @@ fn mcp_service(
 
 /// Who calls `/mcp`: the middleware's state for the mode and, in verified mode, the routes of
 /// our protected resource metadata (RFC 9728).
-async fn auth_layer(state: &AppState, public_url: &str) -> anyhow::Result<(AuthState, Option<Router>)> {
+async fn auth_layer(
+    state: &AppState,
+    public_url: &str,
+    accept_plain_jwt: bool,
+) -> anyhow::Result<(AuthState, Option<Router>)> {
     let (issuer, audience) = match &state.auth {
         AuthMode::Local => return Ok((AuthState::local(), None)),
         AuthMode::SingleUser => return Ok((AuthState::single_user(), None)),
         AuthMode::Verified { issuer, audience } => (issuer, audience),
     };
     let verifier = Verifier::new(issuer.clone(), audience.clone(), JwksOptions::default())
-        .context("cannot build the HTTP client for the authorization server")?;
+        .context("cannot build the HTTP client for the authorization server")?
+        .accepting_plain_jwt(accept_plain_jwt);
     // Fetch the issuer's keys now, so a wrong --auth-issuer shows at startup; tokens still
     // fetch them on demand if the authorization server starts after us.
     if let Err(e) = verifier.keys().refresh().await {
@@ -282,7 +287,7 @@ impl Application {
         }
         let mut router = crate::http::router(&config, state.clone());
         if !config.stdio {
-            let (auth, metadata) = auth_layer(&state, &public_url).await?;
+            let (auth, metadata) = auth_layer(&state, &public_url, config.accept_plain_jwt).await?;
             let cors_origins = crate::http::cors::CorsOrigins::parse(&config.cors_origins)?.for_origin_check();
             let mcp = Router::new()
                 .merge(mcp_routes(state.clone(), &public_url, &cors_origins, &shutdown)?)

@@ -133,7 +133,8 @@ impl AppState {
                 "--token-secret-file is required outside local mode (a key generated into the database is for the \
                  developer's own machine only); create one with: echo \"k1 $(openssl rand -hex 32)\" > token-secret"
             ),
-        };
+        }
+        .with_lifetimes(config.token_lifetimes());
         let failpoints = Failpoints::new(config.failpoints.split(',').map(|s| s.trim().to_string()));
         let limits = Limits {
             suggestion_counts: Default::default(),
@@ -224,6 +225,11 @@ impl AppState {
                 "applied the retention of orders, refunds and saved addresses"
             ),
             Err(e) => tracing::warn!(error = %e, "applying the retention failed"),
+        }
+        match self.store.prune_spent_delete_tokens(self.checkout.clock.now_ms()).await {
+            Ok(0) => {}
+            Ok(marks) => tracing::info!(marks, "pruned the spent marks of expired Delete my data tokens"),
+            Err(e) => tracing::warn!(error = %e, "pruning spent Delete my data tokens failed"),
         }
         self.limits.prune().await;
     }

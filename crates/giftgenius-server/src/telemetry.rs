@@ -3,6 +3,12 @@
 
 use std::io::IsTerminal;
 
+use tracing::Level;
+use tracing::level_filters::LevelFilter;
+use tracing_subscriber::Layer;
+use tracing_subscriber::filter::Targets;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, fmt};
 
 use crate::config::LogFormat;
@@ -12,22 +18,57 @@ use crate::config::LogFormat;
 /// percent of a call's CPU under load, issue 12).
 const DEFAULT_FILTER: &str = "info,rmcp=warn";
 
-pub fn init(format: LogFormat) {
-    // The MCP SDK logs whole messages below info (arguments with confirmation tokens, results
-    // with widget-only `_meta`); whatever GIFTGENIUS_LOG asks, it stops at info. (Bearer tokens
-    // never reach it: the auth middleware removes the Authorization header first.)
-    let filter = match EnvFilter::try_from_env("GIFTGENIUS_LOG") {
-        Ok(asked) => asked.add_directive("rmcp=info".parse().expect("a valid directive")),
-        Err(_) => EnvFilter::new(DEFAULT_FILTER),
+/// Libraries that log whole messages below some level, and the most verbose level each may
+/// ever log at, whatever GIFTGENIUS_LOG asks (`rmcp::transport=trace` included: a cap holds for
+/// every target under the name). The MCP SDK logs whole JSON-RPC messages at debug and trace
+/// (arguments with confirmation tokens and addresses, results with widget-only `_meta`); the
+/// HTTP stacks log raw reads, writes and headers at trace. (Bearer tokens never reach rmcp: the
+/// auth middleware removes the Authorization header first.)
+const CAPPED_TARGETS: &[(&str, Level)] = &[
+    ("rmcp", Level::INFO),
+    ("hyper", Level::DEBUG),
+    ("hyper_util", Level::DEBUG),
+    ("h2", Level::DEBUG),
+    ("reqwest", Level::DEBUG),
+    ("tower_http", Level::DEBUG),
+];
+
+/// The filter every log line passes besides the operator's: [`CAPPED_TARGETS`] at their cap,
+/// everything else untouched.
+fn caps() -> Targets {
+    Targets::new().with_default(LevelFilter::TRACE).with_targets(CAPPED_TARGETS.iter().copied())
+}
+
+/// The operator's filter (`GIFTGENIUS_LOG`'s text, else [`DEFAULT_FILTER`]); an unreadable one
+/// falls back to the default.
+fn asked_filter(asked: Option<&str>) -> EnvFilter {
+    asked.and_then(|text| EnvFilter::try_new(text).ok()).unwrap_or_else(|| EnvFilter::new(DEFAULT_FILTER))
+}
+
+/// The log subscriber: the operator's filter, then the caps, then lines in `format` to `writer`.
+fn subscriber<W>(
+    asked: Option<&str>,
+    format: LogFormat,
+    writer: W,
+    colour: bool,
+) -> impl tracing::Subscriber + Send + Sync
+where
+    W: for<'w> fmt::MakeWriter<'w> + Send + Sync + 'static,
+{
+    let lines = fmt::layer().with_writer(writer).with_ansi(colour);
+    let lines = match format {
+        LogFormat::Text => lines.boxed(),
+        LogFormat::Json => lines.json().boxed(),
     };
+    tracing_subscriber::registry().with(caps()).with(asked_filter(asked)).with(lines)
+}
+
+pub fn init(format: LogFormat) {
+    let asked = std::env::var("GIFTGENIUS_LOG").ok();
     // stdout carries the protocol in stdio mode, so logs always go to stderr; colours only when
     // a person watches it (a log redirected to a file or a pipe gets plain text).
     let colour = std::io::stderr().is_terminal();
-    let builder = fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(colour);
-    let _ = match format {
-        LogFormat::Text => builder.try_init(),
-        LogFormat::Json => builder.json().try_init(),
-    };
+    let _ = subscriber(asked.as_deref(), format, std::io::stderr, colour).try_init();
     log_panics();
 }
 
@@ -71,7 +112,54 @@ pub fn url_for_log(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::url_for_log;
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    /// Log lines written to memory.
+    #[derive(Clone, Default)]
+    struct Lines(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Lines {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl<'w> fmt::MakeWriter<'w> for Lines {
+        type Writer = Lines;
+        fn make_writer(&'w self) -> Lines {
+            self.clone()
+        }
+    }
+
+    #[test]
+    fn no_filter_brings_back_whole_message_logging() {
+        for asked in
+            ["trace", "rmcp::transport=trace,rmcp::service=trace", "trace,rmcp=trace,hyper=trace,reqwest=trace"]
+        {
+            let lines = Lines::default();
+            tracing::subscriber::with_default(subscriber(Some(asked), LogFormat::Text, lines.clone(), false), || {
+                tracing::trace!(target: "rmcp::transport::streamable_http_server::tower", "message ct_SECRET-1");
+                tracing::debug!(target: "rmcp::service", "received request Rua-Augusta-2");
+                tracing::trace!(target: "hyper::proto::h1::io", "read bytes SECRET-3");
+                tracing::trace!(target: "reqwest::connect", "SECRET-4");
+                tracing::info!(target: "rmcp::service", "lifecycle line kept");
+                tracing::trace!(target: "giftgenius_server::checkout", "our own trace line kept");
+            });
+            let text = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
+            for secret in ["ct_SECRET-1", "Rua-Augusta-2", "SECRET-3", "SECRET-4"] {
+                assert!(!text.contains(secret), "{asked}: {secret} logged:\n{text}");
+            }
+            assert!(text.contains("lifecycle line kept"), "{asked}: {text}");
+            if asked.starts_with("trace") {
+                assert!(text.contains("our own trace line kept"), "{asked}: {text}");
+            }
+        }
+    }
 
     #[test]
     fn urls_lose_credentials_query_and_fragment() {

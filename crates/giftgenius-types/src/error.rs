@@ -115,6 +115,9 @@ error_codes! {
     /// A human confirmation in the widget is missing or does not match this draft.
     ConfirmationRequired = "CONFIRMATION_REQUIRED", Permission, false,
         "Ask the user to review the order and press Confirm in the widget; never retry this yourself.";
+    /// The widget's confirmation (Confirm, Cancel order or Delete my data) is older than its lifetime; nothing was done.
+    ConfirmationExpired = "CONFIRMATION_EXPIRED", Permission, false,
+        "Tell the user the confirmation timed out; they press the button in the widget again (it fetches a fresh one). Never retry this yourself.";
     /// The tool needs a signed-in account, and the call carried none.
     AuthRequired = "AUTH_REQUIRED", Permission, false,
         "Ask the user to connect their GiftGenius account (the app asks them to sign in), then call again; never retry on your own.";

@@ -23,8 +23,9 @@ pub const IMAGES_PATH: &str = "/images/";
 /// Prefix of every idempotency key the widget mints.
 pub const IDEMPOTENCY_KEY_PREFIX: &str = "ik_";
 
-/// Domain-separation prefix of the idempotency key derived from a confirmation token:
-/// `ik_` + hex(SHA-256(`{IDEMPOTENCY_KEY_DERIVATION}{token}`)[..16]).
+/// Domain-separation prefix of the idempotency key the widget derives from a draft id:
+/// `ik_` + hex(SHA-256(`{IDEMPOTENCY_KEY_DERIVATION}{draft id}`)[..16]) (and `ck_` + the same of
+/// an order id for a cancellation). Never from a token: tokens expire, keys must not change.
 pub const IDEMPOTENCY_KEY_DERIVATION: &str = "giftgenius/idempotency-key\n";
 
 /// Prefix of the widget-state / storage entry that remembers a draft's idempotency key.

@@ -458,7 +458,7 @@ export { initSync, __wbg_init as default };
             "m[wire.html]",
             "m[wire.token]",
             "wire.store + id",
-            "wire.keyDerivation + t",
+            "wire.keyDerivation + id",
             "k = wire.keyPrefix",
             "crypto.getRandomValues(",
         ] {

@@ -106,6 +106,7 @@ pub const MESSAGES: &[(Msg, &str)] = &[
     (ErrNotCancellable, "This order can no longer be cancelled."),
     (ErrPaymentDeclined, "The payment was declined. Nothing was charged."),
     (ErrConfirmationRequired, "A purchase needs your click on Confirm in this view."),
+    (ErrConfirmationExpired, "This confirmation timed out and nothing was done. Press the button again."),
     (ErrAuthRequired, "Please sign in to continue."),
     (ErrInternal, "We hit a problem on our side. It has been logged."),
     (ErrUnknown, "Something went wrong."),

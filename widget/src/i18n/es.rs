@@ -106,6 +106,7 @@ pub const MESSAGES: &[(Msg, &str)] = &[
     (ErrNotCancellable, "Este pedido ya no se puede cancelar."),
     (ErrPaymentDeclined, "El pago fue rechazado. No se cobró nada."),
     (ErrConfirmationRequired, "Una compra necesita que pulses Confirmar en esta vista."),
+    (ErrConfirmationExpired, "Esta confirmación caducó y no se hizo nada. Pulsa el botón de nuevo."),
     (ErrAuthRequired, "Inicia sesión para continuar."),
     (ErrInternal, "Tuvimos un problema de nuestro lado. Ya quedó registrado."),
     (ErrUnknown, "Algo salió mal."),

@@ -137,7 +137,7 @@ keys! {
     ErrValidation, ErrKeyReused, ErrGiftNotFound, ErrDraftNotFound, ErrOrderNotFound, ErrInProgress,
     ErrUpstreamTimeout, ErrUpstreamUnavailable, ErrPaymentUnavailable, ErrDailyLimit, ErrHourlyLimit,
     ErrGiftUnavailable, ErrDraftExpired, ErrNotCancellable, ErrPaymentDeclined, ErrConfirmationRequired,
-    ErrAuthRequired, ErrInternal, ErrUnknown, FieldCheck,
+    ErrConfirmationExpired, ErrAuthRequired, ErrInternal, ErrUnknown, FieldCheck,
     TryAgainIn, ResetsIn, WaitSecond, WaitSeconds, WaitMinutes, WaitHours, Reference,
     // Confirm purchase and the delivery form
     ConfirmTitle, Quantity, Subtotal, ShippingStandard, ShippingExpress, Total, DeliverTo, AddRecipientBelow,

@@ -106,6 +106,7 @@ pub const MESSAGES: &[(Msg, &str)] = &[
     (ErrNotCancellable, "Este pedido não pode mais ser cancelado."),
     (ErrPaymentDeclined, "O pagamento foi recusado. Nada foi cobrado."),
     (ErrConfirmationRequired, "Uma compra precisa do seu clique em Confirmar nesta visualização."),
+    (ErrConfirmationExpired, "Esta confirmação expirou e nada foi feito. Clique no botão de novo."),
     (ErrAuthRequired, "Entre na sua conta para continuar."),
     (ErrInternal, "Tivemos um problema do nosso lado. Ele foi registrado."),
     (ErrUnknown, "Algo deu errado."),

@@ -60,6 +60,7 @@ pub fn error_text(lang: Lang, code: ErrorCode) -> &'static str {
         ErrorCode::OrderNotCancellable => Msg::ErrNotCancellable,
         ErrorCode::PaymentDeclined => Msg::ErrPaymentDeclined,
         ErrorCode::ConfirmationRequired => Msg::ErrConfirmationRequired,
+        ErrorCode::ConfirmationExpired => Msg::ErrConfirmationExpired,
         ErrorCode::AuthRequired => Msg::ErrAuthRequired,
         ErrorCode::InternalError => Msg::ErrInternal,
         #[allow(unreachable_patterns)]

@@ -5,6 +5,8 @@
 
 use std::collections::BTreeSet;
 
+use super::AuthMode;
+
 /// The account behind a verified access token.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Principal {
@@ -44,16 +46,21 @@ pub enum Caller {
 }
 
 impl Caller {
-    /// The caller of a tool call, from the HTTP request parts rmcp puts into
-    /// `RequestContext::extensions`.
+    /// The caller of a tool call in `mode`, from the HTTP request parts rmcp puts into
+    /// `RequestContext::extensions`; `None`: the call must be refused.
     ///
-    /// - No parts at all (stdio transport) → [`Caller::Local`]: stdio runs in local mode.
+    /// - Parts with the middleware's `Caller` → that caller.
     /// - Parts without a `Caller` (the middleware is not mounted) → [`Caller::SignedOut`]:
     ///   fail closed rather than trust anything.
-    pub fn from_parts(parts: Option<&axum::http::request::Parts>) -> Caller {
-        match parts {
-            None => Caller::Local,
-            Some(parts) => parts.extensions.get::<Caller>().cloned().unwrap_or(Caller::SignedOut),
+    /// - No parts at all (stdio transport) → the mode's own user in local and single-user
+    ///   modes, and `None` in verified mode: no HTTP request means no access token was checked,
+    ///   and a call nobody authenticated never runs as the local user (or anyone else).
+    pub fn from_parts(parts: Option<&axum::http::request::Parts>, mode: &AuthMode) -> Option<Caller> {
+        match (parts, mode) {
+            (Some(parts), _) => Some(parts.extensions.get::<Caller>().cloned().unwrap_or(Caller::SignedOut)),
+            (None, AuthMode::Local) => Some(Caller::Local),
+            (None, AuthMode::SingleUser) => Some(Caller::SingleUser),
+            (None, AuthMode::Verified { .. }) => None,
         }
     }
 
@@ -124,13 +131,28 @@ mod tests {
         assert!(Caller::Local.has_scope("orders:write"));
     }
 
+    fn verified_mode() -> AuthMode {
+        AuthMode::Verified {
+            issuer: super::super::mode::Issuer::parse("https://as.example").unwrap(),
+            audience: "https://gifts.example/mcp".into(),
+        }
+    }
+
     #[test]
     fn a_request_the_middleware_never_saw_is_signed_out() {
         let (parts, ()) = axum::http::Request::new(()).into_parts();
-        assert_eq!(Caller::from_parts(Some(&parts)), Caller::SignedOut);
-        assert_eq!(Caller::from_parts(None), Caller::Local);
+        for mode in [AuthMode::Local, AuthMode::SingleUser, verified_mode()] {
+            assert_eq!(Caller::from_parts(Some(&parts), &mode), Some(Caller::SignedOut), "{mode:?}");
+        }
         let (mut parts, ()) = axum::http::Request::new(()).into_parts();
         parts.extensions.insert(verified(&["orders:read"]));
-        assert_eq!(Caller::from_parts(Some(&parts)), verified(&["orders:read"]));
+        assert_eq!(Caller::from_parts(Some(&parts), &verified_mode()), Some(verified(&["orders:read"])));
+    }
+
+    #[test]
+    fn a_call_without_request_parts_is_refused_in_verified_mode_never_run_as_the_local_user() {
+        assert_eq!(Caller::from_parts(None, &verified_mode()), None);
+        assert_eq!(Caller::from_parts(None, &AuthMode::Local), Some(Caller::Local), "stdio runs in local mode");
+        assert_eq!(Caller::from_parts(None, &AuthMode::SingleUser), Some(Caller::SingleUser));
     }
 }

@@ -2,7 +2,11 @@
 //! a [`Principal`]. No cryptography is written here: this file only decides which key and which
 //! algorithm `jsonwebtoken` may use, and which claims must hold.
 //!
-//! Rules: the header's `alg` must be one of [`ALLOWED_ALGORITHMS`] (never `none`, never `HS*`)
+//! Rules: the header's `typ` must be `at+jwt` (RFC 9068 §2.1; `application/at+jwt` too, any
+//! case), so an ID token or another JWT of the same issuer is never taken for an access token;
+//! with `--accept-plain-jwt` (authorization servers that issue `typ: JWT`) `JWT`,
+//! `application/jwt` or no `typ` pass too, and any other `typ` is still refused. The header's
+//! `alg` must be one of [`ALLOWED_ALGORITHMS`] (never `none`, never `HS*`)
 //! and fit the JWK's key type and `alg`; `iss` equals the issuer exactly; `aud` contains our
 //! audience (RFC 8707); `exp` is required; `exp` and `nbf` are checked with 60 s leeway; `sub` is
 //! required. Scopes come from `scope` (space-separated) or `scp` (array or string).
@@ -36,6 +40,8 @@ pub enum AuthError {
     BadSignature,
     UnsupportedAlg,
     UnknownKey,
+    /// The header's `typ` says it is not an access token (RFC 9068: `at+jwt`).
+    NotAnAccessToken,
     Malformed,
     /// The authorization server's keys cannot be fetched: not the caller's fault (HTTP 503).
     Unreachable,
@@ -52,6 +58,7 @@ impl AuthError {
             AuthError::BadSignature => "bad_signature",
             AuthError::UnsupportedAlg => "unsupported_alg",
             AuthError::UnknownKey => "unknown_key",
+            AuthError::NotAnAccessToken => "not_an_access_token",
             AuthError::Malformed => "malformed",
             AuthError::Unreachable => "unreachable",
         }
@@ -68,6 +75,7 @@ impl fmt::Display for AuthError {
             AuthError::BadSignature => "the access token signature is invalid",
             AuthError::UnsupportedAlg => "the access token algorithm is not accepted",
             AuthError::UnknownKey => "the access token is signed with an unknown key",
+            AuthError::NotAnAccessToken => "the token is not typed as an access token",
             AuthError::Malformed => "the access token is malformed",
             AuthError::Unreachable => "the authorization server cannot be reached",
         })
@@ -81,12 +89,29 @@ pub struct Verifier {
     issuer: Issuer,
     audience: String,
     keys: KeySource,
+    /// `--accept-plain-jwt`: `typ: JWT` (or none) passes besides `at+jwt`.
+    accept_plain_jwt: bool,
 }
 
 #[derive(Deserialize)]
 struct RawHeader {
     alg: String,
     kid: Option<String>,
+    typ: Option<String>,
+}
+
+/// Whether a JOSE `typ` is acceptable for an access token (media types compare case-insensitively,
+/// RFC 7515 §4.1.9, with or without their `application/` prefix).
+fn typ_accepted(typ: Option<&str>, accept_plain_jwt: bool) -> bool {
+    let bare = typ.map(|t| {
+        let lower = t.to_ascii_lowercase();
+        lower.strip_prefix("application/").map(str::to_string).unwrap_or(lower)
+    });
+    match bare.as_deref() {
+        Some("at+jwt") => true,
+        Some("jwt") | None => accept_plain_jwt,
+        Some(_) => false,
+    }
 }
 
 #[derive(Deserialize)]
@@ -108,7 +133,12 @@ struct Claims {
 impl Verifier {
     pub fn new(issuer: Issuer, audience: String, options: JwksOptions) -> Result<Verifier, reqwest::Error> {
         let keys = KeySource::new(issuer.clone(), options)?;
-        Ok(Verifier { issuer, audience, keys })
+        Ok(Verifier { issuer, audience, keys, accept_plain_jwt: false })
+    }
+
+    /// The same verifier, also accepting `typ: JWT` (or no `typ`) when `accept` is true.
+    pub fn accepting_plain_jwt(self, accept: bool) -> Verifier {
+        Verifier { accept_plain_jwt: accept, ..self }
     }
 
     /// The verifier of a verified-mode [`AuthMode`](super::AuthMode); `None` in other modes.
@@ -136,7 +166,7 @@ impl Verifier {
 
     /// Verifies `token` (the part after `Bearer `).
     pub async fn verify(&self, token: &str) -> Result<Principal, AuthError> {
-        let (alg, kid) = read_header(token)?;
+        let (alg, kid, typ) = read_header(token)?;
         let key = self.keys.key(kid.as_deref(), alg).await?;
         if !key.algorithms.contains(&alg) {
             return Err(AuthError::UnsupportedAlg);
@@ -150,6 +180,11 @@ impl Verifier {
         validation.set_issuer(&[self.issuer.as_str()]);
         validation.required_spec_claims = HashSet::from(["exp", "iss", "aud", "sub"].map(String::from));
         let data = jsonwebtoken::decode::<Claims>(token, &key.key, &validation).map_err(map_error)?;
+        // Checked once the issuer's signature holds, so the refusal names the real reason (a
+        // forged token is refused for its signature, whatever its header claims).
+        if !typ_accepted(typ.as_deref(), self.accept_plain_jwt) {
+            return Err(AuthError::NotAnAccessToken);
+        }
         let claims = data.claims;
         if claims.sub.is_empty() || claims.sub.len() > MAX_SUB_BYTES || claims.sub.contains(char::is_control) {
             return Err(AuthError::Malformed);
@@ -171,9 +206,9 @@ impl Verifier {
     }
 }
 
-/// Reads `alg` and `kid` from the JOSE header ourselves, so that `none`, `HS256` and any other
-/// algorithm outside the allow-list is refused as such before a key is even looked up.
-fn read_header(token: &str) -> Result<(Algorithm, Option<String>), AuthError> {
+/// Reads `alg`, `kid` and `typ` from the JOSE header ourselves, so that `none`, `HS256` and any
+/// other algorithm outside the allow-list is refused as such before a key is even looked up.
+fn read_header(token: &str) -> Result<(Algorithm, Option<String>, Option<String>), AuthError> {
     use base64::Engine;
     if token.is_empty() || token.len() > MAX_TOKEN_BYTES {
         return Err(AuthError::Malformed);
@@ -198,7 +233,7 @@ fn read_header(token: &str) -> Result<(Algorithm, Option<String>), AuthError> {
         _ => return Err(AuthError::UnsupportedAlg),
     };
     debug_assert!(ALLOWED_ALGORITHMS.contains(&alg));
-    Ok((alg, header.kid))
+    Ok((alg, header.kid, header.typ))
 }
 
 fn map_error(e: jsonwebtoken::errors::Error) -> AuthError {
@@ -233,14 +268,32 @@ mod tests {
 
     #[test]
     fn the_header_is_read_before_any_key() {
-        assert_eq!(read_header(&token(r#"{"alg":"RS256","kid":"k"}"#)), Ok((Algorithm::RS256, Some("k".into()))));
-        assert_eq!(read_header(&token(r#"{"alg":"EdDSA"}"#)), Ok((Algorithm::EdDSA, None)));
+        assert_eq!(
+            read_header(&token(r#"{"alg":"RS256","kid":"k","typ":"at+jwt"}"#)),
+            Ok((Algorithm::RS256, Some("k".into()), Some("at+jwt".into())))
+        );
+        assert_eq!(read_header(&token(r#"{"alg":"EdDSA"}"#)), Ok((Algorithm::EdDSA, None, None)));
         for alg in ["none", "None", "HS256", "HS512", "PS512", "RS1", ""] {
             let header = format!(r#"{{"alg":"{alg}","kid":"k"}}"#);
             assert_eq!(read_header(&token(&header)), Err(AuthError::UnsupportedAlg), "{alg}");
         }
         for bad in ["", "a.b", "a.b.c.d", "not base64!.b.c", &token("[]"), &"a".repeat(MAX_TOKEN_BYTES + 1)] {
             assert_eq!(read_header(bad), Err(AuthError::Malformed), "{bad:.40}");
+        }
+    }
+
+    #[test]
+    fn only_at_jwt_is_an_access_token_unless_plain_jwts_are_accepted() {
+        for typ in ["at+jwt", "AT+JWT", "application/at+jwt", "Application/AT+JWT"] {
+            assert!(typ_accepted(Some(typ), false), "{typ}");
+            assert!(typ_accepted(Some(typ), true), "{typ}");
+        }
+        for plain in [Some("JWT"), Some("jwt"), Some("application/jwt"), None] {
+            assert!(!typ_accepted(plain, false), "{plain:?}");
+            assert!(typ_accepted(plain, true), "{plain:?}");
+        }
+        for other in ["dpop+jwt", "logout+jwt", "at+jwt2", "text/at+jwt", ""] {
+            assert!(!typ_accepted(Some(other), true), "{other}");
         }
     }
 
@@ -254,6 +307,7 @@ mod tests {
             AuthError::BadSignature,
             AuthError::UnsupportedAlg,
             AuthError::UnknownKey,
+            AuthError::NotAnAccessToken,
             AuthError::Malformed,
             AuthError::Unreachable,
         ] {

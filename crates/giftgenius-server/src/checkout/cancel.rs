@@ -54,19 +54,25 @@ impl Checkout {
         input: &CancelOrderInput,
         arguments: &Map<String, Value>,
     ) -> Outcome<OrderData> {
-        let asked = input
-            .confirmation_token
-            .as_deref()
-            .is_some_and(|token| self.confirmation.verify_cancel(token, &input.order_id, &call.subject));
-        if !asked {
-            return ToolError::new(
-                ErrorCode::ConfirmationRequired,
-                "Cancelling needs the user's click on Cancel order in the GiftGenius widget (get_order or list_orders shows it).",
-                &call.reference,
-            )
-            .into();
+        let verdict = self.confirmation.verify_cancel(
+            input.confirmation_token.as_deref(),
+            &input.order_id,
+            &call.subject,
+            self.now(),
+        );
+        let fingerprint = fingerprint(arguments);
+        match verdict.accepted(
+            call,
+            "Cancelling needs the user's click on Cancel order in the GiftGenius widget (get_order or list_orders shows it).",
+            "Show the order again (get_order or list_orders) so the user can press Cancel order once more.",
+        ) {
+            Ok(_) => {}
+            Err(expired) if expired.code == ErrorCode::ConfirmationExpired => {
+                let done = self.cancelled_already(call, &input.idempotency_key, &fingerprint, &input.order_id).await;
+                return done.unwrap_or_else(|| expired.into());
+            }
+            Err(refused) => return refused.into(),
         }
-        let fingerprint = fingerprint(arguments, "idempotency_key");
         let lease = match self.idempotency.begin(call, &input.idempotency_key, &fingerprint).await {
             Ok(Begin::Proceed(lease)) => lease,
             Ok(Begin::Replay(outcome)) => return outcome,
@@ -78,6 +84,30 @@ impl Checkout {
             Ok(RefundStep::Answered(result)) => lease.answer(call, result).await,
             Ok(RefundStep::Lost) => lease.settled(call).await,
             Err(e) => lease.fail(call, &e).await.into(),
+        }
+    }
+
+    /// For a genuine but expired cancel token, which starts nothing: what already happened, if
+    /// anything did (the key's stored answer, else the order cancelled meanwhile, say by the
+    /// reconciler finishing a refund whose answer was lost).
+    async fn cancelled_already(
+        &self,
+        call: &CallContext,
+        key: &str,
+        fingerprint: &str,
+        order_id: &str,
+    ) -> Option<Outcome<OrderData>> {
+        match self.idempotency.finished(call, key, fingerprint).await {
+            Ok(Some(replayed)) => return Some(replayed),
+            Ok(None) => {}
+            Err(e) => return Some(internal(call, &e).into()),
+        }
+        match self.store.order(&call.subject, order_id).await {
+            Ok(Some(order)) if order.status == OrderStatusColumn::Cancelled => {
+                Some(self.order_answer(call, &order).await.into())
+            }
+            Ok(_) => None,
+            Err(e) => Some(internal(call, &e).into()),
         }
     }
 

@@ -72,29 +72,33 @@ impl Checkout {
         input: &CommitOrderInput,
         arguments: &Map<String, Value>,
     ) -> Outcome<OrderData> {
-        let confirmed = input
-            .confirmation_token
-            .as_deref()
-            .is_some_and(|token| self.confirmation.verify(token, &input.draft_id, &call.subject));
-        if !confirmed {
-            return ToolError::new(
-                ErrorCode::ConfirmationRequired,
-                "This purchase has not been confirmed by the user. Only the Confirm button in the GiftGenius widget can place the order.",
-                &call.reference,
-            )
-            .into();
-        }
-        // The delivery details are part of what is bought: they go into the fingerprint.
-        let delivery = match self.store.draft(&call.subject, &input.draft_id).await {
-            Ok(draft) => draft.and_then(|d| d.delivery),
+        let verdict =
+            self.confirmation.verify(input.confirmation_token.as_deref(), &input.draft_id, &call.subject, self.now());
+        let expired = match verdict.accepted(
+            call,
+            "This purchase has not been confirmed by the user. Only the Confirm button in the GiftGenius widget can place the order.",
+            "The user presses Confirm in the widget again.",
+        ) {
+            Ok(_) => None,
+            Err(expired) if expired.code == ErrorCode::ConfirmationExpired => Some(expired),
+            Err(refused) => return refused.into(),
+        };
+        let draft = match self.store.draft(&call.subject, &input.draft_id).await {
+            Ok(draft) => draft,
             Err(e) => return internal(call, &e).into(),
         };
+        // The delivery details are part of what is bought: they go into the fingerprint.
+        let delivery = draft.as_ref().and_then(|d| d.delivery.clone());
         let mut fingerprinted = arguments.clone();
         fingerprinted.insert(
             "delivery".into(),
             Value::String(hex::encode(Sha256::digest(delivery.as_deref().unwrap_or("").as_bytes()))),
         );
-        let fingerprint = fingerprint(&fingerprinted, "idempotency_key");
+        let fingerprint = fingerprint(&fingerprinted);
+        if let Some(expired) = expired {
+            let done = self.bought_already(call, &input.idempotency_key, &fingerprint, draft.as_ref()).await;
+            return done.unwrap_or_else(|| expired.into());
+        }
         let lease = match self.idempotency.begin(call, &input.idempotency_key, &fingerprint).await {
             Ok(Begin::Proceed(lease)) => lease,
             Ok(Begin::Replay(outcome)) => return outcome,
@@ -103,6 +107,30 @@ impl Checkout {
         };
         self.failpoints.hit(AFTER_KEY_CLAIMED);
         self.run_commit(call, input, lease).await
+    }
+
+    /// For a genuine but expired confirmation, which starts nothing: what already happened, if
+    /// anything did (the key's stored answer, else the draft's paid order), so a late retry of a
+    /// purchase whose answer was lost is never told it failed.
+    async fn bought_already(
+        &self,
+        call: &CallContext,
+        key: &str,
+        fingerprint: &str,
+        draft: Option<&crate::store::DraftRow>,
+    ) -> Option<Outcome<OrderData>> {
+        match self.idempotency.finished(call, key, fingerprint).await {
+            Ok(Some(replayed)) => return Some(replayed),
+            Ok(None) => {}
+            Err(e) => return Some(internal(call, &e).into()),
+        }
+        match self.store.live_order_for_draft(&draft?.id).await {
+            Ok(Some(paid)) if paid.status == OrderStatusColumn::Paid => {
+                Some(self.order_answer(call, &paid).await.into())
+            }
+            Ok(_) => None,
+            Err(e) => Some(internal(call, &e).into()),
+        }
     }
 
     async fn run_commit(&self, call: &CallContext, input: &CommitOrderInput, mut lease: Lease) -> Outcome<OrderData> {

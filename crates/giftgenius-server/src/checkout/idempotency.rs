@@ -37,10 +37,17 @@ use crate::context::{CallContext, DEFAULT_LOCALE};
 use crate::outcome::{Answer, Outcome, envelope};
 use crate::store::{Claim, Fence, Fenced, RecoveryPoint, Scope, Store, StoreError, StoreResult};
 
-/// SHA-256 over the canonical (key-sorted, compact) JSON of the arguments minus the key itself.
-pub fn fingerprint(arguments: &Map<String, Value>, key_field: &str) -> String {
+/// The arguments a fingerprint leaves out: the key itself, and the widget's confirmation token,
+/// which proves who asked rather than what (a fresh token after a reload is the same request).
+const NOT_FINGERPRINTED: [&str; 2] = ["idempotency_key", "confirmation_token"];
+
+/// SHA-256 over the canonical (key-sorted, compact) JSON of the arguments minus the key itself
+/// and the confirmation token.
+pub fn fingerprint(arguments: &Map<String, Value>) -> String {
     let mut canonical = arguments.clone();
-    canonical.remove(key_field);
+    for field in NOT_FINGERPRINTED {
+        canonical.remove(field);
+    }
     hex::encode(Sha256::digest(canonical_json(&Value::Object(canonical)).as_bytes()))
 }
 
@@ -161,6 +168,26 @@ impl Idempotency {
             Ok(Begin::Proceed(self.lease(fence, lease_until, row.recovery_point, row.resource_id)))
         } else {
             Ok(Begin::Reject(in_progress(call, 100)))
+        }
+    }
+
+    /// The stored answer of `key` if it finished a call with this `fingerprint`: read only, for
+    /// a late retry that may start nothing new (its confirmation expired) but still gets what
+    /// happened.
+    pub async fn finished<T: DeserializeOwned>(
+        &self,
+        call: &CallContext,
+        key: &str,
+        fingerprint: &str,
+    ) -> StoreResult<Option<Outcome<T>>> {
+        let scope = Scope { subject: call.subject.clone(), tool: call.tool.as_str(), key: key.to_string() };
+        match self.store.key(&scope).await? {
+            Some(row) if row.recovery_point == RecoveryPoint::Finished && row.fingerprint == fingerprint => {
+                let stored =
+                    row.response.as_deref().ok_or_else(|| StoreError("finished key without an answer".into()))?;
+                Ok(Some(replay(stored)?))
+            }
+            _ => Ok(None),
         }
     }
 
@@ -319,12 +346,15 @@ mod tests {
     }
 
     #[test]
-    fn fingerprint_ignores_the_key_and_field_order() {
+    fn fingerprint_ignores_the_key_the_token_and_field_order() {
         let a = map(json!({"draft_id": "d1", "idempotency_key": "k1", "confirmation_token": "t"}));
         let b = map(json!({"confirmation_token": "t", "idempotency_key": "k2", "draft_id": "d1"}));
-        assert_eq!(fingerprint(&a, "idempotency_key"), fingerprint(&b, "idempotency_key"));
+        assert_eq!(fingerprint(&a), fingerprint(&b));
+        // A fresh token for the same draft (after a reload, or the first one expired) is the same request.
+        let fresh = map(json!({"draft_id": "d1", "idempotency_key": "k1", "confirmation_token": "t2"}));
+        assert_eq!(fingerprint(&a), fingerprint(&fresh));
         let c = map(json!({"draft_id": "d2", "idempotency_key": "k1", "confirmation_token": "t"}));
-        assert_ne!(fingerprint(&a, "idempotency_key"), fingerprint(&c, "idempotency_key"));
+        assert_ne!(fingerprint(&a), fingerprint(&c));
     }
 
     #[test]

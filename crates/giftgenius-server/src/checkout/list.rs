@@ -59,7 +59,10 @@ impl Checkout {
         Ok(Answer::new(ListOrdersData { orders, next_cursor })
             .with_widget_meta(META_DELIVERIES, Value::Object(deliveries))
             .with_widget_meta(META_CANCEL_TOKENS, Value::Object(tokens))
-            .with_widget_meta(META_DELETE_DATA_TOKEN, Value::String(self.confirmation.delete_token(&call.subject))))
+            .with_widget_meta(
+                META_DELETE_DATA_TOKEN,
+                Value::String(self.confirmation.delete_token(&call.subject, self.now())),
+            ))
     }
 }
 

@@ -182,7 +182,7 @@ impl Checkout {
         let now = self.now();
         rows.iter()
             .filter(|row| row.status == OrderStatusColumn::Paid && now < self.cut_off_ms(row.created_at_ms))
-            .map(|row| (row.id.clone(), Value::String(self.confirmation.cancel_token(&row.id, &call.subject))))
+            .map(|row| (row.id.clone(), Value::String(self.confirmation.cancel_token(&row.id, &call.subject, now))))
             .collect()
     }
 

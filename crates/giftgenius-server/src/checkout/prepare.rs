@@ -98,7 +98,7 @@ impl Checkout {
             has_gift_message: delivery.as_ref().is_some_and(|d| d.gift_message.is_some()),
         };
         // Widget-only: hosts hand `_meta` to the widget, never to the model.
-        let token = self.confirmation.token(&row.id, &call.subject);
+        let token = self.confirmation.token(&row.id, &call.subject, now);
         let mut answer =
             Answer::new(PrepareOrderData { draft }).with_widget_meta(META_CONFIRMATION_TOKEN, json!(token));
         if let Some(delivery) = delivery {

@@ -10,6 +10,12 @@
 //! tells the widget to forget it. An order still waiting for its payment keeps its link until
 //! it is settled (the money is not final yet); a later request, or the retention, erases it.
 //!
+//! The widget's token is spent by its first use (`--delete-token-ttl-secs`, one hour by
+//! default): the spent mark (`spent_delete_tokens`, keyed by a hash of the token, naming no
+//! account) is written in the deletion's own transaction, and a retry with the same token
+//! answers the first use's counts and deletes nothing, so an old token replayed never takes
+//! the data made since. The mark is pruned once the token has expired.
+//!
 //! Retention (`Retention`, applied by the hourly pruning): orders keep their personal data for
 //! `--order-retention-days`, then are anonymized; anonymized orders are deleted after
 //! `--financial-retention-days`, refunds after `--refund-retention-days`, and a saved address
@@ -17,7 +23,7 @@
 
 use std::time::Duration;
 
-use giftgenius_types::{DeleteMyDataData, DeleteMyDataInput, ErrorCode, ToolError};
+use giftgenius_types::{DeleteMyDataData, DeleteMyDataInput};
 
 use super::Checkout;
 use crate::context::CallContext;
@@ -70,21 +76,21 @@ pub fn report(deleted: Deleted, retention: &Retention) -> DeleteMyDataData {
 }
 
 impl Checkout {
-    /// `delete_my_data`: only with the token list_orders gave the widget (a person's click).
+    /// `delete_my_data`: only with the token list_orders gave the widget (a person's click),
+    /// once: the token is spent by its first use, and a retry with it answers what that use
+    /// deleted, deleting nothing made since.
     pub async fn delete_my_data(&self, call: &CallContext, input: &DeleteMyDataInput) -> Outcome<DeleteMyDataData> {
-        let asked = input
-            .confirmation_token
-            .as_deref()
-            .is_some_and(|token| self.confirmation.verify_delete(token, &call.subject));
-        if !asked {
-            return ToolError::new(
-                ErrorCode::ConfirmationRequired,
-                "Deleting the user's data needs their click on Delete my data in the GiftGenius widget (list_orders shows it).",
-                &call.reference,
-            )
-            .into();
-        }
-        match self.store.delete_personal_data(&call.subject, self.now()).await {
+        let now = self.now();
+        let verdict = self.confirmation.verify_delete(input.confirmation_token.as_deref(), &call.subject, now);
+        let token = match verdict.accepted(
+            call,
+            "Deleting the user's data needs their click on Delete my data in the GiftGenius widget (list_orders shows it).",
+            "Show the user's orders again (list_orders) so they can press Delete my data once more.",
+        ) {
+            Ok(token) => token,
+            Err(refused) => return refused.into(),
+        };
+        match self.store.delete_personal_data_once(&call.subject, &token.spent_key, token.expires_at_ms, now).await {
             Ok(deleted) => {
                 tracing::info!(
                     addresses = deleted.saved_addresses,

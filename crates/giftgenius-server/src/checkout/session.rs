@@ -23,7 +23,7 @@ impl Checkout {
         arguments: &Map<String, Value>,
     ) -> Outcome<CheckoutData> {
         // Retries of one key come back before the limit: a replay is never refused.
-        let fingerprint = fingerprint(arguments, "idempotency_key");
+        let fingerprint = fingerprint(arguments);
         let lease = match self.idempotency.begin(call, &input.idempotency_key, &fingerprint).await {
             Ok(Begin::Proceed(lease)) => lease,
             Ok(Begin::Replay(outcome)) => return outcome,

@@ -427,7 +427,14 @@ impl ServerHandler for GiftGenius {
             return self.tool_router.call(ToolCallContext::new(self, request, context)).await;
         };
         let parts = context.extensions.get::<axum::http::request::Parts>();
-        let caller = Caller::from_parts(parts);
+        let Some(caller) = Caller::from_parts(parts, &self.app.auth) else {
+            // Verified mode, and no HTTP request under the call: nobody's token was checked.
+            tracing::warn!(tool = tool.as_str(), "refused a tool call that carries no HTTP request in verified mode");
+            return Err(ErrorData::invalid_request(
+                "this server identifies callers by their access token over HTTP; the call carries none",
+                None,
+            ));
+        };
         let subject = subject_of(&caller, &context).unwrap_or_else(|| signed_out_subject(parts));
         let hint = client_hint(&context).map(str::to_owned);
         let call = CallContext::with_client_hint(tool, subject, locale_of(&context), hint.as_deref());

@@ -215,6 +215,45 @@ macro_rules! settle_refund_in {
     };
 }
 
+/// Deletes `$subject`'s personal data in `$tx` (see [`Store::delete_personal_data`]); evaluates
+/// to what was deleted.
+macro_rules! delete_personal_data_in {
+    ($tx:ident, $subject:expr, $now_ms:expr) => {{
+        let saved_addresses =
+            sqlx::query(sql::DELETE_SAVED_ADDRESS).bind($subject).execute(&mut *$tx).await?.rows_affected();
+        let drafts = sqlx::query(sql::DELETE_DRAFTS_OF)
+            .bind($subject)
+            .bind(OrderStatusColumn::PendingPayment)
+            .execute(&mut *$tx)
+            .await?
+            .rows_affected();
+        let idempotency_keys = sqlx::query(sql::DELETE_KEYS_OF)
+            .bind($subject)
+            .bind($now_ms)
+            .bind(OrderStatusColumn::PendingPayment)
+            .execute(&mut *$tx)
+            .await?
+            .rows_affected();
+        let checkout_sessions =
+            sqlx::query(sql::DELETE_CHECKOUTS_OF).bind($subject).execute(&mut *$tx).await?.rows_affected();
+        let orders_anonymized = sqlx::query(sql::ANONYMIZE_ORDERS_OF)
+            .bind($subject)
+            .bind(ERASED_SUBJECT)
+            .bind($now_ms)
+            .bind(OrderStatusColumn::PendingPayment)
+            .execute(&mut *$tx)
+            .await?
+            .rows_affected();
+        let refunds_anonymized = sqlx::query(sql::ANONYMIZE_REFUNDS_OF)
+            .bind($subject)
+            .bind(ERASED_SUBJECT)
+            .execute(&mut *$tx)
+            .await?
+            .rows_affected();
+        Deleted { saved_addresses, drafts, idempotency_keys, checkout_sessions, orders_anonymized, refunds_anonymized }
+    }};
+}
+
 /// Rolls `$tx` back and returns `Fenced::Stale` unless `$written` (rows) is 1.
 macro_rules! or_stale {
     ($tx:expr, $written:expr) => {
@@ -872,47 +911,68 @@ impl Store {
     pub async fn delete_personal_data(&self, subject: &str, now_ms: i64) -> StoreResult<Deleted> {
         on_pool!(self, |pool| {
             let mut tx = pool.begin_write(WriteLock::None).await?;
-            let saved_addresses =
-                sqlx::query(sql::DELETE_SAVED_ADDRESS).bind(subject).execute(&mut *tx).await?.rows_affected();
-            let drafts = sqlx::query(sql::DELETE_DRAFTS_OF)
-                .bind(subject)
-                .bind(OrderStatusColumn::PendingPayment)
-                .execute(&mut *tx)
-                .await?
-                .rows_affected();
-            let idempotency_keys = sqlx::query(sql::DELETE_KEYS_OF)
-                .bind(subject)
-                .bind(now_ms)
-                .bind(OrderStatusColumn::PendingPayment)
-                .execute(&mut *tx)
-                .await?
-                .rows_affected();
-            let checkout_sessions =
-                sqlx::query(sql::DELETE_CHECKOUTS_OF).bind(subject).execute(&mut *tx).await?.rows_affected();
-            let orders_anonymized = sqlx::query(sql::ANONYMIZE_ORDERS_OF)
-                .bind(subject)
-                .bind(ERASED_SUBJECT)
-                .bind(now_ms)
-                .bind(OrderStatusColumn::PendingPayment)
-                .execute(&mut *tx)
-                .await?
-                .rows_affected();
-            let refunds_anonymized = sqlx::query(sql::ANONYMIZE_REFUNDS_OF)
-                .bind(subject)
-                .bind(ERASED_SUBJECT)
-                .execute(&mut *tx)
-                .await?
-                .rows_affected();
-            let deleted = Deleted {
-                saved_addresses,
-                drafts,
-                idempotency_keys,
-                checkout_sessions,
-                orders_anonymized,
-                refunds_anonymized,
-            };
+            let deleted = delete_personal_data_in!(tx, subject, now_ms);
             tx.commit().await?;
             Ok(deleted)
+        })
+    }
+
+    /// [`Store::delete_personal_data`] for one use of a Delete my data token, in one transaction
+    /// with the token's spent mark (`spent_key`, kept until `expires_at_ms`): the first use
+    /// deletes and records what it deleted; every later use (concurrent ones wait for the first)
+    /// deletes nothing and gets the first use's counts.
+    pub async fn delete_personal_data_once(
+        &self,
+        subject: &str,
+        spent_key: &str,
+        expires_at_ms: i64,
+        now_ms: i64,
+    ) -> StoreResult<Deleted> {
+        on_pool!(self, |pool| {
+            let mut tx = pool.begin_write(WriteLock::None).await?;
+            let first = sqlx::query(sql::SPEND_DELETE_TOKEN)
+                .bind(spent_key)
+                .bind(expires_at_ms)
+                .bind(now_ms)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected()
+                == 1;
+            if !first {
+                let counts: (i64, i64, i64, i64, i64, i64) =
+                    sqlx::query_as(sql::SPENT_DELETE_TOKEN).bind(spent_key).fetch_one(&mut *tx).await?;
+                tx.rollback().await?;
+                let count = |n: i64| u64::try_from(n).unwrap_or(0);
+                return Ok(Deleted {
+                    saved_addresses: count(counts.0),
+                    drafts: count(counts.1),
+                    idempotency_keys: count(counts.2),
+                    checkout_sessions: count(counts.3),
+                    orders_anonymized: count(counts.4),
+                    refunds_anonymized: count(counts.5),
+                });
+            }
+            let deleted = delete_personal_data_in!(tx, subject, now_ms);
+            let count = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+            sqlx::query(sql::RECORD_DELETE_TOKEN)
+                .bind(spent_key)
+                .bind(count(deleted.saved_addresses))
+                .bind(count(deleted.drafts))
+                .bind(count(deleted.idempotency_keys))
+                .bind(count(deleted.checkout_sessions))
+                .bind(count(deleted.orders_anonymized))
+                .bind(count(deleted.refunds_anonymized))
+                .execute(&mut *tx)
+                .await?;
+            tx.commit().await?;
+            Ok(deleted)
+        })
+    }
+
+    /// Deletes the spent marks of Delete my data tokens that expired before `expired_before_ms`.
+    pub async fn prune_spent_delete_tokens(&self, expired_before_ms: i64) -> StoreResult<u64> {
+        on_pool!(self, |pool| {
+            Ok(sqlx::query(sql::PRUNE_SPENT_DELETE_TOKENS).bind(expired_before_ms).execute(pool).await?.rows_affected())
         })
     }
 

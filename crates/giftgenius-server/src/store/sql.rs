@@ -171,6 +171,18 @@ pub const ANONYMIZE_REFUNDS_BEFORE: &str = "UPDATE refunds SET subject = $2 WHER
 /// Anonymized orders placed before $1: past the financial retention.
 pub const PRUNE_ANONYMIZED_ORDERS: &str =
     "DELETE FROM orders WHERE anonymized_at_ms IS NOT NULL AND created_at_ms < $1";
+/// Spends a Delete my data token: $1 its spent key, $2 its expiry, $3 now (the counts follow
+/// the deletion in the same transaction); nothing if it was spent before.
+pub const SPEND_DELETE_TOKEN: &str = "INSERT INTO spent_delete_tokens (spent_key, expires_at_ms, spent_at_ms, \
+     saved_addresses, drafts, idempotency_keys, checkout_sessions, orders_anonymized, refunds_anonymized) \
+     VALUES ($1, $2, $3, 0, 0, 0, 0, 0, 0) ON CONFLICT (spent_key) DO NOTHING";
+/// What the first use of token $1 deleted: $2..$7 the counts.
+pub const RECORD_DELETE_TOKEN: &str = "UPDATE spent_delete_tokens SET saved_addresses = $2, drafts = $3, \
+     idempotency_keys = $4, checkout_sessions = $5, orders_anonymized = $6, refunds_anonymized = $7 WHERE spent_key = $1";
+pub const SPENT_DELETE_TOKEN: &str = "SELECT saved_addresses, drafts, idempotency_keys, checkout_sessions, \
+     orders_anonymized, refunds_anonymized FROM spent_delete_tokens WHERE spent_key = $1";
+/// Spent marks of tokens that expired before $1.
+pub const PRUNE_SPENT_DELETE_TOKENS: &str = "DELETE FROM spent_delete_tokens WHERE expires_at_ms < $1";
 /// Financial records of the erased subject: anonymized orders.
 pub const COUNT_ERASED_ORDERS: &str = "SELECT COUNT(*) FROM orders WHERE subject = $1";
 

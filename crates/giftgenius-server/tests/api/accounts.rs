@@ -24,14 +24,14 @@ use crate::support::{
 const BOTH: &str = "orders:read orders:write";
 
 /// An authorization server with one signing key, and a token secret file for the apps.
-struct Accounts {
+pub(crate) struct Accounts {
     dir: tempfile::TempDir,
-    key: TestKey,
+    pub(crate) key: TestKey,
     oidc: Oidc,
 }
 
 impl Accounts {
-    fn start() -> Accounts {
+    pub(crate) fn start() -> Accounts {
         let dir = tempfile::tempdir().expect("temp dir");
         let key = oidc::generate_keys(dir.path(), &[("rsa-1", "rsa")]).remove(0);
         let jwks = dir.path().join("jwks.json");
@@ -41,11 +41,11 @@ impl Accounts {
         Accounts { dir, key, oidc }
     }
 
-    fn issuer(&self) -> String {
+    pub(crate) fn issuer(&self) -> String {
         self.oidc.issuer.clone()
     }
 
-    fn secret_file(&self) -> PathBuf {
+    pub(crate) fn secret_file(&self) -> PathBuf {
         self.dir.path().join("token-secret")
     }
 

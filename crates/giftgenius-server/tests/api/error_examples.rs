@@ -62,6 +62,15 @@ async fn produce_every_error() -> BTreeMap<&'static str, Value> {
     plain.clock.advance(Duration::from_secs(31 * 60));
     keep(call(&client, "commit_order", commit_args(&draft_id, "ik_example_4", &token)).await.1);
 
+    // A confirmation past its lifetime (the draft outlives it here).
+    {
+        let app = spawn_app_with(|c| c.draft_ttl_secs = 7200).await;
+        let client = app.client().await;
+        let (draft_id, token) = prepare_in_session(&client, "hh-010").await;
+        app.clock.advance(Duration::from_secs(3600));
+        keep(call(&client, "commit_order", commit_args(&draft_id, "ik_example_9", &token)).await.1);
+    }
+
     // Payments: a decline, an outage, and a commit still running when its retry arrives.
     for (faults, key) in [("decline", "ik_example_5"), ("5xx*1", "ik_example_6")] {
         let app = spawn_app_with(|_| {}).await;

@@ -26,6 +26,7 @@ const EXPECTED: &[(ErrorCode, &str, ErrorCategory, bool)] = &[
     (ErrorCode::OrderNotCancellable, "ORDER_NOT_CANCELLABLE", Business, false),
     (ErrorCode::PaymentDeclined, "PAYMENT_DECLINED", Business, false),
     (ErrorCode::ConfirmationRequired, "CONFIRMATION_REQUIRED", Permission, false),
+    (ErrorCode::ConfirmationExpired, "CONFIRMATION_EXPIRED", Permission, false),
     (ErrorCode::AuthRequired, "AUTH_REQUIRED", Permission, false),
     (ErrorCode::InternalError, "INTERNAL_ERROR", Other, true),
 ];
