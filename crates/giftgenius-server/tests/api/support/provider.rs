@@ -11,7 +11,9 @@ use giftgenius_sandbox_pay::api::{
     CHARGES_PATH, Charge, ChargeList, ChargeRequest, ChargeStatus, IDEMPOTENCY_KEY_HEADER, LISTENING_LINE,
     REFUNDS_PATH, Refund, RefundList, SETTINGS_PATH, Settings, SettingsUpdate,
 };
-use giftgenius_sandbox_pay::ledger::MAX_LATENCY_MS;
+
+/// The longest latency the provider takes: how long [`SandboxPay::hold`] can hold a request.
+const MAX_LATENCY_MS: u64 = giftgenius_sandbox_pay::ledger::MAX_LATENCY_MS;
 
 /// A provider process; killed and reaped on drop (and it exits by itself when our end of its
 /// stdin closes, should the test process die first).
