@@ -251,6 +251,21 @@ export async function openPreview(browser, server, { bridge = "openai", csp = "c
       const f = handle && (await handle.contentFrame());
       return f ? f.evaluate(() => document.documentElement.dataset.wasm || "") : "";
     },
+    /**
+     * Resolves once the widget frame has painted two more frames with every image loaded or
+     * failed: whatever the last step started in the frame (an element, an image's onerror, a
+     * navigation) has had its turn. The positive event a "nothing happened" check waits for,
+     * instead of a guessed pause. Returns the frame's URL then.
+     */
+    settled: async () => {
+      const f = await (await page.$("#widget")).contentFrame();
+      await f.evaluate(() => new Promise((resolve) => {
+        const loaded = () => Array.from(document.images).every((i) => i.complete);
+        const paint = (frames) => requestAnimationFrame(() => (frames > 1 || !loaded() ? paint(frames - 1) : resolve()));
+        paint(2);
+      }));
+      return f.url();
+    },
     /** The visible element matching `selector` inside the widget (wasm root or fallback). */
     visible: (selector) => frame().locator(`${selector}:visible`).first(),
     close: () => context.close(),

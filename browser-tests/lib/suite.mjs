@@ -206,7 +206,8 @@ export function defineSuite({ bridge, csp }) {
     // The interest comes back in the summary and the reasons: as text too.
     assert.ok((await h.frame().getByText(XSS, { exact: false }).count()) >= 2, "interest echoed as text");
     assert.equal(await h.frame().locator('img[src="x"]').count(), 0, "no element was created from the markup");
-    await h.page.waitForTimeout(300);
+    // Rendered and painted, every image settled: a handler the markup made would have run.
+    await h.settled();
     assert.deepEqual(h.dialogs, []);
     await screenshot(h, `${label}-markup-as-text`);
   }));
@@ -243,7 +244,10 @@ export function defineSuite({ bridge, csp }) {
     await expectRuntime(h, wasm);
     await h.visible('[data-action="confirm"]').dblclick();
     await waitForState(h, "order-placed");
-    await h.page.waitForTimeout(500); // let a second call, if any, land
+    // A second click's call was posted before the first one's answer could come back, so the
+    // host has it by now: wait until every commit_order it got is answered, then count.
+    await until(() => h.page.evaluate(() => window.ggPreview.calls.filter((c) => c.name === "commit_order").every((c) => c.result || c.error)),
+      { message: "every commit_order to be answered" });
     assert.equal(await h.charges(), 1);
     const commits = await h.commits();
     assert.ok(commits.length >= 1);
@@ -281,8 +285,9 @@ export function defineSuite({ bridge, csp }) {
       return l.length ? l : false;
     }, { message: `${want} to reach the host` });
     assert.deepEqual(links, [{ via: want, url }]);
-    await h.page.waitForTimeout(300);
-    assert.equal(await h.frameUrl(), before, "the sandboxed frame did not navigate");
+    // The click's handler has run (the host got the link); two painted frames later a
+    // navigation or a popup it started would show.
+    assert.equal(await h.settled(), before, "the sandboxed frame did not navigate");
     assert.equal(await h.context.pages().length, 1, "no new tab from the frame itself");
     await waitForState(h, "checkout");
   }));

@@ -166,7 +166,8 @@ pub struct ApiError {
 /// `GET /admin/settings`: what every process serving this database does.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Settings {
-    /// How long each charge request takes before it is decided.
+    /// How long each charge request takes before it is decided. A change applies to the
+    /// requests the process that took it is already holding (0 releases them at once).
     pub latency_ms: u64,
     /// The faults still to come, in the syntax [`SettingsUpdate::faults`] takes
     /// (`"5xx*1,timeout*2,decline"`); empty when every request succeeds.

@@ -9,9 +9,17 @@
 //! to a process that died before deciding (a live one decides within its latency, capped at
 //! [`MAX_LATENCY_MS`]): nothing was charged, so it is forgotten, and the attempt it belonged to
 //! can no longer decide anything.
+//!
+//! A latency change applies to the requests already waiting out theirs ([`Ledger::wait_latency`]),
+//! so a test can hold a charge in `processing` (a long latency) for exactly as long as it needs,
+//! then let it be decided at once (latency 0), instead of guessing a latency its steps fit in.
 
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
+
+use tokio::sync::Notify;
+use tokio::time::Instant;
 
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Row, SqlitePool};
@@ -130,6 +138,8 @@ pub enum Begin {
 #[derive(Debug, Clone)]
 pub struct Ledger {
     pool: SqlitePool,
+    /// Woken when this process changes the latency (requests waiting re-read it).
+    latency_changed: Arc<Notify>,
 }
 
 fn new_id(prefix: &str) -> String {
@@ -146,7 +156,7 @@ impl Ledger {
             .busy_timeout(Duration::from_secs(10));
         let pool = SqlitePoolOptions::new().max_connections(4).connect_with(options).await?;
         sqlx::migrate!("./migrations").run(&pool).await?;
-        Ok(Self { pool })
+        Ok(Self { pool, latency_changed: Arc::new(Notify::new()) })
     }
 
     /// Records `key` as processing for `request`, or reports the charge it already has.
@@ -374,6 +384,22 @@ impl Ledger {
         Ok(Duration::from_millis(ms.min(MAX_LATENCY_MS)))
     }
 
+    /// Waits until the latency, counted from `since`, has passed; a latency changed meanwhile
+    /// (through this process) counts instead of the one read first, shorter or longer.
+    pub async fn wait_latency(&self, since: Instant) -> LedgerResult<()> {
+        loop {
+            // Registered before reading, so a change between the read and the sleep is not missed.
+            let changed = self.latency_changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            let until = since + self.latency().await?;
+            tokio::select! {
+                () = tokio::time::sleep_until(until) => return Ok(()),
+                () = &mut changed => {}
+            }
+        }
+    }
+
     pub async fn settings(&self) -> LedgerResult<Settings> {
         let latency_ms = self.latency().await?.as_millis() as u64;
         let next: Vec<String> =
@@ -404,6 +430,9 @@ impl Ledger {
             sqlx::query(set).bind("always_fault").bind(always).execute(&mut *tx).await?;
         }
         tx.commit().await?;
+        if update.latency_ms.is_some() {
+            self.latency_changed.notify_waiters();
+        }
         self.settings().await
     }
 

@@ -154,7 +154,7 @@ async fn create_refund(State(ledger): State<Ledger>, headers: HeaderMap, body: B
         Err(e) => return internal(&e),
     }
     let decided = async {
-        tokio::time::sleep(ledger.latency().await?).await;
+        ledger.wait_latency(tokio::time::Instant::now()).await?;
         let fault = ledger.take_fault().await?;
         if fault == Some(Fault::ServerError) {
             return Ok::<_, sqlx::Error>(None);
@@ -295,7 +295,7 @@ async fn create_charge(State(ledger): State<Ledger>, headers: HeaderMap, body: B
     let decision = tokio::spawn({
         let (ledger, key, attempt) = (ledger.clone(), key.clone(), attempt.clone());
         async move {
-            tokio::time::sleep(ledger.latency().await?).await;
+            ledger.wait_latency(tokio::time::Instant::now()).await?;
             let fault = ledger.take_fault().await?;
             let (status, failure) = match fault {
                 Some(Fault::ServerError) => {

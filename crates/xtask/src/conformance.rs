@@ -59,6 +59,7 @@ pub fn run(root: &Path, html: &Path) -> Result<()> {
 
     let mut node = Command::new(dir.join(NODE));
     node.arg(dir.join("run.mjs")).arg(&server.mcp_url).arg("--results").arg(work.join("results")).current_dir(&dir);
+    crate::test_env::pin(&mut node);
     let result = cmd::run(&mut node);
     let log = server.stop();
     match result {

@@ -11,7 +11,9 @@
 //!   server in verified mode against it, so the page signs in (authorization code + PKCE).
 //! - `test`: fmt and clippy, the widget and its size budget (`widget/size-budget.json`, see
 //!   `budget.rs`), the wasm32 contract build, `cargo test --workspace`,
-//!   the official MCP suites (as `conformance`), the browser tests.
+//!   the official MCP suites (as `conformance`), the browser tests; every test process runs
+//!   without the caller's `INSTA_*`, `GIFTGENIUS_UPDATE_DOCS` and `GIFTGENIUS_CHAOS_SEED`
+//!   (`test_env.rs`), so a shell's override cannot turn a failing check green.
 //! - `chat [-- CHAT ARGS…]`: the terminal MCP host with a real model (`crates/giftgenius-chat`);
 //!   without `--mcp` it talks to the local GiftGenius and starts it first if nothing answers
 //!   (`chat.rs`).
@@ -42,6 +44,7 @@ mod errors;
 mod pack;
 mod preview;
 mod server;
+mod test_env;
 mod tools;
 mod widget;
 
@@ -291,6 +294,7 @@ fn test(root: &Path) -> Result<()> {
     let mut tests = cmd::cargo();
     tests.args(["test", "--workspace"]).current_dir(root).env("GIFTGENIUS_WIDGET_HTML", &html);
     locked_in_ci(&mut tests);
+    test_env::pin(&mut tests);
     cmd::run(&mut tests)?;
 
     // The official MCP suites against the real server (before the browser tests: faster, and a

@@ -346,6 +346,7 @@ pub fn browser_tests(root: &Path, html: &Path) -> Result<()> {
         .env("GIFTGENIUS_WIDGET_HTML", html)
         .env("GIFTGENIUS_CHROMIUM", &chromium)
         .env("GIFTGENIUS_BROWSER_ARTIFACTS", &artifacts);
+    crate::test_env::pin(&mut node);
     cmd::run(&mut node)?;
     eprintln!("xtask: browser tests passed; screenshots in {}", artifacts.display());
     Ok(())

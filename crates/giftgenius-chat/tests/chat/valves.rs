@@ -136,10 +136,10 @@ async fn a_tool_that_does_not_answer_in_time_gets_an_error_result_and_the_loop_g
         n => panic!("unexpected request {n}"),
     })
     .await;
+    // The host's 300 ms (not the catalog's 10 s, which says "10000 ms") is what the model hears
+    // of: the result's words say which timer ended the call, with no stopwatch.
     let mut chat = session(&app, &model, &["--tool-timeout-ms", "300"]).await;
-    let started = std::time::Instant::now();
     let end = chat.run_task(&mut Person::default(), "a gift").await.unwrap();
-    assert!(started.elapsed() < std::time::Duration::from_secs(5), "{:?}", started.elapsed());
     assert_eq!(end, TaskEnd::Answered("The gift service is slow right now.".into()));
     assert!(model.violations().is_empty());
 }
@@ -158,8 +158,7 @@ async fn a_server_that_went_away_gives_an_error_result_not_a_crash() {
     })
     .await;
     let mut chat = session(&app, &model, &["--tool-timeout-ms", "3000"]).await;
-    app.stop();
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    app.stop().await;
     let end = chat.run_task(&mut Person::default(), "a gift").await.unwrap();
     assert_eq!(end, TaskEnd::Answered("The service is unavailable.".into()));
     assert!(model.violations().is_empty());

@@ -16,7 +16,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, KeyOperations, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey};
@@ -25,6 +25,7 @@ use url::Url;
 
 use super::mode::{Issuer, fetch_allowed};
 use super::verify::AuthError;
+use crate::clock::Clock;
 
 /// Tuning of discovery and the key cache.
 #[derive(Debug, Clone)]
@@ -39,6 +40,8 @@ pub struct JwksOptions {
     pub max_age: Duration,
     /// Largest metadata or JWKS document accepted.
     pub max_body_bytes: usize,
+    /// What the intervals above are measured on (a manual clock lets a test step past one).
+    pub clock: Clock,
 }
 
 impl Default for JwksOptions {
@@ -49,6 +52,7 @@ impl Default for JwksOptions {
             failure_backoff: Duration::from_secs(5),
             max_age: Duration::from_secs(3600),
             max_body_bytes: 256 * 1024,
+            clock: Clock::System,
         }
     }
 }
@@ -194,10 +198,11 @@ impl KeySet {
 #[derive(Default)]
 struct Cache {
     keys: Option<Arc<KeySet>>,
-    fetched_at: Option<Instant>,
+    /// When the keys were fetched, in [`JwksOptions::clock`] milliseconds.
+    fetched_at_ms: Option<i64>,
     /// Bumped after every refresh attempt, so waiters know one happened while they queued.
     attempts: u64,
-    last_attempt: Option<Instant>,
+    last_attempt_ms: Option<i64>,
     last_failed: bool,
     jwks_uri: Option<Url>,
 }
@@ -274,7 +279,7 @@ impl KeySource {
     pub async fn key(&self, kid: Option<&str>, alg: Algorithm) -> Result<Arc<VerifyKey>, AuthError> {
         let seen = {
             let cache = self.cache.read().expect("key cache lock");
-            let fresh = cache.fetched_at.is_some_and(|t| t.elapsed() < self.options.max_age);
+            let fresh = cache.fetched_at_ms.is_some_and(|t| self.since(t) < self.options.max_age);
             if let Some(keys) = &cache.keys
                 && let Some(key) = keys.find(kid, alg)
                 && fresh
@@ -304,7 +309,7 @@ impl KeySource {
             } else {
                 self.options.min_refresh_interval
             };
-            if cache.last_attempt.is_some_and(|t| t.elapsed() < wait) {
+            if cache.last_attempt_ms.is_some_and(|t| self.since(t) < wait) {
                 return;
             }
         }
@@ -312,15 +317,21 @@ impl KeySource {
         self.store(result);
     }
 
+    /// Time passed since `then_ms` on the options' clock (zero if the clock went back).
+    fn since(&self, then_ms: i64) -> Duration {
+        Duration::from_millis(self.options.clock.now_ms().saturating_sub(then_ms).max(0) as u64)
+    }
+
     fn store(&self, result: Result<KeySet, FetchError>) {
         let mut cache = self.cache.write().expect("key cache lock");
         cache.attempts += 1;
-        cache.last_attempt = Some(Instant::now());
+        let now = self.options.clock.now_ms();
+        cache.last_attempt_ms = Some(now);
         match result {
             Ok(keys) => {
                 tracing::info!(issuer = %self.issuer, keys = keys.len(), "fetched the authorization server's signing keys");
                 cache.keys = Some(Arc::new(keys));
-                cache.fetched_at = Some(Instant::now());
+                cache.fetched_at_ms = Some(now);
                 cache.last_failed = false;
             }
             Err(e) => {

@@ -294,8 +294,11 @@ async fn a_purchase_started_on_a_replica_that_dies_ends_on_the_other_with_one_ch
 
     // The same account, a new MCP session on the other replica: the same key finishes the order.
     let second = client_with(&format!("{}/mcp", survivor.url), &token).await;
+    // Retried until the dead replica's 2.5 s lease runs out (real time: bounded by a deadline
+    // far past it, not by a count of tries a slow machine could use up first).
+    let give_up = std::time::Instant::now() + std::time::Duration::from_secs(60);
     let mut answer = Value::Null;
-    for _ in 0..40 {
+    while std::time::Instant::now() < give_up {
         let (_, sc) = call(&second, "commit_order", commit.clone()).await;
         if sc["error"]["code"] == "REQUEST_IN_PROGRESS" {
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
@@ -340,8 +343,14 @@ async fn no_log_line_at_any_level_carries_a_bearer_or_a_confirmation_token() {
     assert!(!text.contains(signature), "the confirmation token is in the log");
 }
 
-/// Runs the binary with `flags` until it exits (or is killed after a few seconds if it serves).
+/// What the binary logs once it serves (main.rs).
+const SERVING: &str = "GiftGenius is serving MCP";
+
+/// Runs the binary with `flags` until it exits (its exit code and what it logged) or says it
+/// serves (then it is killed: `None`). Waits for one of those two events, not for a fixed time
+/// that a slow start could outlast.
 fn start_and_watch(flags: &[&str]) -> (Option<i32>, String) {
+    use std::io::BufRead;
     let dir = tempfile::tempdir().unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_giftgenius-server"))
         .args(["--port", "0", "--db"])
@@ -354,22 +363,39 @@ fn start_and_watch(flags: &[&str]) -> (Option<i32>, String) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status.code();
+    let (lines, logged) = std::sync::mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                return;
+            }
         }
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    };
+    });
     let mut stderr = String::new();
-    use std::io::Read;
-    let _ = child.stderr.take().unwrap().read_to_string(&mut stderr);
-    (status, stderr)
+    let serves = loop {
+        match logged.recv_timeout(std::time::Duration::from_secs(60)) {
+            Ok(line) => {
+                stderr.push_str(&line);
+                stderr.push('\n');
+                if line.contains(SERVING) {
+                    break true;
+                }
+            }
+            // Its stderr closed: it exited.
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break false,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                let _ = child.kill();
+                panic!("the server neither exited nor served within 60 s: {stderr}");
+            }
+        }
+    };
+    if serves {
+        let _ = child.kill();
+        let _ = child.wait();
+        return (None, stderr);
+    }
+    (child.wait().unwrap().code(), stderr)
 }
 
 #[test]

@@ -159,8 +159,10 @@ async fn a_changed_file_swaps_the_catalog_and_a_broken_one_keeps_the_old() {
     eventually("the new gift is suggested", async || suggested_ids(&app, &["skill toys"]).await.len() == 2).await;
 
     // A broken version (no valid row): the previous catalog keeps serving, orders included.
+    // Checked once the poll has tried the broken file and refused it (not after a guessed wait).
+    let refused = app.state.catalog.refused_reloads();
     replace_file(&file, "{\"id\": \"lv-003\", \"title\": \"oops\"}\n");
-    tokio::time::sleep(Duration::from_millis(3_000)).await; // two polls: changed, then still
+    eventually("the broken file was tried", async || app.state.catalog.refused_reloads() > refused).await;
     assert_eq!(suggested_ids(&app, &["skill toys"]).await, ["lv-001", "lv-002"]);
     let (draft, _) = prepare(&app, "u1", "lv-002").await;
     assert!(draft.starts_with("drf_"), "{draft}");

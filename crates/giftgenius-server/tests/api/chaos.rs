@@ -15,9 +15,15 @@
 //!   provider, of its charge and for its total; no charge is refunded twice; no refund is left
 //!   pending after the reconciler; every cancel key answers its first answer again.
 //!
-//! `chaos_small` runs on every `cargo test` (seconds); the long run is
+//! A run must also have done something: a floor of definitive answers, settled purchases and
+//! SIGKILLs (see [`Floors`]), so a run in which every call was lost, or no replica died, fails
+//! instead of passing on an empty database.
+//!
+//! `chaos_small` runs on every `cargo test` (seconds) with a fixed seed ([`SMALL_SEED`]; `cargo
+//! xtask test` removes a `GIFTGENIUS_CHAOS_SEED` of the caller's shell); the long run is
 //! `GIFTGENIUS_CHAOS_BUYERS=200 GIFTGENIUS_CHAOS_SECS=120 cargo test -p giftgenius-server --test
-//! api chaos::chaos_long -- --ignored --nocapture` (`GIFTGENIUS_CHAOS_SEED` replays a run).
+//! api chaos::chaos_long -- --ignored --nocapture`, seeded from the clock (`GIFTGENIUS_CHAOS_SEED`
+//! replays a run, of either size).
 
 use crate::support::with_recipient;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -65,6 +71,48 @@ struct Size {
     buyers: usize,
     chaos: Duration,
     seed: u64,
+}
+
+/// The seed of `chaos_small`: the same draws on every `cargo test`.
+const SMALL_SEED: u64 = 0x6966_7467_656e_6975;
+
+/// The least a run must have done, from its size. A healthy `chaos_small` on a loaded 2-core
+/// machine clears each by a wide margin (its buyers have 20 s past the chaos to get an answer,
+/// and the killer kills every 0.3–1.2 s); a run whose calls are all lost has no definitive
+/// answer and no charge, a run with the killer broken has no kill.
+#[derive(Debug)]
+struct Floors {
+    definitive: usize,
+    succeeded_charges: usize,
+    kills: u64,
+}
+
+impl Floors {
+    fn of(size: Size) -> Floors {
+        Floors {
+            // Most buyers get a draft and then an answer; a third is far below that.
+            definitive: size.buyers / 3,
+            // Declines are one fault plan in six, and only tr-055 runs out of stock.
+            succeeded_charges: size.buyers / 4,
+            // One kill per 1.2 s at the slowest draw, plus a restart: a third of that rate.
+            kills: (size.chaos.as_secs() / 4).max(1),
+        }
+    }
+
+    /// Err naming each floor the run did not reach.
+    fn check(&self, definitive: usize, succeeded_charges: usize, kills: u64) -> Result<(), String> {
+        let mut short = Vec::new();
+        if definitive < self.definitive {
+            short.push(format!("{definitive} definitive answers (at least {})", self.definitive));
+        }
+        if succeeded_charges < self.succeeded_charges {
+            short.push(format!("{succeeded_charges} succeeded charges (at least {})", self.succeeded_charges));
+        }
+        if kills < self.kills {
+            short.push(format!("{kills} SIGKILLs (at least {})", self.kills));
+        }
+        if short.is_empty() { Ok(()) } else { Err(format!("the run did too little: {}", short.join(", "))) }
+    }
 }
 
 /// What a run did, printed at its end.
@@ -561,19 +609,26 @@ async fn run(size: Size) {
         counts.kills.load(Ordering::Relaxed),
         counts.fault_plans.load(Ordering::Relaxed),
     );
-    for (fact, n) in facts {
+    for (fact, n) in &facts {
         eprintln!("chaos:   {fact}: {n}");
     }
+    let floors = Floors::of(size);
+    floors
+        .check(definitive, facts["succeeded charges"], counts.kills.load(Ordering::Relaxed))
+        .unwrap_or_else(|short| panic!("chaos seed {}: {short}", size.seed));
 }
 
 fn pg_name(deployment: &Deployment) -> bool {
     deployment.name == "postgres"
 }
 
-fn seed() -> u64 {
-    std::env::var("GIFTGENIUS_CHAOS_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
-    })
+/// `GIFTGENIUS_CHAOS_SEED` when set (a replay), else `otherwise()`.
+fn seed_or(otherwise: impl FnOnce() -> u64) -> u64 {
+    std::env::var("GIFTGENIUS_CHAOS_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(otherwise)
+}
+
+fn clock_seed() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
 }
 
 fn env_or(name: &str, default: u64) -> u64 {
@@ -582,7 +637,7 @@ fn env_or(name: &str, default: u64) -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chaos_small() {
-    run(Size { buyers: 12, chaos: Duration::from_secs(6), seed: seed() }).await;
+    run(Size { buyers: 12, chaos: Duration::from_secs(6), seed: seed_or(|| SMALL_SEED) }).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -591,7 +646,18 @@ async fn chaos_long() {
     let size = Size {
         buyers: env_or("GIFTGENIUS_CHAOS_BUYERS", 200) as usize,
         chaos: Duration::from_secs(env_or("GIFTGENIUS_CHAOS_SECS", 120)),
-        seed: seed(),
+        seed: seed_or(clock_seed),
     };
     run(size).await;
+}
+
+/// The floors refuse what a broken run looks like: every call lost (no definitive answer, no
+/// charge), or the killer idle.
+#[test]
+fn the_floors_refuse_a_run_that_did_nothing() {
+    let small = Floors::of(Size { buyers: 12, chaos: Duration::from_secs(6), seed: SMALL_SEED });
+    assert!(small.check(12, 8, 6).is_ok());
+    let lost = small.check(0, 0, 6).unwrap_err();
+    assert!(lost.contains("0 definitive answers") && lost.contains("0 succeeded charges"), "{lost}");
+    assert!(small.check(12, 8, 0).unwrap_err().contains("0 SIGKILLs"));
 }

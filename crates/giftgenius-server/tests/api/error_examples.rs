@@ -81,14 +81,17 @@ async fn produce_every_error() -> BTreeMap<&'static str, Value> {
     }
     {
         let app = spawn_app_with(|_| {}).await;
-        app.provider.set_latency_ms(1_500).await;
+        app.provider.hold().await;
         let client = app.client().await;
         let (draft_id, token) = prepare_in_session(&client, "hh-010").await;
         let commit = commit_args(&draft_id, "ik_example_7", &token);
         let first = call(&client, "commit_order", commit.clone());
+        // The retry comes while the first commit's charge is held at the provider.
         let second = async {
-            tokio::time::sleep(Duration::from_millis(300)).await;
-            call(&client, "commit_order", commit.clone()).await
+            app.provider.wait_for("the first charge", |l| !l.is_empty()).await;
+            let second = call(&client, "commit_order", commit.clone()).await;
+            app.provider.release().await;
+            second
         };
         let ((_, a), (_, b)) = tokio::join!(first, second);
         for sc in [a, b] {

@@ -6,6 +6,7 @@
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use giftgenius_sandbox_pay::api::ChargeStatus;
 use giftgenius_server::checkout::idempotency::Begin;
 use giftgenius_server::clock::Clock;
 use giftgenius_server::config::Config;
@@ -85,21 +86,25 @@ async fn a_stale_lease_holder_can_neither_answer_nor_release_nor_insert_a_sessio
 
 #[tokio::test]
 async fn a_commit_whose_lease_ran_out_mid_charge_writes_nothing_and_the_retry_finds_the_one_charge() {
-    // The provider takes 1 s; meanwhile the lease runs out and a retry takes the key over.
+    // The provider holds the charge; meanwhile the lease runs out and a retry takes the key over.
+    // The app's own timeout is far beyond the steps between (a hold, not a race).
     let app = spawn_app_with(|c| {
-        c.idempotency_lease_ms = 3_000;
-        c.payments_timeout_ms = 1_500;
+        c.idempotency_lease_ms = 25_000;
+        c.payments_timeout_ms = 20_000;
     })
     .await;
-    app.provider.set_latency_ms(1_000).await;
+    app.provider.hold().await;
     let (draft, token) = prepare(&app, "u1", "tr-004").await;
     let (client_a, client_b) = (app.client().await, app.client().await);
     let commit = commit_args(&draft, "ik_slow", &token);
     let first = call_as(&client_a, "u1", "commit_order", commit.clone());
     let takeover = async {
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        app.clock.advance(Duration::from_secs(4));
-        call_as(&client_b, "u1", "commit_order", commit.clone()).await
+        // Once the first call's charge is at the provider, its lease runs out and a retry comes.
+        app.provider.wait_for("the first charge", |l| l.iter().any(|c| c.status == ChargeStatus::Processing)).await;
+        app.clock.advance(Duration::from_secs(26));
+        let retried = call_as(&client_b, "u1", "commit_order", commit.clone()).await;
+        app.provider.release().await;
+        retried
     };
     let ((_, a), (_, b)) = tokio::join!(first, takeover);
     // The retry asked the provider while the first request was still processing there.

@@ -7,7 +7,7 @@ use crate::support::with_recipient;
 use std::process::Stdio;
 use std::time::Duration;
 
-use giftgenius_sandbox_pay::api::ChargeRequest;
+use giftgenius_sandbox_pay::api::{ChargeRequest, ChargeStatus};
 use giftgenius_server::checkout::commit::{charge_description, provider_key};
 use giftgenius_server::checkout::reconcile::ReconcileReport;
 use giftgenius_server::store::{OrderRow, OrderStatusColumn, Store};
@@ -116,16 +116,17 @@ async fn a_decline_whose_answer_was_lost_is_settled_as_declined() {
 
 #[tokio::test]
 async fn an_order_whose_charge_is_still_processing_is_left_for_the_next_pass() {
-    // The provider takes 2 s; the app gives up after 500 ms.
+    // The provider holds the charge until released; the app gives up after 500 ms.
     let app = app_with_faults("").await;
-    app.provider.set_latency_ms(2_000).await;
+    app.provider.hold().await;
     let (args, _) = unfinished_commit(&app, "u1", "tr-004", 1, "ik_slow").await;
     app.clock.advance(PAST_THE_WINDOW);
     let report = reconcile(&app).await;
     assert_eq!((report.examined, report.in_flight), (1, 1), "{report:?}");
     assert_eq!(pending(&app).await.len(), 1, "not given up while the provider still decides");
 
-    tokio::time::sleep(Duration::from_millis(2_000)).await;
+    app.provider.release().await;
+    app.provider.wait_for("the charge decided", |l| l.iter().any(|c| c.status == ChargeStatus::Succeeded)).await;
     assert_eq!(reconcile(&app).await.paid, 1);
     let (_, answer) = call_as(&app.client().await, "u1", "commit_order", args).await;
     assert_eq!(answer["order"]["status"], "paid", "{answer}");

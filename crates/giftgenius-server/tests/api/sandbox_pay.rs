@@ -194,3 +194,24 @@ async fn requests_without_a_key_or_with_a_bad_body_or_plan_are_refused() {
     assert_eq!(plan.status(), 400);
     assert_eq!(provider.ledger().await, [], "nothing was recorded");
 }
+
+#[tokio::test]
+async fn a_held_charge_stays_processing_until_released_then_is_decided_at_once() {
+    let provider = SandboxPay::start();
+    provider.hold().await;
+    let request = usd(800);
+    let held = provider.charge("k-held", &request);
+    let meanwhile = async {
+        provider.wait_for("the held charge", |l| l.iter().any(|c| c.status == ChargeStatus::Processing)).await;
+        // Another request under the key meets the held one, still processing.
+        assert_eq!(provider.charge("k-held", &request).await.status(), 409, "still processing");
+        provider.release().await;
+    };
+    // Released: decided now, not at the end of the 30 s latency it was held with (the bound
+    // below is half of that, so only the wake-up passes).
+    let (answered, ()) = tokio::time::timeout(Duration::from_secs(15), async { tokio::join!(held, meanwhile) })
+        .await
+        .expect("decided once released");
+    assert_eq!(answered.status(), 200);
+    assert_eq!(provider.charges().await, 1);
+}

@@ -4,8 +4,6 @@
 //! Also how the catalog URLs are given on the command line, and how often catalogs are asked
 //! (answers kept for a TTL, a cap on fetches at once).
 
-use std::time::Duration;
-
 use giftgenius_types::{Envelope, SuggestGiftsData};
 use serde_json::{Value, json};
 
@@ -94,16 +92,16 @@ async fn a_catalog_that_hangs_past_its_timeout_is_reported_as_timed_out_without_
     let upstream = Upstream::start().await;
     let app = app_with(&upstream, &["/hang", "/valid"], true, 300, 2000).await;
     let client = app.client().await;
-    let started = std::time::Instant::now();
     let (result, structured) = call(&client, "suggest_gifts", JUGGLING()).await;
-    let took = started.elapsed();
     assert_eq!(result.is_error, Some(false));
     assert_eq!(ids(&structured), ["rm-001"], "the healthy HTTP catalog's gift is there");
+    // `/hang` never answers, so the call ended by a timer; "within 300 ms" (not "before the
+    // search deadline", what the 2 s call deadline says of a source still out) says it was the
+    // source's own timeout, whatever the machine's load: no stopwatch needed.
     assert_eq!(
         failed_sources(&structured),
         [("http-catalog-1".to_string(), "UPSTREAM_TIMEOUT".to_string(), "did not answer within 300 ms".to_string())]
     );
-    assert!(took < Duration::from_millis(1900), "the call waited for the hanging catalog past its timeout: {took:?}");
     assert_no_leak(&result, &structured, UPSTREAM_DETAILS);
 }
 
@@ -128,19 +126,21 @@ async fn a_catalog_sending_garbage_or_the_wrong_shape_is_unavailable_without_its
 #[tokio::test]
 async fn slow_catalogs_within_the_deadline_are_asked_concurrently_and_all_their_gifts_count() {
     let upstream = Upstream::start().await;
-    // Each answers after 400 ms: one after the other they would miss the 1000 ms deadline.
-    let app = app_with(&upstream, &["/slow/1", "/slow/2", "/slow/3"], true, 800, 1000).await;
+    // Each answers only once all three are asked at once: one after the other, the first would
+    // hang until its timeout (generous: no machine is that slow otherwise).
+    let app = app_with(&upstream, &["/together/1", "/together/2", "/together/3"], true, 20_000, 30_000).await;
     let client = app.client().await;
     let (result, structured) = call(&client, "suggest_gifts", JUGGLING()).await;
     assert_eq!(result.is_error, Some(false));
     assert!(structured.get("partial").is_none_or(Value::is_null), "no source failed: {structured}");
-    assert_eq!(ids(&structured), ["slow1-001", "slow2-001", "slow3-001"]);
+    assert_eq!(ids(&structured), ["together1-001", "together2-001", "together3-001"]);
 }
 
 #[tokio::test]
 async fn a_catalog_within_its_own_timeout_but_past_the_overall_deadline_counts_as_timed_out() {
+    // `/hang` never answers: only one of the two timers can end it, and the deadline is first.
     let upstream = Upstream::start().await;
-    let app = app_with(&upstream, &["/slow/1"], true, 5000, 150).await;
+    let app = app_with(&upstream, &["/hang"], true, 5000, 150).await;
     let client = app.client().await;
     let (result, structured) = call(&client, "suggest_gifts", JUGGLING()).await;
     assert_eq!(result.is_error, Some(false), "the built-ins answered, so this is a partial result");
@@ -281,9 +281,9 @@ async fn concurrent_suggestions_never_run_more_catalog_fetches_at_once_than_the_
         c.catalog_cache_ttl_secs = 0;
         c.catalog_max_concurrent_fetches = 2;
         c.daily_suggestion_limit = 0;
-        // Four catalogs of 200 ms each, two at a time: 400 ms, well inside these.
-        c.source_timeout_ms = 3_000;
-        c.suggest_deadline_ms = 5_000;
+        // Four catalogs of 200 ms each, two at a time: 400 ms, far inside these.
+        c.source_timeout_ms = 20_000;
+        c.suggest_deadline_ms = 30_000;
     })
     .await;
     let clients = futures::future::join_all((0..6).map(|_| app.client())).await;

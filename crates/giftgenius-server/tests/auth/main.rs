@@ -22,6 +22,7 @@ use giftgenius_server::auth::jwks::JwksOptions;
 use giftgenius_server::auth::metadata::{protected_resource_metadata, resource_metadata_url};
 use giftgenius_server::auth::middleware::{AuthState, authenticate};
 use giftgenius_server::auth::{AuthError, Caller, Issuer, Verifier, metadata, required_scope};
+use giftgenius_server::clock::Clock;
 use jsonwebtoken::Algorithm;
 use oidc::{CLIENT_ID, Oidc, TestKey};
 use serde_json::{Value, json};
@@ -69,12 +70,23 @@ fn now() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).expect("clock").as_secs()
 }
 
-fn fast_options() -> JwksOptions {
+/// The refresh rate limit of these tests; their key cache runs on a manual clock, so a test
+/// is inside or past it exactly when it says, however long its steps take.
+const REFRESH_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Options with a short rate limit, on `clock` (a manual clock the test moves).
+fn fast_options(clock: &Clock) -> JwksOptions {
     JwksOptions {
-        min_refresh_interval: Duration::from_secs(1),
+        min_refresh_interval: REFRESH_INTERVAL,
         failure_backoff: Duration::from_millis(200),
+        clock: clock.clone(),
         ..Default::default()
     }
+}
+
+/// Just past the refresh rate limit.
+fn past_the_interval(clock: &Clock) {
+    clock.advance(REFRESH_INTERVAL + Duration::from_millis(1));
 }
 
 /// A tiny resource server on 127.0.0.1:0: `/mcp` behind the middleware answers what it saw;
@@ -332,7 +344,8 @@ async fn every_bad_token_is_refused_for_its_reason() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unknown_kid_is_accepted_once_the_provider_publishes_it() {
     let mut f = Fixture::start();
-    let r = resource(f.issuer(), fast_options(), Mode::Verified).await;
+    let clock = Clock::manual(1_780_000_000_000);
+    let r = resource(f.issuer(), fast_options(&clock), Mode::Verified).await;
     let keys = r.verifier.keys();
     let good = claims(f.issuer(), &r.mcp, "dave");
     let rotated = f.rsa2.sign(&good);
@@ -342,14 +355,14 @@ async fn an_unknown_kid_is_accepted_once_the_provider_publishes_it() {
     assert_eq!(r.verifier.verify(&rotated).await, Err(AuthError::UnknownKey));
     assert_eq!(keys.fetch_count(), 1, "within the rate limit: no refetch right after the first fetch");
 
-    tokio::time::sleep(Duration::from_millis(1100)).await;
+    past_the_interval(&clock);
     assert_eq!(r.verifier.verify(&rotated).await, Err(AuthError::UnknownKey));
     assert_eq!(keys.fetch_count(), 2, "refetched once; the provider does not publish rsa-2 yet");
 
     f.publish_rsa2();
     assert_eq!(r.verifier.verify(&rotated).await, Err(AuthError::UnknownKey), "rate-limited again");
     assert_eq!(keys.fetch_count(), 2);
-    tokio::time::sleep(Duration::from_millis(1100)).await;
+    past_the_interval(&clock);
     let principal = r.verifier.verify(&rotated).await.expect("accepted after the refresh");
     assert_eq!(principal.subject, format!("{}#dave", f.issuer()));
     assert_eq!(keys.fetch_count(), 3);
@@ -360,7 +373,8 @@ async fn an_unknown_kid_is_accepted_once_the_provider_publishes_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_refreshes_are_coalesced() {
     let f = Fixture::start();
-    let r = resource(f.issuer(), fast_options(), Mode::Verified).await;
+    let clock = Clock::manual(1_780_000_000_000);
+    let r = resource(f.issuer(), fast_options(&clock), Mode::Verified).await;
     let good = claims(f.issuer(), &r.mcp, "erin");
     let known = f.rsa1.sign(&good);
     let unknown = f.rsa2.sign(&good);
@@ -384,7 +398,7 @@ async fn concurrent_refreshes_are_coalesced() {
     assert!(verify_all(known.clone()).await.iter().all(Result::is_ok));
     assert_eq!(r.verifier.keys().fetch_count(), 1, "20 cold verifications, one fetch");
 
-    tokio::time::sleep(Duration::from_millis(1100)).await;
+    past_the_interval(&clock);
     assert!(verify_all(unknown.clone()).await.iter().all(|r| *r == Err(AuthError::UnknownKey)));
     assert_eq!(r.verifier.keys().fetch_count(), 2, "20 unknown kids, one refresh");
     assert!(verify_all(unknown).await.iter().all(|r| *r == Err(AuthError::UnknownKey)));
@@ -478,11 +492,12 @@ async fn discovery_falls_back_and_refuses_what_does_not_fit() {
     assert_eq!(verify(issuer.clone(), tiny).await, Err(AuthError::Unreachable));
     assert_eq!(verify(issuer.clone(), JwksOptions::default()).await, Ok(format!("{issuer}#frank")));
 
-    // Nobody listening: unreachable, quickly.
+    // Nobody listening: unreachable, at once (a refused connection), not after the fetch
+    // timeout, which is set far beyond any machine's slowness so the two cannot be confused.
     let started = Instant::now();
-    let closed = JwksOptions { timeout: Duration::from_secs(2), ..Default::default() };
+    let closed = JwksOptions { timeout: Duration::from_secs(120), ..Default::default() };
     assert_eq!(verify("http://127.0.0.1:1".into(), closed).await, Err(AuthError::Unreachable));
-    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(started.elapsed() < Duration::from_secs(60), "waited for the timeout: {:?}", started.elapsed());
 }
 
 // ---------------------------------------------------------------------------------------------

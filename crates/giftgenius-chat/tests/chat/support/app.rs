@@ -105,9 +105,18 @@ impl App {
         self.state.store.order_count().await.expect("orders")
     }
 
-    /// Stops the server (its MCP endpoint stops answering).
-    pub fn stop(&self) {
+    /// Stops the server and returns once its port refuses connections (its MCP endpoint is
+    /// gone), so what the test does next meets a stopped server, however slow the machine.
+    pub async fn stop(&self) {
         self.shutdown.cancel();
+        let address = self.mcp_url.trim_start_matches("http://").trim_end_matches("/mcp").to_string();
+        for _ in 0..1000 {
+            if tokio::net::TcpStream::connect(&address).await.is_err() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("the server on {address} still accepts connections 10 s after it was stopped");
     }
 }
 

@@ -192,14 +192,21 @@ mod tests {
 
     #[tokio::test]
     async fn an_answer_is_kept_for_the_ttl_then_fetched_again() {
-        let cache = SourceCache::new(FetchPolicy::new(Duration::from_secs(1), 0));
+        // Kept: a TTL no step of this test comes near, however slow the machine.
+        let kept = SourceCache::new(FetchPolicy::new(Duration::from_secs(3600), 0));
         let counter = Counter::default();
         let fetch = || counter.fetch(Duration::from_millis(10), false);
-        cache.get(fetch).await.unwrap();
-        cache.get(fetch).await.unwrap();
+        kept.get(fetch).await.unwrap();
+        kept.get(fetch).await.unwrap();
         assert_eq!(counter.started(), 1);
-        tokio::time::sleep(Duration::from_millis(1100)).await;
-        cache.get(fetch).await.unwrap();
+
+        // Fetched again: a TTL the wait below is sure to pass (a slow machine only waits longer).
+        let expires = SourceCache::new(FetchPolicy::new(Duration::from_millis(20), 0));
+        let counter = Counter::default();
+        let fetch = || counter.fetch(Duration::from_millis(10), false);
+        expires.get(fetch).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        expires.get(fetch).await.unwrap();
         assert_eq!(counter.started(), 2);
     }
 
@@ -245,7 +252,16 @@ mod tests {
         let counter = Counter::default();
         let fetch = || counter.fetch(Duration::from_millis(500), false);
         assert!(tokio::time::timeout(Duration::from_millis(100), cache.get(fetch)).await.is_err());
-        tokio::time::sleep(Duration::from_millis(600)).await;
+        // Nobody waits now; the fetch's own task finishes and keeps the answer (polled, not a
+        // guessed wait: a slow machine only takes more turns).
+        let fresh = || matches!(*cache.slot.lock().unwrap(), Slot::Fresh { .. });
+        for _ in 0..1000 {
+            if fresh() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(fresh(), "the late answer was not kept");
         cache.get(fetch).await.unwrap();
         assert_eq!(counter.started(), 1, "the late answer was kept");
     }

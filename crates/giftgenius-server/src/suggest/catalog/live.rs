@@ -9,6 +9,7 @@
 //! one poll, so a file being written is not read half-way.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -67,6 +68,8 @@ pub struct LiveCatalog {
     loaded: Mutex<Vec<Option<FileVersion>>>,
     /// Serializes reloads (a SIGHUP during a poll's reload waits for it).
     reloading: tokio::sync::Mutex<()>,
+    /// Reloads refused so far (the old catalog kept): what shows a broken file was looked at.
+    refused_reloads: AtomicU64,
 }
 
 impl std::fmt::Debug for LiveCatalog {
@@ -148,6 +151,7 @@ impl LiveCatalog {
             builtin,
             loaded: Mutex::new(before),
             reloading: tokio::sync::Mutex::new(()),
+            refused_reloads: AtomicU64::new(0),
         }))
     }
 
@@ -159,6 +163,7 @@ impl LiveCatalog {
             builtin: Vec::new(),
             loaded: Mutex::new(Vec::new()),
             reloading: tokio::sync::Mutex::new(()),
+            refused_reloads: AtomicU64::new(0),
         })
     }
 
@@ -174,6 +179,11 @@ impl LiveCatalog {
 
     pub fn files(&self) -> &[PathBuf] {
         &self.spec.files
+    }
+
+    /// How many reloads were refused (the previous catalog kept serving) since the start.
+    pub fn refused_reloads(&self) -> u64 {
+        self.refused_reloads.load(Ordering::SeqCst)
     }
 
     /// Loads the files again and swaps the new catalog in; on failure the old one stays and
@@ -194,6 +204,7 @@ impl LiveCatalog {
             }
             Err(e) => {
                 tracing::warn!(error = %format!("{e:#}"), why, "catalog reload failed; the previous catalog keeps serving");
+                self.refused_reloads.fetch_add(1, Ordering::SeqCst);
                 Err(e)
             }
         }
@@ -290,7 +301,9 @@ mod tests {
         assert!(live.get("a-2").is_some());
 
         std::fs::write(&file, "not json\n").unwrap();
+        assert_eq!(live.refused_reloads(), 0);
         assert!(live.reload("test").await.is_err());
         assert_eq!(live.current().len(), 2, "a broken catalog is not swapped in");
+        assert_eq!(live.refused_reloads(), 1, "and the refusal is counted");
     }
 }

@@ -15,6 +15,9 @@ use giftgenius_sandbox_pay::api::{
 };
 use giftgenius_sandbox_pay::token::AdminToken;
 
+/// The longest latency the provider takes: how long [`SandboxPay::hold`] can hold a request.
+const MAX_LATENCY_MS: u64 = giftgenius_sandbox_pay::ledger::MAX_LATENCY_MS;
+
 /// A provider process; killed and reaped on drop (and it exits by itself when our end of its
 /// stdin closes, should the test process die first).
 pub struct SandboxPay {
@@ -114,6 +117,33 @@ impl SandboxPay {
 
     pub async fn set_latency_ms(&self, ms: u64) {
         self.settings(SettingsUpdate { latency_ms: Some(ms), faults: None }).await;
+    }
+
+    /// Holds every charge and refund request from now on in `processing` (the longest latency
+    /// there is, [`MAX_LATENCY_MS`]) until [`SandboxPay::release`]: a test's steps then happen
+    /// while the provider is still deciding, however slow the machine, without guessing a
+    /// latency they fit in.
+    pub async fn hold(&self) {
+        self.set_latency_ms(MAX_LATENCY_MS).await;
+    }
+
+    /// Lets the held requests be decided now (and the next ones at once).
+    pub async fn release(&self) {
+        self.set_latency_ms(0).await;
+    }
+
+    /// Waits until the ledger satisfies `done` (polled; a request that reached the provider is in
+    /// it as `processing` at once), and returns it. Panics naming `what` after [`MAX_LATENCY_MS`].
+    pub async fn wait_for(&self, what: &str, done: impl Fn(&[Charge]) -> bool) -> Vec<Charge> {
+        let give_up = std::time::Instant::now() + std::time::Duration::from_millis(MAX_LATENCY_MS);
+        loop {
+            let ledger = self.ledger().await;
+            if done(&ledger) {
+                return ledger;
+            }
+            assert!(std::time::Instant::now() < give_up, "the provider's ledger never showed {what}: {ledger:?}");
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
     }
 
     /// The whole ledger, declines included.

@@ -40,23 +40,31 @@ fn catalog(merchant: &str, gifts: Vec<Value>) -> Value {
 /// - `/counted/{n}`: after 200 ms, merchant `counted-{n}` with `counted{n}-001`; every fetch is
 ///   counted ([`Upstream::fetches`]), and so are the fetches running at once
 ///   ([`Upstream::most_at_once`]).
+/// - `/together/{n}`: merchant `together-{n}` with `together{n}-001`, answered only once
+///   [`TOGETHER`] `/together` requests are in at once: asked one after another, the first never
+///   answers. Concurrency shown by an event, not by a stopwatch.
 pub struct Upstream {
     base: String,
     counts: Counts,
 }
 
-/// What `/counted/{n}` saw.
+/// How many `/together/{n}` requests must be in at once before any is answered.
+pub const TOGETHER: usize = 3;
+
+/// What `/counted/{n}` saw, and the `/together/{n}` requests in so far.
 #[derive(Clone, Default)]
 struct Counts {
     fetches: Arc<AtomicUsize>,
     running: Arc<AtomicUsize>,
     most: Arc<AtomicUsize>,
+    together: Arc<(AtomicUsize, tokio::sync::Notify)>,
 }
 
 impl Upstream {
     pub async fn start() -> Self {
         let counts = Counts::default();
         let seen = counts.clone();
+        let gathered = counts.together.clone();
         let router = Router::new()
             .route(
                 "/unavailable",
@@ -88,6 +96,25 @@ impl Upstream {
                         axum::Json(catalog(
                             &format!("counted-{n}"),
                             vec![remote_gift(&format!("counted{n}-001"), &format!("Counted Juggling Set {n}"))],
+                        ))
+                    }
+                }),
+            )
+            .route(
+                "/together/{n}",
+                get(move |Path(n): Path<u32>| {
+                    let gathered = gathered.clone();
+                    async move {
+                        let (arrived, all_in) = &*gathered;
+                        let waiting = all_in.notified();
+                        if arrived.fetch_add(1, Ordering::SeqCst) + 1 >= TOGETHER {
+                            all_in.notify_waiters();
+                        } else {
+                            waiting.await;
+                        }
+                        axum::Json(catalog(
+                            &format!("together-{n}"),
+                            vec![remote_gift(&format!("together{n}-001"), &format!("Together Juggling Set {n}"))],
                         ))
                     }
                 }),
