@@ -76,7 +76,7 @@ async fn a_trace_filter_naming_the_sdk_logs_no_token_and_no_address() {
     let provider = SandboxPay::start();
     let log = std::fs::File::create(&log_path).unwrap();
     let filter = "trace,rmcp=trace,rmcp::transport=trace,rmcp::service=trace,hyper=trace,reqwest=trace,h2=trace";
-    let server = start_server_binary(&db, &["--payments-url", &provider.url], filter, Stdio::from(log)).await;
+    let server = start_server_binary(&db, &provider.app_flags(), filter, Stdio::from(log)).await;
     let client = connect(&server.mcp_url()).await.unwrap();
     let prepared = client
         .call_tool(request(Some("u1"), "prepare_order", with_recipient(json!({"gift_id": "hh-010"}))))

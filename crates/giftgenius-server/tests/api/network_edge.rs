@@ -127,7 +127,12 @@ fn raw_initialize(host: &str, extra_headers: &str) -> String {
 fn config_in(dir: &std::path::Path) -> Config {
     let mut config = Config::for_tests(dir);
     config.widget_html = Some(widget_path());
+    // A provider nobody answers at, with a secret file as --payments-url requires: these
+    // tests end at startup or never charge.
     config.payments_url = Some(format!("http://127.0.0.1:{}", unused_port()));
+    let token_file = dir.join("provider.token");
+    std::fs::write(&token_file, "an-unused-provider-secret-of-at-least-32-chars\n").unwrap();
+    config.payments_token_file = Some(token_file);
     config.sandbox_latency_ms = None;
     config
 }
