@@ -196,10 +196,7 @@ pub fn is_loopback(url: &Url) -> bool {
 /// `127.0.0.0/8` or `::1`, also as an IPv4-mapped IPv6 address (a dual-stack socket's peer).
 /// `0.0.0.0` and `::` are not: they listen on every interface.
 pub fn is_loopback_ip(address: IpAddr) -> bool {
-    match address {
-        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(v6.is_loopback(), |v4| v4.is_loopback()),
-        IpAddr::V4(v4) => v4.is_loopback(),
-    }
+    address.to_canonical().is_loopback()
 }
 
 /// Whether we fetch from this URL: `https`, or `http` to a loopback host.

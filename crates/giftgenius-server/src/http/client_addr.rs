@@ -90,10 +90,7 @@ fn masked(address: u128, bits: u32, prefix: u8) -> u128 {
 
 /// An IPv4 address arriving as IPv4-mapped IPv6 (a dual-stack socket) is the IPv4 address.
 fn canonical(address: IpAddr) -> IpAddr {
-    match address {
-        IpAddr::V6(v6) => v6.to_ipv4_mapped().map(IpAddr::V4).unwrap_or(address),
-        v4 => v4,
-    }
+    address.to_canonical()
 }
 
 /// What limits and anonymous subjects count against: the address itself for IPv4, its /64 for
