@@ -16,6 +16,8 @@ pub mod action;
 pub mod context;
 pub mod controller;
 pub mod delivery_form;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod fallback;
 pub mod flow;
 pub mod format;
 pub mod i18n;
@@ -40,7 +42,8 @@ pub use state::ViewState;
 pub const STYLE_CSS: &str = include_str!("../style.css");
 
 /// The no-WebAssembly fallback runtime (`runtime/fallback.js`), for the packer that inlines it
-/// into the widget document next to the wasm glue. Native only, like [`STYLE_CSS`].
+/// into the widget document next to the wasm glue (handed over by [`fallback::packer_input`]).
+/// Native only, like [`STYLE_CSS`].
 #[cfg(not(target_arch = "wasm32"))]
 pub const FALLBACK_JS: &str = include_str!("../runtime/fallback.js");
 

@@ -17,6 +17,28 @@ pub struct Inputs<'a> {
     pub glue_js: &'a str,
     /// The wasm file the glue belongs to (already wasm-opt'ed by trunk).
     pub wasm: &'a [u8],
+    /// The no-wasm fallback runtime and its data, from the widget crate.
+    pub fallback: &'a Fallback,
+}
+
+/// What the widget crate hands the packer: the file `giftgenius-fallback` writes
+/// (`widget/src/fallback.rs`), so xtask does not link the widget crate (and Leptos) itself.
+pub struct Fallback {
+    /// `widget/runtime/fallback.js` as written, comments and all ([`bootstrap_js`] strips them).
+    pub runtime: String,
+    /// What the runtime reads from `#giftgenius-fallback-data`.
+    pub data: serde_json::Value,
+}
+
+impl Fallback {
+    /// Reads `{"runtime": "…", "data": {…}}`.
+    pub fn from_json(text: &str) -> Result<Self> {
+        let mut value: serde_json::Value = serde_json::from_str(text).context("not JSON")?;
+        let runtime = value["runtime"].as_str().context("no `runtime` string")?.to_string();
+        let data = value.get_mut("data").map(serde_json::Value::take).context("no `data`")?;
+        ensure!(data.is_object(), "`data` is not an object");
+        Ok(Self { runtime, data })
+    }
 }
 
 /// The packed document plus the CSP hashes of its inline scripts.
@@ -29,13 +51,14 @@ pub struct Packed {
 }
 
 /// The no-WebAssembly fallback runtime as it goes into the document: `widget/runtime/fallback.js`
-/// (read there for what it does and which Rust it mirrors) without its full-line `//` comments.
+/// (read there for what it does and which Rust it mirrors; [`Fallback::runtime`]) without its
+/// full-line `//` comments.
 ///
 /// A plain (non-module) script that runs before the wasm glue and records the outcome in
 /// `<html data-wasm>`; on failure it shows each result's server-rendered HTML and wires its
 /// `data-action` buttons over the same bridge the wasm would have used.
-pub fn bootstrap_js() -> Result<String> {
-    strip_line_comments(giftgenius_widget::FALLBACK_JS).context("in widget/runtime/fallback.js")
+pub fn bootstrap_js(runtime: &str) -> Result<String> {
+    strip_line_comments(runtime).context("in widget/runtime/fallback.js")
 }
 
 /// Drops every line whose first non-blank characters are `//`, and every line's indentation
@@ -57,50 +80,6 @@ fn strip_line_comments(js: &str) -> Result<String> {
         out.push('\n');
     }
     Ok(out.trim_end().to_string())
-}
-
-/// What the fallback runtime reads from `#giftgenius-fallback-data`, from the widget and contract
-/// crates themselves so nothing is written twice: the `ui/initialize` params the wasm sends, the
-/// markup of the two states the runtime shows without a server result ("Purchase cancelled" with
-/// nothing to go back to, and a tool call the host cancelled), rendered natively by the same
-/// Leptos views the wasm uses, and the contract's strings (`giftgenius_types::wire`, and the
-/// saved-views index of `giftgenius_widget::saved`). Markup and the runtime's few sentences come
-/// once per language (`en`, `es`, `pt`), from the same catalogs.
-pub fn fallback_data() -> serde_json::Value {
-    use giftgenius_types::wire;
-    use giftgenius_widget::i18n::{Lang, Msg};
-    use giftgenius_widget::{RenderContext, Theme, ViewState, render_to_html};
-    let per_language = |f: &dyn Fn(Lang) -> serde_json::Value| {
-        Lang::ALL.iter().map(|l| (l.code().to_string(), f(*l))).collect::<serde_json::Map<_, _>>()
-    };
-    let render = |state: ViewState| {
-        per_language(&|l| render_to_html(&state, &RenderContext::new(Theme::Light, l.code())).into())
-    };
-    serde_json::json!({
-        "initialize": giftgenius_widget::rpc::initialize_params(),
-        "cancelled": render(ViewState::Cancelled),
-        "toolCancelled": render(ViewState::ToolCancelled { reason: None, retry: None }),
-        "text": per_language(&|l| serde_json::json!({
-            "unreachable": l.t(Msg::Unreachable),
-            "fieldCheck": l.t(Msg::FieldCheck),
-            "needsFix": l.t(Msg::NeedsFix),
-        })),
-        "wire": {
-            "html": wire::META_HTML,
-            "token": wire::META_CONFIRMATION_TOKEN,
-            "store": wire::CHECKOUT_STORAGE_PREFIX,
-            "keyPrefix": wire::IDEMPOTENCY_KEY_PREFIX,
-            "keyDerivation": wire::IDEMPOTENCY_KEY_DERIVATION,
-            "viewUuid": wire::META_VIEW_UUID,
-            "viewStore": wire::VIEW_STORAGE_PREFIX,
-            "viewIndex": giftgenius_widget::saved::INDEX_KEY,
-            "maxViews": giftgenius_widget::saved::MAX_SAVED_VIEWS,
-            "delivery": wire::META_DELIVERY,
-            "cancelTokens": wire::META_CANCEL_TOKENS,
-            "deleteToken": wire::META_DELETE_DATA_TOKEN,
-            "cancelKeyPrefix": wire::CANCEL_KEY_PREFIX,
-        },
-    })
 }
 
 /// JSON that is safe inside `<script type="application/json">`: no `</` or `<!` can end or
@@ -149,10 +128,10 @@ pub fn pack(inputs: &Inputs<'_>) -> Result<Packed> {
     ensure_not_closing(&module, "</script", "the JS glue")?;
     ensure_not_closing(&module, "<!--", "the JS glue")?;
 
-    let bootstrap = bootstrap_js()?;
+    let bootstrap = bootstrap_js(&inputs.fallback.runtime)?;
     ensure_not_closing(&bootstrap, "</script", "the fallback runtime")?;
     ensure_not_closing(&bootstrap, "<!--", "the fallback runtime")?;
-    let data = json_for_script(&fallback_data());
+    let data = json_for_script(&inputs.fallback.data);
 
     let html = format!(
         "<!DOCTYPE html>\n\
@@ -339,9 +318,20 @@ export { initSync, __wbg_init as default };
 
     const FAKE_WASM: &[u8] = b"\0asm\x01\0\0\0";
 
+    /// The real runtime: the tests below check what the packer makes of it.
+    const RUNTIME: &str = include_str!("../../../widget/runtime/fallback.js");
+
+    /// The fallback as the widget crate hands it over; the data stands for the widget's own (its
+    /// content is tested in `widget/src/fallback.rs`), with text that must not close the element.
+    fn fake_fallback() -> Fallback {
+        let data =
+            serde_json::json!({ "wire": { "html": "giftgenius/html" }, "cancelled": { "en": "<p>x</p></script>" } });
+        Fallback { runtime: RUNTIME.to_string(), data }
+    }
+
     fn pack_fake() -> Packed {
         let css = ["body { color: red; }\n".to_string()];
-        let inputs = Inputs { css: &css, glue_js: FAKE_GLUE, wasm: FAKE_WASM };
+        let inputs = Inputs { css: &css, glue_js: FAKE_GLUE, wasm: FAKE_WASM, fallback: &fake_fallback() };
         match pack(&inputs) {
             Ok(p) => p,
             Err(e) => panic!("pack failed: {e:#}"),
@@ -398,7 +388,7 @@ export { initSync, __wbg_init as default };
     }
 
     fn bootstrap() -> String {
-        bootstrap_js().expect("widget/runtime/fallback.js is packable")
+        bootstrap_js(RUNTIME).expect("widget/runtime/fallback.js is packable")
     }
 
     #[test]
@@ -489,46 +479,42 @@ export { initSync, __wbg_init as default };
     }
 
     #[test]
-    fn fallback_data_comes_from_the_widget_crate() {
+    fn the_fallback_data_goes_in_as_given_before_the_runtime() {
         let html = pack_fake().html;
         let open = r#"<script type="application/json" id="giftgenius-fallback-data">"#;
         let start = html.find(open).expect("data element") + open.len();
         let end = start + html[start..].find("</script>").expect("closed");
         let data: serde_json::Value = serde_json::from_str(&html[start..end]).expect("valid JSON");
-        // The wasm's own ui/initialize params (name, version, protocol), not a copy of them.
-        assert_eq!(data["initialize"], giftgenius_widget::rpc::initialize_params());
-        assert_eq!(data["initialize"]["appInfo"]["version"], env!("CARGO_PKG_VERSION"));
-        assert_eq!(data["initialize"]["protocolVersion"], giftgenius_widget::rpc::PROTOCOL_VERSION);
-        // The contract's strings, from giftgenius_types::wire; the runtime spells none of them.
-        assert_eq!(data["wire"]["html"], giftgenius_types::wire::META_HTML);
-        assert_eq!(data["wire"]["token"], giftgenius_types::wire::META_CONFIRMATION_TOKEN);
-        assert_eq!(data["wire"]["store"], giftgenius_types::wire::CHECKOUT_STORAGE_PREFIX);
-        assert_eq!(data["wire"]["keyPrefix"], giftgenius_types::wire::IDEMPOTENCY_KEY_PREFIX);
-        assert_eq!(data["wire"]["keyDerivation"], giftgenius_types::wire::IDEMPOTENCY_KEY_DERIVATION);
-        assert_eq!(data["wire"]["viewUuid"], giftgenius_types::wire::META_VIEW_UUID);
-        assert_eq!(data["wire"]["viewStore"], giftgenius_types::wire::VIEW_STORAGE_PREFIX);
-        assert_eq!(data["wire"]["viewIndex"], giftgenius_widget::saved::INDEX_KEY);
-        assert_eq!(data["wire"]["maxViews"], giftgenius_widget::saved::MAX_SAVED_VIEWS);
-        assert_eq!(data["wire"]["delivery"], giftgenius_types::wire::META_DELIVERY);
-        assert_eq!(data["wire"]["cancelTokens"], giftgenius_types::wire::META_CANCEL_TOKENS);
-        assert_eq!(data["wire"]["deleteToken"], giftgenius_types::wire::META_DELETE_DATA_TOKEN);
-        assert_eq!(data["wire"]["cancelKeyPrefix"], giftgenius_types::wire::CANCEL_KEY_PREFIX);
-        assert!(!bootstrap().contains("giftgenius/"), "the runtime spells no contract string itself");
-        assert!(!bootstrap().contains("viewUUID"), "the runtime spells no contract string itself");
-        let stopped = data["toolCancelled"]["en"].as_str().expect("tool-cancelled markup");
-        assert!(stopped.contains(r#"data-state="tool-cancelled""#), "{stopped}");
-        assert!(!stopped.contains(r#"data-action="retry""#), "the fallback never retries a cancelled call");
-        // The cancelled screen is the widget's own SSR markup; the runtime has no copy of it.
-        let cancelled = data["cancelled"]["en"].as_str().expect("cancelled markup");
-        let en = giftgenius_widget::RenderContext::new(giftgenius_widget::Theme::Light, "en");
-        assert_eq!(cancelled, giftgenius_widget::render_to_html(&giftgenius_widget::ViewState::Cancelled, &en));
-        assert!(data["cancelled"]["pt"].as_str().expect("in Portuguese too").contains("Compra cancelada"));
-        assert!(data["text"]["es"]["unreachable"].as_str().expect("runtime text").contains("GiftGenius"));
-        assert!(cancelled.contains(r#"data-state="cancelled""#) && cancelled.contains("Purchase cancelled"));
-        assert!(!bootstrap().contains("Purchase cancelled"));
-        assert!(!bootstrap().contains("<h2"), "the runtime writes no widget markup");
+        assert_eq!(data, fake_fallback().data);
         // Before the bootstrap, which reads it when it takes over.
         assert!(start < html.find("<script>(function").expect("bootstrap"));
+    }
+
+    #[test]
+    fn the_runtime_spells_no_contract_string_and_writes_no_markup() {
+        // The contract's strings and the widget's markup come in the data block, from Rust.
+        let boot = bootstrap();
+        assert!(!boot.contains("giftgenius/"), "the runtime spells no contract string itself");
+        assert!(!boot.contains("viewUUID"), "the runtime spells no contract string itself");
+        assert!(!boot.contains("Purchase cancelled"));
+        assert!(!boot.contains("<h2"), "the runtime writes no widget markup");
+    }
+
+    #[test]
+    fn the_widget_crate_s_file_is_read_or_refused() {
+        let f = Fallback::from_json(r#"{"runtime":"(function () {})();","data":{"wire":{}}}"#).expect("valid");
+        assert_eq!(f.runtime, "(function () {})();");
+        assert_eq!(f.data, serde_json::json!({ "wire": {} }));
+        for bad in [
+            "",
+            "[]",
+            r#"{"data":{}}"#,
+            r#"{"runtime":"x"}"#,
+            r#"{"runtime":1,"data":{}}"#,
+            r#"{"runtime":"x","data":[]}"#,
+        ] {
+            assert!(Fallback::from_json(bad).is_err(), "accepted {bad:?}");
+        }
     }
 
     #[test]
@@ -549,7 +535,7 @@ export { initSync, __wbg_init as default };
     #[test]
     fn refuses_snippet_imports() {
         let glue = format!("import {{ x }} from './snippets/a/inline0.js';\n{FAKE_GLUE}");
-        let inputs = Inputs { css: &[], glue_js: &glue, wasm: FAKE_WASM };
+        let inputs = Inputs { css: &[], glue_js: &glue, wasm: FAKE_WASM, fallback: &fake_fallback() };
         let err = pack(&inputs).err().expect("must refuse");
         assert!(format!("{err:#}").contains("snippets"), "{err:#}");
     }
@@ -557,23 +543,24 @@ export { initSync, __wbg_init as default };
     #[test]
     fn refuses_other_import_meta_uses() {
         let glue = format!("{FAKE_GLUE}\nconst u = new URL('snippets/x.js', import.meta.url);\n");
-        let inputs = Inputs { css: &[], glue_js: &glue, wasm: FAKE_WASM };
+        let inputs = Inputs { css: &[], glue_js: &glue, wasm: FAKE_WASM, fallback: &fake_fallback() };
         assert!(pack(&inputs).is_err());
     }
 
     #[test]
     fn refuses_closing_tags_inside_inline_content() {
         let glue = format!("{FAKE_GLUE}\nconst s = '</SCRIPT>';\n");
-        let inputs = Inputs { css: &[], glue_js: &glue, wasm: FAKE_WASM };
+        let inputs = Inputs { css: &[], glue_js: &glue, wasm: FAKE_WASM, fallback: &fake_fallback() };
         assert!(pack(&inputs).is_err());
         let css = ["a::after { content: '</style>'; }".to_string()];
-        let inputs = Inputs { css: &css, glue_js: FAKE_GLUE, wasm: FAKE_WASM };
+        let inputs = Inputs { css: &css, glue_js: FAKE_GLUE, wasm: FAKE_WASM, fallback: &fake_fallback() };
         assert!(pack(&inputs).is_err());
     }
 
     #[test]
     fn refuses_glue_without_web_init() {
-        let inputs = Inputs { css: &[], glue_js: "export function f() {}\n", wasm: FAKE_WASM };
+        let inputs =
+            Inputs { css: &[], glue_js: "export function f() {}\n", wasm: FAKE_WASM, fallback: &fake_fallback() };
         assert!(pack(&inputs).is_err());
     }
 

@@ -17,6 +17,10 @@ pub const ARTIFACT: &str = "dist/giftgenius-widget.html";
 /// Next to the artifact: a hash of everything it was built from, and the artifact's own hash.
 const STAMP: &str = "dist/giftgenius-widget.html.inputs";
 
+/// Where the widget crate's `giftgenius-fallback` binary writes the fallback runtime and its
+/// data for the packer (see [`fallback_input`]).
+const FALLBACK_FILE: &str = "dist/giftgenius-fallback.json";
+
 /// What the artifact is made from (files, or directories taken whole): the widget and contract
 /// crates' sources, trunk's entry and config, the workspace manifest (its profiles shape the
 /// wasm) and lockfile, the toolchain pin, and the packer. Tests are left out on purpose.
@@ -44,11 +48,12 @@ pub fn build(root: &Path) -> Result<PathBuf> {
     let inputs = inputs_hash(root)?;
     let tools = tools::ensure_build_tools(root)?;
     trunk_build(root, &tools)?;
+    let fallback = fallback_input(root)?;
     let dist = root.join(TRUNK_DIST);
     let wasm_path = dist.join(format!("{BIN}_bg.wasm"));
     let wasm = std::fs::read(&wasm_path).with_context(|| format!("reading {}", wasm_path.display()))?;
     check_no_build_paths(root, &wasm)?;
-    let out = pack_dist(root, &dist, &wasm)?;
+    let out = pack_dist(root, &dist, &wasm, &fallback)?;
     let artifact = std::fs::read(&out).with_context(|| format!("reading {}", out.display()))?;
     write_atomically(&root.join(STAMP), stamp_text(&inputs, &artifact).as_bytes())?;
     Ok(out)
@@ -207,6 +212,23 @@ fn trunk_build(root: &Path, tools: &Tools) -> Result<()> {
     crate::cmd::run(&mut trunk)
 }
 
+/// The fallback runtime and its data come from the widget crate, which renders markup with
+/// Leptos natively: its `giftgenius-fallback` binary writes them to [`FALLBACK_FILE`], so xtask
+/// links neither and starts without compiling Leptos. A debug build, like the server's tests.
+fn fallback_input(root: &Path) -> Result<pack::Fallback> {
+    let out = root.join(FALLBACK_FILE);
+    if let Some(dir) = out.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let mut run = crate::cmd::cargo();
+    run.args(["run", "--quiet", "-p", "giftgenius-widget", "--bin", "giftgenius-fallback"]).current_dir(root);
+    crate::locked_in_ci(&mut run);
+    run.arg("--").arg(&out);
+    crate::cmd::run(&mut run)?;
+    let text = std::fs::read_to_string(&out).with_context(|| format!("reading {}", out.display()))?;
+    pack::Fallback::from_json(&text).with_context(|| format!("reading {}", out.display()))
+}
+
 /// The remap flags should leave no absolute build path in the wasm; prove it on every build.
 fn check_no_build_paths(root: &Path, wasm: &[u8]) -> Result<()> {
     let mut needles: Vec<String> = vec![root.display().to_string()];
@@ -231,7 +253,7 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 /// Reads trunk's dist, packs it, writes the artifact and its `.sha256`, prints sizes.
-fn pack_dist(root: &Path, dist: &Path, wasm: &[u8]) -> Result<PathBuf> {
+fn pack_dist(root: &Path, dist: &Path, wasm: &[u8], fallback: &pack::Fallback) -> Result<PathBuf> {
     if dist.join("snippets").exists() {
         bail!("{} has JS snippets; the packer cannot inline those yet", dist.display());
     }
@@ -249,7 +271,7 @@ fn pack_dist(root: &Path, dist: &Path, wasm: &[u8]) -> Result<PathBuf> {
         .map(|p| std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display())))
         .collect::<Result<Vec<_>>>()?;
 
-    let packed = pack::pack(&pack::Inputs { css: &css, glue_js: &glue, wasm })
+    let packed = pack::pack(&pack::Inputs { css: &css, glue_js: &glue, wasm, fallback })
         .with_context(|| format!("packing {}", dist.display()))?;
     let out = root.join(ARTIFACT);
     write_atomically(&out, packed.html.as_bytes())?;

@@ -1,0 +1,100 @@
+//! What the packer puts next to the no-WebAssembly fallback runtime, produced natively here so
+//! `cargo xtask` itself never compiles Leptos: the widget build runs
+//! `src/bin/giftgenius-fallback.rs`, which writes [`packer_input`] to a file the packer reads.
+
+use crate::i18n::{Lang, Msg};
+use crate::{RenderContext, Theme, ViewState, render_to_html};
+use giftgenius_types::wire;
+
+/// The file the packer reads: the runtime's source (`runtime`, comments and all; the packer
+/// strips them) and the data block it reads (`data`, [`fallback_data`]).
+pub fn packer_input() -> serde_json::Value {
+    serde_json::json!({ "runtime": crate::FALLBACK_JS, "data": fallback_data() })
+}
+
+/// What the fallback runtime reads from `#giftgenius-fallback-data`, from the widget and contract
+/// crates themselves so nothing is written twice: the `ui/initialize` params the wasm sends, the
+/// markup of the two states the runtime shows without a server result ("Purchase cancelled" with
+/// nothing to go back to, and a tool call the host cancelled), rendered natively by the same
+/// Leptos views the wasm uses, and the contract's strings (`giftgenius_types::wire`, and the
+/// saved-views index of `crate::saved`). Markup and the runtime's few sentences come
+/// once per language (`en`, `es`, `pt`), from the same catalogs.
+pub fn fallback_data() -> serde_json::Value {
+    let per_language = |f: &dyn Fn(Lang) -> serde_json::Value| {
+        Lang::ALL.iter().map(|l| (l.code().to_string(), f(*l))).collect::<serde_json::Map<_, _>>()
+    };
+    let render = |state: ViewState| {
+        per_language(&|l| render_to_html(&state, &RenderContext::new(Theme::Light, l.code())).into())
+    };
+    serde_json::json!({
+        "initialize": crate::rpc::initialize_params(),
+        "cancelled": render(ViewState::Cancelled),
+        "toolCancelled": render(ViewState::ToolCancelled { reason: None, retry: None }),
+        "text": per_language(&|l| serde_json::json!({
+            "unreachable": l.t(Msg::Unreachable),
+            "fieldCheck": l.t(Msg::FieldCheck),
+            "needsFix": l.t(Msg::NeedsFix),
+        })),
+        "wire": {
+            "html": wire::META_HTML,
+            "token": wire::META_CONFIRMATION_TOKEN,
+            "store": wire::CHECKOUT_STORAGE_PREFIX,
+            "keyPrefix": wire::IDEMPOTENCY_KEY_PREFIX,
+            "keyDerivation": wire::IDEMPOTENCY_KEY_DERIVATION,
+            "viewUuid": wire::META_VIEW_UUID,
+            "viewStore": wire::VIEW_STORAGE_PREFIX,
+            "viewIndex": crate::saved::INDEX_KEY,
+            "maxViews": crate::saved::MAX_SAVED_VIEWS,
+            "delivery": wire::META_DELIVERY,
+            "cancelTokens": wire::META_CANCEL_TOKENS,
+            "deleteToken": wire::META_DELETE_DATA_TOKEN,
+            "cancelKeyPrefix": wire::CANCEL_KEY_PREFIX,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fallback_data_comes_from_the_widget_crate() {
+        let data = fallback_data();
+        // The wasm's own ui/initialize params (name, version, protocol), not a copy of them.
+        assert_eq!(data["initialize"], crate::rpc::initialize_params());
+        assert_eq!(data["initialize"]["appInfo"]["version"], env!("CARGO_PKG_VERSION"));
+        assert_eq!(data["initialize"]["protocolVersion"], crate::rpc::PROTOCOL_VERSION);
+        // The contract's strings, from giftgenius_types::wire (the packer's tests check that the
+        // runtime spells none of them).
+        assert_eq!(data["wire"]["html"], wire::META_HTML);
+        assert_eq!(data["wire"]["token"], wire::META_CONFIRMATION_TOKEN);
+        assert_eq!(data["wire"]["store"], wire::CHECKOUT_STORAGE_PREFIX);
+        assert_eq!(data["wire"]["keyPrefix"], wire::IDEMPOTENCY_KEY_PREFIX);
+        assert_eq!(data["wire"]["keyDerivation"], wire::IDEMPOTENCY_KEY_DERIVATION);
+        assert_eq!(data["wire"]["viewUuid"], wire::META_VIEW_UUID);
+        assert_eq!(data["wire"]["viewStore"], wire::VIEW_STORAGE_PREFIX);
+        assert_eq!(data["wire"]["viewIndex"], crate::saved::INDEX_KEY);
+        assert_eq!(data["wire"]["maxViews"], crate::saved::MAX_SAVED_VIEWS);
+        assert_eq!(data["wire"]["delivery"], wire::META_DELIVERY);
+        assert_eq!(data["wire"]["cancelTokens"], wire::META_CANCEL_TOKENS);
+        assert_eq!(data["wire"]["deleteToken"], wire::META_DELETE_DATA_TOKEN);
+        assert_eq!(data["wire"]["cancelKeyPrefix"], wire::CANCEL_KEY_PREFIX);
+        let stopped = data["toolCancelled"]["en"].as_str().expect("tool-cancelled markup");
+        assert!(stopped.contains(r#"data-state="tool-cancelled""#), "{stopped}");
+        assert!(!stopped.contains(r#"data-action="retry""#), "the fallback never retries a cancelled call");
+        // The cancelled screen is the widget's own SSR markup.
+        let cancelled = data["cancelled"]["en"].as_str().expect("cancelled markup");
+        let en = RenderContext::new(Theme::Light, "en");
+        assert_eq!(cancelled, render_to_html(&ViewState::Cancelled, &en));
+        assert!(data["cancelled"]["pt"].as_str().expect("in Portuguese too").contains("Compra cancelada"));
+        assert!(data["text"]["es"]["unreachable"].as_str().expect("runtime text").contains("GiftGenius"));
+        assert!(cancelled.contains(r#"data-state="cancelled""#) && cancelled.contains("Purchase cancelled"));
+    }
+
+    #[test]
+    fn the_packer_gets_the_runtime_source_and_the_data() {
+        let input = packer_input();
+        assert_eq!(input["runtime"], crate::FALLBACK_JS);
+        assert_eq!(input["data"], fallback_data());
+    }
+}
