@@ -17,7 +17,7 @@
 use giftgenius_types::{CancelOrderInput, ErrorCode, OrderData, RefundStatus, ToolError};
 use serde_json::{Map, Value};
 
-use super::idempotency::{Begin, Lease, fingerprint, stored_answer};
+use super::idempotency::{Lease, fingerprint};
 use super::payments::{LEASE_MARGIN, PaymentError};
 use super::{Checkout, random_id};
 use crate::clock::rfc3339;
@@ -73,18 +73,16 @@ impl Checkout {
             }
             Err(refused) => return refused.into(),
         }
-        let lease = match self.idempotency.begin(call, &input.idempotency_key, &fingerprint).await {
-            Ok(Begin::Proceed(lease)) => lease,
-            Ok(Begin::Replay(outcome)) => return outcome,
-            Ok(Begin::Reject(error)) => return error.into(),
-            Err(e) => return internal(call, &e).into(),
-        };
-        match self.refund_phase(call, &input.order_id, &lease).await {
-            Ok(RefundStep::Ready(order, refund)) => self.provider_phase(call, lease, order, refund).await,
-            Ok(RefundStep::Answered(result)) => lease.answer(call, result).await,
-            Ok(RefundStep::Lost) => lease.settled(call).await,
-            Err(e) => lease.fail(call, &e).await.into(),
-        }
+        self.idempotency
+            .keyed(call, &input.idempotency_key, &fingerprint, async |lease| {
+                match self.refund_phase(call, &input.order_id, &lease).await {
+                    Ok(RefundStep::Ready(order, refund)) => self.provider_phase(call, lease, order, refund).await,
+                    Ok(RefundStep::Answered(result)) => lease.answer(call, result).await,
+                    Ok(RefundStep::Lost) => lease.settled(call).await,
+                    Err(e) => lease.fail(call, &e).await.into(),
+                }
+            })
+            .await
     }
 
     /// For a genuine but expired cancel token, which starts nothing: what already happened, if
@@ -177,7 +175,7 @@ impl Checkout {
             return unavailable(call);
         }
         let Some(charge_id) = order.charge_id.clone() else {
-            let e = StoreError(format!("paid order {} has no charge id", order.id));
+            let e = StoreError::Inconsistent(format!("paid order {} has no charge id", order.id));
             return lease.fail(call, &e).await.into();
         };
         match self.payments.refund(&refund_key(&order.id), &charge_id, order.total()).await {
@@ -195,16 +193,20 @@ impl Checkout {
                     });
                     answer
                 });
-                let recorded = match stored_answer(call, &result) {
-                    Ok(stored) => {
-                        self.store.finish_refund(lease.fence(), &order.id, &provider_refund_id, &stored, now).await
-                    }
-                    Err(e) => Err(e),
-                };
-                if matches!(recorded, Ok(Fenced::Written(()))) {
-                    tracing::info!(order = order.id, refund = provider_refund_id, "order cancelled and refunded");
-                }
-                lease.recorded(call, recorded, result).await
+                lease
+                    .finish(call, result, async |fence, answer| {
+                        let written =
+                            self.store.finish_refund(fence, &order.id, &provider_refund_id, answer, now).await?;
+                        if written == Fenced::Written(()) {
+                            tracing::info!(
+                                order = order.id,
+                                refund = provider_refund_id,
+                                "order cancelled and refunded"
+                            );
+                        }
+                        Ok(written)
+                    })
+                    .await
             }
             Err(PaymentError::Unavailable(detail)) => {
                 tracing::warn!(order = order.id, detail, "payment provider unavailable for a refund");
@@ -212,7 +214,7 @@ impl Checkout {
                 unavailable(call)
             }
             Err(other) => {
-                let e = StoreError(format!("the provider refused the refund of order {}: {other:?}", order.id));
+                let e = format!("the provider refused the refund of order {}: {other:?}", order.id);
                 lease.fail(call, &e).await.into()
             }
         }

@@ -23,7 +23,7 @@ use giftgenius_types::{CommitOrderInput, ErrorCode, FieldError, OrderData, ToolE
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use super::idempotency::{Begin, Lease, fingerprint, stored_answer};
+use super::idempotency::{Lease, fingerprint};
 use super::payments::{LEASE_MARGIN, PaymentError};
 use super::random_id;
 use super::{Checkout, delivery_of};
@@ -99,14 +99,12 @@ impl Checkout {
             let done = self.bought_already(call, &input.idempotency_key, &fingerprint, draft.as_ref()).await;
             return done.unwrap_or_else(|| expired.into());
         }
-        let lease = match self.idempotency.begin(call, &input.idempotency_key, &fingerprint).await {
-            Ok(Begin::Proceed(lease)) => lease,
-            Ok(Begin::Replay(outcome)) => return outcome,
-            Ok(Begin::Reject(error)) => return error.into(),
-            Err(e) => return internal(call, &e).into(),
-        };
-        self.failpoints.hit(AFTER_KEY_CLAIMED);
-        self.run_commit(call, input, lease).await
+        self.idempotency
+            .keyed(call, &input.idempotency_key, &fingerprint, async |lease| {
+                self.failpoints.hit(AFTER_KEY_CLAIMED);
+                self.run_commit(call, input, lease).await
+            })
+            .await
     }
 
     /// For a genuine but expired confirmation, which starts nothing: what already happened, if
@@ -137,7 +135,7 @@ impl Checkout {
         let step = match (lease.resume_from(), lease.resource_id()) {
             (RecoveryPoint::ResourceCreated, Some(order_id)) => match self.store.order_by_id(order_id).await {
                 Ok(Some(order)) => Ok(OrderStep::Ready(order)),
-                Ok(None) => Err(StoreError(format!("order {order_id} vanished"))),
+                Ok(None) => Err(vanished(order_id)),
                 Err(e) => Err(e),
             },
             _ => self.order_phase(call, input, &mut lease).await,
@@ -271,28 +269,25 @@ impl Checkout {
                 self.failpoints.hit(AFTER_PAYMENT_CHARGED);
                 let paid = OrderRow { status: OrderStatusColumn::Paid, charge_id: Some(charge.id.clone()), ..order };
                 let result = self.order_answer(call, &paid).await;
-                let recorded = match stored_answer(call, &result) {
-                    Ok(stored) => {
-                        self.store.mark_paid_and_finish(lease.fence(), &paid.id, &charge.id, &stored, self.now()).await
-                    }
-                    Err(e) => Err(e),
-                };
-                if matches!(recorded, Ok(Fenced::Written(()))) {
-                    self.failpoints.hit(AFTER_RESPONSE_STORED);
-                    tracing::info!(order = paid.id, charge = charge.id, "order paid");
-                    self.remember_address(call, &paid).await;
-                }
-                lease.recorded(call, recorded, result).await
+                lease
+                    .finish(call, result, async |fence, answer| {
+                        let written =
+                            self.store.mark_paid_and_finish(fence, &paid.id, &charge.id, answer, self.now()).await?;
+                        if written == Fenced::Written(()) {
+                            self.failpoints.hit(AFTER_RESPONSE_STORED);
+                            tracing::info!(order = paid.id, charge = charge.id, "order paid");
+                            self.remember_address(call, &paid).await;
+                        }
+                        Ok(written)
+                    })
+                    .await
             }
             Err(PaymentError::Declined) => {
-                let result = Err(declined(call));
-                let recorded = match stored_answer(call, &result) {
-                    Ok(stored) => {
-                        self.store.mark_declined_and_finish(lease.fence(), &order.id, &stored, self.now()).await
-                    }
-                    Err(e) => Err(e),
-                };
-                lease.recorded(call, recorded, result).await
+                lease
+                    .finish(call, Err(declined(call)), async |fence, answer| {
+                        self.store.mark_declined_and_finish(fence, &order.id, answer, self.now()).await
+                    })
+                    .await
             }
             Err(PaymentError::Unavailable(detail)) => {
                 tracing::warn!(order = order.id, detail, "payment provider unavailable");
@@ -300,8 +295,7 @@ impl Checkout {
                 unavailable(call, &detail)
             }
             Err(PaymentError::KeyMismatch) => {
-                let e = StoreError(format!("provider key {payment_key} reused with another request"));
-                lease.fail(call, &e).await.into()
+                lease.fail(call, &format!("provider key {payment_key} reused with another request")).await.into()
             }
         }
     }
@@ -316,7 +310,7 @@ impl Checkout {
                 let result = self.order_answer(call, &order).await;
                 lease.answer(call, result).await
             }
-            Ok(None) => lease.fail(call, &StoreError(format!("order {order_id} vanished"))).await.into(),
+            Ok(None) => lease.fail(call, &vanished(order_id)).await.into(),
             Err(e) => lease.fail(call, &e).await.into(),
         }
     }
@@ -333,12 +327,17 @@ impl Checkout {
         };
         let saved = match serde_json::to_string(&delivery.recipient) {
             Ok(json) => self.store.save_address(&call.subject, &json, self.now()).await,
-            Err(e) => Err(StoreError(format!("recipient not serializable: {e}"))),
+            Err(e) => Err(StoreError::json("recipient not serializable")(e)),
         };
         if let Err(e) = saved {
             tracing::warn!(error = %e, "could not save the address the user agreed to keep");
         }
     }
+}
+
+/// The order a key points at is gone (orders are never deleted while a key may point at them).
+fn vanished(order_id: &str) -> StoreError {
+    StoreError::Inconsistent(format!("order {order_id} vanished"))
 }
 
 /// PAYMENT_PROVIDER_UNAVAILABLE: transient; the same key retried later finds the same charge.

@@ -4,11 +4,12 @@
 //! - Scope: (subject, tool, key). Two users can never see each other's answers.
 //! - Fingerprint: SHA-256 of the canonical arguments minus the key. The same key with other
 //!   arguments is `IDEMPOTENCY_KEY_REUSED`, never a silent replay of something else.
-//! - [`Idempotency::begin`] claims the key and hands back a [`Lease`]: the right to work on it
-//!   until the lease runs out. The lease owns the key's life from there: `advance` (the call's
-//!   resource exists), `answer` (store the definitive answer), `release` (a transient failure:
-//!   the next retry resumes). Store steps that do work *and* move the key in one transaction
-//!   take the lease's [`Fence`].
+//! - [`Idempotency::keyed`] runs a keyed call: it claims the key ([`Idempotency::begin`]) and
+//!   runs the call's work under a [`Lease`], the right to work on it until the lease runs out,
+//!   or answers without running it (a replay, a key reused, a call still running). The lease
+//!   owns the key's life from there: `advance` (the call's resource exists), `answer` (store
+//!   the definitive answer), `finish` (store it with the work it reports, in one store step
+//!   that takes the lease's [`Fence`]), `release` (a transient failure: the next retry resumes).
 //! - Leases are fenced: every claim or take-over gives the key a new generation, and every write
 //!   names the generation its holder got. A holder whose lease ran out (a slow provider, a long
 //!   pause) and was taken over writes nothing: not its answer, not a release, not an order or
@@ -82,16 +83,16 @@ pub fn stored_answer<T: Serialize>(
     call: &CallContext,
     result: &Result<Answer<T>, ToolError>,
 ) -> Result<String, StoreError> {
-    let structured = serde_json::to_string(&envelope(call.tool, result))
-        .map_err(|e| StoreError(format!("answer not serializable: {e}")))?;
+    let structured =
+        serde_json::to_string(&envelope(call.tool, result)).map_err(StoreError::json("answer not serializable"))?;
     let meta = result.as_ref().map(|a| a.widget_meta.clone()).unwrap_or_default();
     let stored = StoredAnswer { structured, meta, locale: Some(call.locale.clone()) };
-    serde_json::to_string(&stored).map_err(|e| StoreError(format!("answer not serializable: {e}")))
+    serde_json::to_string(&stored).map_err(StoreError::json("answer not serializable"))
 }
 
 /// A stored answer, as the outcome to replay.
 fn replay<T: DeserializeOwned>(stored: &str) -> Result<Outcome<T>, StoreError> {
-    let unreadable = |e: serde_json::Error| StoreError(format!("stored answer unreadable: {e}"));
+    let unreadable = StoreError::json("stored answer unreadable");
     let stored: StoredAnswer = serde_json::from_str(stored).map_err(unreadable)?;
     let mut widget_meta = stored.meta;
     // Rows written before answers were stored compactly carry these; they are rendered anew.
@@ -102,6 +103,11 @@ fn replay<T: DeserializeOwned>(stored: &str) -> Result<Outcome<T>, StoreError> {
         Envelope::Err { error, .. } => Err(error),
     };
     Ok(Outcome { result, replay_locale: Some(stored.locale.unwrap_or_else(|| DEFAULT_LOCALE.to_string())) })
+}
+
+/// A finished key must hold its answer.
+fn unanswered() -> StoreError {
+    StoreError::Inconsistent("finished key without an answer".into())
 }
 
 /// What a keyed call should do.
@@ -127,6 +133,24 @@ pub struct Idempotency {
 }
 
 impl Idempotency {
+    /// Runs a keyed call: claims the key and runs `work` under its lease, or answers without
+    /// running it (the stored answer of a finished call, a key reused with other arguments, a
+    /// call still running, `INTERNAL_ERROR` if the store failed).
+    pub async fn keyed<T: DeserializeOwned>(
+        &self,
+        call: &CallContext,
+        key: &str,
+        fingerprint: &str,
+        work: impl AsyncFnOnce(Lease) -> Outcome<T>,
+    ) -> Outcome<T> {
+        match self.begin(call, key, fingerprint).await {
+            Ok(Begin::Proceed(lease)) => work(lease).await,
+            Ok(Begin::Replay(outcome)) => outcome,
+            Ok(Begin::Reject(error)) => error.into(),
+            Err(e) => crate::error::internal(call, &e).into(),
+        }
+    }
+
     /// Claims `(call.subject, call.tool, key)` for a call whose arguments have `fingerprint`.
     pub async fn begin<T: DeserializeOwned>(
         &self,
@@ -152,7 +176,7 @@ impl Idempotency {
             )));
         }
         if row.recovery_point == RecoveryPoint::Finished {
-            let stored = row.response.as_deref().ok_or_else(|| StoreError("finished key without an answer".into()))?;
+            let stored = row.response.as_deref().ok_or_else(unanswered)?;
             return Ok(Begin::Replay(replay(stored)?));
         }
         if let Some(locked_until) = row.locked_until_ms.filter(|&t| t > now) {
@@ -183,8 +207,7 @@ impl Idempotency {
         let scope = Scope { subject: call.subject.clone(), tool: call.tool.as_str(), key: key.to_string() };
         match self.store.key(&scope).await? {
             Some(row) if row.recovery_point == RecoveryPoint::Finished && row.fingerprint == fingerprint => {
-                let stored =
-                    row.response.as_deref().ok_or_else(|| StoreError("finished key without an answer".into()))?;
+                let stored = row.response.as_deref().ok_or_else(unanswered)?;
                 Ok(Some(replay(stored)?))
             }
             _ => Ok(None),
@@ -277,31 +300,32 @@ impl Lease {
         Ok(advanced)
     }
 
-    /// Stores `result` as the key's definitive answer and answers with it. If the key was taken
-    /// over meanwhile, answers with what the key says now; if storing failed, releases the
-    /// lease (a retry runs the call again) and answers `INTERNAL_ERROR`.
+    /// Stores `result` as the key's definitive answer and answers with it (see [`Lease::finish`]).
     pub async fn answer<T: Serialize + DeserializeOwned>(
         self,
         call: &CallContext,
         result: Result<Answer<T>, ToolError>,
     ) -> Outcome<T> {
+        let store = self.keys.store.clone();
         let now = self.keys.clock.now_ms();
-        let written = match stored_answer(call, &result) {
-            Ok(stored) => self.keys.store.finish_key(&self.fence, &stored, now).await,
-            Err(e) => Err(e),
-        };
-        self.recorded(call, written, result).await
+        self.finish(call, result, async |fence, stored| store.finish_key(fence, stored, now).await).await
     }
 
-    /// The answer of a store step that did the call's work and finished the key in one
-    /// transaction: `result` if it was written, what the key says now if the lease was lost,
-    /// `INTERNAL_ERROR` (lease released) if the step failed.
-    pub async fn recorded<T: DeserializeOwned>(
+    /// Stores `result` as the key's answer with the work it reports: `write` is the store step
+    /// that records the work and finishes the key with the stored answer (its second argument)
+    /// in one transaction, fenced by the lease's [`Fence`]. Answers `result` if it was written,
+    /// what the key says now if the lease was lost meanwhile, and `INTERNAL_ERROR` (the lease
+    /// released, so a retry runs the call again) if the step failed.
+    pub async fn finish<T: Serialize + DeserializeOwned>(
         self,
         call: &CallContext,
-        written: StoreResult<Fenced>,
         result: Result<Answer<T>, ToolError>,
+        write: impl AsyncFnOnce(&Fence, &str) -> StoreResult<Fenced>,
     ) -> Outcome<T> {
+        let written = match stored_answer(call, &result) {
+            Ok(stored) => write(&self.fence, &stored).await,
+            Err(e) => Err(e),
+        };
         match written {
             Ok(Fenced::Written(())) => result.into(),
             Ok(Fenced::Stale) => self.settled(call).await,
@@ -315,8 +339,9 @@ impl Lease {
         self.keys.settled(call, &self.fence.scope).await
     }
 
-    /// A store step failed: drops the lease so a retry resumes, and answers `INTERNAL_ERROR`.
-    pub async fn fail(self, call: &CallContext, e: &StoreError) -> ToolError {
+    /// A step failed (the store, or the provider in a way no retry mends): drops the lease so a
+    /// retry resumes, and answers `INTERNAL_ERROR` (`e` goes to the log only).
+    pub async fn fail(self, call: &CallContext, e: &(dyn std::fmt::Display + Sync)) -> ToolError {
         self.release().await;
         crate::error::internal(call, e)
     }

@@ -88,7 +88,7 @@ fn shipping_cost(speed: ShippingSpeed, currency: Currency) -> Money {
 /// An order row as the contract's `Order` (no cut-off, no refund: [`Checkout::order_view`] adds them).
 pub fn order_of(row: &OrderRow) -> Result<Order, StoreError> {
     let quantity = u32::try_from(row.quantity)
-        .map_err(|_| StoreError(format!("order {} has quantity {}", row.id, row.quantity)))?;
+        .map_err(|_| StoreError::Inconsistent(format!("order {} has quantity {}", row.id, row.quantity)))?;
     Ok(Order {
         id: row.id.clone(),
         draft_id: row.draft_id.clone(),
@@ -122,7 +122,12 @@ fn refund_of(row: &RefundRow) -> Refund {
 /// a store fault, reported without their content (personal data stays out of logs).
 pub fn delivery_of(json: Option<&str>) -> Result<Option<DeliveryDetails>, StoreError> {
     json.map(serde_json::from_str).transpose().map_err(|e| {
-        StoreError(format!("stored delivery details unreadable at line {} column {}", e.line(), e.column()))
+        // Not the parser's error as the source: its text may quote the details.
+        StoreError::Inconsistent(format!(
+            "stored delivery details unreadable at line {} column {}",
+            e.line(),
+            e.column()
+        ))
     })
 }
 
@@ -252,8 +257,7 @@ fn deliveries_meta(rows: &[OrderRow]) -> Result<serde_json::Map<String, Value>, 
     let mut out = serde_json::Map::new();
     for row in rows {
         if let Some(details) = delivery_of(row.delivery.as_deref())? {
-            let value =
-                serde_json::to_value(details).map_err(|e| StoreError(format!("delivery not serializable: {e}")))?;
+            let value = serde_json::to_value(details).map_err(StoreError::json("delivery not serializable"))?;
             out.insert(row.id.clone(), value);
         }
     }

@@ -6,11 +6,10 @@ use giftgenius_types::wire::CHECKOUT_PATH;
 use giftgenius_types::{CheckoutData, CheckoutSession, CreateCheckoutSessionInput};
 use serde_json::{Map, Value};
 
-use super::idempotency::{Begin, Lease, fingerprint, stored_answer};
+use super::idempotency::{Lease, fingerprint};
 use super::{Checkout, random_id};
 use crate::clock::rfc3339;
 use crate::context::CallContext;
-use crate::error::internal;
 use crate::outcome::{Answer, Outcome};
 use crate::store::{CheckoutRow, Usage};
 use crate::suggest::catalog::price_in;
@@ -24,18 +23,16 @@ impl Checkout {
     ) -> Outcome<CheckoutData> {
         // Retries of one key come back before the limit: a replay is never refused.
         let fingerprint = fingerprint(arguments);
-        let lease = match self.idempotency.begin(call, &input.idempotency_key, &fingerprint).await {
-            Ok(Begin::Proceed(lease)) => lease,
-            Ok(Begin::Replay(outcome)) => return outcome,
-            Ok(Begin::Reject(error)) => return error.into(),
-            Err(e) => return internal(call, &e).into(),
-        };
-        if let Err(error) = self.limits.take(call, Usage::CheckoutSessions).await {
-            // Not the key's answer: once the limit resets, the same key may open the session.
-            lease.release().await;
-            return error.into();
-        }
-        self.open_session(call, input, lease).await
+        self.idempotency
+            .keyed(call, &input.idempotency_key, &fingerprint, async |lease| {
+                if let Err(error) = self.limits.take(call, Usage::CheckoutSessions).await {
+                    // Not the key's answer: once the limit resets, the same key may open the session.
+                    lease.release().await;
+                    return error.into();
+                }
+                self.open_session(call, input, lease).await
+            })
+            .await
     }
 
     async fn open_session(
@@ -74,10 +71,10 @@ impl Checkout {
         };
         let result = Ok(Answer::new(CheckoutData { checkout }));
         // Fenced: a call whose lease ran out and was taken over inserts no second session for the key.
-        let recorded = match stored_answer(call, &result) {
-            Ok(stored) => self.store.create_checkout_and_finish(lease.fence(), &row, &stored, now).await,
-            Err(e) => Err(e),
-        };
-        lease.recorded(call, recorded, result).await
+        lease
+            .finish(call, result, async |fence, answer| {
+                self.store.create_checkout_and_finish(fence, &row, answer, now).await
+            })
+            .await
     }
 }

@@ -1,0 +1,55 @@
+//! Drafts: the priced, stock-checked offers `prepare_order` makes. The same request returns
+//! the same draft while it is valid; an expired one stays readable (a late commit is told it
+//! expired) until pruned.
+
+use super::dialect::{Dialect, WriteLock};
+use super::rows::DraftRow;
+use super::{Store, StoreResult, sql};
+
+impl Store {
+    /// The active, unexpired draft for `(subject, draft_key)`, or `new` inserted as that draft.
+    pub async fn draft_for_request(&self, new: &DraftRow, now_ms: i64) -> StoreResult<DraftRow> {
+        let lock = WriteLock::DraftRequest { subject: &new.subject, draft_key: &new.draft_key };
+        on_pool!(self, |pool| {
+            let mut tx = pool.begin_write(lock).await?;
+            sqlx::query(sql::EXPIRE_ACTIVE_DRAFT)
+                .bind(&new.subject)
+                .bind(&new.draft_key)
+                .bind(now_ms)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query(sql::INSERT_DRAFT)
+                .bind(&new.id)
+                .bind(&new.subject)
+                .bind(&new.draft_key)
+                .bind(&new.gift_id)
+                .bind(new.quantity)
+                .bind(new.shipping)
+                .bind(new.currency)
+                .bind(new.subtotal_minor)
+                .bind(new.shipping_minor)
+                .bind(new.total_minor)
+                .bind(new.created_at_ms)
+                .bind(new.expires_at_ms)
+                .bind(&new.delivery)
+                .execute(&mut *tx)
+                .await?;
+            let draft =
+                sqlx::query_as(sql::ACTIVE_DRAFT).bind(&new.subject).bind(&new.draft_key).fetch_one(&mut *tx).await?;
+            tx.commit().await?;
+            Ok(draft)
+        })
+    }
+
+    /// Deletes drafts that expired before `expired_before_ms` (not one a pending order
+    /// points at); returns how many.
+    pub async fn prune_drafts(&self, expired_before_ms: i64) -> StoreResult<u64> {
+        on_pool!(self, |pool| {
+            Ok(sqlx::query(sql::PRUNE_DRAFTS).bind(expired_before_ms).execute(pool).await?.rows_affected())
+        })
+    }
+
+    pub async fn draft(&self, subject: &str, id: &str) -> StoreResult<Option<DraftRow>> {
+        on_pool!(self, |pool| Ok(sqlx::query_as(sql::DRAFT).bind(id).bind(subject).fetch_optional(pool).await?))
+    }
+}

@@ -1,0 +1,336 @@
+//! Orders: created from a draft against the gift's stock, charged once, and settled as paid or
+//! declined, by the call that holds the order's key or by the reconciler for orders nobody
+//! retries. (A paid order's cancellation is in `refunds.rs`.)
+
+use super::dialect::{Dialect, WriteLock};
+use super::keys::{Fence, Fenced, KeyMove, Write};
+use super::rows::{OrderRow, OrderStatusColumn};
+use super::{Store, StoreError, StoreResult, sql};
+
+/// Whether a charge request may go to the provider for an order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChargeStart {
+    /// The order is pending and now marked as charging until the given time.
+    Ready,
+    /// The order is no longer pending (paid or declined meanwhile): read it instead.
+    Settled,
+}
+
+/// The outcome of creating the order row for a draft.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CreateOrder {
+    Created,
+    /// Not enough stock left for this quantity.
+    OutOfStock,
+    /// The draft already has a live order (placed under another key).
+    DraftAlreadyOrdered(Box<OrderRow>),
+}
+
+/// Inserts `$order` as pending payment on `$executor`; evaluates to the driver's result (the
+/// caller tells a unique violation apart).
+macro_rules! insert_order {
+    ($executor:expr, $order:expr, $now_ms:expr) => {
+        sqlx::query(sql::INSERT_ORDER)
+            .bind(&$order.id)
+            .bind(&$order.subject)
+            .bind(&$order.draft_id)
+            .bind(&$order.gift_id)
+            .bind(&$order.gift_title)
+            .bind(&$order.merchant)
+            .bind($order.quantity)
+            .bind($order.currency)
+            .bind($order.total_minor)
+            .bind(OrderStatusColumn::PendingPayment)
+            .bind($now_ms)
+            .bind(&$order.delivery)
+            .bind(&$order.destination_city)
+            .bind(&$order.destination_country)
+            .execute($executor)
+            .await
+    };
+}
+
+impl Store {
+    /// In one transaction: check stock (`stock` minus units in live orders), insert `order` as
+    /// pending payment and advance the key to `ResourceCreated` with the order's id (nothing
+    /// at all if the fence is stale).
+    pub async fn create_order(
+        &self,
+        fence: &Fence,
+        order: &OrderRow,
+        stock: i64,
+        now_ms: i64,
+    ) -> StoreResult<Fenced<CreateOrder>> {
+        // The stock check and the insert must not interleave with another replica's for the same
+        // gift. A draft is for one gift, so this also serializes orders for the same draft; the
+        // unique index `orders_one_live_per_draft` stays the last line of defence.
+        let lock = WriteLock::GiftStock { gift_id: &order.gift_id };
+        let advance = KeyMove::Advance { resource_id: &order.id };
+        // `None`: the insert hit the unique index (read below, once the transaction is over).
+        let written: StoreResult<Fenced<Option<CreateOrder>>> = on_pool!(self, |pool| {
+            fenced_write!(pool, lock, fence, advance, now_ms, |tx| {
+                let live: Option<OrderRow> = sqlx::query_as(sql::LIVE_ORDER_FOR_DRAFT)
+                    .bind(&order.draft_id)
+                    .bind(OrderStatusColumn::PaymentDeclined)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+                match live {
+                    Some(existing) => Write::Rollback(Some(CreateOrder::DraftAlreadyOrdered(Box::new(existing)))),
+                    None => {
+                        let sold: i64 = sqlx::query_scalar(sql::LIVE_UNITS)
+                            .bind(&order.gift_id)
+                            .bind(OrderStatusColumn::PaymentDeclined)
+                            .bind(OrderStatusColumn::Cancelled)
+                            .fetch_one(&mut *tx)
+                            .await?;
+                        if sold + order.quantity > stock {
+                            Write::Rollback(Some(CreateOrder::OutOfStock))
+                        } else {
+                            match insert_order!(&mut *tx, order, now_ms) {
+                                Ok(_) => Write::Commit(Some(CreateOrder::Created)),
+                                Err(sqlx::Error::Database(e)) if e.is_unique_violation() => Write::Rollback(None),
+                                Err(e) => return Err(e.into()),
+                            }
+                        }
+                    }
+                }
+            })
+        });
+        match written? {
+            Fenced::Written(Some(created)) => Ok(Fenced::Written(created)),
+            // Cannot happen while every writer holds the lock above; if it ever does, the other
+            // order won and this call reports it like the check above would have.
+            Fenced::Written(None) => match self.live_order_for_draft(&order.draft_id).await? {
+                Some(existing) => Ok(Fenced::Written(CreateOrder::DraftAlreadyOrdered(Box::new(existing)))),
+                None => Err(StoreError::Inconsistent(format!(
+                    "order {} hit the one-live-order-per-draft index, but the draft has no live order",
+                    order.id
+                ))),
+            },
+            Fenced::Stale => Ok(Fenced::Stale),
+        }
+    }
+
+    /// `subject`'s order `id`.
+    pub async fn order(&self, subject: &str, id: &str) -> StoreResult<Option<OrderRow>> {
+        on_pool!(self, |pool| Ok(sqlx::query_as(sql::ORDER).bind(id).bind(subject).fetch_optional(pool).await?))
+    }
+
+    /// Up to `limit` of `subject`'s orders older than `before` in (created_at_ms, id) order,
+    /// newest first.
+    pub async fn orders_of(&self, subject: &str, before: (i64, &str), limit: i64) -> StoreResult<Vec<OrderRow>> {
+        on_pool!(self, |pool| {
+            Ok(sqlx::query_as(sql::ORDERS_OF_SUBJECT)
+                .bind(subject)
+                .bind(before.0)
+                .bind(before.1)
+                .bind(limit)
+                .fetch_all(pool)
+                .await?)
+        })
+    }
+
+    /// Any subject's order `id` (a key's resource, the checkout page).
+    pub async fn order_by_id(&self, id: &str) -> StoreResult<Option<OrderRow>> {
+        on_pool!(self, |pool| Ok(sqlx::query_as(sql::ORDER_BY_ID).bind(id).fetch_optional(pool).await?))
+    }
+
+    /// The draft's live (pending or paid) order, if any.
+    pub async fn live_order_for_draft(&self, draft_id: &str) -> StoreResult<Option<OrderRow>> {
+        on_pool!(self, |pool| {
+            Ok(sqlx::query_as(sql::LIVE_ORDER_FOR_DRAFT)
+                .bind(draft_id)
+                .bind(OrderStatusColumn::PaymentDeclined)
+                .fetch_optional(pool)
+                .await?)
+        })
+    }
+
+    /// Units of a gift in live (pending or paid) orders.
+    pub async fn units_sold(&self, gift_id: &str) -> StoreResult<i64> {
+        on_pool!(self, |pool| {
+            Ok(sqlx::query_scalar(sql::LIVE_UNITS)
+                .bind(gift_id)
+                .bind(OrderStatusColumn::PaymentDeclined)
+                .bind(OrderStatusColumn::Cancelled)
+                .fetch_one(pool)
+                .await?)
+        })
+    }
+
+    /// In one transaction, if the fence holds: the pending order may now have a charge request
+    /// in flight until `charging_until_ms` (the reconciler leaves it alone until then).
+    pub async fn begin_charge(
+        &self,
+        fence: &Fence,
+        order_id: &str,
+        charging_until_ms: i64,
+        now_ms: i64,
+    ) -> StoreResult<Fenced<ChargeStart>> {
+        on_pool!(self, |pool| {
+            fenced_write!(pool, WriteLock::None, fence, KeyMove::Hold, now_ms, |tx| {
+                let pending = sqlx::query(sql::BEGIN_CHARGE)
+                    .bind(order_id)
+                    .bind(charging_until_ms)
+                    .bind(now_ms)
+                    .bind(OrderStatusColumn::PendingPayment)
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
+                Write::Commit(if pending == 1 { ChargeStart::Ready } else { ChargeStart::Settled })
+            })
+        })
+    }
+
+    /// In one transaction, if the fence holds: the order is paid with `charge_id`, the key
+    /// finished with `response`.
+    pub async fn mark_paid_and_finish(
+        &self,
+        fence: &Fence,
+        order_id: &str,
+        charge_id: &str,
+        response: &str,
+        now_ms: i64,
+    ) -> StoreResult<Fenced> {
+        on_pool!(self, |pool| {
+            fenced_write!(pool, WriteLock::None, fence, KeyMove::Finish { response }, now_ms, |tx| {
+                let paid = sqlx::query(sql::MARK_PAID)
+                    .bind(order_id)
+                    .bind(OrderStatusColumn::Paid)
+                    .bind(charge_id)
+                    .bind(now_ms)
+                    .bind(OrderStatusColumn::PendingPayment)
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
+                if paid != 1 {
+                    return Err(StoreError::Inconsistent(format!(
+                        "order {order_id} was charged ({charge_id}) but is no longer pending"
+                    )));
+                }
+                Write::Commit(())
+            })
+        })
+    }
+
+    /// In one transaction, if the fence holds: the order's payment was declined, the key
+    /// finished with `response`.
+    pub async fn mark_declined_and_finish(
+        &self,
+        fence: &Fence,
+        order_id: &str,
+        response: &str,
+        now_ms: i64,
+    ) -> StoreResult<Fenced> {
+        on_pool!(self, |pool| {
+            fenced_write!(pool, WriteLock::None, fence, KeyMove::Finish { response }, now_ms, |tx| {
+                let declined = sqlx::query(sql::MARK_DECLINED)
+                    .bind(order_id)
+                    .bind(OrderStatusColumn::PaymentDeclined)
+                    .bind(now_ms)
+                    .bind(OrderStatusColumn::PendingPayment)
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
+                if declined != 1 {
+                    return Err(StoreError::Inconsistent(format!(
+                        "order {order_id} was declined by the provider but is paid"
+                    )));
+                }
+                Write::Commit(())
+            })
+        })
+    }
+
+    // --- reconciling ---
+
+    /// Up to `limit` orders to reconcile: pending since before `created_before_ms`, with no
+    /// charge request in flight and no key leased at `now_ms`, after `after` in
+    /// (created_at_ms, id) order.
+    pub async fn orders_to_reconcile(
+        &self,
+        created_before_ms: i64,
+        now_ms: i64,
+        after: (i64, &str),
+        limit: i64,
+    ) -> StoreResult<Vec<OrderRow>> {
+        on_pool!(self, |pool| {
+            Ok(sqlx::query_as(sql::ORDERS_TO_RECONCILE)
+                .bind(OrderStatusColumn::PendingPayment)
+                .bind(created_before_ms)
+                .bind(now_ms)
+                .bind(after.0)
+                .bind(after.1)
+                .bind(limit)
+                .fetch_all(pool)
+                .await?)
+        })
+    }
+
+    /// In one transaction: the pending order is paid with `charge_id`, and every unfinished
+    /// commit_order key pointing at it is finished with `response` (their holders' writes are
+    /// refused from now on). False if the order was no longer pending.
+    pub async fn settle_paid(&self, order_id: &str, charge_id: &str, response: &str, now_ms: i64) -> StoreResult<bool> {
+        on_pool!(self, |pool| {
+            let mut tx = pool.begin_write(WriteLock::None).await?;
+            let paid = sqlx::query(sql::SETTLE_PAID)
+                .bind(order_id)
+                .bind(OrderStatusColumn::Paid)
+                .bind(charge_id)
+                .bind(OrderStatusColumn::PendingPayment)
+                .bind(now_ms)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            if paid != 1 {
+                tx.rollback().await?;
+                return Ok(false);
+            }
+            finish_keys_of_order!(&mut *tx, order_id, response, now_ms);
+            tx.commit().await?;
+            Ok(true)
+        })
+    }
+
+    /// In one transaction: the pending order is declined (its stock is free again), unless a
+    /// charge request may still have been in flight at `asked_at_ms` (when the provider said it
+    /// had no charge), and its unfinished commit_order keys are finished with `response`.
+    /// False if nothing was settled.
+    pub async fn settle_declined(
+        &self,
+        order_id: &str,
+        response: &str,
+        asked_at_ms: i64,
+        now_ms: i64,
+    ) -> StoreResult<bool> {
+        on_pool!(self, |pool| {
+            let mut tx = pool.begin_write(WriteLock::None).await?;
+            let declined = sqlx::query(sql::SETTLE_DECLINED)
+                .bind(order_id)
+                .bind(OrderStatusColumn::PaymentDeclined)
+                .bind(OrderStatusColumn::PendingPayment)
+                .bind(now_ms)
+                .bind(asked_at_ms)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            if declined != 1 {
+                tx.rollback().await?;
+                return Ok(false);
+            }
+            finish_keys_of_order!(&mut *tx, order_id, response, now_ms);
+            tx.commit().await?;
+            Ok(true)
+        })
+    }
+
+    /// Orders with `status`, oldest first (tests and the chaos run check invariants on them).
+    pub async fn orders_with_status(&self, status: OrderStatusColumn) -> StoreResult<Vec<OrderRow>> {
+        on_pool!(self, |pool| Ok(sqlx::query_as(sql::ORDERS_WITH_STATUS).bind(status).fetch_all(pool).await?))
+    }
+
+    /// Counts orders (all statuses): for tests and the benchmark.
+    pub async fn order_count(&self) -> StoreResult<i64> {
+        on_pool!(self, |pool| Ok(sqlx::query_scalar(sql::ORDER_COUNT).fetch_one(pool).await?))
+    }
+}

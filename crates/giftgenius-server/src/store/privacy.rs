@@ -1,0 +1,190 @@
+//! A person's data: deleting it on their request (once per Delete my data token) and the
+//! retention passes that anonymize orders and delete what outlived its retention. What is kept
+//! after either is the financial record (see `sql.rs`, personal data).
+
+use super::dialect::{Dialect, WriteLock};
+use super::rows::{OrderStatusColumn, RefundStatusColumn};
+use super::sql::{self, ERASED_SUBJECT};
+use super::{Store, StoreResult};
+
+/// What deleting one account's data did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Deleted {
+    pub saved_addresses: u64,
+    pub drafts: u64,
+    pub idempotency_keys: u64,
+    pub checkout_sessions: u64,
+    pub orders_anonymized: u64,
+    pub refunds_anonymized: u64,
+}
+
+/// What one retention pass removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Retained {
+    pub orders_anonymized: u64,
+    pub orders_deleted: u64,
+    pub refunds_deleted: u64,
+    pub saved_addresses_deleted: u64,
+}
+
+/// Deletes `$subject`'s personal data in `$tx` (see [`Store::delete_personal_data`]); evaluates
+/// to what was deleted.
+macro_rules! delete_personal_data_in {
+    ($tx:ident, $subject:expr, $now_ms:expr) => {{
+        let saved_addresses =
+            sqlx::query(sql::DELETE_SAVED_ADDRESS).bind($subject).execute(&mut *$tx).await?.rows_affected();
+        let drafts = sqlx::query(sql::DELETE_DRAFTS_OF)
+            .bind($subject)
+            .bind(OrderStatusColumn::PendingPayment)
+            .execute(&mut *$tx)
+            .await?
+            .rows_affected();
+        let idempotency_keys = sqlx::query(sql::DELETE_KEYS_OF)
+            .bind($subject)
+            .bind($now_ms)
+            .bind(OrderStatusColumn::PendingPayment)
+            .execute(&mut *$tx)
+            .await?
+            .rows_affected();
+        let checkout_sessions =
+            sqlx::query(sql::DELETE_CHECKOUTS_OF).bind($subject).execute(&mut *$tx).await?.rows_affected();
+        let orders_anonymized = sqlx::query(sql::ANONYMIZE_ORDERS_OF)
+            .bind($subject)
+            .bind(ERASED_SUBJECT)
+            .bind($now_ms)
+            .bind(OrderStatusColumn::PendingPayment)
+            .execute(&mut *$tx)
+            .await?
+            .rows_affected();
+        let refunds_anonymized = sqlx::query(sql::ANONYMIZE_REFUNDS_OF)
+            .bind($subject)
+            .bind(ERASED_SUBJECT)
+            .execute(&mut *$tx)
+            .await?
+            .rows_affected();
+        Deleted { saved_addresses, drafts, idempotency_keys, checkout_sessions, orders_anonymized, refunds_anonymized }
+    }};
+}
+
+impl Store {
+    /// In one transaction: deletes `subject`'s saved address, drafts, idempotency keys and
+    /// checkout sessions, and anonymizes its settled orders and their refunds (kept as financial
+    /// records). Drafts and keys of an order still waiting for its payment, and keys in use
+    /// right now, stay until that is settled.
+    pub async fn delete_personal_data(&self, subject: &str, now_ms: i64) -> StoreResult<Deleted> {
+        on_pool!(self, |pool| {
+            let mut tx = pool.begin_write(WriteLock::None).await?;
+            let deleted = delete_personal_data_in!(tx, subject, now_ms);
+            tx.commit().await?;
+            Ok(deleted)
+        })
+    }
+
+    /// [`Store::delete_personal_data`] for one use of a Delete my data token, in one transaction
+    /// with the token's spent mark (`spent_key`, kept until `expires_at_ms`): the first use
+    /// deletes and records what it deleted; every later use (concurrent ones wait for the first)
+    /// deletes nothing and gets the first use's counts.
+    pub async fn delete_personal_data_once(
+        &self,
+        subject: &str,
+        spent_key: &str,
+        expires_at_ms: i64,
+        now_ms: i64,
+    ) -> StoreResult<Deleted> {
+        on_pool!(self, |pool| {
+            let mut tx = pool.begin_write(WriteLock::None).await?;
+            let first = sqlx::query(sql::SPEND_DELETE_TOKEN)
+                .bind(spent_key)
+                .bind(expires_at_ms)
+                .bind(now_ms)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected()
+                == 1;
+            if !first {
+                let counts: (i64, i64, i64, i64, i64, i64) =
+                    sqlx::query_as(sql::SPENT_DELETE_TOKEN).bind(spent_key).fetch_one(&mut *tx).await?;
+                tx.rollback().await?;
+                let count = |n: i64| u64::try_from(n).unwrap_or(0);
+                return Ok(Deleted {
+                    saved_addresses: count(counts.0),
+                    drafts: count(counts.1),
+                    idempotency_keys: count(counts.2),
+                    checkout_sessions: count(counts.3),
+                    orders_anonymized: count(counts.4),
+                    refunds_anonymized: count(counts.5),
+                });
+            }
+            let deleted = delete_personal_data_in!(tx, subject, now_ms);
+            let count = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+            sqlx::query(sql::RECORD_DELETE_TOKEN)
+                .bind(spent_key)
+                .bind(count(deleted.saved_addresses))
+                .bind(count(deleted.drafts))
+                .bind(count(deleted.idempotency_keys))
+                .bind(count(deleted.checkout_sessions))
+                .bind(count(deleted.orders_anonymized))
+                .bind(count(deleted.refunds_anonymized))
+                .execute(&mut *tx)
+                .await?;
+            tx.commit().await?;
+            Ok(deleted)
+        })
+    }
+
+    /// Deletes the spent marks of Delete my data tokens that expired before `expired_before_ms`.
+    pub async fn prune_spent_delete_tokens(&self, expired_before_ms: i64) -> StoreResult<u64> {
+        on_pool!(self, |pool| {
+            Ok(sqlx::query(sql::PRUNE_SPENT_DELETE_TOKENS).bind(expired_before_ms).execute(pool).await?.rows_affected())
+        })
+    }
+
+    /// One retention pass: orders placed before `personal_before_ms` are anonymized, anonymized
+    /// orders placed before `financial_before_ms` and refunds before `refunds_before_ms` are
+    /// deleted, and saved addresses unused since `addresses_before_ms` too.
+    pub async fn apply_retention(
+        &self,
+        personal_before_ms: i64,
+        financial_before_ms: i64,
+        refunds_before_ms: i64,
+        addresses_before_ms: i64,
+        now_ms: i64,
+    ) -> StoreResult<Retained> {
+        on_pool!(self, |pool| {
+            let mut done = Retained::default();
+            let mut tx = pool.begin_write(WriteLock::None).await?;
+            done.orders_anonymized = sqlx::query(sql::ANONYMIZE_ORDERS_BEFORE)
+                .bind(personal_before_ms)
+                .bind(ERASED_SUBJECT)
+                .bind(now_ms)
+                .bind(OrderStatusColumn::PendingPayment)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            sqlx::query(sql::ANONYMIZE_REFUNDS_BEFORE).bind(ERASED_SUBJECT).execute(&mut *tx).await?;
+            tx.commit().await?;
+            done.orders_deleted = sqlx::query(sql::PRUNE_ANONYMIZED_ORDERS)
+                .bind(financial_before_ms)
+                .execute(pool)
+                .await?
+                .rows_affected();
+            done.refunds_deleted = sqlx::query(sql::PRUNE_REFUNDS)
+                .bind(refunds_before_ms)
+                .bind(RefundStatusColumn::Succeeded)
+                .execute(pool)
+                .await?
+                .rows_affected();
+            done.saved_addresses_deleted =
+                sqlx::query(sql::PRUNE_SAVED_ADDRESSES).bind(addresses_before_ms).execute(pool).await?.rows_affected();
+            Ok(done)
+        })
+    }
+
+    /// Anonymized orders kept as financial records (tests and the operator command).
+    pub async fn erased_order_count(&self) -> StoreResult<i64> {
+        on_pool!(self, |pool| Ok(sqlx::query_scalar(sql::COUNT_ERASED_ORDERS)
+            .bind(ERASED_SUBJECT)
+            .fetch_one(pool)
+            .await?))
+    }
+}

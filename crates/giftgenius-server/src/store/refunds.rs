@@ -1,0 +1,143 @@
+//! Refunds: a paid order's refund is recorded as pending before the provider is asked, and
+//! settled (refund succeeded, order cancelled) by the call that holds the cancel key or by the
+//! reconciler.
+
+use super::dialect::{Dialect, WriteLock};
+use super::keys::{Fence, Fenced, KeyMove, Write};
+use super::rows::{OrderRow, OrderStatusColumn, RefundRow, RefundStatusColumn};
+use super::{Store, StoreError, StoreResult, sql};
+
+/// The outcome of recording the refund of an order that is being cancelled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BeginRefund {
+    /// The refund is recorded as pending (now, or earlier under another key): ask the provider.
+    Ready(RefundRow),
+    /// The order is no longer paid (cancelled meanwhile under another key, or never paid).
+    NotPaid(Box<OrderRow>),
+}
+
+/// Marks order `$order_id`'s refund succeeded as `$refund_id` and the order cancelled, in `$tx`;
+/// an error (and the transaction rolled back) if either is in another state.
+macro_rules! settle_refund_in {
+    ($tx:expr, $order_id:expr, $refund_id:expr, $now_ms:expr) => {
+        let refunded = sqlx::query(sql::SETTLE_REFUND)
+            .bind($order_id)
+            .bind(RefundStatusColumn::Succeeded)
+            .bind($refund_id)
+            .bind(RefundStatusColumn::Pending)
+            .bind($now_ms)
+            .execute($tx)
+            .await?
+            .rows_affected();
+        let cancelled = sqlx::query(sql::CANCEL_ORDER)
+            .bind($order_id)
+            .bind(OrderStatusColumn::Cancelled)
+            .bind(OrderStatusColumn::Paid)
+            .bind($now_ms)
+            .execute($tx)
+            .await?
+            .rows_affected();
+        if refunded != 1 || cancelled != 1 {
+            return Err(StoreError::Inconsistent(format!(
+                "order {} was refunded ({}) but its refund or status did not match",
+                $order_id, $refund_id
+            )));
+        }
+    };
+}
+
+impl Store {
+    /// In one transaction, if the fence holds: the paid order's refund is recorded as pending
+    /// (unless it has one already) and the key points at the order (`ResourceCreated`).
+    pub async fn begin_refund(
+        &self,
+        fence: &Fence,
+        refund: &RefundRow,
+        now_ms: i64,
+    ) -> StoreResult<Fenced<BeginRefund>> {
+        let advance = KeyMove::Advance { resource_id: &refund.order_id };
+        on_pool!(self, |pool| {
+            fenced_write!(pool, WriteLock::None, fence, advance, now_ms, |tx| {
+                let order: Option<OrderRow> =
+                    sqlx::query_as(sql::ORDER_BY_ID).bind(&refund.order_id).fetch_optional(&mut *tx).await?;
+                let Some(order) = order else {
+                    return Err(StoreError::Inconsistent(format!("order {} vanished", refund.order_id)));
+                };
+                let existing: Option<RefundRow> =
+                    sqlx::query_as(sql::REFUND_OF_ORDER).bind(&refund.order_id).fetch_optional(&mut *tx).await?;
+                match existing {
+                    Some(row) if row.status == RefundStatusColumn::Pending => Write::Commit(BeginRefund::Ready(row)),
+                    Some(_) => Write::Rollback(BeginRefund::NotPaid(Box::new(order))),
+                    None if order.status != OrderStatusColumn::Paid => {
+                        Write::Rollback(BeginRefund::NotPaid(Box::new(order)))
+                    }
+                    None => {
+                        sqlx::query(sql::INSERT_REFUND)
+                            .bind(&refund.id)
+                            .bind(&refund.order_id)
+                            .bind(&refund.subject)
+                            .bind(refund.amount_minor)
+                            .bind(refund.currency)
+                            .bind(RefundStatusColumn::Pending)
+                            .bind(now_ms)
+                            .execute(&mut *tx)
+                            .await?;
+                        let row =
+                            sqlx::query_as(sql::REFUND_OF_ORDER).bind(&refund.order_id).fetch_one(&mut *tx).await?;
+                        Write::Commit(BeginRefund::Ready(row))
+                    }
+                }
+            })
+        })
+    }
+
+    /// In one transaction, if the fence holds: the refund succeeded as `provider_refund_id`,
+    /// the order is cancelled, and the key finished with `response`.
+    pub async fn finish_refund(
+        &self,
+        fence: &Fence,
+        order_id: &str,
+        provider_refund_id: &str,
+        response: &str,
+        now_ms: i64,
+    ) -> StoreResult<Fenced> {
+        on_pool!(self, |pool| {
+            fenced_write!(pool, WriteLock::None, fence, KeyMove::Finish { response }, now_ms, |tx| {
+                settle_refund_in!(&mut *tx, order_id, provider_refund_id, now_ms);
+                Write::Commit(())
+            })
+        })
+    }
+
+    /// The reconciler: the pending refund succeeded as `provider_refund_id`, the order is
+    /// cancelled (no key involved: a later retry of a cancel key finds it settled).
+    pub async fn settle_refund(&self, order_id: &str, provider_refund_id: &str, now_ms: i64) -> StoreResult<()> {
+        on_pool!(self, |pool| {
+            let mut tx = pool.begin_write(WriteLock::None).await?;
+            settle_refund_in!(&mut *tx, order_id, provider_refund_id, now_ms);
+            tx.commit().await?;
+            Ok(())
+        })
+    }
+
+    pub async fn refund_of_order(&self, order_id: &str) -> StoreResult<Option<RefundRow>> {
+        on_pool!(self, |pool| Ok(sqlx::query_as(sql::REFUND_OF_ORDER).bind(order_id).fetch_optional(pool).await?))
+    }
+
+    /// Up to `limit` refunds pending since before `before_ms` (the reconciler's scan).
+    pub async fn refunds_pending(&self, before_ms: i64, limit: i64) -> StoreResult<Vec<RefundRow>> {
+        on_pool!(self, |pool| {
+            Ok(sqlx::query_as(sql::REFUNDS_PENDING)
+                .bind(RefundStatusColumn::Pending)
+                .bind(before_ms)
+                .bind(limit)
+                .fetch_all(pool)
+                .await?)
+        })
+    }
+
+    /// Refunds with `status`, oldest first (tests and the chaos run).
+    pub async fn refunds_with_status(&self, status: RefundStatusColumn) -> StoreResult<Vec<RefundRow>> {
+        on_pool!(self, |pool| Ok(sqlx::query_as(sql::REFUNDS_WITH_STATUS).bind(status).fetch_all(pool).await?))
+    }
+}
