@@ -143,7 +143,9 @@ mod tests {
         assert!(matches!(parse("hh-001.svg"), Some(Picture::Tile("hh-001"))));
         assert!(matches!(parse("hh-001.jpg"), Some(Picture::Photo("hh-001", Size::Small))));
         assert!(matches!(parse("hh-001@2x.jpg"), Some(Picture::Photo("hh-001", Size::Large))));
-        for bad in ["../etc/passwd.jpg", "..%2F.jpg", "a/b.svg", ".jpg", "@2x.jpg", "hh-001.png", "hh-001", "hh 001.jpg", ""] {
+        for bad in
+            ["../etc/passwd.jpg", "..%2F.jpg", "a/b.svg", ".jpg", "@2x.jpg", "hh-001.png", "hh-001", "hh 001.jpg", ""]
+        {
             assert!(parse(bad).is_none(), "{bad}");
         }
         assert!(parse(&format!("{}.jpg", "a".repeat(65))).is_none());

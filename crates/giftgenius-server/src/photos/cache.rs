@@ -92,7 +92,8 @@ impl PhotoCache {
                     inner.next_flight += 1;
                     let flight_id = inner.next_flight;
                     let (done, arrived) = tokio::sync::oneshot::channel::<Outcome>();
-                    let flight = arrived.map(|r| r.unwrap_or_else(|_| Err("the fetch stopped".into()))).boxed().shared();
+                    let flight =
+                        arrived.map(|r| r.unwrap_or_else(|_| Err("the fetch stopped".into()))).boxed().shared();
                     inner.slots.insert(key.to_string(), Slot::Flying { flight_id, flight: flight.clone() });
                     self.shrink(&mut inner);
                     let (cache, key, work) = (self.clone(), key.to_string(), work());
@@ -129,7 +130,9 @@ impl PhotoCache {
             return;
         }
         inner.bytes += bytes;
-        inner.slots.insert(key.to_string(), Slot::Kept { outcome: outcome.clone(), until: Instant::now() + lifetime, bytes });
+        inner
+            .slots
+            .insert(key.to_string(), Slot::Kept { outcome: outcome.clone(), until: Instant::now() + lifetime, bytes });
         self.shrink(&mut inner);
     }
 

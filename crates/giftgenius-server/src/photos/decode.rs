@@ -123,7 +123,9 @@ mod tests {
     #[test]
     fn pixels_are_counted_from_the_header_before_decoding() {
         let mut png = Vec::new();
-        DynamicImage::ImageRgb8(RgbImage::new(300, 200)).write_to(&mut Cursor::new(&mut png), ImageFormat::Png).unwrap();
+        DynamicImage::ImageRgb8(RgbImage::new(300, 200))
+            .write_to(&mut Cursor::new(&mut png), ImageFormat::Png)
+            .unwrap();
         assert_eq!(resize(&png, 59_999, 8).unwrap_err(), Undecodable::TooManyPixels { width: 300, height: 200 });
         assert!(resize(&png, 60_000, 8).is_ok());
     }

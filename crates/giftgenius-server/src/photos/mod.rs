@@ -79,11 +79,7 @@ pub struct Photos {
 impl Photos {
     pub fn new(settings: &PhotoSettings) -> anyhow::Result<Self> {
         let fetch_timeout = Duration::from_millis(settings.images_fetch_timeout_ms);
-        let fetcher = Fetcher::new(
-            fetch_timeout,
-            settings.images_max_bytes,
-            settings.images_allow_private_hosts,
-        )?;
+        let fetcher = Fetcher::new(fetch_timeout, settings.images_max_bytes, settings.images_allow_private_hosts)?;
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         Ok(Self {
             fetcher,

@@ -24,7 +24,8 @@ use crate::support::{TestApp, call_as, spawn_app_with};
 
 /// A 400 × 300 picture: a red left half, a blue right half (so the square crop is checkable).
 fn picture(format: ImageFormat) -> Vec<u8> {
-    let img = RgbaImage::from_fn(400, 300, |x, _| if x < 200 { Rgba([220, 20, 20, 255]) } else { Rgba([20, 20, 220, 255]) });
+    let img =
+        RgbaImage::from_fn(400, 300, |x, _| if x < 200 { Rgba([220, 20, 20, 255]) } else { Rgba([20, 20, 220, 255]) });
     let mut out = Vec::new();
     let img = if format == ImageFormat::Jpeg {
         DynamicImage::ImageRgb8(DynamicImage::ImageRgba8(img).to_rgb8())
@@ -110,11 +111,17 @@ impl PhotoHost {
                 }),
             )
             .route("/bomb.png", get(|| async { ([("content-type", "image/png")], pixel_bomb()) }))
-            .route("/page.html", get(|| async { ([("content-type", "text/html")], "<!doctype html><p>Not a photo</p>") }))
+            .route(
+                "/page.html",
+                get(|| async { ([("content-type", "text/html")], "<!doctype html><p>Not a photo</p>") }),
+            )
             .route(
                 "/drawing.jpg",
                 get(|| async {
-                    ([("content-type", "image/jpeg")], r#"<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>"#)
+                    (
+                        [("content-type", "image/jpeg")],
+                        r#"<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>"#,
+                    )
                 }),
             )
             .route("/hang.jpg", get(|| std::future::pending::<String>()))
@@ -197,7 +204,8 @@ async fn get_image(app: &TestApp, file: &str) -> Answer {
         .get(format!("{}/images/{file}", app.local_url))
         .header("cookie", "session=buyer-secret")
         .header("referer", "https://chat.example/c/private-conversation")
-        .header("x-forwarded-for", "203.0.113.9")
+        .header("user-agent", "BuyersBrowser/1.0")
+        .header("accept-language", "pt-BR")
         .send()
         .await
         .unwrap();
@@ -224,7 +232,11 @@ fn assert_tile(answer: &Answer, id: &str) {
 async fn a_photo_is_fetched_once_resized_to_both_sizes_and_kept() {
     let host = PhotoHost::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let app = app(catalog_file(&dir, &[("ph-jpg", Some(host.url("/photo.jpg"))), ("ph-png", Some(host.url("/photo.png")))]), |_| {}).await;
+    let app = app(
+        catalog_file(&dir, &[("ph-jpg", Some(host.url("/photo.jpg"))), ("ph-png", Some(host.url("/photo.png")))]),
+        |_| {},
+    )
+    .await;
 
     let cold = Instant::now();
     let small = get_image(&app, "ph-jpg.jpg").await;
@@ -262,7 +274,7 @@ async fn the_merchant_host_learns_nothing_of_the_buyer() {
     let app = app(catalog_file(&dir, &[("ph-jpg", Some(host.url("/photo.jpg")))]), |_| {}).await;
     assert_eq!(get_image(&app, "ph-jpg.jpg").await.content_type, "image/jpeg");
     let headers = host.seen.headers.lock().unwrap().clone().unwrap();
-    for name in ["cookie", "referer", "x-forwarded-for", "forwarded", "authorization", "origin"] {
+    for name in ["cookie", "referer", "accept-language", "x-forwarded-for", "forwarded", "authorization", "origin"] {
         assert!(headers.get(name).is_none(), "{name} reached the merchant: {headers:?}");
     }
     assert!(headers["user-agent"].to_str().unwrap().starts_with("giftgenius-photos/"), "{headers:?}");
@@ -274,9 +286,19 @@ async fn a_card_links_the_photo_only_for_a_gift_that_has_one() {
     let dir = tempfile::tempdir().unwrap();
     let app = app(catalog_file(&dir, &[("ph-jpg", Some(host.url("/photo.jpg"))), ("ph-none", None)]), |_| {}).await;
     let client = app.client().await;
-    let (_, sc) = call_as(&client, "u1", "suggest_gifts", json!({"relationship_type": "friend", "interests": ["photography"], "limit": 12})).await;
-    let urls: HashMap<&str, &str> =
-        sc["gifts"].as_array().unwrap().iter().map(|g| (g["id"].as_str().unwrap(), g["image_url"].as_str().unwrap())).collect();
+    let (_, sc) = call_as(
+        &client,
+        "u1",
+        "suggest_gifts",
+        json!({"relationship_type": "friend", "interests": ["photography"], "limit": 12}),
+    )
+    .await;
+    let urls: HashMap<&str, &str> = sc["gifts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| (g["id"].as_str().unwrap(), g["image_url"].as_str().unwrap()))
+        .collect();
     assert_eq!(urls["ph-jpg"], format!("{}/images/ph-jpg.jpg", app.base_url));
     assert_eq!(urls["ph-none"], format!("{}/images/ph-none.svg", app.base_url));
     // Asked for anyway, a gift without a photo answers its tile.
@@ -310,7 +332,10 @@ async fn a_photo_that_cannot_be_had_answers_the_tile() {
 async fn a_photo_host_that_never_answers_gives_the_tile_within_the_timeout() {
     let host = PhotoHost::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let app = app(catalog_file(&dir, &[("ph-hang", Some(host.url("/hang.jpg")))]), |c| c.images.images_fetch_timeout_ms = 300).await;
+    let app = app(catalog_file(&dir, &[("ph-hang", Some(host.url("/hang.jpg")))]), |c| {
+        c.images.images_fetch_timeout_ms = 300
+    })
+    .await;
     let started = Instant::now();
     let answer = get_image(&app, "ph-hang.jpg").await;
     let took = started.elapsed();
@@ -325,7 +350,11 @@ async fn private_addresses_are_refused_unless_the_flag_allows_them() {
     let host = PhotoHost::start().await;
     let dir = tempfile::tempdir().unwrap();
     let by_name = host.url("/photo.jpg?by=name").replace("127.0.0.1", "localhost");
-    let rows = [("ph-literal", Some(host.url("/photo.jpg"))), ("ph-name", Some(by_name)), ("ph-moved", Some(host.url("/moved.jpg")))];
+    let rows = [
+        ("ph-literal", Some(host.url("/photo.jpg"))),
+        ("ph-name", Some(by_name)),
+        ("ph-moved", Some(host.url("/moved.jpg"))),
+    ];
     let refusing = app(catalog_file(&dir, &rows), |c| c.images.images_allow_private_hosts = false).await;
     for (id, _) in &rows {
         assert_tile(&get_image(&refusing, &format!("{id}.jpg")).await, id);
@@ -365,7 +394,9 @@ async fn an_http_catalogs_gift_gets_its_photo_the_same_way() {
     let dir = tempfile::tempdir().unwrap();
     let app = app(catalog_file(&dir, &[("ph-none", None)]), |c| c.catalog_urls = vec![host.url("/catalog.json")]).await;
     let client = app.client().await;
-    let (_, sc) = call_as(&client, "u1", "suggest_gifts", json!({"relationship_type": "friend", "interests": ["juggling"]})).await;
+    let (_, sc) =
+        call_as(&client, "u1", "suggest_gifts", json!({"relationship_type": "friend", "interests": ["juggling"]}))
+            .await;
     let card = sc["gifts"].as_array().unwrap().iter().find(|g| g["id"] == "rm-photo").expect("the remote gift");
     assert_eq!(card["image_url"], format!("{}/images/rm-photo.jpg", app.base_url));
     let photo = get_image(&app, "rm-photo@2x.jpg").await;
@@ -379,8 +410,18 @@ async fn any_file_name_is_answered_without_leaving_images() {
     let dir = tempfile::tempdir().unwrap();
     let app = app(catalog_file(&dir, &[("ph-jpg", Some(host.url("/photo.jpg")))]), |_| {}).await;
     for file in [
-        "nope.jpg", "nope@2x.jpg", "nope.svg", "ph-jpg.png", "ph-jpg", "ph-jpg@3x.jpg", "..%2F..%2Fetc%2Fpasswd.jpg",
-        "%2e%2e%2fph-jpg.jpg", "ph-jpg%00.jpg", "%F0%9F%8E%81.jpg", ".jpg", "@2x.jpg",
+        "nope.jpg",
+        "nope@2x.jpg",
+        "nope.svg",
+        "ph-jpg.png",
+        "ph-jpg",
+        "ph-jpg@3x.jpg",
+        "..%2F..%2Fetc%2Fpasswd.jpg",
+        "%2e%2e%2fph-jpg.jpg",
+        "ph-jpg%00.jpg",
+        "%F0%9F%8E%81.jpg",
+        ".jpg",
+        "@2x.jpg",
     ] {
         let answer = get_image(&app, file).await;
         assert_eq!(answer.status, 404, "{file}");

@@ -580,7 +580,13 @@ mod tests {
             let parsed = parse_str("shop.jsonl", &row(good)).unwrap();
             assert_eq!(parsed.gifts[0].image.as_deref(), Some(good));
         }
-        for bad in ["ftp://cdn.example/p.jpg", "javascript:alert(1)", "data:image/png;base64,AAAA", "/p.jpg", "file:///etc/passwd"] {
+        for bad in [
+            "ftp://cdn.example/p.jpg",
+            "javascript:alert(1)",
+            "data:image/png;base64,AAAA",
+            "/p.jpg",
+            "file:///etc/passwd",
+        ] {
             let parsed = parse_str("shop.jsonl", &format!("{}\n{BENCH_ROW}", row(bad))).unwrap();
             assert_eq!(parsed.errors.len(), 1, "{bad}");
             assert_eq!(parsed.errors[0].field, "image", "{bad}");
