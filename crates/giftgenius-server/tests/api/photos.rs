@@ -124,7 +124,7 @@ impl PhotoHost {
                     )
                 }),
             )
-            .route("/hang.jpg", get(|| std::future::pending::<String>()))
+            .route("/hang.jpg", get(std::future::pending::<String>))
             .route("/moved.jpg", get(|| async { axum::response::Redirect::temporary("/photo.jpg") }))
             .route(
                 "/catalog.json",
