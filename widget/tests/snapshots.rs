@@ -68,7 +68,12 @@ fn gift(id: &str, title: &str, price: Money, in_stock: bool) -> GiftCard {
             },
         ],
         in_stock,
-        image_url: format!("https://giftgenius.test/img/{id}.png"),
+        // As the server links them: a gift's photo, or for one without (the grinder) its tile.
+        image_url: if id == "g_grinder" {
+            format!("https://giftgenius.test/images/{id}.svg")
+        } else {
+            format!("https://giftgenius.test/images/{id}.jpg")
+        },
     }
 }
 

@@ -135,6 +135,9 @@ pub struct Config {
     /// suggest_gifts call next to the local catalog (suggested, not sold).
     #[arg(long = "catalog-url", env = "GIFTGENIUS_CATALOG_URLS", value_delimiter = ',')]
     pub catalog_urls: Vec<String>,
+    /// Gift photos: fetched from the catalog's image URLs and served from `/images/{id}.jpg`.
+    #[command(flatten)]
+    pub images: crate::photos::PhotoSettings,
     /// How long one catalog source may take before it counts as timed out.
     #[arg(long, env = "GIFTGENIUS_SOURCE_TIMEOUT_MS", default_value_t = 800)]
     pub source_timeout_ms: u64,

@@ -11,6 +11,7 @@
 //!   fenced idempotency keys, the payment provider's client (and starting the SANDBOX provider,
 //!   a process of its own: `giftgenius-sandbox-pay`), and the reconciler of pending orders.
 //! - `http/`: the plain routes next to `/mcp` (images, the checkout page, the preview).
+//! - `photos/`: gift photos fetched from the catalog's URLs, resized and kept, for `/images/`.
 //! - `store/`: the database (SQLite or PostgreSQL, one implementation).
 //! - `limits`: usage limits per account (suggestions per day, drafts and checkout links per
 //!   hour).
@@ -35,6 +36,7 @@ pub mod http;
 pub mod limits;
 pub mod mcp;
 pub mod outcome;
+pub mod photos;
 pub mod registry;
 pub mod startup;
 pub mod state;

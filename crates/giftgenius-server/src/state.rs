@@ -39,6 +39,8 @@ pub struct AppState {
     pub store: Store,
     pub checkout: Checkout,
     pub suggester: Suggester,
+    /// Gift photos fetched from the catalog's URLs, resized and kept (`/images/{id}.jpg`).
+    pub photos: crate::photos::Photos,
     pub limits: Limits,
     pub failpoints: Failpoints,
     /// Settles orders left pending (on a schedule, see `startup.rs`).
@@ -194,6 +196,7 @@ impl AppState {
             store,
             checkout,
             suggester,
+            photos: crate::photos::Photos::new(&config.images)?,
             limits,
             failpoints,
             reconciler,

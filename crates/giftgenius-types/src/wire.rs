@@ -17,8 +17,29 @@ pub const META_REPLAYED: &str = "giftgenius/replayed";
 /// The route of the hosted checkout page; a session's link is `{public_url}{CHECKOUT_PATH}{id}`.
 pub const CHECKOUT_PATH: &str = "/checkout/";
 
-/// The route gift pictures are served from; a gift's image is `{public_url}{IMAGES_PATH}{id}.svg`.
+/// The route gift pictures are served from: `{public_url}{IMAGES_PATH}{id}.svg` is the lettered
+/// tile the server draws; a gift with a catalog photo links `{id}{PHOTO_SUFFIX}` instead (the
+/// merchant's photo fetched and resized by the server, the tile when that fails).
 pub const IMAGES_PATH: &str = "/images/";
+
+/// End of a gift photo's URL: a square JPEG of [`PHOTO_SIDE`] pixels.
+pub const PHOTO_SUFFIX: &str = ".jpg";
+
+/// End of the same photo's URL at twice the pixels ([`PHOTO_SIDE`] × 2), for high-density screens.
+pub const PHOTO_2X_SUFFIX: &str = "@2x.jpg";
+
+/// Side of a gift photo in pixels: the largest card picture (96 CSS px in the full-screen grid).
+pub const PHOTO_SIDE: u32 = 96;
+
+/// The `srcset` of a gift photo's URL (`…{id}.jpg`): itself at [`PHOTO_SIDE`] pixels and its
+/// `@2x` twin at twice that; `None` for any other picture (the tile is a vector and needs none).
+pub fn photo_srcset(image_url: &str) -> Option<String> {
+    let stem = image_url.strip_suffix(PHOTO_SUFFIX)?;
+    if stem.ends_with("@2x") {
+        return None;
+    }
+    Some(format!("{image_url} {PHOTO_SIDE}w, {stem}{PHOTO_2X_SUFFIX} {}w", PHOTO_SIDE * 2))
+}
 
 /// Prefix of every idempotency key the widget mints.
 pub const IDEMPOTENCY_KEY_PREFIX: &str = "ik_";
@@ -57,3 +78,18 @@ pub const META_DELETE_DATA_TOKEN: &str = "giftgenius/delete_data_token";
 
 /// Prefix of every idempotency key the widget mints for a cancellation.
 pub const CANCEL_KEY_PREFIX: &str = "ck_";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_photo_gets_its_2x_twin_and_a_tile_gets_no_srcset() {
+        assert_eq!(
+            photo_srcset("https://gg.example/images/hh-001.jpg").as_deref(),
+            Some("https://gg.example/images/hh-001.jpg 96w, https://gg.example/images/hh-001@2x.jpg 192w")
+        );
+        assert_eq!(photo_srcset("https://gg.example/images/hh-001.svg"), None);
+        assert_eq!(photo_srcset("https://gg.example/images/hh-001@2x.jpg"), None);
+    }
+}

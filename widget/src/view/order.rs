@@ -4,6 +4,7 @@
 use giftgenius_types::ToolError;
 use giftgenius_types::delivery::DeliveryDetails;
 use giftgenius_types::orders::{CheckoutSession, DeleteMyDataData, Order, OrderDraft, OrderStatus, ShippingSpeed};
+use giftgenius_types::wire::photo_srcset;
 use leptos::prelude::*;
 
 use crate::action::Action;
@@ -53,7 +54,9 @@ pub fn confirm_view(
     let shipping = format_money(&draft.shipping_cost, locale);
     let total = format_money(&draft.total, locale);
     let image = safe_url(&draft.gift.image_url).map(|src| {
-        view! { <img class="gg-card-img" src=src.to_string() alt="" width="64" height="64"/> }
+        let srcset = photo_srcset(src);
+        let sizes = srcset.as_ref().map(|_| "64px");
+        view! { <img class="gg-card-img" src=src.to_string() srcset=srcset sizes=sizes alt="" width="64" height="64"/> }
     });
     let deliver_to = match destination_text(draft.destination.as_ref()) {
         Some(place) => view! { <dt>{lang.t(Msg::DeliverTo)}</dt><dd class="gg-destination">{place}</dd> }.into_any(),

@@ -5,6 +5,7 @@
 //! ("Compare all") the same gifts are a grid of full cards: description, every reason, tags.
 
 use giftgenius_types::envelope::NoticeCode;
+use giftgenius_types::wire::photo_srcset;
 use giftgenius_types::{
     Currency, ErrorCode, GiftCard, MatchVia, Money, Notice, Partial, Reason, RelationshipType, SuggestGiftsQuery,
     Suggestion, Why,
@@ -215,8 +216,11 @@ pub fn gift_card(gift: GiftCard, ctx: &RenderContext, on_action: Callback<Action
     let price = format_money(&gift.price, &ctx.locale);
     let size = if full { "96" } else { "56" };
     let image = safe_url(&gift.image_url).map(|src| {
+        // A photo (`.jpg`) comes in two sizes; the browser picks by the card's size and density.
+        let srcset = photo_srcset(src);
+        let sizes = srcset.as_ref().map(|_| format!("{size}px"));
         view! {
-            <img class="gg-card-img" src=src.to_string() alt="" width=size height=size loading="lazy" decoding="async"/>
+            <img class="gg-card-img" src=src.to_string() srcset=srcset sizes=sizes alt="" width=size height=size loading="lazy" decoding="async"/>
         }
     });
     let reasons: Vec<String> = gift.reasons.iter().map(|r| reason_text(r, ctx)).collect();

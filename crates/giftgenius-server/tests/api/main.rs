@@ -21,6 +21,7 @@ mod limits;
 mod local_routes;
 mod network_edge;
 mod orders;
+mod photos;
 mod postgres;
 mod reconcile;
 mod review_cases;

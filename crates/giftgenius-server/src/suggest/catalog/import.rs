@@ -422,8 +422,9 @@ impl Row {
         let image = match self.image.map(|i| i.trim().to_string()).filter(|i| !i.is_empty()) {
             None => None,
             Some(url) => match url::Url::parse(&url) {
-                Ok(u) if u.scheme() == "https" && url.len() <= 2048 => Some(url),
-                _ => return Err(field_error("image", "must be an https:// URL of at most 2048 characters")),
+                // http too: the server fetches the photo itself (`photos/`), the buyer's browser never does.
+                Ok(u) if matches!(u.scheme(), "https" | "http") && u.has_host() && url.len() <= 2048 => Some(url),
+                _ => return Err(field_error("image", "must be an http:// or https:// URL of at most 2048 characters")),
             },
         };
         Ok(CatalogGift {
@@ -570,6 +571,26 @@ mod tests {
         assert_eq!(gift.merchant.name, "Maple & Moss");
         assert_eq!(gift.image, None);
         assert_eq!(gift.relationships, [RelationshipType::Partner, RelationshipType::Parent]);
+    }
+
+    #[test]
+    fn a_photo_url_is_http_or_https_and_anything_else_is_a_bad_row() {
+        let row = |image: &str| format!(r#"{{"id":"p","title":"Photo","price_minor":5,"image":{image:?}}}"#);
+        for good in ["https://cdn.example/p.jpg", "http://shop.example/p.png"] {
+            let parsed = parse_str("shop.jsonl", &row(good)).unwrap();
+            assert_eq!(parsed.gifts[0].image.as_deref(), Some(good));
+        }
+        for bad in [
+            "ftp://cdn.example/p.jpg",
+            "javascript:alert(1)",
+            "data:image/png;base64,AAAA",
+            "/p.jpg",
+            "file:///etc/passwd",
+        ] {
+            let parsed = parse_str("shop.jsonl", &format!("{}\n{BENCH_ROW}", row(bad))).unwrap();
+            assert_eq!(parsed.errors.len(), 1, "{bad}");
+            assert_eq!(parsed.errors[0].field, "image", "{bad}");
+        }
     }
 
     #[test]

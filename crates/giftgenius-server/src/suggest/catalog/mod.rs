@@ -24,7 +24,7 @@ pub mod sources;
 
 use std::sync::Arc;
 
-use giftgenius_types::wire::IMAGES_PATH;
+use giftgenius_types::wire::{IMAGES_PATH, PHOTO_SUFFIX};
 use giftgenius_types::{Currency, GiftCard, Merchant, Money, Occasion, Reason, RelationshipType};
 
 pub use index::Index;
@@ -45,8 +45,8 @@ pub struct CatalogGift {
     pub stock: u32,
     /// Shared by every gift of the merchant.
     pub merchant: Arc<Merchant>,
-    /// The merchant's picture (https), kept for the order; the widget shows the picture we draw,
-    /// since its CSP allows images from our own origin only.
+    /// The merchant's photo (http or https). The widget's CSP allows images from our own origin
+    /// only, so cards link the copy we fetch and resize (`/images/{id}.jpg`, `photos/`).
     pub image: Option<String>,
 }
 
@@ -160,7 +160,13 @@ impl CatalogGift {
             tags: self.tags.clone(),
             reasons,
             in_stock: self.stock > 0,
-            image_url: format!("{}{IMAGES_PATH}{}.svg", public_url.trim_end_matches('/'), self.id),
+            image_url: format!(
+                "{}{IMAGES_PATH}{}{}",
+                public_url.trim_end_matches('/'),
+                self.id,
+                // Gifts without a photo link the lettered tile the server draws.
+                if self.image.is_some() { PHOTO_SUFFIX } else { ".svg" }
+            ),
         }
     }
 }
@@ -183,6 +189,17 @@ mod tests {
             assert!(gift.age_min <= gift.age_max, "{}", gift.id);
             assert!(!gift.tags.is_empty(), "{}", gift.id);
         }
+    }
+
+    #[test]
+    fn a_card_links_the_photo_when_the_gift_has_one_and_the_tile_otherwise() {
+        let mut gift = Catalog::builtin().gifts()[0].clone();
+        assert_eq!(gift.image, None, "the built-in gifts have no photo");
+        let tile = gift.card(Currency::USD, Vec::new(), "https://gg.example/").image_url;
+        assert_eq!(tile, format!("https://gg.example/images/{}.svg", gift.id));
+        gift.image = Some("https://cdn.example/p.jpg".into());
+        let photo = gift.card(Currency::USD, Vec::new(), "https://gg.example").image_url;
+        assert_eq!(photo, format!("https://gg.example/images/{}.jpg", gift.id));
     }
 
     #[test]

@@ -13,9 +13,9 @@
 //!
 //! Gifts from HTTP catalogs are suggestable only: `prepare_order` looks gifts up in the local
 //! catalog, whose files a merchant controls (import them with `--catalog` to sell them); a
-//! remote gift answers `GIFT_NOT_FOUND` there, and the server draws no picture for it. A remote
-//! gift whose id is already taken (by a local gift or an earlier source) or is not a plain id
-//! is skipped and logged.
+//! remote gift answers `GIFT_NOT_FOUND` there; its picture is served from the last merge
+//! ([`Sources::remote_gift`]). A remote gift whose id is already taken (by a local gift or an
+//! earlier source) or is not a plain id is skipped and logged.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -249,6 +249,13 @@ impl Sources {
 
     pub fn sources(&self) -> &[CatalogSource] {
         &self.sources
+    }
+
+    /// A gift of the last merge of HTTP answers (what the latest suggestions showed), for its
+    /// picture: remote gifts are not sold, but their cards show a photo or tile like any other.
+    pub fn remote_gift(&self, id: &str) -> Option<CatalogGift> {
+        let memo = self.merged.lock().unwrap_or_else(|e| e.into_inner());
+        memo.as_ref().and_then(|m| m.catalog.get(id).cloned())
     }
 
     /// Forgets every HTTP catalog's kept answer (the preview does when its catalog goes up or
