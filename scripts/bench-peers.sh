@@ -55,10 +55,17 @@ if [[ ! -x $OHA ]]; then
   echo "installing oha $OHA_VERSION (compiles once, a few minutes)"
   cargo install oha --version "$OHA_VERSION" --locked --root "$TOOLS/oha-$OHA_VERSION" --quiet
 fi
-if [[ ${BUILD:-1} != 0 ]]; then  # BUILD=0: use the release binaries already in target/release
-  (cd "$ROOT" && cargo build --release --quiet -p giftgenius-server --bins --example loadgen)
+# xtask builds its release binaries (crates/xtask/src/bins.rs) and names the server in
+# GIFTGENIUS_SERVER_BIN; the load generator is an example (it needs dev-dependencies), built here.
+RELEASE=${CARGO_TARGET_DIR:-$ROOT/target}/release
+if [[ ${BUILD:-1} != 0 ]]; then  # BUILD=0: use the release binaries already in $RELEASE
+  if [[ -n ${GIFTGENIUS_SERVER_BIN:-} ]]; then
+    (cd "$ROOT" && cargo build --release --quiet -p giftgenius-server --example loadgen)
+  else
+    (cd "$ROOT" && cargo build --release --quiet -p giftgenius-server --bins --example loadgen)
+  fi
 fi
-GG=$ROOT/target/release/giftgenius-server
+GG=${GIFTGENIUS_SERVER_BIN:-$RELEASE/giftgenius-server}
 WIDGET=$ROOT/dist/giftgenius-widget.html
 if [[ ! -f $WIDGET ]]; then
   WIDGET=$WORK/placeholder-widget.html   # tools/call never reads it; the widget is not measured here
@@ -142,7 +149,7 @@ done
 
 # --- commit_order -------------------------------------------------------------------------
 if [[ ${COMMITS:-1} != 0 ]]; then
-  LOADGEN=$ROOT/target/release/examples/loadgen
+  LOADGEN=$RELEASE/examples/loadgen
   export GIFTGENIUS_WIDGET_HTML=$WIDGET
   for db in sqlite postgres; do
     for scenario in "commit-unique 1 200" "commit-unique 32 40" "commit-storm 32 20"; do

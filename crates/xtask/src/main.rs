@@ -4,12 +4,14 @@
 //! COMMAND`): setup, widget, errors, serve, preview, test, chat, browser-test, conformance,
 //! bench-peers, bench-widget. xtask links none of the crates it builds except the contract
 //! (`giftgenius-types`, for the error table), so it starts without compiling Leptos: the widget
-//! build asks the widget crate for what the packer needs (`widget.rs`).
+//! build asks the widget crate for what the packer needs (`widget.rs`). Every binary it starts
+//! comes from one `cargo build` per profile, the same for every command (`bins.rs`).
 //!
 //! Server arguments pass through untouched; xtask's own choices go in `GIFTGENIUS_*` variables
 //! (see `server.rs`). Works from any directory: the workspace root comes from this crate's
 //! manifest location.
 
+mod bins;
 mod budget;
 mod chat;
 mod cli;
@@ -76,7 +78,10 @@ fn run(command: Command) -> Result<()> {
             conformance::run(&root, &html)
         }
         Command::BenchPeers => {
-            cmd::run(std::process::Command::new("bash").arg(root.join("scripts/bench-peers.sh")).current_dir(&root))
+            let server = bins::build(&root, bins::Profile::Release)?.path(bins::SERVER);
+            let mut script = std::process::Command::new("bash");
+            script.arg(root.join("scripts/bench-peers.sh")).current_dir(&root).env("GIFTGENIUS_SERVER_BIN", server);
+            cmd::run(&mut script)
         }
         Command::BenchWidget => {
             let html = widget::build_if_changed(&root)?;
@@ -111,25 +116,12 @@ pub(crate) fn locked_in_ci(cmd: &mut std::process::Command) {
     }
 }
 
-/// Builds the SANDBOX payment provider the server starts for itself (`cargo run` builds only the
-/// binary it runs): `release` or debug, next to the server's binary.
-pub(crate) fn build_sandbox_provider(root: &Path, release: bool) -> Result<()> {
-    let mut build = cmd::cargo();
-    build.args(["build", "-p", "giftgenius-server", "--bin", "giftgenius-sandbox-pay"]).current_dir(root);
-    if release {
-        build.arg("--release");
-    }
-    locked_in_ci(&mut build);
-    cmd::run(&mut build)
-}
-
 fn serve(root: &Path, server_args: &[String]) -> Result<()> {
-    build_sandbox_provider(root, true)?;
-    let mut server = cmd::cargo();
-    server.args(["run", "--release", "-p", "giftgenius-server"]).current_dir(root);
-    locked_in_ci(&mut server);
+    let bins = bins::build(root, bins::Profile::Release)?;
+    let mut server = std::process::Command::new(bins.path(bins::SERVER));
+    server.current_dir(root);
     server::provide_widget(root, server_args, &mut server)?;
-    server.arg("--").args(server_args);
+    server.args(server_args);
     cmd::run_interactive(&mut server)
 }
 

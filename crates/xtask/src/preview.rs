@@ -14,8 +14,9 @@
 //! exactly pinned playwright-core from `browser-tests/package-lock.json` (`npm ci`); no tool
 //! ever downloads a browser.
 
+use crate::bins::{self, target_dir};
 use crate::server::{self, user_value};
-use crate::{cmd, locked_in_ci, tools};
+use crate::{cmd, tools};
 use anyhow::{Context, Result, bail};
 use sha2::{Digest, Sha256};
 use std::io::{BufRead, BufReader, Read};
@@ -62,10 +63,9 @@ pub fn run(root: &Path, server_args: &[String], auth: bool) -> Result<()> {
     }
     let browse_host = if loopback || wildcard { "127.0.0.1".to_string() } else { host.clone() };
     let base = format!("http://{browse_host}:{port}");
-    crate::build_sandbox_provider(root, false)?;
-    let mut server = cmd::cargo();
-    server.args(["run", "-p", "giftgenius-server"]).current_dir(root);
-    locked_in_ci(&mut server);
+    let bins = bins::build(root, bins::Profile::Debug)?;
+    let mut server = Command::new(bins.path(bins::SERVER));
+    server.current_dir(root);
     server::provide_widget(root, server_args, &mut server)?;
     // `--preview` given again by the user is harmless: the flag wins over the variable.
     server.env("GIFTGENIUS_PREVIEW", "true");
@@ -113,7 +113,7 @@ pub fn run(root: &Path, server_args: &[String], auth: bool) -> Result<()> {
         eprintln!("xtask: preview: the chat panel is off with --auth (it runs in local mode only)");
         None
     } else {
-        let panel = crate::chat::Panel::start(root, &format!("{base}/mcp"))?;
+        let panel = crate::chat::Panel::start(root, &bins, &format!("{base}/mcp"))?;
         server::default_env(&mut server, server_args, "--preview-chat-url", "GIFTGENIUS_PREVIEW_CHAT_URL", &panel.url);
         Some(panel)
     };
@@ -268,41 +268,17 @@ pub(crate) fn npm_ci(dir: &Path, packages: &[&str], needed_by: &str) -> Result<P
     Ok(dir.to_path_buf())
 }
 
-pub(crate) fn target_dir(root: &Path) -> PathBuf {
-    match std::env::var_os("CARGO_TARGET_DIR").filter(|d| !d.is_empty()) {
-        Some(d) => {
-            let d = PathBuf::from(d);
-            if d.is_absolute() { d } else { root.join(d) }
-        }
-        None => root.join("target"),
-    }
-}
-
-/// Chromium, npm deps (browser-tests/ and preview/oidc/), the server binary, then `node --test`
-/// over browser-tests/tests.
-/// The debug binaries the browser tests and the widget benchmark start: the server, the
-/// sandbox payment provider it starts for itself, and the chat process of the chat panel.
-fn build_test_binaries(root: &Path) -> Result<()> {
-    let mut build = cmd::cargo();
-    build
-        .args(["build", "-p", "giftgenius-server", "-p", "giftgenius-chat"])
-        .args(["--bin", "giftgenius-server", "--bin", "giftgenius-sandbox-pay", "--bin", "giftgenius-chat"])
-        .current_dir(root);
-    locked_in_ci(&mut build);
-    cmd::run(&mut build)
-}
-
 /// `cargo xtask bench-widget`: `scripts/bench-widget.sh` (the React peer's render loop with the
 /// packed widget and a real suggest_gifts result, then `browser-tests/bench.mjs`).
 pub fn bench_widget(root: &Path, html: &Path) -> Result<()> {
     let chromium = tools::ensure_chromium()?;
     ensure_npm_deps(root)?;
-    build_test_binaries(root)?;
+    let bins = bins::build(root, bins::Profile::Debug)?;
     let mut script = Command::new("bash");
     script
         .arg(root.join("scripts/bench-widget.sh"))
         .current_dir(root)
-        .env("GIFTGENIUS_SERVER_BIN", target_dir(root).join("debug/giftgenius-server"))
+        .env("GIFTGENIUS_SERVER_BIN", bins.path(bins::SERVER))
         .env("GIFTGENIUS_WIDGET_HTML", html)
         .env("GIFTGENIUS_CHROMIUM", &chromium)
         .env(
@@ -312,13 +288,15 @@ pub fn bench_widget(root: &Path, html: &Path) -> Result<()> {
     cmd::run(&mut script)
 }
 
+/// Chromium, npm deps (browser-tests/ and preview/oidc/), the binaries, then `node --test`
+/// over browser-tests/tests.
 pub fn browser_tests(root: &Path, html: &Path) -> Result<()> {
     let chromium = tools::ensure_chromium()?;
     let dir = ensure_npm_deps(root)?;
     // tests/auth.test.mjs signs in against the local authorization server.
     ensure_oidc_deps(root)?;
-    build_test_binaries(root)?;
-    let bin = target_dir(root).join("debug/giftgenius-server");
+    let bins = bins::build(root, bins::Profile::Debug)?;
+    let bin = bins.path(bins::SERVER);
     let artifacts = target_dir(root).join("browser-artifacts");
     // Start empty, so a FAILED-* screenshot always belongs to this run.
     if artifacts.exists() {
@@ -342,7 +320,7 @@ pub fn browser_tests(root: &Path, html: &Path) -> Result<()> {
         .args(files.iter().map(|f| f.strip_prefix(&dir).unwrap_or(f)))
         .current_dir(&dir)
         .env("GIFTGENIUS_SERVER_BIN", &bin)
-        .env("GIFTGENIUS_CHAT_BIN", target_dir(root).join("debug/giftgenius-chat"))
+        .env("GIFTGENIUS_CHAT_BIN", bins.path(bins::CHAT))
         .env("GIFTGENIUS_WIDGET_HTML", html)
         .env("GIFTGENIUS_CHROMIUM", &chromium)
         .env("GIFTGENIUS_BROWSER_ARTIFACTS", &artifacts);

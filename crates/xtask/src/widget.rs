@@ -214,16 +214,16 @@ fn trunk_build(root: &Path, tools: &Tools) -> Result<()> {
 
 /// The fallback runtime and its data come from the widget crate, which renders markup with
 /// Leptos natively: its `giftgenius-fallback` binary writes them to [`FALLBACK_FILE`], so xtask
-/// links neither and starts without compiling Leptos. A debug build, like the server's tests.
+/// links neither and starts without compiling Leptos. The debug set (`bins.rs`), like the tests':
+/// whatever command builds the widget, the fallback's bytes come from the same build.
 fn fallback_input(root: &Path) -> Result<pack::Fallback> {
     let out = root.join(FALLBACK_FILE);
     if let Some(dir) = out.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    let mut run = crate::cmd::cargo();
-    run.args(["run", "--quiet", "-p", "giftgenius-widget", "--bin", "giftgenius-fallback"]).current_dir(root);
-    crate::locked_in_ci(&mut run);
-    run.arg("--").arg(&out);
+    let bins = crate::bins::build(root, crate::bins::Profile::Debug)?;
+    let mut run = Command::new(bins.path(crate::bins::FALLBACK));
+    run.current_dir(root).arg(&out);
     crate::cmd::run(&mut run)?;
     let text = std::fs::read_to_string(&out).with_context(|| format!("reading {}", out.display()))?;
     pack::Fallback::from_json(&text).with_context(|| format!("reading {}", out.display()))

@@ -1,9 +1,9 @@
 //! `giftgenius-fallback OUT.json`: writes what the packer needs from this crate (the fallback
 //! runtime's source and its data block, `giftgenius_widget::fallback::packer_input`) to OUT.json.
 //!
-//! Why a binary: `cargo xtask widget` runs it (`cargo run -p giftgenius-widget --bin
-//! giftgenius-fallback`) instead of linking the widget crate, so xtask starts without compiling
-//! Leptos. Native only; on wasm32 it does nothing, like `main.rs` natively.
+//! Why a binary: `cargo xtask widget` builds it with the other binaries xtask starts
+//! (`crates/xtask/src/bins.rs`) and runs it instead of linking the widget crate, so xtask starts
+//! without compiling Leptos. Native only; on wasm32 it does nothing, like `main.rs` natively.
 
 #[cfg(not(target_arch = "wasm32"))]
 fn main() -> std::process::ExitCode {
