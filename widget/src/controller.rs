@@ -251,7 +251,7 @@ impl<H: Host> Controller<H> {
         *self.last_call.borrow_mut() = saved.last_call;
         let state = match state {
             ViewState::ConfirmPurchase { draft, busy, error, .. } => {
-                let delivery = saved.delivery.as_ref().and_then(|d| serde_json::from_value(d.clone()).ok());
+                let delivery = saved.delivery.as_ref().and_then(giftgenius_types::ReadJson::read_json);
                 *self.draft_delivery.borrow_mut() = saved.delivery.clone();
                 ViewState::ConfirmPurchase { draft, delivery, busy, error }
             }

@@ -13,6 +13,7 @@ pub mod error;
 pub mod gifts;
 pub mod money;
 pub mod orders;
+pub mod read;
 pub mod schema;
 pub mod wire;
 
@@ -30,6 +31,7 @@ pub use orders::{
     DeleteMyDataInput, GetOrderInput, ListOrdersData, ListOrdersInput, Order, OrderData, OrderDraft, OrderStatus,
     PrepareOrderData, PrepareOrderInput, Refund, RefundStatus, ShippingSpeed,
 };
+pub use read::ReadJson;
 
 /// Version of the `structuredContent` contract. Travels as `v` in every result.
 ///
