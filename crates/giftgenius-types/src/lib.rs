@@ -16,6 +16,7 @@ pub mod orders;
 pub mod read;
 pub mod schema;
 pub mod wire;
+pub mod write;
 
 pub use args::{FieldError, Validate};
 pub use delivery::{Address, DeliveryDetails, Destination, Recipient};

@@ -1,5 +1,6 @@
 //! The widget's hand readers (`giftgenius_types::read`) against serde's derives: generated
-//! contract results, and mutations of them, read the same both ways, and nothing panics.
+//! contract results, and mutations of them, read the same both ways, and nothing panics; its
+//! few writers (`giftgenius_types::write`) write what serde writes.
 //!
 //! serde stays the reference: the server writes every result with it. A reader that accepted
 //! less would show a good result as "out of date"; one that accepted more would guess.
@@ -9,6 +10,7 @@ use giftgenius_types::orders::{
     CheckoutData, CheckoutSession, DeleteMyDataData, ListOrdersData, Order, OrderData, OrderDraft, OrderStatus,
     PrepareOrderData, Refund, RefundStatus, ShippingSpeed,
 };
+use giftgenius_types::write::WriteJson;
 use giftgenius_types::{
     Address, Currency, DeliveryDetails, Destination, Envelope, ErrorCategory, ErrorCode, FailedSource, FieldError,
     GiftCard, MatchVia, Merchant, Money, Notice, Occasion, Partial, ReadJson, Reason, Recipient, RelationshipType,
@@ -388,6 +390,21 @@ proptest! {
         reads_like_serde(&details, &m)?;
     }
 
+    /// The widget's few writers (`giftgenius_types::write`) write what serde writes.
+    #[test]
+    fn orders_and_recipients_write_like_serde(
+        order in order(),
+        details in delivery(),
+        currency in currency(),
+        shipping in select(vec![ShippingSpeed::Standard, ShippingSpeed::Express]),
+    ) {
+        let serde = |v: &dyn erased::Ser| v.to_value();
+        prop_assert_eq!(order.write_json(), serde(&order));
+        prop_assert_eq!(details.recipient.write_json(), serde(&details.recipient));
+        prop_assert_eq!(currency.write_json(), serde(&currency));
+        prop_assert_eq!(shipping.write_json(), serde(&shipping));
+    }
+
     /// Any JSON at all: no panic, and whatever the reader accepts, serde accepts as the same value.
     #[test]
     fn arbitrary_json_is_refused_or_read_as_serde_reads_it(value in json_value()) {
@@ -428,4 +445,17 @@ fn serde_only_forms_are_refused() {
     let map_variant = json!({ "paid": null });
     assert_eq!(serde_json::from_value::<OrderStatus>(map_variant.clone()).ok(), Some(OrderStatus::Paid));
     assert_eq!(OrderStatus::read_json(&map_variant), None);
+}
+
+/// serde's `to_value` behind a trait object, so one closure serves every type above.
+mod erased {
+    pub trait Ser {
+        fn to_value(&self) -> serde_json::Value;
+    }
+
+    impl<T: serde::Serialize> Ser for T {
+        fn to_value(&self) -> serde_json::Value {
+            serde_json::to_value(self).expect("contract values serialize")
+        }
+    }
 }
