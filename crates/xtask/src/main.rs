@@ -39,6 +39,7 @@
 mod budget;
 mod chat;
 mod cmd;
+mod compact;
 mod conformance;
 mod errors;
 mod pack;

@@ -35,6 +35,7 @@ const INPUTS: &[&str] = &[
     ".cargo/config.toml",
     "crates/xtask/Cargo.toml",
     "crates/xtask/src/pack.rs",
+    "crates/xtask/src/compact.rs",
     "crates/xtask/src/widget.rs",
 ];
 
