@@ -137,7 +137,13 @@ impl<T: ReadJson> ReadJson for Option<T> {
 
 impl<T: ReadJson> ReadJson for Vec<T> {
     fn read_json(value: &Value) -> Option<Self> {
-        value.as_array()?.iter().map(T::read_json).collect()
+        // A plain loop: `collect::<Option<Vec<_>>>()` costs an iterator adapter per element type.
+        let items = value.as_array()?;
+        let mut out = Vec::with_capacity(items.len());
+        for item in items {
+            out.push(T::read_json(item)?);
+        }
+        Some(out)
     }
 }
 
