@@ -74,7 +74,10 @@ mod tests {
     #[test]
     fn glue_loses_comments_and_indentation_and_keeps_its_lines() {
         let glue = "class A {\n    /**\n     * @returns {number}\n     */\n    get n() {\n        // why\n        return `${x}n`; /* not at the start */\n    }\n}\n/* one */ let b = 1;\n\n";
-        assert_eq!(js(glue).unwrap(), "class A {\nget n() {\nreturn `${x}n`; /* not at the start */\n}\n}\nlet b = 1;\n");
+        assert_eq!(
+            js(glue).unwrap(),
+            "class A {\nget n() {\nreturn `${x}n`; /* not at the start */\n}\n}\nlet b = 1;\n"
+        );
     }
 
     #[test]
