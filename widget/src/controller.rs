@@ -8,6 +8,7 @@ use std::cell::{Cell, RefCell};
 use std::future::Future;
 
 use giftgenius_types::delivery::DeliveryDetails;
+use giftgenius_types::write::WriteJson;
 use giftgenius_types::{ErrorCode, ToolError, ToolName};
 use serde_json::{Map, Value, json};
 
@@ -124,12 +125,12 @@ fn prepare_arguments(draft: &giftgenius_types::OrderDraft, delivery: Option<&Del
     let mut args = as_object(json!({
         "gift_id": draft.gift.id,
         "quantity": draft.quantity,
-        "shipping": draft.shipping,
-        "currency": draft.total.currency,
+        "shipping": draft.shipping.as_str(),
+        "currency": draft.total.currency.code(),
     }));
     if let Some(d) = delivery {
         if !d.from_saved_address {
-            args.insert("recipient".into(), json!(d.recipient));
+            args.insert("recipient".into(), d.recipient.write_json());
         }
         if let Some(message) = &d.gift_message {
             args.insert("gift_message".into(), json!(message));
@@ -251,7 +252,7 @@ impl<H: Host> Controller<H> {
         *self.last_call.borrow_mut() = saved.last_call;
         let state = match state {
             ViewState::ConfirmPurchase { draft, busy, error, .. } => {
-                let delivery = saved.delivery.as_ref().and_then(|d| serde_json::from_value(d.clone()).ok());
+                let delivery = saved.delivery.as_ref().and_then(giftgenius_types::ReadJson::read_json);
                 *self.draft_delivery.borrow_mut() = saved.delivery.clone();
                 ViewState::ConfirmPurchase { draft, delivery, busy, error }
             }
@@ -470,7 +471,7 @@ impl<H: Host> Controller<H> {
         if let Some(ViewState::Results { gifts, .. }) = self.last_results.borrow().as_ref()
             && let Some(gift) = gifts.iter().find(|g| g.id == gift_id)
         {
-            args.insert("currency".into(), json!(gift.price.currency));
+            args.insert("currency".into(), json!(gift.price.currency.code()));
         }
         args.insert("gift_id".into(), Value::String(gift_id));
         self.set(ViewState::Loading);
@@ -627,8 +628,8 @@ impl<H: Host> Controller<H> {
                 self.cancel_tokens.borrow_mut().retain(|(id, _)| *id != order.id);
                 let cancellable = actions.cancellable.into_iter().filter(|id| *id != order.id).collect();
                 let patched = self.list_output.borrow().clone().map(|mut list| {
-                    if let (Some(rows), Ok(json)) =
-                        (list.get_mut("orders").and_then(Value::as_array_mut), serde_json::to_value(&order))
+                    if let (Some(rows), Some(json)) =
+                        (list.get_mut("orders").and_then(Value::as_array_mut), Some(order.write_json()))
                     {
                         rows.iter_mut()
                             .filter(|r| r.get("id") == Some(&json!(order.id)))

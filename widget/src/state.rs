@@ -8,12 +8,12 @@ use giftgenius_types::delivery::DeliveryDetails;
 use giftgenius_types::orders::{
     CheckoutData, CheckoutSession, DeleteMyDataData, ListOrdersData, Order, OrderData, OrderDraft, PrepareOrderData,
 };
+use giftgenius_types::read::{ReadFields, ReadJson};
 use giftgenius_types::wire::{META_CANCEL_TOKENS, META_DELETE_DATA_TOKEN, META_DELIVERY};
 use giftgenius_types::{
     CONTRACT_VERSION, Envelope, GiftCard, Notice, Occasion, Partial, RelationshipType, SuggestGiftsData,
     SuggestGiftsQuery, ToolError, ToolName,
 };
-use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 /// Everything the widget can show. Pure data: rendering it has no side effects.
@@ -90,7 +90,7 @@ impl ViewState {
     pub fn from_tool_result(output: &Value, meta: &Value) -> ViewState {
         match ViewState::from_tool_output(output) {
             ViewState::ConfirmPurchase { draft, busy, error, .. } => {
-                let delivery = meta.get(META_DELIVERY).and_then(|d| serde_json::from_value(d.clone()).ok());
+                let delivery = meta.get(META_DELIVERY).and_then(DeliveryDetails::read_json);
                 ViewState::ConfirmPurchase { draft, delivery, busy, error }
             }
             ViewState::OrderList { orders, next_cursor, .. } => {
@@ -333,9 +333,10 @@ impl SoFar {
     }
 }
 
-fn parse<T: DeserializeOwned>(output: &Value) -> Option<Envelope<T>> {
-    // The envelope's own deserializer rejects mixed shapes (`ok: true` with `error`, ...).
-    serde_json::from_value(output.clone()).ok()
+fn parse<T: ReadFields>(output: &Value) -> Option<Envelope<T>> {
+    // The contract's hand readers (not serde's, which would weigh the wasm down); like the
+    // envelope's deserializer they reject mixed shapes (`ok: true` with `error`, ...).
+    Envelope::read_json(output)
 }
 
 #[cfg(test)]

@@ -13,8 +13,10 @@ pub mod error;
 pub mod gifts;
 pub mod money;
 pub mod orders;
+pub mod read;
 pub mod schema;
 pub mod wire;
+pub mod write;
 
 pub use args::{FieldError, Validate};
 pub use delivery::{Address, DeliveryDetails, Destination, Recipient};
@@ -30,6 +32,7 @@ pub use orders::{
     DeleteMyDataInput, GetOrderInput, ListOrdersData, ListOrdersInput, Order, OrderData, OrderDraft, OrderStatus,
     PrepareOrderData, PrepareOrderInput, Refund, RefundStatus, ShippingSpeed,
 };
+pub use read::ReadJson;
 
 /// Version of the `structuredContent` contract. Travels as `v` in every result.
 ///

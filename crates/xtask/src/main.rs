@@ -16,6 +16,7 @@ mod budget;
 mod chat;
 mod cli;
 mod cmd;
+mod compact;
 mod conformance;
 mod errors;
 mod pack;

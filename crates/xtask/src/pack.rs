@@ -93,11 +93,11 @@ pub fn pack(inputs: &Inputs<'_>) -> Result<Packed> {
     let mut css = String::new();
     for sheet in inputs.css {
         ensure_not_closing(sheet, "</style", "a stylesheet")?;
-        css.push_str(sheet.trim_end());
+        css.push_str(crate::compact::css(sheet)?.trim_end());
         css.push('\n');
     }
 
-    let glue = strip_module_syntax(inputs.glue_js)?;
+    let glue = crate::compact::js(&strip_module_syntax(inputs.glue_js)?)?;
     ensure!(
         glue.contains("function __wbg_init("),
         "the wasm-bindgen glue has no `__wbg_init` function; was it built with `--target web`?"

@@ -39,6 +39,7 @@ const INPUTS: &[&str] = &[
     ".cargo/config.toml",
     "crates/xtask/Cargo.toml",
     "crates/xtask/src/pack.rs",
+    "crates/xtask/src/compact.rs",
     "crates/xtask/src/widget.rs",
 ];
 
