@@ -13,6 +13,7 @@ use serde_json::{Map, Value, json};
 
 use crate::action::Action;
 use crate::context::DisplayMode;
+use crate::decide::{self, Placeholder};
 use crate::flow;
 use crate::rpc::LogLevel;
 use crate::saved::{SavedView, Screen};
@@ -117,28 +118,9 @@ fn unreachable_error() -> ToolError {
     ToolError::new(ErrorCode::InternalError, "GiftGenius could not be reached from this view.", "")
 }
 
-/// prepare_order's arguments for `draft` with these delivery details: the recipient and gift
-/// message as given (a draft that used the saved address asks for it again by sending none),
-/// so the same details give the same draft.
-fn prepare_arguments(draft: &giftgenius_types::OrderDraft, delivery: Option<&DeliveryDetails>) -> Map<String, Value> {
-    let mut args = as_object(json!({
-        "gift_id": draft.gift.id,
-        "quantity": draft.quantity,
-        "shipping": draft.shipping,
-        "currency": draft.total.currency,
-    }));
-    if let Some(d) = delivery {
-        if !d.from_saved_address {
-            args.insert("recipient".into(), json!(d.recipient));
-        }
-        if let Some(message) = &d.gift_message {
-            args.insert("gift_message".into(), json!(message));
-        }
-        if d.save_address {
-            args.insert("save_address".into(), json!(true));
-        }
-    }
-    args
+/// A decided call's arguments with `details` where it takes the form's (see `decide::Call::form`).
+fn args_with(call: &decide::Call, details: Option<&DeliveryDetails>) -> Map<String, Value> {
+    if call.form { decide::with_details(&call.args, details) } else { call.args.clone() }
 }
 
 impl<H: Host> Controller<H> {
@@ -254,6 +236,15 @@ impl<H: Host> Controller<H> {
                 let delivery = saved.delivery.as_ref().and_then(|d| serde_json::from_value(d.clone()).ok());
                 *self.draft_delivery.borrow_mut() = saved.delivery.clone();
                 ViewState::ConfirmPurchase { draft, delivery, busy, error }
+            }
+            // The tokens are never saved: the host's result brings them again (the list it
+            // opened the view with), so a restored list offers Cancel without a new fetch.
+            ViewState::OrderList { orders, next_cursor, .. } => {
+                let meta = self.host.tool_response_metadata();
+                *self.cancel_tokens.borrow_mut() = flow::cancel_tokens(&meta);
+                *self.delete_token.borrow_mut() = flow::delete_data_token(&meta);
+                let actions = OrderListActions::offered(&orders, &meta);
+                ViewState::OrderList { orders, next_cursor, actions }
             }
             state => state,
         };
@@ -458,23 +449,23 @@ impl<H: Host> Controller<H> {
             // Never recorded, or recorded before a late toolInput arrived.
             _ => as_object(self.host.tool_input()),
         };
-        let args = flow::merge_arguments(&base, &set_arguments);
+        let Some(call) = decide::suggestion(&set_arguments).call() else { return };
+        let args = flow::merge_arguments(&base, &call.args);
         self.set(ViewState::Loading);
         let (state, _) = self.call(ToolName::SuggestGifts, args).await;
         self.set(state);
     }
 
     async fn choose(&self, gift_id: String) {
-        let mut args = Map::new();
-        // Price the draft in the currency the card showed.
-        if let Some(ViewState::Results { gifts, .. }) = self.last_results.borrow().as_ref()
-            && let Some(gift) = gifts.iter().find(|g| g.id == gift_id)
-        {
-            args.insert("currency".into(), json!(gift.price.currency));
-        }
-        args.insert("gift_id".into(), Value::String(gift_id));
+        // Decided on the results the card is on: the draft is priced in the currency it showed.
+        let results = self.last_results.borrow().clone().unwrap_or(ViewState::Loading);
+        let next = match decide::decide(&results, &Action::Choose { gift_id: gift_id.clone() }) {
+            decide::Next::Nothing => decide::choose(&gift_id, None),
+            next => next,
+        };
+        let Some(call) = next.call() else { return };
         self.set(ViewState::Loading);
-        let (state, _) = self.call(ToolName::PrepareOrder, args).await;
+        let (state, _) = self.call(call.tool, call.args).await;
         self.set(state);
     }
 
@@ -510,6 +501,7 @@ impl<H: Host> Controller<H> {
         let ViewState::ConfirmPurchase { draft, delivery, busy: false, .. } = self.state() else {
             return;
         };
+        let Some(decision) = decide::confirm(&draft, delivery.as_ref()).call() else { return };
         self.set(ViewState::ConfirmPurchase {
             draft: draft.clone(),
             delivery: delivery.clone(),
@@ -519,11 +511,13 @@ impl<H: Host> Controller<H> {
         let token = match self.token_for(&draft.id) {
             Some(token) => token,
             None => {
-                // The token was lost (reload after a widget-initiated prepare_order): ask again.
-                // prepare_order is idempotent, so the same arguments return the same draft.
-                let args = prepare_arguments(&draft, delivery.as_ref());
-                match self.call(ToolName::PrepareOrder, args).await {
-                    (fresh @ ViewState::ConfirmPurchase { .. }, _) if !matches!(&fresh, ViewState::ConfirmPurchase { draft: d, .. } if *d == draft) =>
+                // The token was lost (reload after a widget-initiated prepare_order): the
+                // decision's `lost` call first. prepare_order is idempotent, so the same
+                // arguments return the same draft; the commit follows if it decides the same.
+                let Some(lost) = decision.lost.as_deref() else { return };
+                match self.call(lost.tool, args_with(lost, delivery.as_ref())).await {
+                    (fresh @ ViewState::ConfirmPurchase { .. }, _)
+                        if !decide::decide(&fresh, &Action::Confirm).call().is_some_and(|c| c.same(&decision)) =>
                     {
                         // Price or draft changed: the human must confirm what they will pay.
                         self.set(fresh);
@@ -549,8 +543,13 @@ impl<H: Host> Controller<H> {
             }
         };
         let key = self.key_for(&draft.id).await;
-        let args = as_object(json!({ "draft_id": draft.id, "idempotency_key": key, "confirmation_token": token }));
-        match self.call(ToolName::CommitOrder, args).await {
+        let Some(args) = decide::fill(&decision.args, &|p| match p {
+            Placeholder::Key { .. } => Some(key.clone()),
+            Placeholder::Meta { .. } => Some(token.clone()),
+        }) else {
+            return;
+        };
+        match self.call(decision.tool, args).await {
             (ViewState::Error { error, .. }, _) => {
                 // A token refused or past its lifetime is dropped: the next Confirm prepares the
                 // same draft again for a fresh one, under the same key.
@@ -579,7 +578,8 @@ impl<H: Host> Controller<H> {
             busy: true,
             error: None,
         });
-        match self.call(ToolName::PrepareOrder, prepare_arguments(&draft, edited.as_ref())).await {
+        let Some(call) = decide::update_delivery(&draft).call() else { return };
+        match self.call(call.tool, args_with(&call, edited.as_ref())).await {
             (fresh @ ViewState::ConfirmPurchase { .. }, _) => self.set(fresh),
             (ViewState::Error { error, .. }, _) => {
                 self.set(ViewState::ConfirmPurchase { draft, delivery: edited, busy: false, error: Some(error) })
@@ -613,14 +613,13 @@ impl<H: Host> Controller<H> {
         let Some(token) = token else {
             return;
         };
+        // The decision's `then` (the list again) is for the no-wasm runtime, which cannot
+        // render: here the row is patched in the list on screen, the same list without a call.
+        let Some(call) = decide::cancel_order(&order_id).call() else { return };
+        let Some(args) = decide::fill(&call.args, &|_| Some(token.clone())) else { return };
         let busy = OrderListActions { busy: true, error: None, ..actions.clone() };
         self.set(ViewState::OrderList { orders: orders.clone(), next_cursor: next_cursor.clone(), actions: busy });
-        let args = as_object(json!({
-            "order_id": order_id,
-            "idempotency_key": flow::cancel_key_for_order(&order_id),
-            "confirmation_token": token,
-        }));
-        match self.call(ToolName::CancelOrder, args).await {
+        match self.call(call.tool, args).await {
             (ViewState::OrderPlaced { order }, _) => {
                 let orders: Vec<_> =
                     orders.into_iter().map(|o| if o.id == order.id { order.clone() } else { o }).collect();
@@ -660,7 +659,9 @@ impl<H: Host> Controller<H> {
         };
         let busy = OrderListActions { busy: true, error: None, ..actions.clone() };
         self.set(ViewState::OrderList { orders: orders.clone(), next_cursor: next_cursor.clone(), actions: busy });
-        match self.call(ToolName::DeleteMyData, as_object(json!({ "confirmation_token": token }))).await {
+        let Some(call) = decide::delete_data().call() else { return };
+        let Some(args) = decide::fill(&call.args, &|_| Some(token.clone())) else { return };
+        match self.call(call.tool, args).await {
             (state @ ViewState::DataDeleted { .. }, _) => {
                 self.host.forget_saved_views();
                 self.host.set_widget_state(flow::without_checkout(&self.host.widget_state())).await;

@@ -15,11 +15,13 @@
 pub mod action;
 pub mod context;
 pub mod controller;
+pub mod decide;
 pub mod delivery_form;
 pub mod flow;
 pub mod format;
 pub mod i18n;
 pub mod rpc;
+pub mod runtime;
 pub mod saved;
 pub mod state;
 #[cfg(test)]

@@ -14,6 +14,7 @@ use leptos::prelude::*;
 
 use crate::action::Action;
 use crate::context::{DisplayMode, RenderContext};
+use crate::decide::{Next, data_call};
 use crate::i18n::{Lang, Msg};
 use crate::state::ViewState;
 
@@ -28,8 +29,10 @@ pub fn static_root(state: ViewState, ctx: RenderContext, on_action: Callback<Act
     let theme = ctx.theme.as_str();
     let lang = ctx.lang().to_string();
     let display = ctx.display_attribute();
+    // Where Back (Cancel on the confirmation) returns to in the no-wasm runtime: see `decide::Next::Back`.
+    let home = matches!(state, ViewState::Results { .. } | ViewState::Empty { .. }).then_some("");
     view! {
-        <div id="giftgenius-app" class="gg-root" data-theme=theme data-state=kind data-display-mode=display lang=lang>
+        <div id="giftgenius-app" class="gg-root" data-theme=theme data-state=kind data-display-mode=display data-home=home lang=lang>
             <p class="gg-live" role="status" aria-live="polite">{announcement}</p>
             {body(state, &ctx, on_action)}
         </div>
@@ -100,6 +103,7 @@ pub fn display_toggle(
                 type="button"
                 class="gg-btn gg-btn-secondary gg-btn-small"
                 data-action="display-mode"
+                data-call=data_call(Next::DisplayMode(mode))
                 data-mode=mode.as_str()
                 on:click=move |_| on_action.run(Action::SetDisplayMode { mode })
             >
@@ -200,6 +204,7 @@ pub fn tool_cancelled_view(
                     type="button"
                     class="gg-btn gg-btn-primary"
                     data-action="retry"
+                    data-call=data_call(Next::Retry)
                     data-tool=tool.as_str()
                     on:click=move |_| on_action.run(Action::Retry)
                 >

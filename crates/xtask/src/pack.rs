@@ -67,7 +67,6 @@ fn strip_line_comments(js: &str) -> Result<String> {
 /// saved-views index of `giftgenius_widget::saved`). Markup and the runtime's few sentences come
 /// once per language (`en`, `es`, `pt`), from the same catalogs.
 pub fn fallback_data() -> serde_json::Value {
-    use giftgenius_types::wire;
     use giftgenius_widget::i18n::{Lang, Msg};
     use giftgenius_widget::{RenderContext, Theme, ViewState, render_to_html};
     let per_language = |f: &dyn Fn(Lang) -> serde_json::Value| {
@@ -85,21 +84,7 @@ pub fn fallback_data() -> serde_json::Value {
             "fieldCheck": l.t(Msg::FieldCheck),
             "needsFix": l.t(Msg::NeedsFix),
         })),
-        "wire": {
-            "html": wire::META_HTML,
-            "token": wire::META_CONFIRMATION_TOKEN,
-            "store": wire::CHECKOUT_STORAGE_PREFIX,
-            "keyPrefix": wire::IDEMPOTENCY_KEY_PREFIX,
-            "keyDerivation": wire::IDEMPOTENCY_KEY_DERIVATION,
-            "viewUuid": wire::META_VIEW_UUID,
-            "viewStore": wire::VIEW_STORAGE_PREFIX,
-            "viewIndex": giftgenius_widget::saved::INDEX_KEY,
-            "maxViews": giftgenius_widget::saved::MAX_SAVED_VIEWS,
-            "delivery": wire::META_DELIVERY,
-            "cancelTokens": wire::META_CANCEL_TOKENS,
-            "deleteToken": wire::META_DELETE_DATA_TOKEN,
-            "cancelKeyPrefix": wire::CANCEL_KEY_PREFIX,
-        },
+        "wire": giftgenius_widget::runtime::wire(),
     })
 }
 
@@ -451,33 +436,26 @@ export { initSync, __wbg_init as default };
             "e.source !== parent",
             // ChatGPT.
             "openai:set_globals",
-            "oa.callTool(",
-            "oa.setWidgetState(",
+            "oa[method](",
+            "\"callTool\"",
+            "\"setWidgetState\"",
             "oa.toolResponseMetadata",
-            // The server's _meta keys and the widget's storage and key rules, from the data block.
+            // The server's _meta keys and the widget's storage keys, from the data block.
             "m[wire.html]",
-            "m[wire.token]",
             "wire.store + id",
-            "wire.keyDerivation + id",
-            "k = wire.keyPrefix",
-            "crypto.getRandomValues(",
+            "wire.checkout",
+            // The decisions on the controls, executed as they are (widget/src/decide.rs).
+            "getAttribute(\"data-call\")",
+            "c.lost",
+            "c.edited",
+            "c.then",
+            "c.form",
         ] {
             assert!(boot.contains(needle), "bootstrap lacks {needle:?}");
         }
-        for action in [
-            "choose",
-            "confirm",
-            "cancel",
-            "retry",
-            "suggestion",
-            "update-delivery",
-            "ask-cancel-order",
-            "cancel-order",
-            "ask-delete-data",
-            "delete-data",
-            "dismiss",
-        ] {
-            assert!(boot.contains(&format!("a === \"{action}\"")), "no handler for {action}");
+        // It knows no tool and no control by name: those are in the markup's decisions.
+        for name in giftgenius_types::ToolName::ALL.iter().map(|t| t.as_str()).chain(["data-action", "confirm\"", "choose"]) {
+            assert!(!boot.contains(name), "the runtime names {name}");
         }
     }
 
@@ -501,18 +479,9 @@ export { initSync, __wbg_init as default };
         assert_eq!(data["initialize"]["protocolVersion"], giftgenius_widget::rpc::PROTOCOL_VERSION);
         // The contract's strings, from giftgenius_types::wire; the runtime spells none of them.
         assert_eq!(data["wire"]["html"], giftgenius_types::wire::META_HTML);
-        assert_eq!(data["wire"]["token"], giftgenius_types::wire::META_CONFIRMATION_TOKEN);
+        assert_eq!(data["wire"], giftgenius_widget::runtime::wire());
         assert_eq!(data["wire"]["store"], giftgenius_types::wire::CHECKOUT_STORAGE_PREFIX);
-        assert_eq!(data["wire"]["keyPrefix"], giftgenius_types::wire::IDEMPOTENCY_KEY_PREFIX);
-        assert_eq!(data["wire"]["keyDerivation"], giftgenius_types::wire::IDEMPOTENCY_KEY_DERIVATION);
         assert_eq!(data["wire"]["viewUuid"], giftgenius_types::wire::META_VIEW_UUID);
-        assert_eq!(data["wire"]["viewStore"], giftgenius_types::wire::VIEW_STORAGE_PREFIX);
-        assert_eq!(data["wire"]["viewIndex"], giftgenius_widget::saved::INDEX_KEY);
-        assert_eq!(data["wire"]["maxViews"], giftgenius_widget::saved::MAX_SAVED_VIEWS);
-        assert_eq!(data["wire"]["delivery"], giftgenius_types::wire::META_DELIVERY);
-        assert_eq!(data["wire"]["cancelTokens"], giftgenius_types::wire::META_CANCEL_TOKENS);
-        assert_eq!(data["wire"]["deleteToken"], giftgenius_types::wire::META_DELETE_DATA_TOKEN);
-        assert_eq!(data["wire"]["cancelKeyPrefix"], giftgenius_types::wire::CANCEL_KEY_PREFIX);
         assert!(!bootstrap().contains("giftgenius/"), "the runtime spells no contract string itself");
         assert!(!bootstrap().contains("viewUUID"), "the runtime spells no contract string itself");
         let stopped = data["toolCancelled"]["en"].as_str().expect("tool-cancelled markup");

@@ -8,6 +8,7 @@ use leptos::prelude::*;
 
 use crate::action::Action;
 use crate::context::RenderContext;
+use crate::decide::{self, Next, data_call};
 use crate::delivery_form as form_reader;
 use crate::flow::safe_url;
 use crate::format::format_money;
@@ -65,6 +66,8 @@ pub fn confirm_view(
     };
     let failed = error.is_some();
     let error_ref = error.clone();
+    let confirm_call = data_call(decide::confirm(&draft, delivery.as_ref()));
+    let update_call = data_call(decide::update_delivery(&draft));
     let inline_error = error.map(|error| {
         let retry = error.retryable.then(|| {
             view! {
@@ -73,6 +76,7 @@ pub fn confirm_view(
                     class="gg-btn gg-btn-primary gg-retry"
                     data-action="confirm"
                     data-draft-id=draft.id.clone()
+                    data-call=confirm_call.clone()
                     disabled=busy
                     on:click=move |_| on_action.run(confirm_or_edit())
                 >
@@ -101,6 +105,7 @@ pub fn confirm_view(
                 class="gg-btn gg-btn-primary gg-confirm"
                 data-action="confirm"
                 data-draft-id=draft.id.clone()
+                data-call=confirm_call.clone()
                 disabled=busy
                 on:click=move |_| on_action.run(confirm_or_edit())
             >
@@ -115,6 +120,7 @@ pub fn confirm_view(
             class="gg-btn gg-btn-secondary gg-update-delivery"
             data-action="update-delivery"
             data-draft-id=draft.id.clone()
+            data-call=update_call
             disabled=busy
             on:click=move |_| {
                 if let Some(form) = form_reader::read() {
@@ -152,6 +158,7 @@ pub fn confirm_view(
                     type="button"
                     class="gg-btn gg-btn-secondary"
                     data-action="cancel"
+                    data-call=data_call(Next::Back)
                     disabled=busy
                     on:click=move |_| on_action.run(Action::Cancel)
                 >
@@ -197,8 +204,16 @@ fn ask_view(
     };
     let yes_action = yes.data_action();
     let row_id = order_id.clone();
+    let ask = match &order_id {
+        Some(order_id) => ListAsk::CancelOrder { order_id: order_id.clone() },
+        None => ListAsk::DeleteData,
+    };
+    let yes_call = data_call(match &order_id {
+        Some(order_id) => decide::cancel_order(order_id),
+        None => decide::delete_data(),
+    });
     view! {
-        <div class="gg-ask" role="group" data-ask=data_ask data-order-id=row_id hidden=!shown>
+        <div class="gg-ask" role="group" id=decide::ask_id(&ask) data-ask=data_ask data-order-id=row_id hidden=!shown>
             <p>{question}</p>
             <div class="gg-actions">
                 <button
@@ -206,6 +221,7 @@ fn ask_view(
                     class="gg-btn gg-btn-danger"
                     data-action=yes_action
                     data-order-id=order_id
+                    data-call=yes_call
                     disabled=busy
                     on:click=move |_| on_action.run(yes.clone())
                 >
@@ -215,6 +231,7 @@ fn ask_view(
                     type="button"
                     class="gg-btn gg-btn-secondary"
                     data-action="dismiss"
+                    data-call=data_call(Next::Ask(None))
                     disabled=busy
                     on:click=move |_| on_action.run(Action::DismissAsk)
                 >
@@ -256,6 +273,7 @@ pub fn order_list_view(
                         class="gg-btn gg-btn-secondary gg-btn-small"
                         data-action="ask-cancel-order"
                         data-order-id=order.id.clone()
+                        data-call=data_call(Next::Ask(Some(ListAsk::CancelOrder { order_id: order.id.clone() })))
                         disabled=busy
                         on:click=move |_| on_action.run(Action::AskCancelOrder { order_id: ask_id.clone() })
                     >
@@ -300,6 +318,7 @@ pub fn order_list_view(
                     type="button"
                     class="gg-btn gg-btn-secondary gg-btn-small"
                     data-action="ask-delete-data"
+                    data-call=data_call(Next::Ask(Some(ListAsk::DeleteData)))
                     disabled=busy
                     on:click=move |_| on_action.run(Action::AskDeleteData)
                 >
@@ -392,6 +411,7 @@ pub fn checkout_view(checkout: CheckoutSession, ctx: &RenderContext, on_action: 
                 target="_blank"
                 rel="noopener noreferrer"
                 data-action="open-checkout"
+                data-call=data_call(Next::OpenLink(url.to_string()))
                 on:click={
                     let url = url.to_string();
                     // Only an absolute http(s) URL is handed to the host; a same-origin path stays a link.
