@@ -172,8 +172,9 @@
       last = { tool: (res.structuredContent || {}).tool, args: null, plain: true };
       show(res, null);
     }
-    // The arguments of a call, placeholders filled; null when one cannot be. A token comes
-    // from the shown result's _meta; one named by id (an order's) also from the host's result.
+    // [the arguments of a call with placeholders filled, the checkout entry its key needs kept];
+    // null when one cannot be filled. A token comes from the shown result's _meta; one named by
+    // id (an order's) also from the host's result.
     function fill(c) {
       var a = {}, s = null, k, v, t, f;
       if (c.over) Object.assign(a, screen.args || input);
@@ -183,45 +184,44 @@
         v = a[k];
         t = null;
         if (!v || typeof v !== "object" || !v.$) continue;
-        if (v.$ === "key") s = { draft_id: v.draft, idempotency_key: t = kept(v.draft) || v.or };
+        if (v.$ === "key" && !(t = kept(v.draft))) s = { draft_id: v.draft, idempotency_key: t = v.or };
         else [screen.meta, v.at && host.meta].forEach(function (m) { var x = m && m[v.key]; x = v.at && x ? x[v.at] : x; t = t || (typeof x === "string" && x); });
         if (!t) return null;
         a[k] = t;
       }
-      return s ? save(with_(wire.checkout, s)).then(function () { return a; }) : Promise.resolve(a);
+      return [a, s];
     }
     function kept(id) {
       var c = state()[wire.checkout], k = c && c.draft_id === id ? c.idempotency_key : null;
       store(function (s) { k = k || s.getItem(wire.store + id); });
       return k;
     }
-    // What a control decided (widget/src/decide.rs `Next`), done.
+    // A decided call (widget/src/decide.rs `Call`), made. `raw`: its data-call text; after the
+    // `lost` call the control that decides the same (the same draft, at the same price) goes on.
     function run(c, raw, again) {
-      if (c.edited && form() && form().changed) c = c.edited;
-      var p = fill(c);
-      if (!p) {
-        if (!c.lost || again) return note();
-        return call(c.lost, function () {
-          var b = [].filter.call(box.querySelectorAll("[data-call]"), function (b) { return b.getAttribute("data-call") === raw && !b.disabled; })[0];
-          if (b) run(c, raw, true);
-        });
-      }
-      busy = true;
-      paint();
-      p.then(function (a) { call(c, null, a); });
+      var f = form();
+      if (c.edited && f && f.changed) c = c.edited;
+      if (fill(c)) return call(c);
+      if (c.lost && !again) call(c.lost, function () {
+        if ([].some.call(box.querySelectorAll("[data-call]"), function (b) { return b.getAttribute("data-call") === raw; })) run(c, raw, true);
+      });
+      else note();
     }
-    function call(c, after, a) {
-      if (!a) return (fill(c) || Promise.reject()).then(function (a) { call(c, after, a); }, note);
+    // Shows the answer (or the `then` call's), or keeps a refused form's card with its errors.
+    function call(c, after) {
       busy = true;
-      last = { tool: c.tool, args: a, plain: !JSON.stringify(c.args).match(/"\$"/) };
       paint();
-      ask("callTool", [c.tool, a], "tools/call", { name: c.tool, arguments: a }).then(function (res) {
+      var f = fill(c) || [null];
+      (f[0] ? Promise.resolve(f[1] && save(with_(wire.checkout, f[1]))) : Promise.reject(new Error("nothing to send"))).then(function () {
+        last = { tool: c.tool, args: f[0], plain: !/"\$"/.test(JSON.stringify(c.args)) };
+        return ask("callTool", [c.tool, f[0]], "tools/call", { name: c.tool, arguments: f[0] });
+      }).then(function (res) {
         var sc = (res && res.structuredContent) || {};
         busy = false;
         if (c.form && sc.error && (sc.error.field_errors || []).length) return fieldErrors(sc.error.field_errors);
         if (sc.ok && c.forget) forget();
         if (sc.ok && c.then) return call(c.then, after);
-        if (!show(res, a)) note();
+        if (!show(res, last.args)) note();
         if (after) after();
       }, function (e) {
         busy = false;

@@ -81,6 +81,9 @@ pub struct Controller<H: Host> {
     in_flight: Cell<bool>,
     /// The last `toolOutput` shown, so an unrelated globals change does not reset the view.
     last_output: RefCell<Option<Value>>,
+    /// The last output the host itself announced: announced again (window.openai sets its
+    /// globals again after `setWidgetState`), it is no news, even after the view moved on.
+    hosted_output: RefCell<Option<Value>>,
     /// The last suggest_gifts result and its arguments: Cancel goes back to it, suggestions merge over it.
     last_results: RefCell<Option<ViewState>>,
     last_suggest_args: RefCell<Option<Map<String, Value>>>,
@@ -131,6 +134,7 @@ impl<H: Host> Controller<H> {
             on_change: Box::new(on_change),
             in_flight: Cell::new(false),
             last_output: RefCell::new(None),
+            hosted_output: RefCell::new(None),
             last_results: RefCell::new(None),
             last_suggest_args: RefCell::new(None),
             last_call: RefCell::new(None),
@@ -223,6 +227,7 @@ impl<H: Host> Controller<H> {
             return;
         };
         *self.last_output.borrow_mut() = Some(output.clone());
+        *self.hosted_output.borrow_mut() = Some(output.clone());
         *self.last_results.borrow_mut() = saved
             .results
             .as_ref()
@@ -302,10 +307,14 @@ impl<H: Host> Controller<H> {
     /// An unchanged output is ignored, so the widget's own progress (a confirm screen reached by
     /// clicking) is not reset by a theme change. A call in flight wins over the host's output.
     pub fn show_tool_output(&self, output: &Value) {
-        if self.last_output.borrow().as_ref() == Some(output) || self.in_flight.get() {
+        if self.last_output.borrow().as_ref() == Some(output)
+            || self.hosted_output.borrow().as_ref() == Some(output)
+            || self.in_flight.get()
+        {
             return;
         }
         *self.last_output.borrow_mut() = Some(output.clone());
+        *self.hosted_output.borrow_mut() = Some(output.clone());
         let state = ViewState::from_tool_result(output, &self.host.tool_response_metadata());
         if state.is_loading() && !self.state().is_loading() {
             return; // never replace something real by a spinner
@@ -849,6 +858,65 @@ mod tests {
         let confirm = saved.iter().rev().find(|s| s.delivery.is_some()).expect("a saved confirmation");
         assert_eq!(confirm.delivery.as_ref().map(|d| d["recipient"]["address"]["city"].clone()), Some(json!("Porto")));
         assert!(!confirm.to_value().to_string().contains("tok2"));
+    }
+
+    #[test]
+    fn the_host_announcing_its_result_again_leaves_the_screen_the_person_reached() {
+        // window.openai sets its globals again after setWidgetState (the view's own save): the
+        // same toolOutput is no news, even once the view has moved on to a confirmation.
+        let fake = Rc::new(Fake { input: json!({"relationship_type": "friend"}), ..Fake::default() });
+        fake.replies.borrow_mut().push(Ok(draft_result("d_1", "Lisboa", "tok")));
+        let controller = Controller::new(fake.clone(), |_| {});
+        controller.show_tool_output(&results_output());
+        block_on(controller.handle(Action::Choose { gift_id: "g_1".into() }));
+        assert_eq!(controller.state().kind(), "confirm");
+        controller.show_tool_output(&results_output());
+        assert_eq!(controller.state().kind(), "confirm", "the confirmation stays");
+        // A new result from the host is news.
+        controller.show_tool_output(&list_result().structured_content);
+        assert_eq!(controller.state().kind(), "order-list");
+    }
+
+    #[test]
+    fn a_restored_order_list_offers_cancel_with_the_hosts_tokens_but_not_for_a_cancelled_order() {
+        let list = list_result();
+        let fake = Rc::new(Fake { meta: list.meta.clone(), ..Fake::default() });
+        let mut cancelled = placed().structured_content["order"].clone();
+        cancelled["status"] = json!("cancelled");
+        fake.replies.borrow_mut().push(Ok(ToolResult {
+            structured_content: json!({"v":2,"ok":true,"tool":"cancel_order","order":cancelled}),
+            meta: Value::Null,
+        }));
+        let controller = Controller::new(fake.clone(), |_| {});
+        let saved = SavedView {
+            screen: Screen::Output(list.structured_content.clone()),
+            results: None,
+            suggest_args: None,
+            last_call: None,
+            delivery: None,
+        };
+        controller.restore(saved, &list.structured_content);
+        match controller.state() {
+            ViewState::OrderList { actions, .. } => {
+                assert_eq!(actions.cancellable, vec!["o_1".to_string()]);
+                assert!(actions.can_delete_data);
+            }
+            other => panic!("{other:?}"),
+        }
+        block_on(controller.handle(Action::AskCancelOrder { order_id: "o_1".into() }));
+        block_on(controller.handle(Action::CancelOrder { order_id: "o_1".into() }));
+        assert_eq!(fake.calls.borrow()[0].1["confirmation_token"], json!("ct_cancel"), "the host's token");
+        assert_eq!(controller.state().kind(), "order-list", "the list again, not the order card");
+        // Restored after the cancellation, the host's older token offers no second Cancel.
+        let later = Rc::new(Fake { meta: list.meta.clone(), ..Fake::default() });
+        let controller = Controller::new(later, |_| {});
+        let mut after = list.structured_content.clone();
+        after["orders"][0]["status"] = json!("cancelled");
+        let saved =
+            SavedView { screen: Screen::Output(after), results: None, suggest_args: None, last_call: None, delivery: None };
+        controller.restore(saved, &list.structured_content);
+        let ViewState::OrderList { actions, .. } = controller.state() else { panic!("a list") };
+        assert!(actions.cancellable.is_empty());
     }
 
     #[test]

@@ -304,7 +304,8 @@ fn empty_with_suggestions() {
     assert!(matches!(state, ViewState::Empty { .. }));
     let out = snap!("empty", state, en());
     assert_eq!(out.matches(r#"data-action="suggestion""#).count(), 2);
-    assert!(out.contains("data-set-arguments=\"{&quot;budget_max&quot;:120}\""), "{out}");
+    // The suggestion's arguments, set over the search's own (decide.rs `suggestion`).
+    assert!(out.contains("{&quot;args&quot;:{&quot;budget_max&quot;:120},&quot;over&quot;:true,&quot;tool&quot;:&quot;suggest_gifts&quot;}"), "{out}");
 }
 
 #[test]

@@ -32,8 +32,8 @@ pub struct Packed {
 /// (read there for what it does and which Rust it mirrors) without its full-line `//` comments.
 ///
 /// A plain (non-module) script that runs before the wasm glue and records the outcome in
-/// `<html data-wasm>`; on failure it shows each result's server-rendered HTML and wires its
-/// `data-action` buttons over the same bridge the wasm would have used.
+/// `<html data-wasm>`; on failure it shows each result's server-rendered HTML and does what its
+/// controls' `data-call` decisions say, over the same bridge the wasm would have used.
 pub fn bootstrap_js() -> Result<String> {
     strip_line_comments(giftgenius_widget::FALLBACK_JS).context("in widget/runtime/fallback.js")
 }
@@ -424,7 +424,7 @@ export { initSync, __wbg_init as default };
             "root.dataset.wasm = \"fallback\"",
             "\"giftgenius-fallback\"",
             "\"giftgenius-fallback-data\"",
-            "button[data-action]",
+            "button[data-call]",
             // MCP Apps (SEP-1865, 2026-01-26), as widget/src/rpc.rs speaks it.
             "\"ui/initialize\", data.initialize",
             "\"ui/notifications/initialized\"",
