@@ -920,9 +920,15 @@ fn describe(call: &Value) -> String {
     if call.get("forget").is_some() {
         out.push_str("; ok: forget what the view kept");
     }
-    for (part, say) in [("edited", "form edited"), ("lost", "a token missing"), ("then", "ok")] {
+    if let Some(seen) = call.get("seen").and_then(Value::as_str) {
+        out.push_str(&format!(" (decided at the total seen, {seen})"));
+    }
+    for (part, say) in [("edited", "form edited: instead"), ("lost", "a token missing: first"), ("then", "ok: then")] {
         if let Some(other) = call.get(part) {
-            out.push_str(&format!("; {say}: {}", describe(other)));
+            out.push_str(&format!("; {say} {}", describe(other)));
+            if part == "lost" {
+                out.push_str(", and this call if the control there decides the same");
+            }
         }
     }
     out
