@@ -337,8 +337,7 @@ export function defineSuite({ bridge, csp }) {
   // under one key. ChatGPT gives the screen back through widget state (no storage in its opaque
   // frame here, so the address is typed again: widget state is visible to the model and never
   // holds it); MCP Apps through storage under the result's viewUUID.
-  const restores = wasm || bridge === "mcp-apps";
-  test(`${label}: a reload with a commit in flight comes back to the confirmation, then the order, charging once`, { skip: !restores && "the openai fallback keeps no screen (fallback.js)" }, (t) => withPage("reload-in-flight", async (h) => {
+  test(`${label}: a reload with a commit in flight comes back to the confirmation, then the order, charging once`, (t) => withPage("reload-in-flight", async (h) => {
     await h.fixture("results");
     await waitForState(h, "results");
     await expectRuntime(h, wasm);
