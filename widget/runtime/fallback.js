@@ -196,19 +196,32 @@
       store(function (s) { k = k || s.getItem(wire.store + id); });
       return k;
     }
-    // A decided call (widget/src/decide.rs `Call`), made. `raw`: its data-call text; after the
-    // `lost` call the control that decides the same (the same draft, at the same price) goes on.
-    function run(c, raw, again) {
+    // A decided call (widget/src/decide.rs `Call`), made. A placeholder that cannot be filled
+    // (a token lost with a reload) makes the `lost` call first; if its answer has a control
+    // deciding the same (`raw`: the same draft at the same price), that answer is taken and the
+    // call follows; if not, the screen stays and says why (`gone`), that control gone.
+    function run(c, raw) {
       var f = form();
       if (c.edited && f && f.changed) c = c.edited;
-      if (fill(c)) return call(c);
-      if (c.lost && !again) call(c.lost, function () {
-        if ([].some.call(box.querySelectorAll("[data-call]"), function (b) { return b.getAttribute("data-call") === raw; })) run(c, raw, true);
+      if (fill(c) || !c.lost) return call(c);
+      call(c.lost, function (res, a) {
+        if (!same(res, raw)) return gone(c.gone, raw);
+        show(res, a);
+        if (fill(c)) call(c);
       });
-      else note();
     }
-    // Shows the answer (or the `then` call's), or keeps a refused form's card with its errors.
-    function call(c, after) {
+    function same(res, raw) {
+      var t = d.createElement("div");
+      t.innerHTML = ((res && res._meta) || {})[wire.html] || "";
+      return [].some.call(t.querySelectorAll("[data-call]"), function (b) { return b.getAttribute("data-call") === raw; });
+    }
+    function gone(text, raw) {
+      box.querySelectorAll("[data-call]").forEach(function (b) { if (b.getAttribute("data-call") === raw) b.remove(); });
+      note(text);
+    }
+    // Makes the call and shows the answer: by default all of it; `patch`: its element in place of
+    // the screen's; a refused form: the card with its field errors; an ok one to `took` if given.
+    function call(c, took) {
       busy = true;
       paint();
       var f = fill(c) || [null];
@@ -219,24 +232,32 @@
         var sc = (res && res.structuredContent) || {};
         busy = false;
         if (c.form && sc.error && (sc.error.field_errors || []).length) return fieldErrors(sc.error.field_errors);
+        if (took && sc.ok) return took(res, f[0]);
         if (sc.ok && c.forget) forget();
-        if (sc.ok && c.then) return call(c.then, after);
-        if (!show(res, last.args)) note();
-        if (after) after();
+        if (!(sc.ok && c.patch && patch(res, c.patch)) && !show(res, f[0])) note();
       }, function (e) {
         busy = false;
         note();
         log({ event: "tool_call_failed", tool: c.tool, message: String((e && e.message) || e) });
       }).then(paint);
     }
+    function patch(res, sel) {
+      var t = d.createElement("div"), n, o = box.querySelector(sel);
+      t.innerHTML = ((res && res._meta) || {})[wire.html] || "";
+      n = t.querySelector(sel);
+      if (!n || !o) return false;
+      o.replaceWith(n);
+      keep();
+      return true;
+    }
     function log(what) {
       if (logs && !oa) post({ method: "notifications/message", params: { level: "error", logger: data.initialize.appInfo.name, data: what } });
     }
-    function note() {
+    function note(text) {
       var p = d.createElement("p");
       p.className = "gg-inline-error";
       p.setAttribute("role", "alert");
-      p.textContent = say("unreachable");
+      p.textContent = text || say("unreachable");
       (box.firstElementChild || box).appendChild(p);
     }
     // The person's language: the shown markup's, else the host's locale (en, es or pt).

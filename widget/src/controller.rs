@@ -523,13 +523,24 @@ impl<H: Host> Controller<H> {
                 // The token was lost (reload after a widget-initiated prepare_order): the
                 // decision's `lost` call first. prepare_order is idempotent, so the same
                 // arguments return the same draft; the commit follows if it decides the same.
+                // The details the card shows: none kept (a host's widget state never holds
+                // them) for a draft that has a recipient is an empty form, as the no-wasm
+                // runtime sends it: the server then names what to type again.
+                let shown = delivery.clone().or_else(|| {
+                    draft.destination.is_some().then(|| crate::delivery_form::details_from(|_| String::new(), false))
+                });
                 let Some(lost) = decision.lost.as_deref() else { return };
-                match self.call(lost.tool, args_with(lost, delivery.as_ref())).await {
+                match self.call(lost.tool, args_with(lost, shown.as_ref())).await {
                     (fresh @ ViewState::ConfirmPurchase { .. }, _)
                         if !decide::decide(&fresh, &Action::Confirm).call().is_some_and(|c| c.same(&decision)) =>
                     {
-                        // Price or draft changed: the human must confirm what they will pay.
-                        self.set(fresh);
+                        // Another draft came back: the one the person confirmed is gone (it
+                        // expired, or was pruned after expiring). Nothing else is offered in its
+                        // place unasked: the card says so (the decision's `gone`), and the
+                        // person chooses again.
+                        let code = decision.gone.unwrap_or(ErrorCode::DraftExpired);
+                        let error = ToolError::new(code, "This order draft has expired.", "");
+                        self.set(ViewState::ConfirmPurchase { draft, delivery, busy: false, error: Some(error) });
                         return;
                     }
                     (ViewState::Error { error, .. }, _) => {
@@ -938,6 +949,52 @@ mod tests {
         assert_eq!(calls[0].0, "prepare_order");
         assert_eq!(calls[0].1["recipient"], json!(details("Lisboa").recipient), "the same details: the same draft");
         assert_eq!(calls[1].0, "commit_order");
+    }
+
+    #[test]
+    fn a_restored_confirmation_whose_draft_is_gone_says_it_expired_and_offers_no_other_draft() {
+        // The draft was pruned (or expired): preparing the same details again makes another one.
+        let fake = Rc::new(Fake::default());
+        let before = draft_result("d_1", "Lisboa", "tok");
+        fake.replies.borrow_mut().push(Ok(draft_result("d_9", "Lisboa", "tok9")));
+        let controller = Controller::new(fake.clone(), |_| {});
+        let saved = SavedView {
+            screen: Screen::Output(before.structured_content.clone()),
+            results: None,
+            suggest_args: None,
+            last_call: None,
+            delivery: Some(before.meta["giftgenius/delivery"].clone()),
+        };
+        controller.restore(saved, &Value::Null);
+        block_on(controller.handle(Action::Confirm));
+        match controller.state() {
+            ViewState::ConfirmPurchase { draft, busy: false, error: Some(error), .. } => {
+                assert_eq!(draft.id, "d_1", "the card the person confirmed, not another draft");
+                assert_eq!(error.code, ErrorCode::DraftExpired);
+                assert!(!error.retryable, "no Confirm for a draft that is gone");
+            }
+            other => panic!("{other:?}"),
+        }
+        let names: Vec<String> = fake.calls.borrow().iter().map(|c| c.0.clone()).collect();
+        assert_eq!(names, ["prepare_order"], "nothing committed");
+    }
+
+    #[test]
+    fn a_restored_confirmation_without_its_details_sends_the_empty_form_so_the_server_names_them() {
+        // Widget state never keeps the address: the card shows an empty form for a draft that
+        // had a recipient, and preparing it again sends that, as the no-wasm runtime does.
+        let fake = Rc::new(Fake::default());
+        fake.replies.borrow_mut().push(Err("offline".into()));
+        let controller = Controller::new(fake.clone(), |_| {});
+        let mut output = draft_output();
+        output["draft"]["destination"] = json!({"city": "Lisboa", "country": "PT"});
+        let saved =
+            SavedView { screen: Screen::Output(output), results: None, suggest_args: None, last_call: None, delivery: None };
+        controller.restore(saved, &Value::Null);
+        block_on(controller.handle(Action::Confirm));
+        let calls = fake.calls.borrow();
+        assert_eq!(calls[0].0, "prepare_order");
+        assert_eq!(calls[0].1["recipient"]["name"], json!(""));
     }
 
     #[test]

@@ -13,7 +13,7 @@
 //! The decision table (screen × control → call) is `docs/widget-decisions.md`, asserted by the
 //! test `the_decision_table_in_the_docs_is_the_one_the_code_makes`.
 
-use giftgenius_types::ToolName;
+use giftgenius_types::{ErrorCode, ToolName};
 use giftgenius_types::delivery::DeliveryDetails;
 use giftgenius_types::orders::OrderDraft;
 use giftgenius_types::wire::{META_CANCEL_TOKENS, META_CONFIRMATION_TOKEN, META_DELETE_DATA_TOKEN};
@@ -67,11 +67,18 @@ pub struct Call {
     pub form: bool,
     /// Made instead when the person edited the screen's form.
     pub edited: Option<Box<Call>>,
-    /// Made first when a placeholder cannot be filled (the token was lost with a reload): its
-    /// answer is shown, and if the same control there decides the same, this call follows.
+    /// Made first when a placeholder cannot be filled (the token was lost with a reload). If
+    /// the same control on its answer decides the same (the same draft at the same price), its
+    /// answer is taken and this call follows; otherwise the screen stays, saying [`Call::gone`].
     pub lost: Option<Box<Call>>,
-    /// Made after an ok answer; its answer is shown instead (the list after a cancellation).
-    pub then: Option<Box<Call>>,
+    /// Why this call cannot be made any more when `lost` found another screen: the draft it
+    /// confirms is gone (expired, or pruned after expiring), so another draft is never offered
+    /// in its place without the person choosing again.
+    pub gone: Option<ErrorCode>,
+    /// An ok answer does not replace the screen: the element this CSS selector names is
+    /// replaced by the same element of the answer's markup (a cancelled order's row in the
+    /// list it was cancelled from), so the list stays without being fetched again.
+    pub patch: Option<String>,
     /// After an ok answer, forget everything this view kept (Delete my data).
     pub forget: bool,
     /// What the person saw when deciding (a draft's total): part of the decision, so a draft
@@ -91,7 +98,18 @@ impl Call {
             Value::Object(map) => map,
             _ => Map::new(),
         };
-        Call { tool, args, over: false, form: false, edited: None, lost: None, then: None, forget: false, seen: None }
+        Call {
+            tool,
+            args,
+            over: false,
+            form: false,
+            edited: None,
+            lost: None,
+            gone: None,
+            patch: None,
+            forget: false,
+            seen: None,
+        }
     }
 }
 
@@ -153,26 +171,30 @@ pub fn confirm(draft: &OrderDraft, delivery: Option<&DeliveryDetails>) -> Next {
             }
             Call::new(ToolName::PrepareOrder, args)
         }
+        // What the form shows; a draft with a recipient whose details were not kept shows an
+        // empty form, and the server names what to type again.
         Some(_) => Call { form: true, ..Call::new(ToolName::PrepareOrder, prepare_base(draft)) },
+        None if draft.destination.is_some() => Call { form: true, ..Call::new(ToolName::PrepareOrder, prepare_base(draft)) },
         None => Call::new(ToolName::PrepareOrder, prepare_base(draft)),
     };
     let edited = Call { form: true, ..Call::new(ToolName::PrepareOrder, prepare_base(draft)) };
     Next::Call(Call {
         edited: Some(Box::new(edited)),
         lost: Some(Box::new(lost)),
+        gone: Some(ErrorCode::DraftExpired),
         seen: Some(format!("{} {}", draft.total.amount_minor, draft.total.currency.code())),
         ..Call::new(ToolName::CommitOrder, commit)
     })
 }
 
-/// A fresh order list: what a lost list token is fetched again with, and what a cancellation
-/// shows after it (merged over the list's own arguments).
+/// A fresh order list, merged over the list's own arguments: what a lost list token is fetched
+/// again with.
 fn list_again() -> Call {
     Call { over: true, ..Call::new(ToolName::ListOrders, json!({})) }
 }
 
 /// "Yes, cancel it": cancel_order with the order's token and the key derived from the order id
-/// (the same on every retry and after a reload), then the list again with its new status.
+/// (the same on every retry and after a reload); the order's row in the list shows its new status.
 pub fn cancel_order(order_id: &str) -> Next {
     let args = json!({
         "order_id": order_id,
@@ -181,7 +203,8 @@ pub fn cancel_order(order_id: &str) -> Next {
     });
     Next::Call(Call {
         lost: Some(Box::new(list_again())),
-        then: Some(Box::new(list_again())),
+        gone: Some(ErrorCode::OrderNotCancellable),
+        patch: Some(format!(".gg-order-row[data-order-id=\"{order_id}\"]")),
         ..Call::new(ToolName::CancelOrder, args)
     })
 }
@@ -276,10 +299,11 @@ pub fn with_details(args: &Map<String, Value>, details: Option<&DeliveryDetails>
 #[cfg(not(target_arch = "wasm32"))]
 mod markup {
     use super::*;
+    use crate::i18n::{Lang, words};
 
     impl Call {
-        /// The call as the `data-call` JSON the no-wasm runtime reads.
-        pub fn to_value(&self) -> Value {
+        /// The call as the `data-call` JSON the no-wasm runtime reads (`gone` in `lang`).
+        pub fn to_value(&self, lang: Lang) -> Value {
             let mut out = Map::new();
             out.insert("tool".into(), json!(self.tool.as_str()));
             out.insert("args".into(), Value::Object(self.args.clone()));
@@ -288,13 +312,18 @@ mod markup {
                     out.insert(name.into(), json!(true));
                 }
             }
-            for (name, call) in [("edited", &self.edited), ("lost", &self.lost), ("then", &self.then)] {
+            for (name, call) in [("edited", &self.edited), ("lost", &self.lost)] {
                 if let Some(call) = call {
-                    out.insert(name.into(), call.to_value());
+                    out.insert(name.into(), call.to_value(lang));
                 }
             }
-            if let Some(seen) = &self.seen {
-                out.insert("seen".into(), json!(seen));
+            if let Some(code) = self.gone {
+                out.insert("gone".into(), json!(words::error_text(lang, code)));
+            }
+            for (name, text) in [("patch", &self.patch), ("seen", &self.seen)] {
+                if let Some(text) = text {
+                    out.insert(name.into(), json!(text));
+                }
             }
             Value::Object(out)
         }
@@ -304,9 +333,9 @@ mod markup {
         /// The decision as JSON: `{"tool",…}` for a call, else one of `{"ask":id|null}`,
         /// `{"back":true}`, `{"retry":true}`, `{"open":url}`, `{"mode":m}`; `None` for nothing.
         /// `ask` is the id of the question's element ([`ask_id`]).
-        pub fn to_value(&self) -> Option<Value> {
+        pub fn to_value(&self, lang: Lang) -> Option<Value> {
             Some(match self {
-                Next::Call(call) => call.to_value(),
+                Next::Call(call) => call.to_value(lang),
                 Next::Ask(ask) => json!({ "ask": ask.as_ref().map(ask_id) }),
                 Next::Back => json!({ "back": true }),
                 Next::Retry => json!({ "retry": true }),
@@ -329,12 +358,12 @@ pub fn ask_id(ask: &ListAsk) -> String {
 /// The `data-call` attribute of a control: the decision as JSON text, written only natively
 /// (the server's markup, for the no-wasm runtime). The wasm's own markup does not need it, and
 /// leaving it out keeps a JSON printer out of the wasm.
-pub fn data_call(next: Next) -> Option<String> {
+pub fn data_call(lang: crate::i18n::Lang, next: Next) -> Option<String> {
     #[cfg(not(target_arch = "wasm32"))]
-    return next.to_value().map(|v| v.to_string());
+    return next.to_value(lang).map(|v| v.to_string());
     #[cfg(target_arch = "wasm32")]
     {
-        let _ = next;
+        let _ = (lang, next);
         None
     }
 }

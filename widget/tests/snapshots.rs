@@ -737,6 +737,7 @@ fn a_locale_of_another_language_reads_english_and_says_so() {
 
 use giftgenius_widget::Action;
 use giftgenius_widget::decide::{self, Next};
+use giftgenius_widget::i18n::Lang;
 use giftgenius_widget::state::ListAsk;
 
 /// Attribute values as Leptos escapes them, read back.
@@ -827,7 +828,7 @@ fn every_control_in_the_markup_carries_the_decision_the_controller_makes() {
         let mut in_markup = calls_in(&html(&state, &en()));
         let mut decided: Vec<(String, Value)> = actions_of(&state)
             .iter()
-            .filter_map(|a| Some((a.data_action().to_string(), decide::decide(&state, a).to_value()?)))
+            .filter_map(|a| Some((a.data_action().to_string(), decide::decide(&state, a).to_value(Lang::En)?)))
             .collect();
         let order = |v: &Vec<(String, Value)>| {
             let mut v: Vec<String> = v.iter().map(|(a, c)| format!("{a} {c}")).collect();
@@ -873,11 +874,24 @@ fn a_token_lost_with_a_reload_prepares_the_same_draft_then_commits_only_if_it_de
 }
 
 #[test]
-fn a_cancelled_order_shows_the_list_again_and_a_lost_list_token_fetches_it_first() {
+fn a_cancelled_order_patches_its_row_in_the_list_and_a_lost_list_token_fetches_it_first() {
     let call = decide::cancel_order("o_7f3a").call().expect("a call");
     assert_eq!(call.tool, ToolName::CancelOrder);
-    assert_eq!(call.then.as_deref().map(|c| (c.tool, c.over)), Some((ToolName::ListOrders, true)));
-    assert_eq!(call.lost.as_deref().map(|c| c.tool), Some(ToolName::ListOrders));
+    assert_eq!(call.lost.as_deref().map(|c| (c.tool, c.over)), Some((ToolName::ListOrders, true)));
+    // The answer's markup carries the cancelled order's row (hidden) for the runtime to patch
+    // into the list it is on; the wasm patches its own list the same way.
+    let selector = call.patch.as_deref().expect("a row to patch");
+    assert_eq!(selector, r#".gg-order-row[data-order-id="o_7f3a"]"#);
+    let mut order = match parse(&order_output()) {
+        ViewState::OrderPlaced { order } => order,
+        other => panic!("{other:?}"),
+    };
+    let paid = html(&ViewState::OrderPlaced { order: order.clone() }, &en());
+    assert!(!paid.contains("gg-parts"), "a paid order's card carries no row");
+    order.status = OrderStatus::Cancelled;
+    let cancelled = html(&ViewState::OrderPlaced { order }, &en());
+    assert!(cancelled.contains(r#"<ul class="gg-parts" hidden><li class="gg-order-row" data-order-id="o_7f3a">"#), "{cancelled}");
+    assert!(!cancelled[cancelled.find("gg-parts").unwrap_or(0)..].contains("ask-cancel-order"), "no Cancel on a cancelled row");
     assert_eq!(call.args["idempotency_key"], json!(giftgenius_widget::flow::cancel_key_for_order("o_7f3a")));
     assert_eq!(decide::decide(&ViewState::Cancelled, &Action::CancelOrder { order_id: "o".into() }), Next::Nothing);
     assert_eq!(
@@ -923,7 +937,13 @@ fn describe(call: &Value) -> String {
     if let Some(seen) = call.get("seen").and_then(Value::as_str) {
         out.push_str(&format!(" (decided at the total seen, {seen})"));
     }
-    for (part, say) in [("edited", "form edited: instead"), ("lost", "a token missing: first"), ("then", "ok: then")] {
+    if let Some(selector) = call.get("patch").and_then(Value::as_str) {
+        out.push_str(&format!("; ok: the answer's `{selector}` replaces the screen's (no refetch)"));
+    }
+    if let Some(gone) = call.get("gone").and_then(Value::as_str) {
+        out.push_str(&format!("; if `lost` finds another screen, the screen stays, saying \"{gone}\""));
+    }
+    for (part, say) in [("edited", "form edited: instead"), ("lost", "a token missing: first")] {
         if let Some(other) = call.get(part) {
             out.push_str(&format!("; {say} {}", describe(other)));
             if part == "lost" {
