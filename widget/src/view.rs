@@ -41,11 +41,15 @@ pub fn static_root(state: ViewState, ctx: RenderContext, on_action: Callback<Act
         let row = order::order_row(order, &OrderListActions::default(), &ctx, on_action);
         view! { <ul class="gg-parts" hidden>{row}</ul> }
     });
+    // Two shapes rather than an optional part, so every other state keeps its exact markup.
+    let body = match part {
+        Some(part) => (body(state, &ctx, on_action), part).into_any(),
+        None => body(state, &ctx, on_action),
+    };
     view! {
         <div id="giftgenius-app" class="gg-root" data-theme=theme data-state=kind data-display-mode=display data-home=home lang=lang>
             <p class="gg-live" role="status" aria-live="polite">{announcement}</p>
-            {body(state, &ctx, on_action)}
-            {part}
+            {body}
         </div>
     }
 }

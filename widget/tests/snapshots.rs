@@ -890,7 +890,7 @@ fn a_cancelled_order_patches_its_row_in_the_list_and_a_lost_list_token_fetches_i
     assert!(!paid.contains("gg-parts"), "a paid order's card carries no row");
     order.status = OrderStatus::Cancelled;
     let cancelled = html(&ViewState::OrderPlaced { order }, &en());
-    assert!(cancelled.contains(r#"<ul class="gg-parts" hidden><li class="gg-order-row" data-order-id="o_7f3a">"#), "{cancelled}");
+    assert!(cancelled.contains(r#"<ul hidden class="gg-parts"><li data-order-id="o_7f3a" class="gg-order-row">"#), "{cancelled}");
     assert!(!cancelled[cancelled.find("gg-parts").unwrap_or(0)..].contains("ask-cancel-order"), "no Cancel on a cancelled row");
     assert_eq!(call.args["idempotency_key"], json!(giftgenius_widget::flow::cancel_key_for_order("o_7f3a")));
     assert_eq!(decide::decide(&ViewState::Cancelled, &Action::CancelOrder { order_id: "o".into() }), Next::Nothing);
