@@ -4,6 +4,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startServer, launchBrowser, openPreview, screenshot, until } from "./harness.mjs";
+import { defineHostChecks } from "./host-checks.mjs";
 
 export const XSS = "<img src=x onerror=alert(1)>";
 
@@ -585,6 +586,8 @@ export function defineSuite({ bridge, csp }) {
     }
   }));
 
+  defineHostChecks({ bridge, wasm, label, withPage, server: () => server });
+
   if (bridge !== "mcp-apps") return;
 
   // ---------------------------------------------------------------- MCP Apps host features
@@ -726,4 +729,4 @@ export function defineSuite({ bridge, csp }) {
 
 }
 
-export { waitForState, visibleState };
+export { waitForState, visibleState, expectRuntime };
