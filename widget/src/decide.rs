@@ -356,14 +356,14 @@ pub fn ask_id(ask: &ListAsk) -> String {
 }
 
 /// The `data-call` attribute of a control: the decision as JSON text, written only natively
-/// (the server's markup, for the no-wasm runtime). The wasm's own markup does not need it, and
-/// leaving it out keeps a JSON printer out of the wasm.
-pub fn data_call(lang: crate::i18n::Lang, next: Next) -> Option<String> {
+/// (the server's markup, for the no-wasm runtime). The wasm's own markup does not need it: there
+/// `decide` is never called for markup, which keeps that code and a JSON printer out of the wasm.
+pub fn data_call(lang: crate::i18n::Lang, decide: impl FnOnce() -> Next) -> Option<String> {
     #[cfg(not(target_arch = "wasm32"))]
-    return next.to_value(lang).map(|v| v.to_string());
+    return decide().to_value(lang).map(|v| v.to_string());
     #[cfg(target_arch = "wasm32")]
     {
-        let _ = (lang, next);
+        let _ = (lang, decide);
         None
     }
 }

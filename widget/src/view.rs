@@ -119,7 +119,7 @@ pub fn display_toggle(
                 type="button"
                 class="gg-btn gg-btn-secondary gg-btn-small"
                 data-action="display-mode"
-                data-call=data_call(lang, Next::DisplayMode(mode))
+                data-call=data_call(lang, || Next::DisplayMode(mode))
                 data-mode=mode.as_str()
                 on:click=move |_| on_action.run(Action::SetDisplayMode { mode })
             >
@@ -220,7 +220,7 @@ pub fn tool_cancelled_view(
                     type="button"
                     class="gg-btn gg-btn-primary"
                     data-action="retry"
-                    data-call=data_call(lang, Next::Retry)
+                    data-call=data_call(lang, || Next::Retry)
                     data-tool=tool.as_str()
                     on:click=move |_| on_action.run(Action::Retry)
                 >

@@ -58,7 +58,7 @@ pub fn error_view(tool: ToolName, error: ToolError, ctx: &RenderContext, on_acti
                     type="button"
                     class="gg-btn gg-btn-primary"
                     data-action="retry"
-                    data-call=data_call(lang, Next::Retry)
+                    data-call=data_call(lang, || Next::Retry)
                     data-tool=tool.as_str()
                     on:click=move |_| on_action.run(Action::Retry)
                 >

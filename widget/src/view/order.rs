@@ -66,8 +66,8 @@ pub fn confirm_view(
     };
     let failed = error.is_some();
     let error_ref = error.clone();
-    let confirm_call = data_call(lang, decide::confirm(&draft, delivery.as_ref()));
-    let update_call = data_call(lang, decide::update_delivery(&draft));
+    let confirm_call = data_call(lang, || decide::confirm(&draft, delivery.as_ref()));
+    let update_call = data_call(lang, || decide::update_delivery(&draft));
     let inline_error = error.map(|error| {
         let retry = error.retryable.then(|| {
             view! {
@@ -158,7 +158,7 @@ pub fn confirm_view(
                     type="button"
                     class="gg-btn gg-btn-secondary"
                     data-action="cancel"
-                    data-call=data_call(lang, Next::Back)
+                    data-call=data_call(lang, || Next::Back)
                     disabled=busy
                     on:click=move |_| on_action.run(Action::Cancel)
                 >
@@ -208,7 +208,7 @@ fn ask_view(
         Some(order_id) => ListAsk::CancelOrder { order_id: order_id.clone() },
         None => ListAsk::DeleteData,
     };
-    let yes_call = data_call(lang, match &order_id {
+    let yes_call = data_call(lang, || match &order_id {
         Some(order_id) => decide::cancel_order(order_id),
         None => decide::delete_data(),
     });
@@ -231,7 +231,7 @@ fn ask_view(
                     type="button"
                     class="gg-btn gg-btn-secondary"
                     data-action="dismiss"
-                    data-call=data_call(lang, Next::Ask(None))
+                    data-call=data_call(lang, || Next::Ask(None))
                     disabled=busy
                     on:click=move |_| on_action.run(Action::DismissAsk)
                 >
@@ -264,7 +264,7 @@ pub fn order_row(order: Order, actions: &OrderListActions, ctx: &RenderContext, 
                 class="gg-btn gg-btn-secondary gg-btn-small"
                 data-action="ask-cancel-order"
                 data-order-id=order.id.clone()
-                data-call=data_call(lang, Next::Ask(Some(ListAsk::CancelOrder { order_id: order.id.clone() })))
+                data-call=data_call(lang, || Next::Ask(Some(ListAsk::CancelOrder { order_id: order.id.clone() })))
                 disabled=busy
                 on:click=move |_| on_action.run(Action::AskCancelOrder { order_id: ask_id.clone() })
             >
@@ -322,7 +322,7 @@ pub fn order_list_view(
                     type="button"
                     class="gg-btn gg-btn-secondary gg-btn-small"
                     data-action="ask-delete-data"
-                    data-call=data_call(lang, Next::Ask(Some(ListAsk::DeleteData)))
+                    data-call=data_call(lang, || Next::Ask(Some(ListAsk::DeleteData)))
                     disabled=busy
                     on:click=move |_| on_action.run(Action::AskDeleteData)
                 >
@@ -415,7 +415,7 @@ pub fn checkout_view(checkout: CheckoutSession, ctx: &RenderContext, on_action: 
                 target="_blank"
                 rel="noopener noreferrer"
                 data-action="open-checkout"
-                data-call=data_call(lang, Next::OpenLink(url.to_string()))
+                data-call=data_call(lang, || Next::OpenLink(url.to_string()))
                 on:click={
                     let url = url.to_string();
                     // Only an absolute http(s) URL is handed to the host; a same-origin path stays a link.

@@ -160,7 +160,7 @@ pub fn notice_view(
         .into_iter()
         .map(|suggestion| {
             let label = suggestion_label(&suggestion, currency, ctx);
-            let call = data_call(lang, decide::suggestion(&suggestion.set_arguments));
+            let call = data_call(lang, || decide::suggestion(&suggestion.set_arguments));
             let set_arguments = suggestion.set_arguments;
             view! {
                 <li>
@@ -244,7 +244,7 @@ pub fn gift_card(gift: GiftCard, ctx: &RenderContext, on_action: Callback<Action
     };
     let id = gift.id.clone();
     let card_id = gift.id.clone();
-    let call = data_call(lang, decide::choose(&gift.id, Some(gift.price.currency.code())));
+    let call = data_call(lang, || decide::choose(&gift.id, Some(gift.price.currency.code())));
     view! {
         <li class="gg-card" data-gift-id=card_id>
             <article class="gg-card-inner">
