@@ -78,8 +78,8 @@
       });
     }
     // Shows a result's markup; its _meta (tokens) stays in memory for the screen's controls.
-    // `args`: the arguments of the call it answers. An answer that is not ok is not kept: a
-    // reload comes back to the screen before it.
+    // `args`: the arguments of the call it answers, when they hold no token (they are kept). An
+    // answer that is not ok is not kept: a reload comes back to the screen before it.
     function show(res, args) {
       var m = (res && res._meta) || {}, html = m[wire.html];
       if (typeof html !== "string") return false;
@@ -109,8 +109,10 @@
       return ask("setWidgetState", [next], "ui/update-model-context", { structuredContent: next }).then(null, function () {});
     }
     function with_(k, v) { var s = Object.assign({}, state()); if (v == null) delete s[k]; else s[k] = v; return s; }
-    // The shown screen, kept for a reload: in storage under this view's id (whole), and on
-    // window.openai in widget state too, without what was typed (the model reads widget state).
+    // The shown screen, kept for a reload: in storage under this view's id, and on window.openai
+    // in widget state too (an opaque frame has no storage). Never a token: those stay in memory.
+    // The card's delivery details go with it (the model can read widget state): without them,
+    // Confirm after a reload there would need the address typed again.
     function keep() {
       if (!view) return;
       var k = wire.viewStore + "html/" + view, html = box.innerHTML, host_ = screen.meta === host.meta,
@@ -125,7 +127,7 @@
         s.setItem(k, entry);
         s.setItem(wire.viewIndex, JSON.stringify(index));
       });
-      if (oa) save(with_(wire.screen, { view: view, html: html.replace(/ (value|checked)="[^"]*"/g, "").replace(/(<textarea[^>]*>)[^<]*/g, "$1"), args: screen.args || null, host: host_ }));
+      if (oa) save(with_(wire.screen, { view: view, html: html, host: host_ }));
     }
     // The first result names the view; a screen kept under that name before a reload wins.
     function restore(res) {
@@ -210,10 +212,14 @@
         if (fill(c)) call(c);
       });
     }
-    function same(res, raw) {
-      var t = d.createElement("div");
+    // The answer's markup, parsed inert (a template: nothing in it loads or runs).
+    function parse(res) {
+      var t = d.createElement("template");
       t.innerHTML = ((res && res._meta) || {})[wire.html] || "";
-      return [].some.call(t.querySelectorAll("[data-call]"), function (b) { return b.getAttribute("data-call") === raw; });
+      return t.content;
+    }
+    function same(res, raw) {
+      return [].some.call(parse(res).querySelectorAll("[data-call]"), function (b) { return b.getAttribute("data-call") === raw; });
     }
     function gone(text, raw) {
       box.querySelectorAll("[data-call]").forEach(function (b) { if (b.getAttribute("data-call") === raw) b.remove(); });
@@ -234,7 +240,7 @@
         if (c.form && sc.error && (sc.error.field_errors || []).length) return fieldErrors(sc.error.field_errors);
         if (took && sc.ok) return took(res, f[0]);
         if (sc.ok && c.forget) forget();
-        if (!(sc.ok && c.patch && patch(res, c.patch)) && !show(res, f[0])) note();
+        if (!(sc.ok && c.patch && patch(res, c.patch)) && !show(res, last.plain ? f[0] : null)) note();
       }, function (e) {
         busy = false;
         note();
@@ -242,9 +248,7 @@
       }).then(paint);
     }
     function patch(res, sel) {
-      var t = d.createElement("div"), n, o = box.querySelector(sel);
-      t.innerHTML = ((res && res._meta) || {})[wire.html] || "";
-      n = t.querySelector(sel);
+      var n = parse(res).querySelector(sel), o = box.querySelector(sel);
       if (!n || !o) return false;
       o.replaceWith(n);
       keep();
@@ -253,12 +257,13 @@
     function log(what) {
       if (logs && !oa) post({ method: "notifications/message", params: { level: "error", logger: data.initialize.appInfo.name, data: what } });
     }
-    function note(text) {
+    // An alert on the screen (after `at`, else at its end): by default "could not be reached".
+    function note(text, at) {
       var p = d.createElement("p");
       p.className = "gg-inline-error";
       p.setAttribute("role", "alert");
       p.textContent = text || say("unreachable");
-      (box.firstElementChild || box).appendChild(p);
+      if (at) at.after(p); else (box.firstElementChild || box).appendChild(p);
     }
     // The person's language: the shown markup's, else the host's locale (en, es or pt).
     function lang() {
@@ -282,7 +287,6 @@
     }
     // A refused form keeps the card: each message next to the input it names, what was typed kept.
     function fieldErrors(errors) {
-      var p;
       box.querySelectorAll(".gg-field-error, .gg-inline-error").forEach(function (x) { x.remove(); });
       errors.forEach(function (fe) {
         var i = box.querySelector('[name="' + String(fe.field).replace(/[^A-Za-z0-9_.]/g, "") + '"]'), p = d.createElement("p");
@@ -299,11 +303,7 @@
           box.querySelector("fieldset").appendChild(p);
         }
       });
-      p = d.createElement("p");
-      p.className = "gg-inline-error";
-      p.setAttribute("role", "alert");
-      p.textContent = say("needsFix");
-      box.querySelector("fieldset").after(p);
+      note(say("needsFix"), box.querySelector("fieldset"));
       box.querySelectorAll("[data-call*='\"edited\"']").forEach(function (c) { c.remove(); });
       paint();
     }

@@ -923,8 +923,13 @@ mod tests {
         let controller = Controller::new(later, |_| {});
         let mut after = list.structured_content.clone();
         after["orders"][0]["status"] = json!("cancelled");
-        let saved =
-            SavedView { screen: Screen::Output(after), results: None, suggest_args: None, last_call: None, delivery: None };
+        let saved = SavedView {
+            screen: Screen::Output(after),
+            results: None,
+            suggest_args: None,
+            last_call: None,
+            delivery: None,
+        };
         controller.restore(saved, &list.structured_content);
         let ViewState::OrderList { actions, .. } = controller.state() else { panic!("a list") };
         assert!(actions.cancellable.is_empty());
@@ -988,8 +993,13 @@ mod tests {
         let controller = Controller::new(fake.clone(), |_| {});
         let mut output = draft_output();
         output["draft"]["destination"] = json!({"city": "Lisboa", "country": "PT"});
-        let saved =
-            SavedView { screen: Screen::Output(output), results: None, suggest_args: None, last_call: None, delivery: None };
+        let saved = SavedView {
+            screen: Screen::Output(output),
+            results: None,
+            suggest_args: None,
+            last_call: None,
+            delivery: None,
+        };
         controller.restore(saved, &Value::Null);
         block_on(controller.handle(Action::Confirm));
         let calls = fake.calls.borrow();

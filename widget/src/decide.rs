@@ -13,10 +13,10 @@
 //! The decision table (screen × control → call) is `docs/widget-decisions.md`, asserted by the
 //! test `the_decision_table_in_the_docs_is_the_one_the_code_makes`.
 
-use giftgenius_types::{ErrorCode, ToolName};
 use giftgenius_types::delivery::DeliveryDetails;
 use giftgenius_types::orders::OrderDraft;
 use giftgenius_types::wire::{META_CANCEL_TOKENS, META_CONFIRMATION_TOKEN, META_DELETE_DATA_TOKEN};
+use giftgenius_types::{ErrorCode, ToolName};
 use serde_json::{Map, Value, json};
 
 use crate::action::Action;
@@ -174,7 +174,9 @@ pub fn confirm(draft: &OrderDraft, delivery: Option<&DeliveryDetails>) -> Next {
         // What the form shows; a draft with a recipient whose details were not kept shows an
         // empty form, and the server names what to type again.
         Some(_) => Call { form: true, ..Call::new(ToolName::PrepareOrder, prepare_base(draft)) },
-        None if draft.destination.is_some() => Call { form: true, ..Call::new(ToolName::PrepareOrder, prepare_base(draft)) },
+        None if draft.destination.is_some() => {
+            Call { form: true, ..Call::new(ToolName::PrepareOrder, prepare_base(draft)) }
+        }
         None => Call::new(ToolName::PrepareOrder, prepare_base(draft)),
     };
     let edited = Call { form: true, ..Call::new(ToolName::PrepareOrder, prepare_base(draft)) };
@@ -230,9 +232,10 @@ pub fn decide(screen: &ViewState, action: &Action) -> Next {
         (ViewState::ConfirmPurchase { draft, delivery, .. }, Action::Confirm) => confirm(draft, delivery.as_ref()),
         (ViewState::ConfirmPurchase { draft, .. }, Action::EditDelivery { .. }) => update_delivery(draft),
         (ViewState::ConfirmPurchase { .. }, Action::Cancel) => Next::Back,
-        (ViewState::ConfirmPurchase { .. } | ViewState::Error { .. } | ViewState::ToolCancelled { .. }, Action::Retry) => {
-            Next::Retry
-        }
+        (
+            ViewState::ConfirmPurchase { .. } | ViewState::Error { .. } | ViewState::ToolCancelled { .. },
+            Action::Retry,
+        ) => Next::Retry,
         (ViewState::OrderList { .. }, Action::AskCancelOrder { order_id }) => {
             Next::Ask(Some(ListAsk::CancelOrder { order_id: order_id.clone() }))
         }

@@ -2,7 +2,7 @@
 //! document's data block, from the crates that define them, so the runtime spells none.
 
 /// The widget-state key under which the runtime keeps its screen on a host that hands widget
-/// state back (window.openai): the markup without what the person typed, and the view's id.
+/// state back (window.openai, whose frame may have no storage): the markup and the view's id.
 pub const SCREEN_STATE_KEY: &str = "screen";
 
 /// The `wire` object of the data block: `_meta` keys, storage and widget-state keys, limits.

@@ -766,19 +766,28 @@ fn calls_in(html: &str) -> Vec<(String, Value)> {
 /// Every action the controls of `state` can emit, as the views build them.
 fn actions_of(state: &ViewState) -> Vec<Action> {
     let suggestions = |notice: &Option<Notice>| -> Vec<Action> {
-        notice.iter().flat_map(|n| &n.suggestions).map(|s| Action::ApplySuggestion { set_arguments: s.set_arguments.clone() }).collect()
+        notice
+            .iter()
+            .flat_map(|n| &n.suggestions)
+            .map(|s| Action::ApplySuggestion { set_arguments: s.set_arguments.clone() })
+            .collect()
     };
     match state {
-        ViewState::Results { gifts, notice, .. } => gifts
-            .iter()
-            .map(|g| Action::Choose { gift_id: g.id.clone() })
-            .chain(suggestions(notice))
-            .collect(),
+        ViewState::Results { gifts, notice, .. } => {
+            gifts.iter().map(|g| Action::Choose { gift_id: g.id.clone() }).chain(suggestions(notice)).collect()
+        }
         ViewState::Empty { notice, .. } => suggestions(notice),
         ViewState::Error { error, .. } if error.retryable => vec![Action::Retry],
         ViewState::ToolCancelled { retry: Some(_), .. } => vec![Action::Retry],
         ViewState::ConfirmPurchase { error, delivery, .. } => {
-            let edit = Action::EditDelivery { details: delivery.clone().unwrap_or_else(|| serde_json::from_value(json!({"recipient": {"name": "", "address": {"line1": "", "city": "", "country": ""}}})).expect("details")) };
+            let edit = Action::EditDelivery {
+                details: delivery.clone().unwrap_or_else(|| {
+                    serde_json::from_value(
+                        json!({"recipient": {"name": "", "address": {"line1": "", "city": "", "country": ""}}}),
+                    )
+                    .expect("details")
+                }),
+            };
             let confirm = error.as_ref().is_none_or(|e| e.retryable).then_some(Action::Confirm);
             confirm.into_iter().chain([edit, Action::Cancel]).collect()
         }
@@ -890,8 +899,14 @@ fn a_cancelled_order_patches_its_row_in_the_list_and_a_lost_list_token_fetches_i
     assert!(!paid.contains("gg-parts"), "a paid order's card carries no row");
     order.status = OrderStatus::Cancelled;
     let cancelled = html(&ViewState::OrderPlaced { order }, &en());
-    assert!(cancelled.contains(r#"<ul hidden class="gg-parts"><li data-order-id="o_7f3a" class="gg-order-row">"#), "{cancelled}");
-    assert!(!cancelled[cancelled.find("gg-parts").unwrap_or(0)..].contains("ask-cancel-order"), "no Cancel on a cancelled row");
+    assert!(
+        cancelled.contains(r#"<ul hidden class="gg-parts"><li data-order-id="o_7f3a" class="gg-order-row">"#),
+        "{cancelled}"
+    );
+    assert!(
+        !cancelled[cancelled.find("gg-parts").unwrap_or(0)..].contains("ask-cancel-order"),
+        "no Cancel on a cancelled row"
+    );
     assert_eq!(call.args["idempotency_key"], json!(giftgenius_widget::flow::cancel_key_for_order("o_7f3a")));
     assert_eq!(decide::decide(&ViewState::Cancelled, &Action::CancelOrder { order_id: "o".into() }), Next::Nothing);
     assert_eq!(
@@ -908,7 +923,9 @@ fn describe(call: &Value) -> String {
                 Some(id) => format!("show the question `#{id}`"),
                 None => "hide the questions".into(),
             },
-            Some((k, _)) if k == "back" => "back to the last results (else \"Purchase cancelled\"); the checkout entry goes".into(),
+            Some((k, _)) if k == "back" => {
+                "back to the last results (else \"Purchase cancelled\"); the checkout entry goes".into()
+            }
             Some((k, _)) if k == "retry" => "the call that led here, again".into(),
             Some((k, v)) => format!("{k} {v}"),
             None => String::new(),
@@ -919,7 +936,11 @@ fn describe(call: &Value) -> String {
         .into_iter()
         .flatten()
         .map(|(k, v)| match v.get("$").and_then(Value::as_str) {
-            Some("meta") => format!("{k}: _meta[{}{}]", v["key"].as_str().unwrap_or(""), v.get("at").and_then(Value::as_str).map(|a| format!("][{a}")).unwrap_or_default()),
+            Some("meta") => format!(
+                "{k}: _meta[{}{}]",
+                v["key"].as_str().unwrap_or(""),
+                v.get("at").and_then(Value::as_str).map(|a| format!("][{a}")).unwrap_or_default()
+            ),
             Some("key") => format!("{k}: kept key of {} (else derived)", v["draft"].as_str().unwrap_or("")),
             _ => format!("{k}: {v}"),
         })

@@ -454,7 +454,9 @@ export { initSync, __wbg_init as default };
             assert!(boot.contains(needle), "bootstrap lacks {needle:?}");
         }
         // It knows no tool and no control by name: those are in the markup's decisions.
-        for name in giftgenius_types::ToolName::ALL.iter().map(|t| t.as_str()).chain(["data-action", "confirm\"", "choose"]) {
+        for name in
+            giftgenius_types::ToolName::ALL.iter().map(|t| t.as_str()).chain(["data-action", "confirm\"", "choose"])
+        {
             assert!(!boot.contains(name), "the runtime names {name}");
         }
     }

@@ -28,8 +28,18 @@ const FIELDS: [Field; 7] = [
     Field { name: "recipient.address.line1", label: Msg::FieldLine1, autocomplete: "address-line1", required: true },
     Field { name: "recipient.address.line2", label: Msg::FieldLine2, autocomplete: "address-line2", required: false },
     Field { name: "recipient.address.city", label: Msg::FieldCity, autocomplete: "address-level2", required: true },
-    Field { name: "recipient.address.region", label: Msg::FieldRegion, autocomplete: "address-level1", required: false },
-    Field { name: "recipient.address.postal_code", label: Msg::FieldPostalCode, autocomplete: "postal-code", required: false },
+    Field {
+        name: "recipient.address.region",
+        label: Msg::FieldRegion,
+        autocomplete: "address-level1",
+        required: false,
+    },
+    Field {
+        name: "recipient.address.postal_code",
+        label: Msg::FieldPostalCode,
+        autocomplete: "postal-code",
+        required: false,
+    },
     Field { name: "recipient.address.country", label: Msg::FieldCountry, autocomplete: "country", required: true },
 ];
 

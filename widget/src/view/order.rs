@@ -245,7 +245,12 @@ fn ask_view(
 /// One order of the list, with its Cancel button and question when it may be cancelled. Also
 /// what the server's markup of a cancelled order carries (hidden) for the list it was cancelled
 /// from: the no-wasm runtime puts it in place of the old row (`decide::Call::patch`).
-pub fn order_row(order: Order, actions: &OrderListActions, ctx: &RenderContext, on_action: Callback<Action>) -> impl IntoView + use<> {
+pub fn order_row(
+    order: Order,
+    actions: &OrderListActions,
+    ctx: &RenderContext,
+    on_action: Callback<Action>,
+) -> impl IntoView + use<> {
     let busy = actions.busy;
     let lang = ctx.language();
     let total = format_money(&order.total, &ctx.locale);
