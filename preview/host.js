@@ -15,6 +15,12 @@
 //   variables and font CSS, safe-area insets, display modes and toolInfo; tool-input-partial
 //   while "Stream arguments" is on; tool-cancelled on "Cancel run"; and it answers
 //   ui/request-display-mode (full screen = the frame over the whole page).
+// - As window.openai it announces a changed widgetState with openai:set_globals when
+//   "announce widgetState" is on (?announceWidgetState=1), as a globals API does.
+// - An answer goes only to the document that asked: after "Reload view" a late answer to the
+//   old document is dropped, as a real host's would be. "Hold answers" (tests only, through
+//   window.ggPreview) keeps the answers to one tool's calls until released, while the server
+//   has done the work: a commit_order in flight across a reload.
 // - "On isError" mimics what documented hosts do when a model-initiated call returns
 //   isError: true: keep the view with its error state (Goose), unmount it (ChatGPT), or never
 //   mount it (Claude). Every such result's text is shown as what the model would relay.
@@ -386,6 +392,9 @@
     displayMode: "inline",
     // Run sends the arguments as tool-input-partial notifications first, as a streaming model.
     stream: params.get("stream") === "1",
+    // window.openai: after setWidgetState the host dispatches openai:set_globals with the new
+    // widgetState, as a globals API does (ChatGPT's useWidgetState listens for it).
+    announceWidgetState: params.get("announceWidgetState") === "1",
   };
   // "Drop tools/call": the host takes the view's tool calls and never answers them, as a host
   // that lost them would (the view must time out into a retryable error).
@@ -511,6 +520,35 @@
   function postToView(message) {
     if (frame && frame.contentWindow) frame.contentWindow.postMessage(message, "*");
   }
+  // An answer goes to the document that asked, as a real host's promise is bound to it: once the
+  // view was reloaded (or unmounted) the answer is dropped, never handed to the new document,
+  // whose own requests reuse the same ids.
+  // (A reload makes a new iframe element, so the element is the document's identity here.)
+  function answerTo(asker, message, what) {
+    if (asker && asker === frame && asker.contentWindow) asker.contentWindow.postMessage(message, "*");
+    else log("host", `dropped ${what}: the view that asked is gone (reloaded or unmounted)`);
+  }
+
+  // "Hold answers": the host sends the view's calls of one tool to the server as usual but keeps
+  // their answers until released, as a host whose message to the view is still in flight. A test
+  // reloads the view meanwhile: the server has done the work, the view never hears of it.
+  let holdAnswersOf = null;
+  const heldAnswers = [];
+  function deliverOrHold(name, deliver) {
+    if (holdAnswersOf !== name) return deliver();
+    log("host", `holding the answer to ${name} until released`);
+    heldAnswers.push(deliver);
+  }
+  function holdAnswers(name) {
+    holdAnswersOf = name || null;
+    log("host", holdAnswersOf ? `answers to the view's ${holdAnswersOf} calls: held` : "answers: no longer held (already held ones wait for release)");
+  }
+  function releaseHeld() {
+    const n = heldAnswers.length;
+    for (const deliver of heldAnswers.splice(0)) deliver();
+    log("host", `released ${n} held answer(s)`);
+    return n;
+  }
 
   // ---------------------------------------------------------------- tool calls
   // In local mode (no authorization server) a call may name its user with
@@ -565,8 +603,8 @@
     log("host→view", "openai:set_globals", globals);
     postToView({ tag: OPENAI_TAG, kind: "set_globals", globals });
   }
-  async function onOpenaiMessage(msg) {
-    const reply = (result, error) => postToView({ tag: OPENAI_TAG, kind: "reply", id: msg.id, result, error });
+  async function onOpenaiMessage(msg, asker) {
+    const reply = (result, error) => answerTo(asker, { tag: OPENAI_TAG, kind: "reply", id: msg.id, result, error }, `the answer to openai ${msg.kind} #${msg.id}`);
     switch (msg.kind) {
       case "ready":
         view.openaiReady = true;
@@ -578,7 +616,8 @@
         if (!toolAllowedFromView(name)) return reply(null, `tool ${name} is not callable from the widget`);
         if (dropViewCalls) return log("host", `dropped openai.callTool ${name} (never answered)`);
         try {
-          reply(await callTool(name, args || {}, "view", viewSubject()));
+          const result = await callTool(name, args || {}, "view", viewSubject());
+          deliverOrHold(name, () => reply(result));
         } catch (e) {
           reply(null, String(e.message || e));
         }
@@ -587,6 +626,8 @@
       case "setWidgetState":
         instance.widgetState = msg.payload ? msg.payload.state : null;
         log("view→host", "openai.setWidgetState", instance.widgetState);
+        // A globals API (as ChatGPT's) announces the changed global to the view as well.
+        if (settings.announceWidgetState) pushGlobals({ widgetState: instance.widgetState });
         return reply(null);
       case "sendFollowUpMessage":
         log("view→host", "openai.sendFollowUpMessage", msg.payload);
@@ -687,9 +728,9 @@
       pushGlobals({ displayMode: mode });
     }
   }
-  async function onJsonRpc(msg) {
-    const respond = (result) => { log("host→view", `response #${msg.id}`, result); postToView({ jsonrpc: "2.0", id: msg.id, result }); };
-    const fail = (code, message) => { log("host→view error", `response #${msg.id}`, { code, message }); postToView({ jsonrpc: "2.0", id: msg.id, error: { code, message } }); };
+  async function onJsonRpc(msg, asker) {
+    const respond = (result) => { log("host→view", `response #${msg.id}`, result); answerTo(asker, { jsonrpc: "2.0", id: msg.id, result }, `response #${msg.id}`); };
+    const fail = (code, message) => { log("host→view error", `response #${msg.id}`, { code, message }); answerTo(asker, { jsonrpc: "2.0", id: msg.id, error: { code, message } }, `response #${msg.id}`); };
     const isRequest = msg.id !== undefined && msg.id !== null;
     if (!msg.method) {
       // The answer to a request of ours (ui/resource-teardown); anything else is dropped.
@@ -739,7 +780,8 @@
         if (!toolAllowedFromView(name)) return fail(-32602, `tool ${name} is not callable from the app`);
         if (dropViewCalls) return log("host", `dropped tools/call ${name} #${msg.id} (never answered)`);
         try {
-          return respond(await callTool(name, (msg.params && msg.params.arguments) || {}, "view", viewSubject()));
+          const result = await callTool(name, (msg.params && msg.params.arguments) || {}, "view", viewSubject());
+          return deliverOrHold(name, () => respond(result));
         } catch (e) {
           return fail((e.rpc && e.rpc.code) || -32603, String(e.message || e));
         }
@@ -782,11 +824,11 @@
     const msg = event.data;
     if (!msg || typeof msg !== "object") return;
     if (msg.tag === OPENAI_TAG) {
-      if (settings.bridge === "openai") onOpenaiMessage(msg);
+      if (settings.bridge === "openai") onOpenaiMessage(msg, frame);
       return;
     }
     if (msg.jsonrpc === "2.0") {
-      if (settings.bridge === "mcp-apps") onJsonRpc(msg);
+      if (settings.bridge === "mcp-apps") onJsonRpc(msg, frame);
       else log("view→host", `ignored JSON-RPC ${msg.method || "response"} (bridge is openai)`, msg);
     }
   });
@@ -990,6 +1032,12 @@
     return { draft_id: draft.id, token };
   }
 
+  // A paid order placed by the host itself (not shown).
+  async function hiddenOrder(giftId) {
+    const d = await hiddenDraft(giftId);
+    return callTool("commit_order", { draft_id: d.draft_id, idempotency_key: newKey(), confirmation_token: d.token }, "host");
+  }
+
   const XSS = "<img src=x onerror=alert(1)>";
   const FIXTURES = {
     results: () => run("suggest_gifts", { relationship_type: "friend", age: 30, interests: ["hiking"], budget_max: 100 }),
@@ -1022,8 +1070,13 @@
     checkout: () => run("create_checkout_session", { gift_id: "tr-007", idempotency_key: newKey() }),
     // One paid order (placed by the host, not shown), then the person's order list.
     orders: async () => {
-      const d = await hiddenDraft("tr-012");
-      await callTool("commit_order", { draft_id: d.draft_id, idempotency_key: newKey(), confirmation_token: d.token }, "host");
+      await hiddenOrder("tr-012");
+      return run("list_orders", {});
+    },
+    // Two paid orders, then the list (the newest first): one to cancel, one left to cancel later.
+    "two orders": async () => {
+      await hiddenOrder("tr-012");
+      await hiddenOrder("tr-007");
       return run("list_orders", {});
     },
   };
@@ -1251,10 +1304,12 @@
     $("on-error").value = settings.onError;
     $("styles").value = settings.styles;
     $("stream").checked = settings.stream;
+    $("announce").checked = settings.announceWidgetState;
     document.documentElement.dataset.theme = settings.theme;
     $("on-error").addEventListener("change", (e) => setOnError(e.target.value));
     $("styles").addEventListener("change", (e) => setStyles(e.target.value));
     $("stream").addEventListener("change", (e) => { settings.stream = e.target.checked; });
+    $("announce").addEventListener("change", (e) => { settings.announceWidgetState = e.target.checked; });
     $("cancel-run").addEventListener("click", () => cancel("the user stopped the request"));
     $("exit-fullscreen").addEventListener("click", () => setDisplayMode("inline"));
     document.addEventListener("keydown", (e) => { if (e.key === "Escape" && settings.displayMode !== "inline") setDisplayMode("inline"); });
@@ -1383,6 +1438,11 @@
       decline: chatDecline,
     },
     openedLinks,
+    /** The host's own tool call for this page's user (not the model's, not the view's). */
+    callAsHost: (name, args) => callTool(name, args || {}, "host"),
+    holdAnswers,
+    releaseHeld,
+    get heldAnswers() { return heldAnswers.length; },
     setDropViewCalls: (drop) => {
       dropViewCalls = !!drop;
       log("host", `view tool calls: ${dropViewCalls ? "dropped (never answered)" : "answered"}`);

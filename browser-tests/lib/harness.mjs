@@ -10,7 +10,9 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
+import { wasmGate } from "./wasm-gate.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const ROOT = path.resolve(here, "../..");
@@ -205,10 +207,13 @@ export async function launchBrowser() {
 /**
  * Opens the preview host with a bridge/csp/theme. Collects dialogs (none may fire), console
  * errors and page errors of both the host page and the widget frame. `host`: more of the
- * preview's query parameters (onError, styles, safeArea, displayModes, stream).
+ * preview's query parameters (onError, styles, safeArea, displayModes, stream,
+ * announceWidgetState). `holdWasm`: every widget document's WebAssembly start waits for
+ * `releaseWasm()` (wasm-gate.mjs), so the first paint can be used before the wasm takes over.
  */
-export async function openPreview(browser, server, { bridge = "openai", csp = "chatgpt", theme = "light", sandbox = "auto", callTimeoutMs = "", host = {} } = {}) {
+export async function openPreview(browser, server, { bridge = "openai", csp = "chatgpt", theme = "light", sandbox = "auto", callTimeoutMs = "", host = {}, holdWasm = false } = {}) {
   const context = await browser.newContext({ viewport: { width: 1500, height: 1000 } });
+  if (holdWasm) await context.addInitScript(wasmGate);
   const page = await context.newPage();
   const dialogs = [];
   const consoleErrors = [];
@@ -220,6 +225,10 @@ export async function openPreview(browser, server, { bridge = "openai", csp = "c
   await page.goto(`${server.base.replace("127.0.0.1", "localhost")}/preview?bridge=${bridge}&csp=${csp}&theme=${theme}&sandbox=${sandbox}&callTimeoutMs=${callTimeoutMs}${extra}`);
   await page.evaluate(() => window.ggPreview.ready);
   const frame = () => page.frameLocator("#widget");
+  const widgetFrame = async () => {
+    const handle = await page.$("#widget");
+    return handle && (await handle.contentFrame());
+  };
   return {
     page,
     context,
@@ -238,6 +247,21 @@ export async function openPreview(browser, server, { bridge = "openai", csp = "c
     openedLinks: () => page.evaluate(() => window.ggPreview.openedLinks.slice()),
     /** While on, the host never answers the view's tool calls. */
     setDropViewCalls: (drop) => page.evaluate((d) => window.ggPreview.setDropViewCalls(d), drop),
+    /** The host keeps the answers to the view's calls of `tool` (null: stop holding new ones). */
+    holdAnswers: (tool) => page.evaluate((t) => window.ggPreview.holdAnswers(t), tool),
+    /** Delivers the held answers (dropped by the host if the view that asked is gone). */
+    releaseHeld: () => page.evaluate(() => window.ggPreview.releaseHeld()),
+    /** A tool call of the host itself for this page's user; resolves with the CallToolResult. */
+    callAsHost: (tool, args) => page.evaluate(([t, a]) => window.ggPreview.callAsHost(t, a), [tool, args]),
+    /** The view's tool calls so far: [{name, arguments, answered, ok}]. */
+    viewCalls: () => page.evaluate(() => window.ggPreview.calls.filter((c) => c.from === "view")
+      .map((c) => ({ name: c.name, arguments: c.arguments, answered: !!(c.result || c.error), ok: !!c.result && !c.result.isError, result: c.result || null }))),
+    /** With `holdWasm`: lets the current widget document's WebAssembly start. */
+    releaseWasm: async () => {
+      const f = await widgetFrame();
+      assert(f, "no widget frame to release the wasm in");
+      assert(await f.evaluate(() => typeof window.__ggReleaseWasm === "function" && window.__ggReleaseWasm()), "the wasm gate is not installed in the widget frame");
+    },
     /** The widget frame's current URL (a navigation of the frame would change it). */
     frameUrl: async () => {
       const handle = await page.$("#widget");
@@ -247,8 +271,7 @@ export async function openPreview(browser, server, { bridge = "openai", csp = "c
     commits: () => page.evaluate(() => window.ggPreview.commits().map((c) => ({ arguments: c.arguments, ok: c.result ? !c.result.isError : false }))),
     /** The widget document's `data-wasm` (ready | failed | fallback | loading). */
     wasmState: async () => {
-      const handle = await page.$("#widget");
-      const f = handle && (await handle.contentFrame());
+      const f = await widgetFrame();
       return f ? f.evaluate(() => document.documentElement.dataset.wasm || "") : "";
     },
     /**

@@ -4,6 +4,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startServer, launchBrowser, openPreview, screenshot, until } from "./harness.mjs";
+import { defineHostChecks } from "./host-checks.mjs";
 
 export const XSS = "<img src=x onerror=alert(1)>";
 
@@ -337,8 +338,7 @@ export function defineSuite({ bridge, csp }) {
   // under one key. ChatGPT gives the screen back through widget state (no storage in its opaque
   // frame here, so the address is typed again: widget state is visible to the model and never
   // holds it); MCP Apps through storage under the result's viewUUID.
-  const restores = wasm || bridge === "mcp-apps";
-  test(`${label}: a reload with a commit in flight comes back to the confirmation, then the order, charging once`, { skip: !restores && "the openai fallback keeps no screen (fallback.js)" }, (t) => withPage("reload-in-flight", async (h) => {
+  test(`${label}: a reload with a commit in flight comes back to the confirmation, then the order, charging once`, (t) => withPage("reload-in-flight", async (h) => {
     await h.fixture("results");
     await waitForState(h, "results");
     await expectRuntime(h, wasm);
@@ -586,6 +586,8 @@ export function defineSuite({ bridge, csp }) {
     }
   }));
 
+  defineHostChecks({ bridge, wasm, label, withPage, server: () => server });
+
   if (bridge !== "mcp-apps") return;
 
   // ---------------------------------------------------------------- MCP Apps host features
@@ -727,4 +729,4 @@ export function defineSuite({ bridge, csp }) {
 
 }
 
-export { waitForState, visibleState };
+export { waitForState, visibleState, expectRuntime };

@@ -1,72 +1,20 @@
-// The no-WebAssembly fallback runtime of the packed widget (plain ES5, no framework).
+// The first-paint and no-WebAssembly runtime of the packed widget (plain ES5, no framework).
 //
 // `cargo xtask widget` inlines this file as the first <script> of dist/giftgenius-widget.html
 // (crates/xtask/src/pack.rs; full-line `//` comments like these are dropped there, so write
-// none inside a string). It runs before the wasm glue, records the outcome in
-// <html data-wasm>: "loading", then "ready" (set by the packer's init code), "failed"
-// (WebAssembly or the glue script was refused) or "fallback" (refused, and the
-// server-rendered HTML is shown). The packer also writes the JSON this file reads from
-// #giftgenius-fallback-data: `initialize` = widget/src/rpc.rs `initialize_params()`,
-// `cancelled` = lib.rs `render_to_html(ViewState::Cancelled)` (view.rs `cancelled_view`),
-// `toolCancelled` = the same of `ViewState::ToolCancelled` without reason or retry (view.rs
-// `tool_cancelled_view`), and `wire` = the contract's strings (crates/giftgenius-types/src/wire.rs:
-// _meta keys, the storage prefixes, the idempotency-key prefix and derivation; saved.rs: the
-// index of saved views and its limit), so no markup, text or contract string of the widget is
-// written here.
+// none inside a string), before the wasm glue. It records the outcome in <html data-wasm>:
+// "loading", "ready" (the wasm took the view), "failed" or "fallback" (WebAssembly refused; the
+// server's markup is shown), "server" (the person acted here first, so this runtime keeps it).
 //
-// On failure it is a small copy of the wasm app's behaviour; keep each part in step with the
-// Rust it mirrors (widget/src/…):
-//   fallback() set-up        bridge.rs `start` (feature detection: window.openai, else the
-//                            parent frame), `start_openai`, `start_mcp_apps`
-//   post / rpc / wait        bridge.rs `McpAppsBridge::post`/`request`, rpc.rs `request`,
-//                            `notification`, `Pending`
-//   paint                    the `busy` flag of state.rs `ViewState::ConfirmPurchase` and the
-//                            theme of context.rs `RenderContext` (data-theme on the root)
-//   show / hosted            controller.rs `Controller::show_tool_output` and `remember`; the
-//                            HTML is the server's render_to_html (lib.rs) in
-//                            _meta["giftgenius/html"], the token flow.rs `confirmation_token`
-//   call / note              controller.rs `Controller::call` and `handle` (one call at a time)
-//   state / store / save     controller.rs `Host::widget_state`/`set_widget_state`, bridge.rs
-//                            `storage::sync`, flow.rs `storage_changes`, `with_checkout`,
-//                            rpc.rs `checkout_storage_key`, `model_context_params`
-//   key                      controller.rs `Controller::key_for`, flow.rs
-//                            `idempotency_key_for_draft`, `idempotency_key_from_bytes`
-//   confirm                  controller.rs `Controller::confirm` (prepare again if the token
-//                            was lost)
-//   cancel                   controller.rs `Controller::cancel`; with no results to go
-//                            back to, `ViewState::Cancelled` rendered by the packer
-//   click handler            action.rs `Action` (the data-action names), flow.rs
-//                            `merge_arguments` for suggestions, controller.rs `retry`
-//   context / look           rpc.rs `HostContext::merge`, `render_context`, `presentation`
-//                            (`style_variable_ok`, the font CSS, the safe area), context.rs
-//                            `Theme::parse`, bridge.rs `apply_presentation`; display mode as
-//                            `data-display-mode` on the root (no full-screen button here)
-//   message listener         rpc.rs `parse` and `reply`; bridge.rs `start_mcp_apps`;
-//                            tool-cancelled: controller.rs `show_tool_cancelled` (never a
-//                            retry: the server-rendered markup has none); tool-input-partial is
-//                            not shown (the spec allows it; the fallback shows no loading state)
-//                            but hands the view to the wasm, which shows it
-//   log                      controller.rs `Host::log` (tool_call_failed only, no arguments),
-//                            rpc.rs `log_params`, `host_accepts_logs`
-//   view / keep / restore    saved.rs: the screen under the first result's viewUUID (here the
-//                            shown HTML under its own key, `…/view/html/<id>`), the index and
-//                            its limit; controller.rs `restore` (the host's token for the same
-//                            draft is kept; it is never stored)
-//   ui/initialize, resize    rpc.rs `initialize_params` (from the data block), bridge.rs
-//                            `report_size`; `links` from rpc.rs `host_opens_links`
-//   timeout                  bridge.rs `call_timeout_ms` (a request the host leaves
-//                            unanswered fails, so the buttons come back)
-//   link click handler       view/order.rs `checkout_view` and bridge.rs `open_link`:
-//                            ui/open-link or openExternal, a plain link where neither exists
-//   form / details / edit    delivery_form.rs `read` and `details_from` (an input whose value
-//                            differs from its default was edited), controller.rs
-//                            `prepare_arguments` and `edit_delivery`; a refused edit keeps the
-//                            card and puts each field error next to its field like
-//                            view/delivery.rs `delivery_form` renders it
-//   ask / cancelOrder /      controller.rs `ask`, `cancel_order` (the key from flow.rs
-//   deleteData               `cancel_key_for_order`), `delete_data` (bridge.rs
-//                            `storage::forget_all`); the questions are in the server's markup,
-//                            hidden, as view/order.rs `ask_view` renders them
+// It decides nothing. Each result's markup (_meta["giftgenius/html"], rendered by the server with
+// the widget's own views) carries on every control the decision widget/src/decide.rs made for
+// it, as `data-call` JSON. This runtime fills the placeholders ({"$":"meta"} from the shown
+// result's _meta, {"$":"key"} from the kept idempotency key), calls the host, and shows the
+// answer's markup. Besides: the two host bridges (window.openai, MCP Apps JSON-RPC over
+// postMessage), keeping the shown screen for a reload (storage under the result's viewUUID,
+// and widget state without what the person typed), field errors next to the input they name,
+// and handing an untouched view over to the wasm. Its strings come from the JSON block the
+// packer writes (#giftgenius-fallback-data: widget/src/decide.rs `runtime_wire`).
 (function () {
   var d = document, w = window, root = d.documentElement, failed = false, rt = null;
   root.dataset.wasm = "loading";
@@ -77,37 +25,27 @@
     if (w.console) console.error("giftgenius: WebAssembly did not start", reason);
     if (rt) rt.fail();
   };
-  // The wasm asks for the view once it has started (bridge.rs `start`); `take` gets what it
-  // needs to go on from here: null (nothing was started here, start as usual), {} (ChatGPT:
-  // the globals say it all) or the MCP Apps session so far ({init, notes, nextId}). Only a
-  // view nobody has touched yet is handed over, so an action is never lost or done twice.
+  // The wasm asks for the view once it has started (bridge.rs `start`); `take` gets null (start
+  // as usual), {} (window.openai: the globals say it all) or the MCP Apps session so far.
   w.giftgeniusHandover = function (take) {
     if (rt) return rt.handover(take);
     root.dataset.wasm = "ready";
     take(null);
   };
-  // A CSP without 'wasm-unsafe-eval' (or without our module's hash) refuses the wasm or the
-  // module script; the module's own try/catch cannot see the second case, so listen here.
+  // A CSP without 'wasm-unsafe-eval' refuses the wasm or the module script; listen here, as the
+  // module's own try/catch cannot see the second case.
   d.addEventListener("securitypolicyviolation", function (e) {
     var u = e.blockedURI;
     if (e.disposition !== "report" && (u === "wasm-eval" || u === "inline")) w.giftgeniusWasmFailed((e.effectiveDirective || "") + " blocked " + u);
   });
   rt = runtime();
-  // First paint: each result's server-rendered HTML (_meta["giftgenius/html"]) as soon as the
-  // host delivers it, its data-action buttons driven over the same bridge the wasm would use.
-  // The wasm takes over an untouched view (`handover`); without WebAssembly, or once the
-  // person acted here, this runtime keeps the view for good.
   function runtime() {
     var box = d.getElementById("giftgenius-fallback"), app = d.getElementById("giftgenius-root"),
-      data = d.getElementById("giftgenius-fallback-data"),
-      oa = w.openai, parent = w.parent !== w ? w.parent : null,
-      wire, theme, input = {}, last, back, backArgs, seen, draft, token, busy = false, ws = {}, ids = 1, wait = {},
-      delivery = null, cancelTokens = {}, delTok = null,
-      links = false, logs = false, hc = {}, vars = [], view, first = true,
-      acted = false, stopped = false, notes = [], init, inited = false, taker = null, held = null, observer = null,
-      due = false,
-      m = /[?&]gg-call-timeout-ms=(\d+)/.exec(location.search),
-      limit = m && +m[1] >= 100 ? +m[1] : 20000;
+      data = d.getElementById("giftgenius-fallback-data"), oa = w.openai, parent = w.parent !== w ? w.parent : null,
+      wire, theme, input = {}, screen = {}, home = null, host = {}, last = null, busy = false, ws = null,
+      ids = 1, wait = {}, links = false, logs = false, hc = {}, vars = [], view, first = true, acted = false,
+      stopped = false, notes = [], init, inited = false, taker = null, held = null, observer = null, due = false,
+      m = /[?&]gg-call-timeout-ms=(\d+)/.exec(location.search), limit = m && +m[1] >= 100 ? +m[1] : 20000;
     if (!box || !(oa || parent)) return null;
     try { data = JSON.parse(data.textContent); } catch (x) { data = {}; }
     wire = data.wire || {};
@@ -124,41 +62,61 @@
         p.then(function (v) { clearTimeout(t); ok(v); }, function (e) { clearTimeout(t); no(e); });
       });
     }
+    // One host request on either bridge: window.openai's method, else the JSON-RPC method.
+    function ask(method, arg, rpcMethod, params) {
+      return oa ? timed(Promise.resolve().then(function () { return oa[method](arg[0], arg[1]); })) : rpc(rpcMethod, params);
+    }
     function paint() {
       var r = box.firstElementChild, mode = hc.displayMode;
       if (r && theme) r.setAttribute("data-theme", theme);
       if (r && (mode === "fullscreen" || mode === "pip")) r.setAttribute("data-display-mode", mode);
       else if (r) r.removeAttribute("data-display-mode");
       box.setAttribute("aria-busy", busy);
-      box.querySelectorAll("button[data-action]").forEach(function (b) {
+      box.querySelectorAll("button[data-call]").forEach(function (b) {
         if (busy && !b.disabled) { b.disabled = true; b.dataset.ggBusy = 1; }
         if (!busy && b.dataset.ggBusy) { b.disabled = false; delete b.dataset.ggBusy; }
       });
     }
-    // Shows one result; `args` null means "the host's tool input" (it may arrive late).
-    function show(res, name, args) {
-      var sc = (res && res.structuredContent) || {}, m = (res && res._meta) || {}, html = m[wire.html];
+    // Shows a result's markup; its _meta (tokens) stays in memory for the screen's controls.
+    // `args`: the arguments of the call it answers, when they hold no token (they are kept). An
+    // answer that is not ok is not kept: a reload comes back to the screen before it.
+    function show(res, args) {
+      var m = (res && res._meta) || {}, html = m[wire.html];
       if (typeof html !== "string") return false;
-      seen = html;
-      if (sc.draft && sc.draft.id) { draft = sc.draft; token = m[wire.token]; delivery = m[wire.delivery] || null; }
-      if (sc.tool === "list_orders" && sc.ok) { cancelTokens = m[wire.cancelTokens] || {}; delTok = m[wire.deleteToken] || null; }
-      if (name === "suggest_gifts" && sc.ok) { back = html; backArgs = args; }
-      put(html, !(name === "commit_order" && !sc.ok));
+      screen = { meta: m, args: args };
+      put(html, res.structuredContent && res.structuredContent.ok === false);
       return true;
     }
-    // A failed commit is not kept: a reload comes back to the confirmation, as in the wasm view.
-    function put(html, persist) {
+    function put(html, failure) {
       box.innerHTML = html;
       box.hidden = false;
       if (app) app.hidden = true;
       if (failed) root.dataset.wasm = "fallback";
+      if (box.querySelector("[data-home]")) home = { html: html, args: screen.args };
       paint();
-      if (persist !== false && (failed || acted)) keep();
+      if (!failure && (failed || acted)) keep();
     }
-    // The shown screen, kept under this view's id for a reload; never the token.
+    function store(f) { ["localStorage", "sessionStorage"].forEach(function (n) { try { if (w[n]) f(w[n]); } catch (x) {} }); }
+    function state() { return ws || (oa && oa.widgetState) || {}; }
+    // Widget state: written to the host, and its checkout entry mirrored into storage.
+    function save(next) {
+      var was = state()[wire.checkout], now = next[wire.checkout];
+      store(function (s) {
+        if (was && (!now || now.draft_id !== was.draft_id)) s.removeItem(wire.store + was.draft_id);
+        if (now) s.setItem(wire.store + now.draft_id, now.idempotency_key);
+      });
+      ws = next;
+      return ask("setWidgetState", [next], "ui/update-model-context", { structuredContent: next }).then(null, function () {});
+    }
+    function with_(k, v) { var s = Object.assign({}, state()); if (v == null) delete s[k]; else s[k] = v; return s; }
+    // The shown screen, kept for a reload: in storage under this view's id, and on window.openai
+    // in widget state too (an opaque frame has no storage). Never a token: those stay in memory.
+    // The card's delivery details go with it (the model can read widget state): without them,
+    // Confirm after a reload there would need the address typed again.
     function keep() {
       if (!view) return;
-      var k = wire.viewStore + "html/" + view, entry = JSON.stringify({ html: box.innerHTML, draft: draft || null, delivery: delivery || null, back: back || null, backArgs: backArgs || null, last: last && last[0] !== "commit_order" ? last : null });
+      var k = wire.viewStore + "html/" + view, html = box.innerHTML, host_ = screen.meta === host.meta,
+        entry = JSON.stringify({ html: html, args: screen.args || null, home: home, last: last && last.plain ? last : null, host: host_ });
       store(function (s) {
         var index = [];
         try { index = JSON.parse(s.getItem(wire.viewIndex) || "[]"); } catch (x) {}
@@ -169,10 +127,11 @@
         s.setItem(k, entry);
         s.setItem(wire.viewIndex, JSON.stringify(index));
       });
+      if (oa) save(with_(wire.screen, { view: view, html: html, host: host_ }));
     }
     // The first result names the view; a screen kept under that name before a reload wins.
     function restore(res) {
-      var m = res._meta || {}, id = m[wire.viewUuid], e = null, own = null, sc = res.structuredContent || {};
+      var m = res._meta || {}, id = m[wire.viewUuid], e = null, own = null, sc = res.structuredContent || {}, ow = oa && state()[wire.screen];
       first = false;
       if (typeof id !== "string" || !/^[A-Za-z0-9-]{8,64}$/.test(id)) return false;
       view = id;
@@ -180,54 +139,131 @@
         try { e = e || JSON.parse(s.getItem(wire.viewStore + "html/" + id)); } catch (x) {}
         try { own = own || JSON.parse(s.getItem(wire.viewStore + id)); } catch (x) {}
       });
+      if (!e && ow && ow.view === id) e = ow;
+      own = own || (oa && state()[wire.wasmView] && { screen: {} });
       // The wasm kept another screen for this view (saved.rs): it shows that one, so paint
-      // nothing that it would replace; shown here only if the wasm fails after all.
+      // nothing it would replace; shown here only if the wasm fails after all.
       if (!e && !failed && own && own.screen && !(own.screen.output && canon(own.screen.output) === canon(sc))) {
         held = res;
         return true;
       }
       if (!e || typeof e.html !== "string") return false;
       acted = true;
-      draft = e.draft; delivery = e.delivery || null; back = e.back; backArgs = e.backArgs; last = e.last;
-      token = draft && sc.draft && sc.draft.id === draft.id ? m[wire.token] : null;
-      seen = m[wire.html];
+      last = e.last || null;
+      home = e.home || (hostHome(res) ? { html: m[wire.html], args: input } : null);
+      screen = { meta: e.host ? m : {}, args: e.args };
       put(e.html);
       return true;
     }
+    function hostHome(res) { return /^[^>]*data-home/.test((res._meta || {})[wire.html] || ""); }
     // JSON with sorted keys, to compare the host's result with the one the wasm saved.
     function canon(v) {
       if (!v || typeof v !== "object") return JSON.stringify(v);
       if (Array.isArray(v)) return "[" + v.map(canon).join(",") + "]";
       return "{" + Object.keys(v).sort().map(function (k) { return JSON.stringify(k) + ":" + canon(v[k]); }).join(",") + "}";
     }
+    // A result the host announces (the one the view was opened for, or a new one). Only news
+    // is shown: the host repeating its result (globals set again) leaves the person's screen.
     function hosted(res) {
-      if (first && !oa && res && res._meta && restore(res)) return;
-      if (busy || !res || !res._meta || res._meta[wire.html] === seen) return;
-      var tool = (res.structuredContent || {}).tool;
-      if (show(res, tool, null)) last = [tool, null];
+      var m = res && res._meta, html = m && m[wire.html];
+      if (typeof html !== "string" || html === host.html || html === (screen.meta || {})[wire.html]) return;
+      host = { html: html, meta: m };
+      if (first && restore(res)) return;
+      first = false;
+      if (busy) return;
+      last = { tool: (res.structuredContent || {}).tool, args: null, plain: true };
+      show(res, null);
     }
-    // `own` may take a result itself (return true), before it is shown as the server rendered it.
-    function call(name, args, own) {
+    // [the arguments of a call with placeholders filled, the checkout entry its key needs kept];
+    // null when one cannot be filled. A token comes from the shown result's _meta; one named by
+    // id (an order's) also from the host's result.
+    function fill(c) {
+      var a = {}, s = null, k, v, t, f;
+      if (c.over) Object.assign(a, screen.args || input);
+      for (k in c.args) { if (c.args[k] === null) delete a[k]; else a[k] = c.args[k]; }
+      if (c.form && (f = form())) Object.assign(a, f.details);
+      for (k in a) {
+        v = a[k];
+        t = null;
+        if (!v || typeof v !== "object" || !v.$) continue;
+        if (v.$ === "key" && !(t = kept(v.draft))) s = { draft_id: v.draft, idempotency_key: t = v.or };
+        else [screen.meta, v.at && host.meta].forEach(function (m) { var x = m && m[v.key]; x = v.at && x ? x[v.at] : x; t = t || (typeof x === "string" && x); });
+        if (!t) return null;
+        a[k] = t;
+      }
+      return [a, s];
+    }
+    function kept(id) {
+      var c = state()[wire.checkout], k = c && c.draft_id === id ? c.idempotency_key : null;
+      store(function (s) { k = k || s.getItem(wire.store + id); });
+      return k;
+    }
+    // A decided call (widget/src/decide.rs `Call`), made. A placeholder that cannot be filled
+    // (a token lost with a reload) makes the `lost` call first; if its answer has a control
+    // deciding the same (`raw`: the same draft at the same price), that answer is taken and the
+    // call follows; if not, the screen stays and says why (`gone`), that control gone.
+    function run(c, raw) {
+      var f = form();
+      if (c.edited && f && f.changed) c = c.edited;
+      if (fill(c) || !c.lost) return call(c);
+      call(c.lost, function (res, a) {
+        if (!same(res, raw)) return gone(c.gone, raw);
+        show(res, a);
+        if (fill(c)) call(c);
+      });
+    }
+    // The answer's markup, parsed inert (a template: nothing in it loads or runs).
+    function parse(res) {
+      var t = d.createElement("template");
+      t.innerHTML = ((res && res._meta) || {})[wire.html] || "";
+      return t.content;
+    }
+    function same(res, raw) {
+      return [].some.call(parse(res).querySelectorAll("[data-call]"), function (b) { return b.getAttribute("data-call") === raw; });
+    }
+    function gone(text, raw) {
+      box.querySelectorAll("[data-call]").forEach(function (b) { if (b.getAttribute("data-call") === raw) b.remove(); });
+      note(text);
+    }
+    // Makes the call and shows the answer: by default all of it; `patch`: its element in place of
+    // the screen's; a refused form: the card with its field errors; an ok one to `took` if given.
+    function call(c, took) {
       busy = true;
-      last = [name, args];
       paint();
-      var p = oa ? timed(Promise.resolve().then(function () { return oa.callTool(name, args); }))
-        : rpc("tools/call", { name: name, arguments: args });
-      return p.then(function (res) { busy = false; (own && own(res)) || show(res, name, args) || note(); }, function (e) {
+      var f = fill(c) || [null];
+      (f[0] ? Promise.resolve(f[1] && save(with_(wire.checkout, f[1]))) : Promise.reject(new Error("nothing to send"))).then(function () {
+        last = { tool: c.tool, args: f[0], plain: !/"\$"/.test(JSON.stringify(c.args)) };
+        return ask("callTool", [c.tool, f[0]], "tools/call", { name: c.tool, arguments: f[0] });
+      }).then(function (res) {
+        var sc = (res && res.structuredContent) || {};
+        busy = false;
+        if (c.form && sc.error && (sc.error.field_errors || []).length) return fieldErrors(sc.error.field_errors);
+        if (took && sc.ok) return took(res, f[0]);
+        if (sc.ok && c.forget) forget();
+        if (!(sc.ok && c.patch && patch(res, c.patch)) && !show(res, last.plain ? f[0] : null)) note();
+      }, function (e) {
         busy = false;
         note();
-        log({ event: "tool_call_failed", tool: name, message: String((e && e.message) || e) });
+        log({ event: "tool_call_failed", tool: c.tool, message: String((e && e.message) || e) });
       }).then(paint);
+    }
+    function patch(res, sel) {
+      var n = parse(res).querySelector(sel), o = box.querySelector(sel);
+      if (!n || !o) return false;
+      o.replaceWith(n);
+      keep();
+      return true;
     }
     function log(what) {
       if (logs && !oa) post({ method: "notifications/message", params: { level: "error", logger: data.initialize.appInfo.name, data: what } });
     }
-    function note() {
+    // An alert on the screen (after `at`, else at its end): by default "could not be reached".
+    function note(text, at) {
       var p = d.createElement("p");
       p.className = "gg-inline-error";
       p.setAttribute("role", "alert");
-      p.textContent = say("unreachable");
-      (box.firstElementChild || box).appendChild(p);
+      p.textContent = text || say("unreachable");
+      if (at) at.after(p); else (box.firstElementChild || box).appendChild(p);
     }
     // The person's language: the shown markup's, else the host's locale (en, es or pt).
     function lang() {
@@ -235,122 +271,43 @@
       return (data.text || {})[l] ? l : "en";
     }
     function say(k) { return ((data.text || {})[lang()] || {})[k] || ""; }
-    function mine(m) { return (m && m[lang()]) || ""; }
-    // The server's field messages are English; other languages get "check this field".
-    function field(fe) { return lang() === "en" ? fe.message : say("fieldCheck"); }
-    function state() { return (oa ? oa.widgetState : ws) || {}; }
-    function store(f) { ["localStorage", "sessionStorage"].forEach(function (n) { try { if (w[n]) f(w[n]); } catch (x) {} }); }
-    // Widget state, mirrored into storage keyed by draft id; resolves once the host answered.
-    function save(next) {
-      var was = state().checkout, now = next.checkout;
-      store(function (s) {
-        if (was && (!now || now.draft_id !== was.draft_id)) s.removeItem(wire.store + was.draft_id);
-        if (now) s.setItem(wire.store + now.draft_id, now.idempotency_key);
-      });
-      ws = next;
-      return (oa ? timed(Promise.resolve().then(function () { return oa.setWidgetState(next); }))
-        : rpc("ui/update-model-context", { structuredContent: next })).then(null, function () {});
-    }
-    // The draft's idempotency key: kept, or minted once and persisted before it is used.
-    // Derived from the draft id like the wasm path (flow::idempotency_key_for_draft), never from
-    // the token (tokens expire), so a reload that lost widget state and storage, and holds a
-    // fresh token, still finds the same key. Random only where crypto.subtle is missing.
-    function key(id) {
-      var k = null, made;
-      [ws.checkout, state().checkout].forEach(function (c) { if (!k && c && c.draft_id === id) k = c.idempotency_key; });
-      store(function (s) { k = k || s.getItem(wire.store + id); });
-      if (k) return Promise.resolve(k);
-      made = window.crypto && crypto.subtle
-        ? crypto.subtle.digest("SHA-256", new TextEncoder().encode(wire.keyDerivation + id)).then(function (d) { return new Uint8Array(d); })
-        : Promise.resolve(crypto.getRandomValues(new Uint8Array(16)));
-      return made.then(function (b) {
-        k = wire.keyPrefix;
-        for (var i = 0; i < 16; i++) k += (b[i] < 16 ? "0" : "") + b[i].toString(16);
-        return save(Object.assign({}, state(), { checkout: { draft_id: id, idempotency_key: k } })).then(function () { return k; });
-      });
-    }
-    // The card's delivery form: its values as details, and whether any input was edited.
+    // The screen's form: input names are field paths (recipient.address.city); an empty input
+    // is left out unless aria-required (the server then names it as missing).
     function form() {
-      var f = box.querySelector("#gg-delivery-form"), v = {}, changed = false, o;
+      var f = box.querySelector("fieldset"), v = {}, changed = false;
       if (!f) return null;
       f.querySelectorAll("input[name], textarea[name]").forEach(function (i) {
-        if (i.type === "checkbox") { v[i.name] = i.checked; changed = changed || i.checked !== i.defaultChecked; }
-        else { v[i.name] = i.value.trim(); changed = changed || i.value !== i.defaultValue; }
+        var val = i.type === "checkbox" ? i.checked || undefined : i.value.trim(), o = v, path = i.name.split(".");
+        changed = changed || (i.type === "checkbox" ? i.checked !== i.defaultChecked : i.value !== i.defaultValue);
+        if (val === undefined || (val === "" && i.getAttribute("aria-required") !== "true")) return;
+        path.slice(0, -1).forEach(function (p) { o = o[p] = o[p] || {}; });
+        o[path[path.length - 1]] = val;
       });
-      o = function (n) { return v[n] ? v[n] : undefined; };
-      return { changed: changed, details: {
-        recipient: { name: v["recipient.name"] || "", address: { line1: v["recipient.address.line1"] || "",
-          line2: o("recipient.address.line2"), city: v["recipient.address.city"] || "", region: o("recipient.address.region"),
-          postal_code: o("recipient.address.postal_code"), country: (v["recipient.address.country"] || "").toUpperCase() } },
-        gift_message: o("gift_message"), save_address: !!v.save_address, from_saved_address: false } };
+      return { changed: changed, details: v };
     }
-    function details(g, dl) {
-      var a = { gift_id: g.gift.id, quantity: g.quantity, shipping: g.shipping, currency: g.total.currency };
-      if (dl && !dl.from_saved_address) a.recipient = dl.recipient;
-      if (dl && dl.gift_message) a.gift_message = dl.gift_message;
-      if (dl && dl.save_address) a.save_address = true;
-      return a;
-    }
-    // Prepares the draft again with the edited details: a new draft to confirm, or the field
-    // errors next to the fields of this card, with what was typed kept.
-    function edit(dl) {
-      var g = draft;
-      if (!g) return;
-      call("prepare_order", details(g, dl), function (res) {
-        var sc = (res && res.structuredContent) || {}, e = sc.error, p, c;
-        if (sc.ok || !e || !(e.field_errors || []).length) return false;
-        box.querySelectorAll(".gg-field-error, .gg-inline-error").forEach(function (x) { x.remove(); });
-        e.field_errors.forEach(function (fe) {
-          var i = box.querySelector('[name="' + String(fe.field).replace(/[^A-Za-z0-9_.]/g, "") + '"]'), p = d.createElement("p");
-          p.className = "gg-field-error";
-          p.textContent = field(fe);
-          if (i) {
-            p.id = i.id + "-error";
-            i.setAttribute("aria-invalid", "true");
-            i.setAttribute("aria-describedby", p.id);
-            i.parentNode.setAttribute("data-invalid", "true");
-            i.parentNode.appendChild(p);
-          } else {
-            p.textContent = fe.field + ": " + field(fe);
-            (box.querySelector("#gg-delivery-form") || box).appendChild(p);
-          }
-        });
-        p = d.createElement("p");
-        p.className = "gg-inline-error";
-        p.setAttribute("role", "alert");
-        p.textContent = say("needsFix");
-        box.querySelector("#gg-delivery-form").after(p);
-        c = box.querySelector('[data-action="confirm"]');
-        if (c) c.remove();
-        return true;
+    // A refused form keeps the card: each message next to the input it names, what was typed kept.
+    function fieldErrors(errors) {
+      box.querySelectorAll(".gg-field-error, .gg-inline-error").forEach(function (x) { x.remove(); });
+      errors.forEach(function (fe) {
+        var i = box.querySelector('[name="' + String(fe.field).replace(/[^A-Za-z0-9_.]/g, "") + '"]'), p = d.createElement("p");
+        p.className = "gg-field-error";
+        p.textContent = lang() === "en" ? fe.message : say("fieldCheck");
+        if (i) {
+          p.id = i.id + "-error";
+          i.setAttribute("aria-invalid", "true");
+          i.setAttribute("aria-describedby", p.id);
+          i.parentNode.setAttribute("data-invalid", "true");
+          i.parentNode.appendChild(p);
+        } else {
+          p.textContent = fe.field + ": " + p.textContent;
+          box.querySelector("fieldset").appendChild(p);
+        }
       });
-    }
-    function confirm() {
-      var g = draft, t = token, f = form();
-      if (!g) return;
-      if (f && f.changed) return edit(f.details);
-      // Token lost (reload after a widget-made draft): prepare again, then confirm what it shows.
-      if (!t) return call("prepare_order", details(g, delivery));
-      busy = true;
+      note(say("needsFix"), box.querySelector("fieldset"));
+      box.querySelectorAll("[data-call*='\"edited\"']").forEach(function (c) { c.remove(); });
       paint();
-      key(g.id).then(function (k) { call("commit_order", { draft_id: g.id, idempotency_key: k, confirmation_token: t }); });
     }
-    function cancel() {
-      var next = Object.assign({}, state());
-      delete next.checkout;
-      busy = true;
-      paint();
-      save(next).then(function () {
-        busy = false;
-        draft = token = null;
-        if (back) last = ["suggest_gifts", backArgs];
-        put(back || mine(data.cancelled));
-      });
-    }
-    // The order list's second-click questions: shown by the first click, hidden by "Keep it".
-    function ask(sel) {
-      box.querySelectorAll(".gg-ask").forEach(function (q) { q.hidden = !sel || !q.matches(sel); });
-    }
+    // Delete my data: every screen and key this view kept goes too.
     function forget() {
       store(function (s) {
         for (var i = s.length - 1; i >= 0; i--) {
@@ -358,60 +315,35 @@
           if (k && (k.indexOf(wire.viewStore) === 0 || k.indexOf(wire.store) === 0 || k === wire.viewIndex)) s.removeItem(k);
         }
       });
-    }
-    function cancelOrder(id) {
-      var t = cancelTokens[id];
-      if (!t || !(window.crypto && crypto.subtle)) return;
-      busy = true;
-      paint();
-      crypto.subtle.digest("SHA-256", new TextEncoder().encode(wire.keyDerivation + id)).then(function (b) {
-        var k = wire.cancelKeyPrefix;
-        b = new Uint8Array(b);
-        for (var i = 0; i < 16; i++) k += (b[i] < 16 ? "0" : "") + b[i].toString(16);
-        call("cancel_order", { order_id: id, idempotency_key: k, confirmation_token: t });
-      });
-    }
-    function deleteData() {
-      if (!delTok) return;
-      call("delete_my_data", { confirmation_token: delTok }, function (res) {
-        if (!res || !res.structuredContent || !res.structuredContent.ok) return false;
-        forget();
-        draft = token = delivery = delTok = last = null;
-        cancelTokens = {};
-        save({});
-        return false;
-      });
+      screen = {};
+      last = null;
+      save({});
     }
     box.addEventListener("click", function (e) {
       if (stopped) return;
-      var l = e.target.closest && e.target.closest("a[href]");
+      var l = e.target.closest && e.target.closest("a[href]"), b, c, raw;
       // An outbound link opens through the host when it can; else the plain link does.
       if (l && /^https?:/.test(l.href) && (oa ? typeof oa.openExternal === "function" : links)) {
         e.preventDefault();
-        (oa ? timed(Promise.resolve().then(function () { return oa.openExternal({ href: l.href }); }))
-          : rpc("ui/open-link", { url: l.href })).then(null, function () {});
+        ask("openExternal", [{ href: l.href }], "ui/open-link", { url: l.href }).then(null, function () {});
         return;
       }
-      var b = e.target.closest && e.target.closest("button[data-action]"), a = b && b.dataset.action, s = {}, m;
+      b = e.target.closest && e.target.closest("button[data-call]");
       if (!b || b.disabled || busy) return;
+      try { c = JSON.parse(raw = b.getAttribute("data-call")); } catch (x) { return; }
       acted = true;
-      if (a === "choose") call("prepare_order", { gift_id: b.dataset.giftId });
-      if (a === "confirm") confirm();
-      if (a === "update-delivery") { m = form(); if (m) edit(m.details); }
-      if (a === "ask-cancel-order") ask('.gg-ask[data-ask="cancel-order"][data-order-id="' + b.dataset.orderId + '"]');
-      if (a === "ask-delete-data") ask('.gg-ask[data-ask="delete-data"]');
-      if (a === "dismiss") ask(null);
-      if (a === "cancel-order") cancelOrder(b.dataset.orderId);
-      if (a === "delete-data") deleteData();
-      if (a === "cancel") cancel();
-      if (a === "retry" && last && last[0]) call(last[0], last[1] || input);
-      else if (a === "retry" && draft) confirm();
-      if (a === "suggestion") {
-        try { s = JSON.parse(b.dataset.setArguments) || {}; } catch (x) {}
-        m = Object.assign({}, backArgs || input);
-        for (var k in s) { if (s[k] === null) delete m[k]; else m[k] = s[k]; }
-        call("suggest_gifts", m);
+      if ("ask" in c) box.querySelectorAll("[data-ask]").forEach(function (q) { q.hidden = q.id !== c.ask; });
+      if (c.retry && last) call({ tool: last.tool, args: last.args || input });
+      if (c.back) {
+        busy = true;
+        paint();
+        save(with_(wire.checkout, null)).then(function () {
+          busy = false;
+          screen = { args: home && home.args };
+          put(home ? home.html : (data.cancelled || {})[lang()] || "");
+        });
       }
+      if (c.tool) run(c, raw);
     });
     function context(c) {
       if (!c || typeof c !== "object") return;
@@ -467,7 +399,7 @@
           : { id: m.id, error: { code: -32601, message: "method not found" } });
       } else if (m.method === "ui/notifications/tool-input") input = p.arguments || {};
       else if (m.method === "ui/notifications/tool-result") hosted(p);
-      else if (m.method === "ui/notifications/tool-cancelled") { if (!seen && !busy) { first = false; put(mine(data.toolCancelled)); } }
+      else if (m.method === "ui/notifications/tool-cancelled") { if (!host.html && !busy) { first = false; put((data.toolCancelled || {})[lang()] || ""); } }
       else if (m.method === "ui/notifications/host-context-changed") context(p);
       else if (!m.method && (f = wait[m.id])) {
         delete wait[m.id];
@@ -498,15 +430,13 @@
     // What the page sees of this runtime: the wasm's failure and its request for the view.
     function face() { return { fail: fail, handover: function (take) { taker = take; offer(); } }; }
     function fail() {
-      if (held) { first = true; hosted(held); held = null; }
+      if (held) { first = true; host = {}; hosted(held); held = null; }
       if (!box.hidden) { root.dataset.wasm = "fallback"; keep(); }
     }
     // Hands the view to the wasm once the host's ui/initialize answer is in, if nobody has
-    // acted or typed here: it gets the session so far and renders the same state, then this
-    // runtime stops and the server's markup goes in the same task (no frame in between), with
-    // the focus moved to the same control. On MCP Apps it waits until the first result is
-    // painted here (the server's markup shows without waiting for the wasm's start-up and
-    // first render), arguments stream in, or the result is late.
+    // acted or typed here: it renders the same state, then this runtime stops and the wasm's
+    // markup goes in the same task, with the focus moved to the same control. On MCP Apps it
+    // waits until the first result is painted here, arguments stream in, or the result is late.
     function offer() {
       var take = taker, f = -1, edited = false, c;
       if (!take || failed || stopped || (!oa && !(inited && (due || held || !box.hidden)))) return;

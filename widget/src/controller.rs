@@ -14,6 +14,7 @@ use serde_json::{Map, Value, json};
 
 use crate::action::Action;
 use crate::context::DisplayMode;
+use crate::decide::{self, Placeholder};
 use crate::flow;
 use crate::rpc::LogLevel;
 use crate::saved::{SavedView, Screen};
@@ -81,6 +82,9 @@ pub struct Controller<H: Host> {
     in_flight: Cell<bool>,
     /// The last `toolOutput` shown, so an unrelated globals change does not reset the view.
     last_output: RefCell<Option<Value>>,
+    /// The last output the host itself announced: announced again (window.openai sets its
+    /// globals again after `setWidgetState`), it is no news, even after the view moved on.
+    hosted_output: RefCell<Option<Value>>,
     /// The last suggest_gifts result and its arguments: Cancel goes back to it, suggestions merge over it.
     last_results: RefCell<Option<ViewState>>,
     last_suggest_args: RefCell<Option<Map<String, Value>>>,
@@ -118,28 +122,9 @@ fn unreachable_error() -> ToolError {
     ToolError::new(ErrorCode::InternalError, "GiftGenius could not be reached from this view.", "")
 }
 
-/// prepare_order's arguments for `draft` with these delivery details: the recipient and gift
-/// message as given (a draft that used the saved address asks for it again by sending none),
-/// so the same details give the same draft.
-fn prepare_arguments(draft: &giftgenius_types::OrderDraft, delivery: Option<&DeliveryDetails>) -> Map<String, Value> {
-    let mut args = as_object(json!({
-        "gift_id": draft.gift.id,
-        "quantity": draft.quantity,
-        "shipping": draft.shipping.as_str(),
-        "currency": draft.total.currency.code(),
-    }));
-    if let Some(d) = delivery {
-        if !d.from_saved_address {
-            args.insert("recipient".into(), d.recipient.write_json());
-        }
-        if let Some(message) = &d.gift_message {
-            args.insert("gift_message".into(), json!(message));
-        }
-        if d.save_address {
-            args.insert("save_address".into(), json!(true));
-        }
-    }
-    args
+/// A decided call's arguments with `details` where it takes the form's (see `decide::Call::form`).
+fn args_with(call: &decide::Call, details: Option<&DeliveryDetails>) -> Map<String, Value> {
+    if call.form { decide::with_details(&call.args, details) } else { call.args.clone() }
 }
 
 impl<H: Host> Controller<H> {
@@ -150,6 +135,7 @@ impl<H: Host> Controller<H> {
             on_change: Box::new(on_change),
             in_flight: Cell::new(false),
             last_output: RefCell::new(None),
+            hosted_output: RefCell::new(None),
             last_results: RefCell::new(None),
             last_suggest_args: RefCell::new(None),
             last_call: RefCell::new(None),
@@ -242,6 +228,7 @@ impl<H: Host> Controller<H> {
             return;
         };
         *self.last_output.borrow_mut() = Some(output.clone());
+        *self.hosted_output.borrow_mut() = Some(output.clone());
         *self.last_results.borrow_mut() = saved
             .results
             .as_ref()
@@ -255,6 +242,15 @@ impl<H: Host> Controller<H> {
                 let delivery = saved.delivery.as_ref().and_then(giftgenius_types::ReadJson::read_json);
                 *self.draft_delivery.borrow_mut() = saved.delivery.clone();
                 ViewState::ConfirmPurchase { draft, delivery, busy, error }
+            }
+            // The tokens are never saved: the host's result brings them again (the list it
+            // opened the view with), so a restored list offers Cancel without a new fetch.
+            ViewState::OrderList { orders, next_cursor, .. } => {
+                let meta = self.host.tool_response_metadata();
+                *self.cancel_tokens.borrow_mut() = flow::cancel_tokens(&meta);
+                *self.delete_token.borrow_mut() = flow::delete_data_token(&meta);
+                let actions = OrderListActions::offered(&orders, &meta);
+                ViewState::OrderList { orders, next_cursor, actions }
             }
             state => state,
         };
@@ -312,10 +308,14 @@ impl<H: Host> Controller<H> {
     /// An unchanged output is ignored, so the widget's own progress (a confirm screen reached by
     /// clicking) is not reset by a theme change. A call in flight wins over the host's output.
     pub fn show_tool_output(&self, output: &Value) {
-        if self.last_output.borrow().as_ref() == Some(output) || self.in_flight.get() {
+        if self.last_output.borrow().as_ref() == Some(output)
+            || self.hosted_output.borrow().as_ref() == Some(output)
+            || self.in_flight.get()
+        {
             return;
         }
         *self.last_output.borrow_mut() = Some(output.clone());
+        *self.hosted_output.borrow_mut() = Some(output.clone());
         let state = ViewState::from_tool_result(output, &self.host.tool_response_metadata());
         if state.is_loading() && !self.state().is_loading() {
             return; // never replace something real by a spinner
@@ -459,23 +459,23 @@ impl<H: Host> Controller<H> {
             // Never recorded, or recorded before a late toolInput arrived.
             _ => as_object(self.host.tool_input()),
         };
-        let args = flow::merge_arguments(&base, &set_arguments);
+        let Some(call) = decide::suggestion(&set_arguments).call() else { return };
+        let args = flow::merge_arguments(&base, &call.args);
         self.set(ViewState::Loading);
         let (state, _) = self.call(ToolName::SuggestGifts, args).await;
         self.set(state);
     }
 
     async fn choose(&self, gift_id: String) {
-        let mut args = Map::new();
-        // Price the draft in the currency the card showed.
-        if let Some(ViewState::Results { gifts, .. }) = self.last_results.borrow().as_ref()
-            && let Some(gift) = gifts.iter().find(|g| g.id == gift_id)
-        {
-            args.insert("currency".into(), json!(gift.price.currency.code()));
-        }
-        args.insert("gift_id".into(), Value::String(gift_id));
+        // Decided on the results the card is on: the draft is priced in the currency it showed.
+        let results = self.last_results.borrow().clone().unwrap_or(ViewState::Loading);
+        let next = match decide::decide(&results, &Action::Choose { gift_id: gift_id.clone() }) {
+            decide::Next::Nothing => decide::choose(&gift_id, None),
+            next => next,
+        };
+        let Some(call) = next.call() else { return };
         self.set(ViewState::Loading);
-        let (state, _) = self.call(ToolName::PrepareOrder, args).await;
+        let (state, _) = self.call(call.tool, call.args).await;
         self.set(state);
     }
 
@@ -511,6 +511,7 @@ impl<H: Host> Controller<H> {
         let ViewState::ConfirmPurchase { draft, delivery, busy: false, .. } = self.state() else {
             return;
         };
+        let Some(decision) = decide::confirm(&draft, delivery.as_ref()).call() else { return };
         self.set(ViewState::ConfirmPurchase {
             draft: draft.clone(),
             delivery: delivery.clone(),
@@ -520,14 +521,27 @@ impl<H: Host> Controller<H> {
         let token = match self.token_for(&draft.id) {
             Some(token) => token,
             None => {
-                // The token was lost (reload after a widget-initiated prepare_order): ask again.
-                // prepare_order is idempotent, so the same arguments return the same draft.
-                let args = prepare_arguments(&draft, delivery.as_ref());
-                match self.call(ToolName::PrepareOrder, args).await {
-                    (fresh @ ViewState::ConfirmPurchase { .. }, _) if !matches!(&fresh, ViewState::ConfirmPurchase { draft: d, .. } if *d == draft) =>
+                // The token was lost (reload after a widget-initiated prepare_order): the
+                // decision's `lost` call first. prepare_order is idempotent, so the same
+                // arguments return the same draft; the commit follows if it decides the same.
+                // The details the card shows: none kept (a host's widget state never holds
+                // them) for a draft that has a recipient is an empty form, as the no-wasm
+                // runtime sends it: the server then names what to type again.
+                let shown = delivery.clone().or_else(|| {
+                    draft.destination.is_some().then(|| crate::delivery_form::details_from(|_| String::new(), false))
+                });
+                let Some(lost) = decision.lost.as_deref() else { return };
+                match self.call(lost.tool, args_with(lost, shown.as_ref())).await {
+                    (fresh @ ViewState::ConfirmPurchase { .. }, _)
+                        if !decide::decide(&fresh, &Action::Confirm).call().is_some_and(|c| c.same(&decision)) =>
                     {
-                        // Price or draft changed: the human must confirm what they will pay.
-                        self.set(fresh);
+                        // Another draft came back: the one the person confirmed is gone (it
+                        // expired, or was pruned after expiring). Nothing else is offered in its
+                        // place unasked: the card says so (the decision's `gone`), and the
+                        // person chooses again.
+                        let code = decision.gone.unwrap_or(ErrorCode::DraftExpired);
+                        let error = ToolError::new(code, "This order draft has expired.", "");
+                        self.set(ViewState::ConfirmPurchase { draft, delivery, busy: false, error: Some(error) });
                         return;
                     }
                     (ViewState::Error { error, .. }, _) => {
@@ -550,8 +564,13 @@ impl<H: Host> Controller<H> {
             }
         };
         let key = self.key_for(&draft.id).await;
-        let args = as_object(json!({ "draft_id": draft.id, "idempotency_key": key, "confirmation_token": token }));
-        match self.call(ToolName::CommitOrder, args).await {
+        let Some(args) = decide::fill(&decision.args, &|p| match p {
+            Placeholder::Key { .. } => Some(key.clone()),
+            Placeholder::Meta { .. } => Some(token.clone()),
+        }) else {
+            return;
+        };
+        match self.call(decision.tool, args).await {
             (ViewState::Error { error, .. }, _) => {
                 // A token refused or past its lifetime is dropped: the next Confirm prepares the
                 // same draft again for a fresh one, under the same key.
@@ -580,7 +599,8 @@ impl<H: Host> Controller<H> {
             busy: true,
             error: None,
         });
-        match self.call(ToolName::PrepareOrder, prepare_arguments(&draft, edited.as_ref())).await {
+        let Some(call) = decide::update_delivery(&draft).call() else { return };
+        match self.call(call.tool, args_with(&call, edited.as_ref())).await {
             (fresh @ ViewState::ConfirmPurchase { .. }, _) => self.set(fresh),
             (ViewState::Error { error, .. }, _) => {
                 self.set(ViewState::ConfirmPurchase { draft, delivery: edited, busy: false, error: Some(error) })
@@ -614,14 +634,13 @@ impl<H: Host> Controller<H> {
         let Some(token) = token else {
             return;
         };
+        // The decision's `then` (the list again) is for the no-wasm runtime, which cannot
+        // render: here the row is patched in the list on screen, the same list without a call.
+        let Some(call) = decide::cancel_order(&order_id).call() else { return };
+        let Some(args) = decide::fill(&call.args, &|_| Some(token.clone())) else { return };
         let busy = OrderListActions { busy: true, error: None, ..actions.clone() };
         self.set(ViewState::OrderList { orders: orders.clone(), next_cursor: next_cursor.clone(), actions: busy });
-        let args = as_object(json!({
-            "order_id": order_id,
-            "idempotency_key": flow::cancel_key_for_order(&order_id),
-            "confirmation_token": token,
-        }));
-        match self.call(ToolName::CancelOrder, args).await {
+        match self.call(call.tool, args).await {
             (ViewState::OrderPlaced { order }, _) => {
                 let orders: Vec<_> =
                     orders.into_iter().map(|o| if o.id == order.id { order.clone() } else { o }).collect();
@@ -661,7 +680,9 @@ impl<H: Host> Controller<H> {
         };
         let busy = OrderListActions { busy: true, error: None, ..actions.clone() };
         self.set(ViewState::OrderList { orders: orders.clone(), next_cursor: next_cursor.clone(), actions: busy });
-        match self.call(ToolName::DeleteMyData, as_object(json!({ "confirmation_token": token }))).await {
+        let Some(call) = decide::delete_data().call() else { return };
+        let Some(args) = decide::fill(&call.args, &|_| Some(token.clone())) else { return };
+        match self.call(call.tool, args).await {
             (state @ ViewState::DataDeleted { .. }, _) => {
                 self.host.forget_saved_views();
                 self.host.set_widget_state(flow::without_checkout(&self.host.widget_state())).await;
@@ -852,6 +873,70 @@ mod tests {
     }
 
     #[test]
+    fn the_host_announcing_its_result_again_leaves_the_screen_the_person_reached() {
+        // window.openai sets its globals again after setWidgetState (the view's own save): the
+        // same toolOutput is no news, even once the view has moved on to a confirmation.
+        let fake = Rc::new(Fake { input: json!({"relationship_type": "friend"}), ..Fake::default() });
+        fake.replies.borrow_mut().push(Ok(draft_result("d_1", "Lisboa", "tok")));
+        let controller = Controller::new(fake.clone(), |_| {});
+        controller.show_tool_output(&results_output());
+        block_on(controller.handle(Action::Choose { gift_id: "g_1".into() }));
+        assert_eq!(controller.state().kind(), "confirm");
+        controller.show_tool_output(&results_output());
+        assert_eq!(controller.state().kind(), "confirm", "the confirmation stays");
+        // A new result from the host is news.
+        controller.show_tool_output(&list_result().structured_content);
+        assert_eq!(controller.state().kind(), "order-list");
+    }
+
+    #[test]
+    fn a_restored_order_list_offers_cancel_with_the_hosts_tokens_but_not_for_a_cancelled_order() {
+        let list = list_result();
+        let fake = Rc::new(Fake { meta: list.meta.clone(), ..Fake::default() });
+        let mut cancelled = placed().structured_content["order"].clone();
+        cancelled["status"] = json!("cancelled");
+        fake.replies.borrow_mut().push(Ok(ToolResult {
+            structured_content: json!({"v":2,"ok":true,"tool":"cancel_order","order":cancelled}),
+            meta: Value::Null,
+        }));
+        let controller = Controller::new(fake.clone(), |_| {});
+        let saved = SavedView {
+            screen: Screen::Output(list.structured_content.clone()),
+            results: None,
+            suggest_args: None,
+            last_call: None,
+            delivery: None,
+        };
+        controller.restore(saved, &list.structured_content);
+        match controller.state() {
+            ViewState::OrderList { actions, .. } => {
+                assert_eq!(actions.cancellable, vec!["o_1".to_string()]);
+                assert!(actions.can_delete_data);
+            }
+            other => panic!("{other:?}"),
+        }
+        block_on(controller.handle(Action::AskCancelOrder { order_id: "o_1".into() }));
+        block_on(controller.handle(Action::CancelOrder { order_id: "o_1".into() }));
+        assert_eq!(fake.calls.borrow()[0].1["confirmation_token"], json!("ct_cancel"), "the host's token");
+        assert_eq!(controller.state().kind(), "order-list", "the list again, not the order card");
+        // Restored after the cancellation, the host's older token offers no second Cancel.
+        let later = Rc::new(Fake { meta: list.meta.clone(), ..Fake::default() });
+        let controller = Controller::new(later, |_| {});
+        let mut after = list.structured_content.clone();
+        after["orders"][0]["status"] = json!("cancelled");
+        let saved = SavedView {
+            screen: Screen::Output(after),
+            results: None,
+            suggest_args: None,
+            last_call: None,
+            delivery: None,
+        };
+        controller.restore(saved, &list.structured_content);
+        let ViewState::OrderList { actions, .. } = controller.state() else { panic!("a list") };
+        assert!(actions.cancellable.is_empty());
+    }
+
+    #[test]
     fn a_lost_token_prepares_the_same_delivery_again() {
         let fake = Rc::new(Fake::default());
         let again = draft_result("d_1", "Lisboa", "tok");
@@ -870,6 +955,57 @@ mod tests {
         assert_eq!(calls[0].0, "prepare_order");
         assert_eq!(calls[0].1["recipient"], json!(details("Lisboa").recipient), "the same details: the same draft");
         assert_eq!(calls[1].0, "commit_order");
+    }
+
+    #[test]
+    fn a_restored_confirmation_whose_draft_is_gone_says_it_expired_and_offers_no_other_draft() {
+        // The draft was pruned (or expired): preparing the same details again makes another one.
+        let fake = Rc::new(Fake::default());
+        let before = draft_result("d_1", "Lisboa", "tok");
+        fake.replies.borrow_mut().push(Ok(draft_result("d_9", "Lisboa", "tok9")));
+        let controller = Controller::new(fake.clone(), |_| {});
+        let saved = SavedView {
+            screen: Screen::Output(before.structured_content.clone()),
+            results: None,
+            suggest_args: None,
+            last_call: None,
+            delivery: Some(before.meta["giftgenius/delivery"].clone()),
+        };
+        controller.restore(saved, &Value::Null);
+        block_on(controller.handle(Action::Confirm));
+        match controller.state() {
+            ViewState::ConfirmPurchase { draft, busy: false, error: Some(error), .. } => {
+                assert_eq!(draft.id, "d_1", "the card the person confirmed, not another draft");
+                assert_eq!(error.code, ErrorCode::DraftExpired);
+                assert!(!error.retryable, "no Confirm for a draft that is gone");
+            }
+            other => panic!("{other:?}"),
+        }
+        let names: Vec<String> = fake.calls.borrow().iter().map(|c| c.0.clone()).collect();
+        assert_eq!(names, ["prepare_order"], "nothing committed");
+    }
+
+    #[test]
+    fn a_restored_confirmation_without_its_details_sends_the_empty_form_so_the_server_names_them() {
+        // Widget state never keeps the address: the card shows an empty form for a draft that
+        // had a recipient, and preparing it again sends that, as the no-wasm runtime does.
+        let fake = Rc::new(Fake::default());
+        fake.replies.borrow_mut().push(Err("offline".into()));
+        let controller = Controller::new(fake.clone(), |_| {});
+        let mut output = draft_output();
+        output["draft"]["destination"] = json!({"city": "Lisboa", "country": "PT"});
+        let saved = SavedView {
+            screen: Screen::Output(output),
+            results: None,
+            suggest_args: None,
+            last_call: None,
+            delivery: None,
+        };
+        controller.restore(saved, &Value::Null);
+        block_on(controller.handle(Action::Confirm));
+        let calls = fake.calls.borrow();
+        assert_eq!(calls[0].0, "prepare_order");
+        assert_eq!(calls[0].1["recipient"]["name"], json!(""));
     }
 
     #[test]

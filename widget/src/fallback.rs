@@ -4,7 +4,6 @@
 
 use crate::i18n::{Lang, Msg};
 use crate::{RenderContext, Theme, ViewState, render_to_html};
-use giftgenius_types::wire;
 
 /// The file the packer reads: the runtime's source (`runtime`, comments and all; the packer
 /// strips them) and the data block it reads (`data`, [`fallback_data`]).
@@ -35,27 +34,14 @@ pub fn fallback_data() -> serde_json::Value {
             "fieldCheck": l.t(Msg::FieldCheck),
             "needsFix": l.t(Msg::NeedsFix),
         })),
-        "wire": {
-            "html": wire::META_HTML,
-            "token": wire::META_CONFIRMATION_TOKEN,
-            "store": wire::CHECKOUT_STORAGE_PREFIX,
-            "keyPrefix": wire::IDEMPOTENCY_KEY_PREFIX,
-            "keyDerivation": wire::IDEMPOTENCY_KEY_DERIVATION,
-            "viewUuid": wire::META_VIEW_UUID,
-            "viewStore": wire::VIEW_STORAGE_PREFIX,
-            "viewIndex": crate::saved::INDEX_KEY,
-            "maxViews": crate::saved::MAX_SAVED_VIEWS,
-            "delivery": wire::META_DELIVERY,
-            "cancelTokens": wire::META_CANCEL_TOKENS,
-            "deleteToken": wire::META_DELETE_DATA_TOKEN,
-            "cancelKeyPrefix": wire::CANCEL_KEY_PREFIX,
-        },
+        "wire": crate::runtime::wire(),
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use giftgenius_types::wire;
 
     #[test]
     fn fallback_data_comes_from_the_widget_crate() {
@@ -66,19 +52,10 @@ mod tests {
         assert_eq!(data["initialize"]["protocolVersion"], crate::rpc::PROTOCOL_VERSION);
         // The contract's strings, from giftgenius_types::wire (the packer's tests check that the
         // runtime spells none of them).
+        assert_eq!(data["wire"], crate::runtime::wire());
         assert_eq!(data["wire"]["html"], wire::META_HTML);
-        assert_eq!(data["wire"]["token"], wire::META_CONFIRMATION_TOKEN);
         assert_eq!(data["wire"]["store"], wire::CHECKOUT_STORAGE_PREFIX);
-        assert_eq!(data["wire"]["keyPrefix"], wire::IDEMPOTENCY_KEY_PREFIX);
-        assert_eq!(data["wire"]["keyDerivation"], wire::IDEMPOTENCY_KEY_DERIVATION);
         assert_eq!(data["wire"]["viewUuid"], wire::META_VIEW_UUID);
-        assert_eq!(data["wire"]["viewStore"], wire::VIEW_STORAGE_PREFIX);
-        assert_eq!(data["wire"]["viewIndex"], crate::saved::INDEX_KEY);
-        assert_eq!(data["wire"]["maxViews"], crate::saved::MAX_SAVED_VIEWS);
-        assert_eq!(data["wire"]["delivery"], wire::META_DELIVERY);
-        assert_eq!(data["wire"]["cancelTokens"], wire::META_CANCEL_TOKENS);
-        assert_eq!(data["wire"]["deleteToken"], wire::META_DELETE_DATA_TOKEN);
-        assert_eq!(data["wire"]["cancelKeyPrefix"], wire::CANCEL_KEY_PREFIX);
         let stopped = data["toolCancelled"]["en"].as_str().expect("tool-cancelled markup");
         assert!(stopped.contains(r#"data-state="tool-cancelled""#), "{stopped}");
         assert!(!stopped.contains(r#"data-action="retry""#), "the fallback never retries a cancelled call");

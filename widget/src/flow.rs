@@ -48,8 +48,8 @@ pub fn idempotency_key_from_bytes(bytes: &[u8; 16]) -> String {
 /// refuses storage (an MCP Apps view after a reload) still derive the *same* key for the same
 /// draft, so "minted once per draft" holds on every host. From the draft id, never from the
 /// confirmation token: tokens expire, and the fresh one a reload gets must still send the same
-/// key. The packed document's no-wasm bootstrap derives it the same way (crypto.subtle), so
-/// both paths agree. (Knowing the key buys nothing: without a token nothing is committed.)
+/// key. The no-wasm runtime gets it from the markup (`decide::confirm` writes it as the default
+/// of the key placeholder), so both paths agree. (Knowing the key buys nothing: without a token nothing is committed.)
 pub fn idempotency_key_for_draft(draft_id: &str) -> String {
     use sha2::{Digest, Sha256};
     let digest = Sha256::digest(format!("{IDEMPOTENCY_KEY_DERIVATION}{draft_id}").as_bytes());
@@ -62,7 +62,7 @@ pub fn idempotency_key_for_draft(draft_id: &str) -> String {
 /// bytes of SHA-256(derivation + order id), as hex.
 ///
 /// The key is minted once per order in effect: a retry, a second click, a reload with a fresh
-/// cancel token (tokens expire) or the no-wasm fallback (which derives it the same way) all send
+/// cancel token (tokens expire) or the no-wasm runtime (which reads it from the markup) all send
 /// the same key, and the server replays the first cancellation instead of refunding twice.
 pub fn cancel_key_for_order(order_id: &str) -> String {
     let ik = idempotency_key_for_draft(order_id);
@@ -175,7 +175,7 @@ mod tests {
         let key = idempotency_key_from_bytes(&[0xab; 16]);
         assert_eq!(key.len(), 35);
         assert_eq!(key, format!("ik_{}", "ab".repeat(16)));
-        // Same value the bootstrap computes with crypto.subtle (checked in the browser tests).
+        // The no-wasm runtime sends the same value: it is the default in the markup (decide.rs).
         let derived = idempotency_key_for_draft("drf_example");
         assert_eq!(derived, idempotency_key_for_draft("drf_example"));
         assert_ne!(derived, idempotency_key_for_draft("drf_other"));

@@ -15,6 +15,7 @@
 pub mod action;
 pub mod context;
 pub mod controller;
+pub mod decide;
 pub mod delivery_form;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod fallback;
@@ -22,6 +23,7 @@ pub mod flow;
 pub mod format;
 pub mod i18n;
 pub mod rpc;
+pub mod runtime;
 pub mod saved;
 pub mod state;
 #[cfg(test)]

@@ -21,9 +21,9 @@
 //! A host that keeps widget state per view and hands it back on a re-mount (ChatGPT's
 //! `window.openai.widgetState`) gets the screen there too, under [`WIDGET_STATE_KEY`]: that works
 //! where the view's frame has no storage at all. The model can read widget state, so that entry
-//! is smaller and leaves out what only the view may keep: never the delivery details (personal
-//! data the person may have typed into the view), and nothing when the screen is the host's own
-//! tool result (the host shows that anyway); results equal to that tool result are a marker.
+//! is smaller: nothing when the screen is the host's own tool result (the host shows that
+//! anyway), and results equal to that tool result are a marker. It does hold the confirmation's
+//! delivery details: where the frame has no storage it is the only place a reload finds them.
 
 use giftgenius_types::ToolName;
 use giftgenius_types::wire::{META_VIEW_UUID, VIEW_STORAGE_PREFIX};
@@ -159,7 +159,9 @@ impl SavedView {
 
 /// The widget-state entry for `view`, shown in a view opened for the tool result `output`; `None`
 /// when the entry should go (the screen is `output` itself, which the host shows again anyway).
-/// Never the delivery details: widget state is visible to the model.
+/// The delivery details the card shows go with it: a host's opaque frame has no storage, and
+/// without them Confirm after a reload could not prepare the same draft again (widget state is
+/// visible to the model; tokens never go there).
 pub fn widget_state_entry(view: &SavedView, output: &Value) -> Option<Value> {
     if view.screen == Screen::Output(output.clone()) {
         return None;
@@ -167,7 +169,6 @@ pub fn widget_state_entry(view: &SavedView, output: &Value) -> Option<Value> {
     let results_are_output = output.is_object() && view.results.as_ref() == Some(output);
     let compact = SavedView {
         results: if results_are_output { None } else { view.results.clone() },
-        delivery: None,
         ..view.clone()
     };
     let mut entry = compact.to_value();
@@ -327,7 +328,7 @@ mod tests {
     }
 
     #[test]
-    fn widget_state_keeps_a_confirmation_without_its_delivery_and_restores_it() {
+    fn widget_state_keeps_a_confirmation_with_its_delivery_and_restores_it() {
         let delivery = json!({"recipient": {"name": "Ana", "address": {"line1": "Rua Augusta 12", "city": "Lisboa",
             "postal_code": "1100-053", "country": "PT"}}});
         let view = SavedView {
@@ -340,11 +341,11 @@ mod tests {
         // Opened for the model's results: the results are a marker, not a second copy.
         let entry = widget_state_entry(&view, &results()).expect("an entry");
         let text = entry.to_string();
-        assert!(!text.contains("Augusta") && !text.contains("gifts"), "{text}");
+        assert!(text.contains("Augusta") && !text.contains("gifts"), "{text}");
         let state = with_widget_state_entry(&json!({"checkout": {"draft_id": "d_1"}}), Some(entry));
         assert_eq!(state["checkout"]["draft_id"], "d_1", "other keys stay");
         let back = from_widget_state(&state, &results()).expect("restored");
-        assert_eq!(back, SavedView { delivery: None, ..view.clone() });
+        assert_eq!(back, view, "the card as it was, so Confirm prepares the same draft again");
         assert!(matches!(back.screen.state(), Some(ViewState::ConfirmPurchase { busy: false, .. })));
         // Results of another call are kept as they are.
         let other = json!({"v":1,"ok":true,"tool":"suggest_gifts","gifts":[], "query": {}});

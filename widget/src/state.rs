@@ -6,7 +6,8 @@
 use crate::i18n::{Lang, Msg, words};
 use giftgenius_types::delivery::DeliveryDetails;
 use giftgenius_types::orders::{
-    CheckoutData, CheckoutSession, DeleteMyDataData, ListOrdersData, Order, OrderData, OrderDraft, PrepareOrderData,
+    CheckoutData, CheckoutSession, DeleteMyDataData, ListOrdersData, Order, OrderData, OrderDraft, OrderStatus,
+    PrepareOrderData,
 };
 use giftgenius_types::read::{ReadFields, ReadJson};
 use giftgenius_types::wire::{META_CANCEL_TOKENS, META_DELETE_DATA_TOKEN, META_DELIVERY};
@@ -76,6 +77,23 @@ pub struct OrderListActions {
     pub error: Option<ToolError>,
 }
 
+impl OrderListActions {
+    /// What a list of `orders` offers with the tokens of this `_meta`: Cancel for each order
+    /// that has a token and is not cancelled already (a list restored after a cancellation
+    /// meets the host's older tokens), Delete my data when its token is there.
+    pub fn offered(orders: &[Order], meta: &Value) -> OrderListActions {
+        let tokens = meta.get(META_CANCEL_TOKENS).and_then(Value::as_object);
+        let cancellable = orders
+            .iter()
+            .filter(|o| o.status != OrderStatus::Cancelled)
+            .filter(|o| tokens.is_some_and(|t| t.get(&o.id).and_then(Value::as_str).is_some_and(|s| !s.is_empty())))
+            .map(|o| o.id.clone())
+            .collect();
+        let can_delete_data = meta.get(META_DELETE_DATA_TOKEN).and_then(Value::as_str).is_some_and(|s| !s.is_empty());
+        OrderListActions { cancellable, can_delete_data, ..OrderListActions::default() }
+    }
+}
+
 /// The destructive action the person started and must confirm with a second click.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ListAsk {
@@ -94,17 +112,7 @@ impl ViewState {
                 ViewState::ConfirmPurchase { draft, delivery, busy, error }
             }
             ViewState::OrderList { orders, next_cursor, .. } => {
-                let tokens = meta.get(META_CANCEL_TOKENS).and_then(Value::as_object);
-                let cancellable = orders
-                    .iter()
-                    .filter(|o| {
-                        tokens.is_some_and(|t| t.get(&o.id).and_then(Value::as_str).is_some_and(|s| !s.is_empty()))
-                    })
-                    .map(|o| o.id.clone())
-                    .collect();
-                let can_delete_data =
-                    meta.get(META_DELETE_DATA_TOKEN).and_then(Value::as_str).is_some_and(|s| !s.is_empty());
-                let actions = OrderListActions { cancellable, can_delete_data, ..OrderListActions::default() };
+                let actions = OrderListActions::offered(&orders, meta);
                 ViewState::OrderList { orders, next_cursor, actions }
             }
             state => state,

@@ -10,12 +10,14 @@ mod order;
 mod results;
 
 use giftgenius_types::ToolName;
+use giftgenius_types::orders::OrderStatus;
 use leptos::prelude::*;
 
 use crate::action::Action;
 use crate::context::{DisplayMode, RenderContext};
+use crate::decide::{Next, data_call};
 use crate::i18n::{Lang, Msg};
-use crate::state::ViewState;
+use crate::state::{OrderListActions, ViewState};
 
 pub use error::error_view;
 pub use order::{checkout_view, confirm_view, data_deleted_view, order_list_view, order_placed_view};
@@ -28,10 +30,26 @@ pub fn static_root(state: ViewState, ctx: RenderContext, on_action: Callback<Act
     let theme = ctx.theme.as_str();
     let lang = ctx.lang().to_string();
     let display = ctx.display_attribute();
+    // Where Back (Cancel on the confirmation) returns to in the no-wasm runtime: see `decide::Next::Back`.
+    let home = matches!(state, ViewState::Results { .. } | ViewState::Empty { .. }).then_some("");
+    // A cancelled order's row, hidden, for the list it was cancelled from (`decide::Call::patch`).
+    let part = match &state {
+        ViewState::OrderPlaced { order } if order.status == OrderStatus::Cancelled => Some(order.clone()),
+        _ => None,
+    }
+    .map(|order| {
+        let row = order::order_row(order, &OrderListActions::default(), &ctx, on_action);
+        view! { <ul class="gg-parts" hidden>{row}</ul> }
+    });
+    // Two shapes rather than an optional part, so every other state keeps its exact markup.
+    let body = match part {
+        Some(part) => (body(state, &ctx, on_action), part).into_any(),
+        None => body(state, &ctx, on_action),
+    };
     view! {
-        <div id="giftgenius-app" class="gg-root" data-theme=theme data-state=kind data-display-mode=display lang=lang>
+        <div id="giftgenius-app" class="gg-root" data-theme=theme data-state=kind data-display-mode=display data-home=home lang=lang>
             <p class="gg-live" role="status" aria-live="polite">{announcement}</p>
-            {body(state, &ctx, on_action)}
+            {body}
         </div>
     }
 }
@@ -93,13 +111,15 @@ pub fn display_toggle(
     if !ctx.can_fullscreen {
         return None;
     }
-    let label = ctx.language().t(label);
+    let lang = ctx.language();
+    let label = lang.t(label);
     Some(view! {
         <div class="gg-toolbar">
             <button
                 type="button"
                 class="gg-btn gg-btn-secondary gg-btn-small"
                 data-action="display-mode"
+                data-call=data_call(lang, || Next::DisplayMode(mode))
                 data-mode=mode.as_str()
                 on:click=move |_| on_action.run(Action::SetDisplayMode { mode })
             >
@@ -200,6 +220,7 @@ pub fn tool_cancelled_view(
                     type="button"
                     class="gg-btn gg-btn-primary"
                     data-action="retry"
+                    data-call=data_call(lang, || Next::Retry)
                     data-tool=tool.as_str()
                     on:click=move |_| on_action.run(Action::Retry)
                 >

@@ -309,7 +309,8 @@ fn empty_with_suggestions() {
     assert!(matches!(state, ViewState::Empty { .. }));
     let out = snap!("empty", state, en());
     assert_eq!(out.matches(r#"data-action="suggestion""#).count(), 2);
-    assert!(out.contains("data-set-arguments=\"{&quot;budget_max&quot;:120}\""), "{out}");
+    // The suggestion's arguments, set over the search's own (decide.rs `suggestion`).
+    assert!(out.contains("{&quot;args&quot;:{&quot;budget_max&quot;:120},&quot;over&quot;:true,&quot;tool&quot;:&quot;suggest_gifts&quot;}"), "{out}");
 }
 
 #[test]
@@ -730,4 +731,284 @@ fn order_list_es() {
 fn a_locale_of_another_language_reads_english_and_says_so() {
     let out = html(&parse(&results_output(gifts(), None)), &RenderContext::new(Theme::Light, "de-DE"));
     assert!(out.contains(r#"lang="en""#) && out.contains("Gift ideas"));
+}
+
+// ---- the decision on every control (widget/src/decide.rs) ----
+//
+// The server's markup carries on each control the decision the wasm controller makes for the
+// same screen and action (`data-call`, executed as it is by the no-wasm runtime). These tests
+// read every control of each screen's markup and check it against `decide` for the action that
+// control emits, and keep the table of all of them in docs/widget-decisions.md.
+
+use giftgenius_widget::Action;
+use giftgenius_widget::decide::{self, Next};
+use giftgenius_widget::i18n::Lang;
+use giftgenius_widget::state::ListAsk;
+
+/// Attribute values as Leptos escapes them, read back.
+fn unescape(value: &str) -> String {
+    value.replace("&quot;", "\"").replace("&#39;", "'").replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+}
+
+/// (data-action, decision) of every control in `html` that carries a decision, in document order.
+fn calls_in(html: &str) -> Vec<(String, Value)> {
+    let attr = |tag: &str, name: &str| {
+        let open = format!(" {name}=\"");
+        let start = tag.find(&open)? + open.len();
+        let end = start + tag[start..].find('"')?;
+        Some(unescape(&tag[start..end]))
+    };
+    html.split('<')
+        .filter_map(|tag| {
+            let tag = &tag[..tag.find('>').unwrap_or(tag.len())];
+            let call = attr(tag, "data-call")?;
+            let action = attr(tag, "data-action").unwrap_or_default();
+            Some((action, serde_json::from_str(&call).expect("data-call is JSON")))
+        })
+        .collect()
+}
+
+/// Every action the controls of `state` can emit, as the views build them.
+fn actions_of(state: &ViewState) -> Vec<Action> {
+    let suggestions = |notice: &Option<Notice>| -> Vec<Action> {
+        notice
+            .iter()
+            .flat_map(|n| &n.suggestions)
+            .map(|s| Action::ApplySuggestion { set_arguments: s.set_arguments.clone() })
+            .collect()
+    };
+    match state {
+        ViewState::Results { gifts, notice, .. } => {
+            gifts.iter().map(|g| Action::Choose { gift_id: g.id.clone() }).chain(suggestions(notice)).collect()
+        }
+        ViewState::Empty { notice, .. } => suggestions(notice),
+        ViewState::Error { error, .. } if error.retryable => vec![Action::Retry],
+        ViewState::ToolCancelled { retry: Some(_), .. } => vec![Action::Retry],
+        ViewState::ConfirmPurchase { error, delivery, .. } => {
+            let edit = Action::EditDelivery {
+                details: delivery.clone().unwrap_or_else(|| {
+                    serde_json::from_value(
+                        json!({"recipient": {"name": "", "address": {"line1": "", "city": "", "country": ""}}}),
+                    )
+                    .expect("details")
+                }),
+            };
+            let confirm = error.as_ref().is_none_or(|e| e.retryable).then_some(Action::Confirm);
+            confirm.into_iter().chain([edit, Action::Cancel]).collect()
+        }
+        ViewState::OrderList { actions, .. } => {
+            let mut out = Vec::new();
+            for id in &actions.cancellable {
+                out.push(Action::AskCancelOrder { order_id: id.clone() });
+                out.extend([Action::CancelOrder { order_id: id.clone() }, Action::DismissAsk]);
+            }
+            if actions.can_delete_data {
+                out.extend([Action::AskDeleteData, Action::DeleteData, Action::DismissAsk]);
+            }
+            out
+        }
+        ViewState::Checkout { checkout } => vec![Action::OpenLink { url: checkout.checkout_url.clone() }],
+        _ => Vec::new(),
+    }
+}
+
+/// The screens with controls, each with a name for the table.
+fn screens() -> Vec<(&'static str, ViewState)> {
+    let list_meta =
+        json!({"giftgenius/cancel_tokens": {"o_7f3a": "ct_cancel_secret"}, "giftgenius/delete_data_token": "ct_del"});
+    let failed = match confirm_state() {
+        ViewState::ConfirmPurchase { draft, delivery, .. } => {
+            ViewState::ConfirmPurchase { draft, delivery, busy: false, error: Some(payment_transient()) }
+        }
+        other => other,
+    };
+    vec![
+        ("results", parse(&results_output(gifts(), None))),
+        ("empty", parse(&empty_output())),
+        ("error", parse(&error_output(ToolName::SuggestGifts, transient_error()))),
+        ("tool-cancelled", ViewState::ToolCancelled { reason: None, retry: Some(ToolName::SuggestGifts) }),
+        ("confirm", confirm_state()),
+        ("confirm, after a failed commit", failed),
+        ("order-list", ViewState::from_tool_result(&order_list_output(), &list_meta)),
+        ("checkout", parse(&checkout_output())),
+        ("order-placed", parse(&order_output())),
+        ("cancelled", ViewState::Cancelled),
+    ]
+}
+
+#[test]
+fn every_control_in_the_markup_carries_the_decision_the_controller_makes() {
+    for (name, state) in screens() {
+        let mut in_markup = calls_in(&html(&state, &en()));
+        let mut decided: Vec<(String, Value)> = actions_of(&state)
+            .iter()
+            .filter_map(|a| Some((a.data_action().to_string(), decide::decide(&state, a).to_value(Lang::En)?)))
+            .collect();
+        let order = |v: &Vec<(String, Value)>| {
+            let mut v: Vec<String> = v.iter().map(|(a, c)| format!("{a} {c}")).collect();
+            v.sort();
+            v
+        };
+        in_markup.sort_by(|a, b| a.0.cmp(&b.0));
+        decided.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(order(&in_markup), order(&decided), "{name}: the markup's decisions are the controller's");
+        // Every control that does something says what: a button without a decision would be dead
+        // in the no-wasm runtime.
+        let out = html(&state, &en());
+        assert_eq!(out.matches("data-action=").count(), in_markup.len(), "{name}: every control carries data-call");
+        for secret in ["ct_secret", "ct_cancel_secret", "ct_del"] {
+            assert!(!out.contains(secret), "{name}: no token in the markup");
+        }
+    }
+}
+
+#[test]
+fn a_token_lost_with_a_reload_prepares_the_same_draft_then_commits_only_if_it_decides_the_same() {
+    let state = confirm_state();
+    let Some(call) = decide::decide(&state, &Action::Confirm).call() else { panic!("confirm is a call") };
+    assert_eq!(call.tool, ToolName::CommitOrder);
+    let lost = call.lost.as_deref().expect("a way back to a token");
+    assert_eq!((lost.tool, lost.form), (ToolName::PrepareOrder, true), "the details shown on the card");
+    // Decided again on the draft prepared again: the same commit, so it follows.
+    let again = decide::decide(&confirm_state(), &Action::Confirm).call().expect("a call");
+    assert!(again.same(&call));
+    // The same draft at another price: not the same commitment; the person confirms anew.
+    let ViewState::ConfirmPurchase { mut draft, delivery, .. } = confirm_state() else { panic!("confirm") };
+    draft.total.amount_minor += 100;
+    let dearer = decide::confirm(&draft, delivery.as_ref()).call().expect("a call");
+    assert!(!dearer.same(&call));
+    // Placeholders are filled by whoever holds the values; one that cannot be, fails the call.
+    let filled = decide::fill(&call.args, &|p| match p {
+        decide::Placeholder::Key { or, .. } => Some(or.clone()),
+        decide::Placeholder::Meta { .. } => None,
+    });
+    assert_eq!(filled, None, "no token, no commit_order");
+    let filled = decide::fill(&call.args, &|_| Some("x".into())).expect("filled");
+    assert_eq!(filled["draft_id"], "d_42");
+}
+
+#[test]
+fn a_cancelled_order_patches_its_row_in_the_list_and_a_lost_list_token_fetches_it_first() {
+    let call = decide::cancel_order("o_7f3a").call().expect("a call");
+    assert_eq!(call.tool, ToolName::CancelOrder);
+    assert_eq!(call.lost.as_deref().map(|c| (c.tool, c.over)), Some((ToolName::ListOrders, true)));
+    // The answer's markup carries the cancelled order's row (hidden) for the runtime to patch
+    // into the list it is on; the wasm patches its own list the same way.
+    let selector = call.patch.as_deref().expect("a row to patch");
+    assert_eq!(selector, r#".gg-order-row[data-order-id="o_7f3a"]"#);
+    let mut order = match parse(&order_output()) {
+        ViewState::OrderPlaced { order } => order,
+        other => panic!("{other:?}"),
+    };
+    let paid = html(&ViewState::OrderPlaced { order: order.clone() }, &en());
+    assert!(!paid.contains("gg-parts"), "a paid order's card carries no row");
+    order.status = OrderStatus::Cancelled;
+    let cancelled = html(&ViewState::OrderPlaced { order }, &en());
+    assert!(
+        cancelled.contains(r#"<ul hidden class="gg-parts"><li data-order-id="o_7f3a" class="gg-order-row">"#),
+        "{cancelled}"
+    );
+    assert!(
+        !cancelled[cancelled.find("gg-parts").unwrap_or(0)..].contains("ask-cancel-order"),
+        "no Cancel on a cancelled row"
+    );
+    assert_eq!(call.args["idempotency_key"], json!(giftgenius_widget::flow::cancel_key_for_order("o_7f3a")));
+    assert_eq!(decide::decide(&ViewState::Cancelled, &Action::CancelOrder { order_id: "o".into() }), Next::Nothing);
+    assert_eq!(
+        decide::decide(&parse(&order_list_output()), &Action::AskCancelOrder { order_id: "o_7f3a".into() }),
+        Next::Ask(Some(ListAsk::CancelOrder { order_id: "o_7f3a".into() }))
+    );
+}
+
+/// A decision in a few words, for the table.
+fn describe(call: &Value) -> String {
+    let Some(tool) = call.get("tool").and_then(Value::as_str) else {
+        return match call.as_object().and_then(|o| o.iter().next()) {
+            Some((k, v)) if k == "ask" => match v.as_str() {
+                Some(id) => format!("show the question `#{id}`"),
+                None => "hide the questions".into(),
+            },
+            Some((k, _)) if k == "back" => {
+                "back to the last results (else \"Purchase cancelled\"); the checkout entry goes".into()
+            }
+            Some((k, _)) if k == "retry" => "the call that led here, again".into(),
+            Some((k, v)) => format!("{k} {v}"),
+            None => String::new(),
+        };
+    };
+    let args: Vec<String> = call["args"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| match v.get("$").and_then(Value::as_str) {
+            Some("meta") => format!(
+                "{k}: _meta[{}{}]",
+                v["key"].as_str().unwrap_or(""),
+                v.get("at").and_then(Value::as_str).map(|a| format!("][{a}")).unwrap_or_default()
+            ),
+            Some("key") => format!("{k}: kept key of {} (else derived)", v["draft"].as_str().unwrap_or("")),
+            _ => format!("{k}: {v}"),
+        })
+        .collect();
+    let mut out = format!("`{tool}` {{{}}}", args.join(", "));
+    if call.get("over").is_some() {
+        out.push_str(" over the screen's arguments");
+    }
+    if call.get("form").is_some() {
+        out.push_str(" + the form's details");
+    }
+    if call.get("forget").is_some() {
+        out.push_str("; ok: forget what the view kept");
+    }
+    if let Some(seen) = call.get("seen").and_then(Value::as_str) {
+        out.push_str(&format!(" (decided at the total seen, {seen})"));
+    }
+    if let Some(selector) = call.get("patch").and_then(Value::as_str) {
+        out.push_str(&format!("; ok: the answer's `{selector}` replaces the screen's (no refetch)"));
+    }
+    if let Some(gone) = call.get("gone").and_then(Value::as_str) {
+        out.push_str(&format!("; if `lost` finds another screen, the screen stays, saying \"{gone}\""));
+    }
+    for (part, say) in [("edited", "form edited: instead"), ("lost", "a token missing: first")] {
+        if let Some(other) = call.get(part) {
+            out.push_str(&format!("; {say} {}", describe(other)));
+            if part == "lost" {
+                out.push_str(", and this call if the control there decides the same");
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_decision_table_in_the_docs_is_the_one_the_code_makes() {
+    let mut table = String::from(
+        "# What each control of the widget does\n\n\
+         Generated from `widget/src/decide.rs` by the test \
+         `the_decision_table_in_the_docs_is_the_one_the_code_makes` (widget/tests/snapshots.rs);\n\
+         run it with `GG_WRITE_DOCS=1` to rewrite this file. The wasm controller and the no-wasm runtime\n\
+         (which reads each control's `data-call`) both follow it. `_meta[…]` is a token of the result\n\
+         the screen came from, filled in by the host side: it never appears in markup or storage.\n\n\
+         | screen | control | decision |\n|---|---|---|\n",
+    );
+    for (name, state) in screens() {
+        let calls = calls_in(&html(&state, &en()));
+        if calls.is_empty() {
+            table.push_str(&format!("| {name} | (none) | |\n"));
+        }
+        let mut seen = Vec::new();
+        for (action, call) in calls {
+            let row = format!("| {name} | {action} | {} |\n", describe(&call).replace('|', "\\|"));
+            if !seen.contains(&row) {
+                table.push_str(&row);
+                seen.push(row);
+            }
+        }
+    }
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/widget-decisions.md");
+    if std::env::var_os("GG_WRITE_DOCS").is_some() {
+        std::fs::write(path, &table).expect("docs written");
+    }
+    let docs = std::fs::read_to_string(path).unwrap_or_default();
+    assert_eq!(docs, table, "docs/widget-decisions.md is out of date: run this test with GG_WRITE_DOCS=1");
 }

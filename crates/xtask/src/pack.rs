@@ -55,8 +55,8 @@ pub struct Packed {
 /// full-line `//` comments.
 ///
 /// A plain (non-module) script that runs before the wasm glue and records the outcome in
-/// `<html data-wasm>`; on failure it shows each result's server-rendered HTML and wires its
-/// `data-action` buttons over the same bridge the wasm would have used.
+/// `<html data-wasm>`; on failure it shows each result's server-rendered HTML and does what its
+/// controls' `data-call` decisions say, over the same bridge the wasm would have used.
 pub fn bootstrap_js(runtime: &str) -> Result<String> {
     strip_line_comments(runtime).context("in widget/runtime/fallback.js")
 }
@@ -429,7 +429,7 @@ export { initSync, __wbg_init as default };
             "root.dataset.wasm = \"fallback\"",
             "\"giftgenius-fallback\"",
             "\"giftgenius-fallback-data\"",
-            "button[data-action]",
+            "button[data-call]",
             // MCP Apps (SEP-1865, 2026-01-26), as widget/src/rpc.rs speaks it.
             "\"ui/initialize\", data.initialize",
             "\"ui/notifications/initialized\"",
@@ -441,33 +441,28 @@ export { initSync, __wbg_init as default };
             "e.source !== parent",
             // ChatGPT.
             "openai:set_globals",
-            "oa.callTool(",
-            "oa.setWidgetState(",
+            "oa[method](",
+            "\"callTool\"",
+            "\"setWidgetState\"",
             "oa.toolResponseMetadata",
-            // The server's _meta keys and the widget's storage and key rules, from the data block.
+            // The server's _meta keys and the widget's storage keys, from the data block.
             "m[wire.html]",
-            "m[wire.token]",
             "wire.store + id",
-            "wire.keyDerivation + id",
-            "k = wire.keyPrefix",
-            "crypto.getRandomValues(",
+            "wire.checkout",
+            // The decisions on the controls, executed as they are (widget/src/decide.rs).
+            "getAttribute(\"data-call\")",
+            "c.lost",
+            "c.edited",
+            "c.then",
+            "c.form",
         ] {
             assert!(boot.contains(needle), "bootstrap lacks {needle:?}");
         }
-        for action in [
-            "choose",
-            "confirm",
-            "cancel",
-            "retry",
-            "suggestion",
-            "update-delivery",
-            "ask-cancel-order",
-            "cancel-order",
-            "ask-delete-data",
-            "delete-data",
-            "dismiss",
-        ] {
-            assert!(boot.contains(&format!("a === \"{action}\"")), "no handler for {action}");
+        // It knows no tool and no control by name: those are in the markup's decisions.
+        for name in
+            giftgenius_types::ToolName::ALL.iter().map(|t| t.as_str()).chain(["data-action", "confirm\"", "choose"])
+        {
+            assert!(!boot.contains(name), "the runtime names {name}");
         }
     }
 

@@ -18,17 +18,29 @@ struct Field {
     name: &'static str,
     label: Msg,
     autocomplete: &'static str,
+    /// Sent even when empty (so the server names it as missing); an empty optional one is left out.
+    required: bool,
 }
 
 /// The form's text inputs, in the order a postal address is read.
 const FIELDS: [Field; 7] = [
-    Field { name: "recipient.name", label: Msg::FieldName, autocomplete: "name" },
-    Field { name: "recipient.address.line1", label: Msg::FieldLine1, autocomplete: "address-line1" },
-    Field { name: "recipient.address.line2", label: Msg::FieldLine2, autocomplete: "address-line2" },
-    Field { name: "recipient.address.city", label: Msg::FieldCity, autocomplete: "address-level2" },
-    Field { name: "recipient.address.region", label: Msg::FieldRegion, autocomplete: "address-level1" },
-    Field { name: "recipient.address.postal_code", label: Msg::FieldPostalCode, autocomplete: "postal-code" },
-    Field { name: "recipient.address.country", label: Msg::FieldCountry, autocomplete: "country" },
+    Field { name: "recipient.name", label: Msg::FieldName, autocomplete: "name", required: true },
+    Field { name: "recipient.address.line1", label: Msg::FieldLine1, autocomplete: "address-line1", required: true },
+    Field { name: "recipient.address.line2", label: Msg::FieldLine2, autocomplete: "address-line2", required: false },
+    Field { name: "recipient.address.city", label: Msg::FieldCity, autocomplete: "address-level2", required: true },
+    Field {
+        name: "recipient.address.region",
+        label: Msg::FieldRegion,
+        autocomplete: "address-level1",
+        required: false,
+    },
+    Field {
+        name: "recipient.address.postal_code",
+        label: Msg::FieldPostalCode,
+        autocomplete: "postal-code",
+        required: false,
+    },
+    Field { name: "recipient.address.country", label: Msg::FieldCountry, autocomplete: "country", required: true },
 ];
 
 /// The field path of the gift message textarea.
@@ -99,6 +111,7 @@ pub fn delivery_form(
                         autocomplete=field.autocomplete
                         value=value_of(delivery.as_ref(), field.name)
                         aria-invalid=invalid.to_string()
+                        aria-required=field.required.then_some("true")
                         aria-describedby=invalid.then_some(err_id)
                         disabled=busy
                     />

@@ -10,6 +10,7 @@ use leptos::prelude::*;
 
 use crate::action::Action;
 use crate::context::RenderContext;
+use crate::decide::{Next, data_call};
 use crate::i18n::{Lang, Msg, words};
 
 /// A field error as the person reads it: the server's own words in English (they name the
@@ -57,6 +58,7 @@ pub fn error_view(tool: ToolName, error: ToolError, ctx: &RenderContext, on_acti
                     type="button"
                     class="gg-btn gg-btn-primary"
                     data-action="retry"
+                    data-call=data_call(lang, || Next::Retry)
                     data-tool=tool.as_str()
                     on:click=move |_| on_action.run(Action::Retry)
                 >

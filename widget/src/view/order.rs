@@ -9,6 +9,7 @@ use leptos::prelude::*;
 
 use crate::action::Action;
 use crate::context::RenderContext;
+use crate::decide::{self, Next, data_call};
 use crate::delivery_form as form_reader;
 use crate::flow::safe_url;
 use crate::format::format_money;
@@ -68,6 +69,8 @@ pub fn confirm_view(
     };
     let failed = error.is_some();
     let error_ref = error.clone();
+    let confirm_call = data_call(lang, || decide::confirm(&draft, delivery.as_ref()));
+    let update_call = data_call(lang, || decide::update_delivery(&draft));
     let inline_error = error.map(|error| {
         let retry = error.retryable.then(|| {
             view! {
@@ -76,6 +79,7 @@ pub fn confirm_view(
                     class="gg-btn gg-btn-primary gg-retry"
                     data-action="confirm"
                     data-draft-id=draft.id.clone()
+                    data-call=confirm_call.clone()
                     disabled=busy
                     on:click=move |_| on_action.run(confirm_or_edit())
                 >
@@ -104,6 +108,7 @@ pub fn confirm_view(
                 class="gg-btn gg-btn-primary gg-confirm"
                 data-action="confirm"
                 data-draft-id=draft.id.clone()
+                data-call=confirm_call.clone()
                 disabled=busy
                 on:click=move |_| on_action.run(confirm_or_edit())
             >
@@ -118,6 +123,7 @@ pub fn confirm_view(
             class="gg-btn gg-btn-secondary gg-update-delivery"
             data-action="update-delivery"
             data-draft-id=draft.id.clone()
+            data-call=update_call
             disabled=busy
             on:click=move |_| {
                 if let Some(form) = form_reader::read() {
@@ -155,6 +161,7 @@ pub fn confirm_view(
                     type="button"
                     class="gg-btn gg-btn-secondary"
                     data-action="cancel"
+                    data-call=data_call(lang, || Next::Back)
                     disabled=busy
                     on:click=move |_| on_action.run(Action::Cancel)
                 >
@@ -200,8 +207,16 @@ fn ask_view(
     };
     let yes_action = yes.data_action();
     let row_id = order_id.clone();
+    let ask = match &order_id {
+        Some(order_id) => ListAsk::CancelOrder { order_id: order_id.clone() },
+        None => ListAsk::DeleteData,
+    };
+    let yes_call = data_call(lang, || match &order_id {
+        Some(order_id) => decide::cancel_order(order_id),
+        None => decide::delete_data(),
+    });
     view! {
-        <div class="gg-ask" role="group" data-ask=data_ask data-order-id=row_id hidden=!shown>
+        <div class="gg-ask" role="group" id=decide::ask_id(&ask) data-ask=data_ask data-order-id=row_id hidden=!shown>
             <p>{question}</p>
             <div class="gg-actions">
                 <button
@@ -209,6 +224,7 @@ fn ask_view(
                     class="gg-btn gg-btn-danger"
                     data-action=yes_action
                     data-order-id=order_id
+                    data-call=yes_call
                     disabled=busy
                     on:click=move |_| on_action.run(yes.clone())
                 >
@@ -218,6 +234,7 @@ fn ask_view(
                     type="button"
                     class="gg-btn gg-btn-secondary"
                     data-action="dismiss"
+                    data-call=data_call(lang, || Next::Ask(None))
                     disabled=busy
                     on:click=move |_| on_action.run(Action::DismissAsk)
                 >
@@ -225,6 +242,62 @@ fn ask_view(
                 </button>
             </div>
         </div>
+    }
+}
+
+/// One order of the list, with its Cancel button and question when it may be cancelled. Also
+/// what the server's markup of a cancelled order carries (hidden) for the list it was cancelled
+/// from: the no-wasm runtime puts it in place of the old row (`decide::Call::patch`).
+pub fn order_row(
+    order: Order,
+    actions: &OrderListActions,
+    ctx: &RenderContext,
+    on_action: Callback<Action>,
+) -> impl IntoView + use<> {
+    let busy = actions.busy;
+    let lang = ctx.language();
+    let total = format_money(&order.total, &ctx.locale);
+    let (status, badge) = status_label(order.status, lang);
+    let id = order.id.clone();
+    let to = destination_text(order.destination.as_ref()).map(|d| {
+        view! { <span class="gg-muted">{format!(" · {}", lang.f(Msg::DeliverToPlace, &[("place", &d)]))}</span> }
+    });
+    let cancel = actions.cancellable.contains(&order.id).then(|| {
+        let asked = actions.asking == Some(ListAsk::CancelOrder { order_id: order.id.clone() });
+        let ask_id = order.id.clone();
+        let question = lang.f(Msg::CancelQuestion, &[("total", &total)]);
+        view! {
+            <button
+                type="button"
+                class="gg-btn gg-btn-secondary gg-btn-small"
+                data-action="ask-cancel-order"
+                data-order-id=order.id.clone()
+                data-call=data_call(lang, || Next::Ask(Some(ListAsk::CancelOrder { order_id: order.id.clone() })))
+                disabled=busy
+                on:click=move |_| on_action.run(Action::AskCancelOrder { order_id: ask_id.clone() })
+            >
+                {lang.t(Msg::CancelOrder)}
+            </button>
+            {ask_view(
+                question,
+                lang.t(Msg::YesCancel),
+                Action::CancelOrder { order_id: order.id.clone() },
+                asked,
+                busy,
+                lang,
+                on_action,
+            )}
+        }
+    });
+    view! {
+        <li class="gg-order-row" data-order-id=id>
+            <span class="gg-card-title">{order.gift_title}" × "{order.quantity}</span>
+            {to}
+            <span class="gg-order-total">{total.clone()}</span>
+            <span class=badge data-status=order.status.as_str()>{status}</span>
+            <small class="gg-muted"><code>{order.id}</code>" · "{words::date(lang, &order.created_at)}</small>
+            {cancel}
+        </li>
     }
 }
 
@@ -240,53 +313,7 @@ pub fn order_list_view(
     let busy = actions.busy;
     let lang = ctx.language();
     let empty = orders.is_empty().then(|| view! { <p class="gg-muted">{lang.t(Msg::NoOrdersYet)}</p> });
-    let rows = orders
-        .into_iter()
-        .map(|order| {
-            let total = format_money(&order.total, &ctx.locale);
-            let (status, badge) = status_label(order.status, lang);
-            let id = order.id.clone();
-            let to = destination_text(order.destination.as_ref()).map(|d| {
-                view! { <span class="gg-muted">{format!(" · {}", lang.f(Msg::DeliverToPlace, &[("place", &d)]))}</span> }
-            });
-            let cancel = actions.cancellable.contains(&order.id).then(|| {
-                let asked = actions.asking == Some(ListAsk::CancelOrder { order_id: order.id.clone() });
-                let ask_id = order.id.clone();
-                let question = lang.f(Msg::CancelQuestion, &[("total", &total)]);
-                view! {
-                    <button
-                        type="button"
-                        class="gg-btn gg-btn-secondary gg-btn-small"
-                        data-action="ask-cancel-order"
-                        data-order-id=order.id.clone()
-                        disabled=busy
-                        on:click=move |_| on_action.run(Action::AskCancelOrder { order_id: ask_id.clone() })
-                    >
-                        {lang.t(Msg::CancelOrder)}
-                    </button>
-                    {ask_view(
-                        question,
-                        lang.t(Msg::YesCancel),
-                        Action::CancelOrder { order_id: order.id.clone() },
-                        asked,
-                        busy,
-                        lang,
-                        on_action,
-                    )}
-                }
-            });
-            view! {
-                <li class="gg-order-row" data-order-id=id>
-                    <span class="gg-card-title">{order.gift_title}" × "{order.quantity}</span>
-                    {to}
-                    <span class="gg-order-total">{total.clone()}</span>
-                    <span class=badge data-status=order.status.as_str()>{status}</span>
-                    <small class="gg-muted"><code>{order.id}</code>" · "{words::date(lang, &order.created_at)}</small>
-                    {cancel}
-                </li>
-            }
-        })
-        .collect_view();
+    let rows = orders.into_iter().map(|order| order_row(order, &actions, ctx, on_action)).collect_view();
     let more = next_cursor.map(|_| view! { <p class="gg-muted gg-fine">{lang.t(Msg::OlderOrders)}</p> });
     let error = actions.error.map(|error| {
         view! {
@@ -303,6 +330,7 @@ pub fn order_list_view(
                     type="button"
                     class="gg-btn gg-btn-secondary gg-btn-small"
                     data-action="ask-delete-data"
+                    data-call=data_call(lang, || Next::Ask(Some(ListAsk::DeleteData)))
                     disabled=busy
                     on:click=move |_| on_action.run(Action::AskDeleteData)
                 >
@@ -395,6 +423,7 @@ pub fn checkout_view(checkout: CheckoutSession, ctx: &RenderContext, on_action: 
                 target="_blank"
                 rel="noopener noreferrer"
                 data-action="open-checkout"
+                data-call=data_call(lang, || Next::OpenLink(url.to_string()))
                 on:click={
                     let url = url.to_string();
                     // Only an absolute http(s) URL is handed to the host; a same-origin path stays a link.

@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use crate::action::Action;
 use crate::context::{DisplayMode, RenderContext};
+use crate::decide::{self, data_call};
 use crate::flow::safe_url;
 use crate::format::format_money;
 use crate::i18n::{Lang, Msg, words};
@@ -160,8 +161,7 @@ pub fn notice_view(
         .into_iter()
         .map(|suggestion| {
             let label = suggestion_label(&suggestion, currency, ctx);
-            // The fallback script reads the arguments from here; Leptos escapes the JSON.
-            let json = Value::Object(suggestion.set_arguments.clone()).to_string();
+            let call = data_call(lang, || decide::suggestion(&suggestion.set_arguments));
             let set_arguments = suggestion.set_arguments;
             view! {
                 <li>
@@ -169,7 +169,7 @@ pub fn notice_view(
                         type="button"
                         class="gg-btn gg-btn-secondary gg-btn-small"
                         data-action="suggestion"
-                        data-set-arguments=json
+                        data-call=call
                         on:click=move |_| on_action.run(Action::ApplySuggestion { set_arguments: set_arguments.clone() })
                     >
                         {label}
@@ -248,6 +248,7 @@ pub fn gift_card(gift: GiftCard, ctx: &RenderContext, on_action: Callback<Action
     };
     let id = gift.id.clone();
     let card_id = gift.id.clone();
+    let call = data_call(lang, || decide::choose(&gift.id, Some(gift.price.currency.code())));
     view! {
         <li class="gg-card" data-gift-id=card_id>
             <article class="gg-card-inner">
@@ -265,6 +266,7 @@ pub fn gift_card(gift: GiftCard, ctx: &RenderContext, on_action: Callback<Action
                     class="gg-btn gg-btn-primary gg-choose"
                     data-action="choose"
                     data-gift-id=gift.id
+                    data-call=call
                     aria-label=label
                     disabled=!gift.in_stock
                     on:click=move |_| on_action.run(Action::Choose { gift_id: id.clone() })

@@ -1,0 +1,373 @@
+//! What each control does, decided once: a pure function from (screen, action) to [`Next`].
+//!
+//! Both runtimes follow it. The wasm controller (`controller.rs`) fills the placeholders from
+//! its memory and makes the call. The server-rendered markup carries the same decision on each
+//! control as a `data-call` attribute (written by the view functions, natively only: see
+//! [`data_call`]), so the no-WebAssembly runtime (`runtime/fallback.js`) only fills the
+//! placeholders, calls the host and shows the answer's markup. It knows no tool and no screen.
+//!
+//! Placeholders stand for what only the host side may hold, so no token ever reaches markup or
+//! storage: `{"$":"meta","key":K}` (and `"at":id`) is the value under `K` (and `id`) in the
+//! `_meta` of the result the screen came from; `{"$":"key","draft":id,"or":ik}` is the
+//! idempotency key kept for that draft (widget state, storage), else `ik`, kept before it is sent.
+//! The decision table (screen × control → call) is `docs/widget-decisions.md`, asserted by the
+//! test `the_decision_table_in_the_docs_is_the_one_the_code_makes`.
+
+use giftgenius_types::delivery::DeliveryDetails;
+use giftgenius_types::write::WriteJson;
+use giftgenius_types::orders::OrderDraft;
+use giftgenius_types::wire::{META_CANCEL_TOKENS, META_CONFIRMATION_TOKEN, META_DELETE_DATA_TOKEN};
+use giftgenius_types::{ErrorCode, ToolName};
+use serde_json::{Map, Value, json};
+
+use crate::action::Action;
+use crate::context::DisplayMode;
+use crate::flow;
+use crate::state::{ListAsk, ViewState};
+
+/// What a control leads to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Next {
+    /// A tool call.
+    Call(Call),
+    /// Show the order list's question for a second click (`None`: leave it).
+    Ask(Option<ListAsk>),
+    /// Leave the confirmation: forget its checkout entry, back to the last results (the last
+    /// screen marked `data-home` in markup), or "Purchase cancelled" when there are none.
+    Back,
+    /// Repeat the call that led here (with its arguments, or the host's tool input).
+    Retry,
+    /// Open an outbound link through the host.
+    OpenLink(String),
+    /// Ask the host for another display mode.
+    DisplayMode(DisplayMode),
+    /// Nothing (a control this screen does not have).
+    Nothing,
+}
+
+impl Next {
+    /// The call, when the decision is one.
+    pub fn call(self) -> Option<Call> {
+        match self {
+            Next::Call(call) => Some(call),
+            _ => None,
+        }
+    }
+}
+
+/// One tool call and what goes with it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    pub tool: ToolName,
+    /// The arguments; may hold placeholders (see the module doc).
+    pub args: Map<String, Value>,
+    /// `args` are merged over the arguments of the call the screen came from (a `null` removes).
+    pub over: bool,
+    /// The delivery form's details are added to `args` (recipient, gift message, save address);
+    /// field errors in the answer stay on this screen, next to their inputs.
+    pub form: bool,
+    /// Made instead when the person edited the screen's form.
+    pub edited: Option<Box<Call>>,
+    /// Made first when a placeholder cannot be filled (the token was lost with a reload). If
+    /// the same control on its answer decides the same (the same draft at the same price), its
+    /// answer is taken and this call follows; otherwise the screen stays, saying [`Call::gone`].
+    pub lost: Option<Box<Call>>,
+    /// Why this call cannot be made any more when `lost` found another screen: the draft it
+    /// confirms is gone (expired, or pruned after expiring), so another draft is never offered
+    /// in its place without the person choosing again.
+    pub gone: Option<ErrorCode>,
+    /// An ok answer does not replace the screen: the element this CSS selector names is
+    /// replaced by the same element of the answer's markup (a cancelled order's row in the
+    /// list it was cancelled from), so the list stays without being fetched again.
+    pub patch: Option<String>,
+    /// After an ok answer, forget everything this view kept (Delete my data).
+    pub forget: bool,
+    /// What the person saw when deciding (a draft's total): part of the decision, so a draft
+    /// prepared again at another price decides differently and is shown for a new Confirm.
+    pub seen: Option<String>,
+}
+
+impl Call {
+    /// The same commitment: tool, arguments and what was seen (not the alternatives). A call
+    /// decided again after its `lost` call follows only if this holds.
+    pub fn same(&self, other: &Call) -> bool {
+        self.tool == other.tool && self.args == other.args && self.seen == other.seen
+    }
+
+    fn new(tool: ToolName, args: Value) -> Call {
+        let args = match args {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        };
+        Call {
+            tool,
+            args,
+            over: false,
+            form: false,
+            edited: None,
+            lost: None,
+            gone: None,
+            patch: None,
+            forget: false,
+            seen: None,
+        }
+    }
+}
+
+/// A placeholder for a value of the result's `_meta` (`at`: a key inside it).
+fn meta(key: &str, at: Option<&str>) -> Value {
+    match at {
+        Some(at) => json!({ "$": "meta", "key": key, "at": at }),
+        None => json!({ "$": "meta", "key": key }),
+    }
+}
+
+/// Choose on a gift card: prepare the order, priced in the currency the card shows.
+pub fn choose(gift_id: &str, currency: Option<&str>) -> Next {
+    let mut args = json!({ "gift_id": gift_id });
+    if let Some(currency) = currency {
+        args["currency"] = json!(currency);
+    }
+    Next::Call(Call::new(ToolName::PrepareOrder, args))
+}
+
+/// A suggestion under the results: the search again with its arguments set.
+pub fn suggestion(set_arguments: &Map<String, Value>) -> Next {
+    Next::Call(Call { over: true, ..Call::new(ToolName::SuggestGifts, Value::Object(set_arguments.clone())) })
+}
+
+/// prepare_order's arguments for this draft without its delivery details.
+fn prepare_base(draft: &OrderDraft) -> Value {
+    json!({
+        "gift_id": draft.gift.id,
+        "quantity": draft.quantity,
+        "shipping": draft.shipping.as_str(),
+        "currency": draft.total.currency.code(),
+    })
+}
+
+/// "Update delivery details": the draft prepared again with the form's details.
+pub fn update_delivery(draft: &OrderDraft) -> Next {
+    Next::Call(Call { form: true, ..Call::new(ToolName::PrepareOrder, prepare_base(draft)) })
+}
+
+/// Confirm (and its Try again): commit the draft with its token and the key kept for it; the
+/// form edited → prepare the edit instead (a new draft to confirm); the token lost → prepare the
+/// same draft again (idempotent: the same draft with a fresh token), then commit if it is the
+/// same. A draft that used the saved address asks for it again by sending no recipient.
+pub fn confirm(draft: &OrderDraft, delivery: Option<&DeliveryDetails>) -> Next {
+    let commit = json!({
+        "draft_id": draft.id,
+        "idempotency_key": { "$": "key", "draft": draft.id, "or": flow::idempotency_key_for_draft(&draft.id) },
+        "confirmation_token": meta(META_CONFIRMATION_TOKEN, None),
+    });
+    let lost = match delivery {
+        Some(d) if d.from_saved_address => {
+            let mut args = prepare_base(draft);
+            if let Some(message) = &d.gift_message {
+                args["gift_message"] = json!(message);
+            }
+            if d.save_address {
+                args["save_address"] = json!(true);
+            }
+            Call::new(ToolName::PrepareOrder, args)
+        }
+        // What the form shows; a draft with a recipient whose details were not kept shows an
+        // empty form, and the server names what to type again.
+        Some(_) => Call { form: true, ..Call::new(ToolName::PrepareOrder, prepare_base(draft)) },
+        None if draft.destination.is_some() => {
+            Call { form: true, ..Call::new(ToolName::PrepareOrder, prepare_base(draft)) }
+        }
+        None => Call::new(ToolName::PrepareOrder, prepare_base(draft)),
+    };
+    let edited = Call { form: true, ..Call::new(ToolName::PrepareOrder, prepare_base(draft)) };
+    Next::Call(Call {
+        edited: Some(Box::new(edited)),
+        lost: Some(Box::new(lost)),
+        gone: Some(ErrorCode::DraftExpired),
+        seen: Some(format!("{} {}", draft.total.amount_minor, draft.total.currency.code())),
+        ..Call::new(ToolName::CommitOrder, commit)
+    })
+}
+
+/// A fresh order list, merged over the list's own arguments: what a lost list token is fetched
+/// again with.
+fn list_again() -> Call {
+    Call { over: true, ..Call::new(ToolName::ListOrders, json!({})) }
+}
+
+/// "Yes, cancel it": cancel_order with the order's token and the key derived from the order id
+/// (the same on every retry and after a reload); the order's row in the list shows its new status.
+pub fn cancel_order(order_id: &str) -> Next {
+    let args = json!({
+        "order_id": order_id,
+        "idempotency_key": flow::cancel_key_for_order(order_id),
+        "confirmation_token": meta(META_CANCEL_TOKENS, Some(order_id)),
+    });
+    Next::Call(Call {
+        lost: Some(Box::new(list_again())),
+        gone: Some(ErrorCode::OrderNotCancellable),
+        patch: Some(format!(".gg-order-row[data-order-id=\"{order_id}\"]")),
+        ..Call::new(ToolName::CancelOrder, args)
+    })
+}
+
+/// "Yes, delete": delete_my_data with its token, then forget what the view kept.
+pub fn delete_data() -> Next {
+    let args = json!({ "confirmation_token": meta(META_DELETE_DATA_TOKEN, None) });
+    Next::Call(Call { lost: Some(Box::new(list_again())), forget: true, ..Call::new(ToolName::DeleteMyData, args) })
+}
+
+/// The decision for `action` on `screen`. Controls a screen does not have decide [`Next::Nothing`].
+pub fn decide(screen: &ViewState, action: &Action) -> Next {
+    match (screen, action) {
+        (_, Action::OpenLink { url }) => Next::OpenLink(url.clone()),
+        (_, Action::SetDisplayMode { mode }) => Next::DisplayMode(*mode),
+        (ViewState::Results { gifts, .. }, Action::Choose { gift_id }) => {
+            let currency = gifts.iter().find(|g| g.id == *gift_id).map(|g| g.price.currency.code());
+            choose(gift_id, currency)
+        }
+        (ViewState::Results { .. } | ViewState::Empty { .. }, Action::ApplySuggestion { set_arguments }) => {
+            suggestion(set_arguments)
+        }
+        (ViewState::ConfirmPurchase { draft, delivery, .. }, Action::Confirm) => confirm(draft, delivery.as_ref()),
+        (ViewState::ConfirmPurchase { draft, .. }, Action::EditDelivery { .. }) => update_delivery(draft),
+        (ViewState::ConfirmPurchase { .. }, Action::Cancel) => Next::Back,
+        (
+            ViewState::ConfirmPurchase { .. } | ViewState::Error { .. } | ViewState::ToolCancelled { .. },
+            Action::Retry,
+        ) => Next::Retry,
+        (ViewState::OrderList { .. }, Action::AskCancelOrder { order_id }) => {
+            Next::Ask(Some(ListAsk::CancelOrder { order_id: order_id.clone() }))
+        }
+        (ViewState::OrderList { .. }, Action::AskDeleteData) => Next::Ask(Some(ListAsk::DeleteData)),
+        (ViewState::OrderList { .. }, Action::DismissAsk) => Next::Ask(None),
+        (ViewState::OrderList { .. }, Action::CancelOrder { order_id }) => cancel_order(order_id),
+        (ViewState::OrderList { .. }, Action::DeleteData) => delete_data(),
+        _ => Next::Nothing,
+    }
+}
+
+/// A placeholder found in a call's arguments.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Placeholder {
+    /// A value of the screen's result `_meta`: `key`, and `at` inside it.
+    Meta { key: String, at: Option<String> },
+    /// The idempotency key kept for `draft`, else `or`.
+    Key { draft: String, or: String },
+}
+
+impl Placeholder {
+    fn read(value: &Value) -> Option<Placeholder> {
+        let object = value.as_object()?;
+        let text = |k: &str| object.get(k).and_then(Value::as_str).map(str::to_string);
+        match object.get("$")?.as_str()? {
+            "meta" => Some(Placeholder::Meta { key: text("key")?, at: text("at") }),
+            "key" => Some(Placeholder::Key { draft: text("draft")?, or: text("or")? }),
+            _ => None,
+        }
+    }
+}
+
+/// `args` with each placeholder replaced by what `fill` gives; `None` when one cannot be filled.
+pub fn fill(args: &Map<String, Value>, fill: &dyn Fn(&Placeholder) -> Option<String>) -> Option<Map<String, Value>> {
+    args.iter()
+        .map(|(name, value)| {
+            let value = match Placeholder::read(value) {
+                Some(placeholder) => Value::String(fill(&placeholder).filter(|v| !v.is_empty())?),
+                None => value.clone(),
+            };
+            Some((name.clone(), value))
+        })
+        .collect()
+}
+
+/// The delivery details as prepare_order's arguments (what the form adds to a `form` call):
+/// the recipient unless it is the saved address, the gift message, and save address when set.
+pub fn with_details(args: &Map<String, Value>, details: Option<&DeliveryDetails>) -> Map<String, Value> {
+    let mut args = args.clone();
+    if let Some(d) = details {
+        if !d.from_saved_address {
+            args.insert("recipient".into(), d.recipient.write_json());
+        }
+        if let Some(message) = &d.gift_message {
+            args.insert("gift_message".into(), json!(message));
+        }
+        if d.save_address {
+            args.insert("save_address".into(), json!(true));
+        }
+    }
+    args
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+mod markup {
+    use super::*;
+    use crate::i18n::{Lang, words};
+
+    impl Call {
+        /// The call as the `data-call` JSON the no-wasm runtime reads (`gone` in `lang`).
+        pub fn to_value(&self, lang: Lang) -> Value {
+            let mut out = Map::new();
+            out.insert("tool".into(), json!(self.tool.as_str()));
+            out.insert("args".into(), Value::Object(self.args.clone()));
+            for (name, set) in [("over", self.over), ("form", self.form), ("forget", self.forget)] {
+                if set {
+                    out.insert(name.into(), json!(true));
+                }
+            }
+            for (name, call) in [("edited", &self.edited), ("lost", &self.lost)] {
+                if let Some(call) = call {
+                    out.insert(name.into(), call.to_value(lang));
+                }
+            }
+            if let Some(code) = self.gone {
+                out.insert("gone".into(), json!(words::error_text(lang, code)));
+            }
+            for (name, text) in [("patch", &self.patch), ("seen", &self.seen)] {
+                if let Some(text) = text {
+                    out.insert(name.into(), json!(text));
+                }
+            }
+            Value::Object(out)
+        }
+    }
+
+    impl Next {
+        /// The decision as JSON: `{"tool",…}` for a call, else one of `{"ask":id|null}`,
+        /// `{"back":true}`, `{"retry":true}`, `{"open":url}`, `{"mode":m}`; `None` for nothing.
+        /// `ask` is the id of the question's element ([`ask_id`]).
+        pub fn to_value(&self, lang: Lang) -> Option<Value> {
+            Some(match self {
+                Next::Call(call) => call.to_value(lang),
+                Next::Ask(ask) => json!({ "ask": ask.as_ref().map(ask_id) }),
+                Next::Back => json!({ "back": true }),
+                Next::Retry => json!({ "retry": true }),
+                Next::OpenLink(url) => json!({ "open": url }),
+                Next::DisplayMode(mode) => json!({ "mode": mode.as_str() }),
+                Next::Nothing => return None,
+            })
+        }
+    }
+}
+
+/// The element id of a question of the order list (what `{"ask": id}` shows).
+pub fn ask_id(ask: &ListAsk) -> String {
+    match ask {
+        ListAsk::CancelOrder { order_id } => format!("gg-ask-cancel-{order_id}"),
+        ListAsk::DeleteData => "gg-ask-delete-data".to_string(),
+    }
+}
+
+/// The `data-call` attribute of a control: the decision as JSON text, written only natively
+/// (the server's markup, for the no-wasm runtime). The wasm's own markup does not need it: there
+/// `decide` is never called for markup, which keeps that code and a JSON printer out of the wasm.
+pub fn data_call(lang: crate::i18n::Lang, decide: impl FnOnce() -> Next) -> Option<String> {
+    #[cfg(not(target_arch = "wasm32"))]
+    return decide().to_value(lang).map(|v| v.to_string());
+    #[cfg(target_arch = "wasm32")]
+    {
+        let _ = (lang, decide);
+        None
+    }
+}
