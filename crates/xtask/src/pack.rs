@@ -453,7 +453,7 @@ export { initSync, __wbg_init as default };
             "getAttribute(\"data-call\")",
             "c.lost",
             "c.edited",
-            "c.then",
+            "c.patch",
             "c.form",
         ] {
             assert!(boot.contains(needle), "bootstrap lacks {needle:?}");
