@@ -78,6 +78,8 @@ pub const MESSAGES: &[(Msg, &str)] = &[
     (ReasonRelationship, "A usual pick for a {who}"),
     (ReasonOccasion, "Fits the occasion: {occasion}"),
     (ReasonPopular, "A popular {tag} gift"),
+    (ReasonOnlyTag, "The only one here tagged “{tag}”"),
+    (ReasonPrice, "Priced at {price}"),
     (HeadValidation, "Some details need a fix"),
     (HeadBusiness, "That can't be done right now"),
     (HeadPermission, "Your confirmation is needed"),

@@ -78,6 +78,8 @@ pub const MESSAGES: &[(Msg, &str)] = &[
     (ReasonRelationship, "Una elección habitual para tu {who}"),
     (ReasonOccasion, "Encaja con la ocasión: {occasion}"),
     (ReasonPopular, "Un regalo popular de {tag}"),
+    (ReasonOnlyTag, "El único aquí con la etiqueta «{tag}»"),
+    (ReasonPrice, "Cuesta {price}"),
     (HeadValidation, "Hay datos que corregir"),
     (HeadBusiness, "Eso no se puede hacer ahora"),
     (HeadPermission, "Se necesita tu confirmación"),

@@ -130,7 +130,7 @@ keys! {
     // A gift card and its reasons
     Choose, ChooseGift, GiftOutOfStock, OutOfStock, Tags, MoreReasons,
     ReasonInterestTag, ReasonInterestTitle, ReasonInterestDescription, ReasonBudgetLeaves, ReasonBudgetAll,
-    ReasonAges, ReasonRelationship, ReasonOccasion, ReasonPopular,
+    ReasonAges, ReasonRelationship, ReasonOccasion, ReasonPopular, ReasonOnlyTag, ReasonPrice,
     // Errors
     HeadValidation, HeadBusiness, HeadPermission, HeadOther, HeadLoadGifts, HeadLoadOrder, HeadLoadOrders,
     HeadPrepare, HeadCommit, HeadCheckout, HeadCancel, HeadDelete,

@@ -78,6 +78,8 @@ pub const MESSAGES: &[(Msg, &str)] = &[
     (ReasonRelationship, "Uma escolha comum para: {who}"),
     (ReasonOccasion, "Combina com a ocasião: {occasion}"),
     (ReasonPopular, "Um presente popular de {tag}"),
+    (ReasonOnlyTag, "O único aqui com a etiqueta “{tag}”"),
+    (ReasonPrice, "Custa {price}"),
     (HeadValidation, "Alguns dados precisam de correção"),
     (HeadBusiness, "Isso não pode ser feito agora"),
     (HeadPermission, "Sua confirmação é necessária"),
