@@ -236,8 +236,14 @@
     }
     function say(k) { return ((data.text || {})[lang()] || {})[k] || ""; }
     function mine(m) { return (m && m[lang()]) || ""; }
-    // The server's field messages are English; other languages get "check this field".
-    function field(fe) { return lang() === "en" ? fe.message : say("fieldCheck"); }
+    // A field error in the person's language: its rule's sentence from the widget's catalog
+    // (packed as text.fieldRules) with the rule's parts filled in, as field_text.rs does; else
+    // the server's English, or "check this field" in the other languages.
+    function field(fe) {
+      var r = fe.rule, t = r && (((data.text || {})[lang()] || {}).fieldRules || {})[r.code];
+      if (typeof t === "string") return t.replace(/\{(\w+)\}/g, function (m, k) { return k !== "code" && r[k] != null ? String(r[k]) : m; });
+      return lang() === "en" ? fe.message : say("fieldCheck");
+    }
     function state() { return (oa ? oa.widgetState : ws) || {}; }
     function store(f) { ["localStorage", "sessionStorage"].forEach(function (n) { try { if (w[n]) f(w[n]); } catch (x) {} }); }
     // Widget state, mirrored into storage keyed by draft id; resolves once the host answered.

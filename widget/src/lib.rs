@@ -16,6 +16,7 @@ pub mod action;
 pub mod context;
 pub mod controller;
 pub mod delivery_form;
+pub mod field_text;
 pub mod flow;
 pub mod format;
 pub mod i18n;

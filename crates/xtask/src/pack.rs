@@ -84,6 +84,10 @@ pub fn fallback_data() -> serde_json::Value {
             "unreachable": l.t(Msg::Unreachable),
             "fieldCheck": l.t(Msg::FieldCheck),
             "needsFix": l.t(Msg::NeedsFix),
+            "fieldRules": giftgenius_widget::field_text::RULES
+                .iter()
+                .map(|(code, key)| (code.to_string(), l.t(*key).into()))
+                .collect::<serde_json::Map<_, _>>(),
         })),
         "wire": {
             "html": wire::META_HTML,

@@ -144,6 +144,9 @@ keys! {
     NotPlaced, NeedsFix, PlacingOrder, ConfirmPurchaseTotal, UpdateDelivery, Cancel, Back, NothingChargedYet,
     FieldName, FieldLine1, FieldLine2, FieldCity, FieldRegion, FieldPostalCode, FieldCountry, GiftMessageLabel,
     SavedAddress, SaveAddress,
+    FieldRuleRequired, FieldRuleTooLong, FieldRuleOneLine, FieldRuleCountryCode, FieldRuleRegionRequired,
+    FieldRuleRegionUnknown, FieldRulePostalCodeRequired, FieldRulePostalCodeShape, FieldRulePostalCodeChars,
+    FieldRuleTooManyLines, FieldRulePlainText, FieldRuleRecipientMissing,
     // Orders
     StatusPaid, StatusPending, StatusDeclined, StatusCancelled, OrderPlaced, OrderCancelled, OrderFrom, Order,
     Status, YourOrders, NoOrdersYet, OlderOrders, DeliverToPlace, CancelOrder, CancelQuestion, YesCancel, KeepIt,
