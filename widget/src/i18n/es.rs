@@ -150,8 +150,14 @@ pub const MESSAGES: &[(Msg, &str)] = &[
     (FieldRuleTooLong, "Usa como máximo {max} caracteres."),
     (FieldRuleOneLine, "Usa una sola línea de texto."),
     (FieldRuleCountryCode, "Usa un código de país de dos letras, como ES, MX, US o BR."),
-    (FieldRuleRegionRequired, "Obligatorio en {country}: el código de dos letras del estado o la provincia, por ejemplo {example}."),
-    (FieldRuleRegionUnknown, "Usa el código de dos letras de un estado o una provincia de {country}, por ejemplo {example}."),
+    (
+        FieldRuleRegionRequired,
+        "Obligatorio en {country}: el código de dos letras del estado o la provincia, por ejemplo {example}.",
+    ),
+    (
+        FieldRuleRegionUnknown,
+        "Usa el código de dos letras de un estado o una provincia de {country}, por ejemplo {example}.",
+    ),
     (FieldRulePostalCodeRequired, "El código postal es obligatorio en {country}."),
     (FieldRulePostalCodeShape, "Usa el formato de código postal de {country}, por ejemplo {example}."),
     (FieldRulePostalCodeChars, "Usa de 2 a 12 letras, números, espacios o guiones."),

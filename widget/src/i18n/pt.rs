@@ -150,8 +150,14 @@ pub const MESSAGES: &[(Msg, &str)] = &[
     (FieldRuleTooLong, "Use no máximo {max} caracteres."),
     (FieldRuleOneLine, "Use uma só linha de texto."),
     (FieldRuleCountryCode, "Use um código de país de duas letras, como BR, PT, US ou ES."),
-    (FieldRuleRegionRequired, "Obrigatório em {country}: a sigla de duas letras do estado ou da província, por exemplo {example}."),
-    (FieldRuleRegionUnknown, "Use a sigla de duas letras de um estado ou província de {country}, por exemplo {example}."),
+    (
+        FieldRuleRegionRequired,
+        "Obrigatório em {country}: a sigla de duas letras do estado ou da província, por exemplo {example}.",
+    ),
+    (
+        FieldRuleRegionUnknown,
+        "Use a sigla de duas letras de um estado ou província de {country}, por exemplo {example}.",
+    ),
     (FieldRulePostalCodeRequired, "O código postal é obrigatório em {country}."),
     (FieldRulePostalCodeShape, "Use o formato de código postal de {country}, por exemplo {example}."),
     (FieldRulePostalCodeChars, "Use de 2 a 12 letras, números, espaços ou hífens."),

@@ -9,7 +9,8 @@
 use giftgenius_types::delivery::normalized_gift_message;
 use giftgenius_types::wire::{META_CONFIRMATION_TOKEN, META_DELIVERY};
 use giftgenius_types::{
-    DeliveryDetails, FieldError, FieldRule, Money, OrderDraft, PrepareOrderData, PrepareOrderInput, Recipient, ToolError,
+    DeliveryDetails, FieldError, FieldRule, Money, OrderDraft, PrepareOrderData, PrepareOrderInput, Recipient,
+    ToolError,
 };
 use serde_json::json;
 use sha2::{Digest, Sha256};

@@ -59,9 +59,13 @@ async fn field_errors_read_in_the_persons_language_and_stay_english_for_the_mode
         };
         // The model's words are English whatever the person reads; the rule is the same fact in parts.
         assert_eq!(rule("recipient.name").0, "required");
-        assert_eq!(rule("recipient.address.region"), ("region_required".into(), format!(
-            "is required in US: the two-letter code of the state or province (e.g. AL)"
-        )));
+        assert_eq!(
+            rule("recipient.address.region"),
+            (
+                "region_required".into(),
+                format!("is required in US: the two-letter code of the state or province (e.g. AL)")
+            )
+        );
         assert_eq!(rule("recipient.address.postal_code").0, "postal_code_shape");
         assert_eq!(rule("recipient.address.line1"), ("one_line".into(), "must be one line of plain text".into()));
 

@@ -194,7 +194,9 @@ fn candidates(gifts: &[&CatalogGift], i: usize, q: &SuggestGiftsQuery, stems: &[
     if gifts.len() >= 2
         && let Some(tag) = gift.tags.iter().find(|&t| !asked_tag(t, stems) && alone(t))
     {
-        out.push(Reason { text: format!("The only one here tagged “{tag}”"), why: Why::OnlyTag { tag: tag.clone() } });
+        out.push(Reason {
+            text: format!("The only one here tagged “{tag}”"), why: Why::OnlyTag { tag: tag.clone() }
+        });
     }
     if let Some(occasion) = q.occasion
         && gift.occasions.contains(&occasion)
