@@ -44,8 +44,8 @@ pub(super) fn explain(gifts: &[&CatalogGift], q: &SuggestGiftsQuery) -> Vec<Vec<
             card.retain(|r| !shared.contains(&r.why));
         }
     }
-    for i in 0..cards.len() {
-        cap(&mut cards, i, gifts[i], asked(q), &stems);
+    for (i, gift) in gifts.iter().enumerate() {
+        cap(&mut cards, i, gift, asked(q), &stems);
     }
     let needy: Vec<usize> = (0..cards.len()).filter(|&i| !has_own(&cards, i)).collect();
     let options: Vec<Vec<Reason>> = needy.iter().map(|&i| fallbacks(gifts[i], q, &stems)).collect();
