@@ -13,8 +13,16 @@ const require = createRequire(import.meta.url);
 const AXE_SOURCE = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
 export const AXE_VERSION = require("axe-core/package.json").version;
 
-/** Impacts that fail the tests; moderate and minor ones are reported only. */
+/** Impacts that fail the tests; moderate and minor ones are reported only… */
 export const FAILING_IMPACTS = ["serious", "critical"];
+/**
+ * …but for these moderate rules, fixed once (issue 24: the packed document's one <main> and its
+ * <h1>) and kept fixed: any finding of them fails too.
+ */
+export const FAILING_RULES = ["landmark-one-main", "page-has-heading-one"];
+
+/** Whether an axe violation fails the tests. */
+export const failing = (v) => FAILING_IMPACTS.includes(v.impact) || FAILING_RULES.includes(v.id);
 
 /** The widget frame (a Playwright Frame). */
 export async function widgetFrame(h) {

@@ -271,6 +271,14 @@
       return (data.text || {})[l] ? l : "en";
     }
     function say(k) { return ((data.text || {})[lang()] || {})[k] || ""; }
+    // A field error in the person's language: its rule's sentence from the widget's catalog
+    // (packed as text.fieldRules) with the rule's parts filled in, as field_text.rs does; else
+    // the server's English, or "check this field" in the other languages.
+    function field(fe) {
+      var r = fe.rule, t = r && (((data.text || {})[lang()] || {}).fieldRules || {})[r.code];
+      if (typeof t === "string") return t.replace(/\{(\w+)\}/g, function (m, k) { return k !== "code" && r[k] != null ? String(r[k]) : m; });
+      return lang() === "en" ? fe.message : say("fieldCheck");
+    }
     // The screen's form: input names are field paths (recipient.address.city); an empty input
     // is left out unless aria-required (the server then names it as missing).
     function form() {
@@ -291,7 +299,7 @@
       errors.forEach(function (fe) {
         var i = box.querySelector('[name="' + String(fe.field).replace(/[^A-Za-z0-9_.]/g, "") + '"]'), p = d.createElement("p");
         p.className = "gg-field-error";
-        p.textContent = lang() === "en" ? fe.message : say("fieldCheck");
+        p.textContent = field(fe);
         if (i) {
           p.id = i.id + "-error";
           i.setAttribute("aria-invalid", "true");

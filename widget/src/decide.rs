@@ -14,9 +14,9 @@
 //! test `the_decision_table_in_the_docs_is_the_one_the_code_makes`.
 
 use giftgenius_types::delivery::DeliveryDetails;
-use giftgenius_types::write::WriteJson;
 use giftgenius_types::orders::OrderDraft;
 use giftgenius_types::wire::{META_CANCEL_TOKENS, META_CONFIRMATION_TOKEN, META_DELETE_DATA_TOKEN};
+use giftgenius_types::write::WriteJson;
 use giftgenius_types::{ErrorCode, ToolName};
 use serde_json::{Map, Value, json};
 

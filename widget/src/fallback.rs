@@ -33,6 +33,10 @@ pub fn fallback_data() -> serde_json::Value {
             "unreachable": l.t(Msg::Unreachable),
             "fieldCheck": l.t(Msg::FieldCheck),
             "needsFix": l.t(Msg::NeedsFix),
+            "fieldRules": crate::field_text::RULES
+                .iter()
+                .map(|(code, key)| (code.to_string(), l.t(*key).into()))
+                .collect::<serde_json::Map<_, _>>(),
         })),
         "wire": crate::runtime::wire(),
     })

@@ -2,8 +2,13 @@
 //!
 //! Not `Intl.NumberFormat`: the server renders the same components natively (the fallback HTML
 //! and the snapshots), and both sides must print the same text. The rules follow CLDR for the
-//! locales we care about (en-US, en-GB, de-DE, fr-FR, es-ES, pt-BR, pt-PT, ja-JP) and fall back to the
-//! en-US style for anything else. Amounts are integers in minor units: no floats anywhere.
+//! locales we care about (en-US, en-GB, de-DE, fr-FR, ja-JP, and Spanish and Portuguese by region:
+//! `iberian.rs`) and fall back to the en-US style for anything else. Amounts are integers in
+//! minor units: no floats anywhere.
+
+#[cfg(test)]
+mod cldr_cases;
+mod iberian;
 
 use giftgenius_types::{Currency, Money};
 
@@ -46,8 +51,12 @@ fn parse_locale(locale: &str) -> (Lang, String) {
         "ja" => Lang::Ja,
         _ => Lang::Other,
     };
-    // The region is the first two-letter subtag after the language (skipping scripts like "Latn").
-    let region = parts.find(|p| p.len() == 2).unwrap_or("").to_ascii_uppercase();
+    // The region is the first two-letter or three-digit subtag after the language ("es-419"),
+    // skipping scripts like "Latn".
+    let region = parts
+        .find(|p| p.len() == 2 || (p.len() == 3 && p.bytes().all(|b| b.is_ascii_digit())))
+        .unwrap_or("")
+        .to_ascii_uppercase();
     (lang, region)
 }
 
@@ -55,10 +64,8 @@ fn style(lang: Lang, region: &str) -> Style {
     let (group, decimal, min_grouping, symbol_after, space_after_symbol) = match lang {
         Lang::De => (".", ",", 1, true, false),
         Lang::Fr => (NARROW_NBSP, ",", 1, true, false),
-        Lang::Es => (".", ",", 2, true, false),
-        // Portugal writes "1234,56 €" and "12 345,67 €"; Brazil (and the default) "R$ 1.234,56".
-        Lang::Pt if region == "PT" => (NBSP, ",", 2, true, false),
-        Lang::Pt => (".", ",", 1, false, true),
+        Lang::Es => return iberian::spanish_style(region),
+        Lang::Pt => return iberian::portuguese_style(region),
         Lang::En | Lang::Ja | Lang::Other => (",", ".", 1, false, false),
     };
     Style { group, decimal, min_grouping, symbol_after, space_after_symbol }
@@ -69,13 +76,13 @@ fn symbol(currency: Currency, lang: Lang, region: &str) -> &'static str {
     match (currency, lang) {
         (Currency::USD, Lang::En) if !region.is_empty() && region != "US" => "US$",
         (Currency::USD, Lang::Fr) => "$US",
-        (Currency::USD, Lang::Es | Lang::Pt) => "US$",
+        (currency, Lang::Es) => iberian::spanish_symbol(currency, region),
+        (currency, Lang::Pt) => iberian::portuguese_symbol(currency),
         (Currency::CAD, Lang::Fr) => "$CA",
         (Currency::AUD, Lang::Fr) => "$AU",
         (Currency::AUD, Lang::De) => "AU$",
         (Currency::GBP, Lang::Fr) => "£GB",
-        (Currency::GBP, Lang::Es) => "GBP",
-        (Currency::JPY, Lang::Fr | Lang::Es) => "JPY",
+        (Currency::JPY, Lang::Fr) => "JPY",
         (Currency::JPY, Lang::Ja) => "\u{ffe5}",
         (other, _) => other.symbol(),
     }
@@ -111,7 +118,9 @@ pub fn format_money(money: &Money, locale: &str) -> String {
         number.push_str(&format!("{:0width$}", abs % scale, width = exp as usize));
     }
     let sign = if money.amount_minor < 0 { "-" } else { "" };
-    let gap = if style.space_after_symbol { NBSP } else { "" };
+    // CLDR's currencySpacing: a sign that ends in a letter ("USD") keeps apart from the digits.
+    let lettered = sym.chars().last().is_some_and(char::is_alphabetic);
+    let gap = if style.space_after_symbol || lettered { NBSP } else { "" };
     if style.symbol_after { format!("{sign}{number}{NBSP}{sym}") } else { format!("{sign}{sym}{gap}{number}") }
 }
 
@@ -151,6 +160,19 @@ mod tests {
         assert_eq!(fmt(2499, Currency::USD, "pt"), "US$\u{a0}24,99");
         assert_eq!(fmt(123456, Currency::EUR, "pt-PT"), "1234,56\u{a0}€");
         assert_eq!(fmt(1234567, Currency::EUR, "pt-PT"), "12\u{a0}345,67\u{a0}€");
+    }
+
+    #[test]
+    fn spanish_in_the_americas_and_portuguese_beyond_brazil() {
+        // es-MX writes dollars by their code, es-US as at home (CLDR 48; more in `cldr_cases.rs`).
+        assert_eq!(fmt(123450, Currency::USD, "es-MX"), "USD\u{a0}1,234.50");
+        assert_eq!(fmt(123450, Currency::USD, "es-US"), "$1,234.50");
+        assert_eq!(fmt(123450, Currency::EUR, "es_419"), "EUR\u{a0}1,234.50");
+        assert_eq!(fmt(123450, Currency::USD, "es-AR"), "US$\u{a0}1.234,50");
+        assert_eq!(fmt(123450, Currency::GBP, "es-ES"), "1234,50\u{a0}GBP");
+        assert_eq!(fmt(123450, Currency::AUD, "pt-BR"), "AU$\u{a0}1.234,50");
+        assert_eq!(fmt(123450, Currency::EUR, "pt-AO"), "1\u{a0}234,50\u{a0}€");
+        assert_eq!(fmt(1234500, Currency::EUR, "pt-PT"), "12\u{a0}345,00\u{a0}€");
     }
 
     #[test]

@@ -19,6 +19,7 @@ pub mod decide;
 pub mod delivery_form;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod fallback;
+pub mod field_text;
 pub mod flow;
 pub mod format;
 pub mod i18n;

@@ -167,10 +167,7 @@ pub fn widget_state_entry(view: &SavedView, output: &Value) -> Option<Value> {
         return None;
     }
     let results_are_output = output.is_object() && view.results.as_ref() == Some(output);
-    let compact = SavedView {
-        results: if results_are_output { None } else { view.results.clone() },
-        ..view.clone()
-    };
+    let compact = SavedView { results: if results_are_output { None } else { view.results.clone() }, ..view.clone() };
     let mut entry = compact.to_value();
     if results_are_output {
         entry["results"] = json!(RESULTS_ARE_OUTPUT);

@@ -21,7 +21,7 @@ use crate::state::{OrderListActions, ViewState};
 
 pub use error::error_view;
 pub use order::{checkout_view, confirm_view, data_deleted_view, order_list_view, order_placed_view};
-pub use results::{empty_view, gift_card, notice_view, partial_banner, results_view};
+pub use results::{empty_view, gift_card, notice_view, partial_banner, reason_text, results_view};
 
 /// The root with fixed values: what SSR renders. The wasm app builds the same root reactively.
 pub fn static_root(state: ViewState, ctx: RenderContext, on_action: Callback<Action>) -> impl IntoView {

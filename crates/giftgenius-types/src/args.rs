@@ -8,6 +8,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::field_rule::FieldRule;
+
 /// One field's problem, phrased so the model can fix it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -16,11 +18,20 @@ pub struct FieldError {
     pub field: String,
     /// What is wrong and what is allowed.
     pub message: String,
+    /// The same problem in parts, for the widget to say in the person's language
+    /// ([`FieldRule`]); absent for problems the widget's forms cannot make.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<FieldRule>,
 }
 
 impl FieldError {
     pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
-        Self { field: field.into(), message: message.into() }
+        Self { field: field.into(), message: message.into(), rule: None }
+    }
+
+    /// A problem a person can make in the widget: `message` for the model, `rule` for the person.
+    pub fn broke(field: impl Into<String>, rule: FieldRule, message: impl Into<String>) -> Self {
+        Self { rule: Some(rule), ..Self::new(field, message) }
     }
 }
 

@@ -29,7 +29,10 @@ pub fn cap_field_errors(errors: Vec<FieldError>) -> Vec<FieldError> {
     let mut kept: Vec<FieldError> = errors
         .into_iter()
         .take(MAX_FIELD_ERRORS)
-        .map(|e| FieldError::new(cut(&e.field, MAX_FIELD_CHARS), cut(&e.message, MAX_MESSAGE_CHARS)))
+        .map(|e| FieldError {
+            rule: e.rule,
+            ..FieldError::new(cut(&e.field, MAX_FIELD_CHARS), cut(&e.message, MAX_MESSAGE_CHARS))
+        })
         .collect();
     if total > MAX_FIELD_ERRORS {
         let more = total - MAX_FIELD_ERRORS;

@@ -13,6 +13,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::args::FieldError;
+use crate::field_rule::FieldRule;
 
 /// Longest recipient name, in characters.
 pub const MAX_NAME_CHARS: usize = 100;
@@ -311,8 +312,9 @@ impl Recipient {
         text_part(&at("address.line2"), a.line2.as_deref().unwrap_or(""), false, MAX_LINE_CHARS, errors);
         text_part(&at("address.city"), &a.city, true, MAX_LINE_CHARS, errors);
         if !is_country_code(&a.country) {
-            errors.push(FieldError::new(
+            errors.push(FieldError::broke(
                 at("address.country"),
+                FieldRule::CountryCode,
                 "must be an ISO 3166-1 alpha-2 country code such as US, GB, DE or BR",
             ));
             return;
@@ -320,12 +322,14 @@ impl Recipient {
         let country = a.country.as_str();
         let codes = region_codes(country);
         match (&a.region, codes.is_empty()) {
-            (None, false) => errors.push(FieldError::new(
+            (None, false) => errors.push(FieldError::broke(
                 at("address.region"),
+                FieldRule::RegionRequired { country: country.into(), example: codes[0].into() },
                 format!("is required in {country}: the two-letter code of the state or province (e.g. {})", codes[0]),
             )),
-            (Some(region), false) if !codes.contains(&region.as_str()) => errors.push(FieldError::new(
+            (Some(region), false) if !codes.contains(&region.as_str()) => errors.push(FieldError::broke(
                 at("address.region"),
+                FieldRule::RegionUnknown { country: country.into(), example: codes[0].into() },
                 format!("must be the two-letter code of a state or province of {country} (e.g. {})", codes[0]),
             )),
             (Some(region), true) => text_part(&at("address.region"), region, false, MAX_LINE_CHARS, errors),
@@ -334,17 +338,23 @@ impl Recipient {
         let postal = a.postal_code.as_deref();
         match (postal, postal_code_rule(country)) {
             (None, _) if COUNTRIES_WITHOUT_POSTAL_CODES.contains(&country) => {}
-            (None, _) => errors.push(FieldError::new(at("address.postal_code"), format!("is required in {country}"))),
-            (Some(code), Some(rule)) if !rule.accepts(code) => errors.push(FieldError::new(
+            (None, _) => errors.push(FieldError::broke(
                 at("address.postal_code"),
+                FieldRule::PostalCodeRequired { country: country.into() },
+                format!("is required in {country}"),
+            )),
+            (Some(code), Some(rule)) if !rule.accepts(code) => errors.push(FieldError::broke(
+                at("address.postal_code"),
+                FieldRule::PostalCodeShape { country: country.into(), example: rule.example.into() },
                 format!("must be {} in {country}, e.g. {}", rule.shape, rule.example),
             )),
             (Some(code), None)
                 if !(2..=12).contains(&code.len())
                     || !code.bytes().all(|b| b.is_ascii_alphanumeric() || b == b' ' || b == b'-') =>
             {
-                errors.push(FieldError::new(
+                errors.push(FieldError::broke(
                     at("address.postal_code"),
+                    FieldRule::PostalCodeChars,
                     "must be 2 to 12 letters, digits, spaces or hyphens",
                 ))
             }
@@ -362,11 +372,11 @@ impl Recipient {
 /// characters, no control characters.
 fn text_part(field: &str, value: &str, required: bool, max: usize, errors: &mut Vec<FieldError>) {
     if required && value.is_empty() {
-        errors.push(FieldError::new(field, "is required"));
+        errors.push(FieldError::broke(field, FieldRule::Required, "is required"));
     } else if value.chars().count() > max {
-        errors.push(FieldError::new(field, format!("must be at most {max} characters")));
+        errors.push(FieldError::broke(field, too_long(max), format!("must be at most {max} characters")));
     } else if value.chars().any(char::is_control) {
-        errors.push(FieldError::new(field, "must be one line of plain text"));
+        errors.push(FieldError::broke(field, FieldRule::OneLine, "must be one line of plain text"));
     }
 }
 
@@ -374,12 +384,19 @@ fn text_part(field: &str, value: &str, required: bool, max: usize, errors: &mut 
 /// [`MAX_GIFT_MESSAGE_LINES`] lines, no control characters but line breaks.
 pub fn check_gift_message(field: &str, message: &str, errors: &mut Vec<FieldError>) {
     if message.chars().count() > MAX_GIFT_MESSAGE_CHARS {
-        errors.push(FieldError::new(field, format!("must be at most {MAX_GIFT_MESSAGE_CHARS} characters")));
+        let rule = too_long(MAX_GIFT_MESSAGE_CHARS);
+        errors.push(FieldError::broke(field, rule, format!("must be at most {MAX_GIFT_MESSAGE_CHARS} characters")));
     } else if message.lines().count() > MAX_GIFT_MESSAGE_LINES {
-        errors.push(FieldError::new(field, format!("must be at most {MAX_GIFT_MESSAGE_LINES} lines")));
+        let rule = FieldRule::TooManyLines { max: MAX_GIFT_MESSAGE_LINES as u32 };
+        errors.push(FieldError::broke(field, rule, format!("must be at most {MAX_GIFT_MESSAGE_LINES} lines")));
     } else if message.chars().any(|c| c.is_control() && c != '\n' && c != '\r') {
-        errors.push(FieldError::new(field, "must be plain text (line breaks are fine)"));
+        errors.push(FieldError::broke(field, FieldRule::PlainText, "must be plain text (line breaks are fine)"));
     }
+}
+
+/// The rule of a text longer than `max` characters (limits here are small constants).
+pub fn too_long(max: usize) -> FieldRule {
+    FieldRule::TooLong { max: u32::try_from(max).unwrap_or(u32::MAX) }
 }
 
 /// A gift message as stored: trimmed, `\r\n` as `\n`, an empty one left out.

@@ -293,7 +293,8 @@ pub struct GiftCard {
     pub merchant: Merchant,
     pub tags: Vec<String>,
     /// Why this gift fits this request, most specific first; none is shared by every card of a
-    /// result (such filler is left out).
+    /// result (such filler is left out), none is on more than two cards, and each card has one
+    /// of its own where anything tells it apart.
     pub reasons: Vec<Reason>,
     pub in_stock: bool,
     /// Picture served by the GiftGenius server itself.
@@ -326,6 +327,10 @@ pub enum Why {
     /// Nothing more specific: one of the gift's tags, the first that says something no other
     /// card of the result says, where it has one.
     Popular { tag: String },
+    /// What sets the gift apart from the others shown: a tag no other card of the result has.
+    OnlyTag { tag: String },
+    /// Its price, when no budget was asked and nothing else tells this card apart.
+    Price { price: Money },
 }
 
 /// Where an interest matched a gift.

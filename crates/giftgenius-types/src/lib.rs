@@ -10,6 +10,7 @@ pub mod bounded;
 pub mod delivery;
 pub mod envelope;
 pub mod error;
+pub mod field_rule;
 pub mod gifts;
 pub mod money;
 pub mod orders;
@@ -22,6 +23,7 @@ pub use args::{FieldError, Validate};
 pub use delivery::{Address, DeliveryDetails, Destination, Recipient};
 pub use envelope::{Envelope, FailedSource, Notice, Partial, Suggestion, ToolName};
 pub use error::{ErrorCategory, ErrorCode, ToolError};
+pub use field_rule::FieldRule;
 pub use gifts::{
     GiftCard, MatchVia, Merchant, Occasion, Reason, RelationshipType, SuggestGiftsData, SuggestGiftsInput,
     SuggestGiftsQuery, Why,

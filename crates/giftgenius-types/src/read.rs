@@ -28,7 +28,7 @@ use crate::orders::{
     CheckoutData, CheckoutSession, DeleteMyDataData, ListOrdersData, Order, OrderData, OrderDraft, OrderStatus,
     PrepareOrderData, Refund, RefundStatus, ShippingSpeed,
 };
-use crate::{CONTRACT_VERSION, FieldError};
+use crate::{CONTRACT_VERSION, FieldError, FieldRule};
 
 /// A contract value read from its JSON; `None` when the JSON is not one.
 pub trait ReadJson: Sized {
@@ -216,7 +216,7 @@ macro_rules! structs {
 
 structs! {
     Money { amount_minor: req, currency: req }
-    FieldError { field: req, message: req }
+    FieldError { field: req, message: req, rule: or_default }
     ToolError {
         code: req, category: req, message: req, retryable: req, field_errors: or_default,
         attempted: or_default, partial_results: or_default, retry_after_ms: or_default, reference: req,
@@ -273,9 +273,37 @@ impl ReadJson for Why {
             "relationship" => Why::Relationship { relationship: f.req("relationship")? },
             "occasion" => Why::Occasion { occasion: f.req("occasion")? },
             "popular" => Why::Popular { tag: f.req("tag")? },
+            "only_tag" => Why::OnlyTag { tag: f.req("tag")? },
+            "price" => Why::Price { price: f.req("price")? },
             _ => return None,
         };
         f.done(why)
+    }
+}
+
+/// `FieldRule` is tagged by `code` and, unlike `Why`, takes unknown keys (serde ignores them:
+/// it has no `deny_unknown_fields`), so a newer server's extra parts never hide the sentence.
+impl ReadJson for FieldRule {
+    fn read_json(value: &Value) -> Option<Self> {
+        let map = value.as_object()?;
+        let mut f = Fields { map, read: 1 };
+        Some(match map.get("code")?.as_str()? {
+            "required" => FieldRule::Required,
+            "too_long" => FieldRule::TooLong { max: f.req("max")? },
+            "one_line" => FieldRule::OneLine,
+            "country_code" => FieldRule::CountryCode,
+            "region_required" => FieldRule::RegionRequired { country: f.req("country")?, example: f.req("example")? },
+            "region_unknown" => FieldRule::RegionUnknown { country: f.req("country")?, example: f.req("example")? },
+            "postal_code_required" => FieldRule::PostalCodeRequired { country: f.req("country")? },
+            "postal_code_shape" => {
+                FieldRule::PostalCodeShape { country: f.req("country")?, example: f.req("example")? }
+            }
+            "postal_code_chars" => FieldRule::PostalCodeChars,
+            "too_many_lines" => FieldRule::TooManyLines { max: f.req("max")? },
+            "plain_text" => FieldRule::PlainText,
+            "recipient_missing" => FieldRule::RecipientMissing,
+            _ => return None,
+        })
     }
 }
 

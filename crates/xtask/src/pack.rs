@@ -143,8 +143,11 @@ pub fn pack(inputs: &Inputs<'_>) -> Result<Packed> {
          <style>\n{css}</style>\n\
          </head>\n\
          <body>\n\
+         <main>\n\
+         <h1 class=\"gg-page-title\">GiftGenius</h1>\n\
          <div id=\"giftgenius-root\"></div>\n\
          <div id=\"giftgenius-fallback\" hidden></div>\n\
+         </main>\n\
          <script type=\"application/json\" id=\"giftgenius-fallback-data\">{data}</script>\n\
          <script>{bootstrap}</script>\n\
          <script type=\"module\">{module}</script>\n\
@@ -345,6 +348,10 @@ export { initSync, __wbg_init as default };
         assert!(html.contains("<style>\nbody { color: red; }\n</style>"));
         assert!(html.contains(r#"<div id="giftgenius-root"></div>"#));
         assert!(html.contains(r#"<div id="giftgenius-fallback" hidden></div>"#));
+        // One main landmark and a level-one heading (axe: landmark-one-main, page-has-heading-one)
+        // around both views; the views' own titles are h2 below it.
+        assert_eq!(html.matches("<main>").count(), 1);
+        assert!(html.contains("<main>\n<h1 class=\"gg-page-title\">GiftGenius</h1>\n<div id=\"giftgenius-root\">"));
         // The wasm travels deflated and base64-encoded into the glue's init, inflated by the
         // browser; the bytes come back exactly.
         assert_eq!(wasm_in(&html), FAKE_WASM);

@@ -130,7 +130,7 @@ keys! {
     // A gift card and its reasons
     Choose, ChooseGift, GiftOutOfStock, OutOfStock, Tags, MoreReasons,
     ReasonInterestTag, ReasonInterestTitle, ReasonInterestDescription, ReasonBudgetLeaves, ReasonBudgetAll,
-    ReasonAges, ReasonRelationship, ReasonOccasion, ReasonPopular,
+    ReasonAges, ReasonRelationship, ReasonOccasion, ReasonPopular, ReasonOnlyTag, ReasonPrice,
     // Errors
     HeadValidation, HeadBusiness, HeadPermission, HeadOther, HeadLoadGifts, HeadLoadOrder, HeadLoadOrders,
     HeadPrepare, HeadCommit, HeadCheckout, HeadCancel, HeadDelete,
@@ -144,6 +144,9 @@ keys! {
     NotPlaced, NeedsFix, PlacingOrder, ConfirmPurchaseTotal, UpdateDelivery, Cancel, Back, NothingChargedYet,
     FieldName, FieldLine1, FieldLine2, FieldCity, FieldRegion, FieldPostalCode, FieldCountry, GiftMessageLabel,
     SavedAddress, SaveAddress,
+    FieldRuleRequired, FieldRuleTooLong, FieldRuleOneLine, FieldRuleCountryCode, FieldRuleRegionRequired,
+    FieldRuleRegionUnknown, FieldRulePostalCodeRequired, FieldRulePostalCodeShape, FieldRulePostalCodeChars,
+    FieldRuleTooManyLines, FieldRulePlainText, FieldRuleRecipientMissing,
     // Orders
     StatusPaid, StatusPending, StatusDeclined, StatusCancelled, OrderPlaced, OrderCancelled, OrderFrom, Order,
     Status, YourOrders, NoOrdersYet, OlderOrders, DeliverToPlace, CancelOrder, CancelQuestion, YesCancel, KeepIt,

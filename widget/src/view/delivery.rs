@@ -88,15 +88,14 @@ pub fn delivery_form(
 ) -> impl IntoView {
     let error = error.as_ref();
     let whole = errors_for(error, "recipient")
-        .map(|f| view! { <p class="gg-field-error" data-field="recipient">{field_message(lang, &f.message)}</p> })
+        .map(|f| view! { <p class="gg-field-error" data-field="recipient">{field_message(lang, f)}</p> })
         .collect_view();
     let inputs = FIELDS
         .iter()
         .map(|field| {
             let id = field_id(field.name);
             let err_id = format!("{id}-error");
-            let messages: Vec<String> =
-                errors_for(error, field.name).map(|f| field_message(lang, &f.message)).collect();
+            let messages: Vec<String> = errors_for(error, field.name).map(|f| field_message(lang, f)).collect();
             let invalid = !messages.is_empty();
             let note = invalid.then(|| {
                 view! { <p class="gg-field-error" id=err_id.clone() data-field=field.name>{messages.join("; ")}</p> }
@@ -121,8 +120,7 @@ pub fn delivery_form(
         })
         .collect_view();
     let message = delivery.as_ref().and_then(|d| d.gift_message.clone()).unwrap_or_default();
-    let message_errors: Vec<String> =
-        errors_for(error, GIFT_MESSAGE).map(|f| field_message(lang, &f.message)).collect();
+    let message_errors: Vec<String> = errors_for(error, GIFT_MESSAGE).map(|f| field_message(lang, f)).collect();
     let message_invalid = !message_errors.is_empty();
     let message_note = message_invalid.then(|| {
         view! { <p class="gg-field-error" id="gg-field-gift_message-error" data-field=GIFT_MESSAGE>{message_errors.join("; ")}</p> }

@@ -13,14 +13,8 @@ use crate::context::RenderContext;
 use crate::decide::{Next, data_call};
 use crate::i18n::{Lang, Msg, words};
 
-/// A field error as the person reads it: the server's own words in English (they name the
-/// rule), a plain "check this field" in the languages the server does not write.
-pub(crate) fn field_message(lang: Lang, message: &str) -> String {
-    match lang {
-        Lang::En => message.to_string(),
-        _ => lang.t(Msg::FieldCheck).to_string(),
-    }
-}
+/// A field error as the person reads it: its rule in their language (`field_text.rs`).
+pub(crate) use crate::field_text::field_message;
 
 /// Message, field errors, wait hint and reference: shared by the error state and the inline error.
 pub(crate) fn error_details(error: &ToolError, lang: Lang) -> impl IntoView + use<> {
@@ -28,7 +22,7 @@ pub(crate) fn error_details(error: &ToolError, lang: Lang) -> impl IntoView + us
         let items = error
             .field_errors
             .iter()
-            .map(|f| view! { <li><code>{f.field.clone()}</code>": "{field_message(lang, &f.message)}</li> })
+            .map(|f| view! { <li><code>{f.field.clone()}</code>": "{field_message(lang, f)}</li> })
             .collect_view();
         view! { <ul class="gg-field-errors">{items}</ul> }
     });

@@ -279,7 +279,7 @@ pub fn gift_card(gift: GiftCard, ctx: &RenderContext, on_action: Callback<Action
 }
 
 /// One reason in the person's language, from its parts (`text` is the model's English).
-fn reason_text(reason: &Reason, ctx: &RenderContext) -> String {
+pub fn reason_text(reason: &Reason, ctx: &RenderContext) -> String {
     let lang = ctx.language();
     let money = |m: &Money| format_money(m, &ctx.locale);
     match &reason.why {
@@ -306,5 +306,7 @@ fn reason_text(reason: &Reason, ctx: &RenderContext) -> String {
         }
         Why::Occasion { occasion } => lang.f(Msg::ReasonOccasion, &[("occasion", words::occasion(lang, *occasion))]),
         Why::Popular { tag } => lang.f(Msg::ReasonPopular, &[("tag", tag)]),
+        Why::OnlyTag { tag } => lang.f(Msg::ReasonOnlyTag, &[("tag", tag)]),
+        Why::Price { price } => lang.f(Msg::ReasonPrice, &[("price", &money(price))]),
     }
 }

@@ -19,7 +19,7 @@
 //! and answers from what the key says now. A draft has at most one live order; a commit under
 //! another key adopts it rather than creating a second.
 
-use giftgenius_types::{CommitOrderInput, ErrorCode, FieldError, OrderData, ToolError};
+use giftgenius_types::{CommitOrderInput, ErrorCode, FieldError, FieldRule, OrderData, ToolError};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -173,8 +173,9 @@ impl Checkout {
         }
         let Some(delivery) = delivery_of(draft.delivery.as_deref())? else {
             return answered(ToolError::validation(
-                vec![FieldError::new(
+                vec![FieldError::broke(
                     "recipient",
+                    FieldRule::RecipientMissing,
                     "the draft has no recipient: add who it is for and where it goes on the card (prepare_order with recipient)",
                 )],
                 &call.reference,

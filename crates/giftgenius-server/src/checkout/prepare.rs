@@ -9,7 +9,8 @@
 use giftgenius_types::delivery::normalized_gift_message;
 use giftgenius_types::wire::{META_CONFIRMATION_TOKEN, META_DELIVERY};
 use giftgenius_types::{
-    DeliveryDetails, FieldError, Money, OrderDraft, PrepareOrderData, PrepareOrderInput, Recipient, ToolError,
+    DeliveryDetails, FieldError, FieldRule, Money, OrderDraft, PrepareOrderData, PrepareOrderInput, Recipient,
+    ToolError,
 };
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -126,8 +127,9 @@ impl Checkout {
                 },
                 None if gift_message.is_some() => {
                     return Err(ToolError::validation(
-                        vec![FieldError::new(
+                        vec![FieldError::broke(
                             "recipient",
+                            FieldRule::RecipientMissing,
                             "is required with a gift_message (there is no saved address)",
                         )],
                         &call.reference,

@@ -20,6 +20,8 @@ use std::sync::{Arc, OnceLock, RwLock};
 use giftgenius_types::FieldError;
 use giftgenius_types::ToolError;
 use giftgenius_types::args::Validate;
+use giftgenius_types::delivery::too_long;
+use giftgenius_types::field_rule::FieldRule;
 use giftgenius_types::schema::input_schema;
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{ValidationError, Validator};
@@ -72,7 +74,7 @@ where
     // The cross-field rules on what is left once the broken arguments are taken out; when a
     // required one is among them nothing can be built and the schema errors stand alone.
     let broken: HashSet<String> = problems.iter().map(Problem::argument).collect();
-    let mut errors: Vec<FieldError> = problems.into_iter().map(|p| FieldError::new(p.field, p.message)).collect();
+    let mut errors: Vec<FieldError> = problems.into_iter().map(Problem::into_field_error).collect();
     let rest: Map<String, Value> =
         arguments.iter().filter(|(name, _)| !broken.contains(*name)).map(|(k, v)| (k.clone(), v.clone())).collect();
     if let Ok(typed) = T::deserialize(&Value::Object(rest))
@@ -162,12 +164,19 @@ struct Problem {
     rank: u8,
     field: String,
     message: String,
+    /// The rule in parts where a person can break it in the widget's form (an empty or too
+    /// long text), for the widget to say in the person's language.
+    rule: Option<FieldRule>,
     /// Where the problem sits in the instance (object keys by position, list items by index):
     /// errors are listed in the order of the arguments as sent, a node's own before its parts'.
     order: Vec<usize>,
 }
 
 impl Problem {
+    fn into_field_error(self) -> FieldError {
+        FieldError { rule: self.rule, ..FieldError::new(self.field, self.message) }
+    }
+
     /// The top-level argument the problem is in (for a missing or unknown one, its name).
     fn argument(&self) -> String {
         match self.at.split('/').nth(1) {
@@ -177,10 +186,17 @@ impl Problem {
     }
 }
 
+/// Gives the problem just pushed its rule in parts.
+fn set_rule(problems: &mut [Problem], rule: FieldRule) {
+    if let Some(last) = problems.last_mut() {
+        last.rule = Some(rule);
+    }
+}
+
 impl Compiled {
     /// Every schema violation of `instance`, as field errors in argument order.
     fn field_errors(&self, instance: &Value) -> Vec<FieldError> {
-        self.problems(instance).into_iter().map(|p| FieldError::new(p.field, p.message)).collect()
+        self.problems(instance).into_iter().map(Problem::into_field_error).collect()
     }
 
     /// Every schema violation of `instance`, in argument order.
@@ -210,7 +226,7 @@ impl Compiled {
         let value = error.instance().as_ref();
         let (field, order) = locate_with(root, at, keys);
         let mut push = |rank: u8, field: String, message: String, order: Vec<usize>| {
-            out.push(Problem { at: at.to_string(), node: node.to_string(), rank, field, message, order });
+            out.push(Problem { at: at.to_string(), node: node.to_string(), rank, field, message, rule: None, order });
         };
         match error.kind() {
             ValidationErrorKind::Constant { expected_value } => {
@@ -252,10 +268,14 @@ impl Compiled {
                     format!("must have at least {limit} characters")
                 };
                 push(3, field, message, order);
+                if *limit == 1 {
+                    set_rule(out, FieldRule::Required);
+                }
             }
             ValidationErrorKind::MaxLength { limit } => {
                 let len = value.as_str().map(|s| s.chars().count()).unwrap_or_default();
                 push(3, field, format!("must have at most {limit} characters (got {len})"), order);
+                set_rule(out, too_long(usize::try_from(*limit).unwrap_or(usize::MAX)));
             }
             ValidationErrorKind::Pattern { pattern } => {
                 push(3, field, format!("must match the pattern {pattern}"), order);
@@ -369,6 +389,7 @@ impl Compiled {
                     rank: 2,
                     field,
                     message: type_message(&types, value),
+                    rule: None,
                     order,
                 });
             }

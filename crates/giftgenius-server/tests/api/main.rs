@@ -13,6 +13,7 @@ mod discovery;
 mod error_examples;
 mod fail_closed;
 mod fencing;
+mod field_messages;
 mod hostile;
 mod http;
 mod http_limits;

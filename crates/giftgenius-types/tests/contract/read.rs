@@ -13,8 +13,8 @@ use giftgenius_types::orders::{
 use giftgenius_types::write::WriteJson;
 use giftgenius_types::{
     Address, Currency, DeliveryDetails, Destination, Envelope, ErrorCategory, ErrorCode, FailedSource, FieldError,
-    GiftCard, MatchVia, Merchant, Money, Notice, Occasion, Partial, ReadJson, Reason, Recipient, RelationshipType,
-    SuggestGiftsData, SuggestGiftsQuery, Suggestion, ToolError, ToolName, Why,
+    FieldRule, GiftCard, MatchVia, Merchant, Money, Notice, Occasion, Partial, ReadJson, Reason, Recipient,
+    RelationshipType, SuggestGiftsData, SuggestGiftsQuery, Suggestion, ToolError, ToolName, Why,
 };
 use proptest::prelude::*;
 use proptest::sample::select;
@@ -55,8 +55,29 @@ fn money() -> impl Strategy<Value = Money> {
     (any::<i64>(), currency()).prop_map(|(amount, c)| Money::new(amount, c))
 }
 
+fn field_rule() -> impl Strategy<Value = FieldRule> {
+    prop_oneof![
+        Just(FieldRule::Required),
+        any::<u32>().prop_map(|max| FieldRule::TooLong { max }),
+        Just(FieldRule::OneLine),
+        Just(FieldRule::CountryCode),
+        (text(), text()).prop_map(|(country, example)| FieldRule::RegionRequired { country, example }),
+        (text(), text()).prop_map(|(country, example)| FieldRule::RegionUnknown { country, example }),
+        text().prop_map(|country| FieldRule::PostalCodeRequired { country }),
+        (text(), text()).prop_map(|(country, example)| FieldRule::PostalCodeShape { country, example }),
+        Just(FieldRule::PostalCodeChars),
+        any::<u32>().prop_map(|max| FieldRule::TooManyLines { max }),
+        Just(FieldRule::PlainText),
+        Just(FieldRule::RecipientMissing),
+    ]
+}
+
 fn field_error() -> impl Strategy<Value = FieldError> {
-    (text(), text()).prop_map(|(field, message)| FieldError { field, message })
+    (text(), text(), prop::option::of(field_rule())).prop_map(|(field, message, rule)| FieldError {
+        field,
+        message,
+        rule,
+    })
 }
 
 fn tool_error() -> impl Strategy<Value = ToolError> {
@@ -121,6 +142,8 @@ fn why() -> impl Strategy<Value = Why> {
         select(RelationshipType::ALL.to_vec()).prop_map(|relationship| Why::Relationship { relationship }),
         select(Occasion::ALL.to_vec()).prop_map(|occasion| Why::Occasion { occasion }),
         text().prop_map(|tag| Why::Popular { tag }),
+        text().prop_map(|tag| Why::OnlyTag { tag }),
+        money().prop_map(|price| Why::Price { price }),
     ]
 }
 

@@ -78,14 +78,16 @@ pub(super) fn interest_hit<'g>(gift: &'g CatalogGift, stems: &[String]) -> Optio
     if let Some(tag) = gift.tags.iter().find(|tag| tag_stems(std::slice::from_ref(*tag)).any(wanted)) {
         return Some((MatchVia::Tag, tag));
     }
-    for (via, text) in [(MatchVia::Title, &gift.title), (MatchVia::Description, &gift.description)] {
-        // The words of `words`, but as written.
-        let mut found = text.split(|c: char| !c.is_alphanumeric()).filter(|w| w.len() >= 3);
-        if let Some(word) = found.find(|w| wanted(stem(&w.to_lowercase()))) {
-            return Some((via, word));
-        }
-    }
-    None
+    [(MatchVia::Title, &gift.title), (MatchVia::Description, &gift.description)]
+        .into_iter()
+        .find_map(|(via, text)| Some((via, text_hit(text, stems)?)))
+}
+
+/// The first word of `text` (as written there) that one of `stems` matches: the words of
+/// `words`, without lower-casing the answer.
+pub(super) fn text_hit<'t>(text: &'t str, stems: &[String]) -> Option<&'t str> {
+    let mut found = text.split(|c: char| !c.is_alphanumeric()).filter(|w| w.len() >= 3);
+    found.find(|w| stems.iter().any(|s| s == stem(&w.to_lowercase())))
 }
 
 struct Scored {
@@ -571,8 +573,10 @@ mod tests {
             let (left, right) = (Catalog::from_gifts(left), Catalog::from_gifts(right));
             prop_assert_eq!(answer(&rank(&[&left, &right], &q)), answer(&linear));
 
-            // Every card says why, and the first cards cover every interest that matched.
+            // Every card says why (and keeps the reason rules), and the first cards cover every
+            // interest that matched.
             prop_assert!(linear.gifts.iter().all(|(_, reasons)| !reasons.is_empty()));
+            super::super::reasons::tests::check_result(&linear.gifts, &q).map_err(TestCaseError::fail)?;
             let matched = |g: &CatalogGift| score(g, &q).map_or(0, |s| s.matched);
             let any: Interests = gifts.iter().fold(0, |set, g| set | matched(g));
             let wanted = any.count_ones() as usize;
@@ -580,6 +584,58 @@ mod tests {
                 let first = linear.gifts.iter().take(wanted).fold(0, |set, (g, _)| set | matched(g));
                 prop_assert_eq!(first, any);
             }
+        }
+    }
+
+    /// The built-in catalog, parsed and indexed once for every case.
+    static BUILTIN: std::sync::LazyLock<Catalog> = std::sync::LazyLock::new(Catalog::builtin);
+
+    /// Requests as people make them of the built-in catalog: no interest, one, or several
+    /// (interests it has and one it lacks), budgets from tight to none, any recipient.
+    fn builtin_query() -> impl Strategy<Value = SuggestGiftsQuery> {
+        const INTERESTS: &str = "gardening,coffee,tea,hiking,books,board games,camping,cooking,music,art,\
+                                 science,tech,travel,baking,reading,outdoors,kids,games,wine,zz";
+        let interest = prop::sample::select(INTERESTS.split(',').collect::<Vec<&str>>());
+        let interests = prop_oneof![
+            Just(Vec::new()),
+            interest.clone().prop_map(|i| vec![i.to_string()]),
+            prop::collection::vec(interest, 2..=5).prop_map(|v| v.into_iter().map(str::to_string).collect()),
+        ];
+        // US cents: tight (a few gifts fit), roomy, or no maximum at all.
+        let budget_max = prop_oneof![Just(None), (1_500i64..4_000).prop_map(Some), (4_000i64..30_000).prop_map(Some)];
+        (
+            prop::sample::select(RelationshipType::ALL.to_vec()),
+            prop::option::of(0u8..=100),
+            interests,
+            budget_max,
+            prop::option::of(prop::sample::select(Occasion::ALL.to_vec())),
+            prop::sample::select(vec![Currency::USD, Currency::EUR, Currency::JPY]),
+            1u8..=12,
+        )
+            .prop_map(|(relationship_type, age, interests, budget_max, occasion, currency, limit)| {
+                SuggestGiftsQuery {
+                    relationship_type,
+                    age,
+                    interests,
+                    budget_min: None,
+                    budget_max: budget_max.map(|cents| price_in(cents, currency)),
+                    occasion,
+                    currency,
+                    limit,
+                }
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+        /// Every result of the built-in catalog keeps the reason rules (`reasons::tests::check_result`):
+        /// every card says why and something of its own, no sentence on more than two cards, in
+        /// English and as the widget says it in Spanish and Portuguese.
+        #[test]
+        fn every_card_of_a_builtin_result_says_something_of_its_own(q in builtin_query()) {
+            let ranked = rank(&[&*BUILTIN], &q);
+            super::super::reasons::tests::check_result(&ranked.gifts, &q).map_err(TestCaseError::fail)?;
         }
     }
 
