@@ -63,7 +63,7 @@ async fn field_errors_read_in_the_persons_language_and_stay_english_for_the_mode
             rule("recipient.address.region"),
             (
                 "region_required".into(),
-                format!("is required in US: the two-letter code of the state or province (e.g. AL)")
+                "is required in US: the two-letter code of the state or province (e.g. AL)".into()
             )
         );
         assert_eq!(rule("recipient.address.postal_code").0, "postal_code_shape");
