@@ -239,8 +239,10 @@
         busy = false;
         if (c.form && sc.error && (sc.error.field_errors || []).length) return fieldErrors(sc.error.field_errors);
         if (took && sc.ok) return took(res, f[0]);
+        // Read before forget(), which clears `last`.
+        var kept = last && last.plain ? f[0] : null;
         if (sc.ok && c.forget) forget();
-        if (!(sc.ok && c.patch && patch(res, c.patch)) && !show(res, last.plain ? f[0] : null)) note();
+        if (!(sc.ok && c.patch && patch(res, c.patch)) && !show(res, kept)) note();
       }, function (e) {
         busy = false;
         note();
