@@ -483,7 +483,7 @@ export function defineSuite({ bridge, csp }) {
     await click(h, '[data-action="update-delivery"]');
     const note = h.visible("#gg-field-recipient-address-postal_code-error");
     await note.waitFor({ timeout: 15000 });
-    assert.match(await note.innerText(), /in PT, e\.g\. 1000-001/, "the country's shape, next to the postal code");
+    assert.match(await note.innerText(), /PT, e\.g\. 1000-001/, "the country's shape (the catalog's sentence of the rule), next to the postal code");
     assert.equal(await h.visible(postal).getAttribute("aria-invalid"), "true");
     assert.equal(await h.visible(postal).inputValue(), "99", "what was typed is kept");
     assert.equal(await h.frame().locator('[data-action="confirm"]:visible').count(), 0, "no Confirm until fixed");
