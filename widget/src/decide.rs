@@ -270,16 +270,17 @@ impl Placeholder {
 }
 
 /// `args` with each placeholder replaced by what `fill` gives; `None` when one cannot be filled.
+/// One insert at a time: collecting into the map would bring a sort routine into the wasm.
 pub fn fill(args: &Map<String, Value>, fill: &dyn Fn(&Placeholder) -> Option<String>) -> Option<Map<String, Value>> {
-    args.iter()
-        .map(|(name, value)| {
-            let value = match Placeholder::read(value) {
-                Some(placeholder) => Value::String(fill(&placeholder).filter(|v| !v.is_empty())?),
-                None => value.clone(),
-            };
-            Some((name.clone(), value))
-        })
-        .collect()
+    let mut filled = Map::new();
+    for (name, value) in args {
+        let value = match Placeholder::read(value) {
+            Some(placeholder) => Value::String(fill(&placeholder).filter(|v| !v.is_empty())?),
+            None => value.clone(),
+        };
+        filled.insert(name.clone(), value);
+    }
+    Some(filled)
 }
 
 /// The delivery details as prepare_order's arguments (what the form adds to a `form` call):

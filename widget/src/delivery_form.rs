@@ -27,7 +27,9 @@ pub fn details_from(get: impl Fn(&str) -> String, save_address: bool) -> Deliver
                 city: get("recipient.address.city").trim().to_string(),
                 region: opt("recipient.address.region"),
                 postal_code: opt("recipient.address.postal_code"),
-                country: get("recipient.address.country").trim().to_uppercase(),
+                // ISO 3166 codes are ASCII (the server refuses anything else); `to_uppercase` would bring
+                // Unicode case tables into the wasm.
+                country: get("recipient.address.country").trim().to_ascii_uppercase(),
             },
         },
         gift_message: opt(crate::view::delivery::GIFT_MESSAGE),

@@ -7,7 +7,6 @@
 //! the catalogs stay the one place a field problem is worded for a person.
 
 use giftgenius_types::{FieldError, FieldRule};
-use serde_json::Value;
 
 use crate::i18n::{Lang, Msg};
 
@@ -39,16 +38,34 @@ pub fn field_message(lang: Lang, error: &FieldError) -> String {
 
 /// The sentence of `rule` in `lang`, its parts filled in.
 pub fn rule_text(lang: Lang, rule: &FieldRule) -> Option<String> {
-    let Value::Object(parts) = serde_json::to_value(rule).ok()? else { return None };
-    let code = parts.get("code")?.as_str()?;
-    let (_, key) = RULES.iter().find(|(c, _)| *c == code)?;
-    let values: Vec<(&str, String)> = parts
-        .iter()
-        .filter(|(name, _)| *name != "code")
-        .map(|(name, v)| (name.as_str(), v.as_str().map_or_else(|| v.to_string(), str::to_string)))
-        .collect();
-    let args: Vec<(&str, &str)> = values.iter().map(|(name, v)| (*name, v.as_str())).collect();
-    Some(lang.f(*key, &args))
+    let (key, parts) = sentence(rule);
+    let args: Vec<(&str, &str)> = parts.iter().map(|(name, v)| (*name, v.as_str())).collect();
+    Some(lang.f(key, &args))
+}
+
+/// A rule's sentence and its named parts (serde's field names), by a plain match: reading the
+/// rule through `serde_json::to_value` would bring its derived serializer into the wasm. The
+/// tests check this agrees with [`RULES`] and with what serde writes.
+fn sentence(rule: &FieldRule) -> (Msg, Vec<(&'static str, String)>) {
+    let region = |key, country: &String, example: &String| {
+        (key, vec![("country", country.clone()), ("example", example.clone())])
+    };
+    match rule {
+        FieldRule::Required => (Msg::FieldRuleRequired, vec![]),
+        FieldRule::TooLong { max } => (Msg::FieldRuleTooLong, vec![("max", max.to_string())]),
+        FieldRule::OneLine => (Msg::FieldRuleOneLine, vec![]),
+        FieldRule::CountryCode => (Msg::FieldRuleCountryCode, vec![]),
+        FieldRule::RegionRequired { country, example } => region(Msg::FieldRuleRegionRequired, country, example),
+        FieldRule::RegionUnknown { country, example } => region(Msg::FieldRuleRegionUnknown, country, example),
+        FieldRule::PostalCodeRequired { country } => {
+            (Msg::FieldRulePostalCodeRequired, vec![("country", country.clone())])
+        }
+        FieldRule::PostalCodeShape { country, example } => region(Msg::FieldRulePostalCodeShape, country, example),
+        FieldRule::PostalCodeChars => (Msg::FieldRulePostalCodeChars, vec![]),
+        FieldRule::TooManyLines { max } => (Msg::FieldRuleTooManyLines, vec![("max", max.to_string())]),
+        FieldRule::PlainText => (Msg::FieldRulePlainText, vec![]),
+        FieldRule::RecipientMissing => (Msg::FieldRuleRecipientMissing, vec![]),
+    }
 }
 
 #[cfg(test)]
@@ -86,6 +103,27 @@ mod tests {
                     assert!(text.contains(&value), "{lang:?} {rule:?} leaves out {name}: {text}");
                 }
             }
+        }
+    }
+
+    /// The plain match says what serde writes: the sentence [`RULES`] names for the rule's
+    /// serialized `code`, and exactly its other fields as parts (the runtime fills by those names).
+    #[test]
+    fn the_match_agrees_with_the_serialized_rule() {
+        for rule in every_rule() {
+            let serde_json::Value::Object(written) = serde_json::to_value(&rule).unwrap() else { panic!("{rule:?}") };
+            let (key, parts) = sentence(&rule);
+            let code = written["code"].as_str().unwrap();
+            assert_eq!(RULES.iter().find(|(c, _)| *c == code).map(|(_, k)| *k), Some(key), "{code}");
+            let mut want: Vec<(String, String)> = written
+                .iter()
+                .filter(|(n, _)| *n != "code")
+                .map(|(n, v)| (n.clone(), v.as_str().map_or_else(|| v.to_string(), str::to_string)))
+                .collect();
+            let mut got: Vec<(String, String)> = parts.into_iter().map(|(n, v)| (n.to_string(), v)).collect();
+            want.sort();
+            got.sort();
+            assert_eq!(got, want, "{code}");
         }
     }
 
