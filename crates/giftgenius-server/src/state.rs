@@ -45,6 +45,8 @@ pub struct AppState {
     pub failpoints: Failpoints,
     /// Settles orders left pending (on a schedule, see `startup.rs`).
     pub reconciler: Reconciler,
+    /// The ACP merchant (`/acp/…`), when `--acp-platforms` names the platforms allowed to call it.
+    pub acp: Option<Arc<crate::acp::Acp>>,
     /// The sandbox payment provider this server started (no `--payments-url`); it stops when
     /// the state is dropped or the process ends.
     pub sandbox: Option<SandboxProcess>,
@@ -166,6 +168,19 @@ impl AppState {
             clock: clock.clone(),
             after: Duration::from_secs(config.reconcile_after_secs),
         };
+        let acp = match &config.acp_platforms {
+            Some(path) => Some(Arc::new(crate::acp::Acp {
+                store: store.clone(),
+                catalog: catalog.clone(),
+                clock: clock.clone(),
+                platforms: crate::acp::platforms::Platforms::load(path)?,
+                public_url: public_url.clone(),
+                session_ttl: config.acp_session_ttl,
+                lease,
+                merchant_id: config.acp_merchant_id.clone(),
+            })),
+            None => None,
+        };
         let checkout = Checkout {
             store: store.clone(),
             catalog: catalog.clone(),
@@ -200,6 +215,7 @@ impl AppState {
             limits,
             failpoints,
             reconciler,
+            acp,
             sandbox,
         }))
     }
