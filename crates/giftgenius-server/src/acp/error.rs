@@ -17,13 +17,7 @@ impl AcpFailure {
     pub fn new(status: StatusCode, kind: AcpErrorType, code: &str, message: impl Into<String>) -> Self {
         Self {
             status,
-            error: AcpError {
-                kind,
-                code: code.into(),
-                message: message.into(),
-                param: None,
-                supported_versions: None,
-            },
+            error: AcpError { kind, code: code.into(), message: message.into(), param: None, supported_versions: None },
             retry_after_secs: None,
         }
     }

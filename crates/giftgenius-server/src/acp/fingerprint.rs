@@ -67,7 +67,10 @@ mod tests {
 
     #[test]
     fn key_order_and_integral_floats_do_not_matter() {
-        assert_eq!(acp1(&parse(r#"{"a": 1, "b": {"c": 2.0, "d": [1, 2]}}"#)), acp1(&parse(r#"{"b": {"d": [1.0, 2], "c": 2}, "a": 1.00}"#)));
+        assert_eq!(
+            acp1(&parse(r#"{"a": 1, "b": {"c": 2.0, "d": [1, 2]}}"#)),
+            acp1(&parse(r#"{"b": {"d": [1.0, 2], "c": 2}, "a": 1.00}"#))
+        );
         assert_eq!(acp1(&parse("-0.0")), acp1(&parse("0")));
         assert_eq!(acp1(&parse("1e2")), acp1(&parse("100")));
     }

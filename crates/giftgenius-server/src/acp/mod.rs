@@ -63,7 +63,12 @@ pub struct Done {
 
 impl Acp {
     /// `POST /acp/checkout_sessions`.
-    pub async fn create(&self, platform: &str, request: AcpCreateRequest, request_id: &str) -> Result<Done, AcpFailure> {
+    pub async fn create(
+        &self,
+        platform: &str,
+        request: AcpCreateRequest,
+        request_id: &str,
+    ) -> Result<Done, AcpFailure> {
         let currency = session::currency(&request.currency)?;
         session::check_items(&request.line_items, |id| self.catalog.get(id).is_some())?;
         let state = SessionState {
@@ -178,8 +183,7 @@ impl Acp {
         let row = row.ok_or_else(AcpFailure::session_not_found)?;
         let status = AcpSessionStatus::parse(&row.status)
             .ok_or_else(|| AcpFailure::internal(request_id, &format!("session {id} has status {:?}", row.status)))?;
-        let state: SessionState =
-            serde_json::from_str(&row.state).map_err(|e| AcpFailure::internal(request_id, &e))?;
+        let state: SessionState = serde_json::from_str(&row.state).map_err(|e| AcpFailure::internal(request_id, &e))?;
         Ok((row, status, state))
     }
 

@@ -21,11 +21,11 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get, post};
-use giftgenius_types::acp::{
-    ACP_API_VERSION, ACP_SUPPORTED_VERSIONS, AcpDiscovery, AcpDiscoveryCapabilities, AcpDiscoveryProtocol,
-    AcpService, AcpTransport,
-};
 use giftgenius_types::Currency;
+use giftgenius_types::acp::{
+    ACP_API_VERSION, ACP_SUPPORTED_VERSIONS, AcpDiscovery, AcpDiscoveryCapabilities, AcpDiscoveryProtocol, AcpService,
+    AcpTransport,
+};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -150,7 +150,12 @@ struct Reply {
 
 impl Reply {
     fn json(status: StatusCode, body: &impl Serialize) -> Self {
-        Self { status, body: serde_json::to_value(body).unwrap_or(Value::Null), replayed: false, retry_after_secs: None }
+        Self {
+            status,
+            body: serde_json::to_value(body).unwrap_or(Value::Null),
+            replayed: false,
+            retry_after_secs: None,
+        }
     }
 }
 
@@ -252,7 +257,10 @@ fn parse<T: DeserializeOwned>(body: Value) -> Result<T, AcpFailure> {
             path => format!("$.{path}"),
         };
         // serde names the field of a missing or unknown-field error in its message only.
-        let named = inner.split('`').nth(1).filter(|_| inner.starts_with("missing field") || inner.starts_with("unknown field"));
+        let named = inner
+            .split('`')
+            .nth(1)
+            .filter(|_| inner.starts_with("missing field") || inner.starts_with("unknown field"));
         if let Some(field) = named
             && !path.ends_with(&format!(".{field}"))
         {
@@ -318,7 +326,12 @@ impl Acp {
 
     /// Claims the key: `Ok(Ok(fence))` to do the work, `Ok(Err(answer))` to answer without it
     /// (a replay, 409 in flight, 422 conflict).
-    async fn claim(&self, scope: Scope, fingerprint: &str, request_id: &str) -> Result<Result<Fence, Reply>, AcpFailure> {
+    async fn claim(
+        &self,
+        scope: Scope,
+        fingerprint: &str,
+        request_id: &str,
+    ) -> Result<Result<Fence, Reply>, AcpFailure> {
         let internal = |e: crate::store::StoreError| AcpFailure::internal(request_id, &e);
         let now = self.clock.now_ms();
         let lease_until = now.saturating_add(self.lease.as_millis() as i64);
@@ -348,7 +361,12 @@ impl Acp {
 
     /// Stores the answer with the session it describes (one transaction, fenced) and answers
     /// it; a 5xx releases the key and stores nothing.
-    async fn finish(&self, fence: Fence, done: Result<Done, AcpFailure>, request_id: &str) -> Result<Reply, AcpFailure> {
+    async fn finish(
+        &self,
+        fence: Fence,
+        done: Result<Done, AcpFailure>,
+        request_id: &str,
+    ) -> Result<Reply, AcpFailure> {
         let now = self.clock.now_ms();
         let (reply, write) = match done {
             Ok(Done { status, session, write }) => (Reply::json(status, &session), write),

@@ -8,10 +8,9 @@
 
 use giftgenius_types::acp::{
     ACP_API_VERSION, ACP_MAX_QUANTITY, AcpAddress, AcpAvailability, AcpBuyer, AcpCapabilities, AcpCheckoutSession,
-    AcpCodedMessage, AcpContentType, AcpFulfillmentDetails, AcpFulfillmentOption, AcpFulfillmentType,
-    AcpIntentTrace, AcpItem, AcpItemRef, AcpLineItem, AcpLink, AcpLinkType, AcpMessage, AcpMessageCode, AcpProtocol,
-    AcpResolution, AcpSeller, AcpSelectedFulfillmentOption, AcpSessionStatus, AcpTotal, AcpTotalType,
-    AcpWarningCode,
+    AcpCodedMessage, AcpContentType, AcpFulfillmentDetails, AcpFulfillmentOption, AcpFulfillmentType, AcpIntentTrace,
+    AcpItem, AcpItemRef, AcpLineItem, AcpLink, AcpLinkType, AcpMessage, AcpMessageCode, AcpProtocol, AcpResolution,
+    AcpSelectedFulfillmentOption, AcpSeller, AcpSessionStatus, AcpTotal, AcpTotalType, AcpWarningCode,
 };
 use giftgenius_types::delivery::{Address, Recipient, check_gift_message};
 use giftgenius_types::{Currency, FieldError, FieldRule, ShippingSpeed};
@@ -120,7 +119,10 @@ pub fn check_items(items: &[AcpItem], known: impl Fn(&str) -> bool) -> Result<()
 
 /// 400 unless every selection names an option we offer and lines of the session; the option
 /// applied to the session (we apply one option to every line).
-pub fn check_selection(selected: &[AcpSelectedFulfillmentOption], lines: &[Line]) -> Result<Option<String>, AcpFailure> {
+pub fn check_selection(
+    selected: &[AcpSelectedFulfillmentOption],
+    lines: &[Line],
+) -> Result<Option<String>, AcpFailure> {
     let mut chosen: Option<&str> = None;
     for (i, option) in selected.iter().enumerate() {
         if !OPTIONS.iter().any(|(id, ..)| *id == option.option_id) {
@@ -207,7 +209,11 @@ pub fn show(stored: &Stored<'_>, offers: &[Option<Offer>], public_url: &str, now
             messages.push(error(AcpMessageCode::QuantityExceeded, Some(&param), &content));
         }
         if line.claimed_amounts.iter().any(|&claimed| claimed != unit) {
-            messages.push(warning(AcpWarningCode::PriceChange, Some(&param), "The price is our catalog's current price."));
+            messages.push(warning(
+                AcpWarningCode::PriceChange,
+                Some(&param),
+                "The price is our catalog's current price.",
+            ));
         }
         line_items.push(AcpLineItem {
             id: line.line_id(),
@@ -234,7 +240,11 @@ pub fn show(stored: &Stored<'_>, offers: &[Option<Offer>], public_url: &str, now
         let mut problems = Vec::new();
         check_gift_message("order_notes", notes, &mut problems);
         for problem in problems {
-            messages.push(error(AcpMessageCode::Invalid, Some("$.order_notes"), &format!("order_notes {}", problem.message)));
+            messages.push(error(
+                AcpMessageCode::Invalid,
+                Some("$.order_notes"),
+                &format!("order_notes {}", problem.message),
+            ));
         }
     }
 
@@ -260,8 +270,7 @@ pub fn show(stored: &Stored<'_>, offers: &[Option<Offer>], public_url: &str, now
         .find(|o| state.selected_option.as_deref() == Some(o.id.as_str()))
         .or_else(|| fulfillment_options.first());
 
-    let mut totals =
-        vec![total(AcpTotalType::ItemsBaseAmount, items_base), total(AcpTotalType::Subtotal, items_base)];
+    let mut totals = vec![total(AcpTotalType::ItemsBaseAmount, items_base), total(AcpTotalType::Subtotal, items_base)];
     let mut grand = items_base;
     if let Some(option) = selected {
         let cost = option.totals.first().map_or(0, |t| t.amount);

@@ -36,8 +36,8 @@ mod sql;
 use sqlx::{PgPool, SqlitePool};
 
 pub use rows::{
-    AcpSessionRow, CheckoutRow, CurrencyColumn, DraftRow, KeyRow, OrderRow, OrderStatusColumn, RecoveryPoint, RefundRow,
-    RefundStatusColumn, ShippingColumn, Usage,
+    AcpSessionRow, CheckoutRow, CurrencyColumn, DraftRow, KeyRow, OrderRow, OrderStatusColumn, RecoveryPoint,
+    RefundRow, RefundStatusColumn, ShippingColumn, Usage,
 };
 pub use sql::ERASED_SUBJECT;
 

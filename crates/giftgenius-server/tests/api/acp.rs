@@ -115,11 +115,16 @@ fn total(session: &Value, kind: &str) -> Option<i64> {
 /// create → update with an address → ready → express → get → cancel, on `app`.
 async fn session_life(app: &TestApp) {
     let one = Platform::new(app, KEY_ONE);
-    let (status, created) =
-        json_of(one.post("", "create-1", &json!({"line_items": [{"id": "hh-001"}, {"id": "hh-001"}], "currency": "usd",
-            "capabilities": {}, "order_notes": "Happy birthday!"}))
-        .await)
-        .await;
+    let (status, created) = json_of(
+        one.post(
+            "",
+            "create-1",
+            &json!({"line_items": [{"id": "hh-001"}, {"id": "hh-001"}], "currency": "usd",
+            "capabilities": {}, "order_notes": "Happy birthday!"}),
+        )
+        .await,
+    )
+    .await;
     assert_eq!(status, StatusCode::CREATED, "{created}");
     let id = created["id"].as_str().expect("an id").to_string();
     assert!(id.starts_with("acs_"));
@@ -149,7 +154,8 @@ async fn session_life(app: &TestApp) {
     .await;
     assert_eq!(status, StatusCode::OK, "{ready}");
     assert_eq!(ready["status"], "ready_for_payment", "{ready}");
-    let options: Vec<&str> = ready["fulfillment_options"].as_array().unwrap().iter().filter_map(|o| o["id"].as_str()).collect();
+    let options: Vec<&str> =
+        ready["fulfillment_options"].as_array().unwrap().iter().filter_map(|o| o["id"].as_str()).collect();
     assert_eq!(options, ["fo_standard", "fo_express"]);
     assert_eq!(ready["selected_fulfillment_options"][0]["option_id"], "fo_standard");
     assert_eq!(ready["selected_fulfillment_options"][0]["item_ids"], json!(["li_hh-001"]));
@@ -170,13 +176,18 @@ async fn session_life(app: &TestApp) {
     assert_eq!(canceled["status"], "canceled");
     let (status, again) = json_of(one.post(&format!("/{id}/cancel"), "cancel-2", &json!({})).await).await;
     assert_eq!((status, again["code"].as_str()), (StatusCode::METHOD_NOT_ALLOWED, Some("session_not_cancelable")));
-    let (status, update) = json_of(one.post(&format!("/{id}"), "late-update", &json!({"order_notes": null})).await).await;
+    let (status, update) =
+        json_of(one.post(&format!("/{id}"), "late-update", &json!({"order_notes": null})).await).await;
     assert_eq!((status, update["code"].as_str()), (StatusCode::METHOD_NOT_ALLOWED, Some("session_canceled")));
 
     // The create replays with its first status, whatever happened to the session since.
     let replay = one
-        .post("", "create-1", &json!({"capabilities": {}, "currency": "usd", "order_notes": "Happy birthday!",
-            "line_items": [{"id": "hh-001"}, {"id": "hh-001"}]}))
+        .post(
+            "",
+            "create-1",
+            &json!({"capabilities": {}, "currency": "usd", "order_notes": "Happy birthday!",
+            "line_items": [{"id": "hh-001"}, {"id": "hh-001"}]}),
+        )
         .await;
     assert_eq!(replay.headers()["idempotent-replayed"], "true");
     let (status, replayed) = json_of(replay).await;
@@ -212,22 +223,23 @@ async fn headers_are_checked_in_order_and_echoed() {
     let http = reqwest::Client::new();
     let url = format!("{}/acp/checkout_sessions", app.local_url);
     let body = create_body("hh-001").to_string();
-    let send = |auth: Option<&str>, version: Option<&str>, content_type: Option<&str>, key: Option<&str>, body: String| {
-        let mut request = http.post(&url).body(body).header("Request-Id", "req_test_1");
-        if let Some(auth) = auth {
-            request = request.header("Authorization", auth);
-        }
-        if let Some(version) = version {
-            request = request.header("API-Version", version);
-        }
-        if let Some(content_type) = content_type {
-            request = request.header("Content-Type", content_type);
-        }
-        if let Some(key) = key {
-            request = request.header("Idempotency-Key", key);
-        }
-        request.send()
-    };
+    let send =
+        |auth: Option<&str>, version: Option<&str>, content_type: Option<&str>, key: Option<&str>, body: String| {
+            let mut request = http.post(&url).body(body).header("Request-Id", "req_test_1");
+            if let Some(auth) = auth {
+                request = request.header("Authorization", auth);
+            }
+            if let Some(version) = version {
+                request = request.header("API-Version", version);
+            }
+            if let Some(content_type) = content_type {
+                request = request.header("Content-Type", content_type);
+            }
+            if let Some(key) = key {
+                request = request.header("Idempotency-Key", key);
+            }
+            request.send()
+        };
     let bearer = format!("Bearer {KEY_ONE}");
     let json = Some("application/json");
 
@@ -237,7 +249,8 @@ async fn headers_are_checked_in_order_and_echoed() {
     assert_eq!(response.headers()["request-id"], "req_test_1");
     let (status, error) = json_of(response).await;
     assert_eq!((status, error["code"].as_str()), (StatusCode::UNAUTHORIZED, Some("unauthorized")));
-    let (status, error) = json_of(send(Some("Bearer nope"), Some(VERSION), json, Some("k"), body.clone()).await.unwrap()).await;
+    let (status, error) =
+        json_of(send(Some("Bearer nope"), Some(VERSION), json, Some("k"), body.clone()).await.unwrap()).await;
     assert_eq!((status, error["code"].as_str()), (StatusCode::UNAUTHORIZED, Some("unauthorized")));
 
     let (status, error) = json_of(send(Some(&bearer), None, None, None, "{".into()).await.unwrap()).await;
@@ -247,13 +260,15 @@ async fn headers_are_checked_in_order_and_echoed() {
     assert_eq!((status, error["code"].as_str()), (StatusCode::BAD_REQUEST, Some("unsupported_api_version")));
     assert_eq!(error["supported_versions"], json!([VERSION]));
 
-    let (status, error) = json_of(send(Some(&bearer), Some(VERSION), Some("text/plain"), None, "{".into()).await.unwrap()).await;
+    let (status, error) =
+        json_of(send(Some(&bearer), Some(VERSION), Some("text/plain"), None, "{".into()).await.unwrap()).await;
     assert_eq!((status, error["code"].as_str()), (StatusCode::UNSUPPORTED_MEDIA_TYPE, Some("unsupported_media_type")));
 
     let (status, error) = json_of(send(Some(&bearer), Some(VERSION), json, None, "{".into()).await.unwrap()).await;
     assert_eq!((status, error["code"].as_str()), (StatusCode::BAD_REQUEST, Some("idempotency_key_required")));
     let long_key = "k".repeat(256);
-    let (status, error) = json_of(send(Some(&bearer), Some(VERSION), json, Some(&long_key), "{".into()).await.unwrap()).await;
+    let (status, error) =
+        json_of(send(Some(&bearer), Some(VERSION), json, Some(&long_key), "{".into()).await.unwrap()).await;
     assert_eq!((status, error["code"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid")));
 
     let response = send(Some(&bearer), Some(VERSION), json, Some("bad-json"), "{".into()).await.unwrap();
@@ -262,30 +277,60 @@ async fn headers_are_checked_in_order_and_echoed() {
     assert_eq!((status, error["code"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid_json")));
 
     let huge = json!({"line_items": [{"id": "hh-001"}], "currency": "usd", "capabilities": {}, "order_notes": "x".repeat(70_000)});
-    let (status, error) = json_of(send(Some(&bearer), Some(VERSION), json, Some("huge"), huge.to_string()).await.unwrap()).await;
+    let (status, error) =
+        json_of(send(Some(&bearer), Some(VERSION), json, Some("huge"), huge.to_string()).await.unwrap()).await;
     assert_eq!((status, error["code"].as_str()), (StatusCode::PAYLOAD_TOO_LARGE, Some("payload_too_large")));
 
     // Past the claim: the body's shape, then the catalog.
     let (status, error) = json_of(
-        send(Some(&bearer), Some(VERSION), json, Some("shape"), json!({"line_items": [{"id": "hh-001"}], "capabilities": {}}).to_string())
-            .await
-            .unwrap(),
+        send(
+            Some(&bearer),
+            Some(VERSION),
+            json,
+            Some("shape"),
+            json!({"line_items": [{"id": "hh-001"}], "capabilities": {}}).to_string(),
+        )
+        .await
+        .unwrap(),
     )
     .await;
-    assert_eq!((status, error["code"].as_str(), error["param"].as_str()), (StatusCode::BAD_REQUEST, Some("missing"), Some("$.currency")));
+    assert_eq!(
+        (status, error["code"].as_str(), error["param"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("missing"), Some("$.currency"))
+    );
     let (status, error) = json_of(
-        send(Some(&bearer), Some(VERSION), json, Some("unknown-field"), json!({"line_items": [{"id": "hh-001", "quantity": 2}], "currency": "usd", "capabilities": {}}).to_string())
-            .await
-            .unwrap(),
+        send(
+            Some(&bearer),
+            Some(VERSION),
+            json,
+            Some("unknown-field"),
+            json!({"line_items": [{"id": "hh-001", "quantity": 2}], "currency": "usd", "capabilities": {}}).to_string(),
+        )
+        .await
+        .unwrap(),
     )
     .await;
     assert_eq!((status, error["param"].as_str()), (StatusCode::BAD_REQUEST, Some("$.line_items[0].quantity")));
-    let (status, error) = json_of(send(Some(&bearer), Some(VERSION), json, Some("unknown-item"), create_body("zz-999").to_string()).await.unwrap()).await;
-    assert_eq!((status, error["code"].as_str(), error["param"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid"), Some("$.line_items[0].id")));
     let (status, error) = json_of(
-        send(Some(&bearer), Some(VERSION), json, Some("currency"), json!({"line_items": [{"id": "hh-001"}], "currency": "chf", "capabilities": {}}).to_string())
+        send(Some(&bearer), Some(VERSION), json, Some("unknown-item"), create_body("zz-999").to_string())
             .await
             .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        (status, error["code"].as_str(), error["param"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invalid"), Some("$.line_items[0].id"))
+    );
+    let (status, error) = json_of(
+        send(
+            Some(&bearer),
+            Some(VERSION),
+            json,
+            Some("currency"),
+            json!({"line_items": [{"id": "hh-001"}], "currency": "chf", "capabilities": {}}).to_string(),
+        )
+        .await
+        .unwrap(),
     )
     .await;
     assert_eq!((status, error["param"].as_str()), (StatusCode::BAD_REQUEST, Some("$.currency")));
@@ -304,7 +349,8 @@ async fn a_key_replays_its_answer_refuses_another_body_and_says_when_in_flight()
     let one = Platform::new(&app, KEY_ONE);
 
     // Key order and 1 vs 1.0 do not make another request; null vs absent does.
-    let first = r#"{"line_items": [{"id": "hh-002"}], "currency": "usd", "capabilities": {}, "metadata": {"a": 1, "b": 2.5}}"#;
+    let first =
+        r#"{"line_items": [{"id": "hh-002"}], "currency": "usd", "capabilities": {}, "metadata": {"a": 1, "b": 2.5}}"#;
     let same = r#"{"metadata": {"b": 2.5, "a": 1.0}, "capabilities": {}, "currency": "usd", "line_items": [{"id": "hh-002"}]}"#;
     let (status, created) = json_of(one.post_text("", "k-1", first).await).await;
     assert_eq!(status, StatusCode::CREATED);
@@ -408,7 +454,8 @@ async fn what_the_buyer_can_fix_comes_as_messages() {
     assert_eq!(fixed["fulfillment_details"]["address"]["postal_code"], "");
 
     // A gift message over its limit is the buyer's to fix too; null clears it.
-    let (_, long) = json_of(one.post(&format!("/{id}"), "long-note", &json!({"order_notes": "x".repeat(301)})).await).await;
+    let (_, long) =
+        json_of(one.post(&format!("/{id}"), "long-note", &json!({"order_notes": "x".repeat(301)})).await).await;
     assert_eq!(codes(&long), vec![("invalid".to_string(), "$.order_notes".to_string())]);
     assert_eq!(long["status"], "not_ready_for_payment");
     let (_, cleared) = json_of(one.post(&format!("/{id}"), "clear-note", &json!({"order_notes": null})).await).await;
