@@ -178,6 +178,7 @@ impl AppState {
                 session_ttl: config.acp_session_ttl,
                 lease,
                 merchant_id: config.acp_merchant_id.clone(),
+                retention: Duration::from_secs(config.idempotency_retention_hours * 3600),
             })),
             None => None,
         };
@@ -249,6 +250,13 @@ impl AppState {
             Ok(0) => {}
             Ok(marks) => tracing::info!(marks, "pruned the spent marks of expired Delete my data tokens"),
             Err(e) => tracing::warn!(error = %e, "pruning spent Delete my data tokens failed"),
+        }
+        if let Some(acp) = &self.acp {
+            match acp.prune().await {
+                Ok(0) => {}
+                Ok(sessions) => tracing::info!(sessions, "pruned long-expired ACP checkout sessions"),
+                Err(e) => tracing::warn!(error = %e, "pruning ACP checkout sessions failed"),
+            }
         }
         self.limits.prune().await;
     }

@@ -50,6 +50,9 @@ pub struct Acp {
     pub lease: Duration,
     /// `--acp-merchant-id` (used by payment, later).
     pub merchant_id: String,
+    /// How long a session is kept after it expired (the idempotency keys' retention, so a
+    /// replayed answer never names a session that is gone sooner than the key).
+    pub retention: Duration,
 }
 
 /// What a POST did: the answer's status and session, and the session row to write with the
@@ -96,6 +99,12 @@ impl Acp {
         let session = self.show_state(&row, AcpSessionStatus::NotReadyForPayment, &state, request_id).await?;
         self.fill_row(&mut row, session.status, &state, request_id)?;
         Ok(Done { status: StatusCode::CREATED, session, write: Some(row) })
+    }
+
+    /// Deletes sessions expired longer than the retention ago; returns how many.
+    pub async fn prune(&self) -> crate::store::StoreResult<u64> {
+        let before = self.clock.now_ms().saturating_sub(self.retention.as_millis() as i64);
+        self.store.prune_acp_sessions(before).await
     }
 
     /// `GET /acp/checkout_sessions/{id}`.

@@ -48,4 +48,12 @@ impl Store {
             })
         })
     }
+
+    /// Deletes sessions that expired before `expired_before_ms` (with their personal data);
+    /// returns how many.
+    pub async fn prune_acp_sessions(&self, expired_before_ms: i64) -> StoreResult<u64> {
+        on_pool!(self, |pool| {
+            Ok(sqlx::query(sql::PRUNE_ACP_SESSIONS).bind(expired_before_ms).execute(pool).await?.rows_affected())
+        })
+    }
 }

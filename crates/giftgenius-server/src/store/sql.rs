@@ -218,3 +218,5 @@ pub const PUT_ACP_SESSION: &str = "INSERT INTO acp_checkout_sessions (id, platfo
      state = excluded.state, updated_at_ms = excluded.updated_at_ms WHERE acp_checkout_sessions.platform = excluded.platform";
 /// The session $1 if platform $2 owns it.
 pub const ACP_SESSION: &str = "SELECT * FROM acp_checkout_sessions WHERE id = $1 AND platform = $2";
+/// Sessions that expired before $1 (canceled ones included: they expire too).
+pub const PRUNE_ACP_SESSIONS: &str = "DELETE FROM acp_checkout_sessions WHERE expires_at_ms < $1";

@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use giftgenius_server::acp::fingerprint::acp1;
 use giftgenius_server::store::Scope;
+use giftgenius_types::acp::{AcpCheckoutSession, AcpDiscovery, AcpError};
 use reqwest::{Response, StatusCode};
+use schemars::schema_for;
 use serde_json::{Value, json};
 
 use crate::postgres::TestDb;
@@ -82,9 +84,17 @@ impl<'a> Platform<'a> {
     }
 }
 
+/// The status and body of an `/acp` answer, the body checked against the JSON Schema of our own
+/// type: a session on success, ACP's Error otherwise.
 async fn json_of(response: Response) -> (StatusCode, Value) {
     let status = response.status();
-    (status, response.json().await.expect("a JSON body"))
+    let body: Value = response.json().await.expect("a JSON body");
+    let schema = if status.is_success() { schema_for!(AcpCheckoutSession) } else { schema_for!(AcpError) };
+    let schema = serde_json::to_value(schema).expect("schema");
+    let validator = jsonschema::draft202012::new(&schema).expect("our schema compiles");
+    let errors: Vec<String> = validator.iter_errors(&body).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{status} answer outside our schema: {errors:?}\n{body:#}");
+    (status, body)
 }
 
 fn create_body(item: &str) -> Value {
@@ -476,6 +486,15 @@ async fn a_session_expires_after_its_ttl() {
     assert_eq!((status, updated["status"].as_str()), (StatusCode::OK, Some("expired")));
     let (status, error) = json_of(one.post(&format!("/{id}/cancel"), "late-cancel", &json!({})).await).await;
     assert_eq!((status, error["code"].as_str()), (StatusCode::METHOD_NOT_ALLOWED, Some("session_not_cancelable")));
+
+    // Kept a retention (24 h) past its expiry, then deleted with its personal data.
+    app.clock.advance(Duration::from_secs(23 * 3600));
+    app.state.prune().await;
+    assert_eq!(one.get(id).await.status(), StatusCode::OK);
+    app.clock.advance(Duration::from_secs(2 * 3600));
+    app.state.prune().await;
+    let (status, error) = json_of(one.get(id).await).await;
+    assert_eq!((status, error["code"].as_str()), (StatusCode::NOT_FOUND, Some("session_not_found")));
 }
 
 #[tokio::test]
@@ -510,6 +529,8 @@ async fn discovery_is_public_and_lists_what_is_served() {
     assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(response.headers()["cache-control"], "public, max-age=3600");
     let document: Value = response.json().await.unwrap();
+    let schema = serde_json::to_value(schema_for!(AcpDiscovery)).unwrap();
+    assert!(jsonschema::draft202012::new(&schema).unwrap().is_valid(&document), "{document:#}");
     assert_eq!(document["protocol"], json!({"name": "acp", "version": VERSION, "supported_versions": [VERSION]}));
     assert_eq!(document["api_base_url"], format!("{}/acp", app.base_url));
     assert_eq!(document["transports"], json!(["rest"]));
