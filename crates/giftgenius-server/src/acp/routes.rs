@@ -276,7 +276,9 @@ impl Acp {
         let bearer = headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
+            .and_then(|v| v.split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, token)| token)
             .ok_or_else(AcpFailure::unauthorized)?;
         self.platforms.authenticate(bearer.trim()).map(|p| p.name.clone()).ok_or_else(AcpFailure::unauthorized)
     }

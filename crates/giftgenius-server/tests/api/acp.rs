@@ -14,7 +14,7 @@ use schemars::schema_for;
 use serde_json::{Value, json};
 
 use crate::postgres::TestDb;
-use crate::support::{SandboxPay, TestApp, spawn_app_on, spawn_app_with};
+use crate::support::{SandboxPay, TestApp, execute_sql, leak_in, spawn_app_on, spawn_app_with};
 
 const VERSION: &str = "2026-04-17";
 const KEY_ONE: &str = "platform-one-secret";
@@ -544,4 +544,47 @@ async fn without_platforms_there_is_no_acp() {
         let response = reqwest::get(format!("{}{path}", app.local_url)).await.unwrap();
         assert_eq!(response.status(), StatusCode::NOT_FOUND, "{path}");
     }
+}
+
+#[tokio::test]
+async fn a_failure_on_our_side_is_a_500_that_is_never_stored() {
+    let mut db = String::new();
+    let app = spawn_app_with(|config| {
+        with_platforms(config);
+        db = config.db.clone();
+    })
+    .await;
+    let one = Platform::new(&app, KEY_ONE);
+    let (_, created) = json_of(one.post("", "c", &create_body("hh-001")).await).await;
+    let id = created["id"].as_str().unwrap();
+
+    // The store fails under the update: a 500 that names nothing of ours.
+    execute_sql(&db, "ALTER TABLE acp_checkout_sessions RENAME TO acp_away", &[]).await;
+    let update = json!({"order_notes": "Happy birthday"});
+    let (status, error) = json_of(one.post(&format!("/{id}"), "k-500", &update).await).await;
+    assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+    assert_eq!((error["type"].as_str(), error["code"].as_str()), (Some("processing_error"), Some("internal_error")));
+    assert_eq!(leak_in(&error.to_string(), &["acp_checkout_sessions", "acp_away", "no such table"]), None);
+
+    // Repaired, the same key runs the update (the 500 was not stored), and only then replays.
+    execute_sql(&db, "ALTER TABLE acp_away RENAME TO acp_checkout_sessions", &[]).await;
+    let retry = one.post(&format!("/{id}"), "k-500", &update).await;
+    assert!(retry.headers().get("idempotent-replayed").is_none());
+    let (status, updated) = json_of(retry).await;
+    assert_eq!((status, updated["id"].as_str()), (StatusCode::OK, Some(id)));
+    let replay = one.post(&format!("/{id}"), "k-500", &update).await;
+    assert_eq!((replay.status(), &replay.headers()["idempotent-replayed"]), (StatusCode::OK, &"true".parse().unwrap()));
+}
+
+#[tokio::test]
+async fn the_bearer_scheme_is_case_insensitive() {
+    let app = acp_app().await;
+    let response = reqwest::Client::new()
+        .get(format!("{}/acp/checkout_sessions/acs_nothing", app.local_url))
+        .header("Authorization", format!("bearer {KEY_ONE}"))
+        .header("API-Version", VERSION)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::NOT_FOUND, "authenticated, then not found");
 }
