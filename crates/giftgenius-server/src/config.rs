@@ -246,6 +246,11 @@ pub struct Config {
     /// How long an ACP checkout session lives after its creation (e.g. `60m`, `2h`).
     #[arg(long, env = "GIFTGENIUS_ACP_SESSION_TTL", default_value = "60m", value_parser = humantime::parse_duration)]
     pub acp_session_ttl: std::time::Duration,
+    /// Tax on ACP sessions by destination country, in basis points: `US=725,DE=1900` (7.25 %,
+    /// 19 %) on items plus shipping. A country not listed pays none; without it no session has
+    /// a tax line.
+    #[arg(long, env = "GIFTGENIUS_ACP_TAX_BPS")]
+    pub acp_tax_bps: Option<String>,
 
     // ── The app directory and browser-based hosts (issue 23 items 8 and 10) ──
     /// The token the app directory's domain check expects at

@@ -177,6 +177,8 @@ impl AppState {
                 public_url: public_url.clone(),
                 session_ttl: config.acp_session_ttl,
                 lease,
+                tax_rates: crate::acp::session::TaxRates::parse(config.acp_tax_bps.as_deref().unwrap_or(""))
+                    .map_err(|e| anyhow::anyhow!("--acp-tax-bps: {e}"))?,
                 merchant_id: config.acp_merchant_id.clone(),
                 retention: Duration::from_secs(config.idempotency_retention_hours * 3600),
             })),

@@ -48,6 +48,8 @@ pub struct Acp {
     pub session_ttl: Duration,
     /// How long a request may hold its idempotency key before a retry may take it over.
     pub lease: Duration,
+    /// `--acp-tax-bps`: tax by destination country (none listed: no tax line).
+    pub tax_rates: session::TaxRates,
     /// `--acp-merchant-id` (used by payment, later).
     pub merchant_id: String,
     /// How long a session is kept after it expired (the idempotency keys' retention, so a
@@ -224,7 +226,7 @@ impl Acp {
             updated_at_ms: row.updated_at_ms,
             expires_at_ms: row.expires_at_ms,
         };
-        Ok(session::show(&stored, &offers, &self.public_url, self.clock.now_ms()))
+        Ok(session::show(&stored, &offers, &self.tax_rates, &self.public_url, self.clock.now_ms()))
     }
 
     fn fill_row(

@@ -171,11 +171,35 @@ pub struct Offer {
 
 /// Shows `stored` at `now_ms`: `offers[i]` is the catalog's offer for line `i` (None: gone
 /// from the catalog since).
-pub fn show(stored: &Stored<'_>, offers: &[Option<Offer>], public_url: &str, now_ms: i64) -> AcpCheckoutSession {
+pub fn show(
+    stored: &Stored<'_>,
+    offers: &[Option<Offer>],
+    tax_rates: &TaxRates,
+    public_url: &str,
+    now_ms: i64,
+) -> AcpCheckoutSession {
     let state = stored.state;
     let currency = state.currency;
     let lines = lines(&state.items);
     let mut messages = Vec::new();
+    let mut address_messages = Vec::new();
+    let (fulfillment_details, address_ok) = check_address(state.fulfillment_details.as_ref(), &mut address_messages);
+    let tax_bps = fulfillment_details
+        .as_ref()
+        .and_then(|d| d.address.as_ref())
+        .filter(|_| address_ok)
+        .and_then(|a| tax_rates.0.get(&a.country))
+        .copied();
+    // `base` and its tax (when configured for the destination), as totals ending in `total`.
+    let taxed = |first: Vec<AcpTotal>, base: i64| {
+        let mut totals = first;
+        let tax = tax_bps.map(|bps| tax_of(base, bps));
+        if let Some(tax) = tax {
+            totals.push(total(AcpTotalType::Tax, tax));
+        }
+        totals.push(total(AcpTotalType::Total, base.saturating_add(tax.unwrap_or(0))));
+        totals
+    };
     let mut line_items = Vec::new();
     let mut items_base: i64 = 0;
     for (i, (line, offer)) in lines.iter().zip(offers).enumerate() {
@@ -227,15 +251,11 @@ pub fn show(stored: &Stored<'_>, offers: &[Option<Offer>], public_url: &str, now
             marketplace_seller_details: AcpSeller { name: gift.merchant.name.clone() },
             availability_status: availability,
             max_quantity_per_order: ACP_MAX_QUANTITY,
-            totals: vec![
-                total(AcpTotalType::ItemsBaseAmount, base),
-                total(AcpTotalType::Subtotal, base),
-                total(AcpTotalType::Total, base),
-            ],
+            totals: taxed(vec![total(AcpTotalType::ItemsBaseAmount, base), total(AcpTotalType::Subtotal, base)], base),
         });
     }
 
-    let (fulfillment_details, address_ok) = check_address(state.fulfillment_details.as_ref(), &mut messages);
+    messages.extend(address_messages);
     if let Some(notes) = &state.order_notes {
         let mut problems = Vec::new();
         check_gift_message("order_notes", notes, &mut problems);
@@ -258,7 +278,7 @@ pub fn show(stored: &Stored<'_>, offers: &[Option<Offer>], public_url: &str, now
                     id: id.to_string(),
                     title: title.to_string(),
                     description: None,
-                    totals: vec![total(AcpTotalType::Fulfillment, cost), total(AcpTotalType::Total, cost)],
+                    totals: taxed(vec![total(AcpTotalType::Fulfillment, cost)], cost),
                 }
             })
             .collect()
@@ -271,13 +291,13 @@ pub fn show(stored: &Stored<'_>, offers: &[Option<Offer>], public_url: &str, now
         .or_else(|| fulfillment_options.first());
 
     let mut totals = vec![total(AcpTotalType::ItemsBaseAmount, items_base), total(AcpTotalType::Subtotal, items_base)];
-    let mut grand = items_base;
+    let mut taxable = items_base;
     if let Some(option) = selected {
         let cost = option.totals.first().map_or(0, |t| t.amount);
         totals.push(total(AcpTotalType::Fulfillment, cost));
-        grand = grand.saturating_add(cost);
+        taxable = taxable.saturating_add(cost);
     }
-    totals.push(total(AcpTotalType::Total, grand));
+    let totals = taxed(totals, taxable);
 
     let status = match stored.status {
         AcpSessionStatus::Canceled => AcpSessionStatus::Canceled,
@@ -400,6 +420,36 @@ fn address_message(problem: &FieldError) -> AcpMessage {
     })
 }
 
+/// `--acp-tax-bps`: tax in basis points by destination country (ISO 3166-1 alpha-2).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TaxRates(std::collections::BTreeMap<String, u32>);
+
+impl TaxRates {
+    /// `US=725,DE=1900`: a country code and 0–10000 basis points per entry.
+    pub fn parse(spec: &str) -> Result<Self, String> {
+        let mut rates = std::collections::BTreeMap::new();
+        for entry in spec.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+            let (country, bps) = entry.split_once('=').ok_or_else(|| format!("{entry:?} is not COUNTRY=BPS"))?;
+            let country = country.trim().to_uppercase();
+            if !giftgenius_types::delivery::is_country_code(&country) {
+                return Err(format!("{country:?} is not an ISO 3166-1 alpha-2 country code"));
+            }
+            let bps: u32 =
+                bps.trim().parse().ok().filter(|b| *b <= 10_000).ok_or_else(|| {
+                    format!("the rate of {country} must be basis points from 0 to 10000 (7.25 % is 725)")
+                })?;
+            rates.insert(country, bps);
+        }
+        Ok(Self(rates))
+    }
+}
+
+/// `amount × bps / 10000`, rounded half up (amounts are never negative).
+fn tax_of(amount: i64, bps: u32) -> i64 {
+    let tax = (i128::from(amount) * i128::from(bps) + 5_000) / 10_000;
+    i64::try_from(tax).unwrap_or(i64::MAX)
+}
+
 fn total(kind: AcpTotalType, amount: i64) -> AcpTotal {
     let display_text = match kind {
         AcpTotalType::ItemsBaseAmount => "Items",
@@ -445,6 +495,21 @@ mod tests {
         assert_eq!(grouped.len(), 2);
         assert_eq!((grouped[0].gift_id.as_str(), grouped[0].quantity, grouped[0].first_index), ("a", 2, 0));
         assert_eq!((grouped[1].gift_id.as_str(), grouped[1].quantity, grouped[1].first_index), ("b", 1, 1));
+    }
+
+    #[test]
+    fn tax_rates_parse_and_round_half_up() {
+        let rates = TaxRates::parse("us=725, DE=1900").unwrap();
+        assert_eq!(rates.0.get("US"), Some(&725));
+        assert_eq!(rates.0.get("DE"), Some(&1900));
+        assert_eq!(TaxRates::parse(""), Ok(TaxRates::default()));
+        assert!(TaxRates::parse("US").is_err());
+        assert!(TaxRates::parse("USA=1").is_err());
+        assert!(TaxRates::parse("US=10001").is_err());
+        assert!(TaxRates::parse("US=-1").is_err());
+        assert_eq!(tax_of(6800, 725), 493);
+        assert_eq!(tax_of(1, 5000), 1, "half a minor unit rounds up");
+        assert_eq!(tax_of(1, 4999), 0);
     }
 
     #[test]

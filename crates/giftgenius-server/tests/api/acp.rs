@@ -588,3 +588,40 @@ async fn the_bearer_scheme_is_case_insensitive() {
         .unwrap();
     assert_eq!(response.status(), StatusCode::NOT_FOUND, "authenticated, then not found");
 }
+
+#[tokio::test]
+async fn tax_is_added_for_the_countries_configured() {
+    let app = spawn_app_with(|config| {
+        with_platforms(config);
+        config.acp_tax_bps = Some("US=725".into());
+    })
+    .await;
+    let one = Platform::new(&app, KEY_ONE);
+    let body = json!({"line_items": [{"id": "hh-001"}], "currency": "usd", "capabilities": {},
+                      "fulfillment_details": {"address": address("US", "CA", "94103")}});
+    let (status, taxed) = json_of(one.post("", "taxed", &body).await).await;
+    assert_eq!((status, taxed["status"].as_str()), (StatusCode::CREATED, Some("ready_for_payment")));
+    // 7.25 % of 6800 (standard shipping is free) = 493.
+    assert_eq!((total(&taxed, "tax"), total(&taxed, "total")), (Some(493), Some(7293)));
+    assert_eq!(taxed["line_items"][0]["totals"][2], json!({"type": "tax", "display_text": "Tax", "amount": 493}));
+    let express = &taxed["fulfillment_options"][1];
+    assert_eq!(
+        express["totals"],
+        json!([
+            {"type": "fulfillment", "display_text": "Shipping", "amount": 1200},
+            {"type": "tax", "display_text": "Tax", "amount": 87},
+            {"type": "total", "display_text": "Total", "amount": 1287}
+        ])
+    );
+    let id = taxed["id"].as_str().unwrap();
+    let select = json!({"selected_fulfillment_options": [{"type": "shipping", "option_id": "fo_express", "item_ids": ["li_hh-001"]}]});
+    let (_, express) = json_of(one.post(&format!("/{id}"), "express", &select).await).await;
+    // 7.25 % of 6800 + 1200 = 580.
+    assert_eq!((total(&express, "tax"), total(&express, "total")), (Some(580), Some(8580)));
+
+    // A destination not listed pays none: no tax line at all.
+    let hk = json!({"fulfillment_details": {"address": address("HK", "", "")}});
+    let (_, untaxed) = json_of(one.post(&format!("/{id}"), "hk", &hk).await).await;
+    assert_eq!(total(&untaxed, "tax"), None);
+    assert_eq!(total(&untaxed, "total"), Some(6800 + 1200));
+}
