@@ -234,6 +234,24 @@ pub struct Config {
     #[command(subcommand)]
     pub command: Option<Command>,
 
+    // ── The Agentic Commerce Protocol (issue 25, docs/acp.md) ──
+    /// The agent platforms allowed to call `/acp/…`: a JSON file holding a list of `{name,
+    /// api_key | api_key_sha256, webhook_url, webhook_secret}`. Without it the ACP routes and
+    /// `/.well-known/acp.json` are not served (404).
+    #[arg(long, env = "GIFTGENIUS_ACP_PLATFORMS")]
+    pub acp_platforms: Option<PathBuf>,
+    /// Our merchant id towards ACP platforms and payment providers.
+    #[arg(long, env = "GIFTGENIUS_ACP_MERCHANT_ID", default_value = "giftgenius")]
+    pub acp_merchant_id: String,
+    /// How long an ACP checkout session lives after its creation (e.g. `60m`, `2h`).
+    #[arg(long, env = "GIFTGENIUS_ACP_SESSION_TTL", default_value = "60m", value_parser = humantime::parse_duration)]
+    pub acp_session_ttl: std::time::Duration,
+    /// Tax on ACP sessions by destination country, in basis points: `US=725,DE=1900` (7.25 %,
+    /// 19 %) on items plus shipping. A country not listed pays none; without it no session has
+    /// a tax line.
+    #[arg(long, env = "GIFTGENIUS_ACP_TAX_BPS")]
+    pub acp_tax_bps: Option<String>,
+
     // ── The app directory and browser-based hosts (issue 23 items 8 and 10) ──
     /// The token the app directory's domain check expects at
     /// `/.well-known/openai-apps-challenge` (served as text/plain; 404 when unset).

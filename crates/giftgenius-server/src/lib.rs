@@ -25,6 +25,7 @@
 // `Result` would add noise for no measurable gain.
 #![allow(clippy::result_large_err)]
 
+pub mod acp;
 pub mod auth;
 pub mod checkout;
 pub mod clock;

@@ -45,6 +45,8 @@ pub struct AppState {
     pub failpoints: Failpoints,
     /// Settles orders left pending (on a schedule, see `startup.rs`).
     pub reconciler: Reconciler,
+    /// The ACP merchant (`/acp/…`), when `--acp-platforms` names the platforms allowed to call it.
+    pub acp: Option<Arc<crate::acp::Acp>>,
     /// The sandbox payment provider this server started (no `--payments-url`); it stops when
     /// the state is dropped or the process ends.
     pub sandbox: Option<SandboxProcess>,
@@ -166,6 +168,22 @@ impl AppState {
             clock: clock.clone(),
             after: Duration::from_secs(config.reconcile_after_secs),
         };
+        let acp = match &config.acp_platforms {
+            Some(path) => Some(Arc::new(crate::acp::Acp {
+                store: store.clone(),
+                catalog: catalog.clone(),
+                clock: clock.clone(),
+                platforms: crate::acp::platforms::Platforms::load(path)?,
+                public_url: public_url.clone(),
+                session_ttl: config.acp_session_ttl,
+                lease,
+                tax_rates: crate::acp::session::TaxRates::parse(config.acp_tax_bps.as_deref().unwrap_or(""))
+                    .map_err(|e| anyhow::anyhow!("--acp-tax-bps: {e}"))?,
+                merchant_id: config.acp_merchant_id.clone(),
+                retention: Duration::from_secs(config.idempotency_retention_hours * 3600),
+            })),
+            None => None,
+        };
         let checkout = Checkout {
             store: store.clone(),
             catalog: catalog.clone(),
@@ -200,6 +218,7 @@ impl AppState {
             limits,
             failpoints,
             reconciler,
+            acp,
             sandbox,
         }))
     }
@@ -233,6 +252,13 @@ impl AppState {
             Ok(0) => {}
             Ok(marks) => tracing::info!(marks, "pruned the spent marks of expired Delete my data tokens"),
             Err(e) => tracing::warn!(error = %e, "pruning spent Delete my data tokens failed"),
+        }
+        if let Some(acp) = &self.acp {
+            match acp.prune().await {
+                Ok(0) => {}
+                Ok(sessions) => tracing::info!(sessions, "pruned long-expired ACP checkout sessions"),
+                Err(e) => tracing::warn!(error = %e, "pruning ACP checkout sessions failed"),
+            }
         }
         self.limits.prune().await;
     }

@@ -5,6 +5,7 @@
 //! types. The crate does no I/O and builds for `wasm32-unknown-unknown`, so the widget
 //! consumes exactly the types the server produces.
 
+pub mod acp;
 pub mod args;
 pub mod bounded;
 pub mod delivery;

@@ -78,7 +78,7 @@ fn random_id(prefix: &str) -> String {
     format!("{prefix}_{}", &uuid::Uuid::new_v4().simple().to_string()[..20])
 }
 
-fn shipping_cost(speed: ShippingSpeed, currency: Currency) -> Money {
+pub(crate) fn shipping_cost(speed: ShippingSpeed, currency: Currency) -> Money {
     match speed {
         ShippingSpeed::Standard => Money::new(0, currency),
         ShippingSpeed::Express => price_in(1200, currency),

@@ -4,6 +4,8 @@
 //! - `GET /images/{id}.svg`: gift pictures (`images.rs`).
 //! - `GET /checkout/{id}`: the sandbox hosted checkout page (`checkout_page.rs`).
 //! - `GET /privacy`, `/terms`, `/support`: the policy pages (`policy_pages.rs`).
+//! - `/acp/checkout_sessions…` and `GET /.well-known/acp.json`: the ACP merchant, only with
+//!   `--acp-platforms` (`crate::acp`).
 //! - `GET /.well-known/openai-apps-challenge`: the app directory's domain check (`well_known.rs`).
 //! - `/preview…`: the local host emulator, only with `--preview` (`preview.rs`; its chat panel's
 //!   relay to a `giftgenius-chat --listen` process: `preview_chat.rs`), answering only loopback
@@ -44,6 +46,7 @@ use crate::state::AppState;
 
 /// Every route but `/mcp`.
 pub fn router(config: &Config, app: Arc<AppState>) -> Router {
+    let acp = app.acp.clone().map(crate::acp::routes::router).unwrap_or_default();
     Router::new()
         .route(&format!("{IMAGES_PATH}{{file}}"), get(images::gift_image))
         .route(&format!("{CHECKOUT_PATH}{{id}}"), get(checkout_page::checkout_page))
@@ -52,6 +55,7 @@ pub fn router(config: &Config, app: Arc<AppState>) -> Router {
         .merge(policy_pages::router(config))
         .merge(well_known::router(config.apps_challenge_token.as_deref()))
         .merge(preview::router(config, app))
+        .merge(acp)
 }
 
 /// `router` behind the guards every request meets, outermost first: CORS (`--cors-origins`),

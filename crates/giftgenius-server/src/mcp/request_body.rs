@@ -53,7 +53,7 @@ pub async fn json_rpc_body(State(max_body_bytes): State<usize>, request: Request
 pub struct Initialize;
 
 /// `application/json` (any parameters), as rmcp checks it.
-fn is_json(headers: &HeaderMap) -> bool {
+pub(crate) fn is_json(headers: &HeaderMap) -> bool {
     headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|v| {
         v.split(';').next().is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
     })

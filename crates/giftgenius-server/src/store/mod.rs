@@ -8,6 +8,7 @@
 //! - `orders.rs`: orders, their stock check, charge and settlement (also by the reconciler).
 //! - `refunds.rs`: refunds of cancelled orders.
 //! - `checkouts.rs`: the seed's hosted checkout sessions.
+//! - `acp_sessions.rs`: ACP checkout sessions of agent platforms (issue 25).
 //! - `addresses.rs`: addresses people chose to keep.
 //! - `privacy.rs`: deleting a person's data on request, and the retention passes.
 //! - `usage.rs`: per-account usage counters (the limits).
@@ -35,8 +36,8 @@ mod sql;
 use sqlx::{PgPool, SqlitePool};
 
 pub use rows::{
-    CheckoutRow, CurrencyColumn, DraftRow, KeyRow, OrderRow, OrderStatusColumn, RecoveryPoint, RefundRow,
-    RefundStatusColumn, ShippingColumn, Usage,
+    AcpSessionRow, CheckoutRow, CurrencyColumn, DraftRow, KeyRow, OrderRow, OrderStatusColumn, RecoveryPoint,
+    RefundRow, RefundStatusColumn, ShippingColumn, Usage,
 };
 pub use sql::ERASED_SUBJECT;
 
@@ -104,6 +105,7 @@ macro_rules! scoped {
 // because the others use its `fenced_write!`.
 #[macro_use]
 mod keys;
+mod acp_sessions;
 mod addresses;
 mod checkouts;
 mod drafts;

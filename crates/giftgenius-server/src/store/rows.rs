@@ -325,3 +325,15 @@ mod tests {
         assert_eq!(RecoveryPoint::parse("order_created"), None, "renamed by migration 0003");
     }
 }
+
+/// An ACP checkout session as stored (`acp_sessions.rs`); `state` is JSON the ACP service owns.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct AcpSessionRow {
+    pub id: String,
+    pub platform: String,
+    pub status: String,
+    pub state: String,
+    pub created_at_ms: i64,
+    pub updated_at_ms: i64,
+    pub expires_at_ms: i64,
+}

@@ -208,3 +208,15 @@ pub const ADD_USAGE: &str = "INSERT INTO usage_counters (subject, usage, period,
 pub const GIVE_BACK_USAGE: &str =
     "UPDATE usage_counters SET count = count - 1 WHERE subject = $1 AND usage = $2 AND period = $3 AND count > 0";
 pub const PRUNE_USAGE: &str = "DELETE FROM usage_counters WHERE usage = $1 AND period < $2";
+
+// --- acp_checkout_sessions ---
+
+/// Inserts a session, or (same id) writes its new status and state: $1 id, $2 platform,
+/// $3 status, $4 state, $5 created, $6 updated, $7 expires. The owner never changes.
+pub const PUT_ACP_SESSION: &str = "INSERT INTO acp_checkout_sessions (id, platform, status, state, created_at_ms, updated_at_ms, \
+     expires_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO UPDATE SET status = excluded.status, \
+     state = excluded.state, updated_at_ms = excluded.updated_at_ms WHERE acp_checkout_sessions.platform = excluded.platform";
+/// The session $1 if platform $2 owns it.
+pub const ACP_SESSION: &str = "SELECT * FROM acp_checkout_sessions WHERE id = $1 AND platform = $2";
+/// Sessions that expired before $1 (canceled ones included: they expire too).
+pub const PRUNE_ACP_SESSIONS: &str = "DELETE FROM acp_checkout_sessions WHERE expires_at_ms < $1";

@@ -3,6 +3,7 @@
 //! binary (faster to link), one module per area, and `support` for what they share.
 
 mod accounts;
+mod acp;
 mod browser_hosts;
 mod catalog_files;
 mod chaos;

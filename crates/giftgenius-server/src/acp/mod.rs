@@ -1,0 +1,252 @@
+//! GiftGenius as an Agentic Commerce Protocol merchant (issue 25, docs/acp.md): the checkout
+//! REST API at `/acp/checkout_sessions` for the agent platforms of `--acp-platforms`, and
+//! `/.well-known/acp.json`. This first slice has no payment: sessions go
+//! `not_ready_for_payment` ⇄ `ready_for_payment` → `canceled` / `expired`.
+//!
+//! - `platforms.rs`: the platforms and their bearer keys (hashed, compared in constant time).
+//! - `routes.rs`: the HTTP side: header checks in the documented order, the body limit, the
+//!   idempotency answers (replay, 409, 422) and the response headers.
+//! - `session.rs`: what a session is made of and how it is shown (prices, stock, options,
+//!   totals, messages, status) from the catalog.
+//! - `fingerprint.rs`: the `acp1` canonical body fingerprint.
+//! - `error.rs`: the one error, [`error::AcpFailure`], as ACP's `Error` object.
+//!
+//! The work of each POST runs here, between the routes' key claim and the store step that
+//! writes the session and finishes the key in one transaction.
+
+pub mod error;
+pub mod fingerprint;
+pub mod platforms;
+pub mod routes;
+pub mod session;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::http::StatusCode;
+use giftgenius_types::acp::{
+    AcpCancelRequest, AcpCheckoutSession, AcpCreateRequest, AcpPatch, AcpSessionStatus, AcpUpdateRequest,
+};
+
+use crate::clock::Clock;
+use crate::store::{AcpSessionRow, Store};
+use crate::suggest::catalog::live::LiveCatalog;
+use error::AcpFailure;
+use platforms::Platforms;
+use session::{Offer, SessionState, Stored};
+
+/// The ACP merchant: built once at startup when `--acp-platforms` is given.
+#[derive(Debug)]
+pub struct Acp {
+    pub store: Store,
+    pub catalog: Arc<LiveCatalog>,
+    pub clock: Clock,
+    pub platforms: Platforms,
+    /// Base URL clients reach us at (no trailing slash).
+    pub public_url: String,
+    /// `--acp-session-ttl`.
+    pub session_ttl: Duration,
+    /// How long a request may hold its idempotency key before a retry may take it over.
+    pub lease: Duration,
+    /// `--acp-tax-bps`: tax by destination country (none listed: no tax line).
+    pub tax_rates: session::TaxRates,
+    /// `--acp-merchant-id` (used by payment, later).
+    pub merchant_id: String,
+    /// How long a session is kept after it expired (the idempotency keys' retention, so a
+    /// replayed answer never names a session that is gone sooner than the key).
+    pub retention: Duration,
+}
+
+/// What a POST did: the answer's status and session, and the session row to write with the
+/// key (None: nothing changed).
+#[derive(Debug)]
+pub struct Done {
+    pub status: StatusCode,
+    pub session: AcpCheckoutSession,
+    pub write: Option<AcpSessionRow>,
+}
+
+impl Acp {
+    /// `POST /acp/checkout_sessions`.
+    pub async fn create(
+        &self,
+        platform: &str,
+        request: AcpCreateRequest,
+        request_id: &str,
+    ) -> Result<Done, AcpFailure> {
+        let currency = session::currency(&request.currency)?;
+        session::check_items(&request.line_items, |id| self.catalog.get(id).is_some())?;
+        let state = SessionState {
+            currency,
+            items: request.line_items,
+            fulfillment_details: request.fulfillment_details,
+            buyer: request.buyer,
+            selected_option: None,
+            order_notes: request.order_notes,
+            metadata: request.metadata,
+            locale: request.locale,
+            intent_trace: None,
+        };
+        let now = self.clock.now_ms();
+        let id = format!("acs_{}", &uuid::Uuid::new_v4().simple().to_string()[..20]);
+        let mut row = AcpSessionRow {
+            id,
+            platform: platform.to_string(),
+            status: String::new(),
+            state: String::new(),
+            created_at_ms: now,
+            updated_at_ms: now,
+            expires_at_ms: now.saturating_add(self.session_ttl.as_millis() as i64),
+        };
+        let session = self.show_state(&row, AcpSessionStatus::NotReadyForPayment, &state, request_id).await?;
+        self.fill_row(&mut row, session.status, &state, request_id)?;
+        Ok(Done { status: StatusCode::CREATED, session, write: Some(row) })
+    }
+
+    /// Deletes sessions expired longer than the retention ago; returns how many.
+    pub async fn prune(&self) -> crate::store::StoreResult<u64> {
+        let before = self.clock.now_ms().saturating_sub(self.retention.as_millis() as i64);
+        self.store.prune_acp_sessions(before).await
+    }
+
+    /// `GET /acp/checkout_sessions/{id}`.
+    pub async fn get(&self, platform: &str, id: &str, request_id: &str) -> Result<AcpCheckoutSession, AcpFailure> {
+        let (row, status, state) = self.load(platform, id, request_id).await?;
+        self.show_state(&row, status, &state, request_id).await
+    }
+
+    /// `POST /acp/checkout_sessions/{id}`: absent fields stay, `null` clears, values replace.
+    pub async fn update(
+        &self,
+        platform: &str,
+        id: &str,
+        request: AcpUpdateRequest,
+        request_id: &str,
+    ) -> Result<Done, AcpFailure> {
+        let (mut row, status, mut state) = self.load(platform, id, request_id).await?;
+        if status == AcpSessionStatus::Canceled {
+            return Err(AcpFailure::not_allowed("session_canceled", "This checkout session was canceled."));
+        }
+        let now = self.clock.now_ms();
+        if status == AcpSessionStatus::Expired || now >= row.expires_at_ms {
+            // Unchanged but for the status, which the session now shows.
+            let session = self.show_state(&row, AcpSessionStatus::Expired, &state, request_id).await?;
+            self.fill_row(&mut row, AcpSessionStatus::Expired, &state, request_id)?;
+            return Ok(Done { status: StatusCode::OK, session, write: Some(row) });
+        }
+        match request.line_items {
+            AcpPatch::Absent => {}
+            AcpPatch::Null => {
+                return Err(AcpFailure::field("invalid", "$.line_items", "line_items cannot be cleared"));
+            }
+            AcpPatch::Value(items) => {
+                session::check_items(&items, |id| self.catalog.get(id).is_some())?;
+                state.items = items;
+            }
+        }
+        patch(&mut state.buyer, request.buyer);
+        patch(&mut state.fulfillment_details, request.fulfillment_details);
+        patch(&mut state.order_notes, request.order_notes);
+        match request.selected_fulfillment_options {
+            AcpPatch::Absent => {}
+            AcpPatch::Null => state.selected_option = None,
+            AcpPatch::Value(selected) => {
+                state.selected_option = session::check_selection(&selected, &session::lines(&state.items))?;
+            }
+        }
+        row.updated_at_ms = now;
+        let session = self.show_state(&row, status, &state, request_id).await?;
+        self.fill_row(&mut row, session.status, &state, request_id)?;
+        Ok(Done { status: StatusCode::OK, session, write: Some(row) })
+    }
+
+    /// `POST /acp/checkout_sessions/{id}/cancel`.
+    pub async fn cancel(
+        &self,
+        platform: &str,
+        id: &str,
+        request: AcpCancelRequest,
+        request_id: &str,
+    ) -> Result<Done, AcpFailure> {
+        let (mut row, status, mut state) = self.load(platform, id, request_id).await?;
+        let now = self.clock.now_ms();
+        if status.is_final() || now >= row.expires_at_ms {
+            return Err(AcpFailure::not_allowed(
+                "session_not_cancelable",
+                "This checkout session is already canceled or expired.",
+            ));
+        }
+        state.intent_trace = request.intent_trace;
+        row.updated_at_ms = now;
+        let session = self.show_state(&row, AcpSessionStatus::Canceled, &state, request_id).await?;
+        self.fill_row(&mut row, AcpSessionStatus::Canceled, &state, request_id)?;
+        Ok(Done { status: StatusCode::OK, session, write: Some(row) })
+    }
+
+    /// The session `id` of `platform` (another platform's is not found), its stored status and state.
+    async fn load(
+        &self,
+        platform: &str,
+        id: &str,
+        request_id: &str,
+    ) -> Result<(AcpSessionRow, AcpSessionStatus, SessionState), AcpFailure> {
+        let row = self.store.acp_session(id, platform).await.map_err(|e| AcpFailure::internal(request_id, &e))?;
+        let row = row.ok_or_else(AcpFailure::session_not_found)?;
+        let status = AcpSessionStatus::parse(&row.status)
+            .ok_or_else(|| AcpFailure::internal(request_id, &format!("session {id} has status {:?}", row.status)))?;
+        let state: SessionState = serde_json::from_str(&row.state).map_err(|e| AcpFailure::internal(request_id, &e))?;
+        Ok((row, status, state))
+    }
+
+    /// The session as shown now, from `row`'s times, `status` and `state`.
+    async fn show_state(
+        &self,
+        row: &AcpSessionRow,
+        status: AcpSessionStatus,
+        state: &SessionState,
+        request_id: &str,
+    ) -> Result<AcpCheckoutSession, AcpFailure> {
+        let mut offers = Vec::new();
+        for line in session::lines(&state.items) {
+            let offer = match self.catalog.get(&line.gift_id) {
+                Some(gift) => {
+                    let sold =
+                        self.store.units_sold(&gift.id).await.map_err(|e| AcpFailure::internal(request_id, &e))?;
+                    Some(Offer { available: i64::from(gift.stock) - sold, gift })
+                }
+                None => None,
+            };
+            offers.push(offer);
+        }
+        let stored = Stored {
+            id: &row.id,
+            status,
+            state,
+            created_at_ms: row.created_at_ms,
+            updated_at_ms: row.updated_at_ms,
+            expires_at_ms: row.expires_at_ms,
+        };
+        Ok(session::show(&stored, &offers, &self.tax_rates, &self.public_url, self.clock.now_ms()))
+    }
+
+    fn fill_row(
+        &self,
+        row: &mut AcpSessionRow,
+        status: AcpSessionStatus,
+        state: &SessionState,
+        request_id: &str,
+    ) -> Result<(), AcpFailure> {
+        row.status = status.as_str().to_string();
+        row.state = serde_json::to_string(state).map_err(|e| AcpFailure::internal(request_id, &e))?;
+        Ok(())
+    }
+}
+
+/// Applies an update field: absent keeps, `null` clears, a value replaces.
+fn patch<T>(field: &mut Option<T>, update: AcpPatch<T>) {
+    match update {
+        AcpPatch::Absent => {}
+        AcpPatch::Null => *field = None,
+        AcpPatch::Value(value) => *field = Some(value),
+    }
+}

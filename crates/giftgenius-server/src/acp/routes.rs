@@ -1,0 +1,436 @@
+//! The ACP routes (docs/acp.md §2, §3, §7, §11).
+//!
+//! Every request is checked in this order, stopping at the first failure: bearer key (401),
+//! `API-Version` (400 with `supported_versions`), and on POST: the body (64 KiB, 413),
+//! `Content-Type` (415), `Idempotency-Key` (400), JSON (400 `invalid_json`), the key's claim
+//! (replay, 409 `idempotency_in_flight`, 422 `idempotency_conflict`), the body's shape (400
+//! `invalid`/`missing` with its JSONPath), then the work. `Request-Id` is echoed (or made up)
+//! on every answer and `Idempotency-Key` on every POST answer.
+//!
+//! Idempotency rides on the store's keys (`store/keys.rs`): scope subject `acp:<platform>`,
+//! tool `acp <METHOD> <route>`, key `<session id> <Idempotency-Key>` on a session's routes (so
+//! the scope is platform + method + concrete path). The stored answer is `{status, body}`, so
+//! a replay keeps its HTTP status. Every answer after the claim is stored (2xx and 4xx) in the
+//! same transaction as the session it describes; a 5xx releases the key and stores nothing.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{MethodRouter, get, post};
+use giftgenius_types::Currency;
+use giftgenius_types::acp::{
+    ACP_API_VERSION, ACP_SUPPORTED_VERSIONS, AcpDiscovery, AcpDiscoveryCapabilities, AcpDiscoveryProtocol, AcpService,
+    AcpTransport,
+};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::error::AcpFailure;
+use super::{Acp, Done, fingerprint};
+use crate::mcp::request_body::is_json;
+use crate::store::{Claim, Fence, Fenced, RecoveryPoint, Scope};
+
+/// Largest request body.
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+pub const DISCOVERY_PATH: &str = "/.well-known/acp.json";
+
+const API_VERSION: HeaderName = HeaderName::from_static("api-version");
+const REQUEST_ID: HeaderName = HeaderName::from_static("request-id");
+const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
+const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
+
+/// The ACP routes and the discovery document.
+pub fn router(acp: Arc<Acp>) -> Router {
+    Router::new()
+        .route("/acp/checkout_sessions", only(post(create), "POST"))
+        .route("/acp/checkout_sessions/{id}", only(get(read).post(update), "GET, POST"))
+        .route("/acp/checkout_sessions/{id}/cancel", only(post(cancel), "POST"))
+        .route(DISCOVERY_PATH, get(discovery))
+        .with_state(acp)
+}
+
+/// `route` answering any other method with a 405 ACP error naming the `allow`ed ones.
+fn only(route: MethodRouter<Arc<Acp>>, allow: &'static str) -> MethodRouter<Arc<Acp>> {
+    route.fallback(move |headers: HeaderMap| async move {
+        let failure = AcpFailure::not_allowed("method_not_allowed", "This method is not allowed on this path.");
+        let mut response = respond(failure.into(), &headers, &request_id(&headers), false);
+        response.headers_mut().insert(header::ALLOW, HeaderValue::from_static(allow));
+        response
+    })
+}
+
+/// Which POST, for its key's scope and its work.
+enum Post {
+    Create,
+    Update(String),
+    Cancel(String),
+}
+
+impl Post {
+    fn tool(&self) -> &'static str {
+        match self {
+            Post::Create => "acp POST /acp/checkout_sessions",
+            Post::Update(_) => "acp POST /acp/checkout_sessions/{id}",
+            Post::Cancel(_) => "acp POST /acp/checkout_sessions/{id}/cancel",
+        }
+    }
+
+    fn scoped_key(&self, key: &str) -> String {
+        match self {
+            Post::Create => key.to_string(),
+            Post::Update(id) | Post::Cancel(id) => format!("{id} {key}"),
+        }
+    }
+}
+
+async fn create(State(acp): State<Arc<Acp>>, headers: HeaderMap, body: Body) -> Response {
+    let request_id = request_id(&headers);
+    let reply = acp.post(Post::Create, &headers, body, &request_id).await.unwrap_or_else(Reply::from);
+    respond(reply, &headers, &request_id, true)
+}
+
+async fn update(State(acp): State<Arc<Acp>>, Path(id): Path<String>, headers: HeaderMap, body: Body) -> Response {
+    let request_id = request_id(&headers);
+    let reply = acp.post(Post::Update(id), &headers, body, &request_id).await.unwrap_or_else(Reply::from);
+    respond(reply, &headers, &request_id, true)
+}
+
+async fn cancel(State(acp): State<Arc<Acp>>, Path(id): Path<String>, headers: HeaderMap, body: Body) -> Response {
+    let request_id = request_id(&headers);
+    let reply = acp.post(Post::Cancel(id), &headers, body, &request_id).await.unwrap_or_else(Reply::from);
+    respond(reply, &headers, &request_id, true)
+}
+
+async fn read(State(acp): State<Arc<Acp>>, Path(id): Path<String>, headers: HeaderMap) -> Response {
+    let request_id = request_id(&headers);
+    let reply = async {
+        let platform = acp.authenticate(&headers)?;
+        check_version(&headers)?;
+        let session = acp.get(&platform, &id, &request_id).await?;
+        Ok::<_, AcpFailure>(Reply::json(StatusCode::OK, &session))
+    }
+    .await
+    .unwrap_or_else(Reply::from);
+    respond(reply, &headers, &request_id, false)
+}
+
+/// `/.well-known/acp.json`: public and cacheable, listing only what is served now.
+async fn discovery(State(acp): State<Arc<Acp>>) -> Response {
+    let document = AcpDiscovery {
+        protocol: AcpDiscoveryProtocol {
+            name: "acp".into(),
+            version: ACP_API_VERSION.into(),
+            supported_versions: ACP_SUPPORTED_VERSIONS.iter().map(|v| v.to_string()).collect(),
+        },
+        api_base_url: format!("{}/acp", acp.public_url),
+        transports: vec![AcpTransport::Rest],
+        capabilities: AcpDiscoveryCapabilities {
+            services: vec![AcpService::Checkout],
+            supported_currencies: Currency::ALL.iter().map(|c| c.code().to_lowercase()).collect(),
+            supported_locales: vec!["en-US".into()],
+        },
+    };
+    ([(header::CACHE_CONTROL, "public, max-age=3600")], axum::Json(document)).into_response()
+}
+
+/// An answer: status, JSON body, and what its headers say.
+#[derive(Debug)]
+struct Reply {
+    status: StatusCode,
+    body: Value,
+    replayed: bool,
+    retry_after_secs: Option<u64>,
+}
+
+impl Reply {
+    fn json(status: StatusCode, body: &impl Serialize) -> Self {
+        Self {
+            status,
+            body: serde_json::to_value(body).unwrap_or(Value::Null),
+            replayed: false,
+            retry_after_secs: None,
+        }
+    }
+}
+
+impl From<AcpFailure> for Reply {
+    fn from(failure: AcpFailure) -> Self {
+        Self { retry_after_secs: failure.retry_after_secs, ..Reply::json(failure.status, &failure.error) }
+    }
+}
+
+/// An answer as the key stores it.
+#[derive(Serialize, Deserialize)]
+struct StoredReply {
+    status: u16,
+    body: Value,
+}
+
+fn respond(reply: Reply, request: &HeaderMap, request_id: &str, echo_key: bool) -> Response {
+    let mut response = (reply.status, axum::Json(reply.body)).into_response();
+    let headers = response.headers_mut();
+    if let Ok(id) = HeaderValue::from_str(request_id) {
+        headers.insert(REQUEST_ID, id);
+    }
+    if echo_key && let Some(key) = request.get(IDEMPOTENCY_KEY) {
+        headers.insert(IDEMPOTENCY_KEY, key.clone());
+    }
+    if reply.replayed {
+        headers.insert(IDEMPOTENT_REPLAYED, HeaderValue::from_static("true"));
+    }
+    if let Some(secs) = reply.retry_after_secs {
+        headers.insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    }
+    if reply.status == StatusCode::UNAUTHORIZED {
+        headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    }
+    response
+}
+
+/// The caller's `Request-Id`, or a fresh one.
+fn request_id(headers: &HeaderMap) -> String {
+    headers
+        .get(REQUEST_ID)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("req_{}", &uuid::Uuid::new_v4().simple().to_string()[..20]))
+}
+
+fn check_version(headers: &HeaderMap) -> Result<(), AcpFailure> {
+    match headers.get(API_VERSION) {
+        None => Err(AcpFailure::api_version(false)),
+        Some(v) if ACP_SUPPORTED_VERSIONS.iter().any(|s| v.as_bytes() == s.as_bytes()) => Ok(()),
+        Some(_) => Err(AcpFailure::api_version(true)),
+    }
+}
+
+async fn read_body(body: Body) -> Result<Bytes, AcpFailure> {
+    match Limited::new(body, MAX_BODY_BYTES).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.is::<LengthLimitError>() => Err(AcpFailure::invalid_request(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            format!("The request body exceeds {MAX_BODY_BYTES} bytes."),
+        )),
+        Err(_) => Err(AcpFailure::invalid_request(
+            StatusCode::BAD_REQUEST,
+            "invalid_body",
+            "The request body could not be read.",
+        )),
+    }
+}
+
+/// The `Idempotency-Key` of a POST: required, 1–255 printable ASCII.
+fn idempotency_key(headers: &HeaderMap) -> Result<String, AcpFailure> {
+    let Some(value) = headers.get(IDEMPOTENCY_KEY) else {
+        return Err(AcpFailure::invalid_request(
+            StatusCode::BAD_REQUEST,
+            "idempotency_key_required",
+            "Every POST needs an Idempotency-Key header.",
+        ));
+    };
+    let mut problems = Vec::new();
+    let key = value.to_str().unwrap_or_default();
+    giftgenius_types::orders::check_idempotency_key("Idempotency-Key", key, &mut problems);
+    match problems.first() {
+        None => Ok(key.to_string()),
+        Some(problem) => Err(AcpFailure::invalid_request(
+            StatusCode::BAD_REQUEST,
+            "invalid",
+            format!("The Idempotency-Key header {}.", problem.message),
+        )),
+    }
+}
+
+/// The body as `T`, or 400 `missing`/`invalid` with the JSONPath of the field at fault.
+fn parse<T: DeserializeOwned>(body: Value) -> Result<T, AcpFailure> {
+    serde_path_to_error::deserialize(body).map_err(|e| {
+        let inner = e.inner().to_string();
+        let mut path = match e.path().to_string() {
+            root if root == "." => "$".to_string(),
+            path => format!("$.{path}"),
+        };
+        // serde names the field of a missing or unknown-field error in its message only.
+        let named = inner
+            .split('`')
+            .nth(1)
+            .filter(|_| inner.starts_with("missing field") || inner.starts_with("unknown field"));
+        if let Some(field) = named
+            && !path.ends_with(&format!(".{field}"))
+        {
+            path = format!("{path}.{field}");
+        }
+        let code = if inner.starts_with("missing field") { "missing" } else { "invalid" };
+        AcpFailure::field(code, path, format!("The request body does not match the schema: {inner}."))
+    })
+}
+
+impl Acp {
+    fn authenticate(&self, headers: &HeaderMap) -> Result<String, AcpFailure> {
+        let bearer = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, token)| token)
+            .ok_or_else(AcpFailure::unauthorized)?;
+        self.platforms.authenticate(bearer.trim()).map(|p| p.name.clone()).ok_or_else(AcpFailure::unauthorized)
+    }
+
+    /// A POST, from its headers to the stored answer.
+    async fn post(&self, route: Post, headers: &HeaderMap, body: Body, request_id: &str) -> Result<Reply, AcpFailure> {
+        let platform = self.authenticate(headers)?;
+        check_version(headers)?;
+        let bytes = read_body(body).await?;
+        let empty_cancel = matches!(route, Post::Cancel(_)) && bytes.is_empty();
+        if !empty_cancel && !is_json(headers) {
+            return Err(AcpFailure::invalid_request(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
+                "Send the body as Content-Type: application/json.",
+            ));
+        }
+        let key = idempotency_key(headers)?;
+        let body: Value = if empty_cancel {
+            Value::Object(Default::default())
+        } else {
+            serde_json::from_slice(&bytes).map_err(|_| {
+                AcpFailure::invalid_request(StatusCode::BAD_REQUEST, "invalid_json", "The request body is not JSON.")
+            })?
+        };
+        let scope = Scope { subject: format!("acp:{platform}"), tool: route.tool(), key: route.scoped_key(&key) };
+        let fence = match self.claim(scope, &fingerprint::acp1(&body), request_id).await? {
+            Ok(fence) => fence,
+            Err(answer) => return Ok(answer),
+        };
+        let done = match route {
+            Post::Create => match parse(body) {
+                Ok(request) => self.create(&platform, request, request_id).await,
+                Err(e) => Err(e),
+            },
+            Post::Update(id) => match parse(body) {
+                Ok(request) => self.update(&platform, &id, request, request_id).await,
+                Err(e) => Err(e),
+            },
+            Post::Cancel(id) => match parse(body) {
+                Ok(request) => self.cancel(&platform, &id, request, request_id).await,
+                Err(e) => Err(e),
+            },
+        };
+        self.finish(fence, done, request_id).await
+    }
+
+    /// Claims the key: `Ok(Ok(fence))` to do the work, `Ok(Err(answer))` to answer without it
+    /// (a replay, 409 in flight, 422 conflict).
+    async fn claim(
+        &self,
+        scope: Scope,
+        fingerprint: &str,
+        request_id: &str,
+    ) -> Result<Result<Fence, Reply>, AcpFailure> {
+        let internal = |e: crate::store::StoreError| AcpFailure::internal(request_id, &e);
+        let now = self.clock.now_ms();
+        let lease_until = now.saturating_add(self.lease.as_millis() as i64);
+        let row = match self.store.claim_key(&scope, fingerprint, lease_until, now).await.map_err(internal)? {
+            Claim::New => return Ok(Ok(Fence { scope, generation: 1 })),
+            Claim::Existing(row) => row,
+        };
+        if row.fingerprint != fingerprint {
+            return Err(AcpFailure::invalid_request(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "idempotency_conflict",
+                "This Idempotency-Key was already used with a different request body.",
+            ));
+        }
+        if row.recovery_point == RecoveryPoint::Finished {
+            return Ok(Err(replay(row.response.as_deref(), request_id)?));
+        }
+        if let Some(until) = row.locked_until_ms.filter(|&t| t > now) {
+            return Err(AcpFailure::in_flight(((until - now) as u64).div_ceil(1000)));
+        }
+        if self.store.take_over_key(&scope, row.generation, lease_until, now).await.map_err(internal)? {
+            Ok(Ok(Fence { scope, generation: row.generation + 1 }))
+        } else {
+            Err(AcpFailure::in_flight(1))
+        }
+    }
+
+    /// Stores the answer with the session it describes (one transaction, fenced) and answers
+    /// it; a 5xx releases the key and stores nothing.
+    async fn finish(
+        &self,
+        fence: Fence,
+        done: Result<Done, AcpFailure>,
+        request_id: &str,
+    ) -> Result<Reply, AcpFailure> {
+        let now = self.clock.now_ms();
+        let (reply, write) = match done {
+            Ok(Done { status, session, write }) => (Reply::json(status, &session), write),
+            Err(failure) if failure.status.is_server_error() => {
+                if let Err(e) = self.store.release_key(&fence, now).await {
+                    tracing::warn!(request_id, error = %e, "could not release an ACP idempotency key; its lease will expire");
+                }
+                return Err(failure);
+            }
+            Err(failure) => (Reply::from(failure), None),
+        };
+        let stored = serde_json::to_string(&StoredReply { status: reply.status.as_u16(), body: reply.body.clone() })
+            .map_err(|e| AcpFailure::internal(request_id, &e))?;
+        let written = match &write {
+            Some(row) => self.store.put_acp_session_and_finish(&fence, row, &stored, now).await,
+            None => self.store.finish_key(&fence, &stored, now).await,
+        };
+        match written {
+            Ok(Fenced::Written(())) => Ok(reply),
+            // Someone took the key over meanwhile: answer what the key says now.
+            Ok(Fenced::Stale) => match self.store.key(&fence.scope).await {
+                Ok(Some(row)) if row.recovery_point == RecoveryPoint::Finished => {
+                    replay(row.response.as_deref(), request_id)
+                }
+                Ok(_) => Err(AcpFailure::in_flight(1)),
+                Err(e) => Err(AcpFailure::internal(request_id, &e)),
+            },
+            Err(e) => {
+                if let Err(release) = self.store.release_key(&fence, now).await {
+                    tracing::warn!(request_id, error = %release, "could not release an ACP idempotency key");
+                }
+                Err(AcpFailure::internal(request_id, &e))
+            }
+        }
+    }
+}
+
+/// A finished key's stored answer, replayed with its status.
+fn replay(stored: Option<&str>, request_id: &str) -> Result<Reply, AcpFailure> {
+    let stored = stored.ok_or_else(|| AcpFailure::internal(request_id, &"finished ACP key without an answer"))?;
+    let stored: StoredReply = serde_json::from_str(stored).map_err(|e| AcpFailure::internal(request_id, &e))?;
+    let status = StatusCode::from_u16(stored.status).map_err(|e| AcpFailure::internal(request_id, &e))?;
+    Ok(Reply { status, body: stored.body, replayed: true, retry_after_secs: None })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use giftgenius_types::acp::AcpCreateRequest;
+    use serde_json::json;
+
+    #[test]
+    fn a_schema_failure_names_its_field() {
+        let missing = parse::<AcpCreateRequest>(json!({"line_items": [{"id": "a"}], "capabilities": {}})).unwrap_err();
+        assert_eq!((missing.error.code.as_str(), missing.error.param.as_deref()), ("missing", Some("$.currency")));
+        let unknown =
+            parse::<AcpCreateRequest>(json!({"line_items": [], "currency": "usd", "capabilities": {}, "x": 1}))
+                .unwrap_err();
+        assert_eq!((unknown.error.code.as_str(), unknown.error.param.as_deref()), ("invalid", Some("$.x")));
+        let nested =
+            parse::<AcpCreateRequest>(json!({"line_items": [{"id": 5}], "currency": "usd", "capabilities": {}}))
+                .unwrap_err();
+        assert_eq!(nested.error.param.as_deref(), Some("$.line_items[0].id"));
+    }
+}

@@ -1,0 +1,521 @@
+//! What an ACP checkout session is made of and how it is shown (docs/acp.md §4.2, §5, §6, §13).
+//!
+//! A session stores only what the platform asked for ([`SessionState`]); prices, stock,
+//! fulfilment options, totals, messages and the status are computed from the catalog every
+//! time the session is answered, so an answer always shows today's stock and today's rules.
+//! Problems the buyer can fix are `messages[]` inside the session; problems no session can
+//! carry (an unknown item, an unsupported currency) are [`AcpFailure`]s.
+
+use giftgenius_types::acp::{
+    ACP_API_VERSION, ACP_MAX_QUANTITY, AcpAddress, AcpAvailability, AcpBuyer, AcpCapabilities, AcpCheckoutSession,
+    AcpCodedMessage, AcpContentType, AcpFulfillmentDetails, AcpFulfillmentOption, AcpFulfillmentType, AcpIntentTrace,
+    AcpItem, AcpItemRef, AcpLineItem, AcpLink, AcpLinkType, AcpMessage, AcpMessageCode, AcpProtocol, AcpResolution,
+    AcpSelectedFulfillmentOption, AcpSeller, AcpSessionStatus, AcpTotal, AcpTotalType, AcpWarningCode,
+};
+use giftgenius_types::delivery::{Address, Recipient, check_gift_message};
+use giftgenius_types::{Currency, FieldError, FieldRule, ShippingSpeed};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::error::AcpFailure;
+use crate::checkout::shipping_cost;
+use crate::suggest::catalog::{CatalogGift, price_in};
+
+/// Stock at or below which a line is `low_stock`.
+const LOW_STOCK: i64 = 5;
+
+/// The fulfilment options we offer, by id.
+const OPTIONS: [(&str, ShippingSpeed, &str); 2] =
+    [("fo_standard", ShippingSpeed::Standard, "Standard"), ("fo_express", ShippingSpeed::Express, "Express")];
+
+/// What the platform asked for: the `state` column of `acp_checkout_sessions`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionState {
+    pub currency: Currency,
+    /// As sent (one entry per unit); [`lines`] groups them.
+    pub items: Vec<AcpItem>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fulfillment_details: Option<AcpFulfillmentDetails>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buyer: Option<AcpBuyer>,
+    /// The option the platform chose, if any (else `fo_standard` once an address is valid).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selected_option: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order_notes: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Map<String, Value>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub locale: Option<String>,
+    /// Why the platform canceled (for the operator).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intent_trace: Option<AcpIntentTrace>,
+}
+
+/// One line: a catalog id, how many units, and where it first appeared in `line_items`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line {
+    pub gift_id: String,
+    pub quantity: u32,
+    pub first_index: usize,
+    /// The `unit_amount`s the platform believed in, if any.
+    pub claimed_amounts: Vec<i64>,
+}
+
+impl Line {
+    pub fn line_id(&self) -> String {
+        line_id(&self.gift_id)
+    }
+}
+
+fn line_id(gift_id: &str) -> String {
+    format!("li_{gift_id}")
+}
+
+/// The items grouped into lines, in order of first appearance.
+pub fn lines(items: &[AcpItem]) -> Vec<Line> {
+    let mut lines: Vec<Line> = Vec::new();
+    for (index, item) in items.iter().enumerate() {
+        let line = match lines.iter_mut().position(|l| l.gift_id == item.id) {
+            Some(at) => &mut lines[at],
+            None => {
+                lines.push(Line {
+                    gift_id: item.id.clone(),
+                    quantity: 0,
+                    first_index: index,
+                    claimed_amounts: Vec::new(),
+                });
+                let last = lines.len() - 1;
+                &mut lines[last]
+            }
+        };
+        line.quantity = line.quantity.saturating_add(1);
+        line.claimed_amounts.extend(item.unit_amount);
+    }
+    lines
+}
+
+/// The session currency named by a request (`usd`, lowercase ISO 4217), or 400 `invalid`.
+pub fn currency(code: &str) -> Result<Currency, AcpFailure> {
+    Currency::ALL.into_iter().find(|c| c.code().eq_ignore_ascii_case(code) && code == code.to_lowercase()).ok_or_else(
+        || AcpFailure::field("invalid", "$.currency", "currency must be one of usd, eur, gbp, cad, aud, jpy"),
+    )
+}
+
+/// 400 unless there is at least one item and every id is in `known`.
+pub fn check_items(items: &[AcpItem], known: impl Fn(&str) -> bool) -> Result<(), AcpFailure> {
+    if items.is_empty() {
+        return Err(AcpFailure::field("invalid", "$.line_items", "line_items needs at least one item"));
+    }
+    match items.iter().position(|item| !known(&item.id)) {
+        Some(i) => Err(AcpFailure::field(
+            "invalid",
+            format!("$.line_items[{i}].id"),
+            "There is no item with this id in our catalog.",
+        )),
+        None => Ok(()),
+    }
+}
+
+/// 400 unless every selection names an option we offer and lines of the session; the option
+/// applied to the session (we apply one option to every line).
+pub fn check_selection(
+    selected: &[AcpSelectedFulfillmentOption],
+    lines: &[Line],
+) -> Result<Option<String>, AcpFailure> {
+    let mut chosen: Option<&str> = None;
+    for (i, option) in selected.iter().enumerate() {
+        if !OPTIONS.iter().any(|(id, ..)| *id == option.option_id) {
+            return Err(AcpFailure::field(
+                "invalid",
+                format!("$.selected_fulfillment_options[{i}].option_id"),
+                "option_id must be one of the session's fulfillment_options (fo_standard, fo_express)",
+            ));
+        }
+        if chosen.is_some_and(|c| c != option.option_id) {
+            return Err(AcpFailure::field(
+                "invalid",
+                format!("$.selected_fulfillment_options[{i}]"),
+                "one fulfillment option applies to the whole session",
+            ));
+        }
+        chosen = Some(&option.option_id);
+        for (j, item_id) in option.item_ids.iter().enumerate() {
+            if !lines.iter().any(|l| l.line_id() == *item_id || l.gift_id == *item_id) {
+                return Err(AcpFailure::field(
+                    "invalid",
+                    format!("$.selected_fulfillment_options[{i}].item_ids[{j}]"),
+                    "item_ids must name line items of this session",
+                ));
+            }
+        }
+    }
+    Ok(chosen.map(str::to_string))
+}
+
+/// The stored facts a session is shown from.
+pub struct Stored<'a> {
+    pub id: &'a str,
+    pub status: AcpSessionStatus,
+    pub state: &'a SessionState,
+    pub created_at_ms: i64,
+    pub updated_at_ms: i64,
+    pub expires_at_ms: i64,
+}
+
+/// A catalog gift with the units still for sale.
+pub struct Offer {
+    pub gift: CatalogGift,
+    pub available: i64,
+}
+
+/// Shows `stored` at `now_ms`: `offers[i]` is the catalog's offer for line `i` (None: gone
+/// from the catalog since).
+pub fn show(
+    stored: &Stored<'_>,
+    offers: &[Option<Offer>],
+    tax_rates: &TaxRates,
+    public_url: &str,
+    now_ms: i64,
+) -> AcpCheckoutSession {
+    let state = stored.state;
+    let currency = state.currency;
+    let lines = lines(&state.items);
+    let mut messages = Vec::new();
+    let mut address_messages = Vec::new();
+    let (fulfillment_details, address_ok) = check_address(state.fulfillment_details.as_ref(), &mut address_messages);
+    let tax_bps = fulfillment_details
+        .as_ref()
+        .and_then(|d| d.address.as_ref())
+        .filter(|_| address_ok)
+        .and_then(|a| tax_rates.0.get(&a.country))
+        .copied();
+    // `base` and its tax (when configured for the destination), as totals ending in `total`.
+    let taxed = |first: Vec<AcpTotal>, base: i64| {
+        let mut totals = first;
+        let tax = tax_bps.map(|bps| tax_of(base, bps));
+        if let Some(tax) = tax {
+            totals.push(total(AcpTotalType::Tax, tax));
+        }
+        totals.push(total(AcpTotalType::Total, base.saturating_add(tax.unwrap_or(0))));
+        totals
+    };
+    let mut line_items = Vec::new();
+    let mut items_base: i64 = 0;
+    for (i, (line, offer)) in lines.iter().zip(offers).enumerate() {
+        let param = format!("$.line_items[{}]", line.first_index);
+        let Some(Offer { gift, available }) = offer else {
+            messages.push(error(AcpMessageCode::OutOfStock, Some(&param), "This item is no longer sold."));
+            continue;
+        };
+        if i > 0 {
+            messages.push(error(
+                AcpMessageCode::Unsupported,
+                Some(&param),
+                "One gift per checkout session for now: start another session for this item.",
+            ));
+        }
+        let unit = price_in(gift.price_cents, currency).amount_minor;
+        let base = unit.saturating_mul(i64::from(line.quantity));
+        items_base = items_base.saturating_add(base);
+        let availability = if *available < i64::from(line.quantity) {
+            let content = format!("Only {} left of {}.", (*available).max(0), gift.title);
+            messages.push(error(AcpMessageCode::OutOfStock, Some(&param), &content));
+            AcpAvailability::OutOfStock
+        } else if *available <= LOW_STOCK {
+            messages.push(warning(AcpWarningCode::LowStock, Some(&param), &format!("Only {available} left.")));
+            AcpAvailability::LowStock
+        } else {
+            AcpAvailability::InStock
+        };
+        if line.quantity > ACP_MAX_QUANTITY {
+            let content = format!("At most {ACP_MAX_QUANTITY} of one item per order.");
+            messages.push(error(AcpMessageCode::QuantityExceeded, Some(&param), &content));
+        }
+        if line.claimed_amounts.iter().any(|&claimed| claimed != unit) {
+            messages.push(warning(
+                AcpWarningCode::PriceChange,
+                Some(&param),
+                "The price is our catalog's current price.",
+            ));
+        }
+        line_items.push(AcpLineItem {
+            id: line.line_id(),
+            item: AcpItemRef { id: gift.id.clone() },
+            quantity: line.quantity,
+            name: gift.title.clone(),
+            description: gift.description.clone(),
+            images: Vec::new(),
+            unit_amount: unit,
+            product_id: gift.id.clone(),
+            marketplace_seller_details: AcpSeller { name: gift.merchant.name.clone() },
+            availability_status: availability,
+            max_quantity_per_order: ACP_MAX_QUANTITY,
+            totals: taxed(vec![total(AcpTotalType::ItemsBaseAmount, base), total(AcpTotalType::Subtotal, base)], base),
+        });
+    }
+
+    messages.extend(address_messages);
+    if let Some(notes) = &state.order_notes {
+        let mut problems = Vec::new();
+        check_gift_message("order_notes", notes, &mut problems);
+        for problem in problems {
+            messages.push(error(
+                AcpMessageCode::Invalid,
+                Some("$.order_notes"),
+                &format!("order_notes {}", problem.message),
+            ));
+        }
+    }
+
+    let fulfillment_options: Vec<AcpFulfillmentOption> = if address_ok {
+        OPTIONS
+            .iter()
+            .map(|(id, speed, title)| {
+                let cost = shipping_cost(*speed, currency).amount_minor;
+                AcpFulfillmentOption {
+                    kind: AcpFulfillmentType::Shipping,
+                    id: id.to_string(),
+                    title: title.to_string(),
+                    description: None,
+                    totals: taxed(vec![total(AcpTotalType::Fulfillment, cost)], cost),
+                }
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let selected = fulfillment_options
+        .iter()
+        .find(|o| state.selected_option.as_deref() == Some(o.id.as_str()))
+        .or_else(|| fulfillment_options.first());
+
+    let mut totals = vec![total(AcpTotalType::ItemsBaseAmount, items_base), total(AcpTotalType::Subtotal, items_base)];
+    let mut taxable = items_base;
+    if let Some(option) = selected {
+        let cost = option.totals.first().map_or(0, |t| t.amount);
+        totals.push(total(AcpTotalType::Fulfillment, cost));
+        taxable = taxable.saturating_add(cost);
+    }
+    let totals = taxed(totals, taxable);
+
+    let status = match stored.status {
+        AcpSessionStatus::Canceled => AcpSessionStatus::Canceled,
+        _ if stored.status == AcpSessionStatus::Expired || now_ms >= stored.expires_at_ms => {
+            messages.push(AcpMessage::Error(AcpCodedMessage {
+                code: AcpMessageCode::Expired,
+                content_type: AcpContentType::Plain,
+                content: "This checkout session has expired; create a new one.".into(),
+                param: None,
+                resolution: Some(AcpResolution::Recoverable),
+            }));
+            AcpSessionStatus::Expired
+        }
+        _ if selected.is_some() && !messages.iter().any(|m| matches!(m, AcpMessage::Error(_))) => {
+            AcpSessionStatus::ReadyForPayment
+        }
+        _ => AcpSessionStatus::NotReadyForPayment,
+    };
+
+    let link = |kind, path: &str| AcpLink { kind, url: format!("{public_url}{path}") };
+    AcpCheckoutSession {
+        id: stored.id.to_string(),
+        protocol: AcpProtocol { version: ACP_API_VERSION.to_string() },
+        capabilities: AcpCapabilities::default(),
+        status,
+        currency: currency.code().to_lowercase(),
+        selected_fulfillment_options: selected
+            .map(|option| AcpSelectedFulfillmentOption {
+                kind: AcpFulfillmentType::Shipping,
+                option_id: option.id.clone(),
+                item_ids: line_items.iter().map(|l| l.id.clone()).collect(),
+            })
+            .into_iter()
+            .collect(),
+        line_items,
+        fulfillment_details,
+        fulfillment_options,
+        totals,
+        messages,
+        links: vec![
+            link(AcpLinkType::TermsOfUse, "/terms"),
+            link(AcpLinkType::PrivacyPolicy, "/privacy"),
+            link(AcpLinkType::Support, "/support"),
+        ],
+        buyer: state.buyer.clone(),
+        locale: state.locale.clone(),
+        created_at: crate::clock::rfc3339(stored.created_at_ms),
+        updated_at: crate::clock::rfc3339(stored.updated_at_ms),
+        expires_at: crate::clock::rfc3339(stored.expires_at_ms),
+        metadata: state.metadata.clone(),
+    }
+}
+
+/// Checks the address with our per-country rules (one message per problem, `param` its
+/// JSONPath); the details normalized as we keep them, and whether the address is valid.
+fn check_address(
+    details: Option<&AcpFulfillmentDetails>,
+    messages: &mut Vec<AcpMessage>,
+) -> (Option<AcpFulfillmentDetails>, bool) {
+    let Some(address) = details.and_then(|d| d.address.as_ref()) else {
+        messages.push(AcpMessage::Error(AcpCodedMessage {
+            code: AcpMessageCode::Missing,
+            content_type: AcpContentType::Plain,
+            content: "A shipping address is needed.".into(),
+            param: Some("$.fulfillment_details.address".into()),
+            resolution: Some(AcpResolution::RequiresBuyerInput),
+        }));
+        return (details.cloned(), false);
+    };
+    let recipient = Recipient {
+        name: address.name.clone(),
+        address: Address {
+            line1: address.line_one.clone(),
+            line2: address.line_two.clone(),
+            city: address.city.clone(),
+            region: Some(address.state.clone()),
+            postal_code: Some(address.postal_code.clone()),
+            country: address.country.clone(),
+        },
+    };
+    let mut problems = Vec::new();
+    recipient.check("r", &mut problems);
+    for problem in &problems {
+        messages.push(address_message(problem));
+    }
+    let normalized = recipient.normalized();
+    let a = normalized.address;
+    let address = AcpAddress {
+        name: normalized.name,
+        line_one: a.line1,
+        line_two: a.line2,
+        city: a.city,
+        state: a.region.unwrap_or_default(),
+        country: a.country,
+        postal_code: a.postal_code.unwrap_or_default(),
+        company: None,
+    };
+    let details = details.cloned().map(|d| AcpFulfillmentDetails { address: Some(address), ..d });
+    (details, problems.is_empty())
+}
+
+/// A field error of [`Recipient::check`] (fields under `r.`) as an ACP message on the address.
+fn address_message(problem: &FieldError) -> AcpMessage {
+    let field = match problem.field.trim_start_matches("r.").trim_start_matches("address.") {
+        "line1" => "line_one",
+        "line2" => "line_two",
+        "region" => "state",
+        other => other,
+    };
+    let missing = matches!(
+        problem.rule,
+        Some(FieldRule::Required | FieldRule::RegionRequired { .. } | FieldRule::PostalCodeRequired { .. })
+    );
+    AcpMessage::Error(AcpCodedMessage {
+        code: if missing { AcpMessageCode::Missing } else { AcpMessageCode::Invalid },
+        content_type: AcpContentType::Plain,
+        content: format!("{field} {}", problem.message),
+        param: Some(format!("$.fulfillment_details.address.{field}")),
+        resolution: Some(AcpResolution::RequiresBuyerInput),
+    })
+}
+
+/// `--acp-tax-bps`: tax in basis points by destination country (ISO 3166-1 alpha-2).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TaxRates(std::collections::BTreeMap<String, u32>);
+
+impl TaxRates {
+    /// `US=725,DE=1900`: a country code and 0–10000 basis points per entry.
+    pub fn parse(spec: &str) -> Result<Self, String> {
+        let mut rates = std::collections::BTreeMap::new();
+        for entry in spec.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+            let (country, bps) = entry.split_once('=').ok_or_else(|| format!("{entry:?} is not COUNTRY=BPS"))?;
+            let country = country.trim().to_uppercase();
+            if !giftgenius_types::delivery::is_country_code(&country) {
+                return Err(format!("{country:?} is not an ISO 3166-1 alpha-2 country code"));
+            }
+            let bps: u32 =
+                bps.trim().parse().ok().filter(|b| *b <= 10_000).ok_or_else(|| {
+                    format!("the rate of {country} must be basis points from 0 to 10000 (7.25 % is 725)")
+                })?;
+            rates.insert(country, bps);
+        }
+        Ok(Self(rates))
+    }
+}
+
+/// `amount × bps / 10000`, rounded half up (amounts are never negative).
+fn tax_of(amount: i64, bps: u32) -> i64 {
+    let tax = (i128::from(amount) * i128::from(bps) + 5_000) / 10_000;
+    i64::try_from(tax).unwrap_or(i64::MAX)
+}
+
+fn total(kind: AcpTotalType, amount: i64) -> AcpTotal {
+    let display_text = match kind {
+        AcpTotalType::ItemsBaseAmount => "Items",
+        AcpTotalType::Subtotal => "Subtotal",
+        AcpTotalType::Fulfillment => "Shipping",
+        AcpTotalType::Tax => "Tax",
+        AcpTotalType::Total => "Total",
+    };
+    AcpTotal { kind, display_text: display_text.into(), amount }
+}
+
+fn error(code: AcpMessageCode, param: Option<&str>, content: &str) -> AcpMessage {
+    AcpMessage::Error(AcpCodedMessage {
+        code,
+        content_type: AcpContentType::Plain,
+        content: content.into(),
+        param: param.map(str::to_string),
+        resolution: Some(AcpResolution::RequiresBuyerInput),
+    })
+}
+
+fn warning(code: AcpWarningCode, param: Option<&str>, content: &str) -> AcpMessage {
+    AcpMessage::Warning(AcpCodedMessage {
+        code,
+        content_type: AcpContentType::Plain,
+        content: content.into(),
+        param: param.map(str::to_string),
+        resolution: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(id: &str) -> AcpItem {
+        AcpItem { id: id.into(), name: None, unit_amount: None }
+    }
+
+    #[test]
+    fn repeated_ids_are_one_line() {
+        let grouped = lines(&[item("a"), item("b"), item("a")]);
+        assert_eq!(grouped.len(), 2);
+        assert_eq!((grouped[0].gift_id.as_str(), grouped[0].quantity, grouped[0].first_index), ("a", 2, 0));
+        assert_eq!((grouped[1].gift_id.as_str(), grouped[1].quantity, grouped[1].first_index), ("b", 1, 1));
+    }
+
+    #[test]
+    fn tax_rates_parse_and_round_half_up() {
+        let rates = TaxRates::parse("us=725, DE=1900").unwrap();
+        assert_eq!(rates.0.get("US"), Some(&725));
+        assert_eq!(rates.0.get("DE"), Some(&1900));
+        assert_eq!(TaxRates::parse(""), Ok(TaxRates::default()));
+        assert!(TaxRates::parse("US").is_err());
+        assert!(TaxRates::parse("USA=1").is_err());
+        assert!(TaxRates::parse("US=10001").is_err());
+        assert!(TaxRates::parse("US=-1").is_err());
+        assert_eq!(tax_of(6800, 725), 493);
+        assert_eq!(tax_of(1, 5000), 1, "half a minor unit rounds up");
+        assert_eq!(tax_of(1, 4999), 0);
+    }
+
+    #[test]
+    fn currencies_are_lowercase_codes() {
+        assert_eq!(currency("usd"), Ok(Currency::USD));
+        assert!(currency("USD").is_err());
+        assert!(currency("chf").is_err());
+    }
+}

@@ -1,0 +1,59 @@
+//! ACP checkout sessions (`acp_checkout_sessions`, issue 25): the sessions agent platforms
+//! create over `/acp/checkout_sessions`, each owned by its platform. A write moves the request's
+//! idempotency key with it (one transaction, fenced), so a stored answer and the session it
+//! describes never disagree.
+
+use super::dialect::WriteLock;
+use super::keys::{Fence, Fenced, KeyMove, Write};
+use super::rows::AcpSessionRow;
+use super::{Store, StoreResult, sql};
+
+impl Store {
+    /// The session `id` if `platform` owns it (another platform's session is not found).
+    pub async fn acp_session(&self, id: &str, platform: &str) -> StoreResult<Option<AcpSessionRow>> {
+        on_pool!(self, |pool| {
+            Ok(sqlx::query_as(sql::ACP_SESSION).bind(id).bind(platform).fetch_optional(pool).await?)
+        })
+    }
+
+    /// In one transaction, if the fence holds: inserts or rewrites the session and finishes the
+    /// key with `response`.
+    pub async fn put_acp_session_and_finish(
+        &self,
+        fence: &Fence,
+        session: &AcpSessionRow,
+        response: &str,
+        now_ms: i64,
+    ) -> StoreResult<Fenced> {
+        on_pool!(self, |pool| {
+            fenced_write!(pool, WriteLock::None, fence, KeyMove::Finish { response }, now_ms, |tx| {
+                let written = sqlx::query(sql::PUT_ACP_SESSION)
+                    .bind(&session.id)
+                    .bind(&session.platform)
+                    .bind(&session.status)
+                    .bind(&session.state)
+                    .bind(session.created_at_ms)
+                    .bind(session.updated_at_ms)
+                    .bind(session.expires_at_ms)
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
+                if written != 1 {
+                    return Err(super::StoreError::Inconsistent(format!(
+                        "ACP session {} belongs to another platform",
+                        session.id
+                    )));
+                }
+                Write::Commit(())
+            })
+        })
+    }
+
+    /// Deletes sessions that expired before `expired_before_ms` (with their personal data);
+    /// returns how many.
+    pub async fn prune_acp_sessions(&self, expired_before_ms: i64) -> StoreResult<u64> {
+        on_pool!(self, |pool| {
+            Ok(sqlx::query(sql::PRUNE_ACP_SESSIONS).bind(expired_before_ms).execute(pool).await?.rows_affected())
+        })
+    }
+}
