@@ -8,6 +8,9 @@
 //   answer, and drops it once the view that asked is gone), and the person presses Confirm again.
 // - A person who clicks before the wasm takes over: Choose pressed on the first paint while the
 //   wasm is held (wasm-gate.mjs), in each order against the wasm's start.
+// - On window.openai, whose widget state the model can read: no widget state the view writes
+//   holds the recipient's address or the gift message, and a card restored from it (the frame
+//   has no storage) still buys once: its Confirm reopens the draft by id.
 // - The four gaps of item 3: a cancel shows the updated order list; a restored order list offers
 //   Cancel without fetching it again; a restored confirmation whose draft was pruned says
 //   "expired". (The fourth, the openai fallback restoring its screen, is suite.mjs's
@@ -170,6 +173,44 @@ export function defineHostChecks({ bridge, wasm, label, withPage, server }) {
     const kept = await h.page.evaluate(() => window.ggPreview.instance.widgetState);
     if (kept && kept.checkout) assert.equal(kept.checkout.idempotency_key, key, "widget state keeps the same key");
   }, hostOpts));
+
+  if (bridge === "openai") {
+    test(`${label}: widget state never holds the address or the gift message, and the restored card still buys once`, () => withPage("private-widget-state", async (h) => {
+      const message = "Parabéns, Ana! Um abraço";
+      const written = () => h.page.evaluate(() => window.ggPreview.log
+        .filter((e) => e.label === "openai.setWidgetState").map((e) => JSON.stringify(e.data)));
+      const leaks = async () => (await written()).flatMap((state) =>
+        ["Rua Augusta", "1100-053", "Ana Sousa", message, "Um abra"].filter((p) => state.includes(p)).map((p) => `${p} in ${state.slice(0, 300)}`));
+      await h.fixture("results");
+      await waitForState(h, "results");
+      await expectRuntime(h, wasm);
+      await h.visible('[data-action="choose"]').click();
+      await waitForState(h, "confirm");
+      const chosen = await shownDraft(h);
+      await fillRecipient(h);
+      await h.visible('textarea[name="gift_message"]').fill(message);
+      await press(h, '[data-action="confirm"]', "Confirm with the delivery form filled in");
+      const draftId = await newDraft(h, chosen);
+      // The card shows every detail, from the answer's widget-only _meta.
+      assert.equal(await h.visible('input[name="recipient.address.postal_code"]').inputValue(), "1100-053");
+      assert.equal(await h.visible('textarea[name="gift_message"]').inputValue(), message);
+      assert.ok((await written()).length >= 1, "the view wrote widget state");
+      assert.deepEqual(await leaks(), [], "no widget state written holds a delivery detail");
+      // A reload: the frame has no storage, so the card comes back from widget state alone.
+      await h.reload();
+      assert.equal(await shownAfterReload(h), "confirm", "after the reload: the confirmation");
+      await expectRuntime(h, wasm);
+      assert.equal(await shownDraft(h), draftId, "the same draft");
+      await press(h, '[data-action="confirm"]', "Confirm on the restored card");
+      assert.equal(await visibleState(h), "order-placed", "bought without typing anything again");
+      assert.equal(await h.charges(), 1, "charged once");
+      const calls = await h.viewCalls();
+      const reopened = calls.filter((c) => c.name === "reopen_order_draft");
+      assert.deepEqual(reopened.map((c) => c.arguments), [{ draft_id: draftId }], "the draft reopened by id, nothing else sent");
+      assert.deepEqual((await commitKeys(h)).length, 1, "one commit_order");
+      assert.deepEqual(await leaks(), [], "nor after the reload and the purchase");
+    }, hostOpts));
+  }
 
   if (wasm) {
     // A person who clicks before the wasm takes over: the first paint is the server's markup;

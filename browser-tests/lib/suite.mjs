@@ -710,8 +710,8 @@ export function defineSuite({ bridge, csp }) {
     assert.equal(await h.visible('[data-action="confirm"]').getAttribute("data-draft-id"), draftId, "the same draft");
     assert.equal(await h.visible('input[name="recipient.address.city"]').inputValue(), "Lisboa", "its delivery details too");
     await screenshot(h, `${label}-restored-confirm`);
-    // Confirm (the token was lost with the page: the view prepares the same draft again first;
-    // the fallback then shows it once more for a second click).
+    // Confirm (the token was lost with the page: the view reopens the draft by id first, then
+    // commits it; a second click is allowed for, not needed).
     for (let i = 0; i < 2 && (await visibleState(h)) === "confirm"; i++) {
       await click(h, '[data-action="confirm"]');
       await until(async () => ["order-placed", "confirm"].includes(await visibleState(h)) && !(await h.frame().locator('[data-action="confirm"]:visible:disabled').count()), { timeout: 15000, message: "confirm to settle" });

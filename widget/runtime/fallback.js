@@ -12,7 +12,7 @@
 // result's _meta, {"$":"key"} from the kept idempotency key), calls the host, and shows the
 // answer's markup. Besides: the two host bridges (window.openai, MCP Apps JSON-RPC over
 // postMessage), keeping the shown screen for a reload (storage under the result's viewUUID,
-// and widget state without what the person typed), field errors next to the input they name,
+// and widget state with every data-private element emptied), field errors next to the input they name,
 // and handing an untouched view over to the wasm. Its strings come from the JSON block the
 // packer writes (#giftgenius-fallback-data: widget/src/decide.rs `runtime_wire`).
 (function () {
@@ -111,8 +111,15 @@
     function with_(k, v) { var s = Object.assign({}, state()); if (v == null) delete s[k]; else s[k] = v; return s; }
     // The shown screen, kept for a reload: in storage under this view's id, and on window.openai
     // in widget state too (an opaque frame has no storage). Never a token: those stay in memory.
-    // The card's delivery details go with it (the model can read widget state): without them,
-    // Confirm after a reload there would need the address typed again.
+    // The model can read widget state, so its copy has every element the views mark
+    // data-private emptied (the delivery form's details); a card restored from there gets them
+    // back when its Confirm reopens the draft by id (the decision's `lost` call).
+    function bare(html) {
+      var t = d.createElement("template");
+      t.innerHTML = html;
+      t.content.querySelectorAll("[data-private]").forEach(function (e) { e.removeAttribute("value"); e.textContent = ""; });
+      return t.innerHTML;
+    }
     function keep() {
       if (!view) return;
       var k = wire.viewStore + "html/" + view, html = box.innerHTML, host_ = screen.meta === host.meta,
@@ -127,7 +134,7 @@
         s.setItem(k, entry);
         s.setItem(wire.viewIndex, JSON.stringify(index));
       });
-      if (oa) save(with_(wire.screen, { view: view, html: html, host: host_ }));
+      if (oa) save(with_(wire.screen, { view: view, html: bare(html), host: host_ }));
     }
     // The first result names the view; a screen kept under that name before a reload wins.
     function restore(res) {

@@ -508,10 +508,10 @@ impl<H: Host> Controller<H> {
     }
 
     async fn confirm(&self) {
-        let ViewState::ConfirmPurchase { draft, delivery, busy: false, .. } = self.state() else {
+        let ViewState::ConfirmPurchase { draft, mut delivery, busy: false, .. } = self.state() else {
             return;
         };
-        let Some(decision) = decide::confirm(&draft, delivery.as_ref()).call() else { return };
+        let Some(decision) = decide::confirm(&draft).call() else { return };
         self.set(ViewState::ConfirmPurchase {
             draft: draft.clone(),
             delivery: delivery.clone(),
@@ -521,45 +521,44 @@ impl<H: Host> Controller<H> {
         let token = match self.token_for(&draft.id) {
             Some(token) => token,
             None => {
-                // The token was lost (reload after a widget-initiated prepare_order): the
-                // decision's `lost` call first. prepare_order is idempotent, so the same
-                // arguments return the same draft; the commit follows if it decides the same.
-                // The details the card shows: none kept (a host's widget state never holds
-                // them) for a draft that has a recipient is an empty form, as the no-wasm
-                // runtime sends it: the server then names what to type again.
-                let shown = delivery.clone().or_else(|| {
-                    draft.destination.is_some().then(|| crate::delivery_form::details_from(|_| String::new(), false))
-                });
+                // The token was lost (a reload): the decision's `lost` call first, which reopens
+                // the draft by id (the same draft, a fresh token and its delivery details, which
+                // a card restored from the host's widget state does not have); the commit
+                // follows if it decides the same.
                 let Some(lost) = decision.lost.as_deref() else { return };
-                match self.call(lost.tool, args_with(lost, shown.as_ref())).await {
+                match self.call(lost.tool, lost.args.clone()).await {
                     (fresh @ ViewState::ConfirmPurchase { .. }, _)
                         if !decide::decide(&fresh, &Action::Confirm).call().is_some_and(|c| c.same(&decision)) =>
                     {
-                        // Another draft came back: the one the person confirmed is gone (it
-                        // expired, or was pruned after expiring). Nothing else is offered in its
-                        // place unasked: the card says so (the decision's `gone`), and the
-                        // person chooses again.
+                        // Another draft came back: the one the person confirmed is gone.
+                        // Nothing else is offered in its place unasked: the card says so (the
+                        // decision's `gone`), and the person chooses again.
                         let code = decision.gone.unwrap_or(ErrorCode::DraftExpired);
                         let error = ToolError::new(code, "This order draft has expired.", "");
                         self.set(ViewState::ConfirmPurchase { draft, delivery, busy: false, error: Some(error) });
                         return;
                     }
+                    (ViewState::ConfirmPurchase { delivery: fresh, .. }, _) => {
+                        delivery = fresh.or(delivery);
+                    }
+                    // DRAFT_EXPIRED (expired or pruned), or the reopen failed: said on the card.
                     (ViewState::Error { error, .. }, _) => {
                         self.set(ViewState::ConfirmPurchase { draft, delivery, busy: false, error: Some(error) });
                         return;
                     }
-                    _ => match self.token_for(&draft.id) {
-                        Some(token) => token,
-                        None => {
-                            let error = ToolError::new(
-                                ErrorCode::ConfirmationRequired,
-                                "This purchase can no longer be confirmed here. Please choose the gift again.",
-                                "",
-                            );
-                            self.set(ViewState::ConfirmPurchase { draft, delivery, busy: false, error: Some(error) });
-                            return;
-                        }
-                    },
+                    _ => {}
+                }
+                match self.token_for(&draft.id) {
+                    Some(token) => token,
+                    None => {
+                        let error = ToolError::new(
+                            ErrorCode::ConfirmationRequired,
+                            "This purchase can no longer be confirmed here. Please choose the gift again.",
+                            "",
+                        );
+                        self.set(ViewState::ConfirmPurchase { draft, delivery, busy: false, error: Some(error) });
+                        return;
+                    }
                 }
             }
         };
@@ -572,8 +571,8 @@ impl<H: Host> Controller<H> {
         };
         match self.call(decision.tool, args).await {
             (ViewState::Error { error, .. }, _) => {
-                // A token refused or past its lifetime is dropped: the next Confirm prepares the
-                // same draft again for a fresh one, under the same key.
+                // A token refused or past its lifetime is dropped: the next Confirm reopens the
+                // draft for a fresh one, under the same key.
                 if matches!(error.code, ErrorCode::ConfirmationRequired | ErrorCode::ConfirmationExpired) {
                     *self.token.borrow_mut() = None;
                 }
@@ -937,9 +936,12 @@ mod tests {
     }
 
     #[test]
-    fn a_lost_token_prepares_the_same_delivery_again() {
+    fn a_card_restored_without_its_details_reopens_the_draft_by_id_and_commits_under_the_kept_key() {
+        // Restored from a host's widget state: the card without its delivery details, the key
+        // kept for the draft, no token.
         let fake = Rc::new(Fake::default());
-        let again = draft_result("d_1", "Lisboa", "tok");
+        *fake.widget_state.borrow_mut() = json!({"checkout": {"draft_id": "d_1", "idempotency_key": "ik_kept"}});
+        let again = draft_result("d_1", "Lisboa", "tok_fresh");
         fake.replies.borrow_mut().extend([Ok(again.clone()), Ok(placed())]);
         let controller = Controller::new(fake.clone(), |_| {});
         let saved = SavedView {
@@ -947,22 +949,30 @@ mod tests {
             results: None,
             suggest_args: None,
             last_call: None,
-            delivery: Some(again.meta["giftgenius/delivery"].clone()),
+            delivery: None,
         };
         controller.restore(saved, &Value::Null);
         block_on(controller.handle(Action::Confirm));
         let calls = fake.calls.borrow();
-        assert_eq!(calls[0].0, "prepare_order");
-        assert_eq!(calls[0].1["recipient"], json!(details("Lisboa").recipient), "the same details: the same draft");
+        assert_eq!(calls[0].0, "reopen_order_draft");
+        assert_eq!(Value::Object(calls[0].1.clone()), json!({"draft_id": "d_1"}), "by id, nothing personal");
         assert_eq!(calls[1].0, "commit_order");
+        assert_eq!(calls[1].1["confirmation_token"], "tok_fresh");
+        assert_eq!(calls[1].1["idempotency_key"], "ik_kept", "the key kept for the draft");
+        assert!(matches!(controller.state(), ViewState::OrderPlaced { .. }));
     }
 
     #[test]
     fn a_restored_confirmation_whose_draft_is_gone_says_it_expired_and_offers_no_other_draft() {
-        // The draft was pruned (or expired): preparing the same details again makes another one.
+        // The draft was pruned (or expired): reopening it answers DRAFT_EXPIRED.
         let fake = Rc::new(Fake::default());
         let before = draft_result("d_1", "Lisboa", "tok");
-        fake.replies.borrow_mut().push(Ok(draft_result("d_9", "Lisboa", "tok9")));
+        fake.replies.borrow_mut().push(Ok(ToolResult {
+            structured_content: json!({"v":2,"ok":false,"tool":"reopen_order_draft","error":{"code":"DRAFT_EXPIRED",
+                "category":"business","message":"Draft d_1 has expired or no longer exists.","retryable":false,
+                "reference":"req_x"}}),
+            meta: Value::Null,
+        }));
         let controller = Controller::new(fake.clone(), |_| {});
         let saved = SavedView {
             screen: Screen::Output(before.structured_content.clone()),
@@ -982,30 +992,7 @@ mod tests {
             other => panic!("{other:?}"),
         }
         let names: Vec<String> = fake.calls.borrow().iter().map(|c| c.0.clone()).collect();
-        assert_eq!(names, ["prepare_order"], "nothing committed");
-    }
-
-    #[test]
-    fn a_restored_confirmation_without_its_details_sends_the_empty_form_so_the_server_names_them() {
-        // Widget state never keeps the address: the card shows an empty form for a draft that
-        // had a recipient, and preparing it again sends that, as the no-wasm runtime does.
-        let fake = Rc::new(Fake::default());
-        fake.replies.borrow_mut().push(Err("offline".into()));
-        let controller = Controller::new(fake.clone(), |_| {});
-        let mut output = draft_output();
-        output["draft"]["destination"] = json!({"city": "Lisboa", "country": "PT"});
-        let saved = SavedView {
-            screen: Screen::Output(output),
-            results: None,
-            suggest_args: None,
-            last_call: None,
-            delivery: None,
-        };
-        controller.restore(saved, &Value::Null);
-        block_on(controller.handle(Action::Confirm));
-        let calls = fake.calls.borrow();
-        assert_eq!(calls[0].0, "prepare_order");
-        assert_eq!(calls[0].1["recipient"]["name"], json!(""));
+        assert_eq!(names, ["reopen_order_draft"], "nothing committed");
     }
 
     #[test]
@@ -1166,7 +1153,7 @@ mod tests {
         assert!(matches!(controller.state(), ViewState::OrderPlaced { .. }));
         let calls = fake.calls.borrow();
         let names: Vec<&str> = calls.iter().map(|c| c.0.as_str()).collect();
-        assert_eq!(names, ["commit_order", "prepare_order", "commit_order"]);
+        assert_eq!(names, ["commit_order", "reopen_order_draft", "commit_order"]);
         let key = json!(flow::idempotency_key_for_draft("d_1"));
         assert_eq!((&calls[0].1["idempotency_key"], &calls[0].1["confirmation_token"]), (&key, &json!("tok_old")));
         assert_eq!((&calls[2].1["idempotency_key"], &calls[2].1["confirmation_token"]), (&key, &json!("tok_fresh")));

@@ -152,34 +152,18 @@ pub fn update_delivery(draft: &OrderDraft) -> Next {
 }
 
 /// Confirm (and its Try again): commit the draft with its token and the key kept for it; the
-/// form edited → prepare the edit instead (a new draft to confirm); the token lost → prepare the
-/// same draft again (idempotent: the same draft with a fresh token), then commit if it is the
-/// same. A draft that used the saved address asks for it again by sending no recipient.
-pub fn confirm(draft: &OrderDraft, delivery: Option<&DeliveryDetails>) -> Next {
+/// form edited → prepare the edit instead (a new draft to confirm); the token lost (a reload) →
+/// reopen the draft by id first (the same draft with a fresh token and its delivery details, in
+/// the answer's widget-only `_meta`), then commit if it decides the same. Nothing personal goes
+/// into any of these arguments, so none is in the markup's `data-call` either: the host's
+/// widget state, which the model can read, keeps the card without its delivery details.
+pub fn confirm(draft: &OrderDraft) -> Next {
     let commit = json!({
         "draft_id": draft.id,
         "idempotency_key": { "$": "key", "draft": draft.id, "or": flow::idempotency_key_for_draft(&draft.id) },
         "confirmation_token": meta(META_CONFIRMATION_TOKEN, None),
     });
-    let lost = match delivery {
-        Some(d) if d.from_saved_address => {
-            let mut args = prepare_base(draft);
-            if let Some(message) = &d.gift_message {
-                args["gift_message"] = json!(message);
-            }
-            if d.save_address {
-                args["save_address"] = json!(true);
-            }
-            Call::new(ToolName::PrepareOrder, args)
-        }
-        // What the form shows; a draft with a recipient whose details were not kept shows an
-        // empty form, and the server names what to type again.
-        Some(_) => Call { form: true, ..Call::new(ToolName::PrepareOrder, prepare_base(draft)) },
-        None if draft.destination.is_some() => {
-            Call { form: true, ..Call::new(ToolName::PrepareOrder, prepare_base(draft)) }
-        }
-        None => Call::new(ToolName::PrepareOrder, prepare_base(draft)),
-    };
+    let lost = Call::new(ToolName::ReopenOrderDraft, json!({ "draft_id": draft.id }));
     let edited = Call { form: true, ..Call::new(ToolName::PrepareOrder, prepare_base(draft)) };
     Next::Call(Call {
         edited: Some(Box::new(edited)),
@@ -230,7 +214,7 @@ pub fn decide(screen: &ViewState, action: &Action) -> Next {
         (ViewState::Results { .. } | ViewState::Empty { .. }, Action::ApplySuggestion { set_arguments }) => {
             suggestion(set_arguments)
         }
-        (ViewState::ConfirmPurchase { draft, delivery, .. }, Action::Confirm) => confirm(draft, delivery.as_ref()),
+        (ViewState::ConfirmPurchase { draft, .. }, Action::Confirm) => confirm(draft),
         (ViewState::ConfirmPurchase { draft, .. }, Action::EditDelivery { .. }) => update_delivery(draft),
         (ViewState::ConfirmPurchase { .. }, Action::Cancel) => Next::Back,
         (

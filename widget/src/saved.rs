@@ -9,7 +9,7 @@
 //! `ViewState::from_tool_output`, the path every tool result takes, so a stored screen of another
 //! contract version shows as out of date rather than misread), the results Cancel goes back to,
 //! and the arguments Try again and suggestions need. Plain data the model could see anyway: the
-//! confirmation token never goes here (Confirm prepares the draft again when it was lost), and
+//! confirmation token never goes here (Confirm reopens the draft by id when it was lost), and
 //! the idempotency key keeps its own entry (`rpc::checkout_storage_key`). Written and read by
 //! hand through `serde_json::Value`, so the wasm carries no second copy of the contract's parsers;
 //! the text in storage is the browser's `JSON.stringify`/`JSON.parse` (see `bridge.rs`), so the
@@ -22,8 +22,10 @@
 //! `window.openai.widgetState`) gets the screen there too, under [`WIDGET_STATE_KEY`]: that works
 //! where the view's frame has no storage at all. The model can read widget state, so that entry
 //! is smaller: nothing when the screen is the host's own tool result (the host shows that
-//! anyway), and results equal to that tool result are a marker. It does hold the confirmation's
-//! delivery details: where the frame has no storage it is the only place a reload finds them.
+//! anyway), results equal to that tool result are a marker, and a confirmation goes without its
+//! delivery details (the recipient's address and the gift message are for the widget only).
+//! A card restored from there shows an empty form; its Confirm reopens the draft by id
+//! (`reopen_order_draft`), which brings the details back with a fresh token.
 
 use giftgenius_types::ToolName;
 use giftgenius_types::wire::{META_VIEW_UUID, VIEW_STORAGE_PREFIX};
@@ -45,6 +47,10 @@ pub const WIDGET_STATE_KEY: &str = "view";
 
 /// `results` of a widget-state entry whose results are the host's own tool result.
 const RESULTS_ARE_OUTPUT: &str = "tool-output";
+
+/// Arguments that carry delivery details (prepare_order's): a last call holding one is left out
+/// of widget state (Try again there repeats the host's own call instead).
+const PRIVATE_ARGUMENTS: [&str; 2] = ["recipient", "gift_message"];
 
 /// What was on screen, in the contract's JSON.
 #[derive(Debug, Clone, PartialEq)]
@@ -99,8 +105,8 @@ pub struct SavedView {
     /// The last call besides commit_order, for "Try again".
     pub last_call: Option<(ToolName, Map<String, Value>)>,
     /// The shown draft's delivery details (its widget-only `_meta["giftgenius/delivery"]`), so a
-    /// reloaded confirmation shows them and prepares the same draft again. Personal data in the
-    /// view's own storage: Delete my data clears it (see `Host::forget_saved_views`).
+    /// reloaded confirmation shows them. Personal data: kept in the view's own storage only
+    /// (Delete my data clears it, see `Host::forget_saved_views`), never in widget state.
     pub delivery: Option<Value>,
 }
 
@@ -159,15 +165,23 @@ impl SavedView {
 
 /// The widget-state entry for `view`, shown in a view opened for the tool result `output`; `None`
 /// when the entry should go (the screen is `output` itself, which the host shows again anyway).
-/// The delivery details the card shows go with it: a host's opaque frame has no storage, and
-/// without them Confirm after a reload could not prepare the same draft again (widget state is
-/// visible to the model; tokens never go there).
+/// Widget state is visible to the model: no token and no delivery details go there, neither as
+/// the card's details nor in the arguments of the last call (Confirm after a reload reopens the
+/// draft by id for both).
 pub fn widget_state_entry(view: &SavedView, output: &Value) -> Option<Value> {
     if view.screen == Screen::Output(output.clone()) {
         return None;
     }
     let results_are_output = output.is_object() && view.results.as_ref() == Some(output);
-    let compact = SavedView { results: if results_are_output { None } else { view.results.clone() }, ..view.clone() };
+    let compact = SavedView {
+        results: if results_are_output { None } else { view.results.clone() },
+        delivery: None,
+        last_call: view
+            .last_call
+            .clone()
+            .filter(|(_, args)| !PRIVATE_ARGUMENTS.iter().any(|name| args.contains_key(*name))),
+        ..view.clone()
+    };
     let mut entry = compact.to_value();
     if results_are_output {
         entry["results"] = json!(RESULTS_ARE_OUTPUT);
@@ -325,25 +339,36 @@ mod tests {
     }
 
     #[test]
-    fn widget_state_keeps_a_confirmation_with_its_delivery_and_restores_it() {
+    fn widget_state_keeps_a_confirmation_without_its_delivery_and_restores_it() {
         let delivery = json!({"recipient": {"name": "Ana", "address": {"line1": "Rua Augusta 12", "city": "Lisboa",
             "postal_code": "1100-053", "country": "PT"}}});
+        let edited = json!({"gift_id": "g_1", "recipient": delivery["recipient"], "gift_message": "Parabéns"});
         let view = SavedView {
             screen: Screen::Output(draft_output()),
             results: Some(results()),
             suggest_args: Some(json!({"relationship_type": "friend"}).as_object().cloned().unwrap_or_default()),
-            last_call: None,
+            last_call: Some((ToolName::PrepareOrder, edited.as_object().cloned().unwrap_or_default())),
             delivery: Some(delivery),
         };
-        // Opened for the model's results: the results are a marker, not a second copy.
+        // Opened for the model's results: the results are a marker, not a second copy; the
+        // model can read widget state, so nothing of the address goes there.
         let entry = widget_state_entry(&view, &results()).expect("an entry");
         let text = entry.to_string();
-        assert!(text.contains("Augusta") && !text.contains("gifts"), "{text}");
+        assert!(text.contains("d_1") && !text.contains("gifts"), "{text}");
+        for private in ["Ana", "Augusta", "1100-053", "Parabéns"] {
+            assert!(!text.contains(private), "{private:?} in widget state: {text}");
+        }
         let state = with_widget_state_entry(&json!({"checkout": {"draft_id": "d_1"}}), Some(entry));
         assert_eq!(state["checkout"]["draft_id"], "d_1", "other keys stay");
         let back = from_widget_state(&state, &results()).expect("restored");
-        assert_eq!(back, view, "the card as it was, so Confirm prepares the same draft again");
+        let bare = SavedView { delivery: None, last_call: None, ..view.clone() };
+        assert_eq!(back, bare, "the card, its Confirm reopens the draft by id");
         assert!(matches!(back.screen.state(), Some(ViewState::ConfirmPurchase { busy: false, .. })));
+        // A last call without delivery details is kept, for Try again.
+        let plain = SavedView { last_call: Some((ToolName::SuggestGifts, Map::new())), ..view.clone() };
+        let entry = widget_state_entry(&plain, &results());
+        let kept = from_widget_state(&with_widget_state_entry(&Value::Null, entry), &results());
+        assert_eq!(kept.and_then(|b| b.last_call), plain.last_call);
         // Results of another call are kept as they are.
         let other = json!({"v":1,"ok":true,"tool":"suggest_gifts","gifts":[], "query": {}});
         let back = from_widget_state(&with_widget_state_entry(&Value::Null, widget_state_entry(&view, &other)), &other);

@@ -149,12 +149,14 @@ impl ViewState {
                 }
                 Envelope::Err { tool, error } => ViewState::Error { tool, error },
             }),
-            ToolName::PrepareOrder => parse::<PrepareOrderData>(output).map(|env| match env {
-                Envelope::Ok { data, .. } => {
-                    ViewState::ConfirmPurchase { draft: data.draft, delivery: None, busy: false, error: None }
-                }
-                Envelope::Err { tool, error } => ViewState::Error { tool, error },
-            }),
+            ToolName::PrepareOrder | ToolName::ReopenOrderDraft => {
+                parse::<PrepareOrderData>(output).map(|env| match env {
+                    Envelope::Ok { data, .. } => {
+                        ViewState::ConfirmPurchase { draft: data.draft, delivery: None, busy: false, error: None }
+                    }
+                    Envelope::Err { tool, error } => ViewState::Error { tool, error },
+                })
+            }
             ToolName::ListOrders => parse::<ListOrdersData>(output).map(|env| match env {
                 Envelope::Ok { data, .. } => ViewState::OrderList {
                     orders: data.orders,

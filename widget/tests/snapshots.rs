@@ -368,6 +368,19 @@ fn confirm_purchase() {
     assert!(out.contains("Parabéns, Ana!"), "the gift message");
     assert!(out.contains(r#"data-action="update-delivery""#));
     assert!(!out.contains("ct_secret"), "the confirmation token is never in the markup");
+    // Every element holding a detail is marked private (emptied in the host's widget state),
+    // and no decision carries one.
+    for holder in out.split("<input").skip(1).filter(|i| i.contains(r#"type="text""#)) {
+        let tag = &holder[..holder.find('>').unwrap_or(holder.len())];
+        assert!(tag.contains("data-private"), "an input with a detail: {tag}");
+    }
+    let textarea = out.split("<textarea").nth(1).expect("the gift message's textarea");
+    assert!(textarea[..textarea.find('>').unwrap_or(0)].contains("data-private"), "{textarea}");
+    for call in out.split("data-call=\"").skip(1).map(|rest| &rest[..rest.find('"').unwrap_or(0)]) {
+        for private in ["Ana Sousa", "Augusta", "1100-053", "3º Esq", "Parabéns"] {
+            assert!(!call.contains(private), "{private:?} in a data-call: {call}");
+        }
+    }
 }
 
 #[test]
@@ -863,19 +876,25 @@ fn every_control_in_the_markup_carries_the_decision_the_controller_makes() {
 }
 
 #[test]
-fn a_token_lost_with_a_reload_prepares_the_same_draft_then_commits_only_if_it_decides_the_same() {
+fn a_token_lost_with_a_reload_reopens_the_draft_by_id_then_commits_only_if_it_decides_the_same() {
     let state = confirm_state();
     let Some(call) = decide::decide(&state, &Action::Confirm).call() else { panic!("confirm is a call") };
     assert_eq!(call.tool, ToolName::CommitOrder);
     let lost = call.lost.as_deref().expect("a way back to a token");
-    assert_eq!((lost.tool, lost.form), (ToolName::PrepareOrder, true), "the details shown on the card");
-    // Decided again on the draft prepared again: the same commit, so it follows.
+    assert_eq!((lost.tool, lost.form), (ToolName::ReopenOrderDraft, false), "the draft by id, no form");
+    assert_eq!(Value::Object(lost.args.clone()), json!({"draft_id": "d_42"}));
+    // Nothing personal in the decision, so nothing in the markup's data-call: the same call
+    // with or without the delivery details on the card.
+    let ViewState::ConfirmPurchase { draft, .. } = confirm_state() else { panic!("confirm") };
+    let bare = ViewState::ConfirmPurchase { draft, delivery: None, busy: false, error: None };
+    assert_eq!(decide::decide(&bare, &Action::Confirm).call(), Some(call.clone()));
+    // Decided again on the draft reopened: the same commit, so it follows.
     let again = decide::decide(&confirm_state(), &Action::Confirm).call().expect("a call");
     assert!(again.same(&call));
     // The same draft at another price: not the same commitment; the person confirms anew.
-    let ViewState::ConfirmPurchase { mut draft, delivery, .. } = confirm_state() else { panic!("confirm") };
+    let ViewState::ConfirmPurchase { mut draft, .. } = confirm_state() else { panic!("confirm") };
     draft.total.amount_minor += 100;
-    let dearer = decide::confirm(&draft, delivery.as_ref()).call().expect("a call");
+    let dearer = decide::confirm(&draft).call().expect("a call");
     assert!(!dearer.same(&call));
     // Placeholders are filled by whoever holds the values; one that cannot be, fails the call.
     let filled = decide::fill(&call.args, &|p| match p {

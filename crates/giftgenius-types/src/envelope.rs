@@ -26,6 +26,7 @@ pub enum ToolName {
     SuggestGifts,
     PrepareOrder,
     CommitOrder,
+    ReopenOrderDraft,
     CreateCheckoutSession,
     GetOrder,
     ListOrders,
@@ -34,10 +35,11 @@ pub enum ToolName {
 }
 
 impl ToolName {
-    pub const ALL: [ToolName; 8] = [
+    pub const ALL: [ToolName; 9] = [
         Self::SuggestGifts,
         Self::PrepareOrder,
         Self::CommitOrder,
+        Self::ReopenOrderDraft,
         Self::CreateCheckoutSession,
         Self::GetOrder,
         Self::ListOrders,
@@ -50,6 +52,7 @@ impl ToolName {
             Self::SuggestGifts => "suggest_gifts",
             Self::PrepareOrder => "prepare_order",
             Self::CommitOrder => "commit_order",
+            Self::ReopenOrderDraft => "reopen_order_draft",
             Self::CreateCheckoutSession => "create_checkout_session",
             Self::GetOrder => "get_order",
             Self::ListOrders => "list_orders",

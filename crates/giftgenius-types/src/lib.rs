@@ -33,7 +33,7 @@ pub use money::{Currency, Money};
 pub use orders::{
     CancelOrderInput, CheckoutData, CheckoutSession, CommitOrderInput, CreateCheckoutSessionInput, DeleteMyDataData,
     DeleteMyDataInput, GetOrderInput, ListOrdersData, ListOrdersInput, Order, OrderData, OrderDraft, OrderStatus,
-    PrepareOrderData, PrepareOrderInput, Refund, RefundStatus, ShippingSpeed,
+    PrepareOrderData, PrepareOrderInput, Refund, RefundStatus, ReopenOrderDraftInput, ShippingSpeed,
 };
 pub use read::ReadJson;
 

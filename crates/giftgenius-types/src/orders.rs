@@ -145,6 +145,25 @@ impl Validate for CommitOrderInput {
     }
 }
 
+/// Arguments of `reopen_order_draft` (called by the widget, never by the model): the draft a
+/// reloaded confirmation card shows, again with a fresh confirmation token and its delivery
+/// details in widget-only `_meta`, so the card needs no personal data in the host's widget state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReopenOrderDraftInput {
+    /// The draft the card shows (from prepare_order).
+    #[schemars(length(min = 1, max = 64))]
+    pub draft_id: String,
+}
+
+impl Validate for ReopenOrderDraftInput {
+    fn validate(&self) -> Result<(), Vec<FieldError>> {
+        let mut errors = Vec::new();
+        check_id("draft_id", &self.draft_id, &mut errors);
+        if errors.is_empty() { Ok(()) } else { Err(errors) }
+    }
+}
+
 /// Where an order stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

@@ -75,7 +75,7 @@ pub fn error_heading(lang: Lang, category: ErrorCategory, tool: ToolName) -> &'s
             ToolName::SuggestGifts => Msg::HeadLoadGifts,
             ToolName::GetOrder => Msg::HeadLoadOrder,
             ToolName::ListOrders => Msg::HeadLoadOrders,
-            ToolName::PrepareOrder => Msg::HeadPrepare,
+            ToolName::PrepareOrder | ToolName::ReopenOrderDraft => Msg::HeadPrepare,
             ToolName::CommitOrder => Msg::HeadCommit,
             ToolName::CreateCheckoutSession => Msg::HeadCheckout,
             ToolName::CancelOrder => Msg::HeadCancel,

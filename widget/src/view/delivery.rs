@@ -5,6 +5,10 @@
 //! and a script without Leptos (the no-WebAssembly fallback) can read the form the same way the
 //! wasm view does (`delivery_form.rs`). The values the card was rendered with are the inputs'
 //! default values: a field whose value differs from its default was edited.
+//!
+//! Each input and the textarea holding a detail is marked `data-private`: the no-wasm runtime
+//! empties every such element (its `value` attribute and its text) in the copy of the screen it
+//! writes to the host's widget state, which the model can read.
 
 use giftgenius_types::delivery::{Address, DeliveryDetails, MAX_GIFT_MESSAGE_CHARS};
 use giftgenius_types::{FieldError, ToolError};
@@ -109,6 +113,7 @@ pub fn delivery_form(
                         name=field.name
                         autocomplete=field.autocomplete
                         value=value_of(delivery.as_ref(), field.name)
+                        data-private=""
                         aria-invalid=invalid.to_string()
                         aria-required=field.required.then_some("true")
                         aria-describedby=invalid.then_some(err_id)
@@ -143,6 +148,7 @@ pub fn delivery_form(
                     rows="3"
                     maxlength=MAX_GIFT_MESSAGE_CHARS.to_string()
                     aria-invalid=message_invalid.to_string()
+                    data-private=""
                     disabled=busy
                 >
                     {message}

@@ -69,7 +69,7 @@ pub fn confirm_view(
     };
     let failed = error.is_some();
     let error_ref = error.clone();
-    let confirm_call = data_call(lang, || decide::confirm(&draft, delivery.as_ref()));
+    let confirm_call = data_call(lang, || decide::confirm(&draft));
     let update_call = data_call(lang, || decide::update_delivery(&draft));
     let inline_error = error.map(|error| {
         let retry = error.retryable.then(|| {

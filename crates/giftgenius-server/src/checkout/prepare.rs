@@ -1,27 +1,30 @@
 //! `prepare_order`: check stock and price for one gift and return a draft (the same request
 //! returns the same draft while it is valid), with the confirmation token in widget-only `_meta`.
+//! `reopen_order_draft` (app-only): the same draft again by id, with a fresh token.
 //!
 //! The delivery details (recipient, address, gift message) are part of the draft: another
 //! address is another draft. Without a recipient in the call, the person's saved address is
 //! used if they kept one. The full details go to the widget only (`_meta`); the draft the
-//! model reads says city and country.
+//! model reads says city and country. A reloaded card that lost its token asks for the draft
+//! by id (`reopen_order_draft`), so the host's widget state, which the model can read, never
+//! needs the details.
 
 use giftgenius_types::delivery::normalized_gift_message;
 use giftgenius_types::wire::{META_CONFIRMATION_TOKEN, META_DELIVERY};
 use giftgenius_types::{
-    DeliveryDetails, FieldError, FieldRule, Money, OrderDraft, PrepareOrderData, PrepareOrderInput, Recipient,
-    ToolError,
+    Currency, DeliveryDetails, ErrorCode, FieldError, FieldRule, Money, OrderDraft, PrepareOrderData,
+    PrepareOrderInput, Recipient, ReopenOrderDraftInput, ToolError,
 };
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
-use super::{Checkout, random_id, shipping_cost};
+use super::{Checkout, delivery_of, random_id, shipping_cost};
 use crate::clock::rfc3339;
 use crate::context::CallContext;
 use crate::error::internal;
 use crate::outcome::{Answer, Outcome};
 use crate::store::{DraftRow, Usage};
-use crate::suggest::catalog::price_in;
+use crate::suggest::catalog::{CatalogGift, price_in};
 
 impl Checkout {
     pub async fn prepare_order(&self, call: &CallContext, input: &PrepareOrderInput) -> Outcome<PrepareOrderData> {
@@ -86,14 +89,62 @@ impl Checkout {
             delivery: delivery_json,
         };
         let row = self.store.draft_for_request(&candidate, now).await.map_err(|e| internal(call, &e))?;
+        self.draft_answer(call, &row, &gift, delivery, now)
+    }
+
+    pub async fn reopen_order_draft(
+        &self,
+        call: &CallContext,
+        input: &ReopenOrderDraftInput,
+    ) -> Outcome<PrepareOrderData> {
+        self.reopen(call, input).await.into()
+    }
+
+    /// The caller's live draft `draft_id` as prepare_order returned it, with a fresh token; no
+    /// other effect. Expired, pruned, never made, or another person's: the same DRAFT_EXPIRED,
+    /// so the answer never tells whether someone else's draft exists.
+    async fn reopen(
+        &self,
+        call: &CallContext,
+        input: &ReopenOrderDraftInput,
+    ) -> Result<Answer<PrepareOrderData>, ToolError> {
+        let now = self.now();
+        let row = self.store.draft(&call.subject, &input.draft_id).await.map_err(|e| internal(call, &e))?;
+        let Some(row) = row.filter(|row| row.expires_at_ms > now) else {
+            return Err(ToolError::new(
+                ErrorCode::DraftExpired,
+                format!(
+                    "Draft {} has expired or no longer exists; the user chooses the gift again for a fresh one.",
+                    input.draft_id
+                ),
+                &call.reference,
+            ));
+        };
+        let gift = self.gift(call, &row.gift_id)?;
+        let delivery = delivery_of(row.delivery.as_deref()).map_err(|e| internal(call, &e))?;
+        self.draft_answer(call, &row, &gift, delivery, now)
+    }
+
+    /// A stored draft as the contract shows it: the model's part (city and country), and the
+    /// widget's (a fresh confirmation token, the full delivery details) in `_meta`.
+    fn draft_answer(
+        &self,
+        call: &CallContext,
+        row: &DraftRow,
+        gift: &CatalogGift,
+        delivery: Option<DeliveryDetails>,
+        now: i64,
+    ) -> Result<Answer<PrepareOrderData>, ToolError> {
+        let currency = Currency::from(row.currency);
+        let quantity = u32::try_from(row.quantity).map_err(|_| internal(call, &"draft quantity outside u32"))?;
         let draft = OrderDraft {
             id: row.id.clone(),
-            gift: gift.card(input.currency, vec![], &self.public_url),
+            gift: gift.card(currency, vec![], &self.public_url),
             quantity,
-            shipping: input.shipping,
-            subtotal: Money::new(row.subtotal_minor, input.currency),
-            shipping_cost: Money::new(row.shipping_minor, input.currency),
-            total: Money::new(row.total_minor, input.currency),
+            shipping: row.shipping.into(),
+            subtotal: Money::new(row.subtotal_minor, currency),
+            shipping_cost: Money::new(row.shipping_minor, currency),
+            total: Money::new(row.total_minor, currency),
             expires_at: rfc3339(row.expires_at_ms),
             destination: delivery.as_ref().map(|d| d.recipient.destination()),
             has_gift_message: delivery.as_ref().is_some_and(|d| d.gift_message.is_some()),

@@ -25,7 +25,7 @@ use giftgenius_types::schema::{input_schema, output_schema};
 use giftgenius_types::{
     CancelOrderInput, CheckoutData, CommitOrderInput, CreateCheckoutSessionInput, DeleteMyDataData, DeleteMyDataInput,
     Envelope, ErrorCode, GetOrderInput, ListOrdersData, ListOrdersInput, OrderData, PrepareOrderData,
-    PrepareOrderInput, SuggestGiftsData, SuggestGiftsInput, ToolError, ToolName,
+    PrepareOrderInput, ReopenOrderDraftInput, SuggestGiftsData, SuggestGiftsInput, ToolError, ToolName,
 };
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::{Extension, ToolCallContext};
@@ -188,6 +188,28 @@ idempotency_key is minted once per draft; retrying with the same key never charg
     }
 
     #[tool(
+        name = "reopen_order_draft",
+        title = "Reopen an order draft",
+        description = "Show a draft from prepare_order again by its draft_id, unchanged, with a fresh confirmation token for \
+the widget. Called by the GiftGenius widget when a reloaded confirmation card lost its token, not by the model. Buys \
+nothing. A draft that expired or no longer exists answers DRAFT_EXPIRED.",
+        input_schema = input_schema::<ReopenOrderDraftInput>(),
+        output_schema = output_schema::<Envelope<PrepareOrderData>>(),
+        annotations(title = "Reopen an order draft", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn reopen_order_draft(
+        &self,
+        Extension(call): Extension<CallContext>,
+        arguments: JsonObject,
+    ) -> CallToolResult {
+        let outcome = match parse::<ReopenOrderDraftInput>(&call, &arguments) {
+            Ok(input) => self.app.checkout.reopen_order_draft(&call, &input).await,
+            Err(error) => error.into(),
+        };
+        render(&call, outcome)
+    }
+
+    #[tool(
         name = "create_checkout_session",
         title = "Create a checkout link",
         description = "Create a hosted checkout page for ONE gift. Call only after the user has explicitly confirmed they \
@@ -302,6 +324,7 @@ pub fn tool_meta(tool: ToolName, widget_uri: &str) -> Map<String, Value> {
         ToolName::SuggestGifts => ("Finding gift ideas…", "Gift ideas ready", &["model", "app"]),
         ToolName::PrepareOrder => ("Checking price and stock…", "Order ready to confirm", &["model", "app"]),
         ToolName::CommitOrder => ("Placing your order…", "Order placed", &["app"]),
+        ToolName::ReopenOrderDraft => ("Opening the order…", "Order ready to confirm", &["app"]),
         ToolName::CreateCheckoutSession => ("Creating checkout…", "Checkout ready", &["model", "app"]),
         ToolName::GetOrder => ("Looking up the order…", "Order status", &["model", "app"]),
         ToolName::ListOrders => ("Looking up your orders…", "Your orders", &["model", "app"]),

@@ -54,7 +54,7 @@ async fn prepare_order_returns_the_same_draft_and_hides_the_token_from_the_model
 }
 
 #[tokio::test]
-async fn commit_order_is_hidden_from_the_model_and_marked_destructive() {
+async fn commit_order_and_the_other_widget_tools_are_hidden_from_the_model() {
     let app = spawn_app().await;
     let client = app.client().await;
     let tools = client.list_all_tools().await.unwrap();
@@ -66,6 +66,12 @@ async fn commit_order_is_hidden_from_the_model_and_marked_destructive() {
     assert_eq!(annotations.destructive_hint, Some(true));
     assert_eq!(annotations.open_world_hint, Some(true));
     assert!(commit.description.as_deref().unwrap().contains("only after the user confirmed"));
+    for name in ["commit_order", "reopen_order_draft", "cancel_order", "delete_my_data"] {
+        let tool = tools.iter().find(|t| t.name == name).unwrap_or_else(|| panic!("{name} listed"));
+        let meta = &tool.meta.as_ref().unwrap().0;
+        assert_eq!(meta["ui"]["visibility"], json!(["app"]), "{name}: the widget's only");
+        assert_eq!(meta["openai/visibility"], "private", "{name}");
+    }
     for name in ["suggest_gifts", "prepare_order", "create_checkout_session", "get_order"] {
         let tool = tools.iter().find(|t| t.name == name).unwrap_or_else(|| panic!("{name} listed"));
         assert_eq!(tool.meta.as_ref().unwrap().0["ui"]["visibility"], json!(["model", "app"]), "{name}");

@@ -60,6 +60,57 @@ fn model_view(result: &CallToolResult, structured: &Value) -> String {
     format!("{}\n{}", text_of(result), structured)
 }
 
+/// A reloaded card asks for its draft by id: the same draft, a fresh token and the same widget
+/// `_meta` as prepare_order; nothing of anyone else's, nothing expired; the fresh token commits
+/// once, under the key kept for the draft.
+#[tokio::test]
+async fn reopen_order_draft_gives_the_same_draft_a_fresh_token_and_the_same_widget_meta() {
+    let app = spawn_app().await;
+    let client = app.client().await;
+    let (prepared, sc) = call_as(&client, "u1", "prepare_order", lisbon_order("hh-010")).await;
+    let draft_id = sc["draft"]["id"].as_str().unwrap().to_string();
+    let first_token = meta_of(&prepared, TOKEN).and_then(Value::as_str).unwrap().to_string();
+    let (reopened, again) = call_as(&client, "u1", "reopen_order_draft", json!({"draft_id": draft_id})).await;
+    assert_eq!(reopened.is_error, Some(false), "{again}");
+    assert_eq!(again["tool"], "reopen_order_draft");
+    assert_eq!(again["draft"], sc["draft"], "the same draft: id, price, details, expiry");
+    let token = meta_of(&reopened, TOKEN).and_then(Value::as_str).expect("a fresh token").to_string();
+    assert_ne!(token, first_token, "a fresh token");
+    assert_eq!(
+        meta_of(&reopened, META_DELIVERY),
+        meta_of(&prepared, META_DELIVERY),
+        "the full details, for the widget"
+    );
+    assert_eq!(meta_of(&reopened, META_HTML), meta_of(&prepared, META_HTML), "the same card");
+    let seen = model_view(&reopened, &again);
+    for private in ["Ana Silva", "Rua Augusta", "1100-053", "Feliz"] {
+        assert!(!seen.contains(private), "the model reads {private:?}: {seen}");
+    }
+
+    // Another person's draft, or one that never was: the same answer, nothing revealed.
+    let (_, theirs) = call_as(&client, "u2", "reopen_order_draft", json!({"draft_id": draft_id})).await;
+    let (_, none) = call_as(&client, "u1", "reopen_order_draft", json!({"draft_id": "drf_nothing"})).await;
+    assert_eq!(theirs["error"]["code"], "DRAFT_EXPIRED", "{theirs}");
+    assert_eq!(none["error"]["code"], "DRAFT_EXPIRED", "{none}");
+    let without_id = |sc: &Value, id: &str| sc["error"]["message"].as_str().unwrap().replace(id, "ID");
+    assert_eq!(without_id(&theirs, &draft_id), without_id(&none, "drf_nothing"), "the same words either way");
+    assert!(!theirs.to_string().contains("Lisboa") && !theirs.to_string().contains("hh-010"), "{theirs}");
+
+    // The fresh token commits, once.
+    let (_, order) = call_as(&client, "u1", "commit_order", commit_args(&draft_id, "ik_reopen", &token)).await;
+    assert_eq!(order["order"]["status"], "paid", "{order}");
+    let (_, replay) = call_as(&client, "u1", "commit_order", commit_args(&draft_id, "ik_reopen", &token)).await;
+    assert_eq!(replay["order"]["id"], order["order"]["id"]);
+    assert_eq!(charges(&app).await, 1, "one charge");
+
+    // Past its 30 minutes the draft is not shown again.
+    app.clock.advance(Duration::from_secs(31 * 60));
+    let (expired, late) = call_as(&client, "u1", "reopen_order_draft", json!({"draft_id": draft_id})).await;
+    assert_eq!(expired.is_error, Some(true));
+    assert_eq!(late["error"]["code"], "DRAFT_EXPIRED", "{late}");
+    assert_eq!(meta_of(&expired, TOKEN), None, "no token for an expired draft");
+}
+
 #[tokio::test]
 async fn the_model_reads_city_and_country_while_the_widget_gets_every_delivery_detail() {
     let app = spawn_app().await;

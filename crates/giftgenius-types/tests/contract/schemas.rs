@@ -6,6 +6,7 @@ use std::sync::Arc;
 use giftgenius_types::orders::{
     CancelOrderInput, CheckoutData, CommitOrderInput, CreateCheckoutSessionInput, DeleteMyDataData, DeleteMyDataInput,
     GetOrderInput, ListOrdersData, ListOrdersInput, OrderData, PrepareOrderData, PrepareOrderInput,
+    ReopenOrderDraftInput,
 };
 use giftgenius_types::schema::{input_schema, output_schema};
 use giftgenius_types::{Envelope, SuggestGiftsData, SuggestGiftsInput};
@@ -13,11 +14,12 @@ use serde_json::{Map, Value, json};
 
 type Schema = Arc<Map<String, Value>>;
 
-fn inputs() -> [(&'static str, Schema); 8] {
+fn inputs() -> [(&'static str, Schema); 9] {
     [
         ("suggest_gifts", input_schema::<SuggestGiftsInput>()),
         ("prepare_order", input_schema::<PrepareOrderInput>()),
         ("commit_order", input_schema::<CommitOrderInput>()),
+        ("reopen_order_draft", input_schema::<ReopenOrderDraftInput>()),
         ("get_order", input_schema::<GetOrderInput>()),
         ("create_checkout_session", input_schema::<CreateCheckoutSessionInput>()),
         ("list_orders", input_schema::<ListOrdersInput>()),
@@ -129,13 +131,14 @@ fn relationship_type_is_the_only_required_suggest_gifts_argument() {
 
 #[test]
 fn the_order_inputs_require_exactly_their_ids_and_keys() {
-    let expected: [&[&str]; 8] = [
+    let expected: [&[&str]; 9] = [
         &["relationship_type"],
         // The recipient may come from the saved address; a draft without one cannot be committed.
         &["gift_id"],
         // A missing confirmation_token is the permission error CONFIRMATION_REQUIRED, not a
         // validation error: only the person's click in the widget can supply it.
         &["draft_id", "idempotency_key"],
+        &["draft_id"],
         &["order_id"],
         &["gift_id", "idempotency_key"],
         &[],
