@@ -68,6 +68,17 @@ async fn wait_until<F: std::future::Future<Output = bool>>(what: &str, mut done:
     panic!("never happened: {what}");
 }
 
+/// SIGTERM, then waits until the server no longer accepts connections.
+async fn terminate_until_the_listener_closes(server: &ServerProcess) {
+    server.terminate();
+    let address = server.address().to_string();
+    wait_until("the listener closes", || {
+        let address = address.clone();
+        async move { tokio::net::TcpStream::connect(&address).await.is_err() }
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn sigterm_turns_readyz_to_draining_while_the_rest_still_answers() {
     let dir = tempfile::tempdir().unwrap();
@@ -108,14 +119,8 @@ async fn a_purchase_in_flight_at_sigterm_is_answered_before_the_process_exits_0(
     let call = tokio::spawn(async move { client.call_tool(request(Some("drain-user"), "commit_order", commit)).await });
     provider.wait_for("the charge in processing", |ledger| ledger.len() == 1).await;
 
-    server.terminate();
     // The listener closes (delay 0) while the charge is still held.
-    let address = server.address().to_string();
-    wait_until("the listener closes", || {
-        let address = address.clone();
-        async move { tokio::net::TcpStream::connect(&address).await.is_err() }
-    })
-    .await;
+    terminate_until_the_listener_closes(&server).await;
     assert!(server.exited().is_none(), "the process waits for the call in flight");
 
     provider.release().await;
@@ -126,4 +131,124 @@ async fn a_purchase_in_flight_at_sigterm_is_answered_before_the_process_exits_0(
     let status = tokio::task::spawn_blocking(move || server.wait()).await.unwrap();
     assert!(status.success(), "{status:?}");
     assert_eq!(provider.charges().await, 1);
+}
+
+/// 32 purchases committed at once with the provider holding their charges; SIGTERM once at
+/// least half reached it. `force`: a second SIGTERM while they are still held, so the process
+/// exits with calls cut off. Then a second replica's reconciler runs on the same database, and
+/// every purchase must be answered (paid) or settled by it: nothing left pending, one charge per
+/// paid order, no charge without one.
+async fn sigterm_during_32_purchases(force: bool) {
+    const PURCHASES: usize = 32;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("giftgenius.db");
+    let provider = SandboxPay::start();
+    let mut server = start(&db, &provider, "0").await;
+    let mut commits = Vec::new();
+    for i in 0..PURCHASES {
+        let subject = format!("drain-{i}");
+        let client = connect(&server.mcp_url()).await.expect("connects");
+        let prepared = client
+            .call_tool(request(Some(&subject), "prepare_order", with_recipient(json!({"gift_id": "hh-002"}))))
+            .await
+            .expect("prepare");
+        let draft = prepared.structured_content.clone().expect("structured");
+        assert_eq!(draft["ok"], true, "{draft}");
+        let token = meta_of(&prepared, TOKEN).and_then(Value::as_str).expect("token").to_string();
+        let args = commit_args(draft["draft"]["id"].as_str().expect("draft id"), &format!("ik_drain_{i}"), &token);
+        commits.push((client, subject, args));
+    }
+    provider.hold().await;
+    let calls: Vec<_> = commits
+        .into_iter()
+        .map(|(client, subject, args)| {
+            tokio::spawn(async move {
+                let answer = client.call_tool(request(Some(&subject), "commit_order", args)).await;
+                answer.ok().and_then(|r| r.structured_content)
+            })
+        })
+        .collect();
+    provider.wait_for("half the charges in processing", |ledger| ledger.len() >= PURCHASES / 2).await;
+    terminate_until_the_listener_closes(&server).await;
+    if force {
+        server.terminate();
+        let status = tokio::task::spawn_blocking(move || server.wait()).await.unwrap();
+        assert!(!status.success(), "cut off calls in flight: {status:?}");
+        provider.release().await;
+    } else {
+        provider.release().await;
+        let status = tokio::task::spawn_blocking(move || server.wait()).await.unwrap();
+        assert!(status.success(), "{status:?}");
+    }
+    let mut paid_answers = Vec::new();
+    let mut unanswered = 0;
+    // rmcp's client keeps retrying a stream its server took down; a call not answered within
+    // this bound after the process exited never will be (the process is gone).
+    let answered_by = tokio::time::Instant::now() + Duration::from_secs(10);
+    for call in calls {
+        let abort = call.abort_handle();
+        let answer = match tokio::time::timeout_at(answered_by, call).await {
+            Ok(answer) => answer.unwrap(),
+            Err(_) => {
+                abort.abort();
+                None
+            }
+        };
+        match answer {
+            Some(answer) if answer["ok"] == true => {
+                paid_answers.push(answer["order"]["id"].as_str().expect("order id").to_string())
+            }
+            Some(answer) => panic!("a purchase failed outright: {answer}"),
+            None => unanswered += 1,
+        }
+    }
+
+    let flags =
+        [&provider.app_flags()[..], &["--reconcile-after-secs", "0", "--reconcile-interval-secs", "1"]].concat();
+    let _replica = start_server_binary(&db, &flags, "warn", Stdio::null()).await;
+    let store = giftgenius_server::store::Store::connect(&db.to_string_lossy()).await.unwrap();
+    let pending = giftgenius_server::store::OrderStatusColumn::PendingPayment;
+    wait_until("the replica settles every pending order", || {
+        let store = store.clone();
+        async move { store.orders_with_status(pending).await.unwrap().is_empty() }
+    })
+    .await;
+    let paid = store.orders_with_status(giftgenius_server::store::OrderStatusColumn::Paid).await.unwrap();
+    let mut order_charges: Vec<String> =
+        paid.iter().map(|o| o.charge_id.clone().expect("a paid order's charge")).collect();
+    order_charges.sort();
+    let mut ledger_charges: Vec<String> = provider
+        .ledger()
+        .await
+        .into_iter()
+        .filter(|c| c.status == giftgenius_sandbox_pay::api::ChargeStatus::Succeeded)
+        .map(|c| c.id)
+        .collect();
+    ledger_charges.sort();
+    eprintln!(
+        "drain (force: {force}): {} answered paid, {unanswered} unanswered, {} paid orders after reconciling, {} charges",
+        paid_answers.len(),
+        paid.len(),
+        ledger_charges.len()
+    );
+    assert_eq!(order_charges, ledger_charges, "one charge per paid order, and none without one");
+    for id in &paid_answers {
+        assert!(paid.iter().any(|o| &o.id == id), "answered paid but not paid: {id}");
+    }
+    assert_eq!(paid.len(), ledger_charges.len());
+    if force {
+        assert!(unanswered > 0, "the second SIGTERM cut calls off");
+    } else {
+        assert!(paid_answers.len() >= PURCHASES / 2, "every call the server took was answered");
+    }
+}
+
+#[tokio::test]
+async fn sigterm_during_32_purchases_answers_every_call_it_took() {
+    sigterm_during_32_purchases(false).await;
+}
+
+#[tokio::test]
+async fn a_second_sigterm_during_32_purchases_leaves_only_what_a_replica_settles() {
+    sigterm_during_32_purchases(true).await;
 }
