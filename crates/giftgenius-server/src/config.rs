@@ -191,12 +191,20 @@ pub struct Config {
     /// answered (SSE) are not cut. 0 = off.
     #[arg(long, env = "GIFTGENIUS_REQUEST_TIMEOUT_MS", default_value_t = 30_000)]
     pub request_timeout_ms: u64,
+    /// On SIGTERM, how long `/readyz` answers 503 `draining` while still serving, so load
+    /// balancers stop sending before the listener closes.
+    #[arg(long, env = "GIFTGENIUS_SHUTDOWN_DELAY_SECS", default_value_t = 5)]
+    pub shutdown_delay_secs: u64,
+    /// After the listener closes, how long calls in flight may take to finish; then (or at a
+    /// second SIGTERM) the server exits at once and the reconciler settles what was left.
+    #[arg(long, env = "GIFTGENIUS_SHUTDOWN_GRACE_SECS", default_value_t = 20)]
+    pub shutdown_grace_secs: u64,
     /// Open connections at most; at the cap new clients wait to be accepted (0 = no cap).
     #[arg(long, env = "GIFTGENIUS_MAX_CONNECTIONS", default_value_t = 1024)]
     pub max_connections: usize,
     /// Requests per minute per client address (an IPv6 client's /64), bursts up to the same
     /// number, then 429. Every request counts but those whose access token verified (verified
-    /// mode) and /healthz (0 = off).
+    /// mode) and the probes /healthz, /livez, /readyz (0 = off).
     #[arg(long, env = "GIFTGENIUS_RATE_LIMIT_PER_MINUTE", default_value_t = 600)]
     pub rate_limit_per_minute: u32,
     /// Proxies whose forwarding header (--client-address-header) names the client: IP addresses
@@ -431,6 +439,7 @@ impl Config {
             &db.to_string_lossy(),
         ]);
         config.sandbox_latency_ms = Some(0);
+        config.shutdown_delay_secs = 0;
         config
     }
 }

@@ -47,7 +47,15 @@ pub struct Application {
     state: Arc<AppState>,
     addr: SocketAddr,
     public_url: String,
+    /// Fired last, once calls in flight finished or the grace ran out: background tasks and
+    /// rmcp's sessions and calls stop.
     shutdown: CancellationToken,
+    /// Starts the drain when cancelled (tests; `main` uses SIGTERM / Ctrl-C).
+    stop: CancellationToken,
+    /// `--shutdown-delay-secs` (0 with `--stdio`: no load balancer to tell).
+    shutdown_delay: Duration,
+    /// `--shutdown-grace-secs`.
+    shutdown_grace: Duration,
 }
 
 /// Prunes what has outlived its retention, once at start and then every hour.
@@ -301,9 +309,21 @@ impl Application {
                 router = router.merge(metadata);
             }
         }
-        let router = crate::http::guarded(router, &config, &state, &shutdown)?;
+        let router = crate::http::guarded(router, &config, &state, &shutdown)?
+            .layer(axum::middleware::from_fn_with_state(state.drain.clone(), crate::http::health::track_requests));
         let limits = crate::http::connection_limits(&config)?;
-        Ok(Self { listener, router, limits, state, addr, public_url, shutdown })
+        Ok(Self {
+            listener,
+            router,
+            limits,
+            state,
+            addr,
+            public_url,
+            shutdown,
+            stop: CancellationToken::new(),
+            shutdown_delay: Duration::from_secs(if config.stdio { 0 } else { config.shutdown_delay_secs }),
+            shutdown_grace: Duration::from_secs(config.shutdown_grace_secs),
+        })
     }
 
     /// The shared state (tests reach the store, the reconciler and the idempotency keys through it).
@@ -330,58 +350,121 @@ impl Application {
         self
     }
 
-    /// A token that stops the server when cancelled (tests use it; `main` uses Ctrl-C).
+    /// A token that starts the drain when cancelled, as SIGTERM does (tests use it).
     pub fn shutdown_token(&self) -> CancellationToken {
-        self.shutdown.clone()
+        self.stop.clone()
     }
 
-    /// Serves until Ctrl-C / SIGTERM or the shutdown token fires, then drains.
+    /// Serves until SIGTERM / Ctrl-C or the stop token, then drains: `/readyz` answers 503
+    /// `draining` for `--shutdown-delay-secs` while everything is still served; then the
+    /// listener closes and the requests in flight get `--shutdown-grace-secs` to finish; only
+    /// then are rmcp's sessions and the background tasks stopped, and the usage counters
+    /// written. A second signal, or the grace running out, ends it at once (an error naming the
+    /// requests left, if any): their purchases are fenced, and the reconciler of any replica settles
+    /// what they left pending.
     pub async fn run_until_stopped(self) -> anyhow::Result<()> {
-        let token = self.shutdown.clone();
-        tokio::spawn({
-            let token = token.clone();
-            async move {
-                shutdown_signal().await;
-                token.cancel();
-            }
-        });
+        let Self { listener, router, limits, state, shutdown, stop, shutdown_delay, shutdown_grace, .. } = self;
+        let mut signals = StopSignals::new();
+        let accepting = CancellationToken::new();
         // Not `axum::serve`: it has no header-read timeout and no connection cap. The peer
         // address reaches handlers as `ConnectInfo` the same way.
-        let served = crate::http::serve::serve(self.listener, self.router, self.limits, token).await;
+        let mut server =
+            tokio::spawn(crate::http::serve::serve(listener, router, limits, accepting.clone(), shutdown_grace));
+        tokio::select! {
+            _ = signals.next() => {}
+            _ = stop.cancelled() => {}
+            served = &mut server => {
+                shutdown.cancel();
+                return served.context("server task")?.context("server error");
+            }
+        }
+        state.drain.start();
+        tracing::info!(delay_s = shutdown_delay.as_secs(), "draining: /readyz answers 503 until the listener closes");
+        let mut forced = tokio::select! {
+            _ = tokio::time::sleep(shutdown_delay) => false,
+            _ = signals.next() => true,
+        };
+        if !forced {
+            accepting.cancel();
+            tracing::info!(
+                in_flight = state.drain.in_flight(),
+                grace_s = shutdown_grace.as_secs(),
+                "stopped accepting"
+            );
+            forced = tokio::select! {
+                finished = tokio::time::timeout(shutdown_grace, state.drain.requests_finished()) => finished.is_err(),
+                _ = signals.next() => true,
+            };
+        }
+        let left = state.drain.in_flight();
+        accepting.cancel();
+        shutdown.cancel();
+        if forced && left > 0 {
+            tracing::warn!(left, "stopped before every request finished; the reconciler settles their orders");
+            anyhow::bail!("stopped with {left} requests still in flight");
+        }
+        // Streams (SSE) ended with rmcp's sessions; the connections close now.
+        if let Ok(Ok(Err(e))) = tokio::time::timeout(shutdown_grace, server).await {
+            tracing::warn!(error = %e, "serving ended with an error");
+        }
         // Suggestions counted since the last flush (the flushing task also writes them, but
         // `main` may exit before it runs again).
-        self.state.limits.flush().await;
-        served.context("server error")
+        state.limits.flush().await;
+        tracing::info!("drained");
+        Ok(())
     }
 
     /// Serves one MCP client over stdin/stdout (build with `config.stdio` set) while the plain
     /// HTTP routes keep serving; returns when the client goes away.
     pub async fn run_stdio(self) -> anyhow::Result<()> {
         let state = self.state.clone();
-        let shutdown = self.shutdown.clone();
+        let stop = self.stop.clone();
         let http = tokio::spawn(self.run_until_stopped());
         let service = GiftGenius::new(state).serve(rmcp::transport::stdio()).await.context("stdio handshake failed")?;
         let ended = service.waiting().await.context("stdio session ended with an error");
-        shutdown.cancel();
+        stop.cancel();
         let _ = http.await;
         ended.map(|_| ())
     }
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// SIGTERM and Ctrl-C, each one as it comes (the first starts the drain, the second ends it).
+struct StopSignals {
     #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+    terminate: Option<tokio::signal::unix::Signal>,
+}
+
+impl StopSignals {
+    fn new() -> Self {
+        #[cfg(unix)]
+        {
+            let terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate());
+            if let Err(e) = &terminate {
+                tracing::warn!(error = %e, "cannot listen for SIGTERM");
             }
-            Err(_) => std::future::pending::<()>().await,
+            Self { terminate: terminate.ok() }
         }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! { _ = ctrl_c => {}, _ = terminate => {} }
+        #[cfg(not(unix))]
+        Self {}
+    }
+
+    async fn next(&mut self) {
+        let ctrl_c = async {
+            if tokio::signal::ctrl_c().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        };
+        #[cfg(unix)]
+        let terminate = async {
+            match &mut self.terminate {
+                Some(signal) => {
+                    signal.recv().await;
+                }
+                None => std::future::pending::<()>().await,
+            }
+        };
+        #[cfg(not(unix))]
+        let terminate = std::future::pending::<()>();
+        tokio::select! { _ = ctrl_c => {}, _ = terminate => {} }
+    }
 }

@@ -50,6 +50,11 @@ pub struct AppState {
     /// The sandbox payment provider this server started (no `--payments-url`); it stops when
     /// the state is dropped or the process ends.
     pub sandbox: Option<SandboxProcess>,
+    /// Whether a local catalog (built-in or `--catalog` files) is served: `/readyz` then needs
+    /// it to hold gifts.
+    pub local_catalog: bool,
+    /// Draining state and the requests in flight (`http::health`, `startup.rs`).
+    pub drain: crate::http::health::Drain,
 }
 
 /// The payment provider's client: for `--payments-url`, or for a sandbox provider started now
@@ -111,7 +116,8 @@ impl AppState {
             files: config.catalogs.clone(),
             bad_rows: config.catalog_bad_rows,
         };
-        let catalog = if spec.builtin || !spec.files.is_empty() {
+        let local_catalog = spec.builtin || !spec.files.is_empty();
+        let catalog = if local_catalog {
             tokio::task::spawn_blocking(move || LiveCatalog::load(spec)).await??
         } else {
             // Only HTTP catalogs: nothing local to suggest or sell.
@@ -220,6 +226,8 @@ impl AppState {
             reconciler,
             acp,
             sandbox,
+            local_catalog,
+            drain: Default::default(),
         }))
     }
 

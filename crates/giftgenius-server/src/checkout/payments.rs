@@ -107,6 +107,12 @@ impl Payments {
         &self.base
     }
 
+    /// Whether the provider answers its health probe within `within` (`/readyz`).
+    pub async fn is_reachable(&self, within: Duration) -> bool {
+        let probe = self.http.get(format!("{}{}", self.base, giftgenius_sandbox_pay::api::HEALTH_PATH));
+        probe.timeout(within).send().await.is_ok_and(|r| r.status().is_success())
+    }
+
     /// Charges `amount` once per `idempotency_key`: the same key with the same request always
     /// gets the same answer (a success or a decline), however often it is sent.
     pub async fn charge(

@@ -1,6 +1,6 @@
 //! The plain HTTP routes next to `/mcp`: what the links in tool results point at.
 //!
-//! - `GET /healthz`: `ok` while the server runs.
+//! - `GET /healthz`, `/livez`, `/readyz`: the probes (`health.rs`).
 //! - `GET /images/{id}.svg`: gift pictures (`images.rs`).
 //! - `GET /checkout/{id}`: the sandbox hosted checkout page (`checkout_page.rs`).
 //! - `GET /privacy`, `/terms`, `/support`: the policy pages (`policy_pages.rs`).
@@ -21,6 +21,7 @@ pub mod checkout_page;
 pub mod client_addr;
 pub mod cors;
 pub mod deadline;
+pub mod health;
 pub mod images;
 pub mod local_mode;
 pub mod local_only;
@@ -50,8 +51,8 @@ pub fn router(config: &Config, app: Arc<AppState>) -> Router {
     Router::new()
         .route(&format!("{IMAGES_PATH}{{file}}"), get(images::gift_image))
         .route(&format!("{CHECKOUT_PATH}{{id}}"), get(checkout_page::checkout_page))
-        .route("/healthz", get(|| async { "ok" }))
         .with_state(app.clone())
+        .merge(health::router(app.clone()))
         .merge(policy_pages::router(config))
         .merge(well_known::router(config.apps_challenge_token.as_deref()))
         .merge(preview::router(config, app))

@@ -9,8 +9,8 @@
 //! the auth middleware in front of `/mcp` gives the request back ([`Counted::verified`]) once its
 //! bearer token verifies, since a verified account has usage limits of its own. A request whose
 //! token fails, and any request to a route that never checks a token (images, checkout pages,
-//! the preview, metadata), stays counted whatever `Authorization` header it carries. `/healthz`
-//! never counts: load balancers poll it.
+//! the preview, metadata), stays counted whatever `Authorization` header it carries. The probes
+//! (`/healthz`, `/livez`, `/readyz`) never count: load balancers poll them.
 //!
 //! The table is bounded: at most [`MAX_TRACKED_GROUPS`] groups, the least recently seen
 //! forgotten first (an LRU), and full buckets are forgotten every minute. A group that was
@@ -135,7 +135,7 @@ impl RateLimit {
 
 /// Middleware: `axum::middleware::from_fn_with_state(limit, rate_limit)`.
 pub async fn rate_limit(State(limit): State<Arc<RateLimit>>, mut request: Request, next: Next) -> Response {
-    if request.uri().path() == "/healthz" {
+    if super::health::PROBE_PATHS.contains(&request.uri().path()) {
         return next.run(request).await;
     }
     // No address: a request that did not come over a socket; nothing to count it against.

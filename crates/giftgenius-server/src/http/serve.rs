@@ -40,9 +40,6 @@ use tower::ServiceExt;
 use super::client_addr::{TrustedProxies, client_group};
 use crate::auth::mode::is_loopback_ip;
 
-/// How long shutdown waits for open requests (and streams) to finish before it lets them go.
-const DRAIN_LIMIT: Duration = Duration::from_secs(10);
-
 /// The connection-level limits; `None` is off.
 #[derive(Debug, Clone)]
 pub struct ConnectionLimits {
@@ -58,12 +55,14 @@ pub struct ConnectionLimits {
     pub tcp_nodelay: bool,
 }
 
-/// Serves `router` on `listener` until `shutdown` fires, then drains.
+/// Serves `router` on `listener` until `shutdown` fires, then closes the listener and waits up
+/// to `drain_limit` for the open connections to finish their requests (and streams).
 pub async fn serve(
     listener: TcpListener,
     router: Router,
     limits: ConnectionLimits,
     shutdown: CancellationToken,
+    drain_limit: Duration,
 ) -> anyhow::Result<()> {
     let slots = limits.max_connections.map(|n| Arc::new(Semaphore::new(n)));
     let per_peer = limits.max_connections_per_peer.map(|max| PeerSlots::new(max, limits.uncapped_peers.clone()));
@@ -117,8 +116,8 @@ pub async fn serve(
         });
     }
     drop(listener);
-    if tokio::time::timeout(DRAIN_LIMIT, graceful.shutdown()).await.is_err() {
-        tracing::warn!(after_s = DRAIN_LIMIT.as_secs(), "shutdown left connections that were still busy");
+    if tokio::time::timeout(drain_limit, graceful.shutdown()).await.is_err() {
+        tracing::warn!(after_ms = drain_limit.as_millis() as u64, "shutdown left connections that were still busy");
     }
     Ok(())
 }

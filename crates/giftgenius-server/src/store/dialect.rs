@@ -74,6 +74,15 @@ impl Dialect for PgPool {
     }
 }
 
+/// The migrations each database is brought to when opened (and `/readyz` checks it still is).
+pub(super) static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
+pub(super) static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
+
+/// The newest migration `migrator` holds (0 when it holds none).
+pub(super) fn newest(migrator: &sqlx::migrate::Migrator) -> i64 {
+    migrator.iter().map(|m| m.version).max().unwrap_or(0)
+}
+
 /// Opens (creating if needed) a SQLite file in WAL mode and runs the embedded migrations.
 ///
 /// `synchronous=FULL`: in WAL mode, NORMAL syncs the log only at checkpoints, so a power loss
@@ -91,7 +100,7 @@ pub(super) async fn open_sqlite(path: &str) -> Result<SqlitePool, sqlx::Error> {
         .busy_timeout(Duration::from_secs(10))
         .foreign_keys(true);
     let pool = SqlitePoolOptions::new().max_connections(SQLITE_POOL_SIZE).connect_with(options).await?;
-    sqlx::migrate!("./migrations/sqlite").run(&pool).await?;
+    SQLITE_MIGRATIONS.run(&pool).await?;
     Ok(pool)
 }
 
@@ -110,6 +119,6 @@ pub(super) async fn open_postgres(url: &str) -> Result<PgPool, sqlx::Error> {
         .acquire_timeout(Duration::from_secs(10))
         .connect_with(options)
         .await?;
-    sqlx::migrate!("./migrations/postgres").run(&pool).await?;
+    POSTGRES_MIGRATIONS.run(&pool).await?;
     Ok(pool)
 }

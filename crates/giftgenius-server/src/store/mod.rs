@@ -131,6 +131,23 @@ impl Store {
         Ok(Self { pool })
     }
 
+    /// Whether the database answers and holds every migration this build knows (`/readyz`): a
+    /// database another build rolled back, or one that stopped answering, is not ready.
+    pub async fn is_migrated(&self) -> StoreResult<bool> {
+        const NEWEST_APPLIED: &str = "SELECT COALESCE(MAX(version), 0) FROM _sqlx_migrations WHERE success";
+        let (applied, expected) = match &self.pool {
+            Pool::Sqlite(pool) => (
+                sqlx::query_scalar::<_, i64>(NEWEST_APPLIED).fetch_one(pool).await?,
+                dialect::newest(&dialect::SQLITE_MIGRATIONS),
+            ),
+            Pool::Postgres(pool) => (
+                sqlx::query_scalar::<_, i64>(NEWEST_APPLIED).fetch_one(pool).await?,
+                dialect::newest(&dialect::POSTGRES_MIGRATIONS),
+            ),
+        };
+        Ok(applied >= expected)
+    }
+
     /// How durable a commit is, as the database itself reports it (logged at startup, printed
     /// by the benchmarks): SQLite's `synchronous` level, PostgreSQL's `synchronous_commit` and
     /// `fsync`.

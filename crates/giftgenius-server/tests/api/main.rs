@@ -15,6 +15,7 @@ mod error_examples;
 mod fail_closed;
 mod fencing;
 mod field_messages;
+mod health;
 mod hostile;
 mod http;
 mod http_limits;

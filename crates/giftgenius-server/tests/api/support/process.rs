@@ -23,6 +23,22 @@ impl ServerProcess {
     pub fn wait(&mut self) -> std::process::ExitStatus {
         self.child.wait().expect("wait for the server process")
     }
+
+    /// Sends it SIGTERM, as an orchestrator stopping it does.
+    pub fn terminate(&self) {
+        let status = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().expect("kill runs");
+        assert!(status.success(), "kill -TERM failed");
+    }
+
+    /// Its exit status once it has exited, without waiting.
+    pub fn exited(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.try_wait().expect("try_wait")
+    }
+
+    /// `host:port` it listens on.
+    pub fn address(&self) -> &str {
+        self.url.trim_start_matches("http://")
+    }
 }
 
 impl Drop for ServerProcess {
