@@ -192,7 +192,7 @@ pub struct Config {
     #[arg(long, env = "GIFTGENIUS_REQUEST_TIMEOUT_MS", default_value_t = 30_000)]
     pub request_timeout_ms: u64,
     /// On SIGTERM, how long `/readyz` answers 503 `draining` while still serving, so load
-    /// balancers stop sending before the listener closes.
+    /// balancers stop sending before the listener closes (Ctrl-C skips it).
     #[arg(long, env = "GIFTGENIUS_SHUTDOWN_DELAY_SECS", default_value_t = 5)]
     pub shutdown_delay_secs: u64,
     /// After the listener closes, how long calls in flight may take to finish; then (or at a

@@ -370,14 +370,16 @@ impl Application {
         // address reaches handlers as `ConnectInfo` the same way.
         let mut server =
             tokio::spawn(crate::http::serve::serve(listener, router, limits, accepting.clone(), shutdown_grace));
-        tokio::select! {
-            _ = signals.next() => {}
-            _ = stop.cancelled() => {}
+        // Ctrl-C is a person at a terminal, not a load balancer: no delay for it, the calls in
+        // flight still finish.
+        let shutdown_delay = tokio::select! {
+            signal = signals.next() => if signal == StopSignal::Interrupt { Duration::ZERO } else { shutdown_delay },
+            _ = stop.cancelled() => shutdown_delay,
             served = &mut server => {
                 shutdown.cancel();
                 return served.context("server task")?.context("server error");
             }
-        }
+        };
         state.drain.start();
         tracing::info!(delay_s = shutdown_delay.as_secs(), "draining: /readyz answers 503 until the listener closes");
         let mut forced = tokio::select! {
@@ -428,6 +430,15 @@ impl Application {
     }
 }
 
+/// Which signal asked the server to stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StopSignal {
+    /// SIGTERM: an orchestrator, which waits the delay out for load balancers to notice.
+    Terminate,
+    /// Ctrl-C (SIGINT).
+    Interrupt,
+}
+
 /// SIGTERM and Ctrl-C, each one as it comes (the first starts the drain, the second ends it).
 struct StopSignals {
     #[cfg(unix)]
@@ -448,7 +459,7 @@ impl StopSignals {
         Self {}
     }
 
-    async fn next(&mut self) {
+    async fn next(&mut self) -> StopSignal {
         let ctrl_c = async {
             if tokio::signal::ctrl_c().await.is_err() {
                 std::future::pending::<()>().await;
@@ -465,6 +476,6 @@ impl StopSignals {
         };
         #[cfg(not(unix))]
         let terminate = std::future::pending::<()>();
-        tokio::select! { _ = ctrl_c => {}, _ = terminate => {} }
+        tokio::select! { _ = ctrl_c => StopSignal::Interrupt, _ = terminate => StopSignal::Terminate }
     }
 }

@@ -71,6 +71,11 @@ async fn wait_until<F: std::future::Future<Output = bool>>(what: &str, mut done:
 /// SIGTERM, then waits until the server no longer accepts connections.
 async fn terminate_until_the_listener_closes(server: &ServerProcess) {
     server.terminate();
+    until_the_listener_closes(server).await;
+}
+
+/// Waits until the server no longer accepts connections.
+async fn until_the_listener_closes(server: &ServerProcess) {
     let address = server.address().to_string();
     wait_until("the listener closes", || {
         let address = address.clone();
@@ -97,6 +102,20 @@ async fn sigterm_turns_readyz_to_draining_while_the_rest_still_answers() {
     drop(client);
     // A second SIGTERM ends the delay at once; nothing was in flight, so that is a clean exit.
     server.terminate();
+    let status = tokio::task::spawn_blocking(move || server.wait()).await.unwrap();
+    assert!(status.success(), "{status:?}");
+}
+
+/// Ctrl-C is a person, not a load balancer: the listener closes without the delay (600 s here,
+/// so waiting it out would fail the test's one-minute wait) and the process exits 0.
+#[tokio::test]
+async fn ctrl_c_skips_the_delay_and_exits_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let provider = SandboxPay::start();
+    let mut server = start(&dir.path().join("giftgenius.db"), &provider, "600").await;
+    assert_eq!(get(&format!("{}/readyz", server.url), None).await.0, 200);
+    server.interrupt();
+    until_the_listener_closes(&server).await;
     let status = tokio::task::spawn_blocking(move || server.wait()).await.unwrap();
     assert!(status.success(), "{status:?}");
 }

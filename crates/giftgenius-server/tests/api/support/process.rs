@@ -26,8 +26,17 @@ impl ServerProcess {
 
     /// Sends it SIGTERM, as an orchestrator stopping it does.
     pub fn terminate(&self) {
-        let status = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().expect("kill runs");
-        assert!(status.success(), "kill -TERM failed");
+        self.signal("-TERM");
+    }
+
+    /// Ctrl-C, as a person at the terminal would.
+    pub fn interrupt(&self) {
+        self.signal("-INT");
+    }
+
+    fn signal(&self, which: &str) {
+        let status = Command::new("kill").args([which, &self.child.id().to_string()]).status().expect("kill runs");
+        assert!(status.success(), "kill {which} failed");
     }
 
     /// Its exit status once it has exited, without waiting.
