@@ -329,7 +329,7 @@ pub enum Why {
     Popular { tag: String },
     /// What sets the gift apart from the others shown: a tag no other card of the result has.
     OnlyTag { tag: String },
-    /// Its price, when no budget was asked and nothing else tells this card apart.
+    /// Its price, when nothing else tells this card apart (the last thing a card may say).
     Price { price: Money },
 }
 

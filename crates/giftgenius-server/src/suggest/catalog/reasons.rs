@@ -13,7 +13,7 @@
 //!   card matching the same interest says where else the interest is found (its name, its
 //!   description) when that is a sentence not yet said twice;
 //! - a card left with nothing of its own gets its price against the budget, else one of its tags
-//!   ("popular"), else (no budget asked) its price: the cards lacking one share these out so
+//!   ("popular"), else its bare price: the cards lacking one share these out so
 //!   that as many as can get one no other card says (a matching); a card still without says
 //!   what is not on two cards yet and is no other card's only sentence of its own.
 //!
@@ -251,15 +251,14 @@ fn budget_reason(gift: &CatalogGift, q: &SuggestGiftsQuery) -> Option<Reason> {
 }
 
 /// What a card with nothing of its own may say, in order of preference: its price against the
-/// budget, one of its tags that is not an asked interest, and without a budget its bare price
-/// (last: the card shows it anyway, but it is a sentence no other card at another price says).
+/// budget, one of its tags that is not an asked interest, and last its bare price (the card
+/// shows it anyway, but it is a sentence no other card at another price says; with a budget it
+/// is what a third card at the same price says when two already say how it sits in the budget).
 fn fallbacks(gift: &CatalogGift, q: &SuggestGiftsQuery, stems: &[Vec<String>]) -> Vec<Reason> {
     let popular = gift.tags.iter().filter(|t| !asked_tag(t, stems)).map(|tag| popular(tag));
     let mut out: Vec<Reason> = budget_reason(gift, q).into_iter().chain(popular).collect();
-    if q.budget_max.is_none() {
-        let price = price_in(gift.price_cents, q.currency);
-        out.push(Reason { text: format!("Priced at {}", price.display_short()), why: Why::Price { price } });
-    }
+    let price = price_in(gift.price_cents, q.currency);
+    out.push(Reason { text: format!("Priced at {}", price.display_short()), why: Why::Price { price } });
     out
 }
 
