@@ -8,12 +8,21 @@ use sha2::{Digest, Sha256};
 
 /// `acp1:` + SHA-256 (hex) of the canonical form of `body`.
 pub fn acp1(body: &Value) -> String {
-    let mut canonical = String::new();
-    write_canonical(body, &mut canonical);
+    let canonical = canonical_json(body, canonical_number);
     format!("acp1:{}", hex::encode(Sha256::digest(canonical.as_bytes())))
 }
 
-fn write_canonical(value: &Value, out: &mut String) {
+/// Compact JSON with every object's keys sorted, arrays in order, strings and literals as JSON
+/// writes them, and numbers as `number` writes them: the one canonical form behind both
+/// fingerprints (`acp1`, and the app's tools' with numbers as written,
+/// `checkout::idempotency::fingerprint`).
+pub fn canonical_json(value: &Value, number: fn(&Number) -> String) -> String {
+    let mut out = String::new();
+    write_canonical(value, number, &mut out);
+    out
+}
+
+fn write_canonical(value: &Value, number: fn(&Number) -> String, out: &mut String) {
     match value {
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
@@ -25,7 +34,7 @@ fn write_canonical(value: &Value, out: &mut String) {
                 }
                 out.push_str(&Value::String(key.clone()).to_string());
                 out.push(':');
-                write_canonical(&map[key], out);
+                write_canonical(&map[key], number, out);
             }
             out.push('}');
         }
@@ -35,11 +44,11 @@ fn write_canonical(value: &Value, out: &mut String) {
                 if i > 0 {
                     out.push(',');
                 }
-                write_canonical(item, out);
+                write_canonical(item, number, out);
             }
             out.push(']');
         }
-        Value::Number(n) => out.push_str(&canonical_number(n)),
+        Value::Number(n) => out.push_str(&number(n)),
         other => out.push_str(&other.to_string()),
     }
 }

@@ -33,6 +33,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
+use crate::acp::fingerprint::canonical_json;
 use crate::clock::Clock;
 use crate::context::{CallContext, DEFAULT_LOCALE};
 use crate::outcome::{Answer, Outcome, envelope};
@@ -49,21 +50,9 @@ pub fn fingerprint(arguments: &Map<String, Value>) -> String {
     for field in NOT_FINGERPRINTED {
         canonical.remove(field);
     }
-    hex::encode(Sha256::digest(canonical_json(&Value::Object(canonical)).as_bytes()))
-}
-
-fn canonical_json(value: &Value) -> String {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            let fields: Vec<String> =
-                keys.iter().map(|k| format!("{}:{}", Value::String((*k).clone()), canonical_json(&map[*k]))).collect();
-            format!("{{{}}}", fields.join(","))
-        }
-        Value::Array(items) => format!("[{}]", items.iter().map(canonical_json).collect::<Vec<_>>().join(",")),
-        other => other.to_string(),
-    }
+    // Numbers as written, so the keys already stored keep matching (ACP's `acp1` normalizes them).
+    let canonical = canonical_json(&Value::Object(canonical), serde_json::Number::to_string);
+    hex::encode(Sha256::digest(canonical.as_bytes()))
 }
 
 /// A finished call's answer as stored: the envelope exactly as first sent, the widget-only
@@ -368,6 +357,18 @@ mod tests {
 
     fn map(v: Value) -> Map<String, Value> {
         v.as_object().cloned().unwrap()
+    }
+
+    /// The app's canonical form, byte for byte: keys sorted, compact, numbers as written (the
+    /// fingerprints of keys already stored depend on it; `acp1` is the one that normalizes).
+    #[test]
+    fn the_apps_canonical_form_keeps_numbers_as_written() {
+        let value: Value = serde_json::from_str(r#"{"b": 1.0, "a": [2, "x", null, {"d": 1e2, "c": true}]}"#).unwrap();
+        assert_eq!(
+            canonical_json(&value, serde_json::Number::to_string),
+            r#"{"a":[2,"x",null,{"c":true,"d":100.0}],"b":1.0}"#
+        );
+        assert_ne!(fingerprint(&map(json!({"q": 1}))), fingerprint(&map(json!({"q": 1.0}))));
     }
 
     #[test]
