@@ -45,7 +45,35 @@ pub struct ChargeRequest {
     pub currency: String,
     #[serde(default)]
     pub description: String,
+    /// What pays: absent for the sandbox's own test card, or a vault token (`vt_…`) from
+    /// `POST /agentic_commerce/delegate_payment` (ACP delegated payment), which must fit its
+    /// allowance; refusals are 402 `card_error` with a [`TOKEN_REFUSALS`] code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payment_token: Option<PaymentToken>,
 }
+
+/// A vault token and what the merchant says the charge is for; the provider checks both against
+/// the token's allowance.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PaymentToken {
+    /// `vt_…`
+    pub token: String,
+    pub checkout_session_id: String,
+    pub merchant_id: String,
+}
+
+/// The `code`s of a 402 that refuses a vault token before any money moves (recorded as a
+/// failed charge under the key, like a decline; the token stays as it was).
+pub const TOKEN_REFUSALS: [&str; 7] = [
+    "token_unknown",
+    "token_expired",
+    "token_used",
+    "token_over_allowance",
+    "token_wrong_session",
+    "token_wrong_merchant",
+    "token_wrong_currency",
+];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
