@@ -6,18 +6,25 @@
 //!
 //! | request | answer |
 //! |---|---|
-//! | `POST /v1/charges` + `Idempotency-Key`, body [`ChargeRequest`] | 200 [`Charge`] (succeeded); 402 `card_error` (declined, with the charge's id); 400 `idempotency_error` (the key was used with another body); 409 `idempotency_key_in_use` (the first request with this key is still being processed); 503 `api_error` (nothing was charged) |
+//! | `POST /v1/charges` + `Idempotency-Key`, body [`ChargeRequest`] | 200 [`Charge`] (succeeded); 402 `card_error` (declined, with the charge's id: `card_declined`, `insufficient_funds`, or a vault token refused, [`TOKEN_REFUSALS`]); 400 `idempotency_error` (the key was used with another body, vault token included); 409 `idempotency_key_in_use` (the first request with this key is still being processed); 503 `api_error` (nothing was charged) |
 //! | `GET /v1/charges/{id}` | 200 [`Charge`]; 404 `resource_missing` |
 //! | `GET /v1/charges?idempotency_key=K&limit=N&starting_after=ID` | 200 [`ChargeList`], oldest first: "what happened to the charge requested under K", or the whole ledger page by page |
 //! | `POST /v1/refunds` + `Idempotency-Key`, body [`RefundRequest`] | 200 [`Refund`]; 400 `idempotency_error` (the key was used with another body); 400 `charge_already_refunded` (nothing left to refund); 404 `resource_missing` (no such succeeded charge); 503 `api_error` (nothing refunded). Faults apply as to charges (`decline` does not: a refund is not a card payment) |
 //! | `GET /v1/refunds?idempotency_key=K&limit=N&starting_after=ID` | 200 [`RefundList`], oldest first |
 //! | `GET/POST /admin/settings`, body [`SettingsUpdate`] | 200 [`Settings`]: latency and injected faults, stored in the provider's database so every process serving it shares them |
+//! | `POST /agentic_commerce/delegate_payment` + `API-Version` + `Idempotency-Key`, body `delegate::DelegatePaymentRequest` (ACP, docs/acp.md §8) | 201 `delegate::DelegatePaymentResponse` (a vault token `vt_…` for [`PaymentToken`]); flat ACP errors `delegate::DelegateError`: 400 `invalid_card` + `param`, `idempotency_key_required`, `missing_api_version`/`unsupported_api_version`; 401 `unauthorized`; 409 `idempotency_in_flight`; 422 `invalid_card` + `param`, `idempotency_conflict`; 500 `processing_error`. A replay keeps its status and says `Idempotent-Replayed: true` |
 //! | `GET /healthz` | `ok` |
 //!
 //! Every request must be addressed to a loopback name (`Host: localhost`, `*.localhost`,
 //! `127.0.0.1`, `[::1]`) and carry no `Origin` (else 403); every one but `GET /healthz` carries
-//! the provider's secret as `Authorization: Bearer SECRET` (else 401, see `token.rs`); a body is
-//! `Content-Type: application/json` (else 415). See `guard.rs`.
+//! a key as `Authorization: Bearer KEY` (else 401, see `token.rs`): the delegate-payment key on
+//! `delegate_payment`, the provider's admin secret everywhere else, never the other one; a body
+//! is `Content-Type: application/json` (else 415). See `guard.rs`.
+//!
+//! A charge that names a vault token ([`ChargeRequest::payment_token`]) is decided by the token
+//! (`vault.rs`): refused before any money moves when it breaks its allowance (unknown, expired,
+//! used by another charge, amount over `max_amount`, another currency, session or merchant),
+//! else its test card approves (the token is then used) or declines (it is not).
 
 use serde::{Deserialize, Serialize};
 
@@ -45,7 +52,35 @@ pub struct ChargeRequest {
     pub currency: String,
     #[serde(default)]
     pub description: String,
+    /// What pays: absent for the sandbox's own test card, or a vault token (`vt_…`) from
+    /// `POST /agentic_commerce/delegate_payment` (ACP delegated payment), which must fit its
+    /// allowance; refusals are 402 `card_error` with a [`TOKEN_REFUSALS`] code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payment_token: Option<PaymentToken>,
 }
+
+/// A vault token and what the merchant says the charge is for; the provider checks both against
+/// the token's allowance.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PaymentToken {
+    /// `vt_…`
+    pub token: String,
+    pub checkout_session_id: String,
+    pub merchant_id: String,
+}
+
+/// The `code`s of a 402 that refuses a vault token before any money moves (recorded as a
+/// failed charge under the key, like a decline; the token stays as it was).
+pub const TOKEN_REFUSALS: [&str; 7] = [
+    "token_unknown",
+    "token_expired",
+    "token_used",
+    "token_over_allowance",
+    "token_wrong_session",
+    "token_wrong_merchant",
+    "token_wrong_currency",
+];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -49,6 +49,16 @@ pub struct Config {
     /// the provider it starts: never on the command line, which every user can read in `ps`).
     #[arg(long, hide = true)]
     pub admin_token_stdin: bool,
+    /// The file holding the key an ACP agent platform shows on `POST
+    /// /agentic_commerce/delegate_payment` (and on no other path; the admin secret is not
+    /// taken there). Created like the secret file when missing. Default: beside --db, named
+    /// after it (`pay.db` → `pay.delegate-key`).
+    #[arg(long, env = "GIFTGENIUS_SANDBOX_PAY_DELEGATE_KEY_FILE")]
+    pub delegate_payment_key_file: Option<PathBuf>,
+    /// Take the delegate-payment key from the next line of stdin (the second, after the admin
+    /// secret of --admin-token-stdin): how the app hands one to the provider it starts.
+    #[arg(long, hide = true)]
+    pub delegate_payment_key_stdin: bool,
     /// Log format on stderr; filter with GIFTGENIUS_SANDBOX_PAY_LOG (else GIFTGENIUS_LOG).
     #[arg(long, env = "GIFTGENIUS_SANDBOX_PAY_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
@@ -58,6 +68,11 @@ impl Config {
     /// `--admin-token-file`, or its default beside the database.
     pub fn admin_token_path(&self) -> PathBuf {
         self.admin_token_file.clone().unwrap_or_else(|| Path::new(&self.db).with_extension("token"))
+    }
+
+    /// `--delegate-payment-key-file`, or its default beside the database.
+    pub fn delegate_key_path(&self) -> PathBuf {
+        self.delegate_payment_key_file.clone().unwrap_or_else(|| Path::new(&self.db).with_extension("delegate-key"))
     }
 }
 
@@ -69,7 +84,10 @@ mod tests {
     fn the_secret_sits_beside_the_database_unless_a_file_is_named() {
         let config = Config::parse_from(["giftgenius-sandbox-pay", "--db", "/tmp/x/pay.db"]);
         assert_eq!(config.admin_token_path(), PathBuf::from("/tmp/x/pay.token"));
+        assert_eq!(config.delegate_key_path(), PathBuf::from("/tmp/x/pay.delegate-key"));
         let config = Config::parse_from(["giftgenius-sandbox-pay", "--admin-token-file", "/run/s"]);
         assert_eq!(config.admin_token_path(), PathBuf::from("/run/s"));
+        let config = Config::parse_from(["giftgenius-sandbox-pay", "--delegate-payment-key-file", "/run/d"]);
+        assert_eq!(config.delegate_key_path(), PathBuf::from("/run/d"));
     }
 }

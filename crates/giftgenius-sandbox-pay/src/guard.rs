@@ -8,8 +8,13 @@
 //! 2. No `Origin` header at all: else 403 (browsers add one to cross-origin requests and to
 //!    every POST; no client of this API is a browser).
 //! 3. `Authorization: Bearer SECRET` (`token.rs`) on every route but `GET /healthz`: else 401.
+//!    The delegate-payment path takes the delegate key and nothing else; every other path takes
+//!    the admin secret and nothing else.
 //! 4. A request other than GET/HEAD must say `Content-Type: application/json`: else 415 (a
 //!    no-cors POST can only say `text/plain`, a form or multipart).
+//!
+//! Refusals on the delegate-payment path are ACP error objects (`delegate::DelegateError`);
+//! elsewhere, the Stripe-shaped `api::ErrorBody`.
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::sync::Arc;
@@ -20,8 +25,16 @@ use axum::middleware::Next;
 use axum::response::Response;
 
 use crate::api::HEALTH_PATH;
+use crate::delegate::DELEGATE_PAYMENT_PATH;
 use crate::routes::error;
-use crate::token::AdminToken;
+use crate::token::{AdminToken, DelegateKey};
+
+/// The secrets requests are checked against, each for its own paths.
+#[derive(Debug, Clone)]
+pub struct Keys {
+    pub admin: AdminToken,
+    pub delegate: DelegateKey,
+}
 
 /// Whether a `Host` header (or HTTP/2 authority) names this machine: `localhost`, a name under
 /// `.localhost` (browsers resolve those to loopback themselves, so no one else's DNS can answer
@@ -70,11 +83,16 @@ fn is_json(content_type: Option<&HeaderValue>) -> bool {
 }
 
 /// The checks of the module docs, as a layer over every route.
-pub async fn guard(State(token): State<Arc<AdminToken>>, request: Request, next: Next) -> Response {
+pub async fn guard(State(keys): State<Arc<Keys>>, request: Request, next: Next) -> Response {
     let path = request.uri().path().to_string();
+    let delegate = path == DELEGATE_PAYMENT_PATH;
     let refused = |status: StatusCode, code: &str, message: &str| {
         tracing::info!(path, code, "request refused");
-        error(status, "invalid_request_error", Some(code), message, None)
+        if delegate {
+            crate::delegate::routes::refused(request.headers(), status, code, message)
+        } else {
+            error(status, "invalid_request_error", Some(code), message, None)
+        }
     };
     if !request_host(&request).is_some_and(is_loopback_host) {
         return refused(
@@ -87,11 +105,17 @@ pub async fn guard(State(token): State<Arc<AdminToken>>, request: Request, next:
         return refused(StatusCode::FORBIDDEN, "origin_not_allowed", "This provider does not answer web pages.");
     }
     let open = path == HEALTH_PATH && matches!(*request.method(), Method::GET | Method::HEAD);
-    if !open && !token.admits(request.headers().get(header::AUTHORIZATION)) {
+    let authorization = request.headers().get(header::AUTHORIZATION);
+    let admitted = if delegate { keys.delegate.admits(authorization) } else { keys.admin.admits(authorization) };
+    if !open && !admitted {
         let mut response = refused(
             StatusCode::UNAUTHORIZED,
             "unauthorized",
-            "Send the provider's secret (its --admin-token-file) as `Authorization: Bearer SECRET`.",
+            if delegate {
+                "Send the delegate-payment key (the provider's --delegate-payment-key-file) as `Authorization: Bearer KEY`."
+            } else {
+                "Send the provider's secret (its --admin-token-file) as `Authorization: Bearer SECRET`."
+            },
         );
         response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         return response;

@@ -10,6 +10,9 @@
 //! [`MAX_LATENCY_MS`]): nothing was charged, so it is forgotten, and the attempt it belonged to
 //! can no longer decide anything.
 //!
+//! A charge that names a vault token is decided by `vault.rs` instead of [`Ledger::decide`]: the
+//! token's checks and its use are part of the transaction that decides.
+//!
 //! A latency change applies to the requests already waiting out theirs ([`Ledger::wait_latency`]),
 //! so a test can hold a charge in `processing` (a long latency) for exactly as long as it needs,
 //! then let it be decided at once (latency 0), instead of guessing a latency its steps fit in.
@@ -48,6 +51,10 @@ pub struct ChargeRow {
     pub attempt: String,
     pub started_at_ms: i64,
     pub created_at_ms: i64,
+    /// The vault token the charge named (`vault.rs`), with the session and merchant it was for.
+    pub payment_token: Option<String>,
+    pub token_session: Option<String>,
+    pub token_merchant: Option<String>,
 }
 
 impl ChargeRow {
@@ -58,7 +65,13 @@ impl ChargeRow {
 
     /// Whether `request` asks for exactly what this row was requested with.
     pub fn same_request(&self, request: &ChargeRequest) -> bool {
-        self.amount == request.amount && self.currency == request.currency && self.description == request.description
+        let token = request.payment_token.as_ref();
+        self.amount == request.amount
+            && self.currency == request.currency
+            && self.description == request.description
+            && self.payment_token.as_deref() == token.map(|t| t.token.as_str())
+            && self.token_session.as_deref() == token.map(|t| t.checkout_session_id.as_str())
+            && self.token_merchant.as_deref() == token.map(|t| t.merchant_id.as_str())
     }
 
     pub fn to_api(&self) -> Charge {
@@ -131,8 +144,9 @@ pub enum RefundOutcome {
 pub enum Begin {
     /// The key is ours to decide, as `attempt`, for the charge `id`.
     Started { attempt: String, id: String },
-    /// The key already has a charge (or one in progress): answer from it.
-    Existing(ChargeRow),
+    /// The key already has a charge (or one in progress): answer from it. (Boxed: a row is
+    /// large next to `Started`.)
+    Existing(Box<ChargeRow>),
 }
 
 #[derive(Debug, Clone)]
@@ -159,6 +173,11 @@ impl Ledger {
         Ok(Self { pool, latency_changed: Arc::new(Notify::new()) })
     }
 
+    /// The database, for the modules that keep their own tables in it (`vault.rs`, `delegate/`).
+    pub(crate) fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+
     /// Records `key` as processing for `request`, or reports the charge it already has.
     pub async fn begin(&self, key: &str, request: &ChargeRequest, now_ms: i64) -> LedgerResult<Begin> {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
@@ -170,9 +189,11 @@ impl Ledger {
         let started = match existing {
             None => {
                 let id = new_id("ch");
+                let token = request.payment_token.as_ref();
                 sqlx::query(
                     "INSERT INTO charges (idempotency_key, id, amount, currency, description, status, attempt, \
-                     started_at_ms, created_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)",
+                     started_at_ms, created_at_ms, payment_token, token_session, token_merchant) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10, $11)",
                 )
                 .bind(key)
                 .bind(&id)
@@ -182,6 +203,9 @@ impl Ledger {
                 .bind(ChargeStatus::Processing.as_str())
                 .bind(&attempt)
                 .bind(now_ms)
+                .bind(token.map(|t| &t.token))
+                .bind(token.map(|t| &t.checkout_session_id))
+                .bind(token.map(|t| &t.merchant_id))
                 .execute(&mut *tx)
                 .await?;
                 Begin::Started { attempt, id }
@@ -199,7 +223,7 @@ impl Ledger {
                     .await?;
                 Begin::Started { attempt, id: row.id }
             }
-            Some(row) => Begin::Existing(row),
+            Some(row) => Begin::Existing(Box::new(row)),
         };
         tx.commit().await?;
         Ok(started)

@@ -6,6 +6,9 @@
 //!   `faults`: injected failures; `config`: its flags.
 //! - `guard`: what every request must show (a loopback `Host`, no `Origin`, the secret of
 //!   `token`, JSON bodies): a web page the developer visits cannot use the provider.
+//! - `delegate`: ACP delegated payment (`POST /agentic_commerce/delegate_payment`), which turns
+//!   a test card into a vault token with an allowance; `vault`: those tokens, checked and used
+//!   by a charge that names one.
 //!
 //! What makes it a provider and not a mock: it honours its own idempotency key (the same key and
 //! body get the same answer, replayed; another body gets a 400), records declines and replays
@@ -16,12 +19,15 @@
 
 pub mod api;
 pub mod config;
+pub mod delegate;
 pub mod faults;
 pub mod guard;
 pub mod ledger;
 mod routes;
 pub mod token;
+pub mod vault;
 
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Context;
@@ -32,8 +38,9 @@ pub use config::Config;
 
 use crate::api::SettingsUpdate;
 use crate::faults::FaultPlan;
+use crate::guard::Keys;
 use crate::ledger::Ledger;
-use crate::token::AdminToken;
+use crate::token::{AdminToken, DelegateKey, Secret, SecretKind};
 
 /// How long in-flight requests get to finish after a shutdown signal (a `timeout` fault's
 /// withheld answer would otherwise hold the process for minutes).
@@ -43,18 +50,24 @@ const DRAIN: Duration = Duration::from_secs(2);
 /// Prints [`api::LISTENING_LINE`] and the base URL on stdout once it listens.
 pub async fn run(config: Config) -> anyhow::Result<()> {
     let mut stdin = BufReader::new(tokio::io::stdin()).lines();
-    let (token, token_file) = if config.admin_token_stdin {
-        let line = stdin.next_line().await.context("cannot read the secret from stdin")?.unwrap_or_default();
-        (AdminToken::parse(&line).map_err(|why| anyhow::anyhow!("--admin-token-stdin: {why}"))?, None)
-    } else {
-        let path = config.admin_token_path();
-        let (token, created) = AdminToken::read_or_create(&path)
-            .with_context(|| "--admin-token-file: the provider's secret (every request but /healthz shows it)")?;
-        if created {
-            tracing::warn!(file = %path.display(), "wrote a new secret for this provider's clients");
-        }
-        (token, Some(path))
-    };
+    // In this order: the admin secret is the first line of stdin, the delegate key the next.
+    let (token, token_file): (AdminToken, _) = secret(
+        &mut stdin,
+        config.admin_token_stdin.then_some("--admin-token-stdin"),
+        &config.admin_token_path(),
+        "--admin-token-file: the provider's secret (every request but /healthz and delegate_payment shows it)",
+    )
+    .await?;
+    let (delegate, delegate_file): (DelegateKey, _) = secret(
+        &mut stdin,
+        config.delegate_payment_key_stdin.then_some("--delegate-payment-key-stdin"),
+        &config.delegate_key_path(),
+        "--delegate-payment-key-file: the key ACP delegate_payment requests show",
+    )
+    .await?;
+    if delegate.expose() == token.expose() {
+        anyhow::bail!("the delegate-payment key must differ from the admin secret: each opens its own paths only");
+    }
     let plan = config.faults.as_deref().map(FaultPlan::parse).transpose().map_err(anyhow::Error::msg)?;
     let ledger =
         Ledger::open(&config.db).await.with_context(|| format!("cannot open the sandbox ledger {}", config.db))?;
@@ -72,6 +85,8 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         url,
         db = config.db,
         secret_file = token_file.as_ref().map_or_else(|| "(given on stdin)".to_string(), |f| f.display().to_string()),
+        delegate_key_file =
+            delegate_file.as_ref().map_or_else(|| "(given on stdin)".to_string(), |f| f.display().to_string()),
         latency_ms = settings.latency_ms,
         faults = settings.faults,
         charges = ledger.count().await?,
@@ -93,14 +108,35 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             stop.cancel();
         }
     });
-    let serve = axum::serve(listener, routes::router(ledger, token)).with_graceful_shutdown({
-        let stop = stop.clone();
-        async move { stop.cancelled().await }
-    });
+    let serve =
+        axum::serve(listener, routes::router(ledger, Keys { admin: token, delegate })).with_graceful_shutdown({
+            let stop = stop.clone();
+            async move { stop.cancelled().await }
+        });
     tokio::select! {
         served = serve => served.context("server error"),
         _ = async { stop.cancelled().await; tokio::time::sleep(DRAIN).await } => Ok(()),
     }
+}
+
+/// A secret from the next line of stdin (when `stdin_flag` names the flag that asked for it),
+/// else from the file at `path`, created with a fresh secret when missing. Returns the file it
+/// came from, if any.
+async fn secret<K: SecretKind>(
+    stdin: &mut Lines<BufReader<Stdin>>,
+    stdin_flag: Option<&str>,
+    path: &Path,
+    what: &'static str,
+) -> anyhow::Result<(Secret<K>, Option<PathBuf>)> {
+    if let Some(flag) = stdin_flag {
+        let line = stdin.next_line().await.with_context(|| format!("{flag}: cannot read stdin"))?.unwrap_or_default();
+        return Ok((Secret::parse(&line).map_err(|why| anyhow::anyhow!("{flag}: {why}"))?, None));
+    }
+    let (secret, created) = Secret::read_or_create(path).context(what)?;
+    if created {
+        tracing::warn!(file = %path.display(), kind = K::NAME, "wrote a new secret for this provider's clients");
+    }
+    Ok((secret, Some(path.to_path_buf())))
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

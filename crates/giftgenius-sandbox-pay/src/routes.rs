@@ -18,9 +18,9 @@ use crate::api::{
     MAX_KEY_LEN, MAX_PAGE, REFUNDS_PATH, REPLAYED_HEADER, RefundList, RefundRequest, SETTINGS_PATH, SettingsUpdate,
 };
 use crate::faults::{Fault, FaultPlan};
-use crate::guard::guard;
+use crate::guard::{Keys, guard};
 use crate::ledger::{Begin, ChargeRow, Ledger, RefundOutcome, RefundRow};
-use crate::token::AdminToken;
+use crate::vault::failure_message;
 
 /// The largest request body taken (a charge request is a few hundred bytes).
 const MAX_BODY_BYTES: usize = 16 * 1024;
@@ -28,20 +28,25 @@ const MAX_BODY_BYTES: usize = 16 * 1024;
 const TIMEOUT_HANG: Duration = Duration::from_secs(120);
 const DEFAULT_PAGE: usize = 100;
 const MAX_DESCRIPTION_CHARS: usize = 1000;
+/// The longest vault token id, session id or merchant id a charge may name (the allowance's).
+const MAX_TOKEN_FIELD_CHARS: usize = 256;
 /// Stripe's largest amount is eight digits; ours is generous but finite.
 const MAX_AMOUNT: i64 = 1_000_000_000_000;
 
-/// Every route, each behind [`guard`] (loopback `Host`, no `Origin`, `token`, JSON bodies).
-pub fn router(ledger: Ledger, token: AdminToken) -> Router {
+/// Every route, each behind [`guard`] (loopback `Host`, no `Origin`, the path's key, JSON
+/// bodies); ACP's delegate_payment is `delegate::routes`.
+pub fn router(ledger: Ledger, keys: Keys) -> Router {
+    let delegate = crate::delegate::routes::router(ledger.clone(), keys.delegate.clone());
     Router::new()
         .route(HEALTH_PATH, get(|| async { "ok" }))
         .route(CHARGES_PATH, get(list_charges).post(create_charge))
         .route(&format!("{CHARGES_PATH}/{{id}}"), get(get_charge))
         .route(REFUNDS_PATH, get(list_refunds).post(create_refund))
         .route(SETTINGS_PATH, get(get_settings).post(update_settings))
-        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(ledger)
-        .layer(axum::middleware::from_fn_with_state(Arc::new(token), guard))
+        .merge(delegate)
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(axum::middleware::from_fn_with_state(Arc::new(keys), guard))
 }
 
 fn now_ms() -> i64 {
@@ -92,17 +97,15 @@ fn in_use() -> Response {
     )
 }
 
-/// The answer a decided charge gives: 200 with the charge, or 402 with its decline.
+/// The answer a decided charge gives: 200 with the charge, or 402 with its decline (or its
+/// vault token's refusal).
 fn decided(row: &ChargeRow, replayed: bool) -> Response {
     let mut response = match row.status() {
         ChargeStatus::Succeeded => (StatusCode::OK, axum::Json(row.to_api())).into_response(),
-        ChargeStatus::Failed => error(
-            StatusCode::PAYMENT_REQUIRED,
-            "card_error",
-            Some(row.failure_code.as_deref().unwrap_or("card_declined")),
-            "Your card was declined.",
-            Some(&row.id),
-        ),
+        ChargeStatus::Failed => {
+            let code = row.failure_code.as_deref().unwrap_or("card_declined");
+            error(StatusCode::PAYMENT_REQUIRED, "card_error", Some(code), failure_message(code), Some(&row.id))
+        }
         ChargeStatus::Processing => return in_use(),
     };
     if replayed {
@@ -267,6 +270,12 @@ fn parse_charge(headers: &HeaderMap, body: &[u8]) -> Result<(String, ChargeReque
     if request.description.chars().count() > MAX_DESCRIPTION_CHARS {
         return Err("description must be at most 1000 characters.");
     }
+    if let Some(token) = &request.payment_token {
+        let id_ok = |id: &str| !id.is_empty() && id.chars().count() <= MAX_TOKEN_FIELD_CHARS;
+        if !id_ok(&token.token) || !id_ok(&token.checkout_session_id) || !id_ok(&token.merchant_id) {
+            return Err("payment_token's token, checkout_session_id and merchant_id must be 1 to 256 characters.");
+        }
+    }
     Ok((key.to_string(), request))
 }
 
@@ -293,7 +302,7 @@ async fn create_charge(State(ledger): State<Ledger>, headers: HeaderMap, body: B
     // Decided in a task of its own: once received, a charge request is carried through even if
     // the client stops waiting (as at a real provider), so a lookup never sees it stuck.
     let decision = tokio::spawn({
-        let (ledger, key, attempt) = (ledger.clone(), key.clone(), attempt.clone());
+        let (ledger, key, attempt, request) = (ledger.clone(), key.clone(), attempt.clone(), request.clone());
         async move {
             ledger.wait_latency(tokio::time::Instant::now()).await?;
             let fault = ledger.take_fault().await?;
@@ -305,7 +314,13 @@ async fn create_charge(State(ledger): State<Ledger>, headers: HeaderMap, body: B
                 Some(Fault::Decline) => (ChargeStatus::Failed, Some("card_declined")),
                 Some(Fault::Timeout) | None => (ChargeStatus::Succeeded, None),
             };
-            let won = ledger.decide(&key, &attempt, status, failure).await?;
+            // A vault token decides what the injected faults leave to decide (vault.rs).
+            let won = match (&request.payment_token, status) {
+                (Some(token), ChargeStatus::Succeeded) => {
+                    ledger.decide_with_token(&key, &attempt, &request, token, now_ms()).await?
+                }
+                _ => ledger.decide(&key, &attempt, status, failure).await?,
+            };
             Ok::<_, sqlx::Error>(Some((won, fault)))
         }
     });
@@ -340,6 +355,7 @@ async fn create_charge(State(ledger): State<Ledger>, headers: HeaderMap, body: B
                 key,
                 charge = row.id,
                 status = row.status().as_str(),
+                failure = row.failure_code,
                 amount = row.amount,
                 currency = row.currency,
                 "charge decided"

@@ -1,11 +1,19 @@
-//! The provider's secret. Every request but `GET /healthz` carries it as
+//! The provider's secrets. Every request but `GET /healthz` carries one as
 //! `Authorization: Bearer SECRET`, so a web page the developer happens to visit cannot charge,
 //! read the ledger or switch the fault plan (it cannot know the secret; see `guard.rs` for the
-//! rest of what a request must show). One type for the provider, which checks it, and for its
-//! clients, which send it: both read a secret file the same way, and neither can print it (its
-//! `Debug` hides the value).
+//! rest of what a request must show). There are two, each good for its own paths only:
+//!
+//! - [`AdminToken`]: the charges, refunds and settings API (the merchant's key).
+//! - [`DelegateKey`]: `POST /agentic_commerce/delegate_payment` only (the agent platform's key,
+//!   docs/acp.md §8), so whoever tokenizes cards cannot charge them, and the merchant cannot
+//!   tokenize.
+//!
+//! One type for the provider, which checks them, and for its clients, which send them: both read
+//! a secret file the same way, and neither can print it (its `Debug` hides the value). The kind is
+//! a type parameter, so one secret can never be passed where the other is expected.
 
 use std::io::Write;
+use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
@@ -15,20 +23,58 @@ use subtle::ConstantTimeEq;
 /// The shortest secret taken from a file: 128 bits written in hex.
 pub const MIN_LEN: usize = 32;
 
-/// The secret the provider's clients must show.
-#[derive(Clone)]
-pub struct AdminToken(String);
+/// What a secret is for (its `Debug` name); see [`AdminToken`] and [`DelegateKey`].
+pub trait SecretKind {
+    const NAME: &'static str;
+}
 
-impl std::fmt::Debug for AdminToken {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("AdminToken(<hidden>)")
+/// Marks the admin secret: charges, refunds, settings.
+#[derive(Debug, Clone, Copy)]
+pub enum Admin {}
+
+impl SecretKind for Admin {
+    const NAME: &'static str = "AdminToken";
+}
+
+/// Marks the delegate-payment key: `POST /agentic_commerce/delegate_payment` only.
+#[derive(Debug, Clone, Copy)]
+pub enum Delegate {}
+
+impl SecretKind for Delegate {
+    const NAME: &'static str = "DelegateKey";
+}
+
+/// A secret a client must show, of kind `K`.
+pub struct Secret<K> {
+    value: String,
+    kind: PhantomData<K>,
+}
+
+/// The secret the provider's merchant-side clients must show (charges, refunds, settings).
+pub type AdminToken = Secret<Admin>;
+/// The key an ACP agent platform (or the app's preview relay) shows to tokenize a card.
+pub type DelegateKey = Secret<Delegate>;
+
+impl<K> Clone for Secret<K> {
+    fn clone(&self) -> Self {
+        Self::new(self.value.clone())
     }
 }
 
-impl AdminToken {
+impl<K: SecretKind> std::fmt::Debug for Secret<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}(<hidden>)", K::NAME)
+    }
+}
+
+impl<K> Secret<K> {
+    fn new(value: String) -> Self {
+        Self { value, kind: PhantomData }
+    }
+
     /// A fresh random secret: 64 hex digits (244 random bits from the operating system).
     pub fn generate() -> Self {
-        Self(format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple()))
+        Self::new(format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple()))
     }
 
     /// The secret on the first line of `text` (surrounding white space dropped), or why not.
@@ -41,7 +87,7 @@ impl AdminToken {
         if !secret.bytes().all(|b| b.is_ascii_graphic()) {
             return Err("the secret must be printable ASCII without spaces".into());
         }
-        Ok(Self(secret.to_string()))
+        Ok(Self::new(secret.to_string()))
     }
 
     /// The secret in the file at `path` (its first line).
@@ -66,7 +112,7 @@ impl AdminToken {
         }
         let fresh = Self::generate();
         let draft = draft_path(path);
-        write_owner_only(&draft, &fresh.0).with_context(|| format!("cannot write {}", draft.display()))?;
+        write_owner_only(&draft, &fresh.value).with_context(|| format!("cannot write {}", draft.display()))?;
         let linked = std::fs::hard_link(&draft, path);
         let _ = std::fs::remove_file(&draft);
         match linked {
@@ -78,12 +124,12 @@ impl AdminToken {
 
     /// The secret itself: only for a request header or a pipe to the process that checks it.
     pub fn expose(&self) -> &str {
-        &self.0
+        &self.value
     }
 
     /// `Bearer SECRET`, marked sensitive (HTTP/2 never indexes it; debug output hides it).
     pub fn bearer(&self) -> HeaderValue {
-        let mut value = HeaderValue::from_str(&format!("Bearer {}", self.0)).expect("visible ASCII (checked)");
+        let mut value = HeaderValue::from_str(&format!("Bearer {}", self.value)).expect("visible ASCII (checked)");
         value.set_sensitive(true);
         value
     }
@@ -98,7 +144,7 @@ impl AdminToken {
         let Some(shown) = authorization.and_then(|v| v.as_bytes().strip_prefix(b"Bearer ")) else {
             return false;
         };
-        bool::from(shown.ct_eq(self.0.as_bytes()))
+        bool::from(shown.ct_eq(self.value.as_bytes()))
     }
 }
 
@@ -147,6 +193,9 @@ mod tests {
         let token = AdminToken::generate();
         assert_eq!(token.expose().len(), 64);
         assert!(!format!("{token:?}").contains(token.expose()));
+        let key = DelegateKey::generate();
+        assert_eq!(format!("{key:?}"), "DelegateKey(<hidden>)");
+        assert_ne!(key.expose(), token.expose());
     }
 
     #[test]

@@ -125,6 +125,7 @@ impl Payments {
             amount: amount.amount_minor,
             currency: currency_code(amount.currency),
             description: description.to_string(),
+            payment_token: None,
         };
         let response = self
             .http

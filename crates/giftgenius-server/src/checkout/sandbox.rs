@@ -4,9 +4,10 @@
 //! app's database (`giftgenius.db` → `giftgenius-sandbox-pay.db`). It is a child process that
 //! holds the other end of our pipe on its stdin and exits when that closes, so it never outlives
 //! us, even when we are killed with SIGKILL. Its log lines join ours on stderr, in our format.
-//! Its secret (every request but `/healthz` shows it) is generated here for each start and
-//! written as the first line of that pipe: never a command-line argument, which `ps` shows to
-//! every user, and never a file left behind.
+//! Its secret (every request but `/healthz` and delegate_payment shows it) is generated here for
+//! each start and written as the first line of that pipe, and its delegate-payment key (the one
+//! ACP delegate_payment takes, docs/acp.md §8) as the second: never a command-line argument,
+//! which `ps` shows to every user, and never a file left behind.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -14,7 +15,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use giftgenius_sandbox_pay::api::LISTENING_LINE;
-use giftgenius_sandbox_pay::token::AdminToken;
+use giftgenius_sandbox_pay::token::{AdminToken, DelegateKey};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 
@@ -35,6 +36,9 @@ pub struct SandboxProcess {
     pub url: String,
     /// The secret it was given.
     pub token: AdminToken,
+    /// The delegate-payment key it was given: what `POST /agentic_commerce/delegate_payment`
+    /// takes (the app's preview relay tokenizes test cards with it).
+    pub delegate_key: DelegateKey,
     pub db: PathBuf,
 }
 
@@ -81,6 +85,7 @@ impl SandboxProcess {
         let mut command = Command::new(&bin);
         command
             .args(["--host", "127.0.0.1", "--port", "0", "--exit-with-stdin", "--admin-token-stdin"])
+            .arg("--delegate-payment-key-stdin")
             .arg("--db")
             .arg(db)
             .arg("--log-format")
@@ -102,9 +107,9 @@ impl SandboxProcess {
             .spawn()
             .with_context(|| format!("cannot start {}", bin.display()))?;
         let mut stdin = child.stdin.take().context("the provider's stdin")?;
-        let token = AdminToken::generate();
+        let (token, delegate_key) = (AdminToken::generate(), DelegateKey::generate());
         stdin
-            .write_all(format!("{}\n", token.expose()).as_bytes())
+            .write_all(format!("{}\n{}\n", token.expose(), delegate_key.expose()).as_bytes())
             .await
             .context("cannot hand the sandbox payment provider its secret")?;
         stdin.flush().await.context("cannot hand the sandbox payment provider its secret")?;
@@ -121,7 +126,7 @@ impl SandboxProcess {
             }
             Err(_) => bail!("the sandbox payment provider did not listen within {START_TIMEOUT:?}"),
         };
-        Ok(Self { _child: child, _stdin: stdin, url, token, db: db.to_path_buf() })
+        Ok(Self { _child: child, _stdin: stdin, url, token, delegate_key, db: db.to_path_buf() })
     }
 }
 

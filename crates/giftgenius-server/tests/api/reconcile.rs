@@ -103,6 +103,7 @@ async fn a_decline_whose_answer_was_lost_is_settled_as_declined() {
         amount: order.total_minor,
         currency: order.currency.as_str().to_ascii_lowercase(),
         description: charge_description(&order),
+        payment_token: None,
     };
     assert_eq!(app.provider.charge(&provider_key(&order.id), &request).await.status(), 402);
 

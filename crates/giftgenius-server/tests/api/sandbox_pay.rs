@@ -15,7 +15,7 @@ use serde_json::json;
 use crate::support::SandboxPay;
 
 fn usd(amount: i64) -> ChargeRequest {
-    ChargeRequest { amount, currency: "USD".into(), description: "a test charge".into() }
+    ChargeRequest { amount, currency: "USD".into(), description: "a test charge".into(), payment_token: None }
 }
 
 fn replayed(response: &reqwest::Response) -> bool {

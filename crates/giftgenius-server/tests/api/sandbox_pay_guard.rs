@@ -7,10 +7,12 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 
 use giftgenius_sandbox_pay::api::{CHARGES_PATH, ErrorBody, LISTENING_LINE, REFUNDS_PATH, SETTINGS_PATH, Settings};
+use giftgenius_sandbox_pay::delegate::DELEGATE_PAYMENT_PATH;
 use giftgenius_server::startup::Application;
+use reqwest::header::HeaderValue;
 use serde_json::json;
 
-use crate::support::{SandboxPay, spawn_app_with, widget_path};
+use crate::support::{SandboxPay, delegate_body, spawn_app_with, widget_path};
 
 /// The provider's settings, read with its secret.
 async fn settings(provider: &SandboxPay) -> Settings {
@@ -124,6 +126,7 @@ async fn the_provider_run_by_hand_writes_its_secret_beside_its_database_and_logs
         .args(["--port", "0", "--exit-with-stdin", "--db"])
         .arg(dir.path().join("pay.db"))
         .env_remove("GIFTGENIUS_SANDBOX_PAY_ADMIN_TOKEN_FILE")
+        .env_remove("GIFTGENIUS_SANDBOX_PAY_DELEGATE_KEY_FILE")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -148,6 +151,19 @@ async fn the_provider_run_by_hand_writes_its_secret_beside_its_database_and_logs
     }
     assert!(log.contains(&token_file.display().to_string()), "the log says where: {log}");
     assert!(!log.contains(secret), "the log never shows the secret: {log}");
+
+    // The delegate-payment key likewise, a different one, in its own file.
+    let key_file = dir.path().join("pay.delegate-key");
+    let key = std::fs::read_to_string(&key_file).expect("the delegate-payment key file beside the database");
+    let key = key.trim();
+    assert!(key.len() >= 32 && key != secret, "{key:?}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&key_file).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+    assert!(log.contains(&key_file.display().to_string()), "the log says where: {log}");
+    assert!(!log.contains(key), "the log never shows the key: {log}");
 }
 
 #[tokio::test]
@@ -178,16 +194,31 @@ async fn the_provider_the_app_starts_gets_a_secret_nobody_else_sees() {
     let plain = reqwest::Client::new().get(format!("{}{CHARGES_PATH}", sandbox.url)).send().await.unwrap();
     assert_eq!(plain.status(), 401, "anyone else is refused");
 
+    // Its delegate-payment key, piped the same way, opens delegate_payment (for the preview
+    // relay), and the admin secret does not.
+    let delegate = |bearer: HeaderValue| {
+        reqwest::Client::new()
+            .post(format!("{}{DELEGATE_PAYMENT_PATH}", sandbox.url))
+            .header("authorization", bearer)
+            .header("api-version", "2026-04-17")
+            .header("idempotency-key", "dp-app")
+            .json(&delegate_body("4242424242424242"))
+            .send()
+    };
+    assert_eq!(delegate(sandbox.delegate_key.bearer()).await.unwrap().status(), 201);
+    assert_eq!(delegate(sandbox.token.bearer()).await.unwrap().status(), 401);
+
     // Not on any command line (`ps` shows those to every user), not in any file beside the database.
-    let secret = sandbox.token.expose();
-    #[cfg(target_os = "linux")]
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
-            assert!(!String::from_utf8_lossy(&cmdline).contains(secret), "on a command line: {:?}", entry.path());
+    for secret in [sandbox.token.expose(), sandbox.delegate_key.expose()] {
+        #[cfg(target_os = "linux")]
+        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+            if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
+                assert!(!String::from_utf8_lossy(&cmdline).contains(secret), "on a command line: {:?}", entry.path());
+            }
         }
-    }
-    for entry in std::fs::read_dir(sandbox.db.parent().unwrap()).unwrap().flatten() {
-        let text = std::fs::read(entry.path()).unwrap_or_default();
-        assert!(!String::from_utf8_lossy(&text).contains(secret), "in {:?}", entry.path());
+        for entry in std::fs::read_dir(sandbox.db.parent().unwrap()).unwrap().flatten() {
+            let text = std::fs::read(entry.path()).unwrap_or_default();
+            assert!(!String::from_utf8_lossy(&text).contains(secret), "in {:?}", entry.path());
+        }
     }
 }

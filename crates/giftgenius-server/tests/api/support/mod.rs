@@ -5,7 +5,8 @@
 //! - `purchase`: drafts and confirmation tokens, commit arguments, charges and orders counted,
 //!   and the replay scenario both stores run.
 //! - `process`: the real server binary as a child process.
-//! - `provider`: the SANDBOX payment provider as a child process: settings, ledger, raw requests.
+//! - `provider`: the SANDBOX payment provider as a child process: settings, ledger, raw requests,
+//!   ACP delegate_payment calls and test-card bodies for them.
 //! - `ports`: a port nobody listens on.
 //! - `upstream`: local upstream catalogs that answer well, badly, slowly or never.
 //! - `leaks`: the one leak checker for every text a client reads.
@@ -28,7 +29,7 @@ pub use calls::{call, call_as, call_in_locale, meta_of, request, text_of, varied
 pub use leaks::{assert_no_leak, find_leak, hostname, leak_in};
 pub use ports::unused_port;
 pub use process::{ServerProcess, start_server_binary};
-pub use provider::SandboxPay;
+pub use provider::{SandboxPay, TEST_MERCHANT, TEST_SESSION, delegate_body};
 pub use purchase::{
     TOKEN, charges, commit_args, commit_then_replay_charges_once, orders, prepare, prepare_in_session, recipient,
     successes_or_in_progress, with_recipient,

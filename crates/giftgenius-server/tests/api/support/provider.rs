@@ -3,7 +3,9 @@
 //! SQLite file, its settings (latency, faults) set through its admin endpoint, and its ledger read
 //! through its API. Exactly-once is counted here, in the provider's ledger, never in responses.
 //! Its secret sits in a file beside its database (`token_file`, created by the provider; replicas
-//! of the app get it with `--payments-token-file`); every request made here shows it.
+//! of the app get it with `--payments-token-file`); every request made here shows it, except
+//! ACP delegate_payment's, which show the delegate-payment key (also in a file the provider
+//! creates beside its database).
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -13,7 +15,8 @@ use giftgenius_sandbox_pay::api::{
     CHARGES_PATH, Charge, ChargeList, ChargeRequest, ChargeStatus, IDEMPOTENCY_KEY_HEADER, LISTENING_LINE,
     REFUNDS_PATH, Refund, RefundList, SETTINGS_PATH, Settings, SettingsUpdate,
 };
-use giftgenius_sandbox_pay::token::AdminToken;
+use giftgenius_sandbox_pay::delegate::{API_VERSION_HEADER, DELEGATE_PAYMENT_PATH, SUPPORTED_VERSIONS};
+use giftgenius_sandbox_pay::token::{AdminToken, DelegateKey};
 
 /// The longest latency the provider takes: how long [`SandboxPay::hold`] can hold a request.
 const MAX_LATENCY_MS: u64 = giftgenius_sandbox_pay::ledger::MAX_LATENCY_MS;
@@ -28,6 +31,9 @@ pub struct SandboxPay {
     /// The file holding its secret (`--admin-token-file`; the app's `--payments-token-file`).
     pub token_file: PathBuf,
     pub token: AdminToken,
+    /// Its delegate-payment key, read from the file the provider writes beside its database
+    /// (its default `--delegate-payment-key-file`).
+    pub delegate_key: DelegateKey,
     http: reqwest::Client,
     _dir: Option<tempfile::TempDir>,
 }
@@ -51,6 +57,20 @@ impl SandboxPay {
 
     /// A provider process on `db` (which another process may serve too), with `flags`.
     pub fn start_on(db: &Path, flags: &[&str]) -> SandboxPay {
+        Self::spawn(db, flags, "warn", Stdio::null())
+    }
+
+    /// A fresh provider logging everything down to `level` into the file `log`.
+    pub fn start_logging(level: &str, log: &Path) -> SandboxPay {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = std::fs::File::create(log).expect("a log file");
+        let flags = ["--latency-ms", "0", "--faults", ""];
+        let mut provider = Self::spawn(&dir.path().join("giftgenius-sandbox-pay.db"), &flags, level, file.into());
+        provider._dir = Some(dir);
+        provider
+    }
+
+    fn spawn(db: &Path, flags: &[&str], log_level: &str, stderr: Stdio) -> SandboxPay {
         let token_file = db.with_extension("token");
         let mut child = Command::new(env!("CARGO_BIN_EXE_giftgenius-sandbox-pay"))
             .args(["--port", "0", "--exit-with-stdin"])
@@ -59,10 +79,11 @@ impl SandboxPay {
             .arg("--admin-token-file")
             .arg(&token_file)
             .args(flags)
-            .env("GIFTGENIUS_SANDBOX_PAY_LOG", "warn")
+            .env("GIFTGENIUS_SANDBOX_PAY_LOG", log_level)
+            .env_remove("GIFTGENIUS_SANDBOX_PAY_DELEGATE_KEY_FILE")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .expect("the sandbox provider starts");
         let stdin = child.stdin.take().expect("stdin");
@@ -70,6 +91,8 @@ impl SandboxPay {
         BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("its first line");
         let url = line.trim().strip_prefix(LISTENING_LINE).unwrap_or_else(|| panic!("not a listening line: {line:?}"));
         let token = AdminToken::read(&token_file).expect("the provider wrote its secret");
+        let delegate_key =
+            DelegateKey::read(&db.with_extension("delegate-key")).expect("the provider wrote its delegate-payment key");
         let http = reqwest::Client::builder().default_headers(token.authorization()).build().expect("a client");
         SandboxPay {
             url: url.to_string(),
@@ -78,9 +101,41 @@ impl SandboxPay {
             db: db.to_path_buf(),
             token_file,
             token,
+            delegate_key,
             http,
             _dir: None,
         }
+    }
+
+    /// `POST /agentic_commerce/delegate_payment` as an ACP platform sends it: the delegate key,
+    /// `API-Version` 2026-04-17, `Idempotency-Key: key`, the JSON `body`.
+    pub async fn delegate(&self, key: &str, body: &serde_json::Value) -> reqwest::Response {
+        self.delegate_request()
+            .header(IDEMPOTENCY_KEY_HEADER, key)
+            .json(body)
+            .send()
+            .await
+            .expect("the provider answers")
+    }
+
+    /// A delegate_payment request with the delegate key and `API-Version` only, for tests that
+    /// leave out or change the rest.
+    pub fn delegate_request(&self) -> reqwest::RequestBuilder {
+        reqwest::Client::new()
+            .post(format!("{}{DELEGATE_PAYMENT_PATH}", self.url))
+            .header(reqwest::header::AUTHORIZATION, self.delegate_key.bearer())
+            .header(API_VERSION_HEADER, SUPPORTED_VERSIONS[0])
+    }
+
+    /// The vault token id of a delegate_payment call that must succeed (201).
+    pub async fn vault_token(&self, key: &str, body: &serde_json::Value) -> String {
+        let response = self.delegate(key, body).await;
+        let status = response.status();
+        let text = response.text().await.unwrap_or_default();
+        assert_eq!(status, 201, "delegate_payment refused: {text}");
+        let created: giftgenius_sandbox_pay::delegate::DelegatePaymentResponse =
+            serde_json::from_str(&text).expect("a DelegatePaymentResponse");
+        created.id
     }
 
     /// A client builder for raw requests to this provider (they show its secret).
@@ -119,7 +174,7 @@ impl SandboxPay {
         self.settings(SettingsUpdate { latency_ms: Some(ms), faults: None }).await;
     }
 
-    /// Holds every charge and refund request from now on in `processing` (the longest latency
+    /// Holds every charge, refund and delegate_payment request from now on in `processing` (the longest latency
     /// there is, [`MAX_LATENCY_MS`]) until [`SandboxPay::release`]: a test's steps then happen
     /// while the provider is still deciding, however slow the machine, without guessing a
     /// latency they fit in.
@@ -206,4 +261,50 @@ impl SandboxPay {
             .expect("lookup JSON");
         list.data.into_iter().next()
     }
+}
+
+/// The session and merchant [`delegate_body`]'s allowance is for.
+pub const TEST_SESSION: &str = "acs_test_session";
+pub const TEST_MERCHANT: &str = "giftgenius_test";
+
+/// A delegate_payment body for the test card `number` (as the schema's example, CVC `7319`),
+/// allowing one charge of up to 5000 usd for [`TEST_SESSION`] at [`TEST_MERCHANT`] within the
+/// next 15 minutes.
+pub fn delegate_body(number: &str) -> serde_json::Value {
+    let expires = giftgenius_sandbox_pay::delegate::rfc3339::now_ms() + 15 * 60 * 1000;
+    serde_json::json!({
+        "payment_method": {
+            "type": "card",
+            "card_number_type": "fpan",
+            "virtual": false,
+            "number": number,
+            "exp_month": "11",
+            "exp_year": "2099",
+            "name": "Jane Doe",
+            "cvc": "7319",
+            "checks_performed": ["avs", "cvv"],
+            "display_card_funding_type": "credit",
+            "display_brand": "visa",
+            "display_last4": &number[number.len() - 4..],
+            "metadata": {"card_origin": "manual_entry"}
+        },
+        "allowance": {
+            "reason": "one_time",
+            "max_amount": 5000,
+            "currency": "usd",
+            "checkout_session_id": TEST_SESSION,
+            "merchant_id": TEST_MERCHANT,
+            "expires_at": giftgenius_sandbox_pay::delegate::rfc3339::format_ms(expires)
+        },
+        "billing_address": {
+            "name": "Jane Doe",
+            "line_one": "185 Berry Street",
+            "city": "San Francisco",
+            "state": "CA",
+            "country": "US",
+            "postal_code": "94107"
+        },
+        "risk_signals": [{"type": "card_testing", "score": 5, "action": "authorized"}],
+        "metadata": {"source": "agent_checkout"}
+    })
 }
