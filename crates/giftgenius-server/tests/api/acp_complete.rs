@@ -5,6 +5,8 @@
 //! and give the stock back; a provider failure is a 503 that is never stored and a retry (any
 //! key) resumes the same charge; the order's permalink opens its status page.
 
+use std::path::Path;
+use std::process::Stdio;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use giftgenius_sandbox_pay::api::ChargeStatus;
@@ -12,7 +14,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use crate::acp::{KEY_ONE, Platform, acp_app, address, codes, json_of, total, with_platforms};
-use crate::support::{TestApp, spawn_app_with};
+use crate::support::{SandboxPay, ServerProcess, TestApp, spawn_app_with, start_server_binary};
 
 /// Test cards of the sandbox provider.
 const APPROVES: &str = "4242424242424242";
@@ -32,9 +34,8 @@ fn uuid() -> String {
     uuid::Uuid::new_v4().to_string()
 }
 
-fn merchant(app: &TestApp) -> String {
-    app.state.acp.as_ref().expect("ACP is on").merchant_id.clone()
-}
+/// `--acp-merchant-id`'s default: what every token's allowance names.
+const MERCHANT: &str = "giftgenius";
 
 /// RFC 3339 of the real clock plus `ahead` (the provider checks expiry on its own clock).
 fn real_time_plus(ahead: Duration) -> String {
@@ -44,17 +45,21 @@ fn real_time_plus(ahead: Duration) -> String {
 
 /// A vault token from the provider for `session`, up to `max_amount` US cents, paid by `card`.
 async fn vault_token(app: &TestApp, session: &str, max_amount: i64, card: &str) -> String {
+    token_from(&app.provider, session, max_amount, card).await
+}
+
+async fn token_from(provider: &SandboxPay, session: &str, max_amount: i64, card: &str) -> String {
     let body = json!({
         "payment_method": {"type": "card", "card_number_type": "fpan", "number": card, "exp_month": "12",
             "exp_year": "2034", "display_card_funding_type": "credit", "display_last4": &card[card.len() - 4..],
             "metadata": {}},
         "allowance": {"reason": "one_time", "max_amount": max_amount, "currency": "usd",
-            "checkout_session_id": session, "merchant_id": merchant(app),
+            "checkout_session_id": session, "merchant_id": MERCHANT,
             "expires_at": real_time_plus(Duration::from_secs(3600))},
         "risk_signals": [{"type": "card_testing", "score": 3, "action": "authorized"}],
         "metadata": {"test": "acp_complete"}
     });
-    let response = app.provider.delegate_payment(&uuid(), &body).await;
+    let response = provider.delegate_payment(&uuid(), &body).await;
     let status = response.status();
     let answer: Value = response.json().await.expect("JSON");
     assert_eq!(status, StatusCode::CREATED, "{answer}");
@@ -296,4 +301,98 @@ async fn concurrent_completes_of_one_session_charge_once() {
     orders.dedup();
     assert_eq!(orders.len(), 1, "one order: {orders:?}");
     assert_eq!(money_moved(&app).await, [6800]);
+}
+
+/// The server binary with ACP on (platform `one`), charging `provider`, dying at `failpoint`.
+async fn acp_server(db: &Path, provider: &SandboxPay, failpoint: &str) -> ServerProcess {
+    let platforms = db.with_file_name("platforms.json");
+    let list = json!([{"name": "one", "api_key": KEY_ONE, "webhook_url": "https://one.example/hooks", "webhook_secret": "w"}]);
+    std::fs::write(&platforms, list.to_string()).unwrap();
+    let flags = [
+        "--idempotency-lease-ms",
+        "2500",
+        "--payments-timeout-ms",
+        "500",
+        "--payments-url",
+        &provider.url,
+        "--payments-token-file",
+        provider.token_file(),
+        "--failpoints",
+        failpoint,
+        "--acp-platforms",
+        &platforms.to_string_lossy(),
+    ];
+    start_server_binary(db, &flags, "warn", Stdio::null()).await
+}
+
+/// A POST to `server`'s ACP API: the status and JSON body, or the transport's error.
+async fn acp_post(server: &ServerProcess, path: &str, key: &str, body: &Value) -> Result<(StatusCode, Value), String> {
+    let response = reqwest::Client::new()
+        .post(format!("{}/acp/checkout_sessions{path}", server.url))
+        .bearer_auth(KEY_ONE)
+        .header("API-Version", "2026-04-17")
+        .header("Idempotency-Key", key)
+        .json(body)
+        .timeout(Duration::from_secs(10))
+        .send()
+        .await
+        .map_err(|e| e.to_string())?;
+    let status = response.status();
+    Ok((status, response.json().await.map_err(|e| e.to_string())?))
+}
+
+/// Kills the server (SIGABRT at `failpoint`) mid-complete, restarts it on the same database,
+/// and retries with `retry_key`: one paid order, one charge.
+async fn crash_mid_complete(failpoint: &'static str, retry_key: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("giftgenius.db");
+    let provider = SandboxPay::start();
+    let mut doomed = acp_server(&db, &provider, failpoint).await;
+    let create = json!({"line_items": [{"id": "hh-010"}], "currency": "usd", "capabilities": {},
+        "fulfillment_details": {"address": address("US", "CA", "94103")}});
+    let (status, session) = acp_post(&doomed, "", "create", &create).await.expect("create");
+    assert_eq!((status, session["status"].as_str()), (StatusCode::CREATED, Some("ready_for_payment")), "{session}");
+    let id = session["id"].as_str().unwrap().to_string();
+    let token = token_from(&provider, &id, total(&session, "total").unwrap(), APPROVES).await;
+    let complete = complete_body(&token);
+    let path = format!("/{id}/complete");
+
+    let outcome = acp_post(&doomed, &path, "pay-1", &complete).await;
+    assert!(outcome.is_err(), "{failpoint}: the server should have died mid-complete, got {outcome:?}");
+    assert!(!doomed.wait().success(), "{failpoint}: the process aborted");
+
+    let restarted = acp_server(&db, &provider, "").await;
+    let mut last = None;
+    // The lease (2.5 s) and the charging window (0.5 s + 1 s) bound how long a retry waits.
+    for _ in 0..100 {
+        let (status, answer) = acp_post(&restarted, &path, retry_key, &complete).await.expect("the retry answers");
+        if status == StatusCode::CONFLICT {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            continue;
+        }
+        last = Some((status, answer));
+        break;
+    }
+    let (status, answer) = last.unwrap_or_else(|| panic!("{failpoint}: the retry never got past 409"));
+    assert_eq!((status, answer["status"].as_str()), (StatusCode::OK, Some("completed")), "{failpoint}: {answer}");
+    assert_eq!(provider.charges().await, 1, "{failpoint}: exactly one charge");
+    let store = giftgenius_server::store::Store::connect(&db.to_string_lossy()).await.unwrap();
+    let paid = store.orders_with_status(giftgenius_server::store::OrderStatusColumn::Paid).await.unwrap();
+    assert_eq!(paid.len(), 1, "{failpoint}: exactly one paid order");
+    assert_eq!(answer["order"]["id"], paid[0].id.as_str());
+}
+
+#[tokio::test]
+async fn a_crash_after_the_order_is_created_then_a_retry_charges_once() {
+    crash_mid_complete(giftgenius_server::failpoints::AFTER_ORDER_CREATED, "pay-1").await;
+}
+
+#[tokio::test]
+async fn a_crash_after_the_provider_charged_then_a_retry_charges_once() {
+    crash_mid_complete(giftgenius_server::failpoints::AFTER_PAYMENT_CHARGED, "pay-1").await;
+}
+
+#[tokio::test]
+async fn a_crash_after_the_provider_charged_then_another_key_finds_the_charge() {
+    crash_mid_complete(giftgenius_server::failpoints::AFTER_PAYMENT_CHARGED, "pay-after-crash").await;
 }
