@@ -174,6 +174,10 @@ impl AppState {
             clock: clock.clone(),
             after: Duration::from_secs(config.reconcile_after_secs),
         };
+        let permalinks = Arc::new(crate::checkout::permalink::Permalinks::new(
+            store.secret("order_permalink", format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple())).await?.as_bytes(),
+            &public_url,
+        ));
         let acp = match &config.acp_platforms {
             Some(path) => Some(Arc::new(crate::acp::Acp {
                 store: store.clone(),
@@ -186,6 +190,9 @@ impl AppState {
                 tax_rates: crate::acp::session::TaxRates::parse(config.acp_tax_bps.as_deref().unwrap_or(""))
                     .map_err(|e| anyhow::anyhow!("--acp-tax-bps: {e}"))?,
                 merchant_id: config.acp_merchant_id.clone(),
+                payments: payments.clone(),
+                permalinks: permalinks.clone(),
+                failpoints: failpoints.clone(),
                 retention: Duration::from_secs(config.idempotency_retention_hours * 3600),
             })),
             None => None,
@@ -208,6 +215,7 @@ impl AppState {
             limits: limits.clone(),
             cancel_window: Duration::from_secs(config.cancel_window_secs),
             retention: retention_of(config),
+            permalinks,
         };
         let resource_metadata = matches!(auth, AuthMode::Verified { .. })
             .then(|| crate::auth::metadata::resource_metadata_url(&crate::auth::mode::resource_url(&public_url)));

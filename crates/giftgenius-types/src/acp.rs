@@ -248,13 +248,15 @@ pub struct AcpCancelRequest {
 
 // ---------------------------------------------------------------- the session
 
-/// Where a session stands (docs/acp.md §5). `completed` and `complete_in_progress` come with
-/// payment.
+/// Where a session stands (docs/acp.md §5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AcpSessionStatus {
     NotReadyForPayment,
     ReadyForPayment,
+    /// A complete is charging, or its charge's outcome is not known yet.
+    CompleteInProgress,
+    Completed,
     Canceled,
     Expired,
 }
@@ -264,6 +266,8 @@ impl AcpSessionStatus {
         match self {
             AcpSessionStatus::NotReadyForPayment => "not_ready_for_payment",
             AcpSessionStatus::ReadyForPayment => "ready_for_payment",
+            AcpSessionStatus::CompleteInProgress => "complete_in_progress",
+            AcpSessionStatus::Completed => "completed",
             AcpSessionStatus::Canceled => "canceled",
             AcpSessionStatus::Expired => "expired",
         }
@@ -271,14 +275,21 @@ impl AcpSessionStatus {
 
     /// The status named `s`, if any.
     pub fn parse(s: &str) -> Option<Self> {
-        [Self::NotReadyForPayment, Self::ReadyForPayment, Self::Canceled, Self::Expired]
+        [
+            Self::NotReadyForPayment,
+            Self::ReadyForPayment,
+            Self::CompleteInProgress,
+            Self::Completed,
+            Self::Canceled,
+            Self::Expired,
+        ]
             .into_iter()
             .find(|status| status.as_str() == s)
     }
 
-    /// Canceled and expired sessions never change again.
+    /// Completed, canceled and expired sessions never change again.
     pub const fn is_final(self) -> bool {
-        matches!(self, AcpSessionStatus::Canceled | AcpSessionStatus::Expired)
+        matches!(self, AcpSessionStatus::Completed | AcpSessionStatus::Canceled | AcpSessionStatus::Expired)
     }
 }
 
@@ -287,16 +298,36 @@ pub struct AcpProtocol {
     pub version: String,
 }
 
-/// Our payment capabilities. `handlers` is empty until delegated payment exists (issue 25 item 3).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+/// Our payment capabilities: the one handler we take (a card tokenized by delegated payment).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct AcpCapabilities {
     pub payment: AcpPaymentCapability,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct AcpPaymentCapability {
-    pub handlers: Vec<Value>,
+    pub handlers: Vec<AcpPaymentHandler>,
 }
+
+/// A way to pay (every field is required by the schema; docs/acp.md §4.2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AcpPaymentHandler {
+    /// [`ACP_CARD_HANDLER`]: what `payment_data.handler_id` names.
+    pub id: String,
+    pub name: String,
+    pub display_name: String,
+    pub version: String,
+    pub spec: String,
+    pub requires_delegate_payment: bool,
+    pub requires_pci_compliance: bool,
+    pub psp: String,
+    pub config_schema: String,
+    pub instrument_schemas: Vec<String>,
+    pub config: Map<String, Value>,
+}
+
+/// The id of our card handler.
+pub const ACP_CARD_HANDLER: &str = "card_tokenized";
 
 /// `{id}` of the catalog item a line is for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -401,6 +432,7 @@ pub enum AcpMessageCode {
     QuantityExceeded,
     Unsupported,
     Expired,
+    PaymentDeclined,
 }
 
 /// A message with its code: `C` is [`AcpWarningCode`] or [`AcpMessageCode`].
@@ -467,6 +499,117 @@ pub struct AcpCheckoutSession {
     pub expires_at: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Map<String, Value>>,
+    /// The order, once `completed` (`CheckoutSessionWithOrder`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<AcpOrder>,
+}
+
+// ---------------------------------------------------------------- complete and the order
+
+/// `POST /acp/checkout_sessions/{id}/complete`. 3-D Secure, affiliates and marketing consents
+/// are accepted and ignored (we offer none of them).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AcpCompleteRequest {
+    pub payment_data: AcpPaymentData,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buyer: Option<AcpBuyer>,
+    /// The gift message (docs/acp.md §13.5); replaces the session's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 5000))]
+    pub order_notes: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub risk_signals: Option<Map<String, Value>>,
+    #[serde(default, skip_serializing)]
+    pub authentication_result: Option<Value>,
+    #[serde(default, skip_serializing)]
+    pub affiliate_attribution: Option<Value>,
+    #[serde(default, skip_serializing)]
+    pub marketing_consents: Option<Value>,
+}
+
+/// How the buyer pays: our handler and a delegated-payment vault token. A purchase order
+/// number and the B2B fields are refused (400), so they are not fields here.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AcpPaymentData {
+    /// [`ACP_CARD_HANDLER`].
+    pub handler_id: String,
+    pub instrument: AcpInstrument,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub billing_address: Option<AcpAddress>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AcpInstrument {
+    /// `card`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub credential: AcpCredential,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AcpCredential {
+    /// `spt` (a shared payment token: our provider's `vt_…`).
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub token: String,
+}
+
+/// The order a completed session made (docs/acp.md §4.3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AcpOrder {
+    /// Always `order`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub id: String,
+    pub checkout_session_id: String,
+    /// The status page behind an unguessable link.
+    pub permalink_url: String,
+    /// Open string: `confirmed`, `processing`, `shipped`, `completed`, `canceled`.
+    pub status: String,
+    pub currency: String,
+    pub line_items: Vec<AcpOrderLineItem>,
+    pub fulfillments: Vec<Value>,
+    pub adjustments: Vec<Value>,
+    pub totals: Vec<AcpTotal>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirmation: Option<AcpOrderConfirmation>,
+    pub support: AcpSupport,
+    /// RFC 3339.
+    pub created_at: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AcpOrderLineItem {
+    pub id: String,
+    pub title: String,
+    pub product_id: String,
+    pub quantity: AcpOrderQuantity,
+    pub unit_price: i64,
+    pub subtotal: i64,
+    /// Open string: `processing`, `partial`, `fulfilled`, `removed`.
+    pub status: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AcpOrderQuantity {
+    pub ordered: u32,
+    pub current: u32,
+    pub fulfilled: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AcpOrderConfirmation {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order_notes: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AcpSupport {
+    pub help_center_url: String,
 }
 
 // ---------------------------------------------------------------- errors

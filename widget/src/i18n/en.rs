@@ -287,6 +287,10 @@ pub const PAGES: &[(Msg, &str)] = &[
         SupportReference,
         "If the view showed an error with a reference, include it: it lets the operator find what went wrong without your personal data.",
     ),
+    (OrderPageTitle, "Your GiftGenius order"),
+    (OrderPagePlaced, "Placed on {date}."),
+    (OrderPageMissing, "This order link is not valid."),
+    (OrderPageConfirmed, "Confirmed: the merchant is preparing it."),
 ];
 #[cfg(target_arch = "wasm32")]
 pub const PAGES: &[(Msg, &str)] = &[];

@@ -296,6 +296,10 @@ pub const PAGES: &[(Msg, &str)] = &[
         SupportReference,
         "Si la vista mostró un error con una referencia, inclúyela: permite al operador encontrar el fallo sin tus datos personales.",
     ),
+    (OrderPageTitle, "Tu pedido de GiftGenius"),
+    (OrderPagePlaced, "Realizado el {date}."),
+    (OrderPageMissing, "Este enlace de pedido no es válido."),
+    (OrderPageConfirmed, "Confirmado: la tienda lo está preparando."),
 ];
 #[cfg(target_arch = "wasm32")]
 pub const PAGES: &[(Msg, &str)] = &[];

@@ -160,6 +160,8 @@ keys! {
     PrivacyStoresHeading, PrivacySuggestions, PrivacyDrafts, PrivacyOrders, PrivacyRefunds, PrivacyAddress,
     PrivacyRequests, PrivacyLogs, PrivacyPayments, PrivacyDeleteHeading, PrivacyDeleteHow, PrivacyDeleteOperator,
     TermsService, TermsConfirm, TermsCancel, TermsLimits, SupportHelp, SupportOrderId, SupportReference,
+    // An order's status page (server-rendered: /o/{token})
+    OrderPageTitle, OrderPagePlaced, OrderPageMissing, OrderPageConfirmed,
     // What the live region announces
     SayLoading, SayFoundOne, SayFoundMany, SaySomeStoresMissing, SayNoMatches, SayError, SayPlacing, SayNeedsFix,
     SayNotPlaced, SayReview, SayOrderCancelled, SayOrderPlaced, SayWorking, SayOneOrder, SayOrders, SayDataDeleted,

@@ -293,6 +293,10 @@ pub const PAGES: &[(Msg, &str)] = &[
         SupportReference,
         "Se a visualização mostrou um erro com uma referência, inclua-a: ela permite ao operador achar o problema sem seus dados pessoais.",
     ),
+    (OrderPageTitle, "O seu pedido GiftGenius"),
+    (OrderPagePlaced, "Feito em {date}."),
+    (OrderPageMissing, "Este link de pedido não é válido."),
+    (OrderPageConfirmed, "Confirmado: a loja está a prepará-lo."),
 ];
 #[cfg(target_arch = "wasm32")]
 pub const PAGES: &[(Msg, &str)] = &[];

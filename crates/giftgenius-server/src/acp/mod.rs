@@ -1,19 +1,21 @@
 //! GiftGenius as an Agentic Commerce Protocol merchant (issue 25, docs/acp.md): the checkout
 //! REST API at `/acp/checkout_sessions` for the agent platforms of `--acp-platforms`, and
-//! `/.well-known/acp.json`. This first slice has no payment: sessions go
-//! `not_ready_for_payment` ⇄ `ready_for_payment` → `canceled` / `expired`.
+//! `/.well-known/acp.json`. Sessions go `not_ready_for_payment` ⇄ `ready_for_payment` →
+//! `completed` (paid with a delegated-payment vault token) / `canceled` / `expired`.
 //!
 //! - `platforms.rs`: the platforms and their bearer keys (hashed, compared in constant time).
 //! - `routes.rs`: the HTTP side: header checks in the documented order, the body limit, the
 //!   idempotency answers (replay, 409, 422) and the response headers.
 //! - `session.rs`: what a session is made of and how it is shown (prices, stock, options,
 //!   totals, messages, status) from the catalog.
+//! - `complete.rs`: paying a ready session and placing its order, exactly once.
 //! - `fingerprint.rs`: the `acp1` canonical body fingerprint.
 //! - `error.rs`: the one error, [`error::AcpFailure`], as ACP's `Error` object.
 //!
 //! The work of each POST runs here, between the routes' key claim and the store step that
 //! writes the session and finishes the key in one transaction.
 
+pub mod complete;
 pub mod error;
 pub mod fingerprint;
 pub mod platforms;
@@ -28,8 +30,10 @@ use giftgenius_types::acp::{
     AcpCancelRequest, AcpCheckoutSession, AcpCreateRequest, AcpPatch, AcpSessionStatus, AcpUpdateRequest,
 };
 
+use crate::checkout::payments::Payments;
+use crate::checkout::permalink::Permalinks;
 use crate::clock::Clock;
-use crate::store::{AcpSessionRow, Store};
+use crate::store::{AcpSessionRow, OrderRow, OrderStatusColumn, Store};
 use crate::suggest::catalog::live::LiveCatalog;
 use error::AcpFailure;
 use platforms::Platforms;
@@ -50,20 +54,38 @@ pub struct Acp {
     pub lease: Duration,
     /// `--acp-tax-bps`: tax by destination country (none listed: no tax line).
     pub tax_rates: session::TaxRates,
-    /// `--acp-merchant-id` (used by payment, later).
+    /// `--acp-merchant-id`: what a vault token's allowance must name.
     pub merchant_id: String,
+    /// The payment provider that charges vault tokens.
+    pub payments: Arc<Payments>,
+    /// Every order's status page link.
+    pub permalinks: Arc<Permalinks>,
+    /// Where a test may kill the process mid-complete (`--failpoints`).
+    pub failpoints: crate::failpoints::Failpoints,
     /// How long a session is kept after it expired (the idempotency keys' retention, so a
     /// replayed answer never names a session that is gone sooner than the key).
     pub retention: Duration,
 }
 
-/// What a POST did: the answer's status and session, and the session row to write with the
-/// key (None: nothing changed).
+/// What a POST did: the answer's status and session, and what to write with the key's answer.
 #[derive(Debug)]
 pub struct Done {
     pub status: StatusCode,
     pub session: AcpCheckoutSession,
-    pub write: Option<AcpSessionRow>,
+    pub write: SessionWrite,
+}
+
+/// What is written in the transaction that stores a POST's answer.
+#[derive(Debug)]
+pub enum SessionWrite {
+    /// Nothing changed.
+    Nothing,
+    /// The session row, as it is now.
+    Session(AcpSessionRow),
+    /// The session's order was charged: it is paid.
+    Paid { order_id: String, charge_id: String },
+    /// The session's order was declined (or its token refused): its stock is free again.
+    Declined { order_id: String },
 }
 
 impl Acp {
@@ -86,6 +108,7 @@ impl Acp {
             metadata: request.metadata,
             locale: request.locale,
             intent_trace: None,
+            at_payment: None,
         };
         let now = self.clock.now_ms();
         let id = format!("acs_{}", &uuid::Uuid::new_v4().simple().to_string()[..20]);
@@ -100,7 +123,7 @@ impl Acp {
         };
         let session = self.show_state(&row, AcpSessionStatus::NotReadyForPayment, &state, request_id).await?;
         self.fill_row(&mut row, session.status, &state, request_id)?;
-        Ok(Done { status: StatusCode::CREATED, session, write: Some(row) })
+        Ok(Done { status: StatusCode::CREATED, session, write: SessionWrite::Session(row) })
     }
 
     /// Deletes sessions expired longer than the retention ago; returns how many.
@@ -112,7 +135,10 @@ impl Acp {
     /// `GET /acp/checkout_sessions/{id}`.
     pub async fn get(&self, platform: &str, id: &str, request_id: &str) -> Result<AcpCheckoutSession, AcpFailure> {
         let (row, status, state) = self.load(platform, id, request_id).await?;
-        self.show_state(&row, status, &state, request_id).await
+        match self.order_of(id, request_id).await? {
+            Some(order) => self.completed(&row, &state, &order, request_id).await,
+            None => self.show_state(&row, status, &state, request_id).await,
+        }
     }
 
     /// `POST /acp/checkout_sessions/{id}`: absent fields stay, `null` clears, values replace.
@@ -124,6 +150,7 @@ impl Acp {
         request_id: &str,
     ) -> Result<Done, AcpFailure> {
         let (mut row, status, mut state) = self.load(platform, id, request_id).await?;
+        self.refuse_if_ordered(id, "session_completed", request_id).await?;
         if status == AcpSessionStatus::Canceled {
             return Err(AcpFailure::not_allowed("session_canceled", "This checkout session was canceled."));
         }
@@ -132,7 +159,7 @@ impl Acp {
             // Unchanged but for the status, which the session now shows.
             let session = self.show_state(&row, AcpSessionStatus::Expired, &state, request_id).await?;
             self.fill_row(&mut row, AcpSessionStatus::Expired, &state, request_id)?;
-            return Ok(Done { status: StatusCode::OK, session, write: Some(row) });
+            return Ok(Done { status: StatusCode::OK, session, write: SessionWrite::Session(row) });
         }
         match request.line_items {
             AcpPatch::Absent => {}
@@ -157,7 +184,7 @@ impl Acp {
         row.updated_at_ms = now;
         let session = self.show_state(&row, status, &state, request_id).await?;
         self.fill_row(&mut row, session.status, &state, request_id)?;
-        Ok(Done { status: StatusCode::OK, session, write: Some(row) })
+        Ok(Done { status: StatusCode::OK, session, write: SessionWrite::Session(row) })
     }
 
     /// `POST /acp/checkout_sessions/{id}/cancel`.
@@ -169,6 +196,7 @@ impl Acp {
         request_id: &str,
     ) -> Result<Done, AcpFailure> {
         let (mut row, status, mut state) = self.load(platform, id, request_id).await?;
+        self.refuse_if_ordered(id, "session_not_cancelable", request_id).await?;
         let now = self.clock.now_ms();
         if status.is_final() || now >= row.expires_at_ms {
             return Err(AcpFailure::not_allowed(
@@ -180,11 +208,33 @@ impl Acp {
         row.updated_at_ms = now;
         let session = self.show_state(&row, AcpSessionStatus::Canceled, &state, request_id).await?;
         self.fill_row(&mut row, AcpSessionStatus::Canceled, &state, request_id)?;
-        Ok(Done { status: StatusCode::OK, session, write: Some(row) })
+        Ok(Done { status: StatusCode::OK, session, write: SessionWrite::Session(row) })
+    }
+
+    /// The session's order (pending or paid; a declined attempt is no order), if any.
+    async fn order_of(&self, id: &str, request_id: &str) -> Result<Option<OrderRow>, AcpFailure> {
+        self.store.live_order_for_draft(id).await.map_err(|e| AcpFailure::internal(request_id, &e))
+    }
+
+    /// 405 `completed_code` once the session has an order; 409 while one is being charged.
+    async fn refuse_if_ordered(&self, id: &str, completed_code: &str, request_id: &str) -> Result<(), AcpFailure> {
+        match self.order_of(id, request_id).await? {
+            None => Ok(()),
+            Some(order) if order.status == OrderStatusColumn::PendingPayment => {
+                let mut failure = AcpFailure::invalid_request(
+                    StatusCode::CONFLICT,
+                    "session_complete_in_progress",
+                    "This checkout session is being paid; retry after Retry-After seconds.",
+                );
+                failure.retry_after_secs = Some(2);
+                Err(failure)
+            }
+            Some(_) => Err(AcpFailure::not_allowed(completed_code, "This checkout session is completed.")),
+        }
     }
 
     /// The session `id` of `platform` (another platform's is not found), its stored status and state.
-    async fn load(
+    pub(super) async fn load(
         &self,
         platform: &str,
         id: &str,
@@ -199,7 +249,7 @@ impl Acp {
     }
 
     /// The session as shown now, from `row`'s times, `status` and `state`.
-    async fn show_state(
+    pub(super) async fn show_state(
         &self,
         row: &AcpSessionRow,
         status: AcpSessionStatus,
@@ -226,10 +276,15 @@ impl Acp {
             updated_at_ms: row.updated_at_ms,
             expires_at_ms: row.expires_at_ms,
         };
-        Ok(session::show(&stored, &offers, &self.tax_rates, &self.public_url, self.clock.now_ms()))
+        let merchant = session::Merchant {
+            id: &self.merchant_id,
+            public_url: &self.public_url,
+            tax_rates: &self.tax_rates,
+        };
+        Ok(session::show(&stored, &offers, &merchant, self.clock.now_ms()))
     }
 
-    fn fill_row(
+    pub(super) fn fill_row(
         &self,
         row: &mut AcpSessionRow,
         status: AcpSessionStatus,

@@ -32,7 +32,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::error::AcpFailure;
-use super::{Acp, Done, fingerprint};
+use super::complete::Held;
+use super::{Acp, Done, SessionWrite, fingerprint};
 use crate::mcp::request_body::is_json;
 use crate::store::{Claim, Fence, Fenced, RecoveryPoint, Scope};
 
@@ -50,6 +51,7 @@ pub fn router(acp: Arc<Acp>) -> Router {
     Router::new()
         .route("/acp/checkout_sessions", only(post(create), "POST"))
         .route("/acp/checkout_sessions/{id}", only(get(read).post(update), "GET, POST"))
+        .route("/acp/checkout_sessions/{id}/complete", only(post(complete), "POST"))
         .route("/acp/checkout_sessions/{id}/cancel", only(post(cancel), "POST"))
         .route(DISCOVERY_PATH, get(discovery))
         .with_state(acp)
@@ -69,6 +71,7 @@ fn only(route: MethodRouter<Arc<Acp>>, allow: &'static str) -> MethodRouter<Arc<
 enum Post {
     Create,
     Update(String),
+    Complete(String),
     Cancel(String),
 }
 
@@ -77,6 +80,7 @@ impl Post {
         match self {
             Post::Create => "acp POST /acp/checkout_sessions",
             Post::Update(_) => "acp POST /acp/checkout_sessions/{id}",
+            Post::Complete(_) => "acp POST /acp/checkout_sessions/{id}/complete",
             Post::Cancel(_) => "acp POST /acp/checkout_sessions/{id}/cancel",
         }
     }
@@ -84,7 +88,7 @@ impl Post {
     fn scoped_key(&self, key: &str) -> String {
         match self {
             Post::Create => key.to_string(),
-            Post::Update(id) | Post::Cancel(id) => format!("{id} {key}"),
+            Post::Update(id) | Post::Complete(id) | Post::Cancel(id) => format!("{id} {key}"),
         }
     }
 }
@@ -98,6 +102,12 @@ async fn create(State(acp): State<Arc<Acp>>, headers: HeaderMap, body: Body) -> 
 async fn update(State(acp): State<Arc<Acp>>, Path(id): Path<String>, headers: HeaderMap, body: Body) -> Response {
     let request_id = request_id(&headers);
     let reply = acp.post(Post::Update(id), &headers, body, &request_id).await.unwrap_or_else(Reply::from);
+    respond(reply, &headers, &request_id, true)
+}
+
+async fn complete(State(acp): State<Arc<Acp>>, Path(id): Path<String>, headers: HeaderMap, body: Body) -> Response {
+    let request_id = request_id(&headers);
+    let reply = acp.post(Post::Complete(id), &headers, body, &request_id).await.unwrap_or_else(Reply::from);
     respond(reply, &headers, &request_id, true)
 }
 
@@ -305,8 +315,8 @@ impl Acp {
             })?
         };
         let scope = Scope { subject: format!("acp:{platform}"), tool: route.tool(), key: route.scoped_key(&key) };
-        let fence = match self.claim(scope, &fingerprint::acp1(&body), request_id).await? {
-            Ok(fence) => fence,
+        let (fence, lease_until_ms) = match self.claim(scope, &fingerprint::acp1(&body), request_id).await? {
+            Ok(claimed) => claimed,
             Err(answer) => return Ok(answer),
         };
         let done = match route {
@@ -318,6 +328,13 @@ impl Acp {
                 Ok(request) => self.update(&platform, &id, request, request_id).await,
                 Err(e) => Err(e),
             },
+            Post::Complete(id) => match parse(body) {
+                Ok(request) => {
+                    let held = Held { fence: &fence, lease_until_ms };
+                    self.complete(&platform, &id, request, held, request_id).await
+                }
+                Err(e) => Err(e),
+            },
             Post::Cancel(id) => match parse(body) {
                 Ok(request) => self.cancel(&platform, &id, request, request_id).await,
                 Err(e) => Err(e),
@@ -326,19 +343,19 @@ impl Acp {
         self.finish(fence, done, request_id).await
     }
 
-    /// Claims the key: `Ok(Ok(fence))` to do the work, `Ok(Err(answer))` to answer without it
-    /// (a replay, 409 in flight, 422 conflict).
+    /// Claims the key: `Ok(Ok((fence, lease end)))` to do the work, `Ok(Err(answer))` to
+    /// answer without it (a replay, 409 in flight, 422 conflict).
     async fn claim(
         &self,
         scope: Scope,
         fingerprint: &str,
         request_id: &str,
-    ) -> Result<Result<Fence, Reply>, AcpFailure> {
+    ) -> Result<Result<(Fence, i64), Reply>, AcpFailure> {
         let internal = |e: crate::store::StoreError| AcpFailure::internal(request_id, &e);
         let now = self.clock.now_ms();
         let lease_until = now.saturating_add(self.lease.as_millis() as i64);
         let row = match self.store.claim_key(&scope, fingerprint, lease_until, now).await.map_err(internal)? {
-            Claim::New => return Ok(Ok(Fence { scope, generation: 1 })),
+            Claim::New => return Ok(Ok((Fence { scope, generation: 1 }, lease_until))),
             Claim::Existing(row) => row,
         };
         if row.fingerprint != fingerprint {
@@ -355,7 +372,7 @@ impl Acp {
             return Err(AcpFailure::in_flight(((until - now) as u64).div_ceil(1000)));
         }
         if self.store.take_over_key(&scope, row.generation, lease_until, now).await.map_err(internal)? {
-            Ok(Ok(Fence { scope, generation: row.generation + 1 }))
+            Ok(Ok((Fence { scope, generation: row.generation + 1 }, lease_until)))
         } else {
             Err(AcpFailure::in_flight(1))
         }
@@ -372,19 +389,26 @@ impl Acp {
         let now = self.clock.now_ms();
         let (reply, write) = match done {
             Ok(Done { status, session, write }) => (Reply::json(status, &session), write),
-            Err(failure) if failure.status.is_server_error() => {
+            // A 5xx, or a 409 that a retry may find resolved: never stored.
+            Err(failure) if failure.status.is_server_error() || failure.status == StatusCode::CONFLICT => {
                 if let Err(e) = self.store.release_key(&fence, now).await {
                     tracing::warn!(request_id, error = %e, "could not release an ACP idempotency key; its lease will expire");
                 }
                 return Err(failure);
             }
-            Err(failure) => (Reply::from(failure), None),
+            Err(failure) => (Reply::from(failure), SessionWrite::Nothing),
         };
         let stored = serde_json::to_string(&StoredReply { status: reply.status.as_u16(), body: reply.body.clone() })
             .map_err(|e| AcpFailure::internal(request_id, &e))?;
         let written = match &write {
-            Some(row) => self.store.put_acp_session_and_finish(&fence, row, &stored, now).await,
-            None => self.store.finish_key(&fence, &stored, now).await,
+            SessionWrite::Nothing => self.store.finish_key(&fence, &stored, now).await,
+            SessionWrite::Session(row) => self.store.put_acp_session_and_finish(&fence, row, &stored, now).await,
+            SessionWrite::Paid { order_id, charge_id } => {
+                self.store.mark_paid_and_finish(&fence, order_id, charge_id, &stored, now).await
+            }
+            SessionWrite::Declined { order_id } => {
+                self.store.mark_declined_and_finish(&fence, order_id, &stored, now).await
+            }
         };
         match written {
             Ok(Fenced::Written(())) => Ok(reply),

@@ -7,7 +7,7 @@
 //! carry (an unknown item, an unsupported currency) are [`AcpFailure`]s.
 
 use giftgenius_types::acp::{
-    ACP_API_VERSION, ACP_MAX_QUANTITY, AcpAddress, AcpAvailability, AcpBuyer, AcpCapabilities, AcpCheckoutSession,
+    ACP_API_VERSION, ACP_CARD_HANDLER, ACP_MAX_QUANTITY, AcpPaymentCapability, AcpPaymentHandler, AcpAddress, AcpAvailability, AcpBuyer, AcpCapabilities, AcpCheckoutSession,
     AcpCodedMessage, AcpContentType, AcpFulfillmentDetails, AcpFulfillmentOption, AcpFulfillmentType, AcpIntentTrace,
     AcpItem, AcpItemRef, AcpLineItem, AcpLink, AcpLinkType, AcpMessage, AcpMessageCode, AcpProtocol, AcpResolution,
     AcpSelectedFulfillmentOption, AcpSeller, AcpSessionStatus, AcpTotal, AcpTotalType, AcpWarningCode,
@@ -50,6 +50,51 @@ pub struct SessionState {
     /// Why the platform canceled (for the operator).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub intent_trace: Option<AcpIntentTrace>,
+    /// The session as shown when its payment was last attempted: a completed session answers
+    /// with it, so it shows the prices that were charged, whatever the catalog says later.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_payment: Option<Box<AcpCheckoutSession>>,
+}
+
+/// Who sells: what every session shows of the merchant.
+pub struct Merchant<'a> {
+    /// `--acp-merchant-id`.
+    pub id: &'a str,
+    pub public_url: &'a str,
+    pub tax_rates: &'a TaxRates,
+}
+
+/// Our one payment handler (docs/acp.md §4.2): a card, tokenized by delegated payment at our
+/// sandbox provider, for `merchant_id`.
+pub fn capabilities(merchant_id: &str) -> AcpCapabilities {
+    let config = serde_json::json!({
+        "merchant_id": merchant_id,
+        "psp": "giftgenius_sandbox",
+        "accepted_brands": ["visa", "mastercard", "amex"],
+        "accepted_funding_types": ["credit", "debit", "prepaid"],
+        "supports_3ds": false,
+        "environment": "sandbox",
+    });
+    AcpCapabilities {
+        payment: AcpPaymentCapability {
+            handlers: vec![AcpPaymentHandler {
+                id: ACP_CARD_HANDLER.into(),
+                name: "dev.acp.tokenized.card".into(),
+                display_name: "Card".into(),
+                version: "2026-01-22".into(),
+                spec: "https://acp.dev/handlers/tokenized.card".into(),
+                requires_delegate_payment: true,
+                requires_pci_compliance: false,
+                psp: "giftgenius_sandbox".into(),
+                config_schema: "https://acp.dev/schemas/handlers/tokenized.card/config.json".into(),
+                instrument_schemas: vec!["https://acp.dev/schemas/handlers/tokenized.card/instrument.json".into()],
+                config: match config {
+                    Value::Object(map) => map,
+                    _ => Map::new(),
+                },
+            }],
+        },
+    }
 }
 
 /// One line: a catalog id, how many units, and where it first appeared in `line_items`.
@@ -171,13 +216,8 @@ pub struct Offer {
 
 /// Shows `stored` at `now_ms`: `offers[i]` is the catalog's offer for line `i` (None: gone
 /// from the catalog since).
-pub fn show(
-    stored: &Stored<'_>,
-    offers: &[Option<Offer>],
-    tax_rates: &TaxRates,
-    public_url: &str,
-    now_ms: i64,
-) -> AcpCheckoutSession {
+pub fn show(stored: &Stored<'_>, offers: &[Option<Offer>], merchant: &Merchant<'_>, now_ms: i64) -> AcpCheckoutSession {
+    let (tax_rates, public_url) = (merchant.tax_rates, merchant.public_url);
     let state = stored.state;
     let currency = state.currency;
     let lines = lines(&state.items);
@@ -321,7 +361,7 @@ pub fn show(
     AcpCheckoutSession {
         id: stored.id.to_string(),
         protocol: AcpProtocol { version: ACP_API_VERSION.to_string() },
-        capabilities: AcpCapabilities::default(),
+        capabilities: capabilities(merchant.id),
         status,
         currency: currency.code().to_lowercase(),
         selected_fulfillment_options: selected
@@ -348,6 +388,7 @@ pub fn show(
         updated_at: crate::clock::rfc3339(stored.updated_at_ms),
         expires_at: crate::clock::rfc3339(stored.expires_at_ms),
         metadata: state.metadata.clone(),
+        order: None,
     }
 }
 

@@ -298,6 +298,10 @@ impl Checkout {
             Err(PaymentError::KeyMismatch) => {
                 lease.fail(call, &format!("provider key {payment_key} reused with another request")).await.into()
             }
+            // A token refusal needs a token, and an app commit never sends one.
+            Err(PaymentError::Refused(code)) => {
+                lease.fail(call, &format!("provider refused a token ({code}) for a charge without one")).await.into()
+            }
         }
     }
 

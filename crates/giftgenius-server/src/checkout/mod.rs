@@ -19,6 +19,7 @@ pub mod confirmation;
 pub mod idempotency;
 mod list;
 pub mod payments;
+pub mod permalink;
 mod prepare;
 pub mod privacy;
 pub mod reconcile;
@@ -66,6 +67,8 @@ pub struct Checkout {
     pub cancel_window: Duration,
     /// How long orders, refunds and saved addresses are kept (`privacy.rs`).
     pub retention: privacy::Retention,
+    /// Every order's status page link (`permalink.rs`).
+    pub permalinks: Arc<permalink::Permalinks>,
 }
 
 impl std::fmt::Debug for Checkout {
@@ -74,7 +77,7 @@ impl std::fmt::Debug for Checkout {
     }
 }
 
-fn random_id(prefix: &str) -> String {
+pub(crate) fn random_id(prefix: &str) -> String {
     format!("{prefix}_{}", &uuid::Uuid::new_v4().simple().to_string()[..20])
 }
 

@@ -13,7 +13,8 @@ use std::time::Duration;
 
 use giftgenius_sandbox_pay::api::{
     CHARGES_PATH, Charge as ApiCharge, ChargeList, ChargeRequest, ChargeStatus, ErrorBody, IDEMPOTENCY_KEY_HEADER,
-    MAX_PAGE, REFUNDS_PATH, Refund as ApiRefund, RefundList, RefundRequest, SETTINGS_PATH, SettingsUpdate,
+    MAX_PAGE, PaymentToken, REFUNDS_PATH, Refund as ApiRefund, RefundList, RefundRequest, SETTINGS_PATH, TOKEN_REFUSALS,
+    SettingsUpdate,
 };
 use giftgenius_sandbox_pay::token::AdminToken;
 use giftgenius_types::{Currency, Money};
@@ -41,6 +42,9 @@ pub fn check_lease(lease: Duration, provider_timeout: Duration) -> Result<(), St
 pub enum PaymentError {
     /// The card was declined. Definitive; nothing was charged.
     Declined,
+    /// The vault token cannot pay this charge (one of the provider's `TOKEN_REFUSALS` codes:
+    /// expired, used, over its allowance, for another session…). Definitive; nothing was charged.
+    Refused(String),
     /// The provider failed or did not answer in time. The charge may or may not exist: retry
     /// with the same key, or ask later with [`Payments::lookup`].
     Unavailable(String),
@@ -121,11 +125,22 @@ impl Payments {
         amount: Money,
         description: &str,
     ) -> Result<Charge, PaymentError> {
+        self.charge_with(idempotency_key, amount, description, None).await
+    }
+
+    /// [`Payments::charge`], paid by `token` (a delegated-payment vault token) when given.
+    pub async fn charge_with(
+        &self,
+        idempotency_key: &str,
+        amount: Money,
+        description: &str,
+        token: Option<PaymentToken>,
+    ) -> Result<Charge, PaymentError> {
         let request = ChargeRequest {
             amount: amount.amount_minor,
             currency: currency_code(amount.currency),
             description: description.to_string(),
-            payment_token: None,
+            payment_token: token,
         };
         let response = self
             .http
@@ -147,7 +162,13 @@ impl Payments {
                     _ => Err(PaymentError::KeyMismatch),
                 }
             }
-            StatusCode::PAYMENT_REQUIRED => Err(PaymentError::Declined),
+            StatusCode::PAYMENT_REQUIRED => {
+                let body: Option<ErrorBody> = response.json().await.ok();
+                match body.and_then(|b| b.error.code).filter(|code| TOKEN_REFUSALS.contains(&code.as_str())) {
+                    Some(code) => Err(PaymentError::Refused(code)),
+                    None => Err(PaymentError::Declined),
+                }
+            }
             StatusCode::BAD_REQUEST => {
                 let body: Option<ErrorBody> = response.json().await.ok();
                 match body {

@@ -3,6 +3,7 @@
 //! - `GET /healthz`, `/livez`, `/readyz`: the probes (`health.rs`).
 //! - `GET /images/{id}.svg`: gift pictures (`images.rs`).
 //! - `GET /checkout/{id}`: the sandbox hosted checkout page (`checkout_page.rs`).
+//! - `GET /o/{token}`: an order's status page behind its unguessable link (`order_page.rs`).
 //! - `GET /privacy`, `/terms`, `/support`: the policy pages (`policy_pages.rs`).
 //! - `/acp/checkout_sessions…` and `GET /.well-known/acp.json`: the ACP merchant, only with
 //!   `--acp-platforms` (`crate::acp`).
@@ -18,6 +19,7 @@
 //! connection caps (`serve.rs`).
 
 pub mod checkout_page;
+pub mod order_page;
 pub mod client_addr;
 pub mod cors;
 pub mod deadline;
@@ -51,6 +53,7 @@ pub fn router(config: &Config, app: Arc<AppState>) -> Router {
     Router::new()
         .route(&format!("{IMAGES_PATH}{{file}}"), get(images::gift_image))
         .route(&format!("{CHECKOUT_PATH}{{id}}"), get(checkout_page::checkout_page))
+        .route("/o/{token}", get(order_page::order_page))
         .with_state(app.clone())
         .merge(health::router(app.clone()))
         .merge(policy_pages::router(config))

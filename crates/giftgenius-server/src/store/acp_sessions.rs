@@ -4,7 +4,7 @@
 //! describes never disagree.
 
 use super::dialect::WriteLock;
-use super::keys::{Fence, Fenced, KeyMove, Write};
+use super::keys::{Fence, Fenced, KeyMove, Scope, Write};
 use super::rows::AcpSessionRow;
 use super::{Store, StoreResult, sql};
 
@@ -25,8 +25,24 @@ impl Store {
         response: &str,
         now_ms: i64,
     ) -> StoreResult<Fenced> {
+        self.write_acp_session(fence, session, KeyMove::Finish { response }, now_ms).await
+    }
+
+    /// In one transaction, if the fence holds: inserts or rewrites the session; the key stays
+    /// where it is (a complete records what it is about to pay for, then pays).
+    pub async fn put_acp_session(&self, fence: &Fence, session: &AcpSessionRow, now_ms: i64) -> StoreResult<Fenced> {
+        self.write_acp_session(fence, session, KeyMove::Hold, now_ms).await
+    }
+
+    async fn write_acp_session(
+        &self,
+        fence: &Fence,
+        session: &AcpSessionRow,
+        key_move: KeyMove<'_>,
+        now_ms: i64,
+    ) -> StoreResult<Fenced> {
         on_pool!(self, |pool| {
-            fenced_write!(pool, WriteLock::None, fence, KeyMove::Finish { response }, now_ms, |tx| {
+            fenced_write!(pool, WriteLock::None, fence, key_move, now_ms, |tx| {
                 let written = sqlx::query(sql::PUT_ACP_SESSION)
                     .bind(&session.id)
                     .bind(&session.platform)
@@ -46,6 +62,22 @@ impl Store {
                 }
                 Write::Commit(())
             })
+        })
+    }
+
+    /// Whether someone other than `ours` may be charging `order_id` at `now_ms`: its charging
+    /// window is open, or another key pointing at it is leased.
+    pub async fn order_in_flight(&self, order_id: &str, ours: &Scope, now_ms: i64) -> StoreResult<bool> {
+        on_pool!(self, |pool| {
+            Ok(sqlx::query_scalar::<_, i64>(sql::ORDER_IN_FLIGHT)
+                .bind(order_id)
+                .bind(now_ms)
+                .bind(&ours.subject)
+                .bind(ours.tool)
+                .bind(&ours.key)
+                .fetch_one(pool)
+                .await?
+                > 0)
         })
     }
 

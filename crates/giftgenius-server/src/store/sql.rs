@@ -220,3 +220,8 @@ pub const PUT_ACP_SESSION: &str = "INSERT INTO acp_checkout_sessions (id, platfo
 pub const ACP_SESSION: &str = "SELECT * FROM acp_checkout_sessions WHERE id = $1 AND platform = $2";
 /// Sessions that expired before $1 (canceled ones included: they expire too).
 pub const PRUNE_ACP_SESSIONS: &str = "DELETE FROM acp_checkout_sessions WHERE expires_at_ms < $1";
+/// Whether order $1 may be charged by someone else at $2: its charging window is open, or a key
+/// other than ($3, $4, $5) pointing at it is leased.
+pub const ORDER_IN_FLIGHT: &str = "SELECT COUNT(*) FROM orders o WHERE o.id = $1 AND (o.charging_until_ms > $2 \
+     OR EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.resource_id = o.id AND k.locked_until_ms > $2 \
+     AND NOT (k.subject = $3 AND k.tool = $4 AND k.key = $5)))";

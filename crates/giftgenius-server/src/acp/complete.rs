@@ -1,0 +1,457 @@
+//! `POST /acp/checkout_sessions/{id}/complete` (docs/acp.md §5, §8): pays a ready session with
+//! a delegated-payment vault token and places its order, exactly once.
+//!
+//! A session's order is an ordinary order (the `orders` table, `draft_id` = the session id, so
+//! the one-live-order-per-draft index makes it one order per session) charged the way
+//! `commit_order` charges: the order row is created with the request's key pointing at it, the
+//! order is marked as charging, the provider is asked under `gg_<order id>` (one order, one
+//! charge, whoever asks), and the outcome is recorded with the key's answer in one transaction
+//! (`routes.rs`, `finish`). The vault token travels with the charge; the provider checks it
+//! against its allowance (amount, currency, session, merchant, expiry, single use).
+//!
+//! A crash anywhere is resumed by the next complete, under any key: it finds the session's
+//! pending order, asks the provider what happened under the order's key, and settles it (paid:
+//! the session is completed; declined or never charged: the order is given up and this request
+//! pays afresh). Orders nobody completes again are finished by the reconciler.
+
+use axum::http::StatusCode;
+use giftgenius_sandbox_pay::api::PaymentToken;
+use giftgenius_types::acp::{
+    ACP_CARD_HANDLER, AcpCheckoutSession, AcpCodedMessage, AcpCompleteRequest, AcpContentType, AcpErrorType,
+    AcpMessage, AcpMessageCode, AcpOrder, AcpOrderConfirmation, AcpOrderLineItem, AcpOrderQuantity, AcpResolution,
+    AcpSessionStatus, AcpSupport, AcpTotalType,
+};
+use giftgenius_types::delivery::{Address, DeliveryDetails, Recipient};
+
+use super::error::AcpFailure;
+use super::session::SessionState;
+use super::{Acp, Done, SessionWrite};
+use crate::checkout::commit::{charge_description, provider_key};
+use crate::checkout::payments::{LEASE_MARGIN, Lookup, PaymentError};
+use crate::failpoints::{AFTER_ORDER_CREATED, AFTER_PAYMENT_CHARGED};
+use crate::store::{AcpSessionRow, ChargeStart, CreateOrder, Fence, Fenced, OrderRow, OrderStatusColumn};
+
+/// The claimed key a complete works under: its fence and when its lease ends.
+pub struct Held<'a> {
+    pub fence: &'a Fence,
+    pub lease_until_ms: i64,
+}
+
+impl Acp {
+    /// `POST /acp/checkout_sessions/{id}/complete`.
+    pub async fn complete(
+        &self,
+        platform: &str,
+        id: &str,
+        request: AcpCompleteRequest,
+        held: Held<'_>,
+        request_id: &str,
+    ) -> Result<Done, AcpFailure> {
+        let internal = |e: &dyn std::fmt::Display| AcpFailure::internal(request_id, e);
+        let token = payment_token(&request, id, &self.merchant_id)?;
+        let (mut row, status, mut state) = self.load(platform, id, request_id).await?;
+        if let Some(order) = self.store.live_order_for_draft(id).await.map_err(|e| internal(&e))? {
+            if order.status != OrderStatusColumn::PendingPayment {
+                // Completed already: the same order, whatever the key or the token.
+                let session = self.completed(&row, &state, &order, request_id).await?;
+                return Ok(Done { status: StatusCode::OK, session, write: SessionWrite::Nothing });
+            }
+            if let Some(done) = self.resume(&row, &state, order, &held, request_id).await? {
+                return Ok(done);
+            }
+        }
+        if status == AcpSessionStatus::Canceled {
+            return Err(AcpFailure::not_allowed("session_canceled", "This checkout session was canceled."));
+        }
+        let now = self.clock.now_ms();
+        if status == AcpSessionStatus::Expired || now >= row.expires_at_ms {
+            let session = self.show_state(&row, AcpSessionStatus::Expired, &state, request_id).await?;
+            self.fill_row(&mut row, AcpSessionStatus::Expired, &state, request_id)?;
+            return Ok(Done { status: StatusCode::OK, session, write: SessionWrite::Session(row) });
+        }
+        if let Some(buyer) = request.buyer {
+            state.buyer = Some(buyer);
+        }
+        if let Some(notes) = request.order_notes {
+            state.order_notes = Some(notes);
+        }
+        row.updated_at_ms = now;
+        let session = self.show_state(&row, status, &state, request_id).await?;
+        if session.status != AcpSessionStatus::ReadyForPayment {
+            // Nothing to pay for yet: the session says what is missing.
+            self.fill_row(&mut row, session.status, &state, request_id)?;
+            return Ok(Done { status: StatusCode::OK, session, write: SessionWrite::Session(row) });
+        }
+        self.pay(row, state, session, token, &held, request_id).await
+    }
+
+    /// Records what is being paid for, creates the order and charges it.
+    async fn pay(
+        &self,
+        mut row: AcpSessionRow,
+        mut state: SessionState,
+        session: AcpCheckoutSession,
+        token: PaymentToken,
+        held: &Held<'_>,
+        request_id: &str,
+    ) -> Result<Done, AcpFailure> {
+        let internal = |e: &dyn std::fmt::Display| AcpFailure::internal(request_id, e);
+        let now = self.clock.now_ms();
+        let line = session.line_items.first().ok_or_else(|| internal(&"a ready session without a line"))?;
+        let gift = self.catalog.get(&line.item.id).ok_or_else(|| internal(&"a ready session's item is gone"))?;
+        let total = session.totals.iter().find(|t| t.kind == AcpTotalType::Total).map(|t| t.amount);
+        let total = total.ok_or_else(|| internal(&"a session without a total"))?;
+        let order = OrderRow {
+            id: crate::checkout::random_id("ord"),
+            subject: format!("acp:{}", row.platform),
+            draft_id: row.id.clone(),
+            gift_id: gift.id.clone(),
+            gift_title: gift.title.clone(),
+            merchant: gift.merchant().name,
+            quantity: i64::from(line.quantity),
+            currency: state.currency.into(),
+            total_minor: total,
+            status: OrderStatusColumn::PendingPayment,
+            charge_id: None,
+            created_at_ms: now,
+            destination_city: None,
+            destination_country: None,
+            delivery: None,
+            cancelled_at_ms: None,
+            anonymized_at_ms: None,
+        };
+        let order = with_delivery(order, &session, &state).map_err(|e| internal(&e))?;
+        // What is paid for, as shown now: a completed session answers with it (prices as charged).
+        state.at_payment = Some(Box::new(session.clone()));
+        self.fill_row(&mut row, session.status, &state, request_id)?;
+        let fenced = |written: Fenced| written == Fenced::Written(());
+        if !fenced(self.store.put_acp_session(held.fence, &row, now).await.map_err(|e| internal(&e))?) {
+            return Err(AcpFailure::in_flight(1));
+        }
+        let created = self.store.create_order(held.fence, &order, i64::from(gift.stock), now).await;
+        match created.map_err(|e| internal(&e))? {
+            Fenced::Stale => Err(AcpFailure::in_flight(1)),
+            Fenced::Written(CreateOrder::Created) => {
+                self.failpoints.hit(AFTER_ORDER_CREATED);
+                self.charge(&row, &state, order, token, held, request_id).await
+            }
+            Fenced::Written(CreateOrder::OutOfStock) => {
+                let session = self.show_state(&row, AcpSessionStatus::ReadyForPayment, &state, request_id).await?;
+                self.fill_row(&mut row, session.status, &state, request_id)?;
+                Ok(Done { status: StatusCode::OK, session, write: SessionWrite::Session(row) })
+            }
+            // Another complete of this session got there first.
+            Fenced::Written(CreateOrder::DraftAlreadyOrdered(existing)) => {
+                if existing.status == OrderStatusColumn::PendingPayment {
+                    return Err(in_progress());
+                }
+                let session = self.completed(&row, &state, &existing, request_id).await?;
+                Ok(Done { status: StatusCode::OK, session, write: SessionWrite::Nothing })
+            }
+        }
+    }
+
+    /// Charges the session's pending order with the token; the outcome is written by `finish`
+    /// together with the key's answer.
+    async fn charge(
+        &self,
+        row: &AcpSessionRow,
+        state: &SessionState,
+        order: OrderRow,
+        token: PaymentToken,
+        held: &Held<'_>,
+        request_id: &str,
+    ) -> Result<Done, AcpFailure> {
+        let internal = |e: &dyn std::fmt::Display| AcpFailure::internal(request_id, e);
+        // The request must end (answered or timed out) while we still hold the key, so that no
+        // retry asks the provider beside us.
+        let in_flight = self.payments.timeout() + LEASE_MARGIN;
+        let now = self.clock.now_ms();
+        if held.lease_until_ms - now < in_flight.as_millis() as i64 {
+            return Err(unavailable("the lease is too short for a charge request now"));
+        }
+        let charging_until = now + in_flight.as_millis() as i64;
+        match self.store.begin_charge(held.fence, &order.id, charging_until, now).await.map_err(|e| internal(&e))? {
+            Fenced::Stale => return Err(AcpFailure::in_flight(1)),
+            Fenced::Written(ChargeStart::Settled) => {
+                let settled = self.store.order_by_id(&order.id).await.map_err(|e| internal(&e))?;
+                return match settled {
+                    Some(paid) if paid.status == OrderStatusColumn::Paid => {
+                        let session = self.completed(row, state, &paid, request_id).await?;
+                        Ok(Done { status: StatusCode::OK, session, write: SessionWrite::Nothing })
+                    }
+                    _ => self.declined(row, state, None, SessionWrite::Nothing, request_id).await,
+                };
+            }
+            Fenced::Written(ChargeStart::Ready) => {}
+        }
+        let key = provider_key(&order.id);
+        match self.payments.charge_with(&key, order.total(), &charge_description(&order), Some(token)).await {
+            Ok(charge) => {
+                self.failpoints.hit(AFTER_PAYMENT_CHARGED);
+                tracing::info!(order = order.id, charge = charge.id, session = row.id, "ACP order charged");
+                let paid = OrderRow { status: OrderStatusColumn::Paid, charge_id: Some(charge.id.clone()), ..order };
+                let session = self.completed(row, state, &paid, request_id).await?;
+                let write = SessionWrite::Paid { order_id: paid.id, charge_id: charge.id };
+                Ok(Done { status: StatusCode::OK, session, write })
+            }
+            Err(PaymentError::Declined) => {
+                let write = SessionWrite::Declined { order_id: order.id };
+                self.declined(row, state, None, write, request_id).await
+            }
+            Err(PaymentError::Refused(code)) => {
+                tracing::info!(order = order.id, code, session = row.id, "the vault token was refused");
+                let write = SessionWrite::Declined { order_id: order.id };
+                self.declined(row, state, Some(&code), write, request_id).await
+            }
+            Err(PaymentError::Unavailable(detail)) => {
+                tracing::warn!(order = order.id, detail, "payment provider unavailable during an ACP complete");
+                Err(unavailable("the payment provider did not answer"))
+            }
+            Err(PaymentError::KeyMismatch) => Err(internal(&format!("provider key {key} reused with another request"))),
+        }
+    }
+
+    /// A pending order of the session: in flight elsewhere (409), or settled from what the
+    /// provider says happened under its key. `None`: it was never paid and is given up, so
+    /// this request pays afresh.
+    async fn resume(
+        &self,
+        row: &AcpSessionRow,
+        state: &SessionState,
+        order: OrderRow,
+        held: &Held<'_>,
+        request_id: &str,
+    ) -> Result<Option<Done>, AcpFailure> {
+        let internal = |e: &dyn std::fmt::Display| AcpFailure::internal(request_id, e);
+        let asked_at = self.clock.now_ms();
+        if self.store.order_in_flight(&order.id, &held.fence.scope, asked_at).await.map_err(|e| internal(&e))? {
+            return Err(in_progress());
+        }
+        match self.payments.lookup(&provider_key(&order.id)).await {
+            Ok(Lookup::Processing) => Err(in_progress()),
+            Ok(Lookup::Succeeded(charge)) if charge.amount == order.total() => {
+                let paid = OrderRow { status: OrderStatusColumn::Paid, charge_id: Some(charge.id.clone()), ..order };
+                let session = self.completed(row, state, &paid, request_id).await?;
+                let write = SessionWrite::Paid { order_id: paid.id, charge_id: charge.id };
+                Ok(Some(Done { status: StatusCode::OK, session, write }))
+            }
+            Ok(Lookup::Succeeded(charge)) => Err(internal(&format!(
+                "order {} was charged {} ({}) but totals {}",
+                order.id,
+                charge.amount.display(),
+                charge.id,
+                order.total().display()
+            ))),
+            Ok(Lookup::Declined | Lookup::NotFound) => {
+                // Nothing was charged for it: give it up (its stock is free again) and pay afresh.
+                let settled = self.store.settle_declined(&order.id, "null", asked_at, self.clock.now_ms()).await;
+                match settled.map_err(|e| internal(&e))? {
+                    true => Ok(None),
+                    false => Err(in_progress()),
+                }
+            }
+            Err(PaymentError::Unavailable(detail)) => {
+                tracing::warn!(order = order.id, detail, "payment provider unavailable while resuming an ACP complete");
+                Err(unavailable("the payment provider did not answer"))
+            }
+            Err(e) => Err(internal(&format!("order {}: {e:?}", order.id))),
+        }
+    }
+
+    /// The session after a declined or refused payment: as it is now (ready again: the order
+    /// gave its stock back) with a message on `$.payment_data`.
+    async fn declined(
+        &self,
+        row: &AcpSessionRow,
+        state: &SessionState,
+        refusal: Option<&str>,
+        write: SessionWrite,
+        request_id: &str,
+    ) -> Result<Done, AcpFailure> {
+        let mut session = self.show_state(row, AcpSessionStatus::ReadyForPayment, state, request_id).await?;
+        let (code, content) = match refusal {
+            Some("token_expired") => {
+                (AcpMessageCode::Expired, "The payment token has expired; ask the payment provider for a new one.")
+            }
+            Some(_) => (
+                AcpMessageCode::PaymentDeclined,
+                "This payment token cannot pay for this session (used already, or made for another amount, \
+                 currency, session or merchant); nothing was charged.",
+            ),
+            None => (AcpMessageCode::PaymentDeclined, "The payment was declined; nothing was charged."),
+        };
+        session.messages.push(AcpMessage::Error(AcpCodedMessage {
+            code,
+            content_type: AcpContentType::Plain,
+            content: content.into(),
+            param: Some("$.payment_data".into()),
+            resolution: Some(AcpResolution::RequiresBuyerInput),
+        }));
+        Ok(Done { status: StatusCode::OK, session, write })
+    }
+
+    /// The completed session: what was paid for (as shown when it was paid) and its order.
+    pub(super) async fn completed(
+        &self,
+        row: &AcpSessionRow,
+        state: &SessionState,
+        order: &OrderRow,
+        request_id: &str,
+    ) -> Result<AcpCheckoutSession, AcpFailure> {
+        let mut session = match &state.at_payment {
+            Some(at_payment) => (**at_payment).clone(),
+            None => self.show_state(row, AcpSessionStatus::ReadyForPayment, state, request_id).await?,
+        };
+        session.status = if order.status == OrderStatusColumn::PendingPayment {
+            AcpSessionStatus::CompleteInProgress
+        } else {
+            AcpSessionStatus::Completed
+        };
+        session.messages.clear();
+        session.updated_at = crate::clock::rfc3339(row.updated_at_ms);
+        if session.status == AcpSessionStatus::Completed {
+            session.order = Some(self.order_view(&session, order));
+        }
+        Ok(session)
+    }
+
+    /// The ACP `Order` of a session's order.
+    pub fn order_view(&self, session: &AcpCheckoutSession, order: &OrderRow) -> AcpOrder {
+        let status = match order.status {
+            OrderStatusColumn::Cancelled => "canceled",
+            _ => "confirmed",
+        };
+        let current = |ordered: u32| if order.status == OrderStatusColumn::Cancelled { 0 } else { ordered };
+        AcpOrder {
+            kind: "order".into(),
+            id: order.id.clone(),
+            checkout_session_id: session.id.clone(),
+            permalink_url: self.permalinks.url(&order.id),
+            status: status.into(),
+            currency: session.currency.clone(),
+            line_items: session
+                .line_items
+                .iter()
+                .map(|line| AcpOrderLineItem {
+                    id: line.id.clone(),
+                    title: line.name.clone(),
+                    product_id: line.product_id.clone(),
+                    quantity: AcpOrderQuantity {
+                        ordered: line.quantity,
+                        current: current(line.quantity),
+                        fulfilled: 0,
+                    },
+                    unit_price: line.unit_amount,
+                    subtotal: line.unit_amount.saturating_mul(i64::from(line.quantity)),
+                    status: if current(line.quantity) == 0 { "removed" } else { "processing" }.into(),
+                })
+                .collect(),
+            fulfillments: Vec::new(),
+            adjustments: Vec::new(),
+            totals: session.totals.iter().filter(|t| t.kind != AcpTotalType::ItemsBaseAmount).cloned().collect(),
+            confirmation: Some(AcpOrderConfirmation {
+                order_notes: delivery_of(order).and_then(|d| d.gift_message),
+            }),
+            support: AcpSupport { help_center_url: format!("{}/support", self.public_url) },
+            created_at: crate::clock::rfc3339(order.created_at_ms),
+        }
+    }
+}
+
+/// The vault token of a complete request, with what it must pay for, or 400 with the field at
+/// fault (we take one handler: a card tokenized by delegated payment).
+fn payment_token(request: &AcpCompleteRequest, session_id: &str, merchant_id: &str) -> Result<PaymentToken, AcpFailure> {
+    let data = &request.payment_data;
+    if data.handler_id != ACP_CARD_HANDLER {
+        return Err(AcpFailure::field(
+            "invalid",
+            "$.payment_data.handler_id",
+            format!("handler_id must be {ACP_CARD_HANDLER}, the handler in capabilities.payment.handlers"),
+        ));
+    }
+    if data.instrument.kind != "card" {
+        return Err(AcpFailure::field("invalid", "$.payment_data.instrument.type", "instrument.type must be card"));
+    }
+    if data.instrument.credential.kind != "spt" {
+        return Err(AcpFailure::field(
+            "invalid",
+            "$.payment_data.instrument.credential.type",
+            "credential.type must be spt (a delegated-payment vault token)",
+        ));
+    }
+    let token = data.instrument.credential.token.trim();
+    if token.is_empty() || token.len() > 255 || !token.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(AcpFailure::field(
+            "invalid",
+            "$.payment_data.instrument.credential.token",
+            "credential.token must be the vault token (vt_…) delegate_payment returned",
+        ));
+    }
+    Ok(PaymentToken {
+        token: token.to_string(),
+        checkout_session_id: session_id.to_string(),
+        merchant_id: merchant_id.to_string(),
+    })
+}
+
+/// The order with where it goes: the session's address and its gift message (`order_notes`).
+fn with_delivery(
+    order: OrderRow,
+    session: &AcpCheckoutSession,
+    state: &SessionState,
+) -> Result<OrderRow, serde_json::Error> {
+    let Some(address) = session.fulfillment_details.as_ref().and_then(|d| d.address.as_ref()) else {
+        return Ok(order);
+    };
+    let details = DeliveryDetails {
+        recipient: Recipient {
+            name: address.name.clone(),
+            address: Address {
+                line1: address.line_one.clone(),
+                line2: address.line_two.clone(),
+                city: address.city.clone(),
+                region: Some(address.state.clone()).filter(|s| !s.is_empty()),
+                postal_code: Some(address.postal_code.clone()).filter(|s| !s.is_empty()),
+                country: address.country.clone(),
+            },
+        },
+        gift_message: state.order_notes.clone(),
+        save_address: false,
+        from_saved_address: false,
+    };
+    Ok(OrderRow {
+        destination_city: Some(address.city.clone()),
+        destination_country: Some(address.country.clone()),
+        delivery: Some(serde_json::to_string(&details)?),
+        ..order
+    })
+}
+
+fn delivery_of(order: &OrderRow) -> Option<DeliveryDetails> {
+    crate::checkout::delivery_of(order.delivery.as_deref()).ok().flatten()
+}
+
+/// 409: another complete of this session is charging.
+fn in_progress() -> AcpFailure {
+    let mut failure = AcpFailure::invalid_request(
+        StatusCode::CONFLICT,
+        "session_complete_in_progress",
+        "Another complete of this checkout session is being processed; retry after Retry-After seconds.",
+    );
+    failure.retry_after_secs = Some(2);
+    failure
+}
+
+/// 503: the charge's outcome is not known yet; a retry (any key) resumes it, never charging twice.
+fn unavailable(detail: &str) -> AcpFailure {
+    tracing::debug!(detail, "answering service_unavailable to an ACP complete");
+    let mut failure = AcpFailure::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        AcpErrorType::ServiceUnavailable,
+        "service_unavailable",
+        "The payment could not be confirmed yet; nothing is charged twice. Retry the complete after Retry-After seconds.",
+    );
+    failure.retry_after_secs = Some(1);
+    failure
+}

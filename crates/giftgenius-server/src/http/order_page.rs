@@ -1,0 +1,85 @@
+//! An order's status page, `GET /o/{token}`: the ACP order's `permalink_url` (issue 25). Anyone
+//! holding the link sees the order's status, the gift, the total and when it was placed, in the
+//! browser's language (English, Spanish or Portuguese); never the recipient's name, address or
+//! message. The link is unguessable (`checkout::permalink`), so the page asks for no login;
+//! it is kept out of search engines and its URL out of `Referer` headers.
+
+use std::sync::Arc;
+
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use giftgenius_widget::format::format_money;
+use giftgenius_widget::i18n::{Lang, Msg, words};
+
+use super::checkout_page::browser_locale;
+use super::escape;
+use crate::clock::rfc3339;
+use crate::context::new_reference;
+use crate::state::AppState;
+use crate::store::OrderStatusColumn;
+
+/// `GET /o/{token}`
+pub async fn order_page(State(app): State<Arc<AppState>>, Path(token): Path<String>, headers: HeaderMap) -> Response {
+    let locale = browser_locale(&headers);
+    let lang = Lang::from_locale(&locale);
+    let missing = || page(StatusCode::NOT_FOUND, lang, &format!("<p>{}</p>", escape(lang.t(Msg::OrderPageMissing))));
+    let Some(order_id) = app.checkout.permalinks.order_id(&token) else { return missing() };
+    let order = match app.checkout.store.order_by_id(order_id).await {
+        Ok(Some(order)) => order,
+        Ok(None) => return missing(),
+        Err(e) => {
+            let reference = new_reference();
+            tracing::error!(reference, error = %e, "order page failed");
+            let body = format!("<p>{}</p>", escape(&lang.f(Msg::SomethingWrongRef, &[("reference", &reference)])));
+            return page(StatusCode::INTERNAL_SERVER_ERROR, lang, &body);
+        }
+    };
+    let status = match order.status {
+        OrderStatusColumn::Paid => lang.t(Msg::OrderPageConfirmed),
+        OrderStatusColumn::PendingPayment => lang.t(Msg::StatusPending),
+        OrderStatusColumn::PaymentDeclined => lang.t(Msg::StatusDeclined),
+        OrderStatusColumn::Cancelled => lang.t(Msg::StatusCancelled),
+    };
+    let line = lang.f(
+        Msg::OrderFrom,
+        &[("gift", &order.gift_title), ("quantity", &order.quantity.to_string()), ("merchant", &order.merchant)],
+    );
+    let body = format!(
+        "<p><strong>{}</strong></p><dl><dt>{}</dt><dd>{}</dd><dt>{}</dt><dd data-status=\"{}\">{}</dd>\
+         <dt>{}</dt><dd>{}</dd></dl><p>{}</p>",
+        escape(&line),
+        escape(lang.t(Msg::Order)),
+        escape(&order.id),
+        escape(lang.t(Msg::Status)),
+        order.status.as_str(),
+        escape(status),
+        escape(lang.t(Msg::Total)),
+        escape(&format_money(&order.total(), &locale)),
+        escape(&lang.f(Msg::OrderPagePlaced, &[("date", &words::date(lang, &rfc3339(order.created_at_ms)))])),
+    );
+    page(StatusCode::OK, lang, &body)
+}
+
+/// The page around `body` (already escaped), with the headers every status page carries.
+fn page(status: StatusCode, lang: Lang, body: &str) -> Response {
+    let heading = escape(lang.t(Msg::OrderPageTitle));
+    let html = format!(
+        "<!doctype html><html lang=\"{}\"><head><meta charset=\"utf-8\"><title>{heading}</title>\
+         <meta name=\"viewport\" content=\"width=device-width\"><meta name=\"robots\" content=\"noindex\"></head>\
+         <body style=\"font-family:sans-serif;max-width:32rem;margin:2rem auto\"><h1>{heading}</h1>{body}</body></html>",
+        lang.code(),
+    );
+    let mut response = (status, html).into_response();
+    let headers = response.headers_mut();
+    for (name, value) in [
+        (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+        (header::CONTENT_SECURITY_POLICY, "default-src 'none'; style-src 'unsafe-inline'"),
+        (header::REFERRER_POLICY, "no-referrer"),
+        (header::CACHE_CONTROL, "no-store"),
+        (header::HeaderName::from_static("x-robots-tag"), "noindex"),
+    ] {
+        headers.insert(name, HeaderValue::from_static(value));
+    }
+    response
+}
