@@ -59,7 +59,7 @@ async fn token_from(provider: &SandboxPay, session: &str, max_amount: i64, card:
         "risk_signals": [{"type": "card_testing", "score": 3, "action": "authorized"}],
         "metadata": {"test": "acp_complete"}
     });
-    let response = provider.delegate_payment(&uuid(), &body).await;
+    let response = provider.delegate(&uuid(), &body).await;
     let status = response.status();
     let answer: Value = response.json().await.expect("JSON");
     assert_eq!(status, StatusCode::CREATED, "{answer}");
