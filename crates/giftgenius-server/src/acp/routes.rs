@@ -29,8 +29,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get, post};
 use giftgenius_types::Currency;
 use giftgenius_types::acp::{
-    ACP_API_VERSION, ACP_SUPPORTED_VERSIONS, AcpDiscovery, AcpDiscoveryCapabilities, AcpDiscoveryProtocol, AcpService,
-    AcpTransport,
+    ACP_API_VERSION, ACP_MCP_EXTENSION, ACP_SUPPORTED_VERSIONS, AcpDiscovery, AcpDiscoveryCapabilities,
+    AcpDiscoveryExtension, AcpDiscoveryProtocol, AcpService, AcpTransport,
 };
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde::de::DeserializeOwned;
@@ -45,6 +45,8 @@ use crate::store::{Claim, Fence, Fenced, RecoveryPoint, Scope};
 /// Largest request body.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
 pub const DISCOVERY_PATH: &str = "/.well-known/acp.json";
+/// The MCP binding's endpoint (`acp::mcp`), named in discovery.
+pub const MCP_PATH: &str = "/acp/mcp";
 
 const API_VERSION: HeaderName = HeaderName::from_static("api-version");
 const REQUEST_ID: HeaderName = HeaderName::from_static("request-id");
@@ -169,9 +171,14 @@ async fn discovery(State(acp): State<Arc<Acp>>) -> Response {
             supported_versions: ACP_SUPPORTED_VERSIONS.iter().map(|v| v.to_string()).collect(),
         },
         api_base_url: format!("{}/acp", acp.public_url),
-        transports: vec![AcpTransport::Rest],
+        transports: vec![AcpTransport::Rest, AcpTransport::Mcp],
         capabilities: AcpDiscoveryCapabilities {
             services: vec![AcpService::Checkout],
+            extensions: vec![AcpDiscoveryExtension {
+                name: ACP_MCP_EXTENSION.into(),
+                spec: Some(format!("{}{MCP_PATH}", acp.public_url)),
+                schema: None,
+            }],
             supported_currencies: Currency::ALL.iter().map(|c| c.code().to_lowercase()).collect(),
             supported_locales: vec!["en-US".into()],
         },

@@ -5,7 +5,8 @@
 //! - `GET /checkout/{id}`: the sandbox hosted checkout page (`checkout_page.rs`).
 //! - `GET /privacy`, `/terms`, `/support`: the policy pages (`policy_pages.rs`).
 //! - `/acp/checkout_sessions…` and `GET /.well-known/acp.json`: the ACP merchant, only with
-//!   `--acp-platforms` (`crate::acp`).
+//!   `--acp-platforms` (`crate::acp`; its MCP binding `/acp/mcp` is mounted by `startup`, as
+//!   `/mcp` is).
 //! - `GET /.well-known/openai-apps-challenge`: the app directory's domain check (`well_known.rs`).
 //! - `/preview…`: the local host emulator, only with `--preview` (`preview.rs`; its chat panel's
 //!   relay to a `giftgenius-chat --listen` process: `preview_chat.rs`), answering only loopback
