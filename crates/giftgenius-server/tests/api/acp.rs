@@ -16,16 +16,16 @@ use serde_json::{Value, json};
 use crate::postgres::TestDb;
 use crate::support::{SandboxPay, TestApp, execute_sql, leak_in, spawn_app_on, spawn_app_with};
 
-const VERSION: &str = "2026-04-17";
-const KEY_ONE: &str = "platform-one-secret";
-const KEY_TWO: &str = "platform-two-secret";
+pub(crate) const VERSION: &str = "2026-04-17";
+pub(crate) const KEY_ONE: &str = "platform-one-secret";
+pub(crate) const KEY_TWO: &str = "platform-two-secret";
 
 /// An app with two platforms: `one` (key in clear) and `two` (key given as its SHA-256).
-async fn acp_app() -> TestApp {
+pub(crate) async fn acp_app() -> TestApp {
     spawn_app_with(with_platforms).await
 }
 
-fn with_platforms(config: &mut giftgenius_server::config::Config) {
+pub(crate) fn with_platforms(config: &mut giftgenius_server::config::Config) {
     let dir = Path::new(&config.db).parent().map(Path::to_path_buf).unwrap_or_else(std::env::temp_dir);
     let file = dir.join("acp-platforms.json");
     let two_hash = {
@@ -41,14 +41,14 @@ fn with_platforms(config: &mut giftgenius_server::config::Config) {
 }
 
 /// A client of one platform.
-struct Platform<'a> {
+pub(crate) struct Platform<'a> {
     app: &'a TestApp,
     key: &'a str,
     http: reqwest::Client,
 }
 
 impl<'a> Platform<'a> {
-    fn new(app: &'a TestApp, key: &'a str) -> Self {
+    pub(crate) fn new(app: &'a TestApp, key: &'a str) -> Self {
         Self { app, key, http: reqwest::Client::new() }
     }
 
@@ -56,7 +56,7 @@ impl<'a> Platform<'a> {
         format!("{}/acp/checkout_sessions{path}", self.app.local_url)
     }
 
-    async fn post(&self, path: &str, key: &str, body: &Value) -> Response {
+    pub(crate) async fn post(&self, path: &str, key: &str, body: &Value) -> Response {
         self.post_text(path, key, &body.to_string()).await
     }
 
@@ -73,7 +73,7 @@ impl<'a> Platform<'a> {
             .expect("POST answered")
     }
 
-    async fn get(&self, id: &str) -> Response {
+    pub(crate) async fn get(&self, id: &str) -> Response {
         self.http
             .get(self.url(&format!("/{id}")))
             .bearer_auth(self.key)
@@ -86,7 +86,7 @@ impl<'a> Platform<'a> {
 
 /// The status and body of an `/acp` answer, the body checked against the JSON Schema of our own
 /// type: a session on success, ACP's Error otherwise.
-async fn json_of(response: Response) -> (StatusCode, Value) {
+pub(crate) async fn json_of(response: Response) -> (StatusCode, Value) {
     let status = response.status();
     let body: Value = response.json().await.expect("a JSON body");
     let schema = if status.is_success() { schema_for!(AcpCheckoutSession) } else { schema_for!(AcpError) };
@@ -97,16 +97,16 @@ async fn json_of(response: Response) -> (StatusCode, Value) {
     (status, body)
 }
 
-fn create_body(item: &str) -> Value {
+pub(crate) fn create_body(item: &str) -> Value {
     json!({"line_items": [{"id": item}], "currency": "usd", "capabilities": {}})
 }
 
-fn address(country: &str, state: &str, postal_code: &str) -> Value {
+pub(crate) fn address(country: &str, state: &str, postal_code: &str) -> Value {
     json!({"name": "Ana Lima", "line_one": "1 Main St", "city": "Springfield", "state": state,
            "country": country, "postal_code": postal_code})
 }
 
-fn codes(session: &Value) -> Vec<(String, String)> {
+pub(crate) fn codes(session: &Value) -> Vec<(String, String)> {
     session["messages"]
         .as_array()
         .map(|messages| {
@@ -118,7 +118,7 @@ fn codes(session: &Value) -> Vec<(String, String)> {
         .unwrap_or_default()
 }
 
-fn total(session: &Value, kind: &str) -> Option<i64> {
+pub(crate) fn total(session: &Value, kind: &str) -> Option<i64> {
     session["totals"].as_array()?.iter().find(|t| t["type"] == kind)?["amount"].as_i64()
 }
 
@@ -533,8 +533,13 @@ async fn discovery_is_public_and_lists_what_is_served() {
     assert!(jsonschema::draft202012::new(&schema).unwrap().is_valid(&document), "{document:#}");
     assert_eq!(document["protocol"], json!({"name": "acp", "version": VERSION, "supported_versions": [VERSION]}));
     assert_eq!(document["api_base_url"], format!("{}/acp", app.base_url));
-    assert_eq!(document["transports"], json!(["rest"]));
+    assert_eq!(document["transports"], json!(["rest", "mcp"]));
     assert_eq!(document["capabilities"]["services"], json!(["checkout"]));
+    // The binding's endpoint, which the spec leaves to be told out of band (docs/acp.md §11).
+    assert_eq!(
+        document["capabilities"]["extensions"],
+        json!([{"name": "dev.giftgenius.mcp_endpoint", "spec": format!("{}/acp/mcp", app.base_url)}])
+    );
 }
 
 #[tokio::test]

@@ -4,6 +4,7 @@
 
 mod accounts;
 mod acp;
+mod acp_mcp;
 mod browser_hosts;
 mod catalog_files;
 mod chaos;
