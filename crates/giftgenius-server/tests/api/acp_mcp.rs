@@ -132,6 +132,22 @@ async fn acp_mcp_refuses_a_missing_or_wrong_platform_key_before_json_rpc() {
 }
 
 #[tokio::test]
+async fn acp_mcp_keeps_the_guards_of_mcp_on_host_origin_and_body() {
+    let app = acp_app().await;
+    let with_key = || post(&endpoint(&app), None).bearer_auth(KEY_ONE);
+    let foreign_host = with_key().header("host", "evil.example.com").body(INIT).send().await.unwrap();
+    assert_eq!(foreign_host.status(), StatusCode::FORBIDDEN);
+    let foreign_origin = with_key().header("origin", "https://evil.example.com").body(INIT).send().await.unwrap();
+    assert_eq!(foreign_origin.status(), StatusCode::FORBIDDEN);
+    let not_json = with_key().body("{not json").send().await.unwrap();
+    assert_eq!(not_json.status(), StatusCode::BAD_REQUEST);
+    let answer: Value = not_json.json().await.unwrap();
+    assert_eq!(answer["error"]["code"], -32700, "{answer}");
+    let huge = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"pad":"{}"}}}}"#, "x".repeat(80 * 1024));
+    assert_eq!(with_key().body(huge).send().await.unwrap().status(), StatusCode::PAYLOAD_TOO_LARGE);
+}
+
+#[tokio::test]
 async fn acp_mcp_lists_exactly_the_binding_tools_with_bundled_schemas() {
     let app = acp_app().await;
     let client = binding(&app, KEY_ONE).await;
