@@ -1,7 +1,8 @@
 //! Building and running the application. `main` and the integration tests start the server
 //! the same way: `Application::build(config)`, then `port()` / `run_until_stopped()`.
 //!
-//! Over HTTP, `/mcp` speaks MCP (Streamable HTTP) next to the plain routes of `http/`. With
+//! Over HTTP, `/mcp` speaks MCP (Streamable HTTP) next to the plain routes of `http/`, and with
+//! `--acp-platforms` so does `/acp/mcp` (the ACP binding, `acp::mcp`: its own tools). With
 //! `--stdio`, MCP runs on stdin/stdout for one client, and the plain routes still listen on
 //! `--host`/`--port` so the image and checkout links in results work. Either way every route
 //! sits behind the guards of `http::guarded` and is served by `http::serve` (header-read
@@ -132,24 +133,37 @@ pub async fn delete_my_data_once(config: &Config, subject: &str) -> anyhow::Resu
     Ok(crate::checkout::privacy::report(deleted, &crate::state::retention_of(config)))
 }
 
-/// The `/mcp` service: Host and Origin checks guard against DNS rebinding and cross-site
-/// calls (only our public name and loopback as Host, only our origin and loopback as Origin).
-/// `/mcp`: two rmcp services behind one route. A client that initializes (2025-11-25 and
-/// older) gets a session and keeps it (`Mcp-Session-Id`); every other POST without a session
-/// (a 2026-07-28 request, or an older-version request from a client that never initialized,
-/// as the official SDKs' stateless servers accept) is served statelessly with a plain JSON
-/// reply: no session to look up, no SSE framing, no per-session task. Nothing a call needs
-/// lives in a session, so both answer the same.
-fn mcp_routes(
-    state: Arc<AppState>,
-    public_url: &str,
-    cors_origins: &[String],
-    shutdown: &CancellationToken,
-) -> anyhow::Result<Router> {
+/// How an MCP endpoint is served: who may name it (Host, Origin), its body limit, and when
+/// its sessions and calls stop.
+struct McpServing<'a> {
+    public_url: &'a str,
+    /// The browser origins of `--cors-origins` (`http::cors`), allowed too.
+    cors_origins: &'a [String],
+    max_body_bytes: usize,
+    shutdown: &'a CancellationToken,
+}
+
+/// An MCP endpoint at `path` serving `handler`s (`/mcp`: the app; `/acp/mcp`: the ACP binding),
+/// with Host and Origin checks against DNS rebinding and cross-site calls (only our public
+/// name and loopback as Host, only our origin and loopback as Origin). Two rmcp services
+/// behind one route. A client that initializes (2025-11-25 and older) gets a session and keeps
+/// it (`Mcp-Session-Id`); every other POST without a session (a 2026-07-28 request, or an
+/// older-version request from a client that never initialized, as the official SDKs'
+/// stateless servers accept) is served statelessly with a plain JSON reply: no session to
+/// look up, no SSE framing, no per-session task. Nothing a call needs lives in a session, so
+/// both answer the same.
+fn mcp_routes<S>(
+    path: &str,
+    handler: impl Fn() -> S + Clone + Send + Sync + 'static,
+    serving: &McpServing,
+) -> anyhow::Result<Router>
+where
+    S: rmcp::ServerHandler + Send + 'static,
+{
     use axum::extract::Request;
     use tower::ServiceExt as _;
-    let sessioned = mcp_service(state.clone(), public_url, cors_origins, shutdown, true)?;
-    let sessionless = mcp_service(state, public_url, cors_origins, shutdown, false)?;
+    let sessioned = mcp_service(handler.clone(), serving, true)?;
+    let sessionless = mcp_service(handler, serving, false)?;
     let route = tower::service_fn(move |request: Request| {
         let stateless = request.method() == axum::http::Method::POST
             && !request.headers().contains_key("mcp-session-id")
@@ -161,17 +175,18 @@ fn mcp_routes(
             response.map(axum::response::IntoResponse::into_response)
         }
     });
-    Ok(Router::new().nest_service("/mcp", route))
+    Ok(Router::new().nest_service(path, route))
 }
 
-/// `cors_origins`: the browser origins of `--cors-origins` (`http::cors`), allowed too.
-fn mcp_service(
-    state: Arc<AppState>,
-    public_url: &str,
-    cors_origins: &[String],
-    shutdown: &CancellationToken,
+fn mcp_service<S>(
+    handler: impl Fn() -> S + Send + Sync + 'static,
+    serving: &McpServing,
     sessions: bool,
-) -> anyhow::Result<StreamableHttpService<GiftGenius, LocalSessionManager>> {
+) -> anyhow::Result<StreamableHttpService<S, LocalSessionManager>>
+where
+    S: rmcp::ServerHandler + Send + 'static,
+{
+    let McpServing { public_url, cors_origins, max_body_bytes, shutdown } = *serving;
     let public = url::Url::parse(public_url)?;
     let public_host = public.host_str().unwrap_or("localhost").to_string();
     let mut allowed_hosts =
@@ -195,14 +210,10 @@ fn mcp_service(
         .with_stateless_protocol_metadata_required(false)
         .with_allowed_hosts(allowed_hosts)
         .with_allowed_origins(allowed_origins)
-        .with_max_request_body_bytes(MAX_REQUEST_BODY_BYTES)
+        .with_max_request_body_bytes(max_body_bytes)
         .with_sse_keep_alive(Some(Duration::from_secs(15)))
         .with_cancellation_token(shutdown.child_token());
-    Ok(StreamableHttpService::new(
-        move || Ok(GiftGenius::new(state.clone())),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    ))
+    Ok(StreamableHttpService::new(move || Ok(handler()), Arc::new(LocalSessionManager::default()), config))
 }
 
 /// Who calls `/mcp`: the middleware's state for the mode and, in verified mode, the routes of
@@ -294,11 +305,30 @@ impl Application {
             spawn_reconciling(state.clone(), Duration::from_secs(config.reconcile_interval_secs), shutdown.clone());
         }
         let mut router = crate::http::router(&config, state.clone());
+        let cors_origins = crate::http::cors::CorsOrigins::parse(&config.cors_origins)?.for_origin_check();
+        if let Some(acp) = state.acp.clone() {
+            // Served as the REST routes are, `--stdio` or not: the platforms call over HTTP.
+            let serving = McpServing {
+                public_url: &public_url,
+                cors_origins: &cors_origins,
+                max_body_bytes: crate::acp::mcp::MAX_BODY_BYTES,
+                shutdown: &shutdown,
+            };
+            router = router.merge(crate::acp::mcp::routes(acp, |binding| {
+                mcp_routes(crate::acp::routes::MCP_PATH, move || binding.clone(), &serving)
+            })?);
+        }
         if !config.stdio {
             let (auth, metadata) = auth_layer(&state, &public_url, config.accept_plain_jwt).await?;
-            let cors_origins = crate::http::cors::CorsOrigins::parse(&config.cors_origins)?.for_origin_check();
+            let serving = McpServing {
+                public_url: &public_url,
+                cors_origins: &cors_origins,
+                max_body_bytes: MAX_REQUEST_BODY_BYTES,
+                shutdown: &shutdown,
+            };
+            let app = state.clone();
             let mcp = Router::new()
-                .merge(mcp_routes(state.clone(), &public_url, &cors_origins, &shutdown)?)
+                .merge(mcp_routes("/mcp", move || GiftGenius::new(app.clone()), &serving)?)
                 .layer(axum::middleware::from_fn_with_state(
                     MAX_REQUEST_BODY_BYTES,
                     crate::mcp::request_body::json_rpc_body,

@@ -175,7 +175,13 @@ impl AppState {
             after: Duration::from_secs(config.reconcile_after_secs),
         };
         let permalinks = Arc::new(crate::checkout::permalink::Permalinks::new(
-            store.secret("order_permalink", format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple())).await?.as_bytes(),
+            store
+                .secret(
+                    "order_permalink",
+                    format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple()),
+                )
+                .await?
+                .as_bytes(),
             &public_url,
         ));
         let acp = match &config.acp_platforms {

@@ -1,6 +1,6 @@
 //! The Agentic Commerce Protocol (ACP, API version 2026-04-17) objects GiftGenius serves:
-//! the checkout session of `/acp/checkout_sessions` (without payment yet), its requests, its
-//! `Error` object and the discovery document. Our own summary of the spec is `docs/acp.md`;
+//! the checkout session of `/acp/checkout_sessions`, its requests (complete's payment data
+//! too), its order, its `Error` object and the discovery document. Our own summary of the spec is `docs/acp.md`;
 //! every name here carries `Acp` because "checkout session" already names one of our tools.
 //!
 //! Requests are closed (`deny_unknown_fields`): an unknown field is a 400 `invalid`. Money is
@@ -283,8 +283,8 @@ impl AcpSessionStatus {
             Self::Canceled,
             Self::Expired,
         ]
-            .into_iter()
-            .find(|status| status.as_str() == s)
+        .into_iter()
+        .find(|status| status.as_str() == s)
     }
 
     /// Completed, canceled and expired sessions never change again.
@@ -653,6 +653,7 @@ pub struct AcpDiscoveryProtocol {
 #[serde(rename_all = "snake_case")]
 pub enum AcpTransport {
     Rest,
+    Mcp,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -661,9 +662,28 @@ pub enum AcpService {
     Checkout,
 }
 
+/// An extension the merchant supports (`capabilities.extensions[]` of discovery).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AcpDiscoveryExtension {
+    pub name: String,
+    /// URL of the extension's specification (for [`ACP_MCP_EXTENSION`]: the endpoint itself).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<String>,
+    /// URL of the extension's JSON Schema.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<String>,
+}
+
+/// The discovery extension whose `spec` is the absolute URL of our ACP MCP endpoint: the
+/// discovery objects are closed, and the binding leaves the endpoint to be told "out of band"
+/// (docs/acp.md §11).
+pub const ACP_MCP_EXTENSION: &str = "dev.giftgenius.mcp_endpoint";
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct AcpDiscoveryCapabilities {
     pub services: Vec<AcpService>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extensions: Vec<AcpDiscoveryExtension>,
     pub supported_currencies: Vec<String>,
     pub supported_locales: Vec<String>,
 }

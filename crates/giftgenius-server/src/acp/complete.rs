@@ -350,9 +350,7 @@ impl Acp {
             fulfillments: Vec::new(),
             adjustments: Vec::new(),
             totals: session.totals.iter().filter(|t| t.kind != AcpTotalType::ItemsBaseAmount).cloned().collect(),
-            confirmation: Some(AcpOrderConfirmation {
-                order_notes: delivery_of(order).and_then(|d| d.gift_message),
-            }),
+            confirmation: Some(AcpOrderConfirmation { order_notes: delivery_of(order).and_then(|d| d.gift_message) }),
             support: AcpSupport { help_center_url: format!("{}/support", self.public_url) },
             created_at: crate::clock::rfc3339(order.created_at_ms),
         }
@@ -361,7 +359,11 @@ impl Acp {
 
 /// The vault token of a complete request, with what it must pay for, or 400 with the field at
 /// fault (we take one handler: a card tokenized by delegated payment).
-fn payment_token(request: &AcpCompleteRequest, session_id: &str, merchant_id: &str) -> Result<PaymentToken, AcpFailure> {
+fn payment_token(
+    request: &AcpCompleteRequest,
+    session_id: &str,
+    merchant_id: &str,
+) -> Result<PaymentToken, AcpFailure> {
     let data = &request.payment_data;
     if data.handler_id != ACP_CARD_HANDLER {
         return Err(AcpFailure::field(

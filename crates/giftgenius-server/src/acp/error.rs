@@ -42,12 +42,16 @@ impl AcpFailure {
         )
     }
 
-    /// 400 for a missing (`present` false) or unsupported `API-Version`.
-    pub fn api_version(present: bool) -> Self {
+    /// 400 for a missing (`present` false) or unsupported API version; `field` names where it
+    /// goes (`The API-Version header`, `meta.api_version`).
+    pub fn api_version(present: bool, field: &str) -> Self {
         let (code, message) = if present {
-            ("unsupported_api_version", "This API-Version is not supported; see supported_versions.")
+            (
+                "unsupported_api_version",
+                format!("{field} names a version this merchant does not support; see supported_versions."),
+            )
         } else {
-            ("missing_api_version", "The API-Version header is required; see supported_versions.")
+            ("missing_api_version", format!("{field} is required; see supported_versions."))
         };
         let mut failure = Self::invalid_request(StatusCode::BAD_REQUEST, code, message);
         failure.error.supported_versions = Some(ACP_SUPPORTED_VERSIONS.iter().map(|v| v.to_string()).collect());

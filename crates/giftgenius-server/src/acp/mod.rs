@@ -1,11 +1,14 @@
 //! GiftGenius as an Agentic Commerce Protocol merchant (issue 25, docs/acp.md): the checkout
-//! REST API at `/acp/checkout_sessions` for the agent platforms of `--acp-platforms`, and
-//! `/.well-known/acp.json`. Sessions go `not_ready_for_payment` ⇄ `ready_for_payment` →
-//! `completed` (paid with a delegated-payment vault token) / `canceled` / `expired`.
+//! REST API at `/acp/checkout_sessions` for the agent platforms of `--acp-platforms`, the same
+//! operations as MCP tools at `/acp/mcp`, and `/.well-known/acp.json`. Sessions go
+//! `not_ready_for_payment` ⇄ `ready_for_payment` → `completed` (paid with a delegated-payment
+//! vault token) / `canceled` / `expired`.
 //!
 //! - `platforms.rs`: the platforms and their bearer keys (hashed, compared in constant time).
-//! - `routes.rs`: the HTTP side: header checks in the documented order, the body limit, the
-//!   idempotency answers (replay, 409, 422) and the response headers.
+//! - `routes.rs`: each operation once, for both transports (the key's claim and its answers:
+//!   replay, 409, 422; the work; the fenced finish), and the REST side: header checks in the
+//!   documented order, the body limit and the response headers.
+//! - `mcp/`: the MCP binding: `{meta, id, payload}` tool arguments onto the same operations.
 //! - `session.rs`: what a session is made of and how it is shown (prices, stock, options,
 //!   totals, messages, status) from the catalog.
 //! - `complete.rs`: paying a ready session and placing its order, exactly once.
@@ -18,6 +21,7 @@
 pub mod complete;
 pub mod error;
 pub mod fingerprint;
+pub mod mcp;
 pub mod platforms;
 pub mod routes;
 pub mod session;
@@ -276,11 +280,8 @@ impl Acp {
             updated_at_ms: row.updated_at_ms,
             expires_at_ms: row.expires_at_ms,
         };
-        let merchant = session::Merchant {
-            id: &self.merchant_id,
-            public_url: &self.public_url,
-            tax_rates: &self.tax_rates,
-        };
+        let merchant =
+            session::Merchant { id: &self.merchant_id, public_url: &self.public_url, tax_rates: &self.tax_rates };
         Ok(session::show(&stored, &offers, &merchant, self.clock.now_ms()))
     }
 

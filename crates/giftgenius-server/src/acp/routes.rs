@@ -1,4 +1,4 @@
-//! The ACP routes (docs/acp.md §2, §3, §7, §11).
+//! The ACP operations and their REST routes (docs/acp.md §2, §3, §7, §11).
 //!
 //! Every request is checked in this order, stopping at the first failure: bearer key (401),
 //! `API-Version` (400 with `supported_versions`), and on POST: the body (64 KiB, 413),
@@ -6,6 +6,12 @@
 //! (replay, 409 `idempotency_in_flight`, 422 `idempotency_conflict`), the body's shape (400
 //! `invalid`/`missing` with its JSONPath), then the work. `Request-Id` is echoed (or made up)
 //! on every answer and `Idempotency-Key` on every POST answer.
+//!
+//! From the key on, an operation is one function that both transports call:
+//! [`Acp::handle_post`] (claim, parse, work, fenced finish) and [`Acp::handle_get`]. The REST
+//! handlers here read headers and the body into their arguments; the MCP binding
+//! (`acp::mcp`) reads the tool's `meta`, `id` and `payload` into the same ones, so a key
+//! claimed over one transport replays over the other.
 //!
 //! Idempotency rides on the store's keys (`store/keys.rs`): scope subject `acp:<platform>`,
 //! tool `acp <METHOD> <route>`, key `<session id> <Idempotency-Key>` on a session's routes (so
@@ -23,16 +29,16 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get, post};
 use giftgenius_types::Currency;
 use giftgenius_types::acp::{
-    ACP_API_VERSION, ACP_SUPPORTED_VERSIONS, AcpDiscovery, AcpDiscoveryCapabilities, AcpDiscoveryProtocol, AcpService,
-    AcpTransport,
+    ACP_API_VERSION, ACP_MCP_EXTENSION, ACP_SUPPORTED_VERSIONS, AcpDiscovery, AcpDiscoveryCapabilities,
+    AcpDiscoveryExtension, AcpDiscoveryProtocol, AcpService, AcpTransport,
 };
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::error::AcpFailure;
 use super::complete::Held;
+use super::error::AcpFailure;
 use super::{Acp, Done, SessionWrite, fingerprint};
 use crate::mcp::request_body::is_json;
 use crate::store::{Claim, Fence, Fenced, RecoveryPoint, Scope};
@@ -40,6 +46,8 @@ use crate::store::{Claim, Fence, Fenced, RecoveryPoint, Scope};
 /// Largest request body.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
 pub const DISCOVERY_PATH: &str = "/.well-known/acp.json";
+/// The MCP binding's endpoint (`acp::mcp`), named in discovery.
+pub const MCP_PATH: &str = "/acp/mcp";
 
 const API_VERSION: HeaderName = HeaderName::from_static("api-version");
 const REQUEST_ID: HeaderName = HeaderName::from_static("request-id");
@@ -68,7 +76,8 @@ fn only(route: MethodRouter<Arc<Acp>>, allow: &'static str) -> MethodRouter<Arc<
 }
 
 /// Which POST, for its key's scope and its work.
-enum Post {
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Post {
     Create,
     Update(String),
     Complete(String),
@@ -76,6 +85,8 @@ enum Post {
 }
 
 impl Post {
+    /// The key's scope: the same string whichever transport carries the request, so REST and
+    /// MCP share one key space per platform (docs/acp.md §7).
     fn tool(&self) -> &'static str {
         match self {
             Post::Create => "acp POST /acp/checkout_sessions",
@@ -89,6 +100,38 @@ impl Post {
         match self {
             Post::Create => key.to_string(),
             Post::Update(id) | Post::Complete(id) | Post::Cancel(id) => format!("{id} {key}"),
+        }
+    }
+
+    /// Whether the MCP binding demands `meta.idempotency_key` (REST demands `Idempotency-Key`
+    /// on every POST). Exhaustive on purpose: a new operation decides.
+    pub(crate) fn key_required(&self) -> bool {
+        match self {
+            Post::Create | Post::Complete(_) => true,
+            Post::Update(_) | Post::Cancel(_) => false,
+        }
+    }
+}
+
+/// Which transport a request came by, for naming its protocol fields in messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Via {
+    Rest,
+    Mcp,
+}
+
+impl Via {
+    fn version_field(self) -> &'static str {
+        match self {
+            Via::Rest => "The API-Version header",
+            Via::Mcp => "meta.api_version",
+        }
+    }
+
+    fn key_field(self) -> &'static str {
+        match self {
+            Via::Rest => "The Idempotency-Key header",
+            Via::Mcp => "meta.idempotency_key",
         }
     }
 }
@@ -121,9 +164,8 @@ async fn read(State(acp): State<Arc<Acp>>, Path(id): Path<String>, headers: Head
     let request_id = request_id(&headers);
     let reply = async {
         let platform = acp.authenticate(&headers)?;
-        check_version(&headers)?;
-        let session = acp.get(&platform, &id, &request_id).await?;
-        Ok::<_, AcpFailure>(Reply::json(StatusCode::OK, &session))
+        check_version(headers.get(API_VERSION).map(HeaderValue::as_bytes), Via::Rest)?;
+        acp.handle_get(&platform, &id, &request_id).await
     }
     .await
     .unwrap_or_else(Reply::from);
@@ -139,9 +181,14 @@ async fn discovery(State(acp): State<Arc<Acp>>) -> Response {
             supported_versions: ACP_SUPPORTED_VERSIONS.iter().map(|v| v.to_string()).collect(),
         },
         api_base_url: format!("{}/acp", acp.public_url),
-        transports: vec![AcpTransport::Rest],
+        transports: vec![AcpTransport::Rest, AcpTransport::Mcp],
         capabilities: AcpDiscoveryCapabilities {
             services: vec![AcpService::Checkout],
+            extensions: vec![AcpDiscoveryExtension {
+                name: ACP_MCP_EXTENSION.into(),
+                spec: Some(format!("{}{MCP_PATH}", acp.public_url)),
+                schema: None,
+            }],
             supported_currencies: Currency::ALL.iter().map(|c| c.code().to_lowercase()).collect(),
             supported_locales: vec!["en-US".into()],
         },
@@ -149,13 +196,14 @@ async fn discovery(State(acp): State<Arc<Acp>>) -> Response {
     ([(header::CACHE_CONTROL, "public, max-age=3600")], axum::Json(document)).into_response()
 }
 
-/// An answer: status, JSON body, and what its headers say.
+/// An answer: status, JSON body (a session, or ACP's `Error` when the status is not 2xx), and
+/// what REST's headers say about it.
 #[derive(Debug)]
-struct Reply {
-    status: StatusCode,
-    body: Value,
-    replayed: bool,
-    retry_after_secs: Option<u64>,
+pub(crate) struct Reply {
+    pub status: StatusCode,
+    pub body: Value,
+    pub replayed: bool,
+    pub retry_after_secs: Option<u64>,
 }
 
 impl Reply {
@@ -182,7 +230,7 @@ struct StoredReply {
     body: Value,
 }
 
-fn respond(reply: Reply, request: &HeaderMap, request_id: &str, echo_key: bool) -> Response {
+pub(crate) fn respond(reply: Reply, request: &HeaderMap, request_id: &str, echo_key: bool) -> Response {
     let mut response = (reply.status, axum::Json(reply.body)).into_response();
     let headers = response.headers_mut();
     if let Ok(id) = HeaderValue::from_str(request_id) {
@@ -204,19 +252,21 @@ fn respond(reply: Reply, request: &HeaderMap, request_id: &str, echo_key: bool) 
 }
 
 /// The caller's `Request-Id`, or a fresh one.
-fn request_id(headers: &HeaderMap) -> String {
-    headers
-        .get(REQUEST_ID)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string)
-        .unwrap_or_else(|| format!("req_{}", &uuid::Uuid::new_v4().simple().to_string()[..20]))
+pub(crate) fn request_id(headers: &HeaderMap) -> String {
+    headers.get(REQUEST_ID).and_then(|v| v.to_str().ok()).map(str::to_string).unwrap_or_else(fresh_request_id)
 }
 
-fn check_version(headers: &HeaderMap) -> Result<(), AcpFailure> {
-    match headers.get(API_VERSION) {
-        None => Err(AcpFailure::api_version(false)),
-        Some(v) if ACP_SUPPORTED_VERSIONS.iter().any(|s| v.as_bytes() == s.as_bytes()) => Ok(()),
-        Some(_) => Err(AcpFailure::api_version(true)),
+/// A request id of our own, for a caller that sent none.
+pub(crate) fn fresh_request_id() -> String {
+    format!("req_{}", &uuid::Uuid::new_v4().simple().to_string()[..20])
+}
+
+/// The API version a request names (`API-Version`, `meta.api_version`): one we speak.
+pub(crate) fn check_version(version: Option<&[u8]>, via: Via) -> Result<(), AcpFailure> {
+    match version {
+        None => Err(AcpFailure::api_version(false, via.version_field())),
+        Some(v) if ACP_SUPPORTED_VERSIONS.iter().any(|s| v == s.as_bytes()) => Ok(()),
+        Some(_) => Err(AcpFailure::api_version(true, via.version_field())),
     }
 }
 
@@ -236,24 +286,28 @@ async fn read_body(body: Body) -> Result<Bytes, AcpFailure> {
     }
 }
 
-/// The `Idempotency-Key` of a POST: required, 1–255 printable ASCII.
-fn idempotency_key(headers: &HeaderMap) -> Result<String, AcpFailure> {
-    let Some(value) = headers.get(IDEMPOTENCY_KEY) else {
-        return Err(AcpFailure::invalid_request(
-            StatusCode::BAD_REQUEST,
-            "idempotency_key_required",
-            "Every POST needs an Idempotency-Key header.",
-        ));
+/// The idempotency key of a POST (`Idempotency-Key`, `meta.idempotency_key`): 1–255 printable
+/// ASCII; `None` only when absent and not `required`.
+pub(crate) fn idempotency_key(key: Option<&[u8]>, required: bool, via: Via) -> Result<Option<String>, AcpFailure> {
+    let Some(key) = key else {
+        if !required {
+            return Ok(None);
+        }
+        let message = match via {
+            Via::Rest => "Every POST needs an Idempotency-Key header.".to_string(),
+            Via::Mcp => format!("{} is required on this tool.", via.key_field()),
+        };
+        return Err(AcpFailure::invalid_request(StatusCode::BAD_REQUEST, "idempotency_key_required", message));
     };
     let mut problems = Vec::new();
-    let key = value.to_str().unwrap_or_default();
+    let key = std::str::from_utf8(key).unwrap_or_default();
     giftgenius_types::orders::check_idempotency_key("Idempotency-Key", key, &mut problems);
     match problems.first() {
-        None => Ok(key.to_string()),
+        None => Ok(Some(key.to_string())),
         Some(problem) => Err(AcpFailure::invalid_request(
             StatusCode::BAD_REQUEST,
             "invalid",
-            format!("The Idempotency-Key header {}.", problem.message),
+            format!("{} {}.", via.key_field(), problem.message),
         )),
     }
 }
@@ -282,7 +336,8 @@ fn parse<T: DeserializeOwned>(body: Value) -> Result<T, AcpFailure> {
 }
 
 impl Acp {
-    fn authenticate(&self, headers: &HeaderMap) -> Result<String, AcpFailure> {
+    /// The platform whose key the `Authorization: Bearer` header carries (401 otherwise).
+    pub(crate) fn authenticate(&self, headers: &HeaderMap) -> Result<String, AcpFailure> {
         let bearer = headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
@@ -293,10 +348,10 @@ impl Acp {
         self.platforms.authenticate(bearer.trim()).map(|p| p.name.clone()).ok_or_else(AcpFailure::unauthorized)
     }
 
-    /// A POST, from its headers to the stored answer.
+    /// A POST over REST: its headers and body checked in order, then [`Acp::handle_post`].
     async fn post(&self, route: Post, headers: &HeaderMap, body: Body, request_id: &str) -> Result<Reply, AcpFailure> {
         let platform = self.authenticate(headers)?;
-        check_version(headers)?;
+        check_version(headers.get(API_VERSION).map(HeaderValue::as_bytes), Via::Rest)?;
         let bytes = read_body(body).await?;
         let empty_cancel = matches!(route, Post::Cancel(_)) && bytes.is_empty();
         if !empty_cancel && !is_json(headers) {
@@ -306,7 +361,7 @@ impl Acp {
                 "Send the body as Content-Type: application/json.",
             ));
         }
-        let key = idempotency_key(headers)?;
+        let key = idempotency_key(headers.get(IDEMPOTENCY_KEY).map(HeaderValue::as_bytes), true, Via::Rest)?;
         let body: Value = if empty_cancel {
             Value::Object(Default::default())
         } else {
@@ -314,33 +369,81 @@ impl Acp {
                 AcpFailure::invalid_request(StatusCode::BAD_REQUEST, "invalid_json", "The request body is not JSON.")
             })?
         };
-        let scope = Scope { subject: format!("acp:{platform}"), tool: route.tool(), key: route.scoped_key(&key) };
-        let (fence, lease_until_ms) = match self.claim(scope, &fingerprint::acp1(&body), request_id).await? {
-            Ok(claimed) => claimed,
-            Err(answer) => return Ok(answer),
+        self.handle_post(&platform, route, key, body, request_id).await
+    }
+
+    /// A POST of `platform` whatever its transport, from its checked key and parsed body to the
+    /// answer: the key's claim (replay, 409, 422), the body's shape, the work, and the session
+    /// written with the key's answer in one fenced transaction. Without a key (the MCP binding
+    /// allows that on update and cancel) nothing is claimed or stored but the session.
+    pub(crate) async fn handle_post(
+        &self,
+        platform: &str,
+        route: Post,
+        key: Option<String>,
+        body: Value,
+        request_id: &str,
+    ) -> Result<Reply, AcpFailure> {
+        let fence = match key {
+            Some(key) => {
+                let scope =
+                    Scope { subject: format!("acp:{platform}"), tool: route.tool(), key: route.scoped_key(&key) };
+                match self.claim(scope, &fingerprint::acp1(&body), request_id).await? {
+                    Ok(claimed) => Some(claimed),
+                    Err(answer) => return Ok(answer),
+                }
+            }
+            None => None,
         };
         let done = match route {
             Post::Create => match parse(body) {
-                Ok(request) => self.create(&platform, request, request_id).await,
+                Ok(request) => self.create(platform, request, request_id).await,
                 Err(e) => Err(e),
             },
             Post::Update(id) => match parse(body) {
-                Ok(request) => self.update(&platform, &id, request, request_id).await,
+                Ok(request) => self.update(platform, &id, request, request_id).await,
                 Err(e) => Err(e),
             },
-            Post::Complete(id) => match parse(body) {
-                Ok(request) => {
-                    let held = Held { fence: &fence, lease_until_ms };
-                    self.complete(&platform, &id, request, held, request_id).await
+            Post::Complete(id) => match (parse(body), &fence) {
+                (Ok(request), Some((fence, lease_until_ms))) => {
+                    let held = Held { fence, lease_until_ms: *lease_until_ms };
+                    self.complete(platform, &id, request, held, request_id).await
                 }
-                Err(e) => Err(e),
+                // `key_required` makes every complete keyed: money never moves without a key.
+                (Ok(_), None) => Err(AcpFailure::internal(request_id, &"a complete without an idempotency key")),
+                (Err(e), _) => Err(e),
             },
             Post::Cancel(id) => match parse(body) {
-                Ok(request) => self.cancel(&platform, &id, request, request_id).await,
+                Ok(request) => self.cancel(platform, &id, request, request_id).await,
                 Err(e) => Err(e),
             },
         };
-        self.finish(fence, done, request_id).await
+        match fence {
+            Some((fence, _)) => self.finish(fence, done, request_id).await,
+            None => self.write_unkeyed(done, request_id).await,
+        }
+    }
+
+    /// `GET /checkout_sessions/{id}` of `platform` whatever its transport, after its checks.
+    pub(crate) async fn handle_get(&self, platform: &str, id: &str, request_id: &str) -> Result<Reply, AcpFailure> {
+        let session = self.get(platform, id, request_id).await?;
+        Ok(Reply::json(StatusCode::OK, &session))
+    }
+
+    /// A keyless POST's session written (nothing else is kept), and its answer.
+    async fn write_unkeyed(&self, done: Result<Done, AcpFailure>, request_id: &str) -> Result<Reply, AcpFailure> {
+        let Done { status, session, write } = done?;
+        match write {
+            SessionWrite::Nothing => {}
+            SessionWrite::Session(row) => {
+                self.store.put_acp_session_unkeyed(&row).await.map_err(|e| AcpFailure::internal(request_id, &e))?
+            }
+            // Only a complete charges, and a complete always holds a key.
+            SessionWrite::Paid { .. } | SessionWrite::Declined { .. } => {
+                return Err(AcpFailure::internal(request_id, &"a payment outcome without an idempotency key"));
+            }
+        }
+        Ok(Reply::json(status, &session))
     }
 
     /// Claims the key: `Ok(Ok((fence, lease end)))` to do the work, `Ok(Err(answer))` to

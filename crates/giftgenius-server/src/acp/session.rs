@@ -7,10 +7,11 @@
 //! carry (an unknown item, an unsupported currency) are [`AcpFailure`]s.
 
 use giftgenius_types::acp::{
-    ACP_API_VERSION, ACP_CARD_HANDLER, ACP_MAX_QUANTITY, AcpPaymentCapability, AcpPaymentHandler, AcpAddress, AcpAvailability, AcpBuyer, AcpCapabilities, AcpCheckoutSession,
-    AcpCodedMessage, AcpContentType, AcpFulfillmentDetails, AcpFulfillmentOption, AcpFulfillmentType, AcpIntentTrace,
-    AcpItem, AcpItemRef, AcpLineItem, AcpLink, AcpLinkType, AcpMessage, AcpMessageCode, AcpProtocol, AcpResolution,
-    AcpSelectedFulfillmentOption, AcpSeller, AcpSessionStatus, AcpTotal, AcpTotalType, AcpWarningCode,
+    ACP_API_VERSION, ACP_CARD_HANDLER, ACP_MAX_QUANTITY, AcpAddress, AcpAvailability, AcpBuyer, AcpCapabilities,
+    AcpCheckoutSession, AcpCodedMessage, AcpContentType, AcpFulfillmentDetails, AcpFulfillmentOption,
+    AcpFulfillmentType, AcpIntentTrace, AcpItem, AcpItemRef, AcpLineItem, AcpLink, AcpLinkType, AcpMessage,
+    AcpMessageCode, AcpPaymentCapability, AcpPaymentHandler, AcpProtocol, AcpResolution, AcpSelectedFulfillmentOption,
+    AcpSeller, AcpSessionStatus, AcpTotal, AcpTotalType, AcpWarningCode,
 };
 use giftgenius_types::delivery::{Address, Recipient, check_gift_message};
 use giftgenius_types::{Currency, FieldError, FieldRule, ShippingSpeed};

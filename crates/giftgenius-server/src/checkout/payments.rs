@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use giftgenius_sandbox_pay::api::{
     CHARGES_PATH, Charge as ApiCharge, ChargeList, ChargeRequest, ChargeStatus, ErrorBody, IDEMPOTENCY_KEY_HEADER,
-    MAX_PAGE, PaymentToken, REFUNDS_PATH, Refund as ApiRefund, RefundList, RefundRequest, SETTINGS_PATH, TOKEN_REFUSALS,
-    SettingsUpdate,
+    MAX_PAGE, PaymentToken, REFUNDS_PATH, Refund as ApiRefund, RefundList, RefundRequest, SETTINGS_PATH,
+    SettingsUpdate, TOKEN_REFUSALS,
 };
 use giftgenius_sandbox_pay::token::AdminToken;
 use giftgenius_types::{Currency, Money};

@@ -6,7 +6,8 @@
 //! - `GET /o/{token}`: an order's status page behind its unguessable link (`order_page.rs`).
 //! - `GET /privacy`, `/terms`, `/support`: the policy pages (`policy_pages.rs`).
 //! - `/acp/checkout_sessions…` and `GET /.well-known/acp.json`: the ACP merchant, only with
-//!   `--acp-platforms` (`crate::acp`).
+//!   `--acp-platforms` (`crate::acp`; its MCP binding `/acp/mcp` is mounted by `startup`, as
+//!   `/mcp` is).
 //! - `GET /.well-known/openai-apps-challenge`: the app directory's domain check (`well_known.rs`).
 //! - `/preview…`: the local host emulator, only with `--preview` (`preview.rs`; its chat panel's
 //!   relay to a `giftgenius-chat --listen` process: `preview_chat.rs`), answering only loopback
@@ -19,7 +20,6 @@
 //! connection caps (`serve.rs`).
 
 pub mod checkout_page;
-pub mod order_page;
 pub mod client_addr;
 pub mod cors;
 pub mod deadline;
@@ -27,6 +27,7 @@ pub mod health;
 pub mod images;
 pub mod local_mode;
 pub mod local_only;
+pub mod order_page;
 pub mod policy_pages;
 pub mod preview;
 pub mod preview_chat;

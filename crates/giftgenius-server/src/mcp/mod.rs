@@ -302,6 +302,18 @@ widget, not by the model.",
     }
 }
 
+/// The error for a request rmcp could not match to a method (`on_custom_request`): for a
+/// method in `served`, its params did not fit (e.g. `arguments` that are a string), so invalid
+/// params; otherwise method not found. The method is echoed cut short (rmcp's default answer
+/// echoes it whole, up to the body limit).
+pub(crate) fn unmatched_request(method: &str, served: &[&str]) -> ErrorData {
+    let echoed = cut(method, MAX_ECHOED_NAME_CHARS);
+    if served.contains(&method) {
+        return ErrorData::invalid_params(format!("Invalid params for {echoed}"), None);
+    }
+    ErrorData::new(rmcp::model::ErrorCode::METHOD_NOT_FOUND, format!("Method not found: {echoed}"), None)
+}
+
 /// Where a tool result asks the host to sign the user in (OpenAI Apps SDK).
 pub const AUTH_CHALLENGE_META: &str = "mcp/www_authenticate";
 
@@ -406,11 +418,7 @@ impl ServerHandler for GiftGenius {
         request: CustomRequest,
         _context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
-        let method = cut(&request.method, MAX_ECHOED_NAME_CHARS);
-        if SERVED_METHODS.contains(&request.method.as_str()) {
-            return Err(ErrorData::invalid_params(format!("Invalid params for {method}"), None));
-        }
-        Err(ErrorData::new(rmcp::model::ErrorCode::METHOD_NOT_FOUND, format!("Method not found: {method}"), None))
+        Err(unmatched_request(&request.method, SERVED_METHODS))
     }
 
     fn get_info(&self) -> ServerConfig {

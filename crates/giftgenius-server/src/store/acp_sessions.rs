@@ -1,12 +1,26 @@
 //! ACP checkout sessions (`acp_checkout_sessions`, issue 25): the sessions agent platforms
-//! create over `/acp/checkout_sessions`, each owned by its platform. A write moves the request's
-//! idempotency key with it (one transaction, fenced), so a stored answer and the session it
-//! describes never disagree.
+//! create over `/acp/checkout_sessions` (or `/acp/mcp`), each owned by its platform. A write
+//! moves the request's idempotency key with it (one transaction, fenced), so a stored answer and
+//! the session it describes never disagree; a request without a key writes the session alone.
 
 use super::dialect::WriteLock;
 use super::keys::{Fence, Fenced, KeyMove, Scope, Write};
 use super::rows::AcpSessionRow;
 use super::{Store, StoreResult, sql};
+
+/// `PUT_ACP_SESSION` with its parameters from the session row (one query for both dialects).
+macro_rules! put_session {
+    ($session:expr) => {
+        sqlx::query(sql::PUT_ACP_SESSION)
+            .bind(&$session.id)
+            .bind(&$session.platform)
+            .bind(&$session.status)
+            .bind(&$session.state)
+            .bind($session.created_at_ms)
+            .bind($session.updated_at_ms)
+            .bind($session.expires_at_ms)
+    };
+}
 
 impl Store {
     /// The session `id` if `platform` owns it (another platform's session is not found).
@@ -43,23 +57,8 @@ impl Store {
     ) -> StoreResult<Fenced> {
         on_pool!(self, |pool| {
             fenced_write!(pool, WriteLock::None, fence, key_move, now_ms, |tx| {
-                let written = sqlx::query(sql::PUT_ACP_SESSION)
-                    .bind(&session.id)
-                    .bind(&session.platform)
-                    .bind(&session.status)
-                    .bind(&session.state)
-                    .bind(session.created_at_ms)
-                    .bind(session.updated_at_ms)
-                    .bind(session.expires_at_ms)
-                    .execute(&mut *tx)
-                    .await?
-                    .rows_affected();
-                if written != 1 {
-                    return Err(super::StoreError::Inconsistent(format!(
-                        "ACP session {} belongs to another platform",
-                        session.id
-                    )));
-                }
+                let written = put_session!(session).execute(&mut *tx).await?.rows_affected();
+                owned(written, session)?;
                 Write::Commit(())
             })
         })
@@ -81,11 +80,29 @@ impl Store {
         })
     }
 
+    /// Inserts or rewrites the session with no idempotency key to move: an MCP update or cancel
+    /// sent without `meta.idempotency_key` (docs/acp.md §7), where the later write wins.
+    pub async fn put_acp_session_unkeyed(&self, session: &AcpSessionRow) -> StoreResult<()> {
+        on_pool!(self, |pool| {
+            let written = put_session!(session).execute(pool).await?.rows_affected();
+            owned(written, session)
+        })
+    }
+
     /// Deletes sessions that expired before `expired_before_ms` (with their personal data);
     /// returns how many.
     pub async fn prune_acp_sessions(&self, expired_before_ms: i64) -> StoreResult<u64> {
         on_pool!(self, |pool| {
             Ok(sqlx::query(sql::PRUNE_ACP_SESSIONS).bind(expired_before_ms).execute(pool).await?.rows_affected())
         })
+    }
+}
+
+/// The upsert wrote nothing when the id is another platform's session.
+fn owned(written: u64, session: &AcpSessionRow) -> StoreResult<()> {
+    if written == 1 {
+        Ok(())
+    } else {
+        Err(super::StoreError::Inconsistent(format!("ACP session {} belongs to another platform", session.id)))
     }
 }

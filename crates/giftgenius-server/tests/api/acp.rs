@@ -533,8 +533,13 @@ async fn discovery_is_public_and_lists_what_is_served() {
     assert!(jsonschema::draft202012::new(&schema).unwrap().is_valid(&document), "{document:#}");
     assert_eq!(document["protocol"], json!({"name": "acp", "version": VERSION, "supported_versions": [VERSION]}));
     assert_eq!(document["api_base_url"], format!("{}/acp", app.base_url));
-    assert_eq!(document["transports"], json!(["rest"]));
+    assert_eq!(document["transports"], json!(["rest", "mcp"]));
     assert_eq!(document["capabilities"]["services"], json!(["checkout"]));
+    // The binding's endpoint, which the spec leaves to be told out of band (docs/acp.md §11).
+    assert_eq!(
+        document["capabilities"]["extensions"],
+        json!([{"name": "dev.giftgenius.mcp_endpoint", "spec": format!("{}/acp/mcp", app.base_url)}])
+    );
 }
 
 #[tokio::test]

@@ -17,7 +17,7 @@ use crate::acp::{KEY_ONE, Platform, acp_app, address, codes, json_of, total, wit
 use crate::support::{SandboxPay, ServerProcess, TestApp, spawn_app_with, start_server_binary};
 
 /// Test cards of the sandbox provider.
-const APPROVES: &str = "4242424242424242";
+pub(crate) const APPROVES: &str = "4242424242424242";
 const DECLINES: &str = "4000000000000002";
 
 /// A ready session for one `hh-001` ($68, standard shipping to the US): its id and total.
@@ -44,7 +44,7 @@ fn real_time_plus(ahead: Duration) -> String {
 }
 
 /// A vault token from the provider for `session`, up to `max_amount` US cents, paid by `card`.
-async fn vault_token(app: &TestApp, session: &str, max_amount: i64, card: &str) -> String {
+pub(crate) async fn vault_token(app: &TestApp, session: &str, max_amount: i64, card: &str) -> String {
     token_from(&app.provider, session, max_amount, card).await
 }
 
@@ -66,7 +66,7 @@ async fn token_from(provider: &SandboxPay, session: &str, max_amount: i64, card:
     answer["id"].as_str().expect("a vault token").to_string()
 }
 
-fn complete_body(token: &str) -> Value {
+pub(crate) fn complete_body(token: &str) -> Value {
     json!({"payment_data": {"handler_id": "card_tokenized",
         "instrument": {"type": "card", "credential": {"type": "spt", "token": token}}}})
 }
@@ -97,7 +97,10 @@ async fn a_delegated_token_pays_a_ready_session_once() {
     assert_eq!(total(order, "total"), Some(6800));
     assert_eq!(money_moved(&app).await, [6800]);
     let capabilities = &done["capabilities"]["payment"]["handlers"][0];
-    assert_eq!((capabilities["id"].as_str(), capabilities["config"]["merchant_id"].as_str()), (Some("card_tokenized"), Some("giftgenius")));
+    assert_eq!(
+        (capabilities["id"].as_str(), capabilities["config"]["merchant_id"].as_str()),
+        (Some("card_tokenized"), Some("giftgenius"))
+    );
 
     // GET shows the same completed session and order.
     let (_, got) = json_of(one.get(&id).await).await;
@@ -167,8 +170,13 @@ async fn a_token_that_cannot_pay_this_session_charges_nothing() {
         ("for another session", vault_token(&app, &other, amount, APPROVES).await),
         ("unknown", "vt_00000000000000000000000000000000".to_string()),
     ] {
-        let (status, refused) = json_of(one.post(&format!("/{id}/complete"), &uuid(), &complete_body(&token)).await).await;
-        assert_eq!((status, refused["status"].as_str()), (StatusCode::OK, Some("ready_for_payment")), "{label}: {refused}");
+        let (status, refused) =
+            json_of(one.post(&format!("/{id}/complete"), &uuid(), &complete_body(&token)).await).await;
+        assert_eq!(
+            (status, refused["status"].as_str()),
+            (StatusCode::OK, Some("ready_for_payment")),
+            "{label}: {refused}"
+        );
         assert_eq!(codes(&refused), [("payment_declined".to_string(), "$.payment_data".to_string())], "{label}");
     }
     assert!(money_moved(&app).await.is_empty());
@@ -201,10 +209,22 @@ async fn only_a_ready_open_session_is_paid_and_only_with_our_handler() {
     let (id, amount) = ready_session(&one).await;
     let token = vault_token(&app, &id, amount, APPROVES).await;
     for (path, value) in [
-        ("$.payment_data.handler_id", json!({"handler_id": "paypal", "instrument": {"type": "card", "credential": {"type": "spt", "token": token}}})),
-        ("$.payment_data.instrument.type", json!({"handler_id": "card_tokenized", "instrument": {"type": "wallet", "credential": {"type": "spt", "token": token}}})),
-        ("$.payment_data.instrument.credential.type", json!({"handler_id": "card_tokenized", "instrument": {"type": "card", "credential": {"type": "pan", "token": token}}})),
-        ("$.payment_data.purchase_order_number", json!({"purchase_order_number": "PO-1", "handler_id": "card_tokenized", "instrument": {"type": "card", "credential": {"type": "spt", "token": token}}})),
+        (
+            "$.payment_data.handler_id",
+            json!({"handler_id": "paypal", "instrument": {"type": "card", "credential": {"type": "spt", "token": token}}}),
+        ),
+        (
+            "$.payment_data.instrument.type",
+            json!({"handler_id": "card_tokenized", "instrument": {"type": "wallet", "credential": {"type": "spt", "token": token}}}),
+        ),
+        (
+            "$.payment_data.instrument.credential.type",
+            json!({"handler_id": "card_tokenized", "instrument": {"type": "card", "credential": {"type": "pan", "token": token}}}),
+        ),
+        (
+            "$.payment_data.purchase_order_number",
+            json!({"purchase_order_number": "PO-1", "handler_id": "card_tokenized", "instrument": {"type": "card", "credential": {"type": "spt", "token": token}}}),
+        ),
     ] {
         let (status, error) =
             json_of(one.post(&format!("/{id}/complete"), &uuid(), &json!({"payment_data": value})).await).await;
@@ -218,7 +238,8 @@ async fn only_a_ready_open_session_is_paid_and_only_with_our_handler() {
     let (late, amount) = ready_session(&one).await;
     let token = vault_token(&app, &late, amount, APPROVES).await;
     app.clock.advance(Duration::from_secs(2 * 3600));
-    let (status, expired) = json_of(one.post(&format!("/{late}/complete"), &uuid(), &complete_body(&token)).await).await;
+    let (status, expired) =
+        json_of(one.post(&format!("/{late}/complete"), &uuid(), &complete_body(&token)).await).await;
     assert_eq!((status, expired["status"].as_str()), (StatusCode::OK, Some("expired")), "{expired}");
     assert!(money_moved(&app).await.is_empty());
 }
@@ -234,7 +255,10 @@ async fn a_provider_failure_is_a_503_never_stored_and_the_retry_charges_once() {
     assert_eq!(failed.status(), StatusCode::SERVICE_UNAVAILABLE);
     assert!(failed.headers().contains_key("retry-after"));
     let (_, error) = json_of(failed).await;
-    assert_eq!((error["type"].as_str(), error["code"].as_str()), (Some("service_unavailable"), Some("service_unavailable")));
+    assert_eq!(
+        (error["type"].as_str(), error["code"].as_str()),
+        (Some("service_unavailable"), Some("service_unavailable"))
+    );
     // GET meanwhile: the charge's outcome is not known, so the session is in progress.
     let (_, meanwhile) = json_of(one.get(&id).await).await;
     assert_eq!(meanwhile["status"], "complete_in_progress", "{meanwhile}");
@@ -291,7 +315,8 @@ async fn concurrent_completes_of_one_session_charge_once() {
         match status.as_u16() {
             200 => orders.push(answer["order"]["id"].clone()),
             409 => assert!(
-                ["session_complete_in_progress", "idempotency_in_flight"].contains(&answer["code"].as_str().unwrap_or("")),
+                ["session_complete_in_progress", "idempotency_in_flight"]
+                    .contains(&answer["code"].as_str().unwrap_or("")),
                 "{answer}"
             ),
             other => panic!("unexpected {other}: {answer}"),
@@ -306,7 +331,8 @@ async fn concurrent_completes_of_one_session_charge_once() {
 /// The server binary with ACP on (platform `one`), charging `provider`, dying at `failpoint`.
 async fn acp_server(db: &Path, provider: &SandboxPay, failpoint: &str) -> ServerProcess {
     let platforms = db.with_file_name("platforms.json");
-    let list = json!([{"name": "one", "api_key": KEY_ONE, "webhook_url": "https://one.example/hooks", "webhook_secret": "w"}]);
+    let list =
+        json!([{"name": "one", "api_key": KEY_ONE, "webhook_url": "https://one.example/hooks", "webhook_secret": "w"}]);
     std::fs::write(&platforms, list.to_string()).unwrap();
     let flags = [
         "--idempotency-lease-ms",

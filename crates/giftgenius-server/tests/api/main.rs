@@ -5,6 +5,7 @@
 mod accounts;
 mod acp;
 mod acp_complete;
+mod acp_mcp;
 mod browser_hosts;
 mod catalog_files;
 mod chaos;
