@@ -570,7 +570,6 @@ pub struct AcpOrder {
     pub permalink_url: String,
     /// Open string: `confirmed`, `processing`, `shipped`, `completed`, `canceled`.
     pub status: String,
-    pub currency: String,
     pub line_items: Vec<AcpOrderLineItem>,
     pub fulfillments: Vec<Value>,
     pub adjustments: Vec<Value>,
@@ -578,8 +577,6 @@ pub struct AcpOrder {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confirmation: Option<AcpOrderConfirmation>,
     pub support: AcpSupport,
-    /// RFC 3339.
-    pub created_at: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

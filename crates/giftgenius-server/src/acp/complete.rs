@@ -329,7 +329,6 @@ impl Acp {
             checkout_session_id: session.id.clone(),
             permalink_url: self.permalinks.url(&order.id),
             status: status.into(),
-            currency: session.currency.clone(),
             line_items: session
                 .line_items
                 .iter()
@@ -352,7 +351,6 @@ impl Acp {
             totals: session.totals.iter().filter(|t| t.kind != AcpTotalType::ItemsBaseAmount).cloned().collect(),
             confirmation: Some(AcpOrderConfirmation { order_notes: delivery_of(order).and_then(|d| d.gift_message) }),
             support: AcpSupport { help_center_url: format!("{}/support", self.public_url) },
-            created_at: crate::clock::rfc3339(order.created_at_ms),
         }
     }
 }
