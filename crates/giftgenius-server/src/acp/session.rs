@@ -7,10 +7,11 @@
 //! carry (an unknown item, an unsupported currency) are [`AcpFailure`]s.
 
 use giftgenius_types::acp::{
-    ACP_API_VERSION, ACP_CARD_HANDLER, ACP_MAX_QUANTITY, AcpPaymentCapability, AcpPaymentHandler, AcpAddress, AcpAvailability, AcpBuyer, AcpCapabilities, AcpCheckoutSession,
-    AcpCodedMessage, AcpContentType, AcpFulfillmentDetails, AcpFulfillmentOption, AcpFulfillmentType, AcpIntentTrace,
-    AcpItem, AcpItemRef, AcpLineItem, AcpLink, AcpLinkType, AcpMessage, AcpMessageCode, AcpProtocol, AcpResolution,
-    AcpSelectedFulfillmentOption, AcpSeller, AcpSessionStatus, AcpTotal, AcpTotalType, AcpWarningCode,
+    ACP_API_VERSION, ACP_CARD_HANDLER, ACP_MAX_QUANTITY, AcpAddress, AcpAvailability, AcpBuyer, AcpCapabilities,
+    AcpCheckoutSession, AcpCodedMessage, AcpContentType, AcpFulfillmentDetails, AcpFulfillmentOption,
+    AcpFulfillmentType, AcpIntentTrace, AcpItem, AcpItemRef, AcpLineItem, AcpLink, AcpLinkType, AcpMessage,
+    AcpMessageCode, AcpPaymentCapability, AcpPaymentHandler, AcpProtocol, AcpResolution, AcpSelectedFulfillmentOption,
+    AcpSeller, AcpSessionStatus, AcpTotal, AcpTotalType, AcpWarningCode,
 };
 use giftgenius_types::delivery::{Address, Recipient, check_gift_message};
 use giftgenius_types::{Currency, FieldError, FieldRule, ShippingSpeed};
@@ -491,13 +492,15 @@ fn tax_of(amount: i64, bps: u32) -> i64 {
     i64::try_from(tax).unwrap_or(i64::MAX)
 }
 
-fn total(kind: AcpTotalType, amount: i64) -> AcpTotal {
+/// A total of `kind` with its display text (the order's totals use it too).
+pub(crate) fn total(kind: AcpTotalType, amount: i64) -> AcpTotal {
     let display_text = match kind {
         AcpTotalType::ItemsBaseAmount => "Items",
         AcpTotalType::Subtotal => "Subtotal",
         AcpTotalType::Fulfillment => "Shipping",
         AcpTotalType::Tax => "Tax",
         AcpTotalType::Total => "Total",
+        AcpTotalType::AmountRefunded => "Refunded",
     };
     AcpTotal { kind, display_text: display_text.into(), amount }
 }
