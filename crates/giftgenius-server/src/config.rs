@@ -246,7 +246,7 @@ pub struct Config {
     /// The agent platforms allowed to call `/acp/…`: a JSON file holding a list of `{name,
     /// api_key | api_key_sha256, webhook_url, webhook_secret}`. Without it the ACP routes and
     /// `/.well-known/acp.json` are not served (404).
-    #[arg(long, env = "GIFTGENIUS_ACP_PLATFORMS")]
+    #[arg(long, env = "GIFTGENIUS_ACP_PLATFORMS", global = true)]
     pub acp_platforms: Option<PathBuf>,
     /// Our merchant id towards ACP platforms and payment providers.
     #[arg(long, env = "GIFTGENIUS_ACP_MERCHANT_ID", default_value = "giftgenius")]
@@ -259,6 +259,26 @@ pub struct Config {
     /// a tax line.
     #[arg(long, env = "GIFTGENIUS_ACP_TAX_BPS")]
     pub acp_tax_bps: Option<String>,
+
+    // ── Order events (issue 25 item 5, docs/acp.md §10; ACP orders use their platform's webhook) ──
+    /// Where app orders' events go: `order_create` when an order is paid, `order_update` when it
+    /// is cancelled, each with the full order as an ACP Order, signed (`Merchant-Signature`).
+    /// Without it app orders announce nothing. Needs --order-webhook-secret-file.
+    #[arg(long, env = "GIFTGENIUS_ORDER_WEBHOOK_URL", global = true)]
+    pub order_webhook_url: Option<String>,
+    /// The file whose first line is the secret that signs app orders' events.
+    #[arg(long, env = "GIFTGENIUS_ORDER_WEBHOOK_SECRET_FILE", global = true)]
+    pub order_webhook_secret_file: Option<PathBuf>,
+    /// How long an order event that keeps failing is retried (from when it was written, or
+    /// redelivered) before it is dead, e.g. `24h`.
+    #[arg(long, env = "GIFTGENIUS_WEBHOOK_RETRY_HORIZON", default_value = "24h", value_parser = humantime::parse_duration)]
+    pub webhook_retry_horizon: std::time::Duration,
+    /// How long one webhook request may take (connecting, sending, the answer).
+    #[arg(long, env = "GIFTGENIUS_WEBHOOK_TIMEOUT_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(100..=120_000))]
+    pub webhook_timeout_ms: u64,
+    /// How often this server looks for order events to post (0 = never: other replicas post them).
+    #[arg(long, env = "GIFTGENIUS_WEBHOOK_POLL_MS", default_value_t = 1000)]
+    pub webhook_poll_ms: u64,
 
     // ── The app directory and browser-based hosts (issue 23 items 8 and 10) ──
     /// The token the app directory's domain check expects at
@@ -337,7 +357,8 @@ fn token_ttl_secs(text: &str) -> Result<u64, String> {
 pub enum Command {
     /// One reconcile pass over the database (--db) against the payment provider
     /// (--payments-url, or the sandbox beside the database), then exit; prints what it did as
-    /// JSON. Safe while servers run on the same database.
+    /// JSON. Safe while servers run on the same database. The orders it settles write their
+    /// events: give it the servers' --public-url, --acp-platforms and --order-webhook-* flags.
     Reconcile,
     /// Deletes one account's personal data (saved address, drafts, idempotency keys, checkout
     /// sessions) and anonymizes its orders and refunds, keeping the financial records for
@@ -352,6 +373,50 @@ pub enum Command {
     /// Prints the MCP registry's server.json for this deployment (a remote server over
     /// Streamable HTTP at --public-url, named --registry-name, this build's version), then exits.
     RegistryJson,
+    /// The order events (webhooks) outbox in --db: list events, or send some again.
+    #[command(subcommand)]
+    Outbox(OutboxCommand),
+}
+
+/// `giftgenius-server outbox …`.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Subcommand)]
+pub enum OutboxCommand {
+    /// Prints order events as JSON lines, oldest first (without their bodies: they hold
+    /// personal data).
+    List {
+        /// Only events with this status.
+        #[arg(long, value_enum)]
+        status: Option<OutboxStatusArg>,
+        /// At most this many.
+        #[arg(long, default_value_t = 1000)]
+        limit: u32,
+    },
+    /// Sends events again, whatever their status: pending at once, attempts from zero, the
+    /// retry horizon from now. A running server posts them (in order, per order); prints what
+    /// it did as JSON.
+    Redeliver {
+        /// Event ids (`evt_…`, as `outbox list` prints them).
+        #[arg(required = true)]
+        ids: Vec<String>,
+    },
+}
+
+/// An order event's status, as `outbox list --status` takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutboxStatusArg {
+    Pending,
+    Delivered,
+    Dead,
+}
+
+impl From<OutboxStatusArg> for crate::store::OutboxStatus {
+    fn from(status: OutboxStatusArg) -> Self {
+        match status {
+            OutboxStatusArg::Pending => Self::Pending,
+            OutboxStatusArg::Delivered => Self::Delivered,
+            OutboxStatusArg::Dead => Self::Dead,
+        }
+    }
 }
 
 /// Where the packed widget is looked for when `--widget-html` is not given, in order.

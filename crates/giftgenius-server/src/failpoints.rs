@@ -18,6 +18,10 @@ pub const AFTER_REFUND_RECORDED: &str = "after_refund_recorded";
 /// cancel_order: after the provider refunded, before we recorded the refund.
 pub const AFTER_REFUNDED: &str = "after_refunded";
 
+/// The order events worker: after the receiver answered 2xx, before the event is recorded as
+/// delivered (it is sent again after a restart: at least once).
+pub const AFTER_WEBHOOK_DELIVERED: &str = "after_webhook_delivered";
+
 /// Not a crash point: makes the suggest_gifts handler panic (the internal-failure tests check
 /// that a handler panic becomes `INTERNAL_ERROR` and the server keeps serving).
 pub const SUGGEST_GIFTS_PANICS: &str = "suggest_gifts_panics";

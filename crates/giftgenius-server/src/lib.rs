@@ -10,6 +10,8 @@
 //! - `checkout/`: prepare / commit / get order and checkout sessions, the confirmation token,
 //!   fenced idempotency keys, the payment provider's client (and starting the SANDBOX provider,
 //!   a process of its own: `giftgenius-sandbox-pay`), and the reconciler of pending orders.
+//! - `acp/`: the Agentic Commerce Protocol merchant (checkout sessions for agent platforms).
+//! - `outbox/`: order events (webhooks) from a durable outbox, signed, delivered at least once.
 //! - `http/`: the plain routes next to `/mcp` (images, the checkout page, the preview).
 //! - `photos/`: gift photos fetched from the catalog's URLs, resized and kept, for `/images/`.
 //! - `store/`: the database (SQLite or PostgreSQL, one implementation).
@@ -36,6 +38,7 @@ pub mod failpoints;
 pub mod http;
 pub mod limits;
 pub mod mcp;
+pub mod outbox;
 pub mod outcome;
 pub mod photos;
 pub mod registry;

@@ -1,10 +1,11 @@
 //! `giftgenius-server`: MCP over Streamable HTTP (default) or stdio (`--stdio`); `giftgenius-server
 //! reconcile` settles pending orders once and exits; `giftgenius-server delete-my-data --subject S`
 //! deletes one account's personal data and exits; `giftgenius-server registry-json` prints the MCP
-//! registry's server.json.
+//! registry's server.json; `giftgenius-server outbox list|redeliver` lists order events or sends
+//! some again.
 
 use clap::Parser;
-use giftgenius_server::config::{Command, Config};
+use giftgenius_server::config::{Command, Config, OutboxCommand};
 use giftgenius_server::{registry, startup, startup::Application, telemetry};
 
 /// mimalloc instead of glibc malloc: a call allocates and frees thousands of small strings on
@@ -22,6 +23,15 @@ async fn main() -> std::process::ExitCode {
             return printed("delete-my-data", startup::delete_my_data_once(&config, subject).await);
         }
         Some(Command::RegistryJson) => return printed("registry-json", registry::server_json(&config)),
+        Some(Command::Outbox(OutboxCommand::List { status, limit })) => {
+            return match startup::outbox_list(&config, *status, *limit).await {
+                Ok(events) => lines("outbox list", &events),
+                Err(e) => failed("outbox list", &e),
+            };
+        }
+        Some(Command::Outbox(OutboxCommand::Redeliver { ids })) => {
+            return printed("outbox redeliver", startup::outbox_redeliver(&config, ids).await);
+        }
         None => {}
     }
     let stdio = config.stdio;
@@ -52,9 +62,27 @@ fn printed(command: &str, result: anyhow::Result<impl serde::Serialize>) -> std:
             println!("{json}");
             std::process::ExitCode::SUCCESS
         }
-        Err(e) => {
-            eprintln!("giftgenius-server {command}: {e:#}");
-            std::process::ExitCode::FAILURE
+        Err(e) => failed(command, &e),
+    }
+}
+
+/// A subcommand's list: one JSON line per item on stdout.
+fn lines(command: &str, items: &[impl serde::Serialize]) -> std::process::ExitCode {
+    let mut out = String::new();
+    for item in items {
+        match serde_json::to_string(item) {
+            Ok(json) => {
+                out.push_str(&json);
+                out.push('\n');
+            }
+            Err(e) => return failed(command, &e.into()),
         }
     }
+    print!("{out}");
+    std::process::ExitCode::SUCCESS
+}
+
+fn failed(command: &str, e: &anyhow::Error) -> std::process::ExitCode {
+    eprintln!("giftgenius-server {command}: {e:#}");
+    std::process::ExitCode::FAILURE
 }

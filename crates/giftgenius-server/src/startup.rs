@@ -27,10 +27,11 @@ use crate::auth::mode::resource_url;
 use crate::auth::{AuthMode, Verifier};
 use crate::checkout::reconcile::{ReconcileReport, Reconciler};
 use crate::clock::Clock;
-use crate::config::Config;
+use crate::config::{Config, OutboxStatusArg};
 use crate::http::serve::ConnectionLimits;
 use crate::mcp::GiftGenius;
 use crate::mcp::widget_resource::origin_of;
+use crate::outbox::operator::{EventListing, Redelivered};
 use crate::state::{AppState, connect_payments};
 use crate::store::Store;
 
@@ -57,6 +58,9 @@ pub struct Application {
     shutdown_delay: Duration,
     /// `--shutdown-grace-secs`.
     shutdown_grace: Duration,
+    /// The order events worker (none with `--webhook-poll-ms 0`): the drain lets its posts in
+    /// flight finish.
+    outbox_worker: Option<tokio::task::JoinHandle<()>>,
 }
 
 /// Prunes what has outlived its retention, once at start and then every hour.
@@ -108,12 +112,18 @@ fn spawn_reconciling(state: Arc<AppState>, every: Duration, shutdown: Cancellati
 
 /// `giftgenius-server reconcile`: one pass over `--db` against the payment provider (the
 /// sandbox beside the database when no `--payments-url` is given), without serving anything.
+/// The orders it settles write their events like the servers' would, so it takes the same
+/// `--public-url`, `--acp-platforms` and `--order-webhook-*` flags (the servers post them).
 pub async fn reconcile_once(config: &Config) -> anyhow::Result<ReconcileReport> {
-    let store = Store::connect(&config.db)
-        .await
-        .with_context(|| format!("cannot open the database {}", crate::telemetry::url_for_log(&config.db)))?;
+    let store = open_store(config).await?;
     let (payments, _sandbox) = connect_payments(config).await?;
+    let platforms = config.acp_platforms.as_deref().map(crate::acp::platforms::Platforms::load).transpose()?;
+    let public_url = match &config.public_url {
+        Some(url) => url.trim_end_matches('/').to_string(),
+        None => format!("http://{}:{}", config.host, config.port),
+    };
     let reconciler = Reconciler {
+        events: crate::state::order_events(config, &store, platforms.as_ref(), &public_url).await?,
         store,
         payments: Arc::new(payments),
         clock: Clock::System,
@@ -122,13 +132,33 @@ pub async fn reconcile_once(config: &Config) -> anyhow::Result<ReconcileReport> 
     Ok(reconciler.run_once().await?)
 }
 
+/// `giftgenius-server outbox list`: the events of `--db`, as JSON lines.
+pub async fn outbox_list(
+    config: &Config,
+    status: Option<OutboxStatusArg>,
+    limit: u32,
+) -> anyhow::Result<Vec<EventListing>> {
+    let store = open_store(config).await?;
+    Ok(crate::outbox::operator::list(&store, status.map(Into::into), i64::from(limit)).await?)
+}
+
+/// `giftgenius-server outbox redeliver ID…`: those events pending again, for the servers to post.
+pub async fn outbox_redeliver(config: &Config, ids: &[String]) -> anyhow::Result<Redelivered> {
+    let store = open_store(config).await?;
+    Ok(crate::outbox::operator::redeliver(&store, ids, Clock::System.now_ms()).await?)
+}
+
+async fn open_store(config: &Config) -> anyhow::Result<Store> {
+    Store::connect(&config.db)
+        .await
+        .with_context(|| format!("cannot open the database {}", crate::telemetry::url_for_log(&config.db)))
+}
+
 /// `giftgenius-server delete-my-data --subject S`: what the delete_my_data tool does, for a
 /// request that reached an operator; no payment provider involved.
 pub async fn delete_my_data_once(config: &Config, subject: &str) -> anyhow::Result<giftgenius_types::DeleteMyDataData> {
     anyhow::ensure!(!subject.is_empty() && subject != crate::store::ERASED_SUBJECT, "--subject names no account");
-    let store = Store::connect(&config.db)
-        .await
-        .with_context(|| format!("cannot open the database {}", crate::telemetry::url_for_log(&config.db)))?;
+    let store = open_store(config).await?;
     let deleted = store.delete_personal_data(subject, Clock::System.now_ms()).await?;
     Ok(crate::checkout::privacy::report(deleted, &crate::state::retention_of(config)))
 }
@@ -304,6 +334,13 @@ impl Application {
         if config.reconcile_interval_secs > 0 {
             spawn_reconciling(state.clone(), Duration::from_secs(config.reconcile_interval_secs), shutdown.clone());
         }
+        let outbox_worker = (config.webhook_poll_ms > 0).then(|| {
+            crate::outbox::worker::spawn(
+                state.outbox.clone(),
+                Duration::from_millis(config.webhook_poll_ms),
+                shutdown.clone(),
+            )
+        });
         let mut router = crate::http::router(&config, state.clone());
         let cors_origins = crate::http::cors::CorsOrigins::parse(&config.cors_origins)?.for_origin_check();
         if let Some(acp) = state.acp.clone() {
@@ -353,6 +390,7 @@ impl Application {
             stop: CancellationToken::new(),
             shutdown_delay: Duration::from_secs(if config.stdio { 0 } else { config.shutdown_delay_secs }),
             shutdown_grace: Duration::from_secs(config.shutdown_grace_secs),
+            outbox_worker,
         })
     }
 
@@ -393,7 +431,9 @@ impl Application {
     /// requests left, if any): their purchases are fenced, and the reconciler of any replica settles
     /// what they left pending.
     pub async fn run_until_stopped(self) -> anyhow::Result<()> {
-        let Self { listener, router, limits, state, shutdown, stop, shutdown_delay, shutdown_grace, .. } = self;
+        let Self {
+            listener, router, limits, state, shutdown, stop, shutdown_delay, shutdown_grace, outbox_worker, ..
+        } = self;
         let mut signals = StopSignals::new();
         let accepting = CancellationToken::new();
         // Not `axum::serve`: it has no header-read timeout and no connection cap. The peer
@@ -438,6 +478,15 @@ impl Application {
         // Streams (SSE) ended with rmcp's sessions; the connections close now.
         if let Ok(Ok(Err(e))) = tokio::time::timeout(shutdown_grace, server).await {
             tracing::warn!(error = %e, "serving ended with an error");
+        }
+        // Webhooks being posted finish (each within its timeout), so their outcome is recorded
+        // rather than found leased after the restart; an event cut off is posted again anyway.
+        if let Some(worker) = outbox_worker
+            && tokio::time::timeout(shutdown_grace, worker).await.is_err()
+        {
+            tracing::warn!(
+                "stopped while order events were still being posted; they are posted again after their lease"
+            );
         }
         // Suggestions counted since the last flush (the flushing task also writes them, but
         // `main` may exit before it runs again).

@@ -7,11 +7,13 @@ use std::time::Duration;
 use anyhow::Context;
 use giftgenius_sandbox_pay::token::AdminToken;
 
+use crate::acp::platforms::Platforms;
 use crate::auth::AuthMode;
 use crate::checkout::Checkout;
 use crate::checkout::confirmation::ConfirmationKeys;
 use crate::checkout::idempotency::Idempotency;
 use crate::checkout::payments::{Payments, check_lease};
+use crate::checkout::permalink::Permalinks;
 use crate::checkout::reconcile::Reconciler;
 use crate::checkout::sandbox::{SandboxProcess, db_beside};
 use crate::clock::Clock;
@@ -19,6 +21,9 @@ use crate::config::Config;
 use crate::failpoints::Failpoints;
 use crate::limits::Limits;
 use crate::mcp::widget_resource::{WidgetResource, origin_of};
+use crate::outbox::delivery::Poster;
+use crate::outbox::schedule::RetryPolicy;
+use crate::outbox::{Dispatcher, OrderEvents, Receivers};
 use crate::store::Store;
 use crate::suggest::Suggester;
 use crate::suggest::catalog::cache::FetchPolicy;
@@ -47,6 +52,8 @@ pub struct AppState {
     pub reconciler: Reconciler,
     /// The ACP merchant (`/acp/…`), when `--acp-platforms` names the platforms allowed to call it.
     pub acp: Option<Arc<crate::acp::Acp>>,
+    /// Posts order events from the outbox (on a schedule, see `startup.rs`).
+    pub outbox: Arc<Dispatcher>,
     /// The sandbox payment provider this server started (no `--payments-url`); it stops when
     /// the state is dropped or the process ends.
     pub sandbox: Option<SandboxProcess>,
@@ -92,6 +99,33 @@ pub async fn connect_payments(config: &Config) -> anyhow::Result<(Payments, Opti
     .await?;
     tracing::info!(url = sandbox.url, db = %sandbox.db.display(), "started the SANDBOX payment provider");
     Ok((Payments::new(&sandbox.url, timeout, &sandbox.token)?, Some(sandbox)))
+}
+
+/// Every order's status page link, under the key every replica shares (`order_permalink`).
+pub async fn permalinks(store: &Store, public_url: &str) -> anyhow::Result<Arc<Permalinks>> {
+    let generated = format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple());
+    Ok(Arc::new(Permalinks::new(store.secret("order_permalink", generated).await?.as_bytes(), public_url)))
+}
+
+/// Who receives order events (`--order-webhook-url`, the platforms' webhooks) and what builds
+/// them: for the server and for `giftgenius-server reconcile`, which settles orders too.
+pub async fn order_events(
+    config: &Config,
+    store: &Store,
+    platforms: Option<&Platforms>,
+    public_url: &str,
+) -> anyhow::Result<Arc<OrderEvents>> {
+    let receivers = Receivers::from_config(
+        config.order_webhook_url.as_deref(),
+        config.order_webhook_secret_file.as_deref(),
+        platforms,
+    )?;
+    Ok(Arc::new(OrderEvents {
+        store: store.clone(),
+        receivers: Arc::new(receivers),
+        permalinks: permalinks(store, public_url).await?,
+        public_url: public_url.trim_end_matches('/').to_string(),
+    }))
 }
 
 /// The retention settings of `config`.
@@ -168,28 +202,30 @@ impl AppState {
             limits: limits.clone(),
             public_url: public_url.clone(),
         };
+        let platforms = config.acp_platforms.as_deref().map(Platforms::load).transpose()?;
+        let events = order_events(config, &store, platforms.as_ref(), &public_url).await?;
+        let permalinks = events.permalinks.clone();
+        let outbox = Arc::new(Dispatcher {
+            store: store.clone(),
+            receivers: events.receivers.clone(),
+            clock: clock.clone(),
+            poster: Poster::new(Duration::from_millis(config.webhook_timeout_ms))?,
+            policy: RetryPolicy::new(config.webhook_retry_horizon),
+            failpoints: failpoints.clone(),
+        });
         let reconciler = Reconciler {
             store: store.clone(),
             payments: payments.clone(),
             clock: clock.clone(),
             after: Duration::from_secs(config.reconcile_after_secs),
+            events: events.clone(),
         };
-        let permalinks = Arc::new(crate::checkout::permalink::Permalinks::new(
-            store
-                .secret(
-                    "order_permalink",
-                    format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple()),
-                )
-                .await?
-                .as_bytes(),
-            &public_url,
-        ));
-        let acp = match &config.acp_platforms {
-            Some(path) => Some(Arc::new(crate::acp::Acp {
+        let acp = match platforms {
+            Some(platforms) => Some(Arc::new(crate::acp::Acp {
                 store: store.clone(),
                 catalog: catalog.clone(),
                 clock: clock.clone(),
-                platforms: crate::acp::platforms::Platforms::load(path)?,
+                platforms,
                 public_url: public_url.clone(),
                 session_ttl: config.acp_session_ttl,
                 lease,
@@ -200,6 +236,7 @@ impl AppState {
                 permalinks: permalinks.clone(),
                 failpoints: failpoints.clone(),
                 retention: Duration::from_secs(config.idempotency_retention_hours * 3600),
+                events: events.clone(),
             })),
             None => None,
         };
@@ -222,6 +259,7 @@ impl AppState {
             cancel_window: Duration::from_secs(config.cancel_window_secs),
             retention: retention_of(config),
             permalinks,
+            events,
         };
         let resource_metadata = matches!(auth, AuthMode::Verified { .. })
             .then(|| crate::auth::metadata::resource_metadata_url(&crate::auth::mode::resource_url(&public_url)));
@@ -239,6 +277,7 @@ impl AppState {
             failpoints,
             reconciler,
             acp,
+            outbox,
             sandbox,
             local_catalog,
             drain: Default::default(),
@@ -274,6 +313,17 @@ impl AppState {
             Ok(0) => {}
             Ok(marks) => tracing::info!(marks, "pruned the spent marks of expired Delete my data tokens"),
             Err(e) => tracing::warn!(error = %e, "pruning spent Delete my data tokens failed"),
+        }
+        // Delivered events are the receiver's now: kept as long as idempotency keys (a receiver
+        // dedupes by Request-Id over at least that); dead ones wait for an operator as long as
+        // orders keep their personal data (the bodies hold the gift message).
+        let now = self.checkout.clock.now_ms();
+        let delivered_before = now.saturating_sub(self.checkout.idempotency.retention.as_millis() as i64);
+        let dead_before = now.saturating_sub((self.checkout.retention.orders_days as i64).saturating_mul(86_400_000));
+        match self.store.prune_order_events(delivered_before, dead_before).await {
+            Ok(0) => {}
+            Ok(events) => tracing::info!(events, "pruned delivered and long-dead order events"),
+            Err(e) => tracing::warn!(error = %e, "pruning order events failed"),
         }
         if let Some(acp) = &self.acp {
             match acp.prune().await {

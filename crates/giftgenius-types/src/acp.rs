@@ -376,6 +376,8 @@ pub enum AcpTotalType {
     Fulfillment,
     Tax,
     Total,
+    /// Orders only: what was given back (refund adjustments), never subtracted from `total`.
+    AmountRefunded,
 }
 
 /// An amount of the session, a line or an option, in minor units.
@@ -572,11 +574,41 @@ pub struct AcpOrder {
     pub status: String,
     pub line_items: Vec<AcpOrderLineItem>,
     pub fulfillments: Vec<Value>,
-    pub adjustments: Vec<Value>,
+    pub adjustments: Vec<AcpAdjustment>,
     pub totals: Vec<AcpTotal>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confirmation: Option<AcpOrderConfirmation>,
     pub support: AcpSupport,
+}
+
+/// A change after the order was placed (docs/acp.md §4.3): we emit `refund`s.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AcpAdjustment {
+    pub id: String,
+    /// Open string: `refund`, `credit`, `return`, `exchange`, `price_adjustment`, `cancellation`,
+    /// `dispute`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// RFC 3339.
+    pub occurred_at: String,
+    /// Open string: `pending`, `completed`, `failed`.
+    pub status: String,
+    /// Credited to the buyer, minor units, tax included.
+    pub amount: i64,
+    /// ISO 4217, lower case.
+    pub currency: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// What an order event says (docs/acp.md §10.1): posted to the platform's webhook, signed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AcpWebhookEvent {
+    /// Open string: `order_create` (an order's first event), `order_update` (every later one).
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The full order as it was when the change happened.
+    pub data: AcpOrder,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -18,18 +18,20 @@ use axum::http::StatusCode;
 use giftgenius_sandbox_pay::api::PaymentToken;
 use giftgenius_types::acp::{
     ACP_CARD_HANDLER, AcpCheckoutSession, AcpCodedMessage, AcpCompleteRequest, AcpContentType, AcpErrorType,
-    AcpMessage, AcpMessageCode, AcpOrder, AcpOrderConfirmation, AcpOrderLineItem, AcpOrderQuantity, AcpResolution,
-    AcpSessionStatus, AcpSupport, AcpTotalType,
+    AcpMessage, AcpMessageCode, AcpOrder, AcpResolution, AcpSessionStatus, AcpTotalType,
 };
 use giftgenius_types::delivery::{Address, DeliveryDetails, Recipient};
 
 use super::error::AcpFailure;
+use super::order::{OrderLinks, PaidFor, acp_order};
 use super::session::SessionState;
 use super::{Acp, Done, SessionWrite};
 use crate::checkout::commit::{charge_description, provider_key};
 use crate::checkout::payments::{LEASE_MARGIN, Lookup, PaymentError};
 use crate::failpoints::{AFTER_ORDER_CREATED, AFTER_PAYMENT_CHARGED};
-use crate::store::{AcpSessionRow, ChargeStart, CreateOrder, Fence, Fenced, OrderRow, OrderStatusColumn};
+use crate::store::{
+    AcpSessionRow, ChargeStart, CreateOrder, Fence, Fenced, NewOrderEvent, OrderChange, OrderRow, OrderStatusColumn,
+};
 
 /// The claimed key a complete works under: its fence and when its lease ends.
 pub struct Held<'a> {
@@ -192,7 +194,8 @@ impl Acp {
                 tracing::info!(order = order.id, charge = charge.id, session = row.id, "ACP order charged");
                 let paid = OrderRow { status: OrderStatusColumn::Paid, charge_id: Some(charge.id.clone()), ..order };
                 let session = self.completed(row, state, &paid, request_id).await?;
-                let write = SessionWrite::Paid { order_id: paid.id, charge_id: charge.id };
+                let event = self.paid_event(&paid, &session, request_id)?;
+                let write = SessionWrite::Paid { order_id: paid.id, charge_id: charge.id, event };
                 Ok(Done { status: StatusCode::OK, session, write })
             }
             Err(PaymentError::Declined) => {
@@ -233,7 +236,8 @@ impl Acp {
             Ok(Lookup::Succeeded(charge)) if charge.amount == order.total() => {
                 let paid = OrderRow { status: OrderStatusColumn::Paid, charge_id: Some(charge.id.clone()), ..order };
                 let session = self.completed(row, state, &paid, request_id).await?;
-                let write = SessionWrite::Paid { order_id: paid.id, charge_id: charge.id };
+                let event = self.paid_event(&paid, &session, request_id)?;
+                let write = SessionWrite::Paid { order_id: paid.id, charge_id: charge.id, event };
                 Ok(Some(Done { status: StatusCode::OK, session, write }))
             }
             Ok(Lookup::Succeeded(charge)) => Err(internal(&format!(
@@ -316,42 +320,28 @@ impl Acp {
         Ok(session)
     }
 
-    /// The ACP `Order` of a session's order.
+    /// The `order_create` event of the session's order, now `paid`: the order the completed
+    /// `session` shows (`None` when its platform takes no events).
+    fn paid_event(
+        &self,
+        paid: &OrderRow,
+        session: &AcpCheckoutSession,
+        request_id: &str,
+    ) -> Result<Option<NewOrderEvent>, AcpFailure> {
+        let order = session
+            .order
+            .clone()
+            .ok_or_else(|| AcpFailure::internal(request_id, &"a completed session without its order"))?;
+        self.events.event_of(paid, OrderChange::Paid, order).map_err(|e| AcpFailure::internal(request_id, &e))
+    }
+
+    /// The ACP `Order` of a session's order (`order.rs`; its events carry the same).
     pub fn order_view(&self, session: &AcpCheckoutSession, order: &OrderRow) -> AcpOrder {
-        let status = match order.status {
-            OrderStatusColumn::Cancelled => "canceled",
-            _ => "confirmed",
-        };
-        let current = |ordered: u32| if order.status == OrderStatusColumn::Cancelled { 0 } else { ordered };
-        AcpOrder {
-            kind: "order".into(),
-            id: order.id.clone(),
-            checkout_session_id: session.id.clone(),
+        let links = OrderLinks {
             permalink_url: self.permalinks.url(&order.id),
-            status: status.into(),
-            line_items: session
-                .line_items
-                .iter()
-                .map(|line| AcpOrderLineItem {
-                    id: line.id.clone(),
-                    title: line.name.clone(),
-                    product_id: line.product_id.clone(),
-                    quantity: AcpOrderQuantity {
-                        ordered: line.quantity,
-                        current: current(line.quantity),
-                        fulfilled: 0,
-                    },
-                    unit_price: line.unit_amount,
-                    subtotal: line.unit_amount.saturating_mul(i64::from(line.quantity)),
-                    status: if current(line.quantity) == 0 { "removed" } else { "processing" }.into(),
-                })
-                .collect(),
-            fulfillments: Vec::new(),
-            adjustments: Vec::new(),
-            totals: session.totals.iter().filter(|t| t.kind != AcpTotalType::ItemsBaseAmount).cloned().collect(),
-            confirmation: Some(AcpOrderConfirmation { order_notes: delivery_of(order).and_then(|d| d.gift_message) }),
-            support: AcpSupport { help_center_url: format!("{}/support", self.public_url) },
-        }
+            help_center_url: format!("{}/support", self.public_url),
+        };
+        acp_order(order, &PaidFor::of_session(session), None, links)
     }
 }
 
@@ -426,10 +416,6 @@ fn with_delivery(
         delivery: Some(serde_json::to_string(&details)?),
         ..order
     })
-}
-
-fn delivery_of(order: &OrderRow) -> Option<DeliveryDetails> {
-    crate::checkout::delivery_of(order.delivery.as_deref()).ok().flatten()
 }
 
 /// 409: another complete of this session is charging.

@@ -12,6 +12,7 @@
 //! - `session.rs`: what a session is made of and how it is shown (prices, stock, options,
 //!   totals, messages, status) from the catalog.
 //! - `complete.rs`: paying a ready session and placing its order, exactly once.
+//! - `order.rs`: the ACP `Order` of one of our orders (the complete answer's, every event's).
 //! - `fingerprint.rs`: the `acp1` canonical body fingerprint.
 //! - `error.rs`: the one error, [`error::AcpFailure`], as ACP's `Error` object.
 //!
@@ -22,6 +23,7 @@ pub mod complete;
 pub mod error;
 pub mod fingerprint;
 pub mod mcp;
+pub mod order;
 pub mod platforms;
 pub mod routes;
 pub mod session;
@@ -37,7 +39,7 @@ use giftgenius_types::acp::{
 use crate::checkout::payments::Payments;
 use crate::checkout::permalink::Permalinks;
 use crate::clock::Clock;
-use crate::store::{AcpSessionRow, OrderRow, OrderStatusColumn, Store};
+use crate::store::{AcpSessionRow, NewOrderEvent, OrderRow, OrderStatusColumn, Store};
 use crate::suggest::catalog::live::LiveCatalog;
 use error::AcpFailure;
 use platforms::Platforms;
@@ -69,6 +71,8 @@ pub struct Acp {
     /// How long a session is kept after it expired (the idempotency keys' retention, so a
     /// replayed answer never names a session that is gone sooner than the key).
     pub retention: Duration,
+    /// Builds the `order_create` event a paid session's order writes with its payment.
+    pub events: Arc<crate::outbox::OrderEvents>,
 }
 
 /// What a POST did: the answer's status and session, and what to write with the key's answer.
@@ -86,8 +90,9 @@ pub enum SessionWrite {
     Nothing,
     /// The session row, as it is now.
     Session(AcpSessionRow),
-    /// The session's order was charged: it is paid.
-    Paid { order_id: String, charge_id: String },
+    /// The session's order was charged: it is paid, and announces itself with `event` (when
+    /// its platform takes events).
+    Paid { order_id: String, charge_id: String, event: Option<NewOrderEvent> },
     /// The session's order was declined (or its token refused): its stock is free again.
     Declined { order_id: String },
 }

@@ -1,4 +1,4 @@
-//! The agent platforms of `--acp-platforms` and their bearer keys.
+//! The agent platforms of `--acp-platforms`, their bearer keys and their webhooks.
 //!
 //! Keys are kept only as SHA-256. A request's bearer value is hashed and compared with every
 //! platform's hash in constant time, without stopping at a match, so timing says nothing about
@@ -19,20 +19,48 @@ struct PlatformEntry {
     api_key: Option<String>,
     #[serde(default)]
     api_key_sha256: Option<String>,
-    /// Where order events will go (not sent yet: issue 25 item 5).
+    /// Where its orders' events go (`outbox/`), signed with `webhook_secret`.
     #[serde(default)]
-    #[allow(dead_code)]
     webhook_url: Option<String>,
     #[serde(default)]
-    #[allow(dead_code)]
     webhook_secret: Option<String>,
 }
 
-/// A platform: its name (session owner, idempotency scope) and its key's hash.
+/// A platform: its name (session owner, idempotency scope, webhook receiver) and its key's hash.
 #[derive(Clone)]
 pub struct Platform {
     pub name: String,
     key_sha256: [u8; 32],
+    /// Where its orders' events go, if it takes them.
+    pub webhook: Option<Webhook>,
+}
+
+/// A webhook receiver: where events are posted and the secret that signs them.
+#[derive(Clone)]
+pub struct Webhook {
+    pub url: url::Url,
+    pub secret: String,
+}
+
+impl std::fmt::Debug for Webhook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Webhook").field("url", &self.url.as_str()).finish_non_exhaustive()
+    }
+}
+
+impl Webhook {
+    /// A receiver at `url` (http or https, with a host) signing with `secret` (not empty).
+    /// `what` names the setting in the error.
+    pub fn new(url: &str, secret: String, what: &str) -> anyhow::Result<Self> {
+        let url = url::Url::parse(url.trim()).with_context(|| format!("{what}: not a URL"))?;
+        if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none_or(str::is_empty) {
+            bail!("{what}: an http(s) URL with a host is needed");
+        }
+        if secret.is_empty() {
+            bail!("{what}: the webhook secret is empty");
+        }
+        Ok(Self { url, secret })
+    }
 }
 
 impl std::fmt::Debug for Platform {
@@ -69,12 +97,24 @@ impl Platforms {
                 }
                 _ => bail!("platform {name}: give exactly one of api_key and api_key_sha256"),
             };
-            platforms.push(Platform { name, key_sha256 });
+            let webhook = match (entry.webhook_url, entry.webhook_secret) {
+                (None, None) => None,
+                (Some(url), Some(secret)) => {
+                    Some(Webhook::new(&url, secret, &format!("platform {name}: webhook_url"))?)
+                }
+                _ => bail!("platform {name}: give both webhook_url and webhook_secret, or neither"),
+            };
+            platforms.push(Platform { name, key_sha256, webhook });
         }
         if platforms.is_empty() {
             bail!("the list names no platform");
         }
         Ok(Self(platforms))
+    }
+
+    /// Every platform, in the file's order.
+    pub fn iter(&self) -> impl Iterator<Item = &Platform> {
+        self.0.iter()
     }
 
     /// The platform whose key is `bearer`, compared by hash with every platform in constant time.
@@ -121,5 +161,15 @@ mod tests {
         assert!(Platforms::parse(r#"[{"name": "a", "api_key_sha256": "abc"}]"#).is_err());
         assert!(Platforms::parse(r#"[{"name": "a", "api_key": "k"}, {"name": "a", "api_key": "j"}]"#).is_err());
         assert!(Platforms::parse(r#"[{"name": "a", "api_key": "k", "extra": 1}]"#).is_err());
+        let webhook = |url: &str, secret: &str| {
+            Platforms::parse(&format!(
+                r#"[{{"name": "a", "api_key": "k", "webhook_url": "{url}", "webhook_secret": "{secret}"}}]"#
+            ))
+        };
+        assert!(webhook("https://a.example/hook", "s").is_ok());
+        assert!(webhook("ftp://a.example/hook", "s").is_err(), "http(s) only");
+        assert!(webhook("not a url", "s").is_err());
+        assert!(webhook("https://a.example/hook", "").is_err(), "a secret to sign with");
+        assert!(Platforms::parse(r#"[{"name": "a", "api_key": "k", "webhook_url": "https://a.example/"}]"#).is_err());
     }
 }

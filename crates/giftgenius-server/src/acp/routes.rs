@@ -506,8 +506,8 @@ impl Acp {
         let written = match &write {
             SessionWrite::Nothing => self.store.finish_key(&fence, &stored, now).await,
             SessionWrite::Session(row) => self.store.put_acp_session_and_finish(&fence, row, &stored, now).await,
-            SessionWrite::Paid { order_id, charge_id } => {
-                self.store.mark_paid_and_finish(&fence, order_id, charge_id, &stored, now).await
+            SessionWrite::Paid { order_id, charge_id, event } => {
+                self.store.mark_paid_and_finish(&fence, order_id, charge_id, &stored, event.as_ref(), now).await
             }
             SessionWrite::Declined { order_id } => {
                 self.store.mark_declined_and_finish(&fence, order_id, &stored, now).await

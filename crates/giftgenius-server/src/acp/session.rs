@@ -492,13 +492,15 @@ fn tax_of(amount: i64, bps: u32) -> i64 {
     i64::try_from(tax).unwrap_or(i64::MAX)
 }
 
-fn total(kind: AcpTotalType, amount: i64) -> AcpTotal {
+/// A total of `kind` with its display text (the order's totals use it too).
+pub(crate) fn total(kind: AcpTotalType, amount: i64) -> AcpTotal {
     let display_text = match kind {
         AcpTotalType::ItemsBaseAmount => "Items",
         AcpTotalType::Subtotal => "Subtotal",
         AcpTotalType::Fulfillment => "Shipping",
         AcpTotalType::Tax => "Tax",
         AcpTotalType::Total => "Total",
+        AcpTotalType::AmountRefunded => "Refunded",
     };
     AcpTotal { kind, display_text: display_text.into(), amount }
 }

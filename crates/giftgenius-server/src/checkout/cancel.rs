@@ -7,7 +7,8 @@
 //!    pending, in one transaction with the key's move                           -> `ResourceCreated`
 //! 3. ask the provider to refund the charge under the key `ggr_<order id>`: derived from the
 //!    order, so every retry (or the reconciler) asks for the *same* refund
-//! 4. record the refund succeeded, the order cancelled and the answer, in one transaction -> `Finished`
+//! 4. record the refund succeeded, the order cancelled (with its `order_update` event, `outbox/`)
+//!    and the answer, in one transaction -> `Finished`
 //!
 //! Once the refund is recorded (phase 2) the cancellation goes through whatever the clock says:
 //! the decision was taken before the cut-off. After the cut-off, with nothing recorded, the
@@ -25,7 +26,9 @@ use crate::context::CallContext;
 use crate::error::internal;
 use crate::failpoints::{AFTER_REFUND_RECORDED, AFTER_REFUNDED};
 use crate::outcome::{Answer, Outcome};
-use crate::store::{BeginRefund, Fenced, OrderRow, OrderStatusColumn, RefundRow, RefundStatusColumn, StoreError};
+use crate::store::{
+    BeginRefund, Fenced, OrderChange, OrderRow, OrderStatusColumn, RefundRow, RefundStatusColumn, StoreError,
+};
 
 /// The provider's idempotency key for an order's refund: one order, one refund, whoever asks.
 pub fn refund_key(order_id: &str) -> String {
@@ -195,8 +198,17 @@ impl Checkout {
                 });
                 lease
                     .finish(call, result, async |fence, answer| {
-                        let written =
-                            self.store.finish_refund(fence, &order.id, &provider_refund_id, answer, now).await?;
+                        let refunded = RefundRow {
+                            status: RefundStatusColumn::Succeeded,
+                            provider_refund_id: Some(provider_refund_id.clone()),
+                            updated_at_ms: now,
+                            ..refund.clone()
+                        };
+                        let event = self.events.event(&cancelled, OrderChange::Cancelled, Some(&refunded)).await?;
+                        let written = self
+                            .store
+                            .finish_refund(fence, &order.id, &provider_refund_id, answer, event.as_ref(), now)
+                            .await?;
                         if written == Fenced::Written(()) {
                             tracing::info!(
                                 order = order.id,

@@ -7,7 +7,8 @@
 //! 3. mark the order as charging (until the provider's timeout has passed), then charge the
 //!    provider with the key `gg_<order id>`: derived from the key's order, so a retry after any
 //!    crash asks the provider for the *same* charge
-//! 4. mark the order paid (or declined) and store the answer, in one transaction -> `Finished`
+//! 4. mark the order paid (or declined) and store the answer, in one transaction -> `Finished`;
+//!    a paid order's `order_create` event is written in that transaction too (`outbox/`)
 //!
 //! The key's fingerprint covers the draft's delivery details as well as the arguments: the same
 //! key for a draft with another recipient or address is IDEMPOTENCY_KEY_REUSED. A draft without
@@ -32,7 +33,9 @@ use crate::context::CallContext;
 use crate::error::internal;
 use crate::failpoints::{AFTER_KEY_CLAIMED, AFTER_ORDER_CREATED, AFTER_PAYMENT_CHARGED, AFTER_RESPONSE_STORED};
 use crate::outcome::{Answer, Outcome};
-use crate::store::{ChargeStart, CreateOrder, Fenced, OrderRow, OrderStatusColumn, RecoveryPoint, StoreError};
+use crate::store::{
+    ChargeStart, CreateOrder, Fenced, OrderChange, OrderRow, OrderStatusColumn, RecoveryPoint, StoreError,
+};
 
 /// Where the order phase left the call.
 enum OrderStep {
@@ -272,8 +275,11 @@ impl Checkout {
                 let result = self.order_answer(call, &paid).await;
                 lease
                     .finish(call, result, async |fence, answer| {
-                        let written =
-                            self.store.mark_paid_and_finish(fence, &paid.id, &charge.id, answer, self.now()).await?;
+                        let event = self.events.event(&paid, OrderChange::Paid, None).await?;
+                        let written = self
+                            .store
+                            .mark_paid_and_finish(fence, &paid.id, &charge.id, answer, event.as_ref(), self.now())
+                            .await?;
                         if written == Fenced::Written(()) {
                             self.failpoints.hit(AFTER_RESPONSE_STORED);
                             tracing::info!(order = paid.id, charge = charge.id, "order paid");

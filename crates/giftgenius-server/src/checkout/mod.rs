@@ -69,6 +69,8 @@ pub struct Checkout {
     pub retention: privacy::Retention,
     /// Every order's status page link (`permalink.rs`).
     pub permalinks: Arc<permalink::Permalinks>,
+    /// Builds the events paid and cancelled orders write with their change (`outbox/`).
+    pub events: Arc<crate::outbox::OrderEvents>,
 }
 
 impl std::fmt::Debug for Checkout {

@@ -8,7 +8,8 @@
 //! cannot be in flight (no key leased, its charging window passed) is looked up at the provider
 //! under its provider key, and settled in one transaction together with every unfinished
 //! commit_order key pointing at it (generation bumped, so a late holder writes nothing):
-//! - charged → paid, and the keys answer with the paid order;
+//! - charged → paid, and the keys answer with the paid order (its `order_create` event is
+//!   written in the same transaction, `outbox/`);
 //! - declined → declined (`PAYMENT_DECLINED`), stock released;
 //! - never charged → declined as abandoned (`PAYMENT_DECLINED`, "nothing was charged"), stock
 //!   released; only if no charge request could still have reached the provider after it was
@@ -40,7 +41,7 @@ use super::payments::{Lookup, PaymentError, Payments};
 use crate::clock::Clock;
 use crate::context::{CallContext, DEFAULT_LOCALE};
 use crate::outcome::Answer;
-use crate::store::{OrderRow, OrderStatusColumn, Store, StoreResult};
+use crate::store::{OrderChange, OrderRow, OrderStatusColumn, RefundRow, RefundStatusColumn, Store, StoreResult};
 
 /// Orders read per query.
 const BATCH: i64 = 100;
@@ -92,6 +93,8 @@ pub struct Reconciler {
     pub clock: Clock,
     /// How long an order may stay pending before it is looked up.
     pub after: Duration,
+    /// Builds the events the orders it settles write with their change (`outbox/`).
+    pub events: Arc<crate::outbox::OrderEvents>,
 }
 
 impl Reconciler {
@@ -119,7 +122,20 @@ impl Reconciler {
             };
             match self.payments.refund(&refund_key(&order.id), charge, order.total()).await {
                 Ok(provider_refund) => {
-                    self.store.settle_refund(&order.id, &provider_refund, self.now()).await?;
+                    let now = self.now();
+                    let cancelled = OrderRow {
+                        status: OrderStatusColumn::Cancelled,
+                        cancelled_at_ms: Some(order.cancelled_at_ms.unwrap_or(now)),
+                        ..order.clone()
+                    };
+                    let refunded = RefundRow {
+                        status: RefundStatusColumn::Succeeded,
+                        provider_refund_id: Some(provider_refund.clone()),
+                        updated_at_ms: now,
+                        ..refund.clone()
+                    };
+                    let event = self.events.event(&cancelled, OrderChange::Cancelled, Some(&refunded)).await?;
+                    self.store.settle_refund(&order.id, &provider_refund, event.as_ref(), now).await?;
                     report.refunded += 1;
                     tracing::info!(
                         order = order.id,
@@ -190,7 +206,8 @@ impl Reconciler {
                 let result: Result<Answer<OrderData>, ToolError> =
                     Ok(Answer::new(OrderData { order: order_of(&paid)? }));
                 let stored = stored_answer(&call, &result)?;
-                if self.store.settle_paid(&order.id, &charge.id, &stored, self.now()).await? {
+                let event = self.events.event(&paid, OrderChange::Paid, None).await?;
+                if self.store.settle_paid(&order.id, &charge.id, &stored, event.as_ref(), self.now()).await? {
                     report.paid += 1;
                     tracing::info!(order = order.id, charge = charge.id, reference, "reconcile: order paid");
                 }

@@ -13,6 +13,8 @@
 //! - `privacy.rs`: deleting a person's data on request, and the retention passes.
 //! - `usage.rs`: per-account usage counters (the limits).
 //! - `secrets.rs`: secrets shared by every replica.
+//! - `outbox.rs`: order events written with the order change they announce, and their
+//!   delivery (claimed with a lease, recorded fenced).
 //!
 //! And how it keeps it:
 //! - `sql.rs`: the statements, shared by both databases (a section per table).
@@ -36,8 +38,8 @@ mod sql;
 use sqlx::{PgPool, SqlitePool};
 
 pub use rows::{
-    AcpSessionRow, CheckoutRow, CurrencyColumn, DraftRow, KeyRow, OrderRow, OrderStatusColumn, RecoveryPoint,
-    RefundRow, RefundStatusColumn, ShippingColumn, Usage,
+    AcpSessionRow, CheckoutRow, CurrencyColumn, DraftRow, KeyRow, NewOrderEvent, OrderChange, OrderRow,
+    OrderStatusColumn, OutboxRow, OutboxStatus, RecoveryPoint, RefundRow, RefundStatusColumn, ShippingColumn, Usage,
 };
 pub use sql::ERASED_SUBJECT;
 
@@ -101,10 +103,12 @@ macro_rules! scoped {
     };
 }
 
-// The files below use the macros above, so they are declared after them; `keys` comes first
-// because the others use its `fenced_write!`.
+// The files below use the macros above, so they are declared after them; `keys` and `outbox`
+// come first because the others use their `fenced_write!` and `enqueue_order_event!`.
 #[macro_use]
 mod keys;
+#[macro_use]
+mod outbox;
 mod acp_sessions;
 mod addresses;
 mod checkouts;
@@ -117,6 +121,7 @@ mod usage;
 
 pub use keys::{Claim, Fence, Fenced, Scope};
 pub use orders::{ChargeStart, CreateOrder};
+pub use outbox::AttemptRecord;
 pub use privacy::{Deleted, Retained};
 pub use refunds::BeginRefund;
 

@@ -1,10 +1,11 @@
 //! Orders: created from a draft against the gift's stock, charged once, and settled as paid or
 //! declined, by the call that holds the order's key or by the reconciler for orders nobody
-//! retries. (A paid order's cancellation is in `refunds.rs`.)
+//! retries. (A paid order's cancellation is in `refunds.rs`.) Paying an order writes its
+//! `order_create` event to the outbox in the same transaction (`outbox.rs`).
 
 use super::dialect::{Dialect, WriteLock};
 use super::keys::{Fence, Fenced, KeyMove, Write};
-use super::rows::{OrderRow, OrderStatusColumn};
+use super::rows::{NewOrderEvent, OrderRow, OrderStatusColumn};
 use super::{Store, StoreError, StoreResult, sql};
 
 /// Whether a charge request may go to the provider for an order.
@@ -182,14 +183,15 @@ impl Store {
         })
     }
 
-    /// In one transaction, if the fence holds: the order is paid with `charge_id`, the key
-    /// finished with `response`.
+    /// In one transaction, if the fence holds: the order is paid with `charge_id`, its `event`
+    /// (if it has a receiver) is written to the outbox, and the key finished with `response`.
     pub async fn mark_paid_and_finish(
         &self,
         fence: &Fence,
         order_id: &str,
         charge_id: &str,
         response: &str,
+        event: Option<&NewOrderEvent>,
         now_ms: i64,
     ) -> StoreResult<Fenced> {
         on_pool!(self, |pool| {
@@ -208,6 +210,7 @@ impl Store {
                         "order {order_id} was charged ({charge_id}) but is no longer pending"
                     )));
                 }
+                enqueue_order_event!(&mut *tx, event, now_ms);
                 Write::Commit(())
             })
         })
@@ -267,10 +270,18 @@ impl Store {
         })
     }
 
-    /// In one transaction: the pending order is paid with `charge_id`, and every unfinished
-    /// commit_order key pointing at it is finished with `response` (their holders' writes are
-    /// refused from now on). False if the order was no longer pending.
-    pub async fn settle_paid(&self, order_id: &str, charge_id: &str, response: &str, now_ms: i64) -> StoreResult<bool> {
+    /// In one transaction: the pending order is paid with `charge_id`, its `event` (if it has a
+    /// receiver) is written to the outbox, and every unfinished commit_order key pointing at it
+    /// is finished with `response` (their holders' writes are refused from now on). False if
+    /// the order was no longer pending.
+    pub async fn settle_paid(
+        &self,
+        order_id: &str,
+        charge_id: &str,
+        response: &str,
+        event: Option<&NewOrderEvent>,
+        now_ms: i64,
+    ) -> StoreResult<bool> {
         on_pool!(self, |pool| {
             let mut tx = pool.begin_write(WriteLock::None).await?;
             let paid = sqlx::query(sql::SETTLE_PAID)
@@ -286,6 +297,7 @@ impl Store {
                 tx.rollback().await?;
                 return Ok(false);
             }
+            enqueue_order_event!(&mut *tx, event, now_ms);
             finish_keys_of_order!(&mut *tx, order_id, response, now_ms);
             tx.commit().await?;
             Ok(true)

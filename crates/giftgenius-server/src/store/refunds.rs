@@ -1,10 +1,11 @@
 //! Refunds: a paid order's refund is recorded as pending before the provider is asked, and
 //! settled (refund succeeded, order cancelled) by the call that holds the cancel key or by the
-//! reconciler.
+//! reconciler. The cancellation writes the order's `order_update` event to the outbox in the
+//! same transaction (`outbox.rs`).
 
 use super::dialect::{Dialect, WriteLock};
 use super::keys::{Fence, Fenced, KeyMove, Write};
-use super::rows::{OrderRow, OrderStatusColumn, RefundRow, RefundStatusColumn};
+use super::rows::{NewOrderEvent, OrderRow, OrderStatusColumn, RefundRow, RefundStatusColumn};
 use super::{Store, StoreError, StoreResult, sql};
 
 /// The outcome of recording the refund of an order that is being cancelled.
@@ -92,29 +93,40 @@ impl Store {
     }
 
     /// In one transaction, if the fence holds: the refund succeeded as `provider_refund_id`,
-    /// the order is cancelled, and the key finished with `response`.
+    /// the order is cancelled, its `event` (if it has a receiver) written to the outbox, and the
+    /// key finished with `response`.
     pub async fn finish_refund(
         &self,
         fence: &Fence,
         order_id: &str,
         provider_refund_id: &str,
         response: &str,
+        event: Option<&NewOrderEvent>,
         now_ms: i64,
     ) -> StoreResult<Fenced> {
         on_pool!(self, |pool| {
             fenced_write!(pool, WriteLock::None, fence, KeyMove::Finish { response }, now_ms, |tx| {
                 settle_refund_in!(&mut *tx, order_id, provider_refund_id, now_ms);
+                enqueue_order_event!(&mut *tx, event, now_ms);
                 Write::Commit(())
             })
         })
     }
 
     /// The reconciler: the pending refund succeeded as `provider_refund_id`, the order is
-    /// cancelled (no key involved: a later retry of a cancel key finds it settled).
-    pub async fn settle_refund(&self, order_id: &str, provider_refund_id: &str, now_ms: i64) -> StoreResult<()> {
+    /// cancelled and its `event` written (no key involved: a later retry of a cancel key finds
+    /// it settled).
+    pub async fn settle_refund(
+        &self,
+        order_id: &str,
+        provider_refund_id: &str,
+        event: Option<&NewOrderEvent>,
+        now_ms: i64,
+    ) -> StoreResult<()> {
         on_pool!(self, |pool| {
             let mut tx = pool.begin_write(WriteLock::None).await?;
             settle_refund_in!(&mut *tx, order_id, provider_refund_id, now_ms);
+            enqueue_order_event!(&mut *tx, event, now_ms);
             tx.commit().await?;
             Ok(())
         })

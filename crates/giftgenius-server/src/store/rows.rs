@@ -144,6 +144,41 @@ text_column! {
     }
 }
 
+text_column! {
+    /// `order_outbox.status`: where an order event is on its way to its receiver.
+    OutboxStatus {
+        /// Waiting for its next attempt (or being posted, while a worker's lease holds it).
+        Pending => "pending",
+        /// The receiver answered 2xx.
+        Delivered => "delivered",
+        /// Given up: refused for good, or still failing at the retry horizon. An operator may
+        /// redeliver it.
+        Dead => "dead",
+    }
+}
+
+text_column! {
+    /// `order_outbox.change`: the order change an event announces. One event per order per
+    /// change, whoever records the change (a request, a retry, the reconciler).
+    OrderChange {
+        /// Paid: the order exists for the buyer (`order_create`).
+        Paid => "paid",
+        /// Cancelled and refunded (`order_update`).
+        Cancelled => "cancelled",
+    }
+}
+
+impl OrderChange {
+    /// The ACP event type announcing this change (docs/acp.md §10.1): the first event of an
+    /// order is `order_create`, every later one `order_update`.
+    pub const fn event_type(self) -> &'static str {
+        match self {
+            OrderChange::Paid => "order_create",
+            OrderChange::Cancelled => "order_update",
+        }
+    }
+}
+
 impl From<OrderStatusColumn> for OrderStatus {
     fn from(status: OrderStatusColumn) -> Self {
         match status {
@@ -324,6 +359,42 @@ mod tests {
         assert_eq!(OrderStatusColumn::parse("refunded"), None);
         assert_eq!(RecoveryPoint::parse("order_created"), None, "renamed by migration 0003");
     }
+}
+
+/// An order event to write with the order change it announces (`store/outbox.rs`). Built by
+/// `outbox::events` before the store step; the store only keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewOrderEvent {
+    /// `evt_…`, the `Request-Id` of every attempt.
+    pub id: String,
+    /// `app` or `acp:<platform>`.
+    pub receiver: String,
+    pub order_id: String,
+    pub change: OrderChange,
+    /// The JSON posted, exactly as signed.
+    pub body: String,
+}
+
+/// An order event as stored in `order_outbox`.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct OutboxRow {
+    pub id: String,
+    pub receiver: String,
+    pub order_id: String,
+    pub seq: i64,
+    pub change: OrderChange,
+    pub body: String,
+    pub status: OutboxStatus,
+    pub attempts: i64,
+    pub next_attempt_at_ms: i64,
+    pub pending_since_ms: i64,
+    pub locked_until_ms: Option<i64>,
+    /// The fencing token of the latest claim.
+    pub claims: i64,
+    pub last_error: Option<String>,
+    pub created_at_ms: i64,
+    pub updated_at_ms: i64,
+    pub delivered_at_ms: Option<i64>,
 }
 
 /// An ACP checkout session as stored (`acp_sessions.rs`); `state` is JSON the ACP service owns.

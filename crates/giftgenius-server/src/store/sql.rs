@@ -225,3 +225,55 @@ pub const PRUNE_ACP_SESSIONS: &str = "DELETE FROM acp_checkout_sessions WHERE ex
 pub const ORDER_IN_FLIGHT: &str = "SELECT COUNT(*) FROM orders o WHERE o.id = $1 AND (o.charging_until_ms > $2 \
      OR EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.resource_id = o.id AND k.locked_until_ms > $2 \
      AND NOT (k.subject = $3 AND k.tool = $4 AND k.key = $5)))";
+
+// --- order_outbox: order events on their way to their receiver (`store/outbox.rs`) ---
+
+/// The next position among order $1's events (1 for its first). Read after the order row's
+/// UPDATE in the same transaction: in PostgreSQL that row's lock makes a second change of the
+/// same order wait until this one committed, so two events never get the same position.
+pub const NEXT_OUTBOX_SEQ: &str =
+    "SELECT CAST(COALESCE(MAX(seq), 0) + 1 AS BIGINT) FROM order_outbox WHERE order_id = $1";
+/// $1 id, $2 receiver, $3 order, $4 seq, $5 change, $6 body, $7 the `Pending` status, $8 now
+/// (due at once). Nothing if the order's change already has its event (recorded twice: by a
+/// request and by the reconciler, or replayed).
+pub const INSERT_OUTBOX: &str = "INSERT INTO order_outbox (id, receiver, order_id, seq, change, body, status, attempts, \
+     next_attempt_at_ms, pending_since_ms, locked_until_ms, claims, last_error, created_at_ms, updated_at_ms, delivered_at_ms) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, 0, $8, $8, NULL, 0, NULL, $8, $8, NULL) ON CONFLICT (order_id, change) DO NOTHING";
+/// Claims up to $4 events due at $2 ($1 the `Pending` status): pending, due, not leased, and
+/// with no older pending event of the same order (per-order FIFO: a delivered or dead one no
+/// longer holds the next back). Each gets a lease until $3, one more attempt and one more claim
+/// (its fencing token). The outer conditions repeat the inner ones: in PostgreSQL, a row another
+/// replica claimed meanwhile is re-checked once that replica commits, and skipped.
+pub const CLAIM_OUTBOX: &str = "UPDATE order_outbox SET locked_until_ms = $3, attempts = attempts + 1, \
+     claims = claims + 1, updated_at_ms = $2 \
+     WHERE status = $1 AND next_attempt_at_ms <= $2 AND (locked_until_ms IS NULL OR locked_until_ms <= $2) \
+     AND id IN (SELECT o.id FROM order_outbox o WHERE o.status = $1 AND o.next_attempt_at_ms <= $2 \
+     AND (o.locked_until_ms IS NULL OR o.locked_until_ms <= $2) \
+     AND NOT EXISTS (SELECT 1 FROM order_outbox p WHERE p.order_id = o.order_id AND p.seq < o.seq AND p.status = $1) \
+     ORDER BY o.next_attempt_at_ms, o.id LIMIT $4) RETURNING *";
+/// Event $1, claimed as $2, was delivered at $3 ($4 the `Delivered`, $5 the `Pending` status);
+/// nothing if it was claimed again since (its lease ran out) or redelivered.
+pub const OUTBOX_DELIVERED: &str = "UPDATE order_outbox SET status = $4, delivered_at_ms = $3, locked_until_ms = NULL, \
+     updated_at_ms = $3 WHERE id = $1 AND claims = $2 AND status = $5";
+/// Event $1, claimed as $2, failed with $3 at $4: tried again at $5 ($6 the `Pending` status).
+pub const OUTBOX_RETRY: &str = "UPDATE order_outbox SET next_attempt_at_ms = $5, locked_until_ms = NULL, last_error = $3, \
+     updated_at_ms = $4 WHERE id = $1 AND claims = $2 AND status = $6";
+/// Event $1, claimed as $2, failed for good with $3 at $4 ($5 the `Dead`, $6 the `Pending` status).
+pub const OUTBOX_DEAD: &str = "UPDATE order_outbox SET status = $5, locked_until_ms = NULL, last_error = $3, \
+     updated_at_ms = $4 WHERE id = $1 AND claims = $2 AND status = $6";
+/// The operator sends event $1 again from $2 ($3 the `Pending` status): attempts from zero, the
+/// retry horizon from now, any lease ended (one more claim: a worker still posting it records
+/// nothing).
+pub const REDELIVER_OUTBOX: &str = "UPDATE order_outbox SET status = $3, attempts = 0, next_attempt_at_ms = $2, \
+     pending_since_ms = $2, locked_until_ms = NULL, claims = claims + 1, delivered_at_ms = NULL, updated_at_ms = $2 \
+     WHERE id = $1";
+pub const OUTBOX_EVENT: &str = "SELECT * FROM order_outbox WHERE id = $1";
+/// Order $1's events, oldest first.
+pub const OUTBOX_OF_ORDER: &str = "SELECT * FROM order_outbox WHERE order_id = $1 ORDER BY seq";
+/// Up to $1 events, oldest first.
+pub const OUTBOX_ALL: &str = "SELECT * FROM order_outbox ORDER BY created_at_ms, id LIMIT $1";
+/// Up to $2 events with status $1, oldest first.
+pub const OUTBOX_WITH_STATUS: &str = "SELECT * FROM order_outbox WHERE status = $1 ORDER BY created_at_ms, id LIMIT $2";
+/// Delivered ($2) events delivered before $1, and dead ($4) ones written before $3.
+pub const PRUNE_OUTBOX: &str = "DELETE FROM order_outbox WHERE (status = $2 AND delivered_at_ms < $1) \
+     OR (status = $4 AND created_at_ms < $3)";

@@ -14,7 +14,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use crate::acp::{KEY_ONE, Platform, acp_app, address, codes, json_of, total, with_platforms};
-use crate::support::{SandboxPay, ServerProcess, TestApp, spawn_app_with, start_server_binary};
+use crate::support::{Receiver, SandboxPay, ServerProcess, TestApp, spawn_app_with, start_server_binary};
 
 /// Test cards of the sandbox provider.
 pub(crate) const APPROVES: &str = "4242424242424242";
@@ -421,4 +421,34 @@ async fn a_crash_after_the_provider_charged_then_a_retry_charges_once() {
 #[tokio::test]
 async fn a_crash_after_the_provider_charged_then_another_key_finds_the_charge() {
     crash_mid_complete(giftgenius_server::failpoints::AFTER_PAYMENT_CHARGED, "pay-after-crash").await;
+}
+
+#[tokio::test]
+async fn a_completed_session_announces_its_order_to_the_platforms_webhook_signed() {
+    let receiver = Receiver::start("whsec_one", giftgenius_server::clock::Clock::System).await;
+    let dir = tempfile::tempdir().unwrap();
+    let platforms = dir.path().join("platforms.json");
+    let list = json!([{"name": "one", "api_key": KEY_ONE, "webhook_url": receiver.url, "webhook_secret": "whsec_one"}]);
+    std::fs::write(&platforms, list.to_string()).unwrap();
+    let app = spawn_app_with(|config| {
+        config.acp_platforms = Some(platforms.clone());
+        config.webhook_poll_ms = 20;
+    })
+    .await;
+    receiver.set_clock(app.clock.clone());
+    let one = Platform::new(&app, KEY_ONE);
+    let (id, amount) = ready_session(&one).await;
+    let token = vault_token(&app, &id, amount, APPROVES).await;
+    let (_, done) = json_of(one.post(&format!("/{id}/complete"), "pay-1", &complete_body(&token)).await).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    // A retry and a second complete announce nothing more: one order, one order_create.
+    let (_, _) = json_of(one.post(&format!("/{id}/complete"), "pay-2", &complete_body(&token)).await).await;
+
+    let seen = receiver.wait_until("the order_create", |seen| seen.iter().any(|s| s.answered == 200)).await;
+    let events = receiver.accepted();
+    assert_eq!(events.len(), 1, "{seen:#?}");
+    let event = &seen[0];
+    assert!(event.signature_ok, "Merchant-Signature verifies under the platform's secret");
+    assert_eq!(event.body["type"], "order_create");
+    assert_eq!(event.body["data"], done["order"], "the event carries the order the complete answered");
 }

@@ -26,6 +26,7 @@ mod internal;
 mod limits;
 mod local_routes;
 mod network_edge;
+mod order_events;
 mod orders;
 mod photos;
 mod postgres;

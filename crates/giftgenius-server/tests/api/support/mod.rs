@@ -10,6 +10,7 @@
 //! - `ports`: a port nobody listens on.
 //! - `upstream`: local upstream catalogs that answer well, badly, slowly or never.
 //! - `leaks`: the one leak checker for every text a client reads.
+//! - `receiver`: a webhook receiver for order events that checks signatures as a platform does.
 //! - `raw_http`: JSON-RPC over plain HTTP, for requests the MCP client would never send.
 //! - `oidc`: a real authorization server (oidc-provider), signing in as a host does, forged tokens.
 
@@ -22,17 +23,19 @@ mod process;
 mod provider;
 mod purchase;
 mod raw_http;
+mod receiver;
 mod upstream;
 
 pub use app::{TestApp, connect, execute_sql, spawn_app, spawn_app_on, spawn_app_with, token_secret_file, widget_path};
 pub use calls::{call, call_as, call_in_locale, meta_of, request, text_of, varied_suggestion};
 pub use leaks::{assert_no_leak, find_leak, hostname, leak_in};
 pub use ports::unused_port;
-pub use process::{ServerProcess, start_server_binary};
+pub use process::{ServerProcess, spawn_server_binary, start_server_binary};
 pub use provider::{SandboxPay, TEST_MERCHANT, TEST_SESSION, delegate_body};
 pub use purchase::{
     TOKEN, charges, commit_args, commit_then_replay_charges_once, orders, prepare, prepare_in_session, recipient,
     successes_or_in_progress, with_recipient,
 };
 pub use raw_http::{INIT, RawSession, post};
+pub use receiver::{Receiver, Reply, Seen};
 pub use upstream::{Upstream, hanging_catalog, unreachable_catalog};

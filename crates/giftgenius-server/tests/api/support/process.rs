@@ -60,6 +60,20 @@ impl Drop for ServerProcess {
 /// Starts `giftgenius-server` on a free port with `db`, the built widget and `flags`, logging
 /// at `log_level` to `stderr`, and waits until it answers /healthz.
 pub async fn start_server_binary(db: &Path, flags: &[&str], log_level: &str, stderr: Stdio) -> ServerProcess {
+    let server = spawn_server_binary(db, flags, log_level, stderr);
+    let url = server.url.clone();
+    for _ in 0..200 {
+        if reqwest::get(format!("{url}/healthz")).await.is_ok_and(|r| r.status().is_success()) {
+            return server;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("server on {url} did not become healthy");
+}
+
+/// Like [`start_server_binary`], without waiting for it to answer: for a process whose
+/// background work may abort it (a failpoint) before it ever serves a request.
+pub fn spawn_server_binary(db: &Path, flags: &[&str], log_level: &str, stderr: Stdio) -> ServerProcess {
     let port = unused_port();
     #[allow(clippy::zombie_processes)] // killed and waited for in Drop
     let child = Command::new(env!("CARGO_BIN_EXE_giftgenius-server"))
@@ -73,12 +87,5 @@ pub async fn start_server_binary(db: &Path, flags: &[&str], log_level: &str, std
         .stderr(stderr)
         .spawn()
         .expect("server binary starts");
-    let url = format!("http://127.0.0.1:{port}");
-    for _ in 0..200 {
-        if reqwest::get(format!("{url}/healthz")).await.is_ok_and(|r| r.status().is_success()) {
-            return ServerProcess { child, url };
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("server on {url} did not become healthy");
+    ServerProcess { child, url: format!("http://127.0.0.1:{port}") }
 }

@@ -1,0 +1,150 @@
+//! Who receives order events, by the name an event stores (docs/acp.md §10.2): `app` for app
+//! orders (`--order-webhook-url`, signed with `--order-webhook-secret-file`) and
+//! `acp:<platform>` for a platform's orders (its `webhook_url` / `webhook_secret` in
+//! `--acp-platforms`). An event keeps the name, not the URL: the URL and secret are looked up
+//! when it is posted, so a rotated secret or a moved receiver applies to retries and
+//! redeliveries (after a restart with the new configuration).
+//!
+//! No address rule (unlike gift photos, `photos/address.rs`): these URLs come from the
+//! operator's own configuration, never from a caller or a catalog row, and an app-order
+//! receiver on the operator's own network is the expected case. What limits a webhook is in
+//! `delivery.rs`: http(s) only, no redirects followed, a timeout, a bounded read.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::Context;
+
+use crate::acp::platforms::{Platforms, Webhook};
+
+/// The receiver of app orders' events.
+pub const APP: &str = "app";
+
+/// The receiver name of `platform`'s orders' events.
+pub fn platform_receiver(platform: &str) -> String {
+    format!("acp:{platform}")
+}
+
+/// Every configured receiver, by name.
+#[derive(Debug, Clone, Default)]
+pub struct Receivers(BTreeMap<String, Webhook>);
+
+impl Receivers {
+    /// From `--order-webhook-url` + `--order-webhook-secret-file` (both or neither) and the
+    /// platforms' webhooks.
+    pub fn from_config(
+        app_url: Option<&str>,
+        app_secret_file: Option<&Path>,
+        platforms: Option<&Platforms>,
+    ) -> anyhow::Result<Self> {
+        let mut receivers = BTreeMap::new();
+        match (app_url, app_secret_file) {
+            (None, None) => {}
+            (Some(url), Some(file)) => {
+                let secret = read_secret(file)?;
+                receivers.insert(APP.to_string(), Webhook::new(url, secret, "--order-webhook-url")?);
+            }
+            (Some(_), None) => anyhow::bail!(
+                "--order-webhook-url needs --order-webhook-secret-file: the file holding the secret that signs the events \
+                 (create one with: openssl rand -hex 32 > order-webhook-secret)"
+            ),
+            (None, Some(_)) => anyhow::bail!("--order-webhook-secret-file goes with --order-webhook-url"),
+        }
+        for platform in platforms.into_iter().flat_map(Platforms::iter) {
+            if let Some(webhook) = &platform.webhook {
+                receivers.insert(platform_receiver(&platform.name), webhook.clone());
+            }
+        }
+        for (name, webhook) in &receivers {
+            if webhook.url.scheme() == "http" && !is_loopback_host(&webhook.url) {
+                tracing::warn!(
+                    receiver = name,
+                    "order events to {name} go over plain http: the signature proves who sent them, but anyone on \
+                     the way can read them (gift messages included); use https"
+                );
+            }
+        }
+        Ok(Self(receivers))
+    }
+
+    /// The receiver called `name`, if configured here.
+    pub fn get(&self, name: &str) -> Option<&Webhook> {
+        self.0.get(name)
+    }
+
+    /// Who receives the events of an order placed by `subject`: its platform's webhook for an
+    /// ACP order (`acp:<platform>`), the app receiver for any other; `None` when that receiver
+    /// is not configured (the order then announces nothing).
+    pub fn for_subject(&self, subject: &str) -> Option<String> {
+        let name = match subject.strip_prefix("acp:") {
+            Some(platform) => platform_receiver(platform),
+            None => APP.to_string(),
+        };
+        self.0.contains_key(&name).then_some(name)
+    }
+}
+
+/// A secret file's first line (trimmed).
+fn read_secret(file: &Path) -> anyhow::Result<String> {
+    let text = std::fs::read_to_string(file)
+        .with_context(|| format!("--order-webhook-secret-file: cannot read {}", file.display()))?;
+    let secret = text.lines().next().unwrap_or("").trim().to_string();
+    anyhow::ensure!(!secret.is_empty(), "--order-webhook-secret-file {}: the first line is empty", file.display());
+    Ok(secret)
+}
+
+fn is_loopback_host(url: &url::Url) -> bool {
+    match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(name)) => name == "localhost",
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn platforms() -> Platforms {
+        Platforms::parse(
+            r#"[{"name": "chat", "api_key": "k1", "webhook_url": "https://chat.example/hooks", "webhook_secret": "cs"},
+                {"name": "quiet", "api_key": "k2"}]"#,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn an_acp_order_goes_to_its_platform_and_an_app_order_to_the_app_receiver() {
+        let secret = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(secret.path(), "app-secret\nignored\n").unwrap();
+        let receivers =
+            Receivers::from_config(Some("http://127.0.0.1:9/orders"), Some(secret.path()), Some(&platforms())).unwrap();
+        assert_eq!(receivers.for_subject("acp:chat").as_deref(), Some("acp:chat"));
+        assert_eq!(receivers.for_subject("acp:quiet"), None, "a platform without a webhook gets no events");
+        assert_eq!(receivers.for_subject("acp:gone"), None);
+        assert_eq!(receivers.for_subject("local").as_deref(), Some(APP));
+        assert_eq!(receivers.for_subject("https://issuer.example#sub").as_deref(), Some(APP));
+        let chat = receivers.get("acp:chat").unwrap();
+        assert_eq!((chat.url.as_str(), chat.secret.as_str()), ("https://chat.example/hooks", "cs"));
+        assert_eq!(receivers.get(APP).unwrap().secret, "app-secret", "the file's first line");
+    }
+
+    #[test]
+    fn without_the_app_flags_app_orders_announce_nothing() {
+        let receivers = Receivers::from_config(None, None, Some(&platforms())).unwrap();
+        assert_eq!(receivers.for_subject("local"), None);
+        assert_eq!(receivers.for_subject("acp:chat").as_deref(), Some("acp:chat"));
+        assert_eq!(Receivers::from_config(None, None, None).unwrap().for_subject("acp:chat"), None);
+    }
+
+    #[test]
+    fn the_app_flags_go_together_and_need_a_secret() {
+        let empty = tempfile::NamedTempFile::new().unwrap();
+        assert!(Receivers::from_config(Some("https://o.example/"), None, None).is_err());
+        assert!(Receivers::from_config(None, Some(empty.path()), None).is_err());
+        assert!(Receivers::from_config(Some("https://o.example/"), Some(empty.path()), None).is_err(), "empty secret");
+        std::fs::write(empty.path(), "s\n").unwrap();
+        assert!(Receivers::from_config(Some("file:///etc/passwd"), Some(empty.path()), None).is_err());
+    }
+}
