@@ -273,6 +273,10 @@ pub struct Config {
     /// redelivered) before it is dead, e.g. `24h`.
     #[arg(long, env = "GIFTGENIUS_WEBHOOK_RETRY_HORIZON", default_value = "24h", value_parser = humantime::parse_duration)]
     pub webhook_retry_horizon: std::time::Duration,
+    /// The first back-off ceiling of a failed order event (doubling per attempt, capped at 1 h,
+    /// full jitter), e.g. `10s`.
+    #[arg(long, env = "GIFTGENIUS_WEBHOOK_RETRY_BASE", default_value = "10s", value_parser = humantime::parse_duration)]
+    pub webhook_retry_base: std::time::Duration,
     /// How long one webhook request may take (connecting, sending, the answer).
     #[arg(long, env = "GIFTGENIUS_WEBHOOK_TIMEOUT_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(100..=120_000))]
     pub webhook_timeout_ms: u64,

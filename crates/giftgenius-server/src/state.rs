@@ -210,7 +210,7 @@ impl AppState {
             receivers: events.receivers.clone(),
             clock: clock.clone(),
             poster: Poster::new(Duration::from_millis(config.webhook_timeout_ms))?,
-            policy: RetryPolicy::new(config.webhook_retry_horizon),
+            policy: RetryPolicy::new(config.webhook_retry_horizon).with_base(config.webhook_retry_base),
             failpoints: failpoints.clone(),
         });
         let reconciler = Reconciler {

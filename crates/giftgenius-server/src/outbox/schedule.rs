@@ -1,5 +1,5 @@
 //! When a failed order event is tried again (docs/acp.md §10.2): exponential back-off from
-//! 10 s, doubling, capped at 1 h, with full jitter (a random wait between zero and that
+//! 10 s (`--webhook-retry-base`), doubling, capped at 1 h, with full jitter (a random wait between zero and that
 //! ceiling, so receivers coming back are not hit by every sender at once); a `Retry-After`
 //! from the receiver is a floor. Retries stop at the horizon (`--webhook-retry-horizon`,
 //! counted from when the event was written or redelivered): the last try is at the horizon,
@@ -33,6 +33,11 @@ pub enum Next {
 impl RetryPolicy {
     pub fn new(horizon: Duration) -> Self {
         Self { base: BASE, cap: CAP, horizon }
+    }
+
+    /// With another first back-off ceiling (`--webhook-retry-base`; never zero, never above the cap).
+    pub fn with_base(self, base: Duration) -> Self {
+        Self { base: base.clamp(Duration::from_millis(1), self.cap), ..self }
     }
 
     /// The back-off ceiling after `attempts` attempts (1 after the first failure).

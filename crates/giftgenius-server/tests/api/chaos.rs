@@ -15,6 +15,16 @@
 //!   provider, of its charge and for its total; no charge is refunded twice; no refund is left
 //!   pending after the reconciler; every cancel key answers its first answer again.
 //!
+//! ACP platforms buy too (issue 25): sessions created over `/acp/checkout_sessions` on the same
+//! replicas and the same stock as the app's buyers, paid with delegated-payment vault tokens by
+//! completes submitted twice at once, retried and repeated under a second key, through the same
+//! faults and kills: the invariants above cover their orders (one per session), every key's
+//! definitive answer is its only one, and a completed session's answers name one order. Every
+//! order change is announced from the outbox to a receiver that fails at random (503, 429 with
+//! `Retry-After`, no answer): after dedupe by `Request-Id` it holds exactly one `order_create`
+//! per order that was paid and one `order_update` per cancellation, nothing for an order that
+//! was not, every signature verified, and no event dead.
+//!
 //! A run must also have done something: a floor of definitive answers, settled purchases and
 //! SIGKILLs (see [`Floors`]), so a run in which every call was lost, or no replica died, fails
 //! instead of passing on an empty database.
@@ -41,7 +51,10 @@ use serde_json::{Value, json};
 use tokio::sync::Mutex as AsyncMutex;
 
 use crate::postgres::TestDb;
-use crate::support::{SandboxPay, ServerProcess, TOKEN, commit_args, connect, meta_of, request, start_server_binary};
+use crate::support::{
+    Receiver, Reply, SandboxPay, ServerProcess, TOKEN, commit_args, connect, delegate_body, meta_of, request,
+    start_server_binary,
+};
 
 /// tr-055 has 3 in stock: more buyers want it than it has.
 const GIFTS: [&str; 4] = ["tr-055", "tr-004", "hh-010", "pp-001"];
@@ -125,6 +138,7 @@ struct Counts {
     kills: AtomicU64,
     fault_plans: AtomicU64,
     cancel_calls: AtomicU64,
+    acp_calls: AtomicU64,
 }
 
 /// One deployment: its database and its server processes (slots are restarted in place).
@@ -137,8 +151,14 @@ struct Deployment {
 }
 
 impl Deployment {
-    async fn start(name: &'static str, db: String, replicas: usize, provider: &SandboxPay) -> Arc<Deployment> {
-        let flags: Vec<String> = [
+    async fn start(
+        name: &'static str,
+        db: String,
+        replicas: usize,
+        provider: &SandboxPay,
+        events: &[String],
+    ) -> Arc<Deployment> {
+        let mut flags: Vec<String> = [
             "--payments-url",
             &provider.url,
             "--payments-token-file",
@@ -158,6 +178,7 @@ impl Deployment {
         ]
         .map(String::from)
         .to_vec();
+        flags.extend(events.iter().cloned());
         let deployment = Arc::new(Deployment {
             name,
             db,
@@ -352,6 +373,234 @@ async fn buyer(
     Ok(Some(Purchase { deployment, subject, commit, first, cancel }))
 }
 
+/// The ACP platform of the run: its key, and the receiver of every order event.
+const PLATFORM_KEY: &str = "chaos-platform-key";
+const WEBHOOK_SECRET: &str = "whsec_chaos";
+
+/// An ACP answer: its HTTP status and body.
+type AcpAnswer = (u16, Value);
+
+/// What one ACP buyer saw: its deployment, its session, and each complete key with its body and
+/// first definitive answer.
+struct AcpPurchase {
+    deployment: usize,
+    session: String,
+    completes: Vec<(String, Value, Option<AcpAnswer>)>,
+}
+
+/// One ACP request on a fresh connection, bounded in time; Err when the replica is gone.
+async fn acp_once(
+    url: &str,
+    method: &str,
+    path: &str,
+    key: Option<&str>,
+    body: Option<&Value>,
+) -> Result<(u16, Value), String> {
+    let client = reqwest::Client::new();
+    let mut request = match method {
+        "GET" => client.get(format!("{url}/acp/checkout_sessions{path}")),
+        _ => client.post(format!("{url}/acp/checkout_sessions{path}")),
+    }
+    .bearer_auth(PLATFORM_KEY)
+    .header("API-Version", "2026-04-17")
+    .timeout(CALL_LIMIT);
+    if let Some(key) = key {
+        request = request.header("Idempotency-Key", key);
+    }
+    if let Some(body) = body {
+        request = request.json(body);
+    }
+    let response = request.send().await.map_err(|e| e.to_string())?;
+    let status = response.status().as_u16();
+    Ok((status, response.json().await.map_err(|e| e.to_string())?))
+}
+
+/// An ACP answer to keep: anything stored under its key (2xx, and 4xx but 409).
+fn acp_definitive(status: u16) -> bool {
+    (200..300).contains(&status) || ((400..500).contains(&status) && status != 409)
+}
+
+/// An ACP buyer: a session for a gift (with an address: ready at once if in stock), a vault token
+/// for its total, then completes (sometimes twice at once on two replicas; sometimes again under
+/// a second key, as a platform that lost its answer does) until each key has a definitive answer.
+async fn acp_buyer(
+    index: usize,
+    deployments: Arc<Vec<Arc<Deployment>>>,
+    provider: Arc<SandboxPay>,
+    mut rng: Rng,
+    counts: Arc<Counts>,
+    stop_by: Instant,
+) -> Result<Option<AcpPurchase>, String> {
+    let deployment = index % deployments.len();
+    let site = &deployments[deployment];
+    let gift = GIFTS[rng.below(GIFTS.len() as u64) as usize];
+    let create = json!({"line_items": [{"id": gift}], "currency": "usd", "capabilities": {},
+        "fulfillment_details": {"email": "buyer@example.com", "address": {"name": "Ana Lima", "line_one": "1 Main St",
+            "city": "San Francisco", "state": "CA", "country": "US", "postal_code": "94103"}}});
+    let created = loop {
+        if Instant::now() > stop_by {
+            return Ok(None);
+        }
+        let Some(url) = site.pick(&mut rng) else {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            continue;
+        };
+        counts.acp_calls.fetch_add(1, Ordering::Relaxed);
+        match acp_once(&url, "POST", "", Some(&format!("acp-create-{index}")), Some(&create)).await {
+            Ok((201, session)) => break session,
+            Ok((status, answer)) if acp_definitive(status) => return Err(format!("acp create refused: {answer}")),
+            _ => tokio::time::sleep(Duration::from_millis(50)).await,
+        }
+    };
+    if created["status"] != "ready_for_payment" {
+        return Ok(None); // out of stock already
+    }
+    let session = created["id"].as_str().unwrap_or_default().to_string();
+    let total = created["totals"].as_array().and_then(|t| t.iter().find(|t| t["type"] == "total"));
+    let total = total.and_then(|t| t["amount"].as_i64()).ok_or("a session without a total")?;
+    let mut token_body = delegate_body("4242424242424242");
+    token_body["allowance"]["max_amount"] = json!(total);
+    token_body["allowance"]["checkout_session_id"] = json!(session);
+    token_body["allowance"]["merchant_id"] = json!("giftgenius");
+    let token = provider.vault_token(&format!("vt-{index}"), &token_body).await;
+    let body = json!({"payment_data": {"handler_id": "card_tokenized",
+        "instrument": {"type": "card", "credential": {"type": "spt", "token": token}}}});
+    let mut keys = vec![format!("acp-pay-{index}")];
+    if rng.below(2) == 0 {
+        keys.push(format!("acp-pay-{index}-again"));
+    }
+    let mut completes = Vec::new();
+    for key in keys {
+        let path = format!("/{session}/complete");
+        let mut first: Option<AcpAnswer> = None;
+        while first.is_none() && Instant::now() < stop_by {
+            let copies = if rng.below(3) == 0 { 2 } else { 1 };
+            if copies == 2 {
+                counts.duplicate_submits.fetch_add(1, Ordering::Relaxed);
+            }
+            let urls: Vec<Option<String>> = (0..copies).map(|_| site.pick(&mut rng)).collect();
+            let pending = urls.into_iter().flatten().map(|url| {
+                counts.acp_calls.fetch_add(1, Ordering::Relaxed);
+                let (path, key, body) = (path.clone(), key.clone(), body.clone());
+                async move { acp_once(&url, "POST", &path, Some(&key), Some(&body)).await }
+            });
+            for answer in futures::future::join_all(pending).await {
+                match answer {
+                    Ok((status, answer)) if acp_definitive(status) => match &first {
+                        None => first = Some((status, answer)),
+                        Some(seen) if *seen != (status, answer.clone()) => {
+                            return Err(format!("{session} {key}: two definitive answers:\n{seen:?}\n{answer}"));
+                        }
+                        Some(_) => {}
+                    },
+                    Ok(_) => {
+                        counts.transient_answers.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Err(_) => {
+                        counts.lost_calls.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            }
+            if first.is_none() {
+                tokio::time::sleep(Duration::from_millis(50 + rng.below(200))).await;
+            }
+        }
+        completes.push((key, body.clone(), first));
+    }
+    Ok(Some(AcpPurchase { deployment, session, completes }))
+}
+
+/// The ACP purchases: a key answers its first answer again; a session's completed answers name
+/// one order, which is paid (or cancelled) under the session's id.
+async fn check_acp(
+    deployments: &[Arc<Deployment>],
+    purchases: &[AcpPurchase],
+) -> Result<BTreeMap<&'static str, usize>, String> {
+    let mut rng = Rng(11);
+    let (mut replayed, mut completed) = (0, 0);
+    for purchase in purchases {
+        let site = &deployments[purchase.deployment];
+        let mut orders = HashSet::new();
+        for (key, body, first) in &purchase.completes {
+            let Some(first) = first else { continue };
+            let url = site.pick(&mut rng).ok_or("no replica runs")?;
+            let again =
+                acp_once(&url, "POST", &format!("/{}/complete", purchase.session), Some(key), Some(body)).await?;
+            if again != *first {
+                return Err(format!("{} {key}: answered\n{first:?}\nthen\n{again:?}", purchase.session));
+            }
+            replayed += 1;
+            if first.1["status"] == "completed" {
+                orders.insert(first.1["order"]["id"].as_str().unwrap_or_default().to_string());
+            }
+        }
+        if orders.len() > 1 {
+            return Err(format!("session {} completed with two orders: {orders:?}", purchase.session));
+        }
+        if let Some(order) = orders.into_iter().next() {
+            let store = Store::connect(&site.db).await.map_err(|e| e.to_string())?;
+            let row = store.order_by_id(&order).await.map_err(|e| e.to_string())?.ok_or("a completed order is gone")?;
+            if row.draft_id != purchase.session || row.status != OrderStatusColumn::Paid {
+                return Err(format!("session {} answered order {order}, which is {row:?}", purchase.session));
+            }
+            completed += 1;
+        }
+    }
+    Ok(BTreeMap::from([
+        ("ACP complete keys answering their first answer again", replayed),
+        ("ACP sessions completed", completed),
+    ]))
+}
+
+/// The receiver holds, after dedupe by `Request-Id`, exactly one `order_create` per order that was
+/// paid and one `order_update` per cancellation, all signed; nothing is dead in any outbox.
+async fn check_events(
+    deployments: &[Arc<Deployment>],
+    receiver: &Receiver,
+) -> Result<BTreeMap<&'static str, usize>, String> {
+    let mut expected = BTreeMap::new();
+    for deployment in deployments {
+        let store = Store::connect(&deployment.db).await.map_err(|e| e.to_string())?;
+        for order in store.orders_with_status(OrderStatusColumn::Paid).await.map_err(|e| e.to_string())? {
+            expected.insert((order.id.clone(), "order_create"), 1);
+        }
+        for order in store.orders_with_status(OrderStatusColumn::Cancelled).await.map_err(|e| e.to_string())? {
+            expected.insert((order.id.clone(), "order_create"), 1);
+            expected.insert((order.id.clone(), "order_update"), 1);
+        }
+    }
+    // Delivery goes on after the purchases settle: wait (bounded) for the set to be complete.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let got = loop {
+        let mut got: BTreeMap<(String, &'static str), usize> = BTreeMap::new();
+        for body in receiver.accepted().values() {
+            let kind = if body["type"] == "order_create" { "order_create" } else { "order_update" };
+            *got.entry((body["data"]["id"].as_str().unwrap_or_default().to_string(), kind)).or_default() += 1;
+        }
+        if got == expected || Instant::now() > deadline {
+            break got;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    if got != expected {
+        let missing: Vec<_> = expected.keys().filter(|k| !got.contains_key(*k)).collect();
+        let extra: Vec<_> = got.iter().filter(|(k, n)| expected.get(*k) != Some(*n)).collect();
+        return Err(format!("order events: missing {missing:?}; unexpected or duplicated {extra:?}"));
+    }
+    let seen = receiver.seen();
+    if let Some(forged) = seen.iter().find(|s| !s.signature_ok) {
+        return Err(format!("an event failed its signature check: {}", forged.request_id));
+    }
+    Ok(BTreeMap::from([
+        ("order events expected and delivered (after dedupe)", expected.len()),
+        ("webhook requests received (retries and re-sends included)", seen.len()),
+        (
+            "webhook requests refused or unanswered by the receiver",
+            seen.iter().filter(|s| !(200..300).contains(&s.answered)).count(),
+        ),
+    ]))
+}
+
 /// The ledger and the databases agree; returns a summary line per fact checked.
 async fn check_invariants(
     deployments: &[Arc<Deployment>],
@@ -506,14 +755,49 @@ async fn run(size: Size) {
     let started = Instant::now();
     let pg = TestDb::create().await;
     let dir = tempfile::tempdir().unwrap();
-    let provider = SandboxPay::start();
+    let provider = Arc::new(SandboxPay::start());
+    let mut rng = Rng(size.seed | 1);
+    // One receiver for every order event (the platform's and the app's), failing at random.
+    let receiver = Receiver::start(WEBHOOK_SECRET, giftgenius_server::clock::Clock::System).await;
+    receiver.script((0..2000).map(|_| match rng.below(10) {
+        0..=2 => Reply::Status(503),
+        3 => Reply::RetryAfter(429, 1),
+        4 => Reply::Hang,
+        _ => Reply::Status(200),
+    }));
+    let platforms = dir.path().join("platforms.json");
+    let list = json!([{"name": "agent", "api_key": PLATFORM_KEY, "webhook_url": receiver.url, "webhook_secret": WEBHOOK_SECRET}]);
+    std::fs::write(&platforms, list.to_string()).unwrap();
+    let secret_file = dir.path().join("order-webhook.secret");
+    std::fs::write(&secret_file, WEBHOOK_SECRET).unwrap();
+    let events: Vec<String> = [
+        "--acp-platforms",
+        &platforms.to_string_lossy(),
+        "--order-webhook-url",
+        &receiver.url,
+        "--order-webhook-secret-file",
+        &secret_file.to_string_lossy(),
+        "--webhook-poll-ms",
+        "50",
+        "--webhook-timeout-ms",
+        "300",
+        "--webhook-retry-base",
+        "200ms",
+    ]
+    .map(String::from)
+    .to_vec();
     let deployments = Arc::new(vec![
-        Deployment::start("postgres", pg.url.clone(), 2, &provider).await,
-        Deployment::start("sqlite", dir.path().join("giftgenius.db").to_string_lossy().into_owned(), 1, &provider)
-            .await,
+        Deployment::start("postgres", pg.url.clone(), 2, &provider, &events).await,
+        Deployment::start(
+            "sqlite",
+            dir.path().join("giftgenius.db").to_string_lossy().into_owned(),
+            1,
+            &provider,
+            &events,
+        )
+        .await,
     ]);
     let counts = Arc::new(Counts::default());
-    let mut rng = Rng(size.seed | 1);
     let chaos_until = Instant::now() + size.chaos;
     let stop_by = chaos_until + Duration::from_secs(20);
 
@@ -558,7 +842,27 @@ async fn run(size: Size) {
             })
         })
         .collect();
+    // ACP platforms buy the same gifts on the same replicas meanwhile (a third as many).
+    let acp_buyers: Vec<_> = (0..size.buyers.div_ceil(3))
+        .map(|i| {
+            let (deployments, provider, counts, mut rng) =
+                (deployments.clone(), provider.clone(), counts.clone(), Rng(rng.next()));
+            let delay = Duration::from_millis(rng.below(size.chaos.as_millis() as u64));
+            tokio::spawn(async move {
+                tokio::time::sleep(delay).await;
+                acp_buyer(i, deployments, provider, rng, counts, stop_by).await
+            })
+        })
+        .collect();
     killer.await.unwrap();
+    let mut acp_purchases = Vec::new();
+    for b in acp_buyers {
+        match b.await.unwrap() {
+            Ok(Some(purchase)) => acp_purchases.push(purchase),
+            Ok(None) => {}
+            Err(violation) => panic!("chaos seed {}: {violation}", size.seed),
+        }
+    }
     let mut purchases = Vec::new();
     for b in buyers {
         match b.await.unwrap() {
@@ -586,23 +890,33 @@ async fn run(size: Size) {
             break;
         }
     }
-    let facts = check_invariants(&deployments, &provider, &purchases)
+    let mut facts = check_invariants(&deployments, &provider, &purchases)
         .await
         .unwrap_or_else(|violation| panic!("chaos seed {}: {violation}", size.seed));
+    let acp_facts = check_acp(&deployments, &acp_purchases)
+        .await
+        .unwrap_or_else(|violation| panic!("chaos seed {}: {violation}", size.seed));
+    facts.extend(acp_facts);
+    let event_facts = check_events(&deployments, &receiver)
+        .await
+        .unwrap_or_else(|violation| panic!("chaos seed {}: {violation}", size.seed));
+    facts.extend(event_facts);
     for d in deployments.iter() {
         d.stop().await;
     }
     let definitive = purchases.iter().filter(|p| p.first.is_some()).count();
     eprintln!(
         "chaos: seed {} in {:.1?}: {} buyers, {} got a draft, {definitive} a definitive answer; {} commit calls, {} cancel \
-         calls ({} duplicate submits, {} transient answers, {} calls lost to killed replicas); {} SIGKILLs + restarts; {} \
-         fault plans",
+         calls, {} ACP calls by {} ACP buyers ({} duplicate submits, {} transient answers, {} calls lost to killed \
+         replicas); {} SIGKILLs + restarts; {} fault plans",
         size.seed,
         started.elapsed(),
         size.buyers,
         purchases.len(),
         counts.commit_calls.load(Ordering::Relaxed),
         counts.cancel_calls.load(Ordering::Relaxed),
+        counts.acp_calls.load(Ordering::Relaxed),
+        acp_purchases.len(),
         counts.duplicate_submits.load(Ordering::Relaxed),
         counts.transient_answers.load(Ordering::Relaxed),
         counts.lost_calls.load(Ordering::Relaxed),
