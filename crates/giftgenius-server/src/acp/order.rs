@@ -4,8 +4,7 @@
 //! session) gets the same shape from its draft (`checkout_session_id` = the draft id, §4.3).
 
 use giftgenius_types::acp::{
-    AcpAdjustment, AcpCheckoutSession, AcpOrder, AcpOrderConfirmation, AcpOrderLineItem, AcpOrderQuantity, AcpSupport,
-    AcpTotal, AcpTotalType,
+    AcpAdjustment, AcpCheckoutSession, AcpOrder, AcpOrderLineItem, AcpOrderQuantity, AcpSupport, AcpTotal, AcpTotalType,
 };
 
 use super::session::total;
@@ -148,12 +147,10 @@ pub fn acp_order(order: &OrderRow, paid_for: &PaidFor, refund: Option<&RefundRow
         fulfillments: Vec::new(),
         adjustments,
         totals,
-        confirmation: Some(AcpOrderConfirmation {
-            order_notes: crate::checkout::delivery_of(order.delivery.as_deref())
-                .ok()
-                .flatten()
-                .and_then(|d| d.gift_message),
-        }),
+        // No gift message (the spec's `confirmation.order_notes`): the Order goes into the
+        // outbox and to receivers, and no personal data goes with it (no recipient, no address,
+        // no message), so an event sent or pending never holds what Delete my data erases.
+        confirmation: None,
         support: AcpSupport { help_center_url: links.help_center_url },
     }
 }
@@ -232,7 +229,7 @@ mod tests {
             totals,
             [(AcpTotalType::Subtotal, 6000), (AcpTotalType::Fulfillment, 1200), (AcpTotalType::Total, 7200)]
         );
-        assert_eq!(paid.confirmation.and_then(|c| c.order_notes).as_deref(), Some("Parabéns"));
+        assert_eq!(paid.confirmation, None, "the gift message stays off the order and its events");
         assert!(paid.adjustments.is_empty());
     }
 
