@@ -368,11 +368,17 @@ pub enum Command {
     /// sessions) and anonymizes its orders and refunds, keeping the financial records for
     /// --financial-retention-days; prints what it did as JSON. What the delete_my_data tool does,
     /// for a request that reaches an operator.
+    #[command(group(clap::ArgGroup::new("whose").required(true).args(["subject", "acp_buyer_email"])))]
     DeleteMyData {
         /// The account as the server stores it: `ISSUER#SUB` (verified mode), `local` or
         /// `local:NAME` (local mode), `single-user`.
         #[arg(long)]
-        subject: String,
+        subject: Option<String>,
+        /// Instead of an account: a buyer who bought through an ACP agent platform, by the email
+        /// the platform gave (their checkout sessions, the platforms' stored answers about them,
+        /// and their orders' delivery details).
+        #[arg(long)]
+        acp_buyer_email: Option<String>,
     },
     /// Prints the MCP registry's server.json for this deployment (a remote server over
     /// Streamable HTTP at --public-url, named --registry-name, this build's version), then exits.

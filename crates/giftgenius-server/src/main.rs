@@ -19,8 +19,14 @@ async fn main() -> std::process::ExitCode {
     telemetry::init(config.log_format);
     match &config.command {
         Some(Command::Reconcile) => return printed("reconcile", startup::reconcile_once(&config).await),
-        Some(Command::DeleteMyData { subject }) => {
+        Some(Command::DeleteMyData { subject: Some(subject), .. }) => {
             return printed("delete-my-data", startup::delete_my_data_once(&config, subject).await);
+        }
+        Some(Command::DeleteMyData { acp_buyer_email: Some(email), .. }) => {
+            return printed("delete-my-data", startup::delete_acp_buyer_data_once(&config, email).await);
+        }
+        Some(Command::DeleteMyData { .. }) => {
+            return failed("delete-my-data", &anyhow::anyhow!("name --subject or --acp-buyer-email"));
         }
         Some(Command::RegistryJson) => return printed("registry-json", registry::server_json(&config)),
         Some(Command::Outbox(OutboxCommand::List { status, limit })) => {

@@ -163,6 +163,17 @@ pub async fn delete_my_data_once(config: &Config, subject: &str) -> anyhow::Resu
     Ok(crate::checkout::privacy::report(deleted, &crate::state::retention_of(config)))
 }
 
+/// `giftgenius-server delete-my-data --acp-buyer-email E`: an ACP buyer's personal data.
+pub async fn delete_acp_buyer_data_once(
+    config: &Config,
+    email: &str,
+) -> anyhow::Result<giftgenius_types::DeleteMyDataData> {
+    anyhow::ensure!(email.contains('@'), "--acp-buyer-email is not an email address");
+    let store = open_store(config).await?;
+    let deleted = store.delete_acp_buyer_data(email, Clock::System.now_ms()).await?;
+    Ok(crate::checkout::privacy::report(deleted, &crate::state::retention_of(config)))
+}
+
 /// How an MCP endpoint is served: who may name it (Host, Origin), its body limit, and when
 /// its sessions and calls stop.
 struct McpServing<'a> {

@@ -259,6 +259,10 @@ pub const PAGES: &[(Msg, &str)] = &[
     ),
     (PrivacyLogs, "Server logs carry no names, addresses or gift messages."),
     (PrivacyPayments, "Card details are entered with the payment provider, never in GiftGenius or in the chat."),
+    (
+        PrivacyAcp,
+        "Purchases made through an AI agent platform (the Agentic Commerce Protocol): the buyer's email and phone and the shipping address the platform sends are kept with its checkout session until {request_hours} hours after the session expires, and on the order as above. Order updates sent to the platform carry no name, address or message. To delete them, write to the operator with the email the platform used.",
+    ),
     (PrivacyDeleteHeading, "How to delete your data"),
     (
         PrivacyDeleteHow,

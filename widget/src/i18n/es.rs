@@ -268,6 +268,10 @@ pub const PAGES: &[(Msg, &str)] = &[
         PrivacyPayments,
         "Los datos de la tarjeta se introducen en el proveedor de pagos, nunca en GiftGenius ni en el chat.",
     ),
+    (
+        PrivacyAcp,
+        "Compras hechas a través de una plataforma de agentes de IA (el Agentic Commerce Protocol): el correo y el teléfono del comprador y la dirección de envío que manda la plataforma se guardan con su sesión de pago hasta {request_hours} horas después de que caduque, y en el pedido como se indica arriba. Las actualizaciones del pedido que se envían a la plataforma no llevan nombre, dirección ni mensaje. Para borrarlos, escribe al operador con el correo que usó la plataforma.",
+    ),
     (PrivacyDeleteHeading, "Cómo borrar tus datos"),
     (
         PrivacyDeleteHow,

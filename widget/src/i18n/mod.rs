@@ -158,7 +158,8 @@ keys! {
     // The privacy, terms and support pages (server-rendered: /privacy, /terms, /support)
     PolicyPrivacyTitle, PolicyTermsTitle, PolicySupportTitle, PolicyOperatedBy, PolicyContact, PolicySettingsNote,
     PrivacyStoresHeading, PrivacySuggestions, PrivacyDrafts, PrivacyOrders, PrivacyRefunds, PrivacyAddress,
-    PrivacyRequests, PrivacyLogs, PrivacyPayments, PrivacyDeleteHeading, PrivacyDeleteHow, PrivacyDeleteOperator,
+    PrivacyRequests, PrivacyLogs, PrivacyPayments, PrivacyAcp, PrivacyDeleteHeading, PrivacyDeleteHow,
+    PrivacyDeleteOperator,
     TermsService, TermsConfirm, TermsCancel, TermsLimits, SupportHelp, SupportOrderId, SupportReference,
     // An order's status page (server-rendered: /o/{token})
     OrderPageTitle, OrderPagePlaced, OrderPageMissing, OrderPageConfirmed,

@@ -265,6 +265,10 @@ pub const PAGES: &[(Msg, &str)] = &[
     ),
     (PrivacyLogs, "Os registros do servidor não contêm nomes, endereços nem mensagens de presente."),
     (PrivacyPayments, "Os dados do cartão são digitados no provedor de pagamentos, nunca no GiftGenius nem no chat."),
+    (
+        PrivacyAcp,
+        "Compras feitas através de uma plataforma de agentes de IA (o Agentic Commerce Protocol): o email e o telefone do comprador e a morada de envio que a plataforma envia são guardados com a sua sessão de pagamento até {request_hours} horas depois de ela expirar, e na encomenda como acima. As atualizações da encomenda enviadas à plataforma não levam nome, morada nem mensagem. Para os apagar, escreva ao operador com o email que a plataforma usou.",
+    ),
     (PrivacyDeleteHeading, "Como apagar seus dados"),
     (
         PrivacyDeleteHow,

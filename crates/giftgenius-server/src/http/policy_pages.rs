@@ -109,6 +109,7 @@ impl Page {
                 (false, Msg::PrivacyRequests),
                 (false, Msg::PrivacyLogs),
                 (false, Msg::PrivacyPayments),
+                (false, Msg::PrivacyAcp),
                 (false, Msg::PolicySettingsNote),
                 (true, Msg::PrivacyDeleteHeading),
                 (false, Msg::PrivacyDeleteHow),

@@ -180,6 +180,63 @@ impl Store {
         })
     }
 
+    /// In one transaction: deletes the ACP checkout sessions whose buyer (or fulfilment contact)
+    /// has `email` (any case), the platforms' idempotency keys whose stored answers show those
+    /// sessions, and the delivery details of their settled orders (the financial record stays).
+    /// A session whose order still waits for its payment stays until that is settled, as an
+    /// account's does; keys in use right now stay too.
+    pub async fn delete_acp_buyer_data(&self, email: &str, now_ms: i64) -> StoreResult<Deleted> {
+        let email = email.trim().to_lowercase();
+        let mut deleted = Deleted::default();
+        if email.is_empty() {
+            return Ok(deleted);
+        }
+        on_pool!(self, |pool| {
+            let mut tx = pool.begin_write(WriteLock::None).await?;
+            let sessions: Vec<(String, String)> = sqlx::query_as(sql::ACP_SESSION_STATES).fetch_all(&mut *tx).await?;
+            let mut ids = Vec::new();
+            for (id, _) in sessions.into_iter().filter(|(_, state)| buyer_is(state, &email)) {
+                let pending: i64 = sqlx::query_scalar(sql::ACP_SESSION_PENDING)
+                    .bind(&id)
+                    .bind(OrderStatusColumn::PendingPayment)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                if pending > 0 {
+                    continue;
+                }
+                deleted.checkout_sessions +=
+                    sqlx::query(sql::DELETE_ACP_SESSION).bind(&id).execute(&mut *tx).await?.rows_affected();
+                deleted.orders_anonymized += sqlx::query(sql::ANONYMIZE_ORDERS_OF_ACP_SESSION)
+                    .bind(&id)
+                    .bind(now_ms)
+                    .bind(OrderStatusColumn::PendingPayment)
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
+                ids.push(id);
+            }
+            let keys: Vec<(String, String, String, Option<String>)> =
+                sqlx::query_as(sql::ACP_KEYS).bind(now_ms).fetch_all(&mut *tx).await?;
+            for (subject, tool, key, response) in keys {
+                // A session's routes scope their keys by its id; a create's answer names it.
+                let shows = |id: &String| {
+                    key.starts_with(&format!("{id} ")) || response.as_deref().is_some_and(|r| r.contains(id.as_str()))
+                };
+                if ids.iter().any(shows) {
+                    deleted.idempotency_keys += sqlx::query(sql::DELETE_KEY_OF_SCOPE)
+                        .bind(&subject)
+                        .bind(&tool)
+                        .bind(&key)
+                        .execute(&mut *tx)
+                        .await?
+                        .rows_affected();
+                }
+            }
+            tx.commit().await?;
+            Ok(deleted)
+        })
+    }
+
     /// Anonymized orders kept as financial records (tests and the operator command).
     pub async fn erased_order_count(&self) -> StoreResult<i64> {
         on_pool!(self, |pool| Ok(sqlx::query_scalar(sql::COUNT_ERASED_ORDERS)
@@ -187,4 +244,14 @@ impl Store {
             .fetch_one(pool)
             .await?))
     }
+}
+
+/// Whether an ACP session's stored state names `email` (lower case) as its buyer's or its
+/// fulfilment contact's address.
+fn buyer_is(state: &str, email: &str) -> bool {
+    let Ok(state) = serde_json::from_str::<serde_json::Value>(state) else { return false };
+    [&state["buyer"]["email"], &state["fulfillment_details"]["email"]]
+        .into_iter()
+        .filter_map(serde_json::Value::as_str)
+        .any(|found| found.trim().to_lowercase() == email)
 }

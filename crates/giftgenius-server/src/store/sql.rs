@@ -277,3 +277,19 @@ pub const OUTBOX_WITH_STATUS: &str = "SELECT * FROM order_outbox WHERE status = 
 /// Delivered ($2) events delivered before $1, and dead ($4) ones written before $3.
 pub const PRUNE_OUTBOX: &str = "DELETE FROM order_outbox WHERE (status = $2 AND delivered_at_ms < $1) \
      OR (status = $4 AND created_at_ms < $3)";
+
+// --- an ACP buyer's personal data (docs/acp.md §13.6) ---
+
+/// Every ACP session's id and state (the buyer lives inside the state's JSON).
+pub const ACP_SESSION_STATES: &str = "SELECT id, state FROM acp_checkout_sessions";
+/// The ACP platforms' idempotency keys not in use at $1, with their stored answers.
+pub const ACP_KEYS: &str = "SELECT subject, tool, key, response FROM idempotency_keys WHERE subject LIKE 'acp:%' \
+     AND (locked_until_ms IS NULL OR locked_until_ms < $1)";
+pub const DELETE_KEY_OF_SCOPE: &str = "DELETE FROM idempotency_keys WHERE subject = $1 AND tool = $2 AND key = $3";
+pub const DELETE_ACP_SESSION: &str = "DELETE FROM acp_checkout_sessions WHERE id = $1";
+/// The settled orders of session $1 lose their delivery details (the financial record stays):
+/// $2 now, $3 the `PendingPayment` status.
+pub const ANONYMIZE_ORDERS_OF_ACP_SESSION: &str = "UPDATE orders SET delivery = NULL, destination_city = NULL, \
+     anonymized_at_ms = $2, updated_at_ms = $2 WHERE draft_id = $1 AND status <> $3";
+/// Whether session $1 has an order still waiting for its payment ($2 the `PendingPayment` status).
+pub const ACP_SESSION_PENDING: &str = "SELECT COUNT(*) FROM orders WHERE draft_id = $1 AND status = $2";

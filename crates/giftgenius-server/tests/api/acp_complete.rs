@@ -453,3 +453,34 @@ async fn a_completed_session_announces_its_order_to_the_platforms_webhook_signed
     assert_eq!(event.body["type"], "order_create");
     assert_eq!(event.body["data"], done["order"], "the event carries the order the complete answered");
 }
+
+#[tokio::test]
+async fn an_acp_buyers_data_is_deleted_on_request_and_the_financial_record_stays() {
+    let app = acp_app().await;
+    let one = Platform::new(&app, KEY_ONE);
+    let (id, amount) = ready_session(&one).await;
+    let token = vault_token(&app, &id, amount, APPROVES).await;
+    let (_, done) = json_of(one.post(&format!("/{id}/complete"), "pay-1", &complete_body(&token)).await).await;
+    let order = done["order"]["id"].as_str().unwrap().to_string();
+    // Another buyer's session stays.
+    let other = json!({"line_items": [{"id": "hh-001"}], "currency": "usd", "capabilities": {},
+        "buyer": {"email": "bo@example.com"}});
+    let (_, kept) = json_of(one.post("", "other", &other).await).await;
+
+    let store = &app.state.store;
+    let deleted = store.delete_acp_buyer_data(" ANA@Example.com ", app.clock.now_ms()).await.unwrap();
+    assert_eq!((deleted.checkout_sessions, deleted.orders_anonymized), (1, 1), "{deleted:?}");
+    assert!(deleted.idempotency_keys >= 2, "the create's and the complete's stored answers: {deleted:?}");
+    // The session and every stored answer that showed it are gone: no replay shows the address.
+    let (status, _) = json_of(one.get(&id).await).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, again) = json_of(one.post(&format!("/{id}/complete"), "pay-1", &complete_body(&token)).await).await;
+    assert_eq!((status, again["code"].as_str()), (StatusCode::NOT_FOUND, Some("session_not_found")));
+    // The order is a financial record now: no delivery details, still paid, its page still opens.
+    let row = store.order_by_id(&order).await.unwrap().unwrap();
+    assert_eq!((row.delivery, row.destination_city, row.total_minor), (None, None, 6800));
+    assert!(row.anonymized_at_ms.is_some());
+    let (status, other_session) = json_of(one.get(kept["id"].as_str().unwrap()).await).await;
+    assert_eq!((status, &other_session["buyer"]["email"]), (StatusCode::OK, &json!("bo@example.com")));
+    assert_eq!(money_moved(&app).await, [6800]);
+}
