@@ -69,6 +69,8 @@ pub struct Acp {
     /// How long a session is kept after it expired (the idempotency keys' retention, so a
     /// replayed answer never names a session that is gone sooner than the key).
     pub retention: Duration,
+    /// Key claims and refused platform keys (`/metrics`).
+    pub metrics: Arc<crate::metrics::Metrics>,
 }
 
 /// What a POST did: the answer's status and session, and what to write with the key's answer.

@@ -39,6 +39,7 @@ use super::order_of;
 use super::payments::{Lookup, PaymentError, Payments};
 use crate::clock::Clock;
 use crate::context::{CallContext, DEFAULT_LOCALE};
+use crate::metrics::ReconcileMetrics;
 use crate::outcome::Answer;
 use crate::store::{OrderRow, OrderStatusColumn, Store, StoreResult};
 
@@ -92,6 +93,8 @@ pub struct Reconciler {
     pub clock: Clock,
     /// How long an order may stay pending before it is looked up.
     pub after: Duration,
+    /// Passes and what they settled (`/metrics`).
+    pub metrics: ReconcileMetrics,
 }
 
 impl Reconciler {
@@ -101,6 +104,12 @@ impl Reconciler {
 
     /// One pass over the orders pending longer than the window, then the refunds.
     pub async fn run_once(&self) -> StoreResult<ReconcileReport> {
+        let pass = self.pass().await;
+        self.metrics.pass(pass.as_ref().ok());
+        pass
+    }
+
+    async fn pass(&self) -> StoreResult<ReconcileReport> {
         let mut report = self.run_orders().await?;
         self.run_refunds(&mut report).await?;
         Ok(report)

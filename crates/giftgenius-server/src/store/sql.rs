@@ -111,6 +111,9 @@ pub const SETTLE_DECLINED: &str = "UPDATE orders SET status = $2, updated_at_ms 
      AND (charging_until_ms IS NULL OR charging_until_ms < $5)";
 /// Orders by status (the invariants of the tests and the chaos run).
 pub const ORDERS_WITH_STATUS: &str = "SELECT * FROM orders WHERE status = $1 ORDER BY created_at_ms, id";
+/// How many orders have status $1, and when the oldest was created (`/metrics`; the
+/// `orders_by_status_age` index answers both).
+pub const ORDERS_WITH_STATUS_SUMMARY: &str = "SELECT COUNT(*), MIN(created_at_ms) FROM orders WHERE status = $1";
 
 // --- saved addresses ---
 
