@@ -27,6 +27,10 @@ const BOUNDED_VALUES: &[&str] = &[
     "list_orders",
     "cancel_order",
     "delete_my_data",
+    "acp POST /acp/checkout_sessions",
+    "acp POST /acp/checkout_sessions/{id}",
+    "acp POST /acp/checkout_sessions/{id}/complete",
+    "acp POST /acp/checkout_sessions/{id}/cancel",
     // outcome of an operation, a charge or refund, a key claim, a reconciled order
     "ok",
     "tool_error",
