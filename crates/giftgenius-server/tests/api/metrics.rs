@@ -197,3 +197,32 @@ async fn metrics_ask_for_the_token_when_one_is_configured() {
     assert_eq!(refusals("invalid_request"), Some(1.0), "{text}");
     assert_eq!(refusals("invalid_token"), Some(4.0), "{text}");
 }
+
+/// A charge whose answer was lost leaves an order pending: `/metrics` shows it and its age
+/// (by the app's clock), the charge as `unavailable`, and after a reconcile pass the order paid
+/// and nothing pending.
+#[tokio::test]
+async fn a_pending_order_shows_with_its_age_until_the_reconciler_settles_it() {
+    let app = crate::checkout::app_with_faults("timeout*1").await;
+    let (draft, token) = prepare(&app, "u1", "tr-004").await;
+    let client = app.client().await;
+    let (_, lost) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_lost", &token)).await;
+    assert_eq!(lost["error"]["code"], "PAYMENT_PROVIDER_UNAVAILABLE", "{lost}");
+    app.clock.advance(std::time::Duration::from_secs(11 * 60));
+
+    let (_, text) = scrape(&app.local_url, None).await;
+    assert_eq!(sample(&text, "giftgenius_pending_orders"), Some(1.0), "{text}");
+    assert_eq!(sample(&text, "giftgenius_pending_order_oldest_age_seconds"), Some(660.0), "{text}");
+    assert_eq!(sample(&text, r#"giftgenius_charges_total{outcome="unavailable"}"#), Some(1.0), "{text}");
+    let code = r#"giftgenius_tool_errors_total{tool="commit_order",code="PAYMENT_PROVIDER_UNAVAILABLE"}"#;
+    assert_eq!(sample(&text, code), Some(1.0), "{text}");
+
+    let report = app.state.reconciler.run_once().await.expect("a reconcile pass");
+    assert_eq!(report.paid, 1);
+    let (_, text) = scrape(&app.local_url, None).await;
+    assert_eq!(sample(&text, "giftgenius_pending_orders"), Some(0.0), "{text}");
+    assert_eq!(sample(&text, "giftgenius_pending_order_oldest_age_seconds"), Some(0.0), "{text}");
+    assert_eq!(sample(&text, r#"giftgenius_reconcile_orders_total{outcome="paid"}"#), Some(1.0), "{text}");
+    assert!(sample(&text, r#"giftgenius_reconcile_passes_total{result="ok"}"#).is_some_and(|n| n >= 1.0), "{text}");
+    assert!(sample(&text, "giftgenius_reconcile_last_success_timestamp_seconds").is_some_and(|t| t > 1.7e9));
+}
