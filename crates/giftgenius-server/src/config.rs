@@ -239,6 +239,12 @@ pub struct Config {
     /// through a pipe instead.
     #[arg(long, env = "GIFTGENIUS_PAYMENTS_TOKEN_FILE", global = true)]
     pub payments_token_file: Option<PathBuf>,
+    /// The file holding the bearer token `/metrics` asks for (its first line, at least 32
+    /// printable characters): Prometheus sends it with `authorization: {credentials_file: …}`.
+    /// Without it `/metrics` answers anyone who reaches the port (bind --host or firewall it so
+    /// that only the scraper does).
+    #[arg(long, env = "GIFTGENIUS_METRICS_TOKEN_FILE")]
+    pub metrics_token_file: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Option<Command>,
 

@@ -18,7 +18,7 @@
 //! - `limits`: usage limits per account (suggestions per day, drafts and checkout links per
 //!   hour).
 //! - `context`: one call's context; `outcome`: what a service answers; `error`: internal
-//!   failures as honest errors; `telemetry`: logs; `clock`: injectable time; `failpoints`:
+//!   failures as honest errors; `telemetry`: logs; `metrics`: what `/metrics` shows Prometheus; `clock`: injectable time; `failpoints`:
 //!   crash points for the exactly-once tests.
 //! - `registry`: the MCP registry's `server.json` (`giftgenius-server registry-json`).
 
@@ -38,6 +38,7 @@ pub mod failpoints;
 pub mod http;
 pub mod limits;
 pub mod mcp;
+pub mod metrics;
 pub mod outbox;
 pub mod outcome;
 pub mod photos;

@@ -128,6 +128,7 @@ pub async fn reconcile_once(config: &Config) -> anyhow::Result<ReconcileReport> 
         payments: Arc::new(payments),
         clock: Clock::System,
         after: Duration::from_secs(config.reconcile_after_secs),
+        metrics: Default::default(),
     };
     Ok(reconciler.run_once().await?)
 }
@@ -281,7 +282,8 @@ async fn auth_layer(
     let resource_metadata = state.resource_metadata.clone().unwrap_or_else(|| resource_metadata_url(&resource));
     let document = protected_resource_metadata(&resource, issuer.as_str(), "GiftGenius");
     let auth = AuthState::verified(Arc::new(verifier), resource_metadata, crate::auth::required_scope)
-        .with_max_body_bytes(MAX_REQUEST_BODY_BYTES);
+        .with_max_body_bytes(MAX_REQUEST_BODY_BYTES)
+        .counting_into(state.metrics.refusals.clone());
     Ok((auth, Some(crate::auth::metadata::router(document))))
 }
 
@@ -389,7 +391,8 @@ impl Application {
         }
         let router = crate::http::guarded(router, &config, &state, &shutdown)?
             .layer(axum::middleware::from_fn_with_state(state.drain.clone(), crate::http::health::track_requests));
-        let limits = crate::http::connection_limits(&config)?;
+        let mut limits = crate::http::connection_limits(&config)?;
+        limits.open_connections = state.metrics.open_connections.clone();
         Ok(Self {
             listener,
             router,

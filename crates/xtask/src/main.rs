@@ -2,7 +2,7 @@
 //!
 //! The commands and their flags are in `cli.rs` (`cargo xtask help`, `cargo xtask help
 //! COMMAND`): setup, widget, errors, serve, preview, test, chat, browser-test, conformance,
-//! bench-peers, bench-widget. xtask links none of the crates it builds except the contract
+//! alerts, bench-peers, bench-widget. xtask links none of the crates it builds except the contract
 //! (`giftgenius-types`, for the error table), so it starts without compiling Leptos: the widget
 //! build asks the widget crate for what the packer needs (`widget.rs`). Every binary it starts
 //! comes from one `cargo build` per profile, the same for every command (`bins.rs`).
@@ -11,6 +11,7 @@
 //! (see `server.rs`). Works from any directory: the workspace root comes from this crate's
 //! manifest location.
 
+mod alerts;
 mod bins;
 mod budget;
 mod chat;
@@ -49,6 +50,7 @@ fn run(command: Command) -> Result<()> {
     match command {
         Command::Setup { browser } => {
             tools::ensure_build_tools(&root)?;
+            tools::ensure_prometheus()?;
             if browser {
                 tools::ensure_chromium()?;
                 preview::ensure_npm_deps(&root)?;
@@ -89,6 +91,7 @@ fn run(command: Command) -> Result<()> {
             preview::bench_widget(&root, &html)
         }
         Command::Errors => errors::run(&root),
+        Command::Alerts => alerts::check(&root, &tools::ensure_prometheus()?),
     }
 }
 
@@ -154,8 +157,10 @@ fn test(root: &Path) -> Result<()> {
     }
     cmd::run(&mut types)?;
 
-    // The auth tests run a real authorization server (oidc-provider on Node.js).
+    // The auth tests run a real authorization server (oidc-provider on Node.js), and the metrics
+    // test a real Prometheus.
     preview::ensure_oidc_deps(root)?;
+    let prometheus = tools::ensure_prometheus()?;
 
     // Server tests compare the served resource with these exact bytes.
     let mut tests = cmd::cargo();
@@ -163,6 +168,9 @@ fn test(root: &Path) -> Result<()> {
     locked_in_ci(&mut tests);
     test_env::pin(&mut tests);
     cmd::run(&mut tests)?;
+
+    // The alert rules, by Prometheus' own promtool.
+    alerts::check(root, &prometheus)?;
 
     // The official MCP suites against the real server (before the browser tests: faster, and a
     // protocol failure explains a browser failure better than the other way round).

@@ -11,6 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 pub const TRUNK_VERSION: &str = "0.21.14";
+/// Debian's `prometheus` package (it brings `promtool` too): the metrics test scrapes the server
+/// with it and `cargo xtask test` checks the alert rules with its promtool.
+pub const PROMETHEUS_DEB_VERSION: &str = "2.42.0+ds-5+deb12u1";
 /// npm's binaryen package; Debian's binaryen 108 miscompiles Leptos (Table.set errors).
 pub const BINARYEN_VERSION: &str = "132.0.0";
 /// How trunk names that wasm-opt version in `[tools] wasm_opt` / `TRUNK_TOOLS_WASM_OPT`.
@@ -237,4 +240,57 @@ pub fn ensure_chromium() -> Result<PathBuf> {
         }
         None => bail!("`apt-get install -y chromium` succeeded but {} --version does not run", bin.display()),
     }
+}
+
+/// The version of Debian package `name` that dpkg holds installed, if any.
+fn installed_deb_version(name: &str) -> Option<String> {
+    let out = Command::new("dpkg-query").args(["-W", "-f=${Status} ${Version}", name]).output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    // "install ok installed 2.42.0+ds-5+deb12u1"
+    let version = text.strip_prefix("install ok installed ")?;
+    (out.status.success() && !version.is_empty()).then(|| version.trim().to_string())
+}
+
+/// `apt-get install -y --no-install-recommends PACKAGE`, after `apt-get update` if the first
+/// try fails (a fresh machine often has no package lists yet).
+fn apt_install(package: &str) -> Result<()> {
+    let apt = |args: &[&str]| cmd::run(Command::new("apt-get").args(args).env("DEBIAN_FRONTEND", "noninteractive"));
+    let install = || apt(&["install", "-y", "--no-install-recommends", package]);
+    if install().is_err() {
+        apt(&["update"]).and_then(|()| install())?;
+    }
+    Ok(())
+}
+
+/// Debian's Prometheus (`prometheus` and `promtool`) at [`PROMETHEUS_DEB_VERSION`]; kept when
+/// that version is installed. Returns the directory of both binaries. The package's own service
+/// is never used: the test starts a Prometheus of its own on a free port with its own storage.
+pub fn ensure_prometheus() -> Result<PathBuf> {
+    let bin = PathBuf::from("/usr/bin");
+    let ready = || {
+        installed_deb_version("prometheus").filter(|v| v == PROMETHEUS_DEB_VERSION).is_some()
+            && probe(&bin.join("promtool"), &["--version"]).is_some()
+            && probe(&bin.join("prometheus"), &["--version"]).is_some()
+    };
+    if ready() {
+        eprintln!("xtask: ok: prometheus and promtool {PROMETHEUS_DEB_VERSION} ({})", bin.display());
+        return Ok(bin);
+    }
+    match installed_deb_version("prometheus") {
+        Some(other) => eprintln!("xtask: prometheus {other} is installed; installing {PROMETHEUS_DEB_VERSION}"),
+        None => eprintln!("xtask: prometheus not installed; installing {PROMETHEUS_DEB_VERSION}"),
+    }
+    if let Err(e) = apt_install(&format!("prometheus={PROMETHEUS_DEB_VERSION}")) {
+        bail!(
+            "{e:#}\nthe metrics test and the alert rule tests need Debian's `prometheus` package: run `apt-get update && \
+             apt-get install -y --no-install-recommends prometheus={PROMETHEUS_DEB_VERSION}` as root"
+        );
+    }
+    if !ready() {
+        bail!(
+            "`apt-get install prometheus={PROMETHEUS_DEB_VERSION}` succeeded but prometheus or promtool does not run"
+        );
+    }
+    eprintln!("xtask: ok: prometheus and promtool {PROMETHEUS_DEB_VERSION} ({})", bin.display());
+    Ok(bin)
 }

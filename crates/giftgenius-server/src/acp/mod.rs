@@ -73,6 +73,8 @@ pub struct Acp {
     pub retention: Duration,
     /// Builds the `order_create` event a paid session's order writes with its payment.
     pub events: Arc<crate::outbox::OrderEvents>,
+    /// Key claims and refused platform keys (`/metrics`).
+    pub metrics: Arc<crate::metrics::Metrics>,
 }
 
 /// What a POST did: the answer's status and session, and what to write with the key's answer.

@@ -41,6 +41,7 @@ use super::complete::Held;
 use super::error::AcpFailure;
 use super::{Acp, Done, SessionWrite, fingerprint};
 use crate::mcp::request_body::is_json;
+use crate::metrics::{AuthEndpoint, AuthRefusal, KeyOutcome};
 use crate::store::{Claim, Fence, Fenced, RecoveryPoint, Scope};
 
 /// Largest request body.
@@ -343,9 +344,16 @@ impl Acp {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.split_once(' '))
             .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-            .map(|(_, token)| token)
-            .ok_or_else(AcpFailure::unauthorized)?;
-        self.platforms.authenticate(bearer.trim()).map(|p| p.name.clone()).ok_or_else(AcpFailure::unauthorized)
+            .map(|(_, token)| token);
+        let refused = |reason| {
+            self.metrics.refusals.auth_refused(AuthEndpoint::Acp, reason);
+            AcpFailure::unauthorized()
+        };
+        let bearer = bearer.ok_or_else(|| refused(AuthRefusal::InvalidRequest))?;
+        self.platforms
+            .authenticate(bearer.trim())
+            .map(|p| p.name.clone())
+            .ok_or_else(|| refused(AuthRefusal::InvalidToken))
     }
 
     /// A POST over REST: its headers and body checked in order, then [`Acp::handle_post`].
@@ -449,6 +457,28 @@ impl Acp {
     /// Claims the key: `Ok(Ok((fence, lease end)))` to do the work, `Ok(Err(answer))` to
     /// answer without it (a replay, 409 in flight, 422 conflict).
     async fn claim(
+        &self,
+        scope: Scope,
+        fingerprint: &str,
+        request_id: &str,
+    ) -> Result<Result<(Fence, i64), Reply>, AcpFailure> {
+        let tool = scope.tool;
+        let claimed = self.claim_key(scope, fingerprint, request_id).await;
+        let outcome = match &claimed {
+            Ok(Ok((fence, _))) if fence.generation == 1 => Some(KeyOutcome::New),
+            Ok(Ok(_)) => Some(KeyOutcome::TakenOver),
+            Ok(Err(_)) => Some(KeyOutcome::Replayed),
+            Err(failure) if failure.status == StatusCode::UNPROCESSABLE_ENTITY => Some(KeyOutcome::Reused),
+            Err(failure) if failure.status == StatusCode::CONFLICT => Some(KeyOutcome::InProgress),
+            Err(_) => None,
+        };
+        if let Some(outcome) = outcome {
+            self.metrics.idempotency.claimed(tool, outcome);
+        }
+        claimed
+    }
+
+    async fn claim_key(
         &self,
         scope: Scope,
         fingerprint: &str,

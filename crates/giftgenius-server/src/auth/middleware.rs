@@ -36,6 +36,7 @@ use serde_json::{Value, json};
 use super::caller::Caller;
 use super::challenge;
 use super::verify::{AuthError, Verifier};
+use crate::metrics::{AuthEndpoint, AuthRefusal, RefusalMetrics};
 
 /// The scope a tool needs, by tool name (`None`: works signed out, or no such tool).
 pub type ScopeOf = fn(&str) -> Option<&'static str>;
@@ -59,6 +60,8 @@ enum Kind {
 struct Inner {
     kind: Kind,
     max_body_bytes: usize,
+    /// Counts the 401s and 403s (`/metrics`).
+    refusals: RefusalMetrics,
 }
 
 impl AuthState {
@@ -77,12 +80,25 @@ impl AuthState {
     }
 
     fn with(kind: Kind) -> AuthState {
-        AuthState { inner: Arc::new(Inner { kind, max_body_bytes: DEFAULT_MAX_BODY_BYTES }) }
+        AuthState {
+            inner: Arc::new(Inner {
+                kind,
+                max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+                refusals: RefusalMetrics::default(),
+            }),
+        }
     }
 
     /// Changes the body limit of the scope check.
     pub fn with_max_body_bytes(self, max_body_bytes: usize) -> AuthState {
-        AuthState { inner: Arc::new(Inner { kind: self.inner.kind.clone(), max_body_bytes }) }
+        let refusals = self.inner.refusals.clone();
+        AuthState { inner: Arc::new(Inner { kind: self.inner.kind.clone(), max_body_bytes, refusals }) }
+    }
+
+    /// Counts the requests it refuses into `refusals`.
+    pub fn counting_into(self, refusals: RefusalMetrics) -> AuthState {
+        let Inner { kind, max_body_bytes, .. } = &*self.inner;
+        AuthState { inner: Arc::new(Inner { kind: kind.clone(), max_body_bytes: *max_body_bytes, refusals }) }
     }
 }
 
@@ -122,6 +138,7 @@ pub async fn authenticate(State(state): State<AuthState>, request: Request, next
                 Err(AuthError::Unreachable) => return unavailable(),
                 Err(e) => {
                     tracing::debug!(reason = e.code(), "refused an access token");
+                    state.inner.refusals.auth_refused(AuthEndpoint::Mcp, AuthRefusal::InvalidToken);
                     return refusal(
                         StatusCode::UNAUTHORIZED,
                         challenge::invalid_token(resource_metadata, &e.to_string()),
@@ -131,6 +148,7 @@ pub async fn authenticate(State(state): State<AuthState>, request: Request, next
                 }
             },
             None => {
+                state.inner.refusals.auth_refused(AuthEndpoint::Mcp, AuthRefusal::InvalidRequest);
                 return refusal(
                     StatusCode::UNAUTHORIZED,
                     challenge::missing_token(resource_metadata),
@@ -140,6 +158,7 @@ pub async fn authenticate(State(state): State<AuthState>, request: Request, next
             }
         },
         _ => {
+            state.inner.refusals.auth_refused(AuthEndpoint::Mcp, AuthRefusal::InvalidRequest);
             return refusal(
                 StatusCode::UNAUTHORIZED,
                 challenge::missing_token(resource_metadata),
@@ -171,6 +190,7 @@ pub async fn authenticate(State(state): State<AuthState>, request: Request, next
             && !principal.has_scope(scope)
         {
             tracing::debug!(tool = %tool, scope, "refused a tool call: the token lacks its scope");
+            state.inner.refusals.auth_refused(AuthEndpoint::Mcp, AuthRefusal::InsufficientScope);
             return refusal(
                 StatusCode::FORBIDDEN,
                 challenge::insufficient_scope(resource_metadata, scope),

@@ -36,6 +36,7 @@ use sha2::{Digest, Sha256};
 use crate::acp::fingerprint::canonical_json;
 use crate::clock::Clock;
 use crate::context::{CallContext, DEFAULT_LOCALE};
+use crate::metrics::{IdempotencyMetrics, KeyOutcome};
 use crate::outcome::{Answer, Outcome, envelope};
 use crate::store::{Claim, Fence, Fenced, RecoveryPoint, Scope, Store, StoreError, StoreResult};
 
@@ -119,6 +120,8 @@ pub struct Idempotency {
     pub lease: Duration,
     /// How long finished keys are kept (at least 24 h).
     pub retention: Duration,
+    /// Claims by what they found: replays, take-overs… (`/metrics`).
+    pub metrics: IdempotencyMetrics,
 }
 
 impl Idempotency {
@@ -142,6 +145,24 @@ impl Idempotency {
 
     /// Claims `(call.subject, call.tool, key)` for a call whose arguments have `fingerprint`.
     pub async fn begin<T: DeserializeOwned>(
+        &self,
+        call: &CallContext,
+        key: &str,
+        fingerprint: &str,
+    ) -> StoreResult<Begin<T>> {
+        let begin = self.claim(call, key, fingerprint).await?;
+        let outcome = match &begin {
+            Begin::Proceed(lease) if lease.fence().generation == 1 => KeyOutcome::New,
+            Begin::Proceed(_) => KeyOutcome::TakenOver,
+            Begin::Replay(_) => KeyOutcome::Replayed,
+            Begin::Reject(error) if error.code == ErrorCode::IdempotencyKeyReused => KeyOutcome::Reused,
+            Begin::Reject(_) => KeyOutcome::InProgress,
+        };
+        self.metrics.claimed(call.tool.as_str(), outcome);
+        Ok(begin)
+    }
+
+    async fn claim<T: DeserializeOwned>(
         &self,
         call: &CallContext,
         key: &str,

@@ -20,6 +20,8 @@ use giftgenius_sandbox_pay::token::AdminToken;
 use giftgenius_types::{Currency, Money};
 use reqwest::StatusCode;
 
+use crate::metrics::{ChargeOutcome, PaymentMetrics, RefundOutcome};
+
 /// What a lease must have left beyond the provider's timeout: the store steps around the call
 /// (recording the order paid) and clock differences between replicas.
 pub const LEASE_MARGIN: Duration = Duration::from_millis(1000);
@@ -78,6 +80,8 @@ pub struct Payments {
     /// Base URL, no trailing slash.
     base: String,
     timeout: Duration,
+    /// Charges and refunds by outcome (`/metrics`).
+    metrics: PaymentMetrics,
 }
 
 fn currency_code(currency: Currency) -> String {
@@ -99,7 +103,13 @@ impl Payments {
             .connect_timeout(timeout)
             .default_headers(token.authorization())
             .build()?;
-        Ok(Self { http, base: base_url.trim_end_matches('/').to_string(), timeout })
+        Ok(Self { http, base: base_url.trim_end_matches('/').to_string(), timeout, metrics: PaymentMetrics::default() })
+    }
+
+    /// Counts charges and refunds into `metrics` (the application's registry).
+    pub fn with_metrics(mut self, metrics: PaymentMetrics) -> Self {
+        self.metrics = metrics;
+        self
     }
 
     /// How long one request may take.
@@ -130,6 +140,24 @@ impl Payments {
 
     /// [`Payments::charge`], paid by `token` (a delegated-payment vault token) when given.
     pub async fn charge_with(
+        &self,
+        idempotency_key: &str,
+        amount: Money,
+        description: &str,
+        token: Option<PaymentToken>,
+    ) -> Result<Charge, PaymentError> {
+        let result = self.request_charge(idempotency_key, amount, description, token).await;
+        self.metrics.charge(match &result {
+            Ok(_) => ChargeOutcome::Succeeded,
+            Err(PaymentError::Declined) => ChargeOutcome::Declined,
+            Err(PaymentError::Refused(_)) => ChargeOutcome::Refused,
+            Err(PaymentError::Unavailable(_)) => ChargeOutcome::Unavailable,
+            Err(PaymentError::KeyMismatch) => ChargeOutcome::Mismatch,
+        });
+        result
+    }
+
+    async fn request_charge(
         &self,
         idempotency_key: &str,
         amount: Money,
@@ -185,6 +213,21 @@ impl Payments {
     /// Refunds all of `charge_id` once per `idempotency_key` (the same key always gets the same
     /// refund back); returns the provider's refund id.
     pub async fn refund(&self, idempotency_key: &str, charge_id: &str, amount: Money) -> Result<String, PaymentError> {
+        let result = self.request_refund(idempotency_key, charge_id, amount).await;
+        self.metrics.refund(match &result {
+            Ok(_) => RefundOutcome::Succeeded,
+            Err(PaymentError::Unavailable(_)) => RefundOutcome::Unavailable,
+            Err(_) => RefundOutcome::Mismatch,
+        });
+        result
+    }
+
+    async fn request_refund(
+        &self,
+        idempotency_key: &str,
+        charge_id: &str,
+        amount: Money,
+    ) -> Result<String, PaymentError> {
         let request = RefundRequest {
             charge: charge_id.to_string(),
             amount: Some(amount.amount_minor),

@@ -40,6 +40,7 @@ use super::order_of;
 use super::payments::{Lookup, PaymentError, Payments};
 use crate::clock::Clock;
 use crate::context::{CallContext, DEFAULT_LOCALE};
+use crate::metrics::ReconcileMetrics;
 use crate::outcome::Answer;
 use crate::store::{OrderChange, OrderRow, OrderStatusColumn, RefundRow, RefundStatusColumn, Store, StoreResult};
 
@@ -95,6 +96,8 @@ pub struct Reconciler {
     pub after: Duration,
     /// Builds the events the orders it settles write with their change (`outbox/`).
     pub events: Arc<crate::outbox::OrderEvents>,
+    /// Passes and what they settled (`/metrics`).
+    pub metrics: ReconcileMetrics,
 }
 
 impl Reconciler {
@@ -104,6 +107,12 @@ impl Reconciler {
 
     /// One pass over the orders pending longer than the window, then the refunds.
     pub async fn run_once(&self) -> StoreResult<ReconcileReport> {
+        let pass = self.pass().await;
+        self.metrics.pass(pass.as_ref().ok());
+        pass
+    }
+
+    async fn pass(&self) -> StoreResult<ReconcileReport> {
         let mut report = self.run_orders().await?;
         self.run_refunds(&mut report).await?;
         Ok(report)

@@ -1,6 +1,7 @@
 //! The plain HTTP routes next to `/mcp`: what the links in tool results point at.
 //!
 //! - `GET /healthz`, `/livez`, `/readyz`: the probes (`health.rs`).
+//! - `GET /metrics`: the metrics for Prometheus, reached by address like the probes (`metrics.rs`).
 //! - `GET /images/{id}.svg`: gift pictures (`images.rs`).
 //! - `GET /checkout/{id}`: the sandbox hosted checkout page (`checkout_page.rs`).
 //! - `GET /o/{token}`: an order's status page behind its unguessable link (`order_page.rs`).
@@ -27,6 +28,7 @@ pub mod health;
 pub mod images;
 pub mod local_mode;
 pub mod local_only;
+pub mod metrics;
 pub mod order_page;
 pub mod policy_pages;
 pub mod preview;
@@ -57,6 +59,7 @@ pub fn router(config: &Config, app: Arc<AppState>) -> Router {
         .route("/o/{token}", get(order_page::order_page))
         .with_state(app.clone())
         .merge(health::router(app.clone()))
+        .merge(metrics::router(app.clone()))
         .merge(policy_pages::router(config))
         .merge(well_known::router(config.apps_challenge_token.as_deref()))
         .merge(preview::router(config, app))
@@ -75,7 +78,8 @@ pub fn guarded(
 ) -> anyhow::Result<Router> {
     let mut router = router;
     let verified = matches!(app.auth, AuthMode::Verified { .. });
-    if let Some(limit) = rate_limit::RateLimit::new(config.rate_limit_per_minute, verified) {
+    let refusals = app.metrics.refusals.clone();
+    if let Some(limit) = rate_limit::RateLimit::counted(config.rate_limit_per_minute, verified, refusals) {
         limit.spawn_pruning(shutdown.clone());
         router = router.layer(from_fn_with_state(limit, rate_limit::rate_limit));
     }
@@ -102,6 +106,7 @@ pub fn connection_limits(config: &Config) -> anyhow::Result<serve::ConnectionLim
         max_connections_per_peer: (config.max_connections_per_peer > 0).then_some(config.max_connections_per_peer),
         uncapped_peers: config.trusted_proxies()?,
         tcp_nodelay: true,
+        open_connections: Default::default(),
     })
 }
 

@@ -10,7 +10,8 @@
 //! bearer token verifies, since a verified account has usage limits of its own. A request whose
 //! token fails, and any request to a route that never checks a token (images, checkout pages,
 //! the preview, metadata), stays counted whatever `Authorization` header it carries. The probes
-//! (`/healthz`, `/livez`, `/readyz`) never count: load balancers poll them.
+//! (`/healthz`, `/livez`, `/readyz`) and `/metrics` never count: load balancers and Prometheus
+//! poll them. Every 429 is counted in `giftgenius_rate_limited_total`.
 //!
 //! The table is bounded: at most [`MAX_TRACKED_GROUPS`] groups, the least recently seen
 //! forgotten first (an LRU), and full buckets are forgotten every minute. A group that was
@@ -34,6 +35,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::client_addr::{ClientAddr, client_group};
+use crate::metrics::RefusalMetrics;
 
 /// How often buckets that have refilled completely are forgotten (they hold nothing).
 const FORGET_FULL_BUCKETS_EVERY: Duration = Duration::from_secs(60);
@@ -52,6 +54,8 @@ pub struct RateLimit {
     burst: Duration,
     /// Verified mode: a request whose token verifies is given back.
     tokens_identify_callers: bool,
+    /// Counts the requests refused (`/metrics`).
+    refusals: RefusalMetrics,
 }
 
 /// A request counted against its group, in the request's extensions in verified mode: the auth
@@ -72,10 +76,20 @@ impl Counted {
 impl RateLimit {
     /// `None` when `per_minute` is 0 (off).
     pub fn new(per_minute: u32, tokens_identify_callers: bool) -> Option<Arc<RateLimit>> {
-        RateLimit::bounded(per_minute, tokens_identify_callers, MAX_TRACKED_GROUPS)
+        RateLimit::counted(per_minute, tokens_identify_callers, RefusalMetrics::default())
     }
 
-    fn bounded(per_minute: u32, tokens_identify_callers: bool, max_groups: usize) -> Option<Arc<RateLimit>> {
+    /// Like `new`, counting the requests it refuses into `refusals`.
+    pub fn counted(per_minute: u32, tokens_identify_callers: bool, refusals: RefusalMetrics) -> Option<Arc<RateLimit>> {
+        RateLimit::bounded(per_minute, tokens_identify_callers, MAX_TRACKED_GROUPS, refusals)
+    }
+
+    fn bounded(
+        per_minute: u32,
+        tokens_identify_callers: bool,
+        max_groups: usize,
+        refusals: RefusalMetrics,
+    ) -> Option<Arc<RateLimit>> {
         if per_minute == 0 {
             return None;
         }
@@ -85,6 +99,7 @@ impl RateLimit {
             interval,
             burst: interval * (per_minute - 1),
             tokens_identify_callers,
+            refusals,
         }))
     }
 
@@ -135,13 +150,15 @@ impl RateLimit {
 
 /// Middleware: `axum::middleware::from_fn_with_state(limit, rate_limit)`.
 pub async fn rate_limit(State(limit): State<Arc<RateLimit>>, mut request: Request, next: Next) -> Response {
-    if super::health::PROBE_PATHS.contains(&request.uri().path()) {
+    let path = request.uri().path();
+    if super::health::PROBE_PATHS.contains(&path) || path == super::metrics::METRICS_PATH {
         return next.run(request).await;
     }
     // No address: a request that did not come over a socket; nothing to count it against.
     let Some(address) = ClientAddr::of(request.extensions()) else { return next.run(request).await };
     let group = client_group(address);
     if let Err(wait) = limit.take(group, Instant::now()) {
+        limit.refusals.rate_limited();
         return too_many_requests(wait);
     }
     if limit.tokens_identify_callers {
@@ -202,7 +219,7 @@ mod tests {
 
     #[test]
     fn the_table_keeps_at_most_its_bound_forgetting_the_least_recently_seen_first() {
-        let limit = RateLimit::bounded(1, false, 3).unwrap();
+        let limit = RateLimit::bounded(1, false, 3, RefusalMetrics::default()).unwrap();
         let now = Instant::now();
         let groups: Vec<IpAddr> = (1..=5).map(|i| ip(&format!("192.0.2.{i}"))).collect();
         for group in &groups[..3] {

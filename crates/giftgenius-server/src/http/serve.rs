@@ -32,6 +32,7 @@ use axum::extract::ConnectInfo;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
+use prometheus_client::metrics::gauge::Gauge;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
@@ -53,6 +54,9 @@ pub struct ConnectionLimits {
     /// client's delayed ACK (~40 ms) on every kept-alive call. Off only to measure that
     /// (`examples/keepalive.rs`).
     pub tcp_nodelay: bool,
+    /// Counts the connections open now (`giftgenius_open_connections` when it is the
+    /// application's gauge: `startup` hands it over).
+    pub open_connections: Gauge,
 }
 
 /// Serves `router` on `listener` until `shutdown` fires, then closes the listener and waits up
@@ -102,6 +106,7 @@ pub async fn serve(
             tracing::debug!(error = %e, "cannot set TCP_NODELAY on an accepted socket");
         }
         let router = router.clone();
+        let open = OpenConnection::count(&limits.open_connections);
         let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
             request.extensions_mut().insert(ConnectInfo(peer));
             router.clone().oneshot(request)
@@ -112,7 +117,7 @@ pub async fn serve(
                 // Header timeouts, resets and clients that vanished: routine, not our failure.
                 tracing::debug!(peer = %peer, error = %e, "connection ended with an error");
             }
-            drop((slot, peer_slot));
+            drop((slot, peer_slot, open));
         });
     }
     drop(listener);
@@ -120,6 +125,22 @@ pub async fn serve(
         tracing::warn!(after_ms = drain_limit.as_millis() as u64, "shutdown left connections that were still busy");
     }
     Ok(())
+}
+
+/// One open connection in the gauge, counted down when dropped (the connection ended).
+struct OpenConnection(Gauge);
+
+impl OpenConnection {
+    fn count(gauge: &Gauge) -> Self {
+        gauge.inc();
+        Self(gauge.clone())
+    }
+}
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
 }
 
 /// Open connections per peer group, for `--max-connections-per-peer`. An entry exists only while

@@ -6,11 +6,13 @@
 //! - `arguments.rs`: raw arguments → typed input, or a validation error;
 //! - `reply.rs`: a service's `Outcome` → `CallToolResult` (the one place);
 //! - `policy.rs`: invariants after every call;
+//! - `measure.rs`: each request's method, tool, outcome and time for `/metrics`;
 //! - `widget_resource.rs`: the packed widget as a resource, with both hosts' `_meta`;
 //! - `request_body.rs`: in front of rmcp over HTTP, a body that is no JSON-RPC message gets a
 //!   JSON-RPC error (parse error -32700, invalid request -32600) with HTTP 400.
 
 pub mod arguments;
+pub mod measure;
 pub mod policy;
 pub mod reply;
 pub mod request_body;
@@ -43,6 +45,7 @@ use tracing::Instrument;
 use crate::auth::{AuthMode, Caller, challenge};
 use crate::context::{CallContext, DEFAULT_LOCALE};
 use crate::failpoints::SUGGEST_GIFTS_PANICS;
+use crate::metrics::McpMethod;
 use crate::state::AppState;
 use arguments::parse;
 use reply::{render, render_error};
@@ -430,9 +433,12 @@ impl ServerHandler for GiftGenius {
     }
 
     async fn discover(&self, _context: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
-        Ok(DiscoverResult::from_server_info(self.supported_protocol_versions().into_owned(), self.get_info())
-            .with_ttl_ms(LIST_TTL_MS)
-            .with_cache_scope(CacheScope::Public))
+        measure::measured(&self.app.metrics.mcp, McpMethod::Discover, async {
+            Ok(DiscoverResult::from_server_info(self.supported_protocol_versions().into_owned(), self.get_info())
+                .with_ttl_ms(LIST_TTL_MS)
+                .with_cache_scope(CacheScope::Public))
+        })
+        .await
     }
 
     async fn list_tools(
@@ -440,15 +446,56 @@ impl ServerHandler for GiftGenius {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools()).with_ttl_ms(LIST_TTL_MS).with_cache_scope(CacheScope::Public))
+        measure::measured(&self.app.metrics.mcp, McpMethod::ToolsList, async {
+            Ok(ListToolsResult::with_all_items(self.tools())
+                .with_ttl_ms(LIST_TTL_MS)
+                .with_cache_scope(CacheScope::Public))
+        })
+        .await
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.tools().into_iter().find(|t| t.name == name)
     }
 
-    /// Builds the call's context once, runs the tool inside its span, and applies the policy.
+    /// Runs the call ([`GiftGenius::run_tool_call`]) and records it for `/metrics`.
     async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let started = std::time::Instant::now();
+        let tool = ToolName::parse(&request.name);
+        let answer = self.run_tool_call(request, context).await;
+        measure::tool_call(&self.app.metrics.mcp, tool, started, &answer);
+        answer
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        measure::measured(&self.app.metrics.mcp, McpMethod::ResourcesList, async {
+            Ok(ListResourcesResult::with_all_items(vec![self.widget_resource()])
+                .with_ttl_ms(LIST_TTL_MS)
+                .with_cache_scope(CacheScope::Public))
+        })
+        .await
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        measure::measured(&self.app.metrics.mcp, McpMethod::ResourcesRead, async { self.read_widget(request) }).await
+    }
+}
+
+impl GiftGenius {
+    /// Builds the call's context once, runs the tool inside its span, and applies the policy.
+    async fn run_tool_call(
         &self,
         request: CallToolRequestParams,
         mut context: RequestContext<RoleServer>,
@@ -492,21 +539,8 @@ impl ServerHandler for GiftGenius {
         }
     }
 
-    async fn list_resources(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListResourcesResult, ErrorData> {
-        Ok(ListResourcesResult::with_all_items(vec![self.widget_resource()])
-            .with_ttl_ms(LIST_TTL_MS)
-            .with_cache_scope(CacheScope::Public))
-    }
-
-    async fn read_resource(
-        &self,
-        request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ReadResourceResponse, ErrorData> {
+    /// The widget resource's contents, or resource-not-found for any other URI.
+    fn read_widget(&self, request: ReadResourceRequestParams) -> Result<ReadResourceResponse, ErrorData> {
         let widget = &self.app.widget;
         if request.uri != widget.uri() {
             // The URI is echoed cut short: it is whatever the client sent, up to the body limit.

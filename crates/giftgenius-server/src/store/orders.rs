@@ -341,6 +341,17 @@ impl Store {
         on_pool!(self, |pool| Ok(sqlx::query_as(sql::ORDERS_WITH_STATUS).bind(status).fetch_all(pool).await?))
     }
 
+    /// How many orders are pending payment, and when the oldest of them was created (`/metrics`).
+    pub async fn pending_orders(&self) -> StoreResult<(u64, Option<i64>)> {
+        let (count, oldest): (i64, Option<i64>) = on_pool!(self, |pool| {
+            sqlx::query_as(sql::ORDERS_WITH_STATUS_SUMMARY)
+                .bind(OrderStatusColumn::PendingPayment)
+                .fetch_one(pool)
+                .await
+        })?;
+        Ok((count.max(0) as u64, oldest))
+    }
+
     /// Counts orders (all statuses): for tests and the benchmark.
     pub async fn order_count(&self) -> StoreResult<i64> {
         on_pool!(self, |pool| Ok(sqlx::query_scalar(sql::ORDER_COUNT).fetch_one(pool).await?))

@@ -136,6 +136,13 @@ impl Store {
         Ok(written == 1)
     }
 
+    /// Events waiting for delivery, and when the oldest of them started waiting (`/metrics`).
+    pub async fn outbox_backlog(&self) -> StoreResult<(i64, Option<i64>)> {
+        on_pool!(self, |pool| {
+            Ok(sqlx::query_as(sql::OUTBOX_BACKLOG).bind(OutboxStatus::Pending).fetch_one(pool).await?)
+        })
+    }
+
     pub async fn order_event(&self, id: &str) -> StoreResult<Option<OutboxRow>> {
         on_pool!(self, |pool| Ok(sqlx::query_as(sql::OUTBOX_EVENT).bind(id).fetch_optional(pool).await?))
     }

@@ -111,6 +111,9 @@ pub const SETTLE_DECLINED: &str = "UPDATE orders SET status = $2, updated_at_ms 
      AND (charging_until_ms IS NULL OR charging_until_ms < $5)";
 /// Orders by status (the invariants of the tests and the chaos run).
 pub const ORDERS_WITH_STATUS: &str = "SELECT * FROM orders WHERE status = $1 ORDER BY created_at_ms, id";
+/// How many orders have status $1, and when the oldest was created (`/metrics`; the
+/// `orders_by_status_age` index answers both).
+pub const ORDERS_WITH_STATUS_SUMMARY: &str = "SELECT COUNT(*), MIN(created_at_ms) FROM orders WHERE status = $1";
 
 // --- saved addresses ---
 
@@ -293,3 +296,5 @@ pub const ANONYMIZE_ORDERS_OF_ACP_SESSION: &str = "UPDATE orders SET delivery = 
      anonymized_at_ms = $2, updated_at_ms = $2 WHERE draft_id = $1 AND status <> $3";
 /// Whether session $1 has an order still waiting for its payment ($2 the `PendingPayment` status).
 pub const ACP_SESSION_PENDING: &str = "SELECT COUNT(*) FROM orders WHERE draft_id = $1 AND status = $2";
+/// How many order events wait for delivery ($1 the `Pending` status), and since when the oldest.
+pub const OUTBOX_BACKLOG: &str = "SELECT COUNT(*), MIN(pending_since_ms) FROM order_outbox WHERE status = $1";

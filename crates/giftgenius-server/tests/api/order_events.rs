@@ -624,3 +624,28 @@ async fn a_receiver_that_never_answers_is_cut_off_at_the_timeout_and_tried_again
     assert_eq!((round.claimed, round.delivered), (1, 1), "{round:?}");
     assert_eq!(receiver.seen().iter().map(|s| s.answered).collect::<Vec<_>>(), [0, 200]);
 }
+
+#[tokio::test]
+async fn metrics_show_the_outbox_backlog_and_how_old_it_is() {
+    let (app, receiver) = with_receiver(SECRET, SECRET, |_| {}).await;
+    receiver.script([Reply::Status(503)]);
+    let (order, _) = place(&app, "ana", "hh-010", "ik_backlog").await;
+    events_when(&app, &order, "the first attempt failed", |e| {
+        e.iter().any(|e| e.attempts == 1 && settled(e, app.clock.now_ms()))
+    })
+    .await;
+    app.clock.advance(Duration::from_secs(5));
+    let metrics = || async {
+        let text = reqwest::get(format!("{}/metrics", app.local_url)).await.unwrap().text().await.unwrap();
+        let value =
+            |series: &str| text.lines().find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse::<f64>().ok());
+        (value("giftgenius_outbox_backlog"), value("giftgenius_outbox_oldest_age_seconds"))
+    };
+    let (backlog, age) = metrics().await;
+    assert_eq!(backlog, Some(1.0));
+    assert!(age.is_some_and(|age| age >= 5.0), "{age:?}");
+    // The next attempt (past the back-off) is answered: nothing waits any more.
+    app.clock.advance(Duration::from_secs(3600));
+    events_when(&app, &order, "the event delivered", delivered).await;
+    assert_eq!(metrics().await, (Some(0.0), Some(0.0)));
+}

@@ -23,6 +23,9 @@ use giftgenius_server::auth::metadata::{protected_resource_metadata, resource_me
 use giftgenius_server::auth::middleware::{AuthState, authenticate};
 use giftgenius_server::auth::{AuthError, Caller, Issuer, Verifier, metadata, required_scope};
 use giftgenius_server::clock::Clock;
+use giftgenius_server::metrics::Metrics;
+use giftgenius_server::suggest::catalog::Catalog;
+use giftgenius_server::suggest::catalog::live::LiveCatalog;
 use jsonwebtoken::Algorithm;
 use oidc::{CLIENT_ID, Oidc, TestKey};
 use serde_json::{Value, json};
@@ -95,6 +98,8 @@ struct Resource {
     mcp: String,
     prm_url: String,
     verifier: Arc<Verifier>,
+    /// What `/metrics` would show: the middleware counts its refusals here.
+    metrics: Arc<Metrics>,
 }
 
 #[derive(Clone, Copy)]
@@ -134,8 +139,10 @@ async fn resource(issuer: &str, options: JwksOptions, mode: Mode) -> Resource {
     let prm_url = resource_metadata_url(&mcp);
     let verifier =
         Arc::new(Verifier::new(Issuer::parse(issuer).expect("issuer"), mcp.clone(), options).expect("verifier"));
+    let metrics = Arc::new(Metrics::new(LiveCatalog::fixed(Catalog::from_gifts(Vec::new()))));
     let state = match mode {
-        Mode::Verified => AuthState::verified(verifier.clone(), prm_url.clone(), required_scope),
+        Mode::Verified => AuthState::verified(verifier.clone(), prm_url.clone(), required_scope)
+            .counting_into(metrics.refusals.clone()),
         Mode::Local => AuthState::local(),
         Mode::SingleUser => AuthState::single_user(),
     };
@@ -144,7 +151,7 @@ async fn resource(issuer: &str, options: JwksOptions, mode: Mode) -> Resource {
         .layer(axum::middleware::from_fn_with_state(state, authenticate))
         .merge(metadata::router(protected_resource_metadata(&mcp, issuer, "GiftGenius (test)")));
     tokio::spawn(async move { axum::serve(listener, router).await.expect("serve") });
-    Resource { mcp, prm_url, verifier }
+    Resource { mcp, prm_url, verifier, metrics }
 }
 
 fn tools_call(tool: &str) -> String {
@@ -578,6 +585,13 @@ async fn the_middleware_answers_each_case_over_http() {
     let huge =
         json!({"method": "tools/call", "params": {"name": "get_order", "pad": "x".repeat(300 * 1024)}}).to_string();
     assert_eq!(call(&r.mcp, &[("authorization", &read_only)], huge).await.status, StatusCode::PAYLOAD_TOO_LARGE);
+
+    // Every refusal above is counted by its reason, with no more detail than that.
+    let shown = r.metrics.encode();
+    for (reason, count) in [("invalid_token", 1), ("invalid_request", 2), ("insufficient_scope", 3)] {
+        let series = format!(r#"giftgenius_auth_refusals_total{{endpoint="mcp",reason="{reason}"}} {count}"#);
+        assert!(shown.lines().any(|l| l == series), "{series} in:\n{shown}");
+    }
 
     // The protected resource metadata, at both paths.
     let base = r.mcp.trim_end_matches("/mcp");

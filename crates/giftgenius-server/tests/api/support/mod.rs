@@ -8,6 +8,7 @@
 //! - `provider`: the SANDBOX payment provider as a child process: settings, ledger, raw requests,
 //!   ACP delegate_payment calls and test-card bodies for them.
 //! - `ports`: a port nobody listens on.
+//! - `prometheus`: a real Prometheus scraping a test server, and its query API.
 //! - `upstream`: local upstream catalogs that answer well, badly, slowly or never.
 //! - `leaks`: the one leak checker for every text a client reads.
 //! - `receiver`: a webhook receiver for order events that checks signatures as a platform does.
@@ -20,6 +21,7 @@ mod leaks;
 pub mod oidc;
 mod ports;
 mod process;
+mod prometheus;
 mod provider;
 mod purchase;
 mod raw_http;
@@ -31,6 +33,7 @@ pub use calls::{call, call_as, call_in_locale, meta_of, request, text_of, varied
 pub use leaks::{assert_no_leak, find_leak, hostname, leak_in};
 pub use ports::unused_port;
 pub use process::{ServerProcess, spawn_server_binary, start_server_binary};
+pub use prometheus::{Prometheus, Target};
 pub use provider::{SandboxPay, TEST_MERCHANT, TEST_SESSION, delegate_body};
 pub use purchase::{
     TOKEN, charges, commit_args, commit_then_replay_charges_once, orders, prepare, prepare_in_session, recipient,

@@ -1,0 +1,128 @@
+//! What is read at each scrape rather than counted as it happens: the live catalog's size and
+//! refused reloads, the orders pending payment now (one indexed query), and the outbox's
+//! backlog once wired (`outbox.rs`). `/metrics` calls [`Readings::refresh`] before encoding;
+//! the registry then encodes the last readings through [`Collector`].
+
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::gauge::ConstGauge;
+
+use super::outbox::{Backlog, OutboxBacklog};
+use crate::clock::Clock;
+use crate::store::Store;
+use crate::suggest::catalog::live::LiveCatalog;
+
+/// How long a scrape waits for the database or the outbox before it shows the last reading.
+pub const READ_WITHIN: Duration = Duration::from_secs(2);
+
+/// The orders pending payment, as the last scrape read them.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct PendingOrders {
+    pub count: u64,
+    /// Age of the oldest, in seconds (0 when none is pending).
+    pub oldest_age_seconds: f64,
+}
+
+/// The scrape-time readings; registered as a collector.
+#[derive(Debug)]
+pub struct Readings {
+    catalog: Arc<LiveCatalog>,
+    pending: Mutex<Option<PendingOrders>>,
+    outbox: OnceLock<Arc<dyn OutboxBacklog>>,
+    outbox_backlog: Mutex<Option<Backlog>>,
+}
+
+impl Readings {
+    pub(super) fn new(catalog: Arc<LiveCatalog>) -> Self {
+        Self { catalog, pending: Mutex::new(None), outbox: OnceLock::new(), outbox_backlog: Mutex::new(None) }
+    }
+
+    /// Wires the order event outbox: from now on each scrape shows its backlog. Once only; a
+    /// second source is refused (`false`).
+    pub fn wire_outbox(&self, source: Arc<dyn OutboxBacklog>) -> bool {
+        self.outbox.set(source).is_ok()
+    }
+
+    /// Reads the pending orders (ages by `clock`, the one orders are stamped with) and the
+    /// outbox, each within [`READ_WITHIN`]; a reading that fails keeps the last one (logged).
+    pub async fn refresh(&self, store: &Store, clock: &Clock) {
+        let pending = async {
+            match tokio::time::timeout(READ_WITHIN, store.pending_orders()).await {
+                Ok(Ok((count, oldest))) => {
+                    let age_ms = oldest.map_or(0, |created| clock.now_ms().saturating_sub(created).max(0));
+                    let reading = PendingOrders { count, oldest_age_seconds: age_ms as f64 / 1000.0 };
+                    *lock(&self.pending) = Some(reading);
+                }
+                Ok(Err(e)) => tracing::warn!(error = %e, "metrics: reading the pending orders failed"),
+                Err(_) => tracing::warn!("metrics: the database did not answer for the pending orders in time"),
+            }
+        };
+        let outbox = async {
+            let Some(source) = self.outbox.get() else { return };
+            match tokio::time::timeout(READ_WITHIN, source.backlog()).await {
+                Ok(Ok(backlog)) => *lock(&self.outbox_backlog) = Some(backlog),
+                Ok(Err(e)) => tracing::warn!(error = %format!("{e:#}"), "metrics: reading the outbox backlog failed"),
+                Err(_) => tracing::warn!("metrics: the outbox backlog did not answer in time"),
+            }
+        };
+        tokio::join!(pending, outbox);
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn gauge<N>(encoder: &mut DescriptorEncoder, name: &str, help: &str, value: ConstGauge<N>) -> std::fmt::Result
+where
+    ConstGauge<N>: EncodeMetric,
+{
+    value.encode(encoder.encode_descriptor(name, help, None, value.metric_type())?)
+}
+
+impl Collector for Readings {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> std::fmt::Result {
+        let gifts = self.catalog.current().len() as i64;
+        gauge(&mut encoder, "giftgenius_catalog_gifts", "Gifts in the live local catalog", ConstGauge::new(gifts))?;
+        let refused = ConstCounter::new(self.catalog.refused_reloads());
+        refused.encode(encoder.encode_descriptor(
+            "giftgenius_catalog_reload_failures",
+            "Catalog reloads refused (the previous catalog kept serving)",
+            None,
+            refused.metric_type(),
+        )?)?;
+        if let Some(pending) = *lock(&self.pending) {
+            gauge(
+                &mut encoder,
+                "giftgenius_pending_orders",
+                "Orders pending payment now",
+                ConstGauge::new(pending.count as i64),
+            )?;
+            gauge(
+                &mut encoder,
+                "giftgenius_pending_order_oldest_age_seconds",
+                "Age of the oldest order pending payment (0 when none is)",
+                ConstGauge::new(pending.oldest_age_seconds),
+            )?;
+        }
+        if let Some(backlog) = *lock(&self.outbox_backlog) {
+            gauge(
+                &mut encoder,
+                "giftgenius_outbox_backlog",
+                "Order events in the outbox not yet delivered",
+                ConstGauge::new(backlog.events as i64),
+            )?;
+            gauge(
+                &mut encoder,
+                "giftgenius_outbox_oldest_age_seconds",
+                "How long the oldest undelivered order event has waited (0 when none is)",
+                ConstGauge::new(backlog.oldest_age_seconds),
+            )?;
+        }
+        Ok(())
+    }
+}
