@@ -8,6 +8,7 @@
 pub mod acp;
 pub mod args;
 pub mod bounded;
+pub mod canonical;
 pub mod delivery;
 pub mod envelope;
 pub mod error;

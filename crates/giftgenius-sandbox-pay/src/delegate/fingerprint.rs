@@ -1,23 +1,23 @@
 //! "The same request" for delegate_payment's idempotency (the delegate-payment RFC §5.2): the
 //! body's semantic JSON, so key order and `1` vs `1.0` do not matter, while `null` ≠ absent and
-//! array order does. The same canonical form as the app's `acp1` (docs/acp.md §7), written again
-//! here because this crate does not depend on the app.
+//! array order does: the contract's canonical form (`giftgenius_types::canonical`), the one
+//! behind the app's `acp1` too (docs/acp.md §7).
 //!
 //! The body holds a card number, and a card number has so few unknown digits that a plain hash
 //! of a body could be reversed by trying them all; so the fingerprint is an HMAC keyed by the
 //! delegate key, which the database never holds. The key's identity (the idempotency scope, "the
 //! authenticated identity") is derived from it the same way.
 
+use giftgenius_types::canonical::{canonical_json, semantic_number};
 use hmac::{Hmac, Mac};
-use serde_json::{Number, Value};
+use serde_json::Value;
 use sha2::Sha256;
 
 use crate::token::DelegateKey;
 
 /// `hdp1:` + HMAC-SHA-256 (hex) of the canonical form of `body`, keyed by `key`.
 pub fn fingerprint(key: &DelegateKey, body: &Value) -> String {
-    let mut canonical = String::new();
-    write_canonical(body, &mut canonical);
+    let canonical = canonical_json(body, semantic_number);
     format!("hdp1:{}", hmac_hex(key, canonical.as_bytes()))
 }
 
@@ -32,50 +32,6 @@ fn hmac_hex(key: &DelegateKey, data: &[u8]) -> String {
     let mut mac = Hmac::<Sha256>::new_from_slice(key.expose().as_bytes()).expect("HMAC takes any key length");
     mac.update(data);
     hex::encode(mac.finalize().into_bytes())
-}
-
-/// Compact JSON with object keys sorted, arrays in order, numbers normalized.
-fn write_canonical(value: &Value, out: &mut String) {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, key) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push(':');
-                write_canonical(&map[key], out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_canonical(item, out);
-            }
-            out.push(']');
-        }
-        Value::Number(n) => out.push_str(&canonical_number(n)),
-        other => out.push_str(&other.to_string()),
-    }
-}
-
-/// An integer as its digits; a float with no fraction (within f64's exact integers) as the
-/// same digits; any other float in its shortest round-trip form.
-fn canonical_number(n: &Number) -> String {
-    if n.is_i64() || n.is_u64() {
-        return n.to_string();
-    }
-    match n.as_f64() {
-        Some(f) if f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_992.0 => format!("{}", f as i64),
-        _ => n.to_string(),
-    }
 }
 
 #[cfg(test)]

@@ -33,12 +33,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::acp::fingerprint::canonical_json;
 use crate::clock::Clock;
 use crate::context::{CallContext, DEFAULT_LOCALE};
 use crate::metrics::{IdempotencyMetrics, KeyOutcome};
 use crate::outcome::{Answer, Outcome, envelope};
 use crate::store::{Claim, Fence, Fenced, RecoveryPoint, Scope, Store, StoreError, StoreResult};
+use giftgenius_types::canonical::canonical_json;
 
 /// The arguments a fingerprint leaves out: the key itself, and the widget's confirmation token,
 /// which proves who asked rather than what (a fresh token after a reload is the same request).
