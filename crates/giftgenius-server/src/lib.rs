@@ -47,3 +47,4 @@ pub mod state;
 pub mod store;
 pub mod suggest;
 pub mod telemetry;
+pub mod traces;
