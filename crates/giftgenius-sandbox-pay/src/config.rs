@@ -62,6 +62,10 @@ pub struct Config {
     /// Log format on stderr; filter with GIFTGENIUS_SANDBOX_PAY_LOG (else GIFTGENIUS_LOG).
     #[arg(long, env = "GIFTGENIUS_SANDBOX_PAY_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
+    /// Export traces over OTLP/HTTP (protobuf) to this collector (`/v1/traces` is added to a URL
+    /// without a path); each request continues the trace of its `traceparent` header.
+    #[arg(long, env = "GIFTGENIUS_SANDBOX_PAY_OTLP_ENDPOINT")]
+    pub otlp_endpoint: Option<String>,
 }
 
 impl Config {

@@ -25,6 +25,7 @@ pub mod guard;
 pub mod ledger;
 mod routes;
 pub mod token;
+pub mod traces;
 pub mod vault;
 
 use std::path::{Path, PathBuf};
@@ -163,15 +164,20 @@ async fn stdin_closed(mut lines: Lines<BufReader<Stdin>>) {
     while let Ok(Some(_)) = lines.next_line().await {}
 }
 
-/// Logs on stderr (text or JSON), filtered by GIFTGENIUS_SANDBOX_PAY_LOG, else GIFTGENIUS_LOG.
-pub fn init_logs(format: config::LogFormat) {
-    use tracing_subscriber::{EnvFilter, fmt};
+/// Logs on stderr (text or JSON), filtered by GIFTGENIUS_SANDBOX_PAY_LOG, else GIFTGENIUS_LOG;
+/// and traces to `otlp_endpoint` when one is given (`traces.rs`).
+pub fn init_logs(format: config::LogFormat, otlp_endpoint: Option<&str>) {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::{EnvFilter, Layer, fmt};
     let filter = EnvFilter::try_from_env("GIFTGENIUS_SANDBOX_PAY_LOG")
         .or_else(|_| EnvFilter::try_from_env("GIFTGENIUS_LOG"))
         .unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false);
-    let _ = match format {
-        config::LogFormat::Text => builder.try_init(),
-        config::LogFormat::Json => builder.json().try_init(),
+    let lines = fmt::layer().with_writer(std::io::stderr).with_ansi(false);
+    let lines = match format {
+        config::LogFormat::Text => lines.boxed(),
+        config::LogFormat::Json => lines.json().boxed(),
     };
+    let traces = otlp_endpoint.and_then(traces::start).map(|t| tracing_opentelemetry::layer().with_tracer(t));
+    let _ = tracing_subscriber::registry().with(filter).with(traces).with(lines).try_init();
 }

@@ -47,6 +47,7 @@ pub fn router(ledger: Ledger, keys: Keys) -> Router {
         .merge(delegate)
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(axum::middleware::from_fn_with_state(Arc::new(keys), guard))
+        .layer(axum::middleware::from_fn(crate::traces::span_per_request))
 }
 
 fn now_ms() -> i64 {

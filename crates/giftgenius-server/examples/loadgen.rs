@@ -18,6 +18,11 @@
 //! (`server/discover` once, then no session: every request carries its version and capabilities)
 //! and prints both lines and the ratio, so sessioned and stateless serving are compared in one run.
 //!
+//! `--traces` runs the scenario a second time in the same process with traces exported (the
+//! log subscriber at its default level plus OTLP/HTTP export to a collector in this process that
+//! takes and drops every batch) and prints both lines and the ratio. The first run has no
+//! subscriber at all, as the other lines here.
+//!
 //! Scenarios: `suggest` (suggest_gifts, varied arguments), `commit-unique` (prepare + commit
 //! with a fresh draft and key per call; only commit is timed), `commit-storm` (every client
 //! commits the SAME draft with the SAME key; after the storm the ledger must hold one charge).
@@ -104,6 +109,7 @@ async fn main() -> anyhow::Result<()> {
     let argv: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
     let auth = std::env::args().any(|a| a == "--auth");
     let stateless = std::env::args().any(|a| a == "--stateless");
+    let traces = std::env::args().any(|a| a == "--traces");
     let scenario = argv.first().map(String::as_str).unwrap_or("suggest").to_string();
     let clients: usize = argv.get(1).and_then(|s| s.parse().ok()).unwrap_or(1);
     let per_client: usize = argv.get(2).and_then(|s| s.parse().ok()).unwrap_or(200);
@@ -118,6 +124,22 @@ async fn main() -> anyhow::Result<()> {
             modern.calls_per_s / local.calls_per_s * 100.0
         );
     }
+    if traces {
+        let collector = discarding_collector().await?;
+        giftgenius_server::telemetry::init(
+            giftgenius_server::config::LogFormat::Text,
+            Some(&collector),
+            "giftgenius-server",
+        );
+        let traced = run(&scenario, clients, per_client, None, Lifecycle::Session).await?;
+        println!("{}", traced.line);
+        println!(
+            "trace export: p50 {:+.3} ms per call, throughput {:.1}% of no tracing",
+            (traced.p50.as_secs_f64() - local.p50.as_secs_f64()) * 1e3,
+            traced.calls_per_s / local.calls_per_s * 100.0
+        );
+        giftgenius_server::traces::shutdown();
+    }
     if auth {
         let signed_in = start_authorization_server();
         let verified = run(&scenario, clients, per_client, Some(&signed_in), Lifecycle::Session).await?;
@@ -129,6 +151,16 @@ async fn main() -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// An OTLP/HTTP collector on 127.0.0.1 that answers 200 to every export and keeps nothing;
+/// returns its base URL.
+async fn discarding_collector() -> anyhow::Result<String> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let url = format!("http://{}", listener.local_addr()?);
+    let app = axum::Router::new().route("/v1/traces", axum::routing::post(|_: axum::body::Bytes| async { "" }));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    Ok(url)
 }
 
 /// How the clients meet the server.

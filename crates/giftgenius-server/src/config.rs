@@ -231,6 +231,11 @@ pub struct Config {
     /// Log format on stderr.
     #[arg(long, env = "GIFTGENIUS_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text, global = true)]
     pub log_format: LogFormat,
+    /// Export traces over OTLP/HTTP (protobuf) to this collector, e.g. `http://127.0.0.1:4318`
+    /// (`/v1/traces` is added to a URL without a path). Off when unset. Also handed to the
+    /// sandbox provider this server starts.
+    #[arg(long, env = "GIFTGENIUS_OTLP_ENDPOINT", global = true)]
+    pub otlp_endpoint: Option<String>,
     // --- The payment provider's secret (issue 23, item 4) ---
     /// The file holding the payment provider's secret (its first line), sent as
     /// `Authorization: Bearer` on every request: the provider's own `--admin-token-file`

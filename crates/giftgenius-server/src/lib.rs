@@ -48,3 +48,4 @@ pub mod state;
 pub mod store;
 pub mod suggest;
 pub mod telemetry;
+pub mod traces;

@@ -16,7 +16,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let config = Config::parse();
-    telemetry::init(config.log_format);
+    telemetry::init(config.log_format, config.otlp_endpoint.as_deref(), "giftgenius-server");
     match &config.command {
         Some(Command::Reconcile) => return printed("reconcile", startup::reconcile_once(&config).await),
         Some(Command::DeleteMyData { subject: Some(subject), .. }) => {
@@ -52,6 +52,8 @@ async fn main() -> std::process::ExitCode {
         }
         Err(e) => Err(e),
     };
+    // The spans of the last calls are still queued for export.
+    giftgenius_server::traces::shutdown();
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {

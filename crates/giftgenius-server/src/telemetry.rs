@@ -1,5 +1,7 @@
 //! Structured logs on stderr (text or JSON), and what may go into them. Internal details of
-//! failures go here, under the request reference, and never into a tool result.
+//! failures go here, under the request reference, and never into a tool result. With
+//! `--otlp-endpoint`, the same spans are also exported as traces (`crate::traces`), and a span
+//! that joined a trace carries `trace_id` / `span_id`, so its log lines join the trace.
 
 use std::io::IsTerminal;
 
@@ -45,12 +47,15 @@ fn asked_filter(asked: Option<&str>) -> EnvFilter {
     asked.and_then(|text| EnvFilter::try_new(text).ok()).unwrap_or_else(|| EnvFilter::new(DEFAULT_FILTER))
 }
 
-/// The log subscriber: the operator's filter, then the caps, then lines in `format` to `writer`.
+/// The log subscriber: the operator's filter, then the caps, then lines in `format` to `writer`,
+/// and the spans that pass both to `tracer` when traces are on (so the caps hold for the export
+/// too).
 fn subscriber<W>(
     asked: Option<&str>,
     format: LogFormat,
     writer: W,
     colour: bool,
+    tracer: Option<opentelemetry_sdk::trace::Tracer>,
 ) -> impl tracing::Subscriber + Send + Sync
 where
     W: for<'w> fmt::MakeWriter<'w> + Send + Sync + 'static,
@@ -60,15 +65,18 @@ where
         LogFormat::Text => lines.boxed(),
         LogFormat::Json => lines.json().boxed(),
     };
-    tracing_subscriber::registry().with(caps()).with(asked_filter(asked)).with(lines)
+    let traces = tracer.map(|tracer| tracing_opentelemetry::layer().with_tracer(tracer));
+    tracing_subscriber::registry().with(caps()).with(asked_filter(asked)).with(traces).with(lines)
 }
 
-pub fn init(format: LogFormat) {
+/// Logs on stderr, and traces to `otlp_endpoint` (as `service`) when one is given.
+pub fn init(format: LogFormat, otlp_endpoint: Option<&str>, service: &'static str) {
+    let tracer = otlp_endpoint.and_then(|endpoint| crate::traces::start(endpoint, service));
     let asked = std::env::var("GIFTGENIUS_LOG").ok();
     // stdout carries the protocol in stdio mode, so logs always go to stderr; colours only when
     // a person watches it (a log redirected to a file or a pipe gets plain text).
     let colour = std::io::stderr().is_terminal();
-    let _ = subscriber(asked.as_deref(), format, std::io::stderr, colour).try_init();
+    let _ = subscriber(asked.as_deref(), format, std::io::stderr, colour, tracer).try_init();
     log_panics();
 }
 
@@ -142,14 +150,17 @@ mod tests {
             ["trace", "rmcp::transport=trace,rmcp::service=trace", "trace,rmcp=trace,hyper=trace,reqwest=trace"]
         {
             let lines = Lines::default();
-            tracing::subscriber::with_default(subscriber(Some(asked), LogFormat::Text, lines.clone(), false), || {
-                tracing::trace!(target: "rmcp::transport::streamable_http_server::tower", "message ct_SECRET-1");
-                tracing::debug!(target: "rmcp::service", "received request Rua-Augusta-2");
-                tracing::trace!(target: "hyper::proto::h1::io", "read bytes SECRET-3");
-                tracing::trace!(target: "reqwest::connect", "SECRET-4");
-                tracing::info!(target: "rmcp::service", "lifecycle line kept");
-                tracing::trace!(target: "giftgenius_server::checkout", "our own trace line kept");
-            });
+            tracing::subscriber::with_default(
+                subscriber(Some(asked), LogFormat::Text, lines.clone(), false, None),
+                || {
+                    tracing::trace!(target: "rmcp::transport::streamable_http_server::tower", "message ct_SECRET-1");
+                    tracing::debug!(target: "rmcp::service", "received request Rua-Augusta-2");
+                    tracing::trace!(target: "hyper::proto::h1::io", "read bytes SECRET-3");
+                    tracing::trace!(target: "reqwest::connect", "SECRET-4");
+                    tracing::info!(target: "rmcp::service", "lifecycle line kept");
+                    tracing::trace!(target: "giftgenius_server::checkout", "our own trace line kept");
+                },
+            );
             let text = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
             for secret in ["ct_SECRET-1", "Rua-Augusta-2", "SECRET-3", "SECRET-4"] {
                 assert!(!text.contains(secret), "{asked}: {secret} logged:\n{text}");

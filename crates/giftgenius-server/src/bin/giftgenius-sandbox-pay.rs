@@ -11,8 +11,11 @@ use giftgenius_sandbox_pay::{Config, init_logs, run};
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let config = Config::parse();
-    init_logs(config.log_format);
-    match run(config).await {
+    init_logs(config.log_format, config.otlp_endpoint.as_deref());
+    let result = run(config).await;
+    // The last requests' spans are still queued for export.
+    giftgenius_sandbox_pay::traces::shutdown();
+    match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("giftgenius-sandbox-pay: {e:#}");

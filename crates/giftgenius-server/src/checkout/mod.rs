@@ -22,6 +22,7 @@ pub mod payments;
 pub mod permalink;
 mod prepare;
 pub mod privacy;
+mod provider_call;
 pub mod reconcile;
 pub mod sandbox;
 mod session;

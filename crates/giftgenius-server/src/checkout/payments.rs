@@ -170,12 +170,9 @@ impl Payments {
             description: description.to_string(),
             payment_token: token,
         };
-        let response = self
-            .http
-            .post(format!("{}{CHARGES_PATH}", self.base))
-            .header(IDEMPOTENCY_KEY_HEADER, idempotency_key)
-            .json(&request)
-            .send()
+        let url = format!("{}{CHARGES_PATH}", self.base);
+        let call = self.http.post(&url).header(IDEMPOTENCY_KEY_HEADER, idempotency_key).json(&request);
+        let response = super::provider_call::send(call, "POST", &url)
             .await
             .map_err(|e| PaymentError::Unavailable(format!("charge request failed: {e}")))?;
         let status = response.status();
@@ -233,12 +230,9 @@ impl Payments {
             amount: Some(amount.amount_minor),
             reason: Some("requested_by_customer".into()),
         };
-        let response = self
-            .http
-            .post(format!("{}{REFUNDS_PATH}", self.base))
-            .header(IDEMPOTENCY_KEY_HEADER, idempotency_key)
-            .json(&request)
-            .send()
+        let url = format!("{}{REFUNDS_PATH}", self.base);
+        let call = self.http.post(&url).header(IDEMPOTENCY_KEY_HEADER, idempotency_key).json(&request);
+        let response = super::provider_call::send(call, "POST", &url)
             .await
             .map_err(|e| PaymentError::Unavailable(format!("refund request failed: {e}")))?;
         match response.status() {

@@ -93,6 +93,11 @@ impl SandboxProcess {
                 LogFormat::Text => "text",
                 LogFormat::Json => "json",
             });
+        // The provider continues the traces our charges carry (`traceparent`), so it exports
+        // where we do.
+        if let Some(endpoint) = crate::traces::endpoint() {
+            command.arg("--otlp-endpoint").arg(endpoint);
+        }
         if let Some(ms) = latency_ms {
             command.arg("--latency-ms").arg(ms.to_string());
         }

@@ -8,6 +8,7 @@
 //! - `policy.rs`: invariants after every call;
 //! - `measure.rs`: each request's method, tool, outcome and time for `/metrics`;
 //! - `widget_resource.rs`: the packed widget as a resource, with both hosts' `_meta`;
+//! - `traced.rs`: one server span per MCP request (OpenTelemetry's MCP conventions);
 //! - `request_body.rs`: in front of rmcp over HTTP, a body that is no JSON-RPC message gets a
 //!   JSON-RPC error (parse error -32700, invalid request -32600) with HTTP 400.
 
@@ -16,6 +17,7 @@ pub mod measure;
 pub mod policy;
 pub mod reply;
 pub mod request_body;
+pub mod traced;
 pub mod widget_resource;
 
 use std::panic::AssertUnwindSafe;
@@ -399,6 +401,52 @@ impl GiftGenius {
         result
     }
 
+    /// Builds the call's context once, runs the tool inside its span, and applies the policy.
+    async fn run_tool(
+        &self,
+        request: CallToolRequestParams,
+        mut context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let Some(tool) = ToolName::parse(&request.name) else {
+            // Not one of ours: the router answers with the protocol's "unknown tool" error.
+            return self.tool_router.call(ToolCallContext::new(self, request, context)).await;
+        };
+        let parts = context.extensions.get::<axum::http::request::Parts>();
+        let Some(caller) = Caller::from_parts(parts, &self.app.auth) else {
+            // Verified mode, and no HTTP request under the call: nobody's token was checked.
+            tracing::warn!(tool = tool.as_str(), "refused a tool call that carries no HTTP request in verified mode");
+            return Err(ErrorData::invalid_request(
+                "this server identifies callers by their access token over HTTP; the call carries none",
+                None,
+            ));
+        };
+        let subject = subject_of(&caller, &context).unwrap_or_else(|| signed_out_subject(parts));
+        let hint = client_hint(&context).map(str::to_owned);
+        let call = CallContext::with_client_hint(tool, subject, locale_of(&context), hint.as_deref());
+        traced::record_reference(&call.reference);
+        // The middleware refuses a token without the tool's scope (HTTP 403); this is the second
+        // line, and the only one for a caller with no token at all.
+        if let Some(scope) = crate::auth::required_scope(tool.as_str())
+            && !caller.has_scope(scope)
+        {
+            return Ok(self.auth_required(&call, scope).into());
+        }
+        context.extensions.insert(call.clone());
+        let output_schema = self.tool_router.get(&request.name).and_then(|t| t.output_schema.clone());
+        let run = self.tool_router.call(ToolCallContext::new(self, request, context)).instrument(call.span.clone());
+        // A panic in a handler becomes an honest INTERNAL_ERROR for this call; the server goes on.
+        match AssertUnwindSafe(run).catch_unwind().await {
+            Ok(Ok(CallToolResponse::Complete(result))) => {
+                Ok(policy::enforce(&call, result, output_schema.as_deref()).into())
+            }
+            Ok(other) => other,
+            Err(panic) => {
+                let detail = format!("handler panicked: {}", crate::telemetry::panic_message(panic.as_ref()));
+                Ok(render_error(&call, crate::error::internal(&call, &detail)).into())
+            }
+        }
+    }
+
     /// The one widget resource, the same for every connection.
     fn widget_resource(&self) -> Resource {
         let widget = &self.app.widget;
@@ -432,25 +480,29 @@ impl ServerHandler for GiftGenius {
             .with_instructions(INSTRUCTIONS)
     }
 
-    async fn discover(&self, _context: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
+    async fn discover(&self, context: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
+        let span = traced::request_span("server/discover", None, None, &context);
         measure::measured(&self.app.metrics.mcp, McpMethod::Discover, async {
             Ok(DiscoverResult::from_server_info(self.supported_protocol_versions().into_owned(), self.get_info())
                 .with_ttl_ms(LIST_TTL_MS)
                 .with_cache_scope(CacheScope::Public))
         })
+        .instrument(span)
         .await
     }
 
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        let span = traced::request_span("tools/list", None, None, &context);
         measure::measured(&self.app.metrics.mcp, McpMethod::ToolsList, async {
             Ok(ListToolsResult::with_all_items(self.tools())
                 .with_ttl_ms(LIST_TTL_MS)
                 .with_cache_scope(CacheScope::Public))
         })
+        .instrument(span)
         .await
     }
 
@@ -458,7 +510,8 @@ impl ServerHandler for GiftGenius {
         self.tools().into_iter().find(|t| t.name == name)
     }
 
-    /// Runs the call ([`GiftGenius::run_tool_call`]) and records it for `/metrics`.
+    /// The call inside its server span (`mcp::traced`; the span ends when the answer is ready),
+    /// recorded for `/metrics`.
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
@@ -466,81 +519,44 @@ impl ServerHandler for GiftGenius {
     ) -> Result<CallToolResponse, ErrorData> {
         let started = std::time::Instant::now();
         let tool = ToolName::parse(&request.name);
-        let answer = self.run_tool_call(request, context).await;
-        measure::tool_call(&self.app.metrics.mcp, tool, started, &answer);
-        answer
+        let span = traced::request_span("tools/call", Some(&request.name), None, &context);
+        let response = self.run_tool(request, context).instrument(span.clone()).await;
+        traced::record_call_outcome(&span, &response);
+        measure::tool_call(&self.app.metrics.mcp, tool, started, &response);
+        response
     }
 
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
+        let span = traced::request_span("resources/list", None, None, &context);
         measure::measured(&self.app.metrics.mcp, McpMethod::ResourcesList, async {
             Ok(ListResourcesResult::with_all_items(vec![self.widget_resource()])
                 .with_ttl_ms(LIST_TTL_MS)
                 .with_cache_scope(CacheScope::Public))
         })
+        .instrument(span)
         .await
     }
 
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        measure::measured(&self.app.metrics.mcp, McpMethod::ResourcesRead, async { self.read_widget(request) }).await
+        let span = traced::request_span("resources/read", None, Some(&request.uri), &context);
+        let read = self.read_widget(request).instrument(span.clone());
+        let response = measure::measured(&self.app.metrics.mcp, McpMethod::ResourcesRead, read).await;
+        traced::record_error(&span, &response);
+        response
     }
 }
 
 impl GiftGenius {
-    /// Builds the call's context once, runs the tool inside its span, and applies the policy.
-    async fn run_tool_call(
-        &self,
-        request: CallToolRequestParams,
-        mut context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let Some(tool) = ToolName::parse(&request.name) else {
-            // Not one of ours: the router answers with the protocol's "unknown tool" error.
-            return self.tool_router.call(ToolCallContext::new(self, request, context)).await;
-        };
-        let parts = context.extensions.get::<axum::http::request::Parts>();
-        let Some(caller) = Caller::from_parts(parts, &self.app.auth) else {
-            // Verified mode, and no HTTP request under the call: nobody's token was checked.
-            tracing::warn!(tool = tool.as_str(), "refused a tool call that carries no HTTP request in verified mode");
-            return Err(ErrorData::invalid_request(
-                "this server identifies callers by their access token over HTTP; the call carries none",
-                None,
-            ));
-        };
-        let subject = subject_of(&caller, &context).unwrap_or_else(|| signed_out_subject(parts));
-        let hint = client_hint(&context).map(str::to_owned);
-        let call = CallContext::with_client_hint(tool, subject, locale_of(&context), hint.as_deref());
-        // The middleware refuses a token without the tool's scope (HTTP 403); this is the second
-        // line, and the only one for a caller with no token at all.
-        if let Some(scope) = crate::auth::required_scope(tool.as_str())
-            && !caller.has_scope(scope)
-        {
-            return Ok(self.auth_required(&call, scope).into());
-        }
-        context.extensions.insert(call.clone());
-        let output_schema = self.tool_router.get(&request.name).and_then(|t| t.output_schema.clone());
-        let run = self.tool_router.call(ToolCallContext::new(self, request, context)).instrument(call.span.clone());
-        // A panic in a handler becomes an honest INTERNAL_ERROR for this call; the server goes on.
-        match AssertUnwindSafe(run).catch_unwind().await {
-            Ok(Ok(CallToolResponse::Complete(result))) => {
-                Ok(policy::enforce(&call, result, output_schema.as_deref()).into())
-            }
-            Ok(other) => other,
-            Err(panic) => {
-                let detail = format!("handler panicked: {}", crate::telemetry::panic_message(panic.as_ref()));
-                Ok(render_error(&call, crate::error::internal(&call, &detail)).into())
-            }
-        }
-    }
-
     /// The widget resource's contents, or resource-not-found for any other URI.
-    fn read_widget(&self, request: ReadResourceRequestParams) -> Result<ReadResourceResponse, ErrorData> {
+    async fn read_widget(&self, request: ReadResourceRequestParams) -> Result<ReadResourceResponse, ErrorData> {
         let widget = &self.app.widget;
         if request.uri != widget.uri() {
             // The URI is echoed cut short: it is whatever the client sent, up to the body limit.

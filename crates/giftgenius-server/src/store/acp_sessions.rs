@@ -24,6 +24,7 @@ macro_rules! put_session {
 
 impl Store {
     /// The session `id` if `platform` owns it (another platform's session is not found).
+    #[tracing::instrument(name = "store.acp_session", skip_all, fields(otel.kind = "client", db.operation.name = "acp_session"))]
     pub async fn acp_session(&self, id: &str, platform: &str) -> StoreResult<Option<AcpSessionRow>> {
         on_pool!(self, |pool| {
             Ok(sqlx::query_as(sql::ACP_SESSION).bind(id).bind(platform).fetch_optional(pool).await?)
@@ -32,6 +33,7 @@ impl Store {
 
     /// In one transaction, if the fence holds: inserts or rewrites the session and finishes the
     /// key with `response`.
+    #[tracing::instrument(name = "store.put_acp_session_and_finish", skip_all, fields(otel.kind = "client", db.operation.name = "put_acp_session_and_finish"))]
     pub async fn put_acp_session_and_finish(
         &self,
         fence: &Fence,
@@ -44,6 +46,7 @@ impl Store {
 
     /// In one transaction, if the fence holds: inserts or rewrites the session; the key stays
     /// where it is (a complete records what it is about to pay for, then pays).
+    #[tracing::instrument(name = "store.put_acp_session", skip_all, fields(otel.kind = "client", db.operation.name = "put_acp_session"))]
     pub async fn put_acp_session(&self, fence: &Fence, session: &AcpSessionRow, now_ms: i64) -> StoreResult<Fenced> {
         self.write_acp_session(fence, session, KeyMove::Hold, now_ms).await
     }
@@ -66,6 +69,7 @@ impl Store {
 
     /// Whether someone other than `ours` may be charging `order_id` at `now_ms`: its charging
     /// window is open, or another key pointing at it is leased.
+    #[tracing::instrument(name = "store.order_in_flight", skip_all, fields(otel.kind = "client", db.operation.name = "order_in_flight"))]
     pub async fn order_in_flight(&self, order_id: &str, ours: &Scope, now_ms: i64) -> StoreResult<bool> {
         on_pool!(self, |pool| {
             Ok(sqlx::query_scalar::<_, i64>(sql::ORDER_IN_FLIGHT)
@@ -82,6 +86,7 @@ impl Store {
 
     /// Inserts or rewrites the session with no idempotency key to move: an MCP update or cancel
     /// sent without `meta.idempotency_key` (docs/acp.md §7), where the later write wins.
+    #[tracing::instrument(name = "store.put_acp_session_unkeyed", skip_all, fields(otel.kind = "client", db.operation.name = "put_acp_session_unkeyed"))]
     pub async fn put_acp_session_unkeyed(&self, session: &AcpSessionRow) -> StoreResult<()> {
         on_pool!(self, |pool| {
             let written = put_session!(session).execute(pool).await?.rows_affected();
@@ -91,6 +96,7 @@ impl Store {
 
     /// Deletes sessions that expired before `expired_before_ms` (with their personal data);
     /// returns how many.
+    #[tracing::instrument(name = "store.prune_acp_sessions", skip_all, fields(otel.kind = "client", db.operation.name = "prune_acp_sessions"))]
     pub async fn prune_acp_sessions(&self, expired_before_ms: i64) -> StoreResult<u64> {
         on_pool!(self, |pool| {
             Ok(sqlx::query(sql::PRUNE_ACP_SESSIONS).bind(expired_before_ms).execute(pool).await?.rows_affected())

@@ -8,6 +8,7 @@ use super::{Store, StoreResult, sql};
 
 impl Store {
     /// The active, unexpired draft for `(subject, draft_key)`, or `new` inserted as that draft.
+    #[tracing::instrument(name = "store.draft_for_request", skip_all, fields(otel.kind = "client", db.operation.name = "draft_for_request"))]
     pub async fn draft_for_request(&self, new: &DraftRow, now_ms: i64) -> StoreResult<DraftRow> {
         let lock = WriteLock::DraftRequest { subject: &new.subject, draft_key: &new.draft_key };
         on_pool!(self, |pool| {
@@ -43,12 +44,14 @@ impl Store {
 
     /// Deletes drafts that expired before `expired_before_ms` (not one a pending order
     /// points at); returns how many.
+    #[tracing::instrument(name = "store.prune_drafts", skip_all, fields(otel.kind = "client", db.operation.name = "prune_drafts"))]
     pub async fn prune_drafts(&self, expired_before_ms: i64) -> StoreResult<u64> {
         on_pool!(self, |pool| {
             Ok(sqlx::query(sql::PRUNE_DRAFTS).bind(expired_before_ms).execute(pool).await?.rows_affected())
         })
     }
 
+    #[tracing::instrument(name = "store.draft", skip_all, fields(otel.kind = "client", db.operation.name = "draft"))]
     pub async fn draft(&self, subject: &str, id: &str) -> StoreResult<Option<DraftRow>> {
         on_pool!(self, |pool| Ok(sqlx::query_as(sql::DRAFT).bind(id).bind(subject).fetch_optional(pool).await?))
     }

@@ -156,6 +156,7 @@ macro_rules! finish_keys_of_order {
 
 impl Store {
     /// Claims `scope` with `fingerprint` and a lease until `lease_until_ms`, or reports what is there.
+    #[tracing::instrument(name = "store.claim_key", skip_all, fields(otel.kind = "client", db.operation.name = "claim_key"))]
     pub async fn claim_key(
         &self,
         scope: &Scope,
@@ -182,6 +183,7 @@ impl Store {
     }
 
     /// The key as stored (a holder whose write was refused reads it again).
+    #[tracing::instrument(name = "store.key", skip_all, fields(otel.kind = "client", db.operation.name = "key"))]
     pub async fn key(&self, scope: &Scope) -> StoreResult<Option<KeyRow>> {
         on_pool!(self, |pool| {
             Ok(sqlx::query_as(sql::KEY)
@@ -195,6 +197,7 @@ impl Store {
 
     /// Takes over a key whose lease ran out or was released, if its generation is still
     /// `generation`; the new holder's generation is `generation + 1`. True if we got it.
+    #[tracing::instrument(name = "store.take_over_key", skip_all, fields(otel.kind = "client", db.operation.name = "take_over_key"))]
     pub async fn take_over_key(
         &self,
         scope: &Scope,
@@ -224,22 +227,26 @@ impl Store {
     }
 
     /// Drops the lease after a transient failure, keeping the recovery point for the retry.
+    #[tracing::instrument(name = "store.release_key", skip_all, fields(otel.kind = "client", db.operation.name = "release_key"))]
     pub async fn release_key(&self, fence: &Fence, now_ms: i64) -> StoreResult<Fenced> {
         self.move_key(fence, KeyMove::Release, now_ms).await
     }
 
     /// Stores the final answer (success or definitive failure) and ends the lease.
+    #[tracing::instrument(name = "store.finish_key", skip_all, fields(otel.kind = "client", db.operation.name = "finish_key"))]
     pub async fn finish_key(&self, fence: &Fence, response: &str, now_ms: i64) -> StoreResult<Fenced> {
         self.move_key(fence, KeyMove::Finish { response }, now_ms).await
     }
 
     /// Points a key that has only started at an existing resource (`ResourceCreated`).
+    #[tracing::instrument(name = "store.advance_started_key", skip_all, fields(otel.kind = "client", db.operation.name = "advance_started_key"))]
     pub async fn advance_started_key(&self, fence: &Fence, resource_id: &str, now_ms: i64) -> StoreResult<Fenced> {
         self.move_key(fence, KeyMove::AdvanceStarted { resource_id }, now_ms).await
     }
 
     /// Deletes keys created before `created_before_ms` that are not in progress and do not
     /// point at a pending order; returns how many.
+    #[tracing::instrument(name = "store.prune_keys", skip_all, fields(otel.kind = "client", db.operation.name = "prune_keys"))]
     pub async fn prune_keys(&self, created_before_ms: i64, now_ms: i64) -> StoreResult<u64> {
         on_pool!(self, |pool| {
             Ok(sqlx::query(sql::PRUNE_KEYS)

@@ -1,6 +1,8 @@
 //! Persistence: one implementation over SQLite (the embedded default) or PostgreSQL (several
 //! replicas behind a load balancer), so the tools never know which database they run on.
 //!
+//! Each public method is a span `store.<method>` (no SQL, no values) for the traces.
+//!
 //! What the store keeps, a file each (every file is an `impl Store` block for its tables):
 //! - `keys.rs`: idempotency keys (claim, take over, release, finish) and the fenced write
 //!   every keyed step makes ([`fenced_write!`]).
@@ -127,6 +129,7 @@ pub use refunds::BeginRefund;
 
 impl Store {
     /// Opens the store named by `--db`: a `postgres://` URL, or else a SQLite file path.
+    #[tracing::instrument(name = "store.connect", skip_all, fields(otel.kind = "client", db.operation.name = "connect"))]
     pub async fn connect(db: &str) -> StoreResult<Self> {
         let pool = if db.starts_with("postgres://") || db.starts_with("postgresql://") {
             Pool::Postgres(dialect::open_postgres(db).await?)
@@ -138,6 +141,7 @@ impl Store {
 
     /// Whether the database answers and holds every migration this build knows (`/readyz`): a
     /// database another build rolled back, or one that stopped answering, is not ready.
+    #[tracing::instrument(name = "store.is_migrated", skip_all, fields(otel.kind = "client", db.operation.name = "is_migrated"))]
     pub async fn is_migrated(&self) -> StoreResult<bool> {
         const NEWEST_APPLIED: &str = "SELECT COALESCE(MAX(version), 0) FROM _sqlx_migrations WHERE success";
         let (applied, expected) = match &self.pool {
@@ -156,6 +160,7 @@ impl Store {
     /// How durable a commit is, as the database itself reports it (logged at startup, printed
     /// by the benchmarks): SQLite's `synchronous` level, PostgreSQL's `synchronous_commit` and
     /// `fsync`.
+    #[tracing::instrument(name = "store.durability", skip_all, fields(otel.kind = "client", db.operation.name = "durability"))]
     pub async fn durability(&self) -> StoreResult<String> {
         match &self.pool {
             Pool::Sqlite(pool) => {

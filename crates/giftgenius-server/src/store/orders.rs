@@ -55,6 +55,7 @@ impl Store {
     /// In one transaction: check stock (`stock` minus units in live orders), insert `order` as
     /// pending payment and advance the key to `ResourceCreated` with the order's id (nothing
     /// at all if the fence is stale).
+    #[tracing::instrument(name = "store.create_order", skip_all, fields(otel.kind = "client", db.operation.name = "create_order"))]
     pub async fn create_order(
         &self,
         fence: &Fence,
@@ -113,12 +114,14 @@ impl Store {
     }
 
     /// `subject`'s order `id`.
+    #[tracing::instrument(name = "store.order", skip_all, fields(otel.kind = "client", db.operation.name = "order"))]
     pub async fn order(&self, subject: &str, id: &str) -> StoreResult<Option<OrderRow>> {
         on_pool!(self, |pool| Ok(sqlx::query_as(sql::ORDER).bind(id).bind(subject).fetch_optional(pool).await?))
     }
 
     /// Up to `limit` of `subject`'s orders older than `before` in (created_at_ms, id) order,
     /// newest first.
+    #[tracing::instrument(name = "store.orders_of", skip_all, fields(otel.kind = "client", db.operation.name = "orders_of"))]
     pub async fn orders_of(&self, subject: &str, before: (i64, &str), limit: i64) -> StoreResult<Vec<OrderRow>> {
         on_pool!(self, |pool| {
             Ok(sqlx::query_as(sql::ORDERS_OF_SUBJECT)
@@ -132,11 +135,13 @@ impl Store {
     }
 
     /// Any subject's order `id` (a key's resource, the checkout page).
+    #[tracing::instrument(name = "store.order_by_id", skip_all, fields(otel.kind = "client", db.operation.name = "order_by_id"))]
     pub async fn order_by_id(&self, id: &str) -> StoreResult<Option<OrderRow>> {
         on_pool!(self, |pool| Ok(sqlx::query_as(sql::ORDER_BY_ID).bind(id).fetch_optional(pool).await?))
     }
 
     /// The draft's live (pending or paid) order, if any.
+    #[tracing::instrument(name = "store.live_order_for_draft", skip_all, fields(otel.kind = "client", db.operation.name = "live_order_for_draft"))]
     pub async fn live_order_for_draft(&self, draft_id: &str) -> StoreResult<Option<OrderRow>> {
         on_pool!(self, |pool| {
             Ok(sqlx::query_as(sql::LIVE_ORDER_FOR_DRAFT)
@@ -148,6 +153,7 @@ impl Store {
     }
 
     /// Units of a gift in live (pending or paid) orders.
+    #[tracing::instrument(name = "store.units_sold", skip_all, fields(otel.kind = "client", db.operation.name = "units_sold"))]
     pub async fn units_sold(&self, gift_id: &str) -> StoreResult<i64> {
         on_pool!(self, |pool| {
             Ok(sqlx::query_scalar(sql::LIVE_UNITS)
@@ -161,6 +167,7 @@ impl Store {
 
     /// In one transaction, if the fence holds: the pending order may now have a charge request
     /// in flight until `charging_until_ms` (the reconciler leaves it alone until then).
+    #[tracing::instrument(name = "store.begin_charge", skip_all, fields(otel.kind = "client", db.operation.name = "begin_charge"))]
     pub async fn begin_charge(
         &self,
         fence: &Fence,
@@ -185,6 +192,7 @@ impl Store {
 
     /// In one transaction, if the fence holds: the order is paid with `charge_id`, its `event`
     /// (if it has a receiver) is written to the outbox, and the key finished with `response`.
+    #[tracing::instrument(name = "store.mark_paid_and_finish", skip_all, fields(otel.kind = "client", db.operation.name = "mark_paid_and_finish"))]
     pub async fn mark_paid_and_finish(
         &self,
         fence: &Fence,
@@ -218,6 +226,7 @@ impl Store {
 
     /// In one transaction, if the fence holds: the order's payment was declined, the key
     /// finished with `response`.
+    #[tracing::instrument(name = "store.mark_declined_and_finish", skip_all, fields(otel.kind = "client", db.operation.name = "mark_declined_and_finish"))]
     pub async fn mark_declined_and_finish(
         &self,
         fence: &Fence,
@@ -250,6 +259,7 @@ impl Store {
     /// Up to `limit` orders to reconcile: pending since before `created_before_ms`, with no
     /// charge request in flight and no key leased at `now_ms`, after `after` in
     /// (created_at_ms, id) order.
+    #[tracing::instrument(name = "store.orders_to_reconcile", skip_all, fields(otel.kind = "client", db.operation.name = "orders_to_reconcile"))]
     pub async fn orders_to_reconcile(
         &self,
         created_before_ms: i64,
@@ -274,6 +284,7 @@ impl Store {
     /// receiver) is written to the outbox, and every unfinished commit_order key pointing at it
     /// is finished with `response` (their holders' writes are refused from now on). False if
     /// the order was no longer pending.
+    #[tracing::instrument(name = "store.settle_paid", skip_all, fields(otel.kind = "client", db.operation.name = "settle_paid"))]
     pub async fn settle_paid(
         &self,
         order_id: &str,
@@ -308,6 +319,7 @@ impl Store {
     /// charge request may still have been in flight at `asked_at_ms` (when the provider said it
     /// had no charge), and its unfinished commit_order keys are finished with `response`.
     /// False if nothing was settled.
+    #[tracing::instrument(name = "store.settle_declined", skip_all, fields(otel.kind = "client", db.operation.name = "settle_declined"))]
     pub async fn settle_declined(
         &self,
         order_id: &str,
@@ -337,6 +349,7 @@ impl Store {
     }
 
     /// Orders with `status`, oldest first (tests and the chaos run check invariants on them).
+    #[tracing::instrument(name = "store.orders_with_status", skip_all, fields(otel.kind = "client", db.operation.name = "orders_with_status"))]
     pub async fn orders_with_status(&self, status: OrderStatusColumn) -> StoreResult<Vec<OrderRow>> {
         on_pool!(self, |pool| Ok(sqlx::query_as(sql::ORDERS_WITH_STATUS).bind(status).fetch_all(pool).await?))
     }
@@ -353,6 +366,7 @@ impl Store {
     }
 
     /// Counts orders (all statuses): for tests and the benchmark.
+    #[tracing::instrument(name = "store.order_count", skip_all, fields(otel.kind = "client", db.operation.name = "order_count"))]
     pub async fn order_count(&self) -> StoreResult<i64> {
         on_pool!(self, |pool| Ok(sqlx::query_scalar(sql::ORDER_COUNT).fetch_one(pool).await?))
     }

@@ -52,6 +52,7 @@ pub enum AttemptRecord<'a> {
 impl Store {
     /// Leases up to `limit` due events until `lease_until_ms` (see [`sql::CLAIM_OUTBOX`]),
     /// oldest due first; each counts one more attempt.
+    #[tracing::instrument(name = "store.claim_order_events", skip_all, fields(otel.kind = "client", db.operation.name = "claim_order_events"))]
     pub async fn claim_order_events(
         &self,
         now_ms: i64,
@@ -74,6 +75,7 @@ impl Store {
 
     /// Records how the attempt of event `id` under claim `claims` ended; false (nothing
     /// written) if the event was claimed again or redelivered since.
+    #[tracing::instrument(name = "store.record_attempt", skip_all, fields(otel.kind = "client", db.operation.name = "record_attempt"))]
     pub async fn record_attempt(
         &self,
         id: &str,
@@ -123,6 +125,7 @@ impl Store {
 
     /// The operator sends event `id` again (whatever its status): pending from `now_ms`,
     /// attempts from zero, the retry horizon from now. False if there is no such event.
+    #[tracing::instrument(name = "store.redeliver_order_event", skip_all, fields(otel.kind = "client", db.operation.name = "redeliver_order_event"))]
     pub async fn redeliver_order_event(&self, id: &str, now_ms: i64) -> StoreResult<bool> {
         let written = on_pool!(self, |pool| {
             sqlx::query(sql::REDELIVER_OUTBOX)
@@ -143,16 +146,19 @@ impl Store {
         })
     }
 
+    #[tracing::instrument(name = "store.order_event", skip_all, fields(otel.kind = "client", db.operation.name = "order_event"))]
     pub async fn order_event(&self, id: &str) -> StoreResult<Option<OutboxRow>> {
         on_pool!(self, |pool| Ok(sqlx::query_as(sql::OUTBOX_EVENT).bind(id).fetch_optional(pool).await?))
     }
 
     /// Order `order_id`'s events, oldest first.
+    #[tracing::instrument(name = "store.order_events_of", skip_all, fields(otel.kind = "client", db.operation.name = "order_events_of"))]
     pub async fn order_events_of(&self, order_id: &str) -> StoreResult<Vec<OutboxRow>> {
         on_pool!(self, |pool| Ok(sqlx::query_as(sql::OUTBOX_OF_ORDER).bind(order_id).fetch_all(pool).await?))
     }
 
     /// Up to `limit` events (with `status`, if given), oldest first.
+    #[tracing::instrument(name = "store.order_events", skip_all, fields(otel.kind = "client", db.operation.name = "order_events"))]
     pub async fn order_events(&self, status: Option<OutboxStatus>, limit: i64) -> StoreResult<Vec<OutboxRow>> {
         on_pool!(self, |pool| {
             Ok(match status {
@@ -166,6 +172,7 @@ impl Store {
 
     /// Deletes events delivered before `delivered_before_ms` and dead ones written before
     /// `dead_before_ms`; returns how many.
+    #[tracing::instrument(name = "store.prune_order_events", skip_all, fields(otel.kind = "client", db.operation.name = "prune_order_events"))]
     pub async fn prune_order_events(&self, delivered_before_ms: i64, dead_before_ms: i64) -> StoreResult<u64> {
         on_pool!(self, |pool| {
             Ok(sqlx::query(sql::PRUNE_OUTBOX)

@@ -71,6 +71,7 @@ impl Store {
     /// checkout sessions, and anonymizes its settled orders and their refunds (kept as financial
     /// records). Drafts and keys of an order still waiting for its payment, and keys in use
     /// right now, stay until that is settled.
+    #[tracing::instrument(name = "store.delete_personal_data", skip_all, fields(otel.kind = "client", db.operation.name = "delete_personal_data"))]
     pub async fn delete_personal_data(&self, subject: &str, now_ms: i64) -> StoreResult<Deleted> {
         on_pool!(self, |pool| {
             let mut tx = pool.begin_write(WriteLock::None).await?;
@@ -84,6 +85,7 @@ impl Store {
     /// with the token's spent mark (`spent_key`, kept until `expires_at_ms`): the first use
     /// deletes and records what it deleted; every later use (concurrent ones wait for the first)
     /// deletes nothing and gets the first use's counts.
+    #[tracing::instrument(name = "store.delete_personal_data_once", skip_all, fields(otel.kind = "client", db.operation.name = "delete_personal_data_once"))]
     pub async fn delete_personal_data_once(
         &self,
         subject: &str,
@@ -133,6 +135,7 @@ impl Store {
     }
 
     /// Deletes the spent marks of Delete my data tokens that expired before `expired_before_ms`.
+    #[tracing::instrument(name = "store.prune_spent_delete_tokens", skip_all, fields(otel.kind = "client", db.operation.name = "prune_spent_delete_tokens"))]
     pub async fn prune_spent_delete_tokens(&self, expired_before_ms: i64) -> StoreResult<u64> {
         on_pool!(self, |pool| {
             Ok(sqlx::query(sql::PRUNE_SPENT_DELETE_TOKENS).bind(expired_before_ms).execute(pool).await?.rows_affected())
@@ -142,6 +145,7 @@ impl Store {
     /// One retention pass: orders placed before `personal_before_ms` are anonymized, anonymized
     /// orders placed before `financial_before_ms` and refunds before `refunds_before_ms` are
     /// deleted, and saved addresses unused since `addresses_before_ms` too.
+    #[tracing::instrument(name = "store.apply_retention", skip_all, fields(otel.kind = "client", db.operation.name = "apply_retention"))]
     pub async fn apply_retention(
         &self,
         personal_before_ms: i64,
@@ -238,6 +242,7 @@ impl Store {
     }
 
     /// Anonymized orders kept as financial records (tests and the operator command).
+    #[tracing::instrument(name = "store.erased_order_count", skip_all, fields(otel.kind = "client", db.operation.name = "erased_order_count"))]
     pub async fn erased_order_count(&self) -> StoreResult<i64> {
         on_pool!(self, |pool| Ok(sqlx::query_scalar(sql::COUNT_ERASED_ORDERS)
             .bind(ERASED_SUBJECT)

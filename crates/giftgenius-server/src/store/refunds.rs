@@ -50,6 +50,7 @@ macro_rules! settle_refund_in {
 impl Store {
     /// In one transaction, if the fence holds: the paid order's refund is recorded as pending
     /// (unless it has one already) and the key points at the order (`ResourceCreated`).
+    #[tracing::instrument(name = "store.begin_refund", skip_all, fields(otel.kind = "client", db.operation.name = "begin_refund"))]
     pub async fn begin_refund(
         &self,
         fence: &Fence,
@@ -95,6 +96,7 @@ impl Store {
     /// In one transaction, if the fence holds: the refund succeeded as `provider_refund_id`,
     /// the order is cancelled, its `event` (if it has a receiver) written to the outbox, and the
     /// key finished with `response`.
+    #[tracing::instrument(name = "store.finish_refund", skip_all, fields(otel.kind = "client", db.operation.name = "finish_refund"))]
     pub async fn finish_refund(
         &self,
         fence: &Fence,
@@ -116,6 +118,7 @@ impl Store {
     /// The reconciler: the pending refund succeeded as `provider_refund_id`, the order is
     /// cancelled and its `event` written (no key involved: a later retry of a cancel key finds
     /// it settled).
+    #[tracing::instrument(name = "store.settle_refund", skip_all, fields(otel.kind = "client", db.operation.name = "settle_refund"))]
     pub async fn settle_refund(
         &self,
         order_id: &str,
@@ -132,11 +135,13 @@ impl Store {
         })
     }
 
+    #[tracing::instrument(name = "store.refund_of_order", skip_all, fields(otel.kind = "client", db.operation.name = "refund_of_order"))]
     pub async fn refund_of_order(&self, order_id: &str) -> StoreResult<Option<RefundRow>> {
         on_pool!(self, |pool| Ok(sqlx::query_as(sql::REFUND_OF_ORDER).bind(order_id).fetch_optional(pool).await?))
     }
 
     /// Up to `limit` refunds pending since before `before_ms` (the reconciler's scan).
+    #[tracing::instrument(name = "store.refunds_pending", skip_all, fields(otel.kind = "client", db.operation.name = "refunds_pending"))]
     pub async fn refunds_pending(&self, before_ms: i64, limit: i64) -> StoreResult<Vec<RefundRow>> {
         on_pool!(self, |pool| {
             Ok(sqlx::query_as(sql::REFUNDS_PENDING)
@@ -149,6 +154,7 @@ impl Store {
     }
 
     /// Refunds with `status`, oldest first (tests and the chaos run).
+    #[tracing::instrument(name = "store.refunds_with_status", skip_all, fields(otel.kind = "client", db.operation.name = "refunds_with_status"))]
     pub async fn refunds_with_status(&self, status: RefundStatusColumn) -> StoreResult<Vec<RefundRow>> {
         on_pool!(self, |pool| Ok(sqlx::query_as(sql::REFUNDS_WITH_STATUS).bind(status).fetch_all(pool).await?))
     }

@@ -43,4 +43,5 @@ mod suggest_gifts;
 mod support;
 mod tcp_nodelay;
 mod token_lifetimes;
+mod traces;
 mod upstream;

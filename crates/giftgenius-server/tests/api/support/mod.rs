@@ -13,12 +13,14 @@
 //! - `leaks`: the one leak checker for every text a client reads.
 //! - `receiver`: a webhook receiver for order events that checks signatures as a platform does.
 //! - `raw_http`: JSON-RPC over plain HTTP, for requests the MCP client would never send.
+//! - `otlp`: an OTLP/HTTP trace receiver that decodes what it gets.
 //! - `oidc`: a real authorization server (oidc-provider), signing in as a host does, forged tokens.
 
 mod app;
 mod calls;
 mod leaks;
 pub mod oidc;
+mod otlp;
 mod ports;
 mod process;
 mod prometheus;
@@ -31,8 +33,9 @@ mod upstream;
 pub use app::{TestApp, connect, execute_sql, spawn_app, spawn_app_on, spawn_app_with, token_secret_file, widget_path};
 pub use calls::{call, call_as, call_in_locale, meta_of, request, text_of, varied_suggestion};
 pub use leaks::{assert_no_leak, find_leak, hostname, leak_in};
+pub use otlp::{Exported, OtlpReceiver};
 pub use ports::unused_port;
-pub use process::{ServerProcess, spawn_server_binary, start_server_binary};
+pub use process::{ServerProcess, spawn_server_binary, start_server_binary, start_server_binary_env};
 pub use prometheus::{Prometheus, Target};
 pub use provider::{SandboxPay, TEST_MERCHANT, TEST_SESSION, delegate_body};
 pub use purchase::{

@@ -60,7 +60,18 @@ impl Drop for ServerProcess {
 /// Starts `giftgenius-server` on a free port with `db`, the built widget and `flags`, logging
 /// at `log_level` to `stderr`, and waits until it answers /healthz.
 pub async fn start_server_binary(db: &Path, flags: &[&str], log_level: &str, stderr: Stdio) -> ServerProcess {
-    let server = spawn_server_binary(db, flags, log_level, stderr);
+    start_server_binary_env(db, flags, &[], log_level, stderr).await
+}
+
+/// Like [`start_server_binary`], with `envs` set in its environment.
+pub async fn start_server_binary_env(
+    db: &Path,
+    flags: &[&str],
+    envs: &[(&str, &str)],
+    log_level: &str,
+    stderr: Stdio,
+) -> ServerProcess {
+    let server = spawn_server_binary_env(db, flags, envs, log_level, stderr);
     let url = server.url.clone();
     for _ in 0..200 {
         if reqwest::get(format!("{url}/healthz")).await.is_ok_and(|r| r.status().is_success()) {
@@ -74,6 +85,17 @@ pub async fn start_server_binary(db: &Path, flags: &[&str], log_level: &str, std
 /// Like [`start_server_binary`], without waiting for it to answer: for a process whose
 /// background work may abort it (a failpoint) before it ever serves a request.
 pub fn spawn_server_binary(db: &Path, flags: &[&str], log_level: &str, stderr: Stdio) -> ServerProcess {
+    spawn_server_binary_env(db, flags, &[], log_level, stderr)
+}
+
+/// Like [`spawn_server_binary`], with `envs` set in its environment.
+pub fn spawn_server_binary_env(
+    db: &Path,
+    flags: &[&str],
+    envs: &[(&str, &str)],
+    log_level: &str,
+    stderr: Stdio,
+) -> ServerProcess {
     let port = unused_port();
     #[allow(clippy::zombie_processes)] // killed and waited for in Drop
     let child = Command::new(env!("CARGO_BIN_EXE_giftgenius-server"))
@@ -82,6 +104,7 @@ pub fn spawn_server_binary(db: &Path, flags: &[&str], log_level: &str, stderr: S
         .arg(widget_path())
         .args(flags)
         .env("GIFTGENIUS_LOG", log_level)
+        .envs(envs.iter().copied())
         .env_remove("RUST_BACKTRACE")
         .stdout(Stdio::null())
         .stderr(stderr)
