@@ -16,6 +16,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let config = Config::parse();
+    telemetry::install_tls_provider();
     telemetry::init(config.log_format, config.otlp_endpoint.as_deref(), "giftgenius-server");
     match &config.command {
         Some(Command::Reconcile) => return printed("reconcile", startup::reconcile_once(&config).await),

@@ -118,6 +118,16 @@ pub fn url_for_log(text: &str) -> String {
     }
 }
 
+/// Makes ring the process's rustls provider, once, before any HTTPS-capable client is built: with
+/// the whole workspace built together, reqwest 0.13 (the OTLP exporter's client) gets rustls
+/// without a provider and would panic at `Client::build`, which left traces off in the test
+/// command's build. Idempotent; harmless when nothing uses TLS.
+pub fn install_tls_provider() {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,7 +3,8 @@
 //! in this package so that it is built with the server, lands next to the server's executable
 //! (where the server finds it to start its own sandbox), and the server's integration tests get
 //! its path from cargo (`CARGO_BIN_EXE_giftgenius-sandbox-pay`), which cargo gives only for the
-//! tested package's own binaries. Nothing here uses the server's code.
+//! tested package's own binaries. Nothing here uses the server's code but its TLS provider setup
+//! (`telemetry::install_tls_provider`, for the OTLP exporter's client).
 
 use clap::Parser;
 use giftgenius_sandbox_pay::{Config, init_logs, run};
@@ -11,6 +12,7 @@ use giftgenius_sandbox_pay::{Config, init_logs, run};
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let config = Config::parse();
+    giftgenius_server::telemetry::install_tls_provider();
     init_logs(config.log_format, config.otlp_endpoint.as_deref());
     let result = run(config).await;
     // The last requests' spans are still queued for export.

@@ -94,6 +94,7 @@ impl TestApp {
 
 /// A connected, initialized MCP client for the server at `mcp_url`.
 pub async fn connect(mcp_url: &str) -> Result<RunningService<RoleClient, ()>, String> {
+    install_crypto_provider();
     ().serve(StreamableHttpClientTransport::from_uri(mcp_url)).await.map_err(|e| e.to_string())
 }
 
