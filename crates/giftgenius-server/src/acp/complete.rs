@@ -62,14 +62,9 @@ impl Acp {
                 return Ok(done);
             }
         }
-        if status == AcpSessionStatus::Canceled {
-            return Err(AcpFailure::not_allowed("session_canceled", "This checkout session was canceled."));
-        }
         let now = self.clock.now_ms();
-        if status == AcpSessionStatus::Expired || now >= row.expires_at_ms {
-            let session = self.show_state(&row, AcpSessionStatus::Expired, &state, request_id).await?;
-            self.fill_row(&mut row, AcpSessionStatus::Expired, &state, request_id)?;
-            return Ok(Done { status: StatusCode::OK, session, write: SessionWrite::Session(row) });
+        if let Some(done) = self.closed(&mut row, status, &state, now, request_id).await? {
+            return Ok(done);
         }
         if let Some(buyer) = request.buyer {
             state.buyer = Some(buyer);

@@ -162,15 +162,9 @@ impl Acp {
     ) -> Result<Done, AcpFailure> {
         let (mut row, status, mut state) = self.load(platform, id, request_id).await?;
         self.refuse_if_ordered(id, "session_completed", request_id).await?;
-        if status == AcpSessionStatus::Canceled {
-            return Err(AcpFailure::not_allowed("session_canceled", "This checkout session was canceled."));
-        }
         let now = self.clock.now_ms();
-        if status == AcpSessionStatus::Expired || now >= row.expires_at_ms {
-            // Unchanged but for the status, which the session now shows.
-            let session = self.show_state(&row, AcpSessionStatus::Expired, &state, request_id).await?;
-            self.fill_row(&mut row, AcpSessionStatus::Expired, &state, request_id)?;
-            return Ok(Done { status: StatusCode::OK, session, write: SessionWrite::Session(row) });
+        if let Some(done) = self.closed(&mut row, status, &state, now, request_id).await? {
+            return Ok(done);
         }
         match request.line_items {
             AcpPatch::Absent => {}
@@ -220,6 +214,28 @@ impl Acp {
         let session = self.show_state(&row, AcpSessionStatus::Canceled, &state, request_id).await?;
         self.fill_row(&mut row, AcpSessionStatus::Canceled, &state, request_id)?;
         Ok(Done { status: StatusCode::OK, session, write: SessionWrite::Session(row) })
+    }
+
+    /// For a request that would change the session: 405 `session_canceled` once it is canceled;
+    /// once it is past `expires_at`, the answer is the session as it is, marked expired (and
+    /// stored so), and the request is ignored. `None`: the session is open.
+    async fn closed(
+        &self,
+        row: &mut AcpSessionRow,
+        status: AcpSessionStatus,
+        state: &SessionState,
+        now_ms: i64,
+        request_id: &str,
+    ) -> Result<Option<Done>, AcpFailure> {
+        if status == AcpSessionStatus::Canceled {
+            return Err(AcpFailure::not_allowed("session_canceled", "This checkout session was canceled."));
+        }
+        if status != AcpSessionStatus::Expired && now_ms < row.expires_at_ms {
+            return Ok(None);
+        }
+        let session = self.show_state(row, AcpSessionStatus::Expired, state, request_id).await?;
+        self.fill_row(row, AcpSessionStatus::Expired, state, request_id)?;
+        Ok(Some(Done { status: StatusCode::OK, session, write: SessionWrite::Session(row.clone()) }))
     }
 
     /// The session's order (pending or paid; a declined attempt is no order), if any.
