@@ -47,9 +47,9 @@ fn asked_filter(asked: Option<&str>) -> EnvFilter {
     asked.and_then(|text| EnvFilter::try_new(text).ok()).unwrap_or_else(|| EnvFilter::new(DEFAULT_FILTER))
 }
 
-/// The log subscriber: the operator's filter, then the caps, then lines in `format` to `writer`,
-/// and the spans that pass both to `tracer` when traces are on (so the caps hold for the export
-/// too).
+/// The log subscriber: the caps for everything, then lines in `format` to `writer` through the
+/// operator's filter, and to `tracer` (when traces are on) the spans that pass [`DEFAULT_FILTER`]:
+/// the operator quieting the log (`GIFTGENIUS_LOG=warn`) must not switch the traces off.
 fn subscriber<W>(
     asked: Option<&str>,
     format: LogFormat,
@@ -65,8 +65,10 @@ where
         LogFormat::Text => lines.boxed(),
         LogFormat::Json => lines.json().boxed(),
     };
-    let traces = tracer.map(|tracer| tracing_opentelemetry::layer().with_tracer(tracer));
-    tracing_subscriber::registry().with(caps()).with(asked_filter(asked)).with(traces).with(lines)
+    let lines = lines.with_filter(asked_filter(asked));
+    let traces = tracer
+        .map(|tracer| tracing_opentelemetry::layer().with_tracer(tracer).with_filter(EnvFilter::new(DEFAULT_FILTER)));
+    tracing_subscriber::registry().with(caps()).with(traces).with(lines)
 }
 
 /// Logs on stderr, and traces to `otlp_endpoint` (as `service`) when one is given.
