@@ -18,10 +18,11 @@
 //! (`server/discover` once, then no session: every request carries its version and capabilities)
 //! and prints both lines and the ratio, so sessioned and stateless serving are compared in one run.
 //!
-//! `--traces` runs the scenario a second time in the same process with traces exported (the
-//! log subscriber at its default level plus OTLP/HTTP export to a collector in this process that
-//! takes and drops every batch) and prints both lines and the ratio. The first run has no
-//! subscriber at all, as the other lines here.
+//! `--traces` then measures the cost of exporting traces: the scenario in fresh processes of this
+//! example, alternating three times "logs" (the log subscriber at its default level, as the
+//! server runs, no export) and "export" (the same plus OTLP/HTTP export to a collector in the
+//! process that takes and drops every batch), and prints every line and the ratio of the medians.
+//! The first line has no subscriber at all, as the other lines here.
 //!
 //! Scenarios: `suggest` (suggest_gifts, varied arguments), `commit-unique` (prepare + commit
 //! with a fresh draft and key per call; only commit is timed), `commit-storm` (every client
@@ -113,6 +114,9 @@ async fn main() -> anyhow::Result<()> {
     let scenario = argv.first().map(String::as_str).unwrap_or("suggest").to_string();
     let clients: usize = argv.get(1).and_then(|s| s.parse().ok()).unwrap_or(1);
     let per_client: usize = argv.get(2).and_then(|s| s.parse().ok()).unwrap_or(200);
+    if let Some(phase) = std::env::args().find_map(|a| a.strip_prefix("--trace-phase=").map(str::to_string)) {
+        return trace_phase(&phase, &scenario, clients, per_client).await;
+    }
     let local = run(&scenario, clients, per_client, None, Lifecycle::Session).await?;
     println!("{}", local.line);
     if stateless {
@@ -125,20 +129,7 @@ async fn main() -> anyhow::Result<()> {
         );
     }
     if traces {
-        let collector = discarding_collector().await?;
-        giftgenius_server::telemetry::init(
-            giftgenius_server::config::LogFormat::Text,
-            Some(&collector),
-            "giftgenius-server",
-        );
-        let traced = run(&scenario, clients, per_client, None, Lifecycle::Session).await?;
-        println!("{}", traced.line);
-        println!(
-            "trace export: p50 {:+.3} ms per call, throughput {:.1}% of no tracing",
-            (traced.p50.as_secs_f64() - local.p50.as_secs_f64()) * 1e3,
-            traced.calls_per_s / local.calls_per_s * 100.0
-        );
-        giftgenius_server::traces::shutdown();
+        trace_overhead(&scenario, clients, per_client)?;
     }
     if auth {
         let signed_in = start_authorization_server();
@@ -150,6 +141,75 @@ async fn main() -> anyhow::Result<()> {
             verified.calls_per_s / local.calls_per_s * 100.0
         );
     }
+    Ok(())
+}
+
+/// Rounds of the `--traces` comparison: each runs "logs" then "export" in fresh processes.
+const TRACE_ROUNDS: usize = 3;
+
+/// `--traces`: the scenario in fresh processes of this example, alternating "logs" (the
+/// server's log subscriber at its default level, as it runs in production, no export) and
+/// "export" (the same plus OTLP/HTTP export to a collector that drops every batch), then the
+/// medians. A process each, because a process has one global subscriber; alternating, so that
+/// drift on a shared machine falls on both sides.
+fn trace_overhead(scenario: &str, clients: usize, per_client: usize) -> anyhow::Result<()> {
+    let exe = std::env::current_exe()?;
+    let mut measured: [Vec<(f64, f64)>; 2] = [Vec::new(), Vec::new()];
+    for _ in 0..TRACE_ROUNDS {
+        for (side, phase) in ["logs", "export"].into_iter().enumerate() {
+            let output = std::process::Command::new(&exe)
+                .args([scenario.to_string(), clients.to_string(), per_client.to_string()])
+                .arg(format!("--trace-phase={phase}"))
+                .stderr(std::process::Stdio::null())
+                .output()?;
+            let stdout = String::from_utf8_lossy(&output.stdout);
+            anyhow::ensure!(output.status.success(), "the {phase} run failed: {stdout}");
+            let mut numbers = stdout
+                .lines()
+                .find_map(|l| l.strip_prefix("phase "))
+                .ok_or_else(|| anyhow::anyhow!("the {phase} run printed no result: {stdout}"))?
+                .split(' ')
+                .filter_map(|n| n.parse::<f64>().ok());
+            let (calls_per_s, p50_ms) = (numbers.next().unwrap_or(0.0), numbers.next().unwrap_or(0.0));
+            for line in stdout.lines().filter(|l| !l.starts_with("phase ")) {
+                println!("{line}");
+            }
+            measured[side].push((calls_per_s, p50_ms));
+        }
+    }
+    let median = |runs: &mut Vec<(f64, f64)>, pick: fn(&(f64, f64)) -> f64| {
+        let mut values: Vec<f64> = runs.iter().map(pick).collect();
+        values.sort_by(f64::total_cmp);
+        values[values.len() / 2]
+    };
+    let [mut logs, mut export] = measured;
+    let (logs_rate, export_rate) = (median(&mut logs, |r| r.0), median(&mut export, |r| r.0));
+    let (logs_p50, export_p50) = (median(&mut logs, |r| r.1), median(&mut export, |r| r.1));
+    println!(
+        "trace export: throughput {:.1}% of logs only ({export_rate:.0} vs {logs_rate:.0} calls/s), p50 {:+.3} ms per call (medians of {TRACE_ROUNDS} alternating runs each)",
+        export_rate / logs_rate * 100.0,
+        export_p50 - logs_p50
+    );
+    Ok(())
+}
+
+/// One side of `--traces`, in its own process: the subscriber, the run, and a `phase` line
+/// with calls/s and p50 (ms) for the parent.
+async fn trace_phase(phase: &str, scenario: &str, clients: usize, per_client: usize) -> anyhow::Result<()> {
+    let collector = match phase {
+        "logs" => None,
+        "export" => Some(discarding_collector().await?),
+        other => anyhow::bail!("--trace-phase={other}: logs or export"),
+    };
+    giftgenius_server::telemetry::init(
+        giftgenius_server::config::LogFormat::Text,
+        collector.as_deref(),
+        "giftgenius-server",
+    );
+    let stats = run(scenario, clients, per_client, None, Lifecycle::Session).await?;
+    println!("{} [{phase}]", stats.line);
+    println!("phase {} {}", stats.calls_per_s, stats.p50.as_secs_f64() * 1e3);
+    giftgenius_server::traces::shutdown();
     Ok(())
 }
 
