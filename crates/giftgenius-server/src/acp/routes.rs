@@ -55,7 +55,7 @@ const REQUEST_ID: HeaderName = HeaderName::from_static("request-id");
 const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
 const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
 
-/// The ACP routes and the discovery document.
+/// The ACP routes and the discovery document, each request in its server span.
 pub fn router(acp: Arc<Acp>) -> Router {
     Router::new()
         .route("/acp/checkout_sessions", only(post(create), "POST"))
@@ -63,6 +63,7 @@ pub fn router(acp: Arc<Acp>) -> Router {
         .route("/acp/checkout_sessions/{id}/complete", only(post(complete), "POST"))
         .route("/acp/checkout_sessions/{id}/cancel", only(post(cancel), "POST"))
         .route(DISCOVERY_PATH, get(discovery))
+        .route_layer(axum::middleware::from_fn(crate::http::traced::server_span))
         .with_state(acp)
 }
 

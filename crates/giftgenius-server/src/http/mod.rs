@@ -7,8 +7,8 @@
 //! - `GET /o/{token}`: an order's status page behind its unguessable link (`order_page.rs`).
 //! - `GET /privacy`, `/terms`, `/support`: the policy pages (`policy_pages.rs`).
 //! - `/acp/checkout_sessions…` and `GET /.well-known/acp.json`: the ACP merchant, only with
-//!   `--acp-platforms` (`crate::acp`; its MCP binding `/acp/mcp` is mounted by `startup`, as
-//!   `/mcp` is).
+//!   `--acp-platforms` (`crate::acp`, each request in a server span of `traced.rs`; its MCP
+//!   binding `/acp/mcp` is mounted by `startup`, as `/mcp` is).
 //! - `GET /.well-known/openai-apps-challenge`: the app directory's domain check (`well_known.rs`).
 //! - `/preview…`: the local host emulator, only with `--preview` (`preview.rs`; its chat panel's
 //!   relay to a `giftgenius-chat --listen` process: `preview_chat.rs`), answering only loopback
@@ -35,6 +35,7 @@ pub mod preview;
 pub mod preview_chat;
 pub mod rate_limit;
 pub mod serve;
+pub mod traced;
 pub mod well_known;
 
 use std::sync::Arc;

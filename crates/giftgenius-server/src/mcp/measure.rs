@@ -6,43 +6,92 @@
 use std::time::Instant;
 
 use giftgenius_types::{ErrorCode, ToolName};
-use rmcp::ErrorData;
-use rmcp::model::CallToolResponse;
+use rmcp::model::{CallToolResponse, InitializeRequestParams, InitializeResult};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
+use tracing::Instrument;
 
-use crate::metrics::{CallOutcome, McpMethod, McpMetrics};
+use super::traced;
 
-/// Runs `work` and records it as one `method` request (not a tool call: see [`tool_call`]).
+use crate::metrics::{CallOutcome, McpMethod, McpMetrics, McpServer};
+
+/// Runs `work` and records it as one `method` request `server` answered (the app's tool calls:
+/// see [`tool_call`]).
 pub async fn measured<T>(
     metrics: &McpMetrics,
+    server: McpServer,
     method: McpMethod,
     work: impl Future<Output = Result<T, ErrorData>>,
 ) -> Result<T, ErrorData> {
     let started = Instant::now();
     let answer = work.await;
     let outcome = if answer.is_ok() { CallOutcome::Ok } else { CallOutcome::Error };
-    metrics.observe(method, None, outcome, started.elapsed());
+    metrics.observe(server, method, None, outcome, started.elapsed());
     answer
 }
 
-/// Records a finished `tools/call` of `tool` (`None`: not one of ours) that started at `started`.
+/// A request that is not a tool call, answered in its server span (`mcp::traced`, marked when
+/// it fails) and timed: both servers' initialize, ping, discover, lists and reads go through here.
+pub async fn observed<T>(
+    metrics: &McpMetrics,
+    server: McpServer,
+    method: McpMethod,
+    resource_uri: Option<&str>,
+    context: &RequestContext<RoleServer>,
+    work: impl Future<Output = Result<T, ErrorData>>,
+) -> Result<T, ErrorData> {
+    let span = traced::request_span(method.as_str(), None, resource_uri, context);
+    let answer = measured(metrics, server, method, work.instrument(span.clone())).await;
+    traced::record_error(&span, &answer);
+    answer
+}
+
+/// rmcp's own `initialize` (the peer's info kept, the version negotiated), observed; the span
+/// carries the version agreed on.
+pub async fn initialize<H: ServerHandler>(
+    handler: &H,
+    metrics: &McpMetrics,
+    server: McpServer,
+    request: InitializeRequestParams,
+    context: RequestContext<RoleServer>,
+) -> Result<InitializeResult, ErrorData> {
+    context.peer.set_peer_info(request.clone());
+    observed(metrics, server, McpMethod::Initialize, None, &context, async {
+        let answer = handler.negotiate_initialize(&request);
+        if let Ok(info) = &answer {
+            tracing::Span::current().record("mcp.protocol.version", info.protocol_version.as_str());
+        }
+        answer
+    })
+    .await
+}
+
+/// Records a finished `tools/call` of the app's `tool` (`None`: not one of ours) that started at
+/// `started`, and a tool error's code.
 pub fn tool_call(
     metrics: &McpMetrics,
     tool: Option<ToolName>,
     started: Instant,
     answer: &Result<CallToolResponse, ErrorData>,
 ) {
-    let outcome = match answer {
-        Ok(CallToolResponse::Complete(result)) if result.is_error == Some(true) => {
-            if let (Some(tool), Some(code)) = (tool, error_code(result.structured_content.as_ref())) {
-                metrics.tool_error(tool, code);
-            }
-            CallOutcome::ToolError
-        }
+    let outcome = call_outcome(answer);
+    if outcome == CallOutcome::ToolError
+        && let (Some(tool), Ok(CallToolResponse::Complete(result))) = (tool, answer)
+        && let Some(code) = error_code(result.structured_content.as_ref())
+    {
+        metrics.tool_error(tool, code);
+    }
+    metrics.observe(McpServer::App, McpMethod::ToolsCall, tool.map(ToolName::as_str), outcome, started.elapsed());
+}
+
+/// How a tools/call ended: a result with `isError` is a tool error, a JSON-RPC error an error.
+pub fn call_outcome(answer: &Result<CallToolResponse, ErrorData>) -> CallOutcome {
+    match answer {
+        Ok(CallToolResponse::Complete(result)) if result.is_error == Some(true) => CallOutcome::ToolError,
         Ok(_) => CallOutcome::Ok,
         Err(_) => CallOutcome::Error,
-    };
-    metrics.observe(McpMethod::ToolsCall, tool, outcome, started.elapsed());
+    }
 }
 
 /// The code of an error envelope, if it is one of the contract's.

@@ -35,9 +35,9 @@ use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::{Extension, ToolCallContext};
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult, DiscoverResult,
-    Implementation, JsonObject, ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents,
-    ServerCapabilities, ServerConfig, Tool,
+    Implementation, InitializeRequestParams, InitializeResult, JsonObject, ListResourcesResult, ListToolsResult,
+    MetaObject, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_router};
@@ -47,7 +47,7 @@ use tracing::Instrument;
 use crate::auth::{AuthMode, Caller, challenge};
 use crate::context::{CallContext, DEFAULT_LOCALE};
 use crate::failpoints::SUGGEST_GIFTS_PANICS;
-use crate::metrics::McpMethod;
+use crate::metrics::{McpMethod, McpServer};
 use crate::state::AppState;
 use arguments::parse;
 use reply::{render, render_error};
@@ -480,14 +480,25 @@ impl ServerHandler for GiftGenius {
             .with_instructions(INSTRUCTIONS)
     }
 
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        measure::initialize(self, &self.app.metrics.mcp, McpServer::App, request, context).await
+    }
+
+    async fn ping(&self, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        measure::observed(&self.app.metrics.mcp, McpServer::App, McpMethod::Ping, None, &context, async { Ok(()) })
+            .await
+    }
+
     async fn discover(&self, context: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
-        let span = traced::request_span("server/discover", None, None, &context);
-        measure::measured(&self.app.metrics.mcp, McpMethod::Discover, async {
+        measure::observed(&self.app.metrics.mcp, McpServer::App, McpMethod::Discover, None, &context, async {
             Ok(DiscoverResult::from_server_info(self.supported_protocol_versions().into_owned(), self.get_info())
                 .with_ttl_ms(LIST_TTL_MS)
                 .with_cache_scope(CacheScope::Public))
         })
-        .instrument(span)
         .await
     }
 
@@ -496,13 +507,11 @@ impl ServerHandler for GiftGenius {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let span = traced::request_span("tools/list", None, None, &context);
-        measure::measured(&self.app.metrics.mcp, McpMethod::ToolsList, async {
+        measure::observed(&self.app.metrics.mcp, McpServer::App, McpMethod::ToolsList, None, &context, async {
             Ok(ListToolsResult::with_all_items(self.tools())
                 .with_ttl_ms(LIST_TTL_MS)
                 .with_cache_scope(CacheScope::Public))
         })
-        .instrument(span)
         .await
     }
 
@@ -531,13 +540,11 @@ impl ServerHandler for GiftGenius {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let span = traced::request_span("resources/list", None, None, &context);
-        measure::measured(&self.app.metrics.mcp, McpMethod::ResourcesList, async {
+        measure::observed(&self.app.metrics.mcp, McpServer::App, McpMethod::ResourcesList, None, &context, async {
             Ok(ListResourcesResult::with_all_items(vec![self.widget_resource()])
                 .with_ttl_ms(LIST_TTL_MS)
                 .with_cache_scope(CacheScope::Public))
         })
-        .instrument(span)
         .await
     }
 
@@ -546,11 +553,10 @@ impl ServerHandler for GiftGenius {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let span = traced::request_span("resources/read", None, Some(&request.uri), &context);
-        let read = self.read_widget(request).instrument(span.clone());
-        let response = measure::measured(&self.app.metrics.mcp, McpMethod::ResourcesRead, read).await;
-        traced::record_error(&span, &response);
-        response
+        let uri = request.uri.clone();
+        let read = self.read_widget(request);
+        measure::observed(&self.app.metrics.mcp, McpServer::App, McpMethod::ResourcesRead, Some(&uri), &context, read)
+            .await
     }
 }
 

@@ -7,9 +7,9 @@
 //!
 //! The parent is the `traceparent` / `tracestate` of the request's `_meta` (MCP reserves them
 //! for this), else of the HTTP request's headers. rmcp's HTTP service takes a `ServerHandler`
-//! (not any `Service`), so the span is opened by the handler methods GiftGenius implements
-//! (tools/call, tools/list, resources/read, resources/list, server/discover), not by a wrapper
-//! around every method; initialize and ping, which rmcp answers itself, have none.
+//! (not any `Service`), so the span is opened by each handler method both servers implement
+//! (the app's and the ACP binding's: initialize, ping, server/discover, the lists, the read and
+//! tools/call; `mcp::measure::observed`), not by a wrapper around every method.
 
 use rmcp::model::CallToolResponse;
 use rmcp::service::RequestContext;

@@ -1,6 +1,7 @@
-//! The MCP server's own metrics: `mcp_server_operation_duration_seconds` (the OpenTelemetry MCP
-//! conventions' `mcp.server.operation.duration`, in Prometheus' naming) by method, tool and
-//! outcome, and tool errors by code.
+//! The MCP servers' own metrics: `mcp_server_operation_duration_seconds` (the OpenTelemetry MCP
+//! conventions' `mcp.server.operation.duration`, in Prometheus' naming) by server (the app's
+//! `/mcp` or the ACP binding's `/acp/mcp`, whose `create_checkout_session` is another tool than
+//! the app's), method, tool and outcome, and the app's tool errors by code.
 //!
 //! suggest_gifts is benchmarked, so an observation costs one atomic load to find its histogram
 //! (kept per label combination in a [`OnceLock`] after the first call) and the histogram's own
@@ -26,6 +27,8 @@ pub const DURATION_BUCKETS: [f64; 17] =
 label_values! {
     /// The MCP methods timed (`mcp.method.name`).
     pub enum McpMethod {
+        Initialize = "initialize",
+        Ping = "ping",
         ToolsCall = "tools/call",
         ToolsList = "tools/list",
         ResourcesList = "resources/list",
@@ -33,6 +36,36 @@ label_values! {
         Discover = "server/discover",
     }
 }
+
+label_values! {
+    /// Which MCP server answered (its `serverInfo.name`).
+    pub enum McpServer {
+        /// The app's tools at `/mcp` (and over stdio).
+        App = "giftgenius",
+        /// The ACP binding's checkout tools at `/acp/mcp`.
+        Acp = "giftgenius-acp",
+    }
+}
+
+impl McpServer {
+    /// The tools this server serves: the only values its `tool` label takes.
+    pub fn tools(self) -> &'static [&'static str] {
+        match self {
+            McpServer::App => &APP_TOOLS,
+            McpServer::Acp => crate::acp::mcp::TOOLS,
+        }
+    }
+}
+
+const APP_TOOLS: [&str; ToolName::ALL.len()] = {
+    let mut names = [""; ToolName::ALL.len()];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = ToolName::ALL[i].as_str();
+        i += 1;
+    }
+    names
+};
 
 label_values! {
     /// How an operation ended.
@@ -49,6 +82,7 @@ label_values! {
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Operation {
+    server: McpServer,
     method: McpMethod,
     /// The tool's name for `tools/call` of one of ours; no `tool` label otherwise.
     tool: Option<&'static str>,
@@ -57,6 +91,7 @@ struct Operation {
 
 impl EncodeLabelSet for Operation {
     fn encode(&self, encoder: &mut LabelSetEncoder) -> std::fmt::Result {
+        ("server", self.server).encode(encoder.encode_label())?;
         ("method", self.method).encode(encoder.encode_label())?;
         if let Some(tool) = self.tool {
             ("tool", tool).encode(encoder.encode_label())?;
@@ -77,9 +112,13 @@ fn duration_histogram() -> Histogram {
     Histogram::new(DURATION_BUCKETS)
 }
 
-/// Label combinations: every method × (no tool, or one of ours) × every outcome.
-const TOOL_SLOTS: usize = ToolName::ALL.len() + 1;
-const SLOTS: usize = McpMethod::ALL.len() * TOOL_SLOTS * CallOutcome::ALL.len();
+/// Label combinations: every server × method × (no tool, or one of the server's) × outcome.
+const TOOL_SLOTS: usize = 1 + max(APP_TOOLS.len(), crate::acp::mcp::TOOLS.len());
+const SLOTS: usize = McpServer::ALL.len() * McpMethod::ALL.len() * TOOL_SLOTS * CallOutcome::ALL.len();
+
+const fn max(a: usize, b: usize) -> usize {
+    if a > b { a } else { b }
+}
 
 #[derive(Debug)]
 struct Inner {
@@ -121,13 +160,25 @@ impl McpMetrics {
         );
     }
 
-    /// One answered request: `tool` for a call of one of our tools.
-    pub fn observe(&self, method: McpMethod, tool: Option<ToolName>, outcome: CallOutcome, took: Duration) {
-        let tool_slot = tool.and_then(|t| ToolName::ALL.iter().position(|&known| known == t)).map_or(0, |i| i + 1);
-        let slot = (method as usize * TOOL_SLOTS + tool_slot) * CallOutcome::ALL.len() + outcome as usize;
+    /// One request `server` answered: `tool` for a tools/call (a name it does not serve gets no
+    /// `tool` label, so label values stay a fixed set).
+    pub fn observe(
+        &self,
+        server: McpServer,
+        method: McpMethod,
+        tool: Option<&str>,
+        outcome: CallOutcome,
+        took: Duration,
+    ) {
+        let tools = server.tools();
+        let tool = tool.and_then(|t| tools.iter().position(|&known| known == t));
+        let tool_slot = tool.map_or(0, |i| i + 1);
+        let slot = ((server as usize * McpMethod::ALL.len() + method as usize) * TOOL_SLOTS + tool_slot)
+            * CallOutcome::ALL.len()
+            + outcome as usize;
         let Some(cell) = self.inner.slots.get(slot) else { return };
         let histogram = cell.get_or_init(|| {
-            let labels = Operation { method, tool: tool.map(ToolName::as_str), outcome };
+            let labels = Operation { server, method, tool: tool.map(|i| tools[i]), outcome };
             self.inner.durations.get_or_create_owned(&labels)
         });
         histogram.observe(took.as_secs_f64());
@@ -146,23 +197,33 @@ mod tests {
     #[test]
     fn every_combination_has_a_slot_of_its_own_and_only_tool_calls_name_a_tool() {
         let metrics = McpMetrics::default();
-        for &method in McpMethod::ALL {
-            for tool in std::iter::once(None).chain(ToolName::ALL.map(Some)) {
-                for &outcome in CallOutcome::ALL {
-                    metrics.observe(method, tool, outcome, Duration::from_millis(3));
+        for &server in McpServer::ALL {
+            for &method in McpMethod::ALL {
+                for tool in std::iter::once(None).chain(server.tools().iter().copied().map(Some)) {
+                    for &outcome in CallOutcome::ALL {
+                        metrics.observe(server, method, tool, outcome, Duration::from_millis(3));
+                    }
                 }
             }
         }
         let filled = metrics.inner.slots.iter().filter(|s| s.get().is_some()).count();
-        assert_eq!(filled, SLOTS, "each combination filled its own slot");
+        let used: usize =
+            McpServer::ALL.iter().map(|s| (1 + s.tools().len()) * McpMethod::ALL.len() * CallOutcome::ALL.len()).sum();
+        assert_eq!(filled, used, "each combination filled its own slot");
+        // A name the server does not serve is counted without a tool label.
+        metrics.observe(McpServer::App, McpMethod::ToolsCall, Some("not_ours"), CallOutcome::Error, Duration::ZERO);
+        assert_eq!(metrics.inner.slots.iter().filter(|s| s.get().is_some()).count(), used);
         let mut registry = Registry::default();
         metrics.register(&mut registry);
         let mut text = String::new();
         prometheus_client::encoding::prometheus_text::encode(&mut text, &registry).unwrap();
         assert!(text.contains(
-            r#"mcp_server_operation_duration_seconds_count{method="tools/call",tool="suggest_gifts",outcome="ok"} 1"#
+            r#"mcp_server_operation_duration_seconds_count{server="giftgenius",method="tools/call",tool="suggest_gifts",outcome="ok"} 1"#
         ));
-        let list = r#"mcp_server_operation_duration_seconds_bucket{method="tools/list",outcome="error",le="0.005"} 1"#;
+        assert!(text.contains(
+            r#"mcp_server_operation_duration_seconds_count{server="giftgenius-acp",method="tools/call",tool="create_checkout_session",outcome="ok"} 1"#
+        ));
+        let list = r#"mcp_server_operation_duration_seconds_bucket{server="giftgenius",method="tools/list",outcome="error",le="0.005"} 1"#;
         assert!(text.contains(list), "{text}");
         assert!(!text.contains(r#"tool="""#), "{text}");
     }

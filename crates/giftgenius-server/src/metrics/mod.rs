@@ -7,7 +7,7 @@
 //!
 //! | metric | type | labels | fed by |
 //! |---|---|---|---|
-//! | `mcp_server_operation_duration_seconds` | histogram | `method`, `tool`, `outcome` | `mcp::GiftGenius` (`mcp.rs`) |
+//! | `mcp_server_operation_duration_seconds` | histogram | `server`, `method`, `tool`, `outcome` | `mcp::GiftGenius` and `acp::mcp::AcpBinding` (`mcp.rs`) |
 //! | `giftgenius_tool_errors_total` | counter | `tool`, `code` | `mcp::GiftGenius` (`mcp.rs`) |
 //! | `giftgenius_charges_total`, `giftgenius_refunds_total` | counter | `outcome` | `checkout::payments` (`payments.rs`) |
 //! | `giftgenius_reconcile_passes_total` | counter | `result` | `checkout::reconcile` (`reconcile.rs`) |
@@ -38,7 +38,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
 pub use idempotency::{IdempotencyMetrics, KeyOutcome};
-pub use mcp::{CallOutcome, McpMethod, McpMetrics};
+pub use mcp::{CallOutcome, McpMethod, McpMetrics, McpServer};
 pub use outbox::{Backlog, OutboxBacklog};
 pub use payments::{ChargeOutcome, PaymentMetrics, RefundOutcome};
 pub use readings::{PendingOrders, Readings};

@@ -48,7 +48,7 @@ pub(crate) async fn vault_token(app: &TestApp, session: &str, max_amount: i64, c
     token_from(&app.provider, session, max_amount, card).await
 }
 
-async fn token_from(provider: &SandboxPay, session: &str, max_amount: i64, card: &str) -> String {
+pub(crate) async fn token_from(provider: &SandboxPay, session: &str, max_amount: i64, card: &str) -> String {
     let body = json!({
         "payment_method": {"type": "card", "card_number_type": "fpan", "number": card, "exp_month": "12",
             "exp_year": "2034", "display_card_funding_type": "credit", "display_last4": &card[card.len() - 4..],

@@ -11,7 +11,12 @@ use crate::support::{call, call_as, commit_args, prepare, spawn_app, spawn_app_w
 
 /// Every label value `/metrics` may show, whatever the traffic (bucket bounds aside).
 const BOUNDED_VALUES: &[&str] = &[
+    // server
+    "giftgenius",
+    "giftgenius-acp",
     // method
+    "initialize",
+    "ping",
     "tools/call",
     "tools/list",
     "resources/list",
@@ -158,7 +163,7 @@ async fn metrics_show_counts_and_never_an_id_a_subject_or_what_a_client_typed() 
         assert!(bounded, "{name}{{{label}=\"{value}\"}} is not one of the closed set");
     }
     // And the counts are there.
-    let series = r#"mcp_server_operation_duration_seconds_count{method="tools/call",tool="commit_order",outcome="ok"}"#;
+    let series = r#"mcp_server_operation_duration_seconds_count{server="giftgenius",method="tools/call",tool="commit_order",outcome="ok"}"#;
     assert_eq!(sample(&text, series), Some(1.0), "{text}");
     assert_eq!(sample(&text, r#"giftgenius_charges_total{outcome="succeeded"}"#), Some(1.0), "{text}");
     let validation = r#"giftgenius_tool_errors_total{tool="suggest_gifts",code="VALIDATION_ERROR"}"#;

@@ -211,3 +211,165 @@ fn print_tree(spans: &[Exported]) {
     }
     walk(spans, PARENT, 0);
 }
+
+/// The traces of the ACP merchant (`/acp`, with `--acp-platforms`).
+mod acp {
+    use std::collections::HashMap;
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+
+    use reqwest::StatusCode;
+    use rmcp::ServiceExt;
+    use rmcp::model::{CallToolRequestParams, MetaObject, RequestMetaObject};
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    use serde_json::{Value, json};
+
+    use super::{PARENT, ancestors, one, traceparent};
+    use crate::acp::{KEY_ONE, address, total};
+    use crate::acp_complete::{APPROVES, complete_body, token_from};
+    use crate::support::{Exported, OtlpReceiver, SandboxPay, ServerProcess, start_server_binary_env};
+
+    const CREATE_TRACE: &str = "11111111111111111111111111111111";
+    const COMPLETE_TRACE: &str = "22222222222222222222222222222222";
+    const MCP_TRACE: &str = "33333333333333333333333333333333";
+
+    async fn post(server: &ServerProcess, path: &str, trace: &str, body: &Value) -> (StatusCode, Value) {
+        let response = reqwest::Client::new()
+            .post(format!("{}/acp/checkout_sessions{path}", server.url))
+            .bearer_auth(KEY_ONE)
+            .header("API-Version", "2026-04-17")
+            .header("Idempotency-Key", format!("key-{trace}"))
+            .header("Request-Id", format!("rq-{trace}"))
+            .header("traceparent", traceparent(trace, PARENT))
+            .json(body)
+            .send()
+            .await
+            .expect("the server answers");
+        (response.status(), response.json().await.expect("JSON"))
+    }
+
+    /// A session created and paid over REST, then read over the MCP binding, each under its
+    /// own trace: every request is one server span continuing its caller's trace, with the store
+    /// and the provider under it; the binding's initialize and tools/call are MCP spans like
+    /// the app's; `/metrics` times the binding's calls apart from the app's. The server logs at
+    /// `warn`: a quiet log still exports its traces.
+    #[tokio::test]
+    async fn each_acp_request_over_rest_or_the_mcp_binding_is_one_server_span_with_its_work_under_it() {
+        let otlp = OtlpReceiver::start().await;
+        let provider = SandboxPay::start();
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("giftgenius.db");
+        let platforms = dir.path().join("platforms.json");
+        let list = json!([{"name": "one", "api_key": KEY_ONE, "webhook_url": "https://one.example/hooks",
+            "webhook_secret": "w"}]);
+        std::fs::write(&platforms, list.to_string()).unwrap();
+        let flags = [
+            "--otlp-endpoint",
+            &otlp.url,
+            "--payments-url",
+            &provider.url,
+            "--payments-token-file",
+            provider.token_file(),
+            "--acp-platforms",
+            &platforms.to_string_lossy(),
+        ];
+        let envs = [("OTEL_BSP_SCHEDULE_DELAY", "100")];
+        let server = start_server_binary_env(&db, &flags, &envs, "warn", Stdio::null()).await;
+
+        let create = json!({"line_items": [{"id": "hh-001"}], "currency": "usd", "capabilities": {},
+            "fulfillment_details": {"email": "ana@example.com", "address": address("US", "CA", "94103")}});
+        let (status, session) = post(&server, "", CREATE_TRACE, &create).await;
+        assert_eq!((status, session["status"].as_str()), (StatusCode::CREATED, Some("ready_for_payment")), "{session}");
+        let id = session["id"].as_str().unwrap().to_string();
+        let token = token_from(&provider, &id, total(&session, "total").unwrap(), APPROVES).await;
+        let (status, paid) = post(&server, &format!("/{id}/complete"), COMPLETE_TRACE, &complete_body(&token)).await;
+        assert_eq!((status, paid["status"].as_str()), (StatusCode::OK, Some("completed")), "{paid}");
+
+        let config = StreamableHttpClientTransportConfig::with_uri(format!("{}/acp/mcp", server.url))
+            .auth_header(KEY_ONE.to_string());
+        let client = ().serve(StreamableHttpClientTransport::from_config(config)).await.expect("the binding connects");
+        let mut read = CallToolRequestParams::new("get_checkout_session").with_arguments(
+            json!({"meta": {"api_version": "2026-04-17", "request_id": "rq-mcp"}, "id": id})
+                .as_object()
+                .cloned()
+                .unwrap(),
+        );
+        let mut meta = serde_json::Map::new();
+        meta.insert("traceparent".into(), json!(traceparent(MCP_TRACE, PARENT)));
+        read.meta = Some(RequestMetaObject(MetaObject(meta)));
+        let result = client.call_tool(read).await.expect("get_checkout_session answers");
+        assert_eq!(result.structured_content.unwrap()["status"], "completed");
+
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let spans = loop {
+            let spans = otlp.spans();
+            let has = |trace: &str, name: &str| spans.iter().any(|s| s.trace_id() == trace && s.span.name == name);
+            if has(CREATE_TRACE, "POST /acp/checkout_sessions")
+                && has(COMPLETE_TRACE, "POST /acp/checkout_sessions/{id}/complete")
+                && has(MCP_TRACE, "tools/call get_checkout_session")
+                && spans.iter().any(|s| s.span.name == "initialize")
+            {
+                break spans;
+            }
+            assert!(Instant::now() < deadline, "the export never showed the ACP requests: {spans:#?}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+
+        let in_trace =
+            |trace: &str| -> Vec<Exported> { spans.iter().filter(|s| s.trace_id() == trace).cloned().collect() };
+        for (trace, route, code) in [
+            (CREATE_TRACE, "/acp/checkout_sessions", "201"),
+            (COMPLETE_TRACE, "/acp/checkout_sessions/{id}/complete", "200"),
+        ] {
+            let trace_spans = in_trace(trace);
+            let by_id: HashMap<String, &Exported> = trace_spans.iter().map(|s| (s.span_id(), s)).collect();
+            let request = one(&trace_spans, route, |s| s.span.name == format!("POST {route}"));
+            assert_eq!(request.service, "giftgenius-server");
+            assert_eq!(request.span.kind, 2, "SPAN_KIND_SERVER");
+            assert_eq!(request.parent_id(), PARENT, "the parent comes from the traceparent header");
+            assert_eq!(request.attr("http.request.method").as_deref(), Some("POST"));
+            assert_eq!(request.attr("http.route").as_deref(), Some(route), "the template, never the session id");
+            assert_eq!(request.attr("http.response.status_code").as_deref(), Some(code));
+            assert_eq!(request.attr("giftgenius.reference"), Some(format!("rq-{trace}")));
+            assert_eq!(request.attr("error.type"), None);
+            let under = |s: &Exported| ancestors(s, &by_id).iter().any(|a| a.span_id() == request.span_id());
+            assert!(
+                trace_spans.iter().any(|s| s.span.name.starts_with("store.") && under(s)),
+                "{route}: the store's spans hang under the request: {trace_spans:#?}"
+            );
+            assert!(
+                trace_spans.iter().all(|s| s.span_id() == request.span_id() || under(s)),
+                "{route}: one root per request: {trace_spans:#?}"
+            );
+        }
+        let complete = in_trace(COMPLETE_TRACE);
+        let charge = one(&complete, "the charge", |s| s.attr("url.full").is_some_and(|u| u.ends_with("/v1/charges")));
+        assert_eq!(charge.span.kind, 3, "SPAN_KIND_CLIENT");
+
+        let mcp = in_trace(MCP_TRACE);
+        let call = one(&mcp, "the binding's call", |s| s.span.name == "tools/call get_checkout_session");
+        assert_eq!(call.parent_id(), PARENT, "the parent comes from _meta.traceparent");
+        assert_eq!(call.attr("gen_ai.tool.name").as_deref(), Some("get_checkout_session"));
+        assert_eq!(call.attr("mcp.method.name").as_deref(), Some("tools/call"));
+        assert_eq!(call.attr("giftgenius.reference").as_deref(), Some("rq-mcp"));
+        let initialize = spans.iter().find(|s| s.span.name == "initialize").unwrap();
+        assert_eq!(initialize.attr("mcp.method.name").as_deref(), Some("initialize"));
+        assert!(initialize.attr("mcp.protocol.version").is_some_and(|v| v.starts_with("20")), "{initialize:#?}");
+
+        // Neither the platform's key, the vault token nor the buyer is in the export.
+        let everything = otlp.everything();
+        for secret in [KEY_ONE, token.as_str(), "ana@example.com", "1 Main St", "Ana Lima", "94103"] {
+            assert!(!everything.contains(secret), "{secret} was exported");
+        }
+
+        let metrics = reqwest::get(format!("{}/metrics", server.url)).await.unwrap().text().await.unwrap();
+        for line in [
+            r#"mcp_server_operation_duration_seconds_count{server="giftgenius-acp",method="initialize",outcome="ok"} 1"#,
+            r#"mcp_server_operation_duration_seconds_count{server="giftgenius-acp",method="tools/call",tool="get_checkout_session",outcome="ok"} 1"#,
+        ] {
+            assert!(metrics.lines().any(|l| l == line), "{line} not in\n{metrics}");
+        }
+        drop(client);
+    }
+}

@@ -29,21 +29,35 @@ use giftgenius_types::schema::{input_schema, output_schema};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::{Extension, ToolCallContext};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult, Implementation, JsonObject,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult, DiscoverResult,
+    Implementation, InitializeRequestParams, InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_router};
 use serde_json::Value;
+use tracing::Instrument;
 
 use super::Acp;
 use super::error::AcpFailure;
 use super::routes::{Post, Reply, Via, check_version, idempotency_key, respond};
+use crate::mcp::{measure, traced};
+use crate::metrics::{McpMethod, McpMetrics, McpServer};
 use answer::render;
 use arguments::{AcpMeta, CancelArguments, CompleteArguments, CreateArguments, GetArguments, UpdateArguments, parse};
 
 /// Largest JSON-RPC message: REST's body limit for the payload, and room for the envelope.
 pub const MAX_BODY_BYTES: usize = super::routes::MAX_BODY_BYTES + 8 * 1024;
+
+/// The binding's tools (the `#[tool]` names below; a test holds them equal): the `tool` label's
+/// values on `/metrics` for this server.
+pub const TOOLS: &[&str] = &[
+    "create_checkout_session",
+    "get_checkout_session",
+    "update_checkout_session",
+    "complete_checkout_session",
+    "cancel_checkout_session",
+];
 
 /// Requests this endpoint answers; one that reaches `on_custom_request` had params rmcp could not read.
 const SERVED_METHODS: &[&str] = &["initialize", "ping", "server/discover", "tools/list", "tools/call"];
@@ -214,6 +228,7 @@ impl AcpBinding {
         id_argument: bool,
     ) -> Result<CallToolResult, ErrorData> {
         let request_id = meta.request_id();
+        crate::mcp::traced::record_reference(&request_id);
         let reply = self.reply(&caller.platform, &meta, operation, &request_id).await.unwrap_or_else(Reply::from);
         render(reply, &request_id, id_argument)
     }
@@ -254,21 +269,65 @@ impl ServerHandler for AcpBinding {
         Err(crate::mcp::unmatched_request(&request.method, SERVED_METHODS))
     }
 
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        measure::initialize(self, self.metrics(), McpServer::Acp, request, context).await
+    }
+
+    async fn ping(&self, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        measure::observed(self.metrics(), McpServer::Acp, McpMethod::Ping, None, &context, async { Ok(()) }).await
+    }
+
+    async fn discover(&self, context: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
+        measure::observed(self.metrics(), McpServer::Acp, McpMethod::Discover, None, &context, async {
+            Ok(DiscoverResult::from_server_info(self.supported_protocol_versions().into_owned(), self.get_info()))
+        })
+        .await
+    }
+
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tool_router.list_all()))
+        measure::observed(self.metrics(), McpServer::Acp, McpMethod::ToolsList, None, &context, async {
+            Ok(ListToolsResult::with_all_items(self.tool_router.list_all()))
+        })
+        .await
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.tool_router.get(name).cloned()
     }
 
+    /// The call inside its server span (`mcp::traced`), timed for `/metrics`.
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let started = std::time::Instant::now();
+        let tool = request.name.clone();
+        let span = traced::request_span("tools/call", Some(&tool), None, &context);
+        let response = self.run_tool(request, context).instrument(span.clone()).await;
+        traced::record_call_outcome(&span, &response);
+        let outcome = measure::call_outcome(&response);
+        self.metrics().observe(McpServer::Acp, McpMethod::ToolsCall, Some(&tool), outcome, started.elapsed());
+        response
+    }
+}
+
+impl AcpBinding {
+    fn metrics(&self) -> &McpMetrics {
+        &self.acp.metrics.mcp
+    }
+
     /// Hands the platform from the HTTP request to the tool, and turns a panic into an ACP
     /// `processing_error` for this call (the server goes on).
-    async fn call_tool(
+    async fn run_tool(
         &self,
         request: CallToolRequestParams,
         mut context: RequestContext<RoleServer>,
@@ -293,5 +352,20 @@ impl ServerHandler for AcpBinding {
                 Err(answer::failure(AcpFailure::internal(&request_id, &detail)))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_metrics_tool_list_is_the_registry_s() {
+        let mut registered: Vec<String> =
+            AcpBinding::tool_router().list_all().into_iter().map(|t| t.name.to_string()).collect();
+        let mut listed: Vec<String> = TOOLS.iter().map(|t| t.to_string()).collect();
+        registered.sort();
+        listed.sort();
+        assert_eq!(registered, listed);
     }
 }
