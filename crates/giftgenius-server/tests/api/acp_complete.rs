@@ -287,9 +287,15 @@ async fn a_lost_answer_is_resumed_by_another_key_without_a_second_charge() {
     assert_eq!(lost.status(), StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(money_moved(&app).await, [6800], "the provider did charge");
 
-    // While the charge could still be in flight, another complete waits.
+    // While the charge could still be in flight, another complete waits, and so do an update and
+    // a cancel: neither may change or drop a session that may be paid.
     let (status, busy) = json_of(one.post(&format!("/{id}/complete"), "pay-2", &complete_body(&token)).await).await;
     assert_eq!((status, busy["code"].as_str()), (StatusCode::CONFLICT, Some("session_complete_in_progress")));
+    let update = json!({"order_notes": "changed my mind"});
+    let (status, busy) = json_of(one.post(&format!("/{id}"), "update-1", &update).await).await;
+    assert_eq!((status, busy["code"].as_str()), (StatusCode::CONFLICT, Some("session_complete_in_progress")), "{busy}");
+    let (status, busy) = json_of(one.post(&format!("/{id}/cancel"), "cancel-1", &json!({})).await).await;
+    assert_eq!((status, busy["code"].as_str()), (StatusCode::CONFLICT, Some("session_complete_in_progress")), "{busy}");
     // Afterwards, another key (the platform lost its own) finds the charge and completes the session.
     app.clock.advance(Duration::from_secs(120));
     let (status, done) = json_of(one.post(&format!("/{id}/complete"), "pay-3", &complete_body(&token)).await).await;
@@ -327,6 +333,39 @@ async fn concurrent_completes_of_one_session_charge_once() {
     orders.dedup();
     assert_eq!(orders.len(), 1, "one order: {orders:?}");
     assert_eq!(money_moved(&app).await, [6800]);
+}
+
+/// Two ready sessions want the last units of tr-055 (3 in stock: one session all three, the
+/// other one) and complete at once: stock is taken when the order is created, so exactly one
+/// is paid; the other is told `out_of_stock` and charged nothing.
+#[tokio::test]
+async fn two_sessions_completing_for_the_last_units_sell_them_once() {
+    let app = acp_app().await;
+    let one = Platform::new(&app, KEY_ONE);
+    let mut sessions = Vec::new();
+    for (key, units) in [("all-three", 3), ("just-one", 1)] {
+        let body = json!({"line_items": vec![json!({"id": "tr-055"}); units], "currency": "usd", "capabilities": {},
+            "fulfillment_details": {"address": address("US", "CA", "94103")}});
+        let (status, session) = json_of(one.post("", key, &body).await).await;
+        assert_eq!((status, session["status"].as_str()), (StatusCode::CREATED, Some("ready_for_payment")), "{session}");
+        let id = session["id"].as_str().unwrap().to_string();
+        let amount = total(&session, "total").unwrap();
+        sessions.push((id.clone(), amount, vault_token(&app, &id, amount, APPROVES).await));
+    }
+    app.provider.set_latency_ms(100).await;
+    let answers = futures::future::join_all(sessions.iter().map(|(id, _, token)| {
+        let one = &one;
+        async move { json_of(one.post(&format!("/{id}/complete"), "pay", &complete_body(token)).await).await }
+    }))
+    .await;
+    let completed: Vec<usize> = (0..2).filter(|&i| answers[i].1["status"] == "completed").collect();
+    assert_eq!(completed.len(), 1, "exactly one session is paid: {answers:?}");
+    let (winner, loser) = (completed[0], 1 - completed[0]);
+    let (status, refused) = &answers[loser];
+    assert_eq!((*status, refused["status"].as_str()), (StatusCode::OK, Some("not_ready_for_payment")), "{refused}");
+    assert!(codes(refused).iter().any(|(code, _)| code == "out_of_stock"), "{refused}");
+    assert!(refused.get("order").is_none(), "{refused}");
+    assert_eq!(money_moved(&app).await, [sessions[winner].1], "one charge, the winner's");
 }
 
 /// The server binary with ACP on (platform `one`), charging `provider`, dying at `failpoint`.

@@ -371,5 +371,7 @@ mod acp {
             assert!(metrics.lines().any(|l| l == line), "{line} not in\n{metrics}");
         }
         drop(client);
+        super::print_tree(&in_trace(COMPLETE_TRACE));
+        super::print_tree(&in_trace(MCP_TRACE));
     }
 }
