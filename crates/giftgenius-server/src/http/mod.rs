@@ -59,7 +59,7 @@ pub fn router(config: &Config, app: Arc<AppState>) -> Router {
         .operator
         .clone()
         .map(|(operator, token)| crate::operator::routes::router(operator, token))
-        .unwrap_or_default();
+        .unwrap_or_else(crate::operator::routes::absent);
     Router::new()
         .route(&format!("{IMAGES_PATH}{{file}}"), get(images::gift_image))
         .route(&format!("{CHECKOUT_PATH}{{id}}"), get(checkout_page::checkout_page))

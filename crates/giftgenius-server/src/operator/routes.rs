@@ -64,6 +64,12 @@ pub fn router(operator: Arc<Operator>, token: OperatorToken) -> Router {
         .with_state(operator)
 }
 
+/// Without `--operator-token-file`: every `/operator/…` path answers a bare 404, whatever the
+/// method (not left to the router's fallback, which `/mcp`'s JSON-RPC check also guards).
+pub fn absent() -> Router {
+    Router::new().route("/operator/{*rest}", axum::routing::any(|| async { StatusCode::NOT_FOUND }))
+}
+
 /// 401 unless the request shows the operator's token.
 async fn authorized(State(token): State<Arc<OperatorToken>>, request: Request, next: Next) -> Response {
     if token.admits(request.headers().get(header::AUTHORIZATION)) {
