@@ -34,8 +34,8 @@ pub use money::{Currency, Money};
 pub use orders::{
     Adjustment, CancelOrderInput, CheckoutData, CheckoutSession, CommitOrderInput, CreateCheckoutSessionInput,
     DeleteMyDataData, DeleteMyDataInput, Fulfillment, GetOrderInput, ListOrdersData, ListOrdersInput, Order, OrderData,
-    OrderDraft, OrderStatus, OrderStep, PrepareOrderData, PrepareOrderInput, Refund, RefundStatus, ReopenOrderDraftInput,
-    ShippingSpeed,
+    OrderDraft, OrderStatus, OrderStep, PrepareOrderData, PrepareOrderInput, Refund, RefundStatus,
+    ReopenOrderDraftInput, ShippingSpeed,
 };
 pub use read::ReadJson;
 

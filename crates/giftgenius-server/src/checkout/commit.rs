@@ -127,9 +127,7 @@ impl Checkout {
             Err(e) => return Some(internal(call, &e).into()),
         }
         match self.store.live_order_for_draft(&draft?.id).await {
-            Ok(Some(paid)) if paid.status.is_paid() => {
-                Some(self.order_answer(call, &paid).await.into())
-            }
+            Ok(Some(paid)) if paid.status.is_paid() => Some(self.order_answer(call, &paid).await.into()),
             Ok(_) => None,
             Err(e) => Some(internal(call, &e).into()),
         }
@@ -170,9 +168,7 @@ impl Checkout {
         };
         // A draft that was already bought answers with its order even after it expired (a
         // late retry whose key was pruned must not be told the purchase failed).
-        if let Some(paid) =
-            self.store.live_order_for_draft(&draft.id).await?.filter(|o| o.status.is_paid())
-        {
+        if let Some(paid) = self.store.live_order_for_draft(&draft.id).await?.filter(|o| o.status.is_paid()) {
             return Ok(OrderStep::Answered(self.order_answer(call, &paid).await));
         }
         let Some(delivery) = delivery_of(draft.delivery.as_deref())? else {

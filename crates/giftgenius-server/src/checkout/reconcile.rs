@@ -144,7 +144,11 @@ impl Reconciler {
             match operator.finish_adjustment(facts, &adjustment.id).await {
                 Ok(done) if done.changed => {
                     report.adjusted += 1;
-                    tracing::info!(order = adjustment.order_id, adjustment = adjustment.id, "reconcile: partial refund finished");
+                    tracing::info!(
+                        order = adjustment.order_id,
+                        adjustment = adjustment.id,
+                        "reconcile: partial refund finished"
+                    );
                 }
                 Ok(_) => {}
                 Err(crate::operator::OperatorError::ProviderUnavailable) => report.unreachable += 1,

@@ -102,15 +102,14 @@ pub fn shipment(body: &Value) -> Result<Shipment, Vec<FieldError>> {
     let map = fields(body, &["carrier", "tracking_number", "tracking_url"], &mut errors).unwrap_or(&empty);
     let carrier = text(map, "carrier", MAX_CARRIER, &mut errors);
     let tracking_number = text(map, "tracking_number", MAX_TRACKING_NUMBER, &mut errors);
-    let tracking_url = text(map, "tracking_url", MAX_TRACKING_URL, &mut errors).and_then(|url| {
-        match tracking_url_problem(&url) {
+    let tracking_url =
+        text(map, "tracking_url", MAX_TRACKING_URL, &mut errors).and_then(|url| match tracking_url_problem(&url) {
             None => Some(url),
             Some(problem) => {
                 errors.push(FieldError::new("tracking_url", problem));
                 None
             }
-        }
-    });
+        });
     match (carrier, tracking_number, tracking_url) {
         (Some(carrier), Some(tracking_number), Some(tracking_url)) if errors.is_empty() => {
             Ok(Shipment { carrier, tracking_number, tracking_url })
@@ -173,7 +172,8 @@ mod tests {
 
     #[test]
     fn a_shipment_needs_all_three_fields_and_an_https_tracking_url() {
-        let good = json!({"carrier": " CTT ", "tracking_number": "RR1PT", "tracking_url": "https://ctt.example/t?n=RR1PT"});
+        let good =
+            json!({"carrier": " CTT ", "tracking_number": "RR1PT", "tracking_url": "https://ctt.example/t?n=RR1PT"});
         let shipment = shipment(&good).unwrap();
         assert_eq!((shipment.carrier.as_str(), shipment.tracking_number.as_str()), ("CTT", "RR1PT"));
         assert_eq!(fields_of(shipment_err(json!({}))), ["carrier", "tracking_number", "tracking_url"]);
@@ -187,7 +187,8 @@ mod tests {
             let body = json!({"carrier": "CTT", "tracking_number": "RR1PT", "tracking_url": url});
             assert_eq!(fields_of(shipment_err(body)), ["tracking_url"], "{url}");
         }
-        let long = json!({"carrier": "C".repeat(101), "tracking_number": "a\nb", "tracking_url": "https://x.example", "x": 1});
+        let long =
+            json!({"carrier": "C".repeat(101), "tracking_number": "a\nb", "tracking_url": "https://x.example", "x": 1});
         assert_eq!(fields_of(shipment_err(long)), ["x", "carrier", "tracking_number"]);
         assert_eq!(fields_of(shipment_err(json!([1]))), ["(body)", "carrier", "tracking_number", "tracking_url"]);
     }
@@ -199,7 +200,10 @@ mod tests {
     #[test]
     fn a_refund_needs_a_positive_whole_amount_a_reason_and_a_key() {
         let ask = refund(&json!({"amount": 250, "reason": "Scratched lid", "idempotency_key": "rf-1"})).unwrap();
-        assert_eq!(ask, RefundAsk { amount_minor: 250, reason: "Scratched lid".into(), idempotency_key: "rf-1".into() });
+        assert_eq!(
+            ask,
+            RefundAsk { amount_minor: 250, reason: "Scratched lid".into(), idempotency_key: "rf-1".into() }
+        );
         for amount in [json!(0), json!(-5), json!(2.5), json!("250"), json!(null)] {
             let errors = refund(&json!({"amount": amount, "reason": "r", "idempotency_key": "k"})).unwrap_err();
             assert_eq!(fields_of(errors), ["amount"], "{amount}");

@@ -144,8 +144,9 @@ impl Operator {
                 return Self::done(false, &facts);
             }
             let charge = charge_of(&facts.order)?;
-            let provider_refund =
-                self.provider_refund(&adjustment_key(&adjustment.id), charge, adjustment.amount(), &facts.order).await?;
+            let provider_refund = self
+                .provider_refund(&adjustment_key(&adjustment.id), charge, adjustment.amount(), &facts.order)
+                .await?;
             let now = self.now();
             let mut after = facts.clone();
             for a in after.adjustments.iter_mut().filter(|a| a.id == adjustment.id) {
@@ -195,7 +196,11 @@ impl Operator {
         };
         let event = self.events.event(&after, crate::store::OrderChange::Cancelled).await?;
         self.store.settle_refund(&facts.order.id, &provider_refund, event.as_ref(), now).await?;
-        tracing::info!(order = facts.order.id, refund = provider_refund, "order cancelled and refunded by the operator");
+        tracing::info!(
+            order = facts.order.id,
+            refund = provider_refund,
+            "order cancelled and refunded by the operator"
+        );
         // Read back: a cancellation finished meanwhile by someone else kept its own times.
         Self::done(true, &self.facts(&facts.order.id).await?)
     }
@@ -224,5 +229,8 @@ impl Operator {
 
 /// The charge a paid order's refunds come from.
 fn charge_of(order: &OrderRow) -> Result<&str, OperatorError> {
-    order.charge_id.as_deref().ok_or_else(|| OperatorError::internal(&format!("paid order {} has no charge id", order.id)))
+    order
+        .charge_id
+        .as_deref()
+        .ok_or_else(|| OperatorError::internal(&format!("paid order {} has no charge id", order.id)))
 }

@@ -136,14 +136,12 @@ fn answer(result: Result<Done, OperatorError>) -> Response {
     let message = e.to_string();
     let (status, body) = match &e {
         OperatorError::NotFound(_) => (StatusCode::NOT_FOUND, json!({"code": "order_not_found", "message": message})),
-        OperatorError::Invalid(errors) => (
-            StatusCode::BAD_REQUEST,
-            json!({"code": "invalid_request", "message": message, "field_errors": errors}),
-        ),
-        OperatorError::IllegalTransition { current, .. } => (
-            StatusCode::CONFLICT,
-            json!({"code": "illegal_transition", "message": message, "current_status": current}),
-        ),
+        OperatorError::Invalid(errors) => {
+            (StatusCode::BAD_REQUEST, json!({"code": "invalid_request", "message": message, "field_errors": errors}))
+        }
+        OperatorError::IllegalTransition { current, .. } => {
+            (StatusCode::CONFLICT, json!({"code": "illegal_transition", "message": message, "current_status": current}))
+        }
         OperatorError::CancellationInProgress(_) => {
             (StatusCode::CONFLICT, json!({"code": "cancellation_in_progress", "message": message}))
         }

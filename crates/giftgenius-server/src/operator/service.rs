@@ -126,7 +126,11 @@ impl Operator {
                     let after = OrderFacts { order: advanced(&facts.order, step, now), ..facts.clone() };
                     let event = self.events.event(&after, step.change()).await?;
                     if self.store.advance_order(&facts, &after.order, event.as_ref(), now).await? {
-                        tracing::info!(order = order_id, status = after.order.status.as_str(), "order advanced by the operator");
+                        tracing::info!(
+                            order = order_id,
+                            status = after.order.status.as_str(),
+                            "order advanced by the operator"
+                        );
                         return Self::done(true, &after);
                     }
                 }

@@ -106,7 +106,12 @@ impl Store {
     /// If the order's facts are still `seen`: `adjustment` is recorded as pending (the provider
     /// is asked next). False if the facts changed.
     #[tracing::instrument(name = "store.begin_adjustment", skip_all, fields(otel.kind = "client", db.operation.name = "begin_adjustment"))]
-    pub async fn begin_adjustment(&self, seen: &OrderFacts, adjustment: &AdjustmentRow, now_ms: i64) -> StoreResult<bool> {
+    pub async fn begin_adjustment(
+        &self,
+        seen: &OrderFacts,
+        adjustment: &AdjustmentRow,
+        now_ms: i64,
+    ) -> StoreResult<bool> {
         on_pool!(self, |pool| {
             checked_write!(pool, seen, |tx| {
                 sqlx::query(sql::INSERT_ADJUSTMENT)

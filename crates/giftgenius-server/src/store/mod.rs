@@ -42,9 +42,9 @@ mod sql;
 use sqlx::{PgPool, SqlitePool};
 
 pub use rows::{
-    AcpSessionRow, AdjustmentRow, CheckoutRow, CurrencyColumn, DraftRow, Fulfilment, KeyRow, NewOrderEvent, OrderChange,
-    OrderFacts, OrderRow, OrderStatusColumn, OutboxRow, OutboxStatus, RecoveryPoint, RefundRow, RefundStatusColumn,
-    ShippingColumn, Usage,
+    AcpSessionRow, AdjustmentRow, CheckoutRow, CurrencyColumn, DraftRow, Fulfilment, KeyRow, NewOrderEvent,
+    OrderChange, OrderFacts, OrderRow, OrderStatusColumn, OutboxRow, OutboxStatus, RecoveryPoint, RefundRow,
+    RefundStatusColumn, ShippingColumn, Usage,
 };
 pub use sql::ERASED_SUBJECT;
 

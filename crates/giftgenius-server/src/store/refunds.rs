@@ -99,10 +99,8 @@ impl Store {
                                 .bind(&refund.operator_key)
                                 .execute(&mut *tx)
                                 .await?;
-                            let row = sqlx::query_as(sql::REFUND_OF_ORDER)
-                                .bind(&refund.order_id)
-                                .fetch_one(&mut *tx)
-                                .await?;
+                            let row =
+                                sqlx::query_as(sql::REFUND_OF_ORDER).bind(&refund.order_id).fetch_one(&mut *tx).await?;
                             Write::Commit(BeginRefund::Ready(row))
                         }
                     }

@@ -399,7 +399,8 @@ impl OrderFacts {
 
     /// Money given back: the refunds and adjustments that succeeded.
     pub fn amount_refunded_minor(&self) -> i64 {
-        let refund = self.refund.as_ref().filter(|r| r.status == RefundStatusColumn::Succeeded).map_or(0, |r| r.amount_minor);
+        let refund =
+            self.refund.as_ref().filter(|r| r.status == RefundStatusColumn::Succeeded).map_or(0, |r| r.amount_minor);
         self.adjustments
             .iter()
             .filter(|a| a.status == RefundStatusColumn::Succeeded)

@@ -84,7 +84,13 @@ async fn place(app: &TestApp, subject: &str, gift: &str) -> (String, i64) {
 }
 
 /// `method` on the operator's `path` (after `/operator/orders/`) with `body`, showing `token`.
-async fn send(app: &TestApp, method: &str, path: &str, body: Option<Value>, token: Option<&str>) -> (StatusCode, Value) {
+async fn send(
+    app: &TestApp,
+    method: &str,
+    path: &str,
+    body: Option<Value>,
+    token: Option<&str>,
+) -> (StatusCode, Value) {
     let url = format!("{}/operator/orders/{path}", app.local_url);
     let client = reqwest::Client::new();
     let mut request = match method {
@@ -151,7 +157,10 @@ async fn an_order_goes_processing_shipped_completed_with_an_event_each_shown_by_
 
     let (status, processing) = post(&app, &format!("{order}/processing"), json!({})).await;
     assert_eq!(status, StatusCode::OK, "{processing}");
-    assert_eq!((processing["changed"].as_bool(), processing["order"]["status"].as_str()), (Some(true), Some("processing")));
+    assert_eq!(
+        (processing["changed"].as_bool(), processing["order"]["status"].as_str()),
+        (Some(true), Some("processing"))
+    );
     let (status, again) = post(&app, &format!("{order}/processing"), json!({})).await;
     assert_eq!((status, again["changed"].as_bool()), (StatusCode::OK, Some(false)), "the same step again: {again}");
     assert_eq!(again["order"], processing["order"], "answers the order as it is");
@@ -200,7 +209,8 @@ async fn an_order_goes_processing_shipped_completed_with_an_event_each_shown_by_
     );
     let schema = acp_order_schema();
     for body in &bodies {
-        let problems: Vec<String> = schema.iter_errors(&body["data"]).map(|e| format!("{e} at {}", e.instance_path())).collect();
+        let problems: Vec<String> =
+            schema.iter_errors(&body["data"]).map(|e| format!("{e} at {}", e.instance_path())).collect();
         assert!(problems.is_empty(), "not an ACP Order: {problems:?}\n{:#}", body["data"]);
     }
     let fulfillment = &bodies[2]["data"]["fulfillments"][0];
@@ -220,12 +230,21 @@ async fn a_step_out_of_order_is_a_409_naming_the_current_status_and_bad_input_a_
 
     let (status, early) = post(&app, &format!("{order}/complete"), json!({})).await;
     assert_eq!(status, StatusCode::CONFLICT, "{early}");
-    assert_eq!((early["error"]["code"].as_str(), early["error"]["current_status"].as_str()), (Some("illegal_transition"), Some("paid")));
+    assert_eq!(
+        (early["error"]["code"].as_str(), early["error"]["current_status"].as_str()),
+        (Some("illegal_transition"), Some("paid"))
+    );
 
     for (body, fields) in [
         (json!({"carrier": "CTT", "tracking_number": "RR1"}), vec!["tracking_url"]),
-        (json!({"carrier": "", "tracking_number": "RR1", "tracking_url": "http://ctt.example/t"}), vec!["carrier", "tracking_url"]),
-        (json!({"carrier": "CTT", "tracking_number": "RR1", "tracking_url": "https://ctt.example/t", "eta": 3}), vec!["eta"]),
+        (
+            json!({"carrier": "", "tracking_number": "RR1", "tracking_url": "http://ctt.example/t"}),
+            vec!["carrier", "tracking_url"],
+        ),
+        (
+            json!({"carrier": "CTT", "tracking_number": "RR1", "tracking_url": "https://ctt.example/t", "eta": 3}),
+            vec!["eta"],
+        ),
         (json!("ship it"), vec!["(body)", "carrier", "tracking_number", "tracking_url"]),
     ] {
         let (status, refused) = post(&app, &format!("{order}/ship"), body.clone()).await;
@@ -273,7 +292,10 @@ async fn a_shipped_order_is_no_longer_the_buyers_to_cancel() {
     assert_eq!(status, StatusCode::OK);
     assert!(processing["order"]["cancellable_until"].is_null(), "the operator's view has no cut-off");
     let (being_prepared, still) = get_order(&app, "ana", &order).await;
-    assert!(being_prepared["cancellable_until"].is_string() && still.is_some(), "processing: still the buyer's before the cut-off");
+    assert!(
+        being_prepared["cancellable_until"].is_string() && still.is_some(),
+        "processing: still the buyer's before the cut-off"
+    );
 
     post(&app, &format!("{order}/ship"), shipment("RR1")).await;
     let (shipped, none) = get_order(&app, "ana", &order).await;
@@ -309,7 +331,11 @@ async fn partial_refunds_reach_the_ledger_once_per_adjustment_however_often_they
     let (status, reused) = post(&app, &format!("{order}/refund"), refund(900, "Scratched lid", "rf-1")).await;
     assert_eq!((status, reused["error"]["code"].as_str()), (StatusCode::CONFLICT, Some("idempotency_key_reused")));
     let (status, over) = post(&app, &format!("{order}/refund"), refund(total - 799, "Everything", "rf-3")).await;
-    assert_eq!((status, over["error"]["code"].as_str()), (StatusCode::CONFLICT, Some("amount_exceeds_refundable")), "{over}");
+    assert_eq!(
+        (status, over["error"]["code"].as_str()),
+        (StatusCode::CONFLICT, Some("amount_exceeds_refundable")),
+        "{over}"
+    );
     assert_eq!(over["error"]["refundable"]["amount_minor"], total - 800);
     assert_eq!(app.provider.refunds().await.len(), 2, "nothing for the refused ones");
 
@@ -318,7 +344,13 @@ async fn partial_refunds_reach_the_ledger_once_per_adjustment_however_often_they
         .as_array()
         .unwrap()
         .iter()
-        .map(|a| (a["amount"]["amount_minor"].as_i64().unwrap(), a["reason"].as_str().unwrap(), a["status"].as_str().unwrap()))
+        .map(|a| {
+            (
+                a["amount"]["amount_minor"].as_i64().unwrap(),
+                a["reason"].as_str().unwrap(),
+                a["status"].as_str().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(adjustments, [(500, "Scratched lid", "succeeded"), (300, "Late delivery", "succeeded")]);
     assert_eq!(seen["amount_refunded"]["amount_minor"], 800);
@@ -329,8 +361,12 @@ async fn partial_refunds_reach_the_ledger_once_per_adjustment_however_often_they
     assert_eq!(changes, ["paid", "shipped", "refunded", "refunded"], "one event per adjustment");
     let last = &receiver.accepted()[&events[3].id]["data"];
     assert!(acp_order_schema().is_valid(last), "{last:#}");
-    let refunded: Vec<(&str, i64)> =
-        last["adjustments"].as_array().unwrap().iter().map(|a| (a["status"].as_str().unwrap(), a["amount"].as_i64().unwrap())).collect();
+    let refunded: Vec<(&str, i64)> = last["adjustments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (a["status"].as_str().unwrap(), a["amount"].as_i64().unwrap()))
+        .collect();
     assert_eq!(refunded, [("completed", 500), ("completed", 300)]);
     let totals = last["totals"].as_array().unwrap();
     assert!(totals.iter().any(|t| t["type"] == "amount_refunded" && t["amount"] == 800), "{totals:?}");
@@ -399,7 +435,8 @@ async fn the_api_answers_only_its_token_and_is_absent_without_a_token_file() {
             assert_eq!(body["error"]["code"], "unauthorized");
         }
     }
-    let response = reqwest::Client::new().get(format!("{}/operator/orders/{order}", app.local_url)).send().await.unwrap();
+    let response =
+        reqwest::Client::new().get(format!("{}/operator/orders/{order}", app.local_url)).send().await.unwrap();
     assert_eq!(response.headers()["www-authenticate"], r#"Bearer realm="operator""#);
     let (seen, _) = get_order(&app, "ana", &order).await;
     assert_eq!(seen["status"], "paid", "nothing was changed");

@@ -217,8 +217,12 @@ fn draft() -> impl Strategy<Value = OrderDraft> {
 fn order() -> impl Strategy<Value = Order> {
     let status = select(OrderStatus::ALL.to_vec());
     let refund_status = || select(vec![RefundStatus::Pending, RefundStatus::Succeeded]);
-    let refund = (text(), money(), refund_status(), text())
-        .prop_map(|(id, amount, status, created_at)| Refund { id, amount, status, created_at });
+    let refund = (text(), money(), refund_status(), text()).prop_map(|(id, amount, status, created_at)| Refund {
+        id,
+        amount,
+        status,
+        created_at,
+    });
     let fulfillment = (text(), text(), text()).prop_map(|(carrier, tracking_number, tracking_url)| Fulfillment {
         carrier,
         tracking_number,
