@@ -25,6 +25,8 @@ ALTER TABLE refunds ADD COLUMN operator_key TEXT;
 CREATE TABLE order_adjustments (
     id                  TEXT PRIMARY KEY,
     order_id            TEXT NOT NULL,
+    -- its place among the order's adjustments (1, 2, …), given under the order's lock
+    seq                 INTEGER NOT NULL,
     -- the operator's idempotency key: the same key on the same order is the same adjustment
     operator_key        TEXT NOT NULL,
     amount_minor        INTEGER NOT NULL,
@@ -38,6 +40,7 @@ CREATE TABLE order_adjustments (
     updated_at_ms       INTEGER NOT NULL
 );
 CREATE UNIQUE INDEX order_adjustments_key ON order_adjustments (order_id, operator_key);
+CREATE UNIQUE INDEX order_adjustments_order_seq ON order_adjustments (order_id, seq);
 CREATE INDEX order_adjustments_by_status ON order_adjustments (status, updated_at_ms);
 
 -- An order has one event per change, except refunds: one per adjustment. `change_key` tells

@@ -121,10 +121,23 @@ pub fn acp_order(facts: &OrderFacts, paid_for: &PaidFor, links: OrderLinks) -> A
         (_, 0) => "processing",
         _ => "partial",
     };
+    // The partial refunds in the order they were made, then the cancellation's (nothing is
+    // refunded after it).
     let mut adjustments: Vec<AcpAdjustment> = facts
-        .refund
+        .adjustments
         .iter()
-        .map(|refund| AcpAdjustment {
+        .map(|adjustment| AcpAdjustment {
+            id: adjustment.id.clone(),
+            kind: "refund".into(),
+            occurred_at: rfc3339(adjustment.updated_at_ms),
+            status: adjustment_status(adjustment.status).into(),
+            amount: adjustment.amount_minor,
+            currency: adjustment.currency.as_str().to_lowercase(),
+            description: Some(adjustment.reason.clone()),
+        })
+        .collect();
+    adjustments.extend(facts.refund.iter().map(|refund| {
+        AcpAdjustment {
             id: refund.id.clone(),
             kind: "refund".into(),
             occurred_at: rfc3339(refund.updated_at_ms),
@@ -139,18 +152,8 @@ pub fn acp_order(facts: &OrderFacts, paid_for: &PaidFor, links: OrderLinks) -> A
                 }
                 .into(),
             ),
-        })
-        .collect();
-    adjustments.extend(facts.adjustments.iter().map(|adjustment| AcpAdjustment {
-        id: adjustment.id.clone(),
-        kind: "refund".into(),
-        occurred_at: rfc3339(adjustment.updated_at_ms),
-        status: adjustment_status(adjustment.status).into(),
-        amount: adjustment.amount_minor,
-        currency: adjustment.currency.as_str().to_lowercase(),
-        description: Some(adjustment.reason.clone()),
+        }
     }));
-    adjustments.sort_by_key(|a| a.occurred_at.clone());
     let mut totals = paid_for.totals.clone();
     let refunded = facts.amount_refunded_minor();
     if refunded > 0 {
@@ -355,6 +358,7 @@ mod tests {
         crate::store::AdjustmentRow {
             id: id.into(),
             order_id: "ord_1".into(),
+            seq: at,
             operator_key: format!("key_{id}"),
             amount_minor,
             currency: CurrencyColumn::Eur,

@@ -100,6 +100,7 @@ impl Operator {
                     let adjustment = AdjustmentRow {
                         id: random_id("adj"),
                         order_id: order_id.to_string(),
+                        seq: facts.adjustments.iter().map(|a| a.seq).max().unwrap_or(0) + 1,
                         operator_key: ask.idempotency_key.clone(),
                         amount_minor: ask.amount_minor,
                         currency: facts.order.currency,

@@ -104,7 +104,8 @@ impl Store {
     }
 
     /// If the order's facts are still `seen`: `adjustment` is recorded as pending (the provider
-    /// is asked next). False if the facts changed.
+    /// is asked next), as the order's next one (its `seq` follows `seen`'s last). False if the
+    /// facts changed.
     #[tracing::instrument(name = "store.begin_adjustment", skip_all, fields(otel.kind = "client", db.operation.name = "begin_adjustment"))]
     pub async fn begin_adjustment(
         &self,
@@ -123,6 +124,7 @@ impl Store {
                     .bind(&adjustment.reason)
                     .bind(RefundStatusColumn::Pending)
                     .bind(now_ms)
+                    .bind(adjustment.seq)
                     .execute(&mut *tx)
                     .await?;
             })

@@ -352,6 +352,8 @@ pub struct Fulfilment {
 pub struct AdjustmentRow {
     pub id: String,
     pub order_id: String,
+    /// Its place among the order's adjustments: 1, 2, …
+    pub seq: i64,
     /// The operator's idempotency key: the same key on the same order is this adjustment.
     pub operator_key: String,
     pub amount_minor: i64,

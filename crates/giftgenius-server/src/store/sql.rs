@@ -152,10 +152,10 @@ pub const ADVANCE_ORDER: &str = "UPDATE orders SET status = $2, processing_at_ms
      completed_at_ms = $5, carrier = $6, tracking_number = $7, tracking_url = $8, updated_at_ms = $9 \
      WHERE id = $1 AND status = $10";
 /// Order $1's adjustments, oldest first.
-pub const ADJUSTMENTS_OF_ORDER: &str = "SELECT * FROM order_adjustments WHERE order_id = $1 ORDER BY created_at_ms, id";
-/// $1 id, $2 order, $3 key, $4 amount, $5 currency, $6 reason, $7 the `Pending` status, $8 now.
+pub const ADJUSTMENTS_OF_ORDER: &str = "SELECT * FROM order_adjustments WHERE order_id = $1 ORDER BY seq";
+/// $1 id, $2 order, $3 key, $4 amount, $5 currency, $6 reason, $7 the `Pending` status, $8 now, $9 seq.
 pub const INSERT_ADJUSTMENT: &str = "INSERT INTO order_adjustments (id, order_id, operator_key, amount_minor, currency, reason, \
-     status, provider_refund_id, created_at_ms, updated_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, $8, $8)";
+     status, provider_refund_id, created_at_ms, updated_at_ms, seq) VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, $8, $8, $9)";
 /// The pending ($5) adjustment $1 succeeded ($2) as provider refund $3 at $4.
 pub const SETTLE_ADJUSTMENT: &str = "UPDATE order_adjustments SET status = $2, provider_refund_id = $3, updated_at_ms = $4 \
      WHERE id = $1 AND status = $5";

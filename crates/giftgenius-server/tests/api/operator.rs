@@ -399,6 +399,29 @@ async fn refunding_all_that_is_left_before_shipping_cancels_the_order_as_the_buy
 }
 
 #[tokio::test]
+async fn a_buyer_cancelling_after_a_partial_refund_gets_back_what_is_left() {
+    let Operated { app, receiver, .. } = operated_app(|_| {}).await;
+    let (order, total) = place(&app, "ana", "hh-010").await;
+    let (_, token) = get_order(&app, "ana", &order).await;
+    let (status, _) = post(&app, &format!("{order}/refund"), refund(250, "Price match", "rf-1")).await;
+    assert_eq!(status, StatusCode::OK);
+
+    let client = app.client().await;
+    let arguments = json!({"order_id": order, "idempotency_key": "ck_1", "confirmation_token": token.unwrap()});
+    let (_, cancelled) = call_as(&client, "ana", "cancel_order", arguments).await;
+    assert_eq!(cancelled["order"]["status"], "cancelled", "{cancelled}");
+    assert_eq!(cancelled["order"]["refund"]["amount"]["amount_minor"], total - 250);
+    assert_eq!(cancelled["order"]["amount_refunded"]["amount_minor"], total);
+    let ledger: Vec<i64> = app.provider.refunds().await.iter().map(|r| r.amount).collect();
+    assert_eq!(ledger, [250, total - 250], "never more than was paid");
+    let events = events_when(&app, &order, all_delivered(3)).await;
+    assert_eq!(events.iter().map(|e| e.change.as_str()).collect::<Vec<_>>(), ["paid", "refunded", "cancelled"]);
+    let last = &receiver.accepted()[&events[2].id]["data"];
+    assert!(acp_order_schema().is_valid(last), "{last:#}");
+    assert_eq!(last["adjustments"].as_array().map(Vec::len), Some(2), "the partial refund and the cancellation's");
+}
+
+#[tokio::test]
 async fn a_refund_whose_answer_was_lost_is_finished_by_the_reconciler_and_a_retry_finds_it_done() {
     let Operated { app, receiver, .. } = operated_app(|c| c.payments_timeout_ms = 500).await;
     let (order, _) = place(&app, "ana", "hh-010").await;
