@@ -62,10 +62,12 @@ pub fn router(operator: Arc<Operator>, token: OperatorToken) -> Router {
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .route_layer(from_fn_with_state(Arc::new(token), authorized))
         .with_state(operator)
+        .merge(absent())
 }
 
-/// Without `--operator-token-file`: every `/operator/…` path answers a bare 404, whatever the
-/// method (not left to the router's fallback, which `/mcp`'s JSON-RPC check also guards).
+/// Every `/operator/…` path that is no route of the API (all of them without
+/// `--operator-token-file`) answers a bare 404, whatever the method: not left to the router's
+/// fallback, which `/mcp`'s JSON-RPC check also guards.
 pub fn absent() -> Router {
     Router::new().route("/operator/{*rest}", axum::routing::any(|| async { StatusCode::NOT_FOUND }))
 }

@@ -463,6 +463,8 @@ async fn the_api_answers_only_its_token_and_is_absent_without_a_token_file() {
     assert_eq!(response.headers()["www-authenticate"], r#"Bearer realm="operator""#);
     let (seen, _) = get_order(&app, "ana", &order).await;
     assert_eq!(seen["status"], "paid", "nothing was changed");
+    let (status, _) = post(&app, &format!("{order}/teleport"), json!({})).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "no such step");
 
     let plain = spawn_app_with(|_| {}).await;
     let (order, _) = place(&plain, "ana", "hh-010").await;
