@@ -816,7 +816,7 @@ mod tests {
     fn list_result() -> ToolResult {
         let order = placed().structured_content["order"].clone();
         ToolResult {
-            structured_content: json!({"v":2,"ok":true,"tool":"list_orders","orders":[order]}),
+            structured_content: json!({"v":3,"ok":true,"tool":"list_orders","orders":[order]}),
             meta: json!({"giftgenius/cancel_tokens": {"o_1": "ct_cancel"}, "giftgenius/delete_data_token": "ct_delete"}),
         }
     }
@@ -826,7 +826,7 @@ mod tests {
         let first = draft_result("d_1", "Lisboa", "tok1");
         let fake = Rc::new(Fake { meta: first.meta.clone(), ..Fake::default() });
         let refused = ToolResult {
-            structured_content: json!({"v":2,"ok":false,"tool":"prepare_order","error":{"code":"VALIDATION_ERROR",
+            structured_content: json!({"v":3,"ok":false,"tool":"prepare_order","error":{"code":"VALIDATION_ERROR",
                 "category":"validation","message":"1 invalid argument","retryable":false,"reference":"req_v",
                 "field_errors":[{"field":"recipient.address.postal_code","message":"must be 1234-567"}]}}),
             meta: Value::Null,
@@ -895,7 +895,7 @@ mod tests {
         let mut cancelled = placed().structured_content["order"].clone();
         cancelled["status"] = json!("cancelled");
         fake.replies.borrow_mut().push(Ok(ToolResult {
-            structured_content: json!({"v":2,"ok":true,"tool":"cancel_order","order":cancelled}),
+            structured_content: json!({"v":3,"ok":true,"tool":"cancel_order","order":cancelled}),
             meta: Value::Null,
         }));
         let controller = Controller::new(fake.clone(), |_| {});
@@ -968,7 +968,7 @@ mod tests {
         let fake = Rc::new(Fake::default());
         let before = draft_result("d_1", "Lisboa", "tok");
         fake.replies.borrow_mut().push(Ok(ToolResult {
-            structured_content: json!({"v":2,"ok":false,"tool":"reopen_order_draft","error":{"code":"DRAFT_EXPIRED",
+            structured_content: json!({"v":3,"ok":false,"tool":"reopen_order_draft","error":{"code":"DRAFT_EXPIRED",
                 "category":"business","message":"Draft d_1 has expired or no longer exists.","retryable":false,
                 "reference":"req_x"}}),
             meta: Value::Null,
@@ -1051,7 +1051,7 @@ mod tests {
         let fake = Rc::new(Fake::default());
         *fake.widget_state.borrow_mut() = json!({"checkout": {"draft_id": "d_1", "idempotency_key": "ik_1"}});
         let deleted = ToolResult {
-            structured_content: json!({"v":2,"ok":true,"tool":"delete_my_data","saved_addresses_deleted":1,
+            structured_content: json!({"v":3,"ok":true,"tool":"delete_my_data","saved_addresses_deleted":1,
                 "drafts_deleted":2,"idempotency_keys_deleted":2,"checkout_sessions_deleted":0,"orders_anonymized":1,
                 "financial_records_kept":1,"financial_records_retention_days":3650}),
             meta: Value::Null,
@@ -1075,7 +1075,7 @@ mod tests {
 
     fn transient() -> ToolResult {
         ToolResult {
-            structured_content: json!({"v":2,"ok":false,"tool":"commit_order","error":{
+            structured_content: json!({"v":3,"ok":false,"tool":"commit_order","error":{
                 "code":"PAYMENT_PROVIDER_UNAVAILABLE","category":"transient","message":"Payments are down",
                 "retryable":true,"reference":"req_1"}}),
             meta: Value::Null,
@@ -1084,7 +1084,7 @@ mod tests {
 
     fn placed() -> ToolResult {
         ToolResult {
-            structured_content: json!({"v":2,"ok":true,"tool":"commit_order","order":{
+            structured_content: json!({"v":3,"ok":true,"tool":"commit_order","order":{
                 "id":"o_1","draft_id":"d_1","gift_id":"g_1","gift_title":"Mug","merchant":"Shop","quantity":1,
                 "total":{"amount_minor":3000,"currency":"USD"},"status":"paid","created_at":"2030-01-01T00:00:00Z"}}),
             meta: Value::Null,
@@ -1135,7 +1135,7 @@ mod tests {
             ..Fake::default()
         });
         let expired = ToolResult {
-            structured_content: json!({"v":2,"ok":false,"tool":"commit_order","error":{
+            structured_content: json!({"v":3,"ok":false,"tool":"commit_order","error":{
                 "code":"CONFIRMATION_EXPIRED","category":"permission","message":"expired",
                 "retryable":false,"reference":"req_2"}}),
             meta: Value::Null,
@@ -1251,7 +1251,7 @@ mod tests {
     }
 
     fn results_output() -> Value {
-        json!({"v":2,"ok":true,"tool":"suggest_gifts","query":{"relationship_type":"friend","interests":[],
+        json!({"v":3,"ok":true,"tool":"suggest_gifts","query":{"relationship_type":"friend","interests":[],
             "currency":"USD","limit":6},"gifts":[{"id":"g_1","title":"Mug","description":"A mug",
             "price":{"amount_minor":2500,"currency":"USD"},"merchant":{"id":"m","name":"Shop"},"tags":[],
             "reasons":[],"in_stock":true,"image_url":"/i.png"}]})

@@ -244,7 +244,7 @@ mod tests {
     use crate::test_fixtures::draft_output;
 
     fn failure() -> Value {
-        json!({"v":2,"ok":false,"tool":"commit_order","error":{"code":"PAYMENT_PROVIDER_UNAVAILABLE",
+        json!({"v":3,"ok":false,"tool":"commit_order","error":{"code":"PAYMENT_PROVIDER_UNAVAILABLE",
             "category":"transient","message":"Payments are down","retryable":true,"reference":"req_1"}})
     }
 

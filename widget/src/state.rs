@@ -364,8 +364,8 @@ mod tests {
             ViewState::OutOfDate { v: Some(3) }
         );
         assert_eq!(
-            ViewState::from_tool_output(&json!({"v": 2, "ok": true, "tool": "nope"})),
-            ViewState::OutOfDate { v: Some(2) }
+            ViewState::from_tool_output(&json!({"v": 3, "ok": true, "tool": "nope"})),
+            ViewState::OutOfDate { v: Some(3) }
         );
     }
 

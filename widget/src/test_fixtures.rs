@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 /// A `prepare_order` result: draft `d_1` for one $25 mug, $30 in all.
 pub fn draft_output() -> Value {
-    json!({"v":2,"ok":true,"tool":"prepare_order","draft":{
+    json!({"v":3,"ok":true,"tool":"prepare_order","draft":{
         "id":"d_1","quantity":1,"shipping":"standard",
         "subtotal":{"amount_minor":2500,"currency":"USD"},
         "shipping_cost":{"amount_minor":500,"currency":"USD"},

@@ -237,6 +237,10 @@ fn order_output() -> Value {
                 destination: Some(Destination { city: "Lisboa".into(), country: "PT".into() }),
                 cancellable_until: Some("2030-01-01T01:05:00Z".into()),
                 refund: None,
+                fulfillment: None,
+                timeline: Vec::new(),
+                adjustments: Vec::new(),
+                amount_refunded: None,
             },
         },
     ))
@@ -614,7 +618,7 @@ fn mixed_envelope_is_out_of_date() {
     payload["error"] = serde_json::to_value(transient_error()).expect("error serializes");
     assert_eq!(parse(&payload), ViewState::OutOfDate { v: Some(u64::from(CONTRACT_VERSION)) });
 
-    let no_error = json!({"v": 2, "ok": false, "tool": "suggest_gifts"});
+    let no_error = json!({"v": 3, "ok": false, "tool": "suggest_gifts"});
     assert_eq!(parse(&no_error), ViewState::OutOfDate { v: Some(u64::from(CONTRACT_VERSION)) });
 }
 

@@ -250,6 +250,12 @@ pub struct Config {
     /// that only the scraper does).
     #[arg(long, env = "GIFTGENIUS_METRICS_TOKEN_FILE")]
     pub metrics_token_file: Option<PathBuf>,
+    /// The file holding the bearer token of the operator's API (`/operator/orders/{id}/…`: mark
+    /// orders processing, shipped, completed, refund them), its first line, at least 32
+    /// printable characters. Without it the API is not served (404); `giftgenius-server orders
+    /// …` does the same on the database.
+    #[arg(long, env = "GIFTGENIUS_OPERATOR_TOKEN_FILE")]
+    pub operator_token_file: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Option<Command>,
 
@@ -397,6 +403,54 @@ pub enum Command {
     /// The order events (webhooks) outbox in --db: list events, or send some again.
     #[command(subcommand)]
     Outbox(OutboxCommand),
+    /// An order's life after payment, on --db: show it, mark it processing, shipped or
+    /// completed, or refund part of it; prints what it did as JSON. What the operator's API
+    /// does; each change writes its event (give it the servers' --public-url, --acp-platforms
+    /// and --order-webhook-* flags; the servers post it), and a refund goes through the payment
+    /// provider (--payments-url, or the sandbox beside the database).
+    #[command(subcommand)]
+    Orders(OrdersCommand),
+}
+
+/// `giftgenius-server orders …`.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Subcommand)]
+pub enum OrdersCommand {
+    /// Prints the order as get_order shows it (status, timeline, shipment, refunds).
+    Show {
+        /// The order's id (`ord_…`).
+        order: String,
+    },
+    /// Marks a paid order as being prepared.
+    Processing { order: String },
+    /// Marks a paid or processing order shipped, with its carrier and tracking.
+    Ship {
+        order: String,
+        /// The carrier's name (e.g. `CTT`, `UPS`).
+        #[arg(long)]
+        carrier: String,
+        #[arg(long)]
+        tracking_number: String,
+        /// The carrier's tracking page: an https URL.
+        #[arg(long)]
+        tracking_url: String,
+    },
+    /// Marks a shipped order completed (delivered).
+    Complete { order: String },
+    /// Refunds part of a paid order through the payment provider (all that is left of an
+    /// order not shipped yet cancels it, as the buyer's cancellation does).
+    Refund {
+        order: String,
+        /// How much, in minor units of the order's currency (250 is 2.50).
+        #[arg(long)]
+        amount: i64,
+        /// Why: shown to the buyer and sent in the order's events.
+        #[arg(long)]
+        reason: String,
+        /// Names this refund: the same key again (after a failure, say) is the same refund,
+        /// never a second one. Default: a fresh key, printed with the result.
+        #[arg(long)]
+        idempotency_key: Option<String>,
+    },
 }
 
 /// `giftgenius-server outbox …`.

@@ -12,6 +12,8 @@
 //!   a process of its own: `giftgenius-sandbox-pay`), and the reconciler of pending orders.
 //! - `acp/`: the Agentic Commerce Protocol merchant (checkout sessions for agent platforms).
 //! - `outbox/`: order events (webhooks) from a durable outbox, signed, delivered at least once.
+//! - `operator/`: an order's life after payment (processing, shipped, completed, refunds), over
+//!   the operator's HTTP API and the `orders` command.
 //! - `http/`: the plain routes next to `/mcp` (images, the checkout page, the preview).
 //! - `photos/`: gift photos fetched from the catalog's URLs, resized and kept, for `/images/`.
 //! - `store/`: the database (SQLite or PostgreSQL, one implementation).
@@ -39,6 +41,7 @@ pub mod http;
 pub mod limits;
 pub mod mcp;
 pub mod metrics;
+pub mod operator;
 pub mod outbox;
 pub mod outcome;
 pub mod photos;

@@ -2,7 +2,8 @@
 //! reconcile` settles pending orders once and exits; `giftgenius-server delete-my-data --subject S`
 //! deletes one account's personal data and exits; `giftgenius-server registry-json` prints the MCP
 //! registry's server.json; `giftgenius-server outbox list|redeliver` lists order events or sends
-//! some again.
+//! some again; `giftgenius-server orders show|processing|ship|complete|refund` moves an order
+//! along after payment.
 
 use clap::Parser;
 use giftgenius_server::config::{Command, Config, OutboxCommand};
@@ -38,6 +39,9 @@ async fn main() -> std::process::ExitCode {
         }
         Some(Command::Outbox(OutboxCommand::Redeliver { ids })) => {
             return printed("outbox redeliver", startup::outbox_redeliver(&config, ids).await);
+        }
+        Some(Command::Orders(command)) => {
+            return printed("orders", giftgenius_server::operator::cli::run(&config, command).await);
         }
         None => {}
     }

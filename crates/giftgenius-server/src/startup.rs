@@ -110,22 +110,50 @@ fn spawn_reconciling(state: Arc<AppState>, every: Duration, shutdown: Cancellati
     });
 }
 
-/// `giftgenius-server reconcile`: one pass over `--db` against the payment provider (the
-/// sandbox beside the database when no `--payments-url` is given), without serving anything.
-/// The orders it settles write their events like the servers' would, so it takes the same
-/// `--public-url`, `--acp-platforms` and `--order-webhook-*` flags (the servers post them).
+/// What a command that changes orders without serving needs (`reconcile`, `orders …`): the
+/// database, the payment provider (the sandbox beside the database when no `--payments-url` is
+/// given; it stops when this is dropped) and the order events' builder. The orders they change
+/// write their events like the servers' would, so they take the same `--public-url`,
+/// `--acp-platforms` and `--order-webhook-*` flags (the servers post them).
+pub struct Offline {
+    pub store: Store,
+    pub payments: Arc<crate::checkout::payments::Payments>,
+    pub events: Arc<crate::outbox::OrderEvents>,
+    _sandbox: Option<crate::checkout::sandbox::SandboxProcess>,
+}
+
+impl Offline {
+    pub async fn open(config: &Config) -> anyhow::Result<Self> {
+        let store = open_store(config).await?;
+        let (payments, sandbox) = connect_payments(config).await?;
+        let platforms = config.acp_platforms.as_deref().map(crate::acp::platforms::Platforms::load).transpose()?;
+        let public_url = match &config.public_url {
+            Some(url) => url.trim_end_matches('/').to_string(),
+            None => format!("http://{}:{}", config.host, config.port),
+        };
+        let events = crate::state::order_events(config, &store, platforms.as_ref(), &public_url).await?;
+        Ok(Self { store, payments: Arc::new(payments), events, _sandbox: sandbox })
+    }
+
+    /// The operator's service on these.
+    pub fn operator(&self) -> crate::operator::Operator {
+        crate::operator::Operator {
+            store: self.store.clone(),
+            payments: self.payments.clone(),
+            events: self.events.clone(),
+            clock: Clock::System,
+        }
+    }
+}
+
+/// `giftgenius-server reconcile`: one pass over `--db` against the payment provider, without
+/// serving anything (see [`Offline`]).
 pub async fn reconcile_once(config: &Config) -> anyhow::Result<ReconcileReport> {
-    let store = open_store(config).await?;
-    let (payments, _sandbox) = connect_payments(config).await?;
-    let platforms = config.acp_platforms.as_deref().map(crate::acp::platforms::Platforms::load).transpose()?;
-    let public_url = match &config.public_url {
-        Some(url) => url.trim_end_matches('/').to_string(),
-        None => format!("http://{}:{}", config.host, config.port),
-    };
+    let offline = Offline::open(config).await?;
     let reconciler = Reconciler {
-        events: crate::state::order_events(config, &store, platforms.as_ref(), &public_url).await?,
-        store,
-        payments: Arc::new(payments),
+        events: offline.events.clone(),
+        store: offline.store.clone(),
+        payments: offline.payments.clone(),
         clock: Clock::System,
         after: Duration::from_secs(config.reconcile_after_secs),
         metrics: Default::default(),

@@ -23,6 +23,7 @@ use crate::http::metrics::MetricsToken;
 use crate::limits::Limits;
 use crate::mcp::widget_resource::{WidgetResource, origin_of};
 use crate::metrics::Metrics;
+use crate::operator::routes::OperatorToken;
 use crate::outbox::delivery::Poster;
 use crate::outbox::schedule::RetryPolicy;
 use crate::outbox::{Dispatcher, OrderEvents, Receivers};
@@ -68,6 +69,8 @@ pub struct AppState {
     pub metrics: Arc<Metrics>,
     /// `--metrics-token-file`: the bearer token `/metrics` asks for, if any.
     pub metrics_token: Option<MetricsToken>,
+    /// The operator's API (`/operator/orders/…`) and its token, with `--operator-token-file`.
+    pub operator: Option<(Arc<crate::operator::Operator>, OperatorToken)>,
 }
 
 /// The payment provider's client: for `--payments-url`, or for a sandbox provider started now
@@ -166,6 +169,10 @@ impl AppState {
         let metrics = Arc::new(Metrics::new(catalog.clone()));
         let metrics_token = match &config.metrics_token_file {
             Some(path) => Some(MetricsToken::read(path).context("--metrics-token-file")?),
+            None => None,
+        };
+        let operator_token = match &config.operator_token_file {
+            Some(path) => Some(OperatorToken::read(path).context("--operator-token-file")?),
             None => None,
         };
         let store = Store::connect(&config.db)
@@ -283,6 +290,15 @@ impl AppState {
             permalinks,
             events,
         };
+        let operator = operator_token.map(|token| {
+            let operator = crate::operator::Operator {
+                store: store.clone(),
+                payments: checkout.payments.clone(),
+                events: checkout.events.clone(),
+                clock: checkout.clock.clone(),
+            };
+            (Arc::new(operator), token)
+        });
         let resource_metadata = matches!(auth, AuthMode::Verified { .. })
             .then(|| crate::auth::metadata::resource_metadata_url(&crate::auth::mode::resource_url(&public_url)));
         Ok(Arc::new(Self {
@@ -305,6 +321,7 @@ impl AppState {
             drain: Default::default(),
             metrics,
             metrics_token,
+            operator,
         }))
     }
 

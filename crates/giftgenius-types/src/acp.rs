@@ -573,12 +573,51 @@ pub struct AcpOrder {
     /// Open string: `confirmed`, `processing`, `shipped`, `completed`, `canceled`.
     pub status: String,
     pub line_items: Vec<AcpOrderLineItem>,
-    pub fulfillments: Vec<Value>,
+    pub fulfillments: Vec<AcpFulfillment>,
     pub adjustments: Vec<AcpAdjustment>,
     pub totals: Vec<AcpTotal>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confirmation: Option<AcpOrderConfirmation>,
     pub support: AcpSupport,
+}
+
+/// How an order is delivered (docs/acp.md §4.3, §10.3): we emit one `shipping` fulfillment
+/// once the order is processing, with every line in it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AcpFulfillment {
+    pub id: String,
+    /// `shipping`.
+    #[serde(rename = "type")]
+    pub kind: AcpFulfillmentType,
+    /// Open string: we emit `processing`, `shipped`, `delivered`, `canceled`.
+    pub status: String,
+    pub line_items: Vec<AcpLineItemReference>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carrier: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tracking_number: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tracking_url: Option<String>,
+    /// Append-only, oldest first.
+    pub events: Vec<AcpFulfillmentEvent>,
+}
+
+/// A line (and how many of it) in a fulfillment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AcpLineItemReference {
+    pub id: String,
+    pub quantity: u32,
+}
+
+/// One step of a fulfillment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AcpFulfillmentEvent {
+    pub id: String,
+    /// Open string: we emit `processing`, `shipped`, `delivered`, `canceled`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// RFC 3339.
+    pub occurred_at: String,
 }
 
 /// A change after the order was placed (docs/acp.md §4.3): we emit `refund`s.

@@ -106,9 +106,9 @@ error_codes! {
     /// The order draft is older than its validity window.
     DraftExpired = "DRAFT_EXPIRED", Business, false,
         "Call prepare_order again for a fresh draft and let the user confirm it.";
-    /// The order can no longer be cancelled: past its fulfilment cut-off, or never paid.
+    /// The order can no longer be cancelled: past its fulfilment cut-off, already shipped, or never paid.
     OrderNotCancellable = "ORDER_NOT_CANCELLABLE", Business, false,
-        "Tell the user why (the message says it: the merchant is already preparing it, or it was never charged); offer no retry.";
+        "Tell the user why (the message says it: the merchant is already preparing or has shipped it, or it was never charged); offer no retry.";
     /// The payment method was declined; no money moved.
     PaymentDeclined = "PAYMENT_DECLINED", Business, false,
         "Tell the user the payment was declined; do not retry without the user changing something.";

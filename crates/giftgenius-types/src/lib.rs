@@ -32,9 +32,10 @@ pub use gifts::{
 };
 pub use money::{Currency, Money};
 pub use orders::{
-    CancelOrderInput, CheckoutData, CheckoutSession, CommitOrderInput, CreateCheckoutSessionInput, DeleteMyDataData,
-    DeleteMyDataInput, GetOrderInput, ListOrdersData, ListOrdersInput, Order, OrderData, OrderDraft, OrderStatus,
-    PrepareOrderData, PrepareOrderInput, Refund, RefundStatus, ReopenOrderDraftInput, ShippingSpeed,
+    Adjustment, CancelOrderInput, CheckoutData, CheckoutSession, CommitOrderInput, CreateCheckoutSessionInput,
+    DeleteMyDataData, DeleteMyDataInput, Fulfillment, GetOrderInput, ListOrdersData, ListOrdersInput, Order, OrderData,
+    OrderDraft, OrderStatus, OrderStep, PrepareOrderData, PrepareOrderInput, Refund, RefundStatus,
+    ReopenOrderDraftInput, ShippingSpeed,
 };
 pub use read::ReadJson;
 
@@ -43,4 +44,6 @@ pub use read::ReadJson;
 /// A breaking change bumps this *and* the widget resource URI, because hosts cache widget
 /// HTML by URI: an old widget must be able to tell it is looking at data it does not know.
 /// 2: a gift card's `reasons` became objects (`text` plus the structured `why`).
-pub const CONTRACT_VERSION: u32 = 2;
+/// 3: an order's life after payment: statuses `processing`, `shipped`, `completed`, and an
+/// order's `fulfillment`, `timeline`, `adjustments` and `amount_refunded`.
+pub const CONTRACT_VERSION: u32 = 3;

@@ -172,9 +172,17 @@ pub enum OrderStatus {
     PendingPayment,
     /// Charged and recorded; the merchant will ship it.
     Paid,
+    /// The merchant is preparing it (after paid).
+    Processing,
+    /// Handed to the carrier; `fulfillment` says which and how to track it. The buyer can no
+    /// longer cancel it.
+    Shipped,
+    /// Delivered: nothing more happens to it but refunds.
+    Completed,
     /// The payment was declined; nothing was charged.
     PaymentDeclined,
-    /// Cancelled by the user before the fulfilment cut-off and refunded.
+    /// Cancelled before shipping (by the user before the fulfilment cut-off, or by the
+    /// merchant refunding all of it) and refunded.
     Cancelled,
 }
 
@@ -183,13 +191,27 @@ impl OrderStatus {
         match self {
             Self::PendingPayment => "pending_payment",
             Self::Paid => "paid",
+            Self::Processing => "processing",
+            Self::Shipped => "shipped",
+            Self::Completed => "completed",
             Self::PaymentDeclined => "payment_declined",
             Self::Cancelled => "cancelled",
         }
     }
 
+    /// Every status, in the order an order may go through them.
+    pub const ALL: [Self; 7] = [
+        Self::PendingPayment,
+        Self::Paid,
+        Self::Processing,
+        Self::Shipped,
+        Self::Completed,
+        Self::PaymentDeclined,
+        Self::Cancelled,
+    ];
+
     pub fn parse(s: &str) -> Option<Self> {
-        [Self::PendingPayment, Self::Paid, Self::PaymentDeclined, Self::Cancelled].into_iter().find(|v| v.as_str() == s)
+        Self::ALL.into_iter().find(|v| v.as_str() == s)
     }
 }
 
@@ -211,13 +233,60 @@ pub struct Order {
     /// orders placed before delivery details existed, and on anonymized orders.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub destination: Option<Destination>,
-    /// Until when the user may cancel it in the widget (RFC 3339 UTC): paid orders before the
-    /// fulfilment cut-off only.
+    /// Until when the user may cancel it in the widget (RFC 3339 UTC): paid or processing
+    /// orders before the fulfilment cut-off only (never once shipped).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cancellable_until: Option<String>,
     /// The refund of a cancelled order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refund: Option<Refund>,
+    /// How a shipped (or delivered) order travels: the carrier and its tracking.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fulfillment: Option<Fulfillment>,
+    /// When it was paid, then processing, shipped, completed or cancelled, oldest first
+    /// (refunds have their own dates). Empty until it is paid.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub timeline: Vec<OrderStep>,
+    /// Parts of the order the merchant refunded after it was placed, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub adjustments: Vec<Adjustment>,
+    /// All the money given back so far (the cancellation's refund and the adjustments that
+    /// succeeded); never more than `total`. Absent while nothing was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amount_refunded: Option<Money>,
+}
+
+/// How a shipped order travels.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Fulfillment {
+    /// The carrier's name, as the merchant gave it.
+    pub carrier: String,
+    pub tracking_number: String,
+    /// The carrier's tracking page (https).
+    pub tracking_url: String,
+}
+
+/// One step of an order's life: the status it reached, and when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OrderStep {
+    pub status: OrderStatus,
+    /// RFC 3339 UTC.
+    pub at: String,
+}
+
+/// Part of an order's money the merchant gave back after it was placed (a partial refund).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Adjustment {
+    pub id: String,
+    pub amount: Money,
+    /// Why, as the merchant wrote it.
+    pub reason: String,
+    pub status: RefundStatus,
+    /// RFC 3339 UTC.
+    pub created_at: String,
 }
 
 /// Where a refund stands.

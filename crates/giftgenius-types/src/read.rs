@@ -25,8 +25,8 @@ use crate::gifts::{
 };
 use crate::money::{Currency, Money};
 use crate::orders::{
-    CheckoutData, CheckoutSession, DeleteMyDataData, ListOrdersData, Order, OrderData, OrderDraft, OrderStatus,
-    PrepareOrderData, Refund, RefundStatus, ShippingSpeed,
+    Adjustment, CheckoutData, CheckoutSession, DeleteMyDataData, Fulfillment, ListOrdersData, Order, OrderData,
+    OrderDraft, OrderStatus, OrderStep, PrepareOrderData, Refund, RefundStatus, ShippingSpeed,
 };
 use crate::{CONTRACT_VERSION, FieldError, FieldRule};
 
@@ -190,8 +190,8 @@ listed_enums! {
     MatchVia { "tag" => Tag, "title" => Title, "description" => Description }
     ShippingSpeed { "standard" => Standard, "express" => Express }
     OrderStatus {
-        "pending_payment" => PendingPayment, "paid" => Paid, "payment_declined" => PaymentDeclined,
-        "cancelled" => Cancelled,
+        "pending_payment" => PendingPayment, "paid" => Paid, "processing" => Processing, "shipped" => Shipped,
+        "completed" => Completed, "payment_declined" => PaymentDeclined, "cancelled" => Cancelled,
     }
     RefundStatus { "pending" => Pending, "succeeded" => Succeeded }
 }
@@ -249,7 +249,11 @@ structs! {
     Order {
         id: req, draft_id: req, gift_id: req, gift_title: req, merchant: req, quantity: req, total: req,
         status: req, created_at: req, destination: or_default, cancellable_until: or_default, refund: or_default,
+        fulfillment: or_default, timeline: or_default, adjustments: or_default, amount_refunded: or_default,
     }
+    Fulfillment { carrier: req, tracking_number: req, tracking_url: req }
+    OrderStep { status: req, at: req }
+    Adjustment { id: req, amount: req, reason: req, status: req, created_at: req }
     OrderData { order: req }
     ListOrdersData { orders: req, next_cursor: or_default }
     DeleteMyDataData {

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::delivery::{Address, Destination, Recipient};
 use crate::money::{Currency, Money};
-use crate::orders::{Order, Refund, ShippingSpeed};
+use crate::orders::{Adjustment, Fulfillment, Order, OrderStep, Refund, ShippingSpeed};
 
 /// A contract value as serde writes it.
 pub trait WriteJson {
@@ -34,6 +34,11 @@ fn text(s: &str) -> Option<Value> {
 
 fn optional_text(s: &Option<String>) -> Option<Value> {
     s.as_deref().and_then(text)
+}
+
+/// A list left out when empty (serde's `skip_serializing_if = "Vec::is_empty"`).
+fn list<T: WriteJson>(items: &[T]) -> Option<Value> {
+    (!items.is_empty()).then(|| Value::Array(items.iter().map(WriteJson::write_json).collect()))
 }
 
 impl WriteJson for Currency {
@@ -105,6 +110,38 @@ impl WriteJson for Order {
             ("destination", self.destination.as_ref().map(WriteJson::write_json)),
             ("cancellable_until", optional_text(&self.cancellable_until)),
             ("refund", self.refund.as_ref().map(WriteJson::write_json)),
+            ("fulfillment", self.fulfillment.as_ref().map(WriteJson::write_json)),
+            ("timeline", list(&self.timeline)),
+            ("adjustments", list(&self.adjustments)),
+            ("amount_refunded", self.amount_refunded.as_ref().map(WriteJson::write_json)),
+        ])
+    }
+}
+
+impl WriteJson for Fulfillment {
+    fn write_json(&self) -> Value {
+        object(&mut [
+            ("carrier", text(&self.carrier)),
+            ("tracking_number", text(&self.tracking_number)),
+            ("tracking_url", text(&self.tracking_url)),
+        ])
+    }
+}
+
+impl WriteJson for OrderStep {
+    fn write_json(&self) -> Value {
+        object(&mut [("status", text(self.status.as_str())), ("at", text(&self.at))])
+    }
+}
+
+impl WriteJson for Adjustment {
+    fn write_json(&self) -> Value {
+        object(&mut [
+            ("id", text(&self.id)),
+            ("amount", Some(self.amount.write_json())),
+            ("reason", text(&self.reason)),
+            ("status", text(self.status.as_str())),
+            ("created_at", text(&self.created_at)),
         ])
     }
 }

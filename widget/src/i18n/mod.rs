@@ -148,7 +148,8 @@ keys! {
     FieldRuleRegionUnknown, FieldRulePostalCodeRequired, FieldRulePostalCodeShape, FieldRulePostalCodeChars,
     FieldRuleTooManyLines, FieldRulePlainText, FieldRuleRecipientMissing,
     // Orders
-    StatusPaid, StatusPending, StatusDeclined, StatusCancelled, OrderPlaced, OrderCancelled, OrderFrom, Order,
+    StatusPaid, StatusPending, StatusDeclined, StatusCancelled, StatusProcessing, StatusShipped, StatusCompleted,
+    OrderPlaced, OrderCancelled, OrderFrom, Order,
     Status, YourOrders, NoOrdersYet, OlderOrders, DeliverToPlace, CancelOrder, CancelQuestion, YesCancel, KeepIt,
     DeleteMyData, DeleteQuestion, YesDelete, DataDeletedTitle, SavedAddresses, OrderDrafts, OrdersAnonymized,
     RecordsKept, CheckoutReady, Amount, Session, OpenCheckout, CheckoutLinkHidden, DateFormat, Months,

@@ -177,6 +177,10 @@ pub fn confirm_view(
 fn status_label(status: OrderStatus, lang: Lang) -> (&'static str, &'static str) {
     let (key, badge) = match status {
         OrderStatus::Paid => (Msg::StatusPaid, "gg-badge gg-badge-ok"),
+        // Labels only: the card's timeline of these steps is not drawn yet (issue 25 item 5).
+        OrderStatus::Processing => (Msg::StatusProcessing, "gg-badge gg-badge-ok"),
+        OrderStatus::Shipped => (Msg::StatusShipped, "gg-badge gg-badge-ok"),
+        OrderStatus::Completed => (Msg::StatusCompleted, "gg-badge gg-badge-ok"),
         OrderStatus::PendingPayment => (Msg::StatusPending, "gg-badge gg-badge-wait"),
         OrderStatus::PaymentDeclined => (Msg::StatusDeclined, "gg-badge gg-badge-out"),
         OrderStatus::Cancelled => (Msg::StatusCancelled, "gg-badge gg-badge-out"),

@@ -30,7 +30,8 @@ use crate::checkout::commit::{charge_description, provider_key};
 use crate::checkout::payments::{LEASE_MARGIN, Lookup, PaymentError};
 use crate::failpoints::{AFTER_ORDER_CREATED, AFTER_PAYMENT_CHARGED};
 use crate::store::{
-    AcpSessionRow, ChargeStart, CreateOrder, Fence, Fenced, NewOrderEvent, OrderChange, OrderRow, OrderStatusColumn,
+    AcpSessionRow, ChargeStart, CreateOrder, Fence, Fenced, NewOrderEvent, OrderChange, OrderFacts, OrderRow,
+    OrderStatusColumn,
 };
 
 /// The claimed key a complete works under: its fence and when its lease ends.
@@ -116,6 +117,7 @@ impl Acp {
             delivery: None,
             cancelled_at_ms: None,
             anonymized_at_ms: None,
+            fulfilment: Default::default(),
         };
         let order = with_delivery(order, &session, &state).map_err(|e| internal(&e))?;
         // What is paid for, as shown now: a completed session answers with it (prices as charged).
@@ -173,7 +175,7 @@ impl Acp {
             Fenced::Written(ChargeStart::Settled) => {
                 let settled = self.store.order_by_id(&order.id).await.map_err(|e| internal(&e))?;
                 return match settled {
-                    Some(paid) if paid.status == OrderStatusColumn::Paid => {
+                    Some(paid) if paid.status.is_paid() => {
                         let session = self.completed(row, state, &paid, request_id).await?;
                         Ok(Done { status: StatusCode::OK, session, write: SessionWrite::Nothing })
                     }
@@ -336,7 +338,9 @@ impl Acp {
             permalink_url: self.permalinks.url(&order.id),
             help_center_url: format!("{}/support", self.public_url),
         };
-        acp_order(order, &PaidFor::of_session(session), None, links)
+        // The order as the session shows it: its status and shipment (its row); a partial
+        // refund shows in the order's events and in get_order, not here.
+        acp_order(&OrderFacts::of(order.clone()), &PaidFor::of_session(session), links)
     }
 }
 

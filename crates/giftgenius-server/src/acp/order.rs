@@ -4,12 +4,13 @@
 //! session) gets the same shape from its draft (`checkout_session_id` = the draft id, §4.3).
 
 use giftgenius_types::acp::{
-    AcpAdjustment, AcpCheckoutSession, AcpOrder, AcpOrderLineItem, AcpOrderQuantity, AcpSupport, AcpTotal, AcpTotalType,
+    AcpAdjustment, AcpCheckoutSession, AcpFulfillment, AcpFulfillmentEvent, AcpFulfillmentType, AcpLineItemReference,
+    AcpOrder, AcpOrderLineItem, AcpOrderQuantity, AcpSupport, AcpTotal, AcpTotalType,
 };
 
 use super::session::total;
 use crate::clock::rfc3339;
-use crate::store::{DraftRow, OrderRow, OrderStatusColumn, RefundRow, RefundStatusColumn};
+use crate::store::{DraftRow, OrderFacts, OrderRow, OrderStatusColumn, RefundStatusColumn};
 
 /// What an order paid for, as it was shown when it was paid.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,36 +93,69 @@ pub struct OrderLinks {
     pub help_center_url: String,
 }
 
-/// The ACP `Order` of `order` (as it is now), which paid for `paid_for`, with its `refund` if it
-/// has one. Status (§10.3): `confirmed` once paid, `canceled` once cancelled (every line then
-/// `removed`, current quantity 0); a refund is an adjustment and an `amount_refunded` total,
-/// and `total` stays what was charged.
-pub fn acp_order(order: &OrderRow, paid_for: &PaidFor, refund: Option<&RefundRow>, links: OrderLinks) -> AcpOrder {
+/// The ACP `Order` of an order as its `facts` are now, which paid for `paid_for` (§10.3).
+/// Status: `confirmed` once paid, then `processing`, `shipped`, `completed` as the operator
+/// moves it, `canceled` once cancelled (every line then `removed`, current quantity 0). From
+/// processing on it has one `shipping` fulfillment holding every line, with an event per step
+/// (`processing`, `shipped`, `delivered`; `canceled` if it was cancelled while processing) and,
+/// once shipped, the carrier and tracking; its lines are then `fulfilled`. The cancellation's
+/// refund and every partial refund are `refund` adjustments, and what succeeded sums up in an
+/// `amount_refunded` total; `total` stays what was charged.
+pub fn acp_order(facts: &OrderFacts, paid_for: &PaidFor, links: OrderLinks) -> AcpOrder {
+    let order = &facts.order;
     let cancelled = matches!(order.status, OrderStatusColumn::Cancelled | OrderStatusColumn::PaymentDeclined);
+    let shipped = matches!(order.status, OrderStatusColumn::Shipped | OrderStatusColumn::Completed);
     let status = match order.status {
         OrderStatusColumn::PendingPayment => "created",
         OrderStatusColumn::Paid => "confirmed",
+        OrderStatusColumn::Processing => "processing",
+        OrderStatusColumn::Shipped => "shipped",
+        OrderStatusColumn::Completed => "completed",
         OrderStatusColumn::Cancelled | OrderStatusColumn::PaymentDeclined => "canceled",
     };
     let current = |ordered: u32| if cancelled { 0 } else { ordered };
-    let adjustments: Vec<AcpAdjustment> = refund
-        .map(|refund| AcpAdjustment {
+    let fulfilled = |ordered: u32| if shipped { current(ordered) } else { 0 };
+    let line_status = |ordered: u32| match (current(ordered), fulfilled(ordered)) {
+        (0, _) => "removed",
+        (current, fulfilled) if fulfilled == current => "fulfilled",
+        (_, 0) => "processing",
+        _ => "partial",
+    };
+    // The partial refunds in the order they were made, then the cancellation's (nothing is
+    // refunded after it).
+    let mut adjustments: Vec<AcpAdjustment> = facts
+        .adjustments
+        .iter()
+        .map(|adjustment| AcpAdjustment {
+            id: adjustment.id.clone(),
+            kind: "refund".into(),
+            occurred_at: rfc3339(adjustment.updated_at_ms),
+            status: adjustment_status(adjustment.status).into(),
+            amount: adjustment.amount_minor,
+            currency: adjustment.currency.as_str().to_lowercase(),
+            description: Some(adjustment.reason.clone()),
+        })
+        .collect();
+    adjustments.extend(facts.refund.iter().map(|refund| {
+        AcpAdjustment {
             id: refund.id.clone(),
             kind: "refund".into(),
             occurred_at: rfc3339(refund.updated_at_ms),
-            status: match refund.status {
-                RefundStatusColumn::Pending => "pending",
-                RefundStatusColumn::Succeeded => "completed",
-            }
-            .into(),
+            status: adjustment_status(refund.status).into(),
             amount: refund.amount_minor,
             currency: refund.currency.as_str().to_lowercase(),
-            description: Some("Cancelled before shipping; refunded in full.".into()),
-        })
-        .into_iter()
-        .collect();
+            description: Some(
+                if refund.amount_minor == order.total_minor {
+                    "Cancelled before shipping; refunded in full."
+                } else {
+                    "Cancelled before shipping; refunded what was left."
+                }
+                .into(),
+            ),
+        }
+    }));
     let mut totals = paid_for.totals.clone();
-    let refunded: i64 = refund.filter(|r| r.status == RefundStatusColumn::Succeeded).map_or(0, |r| r.amount_minor);
+    let refunded = facts.amount_refunded_minor();
     if refunded > 0 {
         totals.push(total(AcpTotalType::AmountRefunded, refunded));
     }
@@ -138,13 +172,17 @@ pub fn acp_order(order: &OrderRow, paid_for: &PaidFor, refund: Option<&RefundRow
                 id: line.id.clone(),
                 title: line.title.clone(),
                 product_id: line.product_id.clone(),
-                quantity: AcpOrderQuantity { ordered: line.quantity, current: current(line.quantity), fulfilled: 0 },
+                quantity: AcpOrderQuantity {
+                    ordered: line.quantity,
+                    current: current(line.quantity),
+                    fulfilled: fulfilled(line.quantity),
+                },
                 unit_price: line.unit_price,
                 subtotal: line.unit_price.saturating_mul(i64::from(line.quantity)),
-                status: if current(line.quantity) == 0 { "removed" } else { "processing" }.into(),
+                status: line_status(line.quantity).into(),
             })
             .collect(),
-        fulfillments: Vec::new(),
+        fulfillments: fulfillment(order, paid_for).into_iter().collect(),
         adjustments,
         totals,
         // No gift message (the spec's `confirmation.order_notes`): the Order goes into the
@@ -155,10 +193,62 @@ pub fn acp_order(order: &OrderRow, paid_for: &PaidFor, refund: Option<&RefundRow
     }
 }
 
+/// A refund's or adjustment's ACP status.
+fn adjustment_status(status: RefundStatusColumn) -> &'static str {
+    match status {
+        RefundStatusColumn::Pending => "pending",
+        RefundStatusColumn::Succeeded => "completed",
+    }
+}
+
+/// The order's one shipping fulfillment, once the operator started on it (processing or
+/// shipped); none before. Its id and its events' ids are derived from the order, so every event
+/// of the order names the same fulfillment and the same steps.
+fn fulfillment(order: &OrderRow, paid_for: &PaidFor) -> Option<AcpFulfillment> {
+    let steps = &order.fulfilment;
+    let started = steps.processing_at_ms.or(steps.shipped_at_ms)?;
+    let status = match order.status {
+        OrderStatusColumn::Completed => "delivered",
+        OrderStatusColumn::Shipped => "shipped",
+        OrderStatusColumn::Cancelled | OrderStatusColumn::PaymentDeclined => "canceled",
+        _ => "processing",
+    };
+    let mut events = Vec::new();
+    let mut step = |kind: &str, at: Option<i64>| {
+        if let Some(at) = at {
+            events.push(AcpFulfillmentEvent {
+                id: format!("fev_{}_{kind}", order.id),
+                kind: kind.into(),
+                occurred_at: rfc3339(at),
+            });
+        }
+    };
+    step("processing", steps.processing_at_ms);
+    step("shipped", steps.shipped_at_ms);
+    step("delivered", steps.completed_at_ms);
+    if order.status == OrderStatusColumn::Cancelled {
+        step("canceled", Some(order.cancelled_at_ms.unwrap_or(started)));
+    }
+    Some(AcpFulfillment {
+        id: format!("ful_{}", order.id),
+        kind: AcpFulfillmentType::Shipping,
+        status: status.into(),
+        line_items: paid_for
+            .lines
+            .iter()
+            .map(|line| AcpLineItemReference { id: line.id.clone(), quantity: line.quantity.max(1) })
+            .collect(),
+        carrier: steps.carrier.clone(),
+        tracking_number: steps.tracking_number.clone(),
+        tracking_url: steps.tracking_url.clone(),
+        events,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{CurrencyColumn, ShippingColumn};
+    use crate::store::{CurrencyColumn, RefundRow, ShippingColumn};
 
     fn order(status: OrderStatusColumn) -> OrderRow {
         OrderRow {
@@ -182,6 +272,7 @@ mod tests {
             destination_country: Some("PT".into()),
             cancelled_at_ms: None,
             anonymized_at_ms: None,
+            fulfilment: Default::default(),
         }
     }
 
@@ -213,9 +304,8 @@ mod tests {
     #[test]
     fn an_app_order_shows_its_draft_as_the_session_with_its_prices_and_gift_message() {
         let paid = acp_order(
-            &order(OrderStatusColumn::Paid),
+            &OrderFacts::of(order(OrderStatusColumn::Paid)),
             &PaidFor::of_app_order(&order(OrderStatusColumn::Paid), Some(&draft())),
-            None,
             links(),
         );
         assert_eq!((paid.checkout_session_id.as_str(), paid.status.as_str()), ("drf_1", "confirmed"));
@@ -231,6 +321,7 @@ mod tests {
         );
         assert_eq!(paid.confirmation, None, "the gift message stays off the order and its events");
         assert!(paid.adjustments.is_empty());
+        assert!(paid.fulfillments.is_empty(), "nothing is being delivered yet");
     }
 
     #[test]
@@ -246,8 +337,10 @@ mod tests {
             provider_refund_id: Some("re_1".into()),
             created_at_ms: 1_780_000_100_000,
             updated_at_ms: 1_780_000_200_000,
+            operator_key: None,
         };
-        let cancelled = acp_order(&row, &PaidFor::of_app_order(&row, None), Some(&refund), links());
+        let facts = OrderFacts { order: row.clone(), refund: Some(refund), adjustments: Vec::new() };
+        let cancelled = acp_order(&facts, &PaidFor::of_app_order(&row, None), links());
         assert_eq!(cancelled.status, "canceled");
         let line = &cancelled.line_items[0];
         assert_eq!((line.quantity.ordered, line.quantity.current, line.status.as_str()), (2, 0, "removed"));
@@ -259,5 +352,81 @@ mod tests {
         );
         let totals: Vec<(AcpTotalType, i64)> = cancelled.totals.iter().map(|t| (t.kind, t.amount)).collect();
         assert_eq!(totals, [(AcpTotalType::Total, 7200), (AcpTotalType::AmountRefunded, 7200)]);
+    }
+
+    fn adjustment(id: &str, amount_minor: i64, status: RefundStatusColumn, at: i64) -> crate::store::AdjustmentRow {
+        crate::store::AdjustmentRow {
+            id: id.into(),
+            order_id: "ord_1".into(),
+            seq: at,
+            operator_key: format!("key_{id}"),
+            amount_minor,
+            currency: CurrencyColumn::Eur,
+            reason: "Scratched lid".into(),
+            status,
+            provider_refund_id: None,
+            created_at_ms: at,
+            updated_at_ms: at,
+        }
+    }
+
+    #[test]
+    fn a_shipped_order_has_one_shipping_fulfillment_with_its_tracking_and_every_line_fulfilled() {
+        let mut row = order(OrderStatusColumn::Shipped);
+        row.fulfilment = crate::store::Fulfilment {
+            paid_at_ms: Some(1_780_000_000_500),
+            processing_at_ms: Some(1_780_000_100_000),
+            shipped_at_ms: Some(1_780_000_200_000),
+            completed_at_ms: None,
+            carrier: Some("CTT".into()),
+            tracking_number: Some("RR123456789PT".into()),
+            tracking_url: Some("https://ctt.example/track/RR123456789PT".into()),
+        };
+        let shipped = acp_order(&OrderFacts::of(row.clone()), &PaidFor::of_app_order(&row, Some(&draft())), links());
+        assert_eq!(shipped.status, "shipped");
+        let line = &shipped.line_items[0];
+        assert_eq!((line.quantity.current, line.quantity.fulfilled, line.status.as_str()), (2, 2, "fulfilled"));
+        let [fulfillment] = &shipped.fulfillments[..] else { panic!("one fulfillment: {:?}", shipped.fulfillments) };
+        assert_eq!(
+            (fulfillment.id.as_str(), fulfillment.status.as_str(), fulfillment.carrier.as_deref()),
+            ("ful_ord_1", "shipped", Some("CTT"))
+        );
+        assert_eq!(fulfillment.tracking_url.as_deref(), Some("https://ctt.example/track/RR123456789PT"));
+        assert_eq!(fulfillment.line_items, [AcpLineItemReference { id: "li_hh-010".into(), quantity: 2 }]);
+        let steps: Vec<&str> = fulfillment.events.iter().map(|e| e.kind.as_str()).collect();
+        assert_eq!(steps, ["processing", "shipped"]);
+
+        row.status = OrderStatusColumn::Completed;
+        row.fulfilment.completed_at_ms = Some(1_780_000_300_000);
+        let completed = acp_order(&OrderFacts::of(row.clone()), &PaidFor::of_app_order(&row, None), links());
+        assert_eq!((completed.status.as_str(), completed.fulfillments[0].status.as_str()), ("completed", "delivered"));
+        assert_eq!(completed.fulfillments[0].events.last().map(|e| e.kind.as_str()), Some("delivered"));
+    }
+
+    #[test]
+    fn partial_refunds_are_adjustments_and_only_the_ones_that_succeeded_count_as_refunded() {
+        let row = order(OrderStatusColumn::Completed);
+        let facts = OrderFacts {
+            order: row.clone(),
+            refund: None,
+            adjustments: vec![
+                adjustment("adj_1", 1000, RefundStatusColumn::Succeeded, 1_780_000_400_000),
+                adjustment("adj_2", 500, RefundStatusColumn::Pending, 1_780_000_500_000),
+            ],
+        };
+        let refunded = acp_order(&facts, &PaidFor::of_app_order(&row, None), links());
+        assert_eq!(refunded.status, "completed", "a partial refund leaves the status as it was");
+        let adjustments: Vec<(&str, &str, i64, Option<&str>)> = refunded
+            .adjustments
+            .iter()
+            .map(|a| (a.id.as_str(), a.status.as_str(), a.amount, a.description.as_deref()))
+            .collect();
+        assert_eq!(
+            adjustments,
+            [("adj_1", "completed", 1000, Some("Scratched lid")), ("adj_2", "pending", 500, Some("Scratched lid"))]
+        );
+        let totals: Vec<(AcpTotalType, i64)> = refunded.totals.iter().map(|t| (t.kind, t.amount)).collect();
+        assert_eq!(totals, [(AcpTotalType::Total, 7200), (AcpTotalType::AmountRefunded, 1000)]);
+        assert_eq!(facts.refundable_minor(), 5700, "pending refunds are spoken for");
     }
 }

@@ -1,5 +1,6 @@
-//! `cancel_order`: a person cancels a paid order before its fulfilment cut-off, and the money
-//! goes back through the payment provider. Built like `commit_order`, in atomic phases recorded
+//! `cancel_order`: a person cancels a paid (or processing) order before its fulfilment cut-off,
+//! and the money goes back through the payment provider (all that is left of it, when the
+//! merchant refunded part of it already). A shipped order cannot be cancelled. Built like `commit_order`, in atomic phases recorded
 //! as recovery points of the call's idempotency key:
 //! 1. check the widget's cancel token (only `get_order` / `list_orders` hand it to the widget,
 //!    so the model cannot cancel on its own) and claim the key                -> `Started`
@@ -27,7 +28,8 @@ use crate::error::internal;
 use crate::failpoints::{AFTER_REFUND_RECORDED, AFTER_REFUNDED};
 use crate::outcome::{Answer, Outcome};
 use crate::store::{
-    BeginRefund, Fenced, OrderChange, OrderRow, OrderStatusColumn, RefundRow, RefundStatusColumn, StoreError,
+    BeginRefund, Fenced, OrderChange, OrderFacts, OrderRow, OrderStatusColumn, RefundRow, RefundStatusColumn,
+    StoreError,
 };
 
 /// The provider's idempotency key for an order's refund: one order, one refund, whoever asks.
@@ -40,12 +42,19 @@ fn not_cancellable(call: &CallContext, why: String) -> ToolError {
     ToolError::new(ErrorCode::OrderNotCancellable, why, &call.reference)
 }
 
-/// Why `order` (not paid) cannot be cancelled.
+/// Why `order` cannot be cancelled (not paid, shipped, or nothing left to refund).
 fn not_paid(call: &CallContext, order: &OrderRow) -> ToolError {
     let why = match order.status {
         OrderStatusColumn::PendingPayment => "its payment is not confirmed yet; try again in a few minutes",
         OrderStatusColumn::PaymentDeclined => "it was never placed: the payment was declined and nothing was charged",
-        OrderStatusColumn::Paid | OrderStatusColumn::Cancelled => "it is not paid",
+        OrderStatusColumn::Shipped => {
+            "it has already shipped. Nothing was changed or refunded; the merchant can help with a return"
+        }
+        OrderStatusColumn::Completed => {
+            "it was already delivered. Nothing was changed or refunded; the merchant can help with a return"
+        }
+        OrderStatusColumn::Paid | OrderStatusColumn::Processing => "everything it cost was already refunded",
+        OrderStatusColumn::Cancelled => "it is not paid",
     };
     not_cancellable(call, format!("Order {} cannot be cancelled: {why}.", order.id))
 }
@@ -122,7 +131,7 @@ impl Checkout {
             ))));
         };
         match order.status {
-            OrderStatusColumn::Paid => {}
+            OrderStatusColumn::Paid | OrderStatusColumn::Processing => {}
             OrderStatusColumn::Cancelled => return Ok(RefundStep::Answered(self.order_answer(call, &order).await)),
             _ => return Ok(RefundStep::Answered(Err(not_paid(call, &order)))),
         }
@@ -140,6 +149,7 @@ impl Checkout {
                 ),
             ))));
         }
+        // The amount is decided by the store step: all that is left once partial refunds are off.
         let candidate = RefundRow {
             id: random_id("rfd"),
             order_id: order.id.clone(),
@@ -150,6 +160,7 @@ impl Checkout {
             provider_refund_id: None,
             created_at_ms: now,
             updated_at_ms: now,
+            operator_key: None,
         };
         match self.store.begin_refund(lease.fence(), &candidate, now).await? {
             Fenced::Written(BeginRefund::Ready(refund)) => {
@@ -181,7 +192,7 @@ impl Checkout {
             let e = StoreError::Inconsistent(format!("paid order {} has no charge id", order.id));
             return lease.fail(call, &e).await.into();
         };
-        match self.payments.refund(&refund_key(&order.id), &charge_id, order.total()).await {
+        match self.payments.refund(&refund_key(&order.id), &charge_id, refund.amount()).await {
             Ok(provider_refund_id) => {
                 self.failpoints.hit(AFTER_REFUNDED);
                 let now = self.now();
@@ -194,6 +205,15 @@ impl Checkout {
                         status: RefundStatus::Succeeded,
                         created_at: rfc3339(refund.created_at_ms),
                     });
+                    let order = &mut answer.data.order;
+                    let adjusted: i64 = order
+                        .adjustments
+                        .iter()
+                        .filter(|a| a.status == RefundStatus::Succeeded)
+                        .map(|a| a.amount.amount_minor)
+                        .sum();
+                    order.amount_refunded =
+                        Some(giftgenius_types::Money::new(adjusted + refund.amount_minor, refund.currency.into()));
                     answer
                 });
                 lease
@@ -204,7 +224,12 @@ impl Checkout {
                             updated_at_ms: now,
                             ..refund.clone()
                         };
-                        let event = self.events.event(&cancelled, OrderChange::Cancelled, Some(&refunded)).await?;
+                        let facts = OrderFacts {
+                            order: cancelled.clone(),
+                            refund: Some(refunded),
+                            adjustments: self.store.adjustments_of(&order.id).await?,
+                        };
+                        let event = self.events.event(&facts, OrderChange::Cancelled).await?;
                         let written = self
                             .store
                             .finish_refund(fence, &order.id, &provider_refund_id, answer, event.as_ref(), now)

@@ -34,7 +34,8 @@ use crate::error::internal;
 use crate::failpoints::{AFTER_KEY_CLAIMED, AFTER_ORDER_CREATED, AFTER_PAYMENT_CHARGED, AFTER_RESPONSE_STORED};
 use crate::outcome::{Answer, Outcome};
 use crate::store::{
-    ChargeStart, CreateOrder, Fenced, OrderChange, OrderRow, OrderStatusColumn, RecoveryPoint, StoreError,
+    ChargeStart, CreateOrder, Fenced, Fulfilment, OrderChange, OrderFacts, OrderRow, OrderStatusColumn, RecoveryPoint,
+    StoreError,
 };
 
 /// Where the order phase left the call.
@@ -126,9 +127,7 @@ impl Checkout {
             Err(e) => return Some(internal(call, &e).into()),
         }
         match self.store.live_order_for_draft(&draft?.id).await {
-            Ok(Some(paid)) if paid.status == OrderStatusColumn::Paid => {
-                Some(self.order_answer(call, &paid).await.into())
-            }
+            Ok(Some(paid)) if paid.status.is_paid() => Some(self.order_answer(call, &paid).await.into()),
             Ok(_) => None,
             Err(e) => Some(internal(call, &e).into()),
         }
@@ -169,9 +168,7 @@ impl Checkout {
         };
         // A draft that was already bought answers with its order even after it expired (a
         // late retry whose key was pruned must not be told the purchase failed).
-        if let Some(paid) =
-            self.store.live_order_for_draft(&draft.id).await?.filter(|o| o.status == OrderStatusColumn::Paid)
-        {
+        if let Some(paid) = self.store.live_order_for_draft(&draft.id).await?.filter(|o| o.status.is_paid()) {
             return Ok(OrderStep::Answered(self.order_answer(call, &paid).await));
         }
         let Some(delivery) = delivery_of(draft.delivery.as_deref())? else {
@@ -221,6 +218,7 @@ impl Checkout {
             delivery: draft.delivery.clone(),
             cancelled_at_ms: None,
             anonymized_at_ms: None,
+            fulfilment: Default::default(),
         };
         let created = match self.store.create_order(lease.fence(), &order, i64::from(gift.stock), now).await? {
             Fenced::Written(created) => created,
@@ -233,7 +231,7 @@ impl Checkout {
             }
             CreateOrder::OutOfStock => answered(self.unavailable(call, &gift, draft.currency.into())),
             // The draft was bought under another key: answer with that order, never a second one.
-            CreateOrder::DraftAlreadyOrdered(existing) if existing.status == OrderStatusColumn::Paid => {
+            CreateOrder::DraftAlreadyOrdered(existing) if existing.status.is_paid() => {
                 Ok(OrderStep::Answered(self.order_answer(call, &existing).await))
             }
             // Another key created this draft's order and has not finished it; its caller may be
@@ -271,14 +269,22 @@ impl Checkout {
         match self.payments.charge(&payment_key, order.total(), &charge_description(&order)).await {
             Ok(charge) => {
                 self.failpoints.hit(AFTER_PAYMENT_CHARGED);
-                let paid = OrderRow { status: OrderStatusColumn::Paid, charge_id: Some(charge.id.clone()), ..order };
+                // The time it is recorded paid, in the answer and in the row alike.
+                let paid_at = self.now();
+                let fulfilment = Fulfilment { paid_at_ms: Some(paid_at), ..order.fulfilment.clone() };
+                let paid = OrderRow {
+                    status: OrderStatusColumn::Paid,
+                    charge_id: Some(charge.id.clone()),
+                    fulfilment,
+                    ..order
+                };
                 let result = self.order_answer(call, &paid).await;
                 lease
                     .finish(call, result, async |fence, answer| {
-                        let event = self.events.event(&paid, OrderChange::Paid, None).await?;
+                        let event = self.events.event(&OrderFacts::of(paid.clone()), OrderChange::Paid).await?;
                         let written = self
                             .store
-                            .mark_paid_and_finish(fence, &paid.id, &charge.id, answer, event.as_ref(), self.now())
+                            .mark_paid_and_finish(fence, &paid.id, &charge.id, answer, event.as_ref(), paid_at)
                             .await?;
                         if written == Fenced::Written(()) {
                             self.failpoints.hit(AFTER_RESPONSE_STORED);

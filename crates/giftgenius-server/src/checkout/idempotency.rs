@@ -80,6 +80,11 @@ pub fn stored_answer<T: Serialize>(
     serde_json::to_string(&stored).map_err(StoreError::json("answer not serializable"))
 }
 
+/// Contract versions whose stored answers read as the current version's: 3 only added to 2
+/// (order statuses and fields after payment), so a key answered just before an upgrade still
+/// replays after it, as the current version.
+const UPGRADABLE_VERSIONS: [u64; 1] = [2];
+
 /// A stored answer, as the outcome to replay.
 fn replay<T: DeserializeOwned>(stored: &str) -> Result<Outcome<T>, StoreError> {
     let unreadable = StoreError::json("stored answer unreadable");
@@ -88,7 +93,13 @@ fn replay<T: DeserializeOwned>(stored: &str) -> Result<Outcome<T>, StoreError> {
     // Rows written before answers were stored compactly carry these; they are rendered anew.
     widget_meta.remove(META_HTML);
     widget_meta.remove(META_REPLAYED);
-    let result = match serde_json::from_str::<Envelope<T>>(&stored.structured).map_err(unreadable)? {
+    let mut structured: serde_json::Value = serde_json::from_str(&stored.structured).map_err(unreadable)?;
+    if let Some(v) = structured.get_mut("v")
+        && v.as_u64().is_some_and(|v| UPGRADABLE_VERSIONS.contains(&v))
+    {
+        *v = serde_json::Value::from(giftgenius_types::CONTRACT_VERSION);
+    }
+    let result = match serde_json::from_value::<Envelope<T>>(structured).map_err(unreadable)? {
         Envelope::Ok { data, notice, partial, .. } => Ok(Answer { data, notice, partial, widget_meta }),
         Envelope::Err { error, .. } => Err(error),
     };
@@ -416,6 +427,17 @@ mod tests {
         let error = ToolError::new(ErrorCode::PaymentDeclined, "declined", "req_1");
         let stored = stored_answer::<GetOrderInput>(&call, &Err(error.clone())).unwrap();
         assert_eq!(replay::<GetOrderInput>(&stored).unwrap().result, Err(error));
+    }
+
+    #[test]
+    fn answers_stored_under_contract_2_replay_as_the_current_version_and_older_ones_do_not() {
+        let stored = |v: u32| {
+            json!({"structured": json!({"v": v, "ok": true, "tool": "get_order", "order_id": "ord_1"}).to_string()})
+                .to_string()
+        };
+        let replayed: Outcome<GetOrderInput> = replay(&stored(2)).unwrap();
+        assert_eq!(replayed.result.unwrap().data.order_id, "ord_1");
+        assert!(replay::<GetOrderInput>(&stored(1)).is_err(), "contract 1 is not readable as 3");
     }
 
     #[test]

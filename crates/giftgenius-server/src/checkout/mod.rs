@@ -32,8 +32,8 @@ use std::time::Duration;
 
 use giftgenius_types::wire::{META_CANCEL_TOKENS, META_DELIVERIES};
 use giftgenius_types::{
-    CheckoutData, Currency, DeliveryDetails, Destination, ErrorCode, GetOrderInput, Money, Order, OrderData,
-    OrderStatus, PrepareOrderData, Reason, Refund, ShippingSpeed, ToolError, Why,
+    Adjustment, CheckoutData, Currency, DeliveryDetails, Destination, ErrorCode, Fulfillment, GetOrderInput, Money,
+    Order, OrderData, OrderStatus, OrderStep, PrepareOrderData, Reason, Refund, ShippingSpeed, ToolError, Why,
 };
 use serde_json::Value;
 
@@ -43,7 +43,7 @@ use crate::error::internal;
 use crate::failpoints::Failpoints;
 use crate::limits::Limits;
 use crate::outcome::{Answer, ModelText, Outcome};
-use crate::store::{OrderRow, OrderStatusColumn, RefundRow, Store, StoreError, StoreResult};
+use crate::store::{AdjustmentRow, OrderFacts, OrderRow, OrderStatusColumn, RefundRow, Store, StoreError, StoreResult};
 use crate::suggest::catalog::live::LiveCatalog;
 use crate::suggest::catalog::{CatalogGift, price_in};
 use confirmation::ConfirmationKeys;
@@ -91,7 +91,8 @@ pub(crate) fn shipping_cost(speed: ShippingSpeed, currency: Currency) -> Money {
     }
 }
 
-/// An order row as the contract's `Order` (no cut-off, no refund: [`Checkout::order_view`] adds them).
+/// An order row as the contract's `Order`, with its shipment and timeline (no cut-off, no
+/// refunds: [`order_view_of`] and [`Checkout::order_view`] add them).
 pub fn order_of(row: &OrderRow) -> Result<Order, StoreError> {
     let quantity = u32::try_from(row.quantity)
         .map_err(|_| StoreError::Inconsistent(format!("order {} has quantity {}", row.id, row.quantity)))?;
@@ -111,7 +112,62 @@ pub fn order_of(row: &OrderRow) -> Result<Order, StoreError> {
         },
         cancellable_until: None,
         refund: None,
+        fulfillment: fulfillment_of(row),
+        timeline: timeline_of(row),
+        adjustments: Vec::new(),
+        amount_refunded: None,
     })
+}
+
+/// The shipment of a shipped (or completed) order.
+fn fulfillment_of(row: &OrderRow) -> Option<Fulfillment> {
+    let steps = &row.fulfilment;
+    Some(Fulfillment {
+        carrier: steps.carrier.clone()?,
+        tracking_number: steps.tracking_number.clone()?,
+        tracking_url: steps.tracking_url.clone()?,
+    })
+}
+
+/// When the order was paid, then processing, shipped, completed or cancelled, oldest first.
+fn timeline_of(row: &OrderRow) -> Vec<OrderStep> {
+    let steps = &row.fulfilment;
+    let mut timeline: Vec<(i64, OrderStatus)> = [
+        (steps.paid_at_ms, OrderStatus::Paid),
+        (steps.processing_at_ms, OrderStatus::Processing),
+        (steps.shipped_at_ms, OrderStatus::Shipped),
+        (steps.completed_at_ms, OrderStatus::Completed),
+        (row.cancelled_at_ms, OrderStatus::Cancelled),
+    ]
+    .into_iter()
+    .filter_map(|(at, status)| Some((at?, status)))
+    .collect();
+    // Stable: steps recorded in the same millisecond keep their order.
+    timeline.sort_by_key(|(at, _)| *at);
+    timeline.into_iter().map(|(at, status)| OrderStep { status, at: rfc3339(at) }).collect()
+}
+
+/// An order as the contract shows it from its facts: the row's status, shipment and timeline,
+/// the cancellation's refund, the adjustments and what was refunded in all (no cut-off: only the
+/// buyer's view has one, [`Checkout::order_view`]).
+pub fn order_view_of(facts: &OrderFacts) -> Result<Order, StoreError> {
+    let mut order = order_of(&facts.order)?;
+    order.refund = facts.refund.as_ref().map(refund_of);
+    order.adjustments = facts.adjustments.iter().map(adjustment_of).collect();
+    let refunded = facts.amount_refunded_minor();
+    order.amount_refunded = (refunded > 0).then(|| Money::new(refunded, facts.order.currency.into()));
+    Ok(order)
+}
+
+/// An adjustment row as the contract's `Adjustment`.
+fn adjustment_of(row: &AdjustmentRow) -> Adjustment {
+    Adjustment {
+        id: row.id.clone(),
+        amount: row.amount(),
+        reason: row.reason.clone(),
+        status: row.status.into(),
+        created_at: rfc3339(row.created_at_ms),
+    }
 }
 
 /// A refund row as the contract's `Refund`.
@@ -163,18 +219,25 @@ impl Checkout {
         created_at_ms.saturating_add(self.cancel_window.as_millis() as i64)
     }
 
-    /// An order as the contract shows it now: with its cut-off while it may be cancelled, and
-    /// its refund once cancelled.
+    /// An order as the contract shows it now: with its cut-off while the buyer may cancel it,
+    /// its refunds, its shipment and its timeline.
     async fn order_view(&self, row: &OrderRow) -> StoreResult<Order> {
-        let mut order = order_of(row)?;
-        let cut_off = self.cut_off_ms(row.created_at_ms);
-        if row.status == OrderStatusColumn::Paid && self.now() < cut_off {
-            order.cancellable_until = Some(rfc3339(cut_off));
+        let mut facts = OrderFacts::of(row.clone());
+        if row.status.is_paid() || row.status == OrderStatusColumn::Cancelled {
+            facts.refund = self.store.refund_of_order(&row.id).await?;
+            facts.adjustments = self.store.adjustments_of(&row.id).await?;
         }
-        if matches!(row.status, OrderStatusColumn::Paid | OrderStatusColumn::Cancelled) {
-            order.refund = self.store.refund_of_order(&row.id).await?.as_ref().map(refund_of);
+        let mut order = order_view_of(&facts)?;
+        if self.cancellable(row) {
+            order.cancellable_until = Some(rfc3339(self.cut_off_ms(row.created_at_ms)));
         }
         Ok(order)
+    }
+
+    /// Whether the buyer may still cancel `row` now: paid or processing (not shipped), before
+    /// its fulfilment cut-off.
+    fn cancellable(&self, row: &OrderRow) -> bool {
+        row.status.is_before_shipping() && self.now() < self.cut_off_ms(row.created_at_ms)
     }
 
     /// An order row as the answer of an order tool, with its delivery details for the widget.
@@ -192,7 +255,7 @@ impl Checkout {
     fn cancel_tokens_meta(&self, call: &CallContext, rows: &[OrderRow]) -> serde_json::Map<String, Value> {
         let now = self.now();
         rows.iter()
-            .filter(|row| row.status == OrderStatusColumn::Paid && now < self.cut_off_ms(row.created_at_ms))
+            .filter(|row| self.cancellable(row))
             .map(|row| (row.id.clone(), Value::String(self.confirmation.cancel_token(&row.id, &call.subject, now))))
             .collect()
     }
@@ -280,6 +343,9 @@ impl ModelText for OrderData {
         let order = &answer.data.order;
         let status = match order.status {
             OrderStatus::Paid => "placed and paid",
+            OrderStatus::Processing => "paid; the merchant is preparing it",
+            OrderStatus::Shipped => "shipped",
+            OrderStatus::Completed => "delivered",
             OrderStatus::PendingPayment => "waiting for payment confirmation",
             OrderStatus::PaymentDeclined => "not placed: the payment was declined",
             OrderStatus::Cancelled => "cancelled and refunded",
@@ -299,6 +365,15 @@ impl ModelText for OrderData {
                 " The user can cancel it in the widget until {until}; you cannot cancel it yourself."
             ));
         }
+        if let Some(shipment) = &order.fulfillment {
+            text.push_str(&format!(
+                " Carrier {}, tracking number {} ({}).",
+                shipment.carrier, shipment.tracking_number, shipment.tracking_url
+            ));
+        }
+        if matches!(order.status, OrderStatus::Shipped | OrderStatus::Completed) {
+            text.push_str(" It has shipped, so it can no longer be cancelled.");
+        }
         if let Some(refund) = &order.refund {
             text.push_str(&format!(
                 " Refund {} of {}: {}.",
@@ -306,6 +381,18 @@ impl ModelText for OrderData {
                 refund.amount.display(),
                 refund.status.as_str()
             ));
+        }
+        for adjustment in &order.adjustments {
+            text.push_str(&format!(
+                " Partial refund {} of {} ({}): {}.",
+                adjustment.id,
+                adjustment.amount.display(),
+                adjustment.reason,
+                adjustment.status.as_str()
+            ));
+        }
+        if let Some(refunded) = &order.amount_refunded {
+            text.push_str(&format!(" Refunded so far: {}.", refunded.display()));
         }
         text
     }

@@ -20,7 +20,9 @@
 //! Refunds are reconciled too: a cancellation whose refund was recorded (the person's decision,
 //! taken before the cut-off) but never finished (a lost answer, a dead process) is asked of the
 //! provider again under the order's refund key, which can only ever find or make the same
-//! refund, and then recorded: refund succeeded, order cancelled.
+//! refund, and then recorded: refund succeeded, order cancelled. So are the operator's partial
+//! refunds (adjustments) left pending: asked again under the adjustment's own key, then recorded
+//! succeeded with their event (`operator/refund.rs`).
 //!
 //! Replicas may reconcile at once: settling is a compare-and-set on the order's status, so the
 //! second one changes nothing. Keys pointing at a pending order are never pruned (`sql.rs`).
@@ -42,7 +44,9 @@ use crate::clock::Clock;
 use crate::context::{CallContext, DEFAULT_LOCALE};
 use crate::metrics::ReconcileMetrics;
 use crate::outcome::Answer;
-use crate::store::{OrderChange, OrderRow, OrderStatusColumn, RefundRow, RefundStatusColumn, Store, StoreResult};
+use crate::store::{
+    Fulfilment, OrderChange, OrderFacts, OrderRow, OrderStatusColumn, RefundRow, RefundStatusColumn, Store, StoreResult,
+};
 
 /// Orders read per query.
 const BATCH: i64 = 100;
@@ -68,12 +72,16 @@ pub struct ReconcileReport {
     pub refunds_examined: u64,
     /// Refunds finished: the order is cancelled and refunded.
     pub refunded: u64,
+    /// Partial refunds (the operator's adjustments) pending longer than the window, looked at.
+    pub adjustments_examined: u64,
+    /// Partial refunds finished: the provider refunded, the adjustment is recorded succeeded.
+    pub adjusted: u64,
 }
 
 impl ReconcileReport {
     /// Whether the pass changed or found anything worth a log line.
     pub fn is_quiet(&self) -> bool {
-        self.examined == 0 && self.refunds_examined == 0
+        self.examined == 0 && self.refunds_examined == 0 && self.adjustments_examined == 0
     }
 }
 
@@ -115,7 +123,42 @@ impl Reconciler {
     async fn pass(&self) -> StoreResult<ReconcileReport> {
         let mut report = self.run_orders().await?;
         self.run_refunds(&mut report).await?;
+        self.run_adjustments(&mut report).await?;
         Ok(report)
+    }
+
+    /// Finishes the operator's partial refunds recorded longer than the window ago and still
+    /// pending (their answer was lost): asked of the provider again under the adjustment's key,
+    /// which can only find or make the same refund, then recorded with their event.
+    async fn run_adjustments(&self, report: &mut ReconcileReport) -> StoreResult<()> {
+        let cutoff = self.now() - self.after.as_millis() as i64;
+        let operator = crate::operator::Operator {
+            store: self.store.clone(),
+            payments: self.payments.clone(),
+            events: self.events.clone(),
+            clock: self.clock.clone(),
+        };
+        for adjustment in self.store.adjustments_pending(cutoff, BATCH).await? {
+            report.adjustments_examined += 1;
+            let Some(facts) = self.store.order_facts(&adjustment.order_id).await? else { continue };
+            match operator.finish_adjustment(facts, &adjustment.id).await {
+                Ok(done) if done.changed => {
+                    report.adjusted += 1;
+                    tracing::info!(
+                        order = adjustment.order_id,
+                        adjustment = adjustment.id,
+                        "reconcile: partial refund finished"
+                    );
+                }
+                Ok(_) => {}
+                Err(crate::operator::OperatorError::ProviderUnavailable) => report.unreachable += 1,
+                Err(e) => {
+                    report.conflicts += 1;
+                    tracing::error!(order = adjustment.order_id, adjustment = adjustment.id, error = %e, "reconcile: a partial refund could not be finished");
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Finishes the refunds recorded longer than the window ago and still pending.
@@ -129,7 +172,7 @@ impl Reconciler {
                 tracing::error!(order = order.id, "reconcile: a refund for an order without a charge");
                 continue;
             };
-            match self.payments.refund(&refund_key(&order.id), charge, order.total()).await {
+            match self.payments.refund(&refund_key(&order.id), charge, refund.amount()).await {
                 Ok(provider_refund) => {
                     let now = self.now();
                     let cancelled = OrderRow {
@@ -143,7 +186,12 @@ impl Reconciler {
                         updated_at_ms: now,
                         ..refund.clone()
                     };
-                    let event = self.events.event(&cancelled, OrderChange::Cancelled, Some(&refunded)).await?;
+                    let facts = OrderFacts {
+                        order: cancelled.clone(),
+                        refund: Some(refunded),
+                        adjustments: self.store.adjustments_of(&order.id).await?,
+                    };
+                    let event = self.events.event(&facts, OrderChange::Cancelled).await?;
                     self.store.settle_refund(&order.id, &provider_refund, event.as_ref(), now).await?;
                     report.refunded += 1;
                     tracing::info!(
@@ -210,13 +258,18 @@ impl Reconciler {
                 );
             }
             Ok(Lookup::Succeeded(charge)) => {
-                let paid =
-                    OrderRow { status: OrderStatusColumn::Paid, charge_id: Some(charge.id.clone()), ..order.clone() };
+                let paid_at = self.now();
+                let paid = OrderRow {
+                    status: OrderStatusColumn::Paid,
+                    charge_id: Some(charge.id.clone()),
+                    fulfilment: Fulfilment { paid_at_ms: Some(paid_at), ..order.fulfilment.clone() },
+                    ..order.clone()
+                };
                 let result: Result<Answer<OrderData>, ToolError> =
                     Ok(Answer::new(OrderData { order: order_of(&paid)? }));
                 let stored = stored_answer(&call, &result)?;
-                let event = self.events.event(&paid, OrderChange::Paid, None).await?;
-                if self.store.settle_paid(&order.id, &charge.id, &stored, event.as_ref(), self.now()).await? {
+                let event = self.events.event(&OrderFacts::of(paid.clone()), OrderChange::Paid).await?;
+                if self.store.settle_paid(&order.id, &charge.id, &stored, event.as_ref(), paid_at).await? {
                     report.paid += 1;
                     tracing::info!(order = order.id, charge = charge.id, reference, "reconcile: order paid");
                 }

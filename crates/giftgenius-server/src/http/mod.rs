@@ -10,6 +10,8 @@
 //!   `--acp-platforms` (`crate::acp`, each request in a server span of `traced.rs`; its MCP
 //!   binding `/acp/mcp` is mounted by `startup`, as `/mcp` is).
 //! - `GET /.well-known/openai-apps-challenge`: the app directory's domain check (`well_known.rs`).
+//! - `/operator/orders/{id}…`: the operator's API, only with `--operator-token-file`
+//!   (`crate::operator::routes`).
 //! - `/preview…`: the local host emulator, only with `--preview` (`preview.rs`; its chat panel's
 //!   relay to a `giftgenius-chat --listen` process: `preview_chat.rs`), answering only loopback
 //!   host names (`local_only.rs`).
@@ -54,6 +56,11 @@ use crate::state::AppState;
 /// Every route but `/mcp`.
 pub fn router(config: &Config, app: Arc<AppState>) -> Router {
     let acp = app.acp.clone().map(crate::acp::routes::router).unwrap_or_default();
+    let operator = app
+        .operator
+        .clone()
+        .map(|(operator, token)| crate::operator::routes::router(operator, token))
+        .unwrap_or_else(crate::operator::routes::absent);
     Router::new()
         .route(&format!("{IMAGES_PATH}{{file}}"), get(images::gift_image))
         .route(&format!("{CHECKOUT_PATH}{{id}}"), get(checkout_page::checkout_page))
@@ -65,6 +72,7 @@ pub fn router(config: &Config, app: Arc<AppState>) -> Router {
         .merge(well_known::router(config.apps_challenge_token.as_deref()))
         .merge(preview::router(config, app))
         .merge(acp)
+        .merge(operator)
 }
 
 /// `router` behind the guards every request meets, outermost first: CORS (`--cors-origins`),

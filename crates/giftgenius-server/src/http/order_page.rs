@@ -40,6 +40,9 @@ pub async fn order_page(State(app): State<Arc<AppState>>, Path(token): Path<Stri
         OrderStatusColumn::PendingPayment => lang.t(Msg::StatusPending),
         OrderStatusColumn::PaymentDeclined => lang.t(Msg::StatusDeclined),
         OrderStatusColumn::Cancelled => lang.t(Msg::StatusCancelled),
+        OrderStatusColumn::Processing => lang.t(Msg::StatusProcessing),
+        OrderStatusColumn::Shipped => lang.t(Msg::StatusShipped),
+        OrderStatusColumn::Completed => lang.t(Msg::StatusCompleted),
     };
     let line = lang.f(
         Msg::OrderFrom,

@@ -47,7 +47,7 @@ impl WidgetResource {
 
     pub fn from_html(html: String, mime: WidgetMime, public_origin: &str, domain: Option<String>) -> Self {
         let hash = hex::encode(Sha256::digest(html.as_bytes()));
-        // `v1` is the contract version: a breaking change to structuredContent must change the
+        // `v3` is the contract version: a breaking change to structuredContent must change the
         // URI. The variant is in it too, so a host never has one MIME type cached for the other.
         let variant = match mime {
             WidgetMime::McpApp => "",
@@ -116,7 +116,7 @@ mod tests {
         let sky = WidgetResource::from_html("<p>a</p>".into(), WidgetMime::Skybridge, ORIGIN, None);
         assert_ne!(a.uri(), b.uri());
         assert_ne!(a.uri(), sky.uri());
-        assert!(a.uri().starts_with("ui://widget/giftgenius-v2-") && a.uri().ends_with(".html"));
+        assert!(a.uri().starts_with("ui://widget/giftgenius-v3-") && a.uri().ends_with(".html"));
     }
 
     #[test]

@@ -15,7 +15,7 @@ use super::receivers::Receivers;
 use crate::acp::order::{OrderLinks, PaidFor, acp_order};
 use crate::acp::session::SessionState;
 use crate::checkout::permalink::Permalinks;
-use crate::store::{NewOrderEvent, OrderChange, OrderRow, RefundRow, Store, StoreError, StoreResult};
+use crate::store::{NewOrderEvent, OrderChange, OrderFacts, OrderRow, Store, StoreError, StoreResult};
 
 /// Builds order events.
 pub struct OrderEvents {
@@ -33,19 +33,37 @@ impl std::fmt::Debug for OrderEvents {
 }
 
 impl OrderEvents {
-    /// The event announcing `change` of `order` (the row as it is once changed), with its
-    /// `refund` when it has one, built from what the database keeps; `None` if nobody receives
-    /// this order's events.
-    pub async fn event(
+    /// The event announcing `change` of an order whose facts are `facts` once changed (the
+    /// order, its cancellation's refund, its adjustments), built from what the database keeps;
+    /// `None` if nobody receives this order's events. Not for `Refunded`: see
+    /// [`OrderEvents::adjustment_event`].
+    pub async fn event(&self, facts: &OrderFacts, change: OrderChange) -> StoreResult<Option<NewOrderEvent>> {
+        self.keyed_event(facts, change, String::new()).await
+    }
+
+    /// The event announcing that adjustment `adjustment_id` of an order succeeded (`facts` show
+    /// it succeeded): one per adjustment.
+    pub async fn adjustment_event(
         &self,
-        order: &OrderRow,
-        change: OrderChange,
-        refund: Option<&RefundRow>,
+        facts: &OrderFacts,
+        adjustment_id: &str,
     ) -> StoreResult<Option<NewOrderEvent>> {
+        self.keyed_event(facts, OrderChange::Refunded, adjustment_id.to_string()).await
+    }
+
+    async fn keyed_event(
+        &self,
+        facts: &OrderFacts,
+        change: OrderChange,
+        change_key: String,
+    ) -> StoreResult<Option<NewOrderEvent>> {
+        let order = &facts.order;
         let Some(receiver) = self.receivers.for_subject(&order.subject) else { return Ok(None) };
         let paid_for = self.paid_for(order).await?;
-        let data = acp_order(order, &paid_for, refund, self.links(&order.id));
-        self.new_event(receiver, order, change, data).map(Some)
+        let data = acp_order(facts, &paid_for, self.links(&order.id));
+        let mut event = self.new_event(receiver, order, change, data)?;
+        event.change_key = change_key;
+        Ok(Some(event))
     }
 
     /// The event announcing `change` of `order` whose ACP Order is `data` already (an ACP
@@ -69,7 +87,14 @@ impl OrderEvents {
     ) -> StoreResult<NewOrderEvent> {
         let event = AcpWebhookEvent { kind: change.event_type().into(), data };
         let body = serde_json::to_string(&event).map_err(StoreError::json("order event"))?;
-        Ok(NewOrderEvent { id: crate::checkout::random_id("evt"), receiver, order_id: order.id.clone(), change, body })
+        Ok(NewOrderEvent {
+            id: crate::checkout::random_id("evt"),
+            receiver,
+            order_id: order.id.clone(),
+            change,
+            change_key: String::new(),
+            body,
+        })
     }
 
     fn links(&self, order_id: &str) -> OrderLinks {

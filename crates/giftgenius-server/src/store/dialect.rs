@@ -26,6 +26,9 @@ pub enum WriteLock<'a> {
     DraftRequest { subject: &'a str, draft_key: &'a str },
     /// One gift's stock (check units sold, then insert an order).
     GiftStock { gift_id: &'a str },
+    /// One order's status, refunds and adjustments (check what an event was built from, then
+    /// change the order and write the event).
+    Order { order_id: &'a str },
 }
 
 /// Advisory-lock namespaces (the first key of the two-key form), so hashes of different kinds
@@ -33,6 +36,7 @@ pub enum WriteLock<'a> {
 /// unrelated calls; it never breaks correctness.
 const LOCK_DRAFT_REQUEST: i32 = 0x6767_0001;
 const LOCK_GIFT_STOCK: i32 = 0x6767_0002;
+const LOCK_ORDER: i32 = 0x6767_0003;
 
 /// PostgreSQL connections per replica; several replicas share the server's `max_connections`.
 const POSTGRES_POOL_SIZE: u32 = 10;
@@ -64,6 +68,7 @@ impl Dialect for PgPool {
                 (LOCK_DRAFT_REQUEST, format!("{}:{subject}{draft_key}", subject.len()))
             }
             WriteLock::GiftStock { gift_id } => (LOCK_GIFT_STOCK, gift_id.to_string()),
+            WriteLock::Order { order_id } => (LOCK_ORDER, order_id.to_string()),
         };
         sqlx::query("SELECT pg_advisory_xact_lock($1, hashtext($2))")
             .bind(namespace)

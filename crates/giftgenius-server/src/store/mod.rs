@@ -9,6 +9,8 @@
 //! - `drafts.rs`: priced drafts of `prepare_order`.
 //! - `orders.rs`: orders, their stock check, charge and settlement (also by the reconciler).
 //! - `refunds.rs`: refunds of cancelled orders.
+//! - `fulfilment.rs`: an order's life after payment: the operator's status changes, partial
+//!   refunds (adjustments) and cancellations, each checked under the order's lock.
 //! - `checkouts.rs`: the seed's hosted checkout sessions.
 //! - `acp_sessions.rs`: ACP checkout sessions of agent platforms (issue 25).
 //! - `addresses.rs`: addresses people chose to keep.
@@ -40,8 +42,9 @@ mod sql;
 use sqlx::{PgPool, SqlitePool};
 
 pub use rows::{
-    AcpSessionRow, CheckoutRow, CurrencyColumn, DraftRow, KeyRow, NewOrderEvent, OrderChange, OrderRow,
-    OrderStatusColumn, OutboxRow, OutboxStatus, RecoveryPoint, RefundRow, RefundStatusColumn, ShippingColumn, Usage,
+    AcpSessionRow, AdjustmentRow, CheckoutRow, CurrencyColumn, DraftRow, Fulfilment, KeyRow, NewOrderEvent,
+    OrderChange, OrderFacts, OrderRow, OrderStatusColumn, OutboxRow, OutboxStatus, RecoveryPoint, RefundRow,
+    RefundStatusColumn, ShippingColumn, Usage,
 };
 pub use sql::ERASED_SUBJECT;
 
@@ -115,6 +118,7 @@ mod acp_sessions;
 mod addresses;
 mod checkouts;
 mod drafts;
+mod fulfilment;
 mod orders;
 mod privacy;
 mod refunds;

@@ -4,7 +4,8 @@
 //! Writing: a store step that changes an order takes an `Option<&NewOrderEvent>` and writes it
 //! with [`enqueue_order_event!`] after its order UPDATE; the event's body was built before the
 //! step (`outbox::events`), so the store knows nothing of what an event says. A change recorded
-//! twice (a request and the reconciler) keeps its first event (`(order_id, change)` is unique).
+//! twice (a request and the reconciler) keeps its first event (`(order_id, change, change_key)` is
+//! unique; the key tells an order's adjustments apart).
 //!
 //! Posting: [`Store::claim_order_events`] leases due events (one statement, safe with several
 //! replicas on either database); the worker then records each outcome fenced by the claim it
@@ -32,6 +33,7 @@ macro_rules! enqueue_order_event {
                 .bind(&event.body)
                 .bind($crate::store::OutboxStatus::Pending)
                 .bind($now_ms)
+                .bind(&event.change_key)
                 .execute($tx)
                 .await?;
         }

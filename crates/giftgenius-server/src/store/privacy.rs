@@ -178,6 +178,13 @@ impl Store {
                 .execute(pool)
                 .await?
                 .rows_affected();
+            // Adjustments are refunds too: the same retention, counted with them.
+            done.refunds_deleted += sqlx::query(sql::PRUNE_ADJUSTMENTS)
+                .bind(refunds_before_ms)
+                .bind(RefundStatusColumn::Succeeded)
+                .execute(pool)
+                .await?
+                .rows_affected();
             done.saved_addresses_deleted =
                 sqlx::query(sql::PRUNE_SAVED_ADDRESSES).bind(addresses_before_ms).execute(pool).await?.rows_affected();
             Ok(done)

@@ -1,7 +1,9 @@
-//! Refunds: a paid order's refund is recorded as pending before the provider is asked, and
-//! settled (refund succeeded, order cancelled) by the call that holds the cancel key or by the
-//! reconciler. The cancellation writes the order's `order_update` event to the outbox in the
-//! same transaction (`outbox.rs`).
+//! Refunds: a paid order's cancellation refund (all that is left of its total, once partial
+//! refunds are taken off) is recorded as pending before the provider is asked, and settled
+//! (refund succeeded, order cancelled) by the call that holds the cancel key, by the operator's
+//! request that cancelled it, or by the reconciler. The cancellation writes the order's
+//! `order_update` event to the outbox in the same transaction (`outbox.rs`). Partial refunds
+//! are in `fulfilment.rs`.
 
 use super::dialect::{Dialect, WriteLock};
 use super::keys::{Fence, Fenced, KeyMove, Write};
@@ -13,7 +15,8 @@ use super::{Store, StoreError, StoreResult, sql};
 pub enum BeginRefund {
     /// The refund is recorded as pending (now, or earlier under another key): ask the provider.
     Ready(RefundRow),
-    /// The order is no longer paid (cancelled meanwhile under another key, or never paid).
+    /// The order can no longer be cancelled: cancelled meanwhile under another key, never paid,
+    /// shipped, or nothing left to refund.
     NotPaid(Box<OrderRow>),
 }
 
@@ -35,6 +38,7 @@ macro_rules! settle_refund_in {
             .bind(OrderStatusColumn::Cancelled)
             .bind(OrderStatusColumn::Paid)
             .bind($now_ms)
+            .bind(OrderStatusColumn::Processing)
             .execute($tx)
             .await?
             .rows_affected();
@@ -48,8 +52,11 @@ macro_rules! settle_refund_in {
 }
 
 impl Store {
-    /// In one transaction, if the fence holds: the paid order's refund is recorded as pending
-    /// (unless it has one already) and the key points at the order (`ResourceCreated`).
+    /// In one transaction, if the fence holds: the refund of the paid (or processing) order is
+    /// recorded as pending (unless it has one already), for what is left of its total once its
+    /// adjustments are taken off (whatever `refund` says), and the key points at the order
+    /// (`ResourceCreated`). Under the order's lock, so an operator's step cannot slip between
+    /// the check and the insert.
     #[tracing::instrument(name = "store.begin_refund", skip_all, fields(otel.kind = "client", db.operation.name = "begin_refund"))]
     pub async fn begin_refund(
         &self,
@@ -58,8 +65,9 @@ impl Store {
         now_ms: i64,
     ) -> StoreResult<Fenced<BeginRefund>> {
         let advance = KeyMove::Advance { resource_id: &refund.order_id };
+        let lock = WriteLock::Order { order_id: &refund.order_id };
         on_pool!(self, |pool| {
-            fenced_write!(pool, WriteLock::None, fence, advance, now_ms, |tx| {
+            fenced_write!(pool, lock, fence, advance, now_ms, |tx| {
                 let order: Option<OrderRow> =
                     sqlx::query_as(sql::ORDER_BY_ID).bind(&refund.order_id).fetch_optional(&mut *tx).await?;
                 let Some(order) = order else {
@@ -70,23 +78,31 @@ impl Store {
                 match existing {
                     Some(row) if row.status == RefundStatusColumn::Pending => Write::Commit(BeginRefund::Ready(row)),
                     Some(_) => Write::Rollback(BeginRefund::NotPaid(Box::new(order))),
-                    None if order.status != OrderStatusColumn::Paid => {
+                    None if !order.status.is_before_shipping() => {
                         Write::Rollback(BeginRefund::NotPaid(Box::new(order)))
                     }
                     None => {
-                        sqlx::query(sql::INSERT_REFUND)
-                            .bind(&refund.id)
-                            .bind(&refund.order_id)
-                            .bind(&refund.subject)
-                            .bind(refund.amount_minor)
-                            .bind(refund.currency)
-                            .bind(RefundStatusColumn::Pending)
-                            .bind(now_ms)
-                            .execute(&mut *tx)
-                            .await?;
-                        let row =
-                            sqlx::query_as(sql::REFUND_OF_ORDER).bind(&refund.order_id).fetch_one(&mut *tx).await?;
-                        Write::Commit(BeginRefund::Ready(row))
+                        let adjusted: i64 =
+                            sqlx::query_scalar(sql::ADJUSTED_SUM).bind(&refund.order_id).fetch_one(&mut *tx).await?;
+                        let left = order.total_minor.saturating_sub(adjusted);
+                        if left <= 0 {
+                            Write::Rollback(BeginRefund::NotPaid(Box::new(order)))
+                        } else {
+                            sqlx::query(sql::INSERT_REFUND)
+                                .bind(&refund.id)
+                                .bind(&refund.order_id)
+                                .bind(&refund.subject)
+                                .bind(left)
+                                .bind(refund.currency)
+                                .bind(RefundStatusColumn::Pending)
+                                .bind(now_ms)
+                                .bind(&refund.operator_key)
+                                .execute(&mut *tx)
+                                .await?;
+                            let row =
+                                sqlx::query_as(sql::REFUND_OF_ORDER).bind(&refund.order_id).fetch_one(&mut *tx).await?;
+                            Write::Commit(BeginRefund::Ready(row))
+                        }
                     }
                 }
             })

@@ -76,8 +76,27 @@ text_column! {
         PendingPayment => "pending_payment",
         Paid => "paid",
         PaymentDeclined => "payment_declined",
-        /// Cancelled before the fulfilment cut-off; its refund succeeded.
+        /// Cancelled before shipping (by the buyer before the cut-off, or by the operator
+        /// refunding all of it); its refund succeeded.
         Cancelled => "cancelled",
+        /// The operator marked it as being prepared.
+        Processing => "processing",
+        /// The operator handed it to a carrier (`carrier`, `tracking_*`).
+        Shipped => "shipped",
+        /// Delivered; final but for refunds.
+        Completed => "completed",
+    }
+}
+
+impl OrderStatusColumn {
+    /// Charged and not cancelled: paid, or any step after it (processing, shipped, completed).
+    pub const fn is_paid(self) -> bool {
+        matches!(self, Self::Paid | Self::Processing | Self::Shipped | Self::Completed)
+    }
+
+    /// Paid and not shipped yet: what a cancellation (a refund of all of it) may still undo.
+    pub const fn is_before_shipping(self) -> bool {
+        matches!(self, Self::Paid | Self::Processing)
     }
 }
 
@@ -165,6 +184,15 @@ text_column! {
         Paid => "paid",
         /// Cancelled and refunded (`order_update`).
         Cancelled => "cancelled",
+        /// The operator marked it processing (`order_update`).
+        Processing => "processing",
+        /// The operator shipped it (`order_update`).
+        Shipped => "shipped",
+        /// The operator marked it completed (`order_update`).
+        Completed => "completed",
+        /// One of its adjustments (a partial refund) succeeded (`order_update`; one event per
+        /// adjustment, told apart by the event's `change_key`).
+        Refunded => "refunded",
     }
 }
 
@@ -174,7 +202,11 @@ impl OrderChange {
     pub const fn event_type(self) -> &'static str {
         match self {
             OrderChange::Paid => "order_create",
-            OrderChange::Cancelled => "order_update",
+            OrderChange::Cancelled
+            | OrderChange::Processing
+            | OrderChange::Shipped
+            | OrderChange::Completed
+            | OrderChange::Refunded => "order_update",
         }
     }
 }
@@ -186,6 +218,9 @@ impl From<OrderStatusColumn> for OrderStatus {
             OrderStatusColumn::Paid => OrderStatus::Paid,
             OrderStatusColumn::PaymentDeclined => OrderStatus::PaymentDeclined,
             OrderStatusColumn::Cancelled => OrderStatus::Cancelled,
+            OrderStatusColumn::Processing => OrderStatus::Processing,
+            OrderStatusColumn::Shipped => OrderStatus::Shipped,
+            OrderStatusColumn::Completed => OrderStatus::Completed,
         }
     }
 }
@@ -287,6 +322,9 @@ pub struct OrderRow {
     pub destination_country: Option<String>,
     pub cancelled_at_ms: Option<i64>,
     pub anonymized_at_ms: Option<i64>,
+    /// What happened to it after it was paid.
+    #[sqlx(flatten)]
+    pub fulfilment: Fulfilment,
 }
 
 impl OrderRow {
@@ -295,7 +333,84 @@ impl OrderRow {
     }
 }
 
-/// The refund of a cancelled order.
+/// An order's life after payment, as its row keeps it: when each step happened (its timeline)
+/// and, once shipped, the shipment.
+#[derive(Debug, Clone, Default, PartialEq, Eq, sqlx::FromRow)]
+pub struct Fulfilment {
+    pub paid_at_ms: Option<i64>,
+    pub processing_at_ms: Option<i64>,
+    pub shipped_at_ms: Option<i64>,
+    pub completed_at_ms: Option<i64>,
+    pub carrier: Option<String>,
+    pub tracking_number: Option<String>,
+    /// An https URL (checked before it is stored).
+    pub tracking_url: Option<String>,
+}
+
+/// A partial refund of an order by the operator (`order_adjustments`).
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct AdjustmentRow {
+    pub id: String,
+    pub order_id: String,
+    /// Its place among the order's adjustments: 1, 2, …
+    pub seq: i64,
+    /// The operator's idempotency key: the same key on the same order is this adjustment.
+    pub operator_key: String,
+    pub amount_minor: i64,
+    pub currency: CurrencyColumn,
+    pub reason: String,
+    pub status: RefundStatusColumn,
+    pub provider_refund_id: Option<String>,
+    pub created_at_ms: i64,
+    pub updated_at_ms: i64,
+}
+
+impl AdjustmentRow {
+    pub fn amount(&self) -> Money {
+        Money::new(self.amount_minor, self.currency.into())
+    }
+}
+
+/// Everything an order's answers and events are built from: the order, its cancellation's
+/// refund, and its adjustments (oldest first). The operator's steps check, under the order's
+/// lock, that these are still what their event was built from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrderFacts {
+    pub order: OrderRow,
+    pub refund: Option<RefundRow>,
+    pub adjustments: Vec<AdjustmentRow>,
+}
+
+impl OrderFacts {
+    /// An order without refunds or adjustments (one just paid).
+    pub fn of(order: OrderRow) -> Self {
+        Self { order, refund: None, adjustments: Vec::new() }
+    }
+
+    /// Money given back or being given back: the cancellation's refund and every adjustment,
+    /// pending ones included (a pending refund is a decision already taken).
+    pub fn committed_refunds_minor(&self) -> i64 {
+        let refund = self.refund.as_ref().map_or(0, |r| r.amount_minor);
+        self.adjustments.iter().fold(refund, |sum, a| sum.saturating_add(a.amount_minor))
+    }
+
+    /// What may still be refunded: the total charged minus [`Self::committed_refunds_minor`].
+    pub fn refundable_minor(&self) -> i64 {
+        self.order.total_minor.saturating_sub(self.committed_refunds_minor()).max(0)
+    }
+
+    /// Money given back: the refunds and adjustments that succeeded.
+    pub fn amount_refunded_minor(&self) -> i64 {
+        let refund =
+            self.refund.as_ref().filter(|r| r.status == RefundStatusColumn::Succeeded).map_or(0, |r| r.amount_minor);
+        self.adjustments
+            .iter()
+            .filter(|a| a.status == RefundStatusColumn::Succeeded)
+            .fold(refund, |sum, a| sum.saturating_add(a.amount_minor))
+    }
+}
+
+/// The refund of a cancelled order (all that was left of its total).
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct RefundRow {
     pub id: String,
@@ -307,6 +422,9 @@ pub struct RefundRow {
     pub provider_refund_id: Option<String>,
     pub created_at_ms: i64,
     pub updated_at_ms: i64,
+    /// `None`: the buyer cancelled (cancel_order); else the operator's idempotency key of the
+    /// refund request that cancelled it.
+    pub operator_key: Option<String>,
 }
 
 impl RefundRow {
@@ -343,6 +461,9 @@ mod tests {
             OrderStatusColumn::Paid,
             OrderStatusColumn::PaymentDeclined,
             OrderStatusColumn::Cancelled,
+            OrderStatusColumn::Processing,
+            OrderStatusColumn::Shipped,
+            OrderStatusColumn::Completed,
         ] {
             assert_eq!(OrderStatusColumn::parse(status.as_str()), Some(status));
             assert_eq!(OrderStatus::from(status).as_str(), status.as_str());
@@ -371,6 +492,9 @@ pub struct NewOrderEvent {
     pub receiver: String,
     pub order_id: String,
     pub change: OrderChange,
+    /// Which one of its kind: the adjustment's id for `Refunded`, empty for every other change
+    /// (an order has at most one of those).
+    pub change_key: String,
     /// The JSON posted, exactly as signed.
     pub body: String,
 }

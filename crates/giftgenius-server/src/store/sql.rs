@@ -89,8 +89,8 @@ pub const BEGIN_CHARGE: &str =
     "UPDATE orders SET charging_until_ms = $2, updated_at_ms = $3 WHERE id = $1 AND status = $4";
 /// $2 the `Paid` status, $3 charge id, $4 now, $5 the `PendingPayment` status. Also matches an
 /// order already paid with this very charge (settled by the reconciler or another key).
-pub const MARK_PAID: &str = "UPDATE orders SET status = $2, charge_id = $3, updated_at_ms = $4 \
-     WHERE id = $1 AND (status = $5 OR (status = $2 AND charge_id = $3))";
+pub const MARK_PAID: &str = "UPDATE orders SET status = $2, charge_id = $3, updated_at_ms = $4, \
+     paid_at_ms = COALESCE(paid_at_ms, $4) WHERE id = $1 AND (status = $5 OR (status = $2 AND charge_id = $3))";
 /// $2 the `PaymentDeclined` status, $3 now, $4 the `PendingPayment` status. Also matches an
 /// order already declined.
 pub const MARK_DECLINED: &str =
@@ -103,8 +103,8 @@ pub const ORDERS_TO_RECONCILE: &str = "SELECT * FROM orders o WHERE o.status = $
      AND NOT EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.resource_id = o.id AND k.locked_until_ms > $3) \
      AND (o.created_at_ms > $4 OR (o.created_at_ms = $4 AND o.id > $5)) ORDER BY o.created_at_ms, o.id LIMIT $6";
 /// The reconciler: the pending ($4) order is paid ($2) with charge $3 at $5.
-pub const SETTLE_PAID: &str =
-    "UPDATE orders SET status = $2, charge_id = $3, updated_at_ms = $5 WHERE id = $1 AND status = $4";
+pub const SETTLE_PAID: &str = "UPDATE orders SET status = $2, charge_id = $3, updated_at_ms = $5, \
+     paid_at_ms = COALESCE(paid_at_ms, $5) WHERE id = $1 AND status = $4";
 /// The reconciler: the pending ($3) order is declined ($2) at $4, unless a charge request may
 /// still have been in flight when the provider was asked ($5).
 pub const SETTLE_DECLINED: &str = "UPDATE orders SET status = $2, updated_at_ms = $4 WHERE id = $1 AND status = $3 \
@@ -124,23 +124,49 @@ pub const PRUNE_SAVED_ADDRESSES: &str = "DELETE FROM saved_addresses WHERE updat
 
 // --- refunds ---
 
-/// $1 id, $2 order, $3 subject, $4 amount, $5 currency, $6 the `Pending` status, $7 now.
+/// $1 id, $2 order, $3 subject, $4 amount, $5 currency, $6 the `Pending` status, $7 now, $8 the
+/// operator's key (NULL: the buyer's cancellation).
 pub const INSERT_REFUND: &str = "INSERT INTO refunds (id, order_id, subject, amount_minor, currency, status, provider_refund_id, \
-     created_at_ms, updated_at_ms) VALUES ($1, $2, $3, $4, $5, $6, NULL, $7, $7) ON CONFLICT (order_id) DO NOTHING";
+     created_at_ms, updated_at_ms, operator_key) VALUES ($1, $2, $3, $4, $5, $6, NULL, $7, $7, $8) ON CONFLICT (order_id) DO NOTHING";
 pub const REFUND_OF_ORDER: &str = "SELECT * FROM refunds WHERE order_id = $1";
 /// The pending ($4) refund of order $1 succeeded as provider refund $3 ($2 the `Succeeded`
 /// status) at $5; also matches one already settled with that very refund.
 pub const SETTLE_REFUND: &str = "UPDATE refunds SET status = $2, provider_refund_id = $3, updated_at_ms = $5 \
      WHERE order_id = $1 AND (status = $4 OR (status = $2 AND provider_refund_id = $3))";
-/// The paid ($3) order $1 is cancelled ($2) at $4; also matches one already cancelled.
+/// The paid ($3) or processing ($5) order $1 is cancelled ($2) at $4; also matches one already
+/// cancelled.
 pub const CANCEL_ORDER: &str = "UPDATE orders SET status = $2, cancelled_at_ms = COALESCE(cancelled_at_ms, $4), updated_at_ms = $4 \
-     WHERE id = $1 AND (status = $3 OR status = $2)";
+     WHERE id = $1 AND (status = $3 OR status = $5 OR status = $2)";
 /// Refunds still pending ($1) since before $2, oldest first; at most $3.
 pub const REFUNDS_PENDING: &str =
     "SELECT * FROM refunds WHERE status = $1 AND updated_at_ms < $2 ORDER BY created_at_ms, id LIMIT $3";
 pub const REFUNDS_WITH_STATUS: &str = "SELECT * FROM refunds WHERE status = $1 ORDER BY created_at_ms, id";
 /// Succeeded ($2) refunds recorded before $1: past the refund retention.
 pub const PRUNE_REFUNDS: &str = "DELETE FROM refunds WHERE created_at_ms < $1 AND status = $2";
+
+// --- an order's life after payment: its steps and its adjustments (`store/fulfilment.rs`) ---
+
+/// Order $1, seen with status $10, takes the status $2 and the steps and shipment of its row
+/// ($3 processing, $4 shipped, $5 completed, $6 carrier, $7 tracking number, $8 tracking URL) at $9.
+pub const ADVANCE_ORDER: &str = "UPDATE orders SET status = $2, processing_at_ms = $3, shipped_at_ms = $4, \
+     completed_at_ms = $5, carrier = $6, tracking_number = $7, tracking_url = $8, updated_at_ms = $9 \
+     WHERE id = $1 AND status = $10";
+/// Order $1's adjustments, oldest first.
+pub const ADJUSTMENTS_OF_ORDER: &str = "SELECT * FROM order_adjustments WHERE order_id = $1 ORDER BY seq";
+/// $1 id, $2 order, $3 key, $4 amount, $5 currency, $6 reason, $7 the `Pending` status, $8 now, $9 seq.
+pub const INSERT_ADJUSTMENT: &str = "INSERT INTO order_adjustments (id, order_id, operator_key, amount_minor, currency, reason, \
+     status, provider_refund_id, created_at_ms, updated_at_ms, seq) VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, $8, $8, $9)";
+/// The pending ($5) adjustment $1 succeeded ($2) as provider refund $3 at $4.
+pub const SETTLE_ADJUSTMENT: &str = "UPDATE order_adjustments SET status = $2, provider_refund_id = $3, updated_at_ms = $4 \
+     WHERE id = $1 AND status = $5";
+/// The sum of order $1's adjustments, pending included (what a cancellation no longer refunds).
+pub const ADJUSTED_SUM: &str =
+    "SELECT CAST(COALESCE(SUM(amount_minor), 0) AS BIGINT) FROM order_adjustments WHERE order_id = $1";
+/// Adjustments still pending ($1) since before $2, oldest first; at most $3.
+pub const ADJUSTMENTS_PENDING: &str =
+    "SELECT * FROM order_adjustments WHERE status = $1 AND updated_at_ms < $2 ORDER BY created_at_ms, id LIMIT $3";
+/// Succeeded ($2) adjustments recorded before $1: past the refund retention.
+pub const PRUNE_ADJUSTMENTS: &str = "DELETE FROM order_adjustments WHERE created_at_ms < $1 AND status = $2";
 
 // --- personal data: deleting on request, anonymizing, retention ---
 //
@@ -237,11 +263,12 @@ pub const ORDER_IN_FLIGHT: &str = "SELECT COUNT(*) FROM orders o WHERE o.id = $1
 pub const NEXT_OUTBOX_SEQ: &str =
     "SELECT CAST(COALESCE(MAX(seq), 0) + 1 AS BIGINT) FROM order_outbox WHERE order_id = $1";
 /// $1 id, $2 receiver, $3 order, $4 seq, $5 change, $6 body, $7 the `Pending` status, $8 now
-/// (due at once). Nothing if the order's change already has its event (recorded twice: by a
-/// request and by the reconciler, or replayed).
+/// (due at once), $9 the change's key (an adjustment's id, else ''). Nothing if the order's
+/// change already has its event (recorded twice: by a request and by the reconciler, or replayed).
 pub const INSERT_OUTBOX: &str = "INSERT INTO order_outbox (id, receiver, order_id, seq, change, body, status, attempts, \
-     next_attempt_at_ms, pending_since_ms, locked_until_ms, claims, last_error, created_at_ms, updated_at_ms, delivered_at_ms) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, 0, $8, $8, NULL, 0, NULL, $8, $8, NULL) ON CONFLICT (order_id, change) DO NOTHING";
+     next_attempt_at_ms, pending_since_ms, locked_until_ms, claims, last_error, created_at_ms, updated_at_ms, delivered_at_ms, \
+     change_key) VALUES ($1, $2, $3, $4, $5, $6, $7, 0, $8, $8, NULL, 0, NULL, $8, $8, NULL, $9) \
+     ON CONFLICT (order_id, change, change_key) DO NOTHING";
 /// Claims up to $4 events due at $2 ($1 the `Pending` status): pending, due, not leased, and
 /// with no older pending event of the same order (per-order FIFO: a delivered or dead one no
 /// longer holds the next back). Each gets a lease until $3, one more attempt and one more claim

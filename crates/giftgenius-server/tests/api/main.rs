@@ -27,6 +27,7 @@ mod limits;
 mod local_routes;
 mod metrics;
 mod network_edge;
+mod operator;
 mod order_events;
 mod orders;
 mod photos;

@@ -109,6 +109,13 @@ pub fn order_data() -> OrderData {
             destination: Some(giftgenius_types::Destination { city: "Lisboa".into(), country: "PT".into() }),
             cancellable_until: Some("2025-11-03T15:22:05Z".into()),
             refund: None,
+            fulfillment: None,
+            timeline: vec![giftgenius_types::OrderStep {
+                status: OrderStatus::Paid,
+                at: "2025-11-03T14:22:07Z".into(),
+            }],
+            adjustments: Vec::new(),
+            amount_refunded: None,
         },
     }
 }

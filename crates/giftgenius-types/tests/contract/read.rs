@@ -7,8 +7,8 @@
 
 use giftgenius_types::envelope::NoticeCode;
 use giftgenius_types::orders::{
-    CheckoutData, CheckoutSession, DeleteMyDataData, ListOrdersData, Order, OrderData, OrderDraft, OrderStatus,
-    PrepareOrderData, Refund, RefundStatus, ShippingSpeed,
+    Adjustment, CheckoutData, CheckoutSession, DeleteMyDataData, Fulfillment, ListOrdersData, Order, OrderData,
+    OrderDraft, OrderStatus, OrderStep, PrepareOrderData, Refund, RefundStatus, ShippingSpeed,
 };
 use giftgenius_types::write::WriteJson;
 use giftgenius_types::{
@@ -215,24 +215,39 @@ fn draft() -> impl Strategy<Value = OrderDraft> {
 }
 
 fn order() -> impl Strategy<Value = Order> {
-    let status = select(vec![
-        OrderStatus::PendingPayment,
-        OrderStatus::Paid,
-        OrderStatus::PaymentDeclined,
-        OrderStatus::Cancelled,
-    ]);
-    let refund = (text(), money(), select(vec![RefundStatus::Pending, RefundStatus::Succeeded]), text())
-        .prop_map(|(id, amount, status, created_at)| Refund { id, amount, status, created_at });
+    let status = select(OrderStatus::ALL.to_vec());
+    let refund_status = || select(vec![RefundStatus::Pending, RefundStatus::Succeeded]);
+    let refund = (text(), money(), refund_status(), text()).prop_map(|(id, amount, status, created_at)| Refund {
+        id,
+        amount,
+        status,
+        created_at,
+    });
+    let fulfillment = (text(), text(), text()).prop_map(|(carrier, tracking_number, tracking_url)| Fulfillment {
+        carrier,
+        tracking_number,
+        tracking_url,
+    });
+    let step = (select(OrderStatus::ALL.to_vec()), text()).prop_map(|(status, at)| OrderStep { status, at });
+    let adjustment = (text(), money(), text(), refund_status(), text())
+        .prop_map(|(id, amount, reason, status, created_at)| Adjustment { id, amount, reason, status, created_at });
     (
         (text(), text(), text(), text(), text()),
         (any::<u32>(), money(), status, text()),
         (destination(), proptest::option::of(text()), proptest::option::of(refund)),
+        (
+            proptest::option::of(fulfillment),
+            prop::collection::vec(step, 0..3),
+            prop::collection::vec(adjustment, 0..3),
+            proptest::option::of(money()),
+        ),
     )
         .prop_map(
             |(
                 (id, draft_id, gift_id, gift_title, merchant),
                 (quantity, total, status, created_at),
                 (destination, cancellable_until, refund),
+                (fulfillment, timeline, adjustments, amount_refunded),
             )| Order {
                 id,
                 draft_id,
@@ -246,6 +261,10 @@ fn order() -> impl Strategy<Value = Order> {
                 destination,
                 cancellable_until,
                 refund,
+                fulfillment,
+                timeline,
+                adjustments,
+                amount_refunded,
             },
         )
 }

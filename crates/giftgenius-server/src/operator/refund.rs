@@ -1,0 +1,237 @@
+//! The operator's refunds. A refund of part of a paid (processing, shipped, completed) order is
+//! an adjustment: recorded as pending under the order's lock (never more than what is left of
+//! the total, pending refunds counted), then asked of the provider under `gga_<adjustment id>`
+//! (so every retry, and the reconciler, can only find or make the same refund), then recorded
+//! succeeded with its `order_update` event. A refund of everything that is left of an order not
+//! shipped yet is its cancellation, exactly the buyer's: a `refunds` row (with the operator's
+//! key), the provider asked under `ggr_<order id>`, the order cancelled with its event by the
+//! same store step the buyer's cancellation and the reconciler use.
+//!
+//! The operator's idempotency key names the refund: the same key with the same amount and reason
+//! answers the order as it is (finishing the refund first if its answer was lost); the same key
+//! with another amount or reason is refused.
+
+use super::input::RefundAsk;
+use super::service::{ATTEMPTS, Done, Operator, OperatorError};
+use crate::checkout::cancel::refund_key;
+use crate::checkout::payments::PaymentError;
+use crate::checkout::random_id;
+use crate::store::{AdjustmentRow, OrderFacts, OrderRow, OrderStatusColumn, RefundRow, RefundStatusColumn};
+
+/// The provider's idempotency key for an adjustment: one adjustment, one refund, whoever asks.
+pub fn adjustment_key(adjustment_id: &str) -> String {
+    format!("gga_{adjustment_id}")
+}
+
+/// What a refund request comes to, once the order's facts are read.
+enum Plan {
+    /// This key's refund exists and succeeded: the order as it is.
+    Done,
+    /// This key's adjustment is pending: ask the provider (again) and settle it.
+    FinishAdjustment(String),
+    /// This key's cancellation is pending: ask the provider (again) and cancel.
+    FinishCancellation,
+    /// A new adjustment.
+    Adjust,
+    /// A new cancellation: everything left, before shipping.
+    Cancel,
+}
+
+/// What `ask` comes to on an order with `facts`, or why not.
+fn plan(facts: &OrderFacts, ask: &RefundAsk) -> Result<Plan, OperatorError> {
+    let order = &facts.order;
+    let reused = || OperatorError::KeyReused(ask.idempotency_key.clone());
+    if let Some(adjustment) = facts.adjustments.iter().find(|a| a.operator_key == ask.idempotency_key) {
+        if adjustment.amount_minor != ask.amount_minor || adjustment.reason != ask.reason {
+            return Err(reused());
+        }
+        return Ok(match adjustment.status {
+            RefundStatusColumn::Succeeded => Plan::Done,
+            RefundStatusColumn::Pending => Plan::FinishAdjustment(adjustment.id.clone()),
+        });
+    }
+    if let Some(refund) = &facts.refund {
+        if refund.operator_key.as_deref() == Some(ask.idempotency_key.as_str()) {
+            if refund.amount_minor != ask.amount_minor {
+                return Err(reused());
+            }
+            return Ok(match refund.status {
+                RefundStatusColumn::Succeeded => Plan::Done,
+                RefundStatusColumn::Pending => Plan::FinishCancellation,
+            });
+        }
+        if refund.status == RefundStatusColumn::Pending {
+            return Err(OperatorError::CancellationInProgress(order.id.clone()));
+        }
+    }
+    if !order.status.is_paid() {
+        return Err(OperatorError::IllegalTransition {
+            current: order.status.into(),
+            message: format!(
+                "Order {} is {}; only a paid, processing, shipped or completed order can be refunded.",
+                order.id,
+                order.status.as_str()
+            ),
+        });
+    }
+    let refundable = facts.refundable_minor();
+    if ask.amount_minor > refundable {
+        return Err(OperatorError::ExceedsRefundable {
+            refundable: giftgenius_types::Money::new(refundable, order.currency.into()),
+            total: order.total(),
+        });
+    }
+    Ok(if ask.amount_minor == refundable && order.status.is_before_shipping() { Plan::Cancel } else { Plan::Adjust })
+}
+
+impl Operator {
+    /// Refunds `ask` of order `order_id` (see the module's doc).
+    pub async fn refund(&self, order_id: &str, ask: &RefundAsk) -> Result<Done, OperatorError> {
+        for _ in 0..ATTEMPTS {
+            let facts = self.facts(order_id).await?;
+            // A new refund is recorded (or overtaken) here; the next round finds this key's
+            // refund and finishes it.
+            match plan(&facts, ask)? {
+                Plan::Done => return Self::done(false, &facts),
+                Plan::FinishAdjustment(id) => return self.finish_adjustment(facts, &id).await,
+                Plan::FinishCancellation => return self.finish_cancellation(facts).await,
+                Plan::Adjust => {
+                    let now = self.now();
+                    let adjustment = AdjustmentRow {
+                        id: random_id("adj"),
+                        order_id: order_id.to_string(),
+                        seq: facts.adjustments.iter().map(|a| a.seq).max().unwrap_or(0) + 1,
+                        operator_key: ask.idempotency_key.clone(),
+                        amount_minor: ask.amount_minor,
+                        currency: facts.order.currency,
+                        reason: ask.reason.clone(),
+                        status: RefundStatusColumn::Pending,
+                        provider_refund_id: None,
+                        created_at_ms: now,
+                        updated_at_ms: now,
+                    };
+                    self.store.begin_adjustment(&facts, &adjustment, now).await?;
+                }
+                Plan::Cancel => {
+                    let now = self.now();
+                    let refund = RefundRow {
+                        id: random_id("rfd"),
+                        order_id: order_id.to_string(),
+                        subject: facts.order.subject.clone(),
+                        amount_minor: ask.amount_minor,
+                        currency: facts.order.currency,
+                        status: RefundStatusColumn::Pending,
+                        provider_refund_id: None,
+                        created_at_ms: now,
+                        updated_at_ms: now,
+                        operator_key: Some(ask.idempotency_key.clone()),
+                    };
+                    self.store.begin_operator_cancellation(&facts, &refund, now).await?;
+                }
+            }
+        }
+        Err(OperatorError::Busy)
+    }
+
+    /// Asks the provider for pending adjustment `adjustment_id` of the order with `facts` and
+    /// records it succeeded with its event. Also the reconciler's way to finish one whose answer
+    /// was lost.
+    pub async fn finish_adjustment(&self, mut facts: OrderFacts, adjustment_id: &str) -> Result<Done, OperatorError> {
+        for _ in 0..ATTEMPTS {
+            let Some(adjustment) = facts.adjustments.iter().find(|a| a.id == adjustment_id).cloned() else {
+                return Err(OperatorError::internal(&format!("adjustment {adjustment_id} vanished")));
+            };
+            if adjustment.status == RefundStatusColumn::Succeeded {
+                return Self::done(false, &facts);
+            }
+            let charge = charge_of(&facts.order)?;
+            let provider_refund = self
+                .provider_refund(&adjustment_key(&adjustment.id), charge, adjustment.amount(), &facts.order)
+                .await?;
+            let now = self.now();
+            let mut after = facts.clone();
+            for a in after.adjustments.iter_mut().filter(|a| a.id == adjustment.id) {
+                a.status = RefundStatusColumn::Succeeded;
+                a.provider_refund_id = Some(provider_refund.clone());
+                a.updated_at_ms = now;
+            }
+            let event = self.events.adjustment_event(&after, &adjustment.id).await?;
+            if self.store.settle_adjustment(&facts, &adjustment.id, &provider_refund, event.as_ref(), now).await? {
+                tracing::info!(
+                    order = facts.order.id,
+                    adjustment = adjustment.id,
+                    refund = provider_refund,
+                    amount = adjustment.amount().display(),
+                    "order partly refunded"
+                );
+                return Self::done(true, &after);
+            }
+            facts = self.facts(&facts.order.id).await?;
+        }
+        Err(OperatorError::Busy)
+    }
+
+    /// Asks the provider for the order's pending cancellation refund and records the order
+    /// cancelled with its event (the step the buyer's cancellation and the reconciler use too).
+    async fn finish_cancellation(&self, facts: OrderFacts) -> Result<Done, OperatorError> {
+        let Some(refund) = facts.refund.clone() else {
+            return Err(OperatorError::internal(&format!("order {} has no cancellation to finish", facts.order.id)));
+        };
+        let charge = charge_of(&facts.order)?;
+        let provider_refund =
+            self.provider_refund(&refund_key(&facts.order.id), charge, refund.amount(), &facts.order).await?;
+        let now = self.now();
+        let after = OrderFacts {
+            order: OrderRow {
+                status: OrderStatusColumn::Cancelled,
+                cancelled_at_ms: Some(facts.order.cancelled_at_ms.unwrap_or(now)),
+                ..facts.order.clone()
+            },
+            refund: Some(RefundRow {
+                status: RefundStatusColumn::Succeeded,
+                provider_refund_id: Some(provider_refund.clone()),
+                updated_at_ms: now,
+                ..refund
+            }),
+            adjustments: facts.adjustments.clone(),
+        };
+        let event = self.events.event(&after, crate::store::OrderChange::Cancelled).await?;
+        self.store.settle_refund(&facts.order.id, &provider_refund, event.as_ref(), now).await?;
+        tracing::info!(
+            order = facts.order.id,
+            refund = provider_refund,
+            "order cancelled and refunded by the operator"
+        );
+        // Read back: a cancellation finished meanwhile by someone else kept its own times.
+        Self::done(true, &self.facts(&facts.order.id).await?)
+    }
+
+    /// One refund request to the provider, its failures as the operator's.
+    async fn provider_refund(
+        &self,
+        key: &str,
+        charge: &str,
+        amount: giftgenius_types::Money,
+        order: &OrderRow,
+    ) -> Result<String, OperatorError> {
+        match self.payments.refund(key, charge, amount).await {
+            Ok(id) => Ok(id),
+            Err(PaymentError::Unavailable(detail)) => {
+                tracing::warn!(order = order.id, key, detail, "payment provider unavailable for an operator's refund");
+                Err(OperatorError::ProviderUnavailable)
+            }
+            Err(other) => Err(OperatorError::internal(&format!(
+                "the provider refused the refund {key} of order {}: {other:?}",
+                order.id
+            ))),
+        }
+    }
+}
+
+/// The charge a paid order's refunds come from.
+fn charge_of(order: &OrderRow) -> Result<&str, OperatorError> {
+    order
+        .charge_id
+        .as_deref()
+        .ok_or_else(|| OperatorError::internal(&format!("paid order {} has no charge id", order.id)))
+}
