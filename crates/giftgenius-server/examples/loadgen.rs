@@ -22,7 +22,8 @@
 //! example, alternating three times "logs" (the log subscriber at its default level, as the
 //! server runs, no export) and "export" (the same plus OTLP/HTTP export to a collector in the
 //! process that takes and drops every batch), and prints every line and the ratio of the medians.
-//! The first line has no subscriber at all, as the other lines here.
+//! The first line has no subscriber at all, as the other lines here. Each side also reports the
+//! CPU time its process used per call, which a loaded machine disturbs far less than calls/s.
 //!
 //! Scenarios: `suggest` (suggest_gifts, varied arguments), `commit-unique` (prepare + commit
 //! with a fresh draft and key per call; only commit is timed), `commit-storm` (every client
@@ -154,7 +155,7 @@ const TRACE_ROUNDS: usize = 3;
 /// drift on a shared machine falls on both sides.
 fn trace_overhead(scenario: &str, clients: usize, per_client: usize) -> anyhow::Result<()> {
     let exe = std::env::current_exe()?;
-    let mut measured: [Vec<(f64, f64)>; 2] = [Vec::new(), Vec::new()];
+    let mut measured: [Vec<(f64, f64, f64)>; 2] = [Vec::new(), Vec::new()];
     for _ in 0..TRACE_ROUNDS {
         for (side, phase) in ["logs", "export"].into_iter().enumerate() {
             let output = std::process::Command::new(&exe)
@@ -170,14 +171,15 @@ fn trace_overhead(scenario: &str, clients: usize, per_client: usize) -> anyhow::
                 .ok_or_else(|| anyhow::anyhow!("the {phase} run printed no result: {stdout}"))?
                 .split(' ')
                 .filter_map(|n| n.parse::<f64>().ok());
-            let (calls_per_s, p50_ms) = (numbers.next().unwrap_or(0.0), numbers.next().unwrap_or(0.0));
+            let (calls_per_s, p50_ms, cpu_ms) =
+                (numbers.next().unwrap_or(0.0), numbers.next().unwrap_or(0.0), numbers.next().unwrap_or(0.0));
             for line in stdout.lines().filter(|l| !l.starts_with("phase ")) {
                 println!("{line}");
             }
-            measured[side].push((calls_per_s, p50_ms));
+            measured[side].push((calls_per_s, p50_ms, cpu_ms));
         }
     }
-    let median = |runs: &mut Vec<(f64, f64)>, pick: fn(&(f64, f64)) -> f64| {
+    let median = |runs: &mut Vec<(f64, f64, f64)>, pick: fn(&(f64, f64, f64)) -> f64| {
         let mut values: Vec<f64> = runs.iter().map(pick).collect();
         values.sort_by(f64::total_cmp);
         values[values.len() / 2]
@@ -185,10 +187,14 @@ fn trace_overhead(scenario: &str, clients: usize, per_client: usize) -> anyhow::
     let [mut logs, mut export] = measured;
     let (logs_rate, export_rate) = (median(&mut logs, |r| r.0), median(&mut export, |r| r.0));
     let (logs_p50, export_p50) = (median(&mut logs, |r| r.1), median(&mut export, |r| r.1));
+    let (logs_cpu, export_cpu) = (median(&mut logs, |r| r.2), median(&mut export, |r| r.2));
     println!(
-        "trace export: throughput {:.1}% of logs only ({export_rate:.0} vs {logs_rate:.0} calls/s), p50 {:+.3} ms per call (medians of {TRACE_ROUNDS} alternating runs each)",
+        "trace export: throughput {:.1}% of logs only ({export_rate:.0} vs {logs_rate:.0} calls/s), p50 {:+.3} ms per call, CPU {:.3} vs {:.3} ms per call ({:+.1}%; the whole process: clients, server, exporter and the dropping collector) (medians of {TRACE_ROUNDS} alternating runs each)",
         export_rate / logs_rate * 100.0,
-        export_p50 - logs_p50
+        export_p50 - logs_p50,
+        export_cpu,
+        logs_cpu,
+        (export_cpu / logs_cpu - 1.0) * 100.0
     );
     Ok(())
 }
@@ -206,11 +212,25 @@ async fn trace_phase(phase: &str, scenario: &str, clients: usize, per_client: us
         collector.as_deref(),
         "giftgenius-server",
     );
+    let cpu_before = process_cpu_ms();
     let stats = run(scenario, clients, per_client, None, Lifecycle::Session).await?;
-    println!("{} [{phase}]", stats.line);
-    println!("phase {} {}", stats.calls_per_s, stats.p50.as_secs_f64() * 1e3);
+    let cpu_per_call = (process_cpu_ms() - cpu_before) / (clients * per_client) as f64;
+    println!("{} cpu/call={cpu_per_call:.3}ms [{phase}]", stats.line);
+    println!("phase {} {} {cpu_per_call}", stats.calls_per_s, stats.p50.as_secs_f64() * 1e3);
     giftgenius_server::traces::shutdown();
     Ok(())
+}
+
+/// CPU time this process has used (user + system, all threads), in ms: the cost of a run,
+/// which other work on a shared machine changes far less than it changes throughput. Linux
+/// only (`/proc/self/stat`, in clock ticks of 10 ms); 0 elsewhere.
+fn process_cpu_ms() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name (which may hold spaces): state is the 3rd, utime the 14th.
+    let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) * 10.0
 }
 
 /// An OTLP/HTTP collector on 127.0.0.1 that answers 200 to every export and keeps nothing;
