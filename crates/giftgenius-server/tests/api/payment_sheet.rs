@@ -5,7 +5,9 @@
 use giftgenius_types::sheet::META_CHECKOUT_SHEET;
 use serde_json::{Value, json};
 
-use crate::support::{TestApp, call_as, charges, delegate_body, meta_of, orders, spawn_app, text_of, with_recipient};
+use crate::support::{
+    TestApp, call_as, charges, delegate_body, meta_of, orders, spawn_app, spawn_app_with, text_of, with_recipient,
+};
 
 const GOOD: &str = "4242424242424242";
 const DECLINES: &str = "4000000000000002";
@@ -146,4 +148,39 @@ async fn complete_checkout_is_listed_for_the_app_only() {
     let meta = tool.meta.as_ref().expect("_meta");
     assert_eq!(meta.0["openai/visibility"], "private");
     assert_eq!(meta.0["ui"]["visibility"], json!(["app"]));
+}
+
+/// The preview's sheet relay: card fields in, a vault token for the session out.
+async fn relay(app: &TestApp, host: &str, session: &Value, number: &str) -> (u16, Value) {
+    let total = session["totals"].as_array().unwrap().iter().find(|t| t["type"] == "total").unwrap();
+    let body = json!({
+        "checkout_session_id": session["id"], "max_amount": total["amount"], "currency": session["currency"],
+        "number": number, "exp_month": "12", "exp_year": "2099", "cvc": "123", "name": "Jane Doe"
+    });
+    let response = reqwest::Client::new()
+        .post(format!("{}/preview/sheet/delegate", app.local_url))
+        .header("host", host)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    (response.status().as_u16(), response.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn the_preview_relay_gives_a_usable_token_on_loopback_only() {
+    let app = spawn_app_with(|c| c.preview = true).await;
+    let session = sheet_session(&app, "u1").await;
+    let (status, refused) = relay(&app, "attacker.example", &session, GOOD).await;
+    assert_eq!(status, 403, "{refused}");
+    let port = app.local_url.rsplit(':').next().unwrap().to_string();
+    let (status, relayed) = relay(&app, &format!("localhost:{port}"), &session, GOOD).await;
+    assert_eq!(status, 200, "{relayed}");
+    let token = relayed["token"].as_str().expect("a vault token");
+    assert!(token.starts_with("vt_"), "{relayed}");
+    assert!(!relayed.to_string().contains(app.provider.delegate_key.expose()), "the key stays on the server");
+    let client = app.client().await;
+    let (_, paid) = call_as(&client, "u1", "complete_checkout", complete_args(&session, token)).await;
+    assert_eq!(paid["ok"], true, "{paid}");
+    assert_eq!(charges(&app).await, 1);
 }
