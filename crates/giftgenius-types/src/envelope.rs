@@ -32,7 +32,7 @@ pub enum ToolName {
     ListOrders,
     CancelOrder,
     DeleteMyData,
-    /// The host's payment sheet pays a draft (docs/acp.md §14).
+    // The host's payment sheet pays a draft (docs/acp.md §14); a plain comment keeps the schema a plain enum.
     CompleteCheckout,
 }
 
