@@ -169,7 +169,7 @@ impl ViewState {
                 Envelope::Ok { data, .. } => ViewState::DataDeleted { summary: data },
                 Envelope::Err { tool, error } => ViewState::Error { tool, error },
             }),
-            ToolName::CommitOrder | ToolName::GetOrder | ToolName::CancelOrder => {
+            ToolName::CommitOrder | ToolName::CompleteCheckout | ToolName::GetOrder | ToolName::CancelOrder => {
                 parse::<OrderData>(output).map(|env| match env {
                     Envelope::Ok { data, .. } => ViewState::OrderPlaced { order: data.order },
                     Envelope::Err { tool, error } => ViewState::Error { tool, error },

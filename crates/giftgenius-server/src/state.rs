@@ -289,6 +289,7 @@ impl AppState {
             retention: retention_of(config),
             permalinks,
             events,
+            merchant_id: config.acp_merchant_id.clone(),
         };
         let operator = operator_token.map(|token| {
             let operator = crate::operator::Operator {

@@ -32,10 +32,12 @@ pub enum ToolName {
     ListOrders,
     CancelOrder,
     DeleteMyData,
+    // The host's payment sheet pays a draft (docs/acp.md §14); a plain comment keeps the schema a plain enum.
+    CompleteCheckout,
 }
 
 impl ToolName {
-    pub const ALL: [ToolName; 9] = [
+    pub const ALL: [ToolName; 10] = [
         Self::SuggestGifts,
         Self::PrepareOrder,
         Self::CommitOrder,
@@ -45,6 +47,7 @@ impl ToolName {
         Self::ListOrders,
         Self::CancelOrder,
         Self::DeleteMyData,
+        Self::CompleteCheckout,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -58,6 +61,7 @@ impl ToolName {
             Self::ListOrders => "list_orders",
             Self::CancelOrder => "cancel_order",
             Self::DeleteMyData => "delete_my_data",
+            Self::CompleteCheckout => "complete_checkout",
         }
     }
 

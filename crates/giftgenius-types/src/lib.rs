@@ -18,6 +18,7 @@ pub mod money;
 pub mod orders;
 pub mod read;
 pub mod schema;
+pub mod sheet;
 pub mod wire;
 pub mod write;
 

@@ -76,7 +76,7 @@ pub fn error_heading(lang: Lang, category: ErrorCategory, tool: ToolName) -> &'s
             ToolName::GetOrder => Msg::HeadLoadOrder,
             ToolName::ListOrders => Msg::HeadLoadOrders,
             ToolName::PrepareOrder | ToolName::ReopenOrderDraft => Msg::HeadPrepare,
-            ToolName::CommitOrder => Msg::HeadCommit,
+            ToolName::CommitOrder | ToolName::CompleteCheckout => Msg::HeadCommit,
             ToolName::CreateCheckoutSession => Msg::HeadCheckout,
             ToolName::CancelOrder => Msg::HeadCancel,
             ToolName::DeleteMyData => Msg::HeadDelete,

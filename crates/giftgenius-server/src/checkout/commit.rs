@@ -20,6 +20,7 @@
 //! and answers from what the key says now. A draft has at most one live order; a commit under
 //! another key adopts it rather than creating a second.
 
+use giftgenius_sandbox_pay::api::PaymentToken;
 use giftgenius_types::{CommitOrderInput, ErrorCode, FieldError, FieldRule, OrderData, ToolError};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -106,7 +107,37 @@ impl Checkout {
         self.idempotency
             .keyed(call, &input.idempotency_key, &fingerprint, async |lease| {
                 self.failpoints.hit(AFTER_KEY_CLAIMED);
-                self.run_commit(call, input, lease).await
+                self.run_commit(call, input, lease, None).await
+            })
+            .await
+    }
+
+    /// The host's payment sheet (`sheet.rs`): the same keyed path as [`Checkout::commit_order`],
+    /// charged with the sheet's vault token. The person's confirmation is the sheet itself; the
+    /// draft must still be the caller's (`order_phase` reads it by the caller's subject).
+    pub(super) async fn pay_with_token(
+        &self,
+        call: &CallContext,
+        input: &CommitOrderInput,
+        token: PaymentToken,
+    ) -> Outcome<OrderData> {
+        let draft = match self.store.draft(&call.subject, &input.draft_id).await {
+            Ok(draft) => draft,
+            Err(e) => return internal(call, &e).into(),
+        };
+        let delivery = draft.as_ref().and_then(|d| d.delivery.clone());
+        let mut fingerprinted = Map::new();
+        fingerprinted.insert("draft_id".into(), Value::String(input.draft_id.clone()));
+        fingerprinted.insert("sheet".into(), Value::Bool(true));
+        fingerprinted.insert(
+            "delivery".into(),
+            Value::String(hex::encode(Sha256::digest(delivery.as_deref().unwrap_or("").as_bytes()))),
+        );
+        let fingerprint = fingerprint(&fingerprinted);
+        self.idempotency
+            .keyed(call, &input.idempotency_key, &fingerprint, async |lease| {
+                self.failpoints.hit(AFTER_KEY_CLAIMED);
+                self.run_commit(call, input, lease, Some(token)).await
             })
             .await
     }
@@ -133,7 +164,13 @@ impl Checkout {
         }
     }
 
-    async fn run_commit(&self, call: &CallContext, input: &CommitOrderInput, mut lease: Lease) -> Outcome<OrderData> {
+    async fn run_commit(
+        &self,
+        call: &CallContext,
+        input: &CommitOrderInput,
+        mut lease: Lease,
+        token: Option<PaymentToken>,
+    ) -> Outcome<OrderData> {
         let step = match (lease.resume_from(), lease.resource_id()) {
             (RecoveryPoint::ResourceCreated, Some(order_id)) => match self.store.order_by_id(order_id).await {
                 Ok(Some(order)) => Ok(OrderStep::Ready(order)),
@@ -143,7 +180,7 @@ impl Checkout {
             _ => self.order_phase(call, input, &mut lease).await,
         };
         match step {
-            Ok(OrderStep::Ready(order)) => self.charge_phase(call, lease, order).await,
+            Ok(OrderStep::Ready(order)) => self.charge_phase(call, lease, order, token).await,
             Ok(OrderStep::Answered(result)) => lease.answer(call, result).await,
             Ok(OrderStep::Lost) => lease.settled(call).await,
             Err(e) => lease.fail(call, &e).await.into(),
@@ -246,7 +283,13 @@ impl Checkout {
     }
 
     /// Phases 3 and 4: charge the provider, then record the outcome with the key's answer.
-    async fn charge_phase(&self, call: &CallContext, lease: Lease, order: OrderRow) -> Outcome<OrderData> {
+    async fn charge_phase(
+        &self,
+        call: &CallContext,
+        lease: Lease,
+        order: OrderRow,
+        token: Option<PaymentToken>,
+    ) -> Outcome<OrderData> {
         // The charge request must end (answered or timed out) while we still hold the key, so
         // that no retry takes the key over and asks the provider beside us.
         let in_flight = self.payments.timeout() + LEASE_MARGIN;
@@ -266,7 +309,8 @@ impl Checkout {
             Err(e) => return lease.fail(call, &e).await.into(),
         }
         let payment_key = provider_key(&order.id);
-        match self.payments.charge(&payment_key, order.total(), &charge_description(&order)).await {
+        let with_token = token.is_some();
+        match self.payments.charge_with(&payment_key, order.total(), &charge_description(&order), token).await {
             Ok(charge) => {
                 self.failpoints.hit(AFTER_PAYMENT_CHARGED);
                 // The time it is recorded paid, in the answer and in the row alike.
@@ -309,6 +353,15 @@ impl Checkout {
             }
             Err(PaymentError::KeyMismatch) => {
                 lease.fail(call, &format!("provider key {payment_key} reused with another request")).await.into()
+            }
+            // The sheet's token was refused before any money moved: a definitive answer, as a decline.
+            Err(PaymentError::Refused(code)) if with_token => {
+                tracing::info!(order = order.id, code, "the sheet's vault token was refused");
+                lease
+                    .finish(call, Err(super::sheet::token_refused(call)), async |fence, answer| {
+                        self.store.mark_declined_and_finish(fence, &order.id, answer, self.now()).await
+                    })
+                    .await
             }
             // A token refusal needs a token, and an app commit never sends one.
             Err(PaymentError::Refused(code)) => {

@@ -10,6 +10,8 @@
 //! - `idempotency.rs`: keys, fenced leases and replays (generic; knows nothing of orders).
 //! - `payments.rs`: the payment provider's HTTP client; `sandbox.rs`: starting the SANDBOX
 //!   provider process when no `--payments-url` is given.
+//! - `sheet.rs`: the host's payment sheet: its session in `prepare_order`'s `_meta`, and
+//!   `complete_checkout`, which pays it through `commit_order`'s path with a vault token.
 //! - `reconcile.rs`: finishes orders left pending (a lost answer, a dead process) from the
 //!   provider's own record.
 
@@ -26,6 +28,7 @@ mod provider_call;
 pub mod reconcile;
 pub mod sandbox;
 mod session;
+pub mod sheet;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -72,6 +75,8 @@ pub struct Checkout {
     pub permalinks: Arc<permalink::Permalinks>,
     /// Builds the events paid and cancelled orders write with their change (`outbox/`).
     pub events: Arc<crate::outbox::OrderEvents>,
+    /// `--acp-merchant-id`: what a sheet payment's vault token must name (`sheet.rs`).
+    pub merchant_id: String,
 }
 
 impl std::fmt::Debug for Checkout {

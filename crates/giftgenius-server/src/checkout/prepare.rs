@@ -153,6 +153,10 @@ impl Checkout {
         let token = self.confirmation.token(&row.id, &call.subject, now);
         let mut answer =
             Answer::new(PrepareOrderData { draft }).with_widget_meta(META_CONFIRMATION_TOKEN, json!(token));
+        // The host's payment sheet: only for a draft that knows where it goes.
+        if let Some(session) = self.sheet_session(row, delivery.as_ref()) {
+            answer = answer.with_widget_meta(giftgenius_types::sheet::META_CHECKOUT_SHEET, json!(session));
+        }
         if let Some(delivery) = delivery {
             answer = answer.with_widget_meta(META_DELIVERY, json!(delivery));
         }

@@ -13,7 +13,8 @@
 //! - `/operator/orders/{id}…`: the operator's API, only with `--operator-token-file`
 //!   (`crate::operator::routes`).
 //! - `/preview…`: the local host emulator, only with `--preview` (`preview.rs`; its chat panel's
-//!   relay to a `giftgenius-chat --listen` process: `preview_chat.rs`), answering only loopback
+//!   relay to a `giftgenius-chat --listen` process: `preview_chat.rs`; its payment sheet's card
+//!   relay: `sheet_relay.rs`), answering only loopback
 //!   host names (`local_only.rs`).
 //!
 //! And what guards every route, `/mcp` included ([`guarded`]): the request timeout
@@ -37,6 +38,7 @@ pub mod preview;
 pub mod preview_chat;
 pub mod rate_limit;
 pub mod serve;
+pub mod sheet_relay;
 pub mod traced;
 pub mod well_known;
 

@@ -119,6 +119,9 @@ pub fn router(config: &Config, app: Arc<AppState>) -> Router {
     };
     let page_origins = vec![origin.clone(), format!("http://localhost:{port}"), format!("http://127.0.0.1:{port}")];
     let chat = super::preview_chat::router(config.preview_chat_url.as_deref(), page_origins);
+    let relay = Router::new()
+        .route("/preview/sheet/delegate", axum::routing::post(super::sheet_relay::delegate))
+        .with_state(super::sheet_relay::SheetRelay::of(config, &app));
     let state = Arc::new(Preview {
         app,
         widget_html,
@@ -140,6 +143,7 @@ pub fn router(config: &Config, app: Arc<AppState>) -> Router {
         .route("/preview/faults", axum::routing::post(faults))
         .route("/preview/catalog", get(catalog).post(set_catalog))
         .with_state(state)
+        .merge(relay)
         .merge(chat)
         .layer(axum::middleware::from_fn(super::local_only::local_only))
 }

@@ -26,6 +26,7 @@ use std::sync::Arc;
 use futures::FutureExt;
 use giftgenius_types::bounded::cut;
 use giftgenius_types::schema::{input_schema, output_schema};
+use giftgenius_types::sheet::CompleteCheckoutInput;
 use giftgenius_types::{
     CancelOrderInput, CheckoutData, CommitOrderInput, CreateCheckoutSessionInput, DeleteMyDataData, DeleteMyDataInput,
     Envelope, ErrorCode, GetOrderInput, ListOrdersData, ListOrdersInput, OrderData, PrepareOrderData,
@@ -193,6 +194,29 @@ idempotency_key is minted once per draft; retrying with the same key never charg
     }
 
     #[tool(
+        name = "complete_checkout",
+        title = "Pay in the host's checkout sheet",
+        description = "Pay for a draft in the host's payment sheet (window.openai.requestCheckout): checkout_session_id \
+is the session prepare_order gave the widget, payment_data.token the sheet's delegated-payment vault token. Called by the \
+host, not by the model. One order per checkout session whatever the retries; a retry after success answers with the same \
+order.",
+        input_schema = input_schema::<CompleteCheckoutInput>(),
+        output_schema = output_schema::<Envelope<OrderData>>(),
+        annotations(title = "Pay in the host's checkout sheet", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = true)
+    )]
+    async fn complete_checkout(
+        &self,
+        Extension(call): Extension<CallContext>,
+        arguments: JsonObject,
+    ) -> CallToolResult {
+        let outcome = match parse::<CompleteCheckoutInput>(&call, &arguments) {
+            Ok(input) => self.app.checkout.complete_checkout(&call, &input).await,
+            Err(error) => error.into(),
+        };
+        render(&call, outcome)
+    }
+
+    #[tool(
         name = "reopen_order_draft",
         title = "Reopen an order draft",
         description = "Show a draft from prepare_order again by its draft_id, unchanged, with a fresh confirmation token for \
@@ -347,6 +371,7 @@ pub fn tool_meta(tool: ToolName, widget_uri: &str) -> Map<String, Value> {
         ToolName::ListOrders => ("Looking up your orders…", "Your orders", &["model", "app"]),
         ToolName::CancelOrder => ("Cancelling your order…", "Order cancelled", &["app"]),
         ToolName::DeleteMyData => ("Deleting your data…", "Your data was deleted", &["app"]),
+        ToolName::CompleteCheckout => ("Paying…", "Order placed", &["app"]),
     };
     let mut meta = Map::new();
     meta.insert("openai/toolInvocation/invoking".into(), json!(invoking));

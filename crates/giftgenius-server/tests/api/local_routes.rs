@@ -22,6 +22,8 @@ const ROUTES: &[(&str, &str, Option<&str>, u16)] = &[
     ("POST", "/preview/faults", Some(r#"{"plan":""}"#), 200),
     ("GET", "/preview/catalog", None, 200),
     ("POST", "/preview/catalog", Some(r#"{"mode":"ok"}"#), 200),
+    // An empty body is no card: refused before the provider is asked.
+    ("POST", "/preview/sheet/delegate", Some(r#"{}"#), 422),
     ("GET", "/preview/chat/state", None, 404),
     ("POST", "/preview/chat/messages", Some(r#"{"text":"hello"}"#), 404),
     ("POST", "/preview/chat/purchases/d_1", Some(r#"{}"#), 404),

@@ -30,6 +30,7 @@ mod network_edge;
 mod operator;
 mod order_events;
 mod orders;
+mod payment_sheet;
 mod photos;
 mod postgres;
 mod prometheus;

@@ -1,0 +1,143 @@
+//! The host's payment sheet (docs/acp.md §14): the session `prepare_order` hands the widget for
+//! `window.openai.requestCheckout`, and `complete_checkout`, which the host calls with the
+//! sheet's vault token.
+//!
+//! A sheet session is the draft itself (`cs_<draft id>`): no row of its own. Paying it runs
+//! `commit_order`'s keyed path (the draft's one live order, the provider key `gg_<order id>`,
+//! the reconciler for orders nobody finishes), charged with the token. The host sends no
+//! idempotency key, so the key is derived from the session and the token: the same call
+//! retried replays its answer (a decline stays a decline for that token), a new token after
+//! a decline pays afresh, and any call after the draft was paid answers with its order.
+
+use giftgenius_sandbox_pay::api::PaymentToken;
+use giftgenius_types::sheet::{
+    CompleteCheckoutInput, SheetAddress, SheetCheckoutSession, SheetFulfillmentOption, SheetItem, SheetLineItem,
+    SheetLink, SheetPaymentProvider, SheetTotal, draft_of_sheet_session, sheet_session_id,
+};
+use giftgenius_types::{CommitOrderInput, DeliveryDetails, ErrorCode, Money, OrderData, ToolError};
+use sha2::{Digest, Sha256};
+
+use super::Checkout;
+use crate::context::CallContext;
+use crate::outcome::Outcome;
+use crate::store::DraftRow;
+
+/// The provider name the sheet shows (the ACP 2025-09-29 enum has only `stripe`; our sandbox
+/// provider speaks its delegate_payment shape).
+pub const SHEET_PROVIDER: &str = "stripe";
+
+/// The idempotency key a sheet payment claims (under `commit_order`'s scope, so the reconciler
+/// finishes it like any commit): one per session and token, never the token itself.
+pub fn sheet_key(session_id: &str, token: &str) -> String {
+    let digest = Sha256::digest(format!("{session_id}\n{token}").as_bytes());
+    format!("sheet_{}", &hex::encode(digest)[..40])
+}
+
+impl Checkout {
+    /// `complete_checkout`: pays the caller's draft named by the session with the sheet's token.
+    pub async fn complete_checkout(&self, call: &CallContext, input: &CompleteCheckoutInput) -> Outcome<OrderData> {
+        let Some(draft_id) = draft_of_sheet_session(&input.checkout_session_id) else {
+            return not_found(call).into();
+        };
+        let token = PaymentToken {
+            token: input.payment_data.token.trim().to_string(),
+            checkout_session_id: input.checkout_session_id.clone(),
+            merchant_id: self.merchant_id.clone(),
+        };
+        let commit = CommitOrderInput {
+            draft_id: draft_id.to_string(),
+            idempotency_key: sheet_key(&input.checkout_session_id, &token.token),
+            confirmation_token: None,
+        };
+        // The key lives in commit_order's scope: one key space, one reconciler.
+        let keyed = CallContext { tool: giftgenius_types::ToolName::CommitOrder, ..call.clone() };
+        self.pay_with_token(&keyed, &commit, token).await
+    }
+
+    /// The sheet session of a draft with delivery details (`None` without them: nothing to ship to).
+    pub fn sheet_session(&self, row: &DraftRow, delivery: Option<&DeliveryDetails>) -> Option<SheetCheckoutSession> {
+        let recipient = &delivery?.recipient;
+        let currency = giftgenius_types::Currency::from(row.currency);
+        let display = |minor: i64| Money::new(minor, currency).display();
+        let total =
+            |kind: &str, amount: i64| SheetTotal { kind: kind.to_string(), display_text: display(amount), amount };
+        let shipping = giftgenius_types::ShippingSpeed::from(row.shipping);
+        let quantity = u32::try_from(row.quantity).ok()?;
+        let link =
+            |kind: &str, path: &str| SheetLink { kind: kind.to_string(), url: format!("{}{path}", self.public_url) };
+        Some(SheetCheckoutSession {
+            id: sheet_session_id(&row.id),
+            payment_provider: SheetPaymentProvider {
+                provider: SHEET_PROVIDER.to_string(),
+                merchant_id: self.merchant_id.clone(),
+                supported_payment_methods: vec!["card".to_string()],
+            },
+            status: "ready_for_payment".to_string(),
+            currency: currency.code().to_string(),
+            line_items: vec![SheetLineItem {
+                id: format!("li_{}", row.id),
+                item: SheetItem { id: row.gift_id.clone(), quantity },
+                base_amount: row.subtotal_minor,
+                discount: 0,
+                subtotal: row.subtotal_minor,
+                tax: 0,
+                total: row.subtotal_minor,
+            }],
+            fulfillment_address: SheetAddress {
+                name: recipient.name.clone(),
+                line_one: recipient.address.line1.clone(),
+                line_two: recipient.address.line2.clone(),
+                city: recipient.address.city.clone(),
+                state: recipient.address.region.clone().unwrap_or_default(),
+                country: recipient.address.country.clone(),
+                postal_code: recipient.address.postal_code.clone().unwrap_or_default(),
+            },
+            fulfillment_option_id: shipping.as_str().to_string(),
+            fulfillment_options: vec![SheetFulfillmentOption {
+                kind: "shipping".to_string(),
+                id: shipping.as_str().to_string(),
+                title: shipping.as_str().to_string(),
+                subtotal: row.shipping_minor,
+                tax: 0,
+                total: row.shipping_minor,
+            }],
+            totals: vec![
+                total("items_base_amount", row.subtotal_minor),
+                total("subtotal", row.subtotal_minor),
+                total("fulfillment", row.shipping_minor),
+                total("total", row.total_minor),
+            ],
+            messages: vec![],
+            links: vec![link("terms_of_use", "/terms"), link("privacy_policy", "/privacy")],
+            payment_mode: "test".to_string(),
+        })
+    }
+}
+
+/// A session that is not the caller's draft: the answer a foreign draft gets.
+fn not_found(call: &CallContext) -> ToolError {
+    ToolError::new(ErrorCode::DraftNotFound, "There is no such checkout session.", &call.reference)
+}
+
+/// A vault token the provider refused (another session's, used, expired, over its allowance).
+pub(super) fn token_refused(call: &CallContext) -> ToolError {
+    ToolError::new(
+        ErrorCode::PaymentDeclined,
+        "The payment was refused for this checkout; nothing was charged. Pay again in the sheet.",
+        &call.reference,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sheet_key_is_per_session_and_token_and_hides_the_token() {
+        let key = sheet_key("cs_drf_1", "vt_secret");
+        assert_eq!(key, sheet_key("cs_drf_1", "vt_secret"));
+        assert_ne!(key, sheet_key("cs_drf_1", "vt_other"));
+        assert_ne!(key, sheet_key("cs_drf_2", "vt_secret"));
+        assert!(!key.contains("secret") && key.len() <= 255);
+    }
+}
