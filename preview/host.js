@@ -395,6 +395,8 @@
     // window.openai: after setWidgetState the host dispatches openai:set_globals with the new
     // widgetState, as a globals API does (ChatGPT's useWidgetState listens for it).
     announceWidgetState: params.get("announceWidgetState") === "1",
+    // window.openai: the host offers its payment sheet (requestCheckout), emulated below.
+    sheet: params.get("sheet") === "1",
   };
   // "Drop tools/call": the host takes the view's tool calls and never answers them, as a host
   // that lost them would (the view must time out into a retryable error).
@@ -451,7 +453,8 @@
 
   function frameUrl(origin) {
     const timeout = settings.callTimeoutMs ? `&gg-call-timeout-ms=${settings.callTimeoutMs}` : "";
-    return `${origin}/preview/widget?csp=${settings.csp}&bridge=${settings.bridge}${timeout}&n=${++frameSeq}`;
+    const sheet = settings.sheet && settings.bridge === "openai" ? "&sheet=1" : "";
+    return `${origin}/preview/widget?csp=${settings.csp}&bridge=${settings.bridge}${timeout}${sheet}&n=${++frameSeq}`;
   }
 
   function loadFrame() {
@@ -649,9 +652,97 @@
         else log("host", `display mode ${want} refused (host offers ${settings.displayModes.join(", ")})`);
         return reply({ mode: settings.displayMode });
       }
+      case "requestCheckout":
+        log("view→host", "openai.requestCheckout", msg.payload);
+        if (!settings.sheet) return reply(null, "this host has no payment sheet");
+        return openSheet(msg.payload, reply);
       default:
         log("view→host error", `unknown openai message ${msg.kind}`, msg);
     }
+  }
+
+  // ---------------------------------------------------------------- the payment sheet (emulated)
+  // What ChatGPT's sheet does for requestCheckout(session) (docs/acp.md §14), in test mode: the
+  // person types a test card; the host gets a delegated-payment vault token for it (here through
+  // the server's local relay /preview/sheet/delegate, which holds the provider's key), then calls
+  // the app's complete_checkout itself and resolves with its result. A decline stays on the
+  // sheet with the server's words; closing the sheet rejects; other errors reject with them.
+  // Each sheet: {session, state: "open"|"paying"|"paid"|"closed", error, results: [...]}.
+  const sheets = [];
+  function openSheet(session, reply) {
+    const total = Array.isArray(session && session.totals) && session.totals.find((t) => t.type === "total");
+    if (!session || typeof session.id !== "string" || !total) return reply(null, "requestCheckout needs a checkout session");
+    const sheet = { session, state: "open", error: null, results: [] };
+    sheets.push(sheet);
+    const box = document.createElement("div");
+    box.id = "pay-sheet";
+    box.className = "pay-sheet";
+    box.setAttribute("role", "dialog");
+    box.setAttribute("aria-modal", "true");
+    box.setAttribute("aria-labelledby", "pay-sheet-title");
+    const amount = new Intl.NumberFormat(settings.locale, { style: "currency", currency: session.currency }).format(total.amount / 100);
+    // Static markup; every value from the session goes in as text.
+    box.innerHTML = `<h2 id="pay-sheet-title"></h2>
+      <p class="hint" id="sheet-mode"></p>
+      <label>Card number <input id="sheet-number" autocomplete="off" value="4242424242424242"></label>
+      <label>Expiry <input id="sheet-exp" value="12/34"></label>
+      <label>CVC <input id="sheet-cvc" value="123"></label>
+      <p id="sheet-error" class="sheet-error" role="alert" hidden></p>
+      <div class="sheet-actions"><button id="sheet-pay" type="button"></button> <button id="sheet-cancel" type="button">Cancel</button></div>`;
+    box.querySelector("#pay-sheet-title").textContent = `Pay ${amount}`;
+    box.querySelector("#sheet-pay").textContent = `Pay ${amount}`;
+    box.querySelector("#sheet-mode").textContent =
+      `Payment mode: ${session.payment_mode || "live"} (emulated sheet: 4242 4242 4242 4242 pays, 4000 0000 0000 0002 is declined).`;
+    document.body.appendChild(box);
+    const close = () => { box.remove(); };
+    const fail = (text) => { sheet.error = text; $("sheet-error").textContent = text; $("sheet-error").hidden = false; };
+    $("sheet-cancel").addEventListener("click", () => {
+      if (sheet.state === "paying") return;
+      sheet.state = "closed";
+      close();
+      log("host", "payment sheet closed by the person");
+      reply(null, "the person closed the payment sheet");
+    });
+    $("sheet-pay").addEventListener("click", async () => {
+      if (sheet.state !== "open") return;
+      sheet.state = "paying";
+      $("sheet-pay").disabled = true;
+      $("sheet-error").hidden = true;
+      try {
+        const [month, year] = $("sheet-exp").value.split("/").map((x) => x.trim());
+        const delegated = await fetch("/preview/sheet/delegate", {
+          method: "POST",
+          headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({ checkout_session_id: session.id, max_amount: total.amount, currency: session.currency.toLowerCase(),
+            number: $("sheet-number").value.replace(/\s+/g, ""), exp_month: month, exp_year: year && year.length === 2 ? `20${year}` : year,
+            cvc: $("sheet-cvc").value }),
+        });
+        const body = await delegated.json().catch(() => ({}));
+        if (!delegated.ok || typeof body.token !== "string") {
+          sheet.state = "open";
+          return fail(body.error || "The card could not be used.");
+        }
+        const result = await callTool("complete_checkout", { checkout_session_id: session.id,
+          buyer: { first_name: "Preview", last_name: "Buyer", email: "buyer@example.com" },
+          payment_data: { token: body.token, provider: session.payment_provider && session.payment_provider.provider } }, "host", viewSubject());
+        sheet.results.push(result);
+        const error = result.isError && result.structuredContent && result.structuredContent.error;
+        if (error && error.code === "PAYMENT_DECLINED") {
+          sheet.state = "open";
+          return fail(error.message);
+        }
+        sheet.state = error ? "closed" : "paid";
+        close();
+        if (error) reply(null, error.message);
+        else deliverOrHold("complete_checkout", () => reply(result));
+      } catch (e) {
+        sheet.state = "open";
+        fail(String(e.message || e));
+      } finally {
+        if ($("sheet-pay")) $("sheet-pay").disabled = false;
+      }
+    });
+    $("sheet-number").focus();
   }
 
   // ---------------------------------------------------------------- MCP Apps bridge (host side)
@@ -1428,6 +1519,8 @@
       signOut,
     },
     commits: () => calls.filter((c) => c.name === "commit_order" && c.from === "view"),
+    /** Every payment sheet the view opened (requestCheckout), oldest first. */
+    sheets,
     chat: {
       get on() { return chat.on; },
       get turns() { return chat.turns; },

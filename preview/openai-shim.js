@@ -47,6 +47,12 @@
       return request("requestDisplayMode", args || {});
     }
   };
+  // The preview host offers its emulated payment sheet when asked (?sheet=1 on this frame).
+  if (/[?&]sheet=1(&|$)/.test(location.search)) {
+    openai.requestCheckout = function (session) {
+      return request("requestCheckout", session);
+    };
+  }
   window.openai = openai;
   window.addEventListener("message", function (event) {
     if (event.source !== window.parent) return;

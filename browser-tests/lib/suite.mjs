@@ -5,6 +5,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startServer, launchBrowser, openPreview, screenshot, until } from "./harness.mjs";
 import { defineHostChecks } from "./host-checks.mjs";
+import { defineSheetChecks } from "./sheet-checks.mjs";
 
 export const XSS = "<img src=x onerror=alert(1)>";
 
@@ -31,7 +32,7 @@ const STATES = [
   } },
   { fixture: "confirm", state: "confirm", check: (h) => h.visible('.gg-confirm-purchase [data-action="confirm"]').waitFor() },
   { fixture: "order placed", state: "order-placed", check: (h) => h.visible(".gg-order-placed").waitFor() },
-  { fixture: "checkout", state: "checkout", check: (h) => h.visible('.gg-checkout [data-action="open-checkout"]').waitFor() },
+  { fixture: "checkout", state: "checkout", check: (h) => h.visible('.gg-checkout [data-action="open-link"]').waitFor() },
 ];
 
 /** The visible root's data-state once it is `want` (wasm root or server-rendered fallback). */
@@ -279,7 +280,7 @@ export function defineSuite({ bridge, csp }) {
     await waitForState(h, "checkout");
     await expectRuntime(h, wasm);
     const before = await h.frameUrl();
-    await click(h, '.gg-checkout [data-action="open-checkout"]');
+    await click(h, '.gg-checkout [data-action="open-link"]');
     const want = bridge === "mcp-apps" ? "ui/open-link" : "openai.openExternal";
     const links = await until(async () => {
       const l = await h.openedLinks();
@@ -587,6 +588,7 @@ export function defineSuite({ bridge, csp }) {
   }));
 
   defineHostChecks({ bridge, wasm, label, withPage, server: () => server });
+  defineSheetChecks({ bridge, wasm, label, withPage });
 
   if (bridge !== "mcp-apps") return;
 

@@ -44,7 +44,7 @@
       data = d.getElementById("giftgenius-fallback-data"), oa = w.openai, parent = w.parent !== w ? w.parent : null,
       wire, theme, input = {}, screen = {}, home = null, host = {}, last = null, busy = false, ws = null,
       ids = 1, wait = {}, links = false, logs = false, hc = {}, vars = [], view, first = true, acted = false,
-      stopped = false, notes = [], init, inited = false, taker = null, held = null, observer = null, due = false,
+      stopped = false, notes = [], init, answer = null, inited = false, taker = null, held = null, observer = null, due = false,
       m = /[?&]gg-call-timeout-ms=(\d+)/.exec(location.search), limit = m && +m[1] >= 100 ? +m[1] : 20000;
     if (!box || !(oa || parent)) return null;
     try { data = JSON.parse(data.textContent); } catch (x) { data = {}; }
@@ -72,6 +72,8 @@
       if (r && (mode === "fullscreen" || mode === "pip")) r.setAttribute("data-display-mode", mode);
       else if (r) r.removeAttribute("data-display-mode");
       box.setAttribute("aria-busy", busy);
+      // A control that needs a host method (the payment sheet) shows where the host has it.
+      box.querySelectorAll("[data-needs]").forEach(function (b) { if (oa && typeof oa[b.getAttribute("data-needs")] === "function") b.hidden = false; });
       box.querySelectorAll("button[data-call]").forEach(function (b) {
         if (busy && !b.disabled) { b.disabled = true; b.dataset.ggBusy = 1; }
         if (!busy && b.dataset.ggBusy) { b.disabled = false; delete b.dataset.ggBusy; }
@@ -193,7 +195,8 @@
         v = a[k];
         t = null;
         if (!v || typeof v !== "object" || !v.$) continue;
-        if (v.$ === "key" && !(t = kept(v.draft))) s = { draft_id: v.draft, idempotency_key: t = v.or };
+        if (v.$ === "answer") t = answer;
+        else if (v.$ === "key" && !(t = kept(v.draft))) s = { draft_id: v.draft, idempotency_key: t = v.or };
         else [screen.meta, v.at && host.meta].forEach(function (m) { var x = m && m[v.key]; x = v.at && x ? x[v.at] : x; t = t || (typeof x === "string" && x); });
         if (!t) return null;
         a[k] = t;
@@ -218,6 +221,25 @@
         show(res, a);
         if (fill(c)) call(c);
       });
+    }
+    // The host's payment sheet (`sheet`: the shown result's session) pays; its answer is the
+    // tool's result, else an order whose id the `then` call reads. A missing session makes the
+    // `lost` call first, as `run` does. Closing the sheet leaves the screen.
+    function sheet(c, raw) {
+      var s = (screen.meta || {})[c.sheet.key] || (host.meta || {})[c.sheet.key];
+      if (!s || typeof s !== "object") return call(c.lost, function (res, a) {
+        if (!same(res, raw)) return gone(c.gone, raw);
+        show(res, a);
+        if ((screen.meta || {})[c.sheet.key]) sheet(c, raw);
+      });
+      busy = true;
+      paint();
+      Promise.resolve().then(function () { return oa.requestCheckout(s); }).then(function (r) {
+        busy = false;
+        if (r && r.structuredContent) return show(r, null) || note();
+        answer = r && (r.id || (r.order && r.order.id));
+        call(c.then);
+      }, function () { busy = false; }).then(paint);
     }
     // The answer's markup, parsed inert (a template: nothing in it loads or runs).
     function parse(res) {
@@ -361,6 +383,7 @@
         });
       }
       if (c.tool) run(c, raw);
+      if (c.sheet && oa) sheet(c, raw);
     });
     function context(c) {
       if (!c || typeof c !== "object") return;

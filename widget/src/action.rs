@@ -21,6 +21,9 @@ pub enum Action {
     /// The human confirmed the draft: `commit_order` (also "Try again" after a transient failure,
     /// which reuses the same idempotency key).
     Confirm,
+    /// Pay for the draft in the host's payment sheet (`window.openai.requestCheckout`) instead of
+    /// Confirm: the sheet is the person's confirmation, and the host completes the purchase.
+    PayInHost,
     /// Leave the confirmation without buying.
     Cancel,
     /// Re-run `suggest_gifts` with these arguments merged over the previous ones.
@@ -52,9 +55,10 @@ impl Action {
             Action::Retry => "retry",
             Action::Choose { .. } => "choose",
             Action::Confirm => "confirm",
+            Action::PayInHost => "pay-in-host",
             Action::Cancel => "cancel",
             Action::ApplySuggestion { .. } => "suggestion",
-            Action::OpenLink { .. } => "open-checkout",
+            Action::OpenLink { .. } => "open-link",
             Action::SetDisplayMode { .. } => "display-mode",
             Action::EditDelivery { .. } => "update-delivery",
             Action::AskCancelOrder { .. } => "ask-cancel-order",

@@ -323,6 +323,16 @@ impl Host for OpenAiBridge {
         }
     }
 
+    fn request_checkout(&self, session: Value) -> impl Future<Output = Result<Value, String>> {
+        let pending = method("requestCheckout").map(|(o, f)| f.call1(&o, &to_js(&session)));
+        async move {
+            let pending = pending
+                .ok_or_else(|| "the host offers no requestCheckout".to_string())?
+                .map_err(|_| "requestCheckout threw".to_string())?;
+            settle(pending).await.map(|answer| to_json(&answer)).map_err(|_| "the payment sheet closed".to_string())
+        }
+    }
+
     fn save_view(&self, view: &SavedView) {
         if let Some(view_id) = saved::view_id(&global("toolResponseMetadata")) {
             storage::save_view(&view_id, view);
@@ -383,6 +393,7 @@ fn openai_render_context() -> RenderContext {
     let mode = global("displayMode").as_str().and_then(DisplayMode::parse).unwrap_or_default();
     RenderContext::new(theme, locale)
         .with_host_links(method("openExternal").is_some())
+        .with_host_checkout(method("requestCheckout").is_some())
         .with_display(mode, method("requestDisplayMode").is_some())
 }
 
@@ -669,6 +680,13 @@ impl Host for AnyBridge {
         match self {
             Self::OpenAi(b) => b.request_display_mode(mode).await,
             Self::McpApps(b) => b.request_display_mode(mode).await,
+        }
+    }
+
+    async fn request_checkout(&self, session: Value) -> Result<Value, String> {
+        match self {
+            Self::OpenAi(b) => b.request_checkout(session).await,
+            Self::McpApps(_) => Err("an MCP Apps host has no payment sheet".to_string()),
         }
     }
 

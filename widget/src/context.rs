@@ -61,6 +61,10 @@ pub struct RenderContext {
     /// The host opens links for us (`ui/open-link` or `openExternal`): an outbound link's click
     /// goes through the host instead of navigating. Never part of the rendered HTML.
     pub host_opens_links: bool,
+    /// The host has its own payment sheet (`window.openai.requestCheckout`): the confirm card
+    /// offers paying there next to Confirm. Never part of the server's markup, which renders
+    /// that button hidden for the no-wasm runtime to show where the host has the sheet.
+    pub host_checkout: bool,
     /// How the host currently shows the view; the root carries it as `data-display-mode` when
     /// it is not the default inline.
     pub display_mode: DisplayMode,
@@ -77,6 +81,7 @@ impl RenderContext {
             theme,
             locale: locale.into(),
             host_opens_links: false,
+            host_checkout: false,
             display_mode: DisplayMode::Inline,
             can_fullscreen: false,
         }
@@ -85,6 +90,12 @@ impl RenderContext {
     /// The same context, with links opened through the host when `yes`.
     pub fn with_host_links(mut self, yes: bool) -> Self {
         self.host_opens_links = yes;
+        self
+    }
+
+    /// The same context, with the host's payment sheet offered when `yes`.
+    pub fn with_host_checkout(mut self, yes: bool) -> Self {
+        self.host_checkout = yes;
         self
     }
 

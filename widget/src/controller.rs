@@ -16,9 +16,10 @@ use crate::action::Action;
 use crate::context::DisplayMode;
 use crate::decide::{self, Placeholder};
 use crate::flow;
-use crate::rpc::LogLevel;
+use crate::rpc::{self, LogLevel};
 use crate::saved::{SavedView, Screen};
 use crate::state::{ListAsk, OrderListActions, ViewState};
+use giftgenius_types::sheet::{META_CHECKOUT_SHEET, draft_of_sheet_session};
 use giftgenius_types::wire::META_DELIVERY;
 
 /// A tool call's result as the host hands it back.
@@ -59,6 +60,13 @@ pub trait Host {
         let _ = mode;
         async { Err("the host offers no display modes".to_string()) }
     }
+    /// Opens the host's payment sheet with this session (`window.openai.requestCheckout`);
+    /// resolves with the host's answer once paid, `Err` when the person closed it or the host
+    /// has none. No time limit: a person is typing a card.
+    fn request_checkout(&self, session: Value) -> impl Future<Output = Result<Value, String>> {
+        let _ = session;
+        async { Err("the host has no payment sheet".to_string()) }
+    }
     /// Logs a line to the host (MCP Apps `notifications/message`), for errors the view hits.
     /// `data` must never hold a token or a key. By default nothing is sent.
     fn log(&self, level: LogLevel, data: Value) {
@@ -94,6 +102,8 @@ pub struct Controller<H: Host> {
     token: RefCell<Option<(String, String)>>,
     /// The shown draft's delivery details as its `_meta` carried them (kept for a reload).
     draft_delivery: RefCell<Option<Value>>,
+    /// (draft id, the session the host's payment sheet takes), from the draft's `_meta`.
+    sheet: RefCell<Option<(String, Value)>>,
     /// The order list's tokens, (order id, cancel token) and the Delete my data token, from the
     /// last list_orders result's `_meta`. Memory only, like the confirmation token.
     cancel_tokens: RefCell<Vec<(String, String)>>,
@@ -141,6 +151,7 @@ impl<H: Host> Controller<H> {
             last_call: RefCell::new(None),
             token: RefCell::new(None),
             draft_delivery: RefCell::new(None),
+            sheet: RefCell::new(None),
             cancel_tokens: RefCell::new(Vec::new()),
             delete_token: RefCell::new(None),
             list_output: RefCell::new(None),
@@ -346,6 +357,9 @@ impl<H: Host> Controller<H> {
                 if let Some(token) = flow::confirmation_token(meta) {
                     *self.token.borrow_mut() = Some((draft.id.clone(), token));
                 }
+                if let Some(session) = meta.get(META_CHECKOUT_SHEET).filter(|s| s.is_object()) {
+                    *self.sheet.borrow_mut() = Some((draft.id.clone(), session.clone()));
+                }
             }
             ViewState::OrderList { .. } => {
                 *self.list_output.borrow_mut() = Some(output.clone());
@@ -359,24 +373,7 @@ impl<H: Host> Controller<H> {
     /// Calls a tool; a missing or unreadable result becomes an honest state, never a guess.
     async fn call(&self, tool: ToolName, args: Map<String, Value>) -> (ViewState, Value) {
         match self.host.call_tool(tool.as_str(), args.clone()).await {
-            Ok(result) => {
-                // A host may also announce our own call's result as a new tool output (MCP
-                // Apps' interactive phase does): that is not news, so it must not reset the view.
-                if !result.structured_content.is_null() {
-                    *self.last_output.borrow_mut() = Some(result.structured_content.clone());
-                }
-                let state = match &result.structured_content {
-                    Value::Null => ViewState::OutOfDate { v: None },
-                    content => ViewState::from_tool_result(content, &result.meta),
-                };
-                if let ViewState::OutOfDate { v } = &state {
-                    self.host
-                        .log(LogLevel::Error, json!({ "event": "unreadable_result", "tool": tool.as_str(), "v": v }));
-                }
-                *self.shown_output.borrow_mut() = Some(result.structured_content.clone());
-                self.remember(tool, &args, &state, &result.meta, &result.structured_content);
-                (state, result.meta)
-            }
+            Ok(result) => self.take_result(tool, &args, result),
             Err(message) => {
                 // Only the tool and the host's words: arguments may hold a token or a key.
                 self.host.log(
@@ -390,6 +387,25 @@ impl<H: Host> Controller<H> {
                 (ViewState::Error { tool, error: unreachable_error() }, Value::Null)
             }
         }
+    }
+
+    /// The screen a tool's result shows, remembering what later actions need from it.
+    fn take_result(&self, tool: ToolName, args: &Map<String, Value>, result: ToolResult) -> (ViewState, Value) {
+        // A host may also announce our own call's result as a new tool output (MCP Apps'
+        // interactive phase does): that is not news, so it must not reset the view.
+        if !result.structured_content.is_null() {
+            *self.last_output.borrow_mut() = Some(result.structured_content.clone());
+        }
+        let state = match &result.structured_content {
+            Value::Null => ViewState::OutOfDate { v: None },
+            content => ViewState::from_tool_result(content, &result.meta),
+        };
+        if let ViewState::OutOfDate { v } = &state {
+            self.host.log(LogLevel::Error, json!({ "event": "unreadable_result", "tool": tool.as_str(), "v": v }));
+        }
+        *self.shown_output.borrow_mut() = Some(result.structured_content.clone());
+        self.remember(tool, args, &state, &result.meta, &result.structured_content);
+        (state, result.meta)
     }
 
     /// Handles one user action. Ignored while another call is in flight (double clicks).
@@ -417,6 +433,7 @@ impl<H: Host> Controller<H> {
             Action::Retry => self.retry().await,
             Action::Choose { gift_id } => self.choose(gift_id).await,
             Action::Confirm => self.confirm().await,
+            Action::PayInHost => self.pay_in_host().await,
             Action::Cancel => self.cancel().await,
             Action::ApplySuggestion { set_arguments } => self.apply_suggestion(set_arguments).await,
             Action::EditDelivery { details } => self.edit_delivery(details).await,
@@ -566,6 +583,7 @@ impl<H: Host> Controller<H> {
         let Some(args) = decide::fill(&decision.args, &|p| match p {
             Placeholder::Key { .. } => Some(key.clone()),
             Placeholder::Meta { .. } => Some(token.clone()),
+            Placeholder::Answer => None,
         }) else {
             return;
         };
@@ -582,6 +600,82 @@ impl<H: Host> Controller<H> {
             // after a reload) reuses the key and replays this order instead of a second one.
             (state, _) => self.set(state),
         }
+    }
+
+    /// The sheet session kept for this draft: from its result, else from the host's own result
+    /// for the same draft (a view reopened on the model's prepare_order).
+    fn sheet_for(&self, draft_id: &str) -> Option<Value> {
+        if let Some((id, session)) = self.sheet.borrow().as_ref()
+            && id == draft_id
+        {
+            return Some(session.clone());
+        }
+        let hosted = self.host.tool_response_metadata().get(META_CHECKOUT_SHEET).cloned()?;
+        let names_draft = hosted.get("id").and_then(Value::as_str).and_then(draft_of_sheet_session) == Some(draft_id);
+        names_draft.then_some(hosted)
+    }
+
+    /// "Pay in ChatGPT": the host's payment sheet pays the draft and calls `complete_checkout`
+    /// itself; the view then shows the order. Closing the sheet leaves the card as it was
+    /// (nothing was paid through this view). A session lost with a reload is fetched again by
+    /// reopening the draft, exactly as Confirm's token is.
+    async fn pay_in_host(&self) {
+        let ViewState::ConfirmPurchase { draft, mut delivery, busy: false, .. } = self.state() else {
+            return;
+        };
+        let decide::Next::Sheet(sheet) = decide::pay_in_host(&draft) else { return };
+        self.set(ViewState::ConfirmPurchase {
+            draft: draft.clone(),
+            delivery: delivery.clone(),
+            busy: true,
+            error: None,
+        });
+        let session = match self.sheet_for(&draft.id) {
+            Some(session) => session,
+            None => {
+                match self.call(sheet.lost.tool, sheet.lost.args.clone()).await {
+                    (fresh @ ViewState::ConfirmPurchase { .. }, _) if !matches!(decide::decide(&fresh, &Action::PayInHost), decide::Next::Sheet(s) if s.same(&sheet)) =>
+                    {
+                        let error = ToolError::new(sheet.gone, "This order draft has expired.", "");
+                        self.set(ViewState::ConfirmPurchase { draft, delivery, busy: false, error: Some(error) });
+                        return;
+                    }
+                    (ViewState::ConfirmPurchase { delivery: fresh, .. }, _) => delivery = fresh.or(delivery),
+                    (ViewState::Error { error, .. }, _) => {
+                        self.set(ViewState::ConfirmPurchase { draft, delivery, busy: false, error: Some(error) });
+                        return;
+                    }
+                    _ => {}
+                }
+                let Some(session) = self.sheet_for(&draft.id) else {
+                    self.set(ViewState::ConfirmPurchase { draft, delivery, busy: false, error: None });
+                    return;
+                };
+                session
+            }
+        };
+        let answer = match self.host.request_checkout(session).await {
+            Ok(answer) => answer,
+            Err(message) => {
+                self.host.log(LogLevel::Info, json!({ "event": "payment_sheet_closed", "message": message }));
+                self.set(ViewState::ConfirmPurchase { draft, delivery, busy: false, error: None });
+                return;
+            }
+        };
+        // The host's answer: complete_checkout's own result, or the order it placed (read again).
+        let (state, _) = if answer.get("structuredContent").is_some() {
+            let args = Map::new();
+            self.take_result(ToolName::CompleteCheckout, &args, rpc::tool_result_from(&answer))
+        } else {
+            let id = answer.get("id").or_else(|| answer.pointer("/order/id")).and_then(Value::as_str).unwrap_or("");
+            match decide::fill(&sheet.then.args, &|_| Some(id.to_string())) {
+                Some(args) => self.call(sheet.then.tool, args).await,
+                None => {
+                    (ViewState::Error { tool: ToolName::CompleteCheckout, error: unreachable_error() }, Value::Null)
+                }
+            }
+        };
+        self.set(state);
     }
 
     /// Prepares the shown draft again with the person's edited delivery details: the server's
@@ -745,6 +839,9 @@ mod tests {
         saved: RefCell<Vec<SavedView>>,
         display_requests: RefCell<Vec<DisplayMode>>,
         forgotten: Cell<u32>,
+        /// Sessions the view handed the payment sheet, and the sheet's answers in turn.
+        sheets: RefCell<Vec<Value>>,
+        sheet_answers: RefCell<Vec<Result<Value, String>>>,
     }
 
     impl Host for Rc<Fake> {
@@ -778,6 +875,10 @@ mod tests {
         fn request_display_mode(&self, mode: DisplayMode) -> impl Future<Output = Result<DisplayMode, String>> {
             self.display_requests.borrow_mut().push(mode);
             std::future::ready(Err("refused".to_string()))
+        }
+        fn request_checkout(&self, session: Value) -> impl Future<Output = Result<Value, String>> {
+            self.sheets.borrow_mut().push(session);
+            std::future::ready(self.sheet_answers.borrow_mut().remove(0))
         }
         fn log(&self, level: LogLevel, data: Value) {
             self.logs.borrow_mut().push((level, data));
@@ -1089,6 +1190,79 @@ mod tests {
                 "total":{"amount_minor":3000,"currency":"USD"},"status":"paid","created_at":"2030-01-01T00:00:00Z"}}),
             meta: Value::Null,
         }
+    }
+
+    /// A draft with its sheet session in `_meta`, as prepare_order answers one with details.
+    fn sheet_draft(id: &str) -> ToolResult {
+        let mut result = draft_result(id, "Lisboa", "tok_secret");
+        result.meta["giftgenius/checkoutSheet"] = json!({"id": format!("cs_{id}"), "payment_mode": "test"});
+        result
+    }
+
+    fn paid_by_sheet() -> Value {
+        let mut order = placed().structured_content;
+        order["tool"] = json!("complete_checkout");
+        json!({"structuredContent": order, "content": []})
+    }
+
+    #[test]
+    fn pay_in_host_hands_the_sheet_the_drafts_session_and_shows_the_order_the_host_placed() {
+        let fake = Rc::new(Fake::default());
+        fake.replies.borrow_mut().push(Ok(sheet_draft("d_1")));
+        fake.sheet_answers.borrow_mut().push(Ok(paid_by_sheet()));
+        let controller = Controller::new(fake.clone(), |_| {});
+        block_on(controller.handle(Action::Choose { gift_id: "g_1".into() }));
+        block_on(controller.handle(Action::PayInHost));
+        assert!(matches!(controller.state(), ViewState::OrderPlaced { ref order } if order.id == "o_1"));
+        assert_eq!(fake.sheets.borrow().as_slice(), &[json!({"id": "cs_d_1", "payment_mode": "test"})]);
+        // The host completes the purchase: the view called nothing after prepare_order.
+        let calls = fake.calls.borrow();
+        assert_eq!(calls.iter().map(|c| c.0.as_str()).collect::<Vec<_>>(), ["prepare_order"]);
+    }
+
+    #[test]
+    fn a_host_answering_with_the_order_itself_gets_it_read_again_by_id() {
+        let fake = Rc::new(Fake::default());
+        fake.replies.borrow_mut().extend([Ok(sheet_draft("d_1")), Ok(placed())]);
+        fake.sheet_answers.borrow_mut().push(Ok(json!({"id": "o_1", "checkout_session_id": "cs_d_1"})));
+        let controller = Controller::new(fake.clone(), |_| {});
+        block_on(controller.handle(Action::Choose { gift_id: "g_1".into() }));
+        block_on(controller.handle(Action::PayInHost));
+        assert!(matches!(controller.state(), ViewState::OrderPlaced { .. }));
+        let calls = fake.calls.borrow();
+        assert_eq!(calls.len(), 2);
+        assert_eq!((calls[1].0.as_str(), Value::Object(calls[1].1.clone())), ("get_order", json!({"order_id": "o_1"})));
+    }
+
+    #[test]
+    fn closing_the_sheet_leaves_the_card_as_it_was_and_calls_nothing() {
+        let fake = Rc::new(Fake::default());
+        fake.replies.borrow_mut().push(Ok(sheet_draft("d_1")));
+        fake.sheet_answers.borrow_mut().push(Err("the person closed the payment sheet".into()));
+        let controller = Controller::new(fake.clone(), |_| {});
+        block_on(controller.handle(Action::Choose { gift_id: "g_1".into() }));
+        block_on(controller.handle(Action::PayInHost));
+        assert!(matches!(controller.state(), ViewState::ConfirmPurchase { busy: false, error: None, .. }));
+        assert_eq!(fake.calls.borrow().len(), 1, "only the prepare");
+    }
+
+    #[test]
+    fn a_sheet_session_lost_with_a_reload_reopens_the_draft_first() {
+        // The card came back from the host's widget state: no session in memory or in the
+        // host's `_meta` (the host's result was the results, not this draft).
+        let fake = Rc::new(Fake::default());
+        fake.replies.borrow_mut().push(Ok(sheet_draft("d_1")));
+        fake.sheet_answers.borrow_mut().push(Ok(paid_by_sheet()));
+        let controller = Controller::new(fake.clone(), |_| {});
+        controller.show_tool_output(&draft_result("d_1", "Lisboa", "").structured_content);
+        block_on(controller.handle(Action::PayInHost));
+        assert!(matches!(controller.state(), ViewState::OrderPlaced { .. }));
+        let calls = fake.calls.borrow();
+        assert_eq!(
+            (calls[0].0.as_str(), Value::Object(calls[0].1.clone())),
+            ("reopen_order_draft", json!({"draft_id": "d_1"}))
+        );
+        assert_eq!(fake.sheets.borrow()[0]["id"], "cs_d_1");
     }
 
     #[test]

@@ -15,6 +15,7 @@
 
 use giftgenius_types::delivery::DeliveryDetails;
 use giftgenius_types::orders::OrderDraft;
+use giftgenius_types::sheet::META_CHECKOUT_SHEET;
 use giftgenius_types::wire::{META_CANCEL_TOKENS, META_CONFIRMATION_TOKEN, META_DELETE_DATA_TOKEN};
 use giftgenius_types::write::WriteJson;
 use giftgenius_types::{ErrorCode, ToolName};
@@ -37,6 +38,8 @@ pub enum Next {
     Back,
     /// Repeat the call that led here (with its arguments, or the host's tool input).
     Retry,
+    /// Pay in the host's payment sheet.
+    Sheet(Sheet),
     /// Open an outbound link through the host.
     OpenLink(String),
     /// Ask the host for another display mode.
@@ -114,6 +117,31 @@ impl Call {
     }
 }
 
+/// Paying in the host's payment sheet (`window.openai.requestCheckout`, docs/acp.md §14): the
+/// sheet is the person's confirmation, and the host then calls `complete_checkout` itself.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sheet {
+    /// The `_meta` key, in the result the screen came from, of the session the sheet takes.
+    pub session: String,
+    /// Made first when that session is not there (a reload): reopens the draft, whose answer
+    /// carries it again; the sheet opens only if the answer decides the same.
+    pub lost: Call,
+    /// What the card says when `lost` found another draft, or none.
+    pub gone: ErrorCode,
+    /// Made when the host answers with an order rather than with the tool's result: the order
+    /// read again by its id (`{"$":"answer"}`: the `id`, or `order.id`, of the host's answer).
+    pub then: Call,
+    /// The draft's total, as for Confirm.
+    pub seen: String,
+}
+
+impl Sheet {
+    /// The same commitment (the draft at the price seen).
+    pub fn same(&self, other: &Sheet) -> bool {
+        self.lost.args == other.lost.args && self.seen == other.seen
+    }
+}
+
 /// A placeholder for a value of the result's `_meta` (`at`: a key inside it).
 fn meta(key: &str, at: Option<&str>) -> Value {
     match at {
@@ -174,6 +202,17 @@ pub fn confirm(draft: &OrderDraft) -> Next {
     })
 }
 
+/// "Pay in ChatGPT": the draft's sheet session to the host's payment sheet; see [`Sheet`].
+pub fn pay_in_host(draft: &OrderDraft) -> Next {
+    Next::Sheet(Sheet {
+        session: META_CHECKOUT_SHEET.to_string(),
+        lost: Call::new(ToolName::ReopenOrderDraft, json!({ "draft_id": draft.id })),
+        gone: ErrorCode::DraftExpired,
+        then: Call::new(ToolName::GetOrder, json!({ "order_id": { "$": "answer" } })),
+        seen: format!("{} {}", draft.total.amount_minor, draft.total.currency.code()),
+    })
+}
+
 /// A fresh order list, merged over the list's own arguments: what a lost list token is fetched
 /// again with.
 fn list_again() -> Call {
@@ -216,6 +255,7 @@ pub fn decide(screen: &ViewState, action: &Action) -> Next {
         }
         (ViewState::ConfirmPurchase { draft, .. }, Action::Confirm) => confirm(draft),
         (ViewState::ConfirmPurchase { draft, .. }, Action::EditDelivery { .. }) => update_delivery(draft),
+        (ViewState::ConfirmPurchase { draft, .. }, Action::PayInHost) => pay_in_host(draft),
         (ViewState::ConfirmPurchase { .. }, Action::Cancel) => Next::Back,
         (
             ViewState::ConfirmPurchase { .. } | ViewState::Error { .. } | ViewState::ToolCancelled { .. },
@@ -239,6 +279,8 @@ pub enum Placeholder {
     Meta { key: String, at: Option<String> },
     /// The idempotency key kept for `draft`, else `or`.
     Key { draft: String, or: String },
+    /// The order id the host's answer names (see [`Sheet::then`]).
+    Answer,
 }
 
 impl Placeholder {
@@ -248,6 +290,7 @@ impl Placeholder {
         match object.get("$")?.as_str()? {
             "meta" => Some(Placeholder::Meta { key: text("key")?, at: text("at") }),
             "key" => Some(Placeholder::Key { draft: text("draft")?, or: text("or")? }),
+            "answer" => Some(Placeholder::Answer),
             _ => None,
         }
     }
@@ -320,7 +363,8 @@ mod markup {
 
     impl Next {
         /// The decision as JSON: `{"tool",…}` for a call, else one of `{"ask":id|null}`,
-        /// `{"back":true}`, `{"retry":true}`, `{"open":url}`, `{"mode":m}`; `None` for nothing.
+        /// `{"back":true}`, `{"retry":true}`, `{"open":url}`, `{"mode":m}`, `{"sheet":placeholder,
+        /// "lost","gone","then","seen"}`; `None` for nothing.
         /// `ask` is the id of the question's element ([`ask_id`]).
         pub fn to_value(&self, lang: Lang) -> Option<Value> {
             Some(match self {
@@ -328,6 +372,13 @@ mod markup {
                 Next::Ask(ask) => json!({ "ask": ask.as_ref().map(ask_id) }),
                 Next::Back => json!({ "back": true }),
                 Next::Retry => json!({ "retry": true }),
+                Next::Sheet(sheet) => json!({
+                    "sheet": meta(&sheet.session, None),
+                    "lost": sheet.lost.to_value(lang),
+                    "gone": words::error_text(lang, sheet.gone),
+                    "then": sheet.then.to_value(lang),
+                    "seen": sheet.seen,
+                }),
                 Next::OpenLink(url) => json!({ "open": url }),
                 Next::DisplayMode(mode) => json!({ "mode": mode.as_str() }),
                 Next::Nothing => return None,

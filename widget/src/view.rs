@@ -142,7 +142,7 @@ pub fn state_view(state: ViewState, ctx: &RenderContext, on_action: Callback<Act
         ViewState::ConfirmPurchase { draft, delivery, busy, error } => {
             confirm_view(draft, delivery, busy, error, ctx, on_action).into_any()
         }
-        ViewState::OrderPlaced { order } => order_placed_view(order, ctx).into_any(),
+        ViewState::OrderPlaced { order } => order_placed_view(order, ctx, on_action).into_any(),
         ViewState::OrderList { orders, next_cursor, actions } => {
             order_list_view(orders, next_cursor, actions, ctx, on_action).into_any()
         }

@@ -5,6 +5,7 @@
 //! Snapshots break lines between tags so a review diff is readable; assertions use raw HTML.
 
 use giftgenius_types::envelope::NoticeCode;
+use giftgenius_types::orders::{Adjustment, Fulfillment, OrderStep, RefundStatus};
 use giftgenius_types::{
     CONTRACT_VERSION, CheckoutData, CheckoutSession, Currency, DeleteMyDataData, Destination, Envelope, ErrorCode,
     FailedSource, FieldError, GiftCard, ListOrdersData, MatchVia, Merchant, Money, Notice, Occasion, Order, OrderData,
@@ -445,6 +446,81 @@ fn order_placed() {
     let out = snap!("order_placed", parse(&order_output()), en());
     assert!(out.contains("o_7f3a"));
     assert!(out.contains("Paid"));
+    assert!(!out.contains("gg-timeline"), "no timeline before anything happened to it");
+}
+
+/// The order as the operator moved it on: processing, shipped with tracking, part refunded.
+fn shipped_order_output() -> Value {
+    let envelope: Envelope<OrderData> = serde_json::from_value(order_output()).expect("an order");
+    let paid = envelope.data().expect("an order").order.clone();
+    let step = |status, at: &str| OrderStep { status, at: at.into() };
+    wire(Envelope::ok(
+        ToolName::GetOrder,
+        OrderData {
+            order: Order {
+                status: OrderStatus::Shipped,
+                cancellable_until: None,
+                fulfillment: Some(Fulfillment {
+                    carrier: "CTT".into(),
+                    tracking_number: "RR123456789PT".into(),
+                    tracking_url: "https://track.example/RR123456789PT".into(),
+                }),
+                timeline: vec![
+                    step(OrderStatus::Paid, "2030-01-01T00:05:00Z"),
+                    step(OrderStatus::Processing, "2030-01-02T09:00:00Z"),
+                    step(OrderStatus::Shipped, "2030-01-03T15:30:00Z"),
+                ],
+                adjustments: vec![Adjustment {
+                    id: "adj_1".into(),
+                    amount: usd(500),
+                    reason: "Gift wrap missing".into(),
+                    status: RefundStatus::Succeeded,
+                    created_at: "2030-01-04T10:00:00Z".into(),
+                }],
+                amount_refunded: Some(usd(500)),
+                ..paid
+            },
+        },
+    ))
+}
+
+#[test]
+fn a_shipped_order_shows_its_timeline_tracking_and_refund_in_three_languages() {
+    let out = snap!("order_shipped", parse(&shipped_order_output()), en());
+    for text in [
+        "Shipped",
+        "Being prepared",
+        "Jan 3, 2030",
+        "CTT",
+        "RR123456789PT",
+        "Track package",
+        "$5.00 refunded: Gift wrap missing",
+    ] {
+        assert!(out.contains(text), "{text} in {out}");
+    }
+    assert!(out.contains(r#"href="https://track.example/RR123456789PT""#));
+    // Oldest first: paid, processing, shipped, then the refund.
+    let at = |needle: &str| out.find(needle).unwrap_or_else(|| panic!("{needle}"));
+    assert!(at(r#"<li data-status="paid""#) < at(r#"<li data-status="processing""#));
+    assert!(at(r#"<li data-status="processing""#) < at(r#"<li data-status="shipped""#));
+    assert!(at(r#"<li data-status="shipped""#) < at(r#"<li data-status="refunded""#));
+    let es = snap!("order_shipped_es", parse(&shipped_order_output()), RenderContext::new(Theme::Light, "es-ES"));
+    for text in ["Enviado", "Seguir el envío", "Historial del pedido", "reembolsado: Gift wrap missing"] {
+        assert!(es.contains(text), "{text} in {es}");
+    }
+    let pt = snap!("order_shipped_pt", parse(&shipped_order_output()), RenderContext::new(Theme::Light, "pt-BR"));
+    for text in ["Enviado", "Rastrear envio", "Histórico do pedido", "reembolsado: Gift wrap missing"] {
+        assert!(pt.contains(text), "{text} in {pt}");
+    }
+}
+
+#[test]
+fn a_tracking_link_that_is_not_http_is_not_a_link() {
+    let mut output = shipped_order_output();
+    output["order"]["fulfillment"]["tracking_url"] = json!("javascript:alert(1)");
+    let out = html(&parse(&output), &en());
+    assert!(out.contains("RR123456789PT"), "the number still shows");
+    assert!(!out.contains("javascript:") && !out.contains("Track package"), "{out}");
 }
 
 fn order_list_output() -> Value {
@@ -801,7 +877,7 @@ fn actions_of(state: &ViewState) -> Vec<Action> {
         ViewState::Empty { notice, .. } => suggestions(notice),
         ViewState::Error { error, .. } if error.retryable => vec![Action::Retry],
         ViewState::ToolCancelled { retry: Some(_), .. } => vec![Action::Retry],
-        ViewState::ConfirmPurchase { error, delivery, .. } => {
+        ViewState::ConfirmPurchase { draft, error, delivery, .. } => {
             let edit = Action::EditDelivery {
                 details: delivery.clone().unwrap_or_else(|| {
                     serde_json::from_value(
@@ -811,7 +887,8 @@ fn actions_of(state: &ViewState) -> Vec<Action> {
                 }),
             };
             let confirm = error.as_ref().is_none_or(|e| e.retryable).then_some(Action::Confirm);
-            confirm.into_iter().chain([edit, Action::Cancel]).collect()
+            let pay = draft.destination.is_some().then_some(Action::PayInHost);
+            confirm.into_iter().chain(pay).chain([edit, Action::Cancel]).collect()
         }
         ViewState::OrderList { actions, .. } => {
             let mut out = Vec::new();
@@ -825,6 +902,12 @@ fn actions_of(state: &ViewState) -> Vec<Action> {
             out
         }
         ViewState::Checkout { checkout } => vec![Action::OpenLink { url: checkout.checkout_url.clone() }],
+        ViewState::OrderPlaced { order } => order
+            .fulfillment
+            .iter()
+            .filter(|f| f.tracking_url.starts_with("https://"))
+            .map(|f| Action::OpenLink { url: f.tracking_url.clone() })
+            .collect(),
         _ => Vec::new(),
     }
 }
@@ -849,6 +932,7 @@ fn screens() -> Vec<(&'static str, ViewState)> {
         ("order-list", ViewState::from_tool_result(&order_list_output(), &list_meta)),
         ("checkout", parse(&checkout_output())),
         ("order-placed", parse(&order_output())),
+        ("order-placed, shipped", parse(&shipped_order_output())),
         ("cancelled", ViewState::Cancelled),
     ]
 }
@@ -903,7 +987,7 @@ fn a_token_lost_with_a_reload_reopens_the_draft_by_id_then_commits_only_if_it_de
     // Placeholders are filled by whoever holds the values; one that cannot be, fails the call.
     let filled = decide::fill(&call.args, &|p| match p {
         decide::Placeholder::Key { or, .. } => Some(or.clone()),
-        decide::Placeholder::Meta { .. } => None,
+        decide::Placeholder::Meta { .. } | decide::Placeholder::Answer => None,
     });
     assert_eq!(filled, None, "no token, no commit_order");
     let filled = decide::fill(&call.args, &|_| Some("x".into())).expect("filled");
@@ -945,6 +1029,18 @@ fn a_cancelled_order_patches_its_row_in_the_list_and_a_lost_list_token_fetches_i
 
 /// A decision in a few words, for the table.
 fn describe(call: &Value) -> String {
+    if let Some(session) = call.get("sheet") {
+        return format!(
+            "the host's payment sheet (`requestCheckout`) with _meta[{}] (decided at the total seen, {}); \
+             it answers with the tool's result (shown), else an order: {}; a session missing: first {}, \
+             and the sheet if the control there decides the same, else the screen stays, saying \"{}\"",
+            session["key"].as_str().unwrap_or(""),
+            call["seen"].as_str().unwrap_or(""),
+            describe(&call["then"]),
+            describe(&call["lost"]),
+            call["gone"].as_str().unwrap_or(""),
+        );
+    }
     let Some(tool) = call.get("tool").and_then(Value::as_str) else {
         return match call.as_object().and_then(|o| o.iter().next()) {
             Some((k, v)) if k == "ask" => match v.as_str() {
@@ -970,6 +1066,7 @@ fn describe(call: &Value) -> String {
                 v.get("at").and_then(Value::as_str).map(|a| format!("][{a}")).unwrap_or_default()
             ),
             Some("key") => format!("{k}: kept key of {} (else derived)", v["draft"].as_str().unwrap_or("")),
+            Some("answer") => format!("{k}: the order id the host's answer names"),
             _ => format!("{k}: {v}"),
         })
         .collect();

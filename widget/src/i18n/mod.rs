@@ -149,7 +149,8 @@ keys! {
     FieldRuleTooManyLines, FieldRulePlainText, FieldRuleRecipientMissing,
     // Orders
     StatusPaid, StatusPending, StatusDeclined, StatusCancelled, StatusProcessing, StatusShipped, StatusCompleted,
-    OrderPlaced, OrderCancelled, OrderFrom, Order,
+    OrderPlaced, OrderCancelled, OrderFrom, Order, Timeline, Refunded, RefundedPart, Carrier, TrackPackage,
+    PayInHost,
     Status, YourOrders, NoOrdersYet, OlderOrders, DeliverToPlace, CancelOrder, CancelQuestion, YesCancel, KeepIt,
     DeleteMyData, DeleteQuestion, YesDelete, DataDeletedTitle, SavedAddresses, OrderDrafts, OrdersAnonymized,
     RecordsKept, CheckoutReady, Amount, Session, OpenCheckout, CheckoutLinkHidden, DateFormat, Months,

@@ -116,6 +116,26 @@ pub fn confirm_view(
             </button>
         }
     });
+    // Paying in the host's sheet needs the draft's delivery details (only such a draft has a
+    // sheet session). The server's markup has it hidden: the no-wasm runtime shows it where the
+    // host has `requestCheckout` (data-needs).
+    let sheet_button = draft.destination.is_some().then(|| {
+        view! {
+            <button
+                type="button"
+                class="gg-btn gg-btn-secondary gg-pay-in-host"
+                data-action="pay-in-host"
+                data-needs="requestCheckout"
+                data-draft-id=draft.id.clone()
+                data-call=data_call(lang, || decide::pay_in_host(&draft))
+                hidden=!ctx.host_checkout
+                disabled=busy
+                on:click=move |_| on_action.run(Action::PayInHost)
+            >
+                {lang.t(Msg::PayInHost)}
+            </button>
+        }
+    });
     let form = delivery_form(delivery, error_ref, busy, lang);
     let update = view! {
         <button
@@ -156,6 +176,7 @@ pub fn confirm_view(
             {inline_error}
             <div class="gg-actions">
                 {confirm_button}
+                {sheet_button}
                 {update}
                 <button
                     type="button"
@@ -177,7 +198,6 @@ pub fn confirm_view(
 fn status_label(status: OrderStatus, lang: Lang) -> (&'static str, &'static str) {
     let (key, badge) = match status {
         OrderStatus::Paid => (Msg::StatusPaid, "gg-badge gg-badge-ok"),
-        // Labels only: the card's timeline of these steps is not drawn yet (issue 25 item 5).
         OrderStatus::Processing => (Msg::StatusProcessing, "gg-badge gg-badge-ok"),
         OrderStatus::Shipped => (Msg::StatusShipped, "gg-badge gg-badge-ok"),
         OrderStatus::Completed => (Msg::StatusCompleted, "gg-badge gg-badge-ok"),
@@ -386,16 +406,72 @@ pub fn data_deleted_view(summary: DeleteMyDataData, ctx: &RenderContext) -> impl
     }
 }
 
-/// The order exists; show what was bought and its reference.
-pub fn order_placed_view(order: Order, ctx: &RenderContext) -> impl IntoView {
+/// The order exists: what was bought, its reference, and what happened to it since (a short
+/// timeline; the carrier and a tracking link once shipped; what was refunded).
+pub fn order_placed_view(order: Order, ctx: &RenderContext, on_action: Callback<Action>) -> impl IntoView {
     let lang = ctx.language();
-    let total = format_money(&order.total, &ctx.locale);
+    let locale = ctx.locale.as_str();
+    let total = format_money(&order.total, locale);
     let (status, badge) = status_label(order.status, lang);
     let heading = lang.t(if order.status == OrderStatus::Cancelled { Msg::OrderCancelled } else { Msg::OrderPlaced });
     let bought = lang.f(
         Msg::OrderFrom,
         &[("gift", &order.gift_title), ("quantity", &order.quantity.to_string()), ("merchant", &order.merchant)],
     );
+    let refunded = order.amount_refunded.as_ref().map(|amount| {
+        view! { <dt>{lang.t(Msg::Refunded)}</dt><dd class="gg-refunded">{format_money(amount, locale)}</dd> }
+    });
+    let tracking = order.fulfillment.map(|f| {
+        let link = safe_url(&f.tracking_url).map(|url| {
+            let url = url.to_string();
+            let through_host = ctx.host_opens_links && url.starts_with("https://");
+            let open = url.clone();
+            view! {
+                " · "
+                <a
+                    href=url.clone()
+                    target="_blank"
+                    rel="noopener noreferrer"
+                    data-action="open-link"
+                    data-call=data_call(lang, || Next::OpenLink(url))
+                    on:click=move |ev| {
+                        if through_host {
+                            ev.prevent_default();
+                            on_action.run(Action::OpenLink { url: open.clone() });
+                        }
+                    }
+                >
+                    {lang.t(Msg::TrackPackage)}
+                </a>
+            }
+        });
+        view! {
+            <dt>{lang.t(Msg::Carrier)}</dt>
+            <dd class="gg-tracking">{f.carrier}" · "<code>{f.tracking_number}</code>{link}</dd>
+        }
+    });
+    // Each step once, in the order it happened; refunds after, with their own dates. One row
+    // shape for both (one view type in the wasm).
+    let rows: Vec<(&'static str, String, String)> = order
+        .timeline
+        .iter()
+        .map(|step| (step.status.as_str(), status_label(step.status, lang).0.to_string(), step.at.clone()))
+        .chain(order.adjustments.iter().map(|a| {
+            let what =
+                lang.f(Msg::RefundedPart, &[("amount", &format_money(&a.amount, locale)), ("reason", &a.reason)]);
+            ("refunded", what, a.created_at.clone())
+        }))
+        .collect();
+    let steps = rows
+        .into_iter()
+        .map(|(status, what, at)| {
+            let date = words::date(lang, &at);
+            view! { <li data-status=status><span>{what}</span>" "<time datetime=at>{date}</time></li> }
+        })
+        .collect_view();
+    let timeline = (!order.timeline.is_empty() || !order.adjustments.is_empty()).then(|| {
+        view! { <ol class="gg-timeline" aria-label=lang.t(Msg::Timeline)>{steps}</ol> }
+    });
     view! {
         <section class="gg-section gg-order-placed" aria-labelledby="gg-title">
             <h2 id="gg-title" class="gg-title">{heading}</h2>
@@ -403,10 +479,13 @@ pub fn order_placed_view(order: Order, ctx: &RenderContext) -> impl IntoView {
             <dl class="gg-summary-list">
                 <dt>{lang.t(Msg::Order)}</dt><dd><code>{order.id}</code></dd>
                 <dt>{lang.t(Msg::Total)}</dt><dd>{total}</dd>
+                {refunded}
                 <dt>{lang.t(Msg::Status)}</dt><dd><span class=badge data-status=order.status.as_str()>{status}</span></dd>
                 {destination_text(order.destination.as_ref())
                     .map(|d| view! { <dt>{lang.t(Msg::DeliverTo)}</dt><dd>{d}</dd> })}
+                {tracking}
             </dl>
+            {timeline}
         </section>
     }
 }
@@ -426,7 +505,7 @@ pub fn checkout_view(checkout: CheckoutSession, ctx: &RenderContext, on_action: 
                 href=url.to_string()
                 target="_blank"
                 rel="noopener noreferrer"
-                data-action="open-checkout"
+                data-action="open-link"
                 data-call=data_call(lang, || Next::OpenLink(url.to_string()))
                 on:click={
                     let url = url.to_string();
