@@ -9,7 +9,8 @@
 // and the widget's screen. Every wait is for a condition.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { until, screenshot } from "./harness.mjs";
+import path from "node:path";
+import { until, screenshot, ARTIFACTS } from "./harness.mjs";
 import { waitForState, visibleState, fillRecipient, newDraft, expectRuntime } from "./suite.mjs";
 
 const PAY = '[data-action="pay-in-host"]';
@@ -33,6 +34,21 @@ async function draftForSheet(h) {
   await fillRecipient(h);
   await h.visible('[data-action="update-delivery"]').click();
   return newDraft(h, chosen);
+}
+
+/**
+ * The stage as a person sees it: the widget's frame and, when open, the host's sheet over it
+ * (`sheet-flow-NAME.png`, for docs/images).
+ */
+async function stage(h, name) {
+  const boxes = [];
+  for (const sel of ["#widget", "#pay-sheet"]) {
+    const b = await h.page.locator(sel).boundingBox().catch(() => null);
+    if (b) boxes.push(b);
+  }
+  const x = Math.min(...boxes.map((b) => b.x)), y = Math.min(...boxes.map((b) => b.y));
+  const clip = { x, y, width: Math.max(...boxes.map((b) => b.x + b.width)) - x, height: Math.min(Math.max(...boxes.map((b) => b.y + b.height)) - y, 700) };
+  await h.page.screenshot({ path: path.join(ARTIFACTS, `sheet-flow-${name}.png`), clip });
 }
 
 /** Presses "Pay in ChatGPT" and waits for the host's sheet. */
@@ -62,6 +78,7 @@ export function defineSheetChecks({ bridge, wasm, label, withPage }) {
     assert.equal(session.id, `cs_${draftId}`, "the sheet pays the shown draft");
     assert.equal(session.payment_mode, "test");
     await screenshot(h, `${label}-sheet-open`);
+    if (wasm) await stage(h, "1-open");
     await h.page.locator("#sheet-pay").click();
     await waitForState(h, "order-placed");
     assert.equal(await h.page.locator("#pay-sheet").count(), 0, "the sheet closed");
@@ -73,6 +90,7 @@ export function defineSheetChecks({ bridge, wasm, label, withPage }) {
     assert.equal((await h.commits()).length, 0, "no commit_order");
     assert.equal(await h.visible(".gg-order-placed code").innerText(), calls[0].order, "the card shows that order");
     await screenshot(h, `${label}-sheet-paid`);
+    if (wasm) await stage(h, "3-paid");
   }, sheetHost));
 
   test(`${label}: a declined card stays on the sheet with the error, nothing charged; another card then pays once`, () => withPage("sheet-decline", async (h) => {
@@ -90,6 +108,7 @@ export function defineSheetChecks({ bridge, wasm, label, withPage }) {
     assert.equal(await h.charges(), 0, "nothing charged");
     assert.equal(await visibleState(h), "confirm", "the view waits under the sheet");
     await screenshot(h, `${label}-sheet-declined`);
+    if (wasm) await stage(h, "2-declined");
     // Another card pays the same draft.
     await h.page.locator("#sheet-number").fill("4242424242424242");
     await h.page.locator("#sheet-pay").click();
