@@ -126,7 +126,7 @@ impl Shop {
     fn hide_permalink(&self, transcript: &Transcript, order: &Value) {
         let permalink = order["permalink_url"].as_str().expect("a permalink");
         let tag = permalink.rsplit_once('.').map(|(_, tag)| tag).expect("a tagged permalink");
-        transcript.redact(tag, "[permalink tag]");
+        transcript.redact(tag, "permalink-tag-redacted");
     }
 }
 
@@ -323,6 +323,23 @@ impl Binding<'_> {
         t.record(kinds.1, &format!("tools/call {tool} structuredContent"), &session);
         (session, result["_meta"]["giftgenius/acp"].clone())
     }
+
+    /// `tools/call` of `tool` that must fail: the ACP Error in the JSON-RPC error's `data`.
+    async fn call_error(&mut self, t: &Transcript, tool: &str, arguments: Value) -> Value {
+        self.next_id += 1;
+        let message = json!({"jsonrpc": "2.0", "id": self.next_id, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}});
+        let answer = t.send(self.request(&message), (None, None)).await;
+        assert_eq!(
+            (answer.status, answer.body["error"]["code"].as_i64()),
+            (StatusCode::OK, Some(-32000)),
+            "{}",
+            answer.body
+        );
+        let data = answer.body["error"]["data"].clone();
+        t.record("checkout:Error", &format!("tools/call {tool} error.data"), &data);
+        data
+    }
 }
 
 fn meta(key: Option<&str>, request_id: &str) -> Value {
@@ -370,7 +387,16 @@ async fn acp_transcript_of_a_purchase_over_the_mcp_binding() {
     let token = shop.delegate(&t, &id, amount).await;
     t.redact(&token, "vt_[redacted]");
 
-    t.step("4. complete_checkout_session", "");
+    t.step(
+        "4. complete_checkout_session without a key",
+        "Refused before anything is charged: ACP errors are JSON-RPC -32000 with the ACP Error in `data`.",
+    );
+    let keyless = json!({"meta": meta(None, "req_mcp_3a"), "id": id, "payload": complete_body(&token)});
+    let refused = binding.call_error(&t, "complete_checkout_session", keyless).await;
+    assert_eq!(refused["code"], "idempotency_key_required");
+    assert_eq!(shop.app.provider.charges().await, 0);
+
+    t.step("5. complete_checkout_session", "");
     let complete =
         json!({"meta": meta(Some("mcp-complete-1"), "req_mcp_3"), "id": id, "payload": complete_body(&token)});
     let kinds = ("checkout:CheckoutSessionCompleteRequest", "checkout:CheckoutSessionWithOrder");
@@ -380,23 +406,23 @@ async fn acp_transcript_of_a_purchase_over_the_mcp_binding() {
     let order = completed["order"].clone();
     shop.hide_permalink(&t, &order);
 
-    t.step("5. The same complete again (a retry with the same key)", "Replayed: same order, nothing charged.");
+    t.step("6. The same complete again (a retry with the same key)", "Replayed: same order, nothing charged.");
     let (again, facts) = binding.call(&t, "complete_checkout_session", complete, kinds).await;
     assert_eq!((&again["order"]["id"], facts["idempotent_replayed"].as_bool()), (&order["id"], Some(true)));
     assert_eq!(shop.app.provider.charges().await, 1, "one charge");
 
-    t.step("6. The platform's webhook: order_create", "");
+    t.step("7. The platform's webhook: order_create", "");
     let event = shop.webhook(&t, "order_create", "confirmed").await;
     assert_eq!(event["data"], order);
 
-    t.step("7. The operator ships the order", "");
+    t.step("8. The operator ships the order", "");
     shop.ship(&t, order["id"].as_str().unwrap()).await;
 
-    t.step("8. The platform's webhook: order_update (shipped)", "");
+    t.step("9. The platform's webhook: order_update (shipped)", "");
     let shipped = shop.webhook(&t, "order_update", "shipped").await;
     assert_eq!(shipped["data"]["fulfillments"][0]["tracking_number"], "RR123456789PT");
 
-    t.step("9. get_checkout_session", "");
+    t.step("10. get_checkout_session", "");
     let get = json!({"meta": meta(None, "req_mcp_4"), "id": id});
     let (got, _) = binding.call(&t, "get_checkout_session", get, ("", "checkout:CheckoutSessionWithOrder")).await;
     assert_eq!(got["order"]["status"], "shipped");
@@ -512,6 +538,7 @@ async fn acp_transcript_of_the_idempotency_answers() {
     let retry_after: u64 = busy.header("retry-after").expect("Retry-After").parse().expect("seconds");
     assert!(retry_after >= 1);
     check_session(&paid, StatusCode::OK, "completed");
+    shop.hide_permalink(&t, &paid.body["order"]);
     t.row(
         "complete, key `idem-pay`, while the same key's complete is charging",
         "`idempotency_in_flight`, `Retry-After`",
@@ -565,6 +592,7 @@ async fn acp_transcript_of_the_idempotency_answers() {
         )
         .await;
     check_session(&resumed, StatusCode::OK, "completed");
+    shop.hide_permalink(&t, &resumed.body["order"]);
     assert_eq!(resumed.header("idempotent-replayed"), None, "a 5xx was not stored, so this is no replay");
     t.row("the same key and body after the 503", "completed session (not a replay)", "200", "the 5xx was never stored");
 
