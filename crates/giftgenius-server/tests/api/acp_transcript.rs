@@ -611,3 +611,41 @@ async fn acp_transcript_of_the_idempotency_answers() {
     t.note("The provider's ledger holds exactly two succeeded charges, one per session (counted by the test).");
     t.finish();
 }
+
+/// The order's status page (its ACP `permalink_url`) shows the shipment once the operator
+/// ships — when, the carrier, the tracking number linking to the carrier's page — in English,
+/// Spanish and Portuguese; before shipping it shows none.
+#[tokio::test]
+async fn the_order_page_shows_carrier_and_tracking_once_shipped_in_three_languages() {
+    let shop = shop().await;
+    let t = Transcript::new("unused", "not written", "this test writes no transcript");
+    let created = t.send(shop.acp_post("", Some("c"), "r1", &create_request()), (None, None)).await;
+    let id = created.body["id"].as_str().unwrap().to_string();
+    t.send(shop.acp_post(&format!("/{id}"), Some("u"), "r2", &update_request()), (None, None)).await;
+    let token = shop.delegate(&t, &id, 6800).await;
+    let done =
+        t.send(shop.acp_post(&format!("/{id}/complete"), Some("p"), "r3", &complete_body(&token)), (None, None)).await;
+    check_session(&done, StatusCode::OK, "completed");
+    let permalink =
+        done.body["order"]["permalink_url"].as_str().unwrap().replacen(&shop.app.base_url, &shop.app.local_url, 1);
+    let page = |language: &'static str| {
+        let request = shop.http.get(&permalink).header("Accept-Language", language);
+        async move { request.send().await.unwrap().text().await.unwrap() }
+    };
+    let before = page("en").await;
+    assert!(before.contains("data-status=\"paid\"") && !before.contains("data-shipment"), "{before}");
+
+    shop.ship(&t, done.body["order"]["id"].as_str().unwrap()).await;
+    let link = format!("<a href=\"{TRACKING_URL}\" rel=\"noopener noreferrer\" data-tracking>RR123456789PT</a>");
+    for (language, html_lang, shipped) in
+        [("en-US", "en", "Shipped"), ("es-ES", "es", "Enviado"), ("pt-BR", "pt", "Enviado")]
+    {
+        let html = page(language).await;
+        assert!(html.contains(&format!("<html lang=\"{html_lang}\"")), "{language}: {html}");
+        assert!(html.contains("data-status=\"shipped\""), "{language}: {html}");
+        let shipment =
+            html.split("<dd data-shipment>").nth(1).and_then(|s| s.split("</dd>").next()).expect("a shipment line");
+        assert!(html.contains(&format!("<dt>{shipped}</dt><dd data-shipment>")), "{language}: {html}");
+        assert!(shipment.contains(" · CTT · ") && shipment.ends_with(&link), "{language}: {shipment}");
+    }
+}
