@@ -122,6 +122,20 @@ impl Shop {
         event.body
     }
 
+    /// A ready session for one hh-001 ($68, to the US) and a vault token paying it (shown as
+    /// `shown_as`): the session's id and the token.
+    async fn ready_to_pay(&self, t: &Transcript, key: &str, request_id: &str, shown_as: &str) -> (String, String) {
+        let body = json!({"line_items": [{"id": "hh-001"}], "currency": "usd", "capabilities": {},
+            "fulfillment_details": {"address": address("US", "CA", "94103")}});
+        let ready =
+            t.send(self.acp_post("", Some(key), request_id, &body), (None, Some("checkout:CheckoutSession"))).await;
+        check_session(&ready, StatusCode::CREATED, "ready_for_payment");
+        let session = ready.body["id"].as_str().unwrap().to_string();
+        let token = self.delegate(t, &session, 6800).await;
+        t.redact(&token, shown_as);
+        (session, token)
+    }
+
     /// The order's permalink tag, which is a capability: hidden in the transcript.
     fn hide_permalink(&self, transcript: &Transcript, order: &Value) {
         let permalink = order["permalink_url"].as_str().expect("a permalink");
@@ -499,23 +513,7 @@ async fn acp_transcript_of_the_idempotency_answers() {
     );
     t.row("create without `Idempotency-Key`", "`idempotency_key_required`", "400", "nothing created");
 
-    // A ready session to pay.
-    let ready = t
-        .send(
-            shop.acp_post(
-                "",
-                Some("idem-ready"),
-                "req_i6",
-                &json!({"line_items": [{"id": "hh-001"}], "currency": "usd",
-                "capabilities": {}, "fulfillment_details": {"address": address("US", "CA", "94103")}}),
-            ),
-            (None, Some("checkout:CheckoutSession")),
-        )
-        .await;
-    check_session(&ready, StatusCode::CREATED, "ready_for_payment");
-    let session = ready.body["id"].as_str().unwrap().to_string();
-    let token = shop.delegate(&t, &session, 6800).await;
-    t.redact(&token, "vt_[redacted]");
+    let (session, token) = shop.ready_to_pay(&t, "idem-ready", "req_i6", "vt_[redacted]").await;
 
     t.step(
         "6. The same key while the first request still runs",
@@ -548,21 +546,7 @@ async fn acp_transcript_of_the_idempotency_answers() {
     t.row("(the first complete, once the provider answers)", "completed session with its order", "200", "one charge");
 
     t.step("7. A provider failure (5xx) is not stored", "A second session; the provider fails the first charge once.");
-    let again = t
-        .send(
-            shop.acp_post(
-                "",
-                Some("idem-ready-2"),
-                "req_i9",
-                &json!({"line_items": [{"id": "hh-001"}], "currency": "usd",
-                "capabilities": {}, "fulfillment_details": {"address": address("US", "CA", "94103")}}),
-            ),
-            (None, Some("checkout:CheckoutSession")),
-        )
-        .await;
-    let second_session = again.body["id"].as_str().unwrap().to_string();
-    let second_token = shop.delegate(&t, &second_session, 6800).await;
-    t.redact(&second_token, "vt_[redacted-2]");
+    let (second_session, second_token) = shop.ready_to_pay(&t, "idem-ready-2", "req_i9", "vt_[redacted-2]").await;
     shop.app.provider.set_faults("5xx*1").await;
     let path = format!("/{second_session}/complete");
     let failed = t
