@@ -175,17 +175,52 @@ pub struct AcpCreateRequest {
     pub timezone: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Map<String, Value>>,
-    /// Accepted and ignored (no groups, discounts, affiliates or quotes).
+    /// Discount codes (deprecated by the spec in favour of `discounts.codes`): we honour none,
+    /// so each is answered `discount_code_invalid` (docs/acp.md §4.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coupons: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discounts: Option<AcpDiscountsRequest>,
+    /// Accepted and ignored (no groups, affiliates or quotes).
     #[serde(default, skip_serializing)]
     pub fulfillment_groups: Option<Value>,
     #[serde(default, skip_serializing)]
     pub affiliate_attribution: Option<Value>,
     #[serde(default, skip_serializing)]
-    pub coupons: Option<Value>,
-    #[serde(default, skip_serializing)]
-    pub discounts: Option<Value>,
-    #[serde(default, skip_serializing)]
     pub quote_id: Option<Value>,
+}
+
+/// `discounts` of a create or update request: the codes to apply (they replace the codes sent
+/// before; `[]` clears them).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AcpDiscountsRequest {
+    #[serde(default)]
+    pub codes: Vec<String>,
+}
+
+/// Why a discount code was not applied (the spec's `DiscountErrorCode`; we only ever say
+/// `discount_code_invalid`: we run no promotions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AcpDiscountErrorCode {
+    DiscountCodeInvalid,
+}
+
+/// A submitted code that was not applied.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AcpRejectedDiscount {
+    pub code: String,
+    pub reason: AcpDiscountErrorCode,
+    pub message: String,
+}
+
+/// The session's `discounts`: the codes as submitted and why each was not applied (`applied`
+/// is never sent: nothing is).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AcpDiscounts {
+    pub codes: Vec<String>,
+    pub rejected: Vec<AcpRejectedDiscount>,
 }
 
 /// `POST /acp/checkout_sessions/{id}`: absent leaves a field, `null` clears it.
@@ -203,12 +238,13 @@ pub struct AcpUpdateRequest {
     pub selected_fulfillment_options: AcpPatch<Vec<AcpSelectedFulfillmentOption>>,
     #[serde(default, skip_serializing_if = "AcpPatch::is_absent")]
     pub order_notes: AcpPatch<String>,
+    /// Replace the codes sent before (see [`AcpCreateRequest::coupons`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coupons: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discounts: Option<AcpDiscountsRequest>,
     #[serde(default, skip_serializing)]
     pub fulfillment_groups: Option<Value>,
-    #[serde(default, skip_serializing)]
-    pub coupons: Option<Value>,
-    #[serde(default, skip_serializing)]
-    pub discounts: Option<Value>,
 }
 
 /// Why the agent cancels (stored for the operator; no effect).
@@ -501,6 +537,9 @@ pub struct AcpCheckoutSession {
     pub expires_at: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Map<String, Value>>,
+    /// The discount codes the platform sent, none applied (absent when none were sent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discounts: Option<AcpDiscounts>,
     /// The order, once `completed` (`CheckoutSessionWithOrder`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub order: Option<AcpOrder>,

@@ -109,8 +109,15 @@ impl Acp {
     ) -> Result<Done, AcpFailure> {
         let currency = session::currency(&request.currency)?;
         session::check_items(&request.line_items, |id| self.catalog.get(id).is_some())?;
+        let discount_codes = match request.discounts {
+            Some(discounts) => session::check_codes(discounts.codes, "$.discounts.codes")?,
+            None => Vec::new(),
+        };
+        let coupon_codes = session::check_codes(request.coupons.unwrap_or_default(), "$.coupons")?;
         let state = SessionState {
             currency,
+            discount_codes,
+            coupon_codes,
             items: request.line_items,
             fulfillment_details: request.fulfillment_details,
             buyer: request.buyer,
@@ -179,6 +186,12 @@ impl Acp {
         patch(&mut state.buyer, request.buyer);
         patch(&mut state.fulfillment_details, request.fulfillment_details);
         patch(&mut state.order_notes, request.order_notes);
+        if let Some(discounts) = request.discounts {
+            state.discount_codes = session::check_codes(discounts.codes, "$.discounts.codes")?;
+        }
+        if let Some(coupons) = request.coupons {
+            state.coupon_codes = session::check_codes(coupons, "$.coupons")?;
+        }
         match request.selected_fulfillment_options {
             AcpPatch::Absent => {}
             AcpPatch::Null => state.selected_option = None,

@@ -8,10 +8,10 @@
 
 use giftgenius_types::acp::{
     ACP_API_VERSION, ACP_CARD_HANDLER, ACP_MAX_QUANTITY, AcpAddress, AcpAvailability, AcpBuyer, AcpCapabilities,
-    AcpCheckoutSession, AcpCodedMessage, AcpContentType, AcpFulfillmentDetails, AcpFulfillmentOption,
-    AcpFulfillmentType, AcpIntentTrace, AcpItem, AcpItemRef, AcpLineItem, AcpLink, AcpLinkType, AcpMessage,
-    AcpMessageCode, AcpPaymentCapability, AcpPaymentHandler, AcpProtocol, AcpResolution, AcpSelectedFulfillmentOption,
-    AcpSeller, AcpSessionStatus, AcpTotal, AcpTotalType, AcpWarningCode,
+    AcpCheckoutSession, AcpCodedMessage, AcpContentType, AcpDiscountErrorCode, AcpDiscounts, AcpFulfillmentDetails,
+    AcpFulfillmentOption, AcpFulfillmentType, AcpIntentTrace, AcpItem, AcpItemRef, AcpLineItem, AcpLink, AcpLinkType,
+    AcpMessage, AcpMessageCode, AcpPaymentCapability, AcpPaymentHandler, AcpProtocol, AcpRejectedDiscount,
+    AcpResolution, AcpSelectedFulfillmentOption, AcpSeller, AcpSessionStatus, AcpTotal, AcpTotalType, AcpWarningCode,
 };
 use giftgenius_types::delivery::{Address, Recipient, check_gift_message};
 use giftgenius_types::{Currency, FieldError, FieldRule, ShippingSpeed};
@@ -48,6 +48,12 @@ pub struct SessionState {
     pub metadata: Option<Map<String, Value>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub locale: Option<String>,
+    /// Codes of `discounts.codes`, then of the deprecated `coupons`, as sent: none is honoured,
+    /// each is answered `discount_code_invalid`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub discount_codes: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub coupon_codes: Vec<String>,
     /// Why the platform canceled (for the operator).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub intent_trace: Option<AcpIntentTrace>,
@@ -161,6 +167,35 @@ pub fn check_items(items: &[AcpItem], known: impl Fn(&str) -> bool) -> Result<()
         )),
         None => Ok(()),
     }
+}
+
+/// The most codes a request may send, and the longest code: far more than any promotion needs,
+/// and what we echo stays small.
+const MAX_CODES: usize = 20;
+const MAX_CODE_CHARS: usize = 64;
+
+/// 400 unless `codes` (found at `path`, e.g. `$.discounts.codes`) are at most [`MAX_CODES`]
+/// printable codes of 1 to [`MAX_CODE_CHARS`] characters; the codes, trimmed.
+pub fn check_codes(codes: Vec<String>, path: &str) -> Result<Vec<String>, AcpFailure> {
+    if codes.len() > MAX_CODES {
+        return Err(AcpFailure::field("invalid", path, format!("At most {MAX_CODES} codes.")));
+    }
+    codes
+        .into_iter()
+        .enumerate()
+        .map(|(i, code)| {
+            let code = code.trim().to_string();
+            let fine = (1..=MAX_CODE_CHARS).contains(&code.chars().count()) && !code.chars().any(char::is_control);
+            match fine {
+                true => Ok(code),
+                false => Err(AcpFailure::field(
+                    "invalid",
+                    format!("{path}[{i}]"),
+                    format!("A code has 1 to {MAX_CODE_CHARS} printable characters."),
+                )),
+            }
+        })
+        .collect()
 }
 
 /// 400 unless every selection names an option we offer and lines of the session; the option
@@ -286,7 +321,7 @@ pub fn show(stored: &Stored<'_>, offers: &[Option<Offer>], merchant: &Merchant<'
             quantity: line.quantity,
             name: gift.title.clone(),
             description: gift.description.clone(),
-            images: Vec::new(),
+            images: gift.photo_url(public_url).into_iter().collect(),
             unit_amount: unit,
             product_id: gift.id.clone(),
             marketplace_seller_details: AcpSeller { name: gift.merchant.name.clone() },
@@ -308,6 +343,8 @@ pub fn show(stored: &Stored<'_>, offers: &[Option<Offer>], merchant: &Merchant<'
             ));
         }
     }
+
+    let discounts = discounts(state, &mut messages);
 
     let fulfillment_options: Vec<AcpFulfillmentOption> = if address_ok {
         OPTIONS
@@ -389,8 +426,33 @@ pub fn show(stored: &Stored<'_>, offers: &[Option<Offer>], merchant: &Merchant<'
         updated_at: crate::clock::rfc3339(stored.updated_at_ms),
         expires_at: crate::clock::rfc3339(stored.expires_at_ms),
         metadata: state.metadata.clone(),
+        discounts,
         order: None,
     }
+}
+
+/// The session's `discounts` (absent when no code was sent), each code rejected with a
+/// `discount_code_invalid` warning at its place in the request: we run no promotions, and a
+/// code silently ignored would let the buyer believe it applied.
+fn discounts(state: &SessionState, messages: &mut Vec<AcpMessage>) -> Option<AcpDiscounts> {
+    let sent = state.discount_codes.iter().enumerate().map(|(i, code)| (code, format!("$.discounts.codes[{i}]")));
+    let sent: Vec<(&String, String)> =
+        sent.chain(state.coupon_codes.iter().enumerate().map(|(i, code)| (code, format!("$.coupons[{i}]")))).collect();
+    if sent.is_empty() {
+        return None;
+    }
+    let mut rejected = Vec::new();
+    for (code, param) in sent {
+        let content = format!("The code {code} is not valid: GiftGenius runs no promotions.");
+        messages.push(warning(AcpWarningCode::DiscountCodeInvalid, Some(&param), &content));
+        rejected.push(AcpRejectedDiscount {
+            code: code.clone(),
+            reason: AcpDiscountErrorCode::DiscountCodeInvalid,
+            message: content,
+        });
+    }
+    let codes = state.discount_codes.iter().chain(&state.coupon_codes).cloned().collect();
+    Some(AcpDiscounts { codes, rejected })
 }
 
 /// Checks the address with our per-country rules (one message per problem, `param` its

@@ -48,6 +48,9 @@ enum OrderStep {
     Answered(Result<Answer<OrderData>, ToolError>),
     /// The key was taken over meanwhile: answer from what it says now.
     Lost,
+    /// Another key's payment of this draft's order may be at the provider right now: say so
+    /// (retryable) without storing it, and charge nothing beside it.
+    Busy,
 }
 
 /// The provider's idempotency key for an order: one order, one charge, whoever asks.
@@ -177,12 +180,22 @@ impl Checkout {
                 Ok(None) => Err(vanished(order_id)),
                 Err(e) => Err(e),
             },
-            _ => self.order_phase(call, input, &mut lease).await,
+            _ => self.order_phase(call, input, &mut lease, token.is_some()).await,
         };
         match step {
             Ok(OrderStep::Ready(order)) => self.charge_phase(call, lease, order, token).await,
             Ok(OrderStep::Answered(result)) => lease.answer(call, result).await,
             Ok(OrderStep::Lost) => lease.settled(call).await,
+            Ok(OrderStep::Busy) => {
+                lease.release().await;
+                ToolError::new(
+                    ErrorCode::RequestInProgress,
+                    "Another payment of this order is still running; ask again in a moment for its outcome.",
+                    &call.reference,
+                )
+                .with_retry_after_ms(1000)
+                .into()
+            }
             Err(e) => lease.fail(call, &e).await.into(),
         }
     }
@@ -194,6 +207,7 @@ impl Checkout {
         call: &CallContext,
         input: &CommitOrderInput,
         lease: &mut Lease,
+        with_token: bool,
     ) -> Result<OrderStep, StoreError> {
         let answered = |error: ToolError| Ok(OrderStep::Answered(Err(error)));
         let Some(draft) = self.store.draft(&call.subject, &input.draft_id).await? else {
@@ -270,6 +284,16 @@ impl Checkout {
             // The draft was bought under another key: answer with that order, never a second one.
             CreateOrder::DraftAlreadyOrdered(existing) if existing.status.is_paid() => {
                 Ok(OrderStep::Answered(self.order_answer(call, &existing).await))
+            }
+            // A token payment (the sheet) of an order another key is still on (its charging
+            // window is open or its key is leased): the provider would see a second request
+            // under the order's key with another token — a conflict, not a replay — so this
+            // caller waits for the outcome instead. (commit_order's requests under the order's
+            // key are all alike, so a second one simply finds the same charge.)
+            CreateOrder::DraftAlreadyOrdered(existing)
+                if with_token && self.store.order_in_flight(&existing.id, &lease.fence().scope, now).await? =>
+            {
+                Ok(OrderStep::Busy)
             }
             // Another key created this draft's order and has not finished it; its caller may be
             // gone for good (a reloaded widget that lost its key). The provider key belongs to

@@ -1,5 +1,6 @@
 //! An order's status page, `GET /o/{token}`: the ACP order's `permalink_url` (issue 25). Anyone
-//! holding the link sees the order's status, the gift, the total and when it was placed, in the
+//! holding the link sees the order's status, the gift, the total, when it was placed and, once
+//! shipped, the carrier and tracking number (a link to the carrier's page), in the
 //! browser's language (English, Spanish or Portuguese); never the recipient's name, address or
 //! message. The link is unguessable (`checkout::permalink`), so the page asks for no login;
 //! it is kept out of search engines and its URL out of `Referer` headers.
@@ -49,7 +50,7 @@ pub async fn order_page(State(app): State<Arc<AppState>>, Path(token): Path<Stri
         &[("gift", &order.gift_title), ("quantity", &order.quantity.to_string()), ("merchant", &order.merchant)],
     );
     let body = format!(
-        "<p><strong>{}</strong></p><dl><dt>{}</dt><dd>{}</dd><dt>{}</dt><dd data-status=\"{}\">{}</dd>\
+        "<p><strong>{}</strong></p><dl><dt>{}</dt><dd>{}</dd><dt>{}</dt><dd data-status=\"{}\">{}</dd>{}\
          <dt>{}</dt><dd>{}</dd></dl><p>{}</p>",
         escape(&line),
         escape(lang.t(Msg::Order)),
@@ -57,11 +58,35 @@ pub async fn order_page(State(app): State<Arc<AppState>>, Path(token): Path<Stri
         escape(lang.t(Msg::Status)),
         order.status.as_str(),
         escape(status),
+        shipment(&order, lang),
         escape(lang.t(Msg::Total)),
         escape(&format_money(&order.total(), &locale)),
         escape(&lang.f(Msg::OrderPagePlaced, &[("date", &words::date(lang, &rfc3339(order.created_at_ms)))])),
     );
     page(StatusCode::OK, lang, &body)
+}
+
+/// Once shipped (and after): when, with which carrier, and the tracking number linking to the
+/// carrier's page — labelled "Shipped" in the page's language; the carrier's name and number
+/// are the operator's data and need no translation. Empty before shipping.
+fn shipment(order: &crate::store::OrderRow, lang: Lang) -> String {
+    let shipped = &order.fulfilment;
+    let Some(shipped_at) = shipped.shipped_at_ms else { return String::new() };
+    let mut parts = vec![escape(&words::date(lang, &rfc3339(shipped_at)))];
+    if let Some(carrier) = &shipped.carrier {
+        parts.push(escape(carrier));
+    }
+    match (&shipped.tracking_number, &shipped.tracking_url) {
+        // The URL was checked to be https when it was stored, so it is a link, never a script.
+        (Some(number), Some(url)) => parts.push(format!(
+            "<a href=\"{}\" rel=\"noopener noreferrer\" data-tracking>{}</a>",
+            escape(url),
+            escape(number)
+        )),
+        (Some(number), None) => parts.push(format!("<span data-tracking>{}</span>", escape(number))),
+        _ => {}
+    }
+    format!("<dt>{}</dt><dd data-shipment>{}</dd>", escape(lang.t(Msg::StatusShipped)), parts.join(" · "))
 }
 
 /// The page around `body` (already escaped), with the headers every status page carries.

@@ -630,3 +630,60 @@ async fn tax_is_added_for_the_countries_configured() {
     assert_eq!(total(&untaxed, "tax"), None);
     assert_eq!(total(&untaxed, "total"), Some(6800 + 1200));
 }
+
+/// Discount codes we do not honour (all of them: we run no promotions) are never silently
+/// ignored: each is a `discount_code_invalid` warning at its place in the request and a
+/// `rejected` entry of the session's `discounts`; totals do not change and the session can
+/// still be paid. An update's `discounts` replaces the codes (`[]` clears them); a code no
+/// promotion could have is a 400 naming it.
+#[tokio::test]
+async fn acp_discount_codes_are_answered_invalid_never_ignored() {
+    let app = acp_app().await;
+    let one = Platform::new(&app, KEY_ONE);
+    let body = json!({"line_items": [{"id": "hh-001"}], "currency": "usd", "capabilities": {},
+        "fulfillment_details": {"address": address("US", "CA", "94103")},
+        "discounts": {"codes": ["SAVE20"]}, "coupons": ["OLD5"]});
+    let (status, session) = json_of(one.post("", "codes", &body).await).await;
+    assert_eq!((status, session["status"].as_str()), (StatusCode::CREATED, Some("ready_for_payment")), "{session}");
+    let warnings: Vec<(&str, &str, &str)> = session["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["type"].as_str().unwrap(), m["code"].as_str().unwrap(), m["param"].as_str().unwrap_or("")))
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            ("warning", "discount_code_invalid", "$.discounts.codes[0]"),
+            ("warning", "discount_code_invalid", "$.coupons[0]")
+        ]
+    );
+    assert_eq!(session["discounts"]["codes"], json!(["SAVE20", "OLD5"]));
+    let rejected = &session["discounts"]["rejected"];
+    assert_eq!((&rejected[0]["code"], &rejected[0]["reason"]), (&json!("SAVE20"), &json!("discount_code_invalid")));
+    assert_eq!(rejected[1]["code"], "OLD5");
+    assert_eq!(total(&session, "total"), Some(6800), "no discount applied");
+    let id = session["id"].as_str().unwrap().to_string();
+
+    // `discounts: {codes: []}` clears those codes; the coupon stays until `coupons` changes.
+    let (_, cleared) = json_of(one.post(&format!("/{id}"), "clear", &json!({"discounts": {"codes": []}})).await).await;
+    assert_eq!(cleared["discounts"]["codes"], json!(["OLD5"]), "{cleared}");
+    let (_, none) = json_of(one.post(&format!("/{id}"), "clear-all", &json!({"coupons": []})).await).await;
+    assert!(none.get("discounts").is_none() && none["messages"] == json!([]), "{none}");
+
+    let long = "X".repeat(65);
+    let (status, error) =
+        json_of(one.post(&format!("/{id}"), "long", &json!({"discounts": {"codes": ["OK", long]}})).await).await;
+    assert_eq!((status, error["param"].as_str()), (StatusCode::BAD_REQUEST, Some("$.discounts.codes[1]")), "{error}");
+    let (status, error) = json_of(
+        one.post(
+            "",
+            "unknown-field",
+            &json!({"line_items": [{"id": "hh-001"}],
+        "currency": "usd", "capabilities": {}, "discounts": {"codes": [], "auto": true}}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{error}");
+}

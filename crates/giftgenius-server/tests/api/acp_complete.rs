@@ -35,7 +35,7 @@ fn uuid() -> String {
 }
 
 /// `--acp-merchant-id`'s default: what every token's allowance names.
-const MERCHANT: &str = "giftgenius";
+pub(crate) const MERCHANT: &str = "giftgenius";
 
 /// RFC 3339 of the real clock plus `ahead` (the provider checks expiry on its own clock).
 fn real_time_plus(ahead: Duration) -> String {
@@ -49,7 +49,17 @@ pub(crate) async fn vault_token(app: &TestApp, session: &str, max_amount: i64, c
 }
 
 pub(crate) async fn token_from(provider: &SandboxPay, session: &str, max_amount: i64, card: &str) -> String {
-    let body = json!({
+    let response = provider.delegate(&uuid(), &delegate_for(session, max_amount, card)).await;
+    let status = response.status();
+    let answer: Value = response.json().await.expect("JSON");
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    answer["id"].as_str().expect("a vault token").to_string()
+}
+
+/// A delegate_payment body as a platform sends it for `session`: a one-time allowance of up to
+/// `max_amount` US cents at our merchant for the next hour, paid by the test `card`.
+pub(crate) fn delegate_for(session: &str, max_amount: i64, card: &str) -> Value {
+    json!({
         "payment_method": {"type": "card", "card_number_type": "fpan", "number": card, "exp_month": "12",
             "exp_year": "2034", "display_card_funding_type": "credit", "display_last4": &card[card.len() - 4..],
             "metadata": {}},
@@ -58,12 +68,7 @@ pub(crate) async fn token_from(provider: &SandboxPay, session: &str, max_amount:
             "expires_at": real_time_plus(Duration::from_secs(3600))},
         "risk_signals": [{"type": "card_testing", "score": 3, "action": "authorized"}],
         "metadata": {"test": "acp_complete"}
-    });
-    let response = provider.delegate(&uuid(), &body).await;
-    let status = response.status();
-    let answer: Value = response.json().await.expect("JSON");
-    assert_eq!(status, StatusCode::CREATED, "{answer}");
-    answer["id"].as_str().expect("a vault token").to_string()
+    })
 }
 
 pub(crate) fn complete_body(token: &str) -> Value {

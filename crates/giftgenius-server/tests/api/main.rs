@@ -6,6 +6,7 @@ mod accounts;
 mod acp;
 mod acp_complete;
 mod acp_mcp;
+mod acp_transcript;
 mod browser_hosts;
 mod catalog_files;
 mod chaos;

@@ -35,7 +35,7 @@ fn acp_order_schema() -> jsonschema::Validator {
 }
 
 /// A file holding `text` (removed on drop).
-fn file_with(text: &str) -> tempfile::NamedTempFile {
+pub(crate) fn file_with(text: &str) -> tempfile::NamedTempFile {
     let file = tempfile::NamedTempFile::new().expect("temp file");
     std::fs::write(file.path(), format!("{text}\n")).expect("write");
     file

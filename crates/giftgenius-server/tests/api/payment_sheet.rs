@@ -104,6 +104,60 @@ async fn concurrent_sheet_payments_charge_once() {
     assert_eq!((charges(&app).await, orders(&app).await), (1, 1));
 }
 
+/// Two payments of one session with two different cards at once (two sheets, or a host that
+/// retried with a fresh token): their derived keys differ, so both run. The loser must get a
+/// clear answer — the winner's order, or a retryable "in progress" — never an internal error,
+/// and only one card is charged. Once settled, either token gets the one order.
+#[tokio::test]
+async fn two_payments_with_different_tokens_at_once_charge_once_and_the_loser_is_told_clearly() {
+    let app = spawn_app().await;
+    let session = sheet_session(&app, "u1").await;
+    let first_token = token_for(&app, &session, GOOD, "d-1").await;
+    let second_token = token_for(&app, &session, GOOD, "d-2").await;
+    let (a, b) = (app.client().await, app.client().await);
+    // The first payment is held at the provider while the second arrives.
+    app.provider.hold().await;
+    let first = call_as(&a, "u1", "complete_checkout", complete_args(&session, &first_token));
+    let second = async {
+        app.provider.wait_for("the first charge", |ledger| !ledger.is_empty()).await;
+        let answer = call_as(&b, "u1", "complete_checkout", complete_args(&session, &second_token)).await;
+        app.provider.release().await;
+        answer
+    };
+    let ((_, first), (second_result, second)) = tokio::join!(first, second);
+    assert_eq!(first["ok"], true, "{first}");
+    let order = first["order"]["id"].as_str().unwrap().to_string();
+    let clear = second["ok"] == true && second["order"]["id"] == order.as_str()
+        || second["error"]["code"] == "REQUEST_IN_PROGRESS" && second["error"]["retryable"] == true;
+    assert!(clear, "the loser's answer: {second}");
+    assert_ne!(second["error"]["code"], "INTERNAL_ERROR", "{}", text_of(&second_result));
+
+    // Both at the same moment, on a fresh session: one order, one charge, no internal error.
+    let fresh = sheet_session(&app, "u2").await;
+    let tokens = [token_for(&app, &fresh, GOOD, "d-3").await, token_for(&app, &fresh, GOOD, "d-4").await];
+    app.provider.set_latency_ms(200).await;
+    let ((_, x), (_, y)) = tokio::join!(
+        call_as(&a, "u2", "complete_checkout", complete_args(&fresh, &tokens[0])),
+        call_as(&b, "u2", "complete_checkout", complete_args(&fresh, &tokens[1]))
+    );
+    for answer in [&x, &y] {
+        let clear = answer["ok"] == true || answer["error"]["code"] == "REQUEST_IN_PROGRESS";
+        assert!(clear, "{answer}");
+    }
+    app.provider.set_latency_ms(0).await;
+
+    // Settled: either token answers with the session's one order.
+    for (subject, session, token) in
+        [("u1", &session, &second_token), ("u2", &fresh, &tokens[0]), ("u2", &fresh, &tokens[1])]
+    {
+        let (_, settled) = call_as(&a, subject, "complete_checkout", complete_args(session, token)).await;
+        assert_eq!(settled["ok"], true, "{settled}");
+    }
+    let (_, again) = call_as(&a, "u1", "complete_checkout", complete_args(&session, &second_token)).await;
+    assert_eq!(again["order"]["id"], order.as_str());
+    assert_eq!((charges(&app).await, orders(&app).await), (2, 2), "one charge and one order per session");
+}
+
 #[tokio::test]
 async fn a_declined_card_charges_nothing_and_another_card_pays() {
     let app = spawn_app().await;

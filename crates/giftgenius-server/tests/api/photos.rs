@@ -432,3 +432,24 @@ async fn any_file_name_is_answered_without_leaving_images() {
     assert_eq!(host.fetches("/photo.jpg"), 0);
     assert_eq!(get_image(&app, "ph-jpg.jpg").await.status, 200, "and the server still answers");
 }
+
+/// An ACP session's line shows our copy of the gift's photo (never the merchant's URL), and
+/// that URL serves it; a gift without a photo has no `images` (the lettered tile is no picture
+/// of the product).
+#[tokio::test]
+async fn an_acp_line_item_shows_our_copy_of_the_photo() {
+    let host = PhotoHost::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let rows = [("ph-jpg", Some(host.url("/photo.jpg"))), ("ph-none", None)];
+    let app = app(catalog_file(&dir, &rows), crate::acp::with_platforms).await;
+    let one = crate::acp::Platform::new(&app, crate::acp::KEY_ONE);
+    let (status, session) = crate::acp::json_of(one.post("", "photo", &crate::acp::create_body("ph-jpg")).await).await;
+    assert_eq!(status, reqwest::StatusCode::CREATED, "{session}");
+    let url = format!("{}/images/ph-jpg.jpg", app.base_url);
+    assert_eq!(session["line_items"][0]["images"], json!([url]), "{session}");
+    let served = get_image(&app, "ph-jpg.jpg").await;
+    assert_eq!((served.status, served.content_type.as_str()), (200, "image/jpeg"));
+
+    let (_, without) = crate::acp::json_of(one.post("", "no-photo", &crate::acp::create_body("ph-none")).await).await;
+    assert!(without["line_items"][0].get("images").is_none(), "{without}");
+}

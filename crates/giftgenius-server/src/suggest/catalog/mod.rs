@@ -160,14 +160,18 @@ impl CatalogGift {
             tags: self.tags.clone(),
             reasons,
             in_stock: self.stock > 0,
-            image_url: format!(
-                "{}{IMAGES_PATH}{}{}",
-                public_url.trim_end_matches('/'),
-                self.id,
-                // Gifts without a photo link the lettered tile the server draws.
-                if self.image.is_some() { PHOTO_SUFFIX } else { ".svg" }
-            ),
+            // Gifts without a photo link the lettered tile the server draws.
+            image_url: self.photo_url(public_url).unwrap_or_else(|| self.picture_url(public_url, ".svg")),
         }
+    }
+
+    /// Our copy of the gift's photo (`{public}/images/{id}.jpg`), if the merchant gave one.
+    pub fn photo_url(&self, public_url: &str) -> Option<String> {
+        self.image.as_ref().map(|_| self.picture_url(public_url, PHOTO_SUFFIX))
+    }
+
+    fn picture_url(&self, public_url: &str, suffix: &str) -> String {
+        format!("{}{IMAGES_PATH}{}{suffix}", public_url.trim_end_matches('/'), self.id)
     }
 }
 

@@ -14,6 +14,8 @@
 //! - `receiver`: a webhook receiver for order events that checks signatures as a platform does.
 //! - `raw_http`: JSON-RPC over plain HTTP, for requests the MCP client would never send.
 //! - `otlp`: an OTLP/HTTP trace receiver that decodes what it gets.
+//! - `transcript`: real requests written down with their answers, secrets redacted (the proof of
+//!   issue 25).
 //! - `oidc`: a real authorization server (oidc-provider), signing in as a host does, forged tokens.
 
 mod app;
@@ -28,6 +30,7 @@ mod provider;
 mod purchase;
 mod raw_http;
 mod receiver;
+mod transcript;
 mod upstream;
 
 pub use app::{TestApp, connect, execute_sql, spawn_app, spawn_app_on, spawn_app_with, token_secret_file, widget_path};
@@ -44,4 +47,5 @@ pub use purchase::{
 };
 pub use raw_http::{INIT, RawSession, post};
 pub use receiver::{Receiver, Reply, Seen};
+pub use transcript::{Exchange, Transcript};
 pub use upstream::{Upstream, hanging_catalog, unreachable_catalog};

@@ -40,6 +40,8 @@ pub struct Seen {
     pub raw: String,
     pub body: Value,
     pub signature_ok: bool,
+    /// The `Merchant-Signature` header as sent.
+    pub signature: String,
     /// `t` of the signature.
     pub t: i64,
     pub timestamp_header: String,
@@ -159,6 +161,7 @@ async fn receive(State(inner): State<Arc<Mutex<Inner>>>, headers: HeaderMap, bod
             raw: String::from_utf8_lossy(&body).into_owned(),
             body: serde_json::from_slice(&body).unwrap_or(Value::Null),
             signature_ok: fresh,
+            signature: signature.clone(),
             t: verified.unwrap_or(0),
             timestamp_header: header("timestamp"),
             content_type: header("content-type"),
