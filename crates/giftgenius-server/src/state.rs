@@ -16,6 +16,7 @@ use crate::checkout::payments::{Payments, check_lease};
 use crate::checkout::permalink::Permalinks;
 use crate::checkout::reconcile::Reconciler;
 use crate::checkout::sandbox::{SandboxProcess, db_beside};
+use crate::checkout::sandbox_client::SandboxClient;
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::failpoints::Failpoints;
@@ -91,7 +92,7 @@ pub async fn connect_payments(config: &Config) -> anyhow::Result<(Payments, Opti
             );
         };
         let token = AdminToken::read(file).context("--payments-token-file")?;
-        return Ok((Payments::new(url, timeout, &token)?, None));
+        return Ok((Payments::sandbox(SandboxClient::new(url, timeout, &token)?), None));
     }
     if config.payments_token_file.is_some() {
         anyhow::bail!(
@@ -107,7 +108,7 @@ pub async fn connect_payments(config: &Config) -> anyhow::Result<(Payments, Opti
     )
     .await?;
     tracing::info!(url = sandbox.url, db = %sandbox.db.display(), "started the SANDBOX payment provider");
-    Ok((Payments::new(&sandbox.url, timeout, &sandbox.token)?, Some(sandbox)))
+    Ok((Payments::sandbox(SandboxClient::new(&sandbox.url, timeout, &sandbox.token)?), Some(sandbox)))
 }
 
 /// Every order's status page link, under the key every replica shares (`order_permalink`).

@@ -8,7 +8,8 @@
 //! - `privacy.rs`: `delete_my_data` and the retention of orders, addresses and refunds.
 //! - `confirmation.rs`: the token that proves a person clicked Confirm.
 //! - `idempotency.rs`: keys, fenced leases and replays (generic; knows nothing of orders).
-//! - `payments.rs`: the payment provider's HTTP client; `sandbox.rs`: starting the SANDBOX
+//! - `payments.rs`: the payment provider as the checkout sees it (one trait, whichever runs);
+//!   `sandbox_client.rs`: the SANDBOX provider's HTTP client; `sandbox.rs`: starting the SANDBOX
 //!   provider process when no `--payments-url` is given.
 //! - `sheet.rs`: the host's payment sheet: its session in `prepare_order`'s `_meta`, and
 //!   `complete_checkout`, which pays it through `commit_order`'s path with a vault token.
@@ -27,6 +28,7 @@ pub mod privacy;
 mod provider_call;
 pub mod reconcile;
 pub mod sandbox;
+pub mod sandbox_client;
 mod session;
 pub mod sheet;
 
