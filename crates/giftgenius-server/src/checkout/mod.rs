@@ -10,7 +10,8 @@
 //! - `idempotency.rs`: keys, fenced leases and replays (generic; knows nothing of orders).
 //! - `payments.rs`: the payment provider as the checkout sees it (one trait, whichever runs);
 //!   `sandbox_client.rs`: the SANDBOX provider's HTTP client; `sandbox.rs`: starting the SANDBOX
-//!   provider process when no `--payments-url` is given.
+//!   provider process when no `--payments-url` is given; `stripe/`: Stripe's API
+//!   (`--payments stripe`).
 //! - `sheet.rs`: the host's payment sheet: its session in `prepare_order`'s `_meta`, and
 //!   `complete_checkout`, which pays it through `commit_order`'s path with a vault token.
 //! - `reconcile.rs`: finishes orders left pending (a lost answer, a dead process) from the
@@ -31,6 +32,7 @@ pub mod sandbox;
 pub mod sandbox_client;
 mod session;
 pub mod sheet;
+pub mod stripe;
 
 use std::sync::Arc;
 use std::time::Duration;
