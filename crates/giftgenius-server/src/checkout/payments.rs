@@ -159,9 +159,23 @@ impl Payments {
         self.provider.is_reachable(within).await
     }
 
-    /// [`PaymentProvider::charge`], counted.
+    /// The whole of one provider operation inside the timeout: a provider that makes several
+    /// requests for it (Stripe: the Customer, the lookup, the PaymentIntent) still ends within
+    /// the time the lease was checked against, answered or given up as unavailable.
+    async fn within<T>(
+        &self,
+        what: &str,
+        operation: impl Future<Output = Result<T, PaymentError>>,
+    ) -> Result<T, PaymentError> {
+        match tokio::time::timeout(self.timeout, operation).await {
+            Ok(result) => result,
+            Err(_) => Err(PaymentError::Unavailable(format!("{what} did not finish within {:?}", self.timeout))),
+        }
+    }
+
+    /// [`PaymentProvider::charge`], within the timeout, counted.
     pub async fn charge(&self, request: ChargeRequest<'_>) -> Result<Charge, PaymentError> {
-        let result = self.provider.charge(request).await;
+        let result = self.within("the charge", self.provider.charge(request)).await;
         self.metrics.charge(match &result {
             Ok(_) => ChargeOutcome::Succeeded,
             Err(PaymentError::Declined) => ChargeOutcome::Declined,
@@ -172,9 +186,9 @@ impl Payments {
         result
     }
 
-    /// [`PaymentProvider::refund`], counted.
+    /// [`PaymentProvider::refund`], within the timeout, counted.
     pub async fn refund(&self, key: &str, charge_id: &str, amount: Money) -> Result<String, PaymentError> {
-        let result = self.provider.refund(key, charge_id, amount).await;
+        let result = self.within("the refund", self.provider.refund(key, charge_id, amount)).await;
         self.metrics.refund(match &result {
             Ok(_) => RefundOutcome::Succeeded,
             Err(PaymentError::Unavailable(_)) => RefundOutcome::Unavailable,
@@ -183,9 +197,9 @@ impl Payments {
         result
     }
 
-    /// [`PaymentProvider::lookup`].
+    /// [`PaymentProvider::lookup`], within the timeout.
     pub async fn lookup(&self, order: OrderCharge<'_>) -> Result<Lookup, PaymentError> {
-        self.provider.lookup(order).await
+        self.within("the lookup", self.provider.lookup(order)).await
     }
 
     fn sandbox_client(&self) -> Result<&SandboxClient, PaymentError> {

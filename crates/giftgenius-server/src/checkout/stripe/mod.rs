@@ -237,6 +237,7 @@ impl StripeClient {
             tracing::info!(order = request.order_id, "no saved card for this account; declined without a charge");
             return Err(PaymentError::Declined);
         };
+        // No `description`: localstripe refuses the parameter; the order id in the metadata names it.
         let amount = request.amount.amount_minor.to_string();
         let currency = request.amount.currency.code().to_ascii_lowercase();
         let fields = [
@@ -246,7 +247,6 @@ impl StripeClient {
             ("payment_method", card.as_str()),
             ("off_session", "true"),
             ("confirm", "true"),
-            ("description", request.description),
             ("metadata[order_id]", request.order_id),
         ];
         let response = self
@@ -326,11 +326,11 @@ impl PaymentProvider for StripeClient {
         let refund = match self.refund_made(key, charge_id).await? {
             Some(made) => made,
             None => {
+                // No `reason`: localstripe refuses the parameter.
                 let minor = amount.amount_minor.to_string();
                 let fields = [
                     ("payment_intent", charge_id),
                     ("amount", minor.as_str()),
-                    ("reason", "requested_by_customer"),
                     ("metadata[giftgenius_refund_key]", key),
                 ];
                 let response = self

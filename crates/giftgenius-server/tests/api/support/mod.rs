@@ -7,6 +7,7 @@
 //! - `process`: the real server binary as a child process.
 //! - `provider`: the SANDBOX payment provider as a child process: settings, ledger, raw requests,
 //!   ACP delegate_payment calls and test-card bodies for them.
+//! - `localstripe`: the Stripe emulator as a child process, and what it holds.
 //! - `ports`: a port nobody listens on.
 //! - `prometheus`: a real Prometheus scraping a test server, and its query API.
 //! - `upstream`: local upstream catalogs that answer well, badly, slowly or never.
@@ -19,6 +20,7 @@
 mod app;
 mod calls;
 mod leaks;
+mod localstripe;
 pub mod oidc;
 mod otlp;
 mod ports;
@@ -33,6 +35,7 @@ mod upstream;
 pub use app::{TestApp, connect, execute_sql, spawn_app, spawn_app_on, spawn_app_with, token_secret_file, widget_path};
 pub use calls::{call, call_as, call_in_locale, meta_of, request, text_of, varied_suggestion};
 pub use leaks::{assert_no_leak, find_leak, hostname, leak_in};
+pub use localstripe::{LocalStripe, STRIPE_TEST_KEY};
 pub use otlp::{Exported, OtlpReceiver};
 pub use ports::unused_port;
 pub use process::{ServerProcess, spawn_server_binary, start_server_binary, start_server_binary_env};
