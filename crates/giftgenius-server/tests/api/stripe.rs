@@ -239,3 +239,57 @@ async fn a_charge_whose_process_died_before_the_record_is_settled_by_the_reconci
     assert_eq!(paid[0].charge_id.as_deref(), intents[0]["id"].as_str());
     assert_eq!(store.order_count().await.unwrap(), 1);
 }
+
+/// The secret key is in no log line, even at `trace` (every crate's), through a purchase, a
+/// decline and a refused key.
+#[tokio::test]
+async fn the_secret_key_is_in_no_log_line_at_trace() {
+    let stripe = LocalStripe::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("giftgenius.db");
+    let log = dir.path().join("server.log");
+    let flags = stripe.app_flags();
+    let flag_refs: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let stderr = std::fs::File::create(&log).unwrap();
+    let server = start_server_binary(&db, &flag_refs, "trace", Stdio::from(stderr)).await;
+    let store = Store::connect(&db.to_string_lossy()).await.unwrap();
+    save_card(&stripe, &store, "u1", VISA).await;
+    save_card(&stripe, &store, "u2", DECLINES_ON_CHARGE).await;
+    let client = connect(&server.mcp_url()).await.unwrap();
+    for (who, expected) in [("u1", "paid"), ("u2", "PAYMENT_DECLINED")] {
+        let prepared = client
+            .call_tool(request(Some(who), "prepare_order", with_recipient(json!({"gift_id": "tr-001"}))))
+            .await
+            .unwrap();
+        let draft = prepared.structured_content.clone().unwrap()["draft"]["id"].as_str().unwrap().to_string();
+        let token = meta_of(&prepared, TOKEN).and_then(Value::as_str).unwrap().to_string();
+        let answer =
+            client.call_tool(request(Some(who), "commit_order", commit_args(&draft, "ik_1", &token))).await.unwrap();
+        let answer = answer.structured_content.unwrap();
+        let got = answer["order"]["status"].as_str().or(answer["error"]["code"].as_str()).unwrap_or_default();
+        assert_eq!(got, expected, "{answer}");
+        assert!(!answer.to_string().contains(STRIPE_TEST_KEY));
+    }
+    drop(client);
+    drop(server);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("stripe declined the charge"), "the log is the one written at trace");
+    assert!(!text.contains(STRIPE_TEST_KEY), "the secret key leaked into the log");
+    assert!(!text.contains("Bearer sk_"), "an Authorization header leaked into the log");
+
+    // A key file that holds no key is refused naming the file, never echoing what it holds.
+    let wrong = dir.path().join("wrong.key");
+    std::fs::write(&wrong, "pk_test_not_a_secret_but_quoted_nowhere\n").unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_giftgenius-server"))
+        .args(["--payments", "stripe", "--stripe-secret-key-file"])
+        .arg(&wrong)
+        .arg("--db")
+        .arg(dir.path().join("other.db"))
+        .env("GIFTGENIUS_LOG", "trace")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(said.contains("does not hold a Stripe secret key"), "{said}");
+    assert!(!said.contains("pk_test_not_a_secret"), "{said}");
+}
