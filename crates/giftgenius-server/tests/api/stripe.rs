@@ -16,11 +16,13 @@ use giftgenius_server::config::PaymentsKind;
 use giftgenius_server::failpoints;
 use giftgenius_server::store::{OrderStatusColumn, Store};
 use giftgenius_types::wire::{META_CANCEL_TOKENS, META_REPLAYED};
+use rmcp::RoleClient;
+use rmcp::service::RunningService;
 use serde_json::{Value, json};
 
 use crate::support::{
-    LocalStripe, STRIPE_TEST_KEY, TOKEN, TestApp, call_as, commit_args, connect, meta_of, prepare, request,
-    spawn_app_with, spawn_server_binary, start_server_binary, successes_or_in_progress, with_recipient,
+    LocalStripe, STRIPE_TEST_KEY, TestApp, call_as, commit_args, connect, meta_of, prepare, prepare_as, request,
+    spawn_app_with, spawn_server_binary, start_server_binary, successes_or_in_progress,
 };
 
 /// Visa, always succeeds.
@@ -55,6 +57,17 @@ async fn save_card(stripe: &LocalStripe, store: &Store, hint: &str, card: &str) 
     customer
 }
 
+/// A shop charging a fresh localstripe, `u1` with `card` saved and a draft of `gift` prepared:
+/// (localstripe, app, a client, draft id, confirmation token).
+async fn shop(card: &str, gift: &str) -> (LocalStripe, TestApp, RunningService<RoleClient, ()>, String, String) {
+    let stripe = LocalStripe::start().await;
+    let app = app_on(&stripe).await;
+    save_card(&stripe, &app.state.store, "u1", card).await;
+    let client = app.client().await;
+    let (draft, token) = prepare_as(&client, "u1", gift).await;
+    (stripe, app, client, draft, token)
+}
+
 /// PaymentIntents for `order` in localstripe.
 async fn intents_of(stripe: &LocalStripe, order: &str) -> Vec<Value> {
     stripe.payment_intents().await.into_iter().filter(|pi| pi["metadata"]["order_id"] == order).collect()
@@ -62,11 +75,8 @@ async fn intents_of(stripe: &LocalStripe, order: &str) -> Vec<Value> {
 
 #[tokio::test]
 async fn a_saved_card_pays_with_one_succeeded_payment_intent_and_a_replay_charges_nothing_more() {
-    let stripe = LocalStripe::start().await;
-    let app = app_on(&stripe).await;
-    let customer = save_card(&stripe, &app.state.store, "u1", VISA).await;
-    let (draft, token) = prepare(&app, "u1", "tr-001").await;
-    let client = app.client().await;
+    let (stripe, app, client, draft, token) = shop(VISA, "tr-001").await;
+    let customer = app.state.store.stripe_customer(&subject("u1")).await.unwrap().expect("the Customer");
     let (_, paid) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_1", &token)).await;
     assert_eq!(paid["order"]["status"], "paid", "{paid}");
     let order = paid["order"]["id"].as_str().unwrap();
@@ -89,11 +99,7 @@ async fn a_saved_card_pays_with_one_succeeded_payment_intent_and_a_replay_charge
 
 #[tokio::test]
 async fn the_card_that_declines_on_charge_is_payment_declined_and_nothing_is_paid() {
-    let stripe = LocalStripe::start().await;
-    let app = app_on(&stripe).await;
-    save_card(&stripe, &app.state.store, "u1", DECLINES_ON_CHARGE).await;
-    let (draft, token) = prepare(&app, "u1", "tr-001").await;
-    let client = app.client().await;
+    let (stripe, app, client, draft, token) = shop(DECLINES_ON_CHARGE, "tr-001").await;
     let (result, declined) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_1", &token)).await;
     assert_eq!(declined["error"]["code"], "PAYMENT_DECLINED", "{declined}");
     let said = format!("{declined} {:?}", result.content);
@@ -123,11 +129,7 @@ async fn without_a_saved_card_nothing_is_charged() {
 
 #[tokio::test]
 async fn a_cancellation_refunds_the_payment_intent_once() {
-    let stripe = LocalStripe::start().await;
-    let app = app_on(&stripe).await;
-    save_card(&stripe, &app.state.store, "u1", VISA).await;
-    let (draft, token) = prepare(&app, "u1", "hh-010").await;
-    let client = app.client().await;
+    let (stripe, _app, client, draft, token) = shop(VISA, "hh-010").await;
     let (_, paid) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_1", &token)).await;
     let order = paid["order"]["id"].as_str().expect("paid").to_string();
     let (got, _) = call_as(&client, "u1", "get_order", json!({"order_id": order})).await;
@@ -152,11 +154,7 @@ async fn a_cancellation_refunds_the_payment_intent_once() {
 
 #[tokio::test]
 async fn the_same_purchase_twenty_times_at_once_makes_one_payment_intent() {
-    let stripe = LocalStripe::start().await;
-    let app = app_on(&stripe).await;
-    save_card(&stripe, &app.state.store, "u1", VISA).await;
-    let (draft, token) = prepare(&app, "u1", "tr-001").await;
-    let client = app.client().await;
+    let (stripe, app, client, draft, token) = shop(VISA, "tr-001").await;
     let storm = (0..20).map(|_| call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_storm", &token)));
     let results = join_all(storm).await;
     assert!(successes_or_in_progress(&results) >= 1, "one of them paid");
@@ -205,12 +203,7 @@ async fn a_charge_whose_process_died_before_the_record_is_settled_by_the_reconci
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let client = client.expect("the server answers");
-    let prepared = client
-        .call_tool(request(Some("u1"), "prepare_order", with_recipient(json!({"gift_id": "tr-004"}))))
-        .await
-        .unwrap();
-    let draft = prepared.structured_content.clone().unwrap()["draft"]["id"].as_str().unwrap().to_string();
-    let token = meta_of(&prepared, TOKEN).and_then(Value::as_str).unwrap().to_string();
+    let (draft, token) = prepare_as(&client, "u1", "tr-004").await;
     let commit = client.call_tool(request(Some("u1"), "commit_order", commit_args(&draft, "ik_crash", &token)));
     let outcome = tokio::time::timeout(Duration::from_secs(5), commit).await;
     assert!(!matches!(outcome, Ok(Ok(_))), "the server died mid-commit: {outcome:?}");
@@ -257,15 +250,8 @@ async fn the_secret_key_is_in_no_log_line_at_trace() {
     save_card(&stripe, &store, "u2", DECLINES_ON_CHARGE).await;
     let client = connect(&server.mcp_url()).await.unwrap();
     for (who, expected) in [("u1", "paid"), ("u2", "PAYMENT_DECLINED")] {
-        let prepared = client
-            .call_tool(request(Some(who), "prepare_order", with_recipient(json!({"gift_id": "tr-001"}))))
-            .await
-            .unwrap();
-        let draft = prepared.structured_content.clone().unwrap()["draft"]["id"].as_str().unwrap().to_string();
-        let token = meta_of(&prepared, TOKEN).and_then(Value::as_str).unwrap().to_string();
-        let answer =
-            client.call_tool(request(Some(who), "commit_order", commit_args(&draft, "ik_1", &token))).await.unwrap();
-        let answer = answer.structured_content.unwrap();
+        let (draft, token) = prepare_as(&client, who, "tr-001").await;
+        let (_, answer) = call_as(&client, who, "commit_order", commit_args(&draft, "ik_1", &token)).await;
         let got = answer["order"]["status"].as_str().or(answer["error"]["code"].as_str()).unwrap_or_default();
         assert_eq!(got, expected, "{answer}");
         assert!(!answer.to_string().contains(STRIPE_TEST_KEY));

@@ -42,8 +42,8 @@ pub use process::{ServerProcess, spawn_server_binary, start_server_binary, start
 pub use prometheus::{Prometheus, Target};
 pub use provider::{SandboxPay, TEST_MERCHANT, TEST_SESSION, delegate_body};
 pub use purchase::{
-    TOKEN, charges, commit_args, commit_then_replay_charges_once, orders, prepare, prepare_in_session, recipient,
-    successes_or_in_progress, with_recipient,
+    TOKEN, charges, commit_args, commit_then_replay_charges_once, orders, prepare, prepare_as, prepare_in_session,
+    recipient, successes_or_in_progress, with_recipient,
 };
 pub use raw_http::{INIT, RawSession, post};
 pub use receiver::{Receiver, Reply, Seen};
