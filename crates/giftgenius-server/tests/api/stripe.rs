@@ -21,8 +21,8 @@ use rmcp::service::RunningService;
 use serde_json::{Value, json};
 
 use crate::support::{
-    LocalStripe, STRIPE_TEST_KEY, TestApp, call_as, commit_args, connect, meta_of, prepare, prepare_as, request,
-    spawn_app_with, spawn_server_binary, start_server_binary, successes_or_in_progress,
+    LocalStripe, STRIPE_TEST_KEY, TestApp, call_as, commit_args, connect, meta_of, prepare, prepare_as,
+    reconcile_command, request, spawn_app_with, spawn_server_binary, start_server_binary, successes_or_in_progress,
 };
 
 /// Visa, always succeeds.
@@ -214,16 +214,7 @@ async fn a_charge_whose_process_died_before_the_record_is_settled_by_the_reconci
     // Past the order's charging window (the timeout plus the margin).
     tokio::time::sleep(Duration::from_millis(1_600)).await;
 
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_giftgenius-server"))
-        .arg("reconcile")
-        .args(&flags)
-        .args(["--reconcile-after-secs", "0", "--db"])
-        .arg(&db)
-        .env("GIFTGENIUS_LOG", "warn")
-        .output()
-        .expect("the command runs");
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    let report: Value = serde_json::from_slice(&output.stdout).expect("a JSON report");
+    let report = reconcile_command(&db, &flags);
     assert_eq!((report["examined"].as_u64(), report["paid"].as_u64()), (Some(1), Some(1)), "{report}");
     let paid = store.orders_with_status(OrderStatusColumn::Paid).await.unwrap();
     assert_eq!(paid.len(), 1);

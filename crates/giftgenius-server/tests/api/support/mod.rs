@@ -38,7 +38,9 @@ pub use leaks::{assert_no_leak, find_leak, hostname, leak_in};
 pub use localstripe::{LocalStripe, STRIPE_TEST_KEY};
 pub use otlp::{Exported, OtlpReceiver};
 pub use ports::unused_port;
-pub use process::{ServerProcess, spawn_server_binary, start_server_binary, start_server_binary_env};
+pub use process::{
+    ServerProcess, reconcile_command, spawn_server_binary, start_server_binary, start_server_binary_env,
+};
 pub use prometheus::{Prometheus, Target};
 pub use provider::{SandboxPay, TEST_MERCHANT, TEST_SESSION, delegate_body};
 pub use purchase::{
