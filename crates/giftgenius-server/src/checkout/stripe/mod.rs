@@ -21,6 +21,7 @@
 //! The secret key is sent as `Authorization: Bearer` (a header marked sensitive) and is never in
 //! a log line, a span, an answer or an error: errors carry Stripe's status, type and code only.
 
+pub mod signature;
 mod wire;
 
 use std::path::Path;
