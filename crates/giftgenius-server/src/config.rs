@@ -25,6 +25,17 @@ impl WidgetMime {
     }
 }
 
+/// Which payment provider charges (`checkout/payments.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum PaymentsKind {
+    /// The SANDBOX provider (`giftgenius-sandbox-pay`): started beside the database, or
+    /// --payments-url. No real money.
+    #[default]
+    Sandbox,
+    /// Stripe's API (`--stripe-api-base`, `--stripe-secret-key-file`): real money with live keys.
+    Stripe,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
 pub enum LogFormat {
     #[default]
@@ -75,6 +86,27 @@ pub struct Config {
     /// anything speaking its API). Without it the server starts its own sandbox provider.
     #[arg(long, env = "GIFTGENIUS_PAYMENTS_URL", global = true)]
     pub payments_url: Option<String>,
+    /// Which payment provider charges: the SANDBOX one (no real money; the default, so nothing
+    /// needs configuring) or Stripe (the --stripe-* flags).
+    #[arg(long, env = "GIFTGENIUS_PAYMENTS", value_enum, default_value_t = PaymentsKind::Sandbox, global = true)]
+    pub payments: PaymentsKind,
+    /// Stripe's API base URL (`--payments stripe`); a Stripe emulator's (localstripe) in tests.
+    #[arg(long, env = "GIFTGENIUS_STRIPE_API_BASE", default_value = "https://api.stripe.com", global = true)]
+    pub stripe_api_base: String,
+    /// The file holding the Stripe secret key (its first line, `sk_…` or `rk_…`), for `--payments
+    /// stripe`. Never logged, never in an answer or an error.
+    #[arg(long, env = "GIFTGENIUS_STRIPE_SECRET_KEY_FILE", global = true)]
+    pub stripe_secret_key_file: Option<PathBuf>,
+    /// The Stripe publishable key (`pk_…`) the hosted card page gives Stripe.js.
+    #[arg(long, env = "GIFTGENIUS_STRIPE_PUBLISHABLE_KEY", global = true)]
+    pub stripe_publishable_key: Option<String>,
+    /// The file holding the Stripe webhook signing secrets (`whsec_…`, one a line: several while
+    /// one is rotated).
+    #[arg(long, env = "GIFTGENIUS_STRIPE_WEBHOOK_SECRET_FILE", global = true)]
+    pub stripe_webhook_secret_file: Option<PathBuf>,
+    /// Where the hosted card page loads Stripe.js from (its CSP allows that origin).
+    #[arg(long, env = "GIFTGENIUS_STRIPE_JS_URL", default_value = "https://js.stripe.com/v3/", global = true)]
+    pub stripe_js_url: String,
     /// How long one request to the payment provider may take. The idempotency lease must be
     /// longer by at least 1000 ms.
     #[arg(long, env = "GIFTGENIUS_PAYMENTS_TIMEOUT_MS", default_value_t = 10_000, global = true)]

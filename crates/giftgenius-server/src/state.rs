@@ -16,8 +16,9 @@ use crate::checkout::payments::{Payments, check_lease};
 use crate::checkout::permalink::Permalinks;
 use crate::checkout::reconcile::Reconciler;
 use crate::checkout::sandbox::{SandboxProcess, db_beside};
+use crate::checkout::sandbox_client::SandboxClient;
 use crate::clock::Clock;
-use crate::config::Config;
+use crate::config::{Config, PaymentsKind};
 use crate::failpoints::Failpoints;
 use crate::http::metrics::MetricsToken;
 use crate::limits::Limits;
@@ -73,10 +74,17 @@ pub struct AppState {
     pub operator: Option<(Arc<crate::operator::Operator>, OperatorToken)>,
 }
 
-/// The payment provider's client: for `--payments-url`, or for a sandbox provider started now
-/// beside the database.
-pub async fn connect_payments(config: &Config) -> anyhow::Result<(Payments, Option<SandboxProcess>)> {
+/// The payment provider's client: Stripe's (`--payments stripe`), else the sandbox's at
+/// `--payments-url`, or for a sandbox provider started now beside the database.
+pub async fn connect_payments(
+    config: &Config,
+    store: &Store,
+    clock: &Clock,
+) -> anyhow::Result<(Payments, Option<SandboxProcess>)> {
     let timeout = Duration::from_millis(config.payments_timeout_ms);
+    if config.payments == PaymentsKind::Stripe {
+        return connect_stripe(config, store, clock, timeout).map(|payments| (payments, None));
+    }
     if let Some(url) = &config.payments_url {
         if config.sandbox_latency_ms.is_some() || config.sandbox_faults.is_some() {
             anyhow::bail!(
@@ -91,7 +99,7 @@ pub async fn connect_payments(config: &Config) -> anyhow::Result<(Payments, Opti
             );
         };
         let token = AdminToken::read(file).context("--payments-token-file")?;
-        return Ok((Payments::new(url, timeout, &token)?, None));
+        return Ok((Payments::sandbox(SandboxClient::new(url, timeout, &token)?), None));
     }
     if config.payments_token_file.is_some() {
         anyhow::bail!(
@@ -107,7 +115,31 @@ pub async fn connect_payments(config: &Config) -> anyhow::Result<(Payments, Opti
     )
     .await?;
     tracing::info!(url = sandbox.url, db = %sandbox.db.display(), "started the SANDBOX payment provider");
-    Ok((Payments::new(&sandbox.url, timeout, &sandbox.token)?, Some(sandbox)))
+    Ok((Payments::sandbox(SandboxClient::new(&sandbox.url, timeout, &sandbox.token)?), Some(sandbox)))
+}
+
+/// Stripe's client, from the --stripe-* flags (the sandbox's flags make no sense beside it).
+fn connect_stripe(config: &Config, store: &Store, clock: &Clock, timeout: Duration) -> anyhow::Result<Payments> {
+    if config.payments_url.is_some() || config.payments_token_file.is_some() {
+        anyhow::bail!(
+            "--payments-url and --payments-token-file name the sandbox provider; --payments stripe uses --stripe-api-base and --stripe-secret-key-file"
+        );
+    }
+    let Some(file) = &config.stripe_secret_key_file else {
+        anyhow::bail!(
+            "--payments stripe needs --stripe-secret-key-file: the file holding the Stripe secret key (sk_…)"
+        );
+    };
+    let key = crate::checkout::stripe::read_secret_key(file).context("--stripe-secret-key-file")?;
+    let client = crate::checkout::stripe::StripeClient::new(
+        &config.stripe_api_base,
+        &key,
+        timeout,
+        store.clone(),
+        clock.clone(),
+    )?;
+    tracing::info!(api = %crate::telemetry::url_for_log(&config.stripe_api_base), "charging through Stripe");
+    Ok(Payments::of(Arc::new(client), timeout))
 }
 
 /// Every order's status page link, under the key every replica shares (`order_permalink`).
@@ -188,7 +220,7 @@ impl AppState {
         }));
         let lease = Duration::from_millis(config.idempotency_lease_ms);
         check_lease(lease, Duration::from_millis(config.payments_timeout_ms)).map_err(anyhow::Error::msg)?;
-        let (payments, sandbox) = connect_payments(config).await?;
+        let (payments, sandbox) = connect_payments(config, &store, &clock).await?;
         let payments = Arc::new(payments.with_metrics(metrics.payments.clone()));
         let confirmation = match (&config.token_secret_file, &auth) {
             (Some(path), _) => ConfirmationKeys::from_file(path)?,

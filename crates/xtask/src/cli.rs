@@ -18,8 +18,8 @@ pub struct Cli {
 
 #[derive(Debug, PartialEq, Eq, Subcommand)]
 pub enum Command {
-    /// Install or check the pinned trunk, wasm-bindgen, wasm-opt, the wasm32 target and Debian's
-    /// prometheus (with promtool)
+    /// Install or check the pinned trunk, wasm-bindgen, wasm-opt, the wasm32 target, Debian's
+    /// prometheus (with promtool) and localstripe (PyPI, in a venv)
     Setup {
         /// Also Debian's chromium, and npm ci in browser-tests/ (the browser tests), preview/oidc/
         /// (the auth tests) and conformance/ (the official MCP suites)

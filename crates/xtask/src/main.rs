@@ -20,6 +20,7 @@ mod cmd;
 mod compact;
 mod conformance;
 mod errors;
+mod localstripe;
 mod pack;
 mod preview;
 mod server;
@@ -51,6 +52,7 @@ fn run(command: Command) -> Result<()> {
         Command::Setup { browser } => {
             tools::ensure_build_tools(&root)?;
             tools::ensure_prometheus()?;
+            localstripe::ensure(&root, &tools::tools_root()?)?;
             if browser {
                 tools::ensure_chromium()?;
                 preview::ensure_npm_deps(&root)?;
@@ -161,6 +163,8 @@ fn test(root: &Path) -> Result<()> {
     // test a real Prometheus.
     preview::ensure_oidc_deps(root)?;
     let prometheus = tools::ensure_prometheus()?;
+    // The Stripe provider's tests run against localstripe.
+    localstripe::ensure(root, &tools::tools_root()?)?;
 
     // Server tests compare the served resource with these exact bytes.
     let mut tests = cmd::cargo();

@@ -27,7 +27,7 @@ use super::order::{OrderLinks, PaidFor, acp_order};
 use super::session::SessionState;
 use super::{Acp, Done, SessionWrite};
 use crate::checkout::commit::{charge_description, provider_key};
-use crate::checkout::payments::{LEASE_MARGIN, Lookup, PaymentError};
+use crate::checkout::payments::{ChargeRequest, LEASE_MARGIN, Lookup, OrderCharge, PaymentError};
 use crate::failpoints::{AFTER_ORDER_CREATED, AFTER_PAYMENT_CHARGED};
 use crate::store::{
     AcpSessionRow, ChargeStart, CreateOrder, Fence, Fenced, NewOrderEvent, OrderChange, OrderFacts, OrderRow,
@@ -185,7 +185,15 @@ impl Acp {
             Fenced::Written(ChargeStart::Ready) => {}
         }
         let key = provider_key(&order.id);
-        match self.payments.charge_with(&key, order.total(), &charge_description(&order), Some(token)).await {
+        let request = ChargeRequest {
+            key: &key,
+            order_id: &order.id,
+            subject: &order.subject,
+            amount: order.total(),
+            description: &charge_description(&order),
+            token: Some(token),
+        };
+        match self.payments.charge(request).await {
             Ok(charge) => {
                 self.failpoints.hit(AFTER_PAYMENT_CHARGED);
                 tracing::info!(order = order.id, charge = charge.id, session = row.id, "ACP order charged");
@@ -228,7 +236,8 @@ impl Acp {
         if self.store.order_in_flight(&order.id, &held.fence.scope, asked_at).await.map_err(|e| internal(&e))? {
             return Err(in_progress());
         }
-        match self.payments.lookup(&provider_key(&order.id)).await {
+        let key = provider_key(&order.id);
+        match self.payments.lookup(OrderCharge { key: &key, order_id: &order.id, subject: &order.subject }).await {
             Ok(Lookup::Processing) => Err(in_progress()),
             Ok(Lookup::Succeeded(charge)) if charge.amount == order.total() => {
                 let paid = OrderRow { status: OrderStatusColumn::Paid, charge_id: Some(charge.id.clone()), ..order };

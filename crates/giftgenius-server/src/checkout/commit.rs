@@ -26,7 +26,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::idempotency::{Lease, fingerprint};
-use super::payments::{LEASE_MARGIN, PaymentError};
+use super::payments::{ChargeRequest, LEASE_MARGIN, PaymentError};
 use super::random_id;
 use super::{Checkout, delivery_of};
 use crate::clock::rfc3339;
@@ -334,7 +334,15 @@ impl Checkout {
         }
         let payment_key = provider_key(&order.id);
         let with_token = token.is_some();
-        match self.payments.charge_with(&payment_key, order.total(), &charge_description(&order), token).await {
+        let request = ChargeRequest {
+            key: &payment_key,
+            order_id: &order.id,
+            subject: &order.subject,
+            amount: order.total(),
+            description: &charge_description(&order),
+            token,
+        };
+        match self.payments.charge(request).await {
             Ok(charge) => {
                 self.failpoints.hit(AFTER_PAYMENT_CHARGED);
                 // The time it is recorded paid, in the answer and in the row alike.

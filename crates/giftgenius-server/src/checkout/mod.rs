@@ -8,8 +8,10 @@
 //! - `privacy.rs`: `delete_my_data` and the retention of orders, addresses and refunds.
 //! - `confirmation.rs`: the token that proves a person clicked Confirm.
 //! - `idempotency.rs`: keys, fenced leases and replays (generic; knows nothing of orders).
-//! - `payments.rs`: the payment provider's HTTP client; `sandbox.rs`: starting the SANDBOX
-//!   provider process when no `--payments-url` is given.
+//! - `payments.rs`: the payment provider as the checkout sees it (one trait, whichever runs);
+//!   `sandbox_client.rs`: the SANDBOX provider's HTTP client; `sandbox.rs`: starting the SANDBOX
+//!   provider process when no `--payments-url` is given; `stripe/`: Stripe's API
+//!   (`--payments stripe`).
 //! - `sheet.rs`: the host's payment sheet: its session in `prepare_order`'s `_meta`, and
 //!   `complete_checkout`, which pays it through `commit_order`'s path with a vault token.
 //! - `reconcile.rs`: finishes orders left pending (a lost answer, a dead process) from the
@@ -27,8 +29,10 @@ pub mod privacy;
 mod provider_call;
 pub mod reconcile;
 pub mod sandbox;
+pub mod sandbox_client;
 mod session;
 pub mod sheet;
+pub mod stripe;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,25 +1,23 @@
-//! The payment provider, as the app sees it: an HTTP client for the SANDBOX provider's
-//! Stripe-shaped API (`giftgenius-sandbox-pay`, its own process with its own database; see
-//! `sandbox.rs` for how the app starts one when no `--payments-url` is given).
+//! The payment provider, as the app sees it: [`Payments`], one client in front of whichever
+//! [`PaymentProvider`] runs (`--payments sandbox|stripe`): the SANDBOX provider's HTTP API
+//! (`sandbox_client.rs`, its own process, `sandbox.rs`) or Stripe's (`stripe/`). Nothing above
+//! this file knows which one it is: the checkout charges, refunds and asks what happened to an
+//! order's charge, with the order's own keys.
 //!
 //! Every request has a timeout, and a commit's lease always outlasts it (checked at startup,
 //! [`check_lease`]): a call never loses its key while its charge is still in flight, and a retry
 //! never starts a second charge request beside the first. A timeout is not a failure of the
 //! charge: the provider may have charged and lost the answer, which is why every charge carries
 //! an idempotency key derived from the order and why the reconciler can ask "what happened to
-//! the charge under key K" later ([`Payments::lookup`]).
+//! the charge of order O" later ([`Payments::lookup`]).
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use giftgenius_sandbox_pay::api::{
-    CHARGES_PATH, Charge as ApiCharge, ChargeList, ChargeRequest, ChargeStatus, ErrorBody, IDEMPOTENCY_KEY_HEADER,
-    MAX_PAGE, PaymentToken, REFUNDS_PATH, Refund as ApiRefund, RefundList, RefundRequest, SETTINGS_PATH,
-    SettingsUpdate, TOKEN_REFUSALS,
-};
-use giftgenius_sandbox_pay::token::AdminToken;
-use giftgenius_types::{Currency, Money};
-use reqwest::StatusCode;
+use giftgenius_sandbox_pay::api::{Charge as ApiCharge, PaymentToken, Refund as ApiRefund};
+use giftgenius_types::Money;
 
+use super::sandbox_client::SandboxClient;
 use crate::metrics::{ChargeOutcome, PaymentMetrics, RefundOutcome};
 
 /// What a lease must have left beyond the provider's timeout: the store steps around the call
@@ -73,37 +71,71 @@ pub enum Lookup {
     Declined,
 }
 
-/// The provider's HTTP API.
+/// One charge, as the checkout asks for it.
+#[derive(Debug, Clone)]
+pub struct ChargeRequest<'a> {
+    /// The provider's idempotency key: derived from the order (`commit::provider_key`).
+    pub key: &'a str,
+    pub order_id: &'a str,
+    /// Whose money: the account the provider keeps the saved card under.
+    pub subject: &'a str,
+    pub amount: Money,
+    /// The same text for every request under the key.
+    pub description: &'a str,
+    /// A delegated-payment vault token (the host's payment sheet), when it pays.
+    pub token: Option<PaymentToken>,
+}
+
+/// The charge of one order, as the reconciler (or a retry) asks about it.
+#[derive(Debug, Clone, Copy)]
+pub struct OrderCharge<'a> {
+    /// The key the charge was requested under.
+    pub key: &'a str,
+    pub order_id: &'a str,
+    pub subject: &'a str,
+}
+
+/// What a payment provider does for the checkout. Implemented by the sandbox client and by
+/// Stripe's; chosen once at startup (`state.rs`).
+#[async_trait::async_trait]
+pub trait PaymentProvider: Send + Sync + std::fmt::Debug {
+    /// Charges once per `request.key`: the same key with the same request always gets the same
+    /// answer (a success or a decline), however often it is sent.
+    async fn charge(&self, request: ChargeRequest<'_>) -> Result<Charge, PaymentError>;
+    /// Refunds `amount` of `charge_id` once per `key` (the same key always gets the same refund
+    /// back); returns the provider's refund id.
+    async fn refund(&self, key: &str, charge_id: &str, amount: Money) -> Result<String, PaymentError>;
+    /// What happened to the order's charge.
+    async fn lookup(&self, order: OrderCharge<'_>) -> Result<Lookup, PaymentError>;
+    /// Whether the provider answers within `within` (`/readyz`).
+    async fn is_reachable(&self, within: Duration) -> bool;
+}
+
+/// The provider the app charges, counted into `/metrics`.
 #[derive(Debug, Clone)]
 pub struct Payments {
-    http: reqwest::Client,
-    /// Base URL, no trailing slash.
-    base: String,
+    provider: Arc<dyn PaymentProvider>,
+    /// The same provider when it is the sandbox: its ledger and faults, for the preview and tests.
+    sandbox: Option<Arc<SandboxClient>>,
     timeout: Duration,
     /// Charges and refunds by outcome (`/metrics`).
     metrics: PaymentMetrics,
 }
 
-fn currency_code(currency: Currency) -> String {
-    currency.code().to_ascii_lowercase()
-}
-
-/// The provider's charge as ours, if it is for an amount we know.
-fn charge_of(charge: &ApiCharge) -> Option<Charge> {
-    let currency = Currency::ALL.into_iter().find(|c| c.code().eq_ignore_ascii_case(&charge.currency))?;
-    Some(Charge { id: charge.id.clone(), amount: Money::new(charge.amount, currency) })
-}
+/// What the sandbox-only helpers answer when another provider runs.
+const NOT_SANDBOX: &str = "the payment provider is not the sandbox";
 
 impl Payments {
-    /// A client for the provider at `base_url`, every request limited to `timeout` and showing
-    /// `token`.
-    pub fn new(base_url: &str, timeout: Duration, token: &AdminToken) -> anyhow::Result<Self> {
-        let http = reqwest::Client::builder()
-            .timeout(timeout)
-            .connect_timeout(timeout)
-            .default_headers(token.authorization())
-            .build()?;
-        Ok(Self { http, base: base_url.trim_end_matches('/').to_string(), timeout, metrics: PaymentMetrics::default() })
+    /// The sandbox provider's client.
+    pub fn sandbox(client: SandboxClient) -> Self {
+        let client = Arc::new(client);
+        let timeout = client.timeout();
+        Self { provider: client.clone(), sandbox: Some(client), timeout, metrics: PaymentMetrics::default() }
+    }
+
+    /// Another provider, whose every request is limited to `timeout`.
+    pub fn of(provider: Arc<dyn PaymentProvider>, timeout: Duration) -> Self {
+        Self { provider, sandbox: None, timeout, metrics: PaymentMetrics::default() }
     }
 
     /// Counts charges and refunds into `metrics` (the application's registry).
@@ -117,36 +149,33 @@ impl Payments {
         self.timeout
     }
 
-    pub fn base_url(&self) -> &str {
-        &self.base
+    /// The provider itself (tests reach provider-specific helpers through it).
+    pub fn provider(&self) -> &Arc<dyn PaymentProvider> {
+        &self.provider
     }
 
     /// Whether the provider answers its health probe within `within` (`/readyz`).
     pub async fn is_reachable(&self, within: Duration) -> bool {
-        let probe = self.http.get(format!("{}{}", self.base, giftgenius_sandbox_pay::api::HEALTH_PATH));
-        probe.timeout(within).send().await.is_ok_and(|r| r.status().is_success())
+        self.provider.is_reachable(within).await
     }
 
-    /// Charges `amount` once per `idempotency_key`: the same key with the same request always
-    /// gets the same answer (a success or a decline), however often it is sent.
-    pub async fn charge(
+    /// The whole of one provider operation inside the timeout: a provider that makes several
+    /// requests for it (Stripe: the Customer, the lookup, the PaymentIntent) still ends within
+    /// the time the lease was checked against, answered or given up as unavailable.
+    async fn within<T>(
         &self,
-        idempotency_key: &str,
-        amount: Money,
-        description: &str,
-    ) -> Result<Charge, PaymentError> {
-        self.charge_with(idempotency_key, amount, description, None).await
+        what: &str,
+        operation: impl Future<Output = Result<T, PaymentError>>,
+    ) -> Result<T, PaymentError> {
+        match tokio::time::timeout(self.timeout, operation).await {
+            Ok(result) => result,
+            Err(_) => Err(PaymentError::Unavailable(format!("{what} did not finish within {:?}", self.timeout))),
+        }
     }
 
-    /// [`Payments::charge`], paid by `token` (a delegated-payment vault token) when given.
-    pub async fn charge_with(
-        &self,
-        idempotency_key: &str,
-        amount: Money,
-        description: &str,
-        token: Option<PaymentToken>,
-    ) -> Result<Charge, PaymentError> {
-        let result = self.request_charge(idempotency_key, amount, description, token).await;
+    /// [`PaymentProvider::charge`], within the timeout, counted.
+    pub async fn charge(&self, request: ChargeRequest<'_>) -> Result<Charge, PaymentError> {
+        let result = self.within("the charge", self.provider.charge(request)).await;
         self.metrics.charge(match &result {
             Ok(_) => ChargeOutcome::Succeeded,
             Err(PaymentError::Declined) => ChargeOutcome::Declined,
@@ -157,60 +186,9 @@ impl Payments {
         result
     }
 
-    async fn request_charge(
-        &self,
-        idempotency_key: &str,
-        amount: Money,
-        description: &str,
-        token: Option<PaymentToken>,
-    ) -> Result<Charge, PaymentError> {
-        let request = ChargeRequest {
-            amount: amount.amount_minor,
-            currency: currency_code(amount.currency),
-            description: description.to_string(),
-            payment_token: token,
-        };
-        let url = format!("{}{CHARGES_PATH}", self.base);
-        let call = self.http.post(&url).header(IDEMPOTENCY_KEY_HEADER, idempotency_key).json(&request);
-        let response = super::provider_call::send(call, "POST", &url)
-            .await
-            .map_err(|e| PaymentError::Unavailable(format!("charge request failed: {e}")))?;
-        let status = response.status();
-        match status {
-            StatusCode::OK => {
-                let charge: ApiCharge = response
-                    .json()
-                    .await
-                    .map_err(|e| PaymentError::Unavailable(format!("charge answer unreadable: {e}")))?;
-                match charge_of(&charge) {
-                    Some(ours) if ours.amount == amount && charge.status == ChargeStatus::Succeeded => Ok(ours),
-                    _ => Err(PaymentError::KeyMismatch),
-                }
-            }
-            StatusCode::PAYMENT_REQUIRED => {
-                let body: Option<ErrorBody> = response.json().await.ok();
-                match body.and_then(|b| b.error.code).filter(|code| TOKEN_REFUSALS.contains(&code.as_str())) {
-                    Some(code) => Err(PaymentError::Refused(code)),
-                    None => Err(PaymentError::Declined),
-                }
-            }
-            StatusCode::BAD_REQUEST => {
-                let body: Option<ErrorBody> = response.json().await.ok();
-                match body {
-                    Some(body) if body.error.kind == "idempotency_error" => Err(PaymentError::KeyMismatch),
-                    // Any other 400 is a request we should never have built.
-                    other => Err(PaymentError::Unavailable(format!("charge refused as invalid: {other:?}"))),
-                }
-            }
-            // 409: the first request under this key is still being processed.
-            other => Err(PaymentError::Unavailable(format!("provider answered {other}"))),
-        }
-    }
-
-    /// Refunds all of `charge_id` once per `idempotency_key` (the same key always gets the same
-    /// refund back); returns the provider's refund id.
-    pub async fn refund(&self, idempotency_key: &str, charge_id: &str, amount: Money) -> Result<String, PaymentError> {
-        let result = self.request_refund(idempotency_key, charge_id, amount).await;
+    /// [`PaymentProvider::refund`], within the timeout, counted.
+    pub async fn refund(&self, key: &str, charge_id: &str, amount: Money) -> Result<String, PaymentError> {
+        let result = self.within("the refund", self.provider.refund(key, charge_id, amount)).await;
         self.metrics.refund(match &result {
             Ok(_) => RefundOutcome::Succeeded,
             Err(PaymentError::Unavailable(_)) => RefundOutcome::Unavailable,
@@ -219,131 +197,36 @@ impl Payments {
         result
     }
 
-    async fn request_refund(
-        &self,
-        idempotency_key: &str,
-        charge_id: &str,
-        amount: Money,
-    ) -> Result<String, PaymentError> {
-        let request = RefundRequest {
-            charge: charge_id.to_string(),
-            amount: Some(amount.amount_minor),
-            reason: Some("requested_by_customer".into()),
-        };
-        let url = format!("{}{REFUNDS_PATH}", self.base);
-        let call = self.http.post(&url).header(IDEMPOTENCY_KEY_HEADER, idempotency_key).json(&request);
-        let response = super::provider_call::send(call, "POST", &url)
-            .await
-            .map_err(|e| PaymentError::Unavailable(format!("refund request failed: {e}")))?;
-        match response.status() {
-            StatusCode::OK => {
-                let refund: ApiRefund = response
-                    .json()
-                    .await
-                    .map_err(|e| PaymentError::Unavailable(format!("refund answer unreadable: {e}")))?;
-                if refund.charge == charge_id && refund.amount == amount.amount_minor {
-                    Ok(refund.id)
-                } else {
-                    Err(PaymentError::KeyMismatch)
-                }
-            }
-            // Another key refunded it, no such charge, or the key was used for another refund:
-            // never the user's doing, so an operator's (logged by the caller).
-            StatusCode::BAD_REQUEST | StatusCode::NOT_FOUND => Err(PaymentError::KeyMismatch),
-            other => Err(PaymentError::Unavailable(format!("provider answered {other}"))),
-        }
+    /// [`PaymentProvider::lookup`], within the timeout.
+    pub async fn lookup(&self, order: OrderCharge<'_>) -> Result<Lookup, PaymentError> {
+        self.within("the lookup", self.provider.lookup(order)).await
     }
 
-    /// Every refund the provider recorded, oldest first.
-    pub async fn refunds(&self) -> Result<Vec<ApiRefund>, PaymentError> {
-        let mut all: Vec<ApiRefund> = Vec::new();
-        loop {
-            let limit = MAX_PAGE.to_string();
-            let mut query = vec![("limit", limit.as_str())];
-            let after = all.last().map(|r| r.id.clone());
-            if let Some(after) = after.as_deref() {
-                query.push(("starting_after", after));
-            }
-            let page: RefundList = self.get_json(&format!("{}{REFUNDS_PATH}", self.base), &query).await?;
-            all.extend(page.data);
-            if !page.has_more {
-                return Ok(all);
-            }
-        }
+    fn sandbox_client(&self) -> Result<&SandboxClient, PaymentError> {
+        self.sandbox.as_deref().ok_or_else(|| PaymentError::Unavailable(NOT_SANDBOX.into()))
     }
 
-    /// What happened to the charge requested under `idempotency_key`.
-    pub async fn lookup(&self, idempotency_key: &str) -> Result<Lookup, PaymentError> {
-        let list: ChargeList =
-            self.get_json(&format!("{}{CHARGES_PATH}", self.base), &[("idempotency_key", idempotency_key)]).await?;
-        let Some(charge) = list.data.into_iter().find(|c| c.idempotency_key == idempotency_key) else {
-            return Ok(Lookup::NotFound);
-        };
-        Ok(match charge.status {
-            ChargeStatus::Processing => Lookup::Processing,
-            ChargeStatus::Failed => Lookup::Declined,
-            ChargeStatus::Succeeded => Lookup::Succeeded(charge_of(&charge).ok_or(PaymentError::KeyMismatch)?),
-        })
-    }
-
-    /// Every charge the provider recorded, declines included, oldest first (the ledger the
-    /// invariants are checked against).
+    /// The sandbox's every charge, declines included, oldest first.
     pub async fn ledger(&self) -> Result<Vec<ApiCharge>, PaymentError> {
-        let mut all: Vec<ApiCharge> = Vec::new();
-        loop {
-            let limit = MAX_PAGE.to_string();
-            let mut query = vec![("limit", limit.as_str())];
-            let after = all.last().map(|c| c.id.clone());
-            if let Some(after) = after.as_deref() {
-                query.push(("starting_after", after));
-            }
-            let page: ChargeList = self.get_json(&format!("{}{CHARGES_PATH}", self.base), &query).await?;
-            all.extend(page.data);
-            if !page.has_more {
-                return Ok(all);
-            }
-        }
+        self.sandbox_client()?.ledger().await
     }
 
-    /// The charges where money moved (the ledger without declines and requests in flight).
+    /// The sandbox's charges where money moved.
     pub async fn charges(&self) -> Result<Vec<ApiCharge>, PaymentError> {
-        Ok(self.ledger().await?.into_iter().filter(|c| c.status == ChargeStatus::Succeeded).collect())
+        self.sandbox_client()?.charges().await
     }
 
-    /// Replaces the provider's injected faults (`5xx*1`, `timeout*2`, `decline`); for the local
-    /// preview and tests. The provider checks the plan; its refusal comes back as the error.
+    /// The sandbox's every refund, oldest first.
+    pub async fn refunds(&self) -> Result<Vec<ApiRefund>, PaymentError> {
+        self.sandbox_client()?.refunds().await
+    }
+
+    /// Replaces the sandbox's injected faults (`5xx*1`, `timeout*2`, `decline`).
     pub async fn set_faults(&self, plan: &str) -> Result<(), String> {
-        let update = SettingsUpdate { latency_ms: None, faults: Some(plan.to_string()) };
-        let response = self
-            .http
-            .post(format!("{}{SETTINGS_PATH}", self.base))
-            .json(&update)
-            .send()
-            .await
-            .map_err(|e| format!("the payment provider did not answer: {e}"))?;
-        if response.status().is_success() {
-            return Ok(());
+        match &self.sandbox {
+            Some(client) => client.set_faults(plan).await,
+            None => Err(NOT_SANDBOX.into()),
         }
-        let body: Option<ErrorBody> = response.json().await.ok();
-        Err(body.map(|b| b.error.message).unwrap_or_else(|| "the payment provider refused the plan".into()))
-    }
-
-    async fn get_json<T: serde::de::DeserializeOwned>(
-        &self,
-        url: &str,
-        query: &[(&str, &str)],
-    ) -> Result<T, PaymentError> {
-        let response = self
-            .http
-            .get(url)
-            .query(query)
-            .send()
-            .await
-            .map_err(|e| PaymentError::Unavailable(format!("provider request failed: {e}")))?;
-        if !response.status().is_success() {
-            return Err(PaymentError::Unavailable(format!("provider answered {}", response.status())));
-        }
-        response.json().await.map_err(|e| PaymentError::Unavailable(format!("provider answer unreadable: {e}")))
     }
 }
 

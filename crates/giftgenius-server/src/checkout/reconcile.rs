@@ -39,7 +39,7 @@ use super::cancel::refund_key;
 use super::commit::{declined, provider_key};
 use super::idempotency::stored_answer;
 use super::order_of;
-use super::payments::{Lookup, PaymentError, Payments};
+use super::payments::{Lookup, OrderCharge, PaymentError, Payments};
 use crate::clock::Clock;
 use crate::context::{CallContext, DEFAULT_LOCALE};
 use crate::metrics::ReconcileMetrics;
@@ -235,7 +235,9 @@ impl Reconciler {
         // The answer stored for the order's keys is what their call would have answered.
         let call = CallContext::new(ToolName::CommitOrder, order.subject.clone(), DEFAULT_LOCALE);
         let asked_at = self.now();
-        let lookup = self.payments.lookup(&provider_key(&order.id)).await;
+        let key = provider_key(&order.id);
+        let lookup =
+            self.payments.lookup(OrderCharge { key: &key, order_id: &order.id, subject: &order.subject }).await;
         let reference = call.reference.as_str();
         match lookup {
             Err(PaymentError::Unavailable(detail)) => {

@@ -114,6 +114,7 @@ macro_rules! scoped {
 mod keys;
 #[macro_use]
 mod outbox;
+mod accounts;
 mod acp_sessions;
 mod addresses;
 mod checkouts;

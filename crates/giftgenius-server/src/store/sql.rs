@@ -122,6 +122,13 @@ pub const UPSERT_SAVED_ADDRESS: &str = "INSERT INTO saved_addresses (subject, re
 pub const SAVED_ADDRESS: &str = "SELECT recipient FROM saved_addresses WHERE subject = $1";
 pub const PRUNE_SAVED_ADDRESSES: &str = "DELETE FROM saved_addresses WHERE updated_at_ms < $1";
 
+// --- accounts at the payment provider ---
+
+pub const STRIPE_CUSTOMER: &str = "SELECT stripe_customer_id FROM accounts WHERE subject = $1";
+/// $1 subject, $2 the Customer id, $3 now: the first writer's id stays.
+pub const INSERT_STRIPE_CUSTOMER: &str = "INSERT INTO accounts (subject, stripe_customer_id, created_at_ms) VALUES ($1, $2, $3) \
+     ON CONFLICT (subject) DO NOTHING";
+
 // --- refunds ---
 
 /// $1 id, $2 order, $3 subject, $4 amount, $5 currency, $6 the `Pending` status, $7 now, $8 the

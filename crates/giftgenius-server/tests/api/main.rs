@@ -42,6 +42,7 @@ mod sandbox_pay_guard;
 mod sandbox_pay_tokens;
 mod stateless;
 mod stdio;
+mod stripe;
 mod suggest_gifts;
 mod support;
 mod tcp_nodelay;

@@ -12,6 +12,7 @@
 //! the reconciler (the same event builder from the database), and the routing is unit-tested in
 //! `outbox::receivers`.
 
+use giftgenius_server::checkout::payments::ChargeRequest;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
@@ -428,7 +429,15 @@ async fn an_acp_order_goes_to_its_platforms_webhook_signed_with_the_platforms_se
     // The provider charged it and the answer was lost: the reconciler finds the charge.
     let key = giftgenius_server::checkout::commit::provider_key(&order.id);
     let description = giftgenius_server::checkout::commit::charge_description(&order);
-    app.state.reconciler.payments.charge(&key, order.total(), &description).await.expect("charged");
+    let request = ChargeRequest {
+        key: &key,
+        order_id: &order.id,
+        subject: &order.subject,
+        amount: order.total(),
+        description: &description,
+        token: None,
+    };
+    app.state.reconciler.payments.charge(request).await.expect("charged");
     app.clock.advance(Duration::from_secs(601));
     assert_eq!(app.state.reconciler.run_once().await.unwrap().paid, 1);
 

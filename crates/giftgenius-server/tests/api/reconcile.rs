@@ -16,8 +16,8 @@ use serde_json::{Value, json};
 
 use crate::checkout::app_with_faults;
 use crate::support::{
-    SandboxPay, TOKEN, TestApp, call_as, charges, commit_args, connect, meta_of, prepare, request, spawn_app_with,
-    start_server_binary,
+    SandboxPay, TOKEN, TestApp, call_as, charges, commit_args, connect, meta_of, prepare, reconcile_command, request,
+    spawn_app_with, start_server_binary,
 };
 
 /// Longer than the default window (600 s).
@@ -190,17 +190,7 @@ async fn the_reconcile_command_settles_pending_orders_and_prints_what_it_did() {
     // Past the order's charging window (the timeout plus the margin).
     tokio::time::sleep(Duration::from_millis(1_500)).await;
 
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_giftgenius-server"))
-        .arg("reconcile")
-        .args(provider.app_flags())
-        .args(["--reconcile-after-secs", "0"])
-        .arg("--db")
-        .arg(&db)
-        .env("GIFTGENIUS_LOG", "warn")
-        .output()
-        .expect("the command runs");
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    let report: Value = serde_json::from_slice(&output.stdout).expect("a JSON report");
+    let report = reconcile_command(&db, &provider.app_flags());
     assert_eq!(report["examined"], 1, "{report}");
     assert_eq!(report["paid"], 1, "{report}");
     let store = Store::connect(&db.to_string_lossy()).await.unwrap();

@@ -7,6 +7,7 @@
 //! - `process`: the real server binary as a child process.
 //! - `provider`: the SANDBOX payment provider as a child process: settings, ledger, raw requests,
 //!   ACP delegate_payment calls and test-card bodies for them.
+//! - `localstripe`: the Stripe emulator as a child process, and what it holds.
 //! - `ports`: a port nobody listens on.
 //! - `prometheus`: a real Prometheus scraping a test server, and its query API.
 //! - `upstream`: local upstream catalogs that answer well, badly, slowly or never.
@@ -21,6 +22,7 @@
 mod app;
 mod calls;
 mod leaks;
+mod localstripe;
 pub mod oidc;
 mod otlp;
 mod ports;
@@ -36,14 +38,17 @@ mod upstream;
 pub use app::{TestApp, connect, execute_sql, spawn_app, spawn_app_on, spawn_app_with, token_secret_file, widget_path};
 pub use calls::{call, call_as, call_in_locale, meta_of, request, text_of, varied_suggestion};
 pub use leaks::{assert_no_leak, find_leak, hostname, leak_in};
+pub use localstripe::{LocalStripe, STRIPE_TEST_KEY};
 pub use otlp::{Exported, OtlpReceiver};
 pub use ports::unused_port;
-pub use process::{ServerProcess, spawn_server_binary, start_server_binary, start_server_binary_env};
+pub use process::{
+    ServerProcess, reconcile_command, spawn_server_binary, start_server_binary, start_server_binary_env,
+};
 pub use prometheus::{Prometheus, Target};
 pub use provider::{SandboxPay, TEST_MERCHANT, TEST_SESSION, delegate_body};
 pub use purchase::{
-    TOKEN, charges, commit_args, commit_then_replay_charges_once, orders, prepare, prepare_in_session, recipient,
-    successes_or_in_progress, with_recipient,
+    TOKEN, charges, commit_args, commit_then_replay_charges_once, orders, prepare, prepare_as, prepare_in_session,
+    recipient, successes_or_in_progress, with_recipient,
 };
 pub use raw_http::{INIT, RawSession, post};
 pub use receiver::{Receiver, Reply, Seen};

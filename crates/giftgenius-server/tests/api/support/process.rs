@@ -112,3 +112,19 @@ pub fn spawn_server_binary_env(
         .expect("server binary starts");
     ServerProcess { child, url: format!("http://127.0.0.1:{port}") }
 }
+
+/// One pass of `giftgenius-server reconcile --reconcile-after-secs 0` on `db` with `flags` (the
+/// payment provider's); the JSON report it prints.
+pub fn reconcile_command<S: AsRef<std::ffi::OsStr>>(db: &Path, flags: &[S]) -> serde_json::Value {
+    let output = Command::new(env!("CARGO_BIN_EXE_giftgenius-server"))
+        .arg("reconcile")
+        .args(flags)
+        .args(["--reconcile-after-secs", "0"])
+        .arg("--db")
+        .arg(db)
+        .env("GIFTGENIUS_LOG", "warn")
+        .output()
+        .expect("the command runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    serde_json::from_slice(&output.stdout).expect("a JSON report")
+}

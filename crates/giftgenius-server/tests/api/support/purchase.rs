@@ -39,9 +39,13 @@ pub async fn orders(app: &TestApp) -> i64 {
 
 /// prepare_order for `subject` in a client of its own; returns (draft id, confirmation token).
 pub async fn prepare(app: &TestApp, subject: &str, gift: &str) -> (String, String) {
-    let client = app.client().await;
+    prepare_as(&app.client().await, subject, gift).await
+}
+
+/// prepare_order for `subject` through `client` (any server's); returns (draft id, confirmation token).
+pub async fn prepare_as(client: &RunningService<RoleClient, ()>, subject: &str, gift: &str) -> (String, String) {
     let (result, structured) =
-        call_as(&client, subject, "prepare_order", with_recipient(json!({"gift_id": gift}))).await;
+        call_as(client, subject, "prepare_order", with_recipient(json!({"gift_id": gift}))).await;
     draft_and_token(&result, &structured)
 }
 

@@ -1,0 +1,398 @@
+//! The Stripe provider (`--payments stripe`): Stripe's REST API behind [`PaymentProvider`].
+//!
+//! - **Customers** (`customer_for`): each subject's Stripe Customer, created on the first need
+//!   with an idempotency key derived from the subject and kept in `accounts` (the first one
+//!   recorded wins, so two replicas end up charging the same Customer).
+//! - **Charge**: one PaymentIntent per order, created and confirmed in one call (`amount`,
+//!   `currency`, `customer`, the saved `payment_method`, `off_session=true`, `confirm=true`,
+//!   `metadata[order_id]`) under our provider key as Stripe's `Idempotency-Key`. Before creating
+//!   one we look for the order's PaymentIntent among the Customer's (the reconciler's lookup), so
+//!   a retry after a lost answer finds the first one even where idempotency keys are not replayed
+//!   (localstripe ignores them; Stripe keeps them 24 hours). The lease and the order's charging
+//!   window (`commit.rs`) already keep a second request from starting while one may be in flight.
+//! - **Declines** (402) are `PaymentError::Declined`; Stripe's code and decline code are logged
+//!   here and go nowhere else.
+//! - **Lookup**: the Customer's Charges with their PaymentIntent expanded, the one whose
+//!   `metadata[order_id]` is ours (localstripe's PaymentIntent list takes no `customer` filter;
+//!   its Charge list does, as Stripe's).
+//! - **Refund**: `POST /v1/refunds` for the PaymentIntent under the refund's own key, which also
+//!   goes into the refund's metadata: a refund already made under the key is found first.
+//!
+//! The secret key is sent as `Authorization: Bearer` (a header marked sensitive) and is never in
+//! a log line, a span, an answer or an error: errors carry Stripe's status, type and code only.
+
+pub mod signature;
+mod wire;
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::Context;
+use giftgenius_types::{Currency, Money};
+use reqwest::StatusCode;
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
+use sha2::{Digest, Sha256};
+
+use super::payments::{Charge, ChargeRequest, Lookup, OrderCharge, PaymentError, PaymentProvider};
+use crate::clock::Clock;
+use crate::store::Store;
+use wire::{ErrorBody, IdOr, List, PaymentIntent, form};
+
+/// Stripe's idempotency header.
+const IDEMPOTENCY_KEY: &str = "Idempotency-Key";
+/// The metadata key of our order id on a PaymentIntent.
+pub const ORDER_ID: &str = "order_id";
+/// The metadata key of our refund key on a Refund.
+const REFUND_KEY: &str = "giftgenius_refund_key";
+/// Stripe's largest page.
+const PAGE: &str = "100";
+
+/// Stripe's REST API for the checkout.
+pub struct StripeClient {
+    http: reqwest::Client,
+    /// Base URL, no trailing slash.
+    base: String,
+    store: Store,
+    clock: Clock,
+}
+
+impl std::fmt::Debug for StripeClient {
+    // Never the headers: they hold the secret key.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StripeClient").field("base", &self.base).finish_non_exhaustive()
+    }
+}
+
+/// The first line of `file`: the secret key.
+pub fn read_secret_key(file: &Path) -> anyhow::Result<String> {
+    let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let key = text.lines().next().unwrap_or("").trim().to_string();
+    if !(key.starts_with("sk_") || key.starts_with("rk_")) || key.len() < 8 {
+        anyhow::bail!("{} does not hold a Stripe secret key (sk_… or rk_…) on its first line", file.display());
+    }
+    Ok(key)
+}
+
+/// The idempotency key of `subject`'s Customer: the same for every replica and retry, naming
+/// no one (a hash).
+fn customer_key(subject: &str) -> String {
+    format!("ggc_{}", &account_ref(subject)[..32])
+}
+
+/// What Stripe learns of the subject: a hash, in the Customer's metadata.
+fn account_ref(subject: &str) -> String {
+    hex::encode(Sha256::digest(format!("giftgenius account {subject}").as_bytes()))
+}
+
+fn currency_of(code: &str) -> Option<Currency> {
+    Currency::ALL.into_iter().find(|c| c.code().eq_ignore_ascii_case(code))
+}
+
+/// A succeeded PaymentIntent as our charge (its id is what a refund names).
+fn charge_of(intent: &PaymentIntent) -> Option<Charge> {
+    Some(Charge { id: intent.id.clone(), amount: Money::new(intent.amount, currency_of(&intent.currency)?) })
+}
+
+/// What a PaymentIntent's status says happened.
+fn lookup_of(intent: &PaymentIntent) -> Result<Lookup, PaymentError> {
+    Ok(match intent.status.as_str() {
+        "succeeded" => Lookup::Succeeded(charge_of(intent).ok_or(PaymentError::KeyMismatch)?),
+        // A decline leaves it waiting for another payment method; we never give it one.
+        "requires_payment_method" | "canceled" => Lookup::Declined,
+        // processing, requires_action (3-D Secure: not handled yet), requires_confirmation…
+        _ => Lookup::Processing,
+    })
+}
+
+fn unavailable(what: &str, detail: impl std::fmt::Display) -> PaymentError {
+    PaymentError::Unavailable(format!("stripe {what}: {detail}"))
+}
+
+impl StripeClient {
+    /// A client for Stripe at `base_url` with `secret_key`, every request limited to `timeout`.
+    pub fn new(
+        base_url: &str,
+        secret_key: &str,
+        timeout: Duration,
+        store: Store,
+        clock: Clock,
+    ) -> anyhow::Result<Self> {
+        let mut auth = HeaderValue::from_str(&format!("Bearer {secret_key}"))
+            .map_err(|_| anyhow::anyhow!("the Stripe secret key is not a valid header value"))?;
+        auth.set_sensitive(true);
+        let mut headers = HeaderMap::new();
+        headers.insert(AUTHORIZATION, auth);
+        let http =
+            reqwest::Client::builder().timeout(timeout).connect_timeout(timeout).default_headers(headers).build()?;
+        Ok(Self { http, base: base_url.trim_end_matches('/').to_string(), store, clock })
+    }
+
+    async fn post(&self, path: &str, key: Option<&str>, fields: &[(&str, &str)]) -> reqwest::Result<reqwest::Response> {
+        let url = format!("{}{path}", self.base);
+        let mut request =
+            self.http.post(&url).header(CONTENT_TYPE, "application/x-www-form-urlencoded").body(form(fields));
+        if let Some(key) = key {
+            request = request.header(IDEMPOTENCY_KEY, key);
+        }
+        super::provider_call::send(request, "POST", &url).await
+    }
+
+    async fn get<T: serde::de::DeserializeOwned>(&self, path: &str, query: &[(&str, &str)]) -> Result<T, PaymentError> {
+        let url = format!("{}{path}", self.base);
+        let response = super::provider_call::send(self.http.get(&url).query(query), "GET", &url)
+            .await
+            .map_err(|e| unavailable("request failed", e.without_url()))?;
+        if !response.status().is_success() {
+            return Err(unavailable("answered", response.status()));
+        }
+        response.json().await.map_err(|e| unavailable("answer unreadable", e.without_url()))
+    }
+
+    /// Every page of a list endpoint, in Stripe's order.
+    async fn list_all<T: serde::de::DeserializeOwned + HasId>(
+        &self,
+        path: &str,
+        query: &[(&str, &str)],
+    ) -> Result<Vec<T>, PaymentError> {
+        let mut all: Vec<T> = Vec::new();
+        loop {
+            let after = all.last().map(|item| item.id().to_string());
+            let mut page_query = query.to_vec();
+            page_query.push(("limit", PAGE));
+            if let Some(after) = after.as_deref() {
+                page_query.push(("starting_after", after));
+            }
+            let page: List<T> = self.get(path, &page_query).await?;
+            let more = page.has_more && !page.data.is_empty();
+            all.extend(page.data);
+            if !more {
+                return Ok(all);
+            }
+        }
+    }
+
+    /// `subject`'s Stripe Customer id: the one recorded, else one created now (under the
+    /// subject's idempotency key) and recorded unless another was recorded first.
+    pub async fn customer_for(&self, subject: &str) -> Result<String, PaymentError> {
+        if let Some(id) = self.known_customer(subject).await? {
+            return Ok(id);
+        }
+        let account = account_ref(subject);
+        let response = self
+            .post("/v1/customers", Some(&customer_key(subject)), &[("metadata[giftgenius_account]", &account)])
+            .await
+            .map_err(|e| unavailable("customer request failed", e.without_url()))?;
+        if !response.status().is_success() {
+            return Err(unavailable("customer refused", response.status()));
+        }
+        let customer: wire::Customer =
+            response.json().await.map_err(|e| unavailable("customer answer unreadable", e.without_url()))?;
+        let kept = self.store.keep_stripe_customer(subject, &customer.id, self.clock.now_ms()).await;
+        let kept = kept.map_err(|e| unavailable("customer not recorded", e))?;
+        if kept != customer.id {
+            tracing::info!(
+                created = customer.id,
+                kept,
+                "another replica recorded this account's Stripe Customer first"
+            );
+        }
+        Ok(kept)
+    }
+
+    async fn known_customer(&self, subject: &str) -> Result<Option<String>, PaymentError> {
+        self.store.stripe_customer(subject).await.map_err(|e| unavailable("accounts unreadable", e))
+    }
+
+    /// The card `customer` saved, if any (the first one Stripe lists).
+    async fn saved_card(&self, customer: &str) -> Result<Option<String>, PaymentError> {
+        let cards: List<wire::PaymentMethod> =
+            self.get("/v1/payment_methods", &[("customer", customer), ("type", "card"), ("limit", "1")]).await?;
+        Ok(cards.data.into_iter().next().map(|card| card.id))
+    }
+
+    /// The PaymentIntent of `order_id` among `customer`'s, if one was ever created and charged.
+    async fn intent_of(&self, customer: &str, order_id: &str) -> Result<Option<PaymentIntent>, PaymentError> {
+        let charges: Vec<wire::Charge> =
+            self.list_all("/v1/charges", &[("customer", customer), ("expand[]", "data.payment_intent")]).await?;
+        Ok(charges.into_iter().find_map(|charge| match charge.payment_intent {
+            Some(IdOr::Object(intent)) if intent.metadata.get(ORDER_ID).map(String::as_str) == Some(order_id) => {
+                Some(*intent)
+            }
+            _ => None,
+        }))
+    }
+
+    /// What an already existing PaymentIntent answers a charge request with.
+    fn answer_of(intent: &PaymentIntent, amount: Money) -> Result<Charge, PaymentError> {
+        match lookup_of(intent)? {
+            Lookup::Succeeded(charge) if charge.amount == amount => Ok(charge),
+            Lookup::Succeeded(_) => Err(PaymentError::KeyMismatch),
+            Lookup::Declined => Err(PaymentError::Declined),
+            Lookup::Processing | Lookup::NotFound => Err(unavailable("payment intent", intent.status.as_str())),
+        }
+    }
+
+    async fn create_intent(&self, request: &ChargeRequest<'_>, customer: &str) -> Result<Charge, PaymentError> {
+        let Some(card) = self.saved_card(customer).await? else {
+            // Nothing to charge: a definitive answer, and nothing moved.
+            tracing::info!(order = request.order_id, "no saved card for this account; declined without a charge");
+            return Err(PaymentError::Declined);
+        };
+        // No `description`: localstripe refuses the parameter; the order id in the metadata names it.
+        let amount = request.amount.amount_minor.to_string();
+        let currency = request.amount.currency.code().to_ascii_lowercase();
+        let fields = [
+            ("amount", amount.as_str()),
+            ("currency", currency.as_str()),
+            ("customer", customer),
+            ("payment_method", card.as_str()),
+            ("off_session", "true"),
+            ("confirm", "true"),
+            ("metadata[order_id]", request.order_id),
+        ];
+        let response = self
+            .post("/v1/payment_intents", Some(request.key), &fields)
+            .await
+            .map_err(|e| unavailable("charge request failed", e.without_url()))?;
+        match response.status() {
+            StatusCode::OK => {
+                let intent: PaymentIntent =
+                    response.json().await.map_err(|e| unavailable("charge answer unreadable", e.without_url()))?;
+                if intent.metadata.get(ORDER_ID).map(String::as_str) != Some(request.order_id) {
+                    return Err(PaymentError::KeyMismatch);
+                }
+                Self::answer_of(&intent, request.amount)
+            }
+            StatusCode::PAYMENT_REQUIRED => {
+                let body: ErrorBody = response.json().await.unwrap_or_default();
+                // Stripe's reasons stay here: the person hears "declined", nothing more.
+                tracing::info!(
+                    order = request.order_id,
+                    code = body.error.code.as_deref().unwrap_or(""),
+                    decline_code = body.error.decline_code.as_deref().unwrap_or(""),
+                    "stripe declined the charge"
+                );
+                Err(PaymentError::Declined)
+            }
+            StatusCode::BAD_REQUEST => {
+                let body: ErrorBody = response.json().await.unwrap_or_default();
+                match body.error.kind.as_deref() {
+                    Some("idempotency_error") => Err(PaymentError::KeyMismatch),
+                    kind => Err(unavailable("refused the charge as invalid", kind.unwrap_or("?"))),
+                }
+            }
+            // 409: a request under the same key is being processed.
+            other => Err(unavailable("answered", other)),
+        }
+    }
+
+    async fn refund_made(&self, key: &str, intent: &str) -> Result<Option<wire::Refund>, PaymentError> {
+        let refunds: Vec<wire::Refund> = self.list_all("/v1/refunds", &[("payment_intent", intent)]).await?;
+        Ok(refunds.into_iter().find(|r| r.metadata.get(REFUND_KEY).map(String::as_str) == Some(key)))
+    }
+}
+
+/// List items have ids (pagination goes by them).
+trait HasId {
+    fn id(&self) -> &str;
+}
+
+impl HasId for wire::Charge {
+    fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+impl HasId for wire::Refund {
+    fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+#[async_trait::async_trait]
+impl PaymentProvider for StripeClient {
+    async fn charge(&self, request: ChargeRequest<'_>) -> Result<Charge, PaymentError> {
+        if request.token.is_some() {
+            // The host's delegated-payment vault tokens are the sandbox's; Stripe charges saved cards.
+            return Err(PaymentError::Refused("vault_token_not_supported".into()));
+        }
+        let customer = self.customer_for(request.subject).await?;
+        if let Some(intent) = self.intent_of(&customer, request.order_id).await? {
+            return Self::answer_of(&intent, request.amount);
+        }
+        self.create_intent(&request, &customer).await
+    }
+
+    async fn refund(&self, key: &str, charge_id: &str, amount: Money) -> Result<String, PaymentError> {
+        let refund = match self.refund_made(key, charge_id).await? {
+            Some(made) => made,
+            None => {
+                // No `reason`: localstripe refuses the parameter.
+                let minor = amount.amount_minor.to_string();
+                let fields = [
+                    ("payment_intent", charge_id),
+                    ("amount", minor.as_str()),
+                    ("metadata[giftgenius_refund_key]", key),
+                ];
+                let response = self
+                    .post("/v1/refunds", Some(key), &fields)
+                    .await
+                    .map_err(|e| unavailable("refund request failed", e.without_url()))?;
+                match response.status() {
+                    StatusCode::OK => {
+                        response.json().await.map_err(|e| unavailable("refund answer unreadable", e.without_url()))?
+                    }
+                    // Already refunded, no such payment, the key used for another refund: an operator's.
+                    StatusCode::BAD_REQUEST | StatusCode::NOT_FOUND => return Err(PaymentError::KeyMismatch),
+                    other => return Err(unavailable("answered a refund", other)),
+                }
+            }
+        };
+        if refund.amount == amount.amount_minor { Ok(refund.id) } else { Err(PaymentError::KeyMismatch) }
+    }
+
+    async fn lookup(&self, order: OrderCharge<'_>) -> Result<Lookup, PaymentError> {
+        // No Customer yet: nothing was ever charged for this account.
+        let Some(customer) = self.known_customer(order.subject).await? else { return Ok(Lookup::NotFound) };
+        match self.intent_of(&customer, order.order_id).await? {
+            Some(intent) => lookup_of(&intent),
+            None => Ok(Lookup::NotFound),
+        }
+    }
+
+    async fn is_reachable(&self, within: Duration) -> bool {
+        let url = format!("{}/v1/customers", self.base);
+        let probe = self.http.get(url).query(&[("limit", "1")]).timeout(within);
+        probe.send().await.is_ok_and(|r| r.status().is_success())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_customer_key_is_stable_and_names_no_one() {
+        assert_eq!(customer_key("local:u1"), customer_key("local:u1"));
+        assert_ne!(customer_key("local:u1"), customer_key("local:u2"));
+        assert!(!customer_key("local:u1").contains("u1"));
+    }
+
+    #[test]
+    fn a_payment_intent_status_says_what_happened() {
+        let intent = |status: &str| PaymentIntent {
+            id: "pi_1".into(),
+            amount: 4500,
+            currency: "eur".into(),
+            status: status.into(),
+            metadata: Default::default(),
+        };
+        assert_eq!(
+            lookup_of(&intent("succeeded")),
+            Ok(Lookup::Succeeded(Charge { id: "pi_1".into(), amount: Money::new(4500, Currency::EUR) }))
+        );
+        assert_eq!(lookup_of(&intent("requires_payment_method")), Ok(Lookup::Declined));
+        assert_eq!(lookup_of(&intent("processing")), Ok(Lookup::Processing));
+        assert_eq!(lookup_of(&intent("requires_action")), Ok(Lookup::Processing));
+    }
+}

@@ -1,0 +1,110 @@
+//! The parts of Stripe's API objects we read (PaymentIntent, Charge, Refund, Customer,
+//! PaymentMethod, lists and errors), and the form bodies we send. Fields Stripe may add are
+//! ignored; a field Stripe documents as "string id, or the object when expanded" takes both.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+/// A PaymentIntent: the one charge attempt of one order (`metadata[order_id]`).
+#[derive(Debug, Clone, Deserialize)]
+pub struct PaymentIntent {
+    pub id: String,
+    pub amount: i64,
+    pub currency: String,
+    /// `succeeded`, `processing`, `requires_payment_method` (a decline), `requires_action`,
+    /// `requires_confirmation`, `requires_capture`, `canceled`.
+    pub status: String,
+    #[serde(default)]
+    pub metadata: BTreeMap<String, String>,
+}
+
+/// A Charge, with its PaymentIntent expanded (`expand[]=data.payment_intent`).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Charge {
+    pub id: String,
+    #[serde(default)]
+    pub payment_intent: Option<IdOr<PaymentIntent>>,
+}
+
+/// An id, or the object it names when expanded.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum IdOr<T> {
+    Object(Box<T>),
+    /// Not expanded: Stripe (or an emulator) ignored `expand[]`; only told apart, never read.
+    Id(#[allow(dead_code)] String),
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Refund {
+    pub id: String,
+    pub amount: i64,
+    #[serde(default)]
+    pub metadata: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Customer {
+    pub id: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct PaymentMethod {
+    pub id: String,
+}
+
+/// A page of a list endpoint.
+#[derive(Debug, Clone, Deserialize)]
+pub struct List<T> {
+    pub data: Vec<T>,
+    #[serde(default)]
+    pub has_more: bool,
+}
+
+/// `{"error": {...}}`. `decline_code` is real Stripe's; localstripe sends `code` only.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct ErrorBody {
+    #[serde(default)]
+    pub error: ApiError,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct ApiError {
+    #[serde(default, rename = "type")]
+    pub kind: Option<String>,
+    #[serde(default)]
+    pub code: Option<String>,
+    #[serde(default)]
+    pub decline_code: Option<String>,
+}
+
+/// An `application/x-www-form-urlencoded` body, as Stripe takes every POST.
+pub fn form(fields: &[(&str, &str)]) -> String {
+    let mut body = url::form_urlencoded::Serializer::new(String::new());
+    for (name, value) in fields {
+        body.append_pair(name, value);
+    }
+    body.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_charge_reads_its_payment_intent_expanded_or_as_an_id() {
+        let expanded: Charge = serde_json::from_str(
+            r#"{"id":"ch_1","payment_intent":{"id":"pi_1","amount":4500,"currency":"eur","status":"succeeded","metadata":{"order_id":"ord_1"}}}"#,
+        )
+        .unwrap();
+        assert!(matches!(expanded.payment_intent, Some(IdOr::Object(pi)) if pi.metadata["order_id"] == "ord_1"));
+        let bare: Charge = serde_json::from_str(r#"{"id":"ch_1","payment_intent":"pi_1"}"#).unwrap();
+        assert!(matches!(bare.payment_intent, Some(IdOr::Id(id)) if id == "pi_1"));
+    }
+
+    #[test]
+    fn form_bodies_are_url_encoded() {
+        assert_eq!(form(&[("metadata[order_id]", "ord 1&x")]), "metadata%5Border_id%5D=ord+1%26x");
+    }
+}

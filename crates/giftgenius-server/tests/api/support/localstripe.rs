@@ -1,0 +1,148 @@
+//! localstripe (a third-party Stripe emulator, PyPI) as a child process on a free port, for the
+//! Stripe provider's tests: installed, pinned, by `cargo xtask setup` (and `cargo xtask test`)
+//! into `<tools>/localstripe-<version>/` from `tools/localstripe/requirements.txt`, the one
+//! place its version is written. What localstripe holds is read through its own API.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::ports::unused_port;
+
+/// The secret key the app and the tests show localstripe (it takes any `sk_…`).
+pub const STRIPE_TEST_KEY: &str = "sk_test_giftgenius_localstripe";
+
+const REQUIREMENTS: &str =
+    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tools/localstripe/requirements.txt"));
+
+/// Where `cargo xtask setup` installs localstripe.
+fn executable() -> PathBuf {
+    let version = REQUIREMENTS
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("localstripe=="))
+        .expect("tools/localstripe/requirements.txt pins localstripe==VERSION");
+    let tools =
+        std::env::var_os("GIFTGENIUS_TOOLS").filter(|d| !d.is_empty()).map(PathBuf::from).unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").expect("HOME or GIFTGENIUS_TOOLS")).join(".cache/giftgenius/tools")
+        });
+    tools.join(format!("localstripe-{version}/bin/localstripe"))
+}
+
+/// A running localstripe, killed on drop.
+pub struct LocalStripe {
+    child: Child,
+    pub url: String,
+    http: reqwest::Client,
+    /// The secret key file the app reads (`--stripe-secret-key-file`).
+    key_file: tempfile::NamedTempFile,
+}
+
+impl Drop for LocalStripe {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl LocalStripe {
+    /// Starts localstripe with an empty store and waits until it answers.
+    pub async fn start() -> Self {
+        let bin = executable();
+        assert!(
+            bin.is_file(),
+            "localstripe is not installed at {}: run `cargo xtask setup` (it installs the pinned version from PyPI)",
+            bin.display()
+        );
+        let port = unused_port();
+        #[allow(clippy::zombie_processes)] // killed and waited for in Drop
+        let child = Command::new(&bin)
+            .args(["--port", &port.to_string(), "--from-scratch"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}; run `cargo xtask setup`", bin.display()));
+        let key_file = tempfile::NamedTempFile::new().expect("temp file");
+        std::fs::write(key_file.path(), format!("{STRIPE_TEST_KEY}\n")).expect("write the key");
+        let stripe = Self { child, url: format!("http://127.0.0.1:{port}"), http: reqwest::Client::new(), key_file };
+        for _ in 0..200 {
+            let probe = stripe.http.get(format!("{}/v1/customers", stripe.url)).bearer_auth(STRIPE_TEST_KEY);
+            if probe.send().await.is_ok_and(|r| r.status().is_success()) {
+                return stripe;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("localstripe on {} did not answer", stripe.url);
+    }
+
+    pub fn key_file(&self) -> &str {
+        self.key_file.path().to_str().expect("a UTF-8 temp path")
+    }
+
+    /// The server flags that make it charge this localstripe.
+    pub fn app_flags(&self) -> Vec<String> {
+        ["--payments", "stripe", "--stripe-api-base", &self.url, "--stripe-secret-key-file", self.key_file()]
+            .map(str::to_string)
+            .to_vec()
+    }
+
+    /// `GET path?query`, answered 200 with JSON.
+    pub async fn get(&self, path: &str, query: &[(&str, &str)]) -> Value {
+        let response = self
+            .http
+            .get(format!("{}{path}", self.url))
+            .query(query)
+            .bearer_auth(STRIPE_TEST_KEY)
+            .send()
+            .await
+            .unwrap();
+        assert!(response.status().is_success(), "GET {path}: {}", response.status());
+        response.json().await.unwrap()
+    }
+
+    /// `POST path` with a form, answered 200 with JSON.
+    pub async fn post(&self, path: &str, form: &[(&str, &str)]) -> Value {
+        let response =
+            self.http.post(format!("{}{path}", self.url)).form(form).bearer_auth(STRIPE_TEST_KEY).send().await.unwrap();
+        assert!(response.status().is_success(), "POST {path}: {}", response.status());
+        response.json().await.unwrap()
+    }
+
+    /// Saves test card `number` for `customer` (a PaymentMethod attached through the API, as
+    /// the hosted page's SetupIntent would leave it); returns its id.
+    pub async fn save_card(&self, customer: &str, number: &str) -> String {
+        let card = self
+            .post(
+                "/v1/payment_methods",
+                &[
+                    ("type", "card"),
+                    ("card[number]", number),
+                    ("card[exp_month]", "12"),
+                    ("card[exp_year]", "2034"),
+                    ("card[cvc]", "123"),
+                ],
+            )
+            .await;
+        let id = card["id"].as_str().expect("a PaymentMethod id").to_string();
+        self.post(&format!("/v1/payment_methods/{id}/attach"), &[("customer", customer)]).await;
+        id
+    }
+
+    /// Every PaymentIntent localstripe holds.
+    pub async fn payment_intents(&self) -> Vec<Value> {
+        self.list("/v1/payment_intents", &[]).await
+    }
+
+    /// Every refund of `payment_intent`.
+    pub async fn refunds_of(&self, payment_intent: &str) -> Vec<Value> {
+        self.list("/v1/refunds", &[("payment_intent", payment_intent)]).await
+    }
+
+    async fn list(&self, path: &str, query: &[(&str, &str)]) -> Vec<Value> {
+        let page = self.get(path, &[query, &[("limit", "100")]].concat()).await;
+        assert_eq!(page["has_more"], false, "more than one page of {path}");
+        page["data"].as_array().cloned().unwrap_or_default()
+    }
+}
