@@ -39,8 +39,8 @@
     var box = d.getElementById("giftgenius-fallback"), app = d.getElementById("giftgenius-root"),
       data = d.getElementById("giftgenius-fallback-data"), oa = w.openai, parent = w.parent !== w && w.parent,
       wire, input = {}, screen = { meta: {} }, home = null, host = {}, last = null, busy = false, ws = null,
-      ids = 1, wait = {}, hc = {}, vars = [], view, first = true, acted = false, stopped = false, notes = [],
-      init, taker = null, held = null, observer = null, due = false,
+      ids = 1, wait = {}, hc = {}, theme, vars = [], view, first = true, acted = false, stopped = false,
+      notes = [], init, taker = null, held = null, observer = null, due = false,
       face = { fail: fail, handover: function (take) { taker = take; offer(); } },
       m = /[?&]gg-call-timeout-ms=(\d+)/.exec(location.search), limit = m && +m[1] >= 100 ? +m[1] : 20000;
     if (!box || !(oa || parent)) return null;
@@ -55,14 +55,17 @@
         var late = new Error("the host did not answer in time"),
           t = setTimeout(function () { delete wait[id]; no(late); }, limit),
           done = [function (v) { clearTimeout(t); ok(v); }, function (e) { clearTimeout(t); no(e); }];
-        if (!oa) return post({ id: id, method: rpc, params: params }, (wait[id] = done));
+        if (!oa) {
+          wait[id] = done;
+          return post({ id: id, method: rpc, params: params });
+        }
         Promise.resolve().then(function () { return oa[method](arg[0], arg[1]); }).then(done[0], done[1]);
       });
     }
     function each(sel, f, at) { [].forEach.call((at || box).querySelectorAll(sel), f); }
     function paint() {
       var r = box.firstElementChild, mode = hc.displayMode;
-      if (r && hc.theme) r.setAttribute("data-theme", hc.theme === "dark" ? "dark" : "light");
+      if (r && theme) r.setAttribute("data-theme", theme);
       if (r && /^(fullscreen|pip)$/.test(mode)) r.setAttribute("data-display-mode", mode);
       else if (r) r.removeAttribute("data-display-mode");
       box.setAttribute("aria-busy", busy);
@@ -122,10 +125,10 @@
     // emptied (the delivery form); a card restored from it gets them back when its Confirm
     // reopens the draft by id (the decision's `lost` call).
     function keep() {
-      var k = wire.viewStore + "html/" + view, html = box.innerHTML, own = screen.meta === host.meta,
-        t = inert(html), entry = { html: html, args: screen.args || null, home: home, host: own };
-      entry.last = last && last.plain ? last : null;
+      var k = wire.viewStore + "html/" + view, html = box.innerHTML, own = screen.meta === host.meta, t,
+        entry = { html: html, args: screen.args || null, home: home, host: own };
       if (!view) return;
+      entry.last = last && last.plain ? last : null;
       store(function (s) {
         var index = read(s, wire.viewIndex);
         index = (Array.isArray(index) ? index : []).filter(function (i) {
@@ -136,6 +139,7 @@
         s.setItem(wire.viewIndex, JSON.stringify(index));
       });
       if (!oa) return;
+      t = inert(html);
       each("[data-private]", function (e) { e.removeAttribute("value"); e.textContent = ""; }, t.content);
       save(wire.screen, { view: view, html: t.innerHTML, host: own });
     }
@@ -261,8 +265,8 @@
           busy = false;
           note();
           if (oa || !caps().logging) return;
-          post({ method: "notifications/message", params: { level: "error", logger: data.initialize.appInfo.name,
-            data: what } });
+          post({ method: "notifications/message",
+            params: { level: "error", logger: data.initialize.appInfo.name, data: what } });
         }).then(paint);
     }
     function patch(answer, sel) {
@@ -286,8 +290,8 @@
     }
     // Its markup's (else the host's) language (en, es, pt): `o` in it, `say(k)` its sentence k.
     function said(o) {
-      var r = box.querySelector(".gg-root[lang]"), l = (r && r.getAttribute("lang")) || hc.locale || "";
-      l = String(l).slice(0, 2).toLowerCase();
+      var r = box.querySelector(".gg-root[lang]"), l = (r && r.getAttribute("lang")) || (oa || hc).locale;
+      l = String(l || "").slice(0, 2).toLowerCase();
       return (o || {})[(data.text || {})[l] ? l : "en"] || "";
     }
     function say(k) { return said(data.text)[k] || ""; }
@@ -357,6 +361,7 @@
       var st = root.style, s, v, f = d.getElementById("gg-host-fonts"), css, k;
       if (!c || typeof c !== "object") return;
       for (k in c) hc[k] = c[k];
+      if (c.theme) theme = c.theme === "dark" ? "dark" : "light";
       s = hc.styles || {};
       v = s.variables || {};
       vars.forEach(function (n) { st.removeProperty(n); });
