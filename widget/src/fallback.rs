@@ -31,12 +31,7 @@ pub fn fallback_data() -> serde_json::Value {
         "toolCancelled": render(ViewState::ToolCancelled { reason: None, retry: None }),
         "text": per_language(&|l| serde_json::json!({
             "unreachable": l.t(Msg::Unreachable),
-            "fieldCheck": l.t(Msg::FieldCheck),
             "needsFix": l.t(Msg::NeedsFix),
-            "fieldRules": crate::field_text::RULES
-                .iter()
-                .map(|(code, key)| (code.to_string(), l.t(*key).into()))
-                .collect::<serde_json::Map<_, _>>(),
         })),
         "wire": crate::runtime::wire(),
     })

@@ -1,30 +1,14 @@
 //! Field errors in the person's language, from the rule each one names.
 //!
 //! The server writes a field error's `message` in English for the model, and its `rule`
-//! (`giftgenius_types::FieldRule`) in parts. Here the rule's `code` picks the catalog's sentence
-//! and the rule's other parts fill its `{placeholders}`, one generic step the no-WebAssembly
-//! runtime repeats with the same sentences (`RULES` is packed into the document by `xtask pack`):
-//! the catalogs stay the one place a field problem is worded for a person.
+//! (`giftgenius_types::FieldRule`) in parts. Here the rule picks the catalog's sentence and the
+//! rule's other parts fill its `{placeholders}`: the catalogs stay the one place a field problem
+//! is worded for a person. The no-WebAssembly runtime takes these words from the server's markup
+//! of the refused answer (`view/error.rs` marks each with the field it names).
 
 use giftgenius_types::{FieldError, FieldRule};
 
 use crate::i18n::{Lang, Msg};
-
-/// Each rule's `code` (as serialized) and the catalog sentence that says it.
-pub const RULES: [(&str, Msg); 12] = [
-    ("required", Msg::FieldRuleRequired),
-    ("too_long", Msg::FieldRuleTooLong),
-    ("one_line", Msg::FieldRuleOneLine),
-    ("country_code", Msg::FieldRuleCountryCode),
-    ("region_required", Msg::FieldRuleRegionRequired),
-    ("region_unknown", Msg::FieldRuleRegionUnknown),
-    ("postal_code_required", Msg::FieldRulePostalCodeRequired),
-    ("postal_code_shape", Msg::FieldRulePostalCodeShape),
-    ("postal_code_chars", Msg::FieldRulePostalCodeChars),
-    ("too_many_lines", Msg::FieldRuleTooManyLines),
-    ("plain_text", Msg::FieldRulePlainText),
-    ("recipient_missing", Msg::FieldRuleRecipientMissing),
-];
 
 /// What the person reads for a field error: its rule in their language; without a rule, the
 /// server's own English words in English and "please check this field" otherwise.
@@ -45,7 +29,7 @@ pub fn rule_text(lang: Lang, rule: &FieldRule) -> Option<String> {
 
 /// A rule's sentence and its named parts (serde's field names), by a plain match: reading the
 /// rule through `serde_json::to_value` would bring its derived serializer into the wasm. The
-/// tests check this agrees with [`RULES`] and with what serde writes.
+/// tests check this agrees with what serde writes.
 fn sentence(rule: &FieldRule) -> (Msg, Vec<(&'static str, String)>) {
     let region = |key, country: &String, example: &String| {
         (key, vec![("country", country.clone()), ("example", example.clone())])
@@ -71,6 +55,22 @@ fn sentence(rule: &FieldRule) -> (Msg, Vec<(&'static str, String)>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each rule's `code` (as serialized) and the catalog sentence that says it.
+    const RULES: [(&str, Msg); 12] = [
+        ("required", Msg::FieldRuleRequired),
+        ("too_long", Msg::FieldRuleTooLong),
+        ("one_line", Msg::FieldRuleOneLine),
+        ("country_code", Msg::FieldRuleCountryCode),
+        ("region_required", Msg::FieldRuleRegionRequired),
+        ("region_unknown", Msg::FieldRuleRegionUnknown),
+        ("postal_code_required", Msg::FieldRulePostalCodeRequired),
+        ("postal_code_shape", Msg::FieldRulePostalCodeShape),
+        ("postal_code_chars", Msg::FieldRulePostalCodeChars),
+        ("too_many_lines", Msg::FieldRuleTooManyLines),
+        ("plain_text", Msg::FieldRulePlainText),
+        ("recipient_missing", Msg::FieldRuleRecipientMissing),
+    ];
 
     fn every_rule() -> Vec<FieldRule> {
         let (country, example) = (String::from("US"), String::from("CA"));
@@ -107,7 +107,7 @@ mod tests {
     }
 
     /// The plain match says what serde writes: the sentence [`RULES`] names for the rule's
-    /// serialized `code`, and exactly its other fields as parts (the runtime fills by those names).
+    /// serialized `code`, and exactly its other fields as parts.
     #[test]
     fn the_match_agrees_with_the_serialized_rule() {
         for rule in every_rule() {

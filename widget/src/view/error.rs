@@ -17,12 +17,17 @@ use crate::i18n::{Lang, Msg, words};
 pub(crate) use crate::field_text::field_message;
 
 /// Message, field errors, wait hint and reference: shared by the error state and the inline error.
+/// Each field error's words carry `data-field` (the field's path, as the form's input names it):
+/// the no-wasm runtime puts them next to that input when a form it sent is refused.
 pub(crate) fn error_details(error: &ToolError, lang: Lang) -> impl IntoView + use<> {
     let fields = (!error.field_errors.is_empty()).then(|| {
         let items = error
             .field_errors
             .iter()
-            .map(|f| view! { <li><code>{f.field.clone()}</code>": "{field_message(lang, f)}</li> })
+            .map(|f| {
+                let message = field_message(lang, f);
+                view! { <li><code>{f.field.clone()}</code>": "<span data-field=f.field.clone()>{message}</span></li> }
+            })
             .collect_view();
         view! { <ul class="gg-field-errors">{items}</ul> }
     });
