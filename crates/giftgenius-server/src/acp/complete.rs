@@ -25,6 +25,7 @@ use giftgenius_types::delivery::{Address, DeliveryDetails, Recipient};
 use super::error::AcpFailure;
 use super::order::{OrderLinks, PaidFor, acp_order};
 use super::session::SessionState;
+use super::words::{Word, text};
 use super::{Acp, Done, SessionWrite};
 use crate::checkout::commit::{charge_description, provider_key};
 use crate::checkout::payments::{ChargeRequest, LEASE_MARGIN, Lookup, OrderCharge, PaymentError};
@@ -280,17 +281,12 @@ impl Acp {
         request_id: &str,
     ) -> Result<Done, AcpFailure> {
         let mut session = self.show_state(row, AcpSessionStatus::ReadyForPayment, state, request_id).await?;
-        let (code, content) = match refusal {
-            Some("token_expired") => {
-                (AcpMessageCode::Expired, "The payment token has expired; ask the payment provider for a new one.")
-            }
-            Some(_) => (
-                AcpMessageCode::PaymentDeclined,
-                "This payment token cannot pay for this session (used already, or made for another amount, \
-                 currency, session or merchant); nothing was charged.",
-            ),
-            None => (AcpMessageCode::PaymentDeclined, "The payment was declined; nothing was charged."),
+        let (code, word) = match refusal {
+            Some("token_expired") => (AcpMessageCode::Expired, Word::TokenExpired),
+            Some(_) => (AcpMessageCode::PaymentDeclined, Word::TokenRefused),
+            None => (AcpMessageCode::PaymentDeclined, Word::PaymentDeclined),
         };
+        let content = text(state.lang(), word);
         session.messages.push(AcpMessage::Error(AcpCodedMessage {
             code,
             content_type: AcpContentType::Plain,

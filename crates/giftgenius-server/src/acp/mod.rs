@@ -14,6 +14,7 @@
 //! - `complete.rs`: paying a ready session and placing its order, exactly once.
 //! - `order.rs`: the ACP `Order` of one of our orders (the complete answer's, every event's).
 //! - `fingerprint.rs`: the `acp1` canonical body fingerprint.
+//! - `words.rs`: the session's human text in English, Spanish and Portuguese.
 //! - `error.rs`: the one error, [`error::AcpFailure`], as ACP's `Error` object.
 //!
 //! The work of each POST runs here, between the routes' key claim and the store step that
@@ -27,6 +28,7 @@ pub mod order;
 pub mod platforms;
 pub mod routes;
 pub mod session;
+pub mod words;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -100,11 +102,13 @@ pub enum SessionWrite {
 }
 
 impl Acp {
-    /// `POST /acp/checkout_sessions`.
+    /// `POST /acp/checkout_sessions`; `accept_language` (the header, `meta.accept_language`)
+    /// picks the session's language when the body names no `locale`.
     pub async fn create(
         &self,
         platform: &str,
         request: AcpCreateRequest,
+        accept_language: Option<&str>,
         request_id: &str,
     ) -> Result<Done, AcpFailure> {
         let currency = session::currency(&request.currency)?;
@@ -114,6 +118,7 @@ impl Acp {
             None => Vec::new(),
         };
         let coupon_codes = session::check_codes(request.coupons.unwrap_or_default(), "$.coupons")?;
+        let language = words::session_lang(request.locale.as_deref(), accept_language).code().to_string();
         let state = SessionState {
             currency,
             discount_codes,
@@ -125,6 +130,7 @@ impl Acp {
             order_notes: request.order_notes,
             metadata: request.metadata,
             locale: request.locale,
+            language: Some(language),
             intent_trace: None,
             at_payment: None,
         };

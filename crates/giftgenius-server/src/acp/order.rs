@@ -9,6 +9,7 @@ use giftgenius_types::acp::{
 };
 
 use super::session::total;
+use super::words::Lang;
 use crate::clock::rfc3339;
 use crate::store::{DraftRow, OrderFacts, OrderRow, OrderStatusColumn, RefundStatusColumn};
 
@@ -50,7 +51,14 @@ impl PaidFor {
                     unit_price: line.unit_amount,
                 })
                 .collect(),
-            totals: session.totals.iter().filter(|t| t.kind != AcpTotalType::ItemsBaseAmount).cloned().collect(),
+            // An Order is in English whatever its session's language (docs/acp.md §13.4): it
+            // goes to the platform's receiver, and its later lines (a refund) know no buyer.
+            totals: session
+                .totals
+                .iter()
+                .filter(|t| t.kind != AcpTotalType::ItemsBaseAmount)
+                .map(|t| total(Lang::En, t.kind, t.amount))
+                .collect(),
         }
     }
 
@@ -64,13 +72,13 @@ impl PaidFor {
             Some(draft) => (
                 draft.subtotal_minor / i64::from(quantity),
                 vec![
-                    total(AcpTotalType::Subtotal, draft.subtotal_minor),
-                    total(AcpTotalType::Fulfillment, draft.shipping_minor),
+                    total(Lang::En, AcpTotalType::Subtotal, draft.subtotal_minor),
+                    total(Lang::En, AcpTotalType::Fulfillment, draft.shipping_minor),
                 ],
             ),
             None => (order.total_minor / i64::from(quantity), Vec::new()),
         };
-        totals.push(total(AcpTotalType::Total, order.total_minor));
+        totals.push(total(Lang::En, AcpTotalType::Total, order.total_minor));
         Self {
             checkout_session_id: order.draft_id.clone(),
             currency: order.currency.as_str().to_lowercase(),
@@ -157,7 +165,7 @@ pub fn acp_order(facts: &OrderFacts, paid_for: &PaidFor, links: OrderLinks) -> A
     let mut totals = paid_for.totals.clone();
     let refunded = facts.amount_refunded_minor();
     if refunded > 0 {
-        totals.push(total(AcpTotalType::AmountRefunded, refunded));
+        totals.push(total(Lang::En, AcpTotalType::AmountRefunded, refunded));
     }
     AcpOrder {
         kind: "order".into(),

@@ -47,6 +47,8 @@ use crate::store::{Claim, Fence, Fenced, RecoveryPoint, Scope};
 /// Largest request body.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
 pub const DISCOVERY_PATH: &str = "/.well-known/acp.json";
+/// The languages sessions speak, one tag each (any tag of these languages is taken: `words.rs`).
+pub const SUPPORTED_LOCALES: [&str; 3] = ["en-US", "es-ES", "pt-BR"];
 /// The MCP binding's endpoint (`acp::mcp`), named in discovery.
 pub const MCP_PATH: &str = "/acp/mcp";
 
@@ -192,7 +194,7 @@ async fn discovery(State(acp): State<Arc<Acp>>) -> Response {
                 schema: None,
             }],
             supported_currencies: Currency::ALL.iter().map(|c| c.code().to_lowercase()).collect(),
-            supported_locales: vec!["en-US".into()],
+            supported_locales: SUPPORTED_LOCALES.iter().map(|l| l.to_string()).collect(),
         },
     };
     ([(header::CACHE_CONTROL, "public, max-age=3600")], axum::Json(document)).into_response()
@@ -378,19 +380,22 @@ impl Acp {
                 AcpFailure::invalid_request(StatusCode::BAD_REQUEST, "invalid_json", "The request body is not JSON.")
             })?
         };
-        self.handle_post(&platform, route, key, body, request_id).await
+        let accept_language = headers.get(header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok());
+        self.handle_post(&platform, route, key, body, accept_language, request_id).await
     }
 
     /// A POST of `platform` whatever its transport, from its checked key and parsed body to the
     /// answer: the key's claim (replay, 409, 422), the body's shape, the work, and the session
     /// written with the key's answer in one fenced transaction. Without a key (the MCP binding
     /// allows that on update and cancel) nothing is claimed or stored but the session.
+    /// `accept_language` matters on create only: a session keeps the language it was created in.
     pub(crate) async fn handle_post(
         &self,
         platform: &str,
         route: Post,
         key: Option<String>,
         body: Value,
+        accept_language: Option<&str>,
         request_id: &str,
     ) -> Result<Reply, AcpFailure> {
         let fence = match key {
@@ -406,7 +411,7 @@ impl Acp {
         };
         let done = match route {
             Post::Create => match parse(body) {
-                Ok(request) => self.create(platform, request, request_id).await,
+                Ok(request) => self.create(platform, request, accept_language, request_id).await,
                 Err(e) => Err(e),
             },
             Post::Update(id) => match parse(body) {

@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::error::AcpFailure;
+use super::words::{Lang, Word, field_problem, session_lang, text, text_with};
 use crate::checkout::shipping_cost;
 use crate::suggest::catalog::{CatalogGift, price_in};
 
@@ -26,8 +27,10 @@ use crate::suggest::catalog::{CatalogGift, price_in};
 const LOW_STOCK: i64 = 5;
 
 /// The fulfilment options we offer, by id.
-const OPTIONS: [(&str, ShippingSpeed, &str); 2] =
-    [("fo_standard", ShippingSpeed::Standard, "Standard"), ("fo_express", ShippingSpeed::Express, "Express")];
+const OPTIONS: [(&str, ShippingSpeed, Word); 2] = [
+    ("fo_standard", ShippingSpeed::Standard, Word::OptionStandard),
+    ("fo_express", ShippingSpeed::Express, Word::OptionExpress),
+];
 
 /// What the platform asked for: the `state` column of `acp_checkout_sessions`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -48,6 +51,11 @@ pub struct SessionState {
     pub metadata: Option<Map<String, Value>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub locale: Option<String>,
+    /// The language the session speaks (`en`, `es`, `pt`), chosen at create from `locale` or
+    /// `Accept-Language` and kept (docs/acp.md §13.4). Absent in sessions stored before it:
+    /// those speak their `locale`'s language, else English.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
     /// Codes of `discounts.codes`, then of the deprecated `coupons`, as sent: none is honoured,
     /// each is answered `discount_code_invalid`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -61,6 +69,16 @@ pub struct SessionState {
     /// with it, so it shows the prices that were charged, whatever the catalog says later.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at_payment: Option<Box<AcpCheckoutSession>>,
+}
+
+impl SessionState {
+    /// The language of the session's human text.
+    pub fn lang(&self) -> Lang {
+        match &self.language {
+            Some(code) => Lang::from_locale(code),
+            None => session_lang(self.locale.as_deref(), None),
+        }
+    }
 }
 
 /// Who sells: what every session shows of the merchant.
@@ -255,11 +273,13 @@ pub struct Offer {
 pub fn show(stored: &Stored<'_>, offers: &[Option<Offer>], merchant: &Merchant<'_>, now_ms: i64) -> AcpCheckoutSession {
     let (tax_rates, public_url) = (merchant.tax_rates, merchant.public_url);
     let state = stored.state;
+    let lang = state.lang();
     let currency = state.currency;
     let lines = lines(&state.items);
     let mut messages = Vec::new();
     let mut address_messages = Vec::new();
-    let (fulfillment_details, address_ok) = check_address(state.fulfillment_details.as_ref(), &mut address_messages);
+    let (fulfillment_details, address_ok) =
+        check_address(state.fulfillment_details.as_ref(), lang, &mut address_messages);
     let tax_bps = fulfillment_details
         .as_ref()
         .and_then(|d| d.address.as_ref())
@@ -271,9 +291,9 @@ pub fn show(stored: &Stored<'_>, offers: &[Option<Offer>], merchant: &Merchant<'
         let mut totals = first;
         let tax = tax_bps.map(|bps| tax_of(base, bps));
         if let Some(tax) = tax {
-            totals.push(total(AcpTotalType::Tax, tax));
+            totals.push(total(lang, AcpTotalType::Tax, tax));
         }
-        totals.push(total(AcpTotalType::Total, base.saturating_add(tax.unwrap_or(0))));
+        totals.push(total(lang, AcpTotalType::Total, base.saturating_add(tax.unwrap_or(0))));
         totals
     };
     let mut line_items = Vec::new();
@@ -281,39 +301,33 @@ pub fn show(stored: &Stored<'_>, offers: &[Option<Offer>], merchant: &Merchant<'
     for (i, (line, offer)) in lines.iter().zip(offers).enumerate() {
         let param = format!("$.line_items[{}]", line.first_index);
         let Some(Offer { gift, available }) = offer else {
-            messages.push(error(AcpMessageCode::OutOfStock, Some(&param), "This item is no longer sold."));
+            messages.push(error(AcpMessageCode::OutOfStock, Some(&param), text(lang, Word::NoLongerSold)));
             continue;
         };
         if i > 0 {
-            messages.push(error(
-                AcpMessageCode::Unsupported,
-                Some(&param),
-                "One gift per checkout session for now: start another session for this item.",
-            ));
+            messages.push(error(AcpMessageCode::Unsupported, Some(&param), text(lang, Word::OneGiftPerSession)));
         }
         let unit = price_in(gift.price_cents, currency).amount_minor;
         let base = unit.saturating_mul(i64::from(line.quantity));
         items_base = items_base.saturating_add(base);
         let availability = if *available < i64::from(line.quantity) {
-            let content = format!("Only {} left of {}.", (*available).max(0), gift.title);
+            let left = (*available).max(0).to_string();
+            let content = text_with(lang, Word::OnlyLeftOf, &[("available", &left), ("title", &gift.title)]);
             messages.push(error(AcpMessageCode::OutOfStock, Some(&param), &content));
             AcpAvailability::OutOfStock
         } else if *available <= LOW_STOCK {
-            messages.push(warning(AcpWarningCode::LowStock, Some(&param), &format!("Only {available} left.")));
+            let content = text_with(lang, Word::OnlyLeft, &[("available", &available.to_string())]);
+            messages.push(warning(AcpWarningCode::LowStock, Some(&param), &content));
             AcpAvailability::LowStock
         } else {
             AcpAvailability::InStock
         };
         if line.quantity > ACP_MAX_QUANTITY {
-            let content = format!("At most {ACP_MAX_QUANTITY} of one item per order.");
+            let content = text_with(lang, Word::AtMostPerOrder, &[("max", &ACP_MAX_QUANTITY.to_string())]);
             messages.push(error(AcpMessageCode::QuantityExceeded, Some(&param), &content));
         }
         if line.claimed_amounts.iter().any(|&claimed| claimed != unit) {
-            messages.push(warning(
-                AcpWarningCode::PriceChange,
-                Some(&param),
-                "The price is our catalog's current price.",
-            ));
+            messages.push(warning(AcpWarningCode::PriceChange, Some(&param), text(lang, Word::PriceIsCurrent)));
         }
         line_items.push(AcpLineItem {
             id: line.line_id(),
@@ -327,7 +341,10 @@ pub fn show(stored: &Stored<'_>, offers: &[Option<Offer>], merchant: &Merchant<'
             marketplace_seller_details: AcpSeller { name: gift.merchant.name.clone() },
             availability_status: availability,
             max_quantity_per_order: ACP_MAX_QUANTITY,
-            totals: taxed(vec![total(AcpTotalType::ItemsBaseAmount, base), total(AcpTotalType::Subtotal, base)], base),
+            totals: taxed(
+                vec![total(lang, AcpTotalType::ItemsBaseAmount, base), total(lang, AcpTotalType::Subtotal, base)],
+                base,
+            ),
         });
     }
 
@@ -336,27 +353,24 @@ pub fn show(stored: &Stored<'_>, offers: &[Option<Offer>], merchant: &Merchant<'
         let mut problems = Vec::new();
         check_gift_message("order_notes", notes, &mut problems);
         for problem in problems {
-            messages.push(error(
-                AcpMessageCode::Invalid,
-                Some("$.order_notes"),
-                &format!("order_notes {}", problem.message),
-            ));
+            let content = field_problem(lang, "order_notes", &problem);
+            messages.push(error(AcpMessageCode::Invalid, Some("$.order_notes"), &content));
         }
     }
 
-    let discounts = discounts(state, &mut messages);
+    let discounts = discounts(state, lang, &mut messages);
 
     let fulfillment_options: Vec<AcpFulfillmentOption> = if address_ok {
         OPTIONS
             .iter()
-            .map(|(id, speed, title)| {
+            .map(|(id, speed, word)| {
                 let cost = shipping_cost(*speed, currency).amount_minor;
                 AcpFulfillmentOption {
                     kind: AcpFulfillmentType::Shipping,
                     id: id.to_string(),
-                    title: title.to_string(),
+                    title: text(lang, *word).to_string(),
                     description: None,
-                    totals: taxed(vec![total(AcpTotalType::Fulfillment, cost)], cost),
+                    totals: taxed(vec![total(lang, AcpTotalType::Fulfillment, cost)], cost),
                 }
             })
             .collect()
@@ -368,11 +382,12 @@ pub fn show(stored: &Stored<'_>, offers: &[Option<Offer>], merchant: &Merchant<'
         .find(|o| state.selected_option.as_deref() == Some(o.id.as_str()))
         .or_else(|| fulfillment_options.first());
 
-    let mut totals = vec![total(AcpTotalType::ItemsBaseAmount, items_base), total(AcpTotalType::Subtotal, items_base)];
+    let mut totals =
+        vec![total(lang, AcpTotalType::ItemsBaseAmount, items_base), total(lang, AcpTotalType::Subtotal, items_base)];
     let mut taxable = items_base;
     if let Some(option) = selected {
         let cost = option.totals.first().map_or(0, |t| t.amount);
-        totals.push(total(AcpTotalType::Fulfillment, cost));
+        totals.push(total(lang, AcpTotalType::Fulfillment, cost));
         taxable = taxable.saturating_add(cost);
     }
     let totals = taxed(totals, taxable);
@@ -383,7 +398,7 @@ pub fn show(stored: &Stored<'_>, offers: &[Option<Offer>], merchant: &Merchant<'
             messages.push(AcpMessage::Error(AcpCodedMessage {
                 code: AcpMessageCode::Expired,
                 content_type: AcpContentType::Plain,
-                content: "This checkout session has expired; create a new one.".into(),
+                content: text(lang, Word::SessionExpired).into(),
                 param: None,
                 resolution: Some(AcpResolution::Recoverable),
             }));
@@ -434,7 +449,7 @@ pub fn show(stored: &Stored<'_>, offers: &[Option<Offer>], merchant: &Merchant<'
 /// The session's `discounts` (absent when no code was sent), each code rejected with a
 /// `discount_code_invalid` warning at its place in the request: we run no promotions, and a
 /// code silently ignored would let the buyer believe it applied.
-fn discounts(state: &SessionState, messages: &mut Vec<AcpMessage>) -> Option<AcpDiscounts> {
+fn discounts(state: &SessionState, lang: Lang, messages: &mut Vec<AcpMessage>) -> Option<AcpDiscounts> {
     let sent = state.discount_codes.iter().enumerate().map(|(i, code)| (code, format!("$.discounts.codes[{i}]")));
     let sent: Vec<(&String, String)> =
         sent.chain(state.coupon_codes.iter().enumerate().map(|(i, code)| (code, format!("$.coupons[{i}]")))).collect();
@@ -443,7 +458,7 @@ fn discounts(state: &SessionState, messages: &mut Vec<AcpMessage>) -> Option<Acp
     }
     let mut rejected = Vec::new();
     for (code, param) in sent {
-        let content = format!("The code {code} is not valid: GiftGenius runs no promotions.");
+        let content = text_with(lang, Word::CodeInvalid, &[("code", code)]);
         messages.push(warning(AcpWarningCode::DiscountCodeInvalid, Some(&param), &content));
         rejected.push(AcpRejectedDiscount {
             code: code.clone(),
@@ -459,13 +474,14 @@ fn discounts(state: &SessionState, messages: &mut Vec<AcpMessage>) -> Option<Acp
 /// JSONPath); the details normalized as we keep them, and whether the address is valid.
 fn check_address(
     details: Option<&AcpFulfillmentDetails>,
+    lang: Lang,
     messages: &mut Vec<AcpMessage>,
 ) -> (Option<AcpFulfillmentDetails>, bool) {
     let Some(address) = details.and_then(|d| d.address.as_ref()) else {
         messages.push(AcpMessage::Error(AcpCodedMessage {
             code: AcpMessageCode::Missing,
             content_type: AcpContentType::Plain,
-            content: "A shipping address is needed.".into(),
+            content: text(lang, Word::AddressNeeded).into(),
             param: Some("$.fulfillment_details.address".into()),
             resolution: Some(AcpResolution::RequiresBuyerInput),
         }));
@@ -485,7 +501,7 @@ fn check_address(
     let mut problems = Vec::new();
     recipient.check("r", &mut problems);
     for problem in &problems {
-        messages.push(address_message(problem));
+        messages.push(address_message(problem, lang));
     }
     let normalized = recipient.normalized();
     let a = normalized.address;
@@ -504,7 +520,7 @@ fn check_address(
 }
 
 /// A field error of [`Recipient::check`] (fields under `r.`) as an ACP message on the address.
-fn address_message(problem: &FieldError) -> AcpMessage {
+fn address_message(problem: &FieldError, lang: Lang) -> AcpMessage {
     let field = match problem.field.trim_start_matches("r.").trim_start_matches("address.") {
         "line1" => "line_one",
         "line2" => "line_two",
@@ -518,7 +534,7 @@ fn address_message(problem: &FieldError) -> AcpMessage {
     AcpMessage::Error(AcpCodedMessage {
         code: if missing { AcpMessageCode::Missing } else { AcpMessageCode::Invalid },
         content_type: AcpContentType::Plain,
-        content: format!("{field} {}", problem.message),
+        content: field_problem(lang, field, problem),
         param: Some(format!("$.fulfillment_details.address.{field}")),
         resolution: Some(AcpResolution::RequiresBuyerInput),
     })
@@ -554,17 +570,17 @@ fn tax_of(amount: i64, bps: u32) -> i64 {
     i64::try_from(tax).unwrap_or(i64::MAX)
 }
 
-/// A total of `kind` with its display text (the order's totals use it too).
-pub(crate) fn total(kind: AcpTotalType, amount: i64) -> AcpTotal {
-    let display_text = match kind {
-        AcpTotalType::ItemsBaseAmount => "Items",
-        AcpTotalType::Subtotal => "Subtotal",
-        AcpTotalType::Fulfillment => "Shipping",
-        AcpTotalType::Tax => "Tax",
-        AcpTotalType::Total => "Total",
-        AcpTotalType::AmountRefunded => "Refunded",
+/// A total of `kind` with its display text in `lang` (the order's totals use it too).
+pub(crate) fn total(lang: Lang, kind: AcpTotalType, amount: i64) -> AcpTotal {
+    let word = match kind {
+        AcpTotalType::ItemsBaseAmount => Word::Items,
+        AcpTotalType::Subtotal => Word::Subtotal,
+        AcpTotalType::Fulfillment => Word::Shipping,
+        AcpTotalType::Tax => Word::Tax,
+        AcpTotalType::Total => Word::Total,
+        AcpTotalType::AmountRefunded => Word::Refunded,
     };
-    AcpTotal { kind, display_text: display_text.into(), amount }
+    AcpTotal { kind, display_text: text(lang, word).into(), amount }
 }
 
 fn error(code: AcpMessageCode, param: Option<&str>, content: &str) -> AcpMessage {

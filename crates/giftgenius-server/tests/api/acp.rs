@@ -535,6 +535,8 @@ async fn discovery_is_public_and_lists_what_is_served() {
     assert_eq!(document["api_base_url"], format!("{}/acp", app.base_url));
     assert_eq!(document["transports"], json!(["rest", "mcp"]));
     assert_eq!(document["capabilities"]["services"], json!(["checkout"]));
+    // The languages sessions speak (docs/acp.md §13.4).
+    assert_eq!(document["capabilities"]["supported_locales"], json!(["en-US", "es-ES", "pt-BR"]));
     // The binding's endpoint, which the spec leaves to be told out of band (docs/acp.md §11).
     assert_eq!(
         document["capabilities"]["extensions"],

@@ -18,7 +18,7 @@ use crate::support::{Receiver, SandboxPay, ServerProcess, TestApp, spawn_app_wit
 
 /// Test cards of the sandbox provider.
 pub(crate) const APPROVES: &str = "4242424242424242";
-const DECLINES: &str = "4000000000000002";
+pub(crate) const DECLINES: &str = "4000000000000002";
 
 /// A ready session for one `hh-001` ($68, standard shipping to the US): its id and total.
 async fn ready_session(one: &Platform<'_>) -> (String, i64) {

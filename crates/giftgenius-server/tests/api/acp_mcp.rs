@@ -263,6 +263,22 @@ async fn acp_mcp_session_goes_from_create_to_update_get_and_cancel() {
 }
 
 #[tokio::test]
+async fn acp_mcp_meta_accept_language_picks_the_session_language() {
+    let app = acp_app().await;
+    let client = binding(&app, KEY_ONE).await;
+    let create = json!({
+        "meta": {"api_version": VERSION, "idempotency_key": "mcp-pt", "accept_language": "pt-BR,pt;q=0.9"},
+        "payload": {"line_items": [{"id": "hh-001"}], "currency": "usd", "capabilities": {}}
+    });
+    let (created, _) = session(&client, "create_checkout_session", create).await;
+    let texts: Vec<&str> =
+        created["totals"].as_array().unwrap().iter().filter_map(|t| t["display_text"].as_str()).collect();
+    assert_eq!(texts, ["Itens", "Subtotal", "Total"]);
+    assert_eq!(created["messages"][0]["code"], "missing");
+    assert_eq!(created["messages"][0]["content"], "Falta um endereço de entrega.");
+}
+
+#[tokio::test]
 async fn acp_rest_and_mcp_share_one_key_space_per_platform() {
     let app = acp_app().await;
     let one = Platform::new(&app, KEY_ONE);

@@ -5,6 +5,7 @@
 mod accounts;
 mod acp;
 mod acp_complete;
+mod acp_locale;
 mod acp_mcp;
 mod acp_transcript;
 mod browser_hosts;

@@ -38,7 +38,8 @@ pub struct AcpMeta {
     pub request_id: Option<String>,
     /// The agent's name (REST's `User-Agent`).
     pub user_agent: Option<String>,
-    /// Locale preference (REST's `Accept-Language`); answers are in English for now.
+    /// Locale preference (REST's `Accept-Language`): on create without `payload.locale`, the
+    /// session's language (English, Spanish or Portuguese; anything else is English).
     pub accept_language: Option<String>,
     /// Request signature (REST's `Signature`): accepted and not verified; the platform's
     /// bearer key is the authentication.

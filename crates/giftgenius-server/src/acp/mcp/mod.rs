@@ -246,7 +246,8 @@ impl AcpBinding {
             Operation::Post(route, body) => {
                 let key = meta.idempotency_key.as_deref().map(str::as_bytes);
                 let key = idempotency_key(key, route.key_required(), Via::Mcp)?;
-                self.acp.handle_post(platform, route, key, body, request_id).await
+                let accept_language = meta.accept_language.as_deref();
+                self.acp.handle_post(platform, route, key, body, accept_language, request_id).await
             }
         }
     }
