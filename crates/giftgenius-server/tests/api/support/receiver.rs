@@ -1,7 +1,7 @@
 //! A webhook receiver for order events, as a platform runs one: a real HTTP server on 127.0.0.1
 //! in the test process that checks every request the way docs/acp.md §10.2 tells receivers to
 //! (the HMAC-SHA256 of `t.body` under its own secret, recomputed here with the `hmac` crate, not
-//! with the server's code; `t` within 300 s of the test's clock), refuses a bad signature with
+//! with the server's code; `t` within 300 s of the test's clock, see `receive`), refuses a bad signature with
 //! 401, and otherwise answers as the test scripts it: a status a number of times, or no answer
 //! at all. Every request is recorded before it is answered, so a sender that dies right after
 //! a 2xx still shows as delivered here.
@@ -55,6 +55,8 @@ struct Inner {
     clock: Clock,
     script: VecDeque<Reply>,
     seen: Vec<Seen>,
+    /// The clock's reading (s) when the last request arrived: see `receive`.
+    last_arrival_s: Option<i64>,
 }
 
 /// The receiver; it serves until the test's runtime ends.
@@ -84,6 +86,7 @@ impl Receiver {
             clock,
             script: VecDeque::new(),
             seen: Vec::new(),
+            last_arrival_s: None,
         }));
         let router = Router::new().route("/order-events", post(receive)).with_state(inner.clone());
         tokio::spawn(async move {
@@ -95,7 +98,9 @@ impl Receiver {
     /// Checks `t` against `clock` from now on (an app's manual clock, once the app is built
     /// with this receiver's URL).
     pub fn set_clock(&self, clock: Clock) {
-        self.inner.lock().unwrap().clock = clock;
+        let mut inner = self.inner.lock().unwrap();
+        inner.clock = clock;
+        inner.last_arrival_s = None;
     }
 
     /// The next requests that pass the signature check are answered with `replies`, in order;
@@ -149,8 +154,14 @@ async fn receive(State(inner): State<Arc<Mutex<Inner>>>, headers: HeaderMap, bod
         let mut inner = inner.lock().unwrap();
         let signature = header("merchant-signature");
         let verified = verify(&inner.secret, &signature, &body);
+        // Fresh: signed no more than 300 s before the clock read at the previous arrival, and
+        // no more than 300 s ahead of now. Against now alone, a test that moves a manual clock
+        // forward in one jump while an attempt signed just before it is on the wire would see a
+        // stale signature the sender could not have avoided; a real receiver's clock never jumps.
         let now_s = inner.clock.now_ms() / 1000;
-        let fresh = verified.is_some_and(|t| (t - now_s).abs() <= 300);
+        let floor_s = inner.last_arrival_s.unwrap_or(now_s).min(now_s);
+        inner.last_arrival_s = Some(now_s);
+        let fresh = verified.is_some_and(|t| t >= floor_s - 300 && t <= now_s + 300);
         let reply = if fresh { inner.script.pop_front().unwrap_or(Reply::Status(200)) } else { Reply::Status(401) };
         let answered = match reply {
             Reply::Status(code) | Reply::RetryAfter(code, _) => code,
