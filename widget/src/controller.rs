@@ -9,7 +9,7 @@ use std::future::Future;
 
 use giftgenius_types::delivery::DeliveryDetails;
 use giftgenius_types::write::WriteJson;
-use giftgenius_types::{ErrorCode, ToolError, ToolName};
+use giftgenius_types::{ErrorCode, OrderDraft, ToolError, ToolName};
 use serde_json::{Map, Value, json};
 
 use crate::action::Action;
@@ -543,28 +543,12 @@ impl<H: Host> Controller<H> {
                 // a card restored from the host's widget state does not have); the commit
                 // follows if it decides the same.
                 let Some(lost) = decision.lost.as_deref() else { return };
-                match self.call(lost.tool, lost.args.clone()).await {
-                    (fresh @ ViewState::ConfirmPurchase { .. }, _)
-                        if !decide::decide(&fresh, &Action::Confirm).call().is_some_and(|c| c.same(&decision)) =>
-                    {
-                        // Another draft came back: the one the person confirmed is gone.
-                        // Nothing else is offered in its place unasked: the card says so (the
-                        // decision's `gone`), and the person chooses again.
-                        let code = decision.gone.unwrap_or(ErrorCode::DraftExpired);
-                        let error = ToolError::new(code, "This order draft has expired.", "");
-                        self.set(ViewState::ConfirmPurchase { draft, delivery, busy: false, error: Some(error) });
-                        return;
-                    }
-                    (ViewState::ConfirmPurchase { delivery: fresh, .. }, _) => {
-                        delivery = fresh.or(delivery);
-                    }
-                    // DRAFT_EXPIRED (expired or pruned), or the reopen failed: said on the card.
-                    (ViewState::Error { error, .. }, _) => {
-                        self.set(ViewState::ConfirmPurchase { draft, delivery, busy: false, error: Some(error) });
-                        return;
-                    }
-                    _ => {}
-                }
+                let same = |fresh: &ViewState| {
+                    decide::decide(fresh, &Action::Confirm).call().is_some_and(|c| c.same(&decision))
+                };
+                let gone = decision.gone.unwrap_or(ErrorCode::DraftExpired);
+                let Some(fresh) = self.reopen_lost(lost, same, gone, &draft, delivery).await else { return };
+                delivery = fresh;
                 match self.token_for(&draft.id) {
                     Some(token) => token,
                     None => {
@@ -602,6 +586,34 @@ impl<H: Host> Controller<H> {
         }
     }
 
+    /// Reopens the shown draft by id when what its control needs (Confirm's token, the sheet's
+    /// session) was lost with a reload: the same draft comes back with a fresh token, its sheet
+    /// session and its delivery details (which a card restored from the host's widget state does
+    /// not have). Goes on, with those details, only if the reopened card decides the same
+    /// (`same`: the same draft at the same total). Otherwise the card stays and says why, and
+    /// `None` tells the caller to stop: another draft came back (the one the person chose is gone,
+    /// and nothing else is offered in its place unasked: `gone`), or the reopen failed
+    /// (DRAFT_EXPIRED for an expired or pruned draft).
+    async fn reopen_lost(
+        &self,
+        lost: &decide::Call,
+        same: impl Fn(&ViewState) -> bool,
+        gone: ErrorCode,
+        draft: &OrderDraft,
+        delivery: Option<DeliveryDetails>,
+    ) -> Option<Option<DeliveryDetails>> {
+        let error = match self.call(lost.tool, lost.args.clone()).await {
+            (fresh @ ViewState::ConfirmPurchase { .. }, _) if !same(&fresh) => {
+                ToolError::new(gone, "This order draft has expired.", "")
+            }
+            (ViewState::ConfirmPurchase { delivery: fresh, .. }, _) => return Some(fresh.or(delivery)),
+            (ViewState::Error { error, .. }, _) => error,
+            _ => return Some(delivery),
+        };
+        self.set(ViewState::ConfirmPurchase { draft: draft.clone(), delivery, busy: false, error: Some(error) });
+        None
+    }
+
     /// The sheet session kept for this draft: from its result, else from the host's own result
     /// for the same draft (a view reopened on the model's prepare_order).
     fn sheet_for(&self, draft_id: &str) -> Option<Value> {
@@ -633,20 +645,11 @@ impl<H: Host> Controller<H> {
         let session = match self.sheet_for(&draft.id) {
             Some(session) => session,
             None => {
-                match self.call(sheet.lost.tool, sheet.lost.args.clone()).await {
-                    (fresh @ ViewState::ConfirmPurchase { .. }, _) if !matches!(decide::decide(&fresh, &Action::PayInHost), decide::Next::Sheet(s) if s.same(&sheet)) =>
-                    {
-                        let error = ToolError::new(sheet.gone, "This order draft has expired.", "");
-                        self.set(ViewState::ConfirmPurchase { draft, delivery, busy: false, error: Some(error) });
-                        return;
-                    }
-                    (ViewState::ConfirmPurchase { delivery: fresh, .. }, _) => delivery = fresh.or(delivery),
-                    (ViewState::Error { error, .. }, _) => {
-                        self.set(ViewState::ConfirmPurchase { draft, delivery, busy: false, error: Some(error) });
-                        return;
-                    }
-                    _ => {}
-                }
+                let same = |fresh: &ViewState| matches!(decide::decide(fresh, &Action::PayInHost), decide::Next::Sheet(s) if s.same(&sheet));
+                let Some(fresh) = self.reopen_lost(&sheet.lost, same, sheet.gone, &draft, delivery).await else {
+                    return;
+                };
+                delivery = fresh;
                 let Some(session) = self.sheet_for(&draft.id) else {
                     self.set(ViewState::ConfirmPurchase { draft, delivery, busy: false, error: None });
                     return;
