@@ -314,3 +314,26 @@ impl StripeWebhooks {
         ))))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checkout::stripe::signature::{sign, verify};
+
+    #[test]
+    fn the_secret_file_holds_one_secret_a_line_and_any_of_them_verifies() {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(file.path(), "whsec_old_one\n\n  whsec_new_one  \n").unwrap();
+        let secrets = read_secrets(file.path()).unwrap();
+        assert_eq!(secrets, vec!["whsec_old_one".to_string(), "whsec_new_one".to_string()]);
+        let body = br#"{"id":"evt_1"}"#;
+        for secret in &secrets {
+            assert!(verify(&sign(secret, 1_780_000_000, body), body, &secrets, 1_780_000_000, 300).is_ok());
+        }
+        for wrong in ["", "\n\n", "sk_test_not_a_webhook_secret\n", "whsec_ok_one\nnot_a_secret\n"] {
+            std::fs::write(file.path(), wrong).unwrap();
+            let refused = read_secrets(file.path()).unwrap_err().to_string();
+            assert!(!refused.contains("sk_test") && !refused.contains("not_a_secret"), "{refused}");
+        }
+    }
+}
