@@ -21,6 +21,7 @@ use rmcp::RoleClient;
 use rmcp::service::RunningService;
 use serde_json::{Value, json};
 
+use crate::postgres::TestDb;
 use crate::support::{
     LocalStripe, STRIPE_TEST_KEY, TestApp, call_as, commit_args, connect, meta_of, prepare, prepare_as,
     reconcile_command, request, spawn_app_with, spawn_server_binary, start_server_binary, successes_or_in_progress,
@@ -284,6 +285,11 @@ const PUBLISHABLE_KEY: &str = "pk_test_giftgenius";
 /// An app charging `stripe` that takes Stripe's webhooks (two secrets, one a line) and knows a
 /// publishable key.
 async fn app_with_webhooks(stripe: &LocalStripe) -> TestApp {
+    app_with_webhooks_on(stripe, None).await
+}
+
+/// Like [`app_with_webhooks`], on database `db` when given (PostgreSQL).
+async fn app_with_webhooks_on(stripe: &LocalStripe, db: Option<String>) -> TestApp {
     let (url, key) = (stripe.url.clone(), stripe.key_file().to_string());
     let secrets = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(secrets.path(), format!("{WEBHOOK_SECRET}\n\n{WEBHOOK_SECRET_NEW}\n")).unwrap();
@@ -297,6 +303,9 @@ async fn app_with_webhooks(stripe: &LocalStripe) -> TestApp {
         c.stripe_webhook_secret_file = Some(path);
         c.stripe_publishable_key = Some(PUBLISHABLE_KEY.into());
         c.reconcile_after_secs = 60;
+        if let Some(db) = db {
+            c.db = db;
+        }
     })
     .await
 }
@@ -516,4 +525,47 @@ async fn delete_my_data_deletes_the_stripe_customer() {
     assert_eq!(deleted["ok"], true, "{deleted}");
     assert_eq!(stripe.status_of(&format!("/v1/customers/{customer}")).await, 404, "gone at Stripe");
     assert_eq!(app.state.store.stripe_customer(&subject("u1")).await.unwrap(), None);
+}
+
+/// Migration 0013 on PostgreSQL: an order awaiting 3-D Secure (`payment_ref`,
+/// `authentication_until_ms`), found by its PaymentIntent by the signed webhook that pays it,
+/// the event recorded once in `stripe_events` (its replay finds the row), and a refund made at
+/// Stripe recorded once as a settled adjustment.
+#[tokio::test]
+async fn postgres_three_d_secure_webhooks_and_refunds_at_stripe() {
+    let db = TestDb::create().await;
+    let stripe = LocalStripe::start().await;
+    let app = app_with_webhooks_on(&stripe, Some(db.url.clone())).await;
+    save_card(&stripe, &app.state.store, "u1", THREE_D_SECURE).await;
+    let client = app.client().await;
+    let (draft, token) = prepare_as(&client, "u1", "hh-010").await;
+    let (_, waiting) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_1", &token)).await;
+    assert_eq!(waiting["order"]["status"], "awaiting_authentication", "{waiting}");
+    let order = waiting["order"]["id"].as_str().unwrap().to_string();
+    let row = app.state.store.order_by_id(&order).await.unwrap().unwrap();
+    assert!(row.awaits_authentication(), "{row:?}");
+    let intent_id = row.payment_ref.clone().expect("the PaymentIntent recorded");
+
+    let intent = intents_of(&stripe, &order).await.remove(0);
+    stripe.authenticate(&intent_id, intent["client_secret"].as_str().unwrap()).await;
+    let succeeded = stripe.get(&format!("/v1/payment_intents/{intent_id}"), &[]).await;
+    let event = stripe_event("evt_pg_1", "payment_intent.succeeded", &succeeded);
+    assert_eq!(deliver(&app, &event, WEBHOOK_SECRET, now_s(&app)).await.0, 200);
+    let (status, body) = deliver(&app, &event, WEBHOOK_SECRET, now_s(&app)).await;
+    assert_eq!((status, &body["duplicate"]), (200, &json!(true)), "{body}");
+    assert_eq!(app.state.store.stripe_event_count().await.unwrap(), 1);
+    let paid = app.state.store.order_by_id(&order).await.unwrap().unwrap();
+    assert_eq!((paid.status, paid.charge_id.as_deref()), (OrderStatusColumn::Paid, Some(intent_id.as_str())));
+
+    stripe.post("/v1/refunds", &[("payment_intent", intent_id.as_str()), ("amount", "500")]).await;
+    let charge = json!({"id": "ch_x", "object": "charge", "payment_intent": intent_id});
+    for id in ["evt_pg_2", "evt_pg_3"] {
+        assert_eq!(
+            deliver(&app, &stripe_event(id, "charge.refunded", &charge), WEBHOOK_SECRET, now_s(&app)).await.0,
+            200
+        );
+    }
+    let adjustments = app.state.store.adjustments_of(&order).await.unwrap();
+    assert_eq!(adjustments.iter().map(|a| a.amount_minor).collect::<Vec<_>>(), vec![500], "{adjustments:?}");
+    assert_eq!(app.state.store.stripe_event_count().await.unwrap(), 3);
 }
