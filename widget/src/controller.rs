@@ -737,7 +737,7 @@ impl<H: Host> Controller<H> {
         let busy = OrderListActions { busy: true, error: None, ..actions.clone() };
         self.set(ViewState::OrderList { orders: orders.clone(), next_cursor: next_cursor.clone(), actions: busy });
         match self.call(call.tool, args).await {
-            (ViewState::OrderPlaced { order }, _) => {
+            (ViewState::OrderPlaced { order, .. }, _) => {
                 let orders: Vec<_> =
                     orders.into_iter().map(|o| if o.id == order.id { order.clone() } else { o }).collect();
                 self.cancel_tokens.borrow_mut().retain(|(id, _)| *id != order.id);
@@ -1216,7 +1216,7 @@ mod tests {
         let controller = Controller::new(fake.clone(), |_| {});
         block_on(controller.handle(Action::Choose { gift_id: "g_1".into() }));
         block_on(controller.handle(Action::PayInHost));
-        assert!(matches!(controller.state(), ViewState::OrderPlaced { ref order } if order.id == "o_1"));
+        assert!(matches!(controller.state(), ViewState::OrderPlaced { ref order, .. } if order.id == "o_1"));
         assert_eq!(fake.sheets.borrow().as_slice(), &[json!({"id": "cs_d_1", "payment_mode": "test"})]);
         // The host completes the purchase: the view called nothing after prepare_order.
         let calls = fake.calls.borrow();

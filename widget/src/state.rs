@@ -10,7 +10,7 @@ use giftgenius_types::orders::{
     PrepareOrderData,
 };
 use giftgenius_types::read::{ReadFields, ReadJson};
-use giftgenius_types::wire::{META_CANCEL_TOKENS, META_DELETE_DATA_TOKEN, META_DELIVERY};
+use giftgenius_types::wire::{META_AUTHENTICATION_URLS, META_CANCEL_TOKENS, META_DELETE_DATA_TOKEN, META_DELIVERY};
 use giftgenius_types::{
     CONTRACT_VERSION, Envelope, GiftCard, Notice, Occasion, Partial, RelationshipType, SuggestGiftsData,
     SuggestGiftsQuery, ToolError, ToolName,
@@ -40,8 +40,10 @@ pub enum ViewState {
     /// details (widget-only `_meta`), or the person's edit that the server refused (its field
     /// errors are in `error`, shown next to the fields).
     ConfirmPurchase { draft: OrderDraft, delivery: Option<DeliveryDetails>, busy: bool, error: Option<ToolError> },
-    /// The order exists (from commit_order or get_order).
-    OrderPlaced { order: Order },
+    /// The order exists (from commit_order or get_order). `authentication_url`: the hosted page
+    /// where the person confirms the payment with their bank, while the order awaits it (3-D
+    /// Secure; widget-only `_meta`, a capability the model never sees).
+    OrderPlaced { order: Order, authentication_url: Option<String> },
     /// The person's orders, newest first (list_orders); `next_cursor` when older ones exist.
     /// The list's actions are below it in [`OrderListActions`].
     OrderList { orders: Vec<Order>, next_cursor: Option<String>, actions: OrderListActions },
@@ -94,6 +96,18 @@ impl OrderListActions {
     }
 }
 
+/// The hosted 3-D Secure page of `order` from a result's `_meta`: only while the order awaits
+/// authentication, and only an absolute http(s) URL (the server's own public URL; anything else
+/// is not a link we open).
+fn authentication_url(order: &Order, meta: &Value) -> Option<String> {
+    if order.status != OrderStatus::AwaitingAuthentication {
+        return None;
+    }
+    let url = meta.get(META_AUTHENTICATION_URLS)?.get(&order.id)?.as_str()?;
+    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
+    (lower.starts_with("https://") || lower.starts_with("http://")).then(|| url.to_string())
+}
+
 /// The destructive action the person started and must confirm with a second click.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ListAsk {
@@ -114,6 +128,10 @@ impl ViewState {
             ViewState::OrderList { orders, next_cursor, .. } => {
                 let actions = OrderListActions::offered(&orders, meta);
                 ViewState::OrderList { orders, next_cursor, actions }
+            }
+            ViewState::OrderPlaced { order, .. } => {
+                let authentication_url = authentication_url(&order, meta);
+                ViewState::OrderPlaced { order, authentication_url }
             }
             state => state,
         }
@@ -171,7 +189,7 @@ impl ViewState {
             }),
             ToolName::CommitOrder | ToolName::CompleteCheckout | ToolName::GetOrder | ToolName::CancelOrder => {
                 parse::<OrderData>(output).map(|env| match env {
-                    Envelope::Ok { data, .. } => ViewState::OrderPlaced { order: data.order },
+                    Envelope::Ok { data, .. } => ViewState::OrderPlaced { order: data.order, authentication_url: None },
                     Envelope::Err { tool, error } => ViewState::Error { tool, error },
                 })
             }
@@ -240,8 +258,11 @@ impl ViewState {
                 lang.f(Msg::SayNotPlaced, &[("message", error_text(error))])
             }
             ViewState::ConfirmPurchase { .. } => lang.t(Msg::SayReview).into(),
-            ViewState::OrderPlaced { order } if order.status == giftgenius_types::OrderStatus::Cancelled => {
+            ViewState::OrderPlaced { order, .. } if order.status == OrderStatus::Cancelled => {
                 lang.t(Msg::SayOrderCancelled).into()
+            }
+            ViewState::OrderPlaced { order, .. } if order.status == OrderStatus::AwaitingAuthentication => {
+                lang.t(Msg::AuthenticationNeeded).into()
             }
             ViewState::OrderPlaced { .. } => lang.t(Msg::SayOrderPlaced).into(),
             ViewState::OrderList { actions: OrderListActions { busy: true, .. }, .. } => lang.t(Msg::SayWorking).into(),

@@ -514,6 +514,50 @@ fn a_shipped_order_shows_its_timeline_tracking_and_refund_in_three_languages() {
     }
 }
 
+/// The order of [`order_output`] waiting for the person's bank (3-D Secure), as commit_order
+/// answers it with its hosted page in the widget's `_meta`.
+fn awaiting_authentication_output() -> Value {
+    let mut output = order_output();
+    output["order"]["status"] = json!("awaiting_authentication");
+    output["order"]["cancellable_until"] = Value::Null;
+    output
+}
+
+const AUTHENTICATION_URL: &str = "https://giftgenius.test/pay/authenticate/o_7f3a.9c1d";
+
+fn awaiting_authentication() -> ViewState {
+    let meta = json!({"giftgenius/authentication_urls": {"o_7f3a": AUTHENTICATION_URL, "o_other": "https://x.test/"}});
+    ViewState::from_tool_result(&awaiting_authentication_output(), &meta)
+}
+
+#[test]
+fn an_order_awaiting_authentication_says_so_and_offers_the_bank_page_in_three_languages() {
+    let out = snap!("order_awaiting_authentication", awaiting_authentication(), en());
+    assert!(out.contains("Your bank asks you to confirm this payment."), "{out}");
+    assert!(out.contains(r#"data-status="awaiting_authentication""#), "{out}");
+    let link = format!(r#"href="{AUTHENTICATION_URL}""#);
+    assert!(out.contains(&link), "the order's own page: {out}");
+    assert!(!out.contains("https://x.test/"), "not another order's");
+    assert_eq!(out.matches("Confirm with your bank").count(), 2, "the badge and the link: {out}");
+    let es =
+        snap!("order_awaiting_authentication_es", awaiting_authentication(), RenderContext::new(Theme::Light, "es-ES"));
+    assert!(es.contains("Tu banco te pide que confirmes este pago.") && es.contains(&link), "{es}");
+    let pt =
+        snap!("order_awaiting_authentication_pt", awaiting_authentication(), RenderContext::new(Theme::Light, "pt-BR"));
+    assert!(pt.contains("O seu banco pede que confirme este pagamento.") && pt.contains(&link), "{pt}");
+
+    // Without the link (a restored screen, a result without `_meta`) it still says so, no link.
+    let bare = html(&parse(&awaiting_authentication_output()), &en());
+    assert!(bare.contains("Your bank asks you to confirm this payment.") && !bare.contains("/pay/authenticate/"));
+    // Only while it awaits authentication, and only an http(s) link.
+    let meta = json!({"giftgenius/authentication_urls": {"o_7f3a": AUTHENTICATION_URL}});
+    let paid = html(&ViewState::from_tool_result(&order_output(), &meta), &en());
+    assert!(!paid.contains("/pay/authenticate/") && !paid.contains("Your bank asks"), "{paid}");
+    let hostile = json!({"giftgenius/authentication_urls": {"o_7f3a": "javascript:alert(1)"}});
+    let refused = html(&ViewState::from_tool_result(&awaiting_authentication_output(), &hostile), &en());
+    assert!(!refused.contains("javascript:") && !refused.contains("open-link"), "{refused}");
+}
+
 #[test]
 fn a_tracking_link_that_is_not_http_is_not_a_link() {
     let mut output = shipped_order_output();
@@ -902,11 +946,12 @@ fn actions_of(state: &ViewState) -> Vec<Action> {
             out
         }
         ViewState::Checkout { checkout } => vec![Action::OpenLink { url: checkout.checkout_url.clone() }],
-        ViewState::OrderPlaced { order } => order
+        ViewState::OrderPlaced { order, authentication_url } => order
             .fulfillment
             .iter()
             .filter(|f| f.tracking_url.starts_with("https://"))
             .map(|f| Action::OpenLink { url: f.tracking_url.clone() })
+            .chain(authentication_url.iter().map(|url| Action::OpenLink { url: url.clone() }))
             .collect(),
         _ => Vec::new(),
     }
@@ -933,6 +978,7 @@ fn screens() -> Vec<(&'static str, ViewState)> {
         ("checkout", parse(&checkout_output())),
         ("order-placed", parse(&order_output())),
         ("order-placed, shipped", parse(&shipped_order_output())),
+        ("order-placed, awaiting authentication", awaiting_authentication()),
         ("cancelled", ViewState::Cancelled),
     ]
 }
@@ -1004,13 +1050,13 @@ fn a_cancelled_order_patches_its_row_in_the_list_and_a_lost_list_token_fetches_i
     let selector = call.patch.as_deref().expect("a row to patch");
     assert_eq!(selector, r#".gg-order-row[data-order-id="o_7f3a"]"#);
     let mut order = match parse(&order_output()) {
-        ViewState::OrderPlaced { order } => order,
+        ViewState::OrderPlaced { order, .. } => order,
         other => panic!("{other:?}"),
     };
-    let paid = html(&ViewState::OrderPlaced { order: order.clone() }, &en());
+    let paid = html(&ViewState::OrderPlaced { order: order.clone(), authentication_url: None }, &en());
     assert!(!paid.contains("gg-parts"), "a paid order's card carries no row");
     order.status = OrderStatus::Cancelled;
-    let cancelled = html(&ViewState::OrderPlaced { order }, &en());
+    let cancelled = html(&ViewState::OrderPlaced { order, authentication_url: None }, &en());
     assert!(
         cancelled.contains(r#"<ul hidden class="gg-parts"><li data-order-id="o_7f3a" class="gg-order-row">"#),
         "{cancelled}"

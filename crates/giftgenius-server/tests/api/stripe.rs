@@ -16,7 +16,9 @@ use giftgenius_server::clock::Clock;
 use giftgenius_server::config::PaymentsKind;
 use giftgenius_server::failpoints;
 use giftgenius_server::store::{OrderStatusColumn, Store};
-use giftgenius_types::wire::{META_AUTHENTICATION_URLS, META_CANCEL_TOKENS, META_DELETE_DATA_TOKEN, META_REPLAYED};
+use giftgenius_types::wire::{
+    META_AUTHENTICATION_URLS, META_CANCEL_TOKENS, META_DELETE_DATA_TOKEN, META_HTML, META_REPLAYED,
+};
 use rmcp::RoleClient;
 use rmcp::service::RunningService;
 use serde_json::{Value, json};
@@ -359,6 +361,15 @@ async fn three_d_secure_awaits_authentication_and_only_a_verified_webhook_pays_i
     let prefix = format!("{}/pay/authenticate/", app.base_url);
     assert!(link.starts_with(&prefix), "{link}");
     assert!(!waiting.to_string().contains("/pay/authenticate/"), "the capability is not model-visible");
+    // The server's markup (first paint, hosts without WebAssembly) says so and links the page;
+    // get_order's too.
+    let (got, _) = call_as(&client, "u1", "get_order", json!({"order_id": order})).await;
+    for result in [&result, &got] {
+        let markup = meta_of(result, META_HTML).and_then(Value::as_str).expect("the markup");
+        assert!(markup.contains("Your bank asks you to confirm this payment."), "{markup}");
+        assert!(markup.contains(&format!(r#"href="{link}""#)) && markup.contains("open-link"), "{markup}");
+    }
+    assert!(result.content.iter().all(|c| !format!("{c:?}").contains("/pay/authenticate/")), "not in the text");
 
     let intents = intents_of(&stripe, &order).await;
     assert_eq!(intents.len(), 1, "{intents:?}");
