@@ -358,7 +358,7 @@ export { initSync, __wbg_init as default };
         assert!(html.contains(r#"new DecompressionStream("deflate-raw")"#));
         assert!(html.contains("await __wbg_init({ module_or_path: new Response(__gg_wasm"));
         // Bootstrap (plain script) comes before the module.
-        let boot = html.find("<script>(function").expect("bootstrap");
+        let boot = html.find("<script>(() => {").expect("bootstrap");
         let module = html.find(r#"<script type="module">"#).expect("module");
         assert!(boot < module);
     }
@@ -422,7 +422,7 @@ export { initSync, __wbg_init as default };
             assert!(!boot.contains(bad), "bootstrap uses {bad}");
         }
         // The header and the other full-line comments stay in the source file.
-        assert!(boot.starts_with("(function () {"), "{}", &boot[..80]);
+        assert!(boot.starts_with("(() => {"), "{}", &boot[..80]);
         assert!(!boot.lines().any(|l| l.trim_start().starts_with("//")));
     }
 
@@ -489,7 +489,7 @@ export { initSync, __wbg_init as default };
         let data: serde_json::Value = serde_json::from_str(&html[start..end]).expect("valid JSON");
         assert_eq!(data, fake_fallback().data);
         // Before the bootstrap, which reads it when it takes over.
-        assert!(start < html.find("<script>(function").expect("bootstrap"));
+        assert!(start < html.find("<script>(() => {").expect("bootstrap"));
     }
 
     #[test]
