@@ -149,7 +149,7 @@ impl ViewState {
                 }
                 Envelope::Err { tool, error } => ViewState::Error { tool, error },
             }),
-            ToolName::PrepareOrder | ToolName::ReopenOrderDraft => {
+            ToolName::PrepareOrder | ToolName::ReopenOrderDraft | ToolName::RemoveSavedCard => {
                 parse::<PrepareOrderData>(output).map(|env| match env {
                     Envelope::Ok { data, .. } => {
                         ViewState::ConfirmPurchase { draft: data.draft, delivery: None, busy: false, error: None }

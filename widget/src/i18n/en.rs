@@ -175,6 +175,10 @@ pub const MESSAGES: &[(Msg, &str)] = &[
     (Carrier, "Carrier"),
     (TrackPackage, "Track package"),
     (PayInHost, "Pay in ChatGPT"),
+    (CardPays, "Pays with {card}"),
+    (CardNone, "No card saved yet: add one to pay."),
+    (AddCard, "Add a card"),
+    (RemoveCard, "Remove card"),
     (Status, "Status"),
     (YourOrders, "Your orders"),
     (NoOrdersYet, "You have no orders yet."),
@@ -304,6 +308,16 @@ pub const PAGES: &[(Msg, &str)] = &[
     (OrderPagePlaced, "Placed on {date}."),
     (OrderPageMissing, "This order link is not valid."),
     (OrderPageConfirmed, "Confirmed: the merchant is preparing it."),
+    (CardPageTitle, "Save a card"),
+    (
+        CardPageIntro,
+        "Your card is saved with Stripe, our payment provider; GiftGenius never sees its number. It pays for the orders you confirm in the chat.",
+    ),
+    (CardPageSave, "Save card"),
+    (CardPageSaving, "Saving…"),
+    (CardPageSaved, "Card saved: {card}. Go back to the chat to confirm your order."),
+    (CardPageNotSaved, "The card was not saved. Check its details and try again."),
+    (CardPageGone, "This link has expired or is not valid. Open Add a card in the chat again."),
 ];
 #[cfg(target_arch = "wasm32")]
 pub const PAGES: &[(Msg, &str)] = &[];

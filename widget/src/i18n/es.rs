@@ -181,6 +181,10 @@ pub const MESSAGES: &[(Msg, &str)] = &[
     (Carrier, "Transportista"),
     (TrackPackage, "Seguir el envío"),
     (PayInHost, "Pagar en ChatGPT"),
+    (CardPays, "Se paga con {card}"),
+    (CardNone, "Aún no hay ninguna tarjeta guardada: añade una para pagar."),
+    (AddCard, "Añadir una tarjeta"),
+    (RemoveCard, "Quitar la tarjeta"),
     (Status, "Estado"),
     (YourOrders, "Tus pedidos"),
     (NoOrdersYet, "Todavía no tienes pedidos."),
@@ -313,6 +317,16 @@ pub const PAGES: &[(Msg, &str)] = &[
     (OrderPagePlaced, "Realizado el {date}."),
     (OrderPageMissing, "Este enlace de pedido no es válido."),
     (OrderPageConfirmed, "Confirmado: la tienda lo está preparando."),
+    (CardPageTitle, "Guardar una tarjeta"),
+    (
+        CardPageIntro,
+        "Tu tarjeta se guarda en Stripe, nuestro proveedor de pagos; GiftGenius nunca ve su número. Paga los pedidos que confirmes en el chat.",
+    ),
+    (CardPageSave, "Guardar tarjeta"),
+    (CardPageSaving, "Guardando…"),
+    (CardPageSaved, "Tarjeta guardada: {card}. Vuelve al chat para confirmar tu pedido."),
+    (CardPageNotSaved, "La tarjeta no se guardó. Revisa sus datos e inténtalo de nuevo."),
+    (CardPageGone, "Este enlace ha caducado o no es válido. Abre de nuevo «Añadir una tarjeta» en el chat."),
 ];
 #[cfg(target_arch = "wasm32")]
 pub const PAGES: &[(Msg, &str)] = &[];

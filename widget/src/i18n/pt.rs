@@ -181,6 +181,10 @@ pub const MESSAGES: &[(Msg, &str)] = &[
     (Carrier, "Transportadora"),
     (TrackPackage, "Rastrear envio"),
     (PayInHost, "Pagar no ChatGPT"),
+    (CardPays, "Paga com {card}"),
+    (CardNone, "Ainda não há nenhum cartão guardado: adicione um para pagar."),
+    (AddCard, "Adicionar um cartão"),
+    (RemoveCard, "Remover o cartão"),
     (Status, "Status"),
     (YourOrders, "Seus pedidos"),
     (NoOrdersYet, "Você ainda não tem pedidos."),
@@ -310,6 +314,16 @@ pub const PAGES: &[(Msg, &str)] = &[
     (OrderPagePlaced, "Feito em {date}."),
     (OrderPageMissing, "Este link de pedido não é válido."),
     (OrderPageConfirmed, "Confirmado: a loja está a prepará-lo."),
+    (CardPageTitle, "Guardar um cartão"),
+    (
+        CardPageIntro,
+        "O seu cartão é guardado na Stripe, o nosso fornecedor de pagamentos; o GiftGenius nunca vê o número. Paga as encomendas que confirmar no chat.",
+    ),
+    (CardPageSave, "Guardar cartão"),
+    (CardPageSaving, "A guardar…"),
+    (CardPageSaved, "Cartão guardado: {card}. Volte ao chat para confirmar a sua encomenda."),
+    (CardPageNotSaved, "O cartão não foi guardado. Verifique os dados e tente novamente."),
+    (CardPageGone, "Esta ligação expirou ou não é válida. Abra novamente «Adicionar um cartão» no chat."),
 ];
 #[cfg(target_arch = "wasm32")]
 pub const PAGES: &[(Msg, &str)] = &[];
