@@ -104,6 +104,15 @@ pub struct Config {
     /// one is rotated).
     #[arg(long, env = "GIFTGENIUS_STRIPE_WEBHOOK_SECRET_FILE", global = true)]
     pub stripe_webhook_secret_file: Option<PathBuf>,
+    /// How far (seconds, either way) a Stripe webhook's signed timestamp may be from now:
+    /// outside it, the event is refused as stale (a replay of a captured delivery, or a clock far
+    /// off). Stripe's libraries default to 300.
+    #[arg(long, env = "GIFTGENIUS_STRIPE_WEBHOOK_TOLERANCE_SECS", default_value_t = 300, global = true)]
+    pub stripe_webhook_tolerance_secs: u64,
+    /// How long an order may wait for the person to confirm its payment with their bank (3-D
+    /// Secure) before the reconciler cancels the payment at the provider and declines it.
+    #[arg(long, env = "GIFTGENIUS_AUTHENTICATION_WINDOW_SECS", default_value_t = 3600, global = true)]
+    pub authentication_window_secs: u64,
     /// Where the hosted card page loads Stripe.js from (its CSP allows that origin).
     #[arg(long, env = "GIFTGENIUS_STRIPE_JS_URL", default_value = "https://js.stripe.com/v3/", global = true)]
     pub stripe_js_url: String,

@@ -72,6 +72,8 @@ pub struct AppState {
     pub metrics_token: Option<MetricsToken>,
     /// The operator's API (`/operator/orders/…`) and its token, with `--operator-token-file`.
     pub operator: Option<(Arc<crate::operator::Operator>, OperatorToken)>,
+    /// `POST /webhooks/stripe`, with `--payments stripe` and `--stripe-webhook-secret-file`.
+    pub stripe_webhooks: Option<Arc<crate::checkout::stripe::webhook::StripeWebhooks>>,
 }
 
 /// The payment provider's client: Stripe's (`--payments stripe`), else the sandbox's at
@@ -138,6 +140,7 @@ fn connect_stripe(config: &Config, store: &Store, clock: &Clock, timeout: Durati
         store.clone(),
         clock.clone(),
     )?;
+    let client = client.with_publishable_key(config.stripe_publishable_key.clone());
     tracing::info!(api = %crate::telemetry::url_for_log(&config.stripe_api_base), "charging through Stripe");
     Ok(Payments::stripe(client, timeout))
 }
@@ -353,6 +356,7 @@ impl AppState {
             events,
             merchant_id: config.acp_merchant_id.clone(),
             card_page: card_page(config, &store, &public_url).await?,
+            authentication_window: Duration::from_secs(config.authentication_window_secs),
         };
         let operator = operator_token.map(|token| {
             let operator = crate::operator::Operator {
@@ -363,6 +367,18 @@ impl AppState {
             };
             (Arc::new(operator), token)
         });
+        let stripe_webhooks = match (&config.payments, &config.stripe_webhook_secret_file) {
+            (crate::config::PaymentsKind::Stripe, Some(file)) => {
+                let secrets =
+                    crate::checkout::stripe::webhook::read_secrets(file).context("--stripe-webhook-secret-file")?;
+                Some(Arc::new(crate::checkout::stripe::webhook::StripeWebhooks::new(
+                    secrets,
+                    config.stripe_webhook_tolerance_secs,
+                    checkout.settler(),
+                )))
+            }
+            _ => None,
+        };
         let resource_metadata = matches!(auth, AuthMode::Verified { .. })
             .then(|| crate::auth::metadata::resource_metadata_url(&crate::auth::mode::resource_url(&public_url)));
         Ok(Arc::new(Self {
@@ -386,6 +402,7 @@ impl AppState {
             metrics,
             metrics_token,
             operator,
+            stripe_webhooks,
         }))
     }
 

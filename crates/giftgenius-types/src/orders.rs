@@ -188,6 +188,10 @@ impl Validate for RemoveSavedCardInput {
 pub enum OrderStatus {
     /// Recorded, payment not yet confirmed (a retry of the same commit finishes it).
     PendingPayment,
+    /// The card's bank asks the person to confirm the payment (3-D Secure): nothing is charged
+    /// until they do on the hosted authentication page (the widget's link) and the payment
+    /// provider says so; given up, nothing charged, once the authentication window ends.
+    AwaitingAuthentication,
     /// Charged and recorded; the merchant will ship it.
     Paid,
     /// The merchant is preparing it (after paid).
@@ -208,6 +212,7 @@ impl OrderStatus {
     pub const fn as_str(self) -> &'static str {
         match self {
             Self::PendingPayment => "pending_payment",
+            Self::AwaitingAuthentication => "awaiting_authentication",
             Self::Paid => "paid",
             Self::Processing => "processing",
             Self::Shipped => "shipped",
@@ -218,8 +223,9 @@ impl OrderStatus {
     }
 
     /// Every status, in the order an order may go through them.
-    pub const ALL: [Self; 7] = [
+    pub const ALL: [Self; 8] = [
         Self::PendingPayment,
+        Self::AwaitingAuthentication,
         Self::Paid,
         Self::Processing,
         Self::Shipped,

@@ -190,7 +190,8 @@ listed_enums! {
     MatchVia { "tag" => Tag, "title" => Title, "description" => Description }
     ShippingSpeed { "standard" => Standard, "express" => Express }
     OrderStatus {
-        "pending_payment" => PendingPayment, "paid" => Paid, "processing" => Processing, "shipped" => Shipped,
+        "pending_payment" => PendingPayment, "awaiting_authentication" => AwaitingAuthentication,
+        "paid" => Paid, "processing" => Processing, "shipped" => Shipped,
         "completed" => Completed, "payment_declined" => PaymentDeclined, "cancelled" => Cancelled,
     }
     RefundStatus { "pending" => Pending, "succeeded" => Succeeded }

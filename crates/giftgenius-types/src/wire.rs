@@ -73,6 +73,12 @@ pub const META_DELIVERIES: &str = "giftgenius/deliveries";
 /// token `cancel_order` needs, for each order that may still be cancelled.
 pub const META_CANCEL_TOKENS: &str = "giftgenius/cancel_tokens";
 
+/// Widget-only `_meta` key of order results (`commit_order`, `get_order`, `list_orders`): a map
+/// from order id to the hosted page where the person confirms the payment with their bank
+/// (3-D Secure), for each order awaiting authentication. A capability (whoever holds the link
+/// may complete that payment), so never in the model-visible result.
+pub const META_AUTHENTICATION_URLS: &str = "giftgenius/authentication_urls";
+
 /// Widget-only `_meta` key of `list_orders` results: the token `delete_my_data` needs.
 pub const META_DELETE_DATA_TOKEN: &str = "giftgenius/delete_data_token";
 

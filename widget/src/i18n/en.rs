@@ -160,6 +160,8 @@ pub const MESSAGES: &[(Msg, &str)] = &[
     (FieldRuleRecipientMissing, "Add who the gift is for and where it goes."),
     (StatusPaid, "Paid"),
     (StatusPending, "Payment pending"),
+    (StatusAwaitingAuthentication, "Confirm with your bank"),
+    (AuthenticationNeeded, "Your bank asks you to confirm this payment."),
     (StatusDeclined, "Payment declined"),
     (StatusCancelled, "Cancelled · refunded"),
     (StatusProcessing, "Being prepared"),

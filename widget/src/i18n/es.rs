@@ -166,6 +166,8 @@ pub const MESSAGES: &[(Msg, &str)] = &[
     (FieldRuleRecipientMissing, "Indica para quién es el regalo y adónde va."),
     (StatusPaid, "Pagado"),
     (StatusPending, "Pago pendiente"),
+    (StatusAwaitingAuthentication, "Confirma con tu banco"),
+    (AuthenticationNeeded, "Tu banco te pide que confirmes este pago."),
     (StatusDeclined, "Pago rechazado"),
     (StatusCancelled, "Cancelado · reembolsado"),
     (StatusProcessing, "En preparación"),

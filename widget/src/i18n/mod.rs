@@ -148,7 +148,7 @@ keys! {
     FieldRuleRegionUnknown, FieldRulePostalCodeRequired, FieldRulePostalCodeShape, FieldRulePostalCodeChars,
     FieldRuleTooManyLines, FieldRulePlainText, FieldRuleRecipientMissing,
     // Orders
-    StatusPaid, StatusPending, StatusDeclined, StatusCancelled, StatusProcessing, StatusShipped, StatusCompleted,
+    StatusPaid, StatusPending, StatusAwaitingAuthentication, AuthenticationNeeded, StatusDeclined, StatusCancelled, StatusProcessing, StatusShipped, StatusCompleted,
     OrderPlaced, OrderCancelled, OrderFrom, Order, Timeline, Refunded, RefundedPart, Carrier, TrackPackage,
     PayInHost, CardPays, CardNone, AddCard, RemoveCard,
     Status, YourOrders, NoOrdersYet, OlderOrders, DeliverToPlace, CancelOrder, CancelQuestion, YesCancel, KeepIt,

@@ -166,6 +166,8 @@ pub const MESSAGES: &[(Msg, &str)] = &[
     (FieldRuleRecipientMissing, "Informe para quem é o presente e para onde ele vai."),
     (StatusPaid, "Pago"),
     (StatusPending, "Pagamento pendente"),
+    (StatusAwaitingAuthentication, "Confirme com o seu banco"),
+    (AuthenticationNeeded, "O seu banco pede que confirme este pagamento."),
     (StatusDeclined, "Pagamento recusado"),
     (StatusCancelled, "Cancelado · reembolsado"),
     (StatusProcessing, "Em preparação"),

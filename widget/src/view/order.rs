@@ -262,6 +262,7 @@ fn status_label(status: OrderStatus, lang: Lang) -> (&'static str, &'static str)
         OrderStatus::Shipped => (Msg::StatusShipped, "gg-badge gg-badge-ok"),
         OrderStatus::Completed => (Msg::StatusCompleted, "gg-badge gg-badge-ok"),
         OrderStatus::PendingPayment => (Msg::StatusPending, "gg-badge gg-badge-wait"),
+        OrderStatus::AwaitingAuthentication => (Msg::StatusAwaitingAuthentication, "gg-badge gg-badge-wait"),
         OrderStatus::PaymentDeclined => (Msg::StatusDeclined, "gg-badge gg-badge-out"),
         OrderStatus::Cancelled => (Msg::StatusCancelled, "gg-badge gg-badge-out"),
     };

@@ -118,6 +118,8 @@ impl Acp {
             delivery: None,
             cancelled_at_ms: None,
             anonymized_at_ms: None,
+            payment_ref: None,
+            authentication_until_ms: None,
             fulfilment: Default::default(),
         };
         let order = with_delivery(order, &session, &state).map_err(|e| internal(&e))?;
@@ -218,6 +220,11 @@ impl Acp {
                 Err(unavailable("the payment provider did not answer"))
             }
             Err(PaymentError::KeyMismatch) => Err(internal(&format!("provider key {key} reused with another request"))),
+            // The host's sheet pays with a delegated token; a provider asking the person to
+            // confirm with their bank (3-D Secure) is not a flow the sheet can finish.
+            Err(PaymentError::AuthenticationRequired { payment }) => {
+                Err(internal(&format!("the provider asked for 3-D Secure on a sheet payment ({payment})")))
+            }
         }
     }
 
@@ -238,8 +245,17 @@ impl Acp {
             return Err(in_progress());
         }
         let key = provider_key(&order.id);
-        match self.payments.lookup(OrderCharge { key: &key, order_id: &order.id, subject: &order.subject }).await {
-            Ok(Lookup::Processing) => Err(in_progress()),
+        match self
+            .payments
+            .lookup(OrderCharge {
+                key: &key,
+                order_id: &order.id,
+                subject: &order.subject,
+                payment: order.payment_ref.as_deref(),
+            })
+            .await
+        {
+            Ok(Lookup::Processing | Lookup::AwaitingAuthentication { .. }) => Err(in_progress()),
             Ok(Lookup::Succeeded(charge)) if charge.amount == order.total() => {
                 let paid = OrderRow { status: OrderStatusColumn::Paid, charge_id: Some(charge.id.clone()), ..order };
                 let session = self.completed(row, state, &paid, request_id).await?;

@@ -269,6 +269,8 @@ impl Checkout {
             delivery: draft.delivery.clone(),
             cancelled_at_ms: None,
             anonymized_at_ms: None,
+            payment_ref: None,
+            authentication_until_ms: None,
             fulfilment: Default::default(),
         };
         let created = match self.store.create_order(lease.fence(), &order, i64::from(gift.stock), now).await? {
@@ -394,6 +396,28 @@ impl Checkout {
                         self.store.mark_declined_and_finish(fence, &order.id, answer, self.now()).await
                     })
                     .await
+            }
+            // The card's bank asks the person to confirm (3-D Secure): the order waits, the key
+            // stays unfinished (a retry asks the provider again and answers the same), and the
+            // answer carries the hosted page's link for the widget. Only the provider's word
+            // (its answer, a verified webhook, the reconciler's retrieve) ever pays it.
+            Err(PaymentError::AuthenticationRequired { payment }) => {
+                let now = self.now();
+                let until =
+                    order.authentication_until_ms.unwrap_or(now + self.authentication_window.as_millis() as i64);
+                match self.store.await_authentication(lease.fence(), &order.id, &payment, until, now).await {
+                    Ok(Fenced::Written(true)) => {
+                        tracing::info!(order = order.id, "the payment awaits the person's bank (3-D Secure)");
+                        let waiting =
+                            OrderRow { payment_ref: Some(payment), authentication_until_ms: Some(until), ..order };
+                        let result = self.order_answer(call, &waiting).await;
+                        lease.release().await;
+                        result.into()
+                    }
+                    Ok(Fenced::Written(false)) => self.settled_order_answer(call, lease, &order.id).await,
+                    Ok(Fenced::Stale) => lease.settled(call).await,
+                    Err(e) => lease.fail(call, &e).await.into(),
+                }
             }
             // A token refusal needs a token, and an app commit never sends one.
             Err(PaymentError::Refused(code)) => {

@@ -3,7 +3,7 @@
 //! country); the widget also gets each order's delivery details, a cancel token for each order
 //! that may still be cancelled, and the token of the Delete my data button.
 
-use giftgenius_types::wire::{META_CANCEL_TOKENS, META_DELETE_DATA_TOKEN, META_DELIVERIES};
+use giftgenius_types::wire::{META_AUTHENTICATION_URLS, META_CANCEL_TOKENS, META_DELETE_DATA_TOKEN, META_DELIVERIES};
 use giftgenius_types::{FieldError, ListOrdersData, ListOrdersInput, ToolError};
 use serde_json::Value;
 
@@ -56,7 +56,12 @@ impl Checkout {
         }
         let deliveries = deliveries_meta(&rows).map_err(|e| internal(call, &e))?;
         let tokens = self.cancel_tokens_meta(call, &rows);
-        Ok(Answer::new(ListOrdersData { orders, next_cursor })
+        let links = self.authentication_meta(&rows);
+        let mut answer = Answer::new(ListOrdersData { orders, next_cursor });
+        if !links.is_empty() {
+            answer = answer.with_widget_meta(META_AUTHENTICATION_URLS, Value::Object(links));
+        }
+        Ok(answer
             .with_widget_meta(META_DELIVERIES, Value::Object(deliveries))
             .with_widget_meta(META_CANCEL_TOKENS, Value::Object(tokens))
             .with_widget_meta(

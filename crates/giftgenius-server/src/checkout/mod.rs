@@ -19,6 +19,7 @@
 //! - `reconcile.rs`: finishes orders left pending (a lost answer, a dead process) from the
 //!   provider's own record.
 
+pub mod authenticate;
 pub mod cancel;
 pub mod card_links;
 pub mod cards;
@@ -41,7 +42,7 @@ pub mod stripe;
 use std::sync::Arc;
 use std::time::Duration;
 
-use giftgenius_types::wire::{META_CANCEL_TOKENS, META_DELIVERIES};
+use giftgenius_types::wire::{META_AUTHENTICATION_URLS, META_CANCEL_TOKENS, META_DELIVERIES};
 use giftgenius_types::{
     Adjustment, CheckoutData, Currency, DeliveryDetails, Destination, ErrorCode, Fulfillment, GetOrderInput, Money,
     Order, OrderData, OrderStatus, OrderStep, PrepareOrderData, Reason, Refund, ShippingSpeed, ToolError, Why,
@@ -87,6 +88,8 @@ pub struct Checkout {
     pub merchant_id: String,
     /// The hosted card page (`cards.rs`, `http::card_page`), when Stripe charges.
     pub card_page: Option<Arc<cards::CardPage>>,
+    /// How long an order may await the person's confirmation with their bank (3-D Secure).
+    pub authentication_window: Duration,
 }
 
 impl std::fmt::Debug for Checkout {
@@ -119,7 +122,7 @@ pub fn order_of(row: &OrderRow) -> Result<Order, StoreError> {
         merchant: row.merchant.clone(),
         quantity,
         total: row.total(),
-        status: row.status.into(),
+        status: row.status_view(),
         created_at: rfc3339(row.created_at_ms),
         destination: match (&row.destination_city, &row.destination_country) {
             (Some(city), Some(country)) => Some(Destination { city: city.clone(), country: country.clone() }),
@@ -263,7 +266,20 @@ impl Checkout {
         if !deliveries.is_empty() {
             answer = answer.with_widget_meta(META_DELIVERIES, Value::Object(deliveries));
         }
+        let links = self.authentication_meta(std::slice::from_ref(row));
+        if !links.is_empty() {
+            answer = answer.with_widget_meta(META_AUTHENTICATION_URLS, Value::Object(links));
+        }
         Ok(answer)
+    }
+
+    /// The hosted authentication page of each of `rows` awaiting the person's confirmation with
+    /// their bank (widget-only: a capability to complete that payment).
+    fn authentication_meta(&self, rows: &[OrderRow]) -> serde_json::Map<String, Value> {
+        rows.iter()
+            .filter(|row| row.awaits_authentication())
+            .map(|row| (row.id.clone(), Value::String(self.permalinks.authentication_url(&row.id))))
+            .collect()
     }
 
     /// The cancel tokens of the `rows` a person may still cancel (widget-only).
@@ -362,6 +378,9 @@ impl ModelText for OrderData {
             OrderStatus::Shipped => "shipped",
             OrderStatus::Completed => "delivered",
             OrderStatus::PendingPayment => "waiting for payment confirmation",
+            OrderStatus::AwaitingAuthentication => {
+                "waiting for the user to confirm the payment with their bank (the widget shows the link); nothing charged yet"
+            }
             OrderStatus::PaymentDeclined => "not placed: the payment was declined",
             OrderStatus::Cancelled => "cancelled and refunded",
         };

@@ -51,6 +51,10 @@ pub enum PaymentError {
     Unavailable(String),
     /// The same provider key was used for another request: our bug, never the user's.
     KeyMismatch,
+    /// The card's bank asks the person to confirm the payment (3-D Secure) before anything is
+    /// charged: `payment` is the provider's payment (Stripe: the PaymentIntent id) the hosted
+    /// authentication page completes. Not a failure: the order waits (`AwaitingAuthentication`).
+    AuthenticationRequired { payment: String },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,6 +74,36 @@ pub enum Lookup {
     Succeeded(Charge),
     /// The card was declined.
     Declined,
+    /// The provider's payment `payment` waits for the person to confirm it with their bank.
+    AwaitingAuthentication { payment: String },
+}
+
+/// A refund as the provider lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderRefund {
+    pub id: String,
+    pub amount_minor: i64,
+    /// The refund key we sent with it (`giftgenius_refund_key`), if it is ours.
+    pub key: Option<String>,
+}
+
+/// What the hosted authentication page needs to let the person confirm a payment with their
+/// bank through the provider's own script (Stripe.js `confirmCardPayment`): never sent to the
+/// model, never logged (the client secret lets its holder complete that one payment).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Authentication {
+    /// The provider's payment (Stripe: the PaymentIntent id).
+    pub payment: String,
+    /// Stripe: the PaymentIntent's `client_secret`.
+    pub client_secret: String,
+    /// Stripe: `--stripe-publishable-key` (`pk_…`).
+    pub publishable_key: String,
+}
+
+impl std::fmt::Debug for Authentication {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Authentication").field("payment", &self.payment).finish_non_exhaustive()
+    }
 }
 
 /// One charge, as the checkout asks for it.
@@ -94,6 +128,9 @@ pub struct OrderCharge<'a> {
     pub key: &'a str,
     pub order_id: &'a str,
     pub subject: &'a str,
+    /// The provider's payment recorded on the order when its charge request was answered
+    /// without settling (awaiting authentication): asked about directly.
+    pub payment: Option<&'a str>,
 }
 
 /// What a payment provider does for the checkout. Implemented by the sandbox client and by
@@ -110,6 +147,27 @@ pub trait PaymentProvider: Send + Sync + std::fmt::Debug {
     async fn lookup(&self, order: OrderCharge<'_>) -> Result<Lookup, PaymentError>;
     /// Whether the provider answers within `within` (`/readyz`).
     async fn is_reachable(&self, within: Duration) -> bool;
+    /// What the hosted page needs to let the person confirm `payment` with their bank; `None`
+    /// for a provider without authentication (the sandbox) or a payment it does not know.
+    async fn authentication(&self, _payment: &str) -> Result<Option<Authentication>, PaymentError> {
+        Ok(None)
+    }
+    /// Cancels `payment` so it can never be charged (an authentication window ended); done
+    /// already is done. Returns the payment's outcome when it was charged after all (cancelling
+    /// came too late), else `Lookup::Declined`.
+    async fn cancel_payment(&self, _payment: &str) -> Result<Lookup, PaymentError> {
+        Ok(Lookup::Declined)
+    }
+    /// Every refund of `charge_id` at the provider, ours (with our key) and others' (a refund
+    /// made in the provider's dashboard), for `charge.refunded`.
+    async fn refunds_of(&self, _charge_id: &str) -> Result<Vec<ProviderRefund>, PaymentError> {
+        Ok(Vec::new())
+    }
+    /// Forgets `subject`'s account at the provider (delete-my-data: Stripe deletes the
+    /// Customer and its saved cards); nothing to forget is done.
+    async fn forget_account(&self, _subject: &str) -> Result<(), PaymentError> {
+        Ok(())
+    }
 }
 
 /// The provider the app charges, counted into `/metrics`.
@@ -208,6 +266,7 @@ impl Payments {
             Err(PaymentError::Refused(_)) => ChargeOutcome::Refused,
             Err(PaymentError::Unavailable(_)) => ChargeOutcome::Unavailable,
             Err(PaymentError::KeyMismatch) => ChargeOutcome::Mismatch,
+            Err(PaymentError::AuthenticationRequired { .. }) => ChargeOutcome::AuthenticationRequired,
         });
         result
     }
@@ -226,6 +285,26 @@ impl Payments {
     /// [`PaymentProvider::lookup`], within the timeout.
     pub async fn lookup(&self, order: OrderCharge<'_>) -> Result<Lookup, PaymentError> {
         self.within("the lookup", self.provider.lookup(order)).await
+    }
+
+    /// [`PaymentProvider::authentication`], within the timeout.
+    pub async fn authentication(&self, payment: &str) -> Result<Option<Authentication>, PaymentError> {
+        self.within("the authentication lookup", self.provider.authentication(payment)).await
+    }
+
+    /// [`PaymentProvider::cancel_payment`], within the timeout.
+    pub async fn cancel_payment(&self, payment: &str) -> Result<Lookup, PaymentError> {
+        self.within("the payment's cancellation", self.provider.cancel_payment(payment)).await
+    }
+
+    /// [`PaymentProvider::refunds_of`], within the timeout.
+    pub async fn refunds_of(&self, charge_id: &str) -> Result<Vec<ProviderRefund>, PaymentError> {
+        self.within("the refunds' listing", self.provider.refunds_of(charge_id)).await
+    }
+
+    /// [`PaymentProvider::forget_account`], within the timeout.
+    pub async fn forget_account(&self, subject: &str) -> Result<(), PaymentError> {
+        self.within("forgetting the account", self.provider.forget_account(subject)).await
     }
 
     fn sandbox_client(&self) -> Result<&SandboxClient, PaymentError> {

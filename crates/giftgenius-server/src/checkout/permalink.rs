@@ -3,16 +3,26 @@
 //! link for an order they were not given. The tag is 128 bits of an HMAC of the order id under
 //! a key every replica shares (generated into the database on first use), so there is nothing
 //! to store per order and nothing to look up before the tag is checked.
+//!
+//! The same mechanism, under another purpose, makes the hosted 3-D Secure page's link,
+//! `{public}/pay/authenticate/{order id}.{tag}` ([`Permalinks::authentication_url`]): a
+//! capability to complete that order's payment with the person's bank, handed to the widget
+//! only (`_meta`), useful only while the order awaits authentication. A status page token is
+//! never an authentication token, nor the reverse.
 
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
 /// What goes before the order id in the MAC, so the key can never sign anything else by accident.
 const PURPOSE: &[u8] = b"giftgenius order permalink\n";
+/// The authentication links' purpose: another MAC than the status page's for the same order.
+const AUTHENTICATION_PURPOSE: &[u8] = b"giftgenius payment authentication\n";
 /// Bytes of the MAC kept in the link (128 bits, hex: 32 characters).
 const TAG_BYTES: usize = 16;
 /// The path prefix of the status pages.
 pub const PATH_PREFIX: &str = "/o/";
+/// The path prefix of the hosted authentication (3-D Secure) pages.
+pub const AUTHENTICATION_PREFIX: &str = "/pay/authenticate/";
 
 /// Makes and checks order links.
 pub struct Permalinks {
@@ -31,17 +41,30 @@ impl Permalinks {
         Self { key: key.to_vec(), public_url: public_url.trim_end_matches('/').to_string() }
     }
 
-    fn mac(&self, order_id: &str) -> Hmac<Sha256> {
+    fn mac(&self, purpose: &[u8], order_id: &str) -> Hmac<Sha256> {
         let mut mac = Hmac::<Sha256>::new_from_slice(&self.key).expect("HMAC takes any key length");
-        mac.update(PURPOSE);
+        mac.update(purpose);
         mac.update(order_id.as_bytes());
         mac
     }
 
+    fn token_for(&self, purpose: &[u8], order_id: &str) -> String {
+        let tag = self.mac(purpose, order_id).finalize().into_bytes();
+        format!("{order_id}.{}", hex::encode(&tag[..TAG_BYTES]))
+    }
+
+    fn order_for<'a>(&self, purpose: &[u8], token: &'a str) -> Option<&'a str> {
+        let (order_id, tag) = token.rsplit_once('.')?;
+        if order_id.is_empty() || order_id.len() > 64 || tag.len() != TAG_BYTES * 2 {
+            return None;
+        }
+        let tag = hex::decode(tag).ok()?;
+        self.mac(purpose, order_id).verify_truncated_left(&tag).ok().map(|()| order_id)
+    }
+
     /// The link's last path segment for `order_id`.
     pub fn token(&self, order_id: &str) -> String {
-        let tag = self.mac(order_id).finalize().into_bytes();
-        format!("{order_id}.{}", hex::encode(&tag[..TAG_BYTES]))
+        self.token_for(PURPOSE, order_id)
     }
 
     /// The status page of `order_id`.
@@ -51,12 +74,23 @@ impl Permalinks {
 
     /// The order a link's token names, if its tag is ours (compared in constant time).
     pub fn order_id<'a>(&self, token: &'a str) -> Option<&'a str> {
-        let (order_id, tag) = token.rsplit_once('.')?;
-        if order_id.is_empty() || order_id.len() > 64 || tag.len() != TAG_BYTES * 2 {
-            return None;
-        }
-        let tag = hex::decode(tag).ok()?;
-        self.mac(order_id).verify_truncated_left(&tag).ok().map(|()| order_id)
+        self.order_for(PURPOSE, token)
+    }
+
+    /// The hosted authentication page's token for `order_id`.
+    pub fn authentication_token(&self, order_id: &str) -> String {
+        self.token_for(AUTHENTICATION_PURPOSE, order_id)
+    }
+
+    /// The hosted page where the person confirms `order_id`'s payment with their bank:
+    /// `{public}/pay/authenticate/{order id}.{tag}`.
+    pub fn authentication_url(&self, order_id: &str) -> String {
+        format!("{}{AUTHENTICATION_PREFIX}{}", self.public_url, self.authentication_token(order_id))
+    }
+
+    /// The order an authentication token names, if its tag is ours (constant time).
+    pub fn authentication_order<'a>(&self, token: &'a str) -> Option<&'a str> {
+        self.order_for(AUTHENTICATION_PURPOSE, token)
     }
 }
 
@@ -79,6 +113,13 @@ mod tests {
         flipped[last] = if flipped[last] == b'0' { b'1' } else { b'0' };
         assert_eq!(links.order_id(&String::from_utf8(flipped).unwrap()), None);
         assert_eq!(Permalinks::new(b"another key", "https://x").order_id(&token), None);
+        // The authentication capability is another MAC: neither token passes as the other.
+        let pay = links.authentication_token("ord_1");
+        assert_eq!(links.authentication_url("ord_1"), format!("https://gifts.example/pay/authenticate/{pay}"));
+        assert_eq!(links.authentication_order(&pay), Some("ord_1"));
+        assert_ne!(pay, token);
+        assert_eq!(links.authentication_order(&token), None);
+        assert_eq!(links.order_id(&pay), None);
         for garbage in ["", ".", "ord_1", "ord_1.", ".abcd", "ord_1.zz", &format!("{token}0")] {
             assert_eq!(links.order_id(garbage), None, "{garbage:?}");
         }

@@ -90,6 +90,18 @@ impl Checkout {
             Ok(token) => token,
             Err(refused) => return refused.into(),
         };
+        // The account at the payment provider first (Stripe: the Customer and its saved cards),
+        // so a failure there leaves the token unspent and the person's retry does it all.
+        if let Err(e) = self.payments.forget_account(&call.subject).await {
+            tracing::warn!(error = ?e, "could not delete the account at the payment provider; nothing deleted yet");
+            return giftgenius_types::ToolError::new(
+                giftgenius_types::ErrorCode::PaymentProviderUnavailable,
+                "The payment provider did not answer, so nothing was deleted yet. Try Delete my data again shortly.",
+                &call.reference,
+            )
+            .with_retry_after_ms(1000)
+            .into();
+        }
         match self.store.delete_personal_data_once(&call.subject, &token.spent_key, token.expires_at_ms, now).await {
             Ok(deleted) => {
                 tracing::info!(

@@ -64,6 +64,8 @@ pub struct ReconcileReport {
     pub abandoned: u64,
     /// A charge request still being processed: left for the next pass.
     pub in_flight: u64,
+    /// Waiting for the person's bank (3-D Secure) inside the authentication window: left alone.
+    pub awaiting_authentication: u64,
     /// The provider did not answer: left for the next pass.
     pub unreachable: u64,
     /// The provider's charge does not match the order (logged as an error for an operator).
@@ -232,38 +234,141 @@ impl Reconciler {
 
     async fn reconcile_order(&self, order: &OrderRow, report: &mut ReconcileReport) -> StoreResult<()> {
         report.examined += 1;
-        // The answer stored for the order's keys is what their call would have answered.
-        let call = CallContext::new(ToolName::CommitOrder, order.subject.clone(), DEFAULT_LOCALE);
-        let asked_at = self.now();
-        let key = provider_key(&order.id);
-        let lookup =
-            self.payments.lookup(OrderCharge { key: &key, order_id: &order.id, subject: &order.subject }).await;
-        let reference = call.reference.as_str();
-        match lookup {
-            Err(PaymentError::Unavailable(detail)) => {
+        match self.settler().settle(order).await {
+            Ok(Settled::Paid) => report.paid += 1,
+            Ok(Settled::Declined) => report.declined += 1,
+            Ok(Settled::Abandoned) => report.abandoned += 1,
+            Ok(Settled::InFlight) => report.in_flight += 1,
+            Ok(Settled::AwaitingAuthentication) => report.awaiting_authentication += 1,
+            Ok(Settled::Conflict) => report.conflicts += 1,
+            // Settled meanwhile by someone else (a webhook, a retry, another replica).
+            Ok(Settled::Unchanged) => {}
+            Err(SettleError::Store(e)) => return Err(e),
+            Err(SettleError::Provider(PaymentError::Unavailable(detail))) => {
                 report.unreachable += 1;
                 tracing::warn!(order = order.id, detail, "reconcile: the payment provider did not answer");
             }
-            Err(e) => {
+            Err(SettleError::Provider(e)) => {
                 report.conflicts += 1;
                 tracing::error!(order = order.id, error = ?e, "reconcile: the provider's charge is not one we know");
             }
-            Ok(Lookup::Processing) => report.in_flight += 1,
-            Ok(Lookup::Succeeded(charge)) if charge.amount != order.total() => {
-                report.conflicts += 1;
+        }
+        Ok(())
+    }
+
+    fn settler(&self) -> Settler {
+        Settler {
+            store: self.store.clone(),
+            payments: self.payments.clone(),
+            clock: self.clock.clone(),
+            events: self.events.clone(),
+        }
+    }
+}
+
+/// What settling one pending order did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Settled {
+    /// Charged at the provider: now paid.
+    Paid,
+    /// Declined at the provider (or its authentication failed, or its window ended and the
+    /// payment was cancelled): declined, stock released.
+    Declined,
+    /// Never charged: declined as abandoned.
+    Abandoned,
+    /// A charge request still being processed: left for later.
+    InFlight,
+    /// Waiting for the person's bank, inside its window: left alone.
+    AwaitingAuthentication,
+    /// The provider's charge does not match the order: left for an operator (logged).
+    Conflict,
+    /// Nothing to do: the order was settled meanwhile (or a charge request may still be in
+    /// flight for it, so giving it up now would be premature).
+    Unchanged,
+}
+
+#[derive(Debug)]
+pub enum SettleError {
+    Store(crate::store::StoreError),
+    Provider(PaymentError),
+}
+
+impl From<crate::store::StoreError> for SettleError {
+    fn from(e: crate::store::StoreError) -> Self {
+        Self::Store(e)
+    }
+}
+
+/// Settles one pending order on the provider's word: what the reconciler does for each order,
+/// what a verified Stripe webhook does with the PaymentIntent it carries, and what the hosted
+/// authentication page asks for after the person confirmed. Every step is a compare-and-set on
+/// the pending order, so any number of them at once settle it once.
+#[derive(Debug, Clone)]
+pub struct Settler {
+    pub store: Store,
+    pub payments: Arc<Payments>,
+    pub clock: Clock,
+    pub events: Arc<crate::outbox::OrderEvents>,
+}
+
+impl Settler {
+    fn now(&self) -> i64 {
+        self.clock.now_ms()
+    }
+
+    /// Asks the provider what happened to `order`'s charge (its recorded payment, else under its
+    /// key) and settles it.
+    pub async fn settle(&self, order: &OrderRow) -> Result<Settled, SettleError> {
+        let asked_at = self.now();
+        let key = provider_key(&order.id);
+        let charge = OrderCharge {
+            key: &key,
+            order_id: &order.id,
+            subject: &order.subject,
+            payment: order.payment_ref.as_deref(),
+        };
+        let lookup = self.payments.lookup(charge).await.map_err(SettleError::Provider)?;
+        self.apply(order, lookup, asked_at).await
+    }
+
+    /// Settles `order` with what the provider said at `asked_at` (a lookup, or a verified
+    /// webhook's object).
+    pub async fn apply(&self, order: &OrderRow, lookup: Lookup, asked_at: i64) -> Result<Settled, SettleError> {
+        if order.status != OrderStatusColumn::PendingPayment {
+            return Ok(Settled::Unchanged);
+        }
+        // The answer stored for the order's keys is what their call would have answered.
+        let call = CallContext::new(ToolName::CommitOrder, order.subject.clone(), DEFAULT_LOCALE);
+        let reference = call.reference.as_str();
+        match lookup {
+            Lookup::Processing => Ok(Settled::InFlight),
+            Lookup::AwaitingAuthentication { payment } => {
+                let until = order.authentication_until_ms.unwrap_or(i64::MIN);
+                if self.now() < until {
+                    return Ok(Settled::AwaitingAuthentication);
+                }
+                // The window ended: cancel the payment at the provider first, so no late
+                // confirmation can charge an order we give up; settle on what cancelling says.
+                let cancelled = self.payments.cancel_payment(&payment).await.map_err(SettleError::Provider)?;
+                tracing::info!(order = order.id, "authentication window over: payment cancelled at the provider");
+                Box::pin(self.apply(order, cancelled, asked_at)).await
+            }
+            Lookup::Succeeded(charge) if charge.amount != order.total() => {
                 tracing::error!(
                     order = order.id,
                     charge = charge.id,
                     charged = charge.amount.display(),
                     total = order.total().display(),
-                    "reconcile: the provider charged another amount than the order's; left pending for an operator"
+                    "the provider charged another amount than the order's; left pending for an operator"
                 );
+                Ok(Settled::Conflict)
             }
-            Ok(Lookup::Succeeded(charge)) => {
+            Lookup::Succeeded(charge) => {
                 let paid_at = self.now();
                 let paid = OrderRow {
                     status: OrderStatusColumn::Paid,
                     charge_id: Some(charge.id.clone()),
+                    authentication_until_ms: None,
                     fulfilment: Fulfilment { paid_at_ms: Some(paid_at), ..order.fulfilment.clone() },
                     ..order.clone()
                 };
@@ -272,29 +377,40 @@ impl Reconciler {
                 let stored = stored_answer(&call, &result)?;
                 let event = self.events.event(&OrderFacts::of(paid.clone()), OrderChange::Paid).await?;
                 if self.store.settle_paid(&order.id, &charge.id, &stored, event.as_ref(), paid_at).await? {
-                    report.paid += 1;
-                    tracing::info!(order = order.id, charge = charge.id, reference, "reconcile: order paid");
-                }
-            }
-            Ok(Lookup::Declined) => {
-                let stored = stored_answer::<OrderData>(&call, &Err(declined(&call)))?;
-                if self.store.settle_declined(&order.id, &stored, asked_at, self.now()).await? {
-                    report.declined += 1;
-                    tracing::info!(order = order.id, reference, "reconcile: order declined");
-                }
-            }
-            Ok(Lookup::NotFound) => {
-                let stored = stored_answer::<OrderData>(&call, &Err(abandoned(&call)))?;
-                if self.store.settle_declined(&order.id, &stored, asked_at, self.now()).await? {
-                    report.abandoned += 1;
                     tracing::info!(
                         order = order.id,
+                        charge = charge.id,
                         reference,
-                        "reconcile: never charged; order abandoned, stock released"
+                        "order paid on the provider's word"
                     );
+                    return Ok(Settled::Paid);
                 }
+                Ok(Settled::Unchanged)
+            }
+            Lookup::Declined => {
+                // A payment the person might still confirm (a failed 3-D Secure can be retried
+                // on the page) is cancelled first: a declined order is never charged later.
+                if let Some(payment) = order.payment_ref.as_deref() {
+                    match self.payments.cancel_payment(payment).await.map_err(SettleError::Provider)? {
+                        Lookup::Declined => {}
+                        charged_after_all => return Box::pin(self.apply(order, charged_after_all, asked_at)).await,
+                    }
+                }
+                let stored = stored_answer::<OrderData>(&call, &Err(declined(&call)))?;
+                if self.store.settle_declined(&order.id, &stored, asked_at, self.now()).await? {
+                    tracing::info!(order = order.id, reference, "order declined on the provider's word");
+                    return Ok(Settled::Declined);
+                }
+                Ok(Settled::Unchanged)
+            }
+            Lookup::NotFound => {
+                let stored = stored_answer::<OrderData>(&call, &Err(abandoned(&call)))?;
+                if self.store.settle_declined(&order.id, &stored, asked_at, self.now()).await? {
+                    tracing::info!(order = order.id, reference, "never charged; order abandoned, stock released");
+                    return Ok(Settled::Abandoned);
+                }
+                Ok(Settled::Unchanged)
             }
         }
-        Ok(())
     }
 }

@@ -15,6 +15,8 @@
 //! - `GET /.well-known/openai-apps-challenge`: the app directory's domain check (`well_known.rs`).
 //! - `/operator/orders/{id}…`: the operator's API, only with `--operator-token-file`
 //!   (`crate::operator::routes`).
+//! - `POST /webhooks/stripe`: Stripe's signed events, only with `--payments stripe` and
+//!   `--stripe-webhook-secret-file` (`crate::checkout::stripe::webhook`).
 //! - `/preview…`: the local host emulator, only with `--preview` (`preview.rs`; its chat panel's
 //!   relay to a `giftgenius-chat --listen` process: `preview_chat.rs`; its payment sheet's card
 //!   relay: `sheet_relay.rs`), answering only loopback
@@ -67,6 +69,7 @@ pub fn router(config: &Config, app: Arc<AppState>) -> Router {
         .clone()
         .map(|(operator, token)| crate::operator::routes::router(operator, token))
         .unwrap_or_else(crate::operator::routes::absent);
+    let stripe_webhooks = crate::checkout::stripe::webhook::router(app.stripe_webhooks.clone());
     Router::new()
         .route(&format!("{IMAGES_PATH}{{file}}"), get(images::gift_image))
         .route(&format!("{CHECKOUT_PATH}{{id}}"), get(checkout_page::checkout_page))
@@ -82,6 +85,7 @@ pub fn router(config: &Config, app: Arc<AppState>) -> Router {
         .merge(preview::router(config, app))
         .merge(acp)
         .merge(operator)
+        .merge(stripe_webhooks)
 }
 
 /// `router` behind the guards every request meets, outermost first: CORS (`--cors-origins`),

@@ -23,6 +23,8 @@ label_values! {
         Unavailable = "unavailable",
         /// The provider's answer does not match the request (our bug; an operator's to look at).
         Mismatch = "mismatch",
+        /// The card's bank asks the person to confirm the payment (3-D Secure) first.
+        AuthenticationRequired = "authentication_required",
     }
 }
 

@@ -136,6 +136,8 @@ mod tests {
             destination_country: None,
             cancelled_at_ms: None,
             anonymized_at_ms: None,
+            payment_ref: None,
+            authentication_until_ms: None,
             fulfilment: Default::default(),
         }
     }

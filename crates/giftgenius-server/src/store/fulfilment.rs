@@ -164,6 +164,37 @@ impl Store {
         })
     }
 
+    /// If the order's facts are still `seen`: `adjustment`, a refund already made at the
+    /// provider outside our tools (its dashboard), is recorded succeeded with its `event`. False
+    /// if the facts changed. Its key (`stripe:<refund id>`) is unique per order: never twice.
+    #[tracing::instrument(name = "store.record_provider_refund", skip_all, fields(otel.kind = "client", db.operation.name = "record_provider_refund"))]
+    pub async fn record_provider_refund(
+        &self,
+        seen: &OrderFacts,
+        adjustment: &AdjustmentRow,
+        event: Option<&NewOrderEvent>,
+        now_ms: i64,
+    ) -> StoreResult<bool> {
+        on_pool!(self, |pool| {
+            checked_write!(pool, seen, |tx| {
+                sqlx::query(sql::INSERT_SETTLED_ADJUSTMENT)
+                    .bind(&adjustment.id)
+                    .bind(&adjustment.order_id)
+                    .bind(&adjustment.operator_key)
+                    .bind(adjustment.amount_minor)
+                    .bind(adjustment.currency)
+                    .bind(&adjustment.reason)
+                    .bind(RefundStatusColumn::Succeeded)
+                    .bind(&adjustment.provider_refund_id)
+                    .bind(now_ms)
+                    .bind(adjustment.seq)
+                    .execute(&mut *tx)
+                    .await?;
+                enqueue_order_event!(&mut *tx, event, now_ms);
+            })
+        })
+    }
+
     /// If the order's facts are still `seen`: the operator's cancellation `refund` (all that is
     /// left of the order) is recorded as pending; the provider is asked next, and
     /// [`Store::settle_refund`] finishes it as it finishes the buyer's. False if the facts changed.

@@ -254,6 +254,41 @@ impl Store {
         })
     }
 
+    /// In one transaction, if the fence holds: the pending order waits until `until_ms` for the
+    /// person to confirm `payment` with their bank (3-D Secure). The key stays unfinished (a
+    /// retry asks the provider again; settling the order finishes it). False if it is no longer
+    /// pending.
+    #[tracing::instrument(name = "store.await_authentication", skip_all, fields(otel.kind = "client", db.operation.name = "await_authentication"))]
+    pub async fn await_authentication(
+        &self,
+        fence: &Fence,
+        order_id: &str,
+        payment: &str,
+        until_ms: i64,
+        now_ms: i64,
+    ) -> StoreResult<Fenced<bool>> {
+        on_pool!(self, |pool| {
+            fenced_write!(pool, WriteLock::None, fence, KeyMove::Hold, now_ms, |tx| {
+                let waiting = sqlx::query(sql::AWAIT_AUTHENTICATION)
+                    .bind(order_id)
+                    .bind(payment)
+                    .bind(until_ms)
+                    .bind(OrderStatusColumn::PendingPayment)
+                    .bind(now_ms)
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
+                Write::Commit(waiting == 1)
+            })
+        })
+    }
+
+    /// The order charged (or being charged) as `charge` (Stripe: its PaymentIntent), if any.
+    #[tracing::instrument(name = "store.order_by_charge", skip_all, fields(otel.kind = "client", db.operation.name = "order_by_charge"))]
+    pub async fn order_by_charge(&self, charge: &str) -> StoreResult<Option<OrderRow>> {
+        on_pool!(self, |pool| Ok(sqlx::query_as(sql::ORDER_BY_CHARGE).bind(charge).fetch_optional(pool).await?))
+    }
+
     // --- reconciling ---
 
     /// Up to `limit` orders to reconcile: pending since before `created_before_ms`, with no

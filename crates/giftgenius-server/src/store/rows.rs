@@ -322,6 +322,12 @@ pub struct OrderRow {
     pub destination_country: Option<String>,
     pub cancelled_at_ms: Option<i64>,
     pub anonymized_at_ms: Option<i64>,
+    /// The provider's payment its charge request was answered with before it settled (Stripe:
+    /// the PaymentIntent id), e.g. one awaiting 3-D Secure.
+    pub payment_ref: Option<String>,
+    /// Set while it awaits the person's confirmation with their bank (3-D Secure): until when
+    /// the reconciler leaves it pending (`--authentication-window-secs`).
+    pub authentication_until_ms: Option<i64>,
     /// What happened to it after it was paid.
     #[sqlx(flatten)]
     pub fulfilment: Fulfilment,
@@ -330,6 +336,22 @@ pub struct OrderRow {
 impl OrderRow {
     pub fn total(&self) -> Money {
         Money::new(self.total_minor, self.currency.into())
+    }
+
+    /// Still pending, waiting for the person to confirm the payment with their bank.
+    pub fn awaits_authentication(&self) -> bool {
+        self.status == OrderStatusColumn::PendingPayment && self.authentication_until_ms.is_some()
+    }
+
+    /// Its status as the tools say it: pending payment reads as awaiting authentication while
+    /// the person's bank waits for them (the column stays `pending_payment`, so every
+    /// compare-and-set on a pending order holds for it too).
+    pub fn status_view(&self) -> giftgenius_types::OrderStatus {
+        if self.awaits_authentication() {
+            giftgenius_types::OrderStatus::AwaitingAuthentication
+        } else {
+            self.status.into()
+        }
     }
 }
 

@@ -128,6 +128,27 @@ pub const STRIPE_CUSTOMER: &str = "SELECT stripe_customer_id FROM accounts WHERE
 /// $1 subject, $2 the Customer id, $3 now: the first writer's id stays.
 pub const INSERT_STRIPE_CUSTOMER: &str = "INSERT INTO accounts (subject, stripe_customer_id, created_at_ms) VALUES ($1, $2, $3) \
      ON CONFLICT (subject) DO NOTHING";
+/// Deleted at Stripe (delete-my-data).
+pub const DELETE_STRIPE_CUSTOMER: &str = "DELETE FROM accounts WHERE subject = $1";
+
+// --- Stripe's webhook events and 3-D Secure ---
+
+/// What event $1 did when it was applied, if it was.
+pub const STRIPE_EVENT_OUTCOME: &str = "SELECT outcome FROM stripe_events WHERE id = $1";
+/// $1 id, $2 type, $3 now, $4 outcome; a replay recorded meanwhile stays as it was.
+pub const INSERT_STRIPE_EVENT: &str = "INSERT INTO stripe_events (id, type, received_at_ms, outcome) VALUES ($1, $2, $3, $4) \
+     ON CONFLICT (id) DO NOTHING";
+pub const STRIPE_EVENT_COUNT: &str = "SELECT COUNT(*) FROM stripe_events";
+/// The pending ($4) order $1 awaits authentication of payment $2 until $3 (now $5).
+pub const AWAIT_AUTHENTICATION: &str = "UPDATE orders SET payment_ref = $2, authentication_until_ms = $3, updated_at_ms = $5 \
+     WHERE id = $1 AND status = $4";
+/// The order whose charge (Stripe: PaymentIntent) is $1.
+pub const ORDER_BY_CHARGE: &str =
+    "SELECT * FROM orders WHERE charge_id = $1 OR payment_ref = $1 ORDER BY created_at_ms LIMIT 1";
+/// $1 id, $2 order, $3 key, $4 amount, $5 currency, $6 reason, $7 the `Succeeded` status, $8
+/// the provider's refund, $9 now, $10 seq: a refund made at the provider, recorded as it is.
+pub const INSERT_SETTLED_ADJUSTMENT: &str = "INSERT INTO order_adjustments (id, order_id, operator_key, amount_minor, currency, reason, \
+     status, provider_refund_id, created_at_ms, updated_at_ms, seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10)";
 
 // --- refunds ---
 

@@ -45,6 +45,7 @@ const BOUNDED_VALUES: &[&str] = &[
     "refused",
     "unavailable",
     "mismatch",
+    "authentication_required",
     "new",
     "replayed",
     "taken_over",

@@ -414,6 +414,8 @@ async fn an_acp_order_goes_to_its_platforms_webhook_signed_with_the_platforms_se
         destination_country: Some("US".into()),
         cancelled_at_ms: None,
         anonymized_at_ms: None,
+        payment_ref: None,
+        authentication_until_ms: None,
         fulfilment: Default::default(),
     };
     let store = &app.state.store;

@@ -10,12 +10,13 @@ use std::time::Duration;
 
 use futures::future::join_all;
 use giftgenius_server::auth::caller::LOCAL_SUBJECT;
-use giftgenius_server::checkout::stripe::StripeClient;
+use giftgenius_server::checkout::authenticate::AuthenticationPage;
+use giftgenius_server::checkout::stripe::{StripeClient, signature};
 use giftgenius_server::clock::Clock;
 use giftgenius_server::config::PaymentsKind;
 use giftgenius_server::failpoints;
 use giftgenius_server::store::{OrderStatusColumn, Store};
-use giftgenius_types::wire::{META_CANCEL_TOKENS, META_REPLAYED};
+use giftgenius_types::wire::{META_AUTHENTICATION_URLS, META_CANCEL_TOKENS, META_DELETE_DATA_TOKEN, META_REPLAYED};
 use rmcp::RoleClient;
 use rmcp::service::RunningService;
 use serde_json::{Value, json};
@@ -272,4 +273,250 @@ async fn the_secret_key_is_in_no_log_line_at_trace() {
     assert!(!output.status.success());
     assert!(said.contains("does not hold a Stripe secret key"), "{said}");
     assert!(!said.contains("pk_test_not_a_secret"), "{said}");
+}
+
+// --- 3-D Secure, webhooks, refunds made at Stripe, delete-my-data (issue 26 items 2–4) ---
+
+/// Saves, then every off-session charge asks for 3-D Secure (localstripe: `requires_action`).
+const THREE_D_SECURE: &str = "4000002500003155";
+/// The signing secrets the app is given (the second one is being rotated in).
+const WEBHOOK_SECRET: &str = "whsec_giftgenius_old";
+const WEBHOOK_SECRET_NEW: &str = "whsec_giftgenius_new";
+const PUBLISHABLE_KEY: &str = "pk_test_giftgenius";
+
+/// An app charging `stripe` that takes Stripe's webhooks (two secrets, one a line) and knows a
+/// publishable key.
+async fn app_with_webhooks(stripe: &LocalStripe) -> TestApp {
+    let (url, key) = (stripe.url.clone(), stripe.key_file().to_string());
+    let secrets = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(secrets.path(), format!("{WEBHOOK_SECRET}\n\n{WEBHOOK_SECRET_NEW}\n")).unwrap();
+    let path = secrets.path().to_path_buf();
+    spawn_app_with(move |c| {
+        c.payments = PaymentsKind::Stripe;
+        c.payments_url = None;
+        c.payments_token_file = None;
+        c.stripe_api_base = url;
+        c.stripe_secret_key_file = Some(key.into());
+        c.stripe_webhook_secret_file = Some(path);
+        c.stripe_publishable_key = Some(PUBLISHABLE_KEY.into());
+        c.reconcile_after_secs = 60;
+    })
+    .await
+}
+
+/// Like [`shop`], taking webhooks.
+async fn hooked_shop(card: &str, gift: &str) -> (LocalStripe, TestApp, RunningService<RoleClient, ()>, String, String) {
+    let stripe = LocalStripe::start().await;
+    let app = app_with_webhooks(&stripe).await;
+    save_card(&stripe, &app.state.store, "u1", card).await;
+    let client = app.client().await;
+    let (draft, token) = prepare_as(&client, "u1", gift).await;
+    (stripe, app, client, draft, token)
+}
+
+/// A Stripe event of `kind` about `object`, as Stripe sends it.
+fn stripe_event(id: &str, kind: &str, object: &Value) -> Value {
+    json!({"id": id, "object": "event", "type": kind, "api_version": "2024-06-20", "data": {"object": object}})
+}
+
+/// Posts `event` to the app's webhook route signed with `secret` at `at_s` (unix seconds).
+async fn deliver(app: &TestApp, event: &Value, secret: &str, at_s: i64) -> (u16, Value) {
+    let payload = serde_json::to_vec(event).unwrap();
+    let response = reqwest::Client::new()
+        .post(format!("{}/webhooks/stripe", app.local_url))
+        .header("Stripe-Signature", signature::sign(secret, at_s, &payload))
+        .header("Content-Type", "application/json")
+        .body(payload)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+fn now_s(app: &TestApp) -> i64 {
+    app.clock.now_ms() / 1000
+}
+
+/// The card asks for 3-D Secure: the order awaits authentication with the hosted page's link in
+/// the widget's `_meta` only; completing it as Stripe.js would changes nothing here until
+/// Stripe's signed word arrives; forged and stale deliveries change nothing; the signed
+/// `payment_intent.succeeded` pays it once, and its replay changes nothing.
+#[tokio::test]
+async fn three_d_secure_awaits_authentication_and_only_a_verified_webhook_pays_it_once() {
+    let (stripe, app, client, draft, token) = hooked_shop(THREE_D_SECURE, "tr-001").await;
+    let (result, waiting) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_1", &token)).await;
+    assert_eq!(waiting["order"]["status"], "awaiting_authentication", "{waiting}");
+    let order = waiting["order"]["id"].as_str().unwrap().to_string();
+    let link =
+        meta_of(&result, META_AUTHENTICATION_URLS).and_then(|m| m[&order].as_str()).expect("the link").to_string();
+    let prefix = format!("{}/pay/authenticate/", app.base_url);
+    assert!(link.starts_with(&prefix), "{link}");
+    assert!(!waiting.to_string().contains("/pay/authenticate/"), "the capability is not model-visible");
+
+    let intents = intents_of(&stripe, &order).await;
+    assert_eq!(intents.len(), 1, "{intents:?}");
+    assert_eq!(intents[0]["status"], "requires_action");
+    let intent_id = intents[0]["id"].as_str().unwrap().to_string();
+    let row = app.state.store.order_by_id(&order).await.unwrap().unwrap();
+    assert_eq!(row.status, OrderStatusColumn::PendingPayment);
+    assert_eq!(row.payment_ref.as_deref(), Some(intent_id.as_str()), "the PaymentIntent is recorded at once");
+
+    // What the hosted page gets for the link's token.
+    let page_token = &link[prefix.len()..];
+    let page = app.state.checkout.authentication_page(page_token).await.unwrap();
+    let AuthenticationPage::Ready { authentication, .. } = page else { panic!("{page:?}") };
+    assert_eq!(authentication.payment, intent_id);
+    assert_eq!(authentication.publishable_key, PUBLISHABLE_KEY);
+    assert_eq!(Some(authentication.client_secret.as_str()), intents[0]["client_secret"].as_str());
+    assert_eq!(app.state.checkout.authentication_page("ord_x.0123").await.unwrap(), AuthenticationPage::Unknown);
+
+    // A retry asks Stripe again and answers the same; no second PaymentIntent.
+    let (_, again) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_1", &token)).await;
+    assert_eq!(again["order"]["status"], "awaiting_authentication", "{again}");
+    assert_eq!(stripe.payment_intents().await.len(), 1);
+
+    // The person confirms with their bank (what localstripe's Stripe.js does): Stripe charged,
+    // but nothing here changes on the browser's word.
+    stripe.authenticate(&intent_id, &authentication.client_secret).await;
+    let succeeded = stripe.get(&format!("/v1/payment_intents/{intent_id}"), &[]).await;
+    assert_eq!(succeeded["status"], "succeeded");
+    let still = app.state.store.order_by_id(&order).await.unwrap().unwrap();
+    assert!(still.awaits_authentication());
+
+    let event = stripe_event("evt_3ds_1", "payment_intent.succeeded", &succeeded);
+    let (forged, _) = deliver(&app, &event, "whsec_attacker", now_s(&app)).await;
+    let (stale, _) = deliver(&app, &event, WEBHOOK_SECRET, now_s(&app) - 301).await;
+    assert_eq!((forged, stale), (400, 400));
+    assert!(app.state.store.order_by_id(&order).await.unwrap().unwrap().awaits_authentication());
+    assert_eq!(app.state.store.stripe_event_count().await.unwrap(), 0, "a refused delivery records nothing");
+
+    // Signed with the secret being rotated in: accepted.
+    let (status, body) = deliver(&app, &event, WEBHOOK_SECRET_NEW, now_s(&app) - 10).await;
+    assert_eq!(status, 200, "{body}");
+    let paid = app.state.store.order_by_id(&order).await.unwrap().unwrap();
+    assert_eq!(paid.status, OrderStatusColumn::Paid);
+    assert_eq!(paid.charge_id.as_deref(), Some(intent_id.as_str()));
+
+    let (replayed, body) = deliver(&app, &event, WEBHOOK_SECRET, now_s(&app)).await;
+    assert_eq!((replayed, &body["duplicate"]), (200, &json!(true)), "{body}");
+    assert_eq!(app.state.store.stripe_event_count().await.unwrap(), 1, "one row per event id");
+    let customer = app.state.store.stripe_customer(&subject("u1")).await.unwrap().unwrap();
+    let charges = stripe.get("/v1/charges", &[("customer", customer.as_str())]).await;
+    assert_eq!(charges["data"].as_array().map(Vec::len), Some(1), "one charge: {charges}");
+    assert_eq!(stripe.payment_intents().await.len(), 1);
+
+    // The commit's key now answers with the paid order.
+    let (_, after) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_1", &token)).await;
+    assert_eq!(after["order"]["status"], "paid", "{after}");
+}
+
+/// The reconciler leaves an order awaiting authentication alone inside its window and settles
+/// it on Stripe's word once the person confirmed; past the window it cancels the PaymentIntent
+/// at Stripe and declines the order, nothing charged.
+#[tokio::test]
+async fn the_reconciler_waits_for_authentication_then_settles_or_gives_up_after_the_window() {
+    let (stripe, app, client, draft, token) = hooked_shop(THREE_D_SECURE, "tr-001").await;
+    let (_, first) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_1", &token)).await;
+    let first = first["order"]["id"].as_str().expect("an order").to_string();
+    let (draft2, token2) = prepare_as(&client, "u1", "tr-004").await;
+    let (_, second) = call_as(&client, "u1", "commit_order", commit_args(&draft2, "ik_2", &token2)).await;
+    assert_eq!(second["order"]["status"], "awaiting_authentication", "{second}");
+    let second = second["order"]["id"].as_str().unwrap().to_string();
+
+    app.clock.advance(Duration::from_secs(120));
+    let report = app.state.reconciler.run_once().await.unwrap();
+    assert_eq!((report.examined, report.awaiting_authentication), (2, 2), "{report:?}");
+    assert_eq!(app.state.store.orders_with_status(OrderStatusColumn::PendingPayment).await.unwrap().len(), 2);
+
+    let intent = intents_of(&stripe, &first).await.remove(0);
+    stripe.authenticate(intent["id"].as_str().unwrap(), intent["client_secret"].as_str().unwrap()).await;
+    let report = app.state.reconciler.run_once().await.unwrap();
+    assert_eq!((report.paid, report.awaiting_authentication), (1, 1), "{report:?}");
+    let paid = app.state.store.order_by_id(&first).await.unwrap().unwrap();
+    assert_eq!(paid.status, OrderStatusColumn::Paid);
+
+    // Past the authentication window (one hour by default).
+    app.clock.advance(Duration::from_secs(3600));
+    let report = app.state.reconciler.run_once().await.unwrap();
+    assert_eq!(report.declined, 1, "{report:?}");
+    let given_up = app.state.store.order_by_id(&second).await.unwrap().unwrap();
+    assert_eq!(given_up.status, OrderStatusColumn::PaymentDeclined);
+    let cancelled = intents_of(&stripe, &second).await.remove(0);
+    assert_eq!(cancelled["status"], "canceled", "cancelled at Stripe: no late confirmation charges it");
+    let (_, answer) = call_as(&client, "u1", "commit_order", commit_args(&draft2, "ik_2", &token2)).await;
+    assert_eq!(answer["error"]["code"], "PAYMENT_DECLINED", "{answer}");
+}
+
+/// `charge.refunded` for a refund made in Stripe's dashboard records it once as an adjustment;
+/// the same event again, or another event about the same refunds, records nothing more; our own
+/// cancellation refund (it carries our key) is never counted a second time.
+#[tokio::test]
+async fn a_refund_made_at_stripe_is_recorded_once_and_ours_never_twice() {
+    let (stripe, app, client, draft, token) = hooked_shop(VISA, "hh-010").await;
+    let (_, paid) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_1", &token)).await;
+    let order = paid["order"]["id"].as_str().expect("paid").to_string();
+    let total = paid["order"]["total"]["amount_minor"].as_i64().unwrap();
+    let intent = intents_of(&stripe, &order).await.remove(0);
+    let intent_id = intent["id"].as_str().unwrap().to_string();
+
+    let outside = stripe.post("/v1/refunds", &[("payment_intent", intent_id.as_str()), ("amount", "500")]).await;
+    let charge = json!({"id": "ch_x", "object": "charge", "payment_intent": intent_id, "refunded": false});
+    let event = stripe_event("evt_refund_1", "charge.refunded", &charge);
+    assert_eq!(deliver(&app, &event, WEBHOOK_SECRET, now_s(&app)).await.0, 200);
+    assert_eq!(deliver(&app, &event, WEBHOOK_SECRET, now_s(&app)).await.0, 200);
+    let another = stripe_event("evt_refund_2", "charge.refunded", &charge);
+    assert_eq!(deliver(&app, &another, WEBHOOK_SECRET, now_s(&app)).await.0, 200);
+    let adjustments = app.state.store.adjustments_of(&order).await.unwrap();
+    assert_eq!(adjustments.len(), 1, "{adjustments:?}");
+    assert_eq!(adjustments[0].amount_minor, 500);
+    assert_eq!(adjustments[0].provider_refund_id.as_deref(), outside["id"].as_str());
+
+    // The person cancels: our refund is what is left, and its charge.refunded adds nothing.
+    let (got, _) = call_as(&client, "u1", "get_order", json!({"order_id": order})).await;
+    let cancel =
+        meta_of(&got, META_CANCEL_TOKENS).and_then(|m| m[&order].as_str()).expect("a cancel token").to_string();
+    let args = json!({"order_id": order, "idempotency_key": "ck_1", "confirmation_token": cancel});
+    let (_, cancelled) = call_as(&client, "u1", "cancel_order", args).await;
+    assert_eq!(cancelled["order"]["status"], "cancelled", "{cancelled}");
+    let ours = stripe_event("evt_refund_3", "charge.refunded", &charge);
+    assert_eq!(deliver(&app, &ours, WEBHOOK_SECRET, now_s(&app)).await.0, 200);
+    assert_eq!(app.state.store.adjustments_of(&order).await.unwrap().len(), 1, "ours is not an outside refund");
+    let refunds = stripe.refunds_of(&intent_id).await;
+    let refunded: i64 = refunds.iter().map(|r| r["amount"].as_i64().unwrap()).sum();
+    assert_eq!((refunds.len(), refunded), (2, total), "{refunds:?}");
+    let (_, shown) = call_as(&client, "u1", "get_order", json!({"order_id": order})).await;
+    assert_eq!(shown["order"]["amount_refunded"]["amount_minor"], total, "{shown}");
+}
+
+/// Unknown event types are acknowledged and ignored; without a webhook secret the route is a
+/// 404.
+#[tokio::test]
+async fn unknown_events_are_acknowledged_and_the_route_needs_a_secret() {
+    let stripe = LocalStripe::start().await;
+    let app = app_with_webhooks(&stripe).await;
+    let event = stripe_event("evt_other", "customer.created", &json!({"id": "cus_x", "object": "customer"}));
+    assert_eq!(deliver(&app, &event, WEBHOOK_SECRET, now_s(&app)).await.0, 200);
+    assert_eq!(app.state.store.stripe_event_count().await.unwrap(), 1);
+    let bare = reqwest::Client::new().post(format!("{}/webhooks/stripe", app.local_url)).body("{}").send().await;
+    assert_eq!(bare.unwrap().status().as_u16(), 400, "no signature");
+
+    let without = app_on(&stripe).await;
+    let (status, _) = deliver(&without, &event, WEBHOOK_SECRET, now_s(&without)).await;
+    assert_eq!(status, 404);
+}
+
+/// delete_my_data deletes the account's Stripe Customer (its saved cards with it) and the
+/// `accounts` row; a second request finds nothing left to delete at Stripe.
+#[tokio::test]
+async fn delete_my_data_deletes_the_stripe_customer() {
+    let (stripe, app, client, _, _) = shop(VISA, "tr-001").await;
+    let customer = app.state.store.stripe_customer(&subject("u1")).await.unwrap().expect("the Customer");
+    assert_eq!(stripe.status_of(&format!("/v1/customers/{customer}")).await, 200);
+    let (listed, _) = call_as(&client, "u1", "list_orders", json!({})).await;
+    let delete = meta_of(&listed, META_DELETE_DATA_TOKEN).and_then(Value::as_str).unwrap().to_string();
+    let (_, deleted) = call_as(&client, "u1", "delete_my_data", json!({"confirmation_token": delete})).await;
+    assert_eq!(deleted["ok"], true, "{deleted}");
+    assert_eq!(stripe.status_of(&format!("/v1/customers/{customer}")).await, 404, "gone at Stripe");
+    assert_eq!(app.state.store.stripe_customer(&subject("u1")).await.unwrap(), None);
 }

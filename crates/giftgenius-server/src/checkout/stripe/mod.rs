@@ -25,6 +25,7 @@
 
 pub mod cards;
 pub mod signature;
+pub mod webhook;
 mod wire;
 
 use std::path::Path;
@@ -36,10 +37,12 @@ use reqwest::StatusCode;
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
 use sha2::{Digest, Sha256};
 
-use super::payments::{Charge, ChargeRequest, Lookup, OrderCharge, PaymentError, PaymentProvider};
+use super::payments::{
+    Authentication, Charge, ChargeRequest, Lookup, OrderCharge, PaymentError, PaymentProvider, ProviderRefund,
+};
 use crate::clock::Clock;
 use crate::store::Store;
-use wire::{ErrorBody, IdOr, List, PaymentIntent, form};
+use wire::{ErrorBody, List, PaymentIntent, form};
 
 /// Stripe's idempotency header.
 const IDEMPOTENCY_KEY: &str = "Idempotency-Key";
@@ -57,6 +60,8 @@ pub struct StripeClient {
     base: String,
     store: Store,
     clock: Clock,
+    /// `--stripe-publishable-key`: what the hosted pages load Stripe.js with.
+    publishable_key: Option<String>,
 }
 
 impl std::fmt::Debug for StripeClient {
@@ -96,13 +101,26 @@ fn charge_of(intent: &PaymentIntent) -> Option<Charge> {
     Some(Charge { id: intent.id.clone(), amount: Money::new(intent.amount, currency_of(&intent.currency)?) })
 }
 
+/// Whether a PaymentIntent waits for the person's bank (3-D Secure): `requires_action`
+/// (localstripe, and Stripe on-session), or real Stripe's off-session answer, left in
+/// `requires_payment_method` with `last_payment_error.code = authentication_required`.
+fn awaits_authentication(intent: &PaymentIntent) -> bool {
+    let code = intent.last_payment_error.as_ref().and_then(|e| e.code.as_deref());
+    intent.status == "requires_action"
+        || (intent.status == "requires_payment_method" && code == Some("authentication_required"))
+}
+
 /// What a PaymentIntent's status says happened.
-fn lookup_of(intent: &PaymentIntent) -> Result<Lookup, PaymentError> {
+pub(crate) fn lookup_of(intent: &PaymentIntent) -> Result<Lookup, PaymentError> {
+    if awaits_authentication(intent) {
+        return Ok(Lookup::AwaitingAuthentication { payment: intent.id.clone() });
+    }
     Ok(match intent.status.as_str() {
         "succeeded" => Lookup::Succeeded(charge_of(intent).ok_or(PaymentError::KeyMismatch)?),
-        // A decline leaves it waiting for another payment method; we never give it one.
+        // A decline (or a failed authentication) leaves it waiting for another payment method;
+        // we never give it one.
         "requires_payment_method" | "canceled" => Lookup::Declined,
-        // processing, requires_action (3-D Secure: not handled yet), requires_confirmation…
+        // processing, requires_confirmation, requires_capture…
         _ => Lookup::Processing,
     })
 }
@@ -127,7 +145,41 @@ impl StripeClient {
         headers.insert(AUTHORIZATION, auth);
         let http =
             reqwest::Client::builder().timeout(timeout).connect_timeout(timeout).default_headers(headers).build()?;
-        Ok(Self { http, base: base_url.trim_end_matches('/').to_string(), store, clock })
+        Ok(Self { http, base: base_url.trim_end_matches('/').to_string(), store, clock, publishable_key: None })
+    }
+
+    /// The publishable key (`pk_…`) the hosted pages give Stripe.js.
+    pub fn with_publishable_key(mut self, key: Option<String>) -> Self {
+        self.publishable_key = key.filter(|k| !k.is_empty());
+        self
+    }
+
+    async fn delete(&self, path: &str) -> reqwest::Result<reqwest::Response> {
+        let url = format!("{}{path}", self.base);
+        super::provider_call::send(self.http.delete(&url), "DELETE", &url).await
+    }
+
+    /// `GET path?query` as it came back (the caller reads the status).
+    async fn fetch(&self, path: &str, query: &[(&str, &str)]) -> Result<reqwest::Response, PaymentError> {
+        let url = format!("{}{path}", self.base);
+        super::provider_call::send(self.http.get(&url).query(query), "GET", &url)
+            .await
+            .map_err(|e| unavailable("request failed", e.without_url()))
+    }
+
+    /// PaymentIntent `id`, if Stripe has it.
+    async fn intent(&self, id: &str) -> Result<Option<PaymentIntent>, PaymentError> {
+        if !id.starts_with("pi_") || !id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            return Ok(None);
+        }
+        let response = self.fetch(&format!("/v1/payment_intents/{id}"), &[]).await?;
+        match response.status() {
+            StatusCode::NOT_FOUND => Ok(None),
+            status if status.is_success() => {
+                Ok(Some(response.json().await.map_err(|e| unavailable("answer unreadable", e.without_url()))?))
+            }
+            other => Err(unavailable("answered", other)),
+        }
     }
 
     async fn post(&self, path: &str, key: Option<&str>, fields: &[(&str, &str)]) -> reqwest::Result<reqwest::Response> {
@@ -141,10 +193,7 @@ impl StripeClient {
     }
 
     async fn get<T: serde::de::DeserializeOwned>(&self, path: &str, query: &[(&str, &str)]) -> Result<T, PaymentError> {
-        let url = format!("{}{path}", self.base);
-        let response = super::provider_call::send(self.http.get(&url).query(query), "GET", &url)
-            .await
-            .map_err(|e| unavailable("request failed", e.without_url()))?;
+        let response = self.fetch(path, query).await?;
         if !response.status().is_success() {
             return Err(unavailable("answered", response.status()));
         }
@@ -157,6 +206,19 @@ impl StripeClient {
         path: &str,
         query: &[(&str, &str)],
     ) -> Result<Vec<T>, PaymentError> {
+        match self.list_unless_refused(path, query).await? {
+            Some(all) => Ok(all),
+            None => Err(unavailable("refused a list", StatusCode::BAD_REQUEST)),
+        }
+    }
+
+    /// Every page of a list endpoint, or `None` when Stripe refuses the query itself (400 on
+    /// the first page: a filter this API does not take).
+    async fn list_unless_refused<T: serde::de::DeserializeOwned + HasId>(
+        &self,
+        path: &str,
+        query: &[(&str, &str)],
+    ) -> Result<Option<Vec<T>>, PaymentError> {
         let mut all: Vec<T> = Vec::new();
         loop {
             let after = all.last().map(|item| item.id().to_string());
@@ -165,11 +227,18 @@ impl StripeClient {
             if let Some(after) = after.as_deref() {
                 page_query.push(("starting_after", after));
             }
-            let page: List<T> = self.get(path, &page_query).await?;
+            let response = self.fetch(path, &page_query).await?;
+            if response.status() == StatusCode::BAD_REQUEST && all.is_empty() {
+                return Ok(None);
+            }
+            if !response.status().is_success() {
+                return Err(unavailable("answered", response.status()));
+            }
+            let page: List<T> = response.json().await.map_err(|e| unavailable("answer unreadable", e.without_url()))?;
             let more = page.has_more && !page.data.is_empty();
             all.extend(page.data);
             if !more {
-                return Ok(all);
+                return Ok(Some(all));
             }
         }
     }
@@ -206,15 +275,21 @@ impl StripeClient {
         self.store.stripe_customer(subject).await.map_err(|e| unavailable("accounts unreadable", e))
     }
 
-    /// The PaymentIntent of `order_id` among `customer`'s, if one was ever created and charged.
+    /// The PaymentIntent of `order_id` among `customer`'s, if one was ever created (charged,
+    /// declined, or waiting for 3-D Secure without any Charge). Stripe lists a Customer's
+    /// PaymentIntents (`customer=`); localstripe refuses that filter (400), so then every
+    /// PaymentIntent is listed and the Customer compared here. Lists are strongly consistent
+    /// (the search API is not, which is why it is not used).
     async fn intent_of(&self, customer: &str, order_id: &str) -> Result<Option<PaymentIntent>, PaymentError> {
-        let charges: Vec<wire::Charge> =
-            self.list_all("/v1/charges", &[("customer", customer), ("expand[]", "data.payment_intent")]).await?;
-        Ok(charges.into_iter().find_map(|charge| match charge.payment_intent {
-            Some(IdOr::Object(intent)) if intent.metadata.get(ORDER_ID).map(String::as_str) == Some(order_id) => {
-                Some(*intent)
-            }
-            _ => None,
+        let (intents, filtered): (Vec<Listed>, bool) =
+            match self.list_unless_refused("/v1/payment_intents", &[("customer", customer)]).await? {
+                Some(intents) => (intents, true),
+                None => (self.list_all("/v1/payment_intents", &[]).await?, false),
+            };
+        Ok(intents.into_iter().find_map(|listed| {
+            let ours = listed.intent.metadata.get(ORDER_ID).map(String::as_str) == Some(order_id);
+            let theirs = filtered || listed.customer.as_deref() == Some(customer);
+            (ours && theirs).then_some(listed.intent)
         }))
     }
 
@@ -224,6 +299,7 @@ impl StripeClient {
             Lookup::Succeeded(charge) if charge.amount == amount => Ok(charge),
             Lookup::Succeeded(_) => Err(PaymentError::KeyMismatch),
             Lookup::Declined => Err(PaymentError::Declined),
+            Lookup::AwaitingAuthentication { payment } => Err(PaymentError::AuthenticationRequired { payment }),
             Lookup::Processing | Lookup::NotFound => Err(unavailable("payment intent", intent.status.as_str())),
         }
     }
@@ -261,6 +337,14 @@ impl StripeClient {
             }
             StatusCode::PAYMENT_REQUIRED => {
                 let body: ErrorBody = response.json().await.unwrap_or_default();
+                // Real Stripe's off-session 3-D Secure: not a decline; the person confirms it.
+                if body.error.code.as_deref() == Some("authentication_required")
+                    && let Some(intent) = body.error.payment_intent.as_deref()
+                    && intent.metadata.get(ORDER_ID).map(String::as_str) == Some(request.order_id)
+                {
+                    tracing::info!(order = request.order_id, "stripe asks for 3-D Secure");
+                    return Err(PaymentError::AuthenticationRequired { payment: intent.id.clone() });
+                }
                 // Stripe's reasons stay here: the person hears "declined", nothing more.
                 tracing::info!(
                     order = request.order_id,
@@ -293,9 +377,18 @@ trait HasId {
     fn id(&self) -> &str;
 }
 
-impl HasId for wire::Charge {
+/// A listed PaymentIntent with its Customer (compared when the list could not be filtered).
+#[derive(serde::Deserialize)]
+struct Listed {
+    #[serde(flatten)]
+    intent: PaymentIntent,
+    #[serde(default)]
+    customer: Option<String>,
+}
+
+impl HasId for Listed {
     fn id(&self) -> &str {
-        &self.id
+        &self.intent.id
     }
 }
 
@@ -348,6 +441,16 @@ impl PaymentProvider for StripeClient {
     }
 
     async fn lookup(&self, order: OrderCharge<'_>) -> Result<Lookup, PaymentError> {
+        // The PaymentIntent recorded on the order (awaiting authentication): asked directly.
+        if let Some(payment) = order.payment {
+            return match self.intent(payment).await? {
+                Some(intent) if intent.metadata.get(ORDER_ID).map(String::as_str) == Some(order.order_id) => {
+                    lookup_of(&intent)
+                }
+                Some(_) => Err(PaymentError::KeyMismatch),
+                None => Ok(Lookup::NotFound),
+            };
+        }
         // No Customer yet: nothing was ever charged for this account.
         let Some(customer) = self.known_customer(order.subject).await? else { return Ok(Lookup::NotFound) };
         match self.intent_of(&customer, order.order_id).await? {
@@ -360,6 +463,65 @@ impl PaymentProvider for StripeClient {
         let url = format!("{}/v1/customers", self.base);
         let probe = self.http.get(url).query(&[("limit", "1")]).timeout(within);
         probe.send().await.is_ok_and(|r| r.status().is_success())
+    }
+
+    async fn authentication(&self, payment: &str) -> Result<Option<Authentication>, PaymentError> {
+        let Some(publishable_key) = self.publishable_key.clone() else {
+            tracing::warn!("a payment awaits 3-D Secure but --stripe-publishable-key is not set");
+            return Ok(None);
+        };
+        Ok(self.intent(payment).await?.and_then(|intent| {
+            let client_secret = intent.client_secret?.0;
+            Some(Authentication { payment: intent.id, client_secret, publishable_key })
+        }))
+    }
+
+    async fn cancel_payment(&self, payment: &str) -> Result<Lookup, PaymentError> {
+        let Some(intent) = self.intent(payment).await? else { return Ok(Lookup::Declined) };
+        if matches!(lookup_of(&intent)?, Lookup::Succeeded(_)) || intent.status == "canceled" {
+            return lookup_of(&intent);
+        }
+        let path = format!("/v1/payment_intents/{}/cancel", intent.id);
+        let response = self
+            .post(&path, Some(&format!("ggx_{}", intent.id)), &[])
+            .await
+            .map_err(|e| unavailable("cancel request failed", e.without_url()))?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(Lookup::Declined);
+        }
+        // Refused (it moved on meanwhile, e.g. charged): what it is now is the answer.
+        match self.intent(payment).await? {
+            Some(now) if now.status == "canceled" => Ok(Lookup::Declined),
+            Some(now) => match lookup_of(&now)? {
+                charged @ Lookup::Succeeded(_) => Ok(charged),
+                _ => Err(unavailable("refused to cancel", status)),
+            },
+            None => Ok(Lookup::Declined),
+        }
+    }
+
+    async fn forget_account(&self, subject: &str) -> Result<(), PaymentError> {
+        let Some(customer) = self.known_customer(subject).await? else { return Ok(()) };
+        let response = self
+            .delete(&format!("/v1/customers/{customer}"))
+            .await
+            .map_err(|e| unavailable("customer deletion failed", e.without_url()))?;
+        // 404: deleted already (an earlier attempt whose record was lost).
+        if !(response.status().is_success() || response.status() == StatusCode::NOT_FOUND) {
+            return Err(unavailable("refused the customer's deletion", response.status()));
+        }
+        self.store.forget_stripe_customer(subject).await.map_err(|e| unavailable("accounts not updated", e))?;
+        tracing::info!("the account's Stripe Customer is deleted");
+        Ok(())
+    }
+
+    async fn refunds_of(&self, charge_id: &str) -> Result<Vec<ProviderRefund>, PaymentError> {
+        let refunds: Vec<wire::Refund> = self.list_all("/v1/refunds", &[("payment_intent", charge_id)]).await?;
+        Ok(refunds
+            .into_iter()
+            .map(|r| ProviderRefund { key: r.metadata.get(REFUND_KEY).cloned(), id: r.id, amount_minor: r.amount })
+            .collect())
     }
 }
 
@@ -382,6 +544,8 @@ mod tests {
             currency: "eur".into(),
             status: status.into(),
             metadata: Default::default(),
+            client_secret: None,
+            last_payment_error: None,
         };
         assert_eq!(
             lookup_of(&intent("succeeded")),
@@ -389,6 +553,14 @@ mod tests {
         );
         assert_eq!(lookup_of(&intent("requires_payment_method")), Ok(Lookup::Declined));
         assert_eq!(lookup_of(&intent("processing")), Ok(Lookup::Processing));
-        assert_eq!(lookup_of(&intent("requires_action")), Ok(Lookup::Processing));
+        assert_eq!(
+            lookup_of(&intent("requires_action")),
+            Ok(Lookup::AwaitingAuthentication { payment: "pi_1".into() })
+        );
+        // Real Stripe's off-session 3-D Secure answer is not a decline.
+        let mut off_session = intent("requires_payment_method");
+        off_session.last_payment_error =
+            Some(wire::ApiError { code: Some("authentication_required".into()), ..Default::default() });
+        assert_eq!(lookup_of(&off_session), Ok(Lookup::AwaitingAuthentication { payment: "pi_1".into() }));
     }
 }

@@ -17,6 +17,24 @@ pub struct PaymentIntent {
     pub status: String,
     #[serde(default)]
     pub metadata: BTreeMap<String, String>,
+    /// What lets the hosted page complete it with Stripe.js (never logged, never to the model).
+    #[serde(default)]
+    pub client_secret: Option<ClientSecret>,
+    /// Why the last attempt failed: `authentication_required` (real Stripe's off-session 3-D
+    /// Secure answer, the PaymentIntent left in `requires_payment_method`) is not a decline.
+    #[serde(default)]
+    pub last_payment_error: Option<ApiError>,
+}
+
+/// A PaymentIntent's client secret: never in a `Debug` (nor so in a log line).
+#[derive(Clone, Deserialize)]
+#[serde(transparent)]
+pub struct ClientSecret(pub String);
+
+impl std::fmt::Debug for ClientSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ClientSecret(…)")
+    }
 }
 
 /// A Charge, with its PaymentIntent expanded (`expand[]=data.payment_intent`).
@@ -32,7 +50,7 @@ pub struct Charge {
 #[serde(untagged)]
 pub enum IdOr<T> {
     Object(Box<T>),
-    /// Not expanded (Stripe, or an emulator, ignored `expand[]`, or none was asked for).
+    /// Not expanded (Stripe's default, and a webhook's object).
     Id(String),
 }
 
@@ -122,6 +140,9 @@ pub struct ApiError {
     pub code: Option<String>,
     #[serde(default)]
     pub decline_code: Option<String>,
+    /// Real Stripe's 402 for a PaymentIntent: the PaymentIntent as it was left.
+    #[serde(default)]
+    pub payment_intent: Option<Box<PaymentIntent>>,
 }
 
 /// An `application/x-www-form-urlencoded` body, as Stripe takes every POST.

@@ -150,6 +150,23 @@ impl LocalStripe {
         id
     }
 
+    /// The HTTP status localstripe answers `GET path` with (a deleted object: 404).
+    pub async fn status_of(&self, path: &str) -> u16 {
+        let response = self.http.get(format!("{}{path}", self.url)).bearer_auth(STRIPE_TEST_KEY).send().await.unwrap();
+        response.status().as_u16()
+    }
+
+    /// Completes PaymentIntent `id`'s 3-D Secure as localstripe's Stripe.js stand-in does for
+    /// `confirmCardPayment` (`POST /v1/payment_intents/{id}/_authenticate` with the client
+    /// secret): the person confirmed with their bank.
+    pub async fn authenticate(&self, id: &str, client_secret: &str) -> Value {
+        self.post(
+            &format!("/v1/payment_intents/{id}/_authenticate"),
+            &[("client_secret", client_secret), ("success", "true")],
+        )
+        .await
+    }
+
     /// Every PaymentIntent localstripe holds.
     pub async fn payment_intents(&self) -> Vec<Value> {
         self.list("/v1/payment_intents", &[]).await
