@@ -567,7 +567,8 @@ impl<H: Host> Controller<H> {
         let Some(decision) = decide::confirm(&draft).call() else { return };
         self.set(ViewState::ConfirmPurchase {
             draft: draft.clone(),
-            delivery: delivery.clone(), card: None,
+            delivery: delivery.clone(),
+            card: None,
             busy: true,
             error: None,
         });
@@ -593,7 +594,13 @@ impl<H: Host> Controller<H> {
                             "This purchase can no longer be confirmed here. Please choose the gift again.",
                             "",
                         );
-                        self.set(ViewState::ConfirmPurchase { draft, delivery, card: None, busy: false, error: Some(error) });
+                        self.set(ViewState::ConfirmPurchase {
+                            draft,
+                            delivery,
+                            card: None,
+                            busy: false,
+                            error: Some(error),
+                        });
                         return;
                     }
                 }
@@ -646,7 +653,13 @@ impl<H: Host> Controller<H> {
             (ViewState::Error { error, .. }, _) => error,
             _ => return Some(delivery),
         };
-        self.set(ViewState::ConfirmPurchase { draft: draft.clone(), delivery, card: None, busy: false, error: Some(error) });
+        self.set(ViewState::ConfirmPurchase {
+            draft: draft.clone(),
+            delivery,
+            card: None,
+            busy: false,
+            error: Some(error),
+        });
         None
     }
 
@@ -674,7 +687,8 @@ impl<H: Host> Controller<H> {
         let decide::Next::Sheet(sheet) = decide::pay_in_host(&draft) else { return };
         self.set(ViewState::ConfirmPurchase {
             draft: draft.clone(),
-            delivery: delivery.clone(), card: None,
+            delivery: delivery.clone(),
+            card: None,
             busy: true,
             error: None,
         });
@@ -727,16 +741,21 @@ impl<H: Host> Controller<H> {
         let edited = Some(details);
         self.set(ViewState::ConfirmPurchase {
             draft: draft.clone(),
-            delivery: edited.clone(), card: None,
+            delivery: edited.clone(),
+            card: None,
             busy: true,
             error: None,
         });
         let Some(call) = decide::update_delivery(&draft).call() else { return };
         match self.call(call.tool, args_with(&call, edited.as_ref())).await {
             (fresh @ ViewState::ConfirmPurchase { .. }, _) => self.set(fresh),
-            (ViewState::Error { error, .. }, _) => {
-                self.set(ViewState::ConfirmPurchase { draft, delivery: edited, card: None, busy: false, error: Some(error) })
-            }
+            (ViewState::Error { error, .. }, _) => self.set(ViewState::ConfirmPurchase {
+                draft,
+                delivery: edited,
+                card: None,
+                busy: false,
+                error: Some(error),
+            }),
             (state, _) => self.set(state),
         }
     }

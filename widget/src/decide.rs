@@ -262,9 +262,10 @@ pub fn decide(screen: &ViewState, action: &Action) -> Next {
         (ViewState::ConfirmPurchase { draft, .. }, Action::EditDelivery { .. }) => update_delivery(draft),
         (ViewState::ConfirmPurchase { draft, .. }, Action::PayInHost) => pay_in_host(draft),
         (ViewState::ConfirmPurchase { .. }, Action::Cancel) => Next::Back,
-        (ViewState::ConfirmPurchase { draft, card: Some(CardOnFile { saved: Some(_), .. }), .. }, Action::RemoveCard) => {
-            remove_card(draft)
-        }
+        (
+            ViewState::ConfirmPurchase { draft, card: Some(CardOnFile { saved: Some(_), .. }), .. },
+            Action::RemoveCard,
+        ) => remove_card(draft),
         (
             ViewState::ConfirmPurchase { .. } | ViewState::Error { .. } | ViewState::ToolCancelled { .. },
             Action::Retry,

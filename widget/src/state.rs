@@ -181,15 +181,13 @@ impl ViewState {
             }),
             ToolName::PrepareOrder | ToolName::ReopenOrderDraft | ToolName::RemoveSavedCard => {
                 parse::<PrepareOrderData>(output).map(|env| match env {
-                    Envelope::Ok { data, .. } => {
-                        ViewState::ConfirmPurchase {
-                            draft: data.draft,
-                            delivery: None,
-                            card: None,
-                            busy: false,
-                            error: None,
-                        }
-                    }
+                    Envelope::Ok { data, .. } => ViewState::ConfirmPurchase {
+                        draft: data.draft,
+                        delivery: None,
+                        card: None,
+                        busy: false,
+                        error: None,
+                    },
                     Envelope::Err { tool, error } => ViewState::Error { tool, error },
                 })
             }

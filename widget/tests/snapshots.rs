@@ -6,13 +6,13 @@
 
 use giftgenius_types::envelope::NoticeCode;
 use giftgenius_types::orders::{Adjustment, Fulfillment, OrderStep, RefundStatus};
+use giftgenius_types::wire::META_PAYMENT_CARD;
 use giftgenius_types::{
     CONTRACT_VERSION, CheckoutData, CheckoutSession, Currency, DeleteMyDataData, Destination, Envelope, ErrorCode,
     FailedSource, FieldError, GiftCard, ListOrdersData, MatchVia, Merchant, Money, Notice, Occasion, Order, OrderData,
     OrderDraft, OrderStatus, Partial, PrepareOrderData, Reason, RelationshipType, ShippingSpeed, SuggestGiftsData,
     SuggestGiftsQuery, Suggestion, ToolError, ToolName, Why,
 };
-use giftgenius_types::wire::META_PAYMENT_CARD;
 use giftgenius_widget::state::CardOnFile;
 use giftgenius_widget::{RenderContext, Theme, ViewState, render_to_html};
 use serde::Serialize;
@@ -205,7 +205,8 @@ fn confirm_state() -> ViewState {
 fn confirm_with_card(saved: Option<(&str, &str)>) -> ViewState {
     let mut meta = confirm_meta();
     let card = saved.map(|(brand, last4)| json!({"brand": brand, "last4": last4})).unwrap_or(Value::Null);
-    meta[META_PAYMENT_CARD] = json!({"card": card, "add_url": "https://giftgenius.test/pay/card/cus_1.1780001800000.00ff"});
+    meta[META_PAYMENT_CARD] =
+        json!({"card": card, "add_url": "https://giftgenius.test/pay/card/cus_1.1780001800000.00ff"});
     ViewState::from_tool_result(&confirm_output(), &meta)
 }
 
@@ -370,7 +371,10 @@ fn confirm_purchase_with_a_saved_card_and_without() {
     assert!(none.contains("Add a card") && !none.contains("remove-card"), "{none}");
     assert!(none.contains(r#"href="https://giftgenius.test/pay/card/cus_1."#), "{none}");
     let (es, pt) = (RenderContext::new(Theme::Light, "es-MX"), RenderContext::new(Theme::Light, "pt-BR"));
-    for (ctx, pays, add) in [(es, "Se paga con Visa •••• 4242", "Añadir una tarjeta"), (pt, "Paga com Visa •••• 4242", "Adicionar um cartão")] {
+    for (ctx, pays, add) in [
+        (es, "Se paga con Visa •••• 4242", "Añadir una tarjeta"),
+        (pt, "Paga com Visa •••• 4242", "Adicionar um cartão"),
+    ] {
         assert!(html(&confirm_with_card(Some(("visa", "4242"))), &ctx).contains(pays));
         assert!(html(&confirm_with_card(None), &ctx).contains(add));
     }
@@ -450,8 +454,11 @@ fn confirm_purchase_field_errors_next_to_their_fields() {
 fn confirm_purchase_busy() {
     let delivery = delivery_of(&confirm_state());
     let ViewState::ConfirmPurchase { draft, .. } = confirm_state() else { panic!("fixture is a draft") };
-    let out =
-        snap!("confirm_purchase_busy", ViewState::ConfirmPurchase { draft, delivery, card: None, busy: true, error: None }, en());
+    let out = snap!(
+        "confirm_purchase_busy",
+        ViewState::ConfirmPurchase { draft, delivery, card: None, busy: true, error: None },
+        en()
+    );
     assert!(out.contains("Placing order…"));
     assert!(out.contains("disabled"));
     assert!(out.contains(r#"aria-busy="true""#));
@@ -461,7 +468,8 @@ fn confirm_purchase_busy() {
 fn confirm_purchase_transient_error() {
     let delivery = delivery_of(&confirm_state());
     let ViewState::ConfirmPurchase { draft, .. } = confirm_state() else { panic!("fixture is a draft") };
-    let state = ViewState::ConfirmPurchase { draft, delivery, card: None, busy: false, error: Some(payment_transient()) };
+    let state =
+        ViewState::ConfirmPurchase { draft, delivery, card: None, busy: false, error: Some(payment_transient()) };
     let out = snap!("confirm_purchase_error", state, en());
     assert!(out.contains("Try again"));
     assert!(out.contains("req_pay1"));
@@ -692,7 +700,10 @@ fn try_again_only_when_retryable() {
     let ViewState::ConfirmPurchase { draft, .. } = confirm_state() else { panic!("fixture is a draft") };
     let mut declined = payment_transient();
     declined.retryable = false;
-    let out = html(&ViewState::ConfirmPurchase { draft, delivery: None, card: None, busy: false, error: Some(declined) }, &en());
+    let out = html(
+        &ViewState::ConfirmPurchase { draft, delivery: None, card: None, busy: false, error: Some(declined) },
+        &en(),
+    );
     assert!(!out.contains("Try again"));
     assert!(!out.contains(r#"data-action="confirm""#), "no way to confirm again after a definitive failure");
 }

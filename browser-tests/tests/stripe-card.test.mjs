@@ -1,0 +1,175 @@
+// Saved cards with Stripe, in Chromium against localstripe (the pinned Stripe emulator, whose
+// Stripe.js stand-in the card page loads from `/js.stripe.com/v3/`): the confirm card's Add a
+// card opens the hosted card page through the host; the card typed into the Card Element is
+// saved by `confirmCardSetup` into a SetupIntent; localstripe then holds the PaymentMethod
+// attached to our Customer; the confirm card shows it and Confirm pays (one PaymentIntent,
+// succeeded). Remove card detaches it at Stripe and the card offers Add a card again; the card
+// that saves but declines on charge (4000000000000341) saved through the page → PAYMENT_DECLINED.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { createServer } from "node:net";
+import { mkdtempSync, rmSync, writeFileSync, existsSync, readFileSync } from "node:fs";
+import { tmpdir, homedir } from "node:os";
+import path from "node:path";
+import { ROOT, startServer, launchBrowser, openPreview, screenshot, until } from "../lib/harness.mjs";
+
+const SECRET = "sk_test_giftgenius_localstripe";
+const PUBLISHABLE = "pk_test_giftgenius_localstripe";
+const RECIPIENT = { name: "Ana Sousa", address: { line1: "Rua Augusta 12", city: "Lisboa", postal_code: "1100-053", country: "PT" } };
+
+/** Where `cargo xtask setup` installs the pinned localstripe (as the Rust tests find it). */
+function localstripeBin() {
+  const pins = readFileSync(path.join(ROOT, "tools/localstripe/requirements.txt"), "utf8");
+  const version = pins.match(/^localstripe==(\S+)/m)?.[1];
+  const tools = process.env.GIFTGENIUS_TOOLS || path.join(homedir(), ".cache/giftgenius/tools");
+  const bin = path.join(tools, `localstripe-${version}/bin/localstripe`);
+  if (!existsSync(bin)) throw new Error(`localstripe is not installed at ${bin}: run \`cargo xtask setup\``);
+  return bin;
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.unref();
+    s.on("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function startLocalStripe() {
+  const port = await freePort();
+  const child = spawn(localstripeBin(), ["--port", String(port), "--from-scratch"], { stdio: "ignore" });
+  const url = `http://127.0.0.1:${port}`;
+  const api = async (method, p, form) => {
+    const res = await fetch(`${url}${p}`, {
+      method,
+      headers: { authorization: `Bearer ${SECRET}`, ...(form ? { "content-type": "application/x-www-form-urlencoded" } : {}) },
+      body: form ? new URLSearchParams(form).toString() : undefined,
+    });
+    assert.ok(res.ok, `${method} ${p}: ${res.status}`);
+    return res.json();
+  };
+  await until(async () => (await fetch(`${url}/v1/customers`, { headers: { authorization: `Bearer ${SECRET}` } })).ok, { message: "localstripe" });
+  return { url, api, stop: () => child.kill("SIGKILL") };
+}
+
+let stripe, server, browser, keyDir;
+
+before(async () => {
+  stripe = await startLocalStripe();
+  keyDir = mkdtempSync(path.join(tmpdir(), "gg-stripe-"));
+  const keyFile = path.join(keyDir, "stripe.key");
+  writeFileSync(keyFile, `${SECRET}\n`);
+  server = await startServer({ extraArgs: [
+    "--payments", "stripe", "--stripe-api-base", stripe.url, "--stripe-secret-key-file", keyFile,
+    "--stripe-publishable-key", PUBLISHABLE, "--stripe-js-url", `${stripe.url}/js.stripe.com/v3/`,
+  ] });
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+  stripe?.stop();
+  if (keyDir) rmSync(keyDir, { recursive: true, force: true });
+});
+
+async function waitForState(h, want) {
+  return until(async () => (await h.frame().locator(`.gg-root:visible[data-state="${want}"]`).count()) > 0, { timeout: 15000, message: `widget state ${want}` });
+}
+
+/** The confirm card's Add a card, clicked: the link the host was asked to open. */
+async function addCardLink(h) {
+  const before = (await h.openedLinks()).length;
+  await h.visible(".gg-add-card").click();
+  const links = await until(async () => {
+    const l = await h.openedLinks();
+    return l.length > before ? l : false;
+  }, { message: "the host to open Add a card" });
+  const { url } = links[links.length - 1];
+  assert.match(url, /\/pay\/card\/cus_\w+\.\d+\.[0-9a-f]{32}$/);
+  return url;
+}
+
+/** Types `number` into localstripe's Card Element on the card page and saves it. */
+async function saveCard(h, url, number) {
+  const page = await h.context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  // Console errors (a CSP violation is one), and any failed load but the browser's own favicon request.
+  page.on("console", (m) => { if (m.type() === "error" && !/^Failed to load resource/.test(m.text())) errors.push(m.text()); });
+  page.on("response", (r) => { if (r.status() >= 400 && !r.url().endsWith("/favicon.ico")) errors.push(`${r.status()} ${r.url()}`); });
+  const response = await page.goto(url);
+  const csp = response.headers()["content-security-policy"];
+  assert.match(csp, new RegExp(`script-src 'self' ${stripe.url.replace(/[.]/g, "\\.")};`));
+  await page.locator('#gg-card-element input[placeholder="number"]').fill(number);
+  await page.locator('#gg-card-element input[placeholder="exp_month"]').fill("12");
+  await page.locator('#gg-card-element input[placeholder="exp_year"]').fill("34");
+  await page.locator('#gg-card-element input[placeholder="cvc"]').fill("123");
+  await page.locator('#gg-card-element input[placeholder="postal_code"]').fill("10001");
+  await page.locator('#gg-card-form button[type="submit"]:enabled').click();
+  await page.locator("[data-saved-card]").waitFor({ timeout: 15000 });
+  const said = await page.locator("[data-saved-card]").innerText();
+  await screenshot({ page, context: h.context }, `stripe-card-saved-${number.slice(-4)}`);
+  assert.deepEqual(errors, [], "no CSP violation, script error or failed load on the card page");
+  await page.close();
+  return said;
+}
+
+const customerOf = (url) => url.match(/\/pay\/card\/(cus_\w+)\./)[1];
+
+test("a card saved on the card page pays; Remove card detaches it; the declining card declines", async () => {
+  const h = await openPreview(browser, server);
+  try {
+    await h.run("prepare_order", { gift_id: "tr-007", recipient: RECIPIENT });
+    await waitForState(h, "confirm");
+    assert.match(await h.visible(".gg-card-on-file").innerText(), /No card saved yet/);
+    const link = await addCardLink(h);
+    const customer = customerOf(link);
+
+    assert.match(await saveCard(h, link, "4242424242424242"), /Visa •••• 4242/);
+    const cards = await stripe.api("GET", `/v1/payment_methods?customer=${customer}&type=card`);
+    assert.equal(cards.data.length, 1, "localstripe holds the card, attached to our Customer");
+    assert.equal(cards.data[0].card.last4, "4242");
+
+    // The confirm card, opened again, shows the card that pays; Confirm charges it once.
+    await h.run("prepare_order", { gift_id: "tr-007", recipient: RECIPIENT });
+    await until(async () => /Visa •••• 4242/.test(await h.visible(".gg-card-on-file").innerText()), { message: "the saved card on the confirm card" });
+    await screenshot(h, "stripe-confirm-with-card");
+    await h.visible('.gg-confirm-purchase [data-action="confirm"]').click();
+    await waitForState(h, "order-placed");
+    const intents = (await stripe.api("GET", "/v1/payment_intents?limit=100")).data;
+    assert.equal(intents.length, 1, "one PaymentIntent");
+    assert.equal(intents[0].status, "succeeded");
+    assert.equal(intents[0].payment_method, cards.data[0].id);
+    assert.equal(intents[0].customer, customer);
+
+    // Remove card: detached at Stripe, and the card offers Add a card again.
+    await h.run("prepare_order", { gift_id: "hh-010", recipient: RECIPIENT });
+    await until(async () => /Visa •••• 4242/.test(await h.visible(".gg-card-on-file").innerText()), { message: "the card again" });
+    await h.visible('[data-action="remove-card"]').click();
+    await h.visible(".gg-add-card").waitFor({ timeout: 15000 });
+    assert.equal((await stripe.api("GET", `/v1/payment_methods?customer=${customer}&type=card`)).data.length, 0, "detached in localstripe");
+    assert.equal((await stripe.api("GET", `/v1/payment_methods/${cards.data[0].id}`)).customer, null);
+    await screenshot(h, "stripe-confirm-card-removed");
+
+    // The card that saves but declines on charge, saved the same way: Confirm → PAYMENT_DECLINED.
+    assert.match(await saveCard(h, await addCardLink(h), "4000000000000341"), /•••• 0341/);
+    await h.run("prepare_order", { gift_id: "hh-010", recipient: RECIPIENT });
+    await until(async () => /•••• 0341/.test(await h.visible(".gg-card-on-file").innerText()), { message: "the declining card shown" });
+    await h.visible('.gg-confirm-purchase [data-action="confirm"]').click();
+    await until(async () => (await h.frame().locator('[data-code="PAYMENT_DECLINED"]:visible').count()) > 0, { message: "PAYMENT_DECLINED on the card" });
+    const all = (await stripe.api("GET", "/v1/payment_intents?limit=100")).data;
+    assert.equal(all.filter((pi) => pi.status === "succeeded").length, 1, "nothing more was paid");
+    assert.deepEqual(h.dialogs, []);
+  } catch (e) {
+    await screenshot(h, "FAILED-stripe-card").catch(() => {});
+    throw new Error(`${e.stack}\n--- server ---\n${server.output()}`);
+  } finally {
+    await h.close();
+  }
+});
