@@ -57,6 +57,7 @@ async function startLocalStripe() {
   return { url, api, stop: () => child.kill("SIGKILL") };
 }
 
+const WEBHOOK_SECRET = "whsec_giftgenius_localstripe";
 let stripe, server, browser, keyDir;
 
 before(async () => {
@@ -64,10 +65,20 @@ before(async () => {
   keyDir = mkdtempSync(path.join(tmpdir(), "gg-stripe-"));
   const keyFile = path.join(keyDir, "stripe.key");
   writeFileSync(keyFile, `${SECRET}\n`);
+  const webhookFile = path.join(keyDir, "webhook.secret");
+  writeFileSync(webhookFile, `${WEBHOOK_SECRET}\n`);
   server = await startServer({ extraArgs: [
     "--payments", "stripe", "--stripe-api-base", stripe.url, "--stripe-secret-key-file", keyFile,
     "--stripe-publishable-key", PUBLISHABLE, "--stripe-js-url", `${stripe.url}/js.stripe.com/v3/`,
+    "--stripe-webhook-secret-file", webhookFile,
   ] });
+  // localstripe signs its events with the secret and posts them to /webhooks/stripe.
+  const hook = await fetch(`${stripe.url}/_config/webhooks/gg`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ url: `${server.base}/webhooks/stripe`, secret: WEBHOOK_SECRET, events: ["payment_intent.succeeded", "payment_intent.payment_failed"] }),
+  });
+  assert.ok(hook.ok, `localstripe's webhook config: ${hook.status}`);
   browser = await launchBrowser();
 });
 
@@ -95,8 +106,9 @@ async function addCardLink(h) {
   return url;
 }
 
-/** Types `number` into localstripe's Card Element on the card page and saves it. */
-async function saveCard(h, url, number) {
+/** Types `number` into localstripe's Card Element on the card page and saves it (`bank`: the
+ * card asks for 3-D Secure when saved: localstripe's stand-in shows its dialog, confirmed). */
+async function saveCard(h, url, number, { bank = false } = {}) {
   const page = await h.context.newPage();
   const errors = [];
   page.on("pageerror", (e) => errors.push(String(e)));
@@ -112,6 +124,7 @@ async function saveCard(h, url, number) {
   await page.locator('#gg-card-element input[placeholder="cvc"]').fill("123");
   await page.locator('#gg-card-element input[placeholder="postal_code"]').fill("10001");
   await page.locator('#gg-card-form button[type="submit"]:enabled').click();
+  if (bank) await page.getByRole("button", { name: "Complete authentication" }).click();
   await page.locator("[data-saved-card]").waitFor({ timeout: 15000 });
   const said = await page.locator("[data-saved-card]").innerText();
   await screenshot({ page, context: h.context }, `stripe-card-saved-${number.slice(-4)}`);
@@ -168,6 +181,65 @@ test("a card saved on the card page pays; Remove card detaches it; the declining
     assert.deepEqual(h.dialogs, []);
   } catch (e) {
     await screenshot(h, "FAILED-stripe-card").catch(() => {});
+    throw new Error(`${e.stack}\n--- server ---\n${server.output()}`);
+  } finally {
+    await h.close();
+  }
+});
+
+test("3-D Secure: the card that asks the bank is saved, Confirm awaits authentication, the hosted page completes it, Stripe's word pays", async () => {
+  const h = await openPreview(browser, server);
+  try {
+    await h.run("prepare_order", { gift_id: "tr-012", recipient: RECIPIENT });
+    await waitForState(h, "confirm");
+    if (await h.frame().locator('[data-action="remove-card"]:visible').count()) {
+      await h.visible('[data-action="remove-card"]').click();
+    }
+    const link = await addCardLink(h);
+    assert.match(await saveCard(h, link, "4000002500003155", { bank: true }), /•••• 3155/);
+    await h.run("prepare_order", { gift_id: "tr-012", recipient: RECIPIENT });
+    await until(async () => /•••• 3155/.test(await h.visible(".gg-card-on-file").innerText()), { message: "the 3-D Secure card shown" });
+    const paidBefore = (await stripe.api("GET", "/v1/payment_intents?limit=100")).data.filter((pi) => pi.status === "succeeded").length;
+    await h.visible('.gg-confirm-purchase [data-action="confirm"]').click();
+    await waitForState(h, "order-placed");
+    const commit = (await h.viewCalls()).filter((c) => c.name === "commit_order").pop();
+    const order = commit.result.structuredContent.order;
+    assert.equal(order.status, "awaiting_authentication", JSON.stringify(commit.result.structuredContent));
+    const url = commit.result._meta["giftgenius/authentication_urls"][order.id];
+    assert.match(url, /\/pay\/authenticate\//);
+    assert.ok(!JSON.stringify(commit.result.structuredContent).includes("/pay/authenticate/"), "the link is not for the model");
+    let intents = (await stripe.api("GET", "/v1/payment_intents?limit=100")).data.filter((pi) => pi.metadata.order_id === order.id);
+    assert.deepEqual(intents.map((pi) => pi.status), ["requires_action"]);
+
+    // The hosted page: Stripe.js confirmCardPayment, localstripe's 3-D Secure dialog, confirmed.
+    const page = await h.context.newPage();
+    const errors = [];
+    page.on("pageerror", (e) => errors.push(String(e)));
+    page.on("response", (r) => { if (r.status() >= 400 && !r.url().endsWith("/favicon.ico")) errors.push(`${r.status()} ${r.url()}`); });
+    const response = await page.goto(url);
+    assert.match(response.headers()["content-security-policy"], /script-src 'self' http:\/\/127\.0\.0\.1:\d+;/);
+    await page.locator('#gg-auth-form button[type="submit"]:enabled').click();
+    await page.getByRole("button", { name: "Complete authentication" }).click();
+    await page.locator("[data-order-status]").waitFor({ timeout: 15000 });
+    const said = await page.locator("[data-order-status]").getAttribute("data-order-status");
+    assert.ok(["paid", "awaiting_authentication"].includes(said), said);
+    await screenshot({ page, context: h.context }, "stripe-3ds-done");
+    assert.deepEqual(errors, [], "no script error or failed load on the 3-D Secure page");
+    await page.close();
+
+    // Paid on Stripe's word (the API answer the page's settling asked for, or localstripe's signed webhook).
+    intents = (await stripe.api("GET", "/v1/payment_intents?limit=100")).data.filter((pi) => pi.metadata.order_id === order.id);
+    assert.deepEqual(intents.map((pi) => pi.status), ["succeeded"], "one PaymentIntent, succeeded");
+    const read = await until(async () => {
+      const got = await h.callAsHost("get_order", { order_id: order.id });
+      return got.structuredContent.order.status === "paid" ? got : false;
+    }, { timeout: 15000, message: "the order paid" });
+    assert.equal(read.structuredContent.order.status, "paid");
+    const paidAfter = (await stripe.api("GET", "/v1/payment_intents?limit=100")).data.filter((pi) => pi.status === "succeeded").length;
+    assert.equal(paidAfter, paidBefore + 1, "one more charge, not two");
+    assert.deepEqual(h.dialogs, []);
+  } catch (e) {
+    await screenshot(h, "FAILED-stripe-3ds").catch(() => {});
     throw new Error(`${e.stack}\n--- server ---\n${server.output()}`);
   } finally {
     await h.close();

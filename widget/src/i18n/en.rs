@@ -320,6 +320,18 @@ pub const PAGES: &[(Msg, &str)] = &[
     (CardPageSaved, "Card saved: {card}. Go back to the chat to confirm your order."),
     (CardPageNotSaved, "The card was not saved. Check its details and try again."),
     (CardPageGone, "This link has expired or is not valid. Open Add a card in the chat again."),
+    (AuthPageTitle, "Confirm your payment"),
+    (AuthPageIntro, "Your bank asks you to confirm the payment of {amount} for {gift}."),
+    (AuthPageButton, "Confirm with my bank"),
+    (AuthPageWorking, "Waiting for your bank…"),
+    (
+        AuthPageConfirmed,
+        "Your bank confirmed the payment. The order shows as paid once Stripe tells us; you can go back to the chat.",
+    ),
+    (AuthPagePaid, "The order is paid. You can go back to the chat."),
+    (AuthPageFailed, "The payment was not confirmed. You can try again, or go back to the chat."),
+    (AuthPageSettled, "This order no longer waits for your bank: {status}."),
+    (AuthPageGone, "This link is not valid."),
 ];
 #[cfg(target_arch = "wasm32")]
 pub const PAGES: &[(Msg, &str)] = &[];

@@ -329,6 +329,18 @@ pub const PAGES: &[(Msg, &str)] = &[
     (CardPageSaved, "Tarjeta guardada: {card}. Vuelve al chat para confirmar tu pedido."),
     (CardPageNotSaved, "La tarjeta no se guardó. Revisa sus datos e inténtalo de nuevo."),
     (CardPageGone, "Este enlace ha caducado o no es válido. Abre de nuevo «Añadir una tarjeta» en el chat."),
+    (AuthPageTitle, "Confirma tu pago"),
+    (AuthPageIntro, "Tu banco te pide que confirmes el pago de {amount} por {gift}."),
+    (AuthPageButton, "Confirmar con mi banco"),
+    (AuthPageWorking, "Esperando a tu banco…"),
+    (
+        AuthPageConfirmed,
+        "Tu banco confirmó el pago. El pedido aparecerá como pagado en cuanto Stripe nos lo indique; puedes volver al chat.",
+    ),
+    (AuthPagePaid, "El pedido está pagado. Puedes volver al chat."),
+    (AuthPageFailed, "El pago no se confirmó. Puedes intentarlo de nuevo o volver al chat."),
+    (AuthPageSettled, "Este pedido ya no espera a tu banco: {status}."),
+    (AuthPageGone, "Este enlace no es válido."),
 ];
 #[cfg(target_arch = "wasm32")]
 pub const PAGES: &[(Msg, &str)] = &[];

@@ -167,6 +167,9 @@ keys! {
     OrderPageTitle, OrderPagePlaced, OrderPageMissing, OrderPageConfirmed,
     // The hosted card page (server-rendered: /pay/card/{capability})
     CardPageTitle, CardPageIntro, CardPageSave, CardPageSaving, CardPageSaved, CardPageNotSaved, CardPageGone,
+    // The hosted 3-D Secure page (server-rendered: /pay/authenticate/{capability})
+    AuthPageTitle, AuthPageIntro, AuthPageButton, AuthPageWorking, AuthPageConfirmed, AuthPagePaid, AuthPageFailed,
+    AuthPageSettled, AuthPageGone,
     // What the live region announces
     SayLoading, SayFoundOne, SayFoundMany, SaySomeStoresMissing, SayNoMatches, SayError, SayPlacing, SayNeedsFix,
     SayNotPlaced, SayReview, SayOrderCancelled, SayOrderPlaced, SayWorking, SayOneOrder, SayOrders, SayDataDeleted,

@@ -326,6 +326,18 @@ pub const PAGES: &[(Msg, &str)] = &[
     (CardPageSaved, "Cartão guardado: {card}. Volte ao chat para confirmar a sua encomenda."),
     (CardPageNotSaved, "O cartão não foi guardado. Verifique os dados e tente novamente."),
     (CardPageGone, "Esta ligação expirou ou não é válida. Abra novamente «Adicionar um cartão» no chat."),
+    (AuthPageTitle, "Confirme o seu pagamento"),
+    (AuthPageIntro, "O seu banco pede-lhe que confirme o pagamento de {amount} por {gift}."),
+    (AuthPageButton, "Confirmar com o meu banco"),
+    (AuthPageWorking, "À espera do seu banco…"),
+    (
+        AuthPageConfirmed,
+        "O seu banco confirmou o pagamento. A encomenda aparece como paga assim que a Stripe nos informar; pode voltar ao chat.",
+    ),
+    (AuthPagePaid, "A encomenda está paga. Pode voltar ao chat."),
+    (AuthPageFailed, "O pagamento não foi confirmado. Pode tentar novamente ou voltar ao chat."),
+    (AuthPageSettled, "Esta encomenda já não está à espera do seu banco: {status}."),
+    (AuthPageGone, "Esta ligação não é válida."),
 ];
 #[cfg(target_arch = "wasm32")]
 pub const PAGES: &[(Msg, &str)] = &[];

@@ -100,7 +100,15 @@ struct Opened<'a> {
 
 fn open<'a>(app: &'a AppState, token: &str, headers: &HeaderMap) -> Result<Opened<'a>, Response> {
     let lang = Lang::from_locale(&browser_locale(headers));
-    let gone = || page(StatusCode::NOT_FOUND, lang, None, &format!("<p>{}</p>", escape(lang.t(Msg::CardPageGone))));
+    let gone = || {
+        page(
+            StatusCode::NOT_FOUND,
+            lang,
+            Msg::CardPageTitle,
+            None,
+            &format!("<p>{}</p>", escape(lang.t(Msg::CardPageGone))),
+        )
+    };
     let (Some(stripe), Some(page)) = (app.checkout.payments.stripe_cards(), app.checkout.card_page.as_deref()) else {
         return Err(gone());
     };
@@ -112,7 +120,7 @@ fn failed(lang: Lang, what: &str, error: impl std::fmt::Debug) -> Response {
     let reference = new_reference();
     tracing::error!(reference, error = ?error, "{what}");
     let body = format!("<p>{}</p>", escape(&lang.f(Msg::SomethingWrongRef, &[("reference", &reference)])));
-    page(StatusCode::SERVICE_UNAVAILABLE, lang, None, &body)
+    page(StatusCode::SERVICE_UNAVAILABLE, lang, Msg::CardPageTitle, None, &body)
 }
 
 /// `GET /pay/card/{token}`
@@ -143,7 +151,7 @@ pub async fn card_page(State(app): State<Arc<AppState>>, Path(token): Path<Strin
         failed = escape(lang.t(Msg::CardPageNotSaved)),
         save = escape(lang.t(Msg::CardPageSave)),
     );
-    page(StatusCode::OK, lang, Some(&card_page.js_url), &body)
+    page(StatusCode::OK, lang, Msg::CardPageTitle, Some((&card_page.js_url, SCRIPT_PATH)), &body)
 }
 
 #[derive(Debug, serde::Deserialize)]
@@ -178,11 +186,11 @@ pub async fn card_saved(
                 escape(&card.last4),
                 escape(&lang.f(Msg::CardPageSaved, &[("card", &shown)]))
             );
-            page(StatusCode::OK, lang, None, &body)
+            page(StatusCode::OK, lang, Msg::CardPageTitle, None, &body)
         }
         Ok(Err(SetupRefused::NotSaved)) => {
             let body = format!("<p data-not-saved>{}</p>", escape(lang.t(Msg::CardPageNotSaved)));
-            page(StatusCode::UNPROCESSABLE_ENTITY, lang, None, &body)
+            page(StatusCode::UNPROCESSABLE_ENTITY, lang, Msg::CardPageTitle, None, &body)
         }
         Ok(Err(SetupRefused::Unavailable(e))) | Err(e) => failed(lang, "card page: the saved card not taken", e),
     }
@@ -198,11 +206,13 @@ pub async fn card_script() -> Response {
     (headers, SCRIPT).into_response()
 }
 
-/// The page around `body` (already escaped); `stripe_js`: load Stripe.js and the page's script.
-fn page(status: StatusCode, lang: Lang, stripe_js: Option<&str>, body: &str) -> Response {
-    let heading = escape(lang.t(Msg::CardPageTitle));
-    let scripts = match stripe_js {
-        Some(url) => format!("<script src=\"{}\"></script><script src=\"{SCRIPT_PATH}\"></script>", escape(url)),
+/// A hosted payment page around `body` (already escaped), titled `title`; `scripts`: Stripe.js's
+/// URL and the page's own script, loaded in that order (the CSP allows exactly their origins).
+pub(super) fn page(status: StatusCode, lang: Lang, title: Msg, scripts: Option<(&str, &str)>, body: &str) -> Response {
+    let heading = escape(lang.t(title));
+    let stripe_js = scripts.map(|(stripe_js, _)| stripe_js);
+    let scripts = match scripts {
+        Some((url, ours)) => format!("<script src=\"{}\"></script><script src=\"{ours}\"></script>", escape(url)),
         None => String::new(),
     };
     let html = format!(

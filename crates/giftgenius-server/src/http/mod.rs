@@ -7,6 +7,8 @@
 //!   Stripe a redirect to the card page of the session's account.
 //! - `GET /pay/card/{capability}` (and `…/saved`, `/pay/card.js`): with Stripe, the hosted card
 //!   page where a card is saved with Stripe.js (`card_page.rs`).
+//! - `GET /pay/authenticate/{capability}` (and `…/done`, `/pay/authenticate.js`): with Stripe,
+//!   the hosted 3-D Secure page (`authenticate_page.rs`).
 //! - `GET /o/{token}`: an order's status page behind its unguessable link (`order_page.rs`).
 //! - `GET /privacy`, `/terms`, `/support`: the policy pages (`policy_pages.rs`).
 //! - `/acp/checkout_sessions…` and `GET /.well-known/acp.json`: the ACP merchant, only with
@@ -28,6 +30,7 @@
 //! `--cors-origins` (`cors.rs`); and the accept loop with its header-read timeout and
 //! connection caps (`serve.rs`).
 
+pub mod authenticate_page;
 pub mod card_page;
 pub mod checkout_page;
 pub mod client_addr;
@@ -77,6 +80,9 @@ pub fn router(config: &Config, app: Arc<AppState>) -> Router {
         .route(&format!("{CARD_PAGE_PATH}{{token}}"), get(card_page::card_page))
         .route(&format!("{CARD_PAGE_PATH}{{token}}/saved"), get(card_page::card_saved))
         .route(card_page::SCRIPT_PATH, get(card_page::card_script))
+        .route("/pay/authenticate/{token}", get(authenticate_page::authenticate_page))
+        .route("/pay/authenticate/{token}/done", get(authenticate_page::authenticate_done))
+        .route(authenticate_page::SCRIPT_PATH, get(authenticate_page::authenticate_script))
         .with_state(app.clone())
         .merge(health::router(app.clone()))
         .merge(metrics::router(app.clone()))
