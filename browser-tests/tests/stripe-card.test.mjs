@@ -5,6 +5,9 @@
 // attached to our Customer; the confirm card shows it and Confirm pays (one PaymentIntent,
 // succeeded). Remove card detaches it at Stripe and the card offers Add a card again; the card
 // that saves but declines on charge (4000000000000341) saved through the page → PAYMENT_DECLINED.
+// And 3-D Secure: the card that asks the bank (4000002500003155) → Confirm → awaiting
+// authentication → the order card's "Confirm with your bank" → the hosted page's
+// confirmCardPayment in Chromium → paid on Stripe's word, one PaymentIntent.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -207,6 +210,14 @@ test("3-D Secure: the card that asks the bank is saved, Confirm awaits authentic
     assert.equal(order.status, "awaiting_authentication", JSON.stringify(commit.result.structuredContent));
     const url = commit.result._meta["giftgenius/authentication_urls"][order.id];
     assert.match(url, /\/pay\/authenticate\//);
+    // The order card offers it: "Confirm with your bank", opened through the host.
+    const opened = (await h.openedLinks()).length;
+    await h.visible(".gg-authenticate").click();
+    const links = await until(async () => {
+      const l = await h.openedLinks();
+      return l.length > opened ? l : false;
+    }, { message: "the host to open the 3-D Secure page" });
+    assert.equal(links[links.length - 1].url, url);
     assert.ok(!JSON.stringify(commit.result.structuredContent).includes("/pay/authenticate/"), "the link is not for the model");
     let intents = (await stripe.api("GET", "/v1/payment_intents?limit=100")).data.filter((pi) => pi.metadata.order_id === order.id);
     assert.deepEqual(intents.map((pi) => pi.status), ["requires_action"]);

@@ -245,6 +245,13 @@ impl<H: Host> Controller<H> {
                 &|s| matches!(s, ViewState::OrderList { orders: o, next_cursor: c, .. } if o == orders && c == next_cursor),
             )
             .map(Screen::Output),
+            // The 3-D Secure link is a capability: the saved screen is the order without it.
+            ViewState::OrderPlaced { order, .. } => [&self.shown_output, &self.results_output, &self.draft_output]
+                .into_iter()
+                .find_map(|json| {
+                    reproduces(&json.borrow(), &|s| matches!(s, ViewState::OrderPlaced { order: o, .. } if o == order))
+                })
+                .map(Screen::Output),
             state => [&self.shown_output, &self.results_output, &self.draft_output]
                 .into_iter()
                 .find_map(|json| reproduces(&json.borrow(), &|s| s == state))
@@ -792,7 +799,7 @@ impl<H: Host> Controller<H> {
         let busy = OrderListActions { busy: true, error: None, ..actions.clone() };
         self.set(ViewState::OrderList { orders: orders.clone(), next_cursor: next_cursor.clone(), actions: busy });
         match self.call(call.tool, args).await {
-            (ViewState::OrderPlaced { order }, _) => {
+            (ViewState::OrderPlaced { order, .. }, _) => {
                 let orders: Vec<_> =
                     orders.into_iter().map(|o| if o.id == order.id { order.clone() } else { o }).collect();
                 self.cancel_tokens.borrow_mut().retain(|(id, _)| *id != order.id);
@@ -1271,7 +1278,7 @@ mod tests {
         let controller = Controller::new(fake.clone(), |_| {});
         block_on(controller.handle(Action::Choose { gift_id: "g_1".into() }));
         block_on(controller.handle(Action::PayInHost));
-        assert!(matches!(controller.state(), ViewState::OrderPlaced { ref order } if order.id == "o_1"));
+        assert!(matches!(controller.state(), ViewState::OrderPlaced { ref order, .. } if order.id == "o_1"));
         assert_eq!(fake.sheets.borrow().as_slice(), &[json!({"id": "cs_d_1", "payment_mode": "test"})]);
         // The host completes the purchase: the view called nothing after prepare_order.
         let calls = fake.calls.borrow();

@@ -10,7 +10,9 @@ use giftgenius_types::orders::{
     PrepareOrderData,
 };
 use giftgenius_types::read::{ReadFields, ReadJson};
-use giftgenius_types::wire::{META_CANCEL_TOKENS, META_DELETE_DATA_TOKEN, META_DELIVERY, META_PAYMENT_CARD};
+use giftgenius_types::wire::{
+    META_AUTHENTICATION_URLS, META_CANCEL_TOKENS, META_DELETE_DATA_TOKEN, META_DELIVERY, META_PAYMENT_CARD,
+};
 use giftgenius_types::{
     CONTRACT_VERSION, Envelope, GiftCard, Notice, Occasion, Partial, RelationshipType, SuggestGiftsData,
     SuggestGiftsQuery, ToolError, ToolName,
@@ -49,7 +51,9 @@ pub enum ViewState {
         error: Option<ToolError>,
     },
     /// The order exists (from commit_order or get_order).
-    OrderPlaced { order: Order },
+    /// `authenticate`: for an order awaiting 3-D Secure, the hosted page's link (widget-only
+    /// `_meta`, a capability: never saved with the view).
+    OrderPlaced { order: Order, authenticate: Option<String> },
     /// The person's orders, newest first (list_orders); `next_cursor` when older ones exist.
     /// The list's actions are below it in [`OrderListActions`].
     OrderList { orders: Vec<Order>, next_cursor: Option<String>, actions: OrderListActions },
@@ -145,6 +149,12 @@ impl ViewState {
                 let actions = OrderListActions::offered(&orders, meta);
                 ViewState::OrderList { orders, next_cursor, actions }
             }
+            ViewState::OrderPlaced { order, .. } => {
+                let authenticate = (order.status == OrderStatus::AwaitingAuthentication)
+                    .then(|| meta.get(META_AUTHENTICATION_URLS)?.get(&order.id)?.as_str().map(str::to_string))
+                    .flatten();
+                ViewState::OrderPlaced { order, authenticate }
+            }
             state => state,
         }
     }
@@ -205,7 +215,7 @@ impl ViewState {
             }),
             ToolName::CommitOrder | ToolName::CompleteCheckout | ToolName::GetOrder | ToolName::CancelOrder => {
                 parse::<OrderData>(output).map(|env| match env {
-                    Envelope::Ok { data, .. } => ViewState::OrderPlaced { order: data.order },
+                    Envelope::Ok { data, .. } => ViewState::OrderPlaced { order: data.order, authenticate: None },
                     Envelope::Err { tool, error } => ViewState::Error { tool, error },
                 })
             }
@@ -274,7 +284,7 @@ impl ViewState {
                 lang.f(Msg::SayNotPlaced, &[("message", error_text(error))])
             }
             ViewState::ConfirmPurchase { .. } => lang.t(Msg::SayReview).into(),
-            ViewState::OrderPlaced { order } if order.status == giftgenius_types::OrderStatus::Cancelled => {
+            ViewState::OrderPlaced { order, .. } if order.status == giftgenius_types::OrderStatus::Cancelled => {
                 lang.t(Msg::SayOrderCancelled).into()
             }
             ViewState::OrderPlaced { .. } => lang.t(Msg::SayOrderPlaced).into(),

@@ -34,7 +34,7 @@ pub fn static_root(state: ViewState, ctx: RenderContext, on_action: Callback<Act
     let home = matches!(state, ViewState::Results { .. } | ViewState::Empty { .. }).then_some("");
     // A cancelled order's row, hidden, for the list it was cancelled from (`decide::Call::patch`).
     let part = match &state {
-        ViewState::OrderPlaced { order } if order.status == OrderStatus::Cancelled => Some(order.clone()),
+        ViewState::OrderPlaced { order, .. } if order.status == OrderStatus::Cancelled => Some(order.clone()),
         _ => None,
     }
     .map(|order| {
@@ -142,7 +142,9 @@ pub fn state_view(state: ViewState, ctx: &RenderContext, on_action: Callback<Act
         ViewState::ConfirmPurchase { draft, delivery, card, busy, error } => {
             confirm_view(draft, delivery, card, busy, error, ctx, on_action).into_any()
         }
-        ViewState::OrderPlaced { order } => order_placed_view(order, ctx, on_action).into_any(),
+        ViewState::OrderPlaced { order, authenticate } => {
+            order_placed_view(order, authenticate, ctx, on_action).into_any()
+        }
         ViewState::OrderList { orders, next_cursor, actions } => {
             order_list_view(orders, next_cursor, actions, ctx, on_action).into_any()
         }

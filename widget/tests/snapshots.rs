@@ -201,6 +201,15 @@ fn confirm_state() -> ViewState {
     ViewState::from_tool_result(&confirm_output(), &confirm_meta())
 }
 
+/// An order whose bank asks for 3-D Secure, with the hosted page's link in `_meta`.
+fn awaiting_authentication() -> ViewState {
+    let mut output = order_output();
+    output["order"]["status"] = json!("awaiting_authentication");
+    let id = output["order"]["id"].as_str().unwrap().to_string();
+    let meta = json!({"giftgenius/authentication_urls": {id: "https://giftgenius.test/pay/authenticate/o_7f3a.00ff"}});
+    ViewState::from_tool_result(&output, &meta)
+}
+
 /// The confirm card when Stripe charges: the card that pays (brand, last4), or none yet.
 fn confirm_with_card(saved: Option<(&str, &str)>) -> ViewState {
     let mut meta = confirm_meta();
@@ -947,7 +956,7 @@ fn actions_of(state: &ViewState) -> Vec<Action> {
             out
         }
         ViewState::Checkout { checkout } => vec![Action::OpenLink { url: checkout.checkout_url.clone() }],
-        ViewState::OrderPlaced { order } => order
+        ViewState::OrderPlaced { order, .. } => order
             .fulfillment
             .iter()
             .filter(|f| f.tracking_url.starts_with("https://"))
@@ -980,6 +989,7 @@ fn screens() -> Vec<(&'static str, ViewState)> {
         ("checkout", parse(&checkout_output())),
         ("order-placed", parse(&order_output())),
         ("order-placed, shipped", parse(&shipped_order_output())),
+        ("order-placed, awaiting 3-D Secure", awaiting_authentication()),
         ("cancelled", ViewState::Cancelled),
     ]
 }
@@ -1051,13 +1061,13 @@ fn a_cancelled_order_patches_its_row_in_the_list_and_a_lost_list_token_fetches_i
     let selector = call.patch.as_deref().expect("a row to patch");
     assert_eq!(selector, r#".gg-order-row[data-order-id="o_7f3a"]"#);
     let mut order = match parse(&order_output()) {
-        ViewState::OrderPlaced { order } => order,
+        ViewState::OrderPlaced { order, .. } => order,
         other => panic!("{other:?}"),
     };
-    let paid = html(&ViewState::OrderPlaced { order: order.clone() }, &en());
+    let paid = html(&ViewState::OrderPlaced { order: order.clone(), authenticate: None }, &en());
     assert!(!paid.contains("gg-parts"), "a paid order's card carries no row");
     order.status = OrderStatus::Cancelled;
-    let cancelled = html(&ViewState::OrderPlaced { order }, &en());
+    let cancelled = html(&ViewState::OrderPlaced { order, authenticate: None }, &en());
     assert!(
         cancelled.contains(r#"<ul hidden class="gg-parts"><li data-order-id="o_7f3a" class="gg-order-row">"#),
         "{cancelled}"
@@ -1178,4 +1188,17 @@ fn the_decision_table_in_the_docs_is_the_one_the_code_makes() {
     }
     let docs = std::fs::read_to_string(path).unwrap_or_default();
     assert_eq!(docs, table, "docs/widget-decisions.md is out of date: run this test with GG_WRITE_DOCS=1");
+}
+
+#[test]
+fn an_order_awaiting_3_d_secure_offers_the_banks_page_and_only_then() {
+    let out = snap!("order_awaiting_authentication", awaiting_authentication(), en());
+    assert!(out.contains(r#"href="https://giftgenius.test/pay/authenticate/o_7f3a.00ff""#), "{out}");
+    assert!(out.contains("gg-authenticate") && out.contains("Confirm with your bank"));
+    // The same link in `_meta` of a paid order: nothing to confirm, no link.
+    let mut paid = order_output();
+    let id = paid["order"]["id"].as_str().unwrap().to_string();
+    paid["order"]["status"] = json!("paid");
+    let meta = json!({"giftgenius/authentication_urls": {id: "https://giftgenius.test/pay/authenticate/x"}});
+    assert!(!html(&ViewState::from_tool_result(&paid, &meta), &en()).contains("gg-authenticate"));
 }

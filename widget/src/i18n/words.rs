@@ -119,6 +119,22 @@ pub fn date(lang: Lang, timestamp: &str) -> String {
     }
 }
 
+/// A saved card as it may be shown: "Visa •••• 4242" (brand names are the networks' own, the
+/// same in every language; an unknown brand as Stripe spells it).
+pub fn card(brand: &str, last4: &str) -> String {
+    let name = match brand {
+        "visa" => "Visa",
+        "mastercard" => "Mastercard",
+        "amex" => "American Express",
+        "discover" => "Discover",
+        "diners" => "Diners Club",
+        "jcb" => "JCB",
+        "unionpay" => "UnionPay",
+        other => other,
+    };
+    format!("{name} •••• {last4}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,18 +172,3 @@ mod tests {
     }
 }
 
-/// A saved card as it may be shown: "Visa •••• 4242" (brand names are the networks' own, the
-/// same in every language; an unknown brand as Stripe spells it).
-pub fn card(brand: &str, last4: &str) -> String {
-    let name = match brand {
-        "visa" => "Visa",
-        "mastercard" => "Mastercard",
-        "amex" => "American Express",
-        "discover" => "Discover",
-        "diners" => "Diners Club",
-        "jcb" => "JCB",
-        "unionpay" => "UnionPay",
-        other => other,
-    };
-    format!("{name} •••• {last4}")
-}

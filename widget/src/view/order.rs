@@ -469,8 +469,39 @@ pub fn data_deleted_view(summary: DeleteMyDataData, ctx: &RenderContext) -> impl
 
 /// The order exists: what was bought, its reference, and what happened to it since (a short
 /// timeline; the carrier and a tracking link once shipped; what was refunded).
-pub fn order_placed_view(order: Order, ctx: &RenderContext, on_action: Callback<Action>) -> impl IntoView {
+pub fn order_placed_view(
+    order: Order,
+    authenticate: Option<String>,
+    ctx: &RenderContext,
+    on_action: Callback<Action>,
+) -> impl IntoView {
     let lang = ctx.language();
+    // Awaiting 3-D Secure: the hosted page where the person confirms with their bank, opened
+    // like the checkout link (through the host where it opens links).
+    let authenticate = authenticate.and_then(|url| safe_url(&url).map(str::to_string)).map(|url| {
+        let through_host = ctx.host_opens_links && url.starts_with("http");
+        let open = url.clone();
+        view! {
+            <p>
+                <a
+                    class="gg-btn gg-btn-primary gg-authenticate"
+                    href=url.clone()
+                    target="_blank"
+                    rel="noopener noreferrer"
+                    data-action="open-link"
+                    data-call=data_call(lang, || Next::OpenLink(url))
+                    on:click=move |ev| {
+                        if through_host {
+                            ev.prevent_default();
+                            on_action.run(Action::OpenLink { url: open.clone() });
+                        }
+                    }
+                >
+                    {lang.t(Msg::StatusAwaitingAuthentication)}
+                </a>
+            </p>
+        }
+    });
     let locale = ctx.locale.as_str();
     let total = format_money(&order.total, locale);
     let (status, badge) = status_label(order.status, lang);
@@ -546,6 +577,7 @@ pub fn order_placed_view(order: Order, ctx: &RenderContext, on_action: Callback<
                     .map(|d| view! { <dt>{lang.t(Msg::DeliverTo)}</dt><dd>{d}</dd> })}
                 {tracking}
             </dl>
+            {authenticate}
             {timeline}
         </section>
     }

@@ -233,3 +233,22 @@ async fn remove_card_detaches_the_callers_cards_once_and_shows_add_a_card_again(
     assert_eq!(again["ok"], true, "removing nothing is fine: {again}");
     assert_eq!(cards_of(u2).await, 1);
 }
+
+#[tokio::test]
+async fn the_3_d_secure_page_refuses_a_link_not_ours_with_one_page_and_no_script() {
+    let stripe = LocalStripe::start().await;
+    let app = app_on(&stripe).await;
+    let (_, meta) = draft_of(&app, "u1").await;
+    // A card page link is no 3-D Secure link, nor is garbage: the same 404, no script, no detail.
+    let (_, card_token) = meta["add_url"].as_str().unwrap().rsplit_once('/').unwrap();
+    let garbage = open(&format!("{}/pay/authenticate/o_nothing.00ff", app.base_url)).await;
+    let card = open(&format!("{}/pay/authenticate/{card_token}", app.base_url)).await;
+    for page in [&garbage, &card] {
+        assert_eq!(page.status, StatusCode::NOT_FOUND);
+        assert!(page.body.contains("This link is not valid."), "{}", page.body);
+        assert!(!page.body.contains("<script") && !page.csp.contains("script-src"), "{} {}", page.body, page.csp);
+    }
+    assert_eq!(garbage.body, card.body);
+    let done = open(&format!("{}/pay/authenticate/o_nothing.00ff/done", app.base_url)).await;
+    assert_eq!((done.status, done.body), (StatusCode::NOT_FOUND, garbage.body));
+}
