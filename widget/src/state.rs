@@ -50,10 +50,10 @@ pub enum ViewState {
         busy: bool,
         error: Option<ToolError>,
     },
-    /// The order exists (from commit_order or get_order).
-    /// `authenticate`: for an order awaiting 3-D Secure, the hosted page's link (widget-only
-    /// `_meta`, a capability: never saved with the view).
-    OrderPlaced { order: Order, authenticate: Option<String> },
+    /// The order exists (from commit_order or get_order). `authentication_url`: the hosted page
+    /// where the person confirms the payment with their bank, while the order awaits it (3-D
+    /// Secure; widget-only `_meta`, a capability the model never sees).
+    OrderPlaced { order: Order, authentication_url: Option<String> },
     /// The person's orders, newest first (list_orders); `next_cursor` when older ones exist.
     /// The list's actions are below it in [`OrderListActions`].
     OrderList { orders: Vec<Order>, next_cursor: Option<String>, actions: OrderListActions },
@@ -127,6 +127,18 @@ impl OrderListActions {
     }
 }
 
+/// The hosted 3-D Secure page of `order` from a result's `_meta`: only while the order awaits
+/// authentication, and only an absolute http(s) URL (the server's own public URL; anything else
+/// is not a link we open).
+fn authentication_url(order: &Order, meta: &Value) -> Option<String> {
+    if order.status != OrderStatus::AwaitingAuthentication {
+        return None;
+    }
+    let url = meta.get(META_AUTHENTICATION_URLS)?.get(&order.id)?.as_str()?;
+    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
+    (lower.starts_with("https://") || lower.starts_with("http://")).then(|| url.to_string())
+}
+
 /// The destructive action the person started and must confirm with a second click.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ListAsk {
@@ -150,10 +162,8 @@ impl ViewState {
                 ViewState::OrderList { orders, next_cursor, actions }
             }
             ViewState::OrderPlaced { order, .. } => {
-                let authenticate = (order.status == OrderStatus::AwaitingAuthentication)
-                    .then(|| meta.get(META_AUTHENTICATION_URLS)?.get(&order.id)?.as_str().map(str::to_string))
-                    .flatten();
-                ViewState::OrderPlaced { order, authenticate }
+                let authentication_url = authentication_url(&order, meta);
+                ViewState::OrderPlaced { order, authentication_url }
             }
             state => state,
         }
@@ -215,7 +225,7 @@ impl ViewState {
             }),
             ToolName::CommitOrder | ToolName::CompleteCheckout | ToolName::GetOrder | ToolName::CancelOrder => {
                 parse::<OrderData>(output).map(|env| match env {
-                    Envelope::Ok { data, .. } => ViewState::OrderPlaced { order: data.order, authenticate: None },
+                    Envelope::Ok { data, .. } => ViewState::OrderPlaced { order: data.order, authentication_url: None },
                     Envelope::Err { tool, error } => ViewState::Error { tool, error },
                 })
             }
@@ -284,8 +294,11 @@ impl ViewState {
                 lang.f(Msg::SayNotPlaced, &[("message", error_text(error))])
             }
             ViewState::ConfirmPurchase { .. } => lang.t(Msg::SayReview).into(),
-            ViewState::OrderPlaced { order, .. } if order.status == giftgenius_types::OrderStatus::Cancelled => {
+            ViewState::OrderPlaced { order, .. } if order.status == OrderStatus::Cancelled => {
                 lang.t(Msg::SayOrderCancelled).into()
+            }
+            ViewState::OrderPlaced { order, .. } if order.status == OrderStatus::AwaitingAuthentication => {
+                lang.t(Msg::AuthenticationNeeded).into()
             }
             ViewState::OrderPlaced { .. } => lang.t(Msg::SayOrderPlaced).into(),
             ViewState::OrderList { actions: OrderListActions { busy: true, .. }, .. } => lang.t(Msg::SayWorking).into(),

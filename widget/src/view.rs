@@ -142,8 +142,8 @@ pub fn state_view(state: ViewState, ctx: &RenderContext, on_action: Callback<Act
         ViewState::ConfirmPurchase { draft, delivery, card, busy, error } => {
             confirm_view(draft, delivery, card, busy, error, ctx, on_action).into_any()
         }
-        ViewState::OrderPlaced { order, authenticate } => {
-            order_placed_view(order, authenticate, ctx, on_action).into_any()
+        ViewState::OrderPlaced { order, authentication_url } => {
+            order_placed_view(order, authentication_url, ctx, on_action).into_any()
         }
         ViewState::OrderList { orders, next_cursor, actions } => {
             order_list_view(orders, next_cursor, actions, ctx, on_action).into_any()

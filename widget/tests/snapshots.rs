@@ -201,15 +201,6 @@ fn confirm_state() -> ViewState {
     ViewState::from_tool_result(&confirm_output(), &confirm_meta())
 }
 
-/// An order whose bank asks for 3-D Secure, with the hosted page's link in `_meta`.
-fn awaiting_authentication() -> ViewState {
-    let mut output = order_output();
-    output["order"]["status"] = json!("awaiting_authentication");
-    let id = output["order"]["id"].as_str().unwrap().to_string();
-    let meta = json!({"giftgenius/authentication_urls": {id: "https://giftgenius.test/pay/authenticate/o_7f3a.00ff"}});
-    ViewState::from_tool_result(&output, &meta)
-}
-
 /// The confirm card when Stripe charges: the card that pays (brand, last4), or none yet.
 fn confirm_with_card(saved: Option<(&str, &str)>) -> ViewState {
     let mut meta = confirm_meta();
@@ -558,6 +549,50 @@ fn a_shipped_order_shows_its_timeline_tracking_and_refund_in_three_languages() {
     for text in ["Enviado", "Rastrear envio", "Histórico do pedido", "reembolsado: Gift wrap missing"] {
         assert!(pt.contains(text), "{text} in {pt}");
     }
+}
+
+/// The order of [`order_output`] waiting for the person's bank (3-D Secure), as commit_order
+/// answers it with its hosted page in the widget's `_meta`.
+fn awaiting_authentication_output() -> Value {
+    let mut output = order_output();
+    output["order"]["status"] = json!("awaiting_authentication");
+    output["order"]["cancellable_until"] = Value::Null;
+    output
+}
+
+const AUTHENTICATION_URL: &str = "https://giftgenius.test/pay/authenticate/o_7f3a.9c1d";
+
+fn awaiting_authentication() -> ViewState {
+    let meta = json!({"giftgenius/authentication_urls": {"o_7f3a": AUTHENTICATION_URL, "o_other": "https://x.test/"}});
+    ViewState::from_tool_result(&awaiting_authentication_output(), &meta)
+}
+
+#[test]
+fn an_order_awaiting_authentication_says_so_and_offers_the_bank_page_in_three_languages() {
+    let out = snap!("order_awaiting_authentication", awaiting_authentication(), en());
+    assert!(out.contains("Your bank asks you to confirm this payment."), "{out}");
+    assert!(out.contains(r#"data-status="awaiting_authentication""#), "{out}");
+    let link = format!(r#"href="{AUTHENTICATION_URL}""#);
+    assert!(out.contains(&link), "the order's own page: {out}");
+    assert!(!out.contains("https://x.test/"), "not another order's");
+    assert_eq!(out.matches("Confirm with your bank").count(), 2, "the badge and the link: {out}");
+    let es =
+        snap!("order_awaiting_authentication_es", awaiting_authentication(), RenderContext::new(Theme::Light, "es-ES"));
+    assert!(es.contains("Tu banco te pide que confirmes este pago.") && es.contains(&link), "{es}");
+    let pt =
+        snap!("order_awaiting_authentication_pt", awaiting_authentication(), RenderContext::new(Theme::Light, "pt-BR"));
+    assert!(pt.contains("O seu banco pede que confirme este pagamento.") && pt.contains(&link), "{pt}");
+
+    // Without the link (a restored screen, a result without `_meta`) it still says so, no link.
+    let bare = html(&parse(&awaiting_authentication_output()), &en());
+    assert!(bare.contains("Your bank asks you to confirm this payment.") && !bare.contains("/pay/authenticate/"));
+    // Only while it awaits authentication, and only an http(s) link.
+    let meta = json!({"giftgenius/authentication_urls": {"o_7f3a": AUTHENTICATION_URL}});
+    let paid = html(&ViewState::from_tool_result(&order_output(), &meta), &en());
+    assert!(!paid.contains("/pay/authenticate/") && !paid.contains("Your bank asks"), "{paid}");
+    let hostile = json!({"giftgenius/authentication_urls": {"o_7f3a": "javascript:alert(1)"}});
+    let refused = html(&ViewState::from_tool_result(&awaiting_authentication_output(), &hostile), &en());
+    assert!(!refused.contains("javascript:") && !refused.contains("open-link"), "{refused}");
 }
 
 #[test]
@@ -956,11 +991,12 @@ fn actions_of(state: &ViewState) -> Vec<Action> {
             out
         }
         ViewState::Checkout { checkout } => vec![Action::OpenLink { url: checkout.checkout_url.clone() }],
-        ViewState::OrderPlaced { order, .. } => order
+        ViewState::OrderPlaced { order, authentication_url } => order
             .fulfillment
             .iter()
             .filter(|f| f.tracking_url.starts_with("https://"))
             .map(|f| Action::OpenLink { url: f.tracking_url.clone() })
+            .chain(authentication_url.iter().map(|url| Action::OpenLink { url: url.clone() }))
             .collect(),
         _ => Vec::new(),
     }
@@ -989,7 +1025,7 @@ fn screens() -> Vec<(&'static str, ViewState)> {
         ("checkout", parse(&checkout_output())),
         ("order-placed", parse(&order_output())),
         ("order-placed, shipped", parse(&shipped_order_output())),
-        ("order-placed, awaiting 3-D Secure", awaiting_authentication()),
+        ("order-placed, awaiting authentication", awaiting_authentication()),
         ("cancelled", ViewState::Cancelled),
     ]
 }
@@ -1064,10 +1100,10 @@ fn a_cancelled_order_patches_its_row_in_the_list_and_a_lost_list_token_fetches_i
         ViewState::OrderPlaced { order, .. } => order,
         other => panic!("{other:?}"),
     };
-    let paid = html(&ViewState::OrderPlaced { order: order.clone(), authenticate: None }, &en());
+    let paid = html(&ViewState::OrderPlaced { order: order.clone(), authentication_url: None }, &en());
     assert!(!paid.contains("gg-parts"), "a paid order's card carries no row");
     order.status = OrderStatus::Cancelled;
-    let cancelled = html(&ViewState::OrderPlaced { order, authenticate: None }, &en());
+    let cancelled = html(&ViewState::OrderPlaced { order, authentication_url: None }, &en());
     assert!(
         cancelled.contains(r#"<ul hidden class="gg-parts"><li data-order-id="o_7f3a" class="gg-order-row">"#),
         "{cancelled}"
@@ -1188,17 +1224,4 @@ fn the_decision_table_in_the_docs_is_the_one_the_code_makes() {
     }
     let docs = std::fs::read_to_string(path).unwrap_or_default();
     assert_eq!(docs, table, "docs/widget-decisions.md is out of date: run this test with GG_WRITE_DOCS=1");
-}
-
-#[test]
-fn an_order_awaiting_3_d_secure_offers_the_banks_page_and_only_then() {
-    let out = snap!("order_awaiting_authentication", awaiting_authentication(), en());
-    assert!(out.contains(r#"href="https://giftgenius.test/pay/authenticate/o_7f3a.00ff""#), "{out}");
-    assert!(out.contains("gg-authenticate") && out.contains("Confirm with your bank"));
-    // The same link in `_meta` of a paid order: nothing to confirm, no link.
-    let mut paid = order_output();
-    let id = paid["order"]["id"].as_str().unwrap().to_string();
-    paid["order"]["status"] = json!("paid");
-    let meta = json!({"giftgenius/authentication_urls": {id: "https://giftgenius.test/pay/authenticate/x"}});
-    assert!(!html(&ViewState::from_tool_result(&paid, &meta), &en()).contains("gg-authenticate"));
 }

@@ -468,38 +468,48 @@ pub fn data_deleted_view(summary: DeleteMyDataData, ctx: &RenderContext) -> impl
 }
 
 /// The order exists: what was bought, its reference, and what happened to it since (a short
-/// timeline; the carrier and a tracking link once shipped; what was refunded).
+/// timeline; the carrier and a tracking link once shipped; what was refunded). While the
+/// person's bank asks them to confirm the payment (3-D Secure), it says so, with the hosted
+/// page's link when the result carried it (`authentication_url`).
 pub fn order_placed_view(
     order: Order,
-    authenticate: Option<String>,
+    authentication_url: Option<String>,
     ctx: &RenderContext,
     on_action: Callback<Action>,
 ) -> impl IntoView {
     let lang = ctx.language();
-    // Awaiting 3-D Secure: the hosted page where the person confirms with their bank, opened
-    // like the checkout link (through the host where it opens links).
-    let authenticate = authenticate.and_then(|url| safe_url(&url).map(str::to_string)).map(|url| {
-        let through_host = ctx.host_opens_links && url.starts_with("http");
-        let open = url.clone();
-        view! {
-            <p>
-                <a
-                    class="gg-btn gg-btn-primary gg-authenticate"
-                    href=url.clone()
-                    target="_blank"
-                    rel="noopener noreferrer"
-                    data-action="open-link"
-                    data-call=data_call(lang, || Next::OpenLink(url))
-                    on:click=move |ev| {
-                        if through_host {
-                            ev.prevent_default();
-                            on_action.run(Action::OpenLink { url: open.clone() });
+    let authenticate = (order.status == OrderStatus::AwaitingAuthentication).then(|| {
+        let link = authentication_url.map(|url| {
+            // Like the tracking link: the host opens an https page; elsewhere (a local http
+            // server) it stays a plain new-tab link.
+            let through_host = ctx.host_opens_links && url.starts_with("https://");
+            let open = url.clone();
+            view! {
+                <div class="gg-actions">
+                    <a
+                        class="gg-btn gg-btn-primary gg-authenticate-link"
+                        href=url.clone()
+                        target="_blank"
+                        rel="noopener noreferrer"
+                        data-action="open-link"
+                        data-call=data_call(lang, || Next::OpenLink(url))
+                        on:click=move |ev| {
+                            if through_host {
+                                ev.prevent_default();
+                                on_action.run(Action::OpenLink { url: open.clone() });
+                            }
                         }
-                    }
-                >
-                    {lang.t(Msg::StatusAwaitingAuthentication)}
-                </a>
-            </p>
+                    >
+                        {lang.t(Msg::StatusAwaitingAuthentication)}
+                    </a>
+                </div>
+            }
+        });
+        view! {
+            <div class="gg-authenticate">
+                <p>{lang.t(Msg::AuthenticationNeeded)}</p>
+                {link}
+            </div>
         }
     });
     let locale = ctx.locale.as_str();

@@ -39,13 +39,14 @@ use super::cancel::refund_key;
 use super::commit::{declined, provider_key};
 use super::idempotency::stored_answer;
 use super::order_of;
-use super::payments::{Lookup, OrderCharge, PaymentError, Payments};
+use super::payments::{Charge, Lookup, OrderCharge, PaymentError, Payments};
 use crate::clock::Clock;
 use crate::context::{CallContext, DEFAULT_LOCALE};
 use crate::metrics::ReconcileMetrics;
 use crate::outcome::Answer;
 use crate::store::{
-    Fulfilment, OrderChange, OrderFacts, OrderRow, OrderStatusColumn, RefundRow, RefundStatusColumn, Store, StoreResult,
+    AdjustmentRow, Fulfilment, OrderChange, OrderFacts, OrderRow, OrderStatusColumn, RefundRow, RefundStatusColumn,
+    Store, StoreResult,
 };
 
 /// Orders read per query.
@@ -311,9 +312,67 @@ pub struct Settler {
     pub events: Arc<crate::outbox::OrderEvents>,
 }
 
+/// The provider's idempotency key for refunding a charge that landed on an order already
+/// declined (or abandoned) here: one such refund per order, whoever asks.
+pub fn late_refund_key(order_id: &str) -> String {
+    format!("ggl_{order_id}")
+}
+
+/// The reason recorded (and shown to the buyer) on that refund.
+const LATE_REFUND_REASON: &str = "Charged after the payment was declined; refunded in full";
+
+/// Rounds of reading an order's facts and recording its late charge's refund.
+const LATE_REFUND_ATTEMPTS: usize = 5;
+
 impl Settler {
     fn now(&self) -> i64 {
         self.clock.now_ms()
+    }
+
+    /// `charge` succeeded at the provider for order `order_id`, which is already declined (or
+    /// abandoned) here: its buyer was told nothing was charged and its stock was released, so
+    /// the money goes back rather than the order coming back. Refunded in full under
+    /// [`late_refund_key`] (a retry finds the same refund: the provider looks for it by key
+    /// before refunding), then recorded once as the order's adjustment (that key, the
+    /// provider's refund id) with its `order_update` event; the order stays declined. What was
+    /// done, for the webhook's record.
+    pub async fn refund_late_charge(&self, order_id: &str, charge: &Charge) -> Result<String, SettleError> {
+        let key = late_refund_key(order_id);
+        for _ in 0..LATE_REFUND_ATTEMPTS {
+            let Some(facts) = self.store.order_facts(order_id).await? else { return Ok("unchanged: no order".into()) };
+            if facts.order.status != OrderStatusColumn::PaymentDeclined {
+                return Ok(format!("unchanged: {}", facts.order.status.as_str()));
+            }
+            if facts.adjustments.iter().any(|a| a.operator_key == key) {
+                return Ok("unchanged: the late charge is refunded already".into());
+            }
+            tracing::error!(order = order_id, charge = charge.id, "charged for a declined order: refunding it in full");
+            let refund = self.payments.refund(&key, &charge.id, charge.amount).await.map_err(SettleError::Provider)?;
+            let now = self.now();
+            let adjustment = AdjustmentRow {
+                id: super::random_id("adj"),
+                order_id: order_id.to_string(),
+                seq: facts.adjustments.iter().map(|a| a.seq).max().unwrap_or(0) + 1,
+                operator_key: key.clone(),
+                amount_minor: charge.amount.amount_minor,
+                currency: facts.order.currency,
+                reason: LATE_REFUND_REASON.to_string(),
+                status: RefundStatusColumn::Succeeded,
+                provider_refund_id: Some(refund.clone()),
+                created_at_ms: now,
+                updated_at_ms: now,
+            };
+            let mut after = facts.clone();
+            after.adjustments.push(adjustment.clone());
+            let event = self.events.adjustment_event(&after, &adjustment.id).await?;
+            if self.store.record_provider_refund(&facts, &adjustment, event.as_ref(), now).await? {
+                tracing::warn!(order = order_id, refund, "a charge made after the order was declined is refunded");
+                return Ok("refunded: charged after the order was declined".into());
+            }
+        }
+        Err(SettleError::Store(crate::store::StoreError::Inconsistent(format!(
+            "order {order_id} kept changing while recording its late charge's refund"
+        ))))
     }
 
     /// Asks the provider what happened to `order`'s charge (its recorded payment, else under its

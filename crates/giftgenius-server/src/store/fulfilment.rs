@@ -10,7 +10,9 @@
 //! of one order never interleave, on either database.
 
 use super::dialect::{Dialect, WriteLock};
-use super::rows::{AdjustmentRow, NewOrderEvent, OrderFacts, OrderRow, RefundRow, RefundStatusColumn};
+use super::rows::{
+    AdjustmentRow, NewOrderEvent, OrderFacts, OrderRow, OrderStatusColumn, RefundRow, RefundStatusColumn,
+};
 use super::{Store, StoreError, StoreResult, sql};
 
 /// Order `$order_id`'s facts read on `$executor` (a pool, or `&mut *tx`), or `None` if there is
@@ -190,6 +192,53 @@ impl Store {
                     .bind(adjustment.seq)
                     .execute(&mut *tx)
                     .await?;
+                enqueue_order_event!(&mut *tx, event, now_ms);
+            })
+        })
+    }
+
+    /// If the order's facts are still `seen` (paid or processing, no refund yet): `refund`, a
+    /// refund already made at the provider outside our tools that covers all that is left of
+    /// the order, is recorded succeeded as its cancellation, the order cancelled, with its
+    /// `event`, in one transaction: what the operator's refund of everything left does, except
+    /// that the provider was not asked by us. False if the facts changed.
+    #[tracing::instrument(name = "store.record_provider_cancellation", skip_all, fields(otel.kind = "client", db.operation.name = "record_provider_cancellation"))]
+    pub async fn record_provider_cancellation(
+        &self,
+        seen: &OrderFacts,
+        refund: &RefundRow,
+        event: Option<&NewOrderEvent>,
+        now_ms: i64,
+    ) -> StoreResult<bool> {
+        on_pool!(self, |pool| {
+            checked_write!(pool, seen, |tx| {
+                sqlx::query(sql::INSERT_SETTLED_REFUND)
+                    .bind(&refund.id)
+                    .bind(&refund.order_id)
+                    .bind(&refund.subject)
+                    .bind(refund.amount_minor)
+                    .bind(refund.currency)
+                    .bind(RefundStatusColumn::Succeeded)
+                    .bind(&refund.provider_refund_id)
+                    .bind(now_ms)
+                    .bind(&refund.operator_key)
+                    .execute(&mut *tx)
+                    .await?;
+                let cancelled = sqlx::query(sql::CANCEL_ORDER)
+                    .bind(&refund.order_id)
+                    .bind(OrderStatusColumn::Cancelled)
+                    .bind(OrderStatusColumn::Paid)
+                    .bind(now_ms)
+                    .bind(OrderStatusColumn::Processing)
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
+                if cancelled != 1 {
+                    return Err(StoreError::Inconsistent(format!(
+                        "order {} was refunded at the provider but is not paid",
+                        refund.order_id
+                    )));
+                }
                 enqueue_order_event!(&mut *tx, event, now_ms);
             })
         })

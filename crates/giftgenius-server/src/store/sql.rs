@@ -157,6 +157,10 @@ pub const INSERT_SETTLED_ADJUSTMENT: &str = "INSERT INTO order_adjustments (id, 
 pub const INSERT_REFUND: &str = "INSERT INTO refunds (id, order_id, subject, amount_minor, currency, status, provider_refund_id, \
      created_at_ms, updated_at_ms, operator_key) VALUES ($1, $2, $3, $4, $5, $6, NULL, $7, $7, $8) ON CONFLICT (order_id) DO NOTHING";
 pub const REFUND_OF_ORDER: &str = "SELECT * FROM refunds WHERE order_id = $1";
+/// A refund made at the provider (its id $7) that covers all that was left of order $2: the
+/// order's cancellation, recorded as it is ($6 the `Succeeded` status, $8 now, $9 its key).
+pub const INSERT_SETTLED_REFUND: &str = "INSERT INTO refunds (id, order_id, subject, amount_minor, currency, status, \
+     provider_refund_id, created_at_ms, updated_at_ms, operator_key) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9)";
 /// The pending ($4) refund of order $1 succeeded as provider refund $3 ($2 the `Succeeded`
 /// status) at $5; also matches one already settled with that very refund.
 pub const SETTLE_REFUND: &str = "UPDATE refunds SET status = $2, provider_refund_id = $3, updated_at_ms = $5 \

@@ -16,11 +16,14 @@ use giftgenius_server::clock::Clock;
 use giftgenius_server::config::PaymentsKind;
 use giftgenius_server::failpoints;
 use giftgenius_server::store::{OrderStatusColumn, Store};
-use giftgenius_types::wire::{META_AUTHENTICATION_URLS, META_CANCEL_TOKENS, META_DELETE_DATA_TOKEN, META_REPLAYED};
+use giftgenius_types::wire::{
+    META_AUTHENTICATION_URLS, META_CANCEL_TOKENS, META_DELETE_DATA_TOKEN, META_HTML, META_REPLAYED,
+};
 use rmcp::RoleClient;
 use rmcp::service::RunningService;
 use serde_json::{Value, json};
 
+use crate::postgres::TestDb;
 use crate::support::{
     LocalStripe, STRIPE_PUBLISHABLE_KEY, STRIPE_TEST_KEY, TestApp, call_as, commit_args, connect, meta_of, prepare,
     prepare_as, reconcile_command, request, spawn_app_with, spawn_server_binary, start_server_binary,
@@ -287,6 +290,11 @@ const PUBLISHABLE_KEY: &str = "pk_test_giftgenius";
 /// An app charging `stripe` that takes Stripe's webhooks (two secrets, one a line) and knows a
 /// publishable key.
 async fn app_with_webhooks(stripe: &LocalStripe) -> TestApp {
+    app_with_webhooks_on(stripe, None).await
+}
+
+/// Like [`app_with_webhooks`], on database `db` when given (PostgreSQL).
+async fn app_with_webhooks_on(stripe: &LocalStripe, db: Option<String>) -> TestApp {
     let (url, key) = (stripe.url.clone(), stripe.key_file().to_string());
     let secrets = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(secrets.path(), format!("{WEBHOOK_SECRET}\n\n{WEBHOOK_SECRET_NEW}\n")).unwrap();
@@ -300,6 +308,9 @@ async fn app_with_webhooks(stripe: &LocalStripe) -> TestApp {
         c.stripe_webhook_secret_file = Some(path);
         c.stripe_publishable_key = Some(PUBLISHABLE_KEY.into());
         c.reconcile_after_secs = 60;
+        if let Some(db) = db {
+            c.db = db;
+        }
     })
     .await
 }
@@ -353,6 +364,15 @@ async fn three_d_secure_awaits_authentication_and_only_a_verified_webhook_pays_i
     let prefix = format!("{}/pay/authenticate/", app.base_url);
     assert!(link.starts_with(&prefix), "{link}");
     assert!(!waiting.to_string().contains("/pay/authenticate/"), "the capability is not model-visible");
+    // The server's markup (first paint, hosts without WebAssembly) says so and links the page;
+    // get_order's too.
+    let (got, _) = call_as(&client, "u1", "get_order", json!({"order_id": order})).await;
+    for result in [&result, &got] {
+        let markup = meta_of(result, META_HTML).and_then(Value::as_str).expect("the markup");
+        assert!(markup.contains("Your bank asks you to confirm this payment."), "{markup}");
+        assert!(markup.contains(&format!(r#"href="{link}""#)) && markup.contains("open-link"), "{markup}");
+    }
+    assert!(result.content.iter().all(|c| !format!("{c:?}").contains("/pay/authenticate/")), "not in the text");
 
     let intents = intents_of(&stripe, &order).await;
     assert_eq!(intents.len(), 1, "{intents:?}");
@@ -519,4 +539,135 @@ async fn delete_my_data_deletes_the_stripe_customer() {
     assert_eq!(deleted["ok"], true, "{deleted}");
     assert_eq!(stripe.status_of(&format!("/v1/customers/{customer}")).await, 404, "gone at Stripe");
     assert_eq!(app.state.store.stripe_customer(&subject("u1")).await.unwrap(), None);
+}
+
+/// Migration 0013 on PostgreSQL: an order awaiting 3-D Secure (`payment_ref`,
+/// `authentication_until_ms`), found by its PaymentIntent by the signed webhook that pays it,
+/// the event recorded once in `stripe_events` (its replay finds the row), and a refund made at
+/// Stripe recorded once as a settled adjustment.
+#[tokio::test]
+async fn postgres_three_d_secure_webhooks_and_refunds_at_stripe() {
+    let db = TestDb::create().await;
+    let stripe = LocalStripe::start().await;
+    let app = app_with_webhooks_on(&stripe, Some(db.url.clone())).await;
+    save_card(&stripe, &app.state.store, "u1", THREE_D_SECURE).await;
+    let client = app.client().await;
+    let (draft, token) = prepare_as(&client, "u1", "hh-010").await;
+    let (_, waiting) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_1", &token)).await;
+    assert_eq!(waiting["order"]["status"], "awaiting_authentication", "{waiting}");
+    let order = waiting["order"]["id"].as_str().unwrap().to_string();
+    let row = app.state.store.order_by_id(&order).await.unwrap().unwrap();
+    assert!(row.awaits_authentication(), "{row:?}");
+    let intent_id = row.payment_ref.clone().expect("the PaymentIntent recorded");
+
+    let intent = intents_of(&stripe, &order).await.remove(0);
+    stripe.authenticate(&intent_id, intent["client_secret"].as_str().unwrap()).await;
+    let succeeded = stripe.get(&format!("/v1/payment_intents/{intent_id}"), &[]).await;
+    let event = stripe_event("evt_pg_1", "payment_intent.succeeded", &succeeded);
+    assert_eq!(deliver(&app, &event, WEBHOOK_SECRET, now_s(&app)).await.0, 200);
+    let (status, body) = deliver(&app, &event, WEBHOOK_SECRET, now_s(&app)).await;
+    assert_eq!((status, &body["duplicate"]), (200, &json!(true)), "{body}");
+    assert_eq!(app.state.store.stripe_event_count().await.unwrap(), 1);
+    let paid = app.state.store.order_by_id(&order).await.unwrap().unwrap();
+    assert_eq!((paid.status, paid.charge_id.as_deref()), (OrderStatusColumn::Paid, Some(intent_id.as_str())));
+
+    stripe.post("/v1/refunds", &[("payment_intent", intent_id.as_str()), ("amount", "500")]).await;
+    let charge = json!({"id": "ch_x", "object": "charge", "payment_intent": intent_id});
+    for id in ["evt_pg_2", "evt_pg_3"] {
+        assert_eq!(
+            deliver(&app, &stripe_event(id, "charge.refunded", &charge), WEBHOOK_SECRET, now_s(&app)).await.0,
+            200
+        );
+    }
+    let adjustments = app.state.store.adjustments_of(&order).await.unwrap();
+    assert_eq!(adjustments.iter().map(|a| a.amount_minor).collect::<Vec<_>>(), vec![500], "{adjustments:?}");
+    assert_eq!(app.state.store.stripe_event_count().await.unwrap(), 3);
+}
+
+/// A refund made at Stripe of the whole order (here in two parts: some, then the rest) makes
+/// the order `cancelled`, as the operator's refund of everything left does: the last part is
+/// its cancellation's refund, the first stays an adjustment; nothing is refunded twice, and
+/// the buyer can no longer cancel it.
+#[tokio::test]
+async fn a_refund_at_stripe_of_all_that_is_left_cancels_the_order() {
+    let (stripe, app, client, draft, token) = hooked_shop(VISA, "hh-010").await;
+    let (_, paid) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_1", &token)).await;
+    let order = paid["order"]["id"].as_str().expect("paid").to_string();
+    let total = paid["order"]["total"]["amount_minor"].as_i64().unwrap();
+    let intent_id = intents_of(&stripe, &order).await.remove(0)["id"].as_str().unwrap().to_string();
+    let charge = json!({"id": "ch_x", "object": "charge", "payment_intent": intent_id});
+
+    stripe.post("/v1/refunds", &[("payment_intent", intent_id.as_str()), ("amount", "500")]).await;
+    assert_eq!(
+        deliver(&app, &stripe_event("evt_r1", "charge.refunded", &charge), WEBHOOK_SECRET, now_s(&app)).await.0,
+        200
+    );
+    let row = app.state.store.order_by_id(&order).await.unwrap().unwrap();
+    assert_eq!(row.status, OrderStatusColumn::Paid, "a part refunded is still paid");
+
+    let rest = (total - 500).to_string();
+    let last = stripe.post("/v1/refunds", &[("payment_intent", intent_id.as_str()), ("amount", rest.as_str())]).await;
+    for id in ["evt_r2", "evt_r3"] {
+        assert_eq!(
+            deliver(&app, &stripe_event(id, "charge.refunded", &charge), WEBHOOK_SECRET, now_s(&app)).await.0,
+            200
+        );
+    }
+    let facts = app.state.store.order_facts(&order).await.unwrap().unwrap();
+    assert_eq!(facts.order.status, OrderStatusColumn::Cancelled, "{facts:?}");
+    let refund = facts.refund.clone().expect("the cancellation's refund");
+    assert_eq!((refund.amount_minor, refund.provider_refund_id.as_deref()), (total - 500, last["id"].as_str()));
+    assert_eq!(facts.adjustments.len(), 1, "{facts:?}");
+    assert_eq!(facts.amount_refunded_minor(), total);
+
+    let (got, shown) = call_as(&client, "u1", "get_order", json!({"order_id": order})).await;
+    assert_eq!(shown["order"]["status"], "cancelled", "{shown}");
+    assert_eq!(shown["order"]["amount_refunded"]["amount_minor"], total, "{shown}");
+    assert!(meta_of(&got, META_CANCEL_TOKENS).and_then(|m| m.get(&order)).is_none(), "nothing left to cancel");
+    assert_eq!(stripe.refunds_of(&intent_id).await.len(), 2, "only Stripe's two refunds");
+}
+
+/// Stripe charged an order already declined here (the person's bank confirmed a payment we had
+/// given up on; here the decline is recorded behind the app's back, as if it won that race):
+/// its `payment_intent.succeeded` refunds the whole charge at Stripe under the order's own key,
+/// recorded once with the order's refund; the order stays declined; another delivery refunds
+/// nothing more.
+#[tokio::test]
+async fn a_charge_that_lands_on_a_declined_order_is_refunded_in_full_once() {
+    let (stripe, app, client, draft, token) = hooked_shop(THREE_D_SECURE, "tr-001").await;
+    let (_, waiting) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_1", &token)).await;
+    assert_eq!(waiting["order"]["status"], "awaiting_authentication", "{waiting}");
+    let order = waiting["order"]["id"].as_str().unwrap().to_string();
+    let intent = intents_of(&stripe, &order).await.remove(0);
+    let intent_id = intent["id"].as_str().unwrap().to_string();
+    app.clock.advance(Duration::from_secs(60)); // past its charging window
+    let now = app.clock.now_ms();
+    assert!(app.state.store.settle_declined(&order, "{}", now, now).await.unwrap(), "declined here");
+    stripe.authenticate(&intent_id, intent["client_secret"].as_str().unwrap()).await;
+    let succeeded = stripe.get(&format!("/v1/payment_intents/{intent_id}"), &[]).await;
+    assert_eq!(succeeded["status"], "succeeded");
+
+    for id in ["evt_late_1", "evt_late_1", "evt_late_2"] {
+        let (status, body) =
+            deliver(&app, &stripe_event(id, "payment_intent.succeeded", &succeeded), WEBHOOK_SECRET, now_s(&app)).await;
+        assert_eq!(status, 200, "{body}");
+    }
+    let refunds = stripe.refunds_of(&intent_id).await;
+    assert_eq!(refunds.len(), 1, "{refunds:?}");
+    assert_eq!(refunds[0]["amount"], succeeded["amount"], "all of it back");
+    assert_eq!(refunds[0]["metadata"]["giftgenius_refund_key"], format!("ggl_{order}"), "its own key");
+    let facts = app.state.store.order_facts(&order).await.unwrap().unwrap();
+    assert_eq!(facts.order.status, OrderStatusColumn::PaymentDeclined, "not revived: the buyer was told it failed");
+    assert_eq!(facts.adjustments.len(), 1, "{facts:?}");
+    assert_eq!(facts.adjustments[0].provider_refund_id.as_deref(), refunds[0]["id"].as_str());
+    assert_eq!(Some(facts.adjustments[0].amount_minor), succeeded["amount"].as_i64());
+    assert_eq!(app.state.store.stripe_event_count().await.unwrap(), 2);
+
+    // Its charge.refunded (the refund carries our key) records nothing more.
+    let charge = json!({"id": "ch_x", "object": "charge", "payment_intent": intent_id});
+    assert_eq!(
+        deliver(&app, &stripe_event("evt_late_3", "charge.refunded", &charge), WEBHOOK_SECRET, now_s(&app)).await.0,
+        200
+    );
+    assert_eq!(app.state.store.adjustments_of(&order).await.unwrap().len(), 1);
 }

@@ -15,10 +15,15 @@
 //!      PaymentIntent's `metadata[order_id]`, checked against the order (its recorded payment or
 //!      charge, its account's Customer, its total), is settled by the same compare-and-set steps
 //!      as the reconciler (`reconcile::Settler`): paid, declined (the PaymentIntent cancelled
-//!      first), or left waiting (a 3-D Secure `authentication_required` is not a decline);
+//!      first), or left waiting (a 3-D Secure `authentication_required` is not a decline); a
+//!      `succeeded` one for an order already declined here is refunded in full at Stripe
+//!      (`Settler::refund_late_charge`): the buyer was told nothing was charged;
 //!    - `charge.refunded`: the refunds Stripe lists for the charge's PaymentIntent that do not
 //!      carry our `giftgenius_refund_key` (ours are recorded by the flows that made them) are
 //!      recorded once each as the order's adjustments (`stripe:<refund id>`), with their event;
+//!      one that covers all that is left of an order not shipped yet is its cancellation (the
+//!      order `cancelled`, the refund its `refunds` row), as the operator's refund of everything
+//!      left is;
 //!    - any other type, or an object that names no order of ours: recorded as ignored, logged.
 //!
 //!    When applying cannot finish (the database or Stripe unreachable) the answer is **500** and
@@ -43,10 +48,13 @@ use serde_json::json;
 
 use super::wire::{self, IdOr};
 use super::{Listed, lookup_of};
+use crate::checkout::payments::Lookup;
 use crate::checkout::payments::PaymentError;
 use crate::checkout::random_id;
 use crate::checkout::reconcile::{SettleError, Settled, Settler};
-use crate::store::{AdjustmentRow, OrderStatusColumn, RefundStatusColumn, StoreError};
+use crate::store::{
+    AdjustmentRow, OrderChange, OrderFacts, OrderRow, OrderStatusColumn, RefundRow, RefundStatusColumn, StoreError,
+};
 
 /// The route's path.
 pub const PATH: &str = "/webhooks/stripe";
@@ -228,9 +236,11 @@ impl StripeWebhooks {
             return Ok("conflict: not the order's payment".into());
         }
         if order.status != OrderStatusColumn::PendingPayment {
-            if order.status == OrderStatusColumn::PaymentDeclined && intent.status == "succeeded" {
-                tracing::error!(order = order.id, payment = intent.id, "charged for a declined order: refund it");
-                return Ok("conflict: charged for a declined order".into());
+            if order.status == OrderStatusColumn::PaymentDeclined
+                && let Ok(Lookup::Succeeded(charge)) = lookup_of(intent)
+            {
+                // The buyer was told nothing was charged, and the stock is gone: make that true.
+                return Ok(self.settler.refund_late_charge(&order.id, &charge).await?);
             }
             return Ok(format!("unchanged: {}", order.status.as_str()));
         }
@@ -284,10 +294,47 @@ impl StripeWebhooks {
         let store = &self.settler.store;
         for _ in 0..ATTEMPTS {
             let Some(facts) = store.order_facts(order_id).await? else { return Ok(false) };
-            if facts.adjustments.iter().any(|a| a.operator_key == key) {
+            let is_ours = |k: Option<&str>| k == Some(key.as_str());
+            if facts.adjustments.iter().any(|a| is_ours(Some(&a.operator_key)))
+                || is_ours(facts.refund.as_ref().and_then(|r| r.operator_key.as_deref()))
+            {
                 return Ok(false);
             }
             let now = self.settler.clock.now_ms();
+            // All that is left of an order not shipped yet: its cancellation, as the operator's
+            // refund of everything left is (`operator/refund.rs`), not a partial refund.
+            if facts.refund.is_none()
+                && facts.order.status.is_before_shipping()
+                && amount_minor >= facts.refundable_minor()
+            {
+                let refund = RefundRow {
+                    id: random_id("rfd"),
+                    order_id: order_id.to_string(),
+                    subject: facts.order.subject.clone(),
+                    amount_minor,
+                    currency: facts.order.currency,
+                    status: RefundStatusColumn::Succeeded,
+                    provider_refund_id: Some(refund_id.to_string()),
+                    created_at_ms: now,
+                    updated_at_ms: now,
+                    operator_key: Some(key.clone()),
+                };
+                let after = OrderFacts {
+                    order: OrderRow {
+                        status: OrderStatusColumn::Cancelled,
+                        cancelled_at_ms: Some(facts.order.cancelled_at_ms.unwrap_or(now)),
+                        ..facts.order.clone()
+                    },
+                    refund: Some(refund.clone()),
+                    adjustments: facts.adjustments.clone(),
+                };
+                let event = self.settler.events.event(&after, OrderChange::Cancelled).await?;
+                if store.record_provider_cancellation(&facts, &refund, event.as_ref(), now).await? {
+                    tracing::info!(order = order_id, refund = refund_id, "a refund made at Stripe cancels the order");
+                    return Ok(true);
+                }
+                continue;
+            }
             let adjustment = AdjustmentRow {
                 id: random_id("adj"),
                 order_id: order_id.to_string(),
