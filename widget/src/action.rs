@@ -46,6 +46,8 @@ pub enum Action {
     DeleteData,
     /// Leave the question ("Keep it"): back to the plain order list.
     DismissAsk,
+    /// Remove the saved card shown on the confirm card (`remove_saved_card`, with Stripe).
+    RemoveCard,
 }
 
 impl Action {
@@ -66,6 +68,7 @@ impl Action {
             Action::AskDeleteData => "ask-delete-data",
             Action::DeleteData => "delete-data",
             Action::DismissAsk => "dismiss",
+            Action::RemoveCard => "remove-card",
         }
     }
 }

@@ -18,7 +18,7 @@ use crate::decide::{self, Placeholder};
 use crate::flow;
 use crate::rpc::{self, LogLevel};
 use crate::saved::{SavedView, Screen};
-use crate::state::{ListAsk, OrderListActions, ViewState};
+use crate::state::{CardOnFile, ListAsk, OrderListActions, ViewState};
 use giftgenius_types::sheet::{META_CHECKOUT_SHEET, draft_of_sheet_session};
 use giftgenius_types::wire::META_DELIVERY;
 
@@ -102,6 +102,9 @@ pub struct Controller<H: Host> {
     token: RefCell<Option<(String, String)>>,
     /// The shown draft's delivery details as its `_meta` carried them (kept for a reload).
     draft_delivery: RefCell<Option<Value>>,
+    /// (draft id, the card that pays for it): the last result's, for the states this view
+    /// makes of that draft itself (busy, failed). Memory only.
+    card: RefCell<Option<(String, CardOnFile)>>,
     /// (draft id, the session the host's payment sheet takes), from the draft's `_meta`.
     sheet: RefCell<Option<(String, Value)>>,
     /// The order list's tokens, (order id, cancel token) and the Delete my data token, from the
@@ -151,6 +154,7 @@ impl<H: Host> Controller<H> {
             last_call: RefCell::new(None),
             token: RefCell::new(None),
             draft_delivery: RefCell::new(None),
+            card: RefCell::new(None),
             sheet: RefCell::new(None),
             cancel_tokens: RefCell::new(Vec::new()),
             delete_token: RefCell::new(None),
@@ -171,6 +175,7 @@ impl<H: Host> Controller<H> {
     }
 
     fn set(&self, state: ViewState) {
+        let state = self.with_card(state);
         if let Some(screen) = self.screen_of(&state) {
             self.host.save_view(&SavedView {
                 screen,
@@ -185,6 +190,24 @@ impl<H: Host> Controller<H> {
         }
         *self.view.borrow_mut() = state.clone();
         (self.on_change)(&state);
+    }
+
+    /// A confirm card with the card that pays for its draft: the one it carries (remembered),
+    /// else the one remembered for the same draft.
+    fn with_card(&self, state: ViewState) -> ViewState {
+        match state {
+            ViewState::ConfirmPurchase { draft, delivery, card, busy, error } => {
+                let card = match card {
+                    Some(card) => {
+                        *self.card.borrow_mut() = Some((draft.id.clone(), card.clone()));
+                        Some(card)
+                    }
+                    None => self.card.borrow().as_ref().filter(|(id, _)| *id == draft.id).map(|(_, c)| c.clone()),
+                };
+                ViewState::ConfirmPurchase { draft, delivery, card, busy, error }
+            }
+            state => state,
+        }
     }
 
     /// The contract JSON that shows `state` again after a reload, if the view holds it. Each
@@ -222,6 +245,13 @@ impl<H: Host> Controller<H> {
                 &|s| matches!(s, ViewState::OrderList { orders: o, next_cursor: c, .. } if o == orders && c == next_cursor),
             )
             .map(Screen::Output),
+            // The 3-D Secure link is a capability: the saved screen is the order without it.
+            ViewState::OrderPlaced { order, .. } => [&self.shown_output, &self.results_output, &self.draft_output]
+                .into_iter()
+                .find_map(|json| {
+                    reproduces(&json.borrow(), &|s| matches!(s, ViewState::OrderPlaced { order: o, .. } if o == order))
+                })
+                .map(Screen::Output),
             state => [&self.shown_output, &self.results_output, &self.draft_output]
                 .into_iter()
                 .find_map(|json| reproduces(&json.borrow(), &|s| s == state))
@@ -252,7 +282,7 @@ impl<H: Host> Controller<H> {
             ViewState::ConfirmPurchase { draft, busy, error, .. } => {
                 let delivery = saved.delivery.as_ref().and_then(giftgenius_types::ReadJson::read_json);
                 *self.draft_delivery.borrow_mut() = saved.delivery.clone();
-                ViewState::ConfirmPurchase { draft, delivery, busy, error }
+                ViewState::ConfirmPurchase { draft, delivery, card: None, busy, error }
             }
             // The tokens are never saved: the host's result brings them again (the list it
             // opened the view with), so a restored list offers Cancel without a new fetch.
@@ -442,6 +472,7 @@ impl<H: Host> Controller<H> {
             Action::DismissAsk => self.ask(None),
             Action::CancelOrder { order_id } => self.cancel_order(order_id).await,
             Action::DeleteData => self.delete_data().await,
+            Action::RemoveCard => self.remove_card().await,
             Action::OpenLink { .. } | Action::SetDisplayMode { .. } => {}
         }
         self.in_flight.set(false);
@@ -480,6 +511,18 @@ impl<H: Host> Controller<H> {
         let args = flow::merge_arguments(&base, &call.args);
         self.set(ViewState::Loading);
         let (state, _) = self.call(ToolName::SuggestGifts, args).await;
+        self.set(state);
+    }
+
+    /// Remove card: the card's draft again without it (its answer), or the error screen (whose
+    /// Try again removes again: never a Confirm).
+    async fn remove_card(&self) {
+        let ViewState::ConfirmPurchase { draft, delivery, busy: false, .. } = self.state() else {
+            return;
+        };
+        let Some(call) = decide::remove_card(&draft).call() else { return };
+        self.set(ViewState::ConfirmPurchase { draft, delivery, card: None, busy: true, error: None });
+        let (state, _) = self.call(call.tool, call.args).await;
         self.set(state);
     }
 
@@ -532,6 +575,7 @@ impl<H: Host> Controller<H> {
         self.set(ViewState::ConfirmPurchase {
             draft: draft.clone(),
             delivery: delivery.clone(),
+            card: None,
             busy: true,
             error: None,
         });
@@ -557,7 +601,13 @@ impl<H: Host> Controller<H> {
                             "This purchase can no longer be confirmed here. Please choose the gift again.",
                             "",
                         );
-                        self.set(ViewState::ConfirmPurchase { draft, delivery, busy: false, error: Some(error) });
+                        self.set(ViewState::ConfirmPurchase {
+                            draft,
+                            delivery,
+                            card: None,
+                            busy: false,
+                            error: Some(error),
+                        });
                         return;
                     }
                 }
@@ -578,7 +628,7 @@ impl<H: Host> Controller<H> {
                 if matches!(error.code, ErrorCode::ConfirmationRequired | ErrorCode::ConfirmationExpired) {
                     *self.token.borrow_mut() = None;
                 }
-                self.set(ViewState::ConfirmPurchase { draft, delivery, busy: false, error: Some(error) });
+                self.set(ViewState::ConfirmPurchase { draft, delivery, card: None, busy: false, error: Some(error) });
             }
             // The checkout entry stays after success: confirming the same draft again (say,
             // after a reload) reuses the key and replays this order instead of a second one.
@@ -610,7 +660,13 @@ impl<H: Host> Controller<H> {
             (ViewState::Error { error, .. }, _) => error,
             _ => return Some(delivery),
         };
-        self.set(ViewState::ConfirmPurchase { draft: draft.clone(), delivery, busy: false, error: Some(error) });
+        self.set(ViewState::ConfirmPurchase {
+            draft: draft.clone(),
+            delivery,
+            card: None,
+            busy: false,
+            error: Some(error),
+        });
         None
     }
 
@@ -639,6 +695,7 @@ impl<H: Host> Controller<H> {
         self.set(ViewState::ConfirmPurchase {
             draft: draft.clone(),
             delivery: delivery.clone(),
+            card: None,
             busy: true,
             error: None,
         });
@@ -651,7 +708,7 @@ impl<H: Host> Controller<H> {
                 };
                 delivery = fresh;
                 let Some(session) = self.sheet_for(&draft.id) else {
-                    self.set(ViewState::ConfirmPurchase { draft, delivery, busy: false, error: None });
+                    self.set(ViewState::ConfirmPurchase { draft, delivery, card: None, busy: false, error: None });
                     return;
                 };
                 session
@@ -661,7 +718,7 @@ impl<H: Host> Controller<H> {
             Ok(answer) => answer,
             Err(message) => {
                 self.host.log(LogLevel::Info, json!({ "event": "payment_sheet_closed", "message": message }));
-                self.set(ViewState::ConfirmPurchase { draft, delivery, busy: false, error: None });
+                self.set(ViewState::ConfirmPurchase { draft, delivery, card: None, busy: false, error: None });
                 return;
             }
         };
@@ -692,15 +749,20 @@ impl<H: Host> Controller<H> {
         self.set(ViewState::ConfirmPurchase {
             draft: draft.clone(),
             delivery: edited.clone(),
+            card: None,
             busy: true,
             error: None,
         });
         let Some(call) = decide::update_delivery(&draft).call() else { return };
         match self.call(call.tool, args_with(&call, edited.as_ref())).await {
             (fresh @ ViewState::ConfirmPurchase { .. }, _) => self.set(fresh),
-            (ViewState::Error { error, .. }, _) => {
-                self.set(ViewState::ConfirmPurchase { draft, delivery: edited, busy: false, error: Some(error) })
-            }
+            (ViewState::Error { error, .. }, _) => self.set(ViewState::ConfirmPurchase {
+                draft,
+                delivery: edited,
+                card: None,
+                busy: false,
+                error: Some(error),
+            }),
             (state, _) => self.set(state),
         }
     }
@@ -944,7 +1006,7 @@ mod tests {
         bad.recipient.address.postal_code = Some("99".into());
         block_on(controller.handle(Action::EditDelivery { details: bad.clone() }));
         match controller.state() {
-            ViewState::ConfirmPurchase { draft, delivery, busy: false, error: Some(error) } => {
+            ViewState::ConfirmPurchase { draft, delivery, card: None, busy: false, error: Some(error) } => {
                 assert_eq!(draft.id, "d_1", "still the draft the person saw");
                 assert_eq!(delivery, Some(bad), "what was typed is kept");
                 assert_eq!(error.field_errors[0].field, "recipient.address.postal_code");
@@ -953,7 +1015,7 @@ mod tests {
         }
         block_on(controller.handle(Action::EditDelivery { details: details("Porto") }));
         match controller.state() {
-            ViewState::ConfirmPurchase { draft, delivery, busy: false, error: None } => {
+            ViewState::ConfirmPurchase { draft, delivery, card: None, busy: false, error: None } => {
                 assert_eq!(draft.id, "d_2");
                 assert_eq!(delivery.map(|d| d.recipient.address.city), Some("Porto".into()));
             }

@@ -24,7 +24,7 @@ use serde_json::{Map, Value, json};
 use crate::action::Action;
 use crate::context::DisplayMode;
 use crate::flow;
-use crate::state::{ListAsk, ViewState};
+use crate::state::{CardOnFile, ListAsk, ViewState};
 
 /// What a control leads to.
 #[derive(Debug, Clone, PartialEq)]
@@ -213,6 +213,11 @@ pub fn pay_in_host(draft: &OrderDraft) -> Next {
     })
 }
 
+/// "Remove card": the saved card detached at Stripe, and this draft shown again without it.
+pub fn remove_card(draft: &OrderDraft) -> Next {
+    Next::Call(Call::new(ToolName::RemoveSavedCard, json!({ "draft_id": draft.id })))
+}
+
 /// A fresh order list, merged over the list's own arguments: what a lost list token is fetched
 /// again with.
 fn list_again() -> Call {
@@ -257,6 +262,10 @@ pub fn decide(screen: &ViewState, action: &Action) -> Next {
         (ViewState::ConfirmPurchase { draft, .. }, Action::EditDelivery { .. }) => update_delivery(draft),
         (ViewState::ConfirmPurchase { draft, .. }, Action::PayInHost) => pay_in_host(draft),
         (ViewState::ConfirmPurchase { .. }, Action::Cancel) => Next::Back,
+        (
+            ViewState::ConfirmPurchase { draft, card: Some(CardOnFile { saved: Some(_), .. }), .. },
+            Action::RemoveCard,
+        ) => remove_card(draft),
         (
             ViewState::ConfirmPurchase { .. } | ViewState::Error { .. } | ViewState::ToolCancelled { .. },
             Action::Retry,

@@ -75,7 +75,13 @@ impl Screen {
             Screen::ConfirmFailed { draft, error } => {
                 match (ViewState::from_tool_output(draft), ViewState::from_tool_output(error)) {
                     (ViewState::ConfirmPurchase { draft, .. }, ViewState::Error { error, .. }) => {
-                        ViewState::ConfirmPurchase { draft, delivery: None, busy: false, error: Some(error) }
+                        ViewState::ConfirmPurchase {
+                            draft,
+                            delivery: None,
+                            card: None,
+                            busy: false,
+                            error: Some(error),
+                        }
                     }
                     _ => return None,
                 }
@@ -87,7 +93,7 @@ impl Screen {
         };
         match state {
             ViewState::ConfirmPurchase { draft, error, .. } => {
-                Some(ViewState::ConfirmPurchase { draft, delivery: None, busy: false, error })
+                Some(ViewState::ConfirmPurchase { draft, delivery: None, card: None, busy: false, error })
             }
             state if state.is_loading() => None,
             state => Some(state),

@@ -10,7 +10,9 @@ use giftgenius_types::orders::{
     PrepareOrderData,
 };
 use giftgenius_types::read::{ReadFields, ReadJson};
-use giftgenius_types::wire::{META_AUTHENTICATION_URLS, META_CANCEL_TOKENS, META_DELETE_DATA_TOKEN, META_DELIVERY};
+use giftgenius_types::wire::{
+    META_AUTHENTICATION_URLS, META_CANCEL_TOKENS, META_DELETE_DATA_TOKEN, META_DELIVERY, META_PAYMENT_CARD,
+};
 use giftgenius_types::{
     CONTRACT_VERSION, Envelope, GiftCard, Notice, Occasion, Partial, RelationshipType, SuggestGiftsData,
     SuggestGiftsQuery, ToolError, ToolName,
@@ -39,7 +41,15 @@ pub enum ViewState {
     /// only if it is retryable). `delivery` is what the card's form shows: the draft's own
     /// details (widget-only `_meta`), or the person's edit that the server refused (its field
     /// errors are in `error`, shown next to the fields).
-    ConfirmPurchase { draft: OrderDraft, delivery: Option<DeliveryDetails>, busy: bool, error: Option<ToolError> },
+    /// `card`: with Stripe, the card a Confirm charges and the card page's link
+    /// (widget-only `_meta`); `None` when the result had none (the sandbox, a restored card).
+    ConfirmPurchase {
+        draft: OrderDraft,
+        delivery: Option<DeliveryDetails>,
+        card: Option<CardOnFile>,
+        busy: bool,
+        error: Option<ToolError>,
+    },
     /// The order exists (from commit_order or get_order). `authentication_url`: the hosted page
     /// where the person confirms the payment with their bank, while the order awaits it (3-D
     /// Secure; widget-only `_meta`, a capability the model never sees).
@@ -59,6 +69,27 @@ pub enum ViewState {
     ToolCancelled { reason: Option<String>, retry: Option<ToolName> },
     /// The payload is from another contract version, or unreadable. `v` is what it said, if anything.
     OutOfDate { v: Option<u64> },
+}
+
+/// The card a Confirm charges, with Stripe (`_meta["giftgenius/payment_card"]`): its brand and
+/// last four digits if one is saved, and the hosted card page's link (Add a card).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CardOnFile {
+    /// `(brand, last4)`, e.g. `("visa", "4242")`.
+    pub saved: Option<(String, String)>,
+    pub add_url: String,
+}
+
+impl CardOnFile {
+    pub fn read(meta: &Value) -> Option<CardOnFile> {
+        let found = meta.get(META_PAYMENT_CARD)?;
+        let add_url = found.get("add_url")?.as_str()?.to_string();
+        let saved = found.get("card").and_then(|card| {
+            let text = |k: &str| card.get(k).and_then(Value::as_str).map(str::to_string);
+            Some((text("brand")?, text("last4")?))
+        });
+        Some(CardOnFile { saved, add_url })
+    }
 }
 
 /// What the person can do from the order list, and where they are in doing it.
@@ -123,7 +154,8 @@ impl ViewState {
         match ViewState::from_tool_output(output) {
             ViewState::ConfirmPurchase { draft, busy, error, .. } => {
                 let delivery = meta.get(META_DELIVERY).and_then(DeliveryDetails::read_json);
-                ViewState::ConfirmPurchase { draft, delivery, busy, error }
+                let card = CardOnFile::read(meta);
+                ViewState::ConfirmPurchase { draft, delivery, card, busy, error }
             }
             ViewState::OrderList { orders, next_cursor, .. } => {
                 let actions = OrderListActions::offered(&orders, meta);
@@ -167,11 +199,15 @@ impl ViewState {
                 }
                 Envelope::Err { tool, error } => ViewState::Error { tool, error },
             }),
-            ToolName::PrepareOrder | ToolName::ReopenOrderDraft => {
+            ToolName::PrepareOrder | ToolName::ReopenOrderDraft | ToolName::RemoveSavedCard => {
                 parse::<PrepareOrderData>(output).map(|env| match env {
-                    Envelope::Ok { data, .. } => {
-                        ViewState::ConfirmPurchase { draft: data.draft, delivery: None, busy: false, error: None }
-                    }
+                    Envelope::Ok { data, .. } => ViewState::ConfirmPurchase {
+                        draft: data.draft,
+                        delivery: None,
+                        card: None,
+                        busy: false,
+                        error: None,
+                    },
                     Envelope::Err { tool, error } => ViewState::Error { tool, error },
                 })
             }

@@ -139,8 +139,8 @@ pub fn state_view(state: ViewState, ctx: &RenderContext, on_action: Callback<Act
         }
         ViewState::Empty { query, notice, partial } => empty_view(query, notice, partial, ctx, on_action).into_any(),
         ViewState::Error { tool, error } => error_view(tool, error, ctx, on_action).into_any(),
-        ViewState::ConfirmPurchase { draft, delivery, busy, error } => {
-            confirm_view(draft, delivery, busy, error, ctx, on_action).into_any()
+        ViewState::ConfirmPurchase { draft, delivery, card, busy, error } => {
+            confirm_view(draft, delivery, card, busy, error, ctx, on_action).into_any()
         }
         ViewState::OrderPlaced { order, authentication_url } => {
             order_placed_view(order, authentication_url, ctx, on_action).into_any()

@@ -6,12 +6,14 @@
 
 use giftgenius_types::envelope::NoticeCode;
 use giftgenius_types::orders::{Adjustment, Fulfillment, OrderStep, RefundStatus};
+use giftgenius_types::wire::META_PAYMENT_CARD;
 use giftgenius_types::{
     CONTRACT_VERSION, CheckoutData, CheckoutSession, Currency, DeleteMyDataData, Destination, Envelope, ErrorCode,
     FailedSource, FieldError, GiftCard, ListOrdersData, MatchVia, Merchant, Money, Notice, Occasion, Order, OrderData,
     OrderDraft, OrderStatus, Partial, PrepareOrderData, Reason, RelationshipType, ShippingSpeed, SuggestGiftsData,
     SuggestGiftsQuery, Suggestion, ToolError, ToolName, Why,
 };
+use giftgenius_widget::state::CardOnFile;
 use giftgenius_widget::{RenderContext, Theme, ViewState, render_to_html};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -199,6 +201,15 @@ fn confirm_state() -> ViewState {
     ViewState::from_tool_result(&confirm_output(), &confirm_meta())
 }
 
+/// The confirm card when Stripe charges: the card that pays (brand, last4), or none yet.
+fn confirm_with_card(saved: Option<(&str, &str)>) -> ViewState {
+    let mut meta = confirm_meta();
+    let card = saved.map(|(brand, last4)| json!({"brand": brand, "last4": last4})).unwrap_or(Value::Null);
+    meta[META_PAYMENT_CARD] =
+        json!({"card": card, "add_url": "https://giftgenius.test/pay/card/cus_1.1780001800000.00ff"});
+    ViewState::from_tool_result(&confirm_output(), &meta)
+}
+
 fn delivery_of(state: &ViewState) -> Option<giftgenius_types::DeliveryDetails> {
     match state {
         ViewState::ConfirmPurchase { delivery, .. } => delivery.clone(),
@@ -351,6 +362,28 @@ fn error_permission() {
 }
 
 #[test]
+fn confirm_purchase_with_a_saved_card_and_without() {
+    let saved = snap!("confirm_purchase_saved_card", confirm_with_card(Some(("visa", "4242"))), en());
+    assert!(saved.contains("Pays with Visa •••• 4242"), "{saved}");
+    assert!(saved.contains(r#"data-action="remove-card""#) && !saved.contains("Add a card"));
+    assert!(saved.contains("&quot;tool&quot;:&quot;remove_saved_card&quot;"), "the decision rides on the button");
+    let none = snap!("confirm_purchase_no_card", confirm_with_card(None), en());
+    assert!(none.contains("Add a card") && !none.contains("remove-card"), "{none}");
+    assert!(none.contains(r#"href="https://giftgenius.test/pay/card/cus_1."#), "{none}");
+    let (es, pt) = (RenderContext::new(Theme::Light, "es-MX"), RenderContext::new(Theme::Light, "pt-BR"));
+    for (ctx, pays, add) in [
+        (es, "Se paga con Visa •••• 4242", "Añadir una tarjeta"),
+        (pt, "Paga com Visa •••• 4242", "Adicionar um cartão"),
+    ] {
+        assert!(html(&confirm_with_card(Some(("visa", "4242"))), &ctx).contains(pays));
+        assert!(html(&confirm_with_card(None), &ctx).contains(add));
+    }
+    // The sandbox: no card line at all.
+    let sandbox = html(&confirm_state(), &en());
+    assert!(!sandbox.contains("gg-card-on-file"));
+}
+
+#[test]
 fn confirm_purchase() {
     let out = snap!("confirm_purchase", confirm_state(), en());
     assert!(out.contains(r#"data-action="confirm""#));
@@ -403,7 +436,7 @@ fn confirm_purchase_field_errors_next_to_their_fields() {
         d.recipient.address.city = String::new();
     }
     let ViewState::ConfirmPurchase { draft, .. } = confirm_state() else { panic!("fixture is a draft") };
-    let state = ViewState::ConfirmPurchase { draft, delivery, busy: false, error: Some(error) };
+    let state = ViewState::ConfirmPurchase { draft, delivery, card: None, busy: false, error: Some(error) };
     let out = snap!("confirm_purchase_field_errors", state, en());
     // The edit the server refused is what the form shows, so nothing typed is lost.
     let postal = out.split("<input").find(|i| i.contains(r#"name="recipient.address.postal_code""#)).expect("postal");
@@ -421,8 +454,11 @@ fn confirm_purchase_field_errors_next_to_their_fields() {
 fn confirm_purchase_busy() {
     let delivery = delivery_of(&confirm_state());
     let ViewState::ConfirmPurchase { draft, .. } = confirm_state() else { panic!("fixture is a draft") };
-    let out =
-        snap!("confirm_purchase_busy", ViewState::ConfirmPurchase { draft, delivery, busy: true, error: None }, en());
+    let out = snap!(
+        "confirm_purchase_busy",
+        ViewState::ConfirmPurchase { draft, delivery, card: None, busy: true, error: None },
+        en()
+    );
     assert!(out.contains("Placing order…"));
     assert!(out.contains("disabled"));
     assert!(out.contains(r#"aria-busy="true""#));
@@ -432,7 +468,8 @@ fn confirm_purchase_busy() {
 fn confirm_purchase_transient_error() {
     let delivery = delivery_of(&confirm_state());
     let ViewState::ConfirmPurchase { draft, .. } = confirm_state() else { panic!("fixture is a draft") };
-    let state = ViewState::ConfirmPurchase { draft, delivery, busy: false, error: Some(payment_transient()) };
+    let state =
+        ViewState::ConfirmPurchase { draft, delivery, card: None, busy: false, error: Some(payment_transient()) };
     let out = snap!("confirm_purchase_error", state, en());
     assert!(out.contains("Try again"));
     assert!(out.contains("req_pay1"));
@@ -707,7 +744,10 @@ fn try_again_only_when_retryable() {
     let ViewState::ConfirmPurchase { draft, .. } = confirm_state() else { panic!("fixture is a draft") };
     let mut declined = payment_transient();
     declined.retryable = false;
-    let out = html(&ViewState::ConfirmPurchase { draft, delivery: None, busy: false, error: Some(declined) }, &en());
+    let out = html(
+        &ViewState::ConfirmPurchase { draft, delivery: None, card: None, busy: false, error: Some(declined) },
+        &en(),
+    );
     assert!(!out.contains("Try again"));
     assert!(!out.contains(r#"data-action="confirm""#), "no way to confirm again after a definitive failure");
 }
@@ -921,7 +961,7 @@ fn actions_of(state: &ViewState) -> Vec<Action> {
         ViewState::Empty { notice, .. } => suggestions(notice),
         ViewState::Error { error, .. } if error.retryable => vec![Action::Retry],
         ViewState::ToolCancelled { retry: Some(_), .. } => vec![Action::Retry],
-        ViewState::ConfirmPurchase { draft, error, delivery, .. } => {
+        ViewState::ConfirmPurchase { draft, error, delivery, card, .. } => {
             let edit = Action::EditDelivery {
                 details: delivery.clone().unwrap_or_else(|| {
                     serde_json::from_value(
@@ -932,7 +972,12 @@ fn actions_of(state: &ViewState) -> Vec<Action> {
             };
             let confirm = error.as_ref().is_none_or(|e| e.retryable).then_some(Action::Confirm);
             let pay = draft.destination.is_some().then_some(Action::PayInHost);
-            confirm.into_iter().chain(pay).chain([edit, Action::Cancel]).collect()
+            let card = match card {
+                Some(CardOnFile { saved: Some(_), .. }) => Some(Action::RemoveCard),
+                Some(CardOnFile { saved: None, add_url }) => Some(Action::OpenLink { url: add_url.clone() }),
+                None => None,
+            };
+            confirm.into_iter().chain(pay).chain(card).chain([edit, Action::Cancel]).collect()
         }
         ViewState::OrderList { actions, .. } => {
             let mut out = Vec::new();
@@ -963,7 +1008,7 @@ fn screens() -> Vec<(&'static str, ViewState)> {
         json!({"giftgenius/cancel_tokens": {"o_7f3a": "ct_cancel_secret"}, "giftgenius/delete_data_token": "ct_del"});
     let failed = match confirm_state() {
         ViewState::ConfirmPurchase { draft, delivery, .. } => {
-            ViewState::ConfirmPurchase { draft, delivery, busy: false, error: Some(payment_transient()) }
+            ViewState::ConfirmPurchase { draft, delivery, card: None, busy: false, error: Some(payment_transient()) }
         }
         other => other,
     };
@@ -974,6 +1019,8 @@ fn screens() -> Vec<(&'static str, ViewState)> {
         ("tool-cancelled", ViewState::ToolCancelled { reason: None, retry: Some(ToolName::SuggestGifts) }),
         ("confirm", confirm_state()),
         ("confirm, after a failed commit", failed),
+        ("confirm, with Stripe and a saved card", confirm_with_card(Some(("visa", "4242")))),
+        ("confirm, with Stripe and no card", confirm_with_card(None)),
         ("order-list", ViewState::from_tool_result(&order_list_output(), &list_meta)),
         ("checkout", parse(&checkout_output())),
         ("order-placed", parse(&order_output())),
@@ -1020,7 +1067,7 @@ fn a_token_lost_with_a_reload_reopens_the_draft_by_id_then_commits_only_if_it_de
     // Nothing personal in the decision, so nothing in the markup's data-call: the same call
     // with or without the delivery details on the card.
     let ViewState::ConfirmPurchase { draft, .. } = confirm_state() else { panic!("confirm") };
-    let bare = ViewState::ConfirmPurchase { draft, delivery: None, busy: false, error: None };
+    let bare = ViewState::ConfirmPurchase { draft, delivery: None, card: None, busy: false, error: None };
     assert_eq!(decide::decide(&bare, &Action::Confirm).call(), Some(call.clone()));
     // Decided again on the draft reopened: the same commit, so it follows.
     let again = decide::decide(&confirm_state(), &Action::Confirm).call().expect("a call");

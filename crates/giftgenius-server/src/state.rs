@@ -142,7 +142,37 @@ fn connect_stripe(config: &Config, store: &Store, clock: &Clock, timeout: Durati
     )?;
     let client = client.with_publishable_key(config.stripe_publishable_key.clone());
     tracing::info!(api = %crate::telemetry::url_for_log(&config.stripe_api_base), "charging through Stripe");
-    Ok(Payments::of(Arc::new(client), timeout))
+    Ok(Payments::stripe(client, timeout))
+}
+
+/// The hosted card page, when Stripe charges: its links under the key every replica shares
+/// (`card_link`), the publishable key (required with `--payments stripe`), Stripe.js's URL.
+async fn card_page(
+    config: &Config,
+    store: &Store,
+    public_url: &str,
+) -> anyhow::Result<Option<Arc<crate::checkout::cards::CardPage>>> {
+    if config.payments != PaymentsKind::Stripe {
+        return Ok(None);
+    }
+    let Some(publishable_key) = config.stripe_publishable_key.clone().filter(|k| k.starts_with("pk_")) else {
+        anyhow::bail!(
+            "--payments stripe needs --stripe-publishable-key (pk_live_… or pk_test_…): the hosted card page gives it to \
+             Stripe.js"
+        );
+    };
+    let js = url::Url::parse(&config.stripe_js_url).context("--stripe-js-url is not a URL")?;
+    anyhow::ensure!(
+        matches!(js.scheme(), "https" | "http") && js.host_str().is_some(),
+        "--stripe-js-url must be an http(s) URL, e.g. https://js.stripe.com/v3/"
+    );
+    let generated = format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple());
+    let key = store.secret("card_link", generated).await?;
+    Ok(Some(Arc::new(crate::checkout::cards::CardPage {
+        links: crate::checkout::card_links::CardLinks::new(key.as_bytes(), public_url),
+        publishable_key,
+        js_url: config.stripe_js_url.clone(),
+    })))
 }
 
 /// Every order's status page link, under the key every replica shares (`order_permalink`).
@@ -325,6 +355,7 @@ impl AppState {
             permalinks,
             events,
             merchant_id: config.acp_merchant_id.clone(),
+            card_page: card_page(config, &store, &public_url).await?,
             authentication_window: Duration::from_secs(config.authentication_window_secs),
         };
         let operator = operator_token.map(|token| {

@@ -34,10 +34,12 @@ pub enum ToolName {
     DeleteMyData,
     // The host's payment sheet pays a draft (docs/acp.md §14); a plain comment keeps the schema a plain enum.
     CompleteCheckout,
+    // Remove card on the confirm card, with Stripe (docs/stripe.md).
+    RemoveSavedCard,
 }
 
 impl ToolName {
-    pub const ALL: [ToolName; 10] = [
+    pub const ALL: [ToolName; 11] = [
         Self::SuggestGifts,
         Self::PrepareOrder,
         Self::CommitOrder,
@@ -48,6 +50,7 @@ impl ToolName {
         Self::CancelOrder,
         Self::DeleteMyData,
         Self::CompleteCheckout,
+        Self::RemoveSavedCard,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -62,6 +65,7 @@ impl ToolName {
             Self::CancelOrder => "cancel_order",
             Self::DeleteMyData => "delete_my_data",
             Self::CompleteCheckout => "complete_checkout",
+            Self::RemoveSavedCard => "remove_saved_card",
         }
     }
 

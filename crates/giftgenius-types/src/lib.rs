@@ -36,7 +36,7 @@ pub use orders::{
     Adjustment, CancelOrderInput, CheckoutData, CheckoutSession, CommitOrderInput, CreateCheckoutSessionInput,
     DeleteMyDataData, DeleteMyDataInput, Fulfillment, GetOrderInput, ListOrdersData, ListOrdersInput, Order, OrderData,
     OrderDraft, OrderStatus, OrderStep, PrepareOrderData, PrepareOrderInput, Refund, RefundStatus,
-    ReopenOrderDraftInput, ShippingSpeed,
+    RemoveSavedCardInput, ReopenOrderDraftInput, ShippingSpeed,
 };
 pub use read::ReadJson;
 

@@ -164,6 +164,24 @@ impl Validate for ReopenOrderDraftInput {
     }
 }
 
+/// Arguments of `remove_saved_card` (called by the widget's Remove card, never by the model):
+/// the draft whose confirm card the button is on, shown again without the card.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RemoveSavedCardInput {
+    /// The draft the card shows (from prepare_order).
+    #[schemars(length(min = 1, max = 64))]
+    pub draft_id: String,
+}
+
+impl Validate for RemoveSavedCardInput {
+    fn validate(&self) -> Result<(), Vec<FieldError>> {
+        let mut errors = Vec::new();
+        check_id("draft_id", &self.draft_id, &mut errors);
+        if errors.is_empty() { Ok(()) } else { Err(errors) }
+    }
+}
+
 /// Where an order stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

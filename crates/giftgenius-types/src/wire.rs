@@ -85,6 +85,15 @@ pub const META_DELETE_DATA_TOKEN: &str = "giftgenius/delete_data_token";
 /// Prefix of every idempotency key the widget mints for a cancellation.
 pub const CANCEL_KEY_PREFIX: &str = "ck_";
 
+/// Widget-only `_meta` key of `prepare_order` / `reopen_order_draft` / `remove_saved_card`
+/// results when Stripe charges: `{"card": {"brand": "visa", "last4": "4242"} | null,
+/// "add_url": link}` — the card a Confirm charges, if any, and the hosted card page's link (a
+/// capability of the caller's own, short-lived). Absent with the sandbox provider.
+pub const META_PAYMENT_CARD: &str = "giftgenius/payment_card";
+
+/// The route of the hosted card page: `{public_url}{CARD_PAGE_PATH}{capability}`.
+pub const CARD_PAGE_PATH: &str = "/pay/card/";
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -288,13 +288,16 @@ pub fn bench_widget(root: &Path, html: &Path) -> Result<()> {
     cmd::run(&mut script)
 }
 
-/// Chromium, npm deps (browser-tests/ and preview/oidc/), the binaries, then `node --test`
-/// over browser-tests/tests.
+/// Chromium, npm deps (browser-tests/ and preview/oidc/), localstripe, the binaries, then
+/// `node --test` over browser-tests/tests.
 pub fn browser_tests(root: &Path, html: &Path) -> Result<()> {
     let chromium = tools::ensure_chromium()?;
     let dir = ensure_npm_deps(root)?;
     // tests/auth.test.mjs signs in against the local authorization server.
     ensure_oidc_deps(root)?;
+    // tests/stripe-card.test.mjs saves cards against localstripe (and its Stripe.js stand-in).
+    let tools_dir = tools::tools_root()?;
+    crate::localstripe::ensure(root, &tools_dir)?;
     let bins = bins::build(root, bins::Profile::Debug)?;
     let bin = bins.path(bins::SERVER);
     let artifacts = target_dir(root).join("browser-artifacts");
@@ -323,7 +326,8 @@ pub fn browser_tests(root: &Path, html: &Path) -> Result<()> {
         .env("GIFTGENIUS_CHAT_BIN", bins.path(bins::CHAT))
         .env("GIFTGENIUS_WIDGET_HTML", html)
         .env("GIFTGENIUS_CHROMIUM", &chromium)
-        .env("GIFTGENIUS_BROWSER_ARTIFACTS", &artifacts);
+        .env("GIFTGENIUS_BROWSER_ARTIFACTS", &artifacts)
+        .env("GIFTGENIUS_TOOLS", &tools_dir);
     crate::test_env::pin(&mut node);
     cmd::run(&mut node)?;
     eprintln!("xtask: browser tests passed; screenshots in {}", artifacts.display());

@@ -150,7 +150,7 @@ keys! {
     // Orders
     StatusPaid, StatusPending, StatusAwaitingAuthentication, AuthenticationNeeded, StatusDeclined, StatusCancelled, StatusProcessing, StatusShipped, StatusCompleted,
     OrderPlaced, OrderCancelled, OrderFrom, Order, Timeline, Refunded, RefundedPart, Carrier, TrackPackage,
-    PayInHost,
+    PayInHost, CardPays, CardNone, AddCard, RemoveCard,
     Status, YourOrders, NoOrdersYet, OlderOrders, DeliverToPlace, CancelOrder, CancelQuestion, YesCancel, KeepIt,
     DeleteMyData, DeleteQuestion, YesDelete, DataDeletedTitle, SavedAddresses, OrderDrafts, OrdersAnonymized,
     RecordsKept, CheckoutReady, Amount, Session, OpenCheckout, CheckoutLinkHidden, DateFormat, Months,
@@ -165,6 +165,11 @@ keys! {
     TermsService, TermsConfirm, TermsCancel, TermsLimits, SupportHelp, SupportOrderId, SupportReference,
     // An order's status page (server-rendered: /o/{token})
     OrderPageTitle, OrderPagePlaced, OrderPageMissing, OrderPageConfirmed,
+    // The hosted card page (server-rendered: /pay/card/{capability})
+    CardPageTitle, CardPageIntro, CardPageSave, CardPageSaving, CardPageSaved, CardPageNotSaved, CardPageGone,
+    // The hosted 3-D Secure page (server-rendered: /pay/authenticate/{capability})
+    AuthPageTitle, AuthPageIntro, AuthPageButton, AuthPageWorking, AuthPageConfirmed, AuthPagePaid, AuthPageFailed,
+    AuthPageSettled, AuthPageGone,
     // What the live region announces
     SayLoading, SayFoundOne, SayFoundMany, SaySomeStoresMissing, SayNoMatches, SayError, SayPlacing, SayNeedsFix,
     SayNotPlaced, SayReview, SayOrderCancelled, SayOrderPlaced, SayWorking, SayOneOrder, SayOrders, SayDataDeleted,

@@ -75,7 +75,7 @@ pub fn error_heading(lang: Lang, category: ErrorCategory, tool: ToolName) -> &'s
             ToolName::SuggestGifts => Msg::HeadLoadGifts,
             ToolName::GetOrder => Msg::HeadLoadOrder,
             ToolName::ListOrders => Msg::HeadLoadOrders,
-            ToolName::PrepareOrder | ToolName::ReopenOrderDraft => Msg::HeadPrepare,
+            ToolName::PrepareOrder | ToolName::ReopenOrderDraft | ToolName::RemoveSavedCard => Msg::HeadPrepare,
             ToolName::CommitOrder | ToolName::CompleteCheckout => Msg::HeadCommit,
             ToolName::CreateCheckoutSession => Msg::HeadCheckout,
             ToolName::CancelOrder => Msg::HeadCancel,
@@ -117,6 +117,22 @@ pub fn date(lang: Lang, timestamp: &str) -> String {
         }
         None => timestamp.to_string(),
     }
+}
+
+/// A saved card as it may be shown: "Visa •••• 4242" (brand names are the networks' own, the
+/// same in every language; an unknown brand as Stripe spells it).
+pub fn card(brand: &str, last4: &str) -> String {
+    let name = match brand {
+        "visa" => "Visa",
+        "mastercard" => "Mastercard",
+        "amex" => "American Express",
+        "discover" => "Discover",
+        "diners" => "Diners Club",
+        "jcb" => "JCB",
+        "unionpay" => "UnionPay",
+        other => other,
+    };
+    format!("{name} •••• {last4}")
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use crate::delivery_form as form_reader;
 use crate::flow::safe_url;
 use crate::format::format_money;
 use crate::i18n::{Lang, Msg, words};
-use crate::state::{ListAsk, OrderListActions};
+use crate::state::{CardOnFile, ListAsk, OrderListActions};
 use crate::view::delivery::delivery_form;
 use crate::view::error::{category_name, error_details};
 
@@ -44,6 +44,7 @@ fn confirm_or_edit() -> Action {
 pub fn confirm_view(
     draft: OrderDraft,
     delivery: Option<DeliveryDetails>,
+    card: Option<CardOnFile>,
     busy: bool,
     error: Option<ToolError>,
     ctx: &RenderContext,
@@ -136,6 +137,7 @@ pub fn confirm_view(
             </button>
         }
     });
+    let card_line = card.map(|card| card_on_file(card, &draft, busy, ctx, on_action));
     let form = delivery_form(delivery, error_ref, busy, lang);
     let update = view! {
         <button
@@ -172,6 +174,7 @@ pub fn confirm_view(
                 <dt class="gg-total">{lang.t(Msg::Total)}</dt><dd class="gg-total">{total}</dd>
                 {deliver_to}
             </dl>
+            {card_line}
             {form}
             {inline_error}
             <div class="gg-actions">
@@ -191,6 +194,63 @@ pub fn confirm_view(
             </div>
             <p class="gg-muted gg-fine">{lang.t(Msg::NothingChargedYet)}</p>
         </section>
+    }
+}
+
+/// With Stripe: the card a Confirm charges and Remove card, or Add a card (the hosted card page,
+/// opened like the checkout link: through the host where it opens links).
+fn card_on_file(
+    card: CardOnFile,
+    draft: &OrderDraft,
+    busy: bool,
+    ctx: &RenderContext,
+    on_action: Callback<Action>,
+) -> AnyView {
+    let lang = ctx.language();
+    match card.saved {
+        Some((brand, last4)) => view! {
+            <div class="gg-card-on-file" data-card=last4.clone()>
+                <p>{lang.f(Msg::CardPays, &[("card", &words::card(&brand, &last4))])}</p>
+                <button
+                    type="button"
+                    class="gg-btn gg-btn-secondary gg-btn-small"
+                    data-action="remove-card"
+                    data-call=data_call(lang, || decide::remove_card(draft))
+                    disabled=busy
+                    on:click=move |_| on_action.run(Action::RemoveCard)
+                >
+                    {lang.t(Msg::RemoveCard)}
+                </button>
+            </div>
+        }
+        .into_any(),
+        None => {
+            let Some(url) = safe_url(&card.add_url).map(str::to_string) else { return ().into_any() };
+            let through_host = ctx.host_opens_links && url.starts_with("http");
+            let open = url.clone();
+            view! {
+                <div class="gg-card-on-file">
+                    <p>{lang.t(Msg::CardNone)}</p>
+                    <a
+                        class="gg-btn gg-btn-secondary gg-btn-small gg-add-card"
+                        href=url.clone()
+                        target="_blank"
+                        rel="noopener noreferrer"
+                        data-action="open-link"
+                        data-call=data_call(lang, || Next::OpenLink(url))
+                        on:click=move |ev| {
+                            if through_host {
+                                ev.prevent_default();
+                                on_action.run(Action::OpenLink { url: open.clone() });
+                            }
+                        }
+                    >
+                        {lang.t(Msg::AddCard)}
+                    </a>
+                </div>
+            }
+            .into_any()
+        }
     }
 }
 

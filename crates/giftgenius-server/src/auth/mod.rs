@@ -28,7 +28,8 @@ pub use verify::{AuthError, Verifier};
 /// Read your own orders (`get_order`, `list_orders`).
 pub const SCOPE_ORDERS_READ: &str = "orders:read";
 /// Prepare, reopen, commit, check out and cancel orders, and delete your data (`prepare_order`,
-/// `reopen_order_draft`, `commit_order`, `create_checkout_session`, `cancel_order`, `delete_my_data`, `complete_checkout`).
+/// `reopen_order_draft`, `commit_order`, `create_checkout_session`, `cancel_order`, `delete_my_data`, `complete_checkout`,
+/// and `remove_saved_card`, which touches only the card that pays for the caller's own orders).
 pub const SCOPE_ORDERS_WRITE: &str = "orders:write";
 /// Every scope this resource knows, as advertised in the protected resource metadata.
 pub const SCOPES_SUPPORTED: [&str; 2] = [SCOPE_ORDERS_READ, SCOPE_ORDERS_WRITE];
@@ -43,7 +44,8 @@ pub fn required_scope(tool: &str) -> Option<&'static str> {
         | "create_checkout_session"
         | "cancel_order"
         | "delete_my_data"
-        | "complete_checkout" => Some(SCOPE_ORDERS_WRITE),
+        | "complete_checkout"
+        | "remove_saved_card" => Some(SCOPE_ORDERS_WRITE),
         "get_order" | "list_orders" => Some(SCOPE_ORDERS_READ),
         _ => None,
     }

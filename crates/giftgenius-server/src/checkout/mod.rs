@@ -12,6 +12,8 @@
 //!   `sandbox_client.rs`: the SANDBOX provider's HTTP client; `sandbox.rs`: starting the SANDBOX
 //!   provider process when no `--payments-url` is given; `stripe/`: Stripe's API
 //!   (`--payments stripe`).
+//! - `cards.rs`, `card_links.rs`: with Stripe, the saved card on the confirm card, Remove card
+//!   (`remove_saved_card`), and the hosted card page's capability links.
 //! - `sheet.rs`: the host's payment sheet: its session in `prepare_order`'s `_meta`, and
 //!   `complete_checkout`, which pays it through `commit_order`'s path with a vault token.
 //! - `reconcile.rs`: finishes orders left pending (a lost answer, a dead process) from the
@@ -19,6 +21,8 @@
 
 pub mod authenticate;
 pub mod cancel;
+pub mod card_links;
+pub mod cards;
 pub mod commit;
 pub mod confirmation;
 pub mod idempotency;
@@ -82,6 +86,8 @@ pub struct Checkout {
     pub events: Arc<crate::outbox::OrderEvents>,
     /// `--acp-merchant-id`: what a sheet payment's vault token must name (`sheet.rs`).
     pub merchant_id: String,
+    /// The hosted card page (`cards.rs`, `http::card_page`), when Stripe charges.
+    pub card_page: Option<Arc<cards::CardPage>>,
     /// How long an order may await the person's confirmation with their bank (3-D Secure).
     pub authentication_window: Duration,
 }

@@ -18,6 +18,7 @@ use giftgenius_sandbox_pay::api::{Charge as ApiCharge, PaymentToken, Refund as A
 use giftgenius_types::Money;
 
 use super::sandbox_client::SandboxClient;
+use super::stripe::StripeClient;
 use crate::metrics::{ChargeOutcome, PaymentMetrics, RefundOutcome};
 
 /// What a lease must have left beyond the provider's timeout: the store steps around the call
@@ -175,6 +176,8 @@ pub struct Payments {
     provider: Arc<dyn PaymentProvider>,
     /// The same provider when it is the sandbox: its ledger and faults, for the preview and tests.
     sandbox: Option<Arc<SandboxClient>>,
+    /// The same provider when it is Stripe: its saved cards, for the card page and the confirm card.
+    stripe: Option<Arc<StripeClient>>,
     timeout: Duration,
     /// Charges and refunds by outcome (`/metrics`).
     metrics: PaymentMetrics,
@@ -188,12 +191,35 @@ impl Payments {
     pub fn sandbox(client: SandboxClient) -> Self {
         let client = Arc::new(client);
         let timeout = client.timeout();
-        Self { provider: client.clone(), sandbox: Some(client), timeout, metrics: PaymentMetrics::default() }
+        Self {
+            provider: client.clone(),
+            sandbox: Some(client),
+            stripe: None,
+            timeout,
+            metrics: PaymentMetrics::default(),
+        }
+    }
+
+    /// Stripe's client (`--payments stripe`), whose every request is limited to `timeout`.
+    pub fn stripe(client: StripeClient, timeout: Duration) -> Self {
+        let client = Arc::new(client);
+        Self {
+            provider: client.clone(),
+            sandbox: None,
+            stripe: Some(client),
+            timeout,
+            metrics: PaymentMetrics::default(),
+        }
+    }
+
+    /// Stripe's client when Stripe charges: saved cards exist only there.
+    pub fn stripe_cards(&self) -> Option<&StripeClient> {
+        self.stripe.as_deref()
     }
 
     /// Another provider, whose every request is limited to `timeout`.
     pub fn of(provider: Arc<dyn PaymentProvider>, timeout: Duration) -> Self {
-        Self { provider, sandbox: None, timeout, metrics: PaymentMetrics::default() }
+        Self { provider, sandbox: None, stripe: None, timeout, metrics: PaymentMetrics::default() }
     }
 
     /// Counts charges and refunds into `metrics` (the application's registry).
@@ -220,7 +246,7 @@ impl Payments {
     /// The whole of one provider operation inside the timeout: a provider that makes several
     /// requests for it (Stripe: the Customer, the lookup, the PaymentIntent) still ends within
     /// the time the lease was checked against, answered or given up as unavailable.
-    async fn within<T>(
+    pub async fn within<T>(
         &self,
         what: &str,
         operation: impl Future<Output = Result<T, PaymentError>>,

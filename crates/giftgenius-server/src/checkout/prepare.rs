@@ -89,7 +89,8 @@ impl Checkout {
             delivery: delivery_json,
         };
         let row = self.store.draft_for_request(&candidate, now).await.map_err(|e| internal(call, &e))?;
-        self.draft_answer(call, &row, &gift, delivery, now)
+        let answer = self.draft_answer(call, &row, &gift, delivery, now)?;
+        Ok(self.with_payment_card(call, answer).await)
     }
 
     pub async fn reopen_order_draft(
@@ -122,7 +123,8 @@ impl Checkout {
         };
         let gift = self.gift(call, &row.gift_id)?;
         let delivery = delivery_of(row.delivery.as_deref()).map_err(|e| internal(call, &e))?;
-        self.draft_answer(call, &row, &gift, delivery, now)
+        let answer = self.draft_answer(call, &row, &gift, delivery, now)?;
+        Ok(self.with_payment_card(call, answer).await)
     }
 
     /// A stored draft as the contract shows it: the model's part (city and country), and the

@@ -1,5 +1,7 @@
-//! The hosted checkout page a `create_checkout_session` link opens. This is the sandbox: it
-//! shows what would be paid and says plainly that no real payment happens here. It speaks the
+//! The hosted checkout page a `create_checkout_session` link opens. With the sandbox it shows
+//! what would be paid and says plainly that no real payment happens here; with Stripe it sends
+//! the browser on to the card page of the session's account (`card_page.rs`), where the card
+//! its confirmed orders are charged to is saved. It speaks the
 //! browser's first `Accept-Language` (English, Spanish or Portuguese, as the widget does).
 
 use axum::extract::{Path, State};
@@ -41,6 +43,33 @@ pub async fn checkout_page(State(app): State<Arc<AppState>>, Path(id): Path<Stri
                 .into_response();
         }
     };
+    if let (Some(stripe), Some(page)) = (app.checkout.payments.stripe_cards(), app.checkout.card_page.as_deref()) {
+        // With Stripe the page saves the card the session's account pays with: the card page,
+        // under a capability minted now for that account's Customer (never for the browser's say).
+        let now = app.checkout.clock.now_ms();
+        if session.expires_at_ms <= now {
+            return (StatusCode::NOT_FOUND, lang.t(Msg::CheckoutPageMissing)).into_response();
+        }
+        let customer = app.checkout.payments.within("the customer", stripe.customer_for(&session.subject)).await;
+        return match customer {
+            Ok(customer) => {
+                let link = page.links.url(&customer, now);
+                let mut response = StatusCode::SEE_OTHER.into_response();
+                if let Ok(location) = header::HeaderValue::from_str(&link) {
+                    response.headers_mut().insert(header::LOCATION, location);
+                }
+                response.headers_mut().insert(header::REFERRER_POLICY, header::HeaderValue::from_static("no-referrer"));
+                response.headers_mut().insert(header::CACHE_CONTROL, header::HeaderValue::from_static("no-store"));
+                response
+            }
+            Err(e) => {
+                let reference = new_reference();
+                tracing::error!(reference, error = ?e, "checkout page: no Stripe customer");
+                (StatusCode::SERVICE_UNAVAILABLE, lang.f(Msg::SomethingWrongRef, &[("reference", &reference)]))
+                    .into_response()
+            }
+        };
+    }
     let title = app.catalog.get(&session.gift_id).map(|g| g.title.clone()).unwrap_or_else(|| session.gift_id.clone());
     let amount = format_money(&session.amount(), &locale);
     let expires = words::date(lang, &rfc3339(session.expires_at_ms));

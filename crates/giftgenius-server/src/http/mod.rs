@@ -3,7 +3,12 @@
 //! - `GET /healthz`, `/livez`, `/readyz`: the probes (`health.rs`).
 //! - `GET /metrics`: the metrics for Prometheus, reached by address like the probes (`metrics.rs`).
 //! - `GET /images/{id}.svg`: gift pictures (`images.rs`).
-//! - `GET /checkout/{id}`: the sandbox hosted checkout page (`checkout_page.rs`).
+//! - `GET /checkout/{id}`: the hosted checkout page (`checkout_page.rs`): the sandbox's, or with
+//!   Stripe a redirect to the card page of the session's account.
+//! - `GET /pay/card/{capability}` (and `…/saved`, `/pay/card.js`): with Stripe, the hosted card
+//!   page where a card is saved with Stripe.js (`card_page.rs`).
+//! - `GET /pay/authenticate/{capability}` (and `…/done`, `/pay/authenticate.js`): with Stripe,
+//!   the hosted 3-D Secure page (`authenticate_page.rs`).
 //! - `GET /o/{token}`: an order's status page behind its unguessable link (`order_page.rs`).
 //! - `GET /privacy`, `/terms`, `/support`: the policy pages (`policy_pages.rs`).
 //! - `/acp/checkout_sessions…` and `GET /.well-known/acp.json`: the ACP merchant, only with
@@ -25,6 +30,8 @@
 //! `--cors-origins` (`cors.rs`); and the accept loop with its header-read timeout and
 //! connection caps (`serve.rs`).
 
+pub mod authenticate_page;
+pub mod card_page;
 pub mod checkout_page;
 pub mod client_addr;
 pub mod cors;
@@ -50,7 +57,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::middleware::from_fn_with_state;
 use axum::routing::get;
-use giftgenius_types::wire::{CHECKOUT_PATH, IMAGES_PATH};
+use giftgenius_types::wire::{CARD_PAGE_PATH, CHECKOUT_PATH, IMAGES_PATH};
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::AuthMode;
@@ -70,6 +77,12 @@ pub fn router(config: &Config, app: Arc<AppState>) -> Router {
         .route(&format!("{IMAGES_PATH}{{file}}"), get(images::gift_image))
         .route(&format!("{CHECKOUT_PATH}{{id}}"), get(checkout_page::checkout_page))
         .route("/o/{token}", get(order_page::order_page))
+        .route(&format!("{CARD_PAGE_PATH}{{token}}"), get(card_page::card_page))
+        .route(&format!("{CARD_PAGE_PATH}{{token}}/saved"), get(card_page::card_saved))
+        .route(card_page::SCRIPT_PATH, get(card_page::card_script))
+        .route("/pay/authenticate/{token}", get(authenticate_page::authenticate_page))
+        .route("/pay/authenticate/{token}/done", get(authenticate_page::authenticate_done))
+        .route(authenticate_page::SCRIPT_PATH, get(authenticate_page::authenticate_script))
         .with_state(app.clone())
         .merge(health::router(app.clone()))
         .merge(metrics::router(app.clone()))

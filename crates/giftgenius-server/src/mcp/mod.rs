@@ -30,7 +30,8 @@ use giftgenius_types::sheet::CompleteCheckoutInput;
 use giftgenius_types::{
     CancelOrderInput, CheckoutData, CommitOrderInput, CreateCheckoutSessionInput, DeleteMyDataData, DeleteMyDataInput,
     Envelope, ErrorCode, GetOrderInput, ListOrdersData, ListOrdersInput, OrderData, PrepareOrderData,
-    PrepareOrderInput, ReopenOrderDraftInput, SuggestGiftsData, SuggestGiftsInput, ToolError, ToolName,
+    PrepareOrderInput, RemoveSavedCardInput, ReopenOrderDraftInput, SuggestGiftsData, SuggestGiftsInput, ToolError,
+    ToolName,
 };
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::{Extension, ToolCallContext};
@@ -239,6 +240,28 @@ nothing. A draft that expired or no longer exists answers DRAFT_EXPIRED.",
     }
 
     #[tool(
+        name = "remove_saved_card",
+        title = "Remove the saved card",
+        description = "Remove the user's saved payment card, after the user pressed Remove card on the confirmation card in \
+the GiftGenius widget, and show that draft again without it. Called by the widget, not by the model. Removing a card that \
+is already gone changes nothing.",
+        input_schema = input_schema::<RemoveSavedCardInput>(),
+        output_schema = output_schema::<Envelope<PrepareOrderData>>(),
+        annotations(title = "Remove the saved card", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = true)
+    )]
+    async fn remove_saved_card(
+        &self,
+        Extension(call): Extension<CallContext>,
+        arguments: JsonObject,
+    ) -> CallToolResult {
+        let outcome = match parse::<RemoveSavedCardInput>(&call, &arguments) {
+            Ok(input) => self.app.checkout.remove_saved_card(&call, &input).await,
+            Err(error) => error.into(),
+        };
+        render(&call, outcome)
+    }
+
+    #[tool(
         name = "create_checkout_session",
         title = "Create a checkout link",
         description = "Create a hosted checkout page for ONE gift. Call only after the user has explicitly confirmed they \
@@ -372,6 +395,7 @@ pub fn tool_meta(tool: ToolName, widget_uri: &str) -> Map<String, Value> {
         ToolName::CancelOrder => ("Cancelling your order…", "Order cancelled", &["app"]),
         ToolName::DeleteMyData => ("Deleting your data…", "Your data was deleted", &["app"]),
         ToolName::CompleteCheckout => ("Paying…", "Order placed", &["app"]),
+        ToolName::RemoveSavedCard => ("Removing the card…", "Card removed", &["app"]),
     };
     let mut meta = Map::new();
     meta.insert("openai/toolInvocation/invoking".into(), json!(invoking));

@@ -44,6 +44,7 @@ mod sandbox_pay_tokens;
 mod stateless;
 mod stdio;
 mod stripe;
+mod stripe_cards;
 mod suggest_gifts;
 mod support;
 mod tcp_nodelay;

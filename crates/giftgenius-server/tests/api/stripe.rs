@@ -25,8 +25,9 @@ use serde_json::{Value, json};
 
 use crate::postgres::TestDb;
 use crate::support::{
-    LocalStripe, STRIPE_TEST_KEY, TestApp, call_as, commit_args, connect, meta_of, prepare, prepare_as,
-    reconcile_command, request, spawn_app_with, spawn_server_binary, start_server_binary, successes_or_in_progress,
+    LocalStripe, STRIPE_PUBLISHABLE_KEY, STRIPE_TEST_KEY, TestApp, call_as, commit_args, connect, meta_of, prepare,
+    prepare_as, reconcile_command, request, spawn_app_with, spawn_server_binary, start_server_binary,
+    successes_or_in_progress,
 };
 
 /// Visa, always succeeds.
@@ -39,14 +40,16 @@ fn subject(hint: &str) -> String {
     format!("{LOCAL_SUBJECT}:{hint}")
 }
 
-async fn app_on(stripe: &LocalStripe) -> TestApp {
-    let (url, key) = (stripe.url.clone(), stripe.key_file().to_string());
+pub(crate) async fn app_on(stripe: &LocalStripe) -> TestApp {
+    let (url, key, js) = (stripe.url.clone(), stripe.key_file().to_string(), stripe.js_url());
     spawn_app_with(move |c| {
         c.payments = PaymentsKind::Stripe;
         c.payments_url = None;
         c.payments_token_file = None;
         c.stripe_api_base = url;
         c.stripe_secret_key_file = Some(key.into());
+        c.stripe_publishable_key = Some(STRIPE_PUBLISHABLE_KEY.into());
+        c.stripe_js_url = js;
     })
     .await
 }

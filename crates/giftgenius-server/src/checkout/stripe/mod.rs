@@ -12,6 +12,8 @@
 //!   window (`commit.rs`) already keep a second request from starting while one may be in flight.
 //! - **Declines** (402) are `PaymentError::Declined`; Stripe's code and decline code are logged
 //!   here and go nowhere else.
+//! - **Saved cards** (`cards.rs`): which card pays, saving one through a SetupIntent confirmed
+//!   by Stripe.js on the hosted card page, removing them.
 //! - **Lookup**: the Customer's Charges with their PaymentIntent expanded, the one whose
 //!   `metadata[order_id]` is ours (localstripe's PaymentIntent list takes no `customer` filter;
 //!   its Charge list does, as Stripe's).
@@ -21,6 +23,7 @@
 //! The secret key is sent as `Authorization: Bearer` (a header marked sensitive) and is never in
 //! a log line, a span, an answer or an error: errors carry Stripe's status, type and code only.
 
+pub mod cards;
 pub mod signature;
 pub mod webhook;
 mod wire;
@@ -272,13 +275,6 @@ impl StripeClient {
         self.store.stripe_customer(subject).await.map_err(|e| unavailable("accounts unreadable", e))
     }
 
-    /// The card `customer` saved, if any (the first one Stripe lists).
-    async fn saved_card(&self, customer: &str) -> Result<Option<String>, PaymentError> {
-        let cards: List<wire::PaymentMethod> =
-            self.get("/v1/payment_methods", &[("customer", customer), ("type", "card"), ("limit", "1")]).await?;
-        Ok(cards.data.into_iter().next().map(|card| card.id))
-    }
-
     /// The PaymentIntent of `order_id` among `customer`'s, if one was ever created (charged,
     /// declined, or waiting for 3-D Secure without any Charge). Stripe lists a Customer's
     /// PaymentIntents (`customer=`); localstripe refuses that filter (400), so then every
@@ -309,7 +305,7 @@ impl StripeClient {
     }
 
     async fn create_intent(&self, request: &ChargeRequest<'_>, customer: &str) -> Result<Charge, PaymentError> {
-        let Some(card) = self.saved_card(customer).await? else {
+        let Some(card) = self.card_to_charge(customer).await? else {
             // Nothing to charge: a definitive answer, and nothing moved.
             tracing::info!(order = request.order_id, "no saved card for this account; declined without a charge");
             return Err(PaymentError::Declined);
@@ -321,7 +317,7 @@ impl StripeClient {
             ("amount", amount.as_str()),
             ("currency", currency.as_str()),
             ("customer", customer),
-            ("payment_method", card.as_str()),
+            ("payment_method", card.id.as_str()),
             ("off_session", "true"),
             ("confirm", "true"),
             ("metadata[order_id]", request.order_id),

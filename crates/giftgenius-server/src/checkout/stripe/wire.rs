@@ -54,6 +54,16 @@ pub enum IdOr<T> {
     Id(String),
 }
 
+impl IdOr<PaymentMethod> {
+    /// The id, expanded or not.
+    pub fn id(&self) -> &str {
+        match self {
+            IdOr::Object(object) => &object.id,
+            IdOr::Id(id) => id,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Deserialize)]
 pub struct Refund {
     pub id: String,
@@ -65,11 +75,46 @@ pub struct Refund {
 #[derive(Debug, Clone, Deserialize)]
 pub struct Customer {
     pub id: String,
+    /// Which saved card pays (`default_payment_method`): the one the card page saved last.
+    #[serde(default)]
+    pub invoice_settings: Option<InvoiceSettings>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct InvoiceSettings {
+    #[serde(default)]
+    pub default_payment_method: Option<IdOr<PaymentMethod>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct PaymentMethod {
     pub id: String,
+    /// What may be shown of the card: its brand and last four digits (never the number).
+    #[serde(default)]
+    pub card: Option<CardDetails>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct CardDetails {
+    #[serde(default)]
+    pub brand: String,
+    #[serde(default)]
+    pub last4: String,
+}
+
+/// A SetupIntent: the hosted card page saves one card into it with Stripe.js.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SetupIntent {
+    pub id: String,
+    /// What Stripe.js confirms it with, in the card page only.
+    #[serde(default)]
+    pub client_secret: Option<String>,
+    /// `requires_payment_method`, `requires_action`, `succeeded`, `canceled`, …
+    pub status: String,
+    #[serde(default)]
+    pub customer: Option<String>,
+    #[serde(default)]
+    pub payment_method: Option<IdOr<PaymentMethod>>,
 }
 
 /// A page of a list endpoint.

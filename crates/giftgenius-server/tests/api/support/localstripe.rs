@@ -13,6 +13,8 @@ use super::ports::unused_port;
 
 /// The secret key the app and the tests show localstripe (it takes any `sk_…`).
 pub const STRIPE_TEST_KEY: &str = "sk_test_giftgenius_localstripe";
+/// The publishable key the card page gives localstripe's Stripe.js (it takes any `pk_…`).
+pub const STRIPE_PUBLISHABLE_KEY: &str = "pk_test_giftgenius_localstripe";
 
 const REQUIREMENTS: &str =
     include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tools/localstripe/requirements.txt"));
@@ -81,11 +83,29 @@ impl LocalStripe {
         self.key_file.path().to_str().expect("a UTF-8 temp path")
     }
 
-    /// The server flags that make it charge this localstripe.
+    /// localstripe's stand-in for Stripe.js.
+    pub fn js_url(&self) -> String {
+        format!("{}/js.stripe.com/v3/", self.url)
+    }
+
+    /// The server flags that make it charge this localstripe (and its card page load
+    /// localstripe's Stripe.js).
     pub fn app_flags(&self) -> Vec<String> {
-        ["--payments", "stripe", "--stripe-api-base", &self.url, "--stripe-secret-key-file", self.key_file()]
-            .map(str::to_string)
-            .to_vec()
+        let js = self.js_url();
+        [
+            "--payments",
+            "stripe",
+            "--stripe-api-base",
+            &self.url,
+            "--stripe-secret-key-file",
+            self.key_file(),
+            "--stripe-publishable-key",
+            STRIPE_PUBLISHABLE_KEY,
+            "--stripe-js-url",
+            &js,
+        ]
+        .map(str::to_string)
+        .to_vec()
     }
 
     /// `GET path?query`, answered 200 with JSON.

@@ -38,7 +38,7 @@ mod upstream;
 pub use app::{TestApp, connect, execute_sql, spawn_app, spawn_app_on, spawn_app_with, token_secret_file, widget_path};
 pub use calls::{call, call_as, call_in_locale, meta_of, request, text_of, varied_suggestion};
 pub use leaks::{assert_no_leak, find_leak, hostname, leak_in};
-pub use localstripe::{LocalStripe, STRIPE_TEST_KEY};
+pub use localstripe::{LocalStripe, STRIPE_PUBLISHABLE_KEY, STRIPE_TEST_KEY};
 pub use otlp::{Exported, OtlpReceiver};
 pub use ports::unused_port;
 pub use process::{

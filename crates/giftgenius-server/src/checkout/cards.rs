@@ -1,0 +1,79 @@
+//! Saved cards on the confirm card, with Stripe (`--payments stripe`): which card a Confirm
+//! charges and the hosted card page's link, in `prepare_order`'s (and `reopen_order_draft`'s)
+//! widget-only `_meta` ([`META_PAYMENT_CARD`]); and `remove_saved_card` (app-only), which
+//! detaches the caller's cards at Stripe and shows the draft again. With the sandbox provider
+//! none of this exists: no `_meta`, and the tool only shows the draft again.
+
+use giftgenius_types::wire::META_PAYMENT_CARD;
+use giftgenius_types::{ErrorCode, PrepareOrderData, RemoveSavedCardInput, ReopenOrderDraftInput, ToolError};
+use serde_json::{Value, json};
+
+use super::Checkout;
+use super::card_links::CardLinks;
+use super::payments::PaymentError;
+use crate::context::CallContext;
+use crate::error::internal;
+use crate::outcome::{Answer, Outcome};
+
+/// What the hosted card page needs besides the Stripe client: its links, the publishable key
+/// Stripe.js takes, and where Stripe.js is (the page's CSP names its origin).
+#[derive(Debug)]
+pub struct CardPage {
+    pub links: CardLinks,
+    pub publishable_key: String,
+    pub js_url: String,
+}
+
+impl Checkout {
+    /// `answer` with the card a Confirm would charge and the card page's link, when Stripe
+    /// charges. Stripe not answering leaves them out (the card then shows neither): a draft is
+    /// never refused for it, and a Confirm still asks Stripe itself.
+    pub(super) async fn with_payment_card(
+        &self,
+        call: &CallContext,
+        answer: Answer<PrepareOrderData>,
+    ) -> Answer<PrepareOrderData> {
+        let (Some(stripe), Some(page)) = (self.payments.stripe_cards(), self.card_page.as_deref()) else {
+            return answer;
+        };
+        let looked_up = self
+            .payments
+            .within("the saved card", async {
+                let customer = stripe.customer_for(&call.subject).await?;
+                Ok((stripe.card_to_charge(&customer).await?, customer))
+            })
+            .await;
+        match looked_up {
+            Ok((card, customer)) => {
+                let card = card.map(|c| json!({ "brand": c.brand, "last4": c.last4 })).unwrap_or(Value::Null);
+                let add_url = page.links.url(&customer, self.now());
+                answer.with_widget_meta(META_PAYMENT_CARD, json!({ "card": card, "add_url": add_url }))
+            }
+            Err(e) => {
+                tracing::warn!(reference = call.reference, error = ?e, "saved card not shown: Stripe did not answer");
+                answer
+            }
+        }
+    }
+
+    pub async fn remove_saved_card(
+        &self,
+        call: &CallContext,
+        input: &RemoveSavedCardInput,
+    ) -> Outcome<PrepareOrderData> {
+        if let Some(stripe) = self.payments.stripe_cards() {
+            let removed = self.payments.within("removing the card", stripe.remove_cards(&call.subject)).await;
+            match removed {
+                Ok(count) => tracing::info!(reference = call.reference, count, "saved cards detached"),
+                Err(PaymentError::Unavailable(detail)) => {
+                    tracing::warn!(reference = call.reference, detail, "removing the card failed");
+                    let message = "The card could not be removed right now; nothing changed. Try again in a moment.";
+                    let error = ToolError::new(ErrorCode::PaymentProviderUnavailable, message, &call.reference);
+                    return Err::<Answer<PrepareOrderData>, _>(error).into();
+                }
+                Err(e) => return Err::<Answer<PrepareOrderData>, _>(internal(call, &format!("{e:?}"))).into(),
+            }
+        }
+        self.reopen_order_draft(call, &ReopenOrderDraftInput { draft_id: input.draft_id.clone() }).await
+    }
+}

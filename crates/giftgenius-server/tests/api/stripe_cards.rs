@@ -1,0 +1,254 @@
+//! Saved cards with Stripe, against localstripe: the confirm card's `_meta` (the card that pays
+//! and the card page's capability link), the hosted card page (its SetupIntent, its CSP, the
+//! card taken only as Stripe reports it), the capability refused when expired, tampered or
+//! someone else's (one page, no detail), and `remove_saved_card` (hidden from the model,
+//! idempotent, only the caller's own cards). The Card Element in a real browser is
+//! browser-tests/tests/stripe-card.test.mjs; here the browser's part (Stripe.js confirming the
+//! SetupIntent with the publishable key) is the same request sent by the test.
+
+use giftgenius_types::wire::META_PAYMENT_CARD;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::stripe::app_on;
+use crate::support::{LocalStripe, STRIPE_PUBLISHABLE_KEY, TestApp, call_as, commit_args, meta_of, prepare_as};
+
+/// The subject the local-mode hint `hint` becomes.
+fn subject(hint: &str) -> String {
+    format!("{}:{hint}", giftgenius_server::auth::caller::LOCAL_SUBJECT)
+}
+
+/// A draft for `who`; its id and its payment card `_meta`.
+async fn draft_of(app: &TestApp, who: &str) -> (String, Value) {
+    let client = app.client().await;
+    let (result, structured) = call_as(&client, who, "prepare_order", json!({"gift_id": "tr-001"})).await;
+    assert_eq!(structured["ok"], true, "{structured}");
+    let meta = meta_of(&result, META_PAYMENT_CARD).cloned().expect("the payment card in _meta");
+    assert!(!structured.to_string().contains("/pay/card/"), "the link is not for the model: {structured}");
+    (structured["draft"]["id"].as_str().unwrap().to_string(), meta)
+}
+
+struct Page {
+    status: StatusCode,
+    csp: String,
+    body: String,
+}
+
+async fn open(url: &str) -> Page {
+    let response = reqwest::get(url).await.unwrap();
+    let status = response.status();
+    let csp =
+        response.headers().get("content-security-policy").map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
+    Page { status, csp, body: response.text().await.unwrap() }
+}
+
+/// The value of `data-{name}="…"` in a page.
+fn data(body: &str, name: &str) -> String {
+    let start = body.find(&format!("data-{name}=\"")).unwrap_or_else(|| panic!("no data-{name} in {body}"));
+    let rest = &body[start + name.len() + 7..];
+    rest[..rest.find('"').unwrap()].to_string()
+}
+
+/// What Stripe.js does on Save card: confirms the SetupIntent with the card, the publishable
+/// key and the client secret (localstripe's stand-in sends exactly this).
+async fn confirm_in_browser(stripe: &LocalStripe, secret: &str, number: &str) -> Value {
+    let seti = secret.split("_secret_").next().unwrap();
+    let body = json!({
+        "key": STRIPE_PUBLISHABLE_KEY,
+        "use_stripe_sdk": true,
+        "client_secret": secret,
+        "payment_method_data": {"type": "card", "card": {"number": number, "exp_month": "12", "exp_year": "2034", "cvc": "123"}},
+    });
+    let response =
+        reqwest::Client::new().post(format!("{}/v1/setup_intents/{seti}/confirm", stripe.url)).json(&body).send().await;
+    response.unwrap().json().await.unwrap()
+}
+
+/// Saves `number` for `who` through the card page: (the page's link, the saved page).
+async fn save_through_page(stripe: &LocalStripe, app: &TestApp, who: &str, number: &str) -> (String, Page) {
+    let (_, meta) = draft_of(app, who).await;
+    let link = meta["add_url"].as_str().expect("an Add a card link").to_string();
+    let page = open(&link).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    let confirmed = confirm_in_browser(stripe, &data(&page.body, "secret"), number).await;
+    assert_eq!(confirmed["status"], "succeeded", "{confirmed}");
+    let saved = open(&format!("{link}/saved?setup_intent={}", confirmed["id"].as_str().unwrap())).await;
+    (link, saved)
+}
+
+#[tokio::test]
+async fn the_card_page_saves_a_card_the_confirm_card_then_shows_and_charges() {
+    let stripe = LocalStripe::start().await;
+    let app = app_on(&stripe).await;
+    let (_, before) = draft_of(&app, "u1").await;
+    assert_eq!(before["card"], Value::Null, "no card yet: {before}");
+    let link = before["add_url"].as_str().unwrap();
+    assert!(link.starts_with(&format!("{}/pay/card/cus_", app.base_url)), "{link}");
+
+    let page = open(link).await;
+    assert_eq!(page.status, StatusCode::OK);
+    let js_origin = stripe.url.clone();
+    assert!(page.csp.contains(&format!("script-src 'self' {js_origin};")), "{}", page.csp);
+    assert!(page.csp.starts_with("default-src 'none'") && !page.csp.contains("unsafe-eval"), "{}", page.csp);
+    assert!(!page.body.contains("<script>"), "no inline script: {}", page.body);
+    assert!(page.body.contains(&format!("<script src=\"{}\">", stripe.js_url())), "{}", page.body);
+    assert_eq!(data(&page.body, "key"), STRIPE_PUBLISHABLE_KEY);
+    let customer = app.state.store.stripe_customer(&subject("u1")).await.unwrap().expect("the Customer");
+    let setups = stripe.get("/v1/setup_intents", &[("limit", "100")]).await;
+    let setup = &setups["data"][0];
+    assert_eq!((setup["customer"].as_str(), setup["usage"].as_str()), (Some(customer.as_str()), Some("off_session")));
+
+    let (_, saved) = save_through_page(&stripe, &app, "u1", "4242424242424242").await;
+    assert_eq!(saved.status, StatusCode::OK, "{}", saved.body);
+    assert!(saved.body.contains("Visa •••• 4242"), "{}", saved.body);
+    let cards = stripe.get("/v1/payment_methods", &[("customer", &customer), ("type", "card")]).await;
+    assert_eq!(cards["data"].as_array().map(Vec::len), Some(1), "attached to our Customer: {cards}");
+    let held = stripe.get(&format!("/v1/customers/{customer}"), &[]).await;
+    assert_eq!(held["invoice_settings"]["default_payment_method"], cards["data"][0]["id"], "the one charged");
+
+    let (_, after) = draft_of(&app, "u1").await;
+    assert_eq!(after["card"], json!({"brand": "visa", "last4": "4242"}));
+
+    // Confirm charges that card: one PaymentIntent, succeeded, with the saved PaymentMethod.
+    let client = app.client().await;
+    let (draft, token) = prepare_as(&client, "u1", "tr-001").await;
+    let (_, paid) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_1", &token)).await;
+    assert_eq!(paid["order"]["status"], "paid", "{paid}");
+    let intents = stripe.payment_intents().await;
+    assert_eq!(intents.len(), 1, "{intents:?}");
+    assert_eq!(
+        (intents[0]["status"].as_str(), intents[0]["payment_method"].as_str()),
+        (Some("succeeded"), cards["data"][0]["id"].as_str())
+    );
+}
+
+#[tokio::test]
+async fn the_page_in_spanish_and_portuguese() {
+    let stripe = LocalStripe::start().await;
+    let app = app_on(&stripe).await;
+    let (_, meta) = draft_of(&app, "u1").await;
+    for (lang, words) in [("es-MX", "Guardar tarjeta"), ("pt-BR", "Guardar cartão")] {
+        let page = reqwest::Client::new()
+            .get(meta["add_url"].as_str().unwrap())
+            .header("accept-language", lang)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(page.contains(words), "{lang}: {page}");
+    }
+}
+
+#[tokio::test]
+async fn an_expired_tampered_or_someone_elses_link_opens_nothing_and_says_why_to_no_one() {
+    let stripe = LocalStripe::start().await;
+    let app = app_on(&stripe).await;
+    let (_, mine) = draft_of(&app, "u1").await;
+    let (_, theirs) = draft_of(&app, "u2").await;
+    let link = mine["add_url"].as_str().unwrap().to_string();
+    let their_customer = app.state.store.stripe_customer(&subject("u2")).await.unwrap().unwrap();
+
+    let (prefix, token) = link.rsplit_once('/').unwrap();
+    let mut parts: Vec<&str> = token.split('.').collect();
+    let flipped = if parts[2].ends_with('0') { '1' } else { '0' };
+    let tampered_tag = format!("{prefix}/{}.{}.{}{flipped}", parts[0], parts[1], &parts[2][..31]);
+    let later = (parts[1].parse::<i64>().unwrap() + 3_600_000).to_string();
+    parts[1] = &later;
+    let extended = format!("{prefix}/{}", parts.join("."));
+    let (_, my_tag) = token.rsplit_once('.').unwrap();
+    let expires = token.split('.').nth(1).unwrap();
+    let someone_elses = format!("{prefix}/{their_customer}.{expires}.{my_tag}");
+    let gone = open(&format!("{prefix}/garbage")).await;
+    assert_eq!(gone.status, StatusCode::NOT_FOUND);
+    for bad in [&tampered_tag, &extended, &someone_elses] {
+        let page = open(bad).await;
+        assert_eq!(page.status, StatusCode::NOT_FOUND, "{bad}");
+        assert_eq!(page.body, gone.body, "the same page whatever is wrong: {bad}");
+        assert!(!page.body.contains("cus_") && !page.body.contains("secret"), "{}", page.body);
+    }
+    // A link of theirs opens their page, never mine; a SetupIntent of theirs saves nothing for me.
+    let their_page = open(theirs["add_url"].as_str().unwrap()).await;
+    assert_eq!(their_page.status, StatusCode::OK);
+    let confirmed = confirm_in_browser(&stripe, &data(&their_page.body, "secret"), "4242424242424242").await;
+    let stolen = open(&format!("{link}/saved?setup_intent={}", confirmed["id"].as_str().unwrap())).await;
+    assert_eq!(stolen.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", stolen.body);
+    let made_up = open(&format!("{link}/saved?setup_intent=seti_nothing")).await;
+    assert_eq!(made_up.status, StatusCode::UNPROCESSABLE_ENTITY);
+    let mine_customer = app.state.store.stripe_customer(&subject("u1")).await.unwrap().unwrap();
+    let cards = stripe.get("/v1/payment_methods", &[("customer", &mine_customer), ("type", "card")]).await;
+    assert_eq!(cards["data"], json!([]), "nothing saved for u1");
+
+    // Thirty minutes later the link is dead, the same page again.
+    app.clock.advance(std::time::Duration::from_secs(30 * 60));
+    let expired = open(&link).await;
+    assert_eq!((expired.status, expired.body), (StatusCode::NOT_FOUND, gone.body));
+}
+
+#[tokio::test]
+async fn remove_card_detaches_the_callers_cards_once_and_shows_add_a_card_again() {
+    let stripe = LocalStripe::start().await;
+    let app = app_on(&stripe).await;
+    save_through_page(&stripe, &app, "u1", "4242424242424242").await;
+    save_through_page(&stripe, &app, "u2", "4242424242424242").await;
+    let (draft, meta) = draft_of(&app, "u1").await;
+    assert_eq!(meta["card"]["last4"], "4242");
+    let client = app.client().await;
+
+    let tools = client.list_all_tools().await.unwrap();
+    let remove = tools.iter().find(|t| t.name == "remove_saved_card").expect("the tool is listed");
+    let tool_meta = serde_json::to_value(&remove.meta).unwrap();
+    assert_eq!(tool_meta["openai/visibility"], "private", "hidden from the model");
+    assert_eq!(tool_meta["ui"]["visibility"], json!(["app"]));
+
+    // Someone else's draft: refused like any draft not theirs, and u1's card stays.
+    let (_, refused) = call_as(&client, "u3", "remove_saved_card", json!({"draft_id": draft})).await;
+    assert_eq!(refused["error"]["code"], "DRAFT_EXPIRED", "{refused}");
+    let u1 = app.state.store.stripe_customer(&subject("u1")).await.unwrap().unwrap();
+    let u2 = app.state.store.stripe_customer(&subject("u2")).await.unwrap().unwrap();
+    let cards_of = |customer: String| {
+        let stripe = &stripe;
+        async move {
+            let list = stripe.get("/v1/payment_methods", &[("customer", &customer), ("type", "card")]).await;
+            list["data"].as_array().unwrap().len()
+        }
+    };
+    assert_eq!(cards_of(u1.clone()).await, 1);
+
+    let (result, removed) = call_as(&client, "u1", "remove_saved_card", json!({"draft_id": draft})).await;
+    assert_eq!(
+        (removed["ok"].as_bool(), removed["tool"].as_str()),
+        (Some(true), Some("remove_saved_card")),
+        "{removed}"
+    );
+    assert_eq!(removed["draft"]["id"], draft.as_str(), "the same draft again");
+    let shown = meta_of(&result, META_PAYMENT_CARD).unwrap();
+    assert_eq!(shown["card"], Value::Null, "Add a card again: {shown}");
+    assert!(shown["add_url"].as_str().is_some());
+    assert_eq!(cards_of(u1.clone()).await, 0, "detached at Stripe");
+    assert_eq!(cards_of(u2.clone()).await, 1, "only the caller's own");
+
+    let (_, again) = call_as(&client, "u1", "remove_saved_card", json!({"draft_id": draft})).await;
+    assert_eq!(again["ok"], true, "removing nothing is fine: {again}");
+    assert_eq!(cards_of(u2).await, 1);
+}
+
+#[tokio::test]
+async fn the_3_d_secure_page_refuses_a_link_not_ours_with_one_page_and_no_script() {
+    let stripe = LocalStripe::start().await;
+    let app = app_on(&stripe).await;
+    let (_, meta) = draft_of(&app, "u1").await;
+    // A card page link is no 3-D Secure link, nor is garbage: the same 404, no script, no detail.
+    let (_, card_token) = meta["add_url"].as_str().unwrap().rsplit_once('/').unwrap();
+    let garbage = open(&format!("{}/pay/authenticate/o_nothing.00ff", app.base_url)).await;
+    let card = open(&format!("{}/pay/authenticate/{card_token}", app.base_url)).await;
+    for page in [&garbage, &card] {
+        assert_eq!(page.status, StatusCode::NOT_FOUND);
+        assert!(page.body.contains("This link is not valid."), "{}", page.body);
+        assert!(!page.body.contains("<script") && !page.csp.contains("script-src"), "{} {}", page.body, page.csp);
+    }
+    assert_eq!(garbage.body, card.body);
+    let done = open(&format!("{}/pay/authenticate/o_nothing.00ff/done", app.base_url)).await;
+    assert_eq!((done.status, done.body), (StatusCode::NOT_FOUND, garbage.body));
+}
