@@ -41,7 +41,7 @@ fn subject(hint: &str) -> String {
 }
 
 pub(crate) async fn app_on(stripe: &LocalStripe) -> TestApp {
-    let (url, key, js) = (stripe.url.clone(), stripe.key_file().to_string(), stripe.js_url());
+    let (url, key, js) = (stripe.api_base(), stripe.key_file().to_string(), stripe.js_url());
     spawn_app_with(move |c| {
         c.payments = PaymentsKind::Stripe;
         c.payments_url = None;
@@ -56,11 +56,14 @@ pub(crate) async fn app_on(stripe: &LocalStripe) -> TestApp {
 
 /// The account's Stripe Customer (created by our code, as on the first need) with `card` saved.
 async fn save_card(stripe: &LocalStripe, store: &Store, hint: &str, card: &str) -> String {
+    stripe.step(&format!("Setup: `{hint}`'s Customer, created by our Stripe client on the first need (asked twice)"));
     let client =
-        StripeClient::new(&stripe.url, STRIPE_TEST_KEY, Duration::from_secs(10), store.clone(), Clock::System).unwrap();
+        StripeClient::new(&stripe.api_base(), STRIPE_TEST_KEY, Duration::from_secs(10), store.clone(), Clock::System)
+            .unwrap();
     let customer = client.customer_for(&subject(hint)).await.expect("a Customer");
     assert_eq!(client.customer_for(&subject(hint)).await.unwrap(), customer, "one Customer per account");
     stripe.save_card(&customer, card).await;
+    stripe.step(&format!("Setup: the test attaches card {card} to `{customer}` directly in localstripe (as the hosted card page leaves it; not our server's request)"));
     customer
 }
 
@@ -71,6 +74,7 @@ async fn shop(card: &str, gift: &str) -> (LocalStripe, TestApp, RunningService<R
     let app = app_on(&stripe).await;
     save_card(&stripe, &app.state.store, "u1", card).await;
     let client = app.client().await;
+    stripe.step("prepare_order for `u1`: the confirm card reads the saved card");
     let (draft, token) = prepare_as(&client, "u1", gift).await;
     (stripe, app, client, draft, token)
 }
@@ -84,6 +88,7 @@ async fn intents_of(stripe: &LocalStripe, order: &str) -> Vec<Value> {
 async fn a_saved_card_pays_with_one_succeeded_payment_intent_and_a_replay_charges_nothing_more() {
     let (stripe, app, client, draft, token) = shop(VISA, "tr-001").await;
     let customer = app.state.store.stripe_customer(&subject("u1")).await.unwrap().expect("the Customer");
+    stripe.step("commit_order (idempotency key ik_1) → paid");
     let (_, paid) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_1", &token)).await;
     assert_eq!(paid["order"]["status"], "paid", "{paid}");
     let order = paid["order"]["id"].as_str().unwrap();
@@ -98,15 +103,26 @@ async fn a_saved_card_pays_with_one_succeeded_payment_intent_and_a_replay_charge
     let row = app.state.store.order_by_id(order).await.unwrap().unwrap();
     assert_eq!(row.charge_id.as_deref(), intent["id"].as_str(), "the order keeps its PaymentIntent");
 
+    stripe.step("commit_order again with ik_1 → the stored answer replayed, Stripe not asked");
     let (again, replay) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_1", &token)).await;
     assert_eq!(replay.to_string(), paid.to_string());
     assert_eq!(meta_of(&again, META_REPLAYED), Some(&json!(true)));
     assert_eq!(stripe.payment_intents().await.len(), 1, "nothing charged again");
+    stripe
+        .write_transcript(
+            "01b-saved-card-paid-then-replayed",
+            "Saved card → commit → paid; the same commit again charges nothing",
+            "`stripe::a_saved_card_pays_with_one_succeeded_payment_intent_and_a_replay_charges_nothing_more`: \
+             Visa 4242 saved for `u1`, `commit_order` pays with one PaymentIntent created and confirmed in \
+             one call; the replay of the same key is answered from our store.",
+        )
+        .await;
 }
 
 #[tokio::test]
 async fn the_card_that_declines_on_charge_is_payment_declined_and_nothing_is_paid() {
     let (stripe, app, client, draft, token) = shop(DECLINES_ON_CHARGE, "tr-001").await;
+    stripe.step("commit_order (ik_1) → PAYMENT_DECLINED");
     let (result, declined) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_1", &token)).await;
     assert_eq!(declined["error"]["code"], "PAYMENT_DECLINED", "{declined}");
     let said = format!("{declined} {:?}", result.content);
@@ -116,9 +132,19 @@ async fn the_card_that_declines_on_charge_is_payment_declined_and_nothing_is_pai
     assert_eq!(intents.len(), 1, "one attempt: {intents:?}");
     assert_ne!(intents[0]["status"], "succeeded");
     assert!(app.state.store.orders_with_status(OrderStatusColumn::Paid).await.unwrap().is_empty());
+    stripe.step("commit_order again with ik_1 → PAYMENT_DECLINED replayed, Stripe not asked");
     let (_, replay) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_1", &token)).await;
     assert_eq!(replay["error"]["code"], "PAYMENT_DECLINED");
     assert_eq!(stripe.payment_intents().await.len(), 1, "the replay asked Stripe for nothing");
+    stripe
+        .write_transcript(
+            "02-declined-4000000000000341",
+            "4000000000000341 (saves, declines on charge) → PAYMENT_DECLINED",
+            "`stripe::the_card_that_declines_on_charge_is_payment_declined_and_nothing_is_paid`: the card \
+             attaches, the off-session charge is declined (Stripe's decline code stays server-side), the \
+             order is not paid and its replay asks Stripe nothing.",
+        )
+        .await;
 }
 
 #[tokio::test]
@@ -137,12 +163,14 @@ async fn without_a_saved_card_nothing_is_charged() {
 #[tokio::test]
 async fn a_cancellation_refunds_the_payment_intent_once() {
     let (stripe, _app, client, draft, token) = shop(VISA, "hh-010").await;
+    stripe.step("commit_order (ik_1) → paid");
     let (_, paid) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_1", &token)).await;
     let order = paid["order"]["id"].as_str().expect("paid").to_string();
     let (got, _) = call_as(&client, "u1", "get_order", json!({"order_id": order})).await;
     let cancel =
         meta_of(&got, META_CANCEL_TOKENS).and_then(|m| m[&order].as_str()).expect("a cancel token").to_string();
     let args = json!({"order_id": order, "idempotency_key": "ck_1", "confirmation_token": cancel});
+    stripe.step("cancel_order (ck_1) → cancelled, refund succeeded");
     let (_, cancelled) = call_as(&client, "u1", "cancel_order", args.clone()).await;
     assert_eq!(cancelled["order"]["status"], "cancelled", "{cancelled}");
     assert_eq!(cancelled["order"]["refund"]["status"], "succeeded");
@@ -151,17 +179,28 @@ async fn a_cancellation_refunds_the_payment_intent_once() {
     let refunds = stripe.refunds_of(intent["id"].as_str().unwrap()).await;
     assert_eq!(refunds.len(), 1, "{refunds:?}");
     assert_eq!(refunds[0]["amount"], intent["amount"], "all of it back");
+    stripe.step("cancel_order again with ck_1 (replayed), then with a new key ck_2 (already cancelled)");
     let (_, replay) = call_as(&client, "u1", "cancel_order", args).await;
     assert_eq!(replay.to_string(), cancelled.to_string());
     let other_key = json!({"order_id": order, "idempotency_key": "ck_2", "confirmation_token": cancel});
     let (_, again) = call_as(&client, "u1", "cancel_order", other_key).await;
     assert_eq!(again["order"]["status"], "cancelled", "{again}");
     assert_eq!(stripe.refunds_of(intent["id"].as_str().unwrap()).await.len(), 1, "one refund, whatever the keys");
+    stripe
+        .write_transcript(
+            "04-cancel-one-refund",
+            "Paid → cancel → one refund",
+            "`stripe::a_cancellation_refunds_the_payment_intent_once`: a paid order is cancelled; the refund \
+             is made with its own idempotency key; the replayed cancel and a cancel under another key make \
+             no second refund.",
+        )
+        .await;
 }
 
 #[tokio::test]
 async fn the_same_purchase_twenty_times_at_once_makes_one_payment_intent() {
     let (stripe, app, client, draft, token) = shop(VISA, "tr-001").await;
+    stripe.step("20 × commit_order (ik_storm) at once, then commit_order (ik_storm) until it answers paid");
     let storm = (0..20).map(|_| call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_storm", &token)));
     let results = join_all(storm).await;
     assert!(successes_or_in_progress(&results) >= 1, "one of them paid");
@@ -179,6 +218,14 @@ async fn the_same_purchase_twenty_times_at_once_makes_one_payment_intent() {
     assert_eq!(intents.len(), 1, "{intents:?}");
     assert_eq!(intents[0]["metadata"]["order_id"], order.as_str());
     assert_eq!(app.state.store.order_count().await.unwrap(), 1);
+    stripe
+        .write_transcript(
+            "07-twenty-identical-commits-one-payment-intent",
+            "The same purchase submitted 20 times at once → one PaymentIntent",
+            "`stripe::the_same_purchase_twenty_times_at_once_makes_one_payment_intent`: twenty concurrent \
+             `commit_order` calls with one idempotency key; one of them charges, the others wait or replay.",
+        )
+        .await;
 }
 
 /// The process dies right after Stripe charged (failpoint), before anything is recorded; nobody
@@ -210,7 +257,11 @@ async fn a_charge_whose_process_died_before_the_record_is_settled_by_the_reconci
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let client = client.expect("the server answers");
+    stripe.step("prepare_order for `u1`: the confirm card reads the saved card");
     let (draft, token) = prepare_as(&client, "u1", "tr-004").await;
+    stripe.step(
+        "commit_order (ik_crash) on a server that aborts right after Stripe's answer (failpoint), before recording it",
+    );
     let commit = client.call_tool(request(Some("u1"), "commit_order", commit_args(&draft, "ik_crash", &token)));
     let outcome = tokio::time::timeout(Duration::from_secs(5), commit).await;
     assert!(!matches!(outcome, Ok(Ok(_))), "the server died mid-commit: {outcome:?}");
@@ -221,6 +272,9 @@ async fn a_charge_whose_process_died_before_the_record_is_settled_by_the_reconci
     // Past the order's charging window (the timeout plus the margin).
     tokio::time::sleep(Duration::from_millis(1_600)).await;
 
+    stripe.step(
+        "`giftgenius-server reconcile` (a new process) finds the PaymentIntent by the order id and records it paid",
+    );
     let report = reconcile_command(&db, &flags);
     assert_eq!((report["examined"].as_u64(), report["paid"].as_u64()), (Some(1), Some(1)), "{report}");
     let paid = store.orders_with_status(OrderStatusColumn::Paid).await.unwrap();
@@ -229,6 +283,15 @@ async fn a_charge_whose_process_died_before_the_record_is_settled_by_the_reconci
     assert_eq!(intents.len(), 1, "{intents:?}");
     assert_eq!(paid[0].charge_id.as_deref(), intents[0]["id"].as_str());
     assert_eq!(store.order_count().await.unwrap(), 1);
+    stripe
+        .write_transcript(
+            "06-sigkill-after-confirm-reconciled",
+            "Killed after Stripe charged, before the record → the reconciler → one charge",
+            "`stripe::a_charge_whose_process_died_before_the_record_is_settled_by_the_reconciler`: the server \
+             process aborts between Stripe's answer and our record (nobody retries); the reconcile \
+             command settles the pending order on Stripe's word: one paid order, one PaymentIntent.",
+        )
+        .await;
 }
 
 /// The secret key is in no log line, even at `trace` (every crate's), through a purchase, a
@@ -295,7 +358,7 @@ async fn app_with_webhooks(stripe: &LocalStripe) -> TestApp {
 
 /// Like [`app_with_webhooks`], on database `db` when given (PostgreSQL).
 async fn app_with_webhooks_on(stripe: &LocalStripe, db: Option<String>) -> TestApp {
-    let (url, key) = (stripe.url.clone(), stripe.key_file().to_string());
+    let (url, key) = (stripe.api_base(), stripe.key_file().to_string());
     let secrets = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(secrets.path(), format!("{WEBHOOK_SECRET}\n\n{WEBHOOK_SECRET_NEW}\n")).unwrap();
     let path = secrets.path().to_path_buf();
@@ -321,6 +384,7 @@ async fn hooked_shop(card: &str, gift: &str) -> (LocalStripe, TestApp, RunningSe
     let app = app_with_webhooks(&stripe).await;
     save_card(&stripe, &app.state.store, "u1", card).await;
     let client = app.client().await;
+    stripe.step("prepare_order for `u1`: the confirm card reads the saved card");
     let (draft, token) = prepare_as(&client, "u1", gift).await;
     (stripe, app, client, draft, token)
 }
@@ -356,6 +420,7 @@ fn now_s(app: &TestApp) -> i64 {
 #[tokio::test]
 async fn three_d_secure_awaits_authentication_and_only_a_verified_webhook_pays_it_once() {
     let (stripe, app, client, draft, token) = hooked_shop(THREE_D_SECURE, "tr-001").await;
+    stripe.step("commit_order (ik_1) → awaiting_authentication");
     let (result, waiting) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_1", &token)).await;
     assert_eq!(waiting["order"]["status"], "awaiting_authentication", "{waiting}");
     let order = waiting["order"]["id"].as_str().unwrap().to_string();
@@ -383,6 +448,8 @@ async fn three_d_secure_awaits_authentication_and_only_a_verified_webhook_pays_i
     assert_eq!(row.payment_ref.as_deref(), Some(intent_id.as_str()), "the PaymentIntent is recorded at once");
 
     // What the hosted page gets for the link's token.
+    stripe
+        .step("The 3-D Secure page's data for the link's token (the PaymentIntent's client secret, read from Stripe)");
     let page_token = &link[prefix.len()..];
     let page = app.state.checkout.authentication_page(page_token).await.unwrap();
     let AuthenticationPage::Ready { authentication, .. } = page else { panic!("{page:?}") };
@@ -392,12 +459,14 @@ async fn three_d_secure_awaits_authentication_and_only_a_verified_webhook_pays_i
     assert_eq!(app.state.checkout.authentication_page("ord_x.0123").await.unwrap(), AuthenticationPage::Unknown);
 
     // A retry asks Stripe again and answers the same; no second PaymentIntent.
+    stripe.step("commit_order again with ik_1 → still awaiting_authentication (the PaymentIntent looked up by our order id, none created)");
     let (_, again) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_1", &token)).await;
     assert_eq!(again["order"]["status"], "awaiting_authentication", "{again}");
     assert_eq!(stripe.payment_intents().await.len(), 1);
 
     // The person confirms with their bank (what localstripe's Stripe.js does): Stripe charged,
     // but nothing here changes on the browser's word.
+    stripe.step("The person completes 3-D Secure (Stripe.js → localstripe directly, not through our server): PaymentIntent succeeded; our order still awaits");
     stripe.authenticate(&intent_id, &authentication.client_secret).await;
     let succeeded = stripe.get(&format!("/v1/payment_intents/{intent_id}"), &[]).await;
     assert_eq!(succeeded["status"], "succeeded");
@@ -405,6 +474,7 @@ async fn three_d_secure_awaits_authentication_and_only_a_verified_webhook_pays_i
     assert!(still.awaits_authentication());
 
     let event = stripe_event("evt_3ds_1", "payment_intent.succeeded", &succeeded);
+    stripe.step("POST /webhooks/stripe `payment_intent.succeeded` signed with a forged secret → 400, and signed 301 s ago → 400: nothing recorded, order still awaiting");
     let (forged, _) = deliver(&app, &event, "whsec_attacker", now_s(&app)).await;
     let (stale, _) = deliver(&app, &event, WEBHOOK_SECRET, now_s(&app) - 301).await;
     assert_eq!((forged, stale), (400, 400));
@@ -412,12 +482,14 @@ async fn three_d_secure_awaits_authentication_and_only_a_verified_webhook_pays_i
     assert_eq!(app.state.store.stripe_event_count().await.unwrap(), 0, "a refused delivery records nothing");
 
     // Signed with the secret being rotated in: accepted.
+    stripe.step("The same event signed with the secret being rotated in → 200: the order is paid");
     let (status, body) = deliver(&app, &event, WEBHOOK_SECRET_NEW, now_s(&app) - 10).await;
     assert_eq!(status, 200, "{body}");
     let paid = app.state.store.order_by_id(&order).await.unwrap().unwrap();
     assert_eq!(paid.status, OrderStatusColumn::Paid);
     assert_eq!(paid.charge_id.as_deref(), Some(intent_id.as_str()));
 
+    stripe.step("The same event again (replayed, validly signed) → 200 `duplicate: true`: nothing changes");
     let (replayed, body) = deliver(&app, &event, WEBHOOK_SECRET, now_s(&app)).await;
     assert_eq!((replayed, &body["duplicate"]), (200, &json!(true)), "{body}");
     assert_eq!(app.state.store.stripe_event_count().await.unwrap(), 1, "one row per event id");
@@ -427,8 +499,21 @@ async fn three_d_secure_awaits_authentication_and_only_a_verified_webhook_pays_i
     assert_eq!(stripe.payment_intents().await.len(), 1);
 
     // The commit's key now answers with the paid order.
+    stripe.step("commit_order again with ik_1 → paid");
     let (_, after) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_1", &token)).await;
     assert_eq!(after["order"]["status"], "paid", "{after}");
+    stripe
+        .write_transcript(
+            "03-3ds-awaiting-completed-webhook-paid-forged-replayed-no-change",
+            "3-D Secure → awaiting → completed → signed webhook → paid; forged, stale and replayed webhooks change nothing",
+            "`stripe::three_d_secure_awaits_authentication_and_only_a_verified_webhook_pays_it_once` (flows 3 \
+             and 5 of the issue): the 3-D Secure test card 4000002500003155 leaves the order awaiting \
+             authentication; the person completes it with localstripe's Stripe.js stand-in; the order \
+             is paid only by the verified `payment_intent.succeeded` webhook (localstripe does not send \
+             one; the test signs it as Stripe does). Webhook deliveries are requests to our server, \
+             shown as steps; they make no request to Stripe.",
+        )
+        .await;
 }
 
 /// The reconciler leaves an order awaiting authentication alone inside its window and settles

@@ -80,11 +80,13 @@ async fn save_through_page(stripe: &LocalStripe, app: &TestApp, who: &str, numbe
 async fn the_card_page_saves_a_card_the_confirm_card_then_shows_and_charges() {
     let stripe = LocalStripe::start().await;
     let app = app_on(&stripe).await;
+    stripe.step("prepare_order for `u1` (no card yet: the confirm card offers Add a card)");
     let (_, before) = draft_of(&app, "u1").await;
     assert_eq!(before["card"], Value::Null, "no card yet: {before}");
     let link = before["add_url"].as_str().unwrap();
     assert!(link.starts_with(&format!("{}/pay/card/cus_", app.base_url)), "{link}");
 
+    stripe.step("The hosted card page opens: a SetupIntent for the account's Customer");
     let page = open(link).await;
     assert_eq!(page.status, StatusCode::OK);
     let js_origin = stripe.url.clone();
@@ -98,6 +100,7 @@ async fn the_card_page_saves_a_card_the_confirm_card_then_shows_and_charges() {
     let setup = &setups["data"][0];
     assert_eq!((setup["customer"].as_str(), setup["usage"].as_str()), (Some(customer.as_str()), Some("off_session")));
 
+    stripe.step("prepare_order, the card page again, Stripe.js confirms the SetupIntent with 4242 (browser → localstripe, not recorded), the page's Saved step reads it and attaches the card");
     let (_, saved) = save_through_page(&stripe, &app, "u1", "4242424242424242").await;
     assert_eq!(saved.status, StatusCode::OK, "{}", saved.body);
     assert!(saved.body.contains("Visa •••• 4242"), "{}", saved.body);
@@ -106,11 +109,13 @@ async fn the_card_page_saves_a_card_the_confirm_card_then_shows_and_charges() {
     let held = stripe.get(&format!("/v1/customers/{customer}"), &[]).await;
     assert_eq!(held["invoice_settings"]["default_payment_method"], cards["data"][0]["id"], "the one charged");
 
+    stripe.step("prepare_order: the confirm card shows Visa •••• 4242");
     let (_, after) = draft_of(&app, "u1").await;
     assert_eq!(after["card"], json!({"brand": "visa", "last4": "4242"}));
 
     // Confirm charges that card: one PaymentIntent, succeeded, with the saved PaymentMethod.
     let client = app.client().await;
+    stripe.step("prepare_order, then commit_order (ik_1) → paid");
     let (draft, token) = prepare_as(&client, "u1", "tr-001").await;
     let (_, paid) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_1", &token)).await;
     assert_eq!(paid["order"]["status"], "paid", "{paid}");
@@ -120,6 +125,17 @@ async fn the_card_page_saves_a_card_the_confirm_card_then_shows_and_charges() {
         (intents[0]["status"].as_str(), intents[0]["payment_method"].as_str()),
         (Some("succeeded"), cards["data"][0]["id"].as_str())
     );
+    stripe
+        .write_transcript(
+            "01-card-saved-on-hosted-page-then-paid",
+            "A card saved through the hosted card page → commit → paid",
+            "`stripe_cards::the_card_page_saves_a_card_the_confirm_card_then_shows_and_charges`: the \
+             confirm card offers Add a card; the hosted page makes a SetupIntent; the browser's part \
+             (Stripe.js `confirmCardSetup`) is the same request sent by the test straight to localstripe \
+             (the Chromium run of it is browser-tests/tests/stripe-card.test.mjs); the saved card pays \
+             with one PaymentIntent.",
+        )
+        .await;
 }
 
 #[tokio::test]

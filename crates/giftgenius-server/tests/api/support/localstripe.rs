@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::ports::unused_port;
+use super::stripe_transcript::{Recorder, transcript_dir};
 
 /// The secret key the app and the tests show localstripe (it takes any `sk_…`).
 pub const STRIPE_TEST_KEY: &str = "sk_test_giftgenius_localstripe";
@@ -39,6 +40,8 @@ pub struct LocalStripe {
     http: reqwest::Client,
     /// The secret key file the app reads (`--stripe-secret-key-file`).
     key_file: tempfile::NamedTempFile,
+    /// The recording proxy our server talks to instead, when transcripts are asked for.
+    recorder: Option<Recorder>,
 }
 
 impl Drop for LocalStripe {
@@ -68,7 +71,9 @@ impl LocalStripe {
             .unwrap_or_else(|e| panic!("cannot start {}: {e}; run `cargo xtask setup`", bin.display()));
         let key_file = tempfile::NamedTempFile::new().expect("temp file");
         std::fs::write(key_file.path(), format!("{STRIPE_TEST_KEY}\n")).expect("write the key");
-        let stripe = Self { child, url: format!("http://127.0.0.1:{port}"), http: reqwest::Client::new(), key_file };
+        let url = format!("http://127.0.0.1:{port}");
+        let recorder = transcript_dir().map(|dir| Recorder::start(&url, dir));
+        let stripe = Self { child, url, http: reqwest::Client::new(), key_file, recorder };
         for _ in 0..200 {
             let probe = stripe.http.get(format!("{}/v1/customers", stripe.url)).bearer_auth(STRIPE_TEST_KEY);
             if probe.send().await.is_ok_and(|r| r.status().is_success()) {
@@ -83,6 +88,26 @@ impl LocalStripe {
         self.key_file.path().to_str().expect("a UTF-8 temp path")
     }
 
+    /// The `--stripe-api-base` our server is given: localstripe, or the recording proxy in
+    /// front of it when transcripts are asked for (the test's own requests go to [`Self::url`]).
+    pub fn api_base(&self) -> String {
+        self.recorder.as_ref().map_or(&self.url, |r| &r.url).clone()
+    }
+
+    /// Marks a step of the flow in its transcript (nothing without one).
+    pub fn step(&self, text: &str) {
+        if let Some(recorder) = &self.recorder {
+            recorder.step(text);
+        }
+    }
+
+    /// Writes the flow's transcript, `<name>.md`, when transcripts are asked for.
+    pub async fn write_transcript(&self, name: &str, title: &str, intro: &str) {
+        if let Some(recorder) = &self.recorder {
+            recorder.write(name, title, intro).await;
+        }
+    }
+
     /// localstripe's stand-in for Stripe.js.
     pub fn js_url(&self) -> String {
         format!("{}/js.stripe.com/v3/", self.url)
@@ -91,12 +116,12 @@ impl LocalStripe {
     /// The server flags that make it charge this localstripe (and its card page load
     /// localstripe's Stripe.js).
     pub fn app_flags(&self) -> Vec<String> {
-        let js = self.js_url();
+        let (js, api) = (self.js_url(), self.api_base());
         [
             "--payments",
             "stripe",
             "--stripe-api-base",
-            &self.url,
+            &api,
             "--stripe-secret-key-file",
             self.key_file(),
             "--stripe-publishable-key",

@@ -8,6 +8,8 @@
 //! - `provider`: the SANDBOX payment provider as a child process: settings, ledger, raw requests,
 //!   ACP delegate_payment calls and test-card bodies for them.
 //! - `localstripe`: the Stripe emulator as a child process, and what it holds.
+//! - `stripe_transcript`: a recording proxy in front of localstripe, for the Stripe flows'
+//!   transcripts (issue 26).
 //! - `ports`: a port nobody listens on.
 //! - `prometheus`: a real Prometheus scraping a test server, and its query API.
 //! - `upstream`: local upstream catalogs that answer well, badly, slowly or never.
@@ -32,6 +34,7 @@ mod provider;
 mod purchase;
 mod raw_http;
 mod receiver;
+mod stripe_transcript;
 mod transcript;
 mod upstream;
 
