@@ -227,26 +227,11 @@ fn card_on_file(
         None => {
             let Some(url) = safe_url(&card.add_url).map(str::to_string) else { return ().into_any() };
             let through_host = ctx.host_opens_links && url.starts_with("http");
-            let open = url.clone();
+            let class = "gg-btn gg-btn-secondary gg-btn-small gg-add-card";
             view! {
                 <div class="gg-card-on-file">
                     <p>{lang.t(Msg::CardNone)}</p>
-                    <a
-                        class="gg-btn gg-btn-secondary gg-btn-small gg-add-card"
-                        href=url.clone()
-                        target="_blank"
-                        rel="noopener noreferrer"
-                        data-action="open-link"
-                        data-call=data_call(lang, || Next::OpenLink(url))
-                        on:click=move |ev| {
-                            if through_host {
-                                ev.prevent_default();
-                                on_action.run(Action::OpenLink { url: open.clone() });
-                            }
-                        }
-                    >
-                        {lang.t(Msg::AddCard)}
-                    </a>
+                    {outbound_link(class, url, lang.t(Msg::AddCard), through_host, lang, on_action)}
                 </div>
             }
             .into_any()
@@ -483,27 +468,9 @@ pub fn order_placed_view(
             // Like the tracking link: the host opens an https page; elsewhere (a local http
             // server) it stays a plain new-tab link.
             let through_host = ctx.host_opens_links && url.starts_with("https://");
-            let open = url.clone();
-            view! {
-                <div class="gg-actions">
-                    <a
-                        class="gg-btn gg-btn-primary gg-authenticate-link"
-                        href=url.clone()
-                        target="_blank"
-                        rel="noopener noreferrer"
-                        data-action="open-link"
-                        data-call=data_call(lang, || Next::OpenLink(url))
-                        on:click=move |ev| {
-                            if through_host {
-                                ev.prevent_default();
-                                on_action.run(Action::OpenLink { url: open.clone() });
-                            }
-                        }
-                    >
-                        {lang.t(Msg::StatusAwaitingAuthentication)}
-                    </a>
-                </div>
-            }
+            let class = "gg-btn gg-btn-primary gg-authenticate-link";
+            let label = lang.t(Msg::StatusAwaitingAuthentication);
+            view! { <div class="gg-actions">{outbound_link(class, url, label, through_host, lang, on_action)}</div> }
         });
         view! {
             <div class="gg-authenticate">
@@ -527,25 +494,7 @@ pub fn order_placed_view(
         let link = safe_url(&f.tracking_url).map(|url| {
             let url = url.to_string();
             let through_host = ctx.host_opens_links && url.starts_with("https://");
-            let open = url.clone();
-            view! {
-                " · "
-                <a
-                    href=url.clone()
-                    target="_blank"
-                    rel="noopener noreferrer"
-                    data-action="open-link"
-                    data-call=data_call(lang, || Next::OpenLink(url))
-                    on:click=move |ev| {
-                        if through_host {
-                            ev.prevent_default();
-                            on_action.run(Action::OpenLink { url: open.clone() });
-                        }
-                    }
-                >
-                    {lang.t(Msg::TrackPackage)}
-                </a>
-            }
+            view! { " · " {outbound_link("gg-track-link", url, lang.t(Msg::TrackPackage), through_host, lang, on_action)} }
         });
         view! {
             <dt>{lang.t(Msg::Carrier)}</dt>
@@ -600,32 +549,13 @@ pub fn order_placed_view(
 pub fn checkout_view(checkout: CheckoutSession, ctx: &RenderContext, on_action: Callback<Action>) -> impl IntoView {
     let lang = ctx.language();
     let amount = format_money(&checkout.amount, &ctx.locale);
-    let through_host = ctx.host_opens_links;
     let link = match safe_url(&checkout.checkout_url) {
-        Some(url) => view! {
-            <a
-                class="gg-btn gg-btn-primary"
-                href=url.to_string()
-                target="_blank"
-                rel="noopener noreferrer"
-                data-action="open-link"
-                data-call=data_call(lang, || Next::OpenLink(url.to_string()))
-                on:click={
-                    let url = url.to_string();
-                    // Only an absolute http(s) URL is handed to the host; a same-origin path stays a link.
-                    let through_host = through_host && (url.starts_with("https://") || url.starts_with("http://"));
-                    move |ev| {
-                        if through_host {
-                            ev.prevent_default();
-                            on_action.run(Action::OpenLink { url: url.clone() });
-                        }
-                    }
-                }
-            >
-                {lang.t(Msg::OpenCheckout)}
-            </a>
+        Some(url) => {
+            // Only an absolute http(s) URL is handed to the host; a same-origin path stays a link.
+            let through_host = ctx.host_opens_links && (url.starts_with("https://") || url.starts_with("http://"));
+            let label = lang.t(Msg::OpenCheckout);
+            outbound_link("gg-btn gg-btn-primary", url.to_string(), label, through_host, lang, on_action).into_any()
         }
-        .into_any(),
         None => view! { <p class="gg-muted">{lang.t(Msg::CheckoutLinkHidden)}</p> }.into_any(),
     };
     view! {
@@ -637,5 +567,37 @@ pub fn checkout_view(checkout: CheckoutSession, ctx: &RenderContext, on_action: 
             </dl>
             <div class="gg-actions">{link}</div>
         </section>
+    }
+}
+
+/// An outbound link (the checkout, the card page, the bank's check, the carrier's tracking): a
+/// plain new-tab link, which the host opens instead when `through_host` (`ui/open-link`,
+/// `openExternal`: the frame does not navigate). The markup is the same either way.
+fn outbound_link(
+    class: &'static str,
+    url: String,
+    label: &'static str,
+    through_host: bool,
+    lang: Lang,
+    on_action: Callback<Action>,
+) -> impl IntoView + use<> {
+    let open = url.clone();
+    view! {
+        <a
+            class=class
+            href=url.clone()
+            target="_blank"
+            rel="noopener noreferrer"
+            data-action="open-link"
+            data-call=data_call(lang, || Next::OpenLink(url))
+            on:click=move |ev| {
+                if through_host {
+                    ev.prevent_default();
+                    on_action.run(Action::OpenLink { url: open.clone() });
+                }
+            }
+        >
+            {label}
+        </a>
     }
 }
