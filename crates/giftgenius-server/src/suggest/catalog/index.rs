@@ -54,11 +54,49 @@ struct Packed {
 #[derive(Debug, Default)]
 pub struct Index {
     terms: foldhash::HashMap<Box<str>, u32>,
-    /// Per term: gifts with a tag of that stem, ascending.
-    tagged: Vec<Vec<u32>>,
-    /// Per term: gifts with that stem in the title or description but not in a tag, ascending.
-    mentioned: Vec<Vec<u32>>,
+    /// Per term: gifts with a tag of that stem.
+    tagged: Vec<Postings>,
+    /// Per term: gifts with that stem in the title or description but not in a tag.
+    mentioned: Vec<Postings>,
     packed: Vec<Packed>,
+}
+
+/// One posting list: its gift numbers ascending, or a bitmap of them when more than one gift in
+/// 32 is in it (a bit per gift is then smaller than 32 bits per entry). At a million gifts the
+/// words of every description ("from", "great", "pick") were 4 MB of entries each, ~70 MB in all
+/// (issue 28); a query's broad interests walk faster as words too.
+#[derive(Debug)]
+enum Postings {
+    Sparse(Box<[u32]>),
+    Dense(Box<[u64]>),
+}
+
+impl Postings {
+    fn of(list: Vec<u32>, gifts: usize) -> Postings {
+        if list.len().saturating_mul(32) > gifts {
+            let mut words = vec![0u64; gifts.div_ceil(64)];
+            for n in list {
+                words[n as usize / 64] |= 1 << (n % 64);
+            }
+            Postings::Dense(words.into_boxed_slice())
+        } else {
+            Postings::Sparse(list.into_boxed_slice())
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Postings::Sparse(list) => list.len(),
+            Postings::Dense(words) => words.iter().map(|w| w.count_ones() as usize).sum(),
+        }
+    }
+}
+
+/// A posting list during a walk: what is left of it.
+#[derive(Clone, Copy)]
+enum Cursor<'a> {
+    Sparse(&'a [u32]),
+    Dense(&'a [u64]),
 }
 
 fn relationship_bit(r: RelationshipType) -> u16 {
@@ -67,6 +105,27 @@ fn relationship_bit(r: RelationshipType) -> u16 {
 
 fn occasion_bit(o: Occasion) -> u16 {
     1 << Occasion::ALL.iter().position(|x| *x == o).unwrap_or(0)
+}
+
+/// The stems seen while building, with their lists.
+#[derive(Default)]
+struct Terms {
+    ids: foldhash::HashMap<Box<str>, u32>,
+    tagged: Vec<Vec<u32>>,
+    mentioned: Vec<Vec<u32>>,
+}
+
+impl Terms {
+    fn term(&mut self, stem: &str) -> u32 {
+        if let Some(&t) = self.ids.get(stem) {
+            return t;
+        }
+        let t = self.tagged.len() as u32;
+        self.ids.insert(stem.into(), t);
+        self.tagged.push(Vec::new());
+        self.mentioned.push(Vec::new());
+        t
+    }
 }
 
 /// Gift numbers walked together: per chunk, the interests each gift matched are gathered in
@@ -88,6 +147,7 @@ impl Index {
     /// Indexes `gifts` (in the catalog's order: positions are gift numbers).
     pub fn build(gifts: &[CatalogGift]) -> Index {
         let mut index = Index { packed: Vec::with_capacity(gifts.len()), ..Index::default() };
+        let mut terms = Terms::default();
         let mut tag_terms: Vec<u32> = Vec::new();
         let mut text_terms: Vec<u32> = Vec::new();
         let mut lower = String::new();
@@ -96,7 +156,7 @@ impl Index {
             tag_terms.clear();
             text_terms.clear();
             for s in tag_stems(&gift.tags) {
-                tag_terms.push(index.term(s));
+                tag_terms.push(terms.term(s));
             }
             for text in [&gift.title, &gift.description] {
                 // `words` without an allocation per word: the same words, lower-cased into one
@@ -108,7 +168,7 @@ impl Index {
                     } else {
                         lower.push_str(&word.to_lowercase());
                     }
-                    let term = index.term(stem(&lower));
+                    let term = terms.term(stem(&lower));
                     text_terms.push(term);
                 }
             }
@@ -117,12 +177,12 @@ impl Index {
             text_terms.sort_unstable();
             text_terms.dedup();
             for &t in &tag_terms {
-                index.tagged[t as usize].push(n);
+                terms.tagged[t as usize].push(n);
             }
             for &t in &text_terms {
                 // A tag of the same stem always wins, so the mention would never count.
                 if tag_terms.binary_search(&t).is_err() {
-                    index.mentioned[t as usize].push(n);
+                    terms.mentioned[t as usize].push(n);
                 }
             }
             index.packed.push(Packed {
@@ -134,21 +194,11 @@ impl Index {
                 occasions: gift.occasions.iter().fold(0, |m, o| m | occasion_bit(*o)),
             });
         }
-        for list in index.tagged.iter_mut().chain(index.mentioned.iter_mut()) {
-            list.shrink_to_fit();
-        }
+        let n = gifts.len();
+        index.terms = terms.ids;
+        index.tagged = terms.tagged.into_iter().map(|list| Postings::of(list, n)).collect();
+        index.mentioned = terms.mentioned.into_iter().map(|list| Postings::of(list, n)).collect();
         index
-    }
-
-    fn term(&mut self, stem: &str) -> u32 {
-        if let Some(&t) = self.terms.get(stem) {
-            return t;
-        }
-        let t = self.tagged.len() as u32;
-        self.terms.insert(stem.into(), t);
-        self.tagged.push(Vec::new());
-        self.mentioned.push(Vec::new());
-        t
     }
 
     pub fn len(&self) -> usize {
@@ -163,10 +213,18 @@ impl Index {
     pub fn tagged_with<'s>(&self, stems: impl IntoIterator<Item = &'s str>) -> Vec<u32> {
         let mut seen = vec![0u64; self.packed.len().div_ceil(64)];
         for stem in stems {
-            if let Some(&t) = self.terms.get(stem) {
-                for &n in &self.tagged[t as usize] {
-                    seen[n as usize / 64] |= 1 << (n % 64);
+            match self.terms.get(stem).map(|&t| &self.tagged[t as usize]) {
+                Some(Postings::Sparse(list)) => {
+                    for &n in list.iter() {
+                        seen[n as usize / 64] |= 1 << (n % 64);
+                    }
                 }
+                Some(Postings::Dense(words)) => {
+                    for (into, word) in seen.iter_mut().zip(words.iter()) {
+                        *into |= word;
+                    }
+                }
+                None => {}
             }
         }
         let mut numbers = Vec::new();
@@ -182,7 +240,7 @@ impl Index {
 
     /// Distinct stems and posting entries (for the load log).
     pub fn size(&self) -> (usize, usize) {
-        let postings = self.tagged.iter().chain(&self.mentioned).map(Vec::len).sum();
+        let postings = self.tagged.iter().chain(&self.mentioned).map(Postings::len).sum();
         (self.terms.len(), postings)
     }
 
@@ -208,38 +266,69 @@ impl Index {
         }
         // Per posting list to walk: the rest of it and the interest it counts for (`asked`
         // keeps to as many interests as there are bits).
-        let mut tag_lists: Vec<(&[u32], Interests)> = Vec::new();
-        let mut text_lists: Vec<(&[u32], Interests)> = Vec::new();
+        let mut tag_lists: Vec<(Cursor, Interests)> = Vec::new();
+        let mut text_lists: Vec<(Cursor, Interests)> = Vec::new();
         for (k, interest) in asked(q).iter().enumerate() {
             let bit: Interests = 1 << k;
             let mut terms: Vec<u32> = words(interest).filter_map(|w| self.terms.get(stem(&w)).copied()).collect();
             terms.sort_unstable();
             terms.dedup();
             for t in terms {
-                tag_lists.push((&self.tagged[t as usize], bit));
-                text_lists.push((&self.mentioned[t as usize], bit));
+                for (lists, postings) in [(&mut tag_lists, &self.tagged), (&mut text_lists, &self.mentioned)] {
+                    match &postings[t as usize] {
+                        Postings::Sparse(list) if list.is_empty() => {}
+                        Postings::Sparse(list) => lists.push((Cursor::Sparse(list), bit)),
+                        Postings::Dense(words) => lists.push((Cursor::Dense(words), bit)),
+                    }
+                }
             }
         }
-        tag_lists.retain(|(list, _)| !list.is_empty());
-        text_lists.retain(|(list, _)| !list.is_empty());
         if tag_lists.is_empty() && text_lists.is_empty() {
             return; // no interest can match any gift, and interests were asked for
         }
+        let dense = tag_lists.iter().chain(&text_lists).any(|(c, _)| matches!(c, Cursor::Dense(_)));
         let mut chunk = Box::new(Chunk { tag: [0; CHUNK], text: [0; CHUNK], touched: [0; CHUNK_WORDS] });
         let Chunk { tag, text, touched } = &mut *chunk;
-        // The chunk of the lowest gift number still to come, until every list is walked.
-        while let Some(&next) = tag_lists.iter().chain(&text_lists).filter_map(|(list, _)| list.first()).min() {
-            let start = next as usize / CHUNK * CHUNK;
+        let mut start = 0;
+        while start < self.packed.len() {
+            if !dense {
+                // Only lists of numbers: on to the chunk of the lowest number still to come.
+                let next = tag_lists
+                    .iter()
+                    .chain(&text_lists)
+                    .filter_map(|(c, _)| match c {
+                        Cursor::Sparse(list) => list.first(),
+                        Cursor::Dense(_) => None,
+                    })
+                    .min();
+                let Some(&next) = next else { break };
+                start = next as usize / CHUNK * CHUNK;
+            }
             let end = start + CHUNK;
             for (lists, marks) in [(&mut tag_lists, &mut *tag), (&mut text_lists, &mut *text)] {
-                for (list, bit) in lists.iter_mut() {
-                    let inside = list.partition_point(|&n| (n as usize) < end);
-                    for &n in &list[..inside] {
-                        let i = n as usize - start;
-                        marks[i] |= *bit;
-                        touched[i / 64] |= 1 << (i % 64);
+                for (cursor, bit) in lists.iter_mut() {
+                    match cursor {
+                        Cursor::Sparse(list) => {
+                            let inside = list.partition_point(|&n| (n as usize) < end);
+                            for &n in &list[..inside] {
+                                let i = n as usize - start;
+                                marks[i] |= *bit;
+                                touched[i / 64] |= 1 << (i % 64);
+                            }
+                            *list = &list[inside..];
+                        }
+                        Cursor::Dense(words) => {
+                            let here = &words[(start / 64).min(words.len())..(end / 64).min(words.len())];
+                            for (w, &word) in here.iter().enumerate() {
+                                touched[w] |= word;
+                                let mut bits = word;
+                                while bits != 0 {
+                                    marks[w * 64 + bits.trailing_zeros() as usize] |= *bit;
+                                    bits &= bits - 1;
+                                }
+                            }
+                        }
                     }
-                    *list = &list[inside..];
                 }
             }
             for (w, word) in touched.iter_mut().enumerate() {
@@ -259,6 +348,7 @@ impl Index {
                     }
                 }
             }
+            start = end;
         }
     }
 }

@@ -291,10 +291,10 @@ struct Best {
     top: Vec<(i64, usize)>,
     leaders: [Option<(i64, usize, Interests)>; Interests::BITS as usize],
     total: usize,
-    /// For `would_change`: the lowest score that still counts (the last of a full top, the
-    /// leaders' scores), and the interests that have a leader.
-    floor: i64,
-    led: Interests,
+    /// For `would_change`: the score to beat to enter the top (the last of a full top), and
+    /// per interest the score to beat to lead it (`i64::MIN` while it has no leader).
+    top_floor: i64,
+    lead_floor: [i64; Interests::BITS as usize],
 }
 
 impl Best {
@@ -305,8 +305,8 @@ impl Best {
             top: Vec::with_capacity(limit + 1),
             leaders: [None; Interests::BITS as usize],
             total: 0,
-            floor: i64::MIN,
-            led: 0,
+            top_floor: i64::MIN,
+            lead_floor: [i64::MIN; Interests::BITS as usize],
         }
     }
 
@@ -320,6 +320,7 @@ impl Best {
             for k in bits(matched) {
                 if self.leaders[k].is_none_or(|(s, other, _)| !ahead(&(s, other))) {
                     self.leaders[k] = Some((score, n, matched));
+                    self.lead_floor[k] = score;
                 }
             }
         }
@@ -328,21 +329,19 @@ impl Best {
             self.top.insert(at, (score, n));
             self.top.truncate(self.limit);
         }
-        let top_floor = match self.top.last() {
-            Some((s, _)) if self.top.len() == self.limit => *s,
-            _ => i64::MIN,
-        };
-        self.floor = self.leaders.iter().flatten().fold(top_floor, |floor, (s, _, _)| floor.min(*s));
-        self.led = self.leaders.iter().enumerate().filter(|(_, l)| l.is_some()).fold(0, |set, (k, _)| set | 1 << k);
+        if self.top.len() == self.limit
+            && let Some((s, _)) = self.top.last()
+        {
+            self.top_floor = *s;
+        }
     }
 
     /// Whether a match offered after every match seen so far in tie order (a later gift loses
-    /// every tie) may change anything but the count: only a score above the last of a full
-    /// top or above the leader of one of its interests, or an interest without a leader, can.
-    /// (True more often than needed, never less: `offer` decides exactly.)
+    /// every tie) would change anything but the count: only a score above the last of a full
+    /// top, or above the leader of one of its interests (or the first gift of an interest), can.
     #[inline]
     fn would_change(&self, score: i64, matched: Interests) -> bool {
-        score > self.floor || matched & !self.led != 0
+        score > self.top_floor || bits(matched).any(|k| score > self.lead_floor[k])
     }
 
     /// The gifts to show: first a cover of the matched interests, then the best of the rest.
