@@ -294,9 +294,9 @@ impl Checkout {
     /// In-stock gifts like `gift` (shared tags, similar price), as cards for `partial_results`.
     fn alternatives(&self, gift: &CatalogGift, currency: Currency) -> Vec<Value> {
         let catalog = self.catalog.current();
+        // Only gifts that can share a tag (a score above 0 needs one), not every gift.
         let mut candidates: Vec<(i64, &CatalogGift)> = catalog
-            .gifts()
-            .iter()
+            .sharing_a_tag(gift)
             .filter(|g| g.id != gift.id && g.stock > 0)
             .map(|g| {
                 let shared = g.tags.iter().filter(|t| gift.tags.contains(t)).count() as i64;

@@ -98,19 +98,55 @@ impl Parsed {
     }
 
     /// Appends another file's result, skipping gifts whose id an earlier row already uses.
-    pub fn extend(&mut self, other: Parsed) {
-        let mut seen: foldhash::HashMap<String, (Arc<str>, usize)> =
-            self.gifts.iter().zip(&self.lines).map(|(g, at)| (g.id.clone(), at.clone())).collect();
-        seen.reserve(other.gifts.len());
-        for (gift, (file, line)) in other.gifts.into_iter().zip(other.lines) {
-            if let Some((first_file, first_line)) = seen.get(&gift.id) {
-                let message = format!("id {} is already used at {first_file}:{first_line}", gift.id);
-                self.bad(&file, line, "id", message);
-                continue;
+    /// The ids are looked up borrowed, not copied, and the first file's gifts are taken as they
+    /// are, not moved one by one into a second vector (issue 28: both doubled the load's memory
+    /// for a moment at a million gifts).
+    pub fn extend(&mut self, mut other: Parsed) {
+        let duplicates: Vec<(usize, String)> = {
+            let mut seen: foldhash::HashMap<&str, (&Arc<str>, usize)> =
+                foldhash::HashMap::with_capacity_and_hasher(self.gifts.len() + other.gifts.len(), Default::default());
+            for (gift, (file, line)) in self.gifts.iter().zip(&self.lines) {
+                seen.insert(&gift.id, (file, *line));
             }
-            seen.insert(gift.id.clone(), (file.clone(), line));
-            self.gifts.push(gift);
-            self.lines.push((file, line));
+            let mut duplicates = Vec::new();
+            for (i, (gift, (file, line))) in other.gifts.iter().zip(&other.lines).enumerate() {
+                match seen.entry(&gift.id) {
+                    std::collections::hash_map::Entry::Occupied(first) => {
+                        let (first_file, first_line) = first.get();
+                        duplicates.push((i, format!("id {} is already used at {first_file}:{first_line}", gift.id)));
+                    }
+                    std::collections::hash_map::Entry::Vacant(slot) => {
+                        slot.insert((file, *line));
+                    }
+                }
+            }
+            duplicates
+        };
+        if !duplicates.is_empty() {
+            for (i, message) in &duplicates {
+                let (file, line) = &other.lines[*i];
+                self.bad(file, *line, "id", message.as_str());
+            }
+            let mut dropped = duplicates.iter().map(|(i, _)| *i).peekable();
+            let mut keep = Vec::with_capacity(other.gifts.len());
+            for i in 0..other.gifts.len() {
+                let duplicate = dropped.peek() == Some(&i);
+                if duplicate {
+                    dropped.next();
+                }
+                keep.push(!duplicate);
+            }
+            let mut flags = keep.iter();
+            other.gifts.retain(|_| *flags.next().unwrap_or(&true));
+            let mut flags = keep.iter();
+            other.lines.retain(|_| *flags.next().unwrap_or(&true));
+        }
+        if self.gifts.is_empty() {
+            self.gifts = other.gifts;
+            self.lines = other.lines;
+        } else {
+            self.gifts.append(&mut other.gifts);
+            self.lines.append(&mut other.lines);
         }
         self.bad_rows += other.bad_rows;
         let room = MAX_KEPT_ERRORS.saturating_sub(self.errors.len());
@@ -142,47 +178,8 @@ pub fn parse(file: &str, bytes: &[u8], format: Format, merchants: &mut Merchants
     };
     match format {
         Format::JsonArray => {
-            let mut lines = LineCounter::default();
-            let mut pos = skip_ws(bytes, 0);
-            if bytes.get(pos) != Some(&b'[') {
-                return Err("not a JSON array of gifts (the first character must be '[')".into());
-            }
-            pos = skip_ws(bytes, pos + 1);
-            if bytes.get(pos) == Some(&b']') {
-                return Ok(out);
-            }
-            loop {
-                let line = lines.line_at(bytes, pos);
-                // Typed straight from the file (one pass); a row that does not fit the type is
-                // read again as raw JSON to find its end and say which field is wrong.
-                let mut typed = serde_json::Deserializer::from_slice(&bytes[pos..]).into_iter::<Row>();
-                let (row, end) = match typed.next() {
-                    Some(Ok(row)) => (row.into_gift(&default_merchant, merchants), pos + typed.byte_offset()),
-                    _ => {
-                        let mut raw = serde_json::Deserializer::from_slice(&bytes[pos..])
-                            .into_iter::<&serde_json::value::RawValue>();
-                        match raw.next() {
-                            Some(Ok(value)) => {
-                                (row_of(value.get(), &default_merchant, merchants), pos + raw.byte_offset())
-                            }
-                            Some(Err(e)) => {
-                                return Err(format!("line {}: not valid JSON: {}", line + e.line() - 1, e));
-                            }
-                            None => return Err(format!("line {line}: the array is not closed")),
-                        }
-                    }
-                };
-                accept(&mut out, line, row);
-                pos = skip_ws(bytes, end);
-                match bytes.get(pos) {
-                    Some(b',') => pos = skip_ws(bytes, pos + 1),
-                    Some(b']') => break,
-                    _ => return Err(format!("line {}: expected ',' or ']' after a gift", lines.line_at(bytes, pos))),
-                }
-            }
-            if skip_ws(bytes, pos + 1) != bytes.len() {
-                return Err("text after the end of the array".into());
-            }
+            let mut reader = bytes;
+            parse_array(&mut reader, &default_merchant, merchants, &mut |line, row| accept(&mut out, line, row))?;
         }
         Format::JsonLines => {
             let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8 text: {e}"))?;
@@ -215,6 +212,169 @@ pub fn parse(file: &str, bytes: &[u8], format: Format, merchants: &mut Merchants
     Ok(out)
 }
 
+/// Bytes of a catalog file read at a time: a JSON array is parsed a window at a time, so a
+/// million gifts (380 MB of JSON) never sit in memory beside their parsed rows (issue 28: the
+/// whole file read first made the load's high-water mark 1.4 GiB).
+const WINDOW: usize = 8 << 20;
+
+/// Reads and parses one catalog file; a JSON array a window at a time, the other formats whole.
+pub fn parse_file(path: &std::path::Path, merchants: &mut Merchants) -> Result<Parsed, String> {
+    use std::io::Read;
+    let name = path.display().to_string();
+    let unreadable = |e: std::io::Error| format!("cannot read the catalog file {name}: {e}");
+    let mut reader = std::fs::File::open(path).map_err(unreadable)?;
+    let mut first = Vec::with_capacity(WINDOW);
+    (&mut reader).take(WINDOW as u64).read_to_end(&mut first).map_err(unreadable)?;
+    let full = first.len() < WINDOW;
+    let format = Format::detect(&name, &first);
+    if format == Format::JsonArray && (full || first.iter().any(|b| !b.is_ascii_whitespace())) {
+        let mut out = Parsed::default();
+        let file_arc: Arc<str> = Arc::from(name.as_str());
+        let default_merchant = default_merchant_name(&name);
+        let mut rest = std::io::Cursor::new(first).chain(reader);
+        parse_array(&mut rest, &default_merchant, merchants, &mut |line, row| match row {
+            Ok(gift) => {
+                out.gifts.push(gift);
+                out.lines.push((file_arc.clone(), line));
+            }
+            Err((field, message)) => out.bad(&name, line, &field, message),
+        })
+        .map_err(|e| format!("catalog file {name}: {e}"))?;
+        return Ok(out);
+    }
+    reader.read_to_end(&mut first).map_err(unreadable)?;
+    let format = Format::detect(&name, &first);
+    parse(&name, &first, format, merchants).map_err(|e| format!("catalog file {name}: {e}"))
+}
+
+/// The part of a file not parsed yet, read a window at a time.
+struct Window<'r, R> {
+    reader: &'r mut R,
+    buf: Vec<u8>,
+    /// Where parsing is in `buf`.
+    pos: usize,
+    eof: bool,
+    /// Lines before `buf[0]`, and the line count up to `counted` in `buf`.
+    lines: usize,
+    counted: usize,
+}
+
+impl<R: std::io::Read> Window<'_, R> {
+    /// Reads more of the file, keeping `buf[pos..]`; false at its end.
+    fn more(&mut self) -> Result<bool, String> {
+        if self.eof {
+            return Ok(false);
+        }
+        if self.pos > 0 {
+            self.line(); // counts the lines of what is dropped
+            self.buf.drain(..self.pos);
+            self.counted -= self.pos;
+            self.pos = 0;
+        }
+        let len = self.buf.len();
+        // A row longer than the window grows it.
+        let room = WINDOW.max(len);
+        self.buf.resize(len + room, 0);
+        let mut filled = len;
+        while filled < self.buf.len() {
+            match self.reader.read(&mut self.buf[filled..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    break;
+                }
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(format!("cannot read it: {e}")),
+            }
+        }
+        self.buf.truncate(filled);
+        Ok(filled > len)
+    }
+
+    /// The line `pos` is on (1-based).
+    fn line(&mut self) -> usize {
+        self.lines += self.buf[self.counted..self.pos].iter().filter(|&&b| b == b'\n').count();
+        self.counted = self.pos;
+        self.lines + 1
+    }
+
+    /// Skips whitespace; the next byte, reading more when needed (`None` at the end).
+    fn peek(&mut self) -> Result<Option<u8>, String> {
+        loop {
+            self.pos = skip_ws(&self.buf, self.pos);
+            if let Some(&b) = self.buf.get(self.pos) {
+                return Ok(Some(b));
+            }
+            if !self.more()? {
+                return Ok(None);
+            }
+        }
+    }
+}
+
+/// Parses `[ {gift}, … ]` from `reader`, calling `accept(line, row)` for every row in order.
+/// `Err` is a problem with the file as a whole.
+fn parse_array<R: std::io::Read>(
+    reader: &mut R,
+    default_merchant: &str,
+    merchants: &mut Merchants,
+    accept: &mut dyn FnMut(usize, Result<CatalogGift, FieldError>),
+) -> Result<(), String> {
+    let mut w = Window { reader, buf: Vec::new(), pos: 0, eof: false, lines: 0, counted: 0 };
+    if w.peek()? != Some(b'[') {
+        return Err("not a JSON array of gifts (the first character must be '[')".into());
+    }
+    w.pos += 1;
+    if w.peek()? == Some(b']') {
+        w.pos += 1;
+    } else {
+        loop {
+            w.peek()?;
+            let line = w.line();
+            // Typed straight from the bytes (one pass); a row that does not fit the type is read
+            // again as raw JSON to find its end and say which field is wrong. A row cut by the
+            // end of the window is read again after more of the file.
+            let (row, end) = loop {
+                let mut typed = serde_json::Deserializer::from_slice(&w.buf[w.pos..]).into_iter::<Row>();
+                match typed.next() {
+                    Some(Ok(row)) => break (row.into_gift(default_merchant, merchants), w.pos + typed.byte_offset()),
+                    Some(Err(e)) if e.is_eof() && w.more()? => continue,
+                    _ => {}
+                }
+                let mut raw =
+                    serde_json::Deserializer::from_slice(&w.buf[w.pos..]).into_iter::<&serde_json::value::RawValue>();
+                let read = match raw.next() {
+                    Some(Ok(value)) => {
+                        Ok((row_of(value.get(), default_merchant, merchants), w.pos + raw.byte_offset()))
+                    }
+                    Some(Err(e)) => Err(Some(e)),
+                    None => Err(None),
+                };
+                match read {
+                    Ok(read) => break read,
+                    Err(Some(e)) if e.is_eof() && w.more()? => continue,
+                    Err(Some(e)) => return Err(format!("line {}: not valid JSON: {}", line + e.line() - 1, e)),
+                    Err(None) => return Err(format!("line {line}: the array is not closed")),
+                }
+            };
+            accept(line, row);
+            w.pos = end;
+            match w.peek()? {
+                Some(b',') => w.pos += 1,
+                Some(b']') => {
+                    w.pos += 1;
+                    break;
+                }
+                _ => return Err(format!("line {}: expected ',' or ']' after a gift", w.line())),
+            }
+        }
+    }
+    if w.peek()?.is_some() {
+        return Err("text after the end of the array".into());
+    }
+    Ok(())
+}
+
 /// One JSON gift object: typed straight away when it is well formed (a million rows load in
 /// seconds), through a `Value` only to say which field is wrong when it is not.
 fn row_of(raw: &str, default_merchant: &str, merchants: &mut Merchants) -> Result<CatalogGift, FieldError> {
@@ -240,21 +400,6 @@ fn skip_ws(bytes: &[u8], mut pos: usize) -> usize {
         pos += 1;
     }
     pos
-}
-
-/// Line numbers of byte offsets, counted incrementally (offsets only grow).
-#[derive(Default)]
-struct LineCounter {
-    pos: usize,
-    line: usize,
-}
-
-impl LineCounter {
-    fn line_at(&mut self, bytes: &[u8], pos: usize) -> usize {
-        self.line += bytes[self.pos..pos].iter().filter(|&&b| b == b'\n').count();
-        self.pos = pos;
-        self.line + 1
-    }
 }
 
 /// One gift as a file gives it, before checks and defaults.

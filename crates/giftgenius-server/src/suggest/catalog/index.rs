@@ -4,14 +4,13 @@
 //! and which only in their title or description. Per gift: the few numbers the hard filters and
 //! the score need (price, ages, stock, relationship and occasion bits), packed together.
 //!
-//! A query with interests walks the posting lists of its stems, adding each interest's points
-//! into a per-thread slot per gift (a tag hit is worth more than a text hit, once per interest)
-//! next to the set of interests that gift matched, then reports the touched gifts that pass the
-//! filters; a query without interests scans the packed numbers. `ranking.rs` turns the matches
+//! A query with interests walks the posting lists of its stems a chunk of gift numbers at a
+//! time, marking per gift the interests it matched through a tag and through text only, then
+//! reports the chunk's marked gifts that pass the filters, in gift order, with their points (a
+//! tag hit is worth more than a text hit, once per interest); a query without interests scans
+//! the packed numbers. `ranking.rs` turns the matches
 //! into the ranked answer (the matched interests choose the first cards); a property test
 //! checks the result is exactly the linear scan's.
-
-use std::cell::RefCell;
 
 use giftgenius_types::gifts::SuggestGiftsQuery;
 use giftgenius_types::{Occasion, RelationshipType};
@@ -55,11 +54,49 @@ struct Packed {
 #[derive(Debug, Default)]
 pub struct Index {
     terms: foldhash::HashMap<Box<str>, u32>,
-    /// Per term: gifts with a tag of that stem, ascending.
-    tagged: Vec<Vec<u32>>,
-    /// Per term: gifts with that stem in the title or description but not in a tag, ascending.
-    mentioned: Vec<Vec<u32>>,
+    /// Per term: gifts with a tag of that stem.
+    tagged: Vec<Postings>,
+    /// Per term: gifts with that stem in the title or description but not in a tag.
+    mentioned: Vec<Postings>,
     packed: Vec<Packed>,
+}
+
+/// One posting list: its gift numbers ascending, or a bitmap of them when more than one gift in
+/// 32 is in it (a bit per gift is then smaller than 32 bits per entry). At a million gifts the
+/// words of every description ("from", "great", "pick") were 4 MB of entries each, ~70 MB in all
+/// (issue 28); a query's broad interests walk faster as words too.
+#[derive(Debug)]
+enum Postings {
+    Sparse(Box<[u32]>),
+    Dense(Box<[u64]>),
+}
+
+impl Postings {
+    fn of(list: Vec<u32>, gifts: usize) -> Postings {
+        if list.len().saturating_mul(32) > gifts {
+            let mut words = vec![0u64; gifts.div_ceil(64)];
+            for n in list {
+                words[n as usize / 64] |= 1 << (n % 64);
+            }
+            Postings::Dense(words.into_boxed_slice())
+        } else {
+            Postings::Sparse(list.into_boxed_slice())
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Postings::Sparse(list) => list.len(),
+            Postings::Dense(words) => words.iter().map(|w| w.count_ones() as usize).sum(),
+        }
+    }
+}
+
+/// A posting list during a walk: what is left of it.
+#[derive(Clone, Copy)]
+enum Cursor<'a> {
+    Sparse(&'a [u32]),
+    Dense(&'a [u64]),
 }
 
 fn relationship_bit(r: RelationshipType) -> u16 {
@@ -70,37 +107,47 @@ fn occasion_bit(o: Occasion) -> u16 {
     1 << Occasion::ALL.iter().position(|x| *x == o).unwrap_or(0)
 }
 
-/// Posting-list entries whose packed numbers are fetched together.
-const BLOCK: usize = 32;
-
-/// A touched gift that a hard filter excludes (points are at most 1 + 11 + 10 per interest).
-const EXCLUDED: u16 = u16::MAX;
-
-/// One gift's state during a query, together so one load reads both.
-#[derive(Clone, Copy, Default)]
-struct Slot {
-    /// 1 + the score once touched, or `EXCLUDED`.
-    points: u16,
-    /// The interests that counted for it so far (each counts once, through its best list).
-    matched: Interests,
-}
-
-/// Per-thread scratch for one query: a slot per gift and the gifts touched (in the order first
-/// touched). The slots are left all zero after every query, so any catalog can use them.
+/// The stems seen while building, with their lists.
 #[derive(Default)]
-struct Scratch {
-    slots: Vec<Slot>,
-    touched: Vec<u32>,
+struct Terms {
+    ids: foldhash::HashMap<Box<str>, u32>,
+    tagged: Vec<Vec<u32>>,
+    mentioned: Vec<Vec<u32>>,
 }
 
-thread_local! {
-    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+impl Terms {
+    fn term(&mut self, stem: &str) -> u32 {
+        if let Some(&t) = self.ids.get(stem) {
+            return t;
+        }
+        let t = self.tagged.len() as u32;
+        self.ids.insert(stem.into(), t);
+        self.tagged.push(Vec::new());
+        self.mentioned.push(Vec::new());
+        t
+    }
+}
+
+/// Gift numbers walked together: per chunk, the interests each gift matched are gathered in
+/// arrays small enough for the L1 cache, then the chunk's gifts are visited in ascending order,
+/// so the packed numbers are read front to back once (issue 28: one pass per posting list over
+/// a slot per gift, each a scattered walk over the packed numbers, was 78 % of a call).
+const CHUNK: usize = 4096;
+const CHUNK_WORDS: usize = CHUNK / 64;
+
+/// One chunk's state during a query: per gift, the interests matched through a tag and only
+/// through the title or description, and which gifts were touched. Zero again after each chunk.
+struct Chunk {
+    tag: [Interests; CHUNK],
+    text: [Interests; CHUNK],
+    touched: [u64; CHUNK_WORDS],
 }
 
 impl Index {
     /// Indexes `gifts` (in the catalog's order: positions are gift numbers).
     pub fn build(gifts: &[CatalogGift]) -> Index {
         let mut index = Index { packed: Vec::with_capacity(gifts.len()), ..Index::default() };
+        let mut terms = Terms::default();
         let mut tag_terms: Vec<u32> = Vec::new();
         let mut text_terms: Vec<u32> = Vec::new();
         let mut lower = String::new();
@@ -109,7 +156,7 @@ impl Index {
             tag_terms.clear();
             text_terms.clear();
             for s in tag_stems(&gift.tags) {
-                tag_terms.push(index.term(s));
+                tag_terms.push(terms.term(s));
             }
             for text in [&gift.title, &gift.description] {
                 // `words` without an allocation per word: the same words, lower-cased into one
@@ -121,7 +168,7 @@ impl Index {
                     } else {
                         lower.push_str(&word.to_lowercase());
                     }
-                    let term = index.term(stem(&lower));
+                    let term = terms.term(stem(&lower));
                     text_terms.push(term);
                 }
             }
@@ -130,12 +177,12 @@ impl Index {
             text_terms.sort_unstable();
             text_terms.dedup();
             for &t in &tag_terms {
-                index.tagged[t as usize].push(n);
+                terms.tagged[t as usize].push(n);
             }
             for &t in &text_terms {
                 // A tag of the same stem always wins, so the mention would never count.
                 if tag_terms.binary_search(&t).is_err() {
-                    index.mentioned[t as usize].push(n);
+                    terms.mentioned[t as usize].push(n);
                 }
             }
             index.packed.push(Packed {
@@ -147,21 +194,11 @@ impl Index {
                 occasions: gift.occasions.iter().fold(0, |m, o| m | occasion_bit(*o)),
             });
         }
-        for list in index.tagged.iter_mut().chain(index.mentioned.iter_mut()) {
-            list.shrink_to_fit();
-        }
+        let n = gifts.len();
+        index.terms = terms.ids;
+        index.tagged = terms.tagged.into_iter().map(|list| Postings::of(list, n)).collect();
+        index.mentioned = terms.mentioned.into_iter().map(|list| Postings::of(list, n)).collect();
         index
-    }
-
-    fn term(&mut self, stem: &str) -> u32 {
-        if let Some(&t) = self.terms.get(stem) {
-            return t;
-        }
-        let t = self.tagged.len() as u32;
-        self.terms.insert(stem.into(), t);
-        self.tagged.push(Vec::new());
-        self.mentioned.push(Vec::new());
-        t
     }
 
     pub fn len(&self) -> usize {
@@ -172,9 +209,38 @@ impl Index {
         self.packed.is_empty()
     }
 
+    /// The gifts with a tag of one of `stems`, each once, ascending.
+    pub fn tagged_with<'s>(&self, stems: impl IntoIterator<Item = &'s str>) -> Vec<u32> {
+        let mut seen = vec![0u64; self.packed.len().div_ceil(64)];
+        for stem in stems {
+            match self.terms.get(stem).map(|&t| &self.tagged[t as usize]) {
+                Some(Postings::Sparse(list)) => {
+                    for &n in list.iter() {
+                        seen[n as usize / 64] |= 1 << (n % 64);
+                    }
+                }
+                Some(Postings::Dense(words)) => {
+                    for (into, word) in seen.iter_mut().zip(words.iter()) {
+                        *into |= word;
+                    }
+                }
+                None => {}
+            }
+        }
+        let mut numbers = Vec::new();
+        for (w, &word) in seen.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                numbers.push((w * 64) as u32 + bits.trailing_zeros());
+                bits &= bits - 1;
+            }
+        }
+        numbers
+    }
+
     /// Distinct stems and posting entries (for the load log).
     pub fn size(&self) -> (usize, usize) {
-        let postings = self.tagged.iter().chain(&self.mentioned).map(Vec::len).sum();
+        let postings = self.tagged.iter().chain(&self.mentioned).map(Postings::len).sum();
         (self.terms.len(), postings)
     }
 
@@ -185,8 +251,9 @@ impl Index {
         base_of(&self.packed[n], q, wanted)
     }
 
-    /// Calls `found(gift number, score, interests matched)` for every gift that matches `q` (in
-    /// no particular order).
+    /// Calls `found(gift number, score, interests matched)` for every gift that matches `q`, in
+    /// ascending gift number (the catalog's id order: `ranking.rs` relies on it to skip the
+    /// matches that cannot enter the answer).
     pub fn each(&self, q: &SuggestGiftsQuery, mut found: impl FnMut(usize, i64, Interests)) {
         let wanted = Wanted::of(q);
         if q.interests.is_empty() {
@@ -197,75 +264,92 @@ impl Index {
             }
             return;
         }
-        let interests: Vec<Vec<u32>> = asked(q)
-            .iter()
-            .map(|interest| {
-                let mut terms: Vec<u32> = words(interest).filter_map(|w| self.terms.get(stem(&w)).copied()).collect();
-                terms.sort_unstable();
-                terms.dedup();
-                terms
-            })
-            .collect();
-        if interests.iter().all(Vec::is_empty) {
+        // Per posting list to walk: the rest of it and the interest it counts for (`asked`
+        // keeps to as many interests as there are bits).
+        let mut tag_lists: Vec<(Cursor, Interests)> = Vec::new();
+        let mut text_lists: Vec<(Cursor, Interests)> = Vec::new();
+        for (k, interest) in asked(q).iter().enumerate() {
+            let bit: Interests = 1 << k;
+            let mut terms: Vec<u32> = words(interest).filter_map(|w| self.terms.get(stem(&w)).copied()).collect();
+            terms.sort_unstable();
+            terms.dedup();
+            for t in terms {
+                for (lists, postings) in [(&mut tag_lists, &self.tagged), (&mut text_lists, &self.mentioned)] {
+                    match &postings[t as usize] {
+                        Postings::Sparse(list) if list.is_empty() => {}
+                        Postings::Sparse(list) => lists.push((Cursor::Sparse(list), bit)),
+                        Postings::Dense(words) => lists.push((Cursor::Dense(words), bit)),
+                    }
+                }
+            }
+        }
+        if tag_lists.is_empty() && text_lists.is_empty() {
             return; // no interest can match any gift, and interests were asked for
         }
-        SCRATCH.with(|scratch| {
-            let mut scratch = scratch.borrow_mut();
-            let Scratch { slots, touched } = &mut *scratch;
-            if slots.len() < self.packed.len() {
-                slots.resize(self.packed.len(), Slot::default());
+        let dense = tag_lists.iter().chain(&text_lists).any(|(c, _)| matches!(c, Cursor::Dense(_)));
+        let mut chunk = Box::new(Chunk { tag: [0; CHUNK], text: [0; CHUNK], touched: [0; CHUNK_WORDS] });
+        let Chunk { tag, text, touched } = &mut *chunk;
+        let mut start = 0;
+        while start < self.packed.len() {
+            if !dense {
+                // Only lists of numbers: on to the chunk of the lowest number still to come.
+                let next = tag_lists
+                    .iter()
+                    .chain(&text_lists)
+                    .filter_map(|(c, _)| match c {
+                        Cursor::Sparse(list) => list.first(),
+                        Cursor::Dense(_) => None,
+                    })
+                    .min();
+                let Some(&next) = next else { break };
+                start = next as usize / CHUNK * CHUNK;
             }
-            touched.clear();
-            for (k, terms) in interests.iter().enumerate() {
-                // `asked` keeps to as many interests as there are bits.
-                let bit: Interests = 1 << k;
-                for (lists, worth) in [(&self.tagged, POINTS_TAG as u16), (&self.mentioned, POINTS_TEXT as u16)] {
-                    for &t in terms {
-                        // In blocks: first copy the block's packed numbers (independent loads
-                        // the CPU overlaps; one at a time, each was a cache miss at a million
-                        // gifts), then walk it.
-                        for block in lists[t as usize].chunks(BLOCK) {
-                            let mut gathered = [Packed::default(); BLOCK];
-                            for (slot, &n) in gathered.iter_mut().zip(block) {
-                                *slot = self.packed[n as usize];
+            let end = start + CHUNK;
+            for (lists, marks) in [(&mut tag_lists, &mut *tag), (&mut text_lists, &mut *text)] {
+                for (cursor, bit) in lists.iter_mut() {
+                    match cursor {
+                        Cursor::Sparse(list) => {
+                            let inside = list.partition_point(|&n| (n as usize) < end);
+                            for &n in &list[..inside] {
+                                let i = n as usize - start;
+                                marks[i] |= *bit;
+                                touched[i / 64] |= 1 << (i % 64);
                             }
-                            for (&n, packed) in block.iter().zip(&gathered) {
-                                let slot = &mut slots[n as usize];
-                                if slot.matched & bit != 0 {
-                                    continue;
+                            *list = &list[inside..];
+                        }
+                        Cursor::Dense(words) => {
+                            let here = &words[(start / 64).min(words.len())..(end / 64).min(words.len())];
+                            for (w, &word) in here.iter().enumerate() {
+                                touched[w] |= word;
+                                let mut bits = word;
+                                while bits != 0 {
+                                    marks[w * 64 + bits.trailing_zeros() as usize] |= *bit;
+                                    bits &= bits - 1;
                                 }
-                                slot.matched |= bit;
-                                let mut p = slot.points;
-                                if p == EXCLUDED {
-                                    continue;
-                                }
-                                if p == 0 {
-                                    // First touch: the hard filters and the other points.
-                                    touched.push(n);
-                                    match base_of(packed, q, wanted) {
-                                        None => {
-                                            slot.points = EXCLUDED;
-                                            continue;
-                                        }
-                                        Some(base) => p = 1 + base as u16,
-                                    }
-                                }
-                                slot.points = p + worth;
                             }
                         }
                     }
                 }
             }
-            // Only the touched gifts, and leave the scratch zeroed. (Order does not matter:
-            // ranking breaks ties by gift number.)
-            for &n in touched.iter() {
-                let i = n as usize;
-                let Slot { points, matched } = std::mem::take(&mut slots[i]);
-                if points != EXCLUDED {
-                    found(i, i64::from(points - 1), matched);
+            for (w, word) in touched.iter_mut().enumerate() {
+                let mut bits = std::mem::take(word);
+                while bits != 0 {
+                    let i = w * 64 + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    let by_tag = std::mem::take(&mut tag[i]);
+                    // Through a tag when it can (the linear scan's order): 10 points, not 4.
+                    let by_text = std::mem::take(&mut text[i]) & !by_tag;
+                    let n = start + i;
+                    if let Some(base) = base_of(&self.packed[n], q, wanted) {
+                        let points = POINTS_TAG * i64::from(by_tag.count_ones())
+                            + POINTS_TEXT * i64::from(by_text.count_ones())
+                            + base;
+                        found(n, points, by_tag | by_text);
+                    }
                 }
             }
-        });
+            start = end;
+        }
     }
 }
 

@@ -17,7 +17,7 @@ use anyhow::{Context, bail};
 use arc_swap::ArcSwap;
 use tokio_util::sync::CancellationToken;
 
-use super::import::{self, Format, Merchants, Parsed};
+use super::import::{self, Merchants, Parsed};
 use super::{Catalog, CatalogGift, builtin_gifts};
 
 /// What to do with a bad row in a catalog file.
@@ -95,11 +95,7 @@ pub fn load(spec: &CatalogSpec, builtin: &[CatalogGift]) -> anyhow::Result<Loade
     }
     let mut merchants = Merchants::default();
     for path in &spec.files {
-        let name = path.display().to_string();
-        let bytes = std::fs::read(path).with_context(|| format!("cannot read the catalog file {name}"))?;
-        let format = Format::detect(&name, &bytes);
-        let parsed = import::parse(&name, &bytes, format, &mut merchants)
-            .map_err(|e| anyhow::anyhow!("catalog file {name}: {e}"))?;
+        let parsed = import::parse_file(path, &mut merchants).map_err(|e| anyhow::anyhow!("{e}"))?;
         all.extend(parsed);
     }
     let shown = all.errors.len().min(20);

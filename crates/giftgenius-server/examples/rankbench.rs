@@ -1,0 +1,82 @@
+//! Loading, indexing and ranking a big catalog file, outside the server: what `suggest_gifts`
+//! costs at a million gifts without HTTP around it, and the memory it takes (issue 28).
+//!
+//!   cargo build --release -p giftgenius-server --example rankbench
+//!   target/release/examples/rankbench CATALOG.json [QUERIES]
+//!
+//! Prints the load and index time, the resident memory after the load and its high-water mark
+//! (VmRSS, VmHWM), then ranks the peers' bench query (`../shared/bench/peers/bench.sh`: four
+//! interests, a budget, an age) QUERIES times (default 50) and prints the fastest and the median.
+//! `valgrind --tool=callgrind --collect-atstart=no --toggle-collect='*rank_queries*'` counts the
+//! instructions of the queries alone (the load is not collected).
+
+use std::time::{Duration, Instant};
+
+use giftgenius_server::suggest::catalog::live::{BadRows, CatalogSpec, load};
+use giftgenius_server::suggest::catalog::{Catalog, rank};
+use giftgenius_types::{SuggestGiftsInput, SuggestGiftsQuery};
+
+/// The same allocator as the server, so the memory figures are the server's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// The arguments of the peers' bench.sh.
+const BENCH_ARGS: &str = r#"{"relationship_type":"partner","age":35,"interests":["cooking","coffee","gourmet","hiking"],"budget_min":20,"budget_max":150,"limit":6}"#;
+
+fn status(key: &str) -> String {
+    let text = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    text.lines()
+        .find_map(|l| l.strip_prefix(key).map(|v| v.trim_start_matches(':').trim().to_string()))
+        .unwrap_or_else(|| "?".into())
+}
+
+#[inline(never)]
+fn rank_queries(catalog: &Catalog, q: &SuggestGiftsQuery, n: usize) -> (Vec<Duration>, usize, Vec<String>) {
+    let mut times = Vec::with_capacity(n);
+    let mut total = 0;
+    let mut ids = Vec::new();
+    for _ in 0..n {
+        let start = Instant::now();
+        let ranked = std::hint::black_box(rank(&[catalog], q));
+        times.push(start.elapsed());
+        total = ranked.total_matches;
+        ids = ranked.gifts.iter().map(|(g, _)| g.id.clone()).collect();
+    }
+    (times, total, ids)
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let Some(file) = args.next() else {
+        eprintln!("usage: rankbench CATALOG.json [QUERIES]");
+        std::process::exit(2);
+    };
+    let queries: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(50);
+    let spec = CatalogSpec { builtin: false, files: vec![file.into()], bad_rows: BadRows::Skip };
+    let started = Instant::now();
+    let loaded = match load(&spec, &[]) {
+        Ok(loaded) => loaded,
+        Err(e) => {
+            eprintln!("rankbench: {e:#}");
+            std::process::exit(1);
+        }
+    };
+    println!(
+        "loaded {} gifts in {:?} (load+index {:?}); VmRSS {}, VmHWM {}",
+        loaded.catalog.len(),
+        started.elapsed(),
+        loaded.took,
+        status("VmRSS"),
+        status("VmHWM")
+    );
+    let input: SuggestGiftsInput = serde_json::from_str(BENCH_ARGS).expect("the bench arguments parse");
+    let q = input.normalize();
+    let (mut times, total, ids) = rank_queries(&loaded.catalog, &q, queries);
+    times.sort_unstable();
+    println!(
+        "{queries} queries: min {:?}, median {:?}; total_matches {total}; first {:?}",
+        times[0],
+        times[times.len() / 2],
+        ids
+    );
+}
