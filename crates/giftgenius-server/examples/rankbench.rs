@@ -9,6 +9,11 @@
 //! interests, a budget, an age) QUERIES times (default 50) and prints the fastest and the median.
 //! `valgrind --tool=callgrind --collect-atstart=no --toggle-collect='*rank_queries*'` counts the
 //! instructions of the queries alone (the load is not collected).
+//!
+//! With `RANKBENCH_JSON=FILE`, also writes what `suggest_gifts` would return (the cards with their
+//! reasons, the count, the notice) for a few varied queries, one JSON line each: two builds that
+//! write the same file answer the same (issue 28: the contract must not move with the memory
+//! layout).
 
 use std::time::{Duration, Instant};
 
@@ -45,6 +50,39 @@ fn rank_queries(catalog: &Catalog, q: &SuggestGiftsQuery, n: usize) -> (Vec<Dura
     (times, total, ids)
 }
 
+/// Queries for the `RANKBENCH_JSON` answers: the bench query and variations of every filter
+/// (occasion, currency, no interests, none matching, a tight budget, a child, a long list).
+const CHECK_ARGS: &[&str] = &[
+    BENCH_ARGS,
+    r#"{"relationship_type":"friend","age":30,"interests":["tea","books"],"budget_max":40,"occasion":"birthday","currency":"EUR","limit":12}"#,
+    r#"{"relationship_type":"child","age":9,"interests":["gaming","music","art"],"limit":8}"#,
+    r#"{"relationship_type":"colleague","budget_min":10,"budget_max":25,"limit":6}"#,
+    r#"{"relationship_type":"parent","age":70,"interests":["gardening"],"budget_max":9.5,"currency":"JPY","limit":3}"#,
+    r#"{"relationship_type":"other","interests":["zzyzx"],"budget_max":30,"limit":6}"#,
+    r#"{"relationship_type":"sibling","age":20,"interests":["hiking boots","photography","coffee"],"budget_min":100,"budget_max":101,"limit":12}"#,
+];
+
+fn write_answers(catalog: &Catalog, path: &str) {
+    let mut out = String::new();
+    for args in CHECK_ARGS {
+        let input: SuggestGiftsInput = serde_json::from_str(args).expect("the check arguments parse");
+        let q = input.normalize();
+        let ranked = rank(&[catalog], &q);
+        let cards: Vec<_> = ranked
+            .gifts
+            .into_iter()
+            .map(|(gift, reasons)| gift.card(q.currency, reasons, "https://gg.example"))
+            .collect();
+        let answer = serde_json::json!({"query": q, "gifts": cards, "total_matches": ranked.total_matches, "notice": ranked.notice});
+        out.push_str(&answer.to_string());
+        out.push('\n');
+    }
+    if let Err(e) = std::fs::write(path, out) {
+        eprintln!("rankbench: cannot write {path}: {e}");
+        std::process::exit(1);
+    }
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let Some(file) = args.next() else {
@@ -69,6 +107,9 @@ fn main() {
         status("VmRSS"),
         status("VmHWM")
     );
+    if let Ok(path) = std::env::var("RANKBENCH_JSON") {
+        write_answers(&loaded.catalog, &path);
+    }
     let input: SuggestGiftsInput = serde_json::from_str(BENCH_ARGS).expect("the bench arguments parse");
     let q = input.normalize();
     let (mut times, total, ids) = rank_queries(&loaded.catalog, &q, queries);
