@@ -324,7 +324,7 @@ async fn run(
 
     // Gifts with plenty of stock, so unique commits measure the commit path, not sold-out errors.
     let stocked: Vec<String> =
-        state.catalog.current().gifts().iter().filter(|g| g.stock >= 150).map(|g| g.id.clone()).collect();
+        state.catalog.current().gifts().iter().filter(|g| g.stock >= 150).map(|g| g.id.to_string()).collect();
     let stocked = &stocked;
 
     let started = Instant::now();

@@ -45,7 +45,7 @@ fn rank_queries(catalog: &Catalog, q: &SuggestGiftsQuery, n: usize) -> (Vec<Dura
         let ranked = std::hint::black_box(rank(&[catalog], q));
         times.push(start.elapsed());
         total = ranked.total_matches;
-        ids = ranked.gifts.iter().map(|(g, _)| g.id.clone()).collect();
+        ids = ranked.gifts.iter().map(|(g, _)| g.id.to_string()).collect();
     }
     (times, total, ids)
 }

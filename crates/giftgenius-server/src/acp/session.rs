@@ -331,13 +331,13 @@ pub fn show(stored: &Stored<'_>, offers: &[Option<Offer>], merchant: &Merchant<'
         }
         line_items.push(AcpLineItem {
             id: line.line_id(),
-            item: AcpItemRef { id: gift.id.clone() },
+            item: AcpItemRef { id: gift.id.to_string() },
             quantity: line.quantity,
-            name: gift.title.clone(),
-            description: gift.description.clone(),
+            name: gift.title.to_string(),
+            description: gift.description.to_string(),
             images: gift.photo_url(public_url).into_iter().collect(),
             unit_amount: unit,
-            product_id: gift.id.clone(),
+            product_id: gift.id.to_string(),
             marketplace_seller_details: AcpSeller { name: gift.merchant.name.clone() },
             availability_status: availability,
             max_quantity_per_order: ACP_MAX_QUANTITY,

@@ -311,7 +311,7 @@ impl Checkout {
             .take(3)
             .map(|(_, g)| {
                 // What makes it similar: a tag the two share (every candidate shares one).
-                let shared = g.tags.iter().find(|t| gift.tags.contains(t)).cloned().unwrap_or_default();
+                let shared = g.tags.iter().find(|t| gift.tags.contains(t)).map(|t| t.to_string()).unwrap_or_default();
                 let reason = Reason {
                     text: format!("Also a {} gift, like {}", shared.replace('-', " "), gift.title),
                     why: Why::Popular { tag: shared },

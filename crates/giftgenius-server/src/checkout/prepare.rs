@@ -77,7 +77,7 @@ impl Checkout {
             id: random_id("drf"),
             subject: call.subject.clone(),
             draft_key,
-            gift_id: gift.id.clone(),
+            gift_id: gift.id.to_string(),
             quantity: i64::from(quantity),
             shipping: input.shipping.into(),
             currency: input.currency.into(),

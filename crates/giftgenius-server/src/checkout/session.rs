@@ -56,7 +56,7 @@ impl Checkout {
         let row = CheckoutRow {
             id: random_id("cs"),
             subject: call.subject.clone(),
-            gift_id: gift.id.clone(),
+            gift_id: gift.id.to_string(),
             currency: input.currency.into(),
             amount_minor: price_in(gift.price_cents, input.currency).amount_minor,
             created_at_ms: now,
@@ -64,7 +64,7 @@ impl Checkout {
         };
         let checkout = CheckoutSession {
             id: row.id.clone(),
-            gift_id: gift.id.clone(),
+            gift_id: gift.id.to_string(),
             amount: row.amount(),
             checkout_url: format!("{}{CHECKOUT_PATH}{}", self.public_url, row.id),
             expires_at: rfc3339(row.expires_at_ms),

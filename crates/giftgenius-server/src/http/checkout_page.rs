@@ -70,7 +70,8 @@ pub async fn checkout_page(State(app): State<Arc<AppState>>, Path(id): Path<Stri
             }
         };
     }
-    let title = app.catalog.get(&session.gift_id).map(|g| g.title.clone()).unwrap_or_else(|| session.gift_id.clone());
+    let title =
+        app.catalog.get(&session.gift_id).map(|g| g.title.to_string()).unwrap_or_else(|| session.gift_id.clone());
     let amount = format_money(&session.amount(), &locale);
     let expires = words::date(lang, &rfc3339(session.expires_at_ms));
     let html = format!(

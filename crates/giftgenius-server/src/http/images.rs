@@ -41,7 +41,7 @@ const PALETTE: [(&str, &str); 8] = [
 
 /// A 160×120 picture: a tile coloured by the gift's first tag, its initials and that tag.
 pub fn svg_for(gift: &CatalogGift) -> String {
-    let tag = gift.tags.first().map(String::as_str).unwrap_or("gift");
+    let tag = gift.tags.first().map(|t| &**t).unwrap_or("gift");
     let index = tag.bytes().fold(0usize, |acc, b| acc.wrapping_mul(31).wrapping_add(b as usize)) % PALETTE.len();
     let (bg, fg) = PALETTE[index];
     let initials: String = gift

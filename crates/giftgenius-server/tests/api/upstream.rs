@@ -171,7 +171,7 @@ async fn a_valid_catalog_adds_its_gifts_but_can_never_shadow_a_builtin_gift_id()
     assert!(envelope.is_ok());
 
     // The built-in hh-012 is still the one prepare_order sells.
-    let builtin = app.state.catalog.get("hh-012").expect("built-in gift").title.clone();
+    let builtin = app.state.catalog.get("hh-012").expect("built-in gift").title.to_string();
     assert_ne!(builtin, "Impostor Juggling Set");
 }
 

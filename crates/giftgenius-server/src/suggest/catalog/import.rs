@@ -15,7 +15,7 @@ use std::sync::Arc;
 use giftgenius_types::{Merchant, Occasion, RelationshipType};
 use serde::Deserialize;
 
-use super::CatalogGift;
+use super::{CatalogGift, Set, Tag, Tags};
 
 /// Stock of a gift whose row does not say (the bench format has no stock).
 pub const DEFAULT_STOCK: u32 = 100;
@@ -154,13 +154,60 @@ impl Parsed {
     }
 }
 
-/// Merchants seen so far, so a million gifts share a few `Arc<Merchant>`s.
+/// Merchants and tags seen so far, so a million gifts share a few `Arc<Merchant>`s, and the gifts
+/// with the same tags one list of them (issue 28: a `Vec<String>` of tags per gift was ~150 bytes
+/// of a gift's ~540 at a million gifts). Kept for one load only.
 #[derive(Debug, Default)]
-pub struct Merchants(HashMap<String, Arc<Merchant>>);
+pub struct Merchants {
+    merchants: HashMap<String, Arc<Merchant>>,
+    /// The merchants of rows without a `merchant_id`, by the name they give.
+    by_name: HashMap<String, Arc<Merchant>>,
+    tags: foldhash::HashSet<Tag>,
+    tag_lists: foldhash::HashSet<Tags>,
+}
 
 impl Merchants {
-    fn get(&mut self, id: String, name: String) -> Arc<Merchant> {
-        self.0.entry(id.clone()).or_insert_with(|| Arc::new(Merchant { id, name })).clone()
+    /// The merchant `id` (by default the slug of its name); the first name given for an id stays.
+    fn get(&mut self, id: Option<String>, name: &str) -> Arc<Merchant> {
+        let id = match id {
+            Some(id) => id,
+            // Most rows name their merchant the way the row before did: no slug, no copy.
+            None => match self.by_name.get(name) {
+                Some(merchant) => return merchant.clone(),
+                None => {
+                    let merchant = self.get(Some(slug(name)), name);
+                    self.by_name.insert(name.to_string(), merchant.clone());
+                    return merchant;
+                }
+            },
+        };
+        if let Some(merchant) = self.merchants.get(&id) {
+            return merchant.clone();
+        }
+        let merchant = Arc::new(Merchant { id: id.clone(), name: name.to_string() });
+        self.merchants.insert(id, merchant.clone());
+        merchant
+    }
+
+    /// The shared list of `tags` (each shared too).
+    fn tags(&mut self, tags: &[&str]) -> Tags {
+        let list: Vec<Tag> = tags
+            .iter()
+            .map(|&tag| match self.tags.get(tag) {
+                Some(shared) => shared.clone(),
+                None => {
+                    let shared = Tag::from(tag);
+                    self.tags.insert(shared.clone());
+                    shared
+                }
+            })
+            .collect();
+        if let Some(shared) = self.tag_lists.get(list.as_slice()) {
+            return shared.clone();
+        }
+        let shared = Tags::from(list);
+        self.tag_lists.insert(shared.clone());
+        shared
     }
 }
 
@@ -499,20 +546,20 @@ impl Row {
                 format!("must be USD (catalog prices are in US cents; got {})", clip(&currency)),
             ));
         }
-        let merchant_name = self.merchant.map(|m| m.trim().to_string()).filter(|m| !m.is_empty());
-        let merchant_name = merchant_name.unwrap_or_else(|| default_merchant.to_string());
+        let merchant_name = self.merchant.as_deref().map(str::trim).filter(|m| !m.is_empty());
+        let merchant_name = merchant_name.unwrap_or(default_merchant);
         let merchant_id = match self.merchant_id {
-            Some(id) if super::plain_id(&id) => id,
+            Some(id) if super::plain_id(&id) => Some(id),
             Some(_) => return Err(field_error("merchant_id", "must be 1-64 letters, digits, '-' or '_'")),
-            None => slug(&merchant_name),
+            None => None,
         };
         let tags = self.tags.unwrap_or_default();
         if tags.len() > MAX_TAGS {
             return Err(field_error("tags", format!("has more than {MAX_TAGS} tags")));
         }
-        let mut clean_tags = Vec::with_capacity(tags.len());
-        for tag in tags {
-            let tag = tag.trim().to_string();
+        let mut clean_tags: Vec<&str> = Vec::with_capacity(tags.len());
+        for tag in &tags {
+            let tag = tag.trim();
             if tag.is_empty() || tag.chars().count() > MAX_TAG {
                 return Err(field_error("tags", format!("each tag must be 1-{MAX_TAG} characters")));
             }
@@ -531,31 +578,27 @@ impl Row {
             return Err(field_error("age_min", format!("({age_min}) is greater than age_max ({age_max})")));
         }
         let relationships = match self.relationships {
-            None => RelationshipType::ALL.to_vec(),
+            None => Set::all(),
             Some(names) => {
-                let mut out = Vec::with_capacity(names.len());
+                let mut out = Set::EMPTY;
                 for name in names {
                     let r = RelationshipType::ALL.into_iter().find(|r| r.as_str() == name).ok_or_else(|| {
                         field_error("relationships", format!("{} is not a relationship we know", clip(&name)))
                     })?;
-                    if !out.contains(&r) {
-                        out.push(r);
-                    }
+                    out.insert(r);
                 }
                 out
             }
         };
         let occasions = match self.occasions {
-            None => Vec::new(),
+            None => Set::EMPTY,
             Some(names) => {
-                let mut out = Vec::with_capacity(names.len());
+                let mut out = Set::EMPTY;
                 for name in names {
                     let o = Occasion::ALL.into_iter().find(|o| o.as_str() == name).ok_or_else(|| {
                         field_error("occasions", format!("{} is not an occasion we know", clip(&name)))
                     })?;
-                    if !out.contains(&o) {
-                        out.push(o);
-                    }
+                    out.insert(o);
                 }
                 out
             }
@@ -568,16 +611,18 @@ impl Row {
             None => None,
             Some(url) => match url::Url::parse(&url) {
                 // http too: the server fetches the photo itself (`photos/`), the buyer's browser never does.
-                Ok(u) if matches!(u.scheme(), "https" | "http") && u.has_host() && url.len() <= 2048 => Some(url),
+                Ok(u) if matches!(u.scheme(), "https" | "http") && u.has_host() && url.len() <= 2048 => {
+                    Some(url.into_boxed_str())
+                }
                 _ => return Err(field_error("image", "must be an http:// or https:// URL of at most 2048 characters")),
             },
         };
         Ok(CatalogGift {
-            id,
-            title,
-            description,
+            id: id.into_boxed_str(),
+            title: title.into_boxed_str(),
+            description: description.into_boxed_str(),
             price_cents,
-            tags: clean_tags,
+            tags: merchants.tags(&clean_tags),
             age_min: age_min as u8,
             age_max: age_max as u8,
             relationships,
@@ -715,7 +760,10 @@ mod tests {
         assert_eq!(gift.merchant.id, "maple-moss");
         assert_eq!(gift.merchant.name, "Maple & Moss");
         assert_eq!(gift.image, None);
-        assert_eq!(gift.relationships, [RelationshipType::Partner, RelationshipType::Parent]);
+        assert_eq!(
+            gift.relationships.iter().collect::<Vec<_>>(),
+            [RelationshipType::Partner, RelationshipType::Parent]
+        );
     }
 
     #[test]
@@ -802,7 +850,10 @@ mod tests {
         assert_eq!((parsed.errors[0].line, parsed.errors[0].field.as_str()), (4, "price"));
         let mug = &parsed.gifts[0];
         assert_eq!((mug.price_cents, mug.stock, mug.age_min, mug.age_max), (1500, DEFAULT_STOCK, 13, 120));
-        assert_eq!(mug.tags, ["home-garden", "camping-gear", "coffee", "hiking"]);
+        assert_eq!(
+            mug.tags.iter().map(|t| &**t).collect::<Vec<_>>(),
+            ["home-garden", "camping-gear", "coffee", "hiking"]
+        );
         assert_eq!((mug.merchant.id.as_str(), mug.merchant.name.as_str()), ("camp-co", "Camp Co"));
         assert_eq!(mug.image.as_deref(), Some("https://cdn.example/m.png"));
         let sold_out = &parsed.gifts[1];

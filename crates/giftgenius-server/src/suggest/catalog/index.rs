@@ -15,10 +15,10 @@
 use giftgenius_types::gifts::SuggestGiftsQuery;
 use giftgenius_types::{Occasion, RelationshipType};
 
-use super::CatalogGift;
 use super::price_in;
 use super::ranking::{Interests, asked, stem, tag_stems, words};
 use super::ranking::{POINTS_BUDGET_ROOM, POINTS_OCCASION, POINTS_RELATIONSHIP, POINTS_TAG, POINTS_TEXT};
+use super::{CatalogGift, Set};
 
 #[cfg(test)]
 mod tests {
@@ -29,7 +29,7 @@ mod tests {
         let text = "Überraschung: HIKING-poles, café au lait & a Tent; 12345 ab";
         let expected: Vec<String> = words(text).map(|w| stem(&w).to_string()).collect();
         let gift = super::super::Catalog::builtin().gifts()[0].clone();
-        let gift = CatalogGift { title: text.into(), description: String::new(), tags: vec![], ..gift };
+        let gift = CatalogGift { title: text.into(), description: "".into(), tags: Default::default(), ..gift };
         let index = Index::build(std::slice::from_ref(&gift));
         let mut indexed: Vec<&str> = index.terms.keys().map(|k| &**k).collect();
         indexed.sort_unstable();
@@ -100,11 +100,11 @@ enum Cursor<'a> {
 }
 
 fn relationship_bit(r: RelationshipType) -> u16 {
-    1 << RelationshipType::ALL.iter().position(|x| *x == r).unwrap_or(0)
+    Set::from_iter([r]).bits()
 }
 
 fn occasion_bit(o: Occasion) -> u16 {
-    1 << Occasion::ALL.iter().position(|x| *x == o).unwrap_or(0)
+    Set::from_iter([o]).bits()
 }
 
 /// The stems seen while building, with their lists.
@@ -148,17 +148,22 @@ impl Index {
     pub fn build(gifts: &[CatalogGift]) -> Index {
         let mut index = Index { packed: Vec::with_capacity(gifts.len()), ..Index::default() };
         let mut terms = Terms::default();
-        let mut tag_terms: Vec<u32> = Vec::new();
+        // The terms of each list of tags, once per list: gifts with the same tags share one
+        // (`import::Merchants`), so the list's address names it while every gift is alive.
+        let mut tag_lists: foldhash::HashMap<usize, Box<[u32]>> = foldhash::HashMap::default();
         let mut text_terms: Vec<u32> = Vec::new();
         let mut lower = String::new();
         for (n, gift) in gifts.iter().enumerate() {
             let n = n as u32;
-            tag_terms.clear();
             text_terms.clear();
-            for s in tag_stems(&gift.tags) {
-                tag_terms.push(terms.term(s));
-            }
-            for text in [&gift.title, &gift.description] {
+            let list = std::sync::Arc::as_ptr(&gift.tags) as *const () as usize;
+            let tag_terms = tag_lists.entry(list).or_insert_with(|| {
+                let mut found: Vec<u32> = tag_stems(&gift.tags).map(|s| terms.term(s)).collect();
+                found.sort_unstable();
+                found.dedup();
+                found.into_boxed_slice()
+            });
+            for text in [&*gift.title, &*gift.description] {
                 // `words` without an allocation per word: the same words, lower-cased into one
                 // buffer (a million gifts have tens of millions of words).
                 for word in text.split(|c: char| !c.is_alphanumeric()).filter(|w| w.len() >= 3) {
@@ -172,11 +177,9 @@ impl Index {
                     text_terms.push(term);
                 }
             }
-            tag_terms.sort_unstable();
-            tag_terms.dedup();
             text_terms.sort_unstable();
             text_terms.dedup();
-            for &t in &tag_terms {
+            for &t in tag_terms.iter() {
                 terms.tagged[t as usize].push(n);
             }
             for &t in &text_terms {
@@ -190,8 +193,8 @@ impl Index {
                 age_min: gift.age_min,
                 age_max: gift.age_max,
                 in_stock: gift.stock > 0,
-                relationships: gift.relationships.iter().fold(0, |m, r| m | relationship_bit(*r)),
-                occasions: gift.occasions.iter().fold(0, |m, o| m | occasion_bit(*o)),
+                relationships: gift.relationships.bits(),
+                occasions: gift.occasions.bits(),
             });
         }
         let n = gifts.len();

@@ -31,23 +31,112 @@ pub use index::Index;
 pub use ranking::{Ranked, rank, rank_linear};
 
 /// One gift as the catalog holds it (prices in US cents).
+///
+/// Compact, because a catalog can hold a million of them (issue 28): texts are `Box<str>` (no
+/// spare capacity, 16 bytes), gifts with the same tags share one interned list, and the
+/// relationships and occasions are bit sets. 192 bytes plus ~350 of strings and small vectors
+/// per gift became ~112 plus the texts.
 #[derive(Debug, Clone)]
 pub struct CatalogGift {
-    pub id: String,
-    pub title: String,
-    pub description: String,
+    pub id: Box<str>,
+    pub title: Box<str>,
+    pub description: Box<str>,
     pub price_cents: i64,
-    pub tags: Vec<String>,
+    /// Shared by every gift with the same tags, in the same order (`import::Merchants` interns).
+    pub tags: Tags,
     pub age_min: u8,
     pub age_max: u8,
-    pub relationships: Vec<RelationshipType>,
-    pub occasions: Vec<Occasion>,
+    pub relationships: Set<RelationshipType>,
+    pub occasions: Set<Occasion>,
     pub stock: u32,
     /// Shared by every gift of the merchant.
     pub merchant: Arc<Merchant>,
     /// The merchant's photo (http or https). The widget's CSP allows images from our own origin
     /// only, so cards link the copy we fetch and resize (`/images/{id}.jpg`, `photos/`).
-    pub image: Option<String>,
+    pub image: Option<Box<str>>,
+}
+
+/// A gift's tags: one list shared by the gifts that have the same, each tag shared too.
+pub type Tags = Arc<[Tag]>;
+pub type Tag = Arc<str>;
+
+/// What a [`Set`] can hold: the values of a small enum, each a bit (its place in `ALL`).
+pub trait Member: Copy + PartialEq + std::fmt::Debug + 'static {
+    const ALL: &'static [Self];
+}
+
+impl Member for RelationshipType {
+    const ALL: &'static [Self] = &RelationshipType::ALL;
+}
+
+impl Member for Occasion {
+    const ALL: &'static [Self] = &Occasion::ALL;
+}
+
+const _: () = assert!(RelationshipType::ALL.len() <= 16 && Occasion::ALL.len() <= 16);
+
+/// A set of relationships or occasions as bits (2 bytes in the row, not a vector).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Set<T> {
+    bits: u16,
+    of: std::marker::PhantomData<T>,
+}
+
+impl<T: Member> Set<T> {
+    pub const EMPTY: Self = Set { bits: 0, of: std::marker::PhantomData };
+
+    fn bit(value: T) -> u16 {
+        T::ALL.iter().position(|x| *x == value).map_or(0, |at| 1 << at)
+    }
+
+    /// Every value there is.
+    pub fn all() -> Self {
+        T::ALL.iter().copied().collect()
+    }
+
+    pub fn contains(&self, value: T) -> bool {
+        self.bits & Self::bit(value) != 0
+    }
+
+    pub fn insert(&mut self, value: T) {
+        self.bits |= Self::bit(value);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bits == 0
+    }
+
+    /// The bits, in the order of `T::ALL` (what the index packs).
+    pub fn bits(&self) -> u16 {
+        self.bits
+    }
+
+    /// The members, in the order of `T::ALL`.
+    pub fn iter(&self) -> impl Iterator<Item = T> + '_ {
+        T::ALL.iter().enumerate().filter(|(at, _)| self.bits & (1 << at) != 0).map(|(_, v)| *v)
+    }
+}
+
+impl<T: Member> Default for Set<T> {
+    fn default() -> Self {
+        Self::EMPTY
+    }
+}
+
+impl<T: Member> FromIterator<T> for Set<T> {
+    fn from_iter<I: IntoIterator<Item = T>>(values: I) -> Self {
+        let mut set = Self::EMPTY;
+        for value in values {
+            set.insert(value);
+        }
+        set
+    }
+}
+
+impl<T: Member> std::fmt::Debug for Set<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_set().entries(self.iter()).finish()
+    }
 }
 
 /// Ids go into URLs and the order tools: keep them plain.
@@ -133,7 +222,7 @@ impl Catalog {
     }
 
     pub fn get(&self, id: &str) -> Option<&CatalogGift> {
-        let at = self.gifts.binary_search_by(|g| g.id.as_str().cmp(id)).ok()?;
+        let at = self.gifts.binary_search_by(|g| (*g.id).cmp(id)).ok()?;
         self.gifts.get(at)
     }
 
@@ -166,12 +255,12 @@ impl CatalogGift {
     /// The card the widget shows, with `reasons` for this particular request.
     pub fn card(&self, currency: Currency, reasons: Vec<Reason>, public_url: &str) -> GiftCard {
         GiftCard {
-            id: self.id.clone(),
-            title: self.title.clone(),
-            description: self.description.clone(),
+            id: self.id.to_string(),
+            title: self.title.to_string(),
+            description: self.description.to_string(),
             price: price_in(self.price_cents, currency),
             merchant: self.merchant(),
-            tags: self.tags.clone(),
+            tags: self.tags.iter().map(|tag| tag.to_string()).collect(),
             reasons,
             in_stock: self.stock > 0,
             // Gifts without a photo link the lettered tile the server draws.
@@ -224,13 +313,13 @@ mod tests {
     fn the_gifts_sharing_a_tag_come_from_the_index_and_miss_none() {
         let catalog = Catalog::builtin();
         let mut odd = catalog.gifts()[1].clone();
-        odd.tags = vec!["-".into()];
+        odd.tags = [Tag::from("-")].into();
         for gift in catalog.gifts().iter().step_by(7).chain([&odd]) {
-            let found: Vec<&str> = catalog.sharing_a_tag(gift).map(|g| g.id.as_str()).collect();
+            let found: Vec<&str> = catalog.sharing_a_tag(gift).map(|g| &*g.id).collect();
             assert!(found.is_sorted(), "id order");
             let sharing = catalog.gifts().iter().filter(|g| g.tags.iter().any(|t| gift.tags.contains(t)));
             for g in sharing {
-                assert!(found.contains(&g.id.as_str()), "{} shares a tag with {} but was not found", g.id, gift.id);
+                assert!(found.contains(&&*g.id), "{} shares a tag with {} but was not found", g.id, gift.id);
             }
             if gift.id != odd.id {
                 assert!(found.len() < catalog.len(), "{}: the index, not every gift", gift.id);

@@ -14,7 +14,7 @@ use giftgenius_types::{MatchVia, Money, Notice, Reason, SuggestGiftsInput, Sugge
 use serde_json::{Map, Value, json};
 
 use super::reasons::explain;
-use super::{Catalog, CatalogGift, price_in};
+use super::{Catalog, CatalogGift, Tag, price_in};
 
 /// Points an interest is worth when a tag matches it, or only the title or description.
 pub(super) const POINTS_TAG: i64 = 10;
@@ -61,7 +61,7 @@ pub(super) fn words(text: &str) -> impl Iterator<Item = String> + '_ {
 }
 
 /// The stems of a gift's tags: each part of a hyphenated tag on its own.
-pub(super) fn tag_stems(tags: &[String]) -> impl Iterator<Item = &str> + '_ {
+pub(super) fn tag_stems(tags: &[Tag]) -> impl Iterator<Item = &str> + '_ {
     tags.iter().flat_map(|tag| tag.split('-')).map(stem).filter(|s| !s.is_empty())
 }
 
@@ -76,9 +76,9 @@ pub(super) fn interest_stems(interest: &str) -> Vec<String> {
 pub(super) fn interest_hit<'g>(gift: &'g CatalogGift, stems: &[String]) -> Option<(MatchVia, &'g str)> {
     let wanted = |s: &str| stems.iter().any(|w| w == s);
     if let Some(tag) = gift.tags.iter().find(|tag| tag_stems(std::slice::from_ref(*tag)).any(wanted)) {
-        return Some((MatchVia::Tag, tag));
+        return Some((MatchVia::Tag, &**tag));
     }
-    [(MatchVia::Title, &gift.title), (MatchVia::Description, &gift.description)]
+    [(MatchVia::Title, &*gift.title), (MatchVia::Description, &*gift.description)]
         .into_iter()
         .find_map(|(via, text)| Some((via, text_hit(text, stems)?)))
 }
@@ -127,11 +127,11 @@ fn score(gift: &CatalogGift, q: &SuggestGiftsQuery) -> Option<Scored> {
             return None;
         }
     }
-    if gift.relationships.contains(&q.relationship_type) {
+    if gift.relationships.contains(q.relationship_type) {
         score += POINTS_RELATIONSHIP;
     }
     if let Some(occasion) = q.occasion
-        && gift.occasions.contains(&occasion)
+        && gift.occasions.contains(occasion)
     {
         score += POINTS_OCCASION;
     }
@@ -562,15 +562,15 @@ mod tests {
         )
             .prop_map(
                 move |(tags, title, description, price_cents, (a, b), stock, relationships, occasions)| CatalogGift {
-                    id: format!("g-{:03}", (n * 37) % 1000),
-                    title,
-                    description,
+                    id: format!("g-{:03}", (n * 37) % 1000).into(),
+                    title: title.into(),
+                    description: description.into(),
                     price_cents,
-                    tags,
+                    tags: tags.into_iter().map(Tag::from).collect(),
                     age_min: a.min(b),
                     age_max: a.max(b),
-                    relationships,
-                    occasions,
+                    relationships: relationships.into_iter().collect(),
+                    occasions: occasions.into_iter().collect(),
                     stock,
                     merchant: Arc::new(Merchant { id: "m".into(), name: "M".into() }),
                     image: None,
@@ -609,7 +609,7 @@ mod tests {
 
     fn answer(ranked: &Ranked<'_>) -> (Vec<(String, Vec<Reason>)>, usize, serde_json::Value) {
         (
-            ranked.gifts.iter().map(|(g, reasons)| (g.id.clone(), reasons.clone())).collect(),
+            ranked.gifts.iter().map(|(g, reasons)| (g.id.to_string(), reasons.clone())).collect(),
             ranked.total_matches,
             serde_json::to_value(&ranked.notice).unwrap(),
         )
@@ -709,7 +709,7 @@ mod tests {
         for copy in 0..30 {
             for g in &base {
                 let mut g = g.clone();
-                g.id = format!("{}-{copy:02}", g.id);
+                g.id = format!("{}-{copy:02}", g.id).into();
                 // Some copies out of stock, so some matches are filtered in every chunk.
                 if copy % 7 == 3 {
                     g.stock = 0;
@@ -772,7 +772,7 @@ mod bench {
         for r in 0..334 {
             for g in &base {
                 let mut g = g.clone();
-                g.id = format!("{}-{r:04}", g.id);
+                g.id = format!("{}-{r:04}", g.id).into();
                 gifts.push(g);
             }
         }

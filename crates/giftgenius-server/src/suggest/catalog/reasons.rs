@@ -24,7 +24,7 @@ use giftgenius_types::gifts::SuggestGiftsQuery;
 use giftgenius_types::{MatchVia, Money, Reason, RelationshipType, Why};
 
 use super::ranking::{asked, interest_hit, interest_stems, tag_stems, text_hit};
-use super::{CatalogGift, price_in};
+use super::{CatalogGift, Tag, price_in};
 
 /// An age range this narrow (a toy for 3–7, a kit for 12–18) says who the gift is made for;
 /// a wider one ("14 and up") fits nearly everyone asked about.
@@ -137,7 +137,7 @@ fn cap(cards: &mut [Vec<Reason>], i: usize, gift: &CatalogGift, interests: &[Str
         }
         let Why::Interest { interest, .. } = &card[k].why else { continue };
         let Some(at) = interests.iter().position(|asked| asked == interest) else { continue };
-        let other = [(MatchVia::Title, &gift.title), (MatchVia::Description, &gift.description)]
+        let other = [(MatchVia::Title, &*gift.title), (MatchVia::Description, &*gift.description)]
             .into_iter()
             .filter_map(|(via, text)| Some(interest_reason(interest, via, text_hit(text, &stems[at])?)))
             .find(|r| said(&r.why) < MAX_CARDS_PER_SENTENCE && !has(card, &r.why));
@@ -172,7 +172,7 @@ fn pick_fallback(cards: &[Vec<Reason>], i: usize, options: &[Reason]) -> Option<
 }
 
 /// Whether `tag` says one of the asked interests (its reason says it better, or every card has it).
-fn asked_tag(tag: &String, stems: &[Vec<String>]) -> bool {
+fn asked_tag(tag: &Tag, stems: &[Vec<String>]) -> bool {
     tag_stems(std::slice::from_ref(tag)).any(|s| stems.iter().flatten().any(|w| w == s))
 }
 
@@ -190,21 +190,22 @@ fn candidates(gifts: &[&CatalogGift], i: usize, q: &SuggestGiftsQuery, stems: &[
         out.push(Reason { text: format!("Made for ages {age_min}–{age_max}"), why: Why::Age { age_min, age_max } });
     }
     // What sets it apart from the others shown (with one card there are no others).
-    let alone = |tag: &String| gifts.iter().enumerate().all(|(j, g)| j == i || !g.tags.contains(tag));
+    let alone = |tag: &Tag| gifts.iter().enumerate().all(|(j, g)| j == i || !g.tags.contains(tag));
     if gifts.len() >= 2
         && let Some(tag) = gift.tags.iter().find(|&t| !asked_tag(t, stems) && alone(t))
     {
         out.push(Reason {
-            text: format!("The only one here tagged “{tag}”"), why: Why::OnlyTag { tag: tag.clone() }
+            text: format!("The only one here tagged “{tag}”"),
+            why: Why::OnlyTag { tag: tag.to_string() },
         });
     }
     if let Some(occasion) = q.occasion
-        && gift.occasions.contains(&occasion)
+        && gift.occasions.contains(occasion)
     {
         out.push(Reason { text: format!("A good {} gift", occasion.phrase()), why: Why::Occasion { occasion } });
     }
     let relationship = q.relationship_type;
-    if relationship != RelationshipType::Other && gift.relationships.contains(&relationship) {
+    if relationship != RelationshipType::Other && gift.relationships.contains(relationship) {
         out.push(Reason {
             text: format!("A good pick for a {}", relationship.as_str()),
             why: Why::Relationship { relationship },
@@ -417,7 +418,7 @@ pub(super) mod tests {
         for (gift, reasons) in &ranked.gifts {
             let own = reasons.iter().find(|r| ranked.gifts.iter().filter(|(_, o)| has(o, &r.why)).count() == 1);
             match own.map(|r| &r.why) {
-                Some(Why::OnlyTag { tag }) => assert!(gift.tags.contains(tag)),
+                Some(Why::OnlyTag { tag }) => assert!(gift.tags.iter().any(|t| **t == **tag)),
                 Some(Why::Budget { price, .. }) => assert_eq!(price.amount_minor, gift.price_cents),
                 other => panic!("{}: {other:?}\n{}", gift.id, shown(&ranked.gifts)),
             }
@@ -480,7 +481,7 @@ pub(super) mod tests {
                         "{reason:?}"
                     );
                     let found = match via {
-                        MatchVia::Tag => gift.tags.contains(term),
+                        MatchVia::Tag => gift.tags.iter().any(|t| **t == **term),
                         MatchVia::Title => gift.title.contains(term.as_str()),
                         MatchVia::Description => gift.description.contains(term.as_str()),
                     };
@@ -539,7 +540,7 @@ pub(super) mod tests {
         let catalog = Catalog::builtin();
         let books = &typical()[1];
         let ranked = rank(&[&catalog], books);
-        assert!(ranked.gifts.iter().all(|(g, _)| g.tags.iter().any(|t| t == "books")), "{}", shown(&ranked.gifts));
+        assert!(ranked.gifts.iter().all(|(g, _)| g.tags.iter().any(|t| &**t == "books")), "{}", shown(&ranked.gifts));
         for (_, reasons) in &ranked.gifts {
             assert!(reasons.iter().all(|r| r.why != Why::Popular { tag: "books".into() }), "{}", shown(&ranked.gifts));
         }
