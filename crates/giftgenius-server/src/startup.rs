@@ -232,16 +232,22 @@ where
 {
     use axum::extract::Request;
     use tower::ServiceExt as _;
-    let sessioned = mcp_service(handler.clone(), serving, true)?;
-    let sessionless = mcp_service(handler, serving, false)?;
+    // Behind an Arc: axum clones a route's service at every layer of every request, and each
+    // rmcp service clone copies its config (the allowed hosts and origins); this way a request
+    // clones an Arc there and one service here.
+    let services = Arc::new((mcp_service(handler.clone(), serving, true)?, mcp_service(handler, serving, false)?));
     let route = tower::service_fn(move |request: Request| {
         let stateless = request.method() == axum::http::Method::POST
             && !request.headers().contains_key("mcp-session-id")
             && request.extensions().get::<crate::mcp::request_body::Initialize>().is_none();
-        let (sessioned, sessionless) = (sessioned.clone(), sessionless.clone());
+        let services = services.clone();
         async move {
-            let response =
-                if stateless { sessionless.oneshot(request).await } else { sessioned.oneshot(request).await };
+            let (sessioned, sessionless) = &*services;
+            let response = if stateless {
+                sessionless.clone().oneshot(request).await
+            } else {
+                sessioned.clone().oneshot(request).await
+            };
             response.map(axum::response::IntoResponse::into_response)
         }
     });

@@ -13,6 +13,7 @@ use giftgenius_widget::{RenderContext, Theme, ViewState, render_to_html};
 use rmcp::model::{CallToolResult, ContentBlock, MetaObject};
 use serde::Serialize;
 use serde_json::{Map, Value};
+use std::hash::BuildHasher;
 
 use crate::context::CallContext;
 use crate::outcome::{ModelText, Outcome};
@@ -72,34 +73,54 @@ fn fallback_html(structured: &Map<String, Value>, widget_meta: &Map<String, Valu
     if structured.get("ok") != Some(&Value::Bool(true)) {
         return render();
     }
-    let (Ok(json), Ok(meta)) = (serde_json::to_string(structured), serde_json::to_string(widget_meta)) else {
-        return render();
-    };
-    if json.len() + meta.len() > RENDERED_MAX_KEY {
-        return render();
-    }
-    let key = (locale.to_string(), json, meta);
-    if let Some(html) = rendered().lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return html.to_string();
+    // Looked up by a hash of the values themselves and checked for equality on a hit: printing
+    // the key as JSON to look it up cost more than the rest of a suggest_gifts call's answer.
+    let hash = rendered_hasher().hash_one((locale, structured, widget_meta));
+    let same = |e: &RenderedEntry| e.locale == locale && e.structured == *structured && e.meta == *widget_meta;
+    if let Some(entry) = rendered().lock().unwrap_or_else(|e| e.into_inner()).get(&hash).filter(|e| same(e)) {
+        return entry.html.to_string();
     }
     let html = render();
+    if html.len() > RENDERED_MAX_HTML {
+        return html;
+    }
+    let entry = RenderedEntry {
+        locale: locale.to_string(),
+        structured: structured.clone(),
+        meta: widget_meta.clone(),
+        html: html.as_str().into(),
+    };
     let mut cache = rendered().lock().unwrap_or_else(|e| e.into_inner());
     if cache.len() >= RENDERED_MAX_ENTRIES {
         cache.clear(); // crude, but bounded and O(1) per call on average
     }
-    cache.insert(key, html.as_str().into());
+    cache.insert(hash, entry);
     html
 }
 
-/// At most this many rendered results are kept, each for a result of at most this many bytes.
+/// At most this many rendered results are kept, each with markup of at most this many bytes
+/// (the result it was rendered from is of the same order).
 const RENDERED_MAX_ENTRIES: usize = 1024;
-const RENDERED_MAX_KEY: usize = 64 * 1024;
+const RENDERED_MAX_HTML: usize = 64 * 1024;
 
-type Rendered = std::sync::Mutex<std::collections::HashMap<(String, String, String), std::sync::Arc<str>>>;
+/// One rendered result: what it was rendered from, and its markup.
+struct RenderedEntry {
+    locale: String,
+    structured: Map<String, Value>,
+    meta: Map<String, Value>,
+    html: std::sync::Arc<str>,
+}
+
+type Rendered = std::sync::Mutex<std::collections::HashMap<u64, RenderedEntry>>;
 
 fn rendered() -> &'static Rendered {
     static RENDERED: std::sync::OnceLock<Rendered> = std::sync::OnceLock::new();
     RENDERED.get_or_init(Default::default)
+}
+
+fn rendered_hasher() -> &'static foldhash::quality::RandomState {
+    static HASHER: std::sync::OnceLock<foldhash::quality::RandomState> = std::sync::OnceLock::new();
+    HASHER.get_or_init(Default::default)
 }
 
 /// The id of the view a call's result opens: a UUID (RFC 9562 version 8) made from the call's
@@ -139,6 +160,33 @@ pub fn error_text(tool: ToolName, error: &ToolError) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rendered_markup_is_reused_only_for_the_same_result_and_locale() {
+        let result = |gifts: serde_json::Value| {
+            serde_json::json!({ "v": 3, "ok": true, "tool": "suggest_gifts", "data": { "gifts": gifts, "total_matches": 0 } })
+                .as_object()
+                .cloned()
+                .unwrap()
+        };
+        let (empty, meta) = (result(serde_json::json!([])), Map::new());
+        let english = fallback_html(&empty, &meta, "en");
+        assert_eq!(fallback_html(&empty, &meta, "en"), english, "the same result and locale: the same markup");
+        let spanish = fallback_html(&empty, &meta, "es");
+        assert!(spanish.contains("lang=\"es\"") && english.contains("lang=\"en\""), "{spanish}\n{english}");
+        let mut other_meta = Map::new();
+        other_meta.insert("k".into(), Value::Bool(true));
+        let mut other = empty.clone();
+        other.insert("extra".into(), Value::Bool(true));
+        // Whatever these render as, each is rendered from its own values (never another key's).
+        assert_eq!(fallback_html(&other, &meta, "en"), render_html_uncached(&other, &meta, "en"));
+        assert_eq!(fallback_html(&empty, &other_meta, "pt"), render_html_uncached(&empty, &other_meta, "pt"));
+    }
+
+    fn render_html_uncached(structured: &Map<String, Value>, meta: &Map<String, Value>, locale: &str) -> String {
+        let state = ViewState::from_tool_result(&Value::Object(structured.clone()), &Value::Object(meta.clone()));
+        render_to_html(&state, &RenderContext::new(Theme::Light, locale.to_string()))
+    }
 
     #[test]
     fn each_call_names_its_own_view_and_always_the_same_one() {

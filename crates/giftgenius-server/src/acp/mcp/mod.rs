@@ -102,17 +102,20 @@ enum Operation {
     Get(String),
 }
 
-/// The binding's MCP server handler (cheap to clone: one per session).
+/// The binding's MCP server handler (cheap to make and to clone: one per session, or per
+/// stateless request).
 #[derive(Clone)]
 pub struct AcpBinding {
     acp: Arc<Acp>,
-    tool_router: ToolRouter<Self>,
+    tool_router: &'static ToolRouter<Self>,
 }
 
 #[tool_router]
 impl AcpBinding {
+    /// A handler over `acp`, with the tool registry built once per process (see `GiftGenius::new`).
     pub fn new(acp: Arc<Acp>) -> Self {
-        Self { acp, tool_router: Self::tool_router() }
+        static REGISTRY: std::sync::OnceLock<ToolRouter<AcpBinding>> = std::sync::OnceLock::new();
+        Self { acp, tool_router: REGISTRY.get_or_init(Self::tool_router) }
     }
 
     #[tool(

@@ -45,7 +45,13 @@ pub struct Ranked<'a> {
 
 /// Crude stemming so "hike", "hiking" and "hikes" meet; good enough for short interest words.
 pub(super) fn stem(word: &str) -> &str {
-    for suffix in ["ing", "ers", "er", "es", "s"] {
+    // The suffixes are ASCII, so the cut is on a character boundary.
+    &word[..stem_bytes(word.as_bytes()).len()]
+}
+
+/// [`stem`] of a word's bytes.
+fn stem_bytes(word: &[u8]) -> &[u8] {
+    for suffix in [&b"ing"[..], b"ers", b"er", b"es", b"s"] {
         if let Some(stripped) = word.strip_suffix(suffix)
             && stripped.len() >= 3
         {
@@ -86,8 +92,45 @@ pub(super) fn interest_hit<'g>(gift: &'g CatalogGift, stems: &[String]) -> Optio
 /// The first word of `text` (as written there) that one of `stems` matches: the words of
 /// `words`, without lower-casing the answer.
 pub(super) fn text_hit<'t>(text: &'t str, stems: &[String]) -> Option<&'t str> {
+    if text.is_ascii() {
+        return ascii_text_hit(text, stems);
+    }
     let mut found = text.split(|c: char| !c.is_alphanumeric()).filter(|w| w.len() >= 3);
     found.find(|w| stems.iter().any(|s| s == stem(&w.to_lowercase())))
+}
+
+/// [`text_hit`] of an ASCII text (nearly every catalog's): its words are byte runs, lower-cased
+/// in place. It runs over the title and description of every card shown, once per interest, and
+/// decoding characters and allocating a lower-cased copy per word was most of a call's ranking.
+fn ascii_text_hit<'t>(text: &'t str, stems: &[String]) -> Option<&'t str> {
+    let mut lower = [0u8; 64];
+    let mut start = 0;
+    for (at, end) in text.bytes().chain([b' ']).enumerate() {
+        if end.is_ascii_alphanumeric() {
+            continue;
+        }
+        let word = &text.as_bytes()[start..at];
+        let begin = start;
+        start = at + 1;
+        // A stem is the start of the word it matches: most words fail on their first letter.
+        let first = word.first().map(u8::to_ascii_lowercase);
+        if word.len() < 3 || !stems.iter().any(|s| s.len() <= word.len() && s.as_bytes().first() == first.as_ref()) {
+            continue;
+        }
+        let matched = match lower.get_mut(..word.len()) {
+            Some(lower) => {
+                lower.copy_from_slice(word);
+                lower.make_ascii_lowercase();
+                let lower = stem_bytes(lower);
+                stems.iter().any(|s| s.as_bytes() == lower)
+            }
+            None => stems.iter().any(|s| s.as_bytes() == stem_bytes(word.to_ascii_lowercase().as_slice())),
+        };
+        if matched {
+            return text.get(begin..at);
+        }
+    }
+    None
 }
 
 struct Scored {
@@ -613,6 +656,21 @@ mod tests {
             ranked.total_matches,
             serde_json::to_value(&ranked.notice).unwrap(),
         )
+    }
+
+    proptest! {
+        /// The byte-wise reading of an ASCII text finds the same word as reading it character by
+        /// character with a lower-cased copy of each word.
+        #[test]
+        fn ascii_texts_are_read_like_any_other(
+            text in "(([A-Za-z0-9,.'-]{0,12}|Hiking|COOKING|Coffees|cooker|gourmets|[a-z]{60,70}hiking) ?){0,10}",
+            stems in prop::collection::vec("hik|cook|coffee|gourmet|[a-z]{3,6}", 1..4),
+        ) {
+            let slow = text.split(|c: char| !c.is_alphanumeric())
+                .filter(|w| w.len() >= 3)
+                .find(|w| stems.iter().any(|s| s == stem(&w.to_lowercase())));
+            prop_assert_eq!(text_hit(&text, &stems), slow);
+        }
     }
 
     proptest! {
