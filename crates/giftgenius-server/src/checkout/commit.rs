@@ -54,11 +54,11 @@ enum OrderStep {
     Busy,
 }
 
-/// What the charging window an order is created with adds to the request's own time (timeout
-/// and margin), so that the few milliseconds between creating the order and sending its charge
-/// request need no second transaction to extend it. (A window cut short is extended by
-/// `begin_charge` before the request goes out, as for an order created earlier.)
-const CHARGING_SLACK: std::time::Duration = std::time::Duration::from_millis(1000);
+/// How much of [`LEASE_MARGIN`] (clock differences between replicas, the store steps around the
+/// call) the charging window an order was created with must still have beyond the charge
+/// request's own end for `charge_phase` to send the request without marking it again: the few
+/// milliseconds between creating the order and the request come out of the margin's other half.
+const MARK_AGAIN_BELOW: std::time::Duration = std::time::Duration::from_millis(LEASE_MARGIN.as_millis() as u64 / 2);
 
 /// The provider's idempotency key for an order: one order, one charge, whoever asks.
 pub fn provider_key(order_id: &str) -> String {
@@ -293,8 +293,7 @@ impl Checkout {
             fulfilment: Default::default(),
         };
         let in_flight = self.payments.timeout() + LEASE_MARGIN;
-        let charging_until =
-            (lease.remaining() >= in_flight).then(|| now + (in_flight + CHARGING_SLACK).as_millis() as i64);
+        let charging_until = (lease.remaining() >= in_flight).then(|| now + in_flight.as_millis() as i64);
         let stock = i64::from(gift.stock);
         let created = match self.store.create_order_charging(lease.fence(), &order, stock, now, charging_until).await? {
             Fenced::Written(created) => created,
@@ -350,9 +349,11 @@ impl Checkout {
         }
         let now = self.now();
         let needed_until = now + in_flight.as_millis() as i64;
-        // Created just now with a window that covers the whole request: nothing to mark. (The
-        // key was fenced by that same transaction, and the lease still outlasts the request.)
-        let marked = charging_until.is_some_and(|until| until >= needed_until);
+        // Created just now with a window that still covers the whole request and most of the
+        // margin: nothing to mark. (The key was fenced by that same transaction, and the lease
+        // still outlasts the request.)
+        let request_end = now + self.payments.timeout().as_millis() as i64;
+        let marked = charging_until.is_some_and(|until| until - request_end >= MARK_AGAIN_BELOW.as_millis() as i64);
         let started = if marked {
             Ok(Fenced::Written(ChargeStart::Ready))
         } else {
