@@ -10,8 +10,14 @@
 //! [`MAX_LATENCY_MS`]): nothing was charged, so it is forgotten, and the attempt it belonged to
 //! can no longer decide anything.
 //!
-//! A charge that names a vault token is decided by `vault.rs` instead of [`Ledger::decide`]: the
+//! A charge that names a vault token is decided by `vault.rs` (inside [`Ledger::settle`]): the
 //! token's checks and its use are part of the transaction that decides.
+//!
+//! The writes of a charge request (recording its key, then deciding it) go through one writer
+//! connection that commits whatever requests are waiting as one transaction, one fsync for the
+//! lot (`group.rs`): every request is answered only once its batch is durable, and the file
+//! stays at `synchronous=FULL`. Everything else (refunds, settings, delegated payments, reads)
+//! uses the pool, each check-then-write step in a `BEGIN IMMEDIATE` transaction of its own.
 //!
 //! A latency change applies to the requests already waiting out theirs ([`Ledger::wait_latency`]),
 //! so a test can hold a charge in `processing` (a long latency) for exactly as long as it needs,
@@ -25,10 +31,11 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{Row, SqlitePool};
+use sqlx::{Row, SqliteConnection, SqlitePool};
 
 use crate::api::{Charge, ChargeRequest, ChargeStatus, Refund, RefundRequest, Settings, SettingsUpdate};
 use crate::faults::{Fault, FaultPlan};
+use crate::group::Writer;
 
 /// A charge request never takes longer than this before it is decided.
 pub const MAX_LATENCY_MS: u64 = 30_000;
@@ -142,16 +149,30 @@ pub enum RefundOutcome {
 /// What a new request under a key may do.
 #[derive(Debug)]
 pub enum Begin {
-    /// The key is ours to decide, as `attempt`, for the charge `id`.
-    Started { attempt: String, id: String },
+    /// The key is ours to decide, as `attempt`, for the charge `id`, after `latency` (the
+    /// setting as the transaction that recorded the key read it).
+    Started { attempt: String, id: String, latency: Duration },
     /// The key already has a charge (or one in progress): answer from it. (Boxed: a row is
     /// large next to `Started`.)
     Existing(Box<ChargeRow>),
 }
 
+/// What deciding a charge came to ([`Ledger::settle`]).
+#[derive(Debug)]
+pub enum Settled {
+    /// The fault taken was a 503: the attempt's row is gone, nothing was charged.
+    Abandoned,
+    /// The attempt was declared dead and taken over: it decided nothing.
+    TakenOver,
+    /// Decided (succeeded or failed) as `row`, with the fault that applied, if any.
+    Decided { row: Box<ChargeRow>, fault: Option<Fault> },
+}
+
 #[derive(Debug, Clone)]
 pub struct Ledger {
     pool: SqlitePool,
+    /// The one connection that commits charge requests' writes in groups (`group.rs`).
+    writer: Writer,
     /// Woken when this process changes the latency (requests waiting re-read it).
     latency_changed: Arc<Notify>,
 }
@@ -168,9 +189,10 @@ impl Ledger {
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Full)
             .busy_timeout(Duration::from_secs(10));
-        let pool = SqlitePoolOptions::new().max_connections(4).connect_with(options).await?;
+        let pool = SqlitePoolOptions::new().max_connections(4).connect_with(options.clone()).await?;
         sqlx::migrate!("./migrations").run(&pool).await?;
-        Ok(Self { pool, latency_changed: Arc::new(Notify::new()) })
+        let writer = Writer::start(options).await?;
+        Ok(Self { pool, writer, latency_changed: Arc::new(Notify::new()) })
     }
 
     /// The database, for the modules that keep their own tables in it (`vault.rs`, `delegate/`).
@@ -178,91 +200,26 @@ impl Ledger {
         &self.pool
     }
 
-    /// Records `key` as processing for `request`, or reports the charge it already has.
+    /// Records `key` as processing for `request`, or reports the charge it already has; in the
+    /// writer's next group commit, answered once that is durable.
     pub async fn begin(&self, key: &str, request: &ChargeRequest, now_ms: i64) -> LedgerResult<Begin> {
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let existing: Option<ChargeRow> = sqlx::query_as("SELECT * FROM charges WHERE idempotency_key = $1")
-            .bind(key)
-            .fetch_optional(&mut *tx)
-            .await?;
-        let attempt = new_id("att");
-        let started = match existing {
-            None => {
-                let id = new_id("ch");
-                let token = request.payment_token.as_ref();
-                sqlx::query(
-                    "INSERT INTO charges (idempotency_key, id, amount, currency, description, status, attempt, \
-                     started_at_ms, created_at_ms, payment_token, token_session, token_merchant) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10, $11)",
-                )
-                .bind(key)
-                .bind(&id)
-                .bind(request.amount)
-                .bind(&request.currency)
-                .bind(&request.description)
-                .bind(ChargeStatus::Processing.as_str())
-                .bind(&attempt)
-                .bind(now_ms)
-                .bind(token.map(|t| &t.token))
-                .bind(token.map(|t| &t.checkout_session_id))
-                .bind(token.map(|t| &t.merchant_id))
-                .execute(&mut *tx)
-                .await?;
-                Begin::Started { attempt, id }
-            }
-            Some(row)
-                if row.status() == ChargeStatus::Processing
-                    && row.started_at_ms < now_ms - STALE_PROCESSING_MS
-                    && row.same_request(request) =>
-            {
-                sqlx::query("UPDATE charges SET attempt = $2, started_at_ms = $3 WHERE idempotency_key = $1")
-                    .bind(key)
-                    .bind(&attempt)
-                    .bind(now_ms)
-                    .execute(&mut *tx)
-                    .await?;
-                Begin::Started { attempt, id: row.id }
-            }
-            Some(row) => Begin::Existing(Box::new(row)),
-        };
-        tx.commit().await?;
-        Ok(started)
+        self.writer.begin(key, request, now_ms).await
     }
 
-    /// Decides the charge under `key`, if `attempt` still owns it. False if it was taken over.
-    pub async fn decide(
+    /// Decides the charge `attempt` began under `key`: takes the next fault, then abandons the
+    /// attempt (a 503), or decides it (declined, or charged: by its vault token when it names
+    /// one), in the writer's next group commit, answered once that is durable.
+    pub async fn settle(
         &self,
         key: &str,
         attempt: &str,
-        status: ChargeStatus,
-        failure_code: Option<&str>,
-    ) -> LedgerResult<bool> {
-        let updated = sqlx::query(
-            "UPDATE charges SET status = $3, failure_code = $4 WHERE idempotency_key = $1 AND attempt = $2 AND status = $5",
-        )
-        .bind(key)
-        .bind(attempt)
-        .bind(status.as_str())
-        .bind(failure_code)
-        .bind(ChargeStatus::Processing.as_str())
-        .execute(&self.pool)
-        .await?
-        .rows_affected();
-        Ok(updated == 1)
+        request: &ChargeRequest,
+        now_ms: i64,
+    ) -> LedgerResult<Settled> {
+        self.writer.settle(key, attempt, request, now_ms).await
     }
 
-    /// Forgets the request `attempt` made under `key`: it failed before charging (a 503), so
-    /// the key may be used again.
-    pub async fn abandon(&self, key: &str, attempt: &str) -> LedgerResult<()> {
-        sqlx::query("DELETE FROM charges WHERE idempotency_key = $1 AND attempt = $2 AND status = $3")
-            .bind(key)
-            .bind(attempt)
-            .bind(ChargeStatus::Processing.as_str())
-            .execute(&self.pool)
-            .await?;
-        Ok(())
-    }
-
+    /// The charge requested under `key`, if any (a stale `processing` row is forgotten first).
     /// The charge requested under `key`, if any (a stale `processing` row is forgotten first).
     pub async fn by_key(&self, key: &str, now_ms: i64) -> LedgerResult<Option<ChargeRow>> {
         sqlx::query("DELETE FROM charges WHERE idempotency_key = $1 AND status = $2 AND started_at_ms < $3")
@@ -383,34 +340,30 @@ impl Ledger {
 
     /// The next injected fault for a request: the queue's first, else the standing one.
     pub async fn take_fault(&self) -> LedgerResult<Option<Fault>> {
-        let queued: Option<String> = sqlx::query_scalar(
-            "DELETE FROM fault_queue WHERE seq = (SELECT MIN(seq) FROM fault_queue) RETURNING fault",
-        )
-        .fetch_optional(&self.pool)
-        .await?;
-        let fault = match queued {
-            Some(fault) => fault,
-            None => self.setting("always_fault").await?,
-        };
-        Ok(Fault::parse(&fault))
+        take_fault(&mut *self.pool.acquire().await?).await
     }
 
     async fn setting(&self, name: &str) -> LedgerResult<String> {
-        Ok(sqlx::query_scalar("SELECT value FROM settings WHERE name = $1")
-            .bind(name)
-            .fetch_optional(&self.pool)
-            .await?
-            .unwrap_or_default())
+        setting(&mut *self.pool.acquire().await?, name).await
     }
 
     pub async fn latency(&self) -> LedgerResult<Duration> {
-        let ms = self.setting("latency_ms").await?.parse::<u64>().unwrap_or(0);
-        Ok(Duration::from_millis(ms.min(MAX_LATENCY_MS)))
+        latency(&mut *self.pool.acquire().await?).await
     }
 
     /// Waits until the latency, counted from `since`, has passed; a latency changed meanwhile
     /// (through this process) counts instead of the one read first, shorter or longer.
     pub async fn wait_latency(&self, since: Instant) -> LedgerResult<()> {
+        self.wait_latency_from(since, None).await
+    }
+
+    /// [`Ledger::wait_latency`] for a request that already read the latency (`read`, in the
+    /// transaction that recorded it): a latency of zero has nothing to wait for; any other is
+    /// read again under the change notification, as `wait_latency` does.
+    pub async fn wait_latency_from(&self, since: Instant, read: Option<Duration>) -> LedgerResult<()> {
+        if read == Some(Duration::ZERO) {
+            return Ok(());
+        }
         loop {
             // Registered before reading, so a change between the read and the sleep is not missed.
             let changed = self.latency_changed.notified();
@@ -464,4 +417,136 @@ impl Ledger {
     pub async fn count(&self) -> LedgerResult<i64> {
         sqlx::query("SELECT COUNT(*) AS n FROM charges").fetch_one(&self.pool).await?.try_get("n")
     }
+}
+
+// --- the statements of a charge request's writes, on the connection of one transaction ------
+
+/// Records `key` as processing for `request` (or takes over its stale `processing` row), or
+/// reports the charge it already has; with the latency the request is to wait out.
+pub(crate) async fn begin_on(
+    conn: &mut SqliteConnection,
+    key: &str,
+    request: &ChargeRequest,
+    now_ms: i64,
+) -> LedgerResult<Begin> {
+    let existing: Option<ChargeRow> =
+        sqlx::query_as("SELECT * FROM charges WHERE idempotency_key = $1").bind(key).fetch_optional(&mut *conn).await?;
+    let attempt = new_id("att");
+    Ok(match existing {
+        None => {
+            let id = new_id("ch");
+            let token = request.payment_token.as_ref();
+            sqlx::query(
+                "INSERT INTO charges (idempotency_key, id, amount, currency, description, status, attempt, \
+                 started_at_ms, created_at_ms, payment_token, token_session, token_merchant) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10, $11)",
+            )
+            .bind(key)
+            .bind(&id)
+            .bind(request.amount)
+            .bind(&request.currency)
+            .bind(&request.description)
+            .bind(ChargeStatus::Processing.as_str())
+            .bind(&attempt)
+            .bind(now_ms)
+            .bind(token.map(|t| &t.token))
+            .bind(token.map(|t| &t.checkout_session_id))
+            .bind(token.map(|t| &t.merchant_id))
+            .execute(&mut *conn)
+            .await?;
+            Begin::Started { attempt, id, latency: latency(conn).await? }
+        }
+        Some(row)
+            if row.status() == ChargeStatus::Processing
+                && row.started_at_ms < now_ms - STALE_PROCESSING_MS
+                && row.same_request(request) =>
+        {
+            sqlx::query("UPDATE charges SET attempt = $2, started_at_ms = $3 WHERE idempotency_key = $1")
+                .bind(key)
+                .bind(&attempt)
+                .bind(now_ms)
+                .execute(&mut *conn)
+                .await?;
+            Begin::Started { attempt, id: row.id, latency: latency(conn).await? }
+        }
+        Some(row) => Begin::Existing(Box::new(row)),
+    })
+}
+
+/// Takes the next fault and decides the charge `attempt` began under `key` accordingly (see
+/// [`Ledger::settle`]).
+pub(crate) async fn settle_on(
+    conn: &mut SqliteConnection,
+    key: &str,
+    attempt: &str,
+    request: &ChargeRequest,
+    now_ms: i64,
+) -> LedgerResult<Settled> {
+    let fault = take_fault(conn).await?;
+    let (status, failure) = match fault {
+        Some(Fault::ServerError) => {
+            sqlx::query("DELETE FROM charges WHERE idempotency_key = $1 AND attempt = $2 AND status = $3")
+                .bind(key)
+                .bind(attempt)
+                .bind(ChargeStatus::Processing.as_str())
+                .execute(&mut *conn)
+                .await?;
+            return Ok(Settled::Abandoned);
+        }
+        Some(Fault::Decline) => (ChargeStatus::Failed, Some("card_declined")),
+        Some(Fault::Timeout) | None => (ChargeStatus::Succeeded, None),
+    };
+    // A vault token decides what the injected faults leave to decide (vault.rs).
+    let won = match (&request.payment_token, status) {
+        (Some(token), ChargeStatus::Succeeded) => {
+            crate::vault::decide_with_token_on(conn, key, attempt, request, token, now_ms).await?
+        }
+        _ => {
+            sqlx::query(
+                "UPDATE charges SET status = $3, failure_code = $4 \
+             WHERE idempotency_key = $1 AND attempt = $2 AND status = $5",
+            )
+            .bind(key)
+            .bind(attempt)
+            .bind(status.as_str())
+            .bind(failure)
+            .bind(ChargeStatus::Processing.as_str())
+            .execute(&mut *conn)
+            .await?
+            .rows_affected()
+                == 1
+        }
+    };
+    if !won {
+        return Ok(Settled::TakenOver);
+    }
+    let row: ChargeRow =
+        sqlx::query_as("SELECT * FROM charges WHERE idempotency_key = $1").bind(key).fetch_one(&mut *conn).await?;
+    Ok(Settled::Decided { row: Box::new(row), fault })
+}
+
+/// The next injected fault: the queue's first (taken), else the standing one.
+async fn take_fault(conn: &mut SqliteConnection) -> LedgerResult<Option<Fault>> {
+    let queued: Option<String> =
+        sqlx::query_scalar("DELETE FROM fault_queue WHERE seq = (SELECT MIN(seq) FROM fault_queue) RETURNING fault")
+            .fetch_optional(&mut *conn)
+            .await?;
+    let fault = match queued {
+        Some(fault) => fault,
+        None => setting(conn, "always_fault").await?,
+    };
+    Ok(Fault::parse(&fault))
+}
+
+async fn setting(conn: &mut SqliteConnection, name: &str) -> LedgerResult<String> {
+    Ok(sqlx::query_scalar("SELECT value FROM settings WHERE name = $1")
+        .bind(name)
+        .fetch_optional(&mut *conn)
+        .await?
+        .unwrap_or_default())
+}
+
+async fn latency(conn: &mut SqliteConnection) -> LedgerResult<Duration> {
+    let ms = setting(conn, "latency_ms").await?.parse::<u64>().unwrap_or(0);
+    Ok(Duration::from_millis(ms.min(MAX_LATENCY_MS)))
 }

@@ -2,7 +2,8 @@
 //! SQLite file, that behaves like a real provider and takes no real money.
 //!
 //! - `api`: the HTTP API as types (Stripe-shaped); the app's payment client uses these too.
-//! - `routes`: the handlers; `ledger`: its database (charges per idempotency key, settings);
+//! - `routes`: the handlers; `ledger`: its database (charges per idempotency key, settings),
+//!   whose charge writes are committed in groups by `group`;
 //!   `faults`: injected failures; `config`: its flags.
 //! - `guard`: what every request must show (a loopback `Host`, no `Origin`, the secret of
 //!   `token`, JSON bodies): a web page the developer visits cannot use the provider.
@@ -21,6 +22,7 @@ pub mod api;
 pub mod config;
 pub mod delegate;
 pub mod faults;
+mod group;
 pub mod guard;
 pub mod ledger;
 mod routes;

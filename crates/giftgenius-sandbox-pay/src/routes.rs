@@ -19,7 +19,7 @@ use crate::api::{
 };
 use crate::faults::{Fault, FaultPlan};
 use crate::guard::{Keys, guard};
-use crate::ledger::{Begin, ChargeRow, Ledger, RefundOutcome, RefundRow};
+use crate::ledger::{Begin, ChargeRow, Ledger, RefundOutcome, RefundRow, Settled};
 use crate::vault::failure_message;
 
 /// The largest request body taken (a charge request is a few hundred bytes).
@@ -286,8 +286,8 @@ async fn create_charge(State(ledger): State<Ledger>, headers: HeaderMap, body: B
         Ok(parsed) => parsed,
         Err(why) => return invalid(why),
     };
-    let (attempt, id) = match ledger.begin(&key, &request, now_ms()).await {
-        Ok(Begin::Started { attempt, id }) => (attempt, id),
+    let (attempt, latency) = match ledger.begin(&key, &request, now_ms()).await {
+        Ok(Begin::Started { attempt, latency, .. }) => (attempt, latency),
         Ok(Begin::Existing(row)) if !row.same_request(&request) => {
             return error(
                 StatusCode::BAD_REQUEST,
@@ -301,28 +301,14 @@ async fn create_charge(State(ledger): State<Ledger>, headers: HeaderMap, body: B
         Err(e) => return internal(&e),
     };
     // Decided in a task of its own: once received, a charge request is carried through even if
-    // the client stops waiting (as at a real provider), so a lookup never sees it stuck.
+    // the client stops waiting (as at a real provider), so a lookup never sees it stuck. The
+    // fault is taken and the charge decided (by its vault token when it names one) in one
+    // write, committed with whatever other requests are deciding meanwhile (`group.rs`).
     let decision = tokio::spawn({
-        let (ledger, key, attempt, request) = (ledger.clone(), key.clone(), attempt.clone(), request.clone());
+        let (ledger, key, request) = (ledger.clone(), key.clone(), request.clone());
         async move {
-            ledger.wait_latency(tokio::time::Instant::now()).await?;
-            let fault = ledger.take_fault().await?;
-            let (status, failure) = match fault {
-                Some(Fault::ServerError) => {
-                    ledger.abandon(&key, &attempt).await?;
-                    return Ok(None);
-                }
-                Some(Fault::Decline) => (ChargeStatus::Failed, Some("card_declined")),
-                Some(Fault::Timeout) | None => (ChargeStatus::Succeeded, None),
-            };
-            // A vault token decides what the injected faults leave to decide (vault.rs).
-            let won = match (&request.payment_token, status) {
-                (Some(token), ChargeStatus::Succeeded) => {
-                    ledger.decide_with_token(&key, &attempt, &request, token, now_ms()).await?
-                }
-                _ => ledger.decide(&key, &attempt, status, failure).await?,
-            };
-            Ok::<_, sqlx::Error>(Some((won, fault)))
+            ledger.wait_latency_from(tokio::time::Instant::now(), Some(latency)).await?;
+            ledger.settle(&key, &attempt, &request, now_ms()).await
         }
     });
     let decision = match decision.await {
@@ -334,7 +320,7 @@ async fn create_charge(State(ledger): State<Ledger>, headers: HeaderMap, body: B
     };
     match decision {
         Err(e) => internal(&e),
-        Ok(None) => {
+        Ok(Settled::Abandoned) => {
             tracing::info!(key, "injected fault: 503, nothing charged");
             error(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -345,13 +331,8 @@ async fn create_charge(State(ledger): State<Ledger>, headers: HeaderMap, body: B
             )
         }
         // Our attempt was declared dead and taken over: what it would have decided no longer counts.
-        Ok(Some((false, _))) => in_use(),
-        Ok(Some((true, fault))) => {
-            let row = match ledger.by_id(&id).await {
-                Ok(Some(row)) => row,
-                Ok(None) => return in_use(),
-                Err(e) => return internal(&e),
-            };
+        Ok(Settled::TakenOver) => in_use(),
+        Ok(Settled::Decided { row, fault }) => {
             tracing::info!(
                 key,
                 charge = row.id,

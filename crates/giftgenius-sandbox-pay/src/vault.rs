@@ -135,48 +135,61 @@ impl Ledger {
         now_ms: i64,
     ) -> LedgerResult<bool> {
         let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
-        let charge: Option<ChargeRow> =
-            sqlx::query_as("SELECT * FROM charges WHERE idempotency_key = $1 AND attempt = $2 AND status = $3")
-                .bind(key)
-                .bind(attempt)
-                .bind(ChargeStatus::Processing.as_str())
-                .fetch_optional(&mut *tx)
-                .await?;
-        let Some(charge) = charge else {
-            tx.rollback().await?;
-            return Ok(false);
-        };
-        let row: Option<VaultTokenRow> = sqlx::query_as("SELECT * FROM acp_vault_tokens WHERE id = $1")
-            .bind(&token.token)
-            .fetch_optional(&mut *tx)
-            .await?;
-        let (status, failure) = match check(row.as_ref(), &charge.id, request, token, now_ms) {
-            Err(refusal) => (ChargeStatus::Failed, Some(refusal)),
-            Ok(CardOutcome::Approve) => (ChargeStatus::Succeeded, None),
-            Ok(declined) => (ChargeStatus::Failed, Some(declined.as_str())),
-        };
-        sqlx::query("UPDATE charges SET status = $2, failure_code = $3 WHERE idempotency_key = $1")
-            .bind(key)
-            .bind(status.as_str())
-            .bind(failure)
-            .execute(&mut *tx)
-            .await?;
-        if status == ChargeStatus::Succeeded {
-            sqlx::query("UPDATE acp_vault_tokens SET used_by_charge = $2, used_at_ms = $3 WHERE id = $1")
-                .bind(&token.token)
-                .bind(&charge.id)
-                .bind(now_ms)
-                .execute(&mut *tx)
-                .await?;
-        }
+        let won = decide_with_token_on(&mut tx, key, attempt, request, token, now_ms).await?;
         tx.commit().await?;
-        Ok(true)
+        Ok(won)
     }
 
     /// The stored token `id`, if any.
     pub async fn vault_token(&self, id: &str) -> LedgerResult<Option<VaultTokenRow>> {
         sqlx::query_as("SELECT * FROM acp_vault_tokens WHERE id = $1").bind(id).fetch_optional(self.pool()).await
     }
+}
+
+/// [`Ledger::decide_with_token`]'s statements, inside the caller's transaction (the writer's
+/// group commit, `group.rs`, or a transaction of its own).
+pub(crate) async fn decide_with_token_on(
+    conn: &mut SqliteConnection,
+    key: &str,
+    attempt: &str,
+    request: &ChargeRequest,
+    token: &PaymentToken,
+    now_ms: i64,
+) -> LedgerResult<bool> {
+    let charge: Option<ChargeRow> =
+        sqlx::query_as("SELECT * FROM charges WHERE idempotency_key = $1 AND attempt = $2 AND status = $3")
+            .bind(key)
+            .bind(attempt)
+            .bind(ChargeStatus::Processing.as_str())
+            .fetch_optional(&mut *conn)
+            .await?;
+    let Some(charge) = charge else {
+        return Ok(false);
+    };
+    let row: Option<VaultTokenRow> = sqlx::query_as("SELECT * FROM acp_vault_tokens WHERE id = $1")
+        .bind(&token.token)
+        .fetch_optional(&mut *conn)
+        .await?;
+    let (status, failure) = match check(row.as_ref(), &charge.id, request, token, now_ms) {
+        Err(refusal) => (ChargeStatus::Failed, Some(refusal)),
+        Ok(CardOutcome::Approve) => (ChargeStatus::Succeeded, None),
+        Ok(declined) => (ChargeStatus::Failed, Some(declined.as_str())),
+    };
+    sqlx::query("UPDATE charges SET status = $2, failure_code = $3 WHERE idempotency_key = $1")
+        .bind(key)
+        .bind(status.as_str())
+        .bind(failure)
+        .execute(&mut *conn)
+        .await?;
+    if status == ChargeStatus::Succeeded {
+        sqlx::query("UPDATE acp_vault_tokens SET used_by_charge = $2, used_at_ms = $3 WHERE id = $1")
+            .bind(&token.token)
+            .bind(&charge.id)
+            .bind(now_ms)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(true)
 }
 
 #[cfg(test)]

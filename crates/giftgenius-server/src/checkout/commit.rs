@@ -35,14 +35,15 @@ use crate::error::internal;
 use crate::failpoints::{AFTER_KEY_CLAIMED, AFTER_ORDER_CREATED, AFTER_PAYMENT_CHARGED, AFTER_RESPONSE_STORED};
 use crate::outcome::{Answer, Outcome};
 use crate::store::{
-    ChargeStart, CreateOrder, Fenced, Fulfilment, OrderChange, OrderFacts, OrderRow, OrderStatusColumn, RecoveryPoint,
-    StoreError,
+    ChargeStart, CreateOrder, DraftRow, Fenced, Fulfilment, OrderChange, OrderFacts, OrderRow, OrderStatusColumn,
+    RecoveryPoint, StoreError,
 };
 
 /// Where the order phase left the call.
 enum OrderStep {
     /// The order exists (created now, or left by an earlier holder or another key): charge it.
-    Ready(OrderRow),
+    /// With the end of the charging window it was created with, when it was created now.
+    Ready(OrderRow, Option<i64>),
     /// A definitive answer that needs no charge (no such draft, expired, out of stock, already
     /// paid): store it as the key's answer.
     Answered(Result<Answer<OrderData>, ToolError>),
@@ -52,6 +53,12 @@ enum OrderStep {
     /// (retryable) without storing it, and charge nothing beside it.
     Busy,
 }
+
+/// How much of [`LEASE_MARGIN`] (clock differences between replicas, the store steps around the
+/// call) the charging window an order was created with must still have beyond the charge
+/// request's own end for `charge_phase` to send the request without marking it again: the few
+/// milliseconds between creating the order and the request come out of the margin's other half.
+const MARK_AGAIN_BELOW: std::time::Duration = std::time::Duration::from_millis(LEASE_MARGIN.as_millis() as u64 / 2);
 
 /// The provider's idempotency key for an order: one order, one charge, whoever asks.
 pub fn provider_key(order_id: &str) -> String {
@@ -110,7 +117,7 @@ impl Checkout {
         self.idempotency
             .keyed(call, &input.idempotency_key, &fingerprint, async |lease| {
                 self.failpoints.hit(AFTER_KEY_CLAIMED);
-                self.run_commit(call, input, lease, None).await
+                self.run_commit(call, input, lease, None, draft).await
             })
             .await
     }
@@ -140,7 +147,7 @@ impl Checkout {
         self.idempotency
             .keyed(call, &input.idempotency_key, &fingerprint, async |lease| {
                 self.failpoints.hit(AFTER_KEY_CLAIMED);
-                self.run_commit(call, input, lease, Some(token)).await
+                self.run_commit(call, input, lease, Some(token), draft).await
             })
             .await
     }
@@ -167,23 +174,28 @@ impl Checkout {
         }
     }
 
+    /// The keyed work of a commit. `draft` is the caller's draft as read just before the key
+    /// was claimed (the fingerprint covers its delivery details): the order is made from it.
     async fn run_commit(
         &self,
         call: &CallContext,
         input: &CommitOrderInput,
         mut lease: Lease,
         token: Option<PaymentToken>,
+        draft: Option<DraftRow>,
     ) -> Outcome<OrderData> {
         let step = match (lease.resume_from(), lease.resource_id()) {
             (RecoveryPoint::ResourceCreated, Some(order_id)) => match self.store.order_by_id(order_id).await {
-                Ok(Some(order)) => Ok(OrderStep::Ready(order)),
+                Ok(Some(order)) => Ok(OrderStep::Ready(order, None)),
                 Ok(None) => Err(vanished(order_id)),
                 Err(e) => Err(e),
             },
-            _ => self.order_phase(call, input, &mut lease, token.is_some()).await,
+            _ => self.order_phase(call, input, draft, &mut lease, token.is_some()).await,
         };
         match step {
-            Ok(OrderStep::Ready(order)) => self.charge_phase(call, lease, order, token).await,
+            Ok(OrderStep::Ready(order, charging_until)) => {
+                self.charge_phase(call, lease, order, token, charging_until).await
+            }
             Ok(OrderStep::Answered(result)) => lease.answer(call, result).await,
             Ok(OrderStep::Lost) => lease.settled(call).await,
             Ok(OrderStep::Busy) => {
@@ -201,28 +213,36 @@ impl Checkout {
     }
 
     /// Phase 2: the draft's order, created in one transaction with the key's move to
-    /// `ResourceCreated`.
+    /// `ResourceCreated` (and, when the lease has room for the charge request, with its
+    /// charging window, so phase 3 needs no transaction of its own).
     async fn order_phase(
         &self,
         call: &CallContext,
         input: &CommitOrderInput,
+        draft: Option<DraftRow>,
         lease: &mut Lease,
         with_token: bool,
     ) -> Result<OrderStep, StoreError> {
         let answered = |error: ToolError| Ok(OrderStep::Answered(Err(error)));
-        let Some(draft) = self.store.draft(&call.subject, &input.draft_id).await? else {
+        let Some(draft) = draft else {
             return answered(ToolError::new(
                 ErrorCode::DraftNotFound,
                 format!("There is no draft {}.", input.draft_id),
                 &call.reference,
             ));
         };
+        let now = self.now();
+        let delivery = delivery_of(draft.delivery.as_deref());
+        let gift = self.catalog.get(&draft.gift_id);
         // A draft that was already bought answers with its order even after it expired (a
-        // late retry whose key was pruned must not be told the purchase failed).
-        if let Some(paid) = self.store.live_order_for_draft(&draft.id).await?.filter(|o| o.status.is_paid()) {
+        // late retry whose key was pruned must not be told the purchase failed). A draft that
+        // can still be ordered needs no look here: creating its order finds the paid one.
+        if !(matches!(delivery, Ok(Some(_))) && draft.expires_at_ms > now && gift.is_some())
+            && let Some(paid) = self.store.live_order_for_draft(&draft.id).await?.filter(|o| o.status.is_paid())
+        {
             return Ok(OrderStep::Answered(self.order_answer(call, &paid).await));
         }
-        let Some(delivery) = delivery_of(draft.delivery.as_deref())? else {
+        let Some(delivery) = delivery? else {
             return answered(ToolError::validation(
                 vec![FieldError::broke(
                     "recipient",
@@ -232,7 +252,6 @@ impl Checkout {
                 &call.reference,
             ));
         };
-        let now = self.now();
         if draft.expires_at_ms <= now {
             return answered(ToolError::new(
                 ErrorCode::DraftExpired,
@@ -244,7 +263,7 @@ impl Checkout {
                 &call.reference,
             ));
         }
-        let Some(gift) = self.catalog.get(&draft.gift_id) else {
+        let Some(gift) = gift else {
             return answered(ToolError::new(
                 ErrorCode::GiftUnavailable,
                 "This gift is no longer sold.",
@@ -273,14 +292,17 @@ impl Checkout {
             authentication_until_ms: None,
             fulfilment: Default::default(),
         };
-        let created = match self.store.create_order(lease.fence(), &order, i64::from(gift.stock), now).await? {
+        let in_flight = self.payments.timeout() + LEASE_MARGIN;
+        let charging_until = (lease.remaining() >= in_flight).then(|| now + in_flight.as_millis() as i64);
+        let stock = i64::from(gift.stock);
+        let created = match self.store.create_order_charging(lease.fence(), &order, stock, now, charging_until).await? {
             Fenced::Written(created) => created,
             Fenced::Stale => return Ok(OrderStep::Lost),
         };
         match created {
             CreateOrder::Created => {
                 self.failpoints.hit(AFTER_ORDER_CREATED);
-                Ok(OrderStep::Ready(order))
+                Ok(OrderStep::Ready(order, charging_until))
             }
             CreateOrder::OutOfStock => answered(self.unavailable(call, &gift, draft.currency.into())),
             // The draft was bought under another key: answer with that order, never a second one.
@@ -302,19 +324,21 @@ impl Checkout {
             // the order, not to either idempotency key, so finishing it under ours can only ever
             // find the same charge.
             CreateOrder::DraftAlreadyOrdered(existing) => match lease.advance(&existing.id).await? {
-                Fenced::Written(()) => Ok(OrderStep::Ready(*existing)),
+                Fenced::Written(()) => Ok(OrderStep::Ready(*existing, None)),
                 Fenced::Stale => Ok(OrderStep::Lost),
             },
         }
     }
 
     /// Phases 3 and 4: charge the provider, then record the outcome with the key's answer.
+    /// `charging_until`: the charging window the order was created with just now, if any.
     async fn charge_phase(
         &self,
         call: &CallContext,
         lease: Lease,
         order: OrderRow,
         token: Option<PaymentToken>,
+        charging_until: Option<i64>,
     ) -> Outcome<OrderData> {
         // The charge request must end (answered or timed out) while we still hold the key, so
         // that no retry takes the key over and asks the provider beside us.
@@ -324,8 +348,18 @@ impl Checkout {
             return unavailable(call, "the lease is too short for a charge request now");
         }
         let now = self.now();
-        let charging_until = now + in_flight.as_millis() as i64;
-        match self.store.begin_charge(lease.fence(), &order.id, charging_until, now).await {
+        let needed_until = now + in_flight.as_millis() as i64;
+        // Created just now with a window that still covers the whole request and most of the
+        // margin: nothing to mark. (The key was fenced by that same transaction, and the lease
+        // still outlasts the request.)
+        let request_end = now + self.payments.timeout().as_millis() as i64;
+        let marked = charging_until.is_some_and(|until| until - request_end >= MARK_AGAIN_BELOW.as_millis() as i64);
+        let started = if marked {
+            Ok(Fenced::Written(ChargeStart::Ready))
+        } else {
+            self.store.begin_charge(lease.fence(), &order.id, needed_until, now).await
+        };
+        match started {
             Ok(Fenced::Written(ChargeStart::Ready)) => {}
             // Paid or declined meanwhile (under another key, or by the reconciler): that is the answer.
             Ok(Fenced::Written(ChargeStart::Settled)) => {

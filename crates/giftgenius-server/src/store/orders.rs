@@ -27,10 +27,11 @@ pub enum CreateOrder {
     DraftAlreadyOrdered(Box<OrderRow>),
 }
 
-/// Inserts `$order` as pending payment on `$executor`; evaluates to the driver's result (the
-/// caller tells a unique violation apart).
+/// Inserts `$order` as pending payment on `$executor`, with the charging window
+/// `$charging_until_ms` (an `Option<i64>`); evaluates to the driver's result (the caller tells a
+/// unique violation apart).
 macro_rules! insert_order {
-    ($executor:expr, $order:expr, $now_ms:expr) => {
+    ($executor:expr, $order:expr, $now_ms:expr, $charging_until_ms:expr) => {
         sqlx::query(sql::INSERT_ORDER)
             .bind(&$order.id)
             .bind(&$order.subject)
@@ -46,6 +47,7 @@ macro_rules! insert_order {
             .bind(&$order.delivery)
             .bind(&$order.destination_city)
             .bind(&$order.destination_country)
+            .bind($charging_until_ms)
             .execute($executor)
             .await
     };
@@ -55,13 +57,27 @@ impl Store {
     /// In one transaction: check stock (`stock` minus units in live orders), insert `order` as
     /// pending payment and advance the key to `ResourceCreated` with the order's id (nothing
     /// at all if the fence is stale).
-    #[tracing::instrument(name = "store.create_order", skip_all, fields(otel.kind = "client", db.operation.name = "create_order"))]
     pub async fn create_order(
         &self,
         fence: &Fence,
         order: &OrderRow,
         stock: i64,
         now_ms: i64,
+    ) -> StoreResult<Fenced<CreateOrder>> {
+        self.create_order_charging(fence, order, stock, now_ms, None).await
+    }
+
+    /// [`Store::create_order`] for a caller that charges the order at once: it is created with
+    /// its charge request in flight until `charging_until_ms` (what [`Store::begin_charge`] would
+    /// mark next, in a transaction and an fsync of its own), when given.
+    #[tracing::instrument(name = "store.create_order", skip_all, fields(otel.kind = "client", db.operation.name = "create_order"))]
+    pub async fn create_order_charging(
+        &self,
+        fence: &Fence,
+        order: &OrderRow,
+        stock: i64,
+        now_ms: i64,
+        charging_until_ms: Option<i64>,
     ) -> StoreResult<Fenced<CreateOrder>> {
         // The stock check and the insert must not interleave with another replica's for the same
         // gift. A draft is for one gift, so this also serializes orders for the same draft; the
@@ -88,7 +104,7 @@ impl Store {
                         if sold + order.quantity > stock {
                             Write::Rollback(Some(CreateOrder::OutOfStock))
                         } else {
-                            match insert_order!(&mut *tx, order, now_ms) {
+                            match insert_order!(&mut *tx, order, now_ms, charging_until_ms) {
                                 Ok(_) => Write::Commit(Some(CreateOrder::Created)),
                                 Err(sqlx::Error::Database(e)) if e.is_unique_violation() => Write::Rollback(None),
                                 Err(e) => return Err(e.into()),

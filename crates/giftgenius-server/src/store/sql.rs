@@ -76,9 +76,10 @@ pub const LIVE_ORDER_FOR_DRAFT: &str = "SELECT * FROM orders WHERE draft_id = $1
 /// status (a cancelled order gave its stock back). SUM(BIGINT) is NUMERIC in PostgreSQL, hence
 /// the cast (a no-op in SQLite).
 pub const LIVE_UNITS: &str = "SELECT CAST(COALESCE(SUM(quantity), 0) AS BIGINT) FROM orders WHERE gift_id = $1 AND status <> $2 AND status <> $3";
+/// $15: the charging window the order starts with (NULL: none yet; see `BEGIN_CHARGE`).
 pub const INSERT_ORDER: &str = "INSERT INTO orders (id, subject, draft_id, gift_id, gift_title, merchant, quantity, currency, total_minor, status, \
-     charge_id, created_at_ms, updated_at_ms, delivery, destination_city, destination_country) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, $11, $11, $12, $13, $14)";
+     charge_id, created_at_ms, updated_at_ms, delivery, destination_city, destination_country, charging_until_ms) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, $11, $11, $12, $13, $14, $15)";
 /// One page of `$1`'s orders, newest first, older than ($2, $3) in (created_at_ms, id) order; at most $4.
 pub const ORDERS_OF_SUBJECT: &str = "SELECT * FROM orders WHERE subject = $1 \
      AND (created_at_ms < $2 OR (created_at_ms = $2 AND id < $3)) ORDER BY created_at_ms DESC, id DESC LIMIT $4";
