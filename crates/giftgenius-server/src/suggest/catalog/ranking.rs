@@ -99,38 +99,53 @@ pub(super) fn text_hit<'t>(text: &'t str, stems: &[String]) -> Option<&'t str> {
     found.find(|w| stems.iter().any(|s| s == stem(&w.to_lowercase())))
 }
 
-/// [`text_hit`] of an ASCII text (nearly every catalog's): its words are byte runs, lower-cased
-/// in place. It runs over the title and description of every card shown, once per interest, and
-/// decoding characters and allocating a lower-cased copy per word was most of a call's ranking.
-fn ascii_text_hit<'t>(text: &'t str, stems: &[String]) -> Option<&'t str> {
-    let mut lower = [0u8; 64];
-    let mut start = 0;
-    for (at, end) in text.bytes().chain([b' ']).enumerate() {
-        if end.is_ascii_alphanumeric() {
-            continue;
-        }
-        let word = &text.as_bytes()[start..at];
-        let begin = start;
-        start = at + 1;
-        // A stem is the start of the word it matches: most words fail on their first letter.
-        let first = word.first().map(u8::to_ascii_lowercase);
-        if word.len() < 3 || !stems.iter().any(|s| s.len() <= word.len() && s.as_bytes().first() == first.as_ref()) {
-            continue;
-        }
-        let matched = match lower.get_mut(..word.len()) {
-            Some(lower) => {
-                lower.copy_from_slice(word);
-                lower.make_ascii_lowercase();
-                let lower = stem_bytes(lower);
-                stems.iter().any(|s| s.as_bytes() == lower)
+/// The words of an ASCII text as [`words`] reads them (runs of three or more letters or
+/// digits), as byte ranges: in ASCII a letter or digit is one byte, so nothing is decoded. The
+/// index build and [`text_hit`] read ASCII texts (nearly every catalog's) this way.
+pub(super) fn ascii_word_ranges(text: &str) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        while at < bytes.len() {
+            let start = at;
+            while at < bytes.len() && bytes[at].is_ascii_alphanumeric() {
+                at += 1;
             }
-            None => stems.iter().any(|s| s.as_bytes() == stem_bytes(word.to_ascii_lowercase().as_slice())),
-        };
-        if matched {
-            return text.get(begin..at);
+            let end = at;
+            at += 1; // the separator
+            if end - start >= 3 {
+                return Some(start..end);
+            }
         }
-    }
-    None
+        None
+    })
+}
+
+/// [`text_hit`] of an ASCII text, each word lower-cased in place. It runs over the title and
+/// description of every card shown, once per interest, and decoding characters and allocating a
+/// lower-cased copy per word was most of a call's ranking.
+fn ascii_text_hit<'t>(text: &'t str, stems: &[String]) -> Option<&'t str> {
+    let mut buf = [0u8; 64];
+    ascii_word_ranges(text).find_map(|range| {
+        let word = &text.as_bytes()[range.clone()];
+        // A stem is the start of the word it matches: most words fail on their first letter.
+        let first = word[0].to_ascii_lowercase();
+        if !stems.iter().any(|s| s.len() <= word.len() && s.as_bytes().first() == Some(&first)) {
+            return None;
+        }
+        let mut long = Vec::new();
+        let lower = match buf.get_mut(..word.len()) {
+            Some(lower) => lower,
+            None => {
+                long.resize(word.len(), 0);
+                &mut long[..]
+            }
+        };
+        lower.copy_from_slice(word);
+        lower.make_ascii_lowercase();
+        let lower = stem_bytes(lower);
+        stems.iter().any(|s| s.as_bytes() == lower).then(|| &text[range])
+    })
 }
 
 struct Scored {
