@@ -118,12 +118,12 @@ export const STATES = [
     await click(h, '[data-action="update-delivery"]');
     await h.visible("#gg-field-recipient-address-postal_code-error").waitFor({ timeout: 15000 });
   } },
-  { name: "confirm-payment-failed", state: "confirm", reach: async (h) => {
+  { name: "confirm-payment-failed", state: "error", reach: async (h) => {
     await fixture(h, "confirm", "confirm");
     await h.setFaults("5xx*1");
     await click(h, '[data-action="confirm"]');
-    // The wasm view keeps the card with an inline error; the fallback shows the error screen.
-    await h.frame().locator(".gg-inline-error:visible, .gg-error:visible").first().waitFor({ timeout: 15000 });
+    // The press is the runtime's: it shows commit_order's answer, the error screen with Try again.
+    await h.frame().locator(".gg-error:visible").first().waitFor({ timeout: 15000 });
   } },
   { name: "cancelled", state: "cancelled", reach: async (h) => {
     await fixture(h, "confirm", "confirm");

@@ -63,8 +63,8 @@ async function expectRuntime(h, wantWasm) {
   else assert.ok(state === "failed" || state === "fallback", `expected the no-WebAssembly fallback, data-wasm=${state}`);
 }
 
-// After a failed commit the wasm view keeps the confirm screen with an inline error; the
-// fallback shows the server-rendered error of commit_order. Either must offer "Try again".
+// After a failed commit the view shows the server-rendered error of commit_order (an inline
+// note where the host never answered). Either must offer "Try again".
 const FAILED_COMMIT = ".gg-inline-error:visible, .gg-error:visible";
 const TRY_AGAIN = '.gg-inline-error [data-action="confirm"], .gg-error [data-action="retry"]';
 
@@ -300,8 +300,8 @@ export function defineSuite({ bridge, csp }) {
     await expectRuntime(h, wasm);
     await h.setDropViewCalls(true);
     await click(h, '[data-action="choose"]');
-    // The preview passes a 1.5 s timeout; the wasm view shows the error view with Try again,
-    // the fallback its inline note with the buttons enabled again.
+    // The preview passes a 1.5 s timeout; the view keeps the screen with an inline note and
+    // its buttons enabled again.
     await h.frame().locator(".gg-error:visible, .gg-inline-error:visible").first().waitFor({ timeout: 10000 });
     const again = h.visible('.gg-error [data-action="retry"], [data-action="choose"]');
     assert.equal(await again.isDisabled(), false, "the way to try again is enabled");

@@ -1,16 +1,18 @@
-// The first-paint and no-WebAssembly runtime of the packed widget (plain ES2020, no framework:
-// every host that runs the wasm's glue runs this; one that cannot run the wasm still runs it).
+// The packed widget's runtime (plain ES2020, no framework): the one side that speaks to the host
+// and the one executor of what the controls decide, with or without WebAssembly.
 //
 // `cargo xtask widget` inlines it as the first <script> of dist/giftgenius-widget.html, without
-// its full-line `//` comments. It records the outcome in <html data-wasm>: "loading", "ready"
-// (the wasm took the view), "failed" or "fallback" (WebAssembly refused; the server's markup is
-// shown), "server" (the person acted here first, so this runtime keeps the view).
+// its full-line `//` comments. It records the wasm's fate in <html data-wasm>: "loading",
+// "ready" (it started), "failed" or "fallback" (WebAssembly refused; the server's markup is shown).
 //
 // It decides nothing: each control of the server's markup carries its decision as `data-call`
-// (docs/widget-decisions.md). This runtime fills the placeholders, asks the host (window.openai,
-// or MCP Apps JSON-RPC over postMessage), shows the answer's markup, keeps the screen for a
-// reload (by viewUUID, and in widget state) and hands an untouched view to the wasm. Strings,
-// keys and markup of its own come from #giftgenius-fallback-data.
+// (widget/src/decide.rs, docs/widget-decisions.md). This runtime paints the result's server
+// markup first, asks the host (window.openai, or MCP Apps JSON-RPC over postMessage), hands what
+// the host says to the wasm to render (widget/src/hosted.rs) while nobody has acted, and on a
+// press takes the screen (the same components' server markup, with what was typed), fills the
+// decision's placeholders, makes the call and shows the answer's markup; it keeps the screen
+// for a reload (by viewUUID, and in widget state). Strings, keys and markup of its own come
+// from #giftgenius-fallback-data.
 (() => {
   const d = document, w = window, root = d.documentElement;
   let failed = false, rt = null;
@@ -22,12 +24,10 @@
     w.console?.error("giftgenius: WebAssembly did not start", reason);
     rt?.fail();
   };
-  // The wasm asks for the view once it has started (bridge.rs `start`); `take` gets null (start
-  // as usual), {} (window.openai: the globals say it all) or the MCP Apps session so far.
-  w.giftgeniusHandover = take => {
-    if (rt) return rt.handover(take);
+  // The wasm, once started (bridge.rs `start`), hands over its `render(told)`.
+  w.giftgeniusHandover = render => {
     root.dataset.wasm = "ready";
-    take(null);
+    rt?.handover(render);
   };
   // A CSP without 'wasm-unsafe-eval' refuses the wasm or the module script; listen here, as the
   // module's own try/catch cannot see the second case.
@@ -40,12 +40,15 @@
   rt = runtime();
   function runtime() {
     const box = d.getElementById("giftgenius-fallback"), app = d.getElementById("giftgenius-root"),
-      oa = w.openai, parent = w.parent !== w && w.parent, wait = {}, hc = {}, notes = [],
+      oa = w.openai, parent = w.parent !== w && w.parent, wait = {}, hc = {},
       m = /[?&]gg-call-timeout-ms=(\d+)/.exec(location.search), limit = m && +m[1] >= 100 ? +m[1] : 20000,
-      face = { fail, handover: take => { taker = take; offer(); } };
-    let data = d.getElementById("giftgenius-fallback-data"), input = {}, screen = { meta: {} }, home = null,
-      host = {}, last = null, busy = false, ws = null, ids = 1, theme, vars = [], view, first = true,
-      acted = false, stopped = false, init, taker = null, held = null, observer = null, due = false, answer;
+      face = { fail, handover };
+    // `complete`: the call's arguments (null until known), `partial`: as they stream; `wv`: the
+    // wasm's render while it may show the view, `live`: it does.
+    let data = d.getElementById("giftgenius-fallback-data"), input = {}, complete = null, partial = null,
+      cancelled = null, screen = { meta: {} }, home = null, host = {}, last = null, busy = false, ws = null,
+      ids = 1, theme, vars = [], view, first = true, acted = false, init, wv = null, live = false, due = false,
+      answer;
     if (!box || !(oa || parent)) return null;
     try { data = JSON.parse(data.textContent); } catch { data = {}; }
     const wire = data.wire || {}, post = m => parent.postMessage({ ...m, jsonrpc: "2.0" }, "*");
@@ -139,43 +142,76 @@
     // The first result names the view; a screen kept under that name before a reload wins.
     function restore(res) {
       const m = res._meta || {}, id = m[wire.viewUuid], ow = oa && state()[wire.screen];
-      let e = null, own = null;
+      let e = null;
       first = false;
       if (typeof id !== "string" || !/^[A-Za-z0-9-]{8,64}$/.test(id)) return false;
       view = id;
-      store(s => {
-        e = e || read(s, wire.viewStore + "html/" + id);
-        own = own || read(s, wire.viewStore + id);
-      });
+      store(s => { e = e || read(s, wire.viewStore + "html/" + id); });
       if (!e && ow?.view === id) e = ow;
-      own = own ? own.screen : oa && state()[wire.wasmView] && {};
-      // The wasm kept another screen for this view (saved.rs): it shows that one, so paint
-      // nothing it would replace; shown here only if the wasm fails after all.
-      if (!e && !failed && own && !(own.output && canon(own.output) === canon(res.structuredContent || {}))) {
-        held = res;
-        return true;
-      }
       if (typeof e?.html !== "string") return false;
-      acted = true;
+      own();
       last = e.last || null;
       home = e.home || (/^[^>]*data-home/.test(m[wire.html]) ? { html: m[wire.html], args: input } : null);
       show(e.html, e.host && m, e.args);
       return true;
     }
-    // JSON with sorted keys, to compare the host's result with the one the wasm saved.
-    const canon = v => (!v || typeof v !== "object" ? JSON.stringify(v)
-      : Array.isArray(v) ? "[" + v.map(canon).join(",") + "]"
-      : "{" + Object.keys(v).sort().map(k => JSON.stringify(k) + ":" + canon(v[k])).join(",") + "}");
     // A result the host announces (the one the view was opened for, or a new one). Only news
     // is shown: the host repeating its result (globals set again) leaves the person's screen.
     function hosted(res) {
       const m = res?._meta, html = m?.[wire.html];
       if (typeof html !== "string" || html === host.html || html === screen.meta[wire.html]) return;
-      host = { html, meta: m };
+      host = { html, meta: m, res: { structuredContent: res.structuredContent, _meta: m } };
       if ((first && restore(res)) || busy) return;
       first = false;
       last = { tool: res.structuredContent?.tool, args: null, plain: true };
-      result(res, null);
+      if (!live) result(res, null);
+    }
+    // What the host has said, for the wasm to render (widget/src/hosted.rs `read`).
+    const told = () => ({
+      context: oa ? { theme: oa.theme, locale: oa.locale, displayMode: oa.displayMode,
+        availableDisplayModes: typeof oa.requestDisplayMode === "function" ? ["inline", "fullscreen"] : [] } : hc,
+      checkout: typeof oa?.requestCheckout === "function",
+      input: complete, partial, cancelled, result: host.res || null,
+    });
+    const feed = () => live && wv(told());
+    // The person's: this runtime keeps the view from now on, and the wasm's goes (unmounted).
+    function own() {
+      acted = true;
+      live = false;
+      wv?.(null);
+      wv = null;
+      if (app) app.hidden = true;
+    }
+    // A press on the wasm's view: the screen becomes this runtime's. The wasm shows the host's
+    // result, whose server markup (the same components, each call's decision on its control) is
+    // shown instead, with what was typed; a screen of the wasm's own (a cancelled call) is
+    // cloned. The pressed control's twin is returned: the control of that markup whose data-*
+    // attributes (but its decision) the pressed one has too, of the same rank among such.
+    function take(b) {
+      const controls = at => [...at.querySelectorAll("button, a[href]")],
+        like = (x, e) => [...x.attributes].every(a => !/^data-(?!call$)/.test(a.name) || e.getAttribute(a.name) === a.value);
+      let twins, n;
+      if (host.html) {
+        box.innerHTML = host.html;
+        each("input[name], textarea[name]", i => {
+          const o = app.querySelector('[name="' + i.name.replace(/[^A-Za-z0-9_.]/g, "") + '"]');
+          if (o) { i.value = o.value; i.checked = o.checked; }
+        });
+        twins = controls(box).filter(x => x.hasAttribute("data-call") && like(x, b));
+        n = controls(app).filter(y => twins[0] && like(twins[0], y)).indexOf(b);
+      } else {
+        box.replaceChildren(app.firstElementChild.cloneNode(true));
+        twins = controls(box);
+        n = controls(app).indexOf(b);
+      }
+      own();
+      screen = { meta: host.meta || {}, args: null };
+      if (box.querySelector("[data-home]")) home = { html: box.innerHTML, args: null };
+      box.hidden = false;
+      paint();
+      const twin = twins[n];
+      twin?.focus();
+      return twin;
     }
     // [the call's arguments, placeholders filled; the checkout entry its key needs kept], or null
     // when one cannot be filled. A token comes from the shown result's _meta (`key`, then `at`
@@ -265,6 +301,7 @@
         if (took && sc.ok) return took(res, f[0]);
         if (sc.ok && c.forget) forget();
         if (!(sc.ok && c.patch && patch(markup(res), c.patch)) && !result(res, args)) note();
+        refocus();
       }, e => {
         busy = false;
         note();
@@ -273,6 +310,14 @@
         post({ method: "notifications/message",
           params: { level: "error", logger: data.initialize.appInfo.name, data: what } });
       }).then(paint);
+    }
+    // The pressed control is gone with its screen: focus goes on from the new screen's heading.
+    function refocus() {
+      const a = d.activeElement, t = box.querySelector("#gg-title");
+      if (t && (!a || a === d.body || !a.isConnected)) {
+        t.tabIndex = -1;
+        t.focus();
+      }
     }
     function patch(answer, sel) {
       const n = answer.querySelector(sel), o = box.querySelector(sel);
@@ -322,10 +367,14 @@
       last = null;
       save();
     }
-    box.addEventListener("click", e => {
-      const b = e.target.closest?.("[data-call]"), raw = b?.getAttribute("data-call");
-      let c;
-      if (stopped || !b) return;
+    // A press: in this runtime's view, on a control with a decision; in the wasm's, on any
+    // control (one without a decision is followed through its twin, see `take`).
+    d.addEventListener("click", e => {
+      const wasm = live && app.contains(e.target);
+      let b = e.target.closest?.(wasm ? "button, a[href]" : "[data-call]"), c;
+      if (!b || !(wasm || box.contains(b))) return;
+      if (wasm && !b.hasAttribute("data-call")) b = take(b);
+      const raw = b?.getAttribute("data-call");
       try { c = JSON.parse(raw) || {}; } catch { return; }
       // An outbound link opens through the host when it can; else the plain link does.
       if (/^https?:/.test(c.open) && (oa ? typeof oa.openExternal === "function" : caps().openLinks)) {
@@ -333,9 +382,18 @@
         return void ask("openExternal", [{ href: c.open }], "ui/open-link", { url: c.open }).catch(() => {});
       }
       if (c.open || b.disabled || busy) return;
+      // Another display mode (the wasm's toggle): the host's answer, or its new globals, says
+      // which mode is in effect; the view follows that.
+      if (c.mode) {
+        return void ask("requestDisplayMode", [{ mode: c.mode }], "ui/request-display-mode", { mode: c.mode })
+          .then(r => oa || !r?.mode || context({ displayMode: r.mode }), () => {});
+      }
+      if (app?.contains(b) && !(b = take(b))) return;
       acted = true;
       if ("ask" in c) each("[data-ask]", q => { q.hidden = q.id !== c.ask; });
-      if (c.retry && last) call({ tool: last.tool, args: last.args || input });
+      // Try again: the call that led here, or the host's own call (a cancelled one, its tool named).
+      const again = last || (b.dataset.tool && { tool: b.dataset.tool });
+      if (c.retry && again) call({ tool: again.tool, args: again.args || input });
       if (c.tool) run(c, raw);
       if (c.sheet && oa) sheet(c, raw);
       if (!c.back) return;
@@ -368,37 +426,45 @@
       if (fonts && !f) (d.head || root).appendChild((f = d.createElement("style"))).id = "gg-host-fonts";
       if (f) f.textContent = fonts;
       paint();
+      feed();
     }
     if (oa) {
       const globals = () => {
-        if (stopped) return;
-        context(oa);
-        input = oa.toolInput || {};
+        complete = oa.toolInput || null;
+        input = complete || {};
         hosted({ structuredContent: oa.toolOutput, _meta: oa.toolResponseMetadata });
+        context(oa);
+        offer();
       };
       w.addEventListener("openai:set_globals", globals);
       globals();
       return face;
     }
     w.addEventListener("message", e => {
-      const m = e.data, p = m?.params || {}, f = m && !m.method && wait[m.id];
-      if (stopped || e.source !== parent || m?.jsonrpc !== "2.0") return;
-      if (m.method && m.id == null) notes.push(m);
+      const m = e.data, p = m?.params || {}, f = m && !m.method && wait[m.id], args = p.arguments;
+      if (e.source !== parent || m?.jsonrpc !== "2.0") return;
       // Arguments streaming in: the wasm shows them as they come (this runtime shows nothing).
-      if (m.method === "ui/notifications/tool-input-partial") due = true;
+      if (m.method === "ui/notifications/tool-input-partial") {
+        due = true;
+        partial = args && typeof args === "object" ? args : null;
+      }
       if (m.method && m.id != null) {
         post(m.method === "ping" || m.method === "ui/resource-teardown" ? { id: m.id, result: {} }
           : { id: m.id, error: { code: -32601, message: "method not found" } });
-      } else if (m.method === "ui/notifications/tool-input") input = p.arguments || {};
+      } else if (m.method === "ui/notifications/tool-input") input = complete = args && typeof args === "object" ? args : {};
       else if (m.method === "ui/notifications/tool-result") hosted(p);
-      else if (m.method === "ui/notifications/tool-cancelled" && !host.html && !busy) {
-        first = false;
-        show(said(data.toolCancelled));
+      else if (m.method === "ui/notifications/tool-cancelled") {
+        cancelled = { reason: p.reason };
+        if (!host.html && !busy && !live) {
+          first = false;
+          show(said(data.toolCancelled));
+        }
       } else if (m.method === "ui/notifications/host-context-changed") context(p);
       else if (f) {
         delete wait[m.id];
         f[m.error ? 1 : 0](m.error || m.result);
       }
+      feed();
       // After the next frame, so markup just put in is on screen before the wasm renders it.
       w.requestAnimationFrame?.(() => setTimeout(offer, 0));
       setTimeout(offer, 100);
@@ -408,7 +474,7 @@
       init = r || null;
       context(r?.hostContext);
       post({ method: "ui/notifications/initialized", params: {} });
-      if (w.ResizeObserver) (observer = new ResizeObserver(() => {
+      if (w.ResizeObserver) (new ResizeObserver(() => {
         const b = root.getBoundingClientRect(), size = { width: Math.ceil(b.width),
           height: Math.ceil(b.height) };
         if (size.height !== h) post({ method: "ui/notifications/size-changed", params: size });
@@ -421,30 +487,30 @@
     });
     return face;
     function fail() {
-      if (held) { first = true; host = {}; hosted(held); held = null; }
       if (!box.hidden) { root.dataset.wasm = "fallback"; keep(); }
     }
-    // Hands the view to the wasm once the host's ui/initialize answer is in, if nobody has
-    // acted or typed here: it renders the same state, then this runtime stops and the wasm's
-    // markup goes in the same task, with the focus moved to the same control. On MCP Apps it
-    // waits until the first result is painted here, arguments stream in, or the result is late.
+    function handover(render) {
+      wv = render;
+      if (acted || edited()) own();
+      offer();
+    }
+    // Shows the wasm's view once the host's ui/initialize answer is in, if nobody has acted or
+    // typed here: it renders the same screen in this task, which takes the focus of the same
+    // control. On MCP Apps it waits until the first result is painted here, arguments stream
+    // in, or the result is late.
     function offer() {
-      const take = taker, all = "button, a[href], input, textarea";
-      if (!take || failed || stopped) return;
-      if (!oa && (init === undefined || !(due || held || !box.hidden))) return;
-      if (acted || busy || edited()) { root.dataset.wasm = "server"; return; }
+      const all = "button, a[href], input, textarea";
+      if (!wv || live || !app) return;
+      if (!oa && (init === undefined || !(due || !box.hidden))) return;
+      if (acted || busy || edited()) return own();
       const at = [...box.querySelectorAll(all)].indexOf(d.activeElement);
-      taker = null;
-      stopped = true;
-      observer?.disconnect();
-      if (view) store(s => s.removeItem(wire.viewStore + "html/" + view));
-      take(oa ? {} : { init, notes, nextId: ids });
-      if (app) app.hidden = false;
+      live = true;
+      feed();
+      app.hidden = false;
       box.hidden = true;
       box.textContent = "";
-      const c = app && at >= 0 && app.querySelectorAll(all)[at];
+      const c = at >= 0 && app.querySelectorAll(all)[at];
       if (c) c.focus();
-      root.dataset.wasm = "ready";
     }
   }
 })();

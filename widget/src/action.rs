@@ -1,17 +1,17 @@
-//! What a user can ask the widget to do.
+//! What a person can ask the widget to do: the controls, the `action` of `decide::decide`'s
+//! (screen, action).
 //!
-//! Components only emit these through a callback; they never talk to a host. That keeps the
-//! components host-agnostic (ChatGPT, MCP Apps, the no-WebAssembly fallback) and testable.
+//! Components never act on a click: each control carries its decision as `data-call`, which
+//! the runtime executes, and its [`Action::data_action`] name as `data-action`.
 
 use giftgenius_types::delivery::DeliveryDetails;
 use serde_json::{Map, Value};
 
 use crate::context::DisplayMode;
 
-/// A user intent, emitted by a button.
+/// A user intent: one control.
 ///
-/// Each variant has a matching `data-action` attribute on its button (see [`Action::data_action`]),
-/// so a script without Leptos can wire the same buttons in the SSR fallback.
+/// Each variant has a matching `data-action` attribute on its control (see [`Action::data_action`]).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
     /// Repeat the call that failed (only offered when the error says `retryable`).

@@ -58,12 +58,9 @@ pub struct RenderContext {
     pub theme: Theme,
     /// BCP 47 tag from the host, e.g. "en-US" or "de-DE". Used for prices and `lang`.
     pub locale: String,
-    /// The host opens links for us (`ui/open-link` or `openExternal`): an outbound link's click
-    /// goes through the host instead of navigating. Never part of the rendered HTML.
-    pub host_opens_links: bool,
     /// The host has its own payment sheet (`window.openai.requestCheckout`): the confirm card
     /// offers paying there next to Confirm. Never part of the server's markup, which renders
-    /// that button hidden for the no-wasm runtime to show where the host has the sheet.
+    /// that button hidden for the runtime to show where the host has the sheet.
     pub host_checkout: bool,
     /// How the host currently shows the view; the root carries it as `data-display-mode` when
     /// it is not the default inline.
@@ -80,17 +77,10 @@ impl RenderContext {
         Self {
             theme,
             locale: locale.into(),
-            host_opens_links: false,
             host_checkout: false,
             display_mode: DisplayMode::Inline,
             can_fullscreen: false,
         }
-    }
-
-    /// The same context, with links opened through the host when `yes`.
-    pub fn with_host_links(mut self, yes: bool) -> Self {
-        self.host_opens_links = yes;
-        self
     }
 
     /// The same context, with the host's payment sheet offered when `yes`.

@@ -1,10 +1,9 @@
 //! What each control does, decided once: a pure function from (screen, action) to [`Next`].
 //!
-//! Both runtimes follow it. The wasm controller (`controller.rs`) fills the placeholders from
-//! its memory and makes the call. The server-rendered markup carries the same decision on each
-//! control as a `data-call` attribute (written by the view functions, natively only: see
-//! [`data_call`]), so the no-WebAssembly runtime (`runtime/fallback.js`) only fills the
-//! placeholders, calls the host and shows the answer's markup. It knows no tool and no screen.
+//! The view functions write it on each control as a `data-call` attribute ([`data_call`]), in
+//! the server's markup and in the wasm's alike, and the packed document's runtime
+//! (`runtime/fallback.js`) is the one executor: it fills the placeholders, calls the host and
+//! shows the answer's markup. It knows no tool and no screen.
 //!
 //! Placeholders stand for what only the host side may hold, so no token ever reaches markup or
 //! storage: `{"$":"meta","key":K}` (and `"at":id`) is the value under `K` (and `id`) in the
@@ -343,7 +342,7 @@ mod markup {
     use crate::i18n::{Lang, words};
 
     impl Call {
-        /// The call as the `data-call` JSON the no-wasm runtime reads (`gone` in `lang`).
+        /// The call as the `data-call` JSON the runtime reads (`gone` in `lang`).
         pub fn to_value(&self, lang: Lang) -> Value {
             let mut out = Map::new();
             out.insert("tool".into(), json!(self.tool.as_str()));
@@ -378,9 +377,6 @@ mod markup {
         pub fn to_value(&self, lang: Lang) -> Option<Value> {
             Some(match self {
                 Next::Call(call) => call.to_value(lang),
-                Next::Ask(ask) => json!({ "ask": ask.as_ref().map(ask_id) }),
-                Next::Back => json!({ "back": true }),
-                Next::Retry => json!({ "retry": true }),
                 Next::Sheet(sheet) => json!({
                     "sheet": meta(&sheet.session, None),
                     "lost": sheet.lost.to_value(lang),
@@ -388,9 +384,7 @@ mod markup {
                     "then": sheet.then.to_value(lang),
                     "seen": sheet.seen,
                 }),
-                Next::OpenLink(url) => json!({ "open": url }),
-                Next::DisplayMode(mode) => json!({ "mode": mode.as_str() }),
-                Next::Nothing => return None,
+                next => return super::local_value(next),
             })
         }
     }
@@ -404,9 +398,25 @@ pub fn ask_id(ask: &ListAsk) -> String {
     }
 }
 
-/// The `data-call` attribute of a control: the decision as JSON text, written only natively
-/// (the server's markup, for the no-wasm runtime). The wasm's own markup does not need it: there
-/// `decide` is never called for markup, which keeps that code and a JSON printer out of the wasm.
+/// A decision that needs no tool call as JSON: `{"ask":id|null}`, `{"back":true}`,
+/// `{"retry":true}`, `{"open":url}` or `{"mode":m}`; `None` for the others.
+#[cfg(not(target_arch = "wasm32"))]
+fn local_value(next: &Next) -> Option<Value> {
+    Some(match next {
+        Next::Ask(ask) => json!({ "ask": ask.as_ref().map(ask_id) }),
+        Next::Back => json!({ "back": true }),
+        Next::Retry => json!({ "retry": true }),
+        Next::OpenLink(url) => json!({ "open": url }),
+        Next::DisplayMode(mode) => json!({ "mode": mode.as_str() }),
+        Next::Call(_) | Next::Sheet(_) | Next::Nothing => return None,
+    })
+}
+
+/// The `data-call` attribute of a control that makes a call (or opens the payment sheet): the
+/// decision as JSON text, written only natively, in the server's markup of each result. The
+/// wasm renders only results the host brings, whose server markup the runtime holds: on a press
+/// there it takes that markup (the same components) and follows the pressed control's twin, so
+/// the wasm carries neither these decisions nor the code that makes them.
 pub fn data_call(lang: crate::i18n::Lang, decide: impl FnOnce() -> Next) -> Option<String> {
     #[cfg(not(target_arch = "wasm32"))]
     return decide().to_value(lang).map(|v| v.to_string());
@@ -414,5 +424,73 @@ pub fn data_call(lang: crate::i18n::Lang, decide: impl FnOnce() -> Next) -> Opti
     {
         let _ = (lang, decide);
         None
+    }
+}
+
+/// The `data-call` of a control whose decision needs no call (a question, Back, Try again, a
+/// link, a display mode): in the wasm's markup too, where the runtime follows it as it is.
+/// Written by hand, the same bytes serde_json prints for [`local_value`] (a test compares them),
+/// so the wasm carries no JSON printer.
+pub fn data_decision(next: Next) -> Option<String> {
+    let (key, text) = match next {
+        Next::Ask(ask) => ("ask", ask.as_ref().map(ask_id)),
+        Next::Back => return Some(r#"{"back":true}"#.to_string()),
+        Next::Retry => return Some(r#"{"retry":true}"#.to_string()),
+        Next::OpenLink(url) => ("open", Some(url)),
+        Next::DisplayMode(mode) => ("mode", Some(mode.as_str().to_string())),
+        Next::Call(_) | Next::Sheet(_) | Next::Nothing => return None,
+    };
+    let mut out = format!("{{\"{key}\":");
+    match text {
+        Some(text) => json_string(&mut out, &text),
+        None => out.push_str("null"),
+    }
+    out.push('}');
+    Some(out)
+}
+
+/// `text` as a JSON string, escaped as serde_json escapes it: `"`, `\` and control characters.
+fn json_string(out: &mut String, text: &str) {
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if c < ' ' => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_decision_without_a_call_is_written_as_serde_json_prints_it() {
+        let odd = (0u32..0x80).filter_map(char::from_u32).collect::<String>() + "é\u{2028}😀";
+        let decisions = [
+            Next::Ask(None),
+            Next::Ask(Some(ListAsk::DeleteData)),
+            Next::Ask(Some(ListAsk::CancelOrder { order_id: format!("ord_\"{odd}") })),
+            Next::Back,
+            Next::Retry,
+            Next::OpenLink(format!("https://shop.test/pay?x=1&y=\\{odd}")),
+            Next::DisplayMode(DisplayMode::Fullscreen),
+            Next::DisplayMode(DisplayMode::Inline),
+        ];
+        for next in decisions {
+            let want = local_value(&next).map(|v| v.to_string());
+            assert!(want.is_some(), "{next:?}");
+            assert_eq!(data_decision(next), want);
+        }
+        assert_eq!(data_decision(Next::Nothing), None);
+        assert_eq!(data_decision(choose("g_1", None)), None, "a call's decision is the server markup's");
     }
 }

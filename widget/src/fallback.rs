@@ -12,12 +12,12 @@ pub fn packer_input() -> serde_json::Value {
 }
 
 /// What the fallback runtime reads from `#giftgenius-fallback-data`, from the widget and contract
-/// crates themselves so nothing is written twice: the `ui/initialize` params the wasm sends, the
-/// markup of the two states the runtime shows without a server result ("Purchase cancelled" with
-/// nothing to go back to, and a tool call the host cancelled), rendered natively by the same
-/// Leptos views the wasm uses, and the contract's strings (`giftgenius_types::wire`, and the
-/// saved-views index of `crate::saved`). Markup and the runtime's few sentences come
-/// once per language (`en`, `es`, `pt`), from the same catalogs.
+/// crates themselves so nothing is written twice: its `ui/initialize` params, the markup of the
+/// two states it shows without a server result ("Purchase cancelled" with nothing to go back to,
+/// and a tool call the host cancelled), rendered natively by the same Leptos views the wasm
+/// uses, and the contract's strings (`giftgenius_types::wire`, and the kept screens' keys of
+/// `crate::runtime`). Markup and the runtime's few sentences come once per language (`en`,
+/// `es`, `pt`), from the same catalogs.
 pub fn fallback_data() -> serde_json::Value {
     let per_language = |f: &dyn Fn(Lang) -> serde_json::Value| {
         Lang::ALL.iter().map(|l| (l.code().to_string(), f(*l))).collect::<serde_json::Map<_, _>>()
@@ -26,7 +26,7 @@ pub fn fallback_data() -> serde_json::Value {
         per_language(&|l| render_to_html(&state, &RenderContext::new(Theme::Light, l.code())).into())
     };
     serde_json::json!({
-        "initialize": crate::rpc::initialize_params(),
+        "initialize": crate::runtime::initialize_params(),
         "cancelled": render(ViewState::Cancelled),
         "toolCancelled": render(ViewState::ToolCancelled { reason: None, retry: None }),
         "text": per_language(&|l| serde_json::json!({
@@ -45,10 +45,10 @@ mod tests {
     #[test]
     fn fallback_data_comes_from_the_widget_crate() {
         let data = fallback_data();
-        // The wasm's own ui/initialize params (name, version, protocol), not a copy of them.
-        assert_eq!(data["initialize"], crate::rpc::initialize_params());
+        // The ui/initialize params (name, version, protocol) of the crate, not a copy of them.
+        assert_eq!(data["initialize"], crate::runtime::initialize_params());
         assert_eq!(data["initialize"]["appInfo"]["version"], env!("CARGO_PKG_VERSION"));
-        assert_eq!(data["initialize"]["protocolVersion"], crate::rpc::PROTOCOL_VERSION);
+        assert_eq!(data["initialize"]["protocolVersion"], crate::runtime::PROTOCOL_VERSION);
         // The contract's strings, from giftgenius_types::wire (the packer's tests check that the
         // runtime spells none of them).
         assert_eq!(data["wire"], crate::runtime::wire());

@@ -3,7 +3,7 @@
 //! The server writes a field error's `message` in English for the model, and its `rule`
 //! (`giftgenius_types::FieldRule`) in parts. Here the rule picks the catalog's sentence and the
 //! rule's other parts fill its `{placeholders}`: the catalogs stay the one place a field problem
-//! is worded for a person. The no-WebAssembly runtime takes these words from the server's markup
+//! is worded for a person. The runtime takes these words from the server's markup
 //! of the refused answer (`view/error.rs` marks each with the field it names).
 
 use giftgenius_types::{FieldError, FieldRule};

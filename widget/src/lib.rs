@@ -1,31 +1,33 @@
 //! The GiftGenius widget: Leptos components that render tool results inside a chat host.
 //!
 //! The same components run in two places, which is why everything here takes plain data:
-//! - in the browser as WebAssembly (`main.rs`, CSR), bridged to the host by `bridge.rs`
-//!   (ChatGPT's `window.openai` or the MCP Apps postMessage JSON-RPC, whose wire format is the
-//!   pure, natively tested `rpc.rs`);
-//! - natively on the server (`render_to_html`, SSR), whose HTML is the fallback a host shows
-//!   when it refuses WebAssembly, and what the snapshot tests pin down.
+//! - in the browser as WebAssembly (`main.rs`, CSR): `bridge.rs` renders what the host has said
+//!   (`hosted.rs`: the streamed arguments, the result, a cancellation, the host's context), as
+//!   the packed document's runtime hands it over;
+//! - natively on the server (`render_to_html`, SSR): the markup every tool result carries in its
+//!   widget-only `_meta`, which the runtime paints first, shows where WebAssembly is refused and
+//!   shows as the answer to every press; and what the snapshot tests pin down.
+//!
+//! Behaviour is decided once, in Rust: [`decide`] is the pure function from (screen, [`Action`])
+//! to what happens next, which each control carries as its `data-call`. The runtime
+//! (`runtime/fallback.js`) is the one executor: it speaks to the host (window.openai or MCP Apps
+//! JSON-RPC), fills the decision's placeholders, makes the call and shows the answer's markup.
 //!
 //! Public API: [`ViewState`] (what to show), [`RenderContext`] (theme, locale, display mode),
-//! [`Action`] (what the user asked for), [`render_to_html`] (native only), the pure
-//! [`controller`] that turns actions into tool calls behind the [`controller::Host`] trait, and
-//! [`saved`], the screen a view keeps for a reload.
+//! [`Action`] (what the user asked for), [`decide`], [`hosted::read`] and [`render_to_html`]
+//! (native only).
 
 pub mod action;
 pub mod context;
-pub mod controller;
 pub mod decide;
-pub mod delivery_form;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod fallback;
 pub mod field_text;
 pub mod flow;
 pub mod format;
+pub mod hosted;
 pub mod i18n;
-pub mod rpc;
 pub mod runtime;
-pub mod saved;
 pub mod state;
 #[cfg(test)]
 mod test_fixtures;
@@ -52,14 +54,11 @@ pub const FALLBACK_JS: &str = include_str!("../runtime/fallback.js");
 
 /// Renders one state to HTML with the same components the browser uses.
 ///
-/// The server puts this into widget-only `_meta` as the no-WebAssembly fallback, so it must
-/// never panic: every `ViewState` renders, and all data is text-escaped by Leptos.
-/// Buttons carry `data-action` attributes so a tiny script can wire them without Leptos.
+/// The server puts this into widget-only `_meta`, so it must never panic: every `ViewState`
+/// renders, and all data is text-escaped by Leptos. Each control carries its decision as
+/// `data-call`, which the runtime executes.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn render_to_html(state: &ViewState, ctx: &RenderContext) -> String {
     use leptos::prelude::*;
-    Owner::new().with(|| {
-        let on_action = Callback::new(|_: crate::Action| {});
-        view::static_root(state.clone(), ctx.clone(), on_action).to_html()
-    })
+    Owner::new().with(|| view::static_root(state.clone(), ctx.clone()).to_html())
 }

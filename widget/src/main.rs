@@ -1,4 +1,4 @@
-//! The wasm entry point: mounts the widget and connects it to the host (see `bridge.rs`).
+//! The wasm entry point: mounts the widget and renders what the host has said (see `bridge.rs`).
 //!
 //! Natively this binary does nothing; the native side of the crate is `render_to_html`.
 

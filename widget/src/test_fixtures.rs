@@ -13,3 +13,11 @@ pub fn draft_output() -> Value {
         "gift":{"id":"g_1","title":"Mug","description":"A mug","price":{"amount_minor":2500,"currency":"USD"},
             "merchant":{"id":"m","name":"Shop"},"tags":[],"reasons":[],"in_stock":true,"image_url":"/i.png"}}})
 }
+
+/// A `suggest_gifts` result with one gift, `g_1`.
+pub fn results_output() -> Value {
+    json!({"v":3,"ok":true,"tool":"suggest_gifts","query":{"relationship_type":"friend","interests":[],
+        "currency":"USD","limit":6},"gifts":[{"id":"g_1","title":"Mug","description":"A mug",
+        "price":{"amount_minor":2500,"currency":"USD"},"merchant":{"id":"m","name":"Shop"},"tags":[],
+        "reasons":[],"in_stock":true,"image_url":"/i.png"}]})
+}

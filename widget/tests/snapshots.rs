@@ -912,8 +912,8 @@ fn a_locale_of_another_language_reads_english_and_says_so() {
 
 // ---- the decision on every control (widget/src/decide.rs) ----
 //
-// The server's markup carries on each control the decision the wasm controller makes for the
-// same screen and action (`data-call`, executed as it is by the no-wasm runtime). These tests
+// Each control of the markup carries the decision `decide` makes for its screen and action
+// (`data-call`, which the runtime executes; the wasm's markup carries the same). These tests
 // read every control of each screen's markup and check it against `decide` for the action that
 // control emits, and keep the table of all of them in docs/widget-decisions.md.
 
@@ -1045,9 +1045,8 @@ fn every_control_in_the_markup_carries_the_decision_the_controller_makes() {
         };
         in_markup.sort_by(|a, b| a.0.cmp(&b.0));
         decided.sort_by(|a, b| a.0.cmp(&b.0));
-        assert_eq!(order(&in_markup), order(&decided), "{name}: the markup's decisions are the controller's");
-        // Every control that does something says what: a button without a decision would be dead
-        // in the no-wasm runtime.
+        assert_eq!(order(&in_markup), order(&decided), "{name}: the markup's decisions are decide's");
+        // Every control that does something says what: a button without a decision would be dead.
         let out = html(&state, &en());
         assert_eq!(out.matches("data-action=").count(), in_markup.len(), "{name}: every control carries data-call");
         for secret in ["ct_secret", "ct_cancel_secret", "ct_del"] {
@@ -1199,9 +1198,10 @@ fn the_decision_table_in_the_docs_is_the_one_the_code_makes() {
         "# What each control of the widget does\n\n\
          Generated from `widget/src/decide.rs` by the test \
          `the_decision_table_in_the_docs_is_the_one_the_code_makes` (widget/tests/snapshots.rs);\n\
-         run it with `GG_WRITE_DOCS=1` to rewrite this file. The wasm controller and the no-wasm runtime\n\
-         (which reads each control's `data-call`) both follow it. `_meta[…]` is a token of the result\n\
-         the screen came from, filled in by the host side: it never appears in markup or storage.\n\n\
+         run it with `GG_WRITE_DOCS=1` to rewrite this file. Each control, in the server's markup and in\n\
+         the wasm's, carries its decision as `data-call`, which the widget's runtime executes. `_meta[…]`\n\
+         is a token of the result the screen came from, filled in by the runtime: it never appears in\n\
+         markup or storage.\n\n\
          | screen | control | decision |\n|---|---|---|\n",
     );
     for (name, state) in screens() {

@@ -50,13 +50,13 @@ pub struct Packed {
     pub wasm_deflated: usize,
 }
 
-/// The no-WebAssembly fallback runtime as it goes into the document: `widget/runtime/fallback.js`
-/// (read there for what it does and which Rust it mirrors; [`Fallback::runtime`]) without its
-/// full-line `//` comments.
+/// The widget's runtime as it goes into the document: `widget/runtime/fallback.js` (read there
+/// for what it does; [`Fallback::runtime`]) without its full-line `//` comments.
 ///
-/// A plain (non-module) script that runs before the wasm glue and records the outcome in
-/// `<html data-wasm>`; on failure it shows each result's server-rendered HTML and does what its
-/// controls' `data-call` decisions say, over the same bridge the wasm would have used.
+/// A plain (non-module) script that runs before the wasm glue and records the wasm's fate in
+/// `<html data-wasm>`. It is the one side that speaks to the host: it shows each result's
+/// server-rendered HTML, hands what the host says to the wasm to render, and does what the
+/// controls' `data-call` decisions say.
 pub fn bootstrap_js(runtime: &str) -> Result<String> {
     strip_line_comments(runtime).context("in widget/runtime/fallback.js")
 }
@@ -111,7 +111,7 @@ pub fn pack(inputs: &Inputs<'_>) -> Result<Packed> {
     let deflated = deflate_raw(inputs.wasm)?;
     let wasm_b64 = base64::engine::general_purpose::STANDARD.encode(&deflated);
     // Names start with `__gg_` so they cannot collide with the glue's top-level bindings. The
-    // fallback runtime (`bootstrap_js`) declares the hand-over itself (`data-wasm="ready"`).
+    // runtime (`bootstrap_js`) marks the wasm's start itself (`data-wasm="ready"`).
     let module = format!(
         "{glue}\n\
          try {{\n\
@@ -437,7 +437,7 @@ export { initSync, __wbg_init as default };
             "\"giftgenius-fallback\"",
             "\"giftgenius-fallback-data\"",
             "button[data-call]",
-            // MCP Apps (SEP-1865, 2026-01-26), as widget/src/rpc.rs speaks it.
+            // MCP Apps (SEP-1865, 2026-01-26).
             "\"ui/initialize\", data.initialize",
             "\"ui/notifications/initialized\"",
             "\"ui/notifications/tool-input\"",

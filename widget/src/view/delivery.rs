@@ -2,11 +2,11 @@
 //!
 //! Each input's `name` is the field path the server's field errors use
 //! (`recipient.address.postal_code`, `gift_message`…), so an error is shown next to its field,
-//! and a script without Leptos (the no-WebAssembly fallback) can read the form the same way the
-//! wasm view does (`delivery_form.rs`). The values the card was rendered with are the inputs'
-//! default values: a field whose value differs from its default was edited.
+//! and the runtime reads the form into a call's arguments by those names (a `form` call). The
+//! values the card was rendered with are the inputs' default values: a field whose value differs
+//! from its default was edited (Confirm then makes its `edited` call).
 //!
-//! Each input and the textarea holding a detail is marked `data-private`: the no-wasm runtime
+//! Each input and the textarea holding a detail is marked `data-private`: the runtime
 //! empties every such element (its `value` attribute and its text) in the copy of the screen it
 //! writes to the host's widget state, which the model can read.
 

@@ -8,9 +8,8 @@
 use giftgenius_types::{ErrorCategory, ToolError, ToolName};
 use leptos::prelude::*;
 
-use crate::action::Action;
 use crate::context::RenderContext;
-use crate::decide::{Next, data_call};
+use crate::decide::{Next, data_decision};
 use crate::i18n::{Lang, Msg, words};
 
 /// A field error as the person reads it: its rule in their language (`field_text.rs`).
@@ -18,7 +17,7 @@ pub(crate) use crate::field_text::field_message;
 
 /// Message, field errors, wait hint and reference: shared by the error state and the inline error.
 /// Each field error's words carry `data-field` (the field's path, as the form's input names it):
-/// the no-wasm runtime puts them next to that input when a form it sent is refused.
+/// the runtime puts them next to that input when a form it sent is refused.
 pub(crate) fn error_details(error: &ToolError, lang: Lang) -> impl IntoView + use<> {
     let fields = (!error.field_errors.is_empty()).then(|| {
         let items = error
@@ -48,7 +47,7 @@ pub(crate) fn error_details(error: &ToolError, lang: Lang) -> impl IntoView + us
 }
 
 /// A tool's error as the whole view.
-pub fn error_view(tool: ToolName, error: ToolError, ctx: &RenderContext, on_action: Callback<Action>) -> impl IntoView {
+pub fn error_view(tool: ToolName, error: ToolError, ctx: &RenderContext) -> impl IntoView + use<> {
     let lang = ctx.language();
     let retry = error.retryable.then(|| {
         view! {
@@ -57,9 +56,8 @@ pub fn error_view(tool: ToolName, error: ToolError, ctx: &RenderContext, on_acti
                     type="button"
                     class="gg-btn gg-btn-primary"
                     data-action="retry"
-                    data-call=data_call(lang, || Next::Retry)
+                    data-call=data_decision(Next::Retry)
                     data-tool=tool.as_str()
-                    on:click=move |_| on_action.run(Action::Retry)
                 >
                     {lang.t(Msg::TryAgain)}
                 </button>

@@ -5,12 +5,11 @@ use giftgenius_types::ToolError;
 use giftgenius_types::delivery::DeliveryDetails;
 use giftgenius_types::orders::{CheckoutSession, DeleteMyDataData, Order, OrderDraft, OrderStatus, ShippingSpeed};
 use giftgenius_types::wire::photo_srcset;
+use leptos::either::Either;
 use leptos::prelude::*;
 
-use crate::action::Action;
 use crate::context::RenderContext;
-use crate::decide::{self, Next, data_call};
-use crate::delivery_form as form_reader;
+use crate::decide::{self, Next, data_call, data_decision};
 use crate::flow::safe_url;
 use crate::format::format_money;
 use crate::i18n::{Lang, Msg, words};
@@ -23,16 +22,6 @@ fn shipping_label(speed: ShippingSpeed, lang: Lang) -> &'static str {
         ShippingSpeed::Standard => Msg::ShippingStandard,
         ShippingSpeed::Express => Msg::ShippingExpress,
     })
-}
-
-/// What Confirm (or its Try again) does when clicked: commit the draft as shown, or, when the
-/// person edited the delivery form, prepare the draft again with the edit (a new draft to
-/// confirm: nothing is paid for details the person has not seen on a draft).
-fn confirm_or_edit() -> Action {
-    match form_reader::read() {
-        Some(form) if form.changed => Action::EditDelivery { details: form.details },
-        _ => Action::Confirm,
-    }
 }
 
 /// The draft summary, its delivery form, and Confirm, Update delivery details and Cancel.
@@ -48,8 +37,7 @@ pub fn confirm_view(
     busy: bool,
     error: Option<ToolError>,
     ctx: &RenderContext,
-    on_action: Callback<Action>,
-) -> impl IntoView {
+) -> impl IntoView + use<> {
     let locale = ctx.locale.as_str();
     let lang = ctx.language();
     let subtotal = format_money(&draft.subtotal, locale);
@@ -61,12 +49,11 @@ pub fn confirm_view(
         view! { <img class="gg-card-img" src=src.to_string() srcset=srcset sizes=sizes alt="" width="64" height="64"/> }
     });
     let deliver_to = match destination_text(draft.destination.as_ref()) {
-        Some(place) => view! { <dt>{lang.t(Msg::DeliverTo)}</dt><dd class="gg-destination">{place}</dd> }.into_any(),
-        None => view! {
+        Some(place) => Either::Left(view! { <dt>{lang.t(Msg::DeliverTo)}</dt><dd class="gg-destination">{place}</dd> }),
+        None => Either::Right(view! {
             <dt>{lang.t(Msg::DeliverTo)}</dt>
             <dd class="gg-destination gg-missing">{lang.t(Msg::AddRecipientBelow)}</dd>
-        }
-        .into_any(),
+        }),
     };
     let failed = error.is_some();
     let error_ref = error.clone();
@@ -82,7 +69,6 @@ pub fn confirm_view(
                     data-draft-id=draft.id.clone()
                     data-call=confirm_call.clone()
                     disabled=busy
-                    on:click=move |_| on_action.run(confirm_or_edit())
                 >
                     {lang.t(Msg::TryAgain)}
                 </button>
@@ -111,14 +97,13 @@ pub fn confirm_view(
                 data-draft-id=draft.id.clone()
                 data-call=confirm_call.clone()
                 disabled=busy
-                on:click=move |_| on_action.run(confirm_or_edit())
             >
                 {label}
             </button>
         }
     });
     // Paying in the host's sheet needs the draft's delivery details (only such a draft has a
-    // sheet session). The server's markup has it hidden: the no-wasm runtime shows it where the
+    // sheet session). The server's markup has it hidden: the runtime shows it where the
     // host has `requestCheckout` (data-needs).
     let sheet_button = draft.destination.is_some().then(|| {
         view! {
@@ -131,13 +116,12 @@ pub fn confirm_view(
                 data-call=data_call(lang, || decide::pay_in_host(&draft))
                 hidden=!ctx.host_checkout
                 disabled=busy
-                on:click=move |_| on_action.run(Action::PayInHost)
             >
                 {lang.t(Msg::PayInHost)}
             </button>
         }
     });
-    let card_line = card.map(|card| card_on_file(card, &draft, busy, ctx, on_action));
+    let card_line = card.map(|card| card_on_file(card, &draft, busy, ctx));
     let form = delivery_form(delivery, error_ref, busy, lang);
     let update = view! {
         <button
@@ -147,11 +131,6 @@ pub fn confirm_view(
             data-draft-id=draft.id.clone()
             data-call=update_call
             disabled=busy
-            on:click=move |_| {
-                if let Some(form) = form_reader::read() {
-                    on_action.run(Action::EditDelivery { details: form.details });
-                }
-            }
         >
             {lang.t(Msg::UpdateDelivery)}
         </button>
@@ -185,9 +164,8 @@ pub fn confirm_view(
                     type="button"
                     class="gg-btn gg-btn-secondary"
                     data-action="cancel"
-                    data-call=data_call(lang, || Next::Back)
+                    data-call=data_decision(Next::Back)
                     disabled=busy
-                    on:click=move |_| on_action.run(Action::Cancel)
                 >
                     {cancel_label}
                 </button>
@@ -199,16 +177,10 @@ pub fn confirm_view(
 
 /// With Stripe: the card a Confirm charges and Remove card, or Add a card (the hosted card page,
 /// opened like the checkout link: through the host where it opens links).
-fn card_on_file(
-    card: CardOnFile,
-    draft: &OrderDraft,
-    busy: bool,
-    ctx: &RenderContext,
-    on_action: Callback<Action>,
-) -> AnyView {
+fn card_on_file(card: CardOnFile, draft: &OrderDraft, busy: bool, ctx: &RenderContext) -> impl IntoView + use<> {
     let lang = ctx.language();
     match card.saved {
-        Some((brand, last4)) => view! {
+        Some((brand, last4)) => Either::Left(view! {
             <div class="gg-card-on-file" data-card=last4.clone()>
                 <p>{lang.f(Msg::CardPays, &[("card", &words::card(&brand, &last4))])}</p>
                 <button
@@ -217,25 +189,20 @@ fn card_on_file(
                     data-action="remove-card"
                     data-call=data_call(lang, || decide::remove_card(draft))
                     disabled=busy
-                    on:click=move |_| on_action.run(Action::RemoveCard)
                 >
                     {lang.t(Msg::RemoveCard)}
                 </button>
             </div>
-        }
-        .into_any(),
-        None => {
-            let Some(url) = safe_url(&card.add_url).map(str::to_string) else { return ().into_any() };
-            let through_host = ctx.host_opens_links && url.starts_with("http");
+        }),
+        None => Either::Right(safe_url(&card.add_url).map(str::to_string).map(|url| {
             let class = "gg-btn gg-btn-secondary gg-btn-small gg-add-card";
             view! {
                 <div class="gg-card-on-file">
                     <p>{lang.t(Msg::CardNone)}</p>
-                    {outbound_link(class, url, lang.t(Msg::AddCard), through_host, lang, on_action)}
+                    {outbound_link(class, url, lang.t(Msg::AddCard))}
                 </div>
             }
-            .into_any()
-        }
+        })),
     }
 }
 
@@ -260,27 +227,21 @@ fn destination_text(destination: Option<&giftgenius_types::Destination>) -> Opti
 }
 
 /// The question under an order (or under Delete my data) that the second click answers.
-/// Rendered for every action offered, hidden unless asked, so the no-WebAssembly fallback can
-/// show it without the server (it toggles `hidden`); the wasm view renders it from the state.
+/// Rendered for every action offered, hidden unless asked: the runtime shows it (it toggles
+/// `hidden`, the decision `{"ask": id}`) without asking the server.
 fn ask_view(
     question: String,
     yes_label: &'static str,
-    yes: Action,
+    ask: ListAsk,
     shown: bool,
     busy: bool,
     lang: Lang,
-    on_action: Callback<Action>,
 ) -> impl IntoView {
-    let (data_ask, order_id) = match &yes {
-        Action::CancelOrder { order_id } => ("cancel-order", Some(order_id.clone())),
-        _ => ("delete-data", None),
+    let (data_ask, yes_action, order_id) = match &ask {
+        ListAsk::CancelOrder { order_id } => ("cancel-order", "cancel-order", Some(order_id.clone())),
+        ListAsk::DeleteData => ("delete-data", "delete-data", None),
     };
-    let yes_action = yes.data_action();
     let row_id = order_id.clone();
-    let ask = match &order_id {
-        Some(order_id) => ListAsk::CancelOrder { order_id: order_id.clone() },
-        None => ListAsk::DeleteData,
-    };
     let yes_call = data_call(lang, || match &order_id {
         Some(order_id) => decide::cancel_order(order_id),
         None => decide::delete_data(),
@@ -296,7 +257,6 @@ fn ask_view(
                     data-order-id=order_id
                     data-call=yes_call
                     disabled=busy
-                    on:click=move |_| on_action.run(yes.clone())
                 >
                     {yes_label}
                 </button>
@@ -304,9 +264,8 @@ fn ask_view(
                     type="button"
                     class="gg-btn gg-btn-secondary"
                     data-action="dismiss"
-                    data-call=data_call(lang, || Next::Ask(None))
+                    data-call=data_decision(Next::Ask(None))
                     disabled=busy
-                    on:click=move |_| on_action.run(Action::DismissAsk)
                 >
                     {lang.t(Msg::KeepIt)}
                 </button>
@@ -317,13 +276,8 @@ fn ask_view(
 
 /// One order of the list, with its Cancel button and question when it may be cancelled. Also
 /// what the server's markup of a cancelled order carries (hidden) for the list it was cancelled
-/// from: the no-wasm runtime puts it in place of the old row (`decide::Call::patch`).
-pub fn order_row(
-    order: Order,
-    actions: &OrderListActions,
-    ctx: &RenderContext,
-    on_action: Callback<Action>,
-) -> impl IntoView + use<> {
+/// from: the runtime puts it in place of the old row (`decide::Call::patch`).
+pub fn order_row(order: Order, actions: &OrderListActions, ctx: &RenderContext) -> impl IntoView + use<> {
     let busy = actions.busy;
     let lang = ctx.language();
     let total = format_money(&order.total, &ctx.locale);
@@ -334,7 +288,6 @@ pub fn order_row(
     });
     let cancel = actions.cancellable.contains(&order.id).then(|| {
         let asked = actions.asking == Some(ListAsk::CancelOrder { order_id: order.id.clone() });
-        let ask_id = order.id.clone();
         let question = lang.f(Msg::CancelQuestion, &[("total", &total)]);
         view! {
             <button
@@ -342,20 +295,18 @@ pub fn order_row(
                 class="gg-btn gg-btn-secondary gg-btn-small"
                 data-action="ask-cancel-order"
                 data-order-id=order.id.clone()
-                data-call=data_call(lang, || Next::Ask(Some(ListAsk::CancelOrder { order_id: order.id.clone() })))
+                data-call=data_decision(Next::Ask(Some(ListAsk::CancelOrder { order_id: order.id.clone() })))
                 disabled=busy
-                on:click=move |_| on_action.run(Action::AskCancelOrder { order_id: ask_id.clone() })
             >
                 {lang.t(Msg::CancelOrder)}
             </button>
             {ask_view(
                 question,
                 lang.t(Msg::YesCancel),
-                Action::CancelOrder { order_id: order.id.clone() },
+                ListAsk::CancelOrder { order_id: order.id.clone() },
                 asked,
                 busy,
                 lang,
-                on_action,
             )}
         }
     });
@@ -378,12 +329,11 @@ pub fn order_list_view(
     next_cursor: Option<String>,
     actions: OrderListActions,
     ctx: &RenderContext,
-    on_action: Callback<Action>,
-) -> impl IntoView {
+) -> impl IntoView + use<> {
     let busy = actions.busy;
     let lang = ctx.language();
     let empty = orders.is_empty().then(|| view! { <p class="gg-muted">{lang.t(Msg::NoOrdersYet)}</p> });
-    let rows = orders.into_iter().map(|order| order_row(order, &actions, ctx, on_action)).collect_view();
+    let rows = orders.into_iter().map(|order| order_row(order, &actions, ctx)).collect_view();
     let more = next_cursor.map(|_| view! { <p class="gg-muted gg-fine">{lang.t(Msg::OlderOrders)}</p> });
     let error = actions.error.map(|error| {
         view! {
@@ -400,9 +350,8 @@ pub fn order_list_view(
                     type="button"
                     class="gg-btn gg-btn-secondary gg-btn-small"
                     data-action="ask-delete-data"
-                    data-call=data_call(lang, || Next::Ask(Some(ListAsk::DeleteData)))
+                    data-call=data_decision(Next::Ask(Some(ListAsk::DeleteData)))
                     disabled=busy
-                    on:click=move |_| on_action.run(Action::AskDeleteData)
                 >
                     {lang.t(Msg::DeleteMyData)}
                 </button>
@@ -410,11 +359,10 @@ pub fn order_list_view(
             {ask_view(
                 lang.t(Msg::DeleteQuestion).to_string(),
                 lang.t(Msg::YesDelete),
-                Action::DeleteData,
+                ListAsk::DeleteData,
                 asked,
                 busy,
                 lang,
-                on_action,
             )}
         }
     });
@@ -431,7 +379,7 @@ pub fn order_list_view(
 }
 
 /// What delete_my_data did.
-pub fn data_deleted_view(summary: DeleteMyDataData, ctx: &RenderContext) -> impl IntoView {
+pub fn data_deleted_view(summary: DeleteMyDataData, ctx: &RenderContext) -> impl IntoView + use<> {
     let lang = ctx.language();
     let years = summary.financial_records_retention_days / 365;
     view! {
@@ -460,17 +408,13 @@ pub fn order_placed_view(
     order: Order,
     authentication_url: Option<String>,
     ctx: &RenderContext,
-    on_action: Callback<Action>,
-) -> impl IntoView {
+) -> impl IntoView + use<> {
     let lang = ctx.language();
     let authenticate = (order.status == OrderStatus::AwaitingAuthentication).then(|| {
         let link = authentication_url.map(|url| {
-            // Like the tracking link: the host opens an https page; elsewhere (a local http
-            // server) it stays a plain new-tab link.
-            let through_host = ctx.host_opens_links && url.starts_with("https://");
             let class = "gg-btn gg-btn-primary gg-authenticate-link";
             let label = lang.t(Msg::StatusAwaitingAuthentication);
-            view! { <div class="gg-actions">{outbound_link(class, url, label, through_host, lang, on_action)}</div> }
+            view! { <div class="gg-actions">{outbound_link(class, url, label)}</div> }
         });
         view! {
             <div class="gg-authenticate">
@@ -493,8 +437,7 @@ pub fn order_placed_view(
     let tracking = order.fulfillment.map(|f| {
         let link = safe_url(&f.tracking_url).map(|url| {
             let url = url.to_string();
-            let through_host = ctx.host_opens_links && url.starts_with("https://");
-            view! { " · " {outbound_link("gg-track-link", url, lang.t(Msg::TrackPackage), through_host, lang, on_action)} }
+            view! { " · " {outbound_link("gg-track-link", url, lang.t(Msg::TrackPackage))} }
         });
         view! {
             <dt>{lang.t(Msg::Carrier)}</dt>
@@ -546,17 +489,15 @@ pub fn order_placed_view(
 ///
 /// Where the host opens links (`ui/open-link`, `openExternal`) a click asks it to, and the frame
 /// does not navigate; elsewhere it is a plain `target="_blank"` link. The markup is the same.
-pub fn checkout_view(checkout: CheckoutSession, ctx: &RenderContext, on_action: Callback<Action>) -> impl IntoView {
+pub fn checkout_view(checkout: CheckoutSession, ctx: &RenderContext) -> impl IntoView + use<> {
     let lang = ctx.language();
     let amount = format_money(&checkout.amount, &ctx.locale);
     let link = match safe_url(&checkout.checkout_url) {
         Some(url) => {
-            // Only an absolute http(s) URL is handed to the host; a same-origin path stays a link.
-            let through_host = ctx.host_opens_links && (url.starts_with("https://") || url.starts_with("http://"));
             let label = lang.t(Msg::OpenCheckout);
-            outbound_link("gg-btn gg-btn-primary", url.to_string(), label, through_host, lang, on_action).into_any()
+            Either::Left(outbound_link("gg-btn gg-btn-primary", url.to_string(), label))
         }
-        None => view! { <p class="gg-muted">{lang.t(Msg::CheckoutLinkHidden)}</p> }.into_any(),
+        None => Either::Right(view! { <p class="gg-muted">{lang.t(Msg::CheckoutLinkHidden)}</p> }),
     };
     view! {
         <section class="gg-section gg-checkout" aria-labelledby="gg-title">
@@ -571,17 +512,9 @@ pub fn checkout_view(checkout: CheckoutSession, ctx: &RenderContext, on_action: 
 }
 
 /// An outbound link (the checkout, the card page, the bank's check, the carrier's tracking): a
-/// plain new-tab link, which the host opens instead when `through_host` (`ui/open-link`,
-/// `openExternal`: the frame does not navigate). The markup is the same either way.
-fn outbound_link(
-    class: &'static str,
-    url: String,
-    label: &'static str,
-    through_host: bool,
-    lang: Lang,
-    on_action: Callback<Action>,
-) -> impl IntoView + use<> {
-    let open = url.clone();
+/// plain new-tab link, whose `data-call` the runtime follows instead for an absolute http(s) URL
+/// where the host opens links (`ui/open-link`, `openExternal`: the frame does not navigate).
+fn outbound_link(class: &'static str, url: String, label: &'static str) -> impl IntoView + use<> {
     view! {
         <a
             class=class
@@ -589,13 +522,7 @@ fn outbound_link(
             target="_blank"
             rel="noopener noreferrer"
             data-action="open-link"
-            data-call=data_call(lang, || Next::OpenLink(url))
-            on:click=move |ev| {
-                if through_host {
-                    ev.prevent_default();
-                    on_action.run(Action::OpenLink { url: open.clone() });
-                }
-            }
+            data-call=data_decision(Next::OpenLink(url))
         >
             {label}
         </a>

@@ -10,10 +10,10 @@ use giftgenius_types::{
     Currency, ErrorCode, GiftCard, MatchVia, Money, Notice, Partial, Reason, RelationshipType, SuggestGiftsQuery,
     Suggestion, Why,
 };
+use leptos::either::Either;
 use leptos::prelude::*;
 use serde_json::Value;
 
-use crate::action::Action;
 use crate::context::{DisplayMode, RenderContext};
 use crate::decide::{self, data_call};
 use crate::flow::safe_url;
@@ -57,8 +57,7 @@ pub fn results_view(
     notice: Option<Notice>,
     partial: Option<Partial>,
     ctx: &RenderContext,
-    on_action: Callback<Action>,
-) -> impl IntoView {
+) -> impl IntoView + use<> {
     let lang = ctx.language();
     let summary = query_summary(&query, ctx);
     let full = ctx.display_mode == DisplayMode::Fullscreen;
@@ -66,11 +65,11 @@ pub fn results_view(
     // Inline, a strip that scrolls sideways: say so, since the cards past the edge are hidden.
     let hint = (!full && count > 1)
         .then(|| view! { <p class="gg-muted gg-hint">{lang.f(Msg::ScrollHint, &[("count", &count.to_string())])}</p> });
-    let cards = gifts.into_iter().map(|gift| gift_card(gift, ctx, on_action)).collect_view();
+    let cards = gifts.into_iter().map(|gift| gift_card(gift, ctx)).collect_view();
     let list = if full {
-        view! { <ul class="gg-grid" role="list">{cards}</ul> }.into_any()
+        Either::Left(view! { <ul class="gg-grid" role="list">{cards}</ul> })
     } else {
-        view! { <ul class="gg-strip" role="list" aria-label=lang.t(Msg::IdeasListLabel)>{cards}</ul> }.into_any()
+        Either::Right(view! { <ul class="gg-strip" role="list" aria-label=lang.t(Msg::IdeasListLabel)>{cards}</ul> })
     };
     view! {
         <section class="gg-section gg-results" aria-labelledby="gg-title">
@@ -80,7 +79,7 @@ pub fn results_view(
                 {hint}
             </header>
             {partial.map(|p| partial_banner(p, lang))}
-            {notice.map(|n| notice_view(n, Some(count), query.currency, ctx, on_action))}
+            {notice.map(|n| notice_view(n, Some(count), query.currency, ctx))}
             {list}
         </section>
     }
@@ -92,8 +91,7 @@ pub fn empty_view(
     notice: Option<Notice>,
     partial: Option<Partial>,
     ctx: &RenderContext,
-    on_action: Callback<Action>,
-) -> impl IntoView {
+) -> impl IntoView + use<> {
     let lang = ctx.language();
     let summary = query_summary(&query, ctx);
     let fallback = notice.is_none().then(|| view! { <p>{lang.t(Msg::NoGiftsMatched)}</p> });
@@ -104,7 +102,7 @@ pub fn empty_view(
                 <p class="gg-muted gg-summary">{summary}</p>
             </header>
             {partial.map(|p| partial_banner(p, lang))}
-            {notice.map(|n| notice_view(n, None, query.currency, ctx, on_action))}
+            {notice.map(|n| notice_view(n, None, query.currency, ctx))}
             {fallback}
         </section>
     }
@@ -148,8 +146,7 @@ pub fn notice_view(
     shown: Option<usize>,
     currency: Currency,
     ctx: &RenderContext,
-    on_action: Callback<Action>,
-) -> impl IntoView {
+) -> impl IntoView + use<> {
     let lang = ctx.language();
     let message = match (notice.code, shown) {
         (NoticeCode::FewMatches, Some(count)) => lang.f(Msg::NoticeFewMatches, &[("count", &count.to_string())]),
@@ -162,7 +159,6 @@ pub fn notice_view(
         .map(|suggestion| {
             let label = suggestion_label(&suggestion, currency, ctx);
             let call = data_call(lang, || decide::suggestion(&suggestion.set_arguments));
-            let set_arguments = suggestion.set_arguments;
             view! {
                 <li>
                     <button
@@ -170,7 +166,6 @@ pub fn notice_view(
                         class="gg-btn gg-btn-secondary gg-btn-small"
                         data-action="suggestion"
                         data-call=call
-                        on:click=move |_| on_action.run(Action::ApplySuggestion { set_arguments: set_arguments.clone() })
                     >
                         {label}
                     </button>
@@ -210,7 +205,7 @@ pub fn partial_banner(partial: Partial, lang: Lang) -> impl IntoView {
 }
 
 /// One gift card: compact in the inline strip, full in the full-screen grid.
-pub fn gift_card(gift: GiftCard, ctx: &RenderContext, on_action: Callback<Action>) -> impl IntoView {
+pub fn gift_card(gift: GiftCard, ctx: &RenderContext) -> impl IntoView + use<> {
     let lang = ctx.language();
     let full = ctx.display_mode == DisplayMode::Fullscreen;
     let price = format_money(&gift.price, &ctx.locale);
@@ -241,12 +236,11 @@ pub fn gift_card(gift: GiftCard, ctx: &RenderContext, on_action: Callback<Action
                 gift.tags.iter().take(MAX_TAGS).map(|t| view! { <li class="gg-tag">{t.clone()}</li> }).collect_view();
             view! { <ul class="gg-tags" aria-label=lang.t(Msg::Tags)>{items}</ul> }
         });
-        view! { <p class="gg-desc">{gift.description}</p> {reasons} {tags} }.into_any()
+        Either::Left(view! { <p class="gg-desc">{gift.description}</p> {reasons} {tags} })
     } else {
         // The first reason is the one that says most (an interest match, else the budget).
-        reasons.into_iter().next().map(|why| view! { <p class="gg-why">{why}</p> }).into_any()
+        Either::Right(reasons.into_iter().next().map(|why| view! { <p class="gg-why">{why}</p> }))
     };
-    let id = gift.id.clone();
     let card_id = gift.id.clone();
     let call = data_call(lang, || decide::choose(&gift.id, Some(gift.price.currency.code())));
     view! {
@@ -269,7 +263,6 @@ pub fn gift_card(gift: GiftCard, ctx: &RenderContext, on_action: Callback<Action
                     data-call=call
                     aria-label=label
                     disabled=!gift.in_stock
-                    on:click=move |_| on_action.run(Action::Choose { gift_id: id.clone() })
                 >
                     {lang.t(Msg::Choose)}
                 </button>
