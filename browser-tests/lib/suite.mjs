@@ -543,29 +543,30 @@ export function defineSuite({ bridge, csp }) {
       await screenshot(h, `${label}-results-inline-${width}`);
     }
     await h.page.evaluate(() => { Object.assign(document.querySelector("#widget").style, { width: "", boxSizing: "" }); });
+    // The toggle: the wasm renders it for the host's context; the runtime shows the server
+    // markup's by the same rule. It asks the host, and the view follows the mode the host reports.
+    const toggle = h.visible('[data-action="display-mode"]');
+    assert.equal(await toggle.innerText(), "Compare all");
+    await toggle.click();
+    await until(async () => (await mode()) === "fullscreen", { message: "fullscreen on the root" });
+    assert.equal(await h.page.evaluate(() => window.ggPreview.settings.displayMode), "fullscreen");
+    assert.ok(await h.page.locator("#frame-box.fullscreen").count(), "the host shows the frame over the page");
     if (wasm) {
-      const toggle = h.visible('[data-action="display-mode"]');
-      assert.equal(await toggle.innerText(), "Compare all");
-      await toggle.click();
-      await until(async () => (await mode()) === "fullscreen", { message: "fullscreen on the root" });
-      assert.equal(await h.page.evaluate(() => window.ggPreview.settings.displayMode), "fullscreen");
-      assert.ok(await h.page.locator("#frame-box.fullscreen").count(), "the host shows the frame over the page");
       // The full cards: descriptions, every reason, tags, in a grid.
       await h.visible(".gg-grid .gg-desc").waitFor();
       assert.equal(await h.frame().locator(".gg-grid:visible .gg-card").count(), 6);
       assert.ok(await h.frame().locator(".gg-grid:visible .gg-reasons li").count() >= 6, "reasons in full");
-      await screenshot(h, `${label}-fullscreen`);
-      assert.equal(await h.visible('[data-action="display-mode"]').innerText(), "Back to the chat");
-      await h.visible('[data-action="display-mode"]').click();
-      await until(async () => (await mode()) === null, { message: "inline again" });
-      await h.visible(".gg-strip").waitFor();
-    } else {
-      // The fallback shows the host's mode, without a button of its own.
-      await h.page.evaluate(() => window.ggPreview.setDisplayMode("fullscreen"));
-      await until(async () => (await mode()) === "fullscreen", { message: "fullscreen on the root" });
-      await h.page.evaluate(() => window.ggPreview.setDisplayMode("inline"));
-      await until(async () => (await mode()) === null, { message: "inline again" });
     }
+    await screenshot(h, `${label}-fullscreen`);
+    assert.equal(await h.visible('[data-action="display-mode"]').innerText(), "Back to the chat");
+    await h.visible('[data-action="display-mode"]').click();
+    await until(async () => (await mode()) === null, { message: "inline again" });
+    await h.visible(".gg-strip").waitFor();
+    // The host changing the mode itself: the view follows it too.
+    await h.page.evaluate(() => window.ggPreview.setDisplayMode("fullscreen"));
+    await until(async () => (await mode()) === "fullscreen", { message: "fullscreen on the root" });
+    await h.page.evaluate(() => window.ggPreview.setDisplayMode("inline"));
+    await until(async () => (await mode()) === null, { message: "inline again" });
     // A host with inline only: MCP Apps declares it, so there is no button; ChatGPT always has
     // requestDisplayMode, so the button asks, the host refuses, and the view stays inline
     // (it follows the mode the host reports, not the one it asked for).
@@ -574,7 +575,7 @@ export function defineSuite({ bridge, csp }) {
       await inlineOnly.fixture("results");
       await waitForState(inlineOnly, "results");
       const buttons = inlineOnly.frame().locator('[data-action="display-mode"]:visible');
-      if (bridge === "openai" && wasm) {
+      if (bridge === "openai") {
         await buttons.first().click();
         await new Promise((r) => setTimeout(r, 300));
         assert.equal(await inlineOnly.visible(".gg-root").getAttribute("data-display-mode"), null);
@@ -609,7 +610,8 @@ export function defineSuite({ bridge, csp }) {
     assert.equal(await h.frame().locator('.gg-tool-cancelled [data-action="retry"]:visible').count(), 0);
     if (wasm) assert.match(await h.visible(".gg-tool-cancelled").innerText(), /the user stopped the request/);
     await screenshot(h, `${label}-tool-cancelled`);
-    // The complete input arrived before the cancellation: the wasm view can make the call itself.
+    // The complete input arrived before the cancellation: the wasm's view offers Try again, and
+    // the runtime makes the call.
     await h.page.evaluate(() => window.ggPreview.begin("suggest_gifts"));
     await initialized(h);
     await h.page.evaluate(() => {

@@ -68,6 +68,12 @@
       if (r && /^(fullscreen|pip)$/.test(mode)) r.setAttribute("data-display-mode", mode);
       else if (r) r.removeAttribute("data-display-mode");
       box.setAttribute("aria-busy", busy);
+      // The display toggle for the mode the host reports, where it offers full screen.
+      const full = oa ? typeof oa.requestDisplayMode === "function"
+        : (hc.availableDisplayModes || []).includes?.("fullscreen");
+      each("[data-when]", t => {
+        t.hidden = !(full && t.getAttribute("data-when") === (mode === "fullscreen" ? mode : "inline"));
+      });
       // A control that needs a host method (the payment sheet) shows where the host has it.
       each("[data-needs]", b => {
         if (typeof oa?.[b.getAttribute("data-needs")] === "function") b.hidden = false;
@@ -173,45 +179,63 @@
       checkout: typeof oa?.requestCheckout === "function",
       input: complete, partial, cancelled, result: host.res || null,
     });
-    const feed = () => live && wv(told());
+    // The wasm renders `t` (null: it unmounts). One that throws is given up on: the host's
+    // result is shown here instead.
+    function draw(t) {
+      try { wv?.(t); } catch (e) {
+        w.console?.error("giftgenius: the wasm's view failed", e);
+        wv = null;
+        failed = true;
+        root.dataset.wasm = "failed";
+        if (!live) return;
+        live = false;
+        if (app) app.hidden = true;
+        if (!host.res || !result(host.res, null)) box.hidden = false;
+      }
+    }
+    const feed = () => live && draw(told());
     // The person's: this runtime keeps the view from now on, and the wasm's goes (unmounted).
     function own() {
       acted = true;
       live = false;
-      wv?.(null);
+      draw(null);
       wv = null;
       if (app) app.hidden = true;
     }
-    // A press on the wasm's view: the screen becomes this runtime's. The wasm shows the host's
-    // result, whose server markup (the same components, each call's decision on its control) is
-    // shown instead, with what was typed; a screen of the wasm's own (a cancelled call) is
-    // cloned. The pressed control's twin is returned: the control of that markup whose data-*
-    // attributes (but its decision) the pressed one has too, of the same rank among such.
+    const controls = at => [...at.querySelectorAll("button, a[href]")],
+      named = (at, b) => at.querySelector('[name="' + b.name.replace(/[^A-Za-z0-9_.]/g, "") + '"]'),
+      like = (x, e) => {
+        const its = [...x.attributes].filter(a => /^data-(?!call$)/.test(a.name));
+        return its.length > 0 && its.every(a => e.getAttribute(a.name) === a.value);
+      };
+    // `b`'s twin in `to` (the same components' other markup): the input of its name, else the
+    // control whose data-* attributes (but its decision) `b` has too, of the same rank among such.
+    function twin(b, from, to) {
+      if (b.name) return named(to, b);
+      const t = controls(to).filter(x => like(x, b));
+      return t[controls(from).filter(y => t[0] && like(t[0], y)).indexOf(b)];
+    }
+    // A press (or typing) on the wasm's view: the screen becomes this runtime's. The wasm shows
+    // the host's result, whose server markup (the same components, each call's decision on its
+    // control) is shown instead, with what was typed; a screen of the wasm's own (a cancelled
+    // call) is cloned. `b`'s twin there takes the focus (and the caret) and is returned.
     function take(b) {
-      const controls = at => [...at.querySelectorAll("button, a[href]")],
-        like = (x, e) => [...x.attributes].every(a => !/^data-(?!call$)/.test(a.name) || e.getAttribute(a.name) === a.value);
-      let twins, n;
       if (host.html) {
         box.innerHTML = host.html;
         each("input[name], textarea[name]", i => {
-          const o = app.querySelector('[name="' + i.name.replace(/[^A-Za-z0-9_.]/g, "") + '"]');
+          const o = named(app, i);
           if (o) { i.value = o.value; i.checked = o.checked; }
         });
-        twins = controls(box).filter(x => x.hasAttribute("data-call") && like(x, b));
-        n = controls(app).filter(y => twins[0] && like(twins[0], y)).indexOf(b);
-      } else {
-        box.replaceChildren(app.firstElementChild.cloneNode(true));
-        twins = controls(box);
-        n = controls(app).indexOf(b);
-      }
+      } else box.replaceChildren(app.firstElementChild.cloneNode(true));
+      const t = twin(b, app, box), caret = [b.selectionStart, b.selectionEnd];
       own();
       screen = { meta: host.meta || {}, args: null };
       if (box.querySelector("[data-home]")) home = { html: box.innerHTML, args: null };
       box.hidden = false;
       paint();
-      const twin = twins[n];
-      twin?.focus();
-      return twin;
+      t?.focus();
+      try { if (b.name) t.setSelectionRange(...caret); } catch {}
+      return t;
     }
     // [the call's arguments, placeholders filled; the checkout entry its key needs kept], or null
     // when one cannot be filled. A token comes from the shown result's _meta (`key`, then `at`
@@ -277,7 +301,7 @@
       paint();
       Promise.resolve().then(() => oa.requestCheckout(s)).then(r => {
         busy = false;
-        if (r?.structuredContent) return result(r, null) || note();
+        if (r?.structuredContent) return (result(r, null) || note(), refocus());
         answer = r?.id || r?.order?.id;
         call(c.then);
       }, () => { busy = false; }).then(paint);
@@ -305,6 +329,7 @@
       }, e => {
         busy = false;
         note();
+        refocus();
         if (oa || !caps().logging) return;
         const what = { event: "tool_call_failed", tool: c.tool, message: String(e?.message || e) };
         post({ method: "notifications/message",
@@ -367,6 +392,9 @@
       last = null;
       save();
     }
+    // Typing in the wasm's view makes the screen this runtime's too, so a new screen from the
+    // host (or its theme) cannot redraw what was typed away.
+    d.addEventListener("input", e => { if (live && app.contains(e.target) && e.target.name) take(e.target); });
     // A press: in this runtime's view, on a control with a decision; in the wasm's, on any
     // control (one without a decision is followed through its twin, see `take`).
     d.addEventListener("click", e => {
@@ -402,6 +430,7 @@
       save(wire.checkout, null).then(() => {
         busy = false;
         show(home ? home.html : said(data.cancelled), null, home?.args);
+        refocus();
       });
     });
     const caps = () => init?.hostCapabilities || {};
@@ -499,17 +528,17 @@
     // control. On MCP Apps it waits until the first result is painted here, arguments stream
     // in, or the result is late.
     function offer() {
-      const all = "button, a[href], input, textarea";
       if (!wv || live || !app) return;
       if (!oa && (init === undefined || !(due || !box.hidden))) return;
       if (acted || busy || edited()) return own();
-      const at = [...box.querySelectorAll(all)].indexOf(d.activeElement);
+      const a = d.activeElement;
       live = true;
       feed();
+      if (!live) return;
+      const c = a !== box && box.contains(a) && twin(a, box, app);
       app.hidden = false;
       box.hidden = true;
       box.textContent = "";
-      const c = at >= 0 && app.querySelectorAll(all)[at];
       if (c) c.focus();
     }
   }

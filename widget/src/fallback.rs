@@ -1,4 +1,4 @@
-//! What the packer puts next to the no-WebAssembly fallback runtime, produced natively here so
+//! What the packer puts next to the widget's runtime (`runtime/fallback.js`), produced natively here so
 //! `cargo xtask` itself never compiles Leptos: the widget build runs
 //! `src/bin/giftgenius-fallback.rs`, which writes [`packer_input`] to a file the packer reads.
 
@@ -11,7 +11,7 @@ pub fn packer_input() -> serde_json::Value {
     serde_json::json!({ "runtime": crate::FALLBACK_JS, "data": fallback_data() })
 }
 
-/// What the fallback runtime reads from `#giftgenius-fallback-data`, from the widget and contract
+/// What the runtime reads from `#giftgenius-fallback-data`, from the widget and contract
 /// crates themselves so nothing is written twice: its `ui/initialize` params, the markup of the
 /// two states it shows without a server result ("Purchase cancelled" with nothing to go back to,
 /// and a tool call the host cancelled), rendered natively by the same Leptos views the wasm

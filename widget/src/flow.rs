@@ -12,8 +12,8 @@ use giftgenius_types::wire::{CANCEL_KEY_PREFIX, IDEMPOTENCY_KEY_DERIVATION, IDEM
 /// The widget-state key holding the pending checkout.
 pub const CHECKOUT_STATE_KEY: &str = "checkout";
 
-/// `"ik_"` followed by 32 lower-case hex digits of the given random bytes.
-pub fn idempotency_key_from_bytes(bytes: &[u8; 16]) -> String {
+/// `"ik_"` followed by 32 lower-case hex digits of `bytes`.
+fn idempotency_key_from_bytes(bytes: &[u8; 16]) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut key = String::with_capacity(35);
     key.push_str(IDEMPOTENCY_KEY_PREFIX);

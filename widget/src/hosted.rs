@@ -10,7 +10,7 @@
 //! control's twin there and shows the answers' markup.
 //!
 //! Pure and natively tested: the wasm side (`bridge.rs`) only turns the runtime's object into
-//! a [`serde_json::Value`] and sets two signals from [`read`].
+//! a [`serde_json::Value`] and mounts the view of what [`read`] gives.
 
 use giftgenius_types::ToolName;
 use serde_json::{Map, Value};

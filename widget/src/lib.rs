@@ -46,7 +46,7 @@ pub use state::ViewState;
 #[cfg(not(target_arch = "wasm32"))]
 pub const STYLE_CSS: &str = include_str!("../style.css");
 
-/// The no-WebAssembly fallback runtime (`runtime/fallback.js`), for the packer that inlines it
+/// The widget's runtime (`runtime/fallback.js`), for the packer that inlines it
 /// into the widget document next to the wasm glue (handed over by [`fallback::packer_input`]).
 /// Native only, like [`STYLE_CSS`].
 #[cfg(not(target_arch = "wasm32"))]

@@ -94,7 +94,7 @@ impl CardOnFile {
 
 /// What the person can do from the order list, and where they are in doing it.
 ///
-/// The tokens themselves stay in the controller's memory (like the confirmation token); this
+/// The tokens themselves stay in the runtime's memory (like the confirmation token); this
 /// says only which orders have one, so the list shows a Cancel button for them.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct OrderListActions {

@@ -61,37 +61,35 @@ pub fn home(state: &ViewState) -> Option<&'static str> {
     matches!(state, ViewState::Results { .. } | ViewState::Empty { .. }).then_some("")
 }
 
-/// Everything below the live region: the display toggle (when offered) and the state's view.
-/// Without a toggle the markup is exactly the state's (no placeholder for the missing button).
+/// Everything below the live region: the display toggles and the state's view.
 ///
 /// The views choose between shapes with `Either` rather than `AnyView`: a type-erased view keeps
 /// the code that diffs one screen into another, which the wasm never runs (it mounts each
-/// screen anew, see `bridge.rs`); about 38 KB of wasm.
+/// screen anew, see `bridge.rs`).
 pub fn body(state: ViewState, ctx: &RenderContext) -> impl IntoView + use<> {
     let comparable = matches!(state, ViewState::Results { ref gifts, .. } if gifts.len() > 1);
-    let view = state_view(state, ctx);
-    match display_toggle(ctx, comparable) {
-        Some(toggle) => Either::Left((toggle, view)),
-        None => Either::Right(view),
-    }
+    let compare = comparable.then(|| display_toggle(ctx, DisplayMode::Inline));
+    (compare, display_toggle(ctx, DisplayMode::Fullscreen), state_view(state, ctx))
 }
 
-/// "Compare all" on a list of results shown inline, and "Back to the chat" in full screen; only
-/// when the host offers full screen (it declared the mode in `availableDisplayModes`). Which one
-/// shows follows the mode the host reports, not the one asked for.
-pub fn display_toggle(ctx: &RenderContext, comparable: bool) -> Option<impl IntoView + use<>> {
-    let (label, mode) = match ctx.display_mode {
+/// The toggle shown in display mode `when`: "Compare all" on a list of results shown inline,
+/// "Back to the chat" in full screen. Shown only where the host offers full screen (it declared
+/// the mode in `availableDisplayModes`) and reports `when` as its mode (not the one asked for).
+/// The server, which knows neither, renders it hidden with `data-when` for the runtime, which
+/// shows it by the same rule when the host has said.
+pub fn display_toggle(ctx: &RenderContext, when: DisplayMode) -> impl IntoView + use<> {
+    let (label, mode) = match when {
         DisplayMode::Fullscreen => (Msg::ExitFullScreen, DisplayMode::Inline),
-        DisplayMode::Inline | DisplayMode::Pip if comparable => (Msg::CompareAll, DisplayMode::Fullscreen),
-        DisplayMode::Inline | DisplayMode::Pip => return None,
+        DisplayMode::Inline | DisplayMode::Pip => (Msg::CompareAll, DisplayMode::Fullscreen),
     };
-    if !ctx.can_fullscreen {
-        return None;
-    }
+    let now = match ctx.display_mode {
+        DisplayMode::Fullscreen => DisplayMode::Fullscreen,
+        DisplayMode::Inline | DisplayMode::Pip => DisplayMode::Inline,
+    };
+    let shown = ctx.can_fullscreen && now == when;
     let lang = ctx.language();
-    let label = lang.t(label);
-    Some(view! {
-        <div class="gg-toolbar">
+    view! {
+        <div class="gg-toolbar" data-when=when.as_str() hidden=!shown>
             <button
                 type="button"
                 class="gg-btn gg-btn-secondary gg-btn-small"
@@ -99,10 +97,10 @@ pub fn display_toggle(ctx: &RenderContext, comparable: bool) -> Option<impl Into
                 data-call=data_decision(Next::DisplayMode(mode))
                 data-mode=mode.as_str()
             >
-                {label}
+                {lang.t(label)}
             </button>
         </div>
-    })
+    }
 }
 
 /// The body for one state.

@@ -638,12 +638,12 @@ fn order_list_offers_cancel_for_orders_with_a_token_and_asks_before_acting() {
     assert!(out.contains(r#"data-action="ask-delete-data""#));
     // The questions are in the markup (for the fallback to show) but hidden until asked.
     assert_eq!(out.matches(r#"class="gg-ask""#).count(), 2);
-    assert_eq!(out.matches("hidden").count(), 2, "{out}");
+    assert_eq!(out.matches(r#"class="gg-ask""#).count(), out.matches(r#"hidden class="gg-ask""#).count(), "{out}");
     assert!(!out.contains("ct_cancel_secret") && !out.contains("ct_del"), "tokens never reach the markup");
     let ViewState::OrderList { orders, next_cursor, mut actions } = state else { panic!("a list") };
     actions.asking = Some(giftgenius_widget::state::ListAsk::CancelOrder { order_id: "o_7f3a".into() });
     let asked = html(&ViewState::OrderList { orders, next_cursor, actions }, &en());
-    assert_eq!(asked.matches("hidden").count(), 1, "the asked question shows");
+    assert_eq!(asked.matches(r#"hidden class="gg-ask""#).count(), 1, "the asked question shows");
     assert!(asked.contains("Cancel this order? $74.97 will be refunded."));
 }
 
@@ -707,29 +707,44 @@ fn tool_cancelled_with_and_without_try_again() {
     assert!(out.contains(r#"data-action="retry""#));
     assert!(out.contains("Reason: &lt;i&gt;user&lt;/i&gt; stopped it"), "the host's reason is text");
     let out = snap!("tool_cancelled", ViewState::ToolCancelled { reason: None, retry: None }, en());
-    assert!(!out.contains("data-action"), "nothing to click without the complete arguments");
+    assert!(!out.contains(r#"data-action="retry""#), "nothing to retry without the complete arguments");
     assert!(out.contains("Ask again in the chat"));
 }
 
 #[test]
 fn full_screen_toggle_only_when_the_host_offers_it() {
     use giftgenius_widget::DisplayMode;
+    // The toggles shown, by their `data-when`, in a markup.
+    let shown = |out: &str| -> Vec<&str> {
+        ["inline", "fullscreen"]
+            .into_iter()
+            .filter(|w| out.contains(&format!(r#"<div data-when="{w}" class="gg-toolbar">"#)))
+            .collect()
+    };
     let state = parse(&results_output(gifts(), None));
-    assert!(!html(&state, &en()).contains("data-display-mode"), "inline is the default markup");
+    let plain = html(&state, &en());
+    assert!(!plain.contains("data-display-mode"), "inline is the default markup");
+    // Not offered (the server's markup): both toggles are there, hidden, for the runtime.
+    assert!(plain.contains(r#"<div data-when="inline" hidden class="gg-toolbar">"#), "{plain}");
+    assert!(plain.contains(r#"<div data-when="fullscreen" hidden class="gg-toolbar">"#));
+    assert!(shown(&plain).is_empty());
     let offered = en().with_display(DisplayMode::Inline, true);
     let out = html(&state, &offered);
-    assert!(out.contains(r#"data-action="display-mode""#) && out.contains(r#"data-mode="fullscreen""#));
-    assert!(out.contains(">Compare all<"));
+    assert_eq!(shown(&out), ["inline"]);
+    assert!(out.contains(r#"data-mode="fullscreen""#) && out.contains(">Compare all<"));
     let full = snap!("results_fullscreen", state.clone(), en().with_display(DisplayMode::Fullscreen, true));
     assert!(full.contains(r#"data-display-mode="fullscreen""#));
+    assert_eq!(shown(&full), ["fullscreen"]);
     assert!(full.contains(r#"data-mode="inline""#) && full.contains(">Back to the chat<"));
-    // Nothing to compare: one result, or a state that is not a list, offers no full screen.
+    // Nothing to compare: one result, or a state that is not a list, has no "Compare all".
     let one = parse(&results_output(gifts().into_iter().take(1).collect(), None));
-    assert!(!html(&one, &offered).contains(r#"data-action="display-mode""#));
-    assert!(!html(&confirm_state(), &offered).contains(r#"data-action="display-mode""#));
+    assert!(!html(&one, &offered).contains(r#"data-mode="fullscreen""#));
+    assert!(!html(&confirm_state(), &offered).contains(r#"data-mode="fullscreen""#));
+    assert!(shown(&html(&confirm_state(), &offered)).is_empty());
+    assert_eq!(shown(&html(&confirm_state(), &en().with_display(DisplayMode::Fullscreen, true))), ["fullscreen"]);
     // Shown full screen by the host without offering the toggle: the layout follows, no button.
     let no_toggle = html(&state, &en().with_display(DisplayMode::Fullscreen, false));
-    assert!(no_toggle.contains(r#"data-display-mode="fullscreen""#) && !no_toggle.contains("display-mode\""));
+    assert!(no_toggle.contains(r#"data-display-mode="fullscreen""#) && shown(&no_toggle).is_empty());
 }
 
 // ---- behaviour ----
@@ -947,6 +962,20 @@ fn calls_in(html: &str) -> Vec<(String, Value)> {
 
 /// Every action the controls of `state` can emit, as the views build them.
 fn actions_of(state: &ViewState) -> Vec<Action> {
+    // Every screen has "Back to the chat" (shown in full screen), a list to compare "Compare all".
+    let exit = Action::SetDisplayMode { mode: giftgenius_widget::DisplayMode::Inline };
+    let compare = Action::SetDisplayMode { mode: giftgenius_widget::DisplayMode::Fullscreen };
+    let comparable = matches!(state, ViewState::Results { gifts, .. } if gifts.len() > 1);
+    let mut out = actions_of_view(state);
+    out.push(exit);
+    if comparable {
+        out.push(compare);
+    }
+    out
+}
+
+/// The actions of the state's own view (not the display toggles).
+fn actions_of_view(state: &ViewState) -> Vec<Action> {
     let suggestions = |notice: &Option<Notice>| -> Vec<Action> {
         notice
             .iter()
@@ -1198,10 +1227,10 @@ fn the_decision_table_in_the_docs_is_the_one_the_code_makes() {
         "# What each control of the widget does\n\n\
          Generated from `widget/src/decide.rs` by the test \
          `the_decision_table_in_the_docs_is_the_one_the_code_makes` (widget/tests/snapshots.rs);\n\
-         run it with `GG_WRITE_DOCS=1` to rewrite this file. Each control, in the server's markup and in\n\
-         the wasm's, carries its decision as `data-call`, which the widget's runtime executes. `_meta[…]`\n\
-         is a token of the result the screen came from, filled in by the runtime: it never appears in\n\
-         markup or storage.\n\n\
+         run it with `GG_WRITE_DOCS=1` to rewrite this file. Each control of the server's markup carries\n\
+         its decision as `data-call`, which the widget's runtime executes (a press on the wasm's view\n\
+         is followed on the same control of the result's server markup). `_meta[…]` is a token of the\n\
+         result the screen came from, filled in by the runtime: it never appears in markup or storage.\n\n\
          | screen | control | decision |\n|---|---|---|\n",
     );
     for (name, state) in screens() {

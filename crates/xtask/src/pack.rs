@@ -17,7 +17,7 @@ pub struct Inputs<'a> {
     pub glue_js: &'a str,
     /// The wasm file the glue belongs to (already wasm-opt'ed by trunk).
     pub wasm: &'a [u8],
-    /// The no-wasm fallback runtime and its data, from the widget crate.
+    /// The widget's runtime and its data, from the widget crate.
     pub fallback: &'a Fallback,
 }
 
