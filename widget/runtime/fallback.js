@@ -69,8 +69,7 @@
       else if (r) r.removeAttribute("data-display-mode");
       box.setAttribute("aria-busy", busy);
       // The display toggle for the mode the host reports, where it offers full screen.
-      const full = oa ? typeof oa.requestDisplayMode === "function"
-        : (hc.availableDisplayModes || []).includes?.("fullscreen");
+      const full = modes().includes("fullscreen");
       each("[data-when]", t => {
         t.hidden = !(full && t.getAttribute("data-when") === (mode === "fullscreen" ? mode : "inline"));
       });
@@ -175,7 +174,7 @@
     // What the host has said, for the wasm to render (widget/src/hosted.rs `read`).
     const told = () => ({
       context: oa ? { theme: oa.theme, locale: oa.locale, displayMode: oa.displayMode,
-        availableDisplayModes: typeof oa.requestDisplayMode === "function" ? ["inline", "fullscreen"] : [] } : hc,
+        availableDisplayModes: modes() } : hc,
       checkout: typeof oa?.requestCheckout === "function",
       input: complete, partial, cancelled, result: host.res || null,
     });
@@ -434,6 +433,12 @@
       });
     });
     const caps = () => init?.hostCapabilities || {};
+    // The display modes the host offers: MCP Apps lists them; window.openai has full screen
+    // wherever it has requestDisplayMode.
+    function modes() {
+      const m = oa ? typeof oa.requestDisplayMode === "function" && ["inline", "fullscreen"] : hc.availableDisplayModes;
+      return Array.isArray(m) ? m : [];
+    }
     // The host's context: theme and display mode on the root, and its styling on the document
     // (variables, safe-area insets, font CSS as text).
     function context(c) {

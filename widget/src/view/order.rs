@@ -237,9 +237,10 @@ fn ask_view(
     busy: bool,
     lang: Lang,
 ) -> impl IntoView {
-    let (data_ask, yes_action, order_id) = match &ask {
-        ListAsk::CancelOrder { order_id } => ("cancel-order", "cancel-order", Some(order_id.clone())),
-        ListAsk::DeleteData => ("delete-data", "delete-data", None),
+    // The question is named after the action its yes makes (`data-ask` = that `data-action`).
+    let (yes_action, order_id) = match &ask {
+        ListAsk::CancelOrder { order_id } => ("cancel-order", Some(order_id.clone())),
+        ListAsk::DeleteData => ("delete-data", None),
     };
     let row_id = order_id.clone();
     let yes_call = data_call(lang, || match &order_id {
@@ -247,7 +248,7 @@ fn ask_view(
         None => decide::delete_data(),
     });
     view! {
-        <div class="gg-ask" role="group" id=decide::ask_id(&ask) data-ask=data_ask data-order-id=row_id hidden=!shown>
+        <div class="gg-ask" role="group" id=decide::ask_id(&ask) data-ask=yes_action data-order-id=row_id hidden=!shown>
             <p>{question}</p>
             <div class="gg-actions">
                 <button
