@@ -12,6 +12,8 @@
 //! into the ranked answer (the matched interests choose the first cards); a property test
 //! checks the result is exactly the linear scan's.
 
+use std::ops::Range;
+
 use giftgenius_types::gifts::SuggestGiftsQuery;
 use giftgenius_types::{Occasion, RelationshipType};
 
@@ -272,10 +274,22 @@ impl Index {
     /// Calls `found(gift number, score, interests matched)` for every gift that matches `q`, in
     /// ascending gift number (the catalog's id order: `ranking.rs` relies on it to skip the
     /// matches that cannot enter the answer).
-    pub fn each(&self, q: &SuggestGiftsQuery, mut found: impl FnMut(usize, i64, Interests)) {
+    pub fn each(&self, q: &SuggestGiftsQuery, found: impl FnMut(usize, i64, Interests)) {
+        self.each_in(q, 0..self.packed.len(), found)
+    }
+
+    /// How many gift numbers the walk marks at once: `each_in` takes ranges on these bounds.
+    pub const CHUNK: usize = CHUNK;
+
+    /// `each` over the gift numbers in `gifts` only. Both ends are multiples of
+    /// [`Index::CHUNK`] or the catalog's end, since the walk marks a whole chunk at once.
+    pub fn each_in(&self, q: &SuggestGiftsQuery, gifts: Range<usize>, mut found: impl FnMut(usize, i64, Interests)) {
+        let gifts = gifts.start.min(self.packed.len())..gifts.end.min(self.packed.len());
+        debug_assert!(gifts.start % CHUNK == 0 || gifts.start == self.packed.len());
+        debug_assert!(gifts.end % CHUNK == 0 || gifts.end == self.packed.len());
         let wanted = Wanted::of(q);
         if q.interests.is_empty() {
-            for n in 0..self.packed.len() {
+            for n in gifts {
                 if let Some(points) = self.base(n, q, wanted) {
                     found(n, points, 0);
                 }
@@ -294,8 +308,13 @@ impl Index {
             for t in terms {
                 for (lists, postings) in [(&mut tag_lists, &self.tagged), (&mut text_lists, &self.mentioned)] {
                     match &postings[t as usize] {
-                        Postings::Sparse(list) if list.is_empty() => {}
-                        Postings::Sparse(list) => lists.push((Cursor::Sparse(list), bit)),
+                        Postings::Sparse(list) => {
+                            // From the first gift of the range on.
+                            let list = &list[list.partition_point(|&n| (n as usize) < gifts.start)..];
+                            if !list.is_empty() {
+                                lists.push((Cursor::Sparse(list), bit));
+                            }
+                        }
                         Postings::Dense(words) => lists.push((Cursor::Dense(words), bit)),
                     }
                 }
@@ -307,8 +326,8 @@ impl Index {
         let dense = tag_lists.iter().chain(&text_lists).any(|(c, _)| matches!(c, Cursor::Dense(_)));
         let mut chunk = Box::new(Chunk { tag: [0; CHUNK], text: [0; CHUNK], touched: [0; CHUNK_WORDS] });
         let Chunk { tag, text, touched } = &mut *chunk;
-        let mut start = 0;
-        while start < self.packed.len() {
+        let mut start = gifts.start;
+        while start < gifts.end {
             if !dense {
                 // Only lists of numbers: on to the chunk of the lowest number still to come.
                 let next = tag_lists
@@ -321,6 +340,9 @@ impl Index {
                     .min();
                 let Some(&next) = next else { break };
                 start = next as usize / CHUNK * CHUNK;
+                if start >= gifts.end {
+                    break;
+                }
             }
             let end = start + CHUNK;
             for (lists, marks) in [(&mut tag_lists, &mut *tag), (&mut text_lists, &mut *text)] {
