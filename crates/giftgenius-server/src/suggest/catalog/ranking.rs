@@ -861,24 +861,30 @@ mod tests {
         }
     }
 
-    /// The index walks gift numbers a chunk at a time: a catalog of several chunks, with every
-    /// gift in several copies (ties across chunk borders), still ranks like the scan.
-    #[test]
-    fn a_catalog_of_several_index_chunks_ranks_like_the_scan() {
+    /// Thirty copies of the built-in catalog (several index chunks), each gift's id made by
+    /// `id(original id, copy)`, the copies for which `sold_out(copy)` holds out of stock.
+    fn copies(id: impl Fn(&str, usize) -> String, sold_out: impl Fn(usize) -> bool) -> Catalog {
         let base = super::super::builtin_gifts();
         let mut gifts = Vec::new();
         for copy in 0..30 {
             for g in &base {
                 let mut g = g.clone();
-                g.id = format!("{}-{copy:02}", g.id).into();
-                // Some copies out of stock, so some matches are filtered in every chunk.
-                if copy % 7 == 3 {
+                g.id = id(&g.id, copy).into();
+                if sold_out(copy) {
                     g.stock = 0;
                 }
                 gifts.push(g);
             }
         }
-        let catalog = Catalog::from_gifts(gifts);
+        Catalog::from_gifts(gifts)
+    }
+
+    /// The index walks gift numbers a chunk at a time: a catalog of several chunks, with every
+    /// gift in several copies (ties across chunk borders), still ranks like the scan.
+    #[test]
+    fn a_catalog_of_several_index_chunks_ranks_like_the_scan() {
+        // Some copies out of stock, so some matches are filtered in every chunk.
+        let catalog = copies(|id, copy| format!("{id}-{copy:02}"), |copy| copy % 7 == 3);
         assert!(catalog.len() > 2 * 4096, "{} gifts", catalog.len());
         for interests in [vec!["hiking".to_string()], vec!["coffee".into(), "books".into(), "tea".into(), "zz".into()]]
         {
@@ -896,26 +902,14 @@ mod tests {
         }
     }
 
-    /// A walk split in two at any chunk bound (the second half on a thread of its own, appended
-    /// after the first) answers exactly what the scan answers: gifts, order, reasons, count
+    /// A walk split in two at any chunk bound (the second half into a `Best` of its own,
+    /// appended after the first) answers exactly what the scan answers: gifts, order, reasons, count
     /// and notice, with ties across the split.
     #[test]
     fn a_walk_split_in_two_ranks_like_the_scan() {
-        let base = super::super::builtin_gifts();
-        let mut gifts = Vec::new();
-        for copy in 0..30 {
-            for g in &base {
-                let mut g = g.clone();
-                // The copy first: every copy of the catalog in a run of its own, so every score of
-                // the first half ties with the same gift's copy in the second.
-                g.id = format!("c{copy:02}-{}", g.id).into();
-                if copy % 5 == 2 {
-                    g.stock = 0;
-                }
-                gifts.push(g);
-            }
-        }
-        let catalog = Catalog::from_gifts(gifts);
+        // The copy first: every copy of the catalog in a run of its own, so every score of the
+        // first half ties with the same gift's copy in the second.
+        let catalog = copies(|id, copy| format!("c{copy:02}-{id}"), |copy| copy % 5 == 2);
         let chunk = Index::CHUNK;
         assert!(catalog.len() > 2 * chunk, "{} gifts", catalog.len());
         let interests: [Vec<String>; 5] = [
