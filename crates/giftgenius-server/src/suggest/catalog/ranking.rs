@@ -234,7 +234,7 @@ impl Matches for Catalog {
     }
     /// The index reports matches in gift order, which is tie order, so most of the ~250,000
     /// matches of a broad query at a million gifts are only counted (issue 28). A large
-    /// catalog is walked in two halves at once while no other ranking runs (`split_at`).
+    /// catalog is walked in two halves at once while a core would otherwise idle (`split_at`).
     fn offer_all(&self, q: &SuggestGiftsQuery, best: &mut Best) {
         let running = Running::enter();
         offer_split(self.index(), q, best, split_at(self.index().len(), running.others));
@@ -862,17 +862,15 @@ mod tests {
     }
 
     /// Thirty copies of the built-in catalog (several index chunks), each gift's id made by
-    /// `id(original id, copy)`, the copies for which `sold_out(copy)` holds out of stock.
-    fn copies(id: impl Fn(&str, usize) -> String, sold_out: impl Fn(usize) -> bool) -> Catalog {
+    /// `id(original id, copy)` and then changed by `change(copy, gift)`.
+    fn copies(id: impl Fn(&str, usize) -> String, change: impl Fn(usize, &mut CatalogGift)) -> Catalog {
         let base = super::super::builtin_gifts();
         let mut gifts = Vec::new();
         for copy in 0..30 {
             for g in &base {
                 let mut g = g.clone();
                 g.id = id(&g.id, copy).into();
-                if sold_out(copy) {
-                    g.stock = 0;
-                }
+                change(copy, &mut g);
                 gifts.push(g);
             }
         }
@@ -884,7 +882,14 @@ mod tests {
     #[test]
     fn a_catalog_of_several_index_chunks_ranks_like_the_scan() {
         // Some copies out of stock, so some matches are filtered in every chunk.
-        let catalog = copies(|id, copy| format!("{id}-{copy:02}"), |copy| copy % 7 == 3);
+        let catalog = copies(
+            |id, copy| format!("{id}-{copy:02}"),
+            |copy, g| {
+                if copy % 7 == 3 {
+                    g.stock = 0;
+                }
+            },
+        );
         assert!(catalog.len() > 2 * 4096, "{} gifts", catalog.len());
         for interests in [vec!["hiking".to_string()], vec!["coffee".into(), "books".into(), "tea".into(), "zz".into()]]
         {
@@ -909,35 +914,55 @@ mod tests {
     fn a_walk_split_in_two_ranks_like_the_scan() {
         // The copy first: every copy of the catalog in a run of its own, so every score of the
         // first half ties with the same gift's copy in the second.
-        let catalog = copies(|id, copy| format!("c{copy:02}-{id}"), |copy| copy % 5 == 2);
+        let id = |id: &str, copy: usize| format!("c{copy:02}-{id}");
+        let ties = copies(id, |copy, g| {
+            if copy % 5 == 2 {
+                g.stock = 0;
+            }
+        });
+        // And one whose best gifts are all in the second half: the first copies sold out, the
+        // last ones cheap enough for the budget-room point (and inside the budget).
+        let later_wins = copies(id, |copy, g| {
+            if copy < 8 {
+                g.stock = 0;
+            }
+            if copy >= 20 {
+                g.price_cents = 1500;
+            }
+        });
         let chunk = Index::CHUNK;
-        assert!(catalog.len() > 2 * chunk, "{} gifts", catalog.len());
-        let interests: [Vec<String>; 5] = [
+        let interests: [Vec<String>; 7] = [
             vec![],
             vec!["hiking".into()],
+            // Lists sparse enough to be walked as numbers (the jump to the next chunk).
+            vec!["coffee".into()],
+            vec!["tea".into(), "zz".into()],
             vec!["coffee".into(), "books".into(), "tea".into(), "zz".into()],
             vec!["zz".into()],
             vec!["cooking".into(), "coffee".into(), "gourmet".into(), "hiking".into()],
         ];
-        for interests in interests {
-            for limit in [1, 6, 12] {
-                let q = SuggestGiftsQuery {
-                    relationship_type: RelationshipType::Partner,
-                    age: Some(35),
-                    interests: interests.clone(),
-                    budget_min: Some(Money::new(1000, Currency::USD)),
-                    budget_max: Some(Money::new(9000, Currency::USD)),
-                    occasion: Some(Occasion::Birthday),
-                    currency: Currency::USD,
-                    limit,
-                };
-                let linear = answer(&rank_linear(catalog.gifts(), &q));
-                for at in [0, chunk, 2 * chunk, catalog.len()] {
-                    let mut best = Best::new(&q);
-                    offer_split(catalog.index(), &q, &mut best, Some(at));
-                    let (top, total) = best.shown(&catalog);
-                    let split = finish(top.into_iter().map(|n| &catalog.gifts()[n]).collect(), total, &catalog, &q);
-                    assert_eq!(answer(&split), linear, "split at {at}, {:?}, limit {limit}", q.interests);
+        for catalog in [&ties, &later_wins] {
+            assert!(catalog.len() > 2 * chunk, "{} gifts", catalog.len());
+            for interests in &interests {
+                for limit in [1, 6, 12] {
+                    let q = SuggestGiftsQuery {
+                        relationship_type: RelationshipType::Partner,
+                        age: Some(35),
+                        interests: interests.clone(),
+                        budget_min: Some(Money::new(1000, Currency::USD)),
+                        budget_max: Some(Money::new(9000, Currency::USD)),
+                        occasion: Some(Occasion::Birthday),
+                        currency: Currency::USD,
+                        limit,
+                    };
+                    let linear = answer(&rank_linear(catalog.gifts(), &q));
+                    for at in [0, chunk, 2 * chunk, catalog.len()] {
+                        let mut best = Best::new(&q);
+                        offer_split(catalog.index(), &q, &mut best, Some(at));
+                        let (top, total) = best.shown(catalog);
+                        let split = finish(top.into_iter().map(|n| &catalog.gifts()[n]).collect(), total, catalog, &q);
+                        assert_eq!(answer(&split), linear, "split at {at}, {:?}, limit {limit}", q.interests);
+                    }
                 }
             }
         }
