@@ -31,5 +31,5 @@ for k in $KS; do
   tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' <<<"$out")
   lat=$(sed -n 's/^latency average = \([0-9.]*\) ms/\1/p' <<<"$out")
   printf 'commits per purchase %-2s  purchases/s %8.0f  commits/s %8.0f  latency avg %s ms\n' \
-    "$k" "$tps" "$(echo "$tps * $k" | bc)" "$lat"
+    "$k" "$tps" "$(awk -v t="$tps" -v k="$k" 'BEGIN { print t * k }')" "$lat"
 done
