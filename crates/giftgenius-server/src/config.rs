@@ -243,6 +243,13 @@ pub struct Config {
     /// Open connections at most; at the cap new clients wait to be accepted (0 = no cap).
     #[arg(long, env = "GIFTGENIUS_MAX_CONNECTIONS", default_value_t = 1024)]
     pub max_connections: usize,
+    /// Header fields one request may carry; more are answered 431 and the connection closed.
+    #[arg(long, env = "GIFTGENIUS_MAX_REQUEST_HEADERS", default_value_t = 100, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(16..=1000))]
+    pub max_request_headers: usize,
+    /// Bytes a request's line and headers may take together; more are answered 431 and the
+    /// connection closed (8192 at least).
+    #[arg(long, env = "GIFTGENIUS_MAX_REQUEST_HEADER_BYTES", default_value_t = 32 * 1024, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(8192..=1024 * 1024))]
+    pub max_request_header_bytes: usize,
     /// Requests per minute per client address (an IPv6 client's /64), bursts up to the same
     /// number, then 429. Every request counts but those whose access token verified (verified
     /// mode) and the probes /healthz, /livez, /readyz (0 = off).

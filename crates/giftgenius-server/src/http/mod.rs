@@ -133,6 +133,8 @@ pub fn connection_limits(config: &Config) -> anyhow::Result<serve::ConnectionLim
         max_connections: (config.max_connections > 0).then_some(config.max_connections),
         max_connections_per_peer: (config.max_connections_per_peer > 0).then_some(config.max_connections_per_peer),
         uncapped_peers: config.trusted_proxies()?,
+        max_headers: config.max_request_headers,
+        max_header_bytes: config.max_request_header_bytes,
         tcp_nodelay: true,
         open_connections: Default::default(),
     })

@@ -16,6 +16,13 @@
 //!   arrives from its address, and loopback peers, which are this machine (the developer, or a
 //!   tunnel or proxy here relaying many clients). The count per peer lives only while
 //!   connections are open, so that table never holds more entries than open connections.
+//! - Request heads (`--max-request-headers`, default 100; `--max-request-header-bytes`,
+//!   default 32 KiB): a request with more header fields, or whose request line and headers
+//!   take more bytes, is answered `431 Request Header Fields Too Large` by hyper and its
+//!   connection closed, before any route runs. Without it hyper's only size bound was its read
+//!   buffer's, ~400 KiB: room for one `Stripe-Signature` of 65,000 entries. 100 fields is hyper's default and several times
+//!   what a browser or a proxy chain sends; 32 KiB holds the largest access tokens
+//!   (identity providers' JWTs with group claims run to 8 KiB) several times over.
 //! - HTTP/1.1 only: hyper's HTTP/2 (which `axum::serve` also spoke, as cleartext h2c) has no
 //!   header-read timeout, and the clients and proxies in front of us speak HTTP/1.1 to us.
 //!
@@ -54,6 +61,10 @@ pub struct ConnectionLimits {
     /// client's delayed ACK (~40 ms) on every kept-alive call. Off only to measure that
     /// (`examples/keepalive.rs`).
     pub tcp_nodelay: bool,
+    /// Header fields one request may carry.
+    pub max_headers: usize,
+    /// Bytes a request's line and headers may take.
+    pub max_header_bytes: usize,
     /// Counts the connections open now (`giftgenius_open_connections` when it is the
     /// application's gauge: `startup` hands it over).
     pub open_connections: Gauge,
@@ -73,6 +84,9 @@ pub async fn serve(
     let mut http = hyper::server::conn::http1::Builder::new();
     // `None` turns hyper's own 30 s default off too.
     http.timer(TokioTimer::new()).header_read_timeout(limits.header_read_timeout);
+    // `max_header_size` is checked on the parsed head: hyper's read-buffer bound
+    // (`max_buf_size`) is not, since one read may fill the buffer past it.
+    http.max_headers(limits.max_headers).max_header_size(limits.max_header_bytes);
     let graceful = GracefulShutdown::new();
     loop {
         // At the cap, wait for a slot before accepting (the backlog holds the rest).

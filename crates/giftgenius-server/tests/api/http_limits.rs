@@ -227,6 +227,11 @@ async fn the_limits_have_flags_environment_variables_and_zero_turns_them_off() {
         (10_000, 30_000, 1024, 600)
     );
     assert_eq!((defaults.catalog_cache_ttl_secs, defaults.catalog_max_concurrent_fetches), (60, 4));
+    assert_eq!((defaults.max_request_headers, defaults.max_request_header_bytes), (100, 32 * 1024));
+    for (flag, refused) in [("--max-request-headers", "15"), ("--max-request-header-bytes", "8191")] {
+        let parsed = giftgenius_server::config::Config::try_parse_from(["giftgenius-server", flag, refused]);
+        assert!(parsed.is_err(), "{flag} {refused} is below what hyper takes or what a client needs");
+    }
     assert!(defaults.trusted_proxies.is_empty());
     let off = giftgenius_server::config::Config::parse_from([
         "giftgenius-server",
@@ -270,4 +275,54 @@ async fn a_trusted_proxy_that_is_no_address_refuses_to_start() {
         Err(e) => format!("{e:#}"),
     };
     assert!(error.contains("--trusted-proxies") && error.contains("proxy.example.com"), "{error}");
+}
+
+/// Sends `GET /healthz` with `fields` extra header fields of `value_bytes` bytes each over a raw
+/// socket; returns what came back until the server closed the connection.
+async fn healthz_with_headers(app_url: &str, fields: usize, value_bytes: usize) -> (String, bool) {
+    let host = host_of(app_url);
+    let mut stream = TcpStream::connect(&host).await.unwrap();
+    let mut request = format!("GET /healthz HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n");
+    for i in 0..fields {
+        request.push_str(&format!("X-Field-{i}: {}\r\n", "a".repeat(value_bytes)));
+    }
+    request.push_str("\r\n");
+    // The server may answer and close before it has read all of it: a failed write is fine.
+    let _ = stream.write_all(request.as_bytes()).await;
+    read_until_closed(&mut stream, Duration::from_secs(20)).await
+}
+
+/// One `Stripe-Signature` of 65,000 entries once fit in hyper's ~400 KiB head; the head limits
+/// now answer 431 before any route (the webhook's signature check included) runs.
+#[tokio::test]
+async fn a_request_head_over_the_field_or_byte_limit_gets_431_and_the_connection_closes() {
+    let app = spawn_app_with(|_| {}).await;
+    // Defaults: 100 fields, 32 KiB. Within both: served.
+    let (answer, _) = healthz_with_headers(&app.local_url, 90, 300).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    // 40 KiB of headers, in few fields.
+    let (answer, closed) = healthz_with_headers(&app.local_url, 4, 10 * 1024).await;
+    assert!(answer.starts_with("HTTP/1.1 431"), "{answer}");
+    assert!(closed, "the connection is closed after a 431");
+    // One Stripe-Signature of 40 KiB.
+    let host = host_of(&app.local_url);
+    let mut stream = TcpStream::connect(&host).await.unwrap();
+    let signature = format!("t=1{}", ",v1=0".repeat(8 * 1024));
+    let request = format!("POST /webhooks/stripe HTTP/1.1\r\nHost: {host}\r\nStripe-Signature: {signature}\r\n\r\n");
+    let _ = stream.write_all(request.as_bytes()).await;
+    let (answer, closed) = read_until_closed(&mut stream, Duration::from_secs(20)).await;
+    assert!(answer.starts_with("HTTP/1.1 431") && closed, "{answer}");
+    // 101 small fields.
+    let (answer, closed) = healthz_with_headers(&app.local_url, 101, 1).await;
+    assert!(answer.starts_with("HTTP/1.1 431") && closed, "{answer}");
+
+    // Both are settings.
+    let app = spawn_app_with(|c| {
+        c.max_request_headers = 20;
+        c.max_request_header_bytes = 8192;
+    })
+    .await;
+    assert!(healthz_with_headers(&app.local_url, 15, 1).await.0.starts_with("HTTP/1.1 200"));
+    assert!(healthz_with_headers(&app.local_url, 21, 1).await.0.starts_with("HTTP/1.1 431"));
+    assert!(healthz_with_headers(&app.local_url, 2, 5000).await.0.starts_with("HTTP/1.1 431"));
 }

@@ -1,16 +1,31 @@
-//! `Stripe-Signature` verification for the coming `POST /webhooks/stripe` (not routed yet):
+//! `Stripe-Signature` verification for `POST /webhooks/stripe`:
 //! `t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.payload">[,v1=…]`, checked against every
 //! configured signing secret (several while one is rotated), in constant time, and refused when
 //! the timestamp is further than the tolerance from now in either direction (a replay of an old
 //! event; a clock far off). Only `v1` counts: Stripe's `v0` test scheme is ignored.
+//!
+//! The work is bounded whatever the header holds: the MAC over the body is computed once per
+//! secret (not once per `v1` entry) and each entry is compared with it in constant time; a
+//! header longer than [`MAX_HEADER_BYTES`] or with more than [`MAX_SIGNATURES`] `v1` entries is
+//! refused before any MAC. Stripe sends one `v1` per signing secret of the endpoint (two while
+//! one is rolled), so eight is plenty.
 
+use hmac::digest::{CtOutput, Output};
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
+
+/// `v1` entries one header may carry (Stripe sends one per secret of the endpoint).
+pub const MAX_SIGNATURES: usize = 8;
+
+/// Bytes one header may hold: [`MAX_SIGNATURES`] entries of 64 hex digits, a timestamp and a
+/// few `v0` entries fit with room to spare.
+pub const MAX_HEADER_BYTES: usize = 1024;
 
 /// Why an event's signature was refused (said to no one but the log).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SignatureError {
-    /// No `t=` or no `v1=` in the header, or a timestamp that is not a number.
+    /// No `t=` or no `v1=` in the header, a timestamp that is not a number, or a header over
+    /// [`MAX_HEADER_BYTES`] or [`MAX_SIGNATURES`].
     Malformed,
     /// Signed longer ago (or further ahead) than the tolerance.
     Stale,
@@ -18,15 +33,29 @@ pub enum SignatureError {
     Forged,
 }
 
-/// The header's timestamp and `v1` signatures.
-fn parse(header: &str) -> Result<(i64, Vec<Vec<u8>>), SignatureError> {
+/// The header's timestamp and `v1` signatures (at most [`MAX_SIGNATURES`]).
+fn parse(header: &str) -> Result<(i64, Vec<Output<Sha256>>), SignatureError> {
+    if header.len() > MAX_HEADER_BYTES {
+        return Err(SignatureError::Malformed);
+    }
     let mut timestamp = None;
     let mut signatures = Vec::new();
+    let mut entries = 0;
     for part in header.split(',') {
         match part.trim().split_once('=') {
             Some(("t", t)) => timestamp = Some(t.parse::<i64>().map_err(|_| SignatureError::Malformed)?),
-            // A signature that is not hex cannot match: skipped, like an unknown scheme.
-            Some(("v1", sig)) => signatures.extend(hex::decode(sig).ok()),
+            Some(("v1", sig)) => {
+                entries += 1;
+                if entries > MAX_SIGNATURES {
+                    return Err(SignatureError::Malformed);
+                }
+                // Not hex, or not the length of a SHA-256 MAC: cannot match, skipped like an
+                // unknown scheme.
+                let mut mac = Output::<Sha256>::default();
+                if hex::decode_to_slice(sig, &mut mac).is_ok() {
+                    signatures.push(mac);
+                }
+            }
             _ => {}
         }
     }
@@ -54,9 +83,11 @@ pub fn verify(
     tolerance_s: i64,
 ) -> Result<i64, SignatureError> {
     let (timestamp, signatures) = parse(header)?;
-    let matches = secrets
-        .iter()
-        .any(|secret| signatures.iter().any(|sig| mac(secret, timestamp, payload).verify_slice(sig).is_ok()));
+    let matches = secrets.iter().any(|secret| {
+        // One MAC over the body per secret, each entry compared with it in constant time.
+        let expected = mac(secret, timestamp, payload).finalize();
+        signatures.iter().fold(false, |found, sig| found | (CtOutput::new(*sig) == expected))
+    });
     if !matches {
         return Err(SignatureError::Forged);
     }
@@ -108,5 +139,29 @@ mod tests {
             assert_eq!(verify(header, BODY, &secrets(), NOW, 300), Err(SignatureError::Malformed), "{header:?}");
         }
         assert_eq!(verify(&signed, BODY, &[], NOW, 300), Err(SignatureError::Forged), "no secret accepts nothing");
+    }
+
+    /// `t=NOW` then `junk` wrong `v1` entries, then the right one.
+    fn among_junk(junk: usize) -> String {
+        let signed = sign("whsec_new", NOW, BODY);
+        let (_, right) = signed.split_once(",v1=").unwrap();
+        let wrong = format!(",v1={}", "ab".repeat(32)).repeat(junk);
+        format!("t={NOW}{wrong},v1={right}")
+    }
+
+    #[test]
+    fn up_to_eight_signatures_are_checked_and_more_are_refused_unread() {
+        assert_eq!(verify(&among_junk(MAX_SIGNATURES - 1), BODY, &secrets(), NOW, 300), Ok(NOW), "the eighth matches");
+        // Today's cap: a ninth entry, even the right one, is refused before any MAC is computed
+        // (one request once carried 65,000 entries, each a MAC over the whole body).
+        let nine = among_junk(MAX_SIGNATURES);
+        assert!(nine.len() <= MAX_HEADER_BYTES, "refused for its count, not its length");
+        assert_eq!(verify(&nine, BODY, &secrets(), NOW, 300), Err(SignatureError::Malformed));
+        // A long header is refused whatever it holds.
+        let long = format!("{},v0={}", sign("whsec_new", NOW, BODY), "0".repeat(MAX_HEADER_BYTES));
+        assert_eq!(verify(&long, BODY, &secrets(), NOW, 300), Err(SignatureError::Malformed));
+        // Entries of the wrong length cannot match; the right one beside them still does.
+        let short = format!("t={NOW},v1=00,v1=zz,{}", &among_junk(0)[format!("t={NOW},").len()..]);
+        assert_eq!(verify(&short, BODY, &secrets(), NOW, 300), Ok(NOW));
     }
 }

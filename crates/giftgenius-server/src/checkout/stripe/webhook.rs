@@ -4,8 +4,10 @@
 //! bare 404). Each delivery is, in order:
 //! 1. bounded ([`MAX_BODY_BYTES`]; larger is 413) and verified: `Stripe-Signature` against every
 //!    secret of the file (one a line, several while one is rotated), its timestamp within
-//!    `--stripe-webhook-tolerance-secs` of now either way (`signature.rs`). A forged, malformed
-//!    or stale delivery is **400** and changes nothing: what Stripe documents for a signature
+//!    `--stripe-webhook-tolerance-secs` of now either way (`signature.rs`: one MAC per secret,
+//!    at most 8 `v1` entries in at most 1 KiB, so an unsigned request costs a bounded amount of
+//!    CPU; the server's head limits in `http/serve.rs` bound the header before it gets here).
+//!    A forged, malformed or stale delivery is **400** and changes nothing: what Stripe documents for a signature
 //!    that does not verify. Stripe retries a non-2xx delivery for up to three days and then
 //!    gives up; a forged one is not Stripe's, and a stale one cannot verify later either.
 //! 2. deduplicated by event id (`stripe_events`): an event applied before is **200** and changes
