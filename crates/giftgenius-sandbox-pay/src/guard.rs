@@ -3,8 +3,10 @@
 //! (`text/plain`, with an `Origin`) to switch the fault plan, or, after DNS rebinding, a read of
 //! the ledger under its own host name. So, in this order:
 //!
-//! 1. `Host` must be a loopback name ([`is_loopback_host`]): else 403 (a rebinding page's
-//!    requests carry its own name).
+//! 1. The TCP peer must be loopback ([`is_loopback_peer`]) and `Host` a loopback name
+//!    ([`is_loopback_host`]): else 403. `Host` is the client's to choose, so with `--host
+//!    0.0.0.0` another machine could send `Host: localhost`; a rebinding page runs on this
+//!    machine but its requests carry its own name.
 //! 2. No `Origin` header at all: else 403 (browsers add one to cross-origin requests and to
 //!    every POST; no client of this API is a browser).
 //! 3. `Authorization: Bearer SECRET` (`token.rs`) on every route but `GET /healthz`: else 401.
@@ -16,10 +18,10 @@
 //! Refusals on the delegate-payment path are ACP error objects (`delegate::DelegateError`);
 //! elsewhere, the Stripe-shaped `api::ErrorBody`.
 
-use std::net::{Ipv4Addr, Ipv6Addr};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::Response;
@@ -66,6 +68,13 @@ pub fn is_loopback_host(host: &str) -> bool {
         })
 }
 
+/// Whether `request` came over a socket from this machine: its peer (`ConnectInfo`, the
+/// socket's own address) is in 127.0.0.0/8, `::1` or IPv4-mapped loopback. No peer (the request
+/// never crossed a socket) is not loopback: fail closed. Shared with the app's local-only routes.
+pub fn is_loopback_peer(request: &Request) -> bool {
+    request.extensions().get::<ConnectInfo<SocketAddr>>().is_some_and(|peer| peer.0.ip().to_canonical().is_loopback())
+}
+
 /// The name a request was sent to: its `Host` header, else (HTTP/2) its URI's authority.
 pub fn request_host(request: &Request) -> Option<&str> {
     match request.headers().get(header::HOST) {
@@ -94,6 +103,13 @@ pub async fn guard(State(keys): State<Arc<Keys>>, request: Request, next: Next) 
             error(status, "invalid_request_error", Some(code), message, None)
         }
     };
+    if !is_loopback_peer(&request) {
+        return refused(
+            StatusCode::FORBIDDEN,
+            "peer_not_allowed",
+            "This provider answers only requests from this machine.",
+        );
+    }
     if !request_host(&request).is_some_and(is_loopback_host) {
         return refused(
             StatusCode::FORBIDDEN,
@@ -175,6 +191,33 @@ mod tests {
             "",
         ] {
             assert!(!is_loopback_host(host), "{host}");
+        }
+    }
+
+    async fn health_status(peer: Option<&str>, host: &str) -> StatusCode {
+        use tower::ServiceExt;
+        let keys = Keys { admin: AdminToken::generate(), delegate: DelegateKey::generate() };
+        let app = axum::Router::new()
+            .route(HEALTH_PATH, axum::routing::get(|| async { "ok" }))
+            .layer(axum::middleware::from_fn_with_state(Arc::new(keys), guard));
+        let mut request =
+            Request::builder().uri(HEALTH_PATH).header(header::HOST, host).body(axum::body::Body::empty()).unwrap();
+        if let Some(peer) = peer {
+            request.extensions_mut().insert(ConnectInfo(peer.parse::<SocketAddr>().unwrap()));
+        }
+        app.oneshot(request).await.unwrap().status()
+    }
+
+    #[tokio::test]
+    async fn a_loopback_host_name_from_another_machine_is_refused() {
+        // `--host 0.0.0.0` and a client on the network that sends `Host: localhost`.
+        for peer in ["192.0.2.1:40000", "[2001:db8::1]:40000", "[::ffff:192.0.2.1]:40000"] {
+            assert_eq!(health_status(Some(peer), "localhost:8100").await, StatusCode::FORBIDDEN, "{peer}");
+        }
+        assert_eq!(health_status(None, "localhost:8100").await, StatusCode::FORBIDDEN, "no peer: fail closed");
+        for peer in ["127.0.0.1:40000", "[::1]:40000", "[::ffff:127.0.0.1]:40000"] {
+            assert_eq!(health_status(Some(peer), "localhost:8100").await, StatusCode::OK, "{peer}");
+            assert_eq!(health_status(Some(peer), "attacker.example").await, StatusCode::FORBIDDEN, "{peer}");
         }
     }
 

@@ -111,11 +111,13 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             stop.cancel();
         }
     });
-    let serve =
-        axum::serve(listener, routes::router(ledger, Keys { admin: token, delegate })).with_graceful_shutdown({
-            let stop = stop.clone();
-            async move { stop.cancelled().await }
-        });
+    // Every request carries its peer: the guard answers loopback peers only.
+    let service = routes::router(ledger, Keys { admin: token, delegate })
+        .into_make_service_with_connect_info::<std::net::SocketAddr>();
+    let serve = axum::serve(listener, service).with_graceful_shutdown({
+        let stop = stop.clone();
+        async move { stop.cancelled().await }
+    });
     tokio::select! {
         served = serve => served.context("server error"),
         _ = async { stop.cancelled().await; tokio::time::sleep(DRAIN).await } => Ok(()),

@@ -270,6 +270,11 @@ pub struct Config {
     /// fault injection, a failing catalog source). A development aid; never in production.
     #[arg(long, env = "GIFTGENIUS_PREVIEW")]
     pub preview: bool,
+    /// Let --preview start on a non-loopback --host (`0.0.0.0`, to serve /mcp to the network
+    /// while the developer browses the preview here). The /preview routes still answer only
+    /// requests from a loopback peer addressed to a loopback name.
+    #[arg(long, env = "GIFTGENIUS_ALLOW_REMOTE_PREVIEW")]
+    pub allow_remote_preview: bool,
     /// The preview's chat panel: the loopback URL (`http://127.0.0.1:PORT`) of a
     /// `giftgenius-chat --listen` process, which `/preview/chat/*` forwards to (`cargo xtask
     /// preview` starts one and sets this). Only with --preview; the chat loop and its model keys

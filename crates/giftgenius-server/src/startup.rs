@@ -367,6 +367,7 @@ impl Application {
             }
         };
         let mode = mode_of(&config, &public_url, addr)?;
+        crate::http::preview::check_bind(&config, addr.ip())?;
         let line = mode.startup_line(&public_url);
         if mode.is_loud() {
             tracing::warn!("{line}");

@@ -48,21 +48,34 @@ pub fn run(root: &Path, server_args: &[String], auth: bool) -> Result<()> {
         bail!("preview: pass a fixed --port (the preview catalog source needs to know it)");
     }
     // `0.0.0.0` and `::` listen on every interface: not loopback (the server refuses local mode
-    // there), though the page is still browsed at 127.0.0.1.
+    // and --preview there without more flags), though the page is still browsed at 127.0.0.1.
     let loopback = is_loopback_host(&host);
     let wildcard = ["0.0.0.0", "::"].contains(&host.as_str());
+    // A boolean server flag, given after `--` or as its variable.
+    let flag_set = |flag: &str, var: &str| {
+        server_args.iter().any(|a| a == flag) || std::env::var(var).is_ok_and(|v| !v.is_empty() && v != "false")
+    };
     let identified = auth
         || user_value(server_args, "--auth-issuer", "GIFTGENIUS_AUTH_ISSUER").is_some()
-        || server_args.iter().any(|a| a == "--single-user")
-        || std::env::var("GIFTGENIUS_SINGLE_USER").is_ok_and(|v| !v.is_empty() && v != "false");
+        || flag_set("--single-user", "GIFTGENIUS_SINGLE_USER");
     if !loopback && !identified {
         bail!(
             "preview: --host {host} is reachable from the network, and local mode would let anyone there act as any \
              local user: pass --auth (signed-in mode with the local authorization server), or --host 127.0.0.1"
         );
     }
-    let browse_host = if loopback || wildcard { "127.0.0.1".to_string() } else { host.clone() };
-    let base = format!("http://{browse_host}:{port}");
+    // The server refuses --preview on a non-loopback bind without --allow-remote-preview, and
+    // even with it the /preview routes answer loopback peers only: say so before building.
+    let remote_allowed = wildcard && flag_set("--allow-remote-preview", "GIFTGENIUS_ALLOW_REMOTE_PREVIEW");
+    if !loopback && !remote_allowed {
+        bail!(
+            "preview: --host {host} is reachable from the network, but the /preview pages (the ledger, the fault \
+             plan, the payment sheet) answer this machine only: use --host 127.0.0.1, or --host 0.0.0.0 with \
+             `-- --allow-remote-preview` to also serve /mcp to the network while you browse the preview here"
+        );
+    }
+    // Loopback or every interface (checked above): the page is browsed from this machine.
+    let base = format!("http://127.0.0.1:{port}");
     let bins = bins::build(root, bins::Profile::Debug)?;
     let mut server = Command::new(bins.path(bins::SERVER));
     server.current_dir(root);

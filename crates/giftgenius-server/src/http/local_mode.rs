@@ -20,23 +20,52 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
-use crate::auth::mode::is_loopback_ip;
+use giftgenius_sandbox_pay::guard::is_loopback_peer;
+
+/// Why a request did not come from this machine (the rules of the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotThisMachine {
+    /// Its TCP peer is not loopback, or it has none.
+    NotLoopback,
+    /// From a loopback peer, but relayed: it carries `Forwarded` or `X-Forwarded-For`.
+    Forwarded,
+}
+
+impl NotThisMachine {
+    /// The machine-readable `error` of a refusal.
+    pub fn code(self) -> &'static str {
+        match self {
+            NotThisMachine::NotLoopback => "not_loopback",
+            NotThisMachine::Forwarded => "forwarded_request",
+        }
+    }
+}
+
+/// Whether `request` came from this machine: a loopback TCP peer (`ConnectInfo`, the socket's
+/// own address: never a forwarded one, whatever `--trusted-proxies` says; the SANDBOX
+/// provider's rule, one definition for both) and no forwarding header. Shared with the
+/// local-only routes (`local_only.rs`).
+pub fn from_this_machine(request: &Request) -> Result<(), NotThisMachine> {
+    if !is_loopback_peer(request) {
+        return Err(NotThisMachine::NotLoopback);
+    }
+    let headers = request.headers();
+    if headers.contains_key(header::FORWARDED) || headers.contains_key("x-forwarded-for") {
+        return Err(NotThisMachine::Forwarded);
+    }
+    Ok(())
+}
 
 /// Middleware: `axum::middleware::from_fn(loopback_peers_only)`, in local mode only.
 pub async fn loopback_peers_only(request: Request, next: Next) -> Response {
-    let peer = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip());
-    let loopback_peer = peer.is_some_and(is_loopback_ip);
-    let forwarded =
-        request.headers().contains_key(header::FORWARDED) || request.headers().contains_key("x-forwarded-for");
-    if loopback_peer && !forwarded {
-        return next.run(request).await;
-    }
-    let (error, description) = if loopback_peer {
-        ("forwarded_request", "a request relayed by a proxy or tunnel is refused in local mode")
-    } else {
-        ("not_loopback", "this server runs in local mode and answers this machine only")
+    let Err(refused) = from_this_machine(&request) else { return next.run(request).await };
+    let description = match refused {
+        NotThisMachine::Forwarded => "a request relayed by a proxy or tunnel is refused in local mode",
+        NotThisMachine::NotLoopback => "this server runs in local mode and answers this machine only",
     };
-    tracing::info!(peer = ?peer, forwarded, "local mode refused a request from outside this machine");
+    let peer = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip());
+    tracing::info!(peer = ?peer, reason = refused.code(), "local mode refused a request from outside this machine");
+    let error = refused.code();
     let body = json!({
         "error": error,
         "error_description": format!(
@@ -46,18 +75,29 @@ pub async fn loopback_peers_only(request: Request, next: Next) -> Response {
     (StatusCode::FORBIDDEN, axum::Json(body)).into_response()
 }
 
+/// For the tests of this guard and of `local_only.rs`.
 #[cfg(test)]
-mod tests {
-    use super::*;
+pub(crate) mod test_support {
+    use std::net::SocketAddr;
+
     use axum::Router;
     use axum::body::Body;
+    use axum::extract::{ConnectInfo, Request};
+    use axum::http::StatusCode;
+    use axum::middleware::Next;
+    use axum::response::Response;
     use axum::routing::get;
     use tower::ServiceExt;
 
-    async fn status(peer: Option<&str>, headers: &[(&str, &str)]) -> StatusCode {
-        let app =
-            Router::new().route("/x", get(|| async { "ok" })).layer(axum::middleware::from_fn(loopback_peers_only));
-        let mut request = Request::builder().uri("/x").header("host", "127.0.0.1:8000");
+    /// The status `guard` answers a GET from `peer` (none: never crossed a socket) with `Host:
+    /// host` and `headers`, in front of a route that answers 200.
+    pub async fn status_behind<G, F>(guard: G, peer: Option<&str>, host: &str, headers: &[(&str, &str)]) -> StatusCode
+    where
+        G: Fn(Request, Next) -> F + Clone + Send + Sync + 'static,
+        F: std::future::Future<Output = Response> + Send + 'static,
+    {
+        let app = Router::new().route("/x", get(|| async { "ok" })).layer(axum::middleware::from_fn(guard));
+        let mut request = Request::builder().uri("/x").header("host", host);
         for (name, value) in headers {
             request = request.header(*name, *value);
         }
@@ -66,6 +106,16 @@ mod tests {
             request.extensions_mut().insert(ConnectInfo(peer.parse::<SocketAddr>().unwrap()));
         }
         app.oneshot(request).await.unwrap().status()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::status_behind;
+    use super::*;
+
+    async fn status(peer: Option<&str>, headers: &[(&str, &str)]) -> StatusCode {
+        status_behind(loopback_peers_only, peer, "127.0.0.1:8000", headers).await
     }
 
     #[tokio::test]

@@ -2,9 +2,12 @@
 //! the real MCP endpoint, so a developer can see and click every widget state before connecting
 //! ChatGPT or an MCP Apps host. Nothing here exists unless the server was started with `--preview`.
 //!
-//! Every route below answers only requests addressed to a loopback name (`localhost`,
-//! `sandbox.localhost`, `127.0.0.1`, `[::1]`; else 403, `local_only.rs`): whatever address the
-//! server listens on, a DNS-rebinding page cannot read the transcript or the ledger.
+//! Every route below answers only requests from a loopback TCP peer, not relayed by a proxy,
+//! and addressed to a loopback name (`localhost`, `sandbox.localhost`, `127.0.0.1`, `[::1]`;
+//! else 403, `local_only.rs`): whatever address the server listens on, neither another machine
+//! nor a DNS-rebinding page can read the transcript or the ledger, change the fault plan or
+//! mint a vault token. And `--preview` refuses to start on a non-loopback bind unless
+//! `--allow-remote-preview` says so ([`check_bind`]).
 //!
 //! Routes (same origin as `/mcp`, so the page's fetches need no CORS):
 //! - `GET /preview`: the host page (`preview/index.html`, `host.js`, `host.css`; plain files
@@ -95,6 +98,18 @@ struct Preview {
     /// The configured authorization server's origin in verified mode, else empty.
     issuer_origin: String,
     catalog_down: AtomicBool,
+}
+
+/// Refuses `--preview` on a listener bound beyond loopback (`bound`, the address really bound)
+/// unless `--allow-remote-preview` is set: these routes are a development aid for this machine.
+pub fn check_bind(config: &Config, bound: std::net::IpAddr) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        !config.preview || config.allow_remote_preview || crate::auth::mode::is_loopback_ip(bound),
+        "--preview serves this machine's development aids (the payment ledger, the fault plan, the payment \
+         sheet) and --host {bound} listens beyond loopback: pass --host 127.0.0.1, or add --allow-remote-preview \
+         (the /preview routes then still answer only requests from this machine)"
+    );
+    Ok(())
 }
 
 /// The preview routes when `--preview` is set, else an empty router.

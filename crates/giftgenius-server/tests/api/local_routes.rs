@@ -6,7 +6,7 @@
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::support::{TestApp, spawn_app_with};
+use crate::support::{TestApp, spawn_app_with, token_secret_file};
 
 /// Every preview route: method, path, JSON body (POSTs), and the status it answers when served
 /// (the chat routes answer 404 "panel off": no chat process in these tests).
@@ -72,4 +72,48 @@ async fn the_public_routes_still_answer_any_host_name() {
     let app = spawn_app_with(|c| c.preview = true).await;
     let (status, _) = send(&app, "GET", "/healthz", None, "attacker.example:8000").await;
     assert_eq!(status, 200, "probes are reached by address, whatever the name");
+}
+
+/// `cargo xtask preview --auth -- --host 0.0.0.0` once served the ledger, the fault plan and
+/// the vault-token relay to anyone on the network who sent `Host: localhost`. Now `--preview`
+/// beyond loopback needs `--allow-remote-preview`, and the routes then still need a loopback peer
+/// (the peer rule itself: `local_only.rs`'s unit tests, with a peer of 192.0.2.1).
+#[tokio::test]
+async fn preview_on_a_non_loopback_bind_refuses_to_start_unless_allowed() {
+    let secret = token_secret_file();
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = giftgenius_server::config::Config::for_tests(dir.path());
+    config.widget_html = Some(crate::support::widget_path());
+    config.host = "0.0.0.0".into();
+    config.single_user = true;
+    config.token_secret_file = Some(secret.path().to_path_buf());
+    config.preview = true;
+    let error = match giftgenius_server::startup::Application::build(config).await {
+        Ok(_) => panic!("--preview started on 0.0.0.0 without --allow-remote-preview"),
+        Err(e) => format!("{e:#}"),
+    };
+    assert!(error.contains("--preview") && error.contains("--allow-remote-preview"), "{error}");
+
+    let path = secret.path().to_path_buf();
+    let app = spawn_app_with(move |c| {
+        c.host = "0.0.0.0".into();
+        c.single_user = true;
+        c.token_secret_file = Some(path);
+        c.preview = true;
+        c.allow_remote_preview = true;
+    })
+    .await;
+    // This machine still gets them.
+    let port = app.local_url.rsplit(':').next().unwrap().to_string();
+    let (status, text) = send(&app, "GET", "/preview/ledger", None, &format!("localhost:{port}")).await;
+    assert_eq!(status, 200, "{text}");
+    // Relayed by a proxy on this machine: its sender is elsewhere.
+    let relayed = reqwest::Client::new()
+        .get(format!("{}/preview/ledger", app.local_url))
+        .header("host", format!("localhost:{port}"))
+        .header("x-forwarded-for", "192.0.2.1")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(relayed.status(), 403);
 }
