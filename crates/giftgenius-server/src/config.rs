@@ -198,6 +198,10 @@ pub struct Config {
     /// create_checkout_session calls allowed per account per hour (0 = unlimited).
     #[arg(long, env = "GIFTGENIUS_HOURLY_CHECKOUT_LIMIT", default_value_t = 30)]
     pub hourly_checkout_limit: u32,
+    /// reopen_order_draft, remove_saved_card and card page loads allowed per account per hour
+    /// (each asks the payment provider about the account's saved card; 0 = unlimited).
+    #[arg(long, env = "GIFTGENIUS_HOURLY_PAYMENT_LOOKUP_LIMIT", default_value_t = 120)]
+    pub hourly_payment_lookup_limit: u32,
     /// The OAuth 2.1 authorization server whose JWT access tokens identify callers (its issuer
     /// identifier, exactly as in its metadata). Without it the server runs in local mode, allowed
     /// only on a loopback public URL (or everyone is one user with --single-user).

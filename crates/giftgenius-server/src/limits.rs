@@ -1,6 +1,8 @@
-//! Usage limits per account: suggestions per UTC day, order drafts and checkout links per
-//! hour, so no script can use up the catalogs, drain stock or fill the disk. A limit of 0 turns
-//! it off. Whose budget a call uses is its `CallContext::subject`.
+//! Usage limits per account: suggestions per UTC day, order drafts, checkout links and payment
+//! lookups per hour, so no script can use up the catalogs, drain stock, fill the disk or spend
+//! the merchant's rate limit at the payment provider (a signed-in caller has left the
+//! per-address limit, `http/rate_limit.rs`). A limit of 0 turns it off. Whose budget a call
+//! uses is its `CallContext::subject`; the card page's, the Stripe Customer its link is for.
 //!
 //! Drafts and checkout links are counted in the database with one atomic statement per call
 //! (those calls write anyway), so replicas share them exactly. Suggestions are read-only and
@@ -20,6 +22,7 @@
 
 use std::collections::hash_map::RandomState;
 use std::sync::Mutex;
+use std::time::Duration;
 
 use hashlink::LinkedHashMap;
 
@@ -46,6 +49,8 @@ pub struct Limits {
     pub hourly_drafts: u32,
     /// create_checkout_session calls per account per hour.
     pub hourly_checkout_sessions: u32,
+    /// reopen_order_draft, remove_saved_card and card page loads per account per hour.
+    pub hourly_payment_lookups: u32,
 }
 
 /// One counted use, to give back if the call delivered nothing.
@@ -211,7 +216,7 @@ impl SuggestionCounts {
 fn period_ms(usage: Usage) -> i64 {
     match usage {
         Usage::Suggestions => DAY_MS,
-        Usage::Drafts | Usage::CheckoutSessions => HOUR_MS,
+        Usage::Drafts | Usage::CheckoutSessions | Usage::PaymentLookups => HOUR_MS,
     }
 }
 
@@ -227,6 +232,7 @@ impl Limits {
             Usage::Suggestions => self.daily_suggestions,
             Usage::Drafts => self.hourly_drafts,
             Usage::CheckoutSessions => self.hourly_checkout_sessions,
+            Usage::PaymentLookups => self.hourly_payment_lookups,
         }
     }
 
@@ -242,7 +248,7 @@ impl Limits {
         let period = now.div_euclid(length);
         let counted = match usage {
             Usage::Suggestions => self.count_suggestion(call, period, limit).await?,
-            Usage::Drafts | Usage::CheckoutSessions => self
+            Usage::Drafts | Usage::CheckoutSessions | Usage::PaymentLookups => self
                 .store
                 .take_usage(&call.subject, usage, period, i64::from(limit))
                 .await
@@ -265,8 +271,28 @@ impl Limits {
                 ErrorCode::HourlyLimitExceeded,
                 format!("The limit of {limit} checkout links per hour is reached; it resets at the top of the hour."),
             ),
+            Usage::PaymentLookups => (
+                ErrorCode::HourlyLimitExceeded,
+                format!(
+                    "The limit of {limit} saved-card lookups per hour (reopening drafts, removing the card) is \
+                     reached; it resets at the top of the hour."
+                ),
+            ),
         };
         Err(ToolError::new(code, message, &call.reference).with_retry_after_ms(ms_until_next_period(now, length)))
+    }
+
+    /// Counts one payment lookup of `account` outside a tool call (the card page): `Ok(None)`
+    /// when counted or the limit is off, `Ok(Some(wait))` when used up until the next hour.
+    pub async fn take_page_lookup(&self, account: &str) -> crate::store::StoreResult<Option<Duration>> {
+        let limit = self.hourly_payment_lookups;
+        if limit == 0 {
+            return Ok(None);
+        }
+        let now = self.clock.now_ms();
+        let period = now.div_euclid(HOUR_MS);
+        let counted = self.store.take_usage(account, Usage::PaymentLookups, period, i64::from(limit)).await?;
+        Ok((!counted).then(|| Duration::from_millis(ms_until_next_period(now, HOUR_MS))))
     }
 
     /// One suggestion counted in memory; waits for a write only when this account already has
@@ -326,7 +352,7 @@ impl Limits {
     /// Deletes counters no limit reads any more (keeping the previous period for support).
     pub async fn prune(&self) {
         let now = self.clock.now_ms();
-        for usage in [Usage::Suggestions, Usage::Drafts, Usage::CheckoutSessions] {
+        for usage in [Usage::Suggestions, Usage::Drafts, Usage::CheckoutSessions, Usage::PaymentLookups] {
             let current = now.div_euclid(period_ms(usage));
             if let Err(e) = self.store.prune_usage(usage, current - 1).await {
                 tracing::warn!(error = %e, usage = usage.as_str(), "pruning usage counters failed");

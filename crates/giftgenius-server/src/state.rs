@@ -274,6 +274,7 @@ impl AppState {
             daily_suggestions: config.daily_suggestion_limit,
             hourly_drafts: config.hourly_draft_limit,
             hourly_checkout_sessions: config.hourly_checkout_limit,
+            hourly_payment_lookups: config.hourly_payment_lookup_limit,
         };
         let suggester = Suggester {
             sources: Sources::new(

@@ -97,7 +97,7 @@ error_codes! {
     /// The user reached today's limit of gift suggestions.
     DailyLimitExceeded = "DAILY_LIMIT_EXCEEDED", Business, false,
         "Tell the user the daily limit is reached and when it resets (retry_after_ms).";
-    /// The account reached this hour's limit of order drafts or checkout links.
+    /// The account reached this hour's limit of order drafts, checkout links or saved-card lookups.
     HourlyLimitExceeded = "HOURLY_LIMIT_EXCEEDED", Business, false,
         "Tell the user the hourly limit of purchases started is reached and when it resets (retry_after_ms); offer the drafts already made.";
     /// The gift is out of stock or no longer sold.

@@ -14,6 +14,7 @@ use super::payments::PaymentError;
 use crate::context::CallContext;
 use crate::error::internal;
 use crate::outcome::{Answer, Outcome};
+use crate::store::Usage;
 
 /// What the hosted card page needs besides the Stripe client: its links, the publishable key
 /// Stripe.js takes, and where Stripe.js is (the page's CSP names its origin).
@@ -56,11 +57,15 @@ impl Checkout {
         }
     }
 
+    /// Counted against `--hourly-payment-lookup-limit` once (the draft it shows again included).
     pub async fn remove_saved_card(
         &self,
         call: &CallContext,
         input: &RemoveSavedCardInput,
     ) -> Outcome<PrepareOrderData> {
+        if let Err(error) = self.limits.take(call, Usage::PaymentLookups).await {
+            return Err::<Answer<PrepareOrderData>, _>(error).into();
+        }
         if let Some(stripe) = self.payments.stripe_cards() {
             let removed = self.payments.within("removing the card", stripe.remove_cards(&call.subject)).await;
             match removed {
@@ -74,6 +79,6 @@ impl Checkout {
                 Err(e) => return Err::<Answer<PrepareOrderData>, _>(internal(call, &format!("{e:?}"))).into(),
             }
         }
-        self.reopen_order_draft(call, &ReopenOrderDraftInput { draft_id: input.draft_id.clone() }).await
+        self.reopen(call, &ReopenOrderDraftInput { draft_id: input.draft_id.clone() }).await.into()
     }
 }

@@ -93,18 +93,22 @@ impl Checkout {
         Ok(self.with_payment_card(call, answer).await)
     }
 
+    /// Counted against `--hourly-payment-lookup-limit` (with Stripe it asks for the saved card).
     pub async fn reopen_order_draft(
         &self,
         call: &CallContext,
         input: &ReopenOrderDraftInput,
     ) -> Outcome<PrepareOrderData> {
+        if let Err(error) = self.limits.take(call, Usage::PaymentLookups).await {
+            return Err::<Answer<PrepareOrderData>, _>(error).into();
+        }
         self.reopen(call, input).await.into()
     }
 
     /// The caller's live draft `draft_id` as prepare_order returned it, with a fresh token; no
     /// other effect. Expired, pruned, never made, or another person's: the same DRAFT_EXPIRED,
     /// so the answer never tells whether someone else's draft exists.
-    async fn reopen(
+    pub(super) async fn reopen(
         &self,
         call: &CallContext,
         input: &ReopenOrderDraftInput,

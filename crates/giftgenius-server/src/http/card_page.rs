@@ -98,7 +98,9 @@ struct Opened<'a> {
     lang: Lang,
 }
 
-fn open<'a>(app: &'a AppState, token: &str, headers: &HeaderMap) -> Result<Opened<'a>, Response> {
+/// The link's account and what the page needs; else the page to answer (the link is gone, or
+/// its account used up `--hourly-payment-lookup-limit`: every load asks Stripe).
+async fn open<'a>(app: &'a AppState, token: &str, headers: &HeaderMap) -> Result<Opened<'a>, Response> {
     let lang = Lang::from_locale(&browser_locale(headers));
     let gone = || {
         page(
@@ -113,7 +115,24 @@ fn open<'a>(app: &'a AppState, token: &str, headers: &HeaderMap) -> Result<Opene
         return Err(gone());
     };
     let Some(customer) = page.links.customer(token, app.checkout.clock.now_ms()) else { return Err(gone()) };
+    match app.limits.take_page_lookup(&format!("stripe-customer:{customer}")).await {
+        Ok(None) => {}
+        Ok(Some(wait)) => return Err(too_many_loads(lang, wait)),
+        Err(e) => return Err(failed(lang, "card page: the lookup limit could not be counted", e)),
+    }
     Ok(Opened { stripe, page, customer: customer.to_string(), lang })
+}
+
+/// 429 with `Retry-After`: this account's card page loads (and lookups) of the hour are used up.
+fn too_many_loads(lang: Lang, wait: std::time::Duration) -> Response {
+    tracing::info!("card page: the account's hourly payment lookups are used up");
+    let resets = lang.f(Msg::ResetsIn, &[("wait", &words::wait_phrase(lang, wait.as_millis() as u64))]);
+    let body = format!("<p data-rate-limited>{} {}</p>", escape(lang.t(Msg::ErrHourlyLimit)), escape(&resets));
+    let mut response = page(StatusCode::TOO_MANY_REQUESTS, lang, Msg::CardPageTitle, None, &body);
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from((wait.as_millis().div_ceil(1000) as u64).max(1)));
+    response
 }
 
 fn failed(lang: Lang, what: &str, error: impl std::fmt::Debug) -> Response {
@@ -125,7 +144,7 @@ fn failed(lang: Lang, what: &str, error: impl std::fmt::Debug) -> Response {
 
 /// `GET /pay/card/{token}`
 pub async fn card_page(State(app): State<Arc<AppState>>, Path(token): Path<String>, headers: HeaderMap) -> Response {
-    let opened = match open(&app, &token, &headers) {
+    let opened = match open(&app, &token, &headers).await {
         Ok(opened) => opened,
         Err(gone) => return gone,
     };
@@ -167,7 +186,7 @@ pub async fn card_saved(
     Query(query): Query<SavedQuery>,
     headers: HeaderMap,
 ) -> Response {
-    let opened = match open(&app, &token, &headers) {
+    let opened = match open(&app, &token, &headers).await {
         Ok(opened) => opened,
         Err(gone) => return gone,
     };

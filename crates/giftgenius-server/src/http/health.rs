@@ -8,6 +8,12 @@
 //!   {"status":"not_ready","failing":[…]}` naming the parts (`database`, `catalog`,
 //!   `payments`) and nothing else (the why goes to the log). From SIGTERM on it answers `503
 //!   {"status":"draining"}`, so load balancers stop sending before the listener closes.
+//!   The checks' answer is reused for [`READINESS_REUSED_FOR`], and one check runs at a time
+//!   (others wait for it and take its answer): `/readyz` is open to anyone, never
+//!   rate-limited, and the payments check is a request to the provider with our secret key (on
+//!   Stripe, `GET /v1/customers`), so a flood of probes must not spend the merchant's rate
+//!   limit at the provider and fail buyers' charges. A probe every few seconds from each load
+//!   balancer is what the checks cost now, however many arrive.
 //!
 //! And the drain state those share with `startup.rs` ([`Drain`]): whether the server is
 //! draining, and the requests in flight that shutdown waits for.
@@ -33,6 +39,32 @@ pub const PROBE_PATHS: [&str; 3] = ["/healthz", "/livez", "/readyz"];
 
 /// How long each readiness check may take before its part counts as failing.
 pub const CHECK_WITHIN: Duration = Duration::from_secs(2);
+
+/// How long one readiness answer is reused (on the app's clock): short against a load
+/// balancer's interval (10 s by default for most), long against a flood.
+pub const READINESS_REUSED_FOR: Duration = Duration::from_secs(5);
+
+/// The last readiness answer: when it was checked (ms, the app's clock) and what failed. The
+/// lock is held while checking, so one check runs at a time and the others take its answer.
+#[derive(Debug, Default)]
+struct Readiness(tokio::sync::Mutex<Option<(i64, Vec<&'static str>)>>);
+
+impl Readiness {
+    /// What fails now: the last answer within [`READINESS_REUSED_FOR`], else a fresh check.
+    async fn failing(&self, app: &AppState) -> Vec<&'static str> {
+        let mut last = self.0.lock().await;
+        let now = app.checkout.clock.now_ms();
+        let reused_ms = READINESS_REUSED_FOR.as_millis() as i64;
+        // A clock that went back counts as stale too.
+        if let Some((checked_at, failing)) = last.as_ref().filter(|(at, _)| (0..reused_ms).contains(&(now - at))) {
+            tracing::trace!(checked_at, "readiness answered from the last check");
+            return failing.clone();
+        }
+        let failing = check(app).await;
+        *last = Some((app.checkout.clock.now_ms(), failing.clone()));
+        failing
+    }
+}
 
 /// Whether the server drains, and the requests it waits for when it does.
 #[derive(Debug, Clone, Default)]
@@ -89,13 +121,23 @@ pub fn router(app: Arc<AppState>) -> Router {
         .route("/healthz", get(|| async { "ok" }))
         .route("/livez", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
-        .with_state(app)
+        .with_state((app, Arc::new(Readiness::default())))
 }
 
-async fn readyz(State(app): State<Arc<AppState>>) -> Response {
+async fn readyz(State((app, readiness)): State<(Arc<AppState>, Arc<Readiness>)>) -> Response {
     if app.drain.is_draining() {
         return answer(StatusCode::SERVICE_UNAVAILABLE, json!({"status": "draining"}));
     }
+    let failing = readiness.failing(&app).await;
+    if failing.is_empty() {
+        answer(StatusCode::OK, json!({"status": "ready"}))
+    } else {
+        answer(StatusCode::SERVICE_UNAVAILABLE, json!({"status": "not_ready", "failing": failing}))
+    }
+}
+
+/// The parts failing now (each check within [`CHECK_WITHIN`]), the why logged.
+async fn check(app: &AppState) -> Vec<&'static str> {
     let (database, payments) = tokio::join!(
         tokio::time::timeout(CHECK_WITHIN, app.store.is_migrated()),
         app.reconciler.payments.is_reachable(CHECK_WITHIN),
@@ -124,11 +166,7 @@ async fn readyz(State(app): State<Arc<AppState>>) -> Response {
         tracing::warn!(within_ms = CHECK_WITHIN.as_millis() as u64, "not ready: the payment provider did not answer");
         failing.push("payments");
     }
-    if failing.is_empty() {
-        answer(StatusCode::OK, json!({"status": "ready"}))
-    } else {
-        answer(StatusCode::SERVICE_UNAVAILABLE, json!({"status": "not_ready", "failing": failing}))
-    }
+    failing
 }
 
 fn answer(status: StatusCode, body: serde_json::Value) -> Response {

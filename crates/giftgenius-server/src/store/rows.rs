@@ -160,6 +160,9 @@ text_column! {
         Drafts => "drafts",
         /// create_checkout_session calls, per hour.
         CheckoutSessions => "checkout_sessions",
+        /// Calls that ask the payment provider about an account's saved cards, per hour:
+        /// reopen_order_draft, remove_saved_card, the card page.
+        PaymentLookups => "payment_lookups",
     }
 }
 

@@ -3,7 +3,11 @@
 //! exits 0.
 
 use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
+
+use giftgenius_server::http::health::READINESS_REUSED_FOR;
 
 use serde_json::{Value, json};
 
@@ -49,6 +53,51 @@ async fn readyz_names_an_unreachable_provider_and_nothing_else() {
     let (status, body) = get(&format!("{}/readyz", app.local_url), None).await;
     assert_eq!((status, &body), (503, &json!({"status": "not_ready", "failing": ["payments"]})));
     assert_eq!(get(&format!("{}/livez", app.local_url), None).await.0, 200, "alive all the same");
+}
+
+/// A payment provider that answers its health probe and counts the probes; every other path
+/// is a 404. Serves until the test's runtime ends.
+async fn counting_provider() -> (String, Arc<AtomicUsize>) {
+    let probes = Arc::new(AtomicUsize::new(0));
+    let counted = probes.clone();
+    let app = axum::Router::new().route(
+        giftgenius_sandbox_pay::api::HEALTH_PATH,
+        axum::routing::get(move || {
+            counted.fetch_add(1, Ordering::SeqCst);
+            async { "ok" }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, probes)
+}
+
+/// `/readyz` is open to anyone and never rate-limited; each answer once cost a request to the
+/// provider with our secret key (50 probes: 50 `GET /v1/customers` at Stripe). Now probes
+/// within the reuse window, concurrent or one after another, share one provider probe.
+#[tokio::test]
+async fn readyz_asks_the_provider_once_per_window_however_many_probes_arrive() {
+    let (url, probes) = counting_provider().await;
+    let app = spawn_app_with(move |c| c.payments_url = Some(url)).await;
+    let readyz = format!("{}/readyz", app.local_url);
+    let before = probes.load(Ordering::SeqCst);
+    let mut concurrent = tokio::task::JoinSet::new();
+    for _ in 0..20 {
+        let readyz = readyz.clone();
+        concurrent.spawn(async move { get(&readyz, None).await });
+    }
+    while let Some(answer) = concurrent.join_next().await {
+        assert_eq!(answer.unwrap(), (200, json!({"status": "ready"})));
+    }
+    for _ in 0..10 {
+        assert_eq!(get(&readyz, None).await, (200, json!({"status": "ready"})));
+    }
+    assert_eq!(probes.load(Ordering::SeqCst) - before, 1, "30 probes within the window, one provider probe");
+    // Past the window the next probe checks again.
+    app.clock.advance(READINESS_REUSED_FOR);
+    assert_eq!(get(&readyz, None).await, (200, json!({"status": "ready"})));
+    assert_eq!(probes.load(Ordering::SeqCst) - before, 2);
 }
 
 async fn start(db: &std::path::Path, provider: &SandboxPay, delay_s: &str) -> ServerProcess {

@@ -1,11 +1,12 @@
 //! The daily suggestion limit: per subject (per MCP session without one), per UTC day,
-//! persisted, reset at midnight UTC; failed calls do not count, and 0 means unlimited.
+//! persisted, reset at midnight UTC; failed calls do not count, and 0 means unlimited. And the
+//! hourly payment lookups (reopen_order_draft, remove_saved_card) per account.
 
 use std::time::Duration;
 
 use serde_json::json;
 
-use crate::support::{call, call_as, spawn_app_with, text_of, unreachable_catalog, varied_suggestion};
+use crate::support::{call, call_as, spawn_app_with, text_of, unreachable_catalog, varied_suggestion, with_recipient};
 
 const DAY_MS: i64 = 86_400_000;
 
@@ -118,4 +119,48 @@ async fn a_limit_of_zero_means_unlimited() {
     for i in 0..5 {
         assert_eq!(call_as(&client, "erin", "suggest_gifts", varied_suggestion(i)).await.0.is_error, Some(false));
     }
+}
+
+const HOUR_MS: i64 = 3_600_000;
+
+/// A signed-in caller leaves the per-address limit, and with Stripe each of these calls asks it
+/// about the saved card: one account could spend the merchant's rate limit at Stripe. Now each
+/// account has its hourly number of them (shared between the two tools), then the structured
+/// HOURLY_LIMIT_EXCEEDED with retry_after_ms, and another account is unaffected.
+#[tokio::test]
+async fn an_account_gets_its_hourly_payment_lookups_then_hourly_limit_exceeded_and_others_do_not() {
+    let app = spawn_app_with(|c| c.hourly_payment_lookup_limit = 3).await;
+    let client = app.client().await;
+    let draft_of = |structured: serde_json::Value| json!({"draft_id": structured["draft"]["id"].clone()});
+    let (_, prepared) = call_as(&client, "frank", "prepare_order", with_recipient(json!({"gift_id": "hh-010"}))).await;
+    let frank = draft_of(prepared);
+    for i in 0..2 {
+        let (result, structured) = call_as(&client, "frank", "reopen_order_draft", frank.clone()).await;
+        assert_eq!(result.is_error, Some(false), "reopen {i} is within the limit: {structured}");
+    }
+    let (result, structured) = call_as(&client, "frank", "remove_saved_card", frank.clone()).await;
+    assert_eq!(result.is_error, Some(false), "the third lookup, by the other tool: {structured}");
+
+    for tool in ["reopen_order_draft", "remove_saved_card"] {
+        let (result, structured) = call_as(&client, "frank", tool, frank.clone()).await;
+        assert_eq!(result.is_error, Some(true), "{tool}: {structured}");
+        let error = &structured["error"];
+        assert_eq!(error["code"], "HOURLY_LIMIT_EXCEEDED", "{tool}: {structured}");
+        assert_eq!(error["category"], "business");
+        let until_next_hour = (HOUR_MS - app.clock.now_ms().rem_euclid(HOUR_MS)) as u64;
+        assert_eq!(error["retry_after_ms"].as_u64(), Some(until_next_hour), "{tool}");
+        assert!(error["message"].as_str().unwrap().contains("saved-card lookups"), "{structured}");
+    }
+
+    // Another account has its own count.
+    let (_, prepared) = call_as(&client, "grace", "prepare_order", with_recipient(json!({"gift_id": "hh-010"}))).await;
+    let (result, structured) = call_as(&client, "grace", "reopen_order_draft", draft_of(prepared)).await;
+    assert_eq!(result.is_error, Some(false), "grace is not limited by frank: {structured}");
+
+    // The next hour, frank may again (a fresh draft: the first may have expired by then).
+    let until_next_hour = (HOUR_MS - app.clock.now_ms().rem_euclid(HOUR_MS)) as u64;
+    app.clock.advance(Duration::from_millis(until_next_hour));
+    let (_, prepared) = call_as(&client, "frank", "prepare_order", with_recipient(json!({"gift_id": "hh-010"}))).await;
+    let (result, structured) = call_as(&client, "frank", "reopen_order_draft", draft_of(prepared)).await;
+    assert_eq!(result.is_error, Some(false), "{structured}");
 }

@@ -41,6 +41,14 @@ fn subject(hint: &str) -> String {
 }
 
 pub(crate) async fn app_on(stripe: &LocalStripe) -> TestApp {
+    app_on_with(stripe, |_| {}).await
+}
+
+/// `app_on`, with `customize` applied after the Stripe settings.
+pub(crate) async fn app_on_with(
+    stripe: &LocalStripe,
+    customize: impl FnOnce(&mut giftgenius_server::config::Config),
+) -> TestApp {
     let (url, key, js) = (stripe.api_base(), stripe.key_file().to_string(), stripe.js_url());
     spawn_app_with(move |c| {
         c.payments = PaymentsKind::Stripe;
@@ -50,6 +58,7 @@ pub(crate) async fn app_on(stripe: &LocalStripe) -> TestApp {
         c.stripe_secret_key_file = Some(key.into());
         c.stripe_publishable_key = Some(STRIPE_PUBLISHABLE_KEY.into());
         c.stripe_js_url = js;
+        customize(c);
     })
     .await
 }

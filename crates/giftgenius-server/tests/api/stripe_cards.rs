@@ -10,7 +10,7 @@ use giftgenius_types::wire::META_PAYMENT_CARD;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::stripe::app_on;
+use crate::stripe::{app_on, app_on_with};
 use crate::support::{LocalStripe, STRIPE_PUBLISHABLE_KEY, TestApp, call_as, commit_args, meta_of, prepare_as};
 
 /// The subject the local-mode hint `hint` becomes.
@@ -267,4 +267,26 @@ async fn the_3_d_secure_page_refuses_a_link_not_ours_with_one_page_and_no_script
     assert_eq!(garbage.body, card.body);
     let done = open(&format!("{}/pay/authenticate/o_nothing.00ff/done", app.base_url)).await;
     assert_eq!((done.status, done.body), (StatusCode::NOT_FOUND, garbage.body));
+}
+
+/// Every load of the card page asks Stripe (a SetupIntent); its link is one account's, so its
+/// loads count against that account's hourly payment lookups: past them, 429 with Retry-After
+/// and nothing asked of Stripe, while another account's link still opens.
+#[tokio::test]
+async fn card_page_loads_past_the_accounts_hourly_lookups_get_429_and_another_account_still_opens() {
+    let stripe = LocalStripe::start().await;
+    let app = app_on_with(&stripe, |c| c.hourly_payment_lookup_limit = 2).await;
+    let (_, mine) = draft_of(&app, "u1").await;
+    let (_, theirs) = draft_of(&app, "u2").await;
+    let link = mine["add_url"].as_str().unwrap();
+    for load in 0..2 {
+        assert_eq!(open(link).await.status, StatusCode::OK, "load {load} is within the limit");
+    }
+    let response = reqwest::get(link).await.unwrap();
+    assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+    let retry_after: u64 = response.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((1..=3600).contains(&retry_after), "{retry_after}");
+    let body = response.text().await.unwrap();
+    assert!(body.contains("data-rate-limited") && !body.contains("data-secret"), "{body}");
+    assert_eq!(open(theirs["add_url"].as_str().unwrap()).await.status, StatusCode::OK, "u2 is not limited by u1");
 }
