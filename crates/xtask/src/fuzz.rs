@@ -80,7 +80,10 @@ fn build(root: &Path, bin: &Path, target_dir: &Path) -> Result<()> {
     metadata.args(["metadata", "--format-version", "1", "--manifest-path", "fuzz/Cargo.toml"]).current_dir(root);
     locked_in_ci(&mut metadata);
     metadata.stdout(std::process::Stdio::null());
-    cmd::run(&mut metadata)?;
+    cmd::run(&mut metadata).context(
+        "fuzz/Cargo.lock does not match fuzz/Cargo.toml and the crates it builds: run `cargo xtask fuzz` \
+         outside CI (it updates the lock) and commit fuzz/Cargo.lock",
+    )?;
     let mut build = cargo_fuzz(root, bin);
     build
         .args(["build", "--release", "--debug-assertions", "--sanitizer", "none", "--codegen-units", "16"])
