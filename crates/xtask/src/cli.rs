@@ -19,7 +19,7 @@ pub struct Cli {
 #[derive(Debug, PartialEq, Eq, Subcommand)]
 pub enum Command {
     /// Install or check the pinned trunk, wasm-bindgen, wasm-opt, the wasm32 target, Debian's
-    /// prometheus (with promtool) and localstripe (PyPI, in a venv)
+    /// prometheus (with promtool), localstripe (PyPI, in a venv) and cargo-fuzz
     Setup {
         /// Also Debian's chromium, and npm ci in browser-tests/ (the browser tests), preview/oidc/
         /// (the auth tests) and conformance/ (the official MCP suites)
@@ -56,16 +56,34 @@ pub enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "ARGS")]
         args: Vec<String>,
     },
-    /// Every check: fmt, clippy, the widget's size, cargo test --workspace, MCP suites, browsers
+    /// Every check: fmt, clippy, the widget's size, cargo test --workspace, fuzzing, MCP suites,
+    /// browsers
     ///
-    /// In this order: cargo fmt --check, cargo clippy -D warnings, the widget and its size budget
-    /// (widget/size-budget.json, checked by budget.rs), the wasm32 build of giftgenius-types,
-    /// cargo test --workspace (its metrics test scrapes the server with a real Prometheus), the
-    /// alert rules (promtool check rules and test rules), the official MCP suites, then the
-    /// browser tests. Every test process runs without the caller's INSTA_*,
+    /// In this order: cargo fmt --check (fuzz/ too), cargo clippy -D warnings, the widget and its
+    /// size budget (widget/size-budget.json, checked by budget.rs), the wasm32 build of
+    /// giftgenius-types, cargo test --workspace (its metrics test scrapes the server with a real
+    /// Prometheus), the fuzz targets' regression cases and short runs (as `fuzz`), the alert rules
+    /// (promtool check rules and test rules), the official MCP suites, then the browser tests. Every test process runs without the caller's INSTA_*,
     /// GIFTGENIUS_UPDATE_DOCS and GIFTGENIUS_CHAOS_SEED (test_env.rs), so a shell's override
     /// cannot turn a failing check green.
     Test,
+    /// The fuzz targets of fuzz/ (cargo-fuzz, libFuzzer): regressions, then a short run of each
+    ///
+    /// Without --long, the test command's step: every file under fuzz/regressions/TARGET/ once,
+    /// then SHORT_RUNS executions of each target from seed 1 over fuzz/corpus/TARGET/. With
+    /// --long, each target for --seconds (default 600) from a random seed. TARGET runs one target
+    /// only. Pinned cargo-fuzz, installed into the tools directory (docs/fuzzing.md).
+    Fuzz {
+        /// Fuzz for a while (--seconds per target) instead of the short run
+        #[arg(long)]
+        long: bool,
+        /// Seconds per target of the long run
+        #[arg(long, requires = "long", value_name = "SECONDS")]
+        seconds: Option<u32>,
+        /// One target (default: every target)
+        #[arg(value_name = "TARGET")]
+        target: Option<String>,
+    },
     /// The terminal MCP host with a real model (crates/giftgenius-chat), ARGS as given
     ///
     /// e.g. 'a gift for my dad, under $60' --provider anthropic --model M --base-url URL --mcp URL
@@ -138,6 +156,7 @@ mod tests {
             ("chat", Command::Chat { args: vec![] }),
             ("preview", Command::Preview { auth: false, args: vec![] }),
             ("setup", Command::Setup { browser: false }),
+            ("fuzz", Command::Fuzz { long: false, seconds: None, target: None }),
         ] {
             assert_eq!(parse(&[name]).expect(name), want);
         }
@@ -148,6 +167,11 @@ mod tests {
         assert_eq!(parse(&["setup", "--browser"]).unwrap(), Command::Setup { browser: true });
         assert_eq!(parse(&["preview", "--auth"]).unwrap(), Command::Preview { auth: true, args: vec![] });
         assert!(parse(&["setup", "--chromium"]).is_err());
+        assert_eq!(
+            parse(&["fuzz", "--long", "--seconds", "60", "acp_body"]).unwrap(),
+            Command::Fuzz { long: true, seconds: Some(60), target: Some("acp_body".into()) }
+        );
+        assert!(parse(&["fuzz", "--seconds", "60"]).is_err(), "--seconds is for the long run");
     }
 
     #[test]
@@ -201,7 +225,7 @@ mod tests {
             assert!(help.contains(&format!("  {} ", c.get_name())), "the help lacks {}", c.get_name());
         }
         assert!(help.contains("GIFTGENIUS_WIDGET_HTML") && help.contains("GIFTGENIUS_TOOLS"), "{help}");
-        for (command, flag) in [("setup", "--browser"), ("preview", "--auth")] {
+        for (command, flag) in [("setup", "--browser"), ("preview", "--auth"), ("fuzz", "--long")] {
             let sub = cli.find_subcommand_mut(command).expect(command);
             assert!(sub.render_long_help().to_string().contains(flag), "{command} --help lacks {flag}");
         }

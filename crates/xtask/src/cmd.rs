@@ -9,12 +9,18 @@ use std::process::{Command, Stdio};
 /// without what `cargo run` told xtask about itself (see [`about_xtask`]).
 pub fn cargo() -> Command {
     let mut cargo = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    forget_xtask(&mut cargo);
+    cargo
+}
+
+/// Keeps what `cargo run` told xtask about itself from `command` and the cargo it may start
+/// (cargo-fuzz runs cargo too).
+pub fn forget_xtask(command: &mut Command) {
     for (key, _) in std::env::vars_os() {
         if about_xtask(&key) {
-            cargo.env_remove(key);
+            command.env_remove(key);
         }
     }
-    cargo
 }
 
 /// The variables `cargo run` sets for the package it runs (xtask's name, version, manifest).

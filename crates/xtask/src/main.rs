@@ -1,7 +1,7 @@
 //! `cargo xtask …`: builds, serves and tests GiftGenius with pinned, locally installed tools.
 //!
 //! The commands and their flags are in `cli.rs` (`cargo xtask help`, `cargo xtask help
-//! COMMAND`): setup, widget, errors, serve, preview, test, chat, browser-test, conformance,
+//! COMMAND`): setup, widget, errors, serve, preview, test, fuzz, chat, browser-test, conformance,
 //! alerts, bench-peers, bench-widget. xtask links none of the crates it builds except the contract
 //! (`giftgenius-types`, for the error table), so it starts without compiling Leptos: the widget
 //! build asks the widget crate for what the packer needs (`widget.rs`). Every binary it starts
@@ -20,6 +20,7 @@ mod cmd;
 mod compact;
 mod conformance;
 mod errors;
+mod fuzz;
 mod localstripe;
 mod pack;
 mod preview;
@@ -53,6 +54,7 @@ fn run(command: Command) -> Result<()> {
             tools::ensure_build_tools(&root)?;
             tools::ensure_prometheus()?;
             localstripe::ensure(&root, &tools::tools_root()?)?;
+            tools::ensure_cargo_fuzz(&tools::tools_root()?, &root)?;
             if browser {
                 tools::ensure_chromium()?;
                 preview::ensure_npm_deps(&root)?;
@@ -93,6 +95,13 @@ fn run(command: Command) -> Result<()> {
             preview::bench_widget(&root, &html)
         }
         Command::Errors => errors::run(&root),
+        Command::Fuzz { long, seconds, target } => {
+            let length = match long {
+                true => fuzz::Length::Long { seconds: seconds.unwrap_or(fuzz::LONG_SECONDS) },
+                false => fuzz::Length::Short,
+            };
+            fuzz::run(&root, length, target.as_deref())
+        }
         Command::Alerts => alerts::check(&root, &tools::ensure_prometheus()?),
     }
 }
@@ -136,6 +145,10 @@ fn test(root: &Path) -> Result<()> {
     let mut fmt = cmd::cargo();
     fmt.args(["fmt", "--all", "--check"]).current_dir(root);
     cmd::run(&mut fmt).context("the code is not formatted; run `cargo fmt --all`")?;
+    // fuzz/ is a workspace of its own, which `cargo fmt --all` does not reach.
+    let mut fmt_fuzz = cmd::cargo();
+    fmt_fuzz.args(["fmt", "--all", "--check", "--manifest-path", "fuzz/Cargo.toml"]).current_dir(root);
+    cmd::run(&mut fmt_fuzz).context("fuzz/ is not formatted; run `cargo fmt --all --manifest-path fuzz/Cargo.toml`")?;
     let mut clippy = cmd::cargo();
     clippy.args(["clippy", "--workspace", "--all-targets"]).current_dir(root);
     locked_in_ci(&mut clippy);
@@ -172,6 +185,10 @@ fn test(root: &Path) -> Result<()> {
     locked_in_ci(&mut tests);
     test_env::pin(&mut tests);
     cmd::run(&mut tests)?;
+
+    // Every parser of untrusted input under libFuzzer: the regression cases, then a short,
+    // fixed-seed run of each target (fuzz.rs).
+    fuzz::run(root, fuzz::Length::Short, None)?;
 
     // The alert rules, by Prometheus' own promtool.
     alerts::check(root, &prometheus)?;

@@ -16,6 +16,8 @@ pub const TRUNK_VERSION: &str = "0.21.14";
 pub const PROMETHEUS_DEB_VERSION: &str = "2.42.0+ds-5+deb12u1";
 /// npm's binaryen package; Debian's binaryen 108 miscompiles Leptos (Table.set errors).
 pub const BINARYEN_VERSION: &str = "132.0.0";
+/// cargo-fuzz, the libFuzzer driver of `cargo xtask fuzz` (fuzz.rs).
+pub const CARGO_FUZZ_VERSION: &str = "0.13.2";
 /// How trunk names that wasm-opt version in `[tools] wasm_opt` / `TRUNK_TOOLS_WASM_OPT`.
 pub const WASM_OPT_PIN: &str = "version_132";
 const WASM_TARGET: &str = "wasm32-unknown-unknown";
@@ -167,6 +169,25 @@ fn ensure_wasm_bindgen(tools: &Path, root: &Path, version: &str) -> Result<PathB
         "crates.io access (~3 min on 2 cores)",
     )?;
     Ok(dir.join("bin"))
+}
+
+/// cargo-fuzz at [`CARGO_FUZZ_VERSION`]; returns its binary (run as it is: `cargo-fuzz build`).
+pub fn ensure_cargo_fuzz(tools: &Path, root: &Path) -> Result<PathBuf> {
+    let dir = tools.join(format!("cargo-fuzz-{CARGO_FUZZ_VERSION}"));
+    let mut install = cmd::cargo();
+    install
+        .args(["install", "cargo-fuzz", "--version", CARGO_FUZZ_VERSION, "--locked", "--root"])
+        .arg(&dir)
+        .current_dir(root);
+    let bin = dir.join("bin/cargo-fuzz");
+    ensure_tool(
+        "cargo-fuzz",
+        &bin,
+        |v| word_is(v, 1, CARGO_FUZZ_VERSION),
+        &mut install,
+        "crates.io access (~1.5 min on 2 cores)",
+    )?;
+    Ok(bin)
 }
 
 fn ensure_wasm_opt(tools: &Path) -> Result<PathBuf> {

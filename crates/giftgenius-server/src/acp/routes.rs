@@ -119,7 +119,7 @@ impl Post {
 
 /// Which transport a request came by, for naming its protocol fields in messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Via {
+pub enum Via {
     Rest,
     Mcp,
 }
@@ -265,8 +265,9 @@ pub(crate) fn fresh_request_id() -> String {
     format!("req_{}", &uuid::Uuid::new_v4().simple().to_string()[..20])
 }
 
-/// The API version a request names (`API-Version`, `meta.api_version`): one we speak.
-pub(crate) fn check_version(version: Option<&[u8]>, via: Via) -> Result<(), AcpFailure> {
+/// The API version a request names (`API-Version`, `meta.api_version`): one we speak. Public for
+/// the fuzz targets (fuzz/), like [`idempotency_key`] and [`parse`].
+pub fn check_version(version: Option<&[u8]>, via: Via) -> Result<(), AcpFailure> {
     match version {
         None => Err(AcpFailure::api_version(false, via.version_field())),
         Some(v) if ACP_SUPPORTED_VERSIONS.iter().any(|s| v == s.as_bytes()) => Ok(()),
@@ -292,7 +293,7 @@ async fn read_body(body: Body) -> Result<Bytes, AcpFailure> {
 
 /// The idempotency key of a POST (`Idempotency-Key`, `meta.idempotency_key`): 1–255 printable
 /// ASCII; `None` only when absent and not `required`.
-pub(crate) fn idempotency_key(key: Option<&[u8]>, required: bool, via: Via) -> Result<Option<String>, AcpFailure> {
+pub fn idempotency_key(key: Option<&[u8]>, required: bool, via: Via) -> Result<Option<String>, AcpFailure> {
     let Some(key) = key else {
         if !required {
             return Ok(None);
@@ -317,7 +318,7 @@ pub(crate) fn idempotency_key(key: Option<&[u8]>, required: bool, via: Via) -> R
 }
 
 /// The body as `T`, or 400 `missing`/`invalid` with the JSONPath of the field at fault.
-fn parse<T: DeserializeOwned>(body: Value) -> Result<T, AcpFailure> {
+pub fn parse<T: DeserializeOwned>(body: Value) -> Result<T, AcpFailure> {
     serde_path_to_error::deserialize(body).map_err(|e| {
         let inner = e.inner().to_string();
         let mut path = match e.path().to_string() {

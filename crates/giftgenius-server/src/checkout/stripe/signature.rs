@@ -91,7 +91,8 @@ pub fn verify(
     if !matches {
         return Err(SignatureError::Forged);
     }
-    if (now_s - timestamp).abs() > tolerance_s {
+    // `abs_diff`: a signed `t` near i64::MIN or MAX is far off, not an overflow.
+    if now_s.abs_diff(timestamp) > tolerance_s.unsigned_abs() {
         return Err(SignatureError::Stale);
     }
     Ok(timestamp)
@@ -163,5 +164,19 @@ mod tests {
         // Entries of the wrong length cannot match; the right one beside them still does.
         let short = format!("t={NOW},v1=00,v1=zz,{}", &among_junk(0)[format!("t={NOW},").len()..]);
         assert_eq!(verify(&short, BODY, &secrets(), NOW, 300), Ok(NOW));
+    }
+
+    /// Found by the `stripe_signature` fuzz target (fuzz/regressions/stripe_signature/): `now - t`
+    /// overflowed for a signed timestamp far from now: a panic with overflow checks, and without
+    /// them `abs` of the wrapped difference could stay negative and pass as fresh.
+    #[test]
+    fn a_genuine_signature_from_the_ends_of_time_is_stale_not_an_overflow() {
+        for t in [i64::MIN, NOW.wrapping_add(i64::MIN), i64::MAX, -1] {
+            assert_eq!(
+                verify(&sign("whsec_new", t, BODY), BODY, &secrets(), NOW, 300),
+                Err(SignatureError::Stale),
+                "{t}"
+            );
+        }
     }
 }
