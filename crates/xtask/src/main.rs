@@ -2,7 +2,7 @@
 //!
 //! The commands and their flags are in `cli.rs` (`cargo xtask help`, `cargo xtask help
 //! COMMAND`): setup, widget, errors, serve, preview, test, fuzz, chat, browser-test, conformance,
-//! alerts, bench-peers, bench-widget. xtask links none of the crates it builds except the contract
+//! eval, alerts, bench-peers, bench-widget. xtask links none of the crates it builds except the contract
 //! (`giftgenius-types`, for the error table), so it starts without compiling Leptos: the widget
 //! build asks the widget crate for what the packer needs (`widget.rs`). Every binary it starts
 //! comes from one `cargo build` per profile, the same for every command (`bins.rs`).
@@ -94,6 +94,7 @@ fn run(command: Command) -> Result<()> {
             let html = widget::build_if_changed(&root)?;
             preview::bench_widget(&root, &html)
         }
+        Command::Eval { args } => eval(&root, &args),
         Command::Errors => errors::run(&root),
         Command::Fuzz { long, seconds, target } => {
             let length = match long {
@@ -138,6 +139,16 @@ fn serve(root: &Path, server_args: &[String]) -> Result<()> {
     server::provide_widget(root, server_args, &mut server)?;
     server.args(server_args);
     cmd::run_interactive(&mut server)
+}
+
+/// The quality harness in the dev profile (the build every test shares; ranking a set takes
+/// milliseconds even unoptimized), its arguments as given.
+fn eval(root: &Path, args: &[String]) -> Result<()> {
+    let mut harness = cmd::cargo();
+    harness.args(["run", "--quiet", "-p", "giftgenius-eval", "--bin", "giftgenius-eval"]).current_dir(root);
+    locked_in_ci(&mut harness);
+    harness.arg("--").args(args);
+    cmd::run(&mut harness)
 }
 
 fn test(root: &Path) -> Result<()> {

@@ -35,8 +35,9 @@ impl std::fmt::Debug for Suggester {
 }
 
 /// Ranks `catalogs` together for `query`. "Nothing found" is a successful, empty answer with a
-/// notice.
-fn ranked(
+/// notice. Public so the quality harness (`crates/giftgenius-eval`, `docs/quality.md`) judges
+/// the very answer `suggest_gifts` gives.
+pub fn ranked(
     catalogs: &[std::sync::Arc<Catalog>],
     query: SuggestGiftsQuery,
     public_url: &str,

@@ -28,7 +28,7 @@ use giftgenius_types::wire::{IMAGES_PATH, PHOTO_SUFFIX};
 use giftgenius_types::{Currency, GiftCard, Merchant, Money, Occasion, Reason, RelationshipType};
 
 pub use index::Index;
-pub use ranking::{Ranked, rank, rank_linear};
+pub use ranking::{Ranked, passes_hard_rules, rank, rank_linear};
 
 /// One gift as the catalog holds it (prices in US cents).
 ///

@@ -159,22 +159,24 @@ struct Scored {
     matched: Interests,
 }
 
+/// Whether the hard rules let `gift` be shown for `q` at all: in stock, its price (in the
+/// query's currency) inside the budget, the recipient's age inside its range. Interests,
+/// relationship and occasion only score. The quality harness filters its baselines with this
+/// too, so every ranking it compares plays by the same rules.
+pub fn passes_hard_rules(gift: &CatalogGift, q: &SuggestGiftsQuery) -> bool {
+    let price = price_in(gift.price_cents, q.currency);
+    gift.stock > 0
+        && q.budget_min.is_none_or(|min| price.amount_minor >= min.amount_minor)
+        && q.budget_max.is_none_or(|max| price.amount_minor <= max.amount_minor)
+        && q.age.is_none_or(|age| (gift.age_min..=gift.age_max).contains(&age))
+}
+
 /// Scores one gift, or `None` when a hard filter excludes it.
 fn score(gift: &CatalogGift, q: &SuggestGiftsQuery) -> Option<Scored> {
-    if gift.stock == 0 {
+    if !passes_hard_rules(gift, q) {
         return None;
     }
     let price = price_in(gift.price_cents, q.currency);
-    if q.budget_min.is_some_and(|min| price.amount_minor < min.amount_minor)
-        || q.budget_max.is_some_and(|max| price.amount_minor > max.amount_minor)
-    {
-        return None;
-    }
-    if let Some(age) = q.age
-        && (age < gift.age_min || age > gift.age_max)
-    {
-        return None;
-    }
     let mut score = 0i64;
     let mut matched: Interests = 0;
     let interests = asked(q);

@@ -1,0 +1,253 @@
+//! Runs every ranking over a judged set and prints one table (Markdown, so it pastes into the
+//! README as it is), or the same as JSON, and with `--show` each request's top cards.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::Instant;
+
+use giftgenius_server::suggest::catalog::{Catalog, passes_hard_rules};
+use serde::Serialize;
+
+use crate::metrics::{Judgement, Summary, names_interest};
+use crate::rankings::{Answer, Bm25Baseline, EMBEDDINGS_NAME, EMBEDDINGS_PENDING, GiftGenius, Ranking};
+use crate::sets::{Grade, JudgedSet};
+
+/// The rankings compared, in the table's order.
+pub fn rankings(catalog: &Arc<Catalog>) -> Vec<Box<dyn Ranking>> {
+    vec![Box::new(GiftGenius::new(catalog.clone())), Box::new(Bm25Baseline::new(catalog.clone()))]
+}
+
+/// One row of the table.
+#[derive(Debug, Serialize)]
+pub struct Row {
+    pub ranking: &'static str,
+    /// `None` while the ranking cannot run yet; `pending` says why.
+    pub summary: Option<Summary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pending: Option<&'static str>,
+    /// Time to answer every request of the set (measured, never asserted).
+    pub millis: f64,
+}
+
+/// One request's cards under one ranking, for `--show`.
+#[derive(Debug, Serialize)]
+pub struct Shown {
+    pub request: String,
+    pub note: String,
+    pub ranking: &'static str,
+    pub cards: Vec<ShownCard>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ShownCard {
+    pub id: String,
+    pub title: String,
+    pub grade: Grade,
+    pub first_reason: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub set: &'static str,
+    pub requests: usize,
+    pub nothing_fits: usize,
+    pub graded: usize,
+    pub rows: Vec<Row>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shown: Vec<Shown>,
+}
+
+/// Judges `answer` to `request`.
+fn judge(
+    catalog: &Catalog,
+    set_request: &crate::sets::Judged,
+    ideal: &[Grade],
+    answer: &Answer,
+    reasons: bool,
+) -> Judgement {
+    let query = &set_request.query;
+    let breaking = |id: &str| catalog.get(id).is_none_or(|gift| !passes_hard_rules(gift, query));
+    Judgement {
+        shown: answer.cards.iter().map(|c| set_request.grade(&c.id)).collect(),
+        ideal: ideal.to_vec(),
+        says_nothing_fits: answer.says_nothing_fits,
+        first_reason_names_interest: (reasons && !query.interests.is_empty()).then(|| {
+            answer
+                .cards
+                .iter()
+                .filter(|c| c.first_reason.as_deref().is_some_and(|r| names_interest(r, &query.interests)))
+                .count()
+        }),
+        breaking_hard_rules: answer.cards.iter().filter(|c| breaking(&c.id)).count(),
+    }
+}
+
+/// Runs every ranking over `set`; with `show`, keeps the first `show` cards of today's ranking
+/// for each request.
+pub fn run(set: &JudgedSet, catalog: &Arc<Catalog>, show: Option<usize>) -> Report {
+    let ideals: Vec<Vec<Grade>> = set.requests.iter().map(|r| r.ideal(catalog)).collect();
+    let mut rows = Vec::new();
+    let mut shown = Vec::new();
+    for (k, ranking) in rankings(catalog).iter().enumerate() {
+        let started = Instant::now();
+        let answers: Vec<Answer> = set.requests.iter().map(|r| ranking.answer(&r.query)).collect();
+        let millis = started.elapsed().as_secs_f64() * 1000.0;
+        let judgements: Vec<Judgement> = set
+            .requests
+            .iter()
+            .zip(&ideals)
+            .zip(&answers)
+            .map(|((request, ideal), answer)| judge(catalog, request, ideal, answer, ranking.gives_reasons()))
+            .collect();
+        rows.push(Row { ranking: ranking.name(), summary: Some(Summary::of(&judgements)), pending: None, millis });
+        if let (0, Some(n)) = (k, show) {
+            shown = set
+                .requests
+                .iter()
+                .zip(answers)
+                .map(|(request, answer)| shown_cards(catalog, request, answer, n, ranking.name()))
+                .collect();
+        }
+    }
+    rows.push(Row { ranking: EMBEDDINGS_NAME, summary: None, pending: Some(EMBEDDINGS_PENDING), millis: 0.0 });
+    Report {
+        set: set.name.as_str(),
+        requests: set.requests.len(),
+        nothing_fits: ideals.iter().filter(|ideal| ideal.first().is_none_or(|&g| g < crate::sets::GOOD)).count(),
+        graded: set.graded(),
+        rows,
+        shown,
+    }
+}
+
+fn shown_cards(
+    catalog: &Catalog,
+    request: &crate::sets::Judged,
+    answer: Answer,
+    n: usize,
+    ranking: &'static str,
+) -> Shown {
+    Shown {
+        request: request.id.clone(),
+        note: request.note.clone(),
+        ranking,
+        cards: answer
+            .cards
+            .into_iter()
+            .take(n)
+            .map(|card| ShownCard {
+                title: catalog.get(&card.id).map(|g| g.title.to_string()).unwrap_or_default(),
+                grade: request.grade(&card.id),
+                first_reason: card.first_reason,
+                id: card.id,
+            })
+            .collect(),
+        notice: answer.notice,
+    }
+}
+
+const HEADER: [&str; 9] = [
+    "ranking",
+    "nDCG@6",
+    "precision@6",
+    "top card good or great",
+    "unsuitable shown",
+    "false empties",
+    "honest empties",
+    "first reason names an asked interest",
+    "hard rules broken",
+];
+
+impl Report {
+    /// The table, a line about the set and the time each ranking took, and the shown cards.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        let line = |cells: &[String]| format!("| {} |\n", cells.join(" | "));
+        out.push_str(&line(&HEADER.map(String::from)));
+        out.push_str(&line(&HEADER.map(|_| "---".to_string())));
+        for row in &self.rows {
+            let cells: Vec<String> = match (&row.summary, row.pending) {
+                (Some(s), _) => vec![
+                    row.ranking.to_string(),
+                    s.ndcg.map_or("—".into(), |v| format!("{v:.3}")),
+                    s.precision.map_or("—".into(), |v| format!("{v:.3}")),
+                    s.top_card_good.to_string(),
+                    s.unsuitable_shown.to_string(),
+                    s.false_empties.to_string(),
+                    format!("{} of {}", s.honest_empties.n, s.honest_empties.of),
+                    s.first_reason_names_interest.map_or("— (no reasons)".into(), |r| r.to_string()),
+                    s.breaking_hard_rules.to_string(),
+                ],
+                (None, pending) => {
+                    let mut cells = vec![row.ranking.to_string(), pending.unwrap_or("n/a").to_string()];
+                    cells.resize(HEADER.len(), String::new());
+                    cells
+                }
+            };
+            out.push_str(&line(&cells));
+        }
+        let times: Vec<String> = self
+            .rows
+            .iter()
+            .filter(|r| r.summary.is_some())
+            .map(|r| format!("{} {:.1} ms", short(r.ranking), r.millis))
+            .collect();
+        let _ = writeln!(
+            out,
+            "\n{} set: {} requests ({} where nothing fits), {} grades above 0. Answered all in: {}.",
+            self.set,
+            self.requests,
+            self.nothing_fits,
+            self.graded,
+            times.join(", ")
+        );
+        for shown in &self.shown {
+            let _ = writeln!(out, "\n{}: {}  [{}]", shown.request, shown.note, short(shown.ranking));
+            if shown.cards.is_empty() {
+                let _ = writeln!(out, "  (no cards) {}", shown.notice.as_deref().unwrap_or(""));
+            }
+            for (i, card) in shown.cards.iter().enumerate() {
+                let reason = card.first_reason.as_deref().unwrap_or("");
+                let _ = writeln!(out, "  {}. [{}] {} {}: {reason}", i + 1, card.grade, card.id, card.title);
+            }
+        }
+        out
+    }
+}
+
+/// A row's name up to its first space ("GiftGenius", "BM25").
+fn short(name: &str) -> &str {
+    name.split(' ').next().unwrap_or(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sets::{SetName, load};
+
+    #[test]
+    fn the_report_has_a_row_per_ranking_and_the_pending_embeddings_row() {
+        let catalog = Arc::new(Catalog::builtin());
+        let set = load(SetName::Dev).unwrap();
+        let report = run(&set, &catalog, Some(2));
+        let names: Vec<&str> = report.rows.iter().map(|r| r.ranking).collect();
+        assert_eq!(
+            names,
+            [
+                "GiftGenius (today's ranking)",
+                "BM25 over title + description + tags, same hard rules",
+                "embeddings alone"
+            ]
+        );
+        assert!(report.rows[2].summary.is_none());
+        assert_eq!(report.shown.len(), set.requests.len());
+        assert!(report.shown.iter().all(|s| s.cards.len() <= 2));
+        let text = report.text();
+        assert!(text.contains("| embeddings alone | n/a (model not yet wired) |"), "{text}");
+        assert!(text.contains("— (no reasons)"), "BM25 gives no reasons: {text}");
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["rows"][0]["summary"]["breaking_hard_rules"], 0, "the hard rules hold");
+    }
+}
