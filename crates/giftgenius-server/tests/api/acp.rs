@@ -17,8 +17,8 @@ use crate::postgres::TestDb;
 use crate::support::{SandboxPay, TestApp, execute_sql, leak_in, spawn_app_on, spawn_app_with};
 
 pub(crate) const VERSION: &str = "2026-04-17";
-pub(crate) const KEY_ONE: &str = "platform-one-secret";
-pub(crate) const KEY_TWO: &str = "platform-two-secret";
+pub(crate) const KEY_ONE: &str = "platform-one-secret-0123456789abcdef";
+pub(crate) const KEY_TWO: &str = "platform-two-secret-0123456789abcdef";
 
 /// An app with two platforms: `one` (key in clear) and `two` (key given as its SHA-256).
 pub(crate) async fn acp_app() -> TestApp {
@@ -33,8 +33,8 @@ pub(crate) fn with_platforms(config: &mut giftgenius_server::config::Config) {
         hex::encode(sha2::Sha256::digest(KEY_TWO.as_bytes()))
     };
     let platforms = json!([
-        {"name": "one", "api_key": KEY_ONE, "webhook_url": "https://one.example/hooks", "webhook_secret": "w1"},
-        {"name": "two", "api_key_sha256": two_hash, "webhook_url": "https://two.example/hooks", "webhook_secret": "w2"}
+        {"name": "one", "api_key": KEY_ONE, "webhook_url": "https://one.example/hooks", "webhook_secret": "whsec_one_0123456789abcdef0123456789"},
+        {"name": "two", "api_key_sha256": two_hash, "webhook_url": "https://two.example/hooks", "webhook_secret": "whsec_two_0123456789abcdef0123456789"}
     ]);
     std::fs::write(&file, platforms.to_string()).expect("platforms file");
     config.acp_platforms = Some(file);
