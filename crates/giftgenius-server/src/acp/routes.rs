@@ -14,10 +14,11 @@
 //! claimed over one transport replays over the other.
 //!
 //! Idempotency rides on the store's keys (`store/keys.rs`): scope subject `acp:<platform>`,
-//! tool `acp <METHOD> <route>`, key `<session id> <Idempotency-Key>` on a session's routes (so
-//! the scope is platform + method + concrete path). The stored answer is `{status, body}`, so
-//! a replay keeps its HTTP status. Every answer after the claim is stored (2xx and 4xx) in the
-//! same transaction as the session it describes; a 5xx releases the key and stores nothing.
+//! tool `acp <METHOD> <route>`, key `<length of the session id>:<session id><Idempotency-Key>`
+//! on a session's routes ([`Post::scoped_key`]; so the scope is platform + method + concrete
+//! path). The stored answer is `{status, body}`, so a replay keeps its HTTP status. Every answer
+//! after the claim is stored (2xx and 4xx) in the same transaction as the session it describes;
+//! a 5xx releases the key and stores nothing.
 
 use std::sync::Arc;
 
@@ -100,10 +101,17 @@ impl Post {
         }
     }
 
+    /// The key as stored: the bare key on create; on a session's routes the session id and the
+    /// key, the id length-prefixed (`24:acs_…k-1`) because both may hold spaces, so no two
+    /// (session, key) pairs share a row. The earlier form, `{id} {key}`, never meets this one
+    /// for a session that exists: an old row equals a new key only if its id began with digits
+    /// and a colon, and every session id begins with `acs_`. Old rows are not read again (a
+    /// retry across the upgrade is worked again: an update sets the same fields, a complete
+    /// finds its order) and are pruned after the retention like any key.
     fn scoped_key(&self, key: &str) -> String {
         match self {
             Post::Create => key.to_string(),
-            Post::Update(id) | Post::Complete(id) | Post::Cancel(id) => format!("{id} {key}"),
+            Post::Update(id) | Post::Complete(id) | Post::Cancel(id) => format!("{}:{id}{key}", id.len()),
         }
     }
 
