@@ -66,8 +66,23 @@ pub fn router(acp: Arc<Acp>) -> Router {
         .route("/acp/checkout_sessions/{id}/complete", only(post(complete), "POST"))
         .route("/acp/checkout_sessions/{id}/cancel", only(post(cancel), "POST"))
         .route(DISCOVERY_PATH, get(discovery))
+        .route_layer(axum::middleware::from_fn(answer_panics))
         .route_layer(axum::middleware::from_fn(crate::http::traced::server_span))
         .with_state(acp)
+}
+
+/// A panic anywhere in a route answered as ACP's 500 `processing_error`, inside the request's
+/// span (the keyed work's own panic is caught first, in [`Acp::handle_post`], to release its key).
+async fn answer_panics(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let headers = request.headers().clone();
+    let post = request.method() == axum::http::Method::POST;
+    match crate::panics::caught(next.run(request)).await {
+        Ok(response) => response,
+        Err(panicked) => {
+            let request_id = request_id(&headers);
+            respond(AcpFailure::internal(&request_id, &panicked).into(), &headers, &request_id, post)
+        }
+    }
 }
 
 /// `route` answering any other method with a 405 ACP error naming the `allow`ed ones.
@@ -417,7 +432,29 @@ impl Acp {
             }
             None => None,
         };
-        let done = match route {
+        // The work's panic is its 500 (`panics.rs`): `finish` then releases the key as after any
+        // 5xx, so the platform's retry proceeds instead of meeting 409 until the lease runs out.
+        let work = self.work(platform, route, body, fence.as_ref(), accept_language, request_id);
+        let done = crate::panics::caught(work)
+            .await
+            .unwrap_or_else(|panicked| Err(AcpFailure::internal(request_id, &panicked)));
+        match fence {
+            Some((fence, _)) => self.finish(fence, done, request_id).await,
+            None => self.write_unkeyed(done, request_id).await,
+        }
+    }
+
+    /// A POST's work once its key is claimed (`fence`): the body's shape, then the operation.
+    async fn work(
+        &self,
+        platform: &str,
+        route: Post,
+        body: Value,
+        fence: Option<&(Fence, i64)>,
+        accept_language: Option<&str>,
+        request_id: &str,
+    ) -> Result<Done, AcpFailure> {
+        match route {
             Post::Create => match parse(body) {
                 Ok(request) => self.create(platform, request, accept_language, request_id).await,
                 Err(e) => Err(e),
@@ -426,7 +463,7 @@ impl Acp {
                 Ok(request) => self.update(platform, &id, request, request_id).await,
                 Err(e) => Err(e),
             },
-            Post::Complete(id) => match (parse(body), &fence) {
+            Post::Complete(id) => match (parse(body), fence) {
                 (Ok(request), Some((fence, lease_until_ms))) => {
                     let held = Held { fence, lease_until_ms: *lease_until_ms };
                     self.complete(platform, &id, request, held, request_id).await
@@ -439,10 +476,6 @@ impl Acp {
                 Ok(request) => self.cancel(platform, &id, request, request_id).await,
                 Err(e) => Err(e),
             },
-        };
-        match fence {
-            Some((fence, _)) => self.finish(fence, done, request_id).await,
-            None => self.write_unkeyed(done, request_id).await,
         }
     }
 
