@@ -23,6 +23,19 @@ use subtle::ConstantTimeEq;
 /// The shortest secret taken from a file: 128 bits written in hex.
 pub const MIN_LEN: usize = 32;
 
+/// Whether `secret` may be a shared secret: at least [`MIN_LEN`] characters of visible ASCII (it
+/// travels in an HTTP header). The one rule for every token and key a client shows or a
+/// receiver checks; the error says why, never the secret.
+pub fn check_strength(secret: &str) -> Result<(), String> {
+    if secret.len() < MIN_LEN {
+        return Err(format!("the secret must be at least {MIN_LEN} characters"));
+    }
+    if !secret.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err("the secret must be printable ASCII without spaces".into());
+    }
+    Ok(())
+}
+
 /// What a secret is for (its `Debug` name); see [`AdminToken`] and [`DelegateKey`].
 pub trait SecretKind {
     const NAME: &'static str;
@@ -80,13 +93,7 @@ impl<K> Secret<K> {
     /// The secret on the first line of `text` (surrounding white space dropped), or why not.
     pub fn parse(text: &str) -> Result<Self, String> {
         let secret = text.lines().next().unwrap_or_default().trim();
-        if secret.len() < MIN_LEN {
-            return Err(format!("the secret must be at least {MIN_LEN} characters"));
-        }
-        // It travels in an HTTP header: visible ASCII only.
-        if !secret.bytes().all(|b| b.is_ascii_graphic()) {
-            return Err("the secret must be printable ASCII without spaces".into());
-        }
+        check_strength(secret)?;
         Ok(Self::new(secret.to_string()))
     }
 

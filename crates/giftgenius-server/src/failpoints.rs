@@ -25,6 +25,12 @@ pub const AFTER_WEBHOOK_DELIVERED: &str = "after_webhook_delivered";
 /// Not a crash point: makes the suggest_gifts handler panic (the internal-failure tests check
 /// that a handler panic becomes `INTERNAL_ERROR` and the server keeps serving).
 pub const SUGGEST_GIFTS_PANICS: &str = "suggest_gifts_panics";
+/// Not a crash point: makes commit_order panic while it holds its idempotency key (the panic
+/// tests check the key is released and the input the message quotes is never logged).
+pub const COMMIT_ORDER_PANICS: &str = "commit_order_panics";
+/// Not a crash point: makes an ACP create panic while it holds its idempotency key, quoting
+/// the request's `order_notes`.
+pub const ACP_CREATE_PANICS: &str = "acp_create_panics";
 
 #[derive(Debug, Clone, Default)]
 pub struct Failpoints {
@@ -44,10 +50,11 @@ impl Failpoints {
         }
     }
 
-    /// Panics (unwinds, unlike `hit`) if `name` is enabled: a bug in a handler, on demand.
-    pub fn panic_if(&self, name: &str) {
+    /// Panics (unwinds, unlike `hit`) if `name` is enabled: a bug in a handler, on demand. The
+    /// message quotes `input`, as std's own panics quote the text a slice cut.
+    pub fn panic_if(&self, name: &str, input: &str) {
         if self.enabled.contains(name) {
-            panic!("failpoint {name}: injected handler panic");
+            panic!("failpoint {name}: injected handler panic on {input:?}");
         }
     }
 }

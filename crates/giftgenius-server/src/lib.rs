@@ -22,6 +22,8 @@
 //! - `context`: one call's context; `outcome`: what a service answers; `error`: internal
 //!   failures as honest errors; `telemetry`: logs; `metrics`: what `/metrics` shows Prometheus; `clock`: injectable time; `failpoints`:
 //!   crash points for the exactly-once tests.
+//! - `panics`: a handler's panic answered as a structured error, its key released, its message
+//!   kept out of the log.
 //! - `registry`: the MCP registry's `server.json` (`giftgenius-server registry-json`).
 
 // A `ToolError` (≈150 bytes) is the answer a service gives, built at most once per call and
@@ -44,6 +46,7 @@ pub mod metrics;
 pub mod operator;
 pub mod outbox;
 pub mod outcome;
+pub mod panics;
 pub mod photos;
 pub mod registry;
 pub mod startup;

@@ -424,6 +424,8 @@ impl Application {
                 router = router.merge(metadata);
             }
         }
+        // Innermost, so every guard outside sees a handler's panic as the 500 it answers.
+        let router = router.layer(axum::middleware::from_fn(crate::panics::answer_panics));
         let router = crate::http::guarded(router, &config, &state, &shutdown)?
             .layer(axum::middleware::from_fn_with_state(state.drain.clone(), crate::http::health::track_requests));
         let mut limits = crate::http::connection_limits(&config)?;

@@ -82,12 +82,14 @@ pub fn init(format: LogFormat, otlp_endpoint: Option<&str>, service: &'static st
     log_panics();
 }
 
-/// Panics go to the log as structured events (message, source location, thread) instead of raw
-/// text on stderr, so JSON logs stay JSON. `call_tool` still catches a handler's panic and logs
-/// it again under the call's reference.
+/// Panics go to the log as structured events (source location, thread, and the message only
+/// when it is a literal of ours: `panics::loggable_message`, since std's own messages quote the
+/// text a slice cut) instead of raw text on stderr, so JSON logs stay JSON and hold no input.
+/// The line is written inside the panicking request's span (its reference); the handler that
+/// catches the panic logs it again under that reference (`panics.rs`).
 fn log_panics() {
     std::panic::set_hook(Box::new(|info| {
-        let panic = panic_message(info.payload());
+        let panic = crate::panics::loggable_message(info.payload());
         let location = info.location().map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column())).unwrap_or_default();
         let thread = std::thread::current().name().unwrap_or("unnamed").to_string();
         let backtrace = std::backtrace::Backtrace::capture();
@@ -97,15 +99,6 @@ fn log_panics() {
             tracing::error!(panic, location, thread, "a thread panicked");
         }
     }));
-}
-
-/// The message a panic carried (`panic!` with a literal or a formatted string), for the log.
-pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "(non-string panic payload)".into())
 }
 
 /// A URL fit for a log line or an error message: scheme, host, port and path; never a user

@@ -98,9 +98,10 @@ pub struct PostalCodeRule {
 }
 
 impl PostalCodeRule {
-    /// Whether `code` (trimmed, upper-cased) has this country's shape.
+    /// Whether `code` (trimmed, upper-cased) has this country's shape. Every shape is ASCII, so
+    /// anything else is refused before a shape reads it (the shapes cut codes at fixed positions).
     pub fn accepts(&self, code: &str) -> bool {
-        (self.check)(code)
+        code.is_ascii() && (self.check)(code)
     }
 }
 
@@ -112,8 +113,20 @@ fn upper(s: &str, n: usize) -> bool {
     s.len() == n && s.bytes().all(|b| b.is_ascii_uppercase())
 }
 
+/// `code` as `head`, `sep`, `tail` when the byte at `at` is `sep`; `None` otherwise, cutting only
+/// on a character boundary (`get`), so no code makes a shape panic, ASCII or not.
+fn parts(code: &str, at: usize, sep: char) -> Option<(&str, &str)> {
+    let (head, rest) = code.split_at_checked(at)?;
+    Some((head, rest.strip_prefix(sep)?))
+}
+
+/// `head_len` digits, `sep`, `tail_len` digits (`12345-6789`).
+fn digits_around(code: &str, head_len: usize, sep: char, tail_len: usize) -> bool {
+    parts(code, head_len, sep).is_some_and(|(head, tail)| digits(head, head_len) && digits(tail, tail_len))
+}
+
 fn us(code: &str) -> bool {
-    digits(code, 5) || (code.len() == 10 && digits(&code[..5], 5) && &code[5..6] == "-" && digits(&code[6..], 4))
+    digits(code, 5) || digits_around(code, 5, '-', 4)
 }
 
 /// UK postcodes: outward code (A9, A99, AA9, AA99, A9A, AA9A) + space + inward code (9AA).
@@ -138,25 +151,26 @@ fn gb(code: &str) -> bool {
 }
 
 fn es(code: &str) -> bool {
-    digits(code, 5) && (1..=52).contains(&code[..2].parse::<u32>().unwrap_or(0))
+    let province = code.get(..2).and_then(|p| p.parse::<u32>().ok()).unwrap_or(0);
+    digits(code, 5) && (1..=52).contains(&province)
 }
 
 fn pt(code: &str) -> bool {
-    code.len() == 8 && digits(&code[..4], 4) && &code[4..5] == "-" && digits(&code[5..], 3)
+    digits_around(code, 4, '-', 3)
 }
 
 fn br(code: &str) -> bool {
-    digits(code, 8) || (code.len() == 9 && digits(&code[..5], 5) && &code[5..6] == "-" && digits(&code[6..], 3))
+    digits(code, 8) || digits_around(code, 5, '-', 3)
 }
 
 fn nl(code: &str) -> bool {
     let compact: String = code.chars().filter(|c| *c != ' ').collect();
-    compact.len() == 6
-        && code.len() <= 7
-        && digits(&compact[..4], 4)
-        && !compact.starts_with('0')
-        && upper(&compact[4..], 2)
-        && !["SA", "SD", "SS"].contains(&&compact[4..])
+    let Some((number, letters)) = compact.split_at_checked(4) else { return false };
+    code.len() <= 7
+        && digits(number, 4)
+        && !number.starts_with('0')
+        && upper(letters, 2)
+        && !["SA", "SD", "SS"].contains(&letters)
 }
 
 /// Canadian postal codes: A9A 9A9, without D, F, I, O, Q, U (and no W or Z first).
@@ -471,6 +485,67 @@ mod tests {
         let lower = recipient("ca", Some("on"), Some("k1a 0b1"));
         assert!(errors(&lower).is_empty(), "{:?}", errors(&lower));
         assert_eq!(lower.normalized().address.postal_code.as_deref(), Some("K1A 0B1"));
+    }
+
+    #[test]
+    fn a_postal_code_with_a_non_ascii_character_is_a_shape_error_not_a_panic() {
+        // `1234é5678` cut at bytes 4..5 or 5..6 lands inside the `é`: each of these panicked.
+        for (country, code) in [("US", "1234é5678"), ("PT", "1234é567"), ("BR", "1234é5678"), ("NL", "123é AB")] {
+            for rule_code in [code, &code.to_uppercase()] {
+                assert!(!postal_code_rule(country).unwrap().accepts(rule_code), "{country} {rule_code}");
+            }
+            let region = region_codes(country).first().copied();
+            let found = errors(&recipient(country, region, Some(code)));
+            assert_eq!(found.len(), 1, "{found:?}");
+            assert_eq!(found[0].field, "recipient.address.postal_code");
+            assert!(matches!(found[0].rule, Some(FieldRule::PostalCodeShape { .. })), "{found:?}");
+            assert!(found[0].message.starts_with("must be "), "{}", found[0].message);
+        }
+    }
+
+    #[test]
+    fn the_shapes_cut_codes_on_character_boundaries_even_without_the_ascii_gate() {
+        let shapes: [fn(&str) -> bool; 8] = [us, gb, es, pt, br, nl, ca, five_digits];
+        for code in ["1234é5678", "1234é567", "é", "12345é678", "1é", "123€ AB", "1012 ÀB", "K1A 0B\u{301}"] {
+            for shape in shapes {
+                assert!(!shape(code), "{code}");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Every validator of a postal address reads any text without panicking: the rules'
+        /// shapes (behind the ASCII gate and without it), a whole recipient and a gift message.
+        #[test]
+        fn no_address_or_postal_code_makes_a_validator_panic(
+            code in "\\PC{0,12}",
+            text in "\\PC{0,40}",
+            country in "\\PC{0,3}|[A-Z]{2}",
+            pick in 0..POSTAL_CODE_RULES.len(),
+        ) {
+            for shape in [us, gb, es, pt, br, nl, ca, five_digits] {
+                let _ = shape(&code);
+                let _ = shape(&code.to_uppercase());
+            }
+            for rule in POSTAL_CODE_RULES {
+                let _ = rule.accepts(&code);
+            }
+            let _ = is_country_code(&country);
+            let _ = postal_code_rule(&country);
+            let rule_country = POSTAL_CODE_RULES[pick].country;
+            for country in [country.as_str(), rule_country] {
+                let mut r = recipient(country, Some(&text), Some(&code));
+                r.name = text.clone();
+                r.address.line1 = text.clone();
+                r.address.line2 = Some(code.clone());
+                r.address.city = text.clone();
+                let _ = errors(&r);
+                let _ = errors(&recipient(country, region_codes(country).first().copied(), Some(&code)));
+            }
+            let mut out = Vec::new();
+            check_gift_message("gift_message", &text, &mut out);
+            let _ = normalized_gift_message(Some(&text));
+        }
     }
 
     #[test]

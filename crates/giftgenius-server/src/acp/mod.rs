@@ -111,6 +111,7 @@ impl Acp {
         accept_language: Option<&str>,
         request_id: &str,
     ) -> Result<Done, AcpFailure> {
+        self.failpoints.panic_if(crate::failpoints::ACP_CREATE_PANICS, request.order_notes.as_deref().unwrap_or(""));
         let currency = session::currency(&request.currency)?;
         session::check_items(&request.line_items, |id| self.catalog.get(id).is_some())?;
         let discount_codes = match request.discounts {

@@ -90,7 +90,10 @@ impl Platforms {
                 bail!("every platform needs a name of its own (empty or repeated: {name:?})");
             }
             let key_sha256 = match (entry.api_key, entry.api_key_sha256) {
-                (Some(key), None) if !key.is_empty() => Sha256::digest(key.as_bytes()).into(),
+                (Some(key), None) => {
+                    strong(&key).with_context(|| format!("platform {name}: api_key"))?;
+                    Sha256::digest(key.as_bytes()).into()
+                }
                 (None, Some(hash)) => {
                     let bytes = hex::decode(hash.trim()).ok().and_then(|b| <[u8; 32]>::try_from(b).ok());
                     bytes.with_context(|| format!("platform {name}: api_key_sha256 must be 64 hex digits"))?
@@ -100,6 +103,7 @@ impl Platforms {
             let webhook = match (entry.webhook_url, entry.webhook_secret) {
                 (None, None) => None,
                 (Some(url), Some(secret)) => {
+                    strong(&secret).with_context(|| format!("platform {name}: webhook_secret"))?;
                     Some(Webhook::new(&url, secret, &format!("platform {name}: webhook_url"))?)
                 }
                 _ => bail!("platform {name}: give both webhook_url and webhook_secret, or neither"),
@@ -130,6 +134,13 @@ impl Platforms {
     }
 }
 
+/// A key or secret given in clear passes the rule every token of ours passes (at least 32
+/// visible ASCII characters: `token::check_strength`); a short one is guessable, and a hashed
+/// key (`api_key_sha256`) is the way to keep a long one out of the file.
+fn strong(secret: &str) -> anyhow::Result<()> {
+    giftgenius_sandbox_pay::token::check_strength(secret).map_err(anyhow::Error::msg)
+}
+
 fn constant_time_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
     let diff = a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y));
     std::hint::black_box(diff) == 0
@@ -139,37 +150,65 @@ fn constant_time_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
 mod tests {
     use super::*;
 
+    const FIRST_KEY: &str = "first-platform-key-0123456789abcdef";
+    const SECRET: &str = "whsec_platform_secret_0123456789abcdef";
+
     #[test]
     fn keys_in_clear_or_hashed_find_their_platform() {
         let hash = hex::encode(Sha256::digest(b"second-key"));
         let platforms = Platforms::parse(&format!(
-            r#"[{{"name": "one", "api_key": "first-key", "webhook_url": "https://one.example/hook", "webhook_secret": "s"}},
+            r#"[{{"name": "one", "api_key": "{FIRST_KEY}", "webhook_url": "https://one.example/hook", "webhook_secret": "{SECRET}"}},
                 {{"name": "two", "api_key_sha256": "{hash}"}}]"#
         ))
         .unwrap();
-        assert_eq!(platforms.authenticate("first-key").map(|p| p.name.as_str()), Some("one"));
+        assert_eq!(platforms.authenticate(FIRST_KEY).map(|p| p.name.as_str()), Some("one"));
         assert_eq!(platforms.authenticate("second-key").map(|p| p.name.as_str()), Some("two"));
-        assert!(platforms.authenticate("first-ke").is_none());
+        assert!(platforms.authenticate(&FIRST_KEY[1..]).is_none());
         assert!(platforms.authenticate("").is_none());
     }
 
     #[test]
     fn a_bad_file_is_refused() {
+        let k = FIRST_KEY;
         assert!(Platforms::parse("[]").is_err());
         assert!(Platforms::parse(r#"[{"name": "a"}]"#).is_err(), "no key");
-        assert!(Platforms::parse(r#"[{"name": "a", "api_key": "k", "api_key_sha256": "00"}]"#).is_err());
+        assert!(Platforms::parse(&format!(r#"[{{"name": "a", "api_key": "{k}", "api_key_sha256": "00"}}]"#)).is_err());
         assert!(Platforms::parse(r#"[{"name": "a", "api_key_sha256": "abc"}]"#).is_err());
-        assert!(Platforms::parse(r#"[{"name": "a", "api_key": "k"}, {"name": "a", "api_key": "j"}]"#).is_err());
-        assert!(Platforms::parse(r#"[{"name": "a", "api_key": "k", "extra": 1}]"#).is_err());
+        let twice = format!(r#"[{{"name": "a", "api_key": "{k}"}}, {{"name": "a", "api_key": "{k}x"}}]"#);
+        assert!(Platforms::parse(&twice).is_err());
+        assert!(Platforms::parse(&format!(r#"[{{"name": "a", "api_key": "{k}", "extra": 1}}]"#)).is_err());
         let webhook = |url: &str, secret: &str| {
             Platforms::parse(&format!(
-                r#"[{{"name": "a", "api_key": "k", "webhook_url": "{url}", "webhook_secret": "{secret}"}}]"#
+                r#"[{{"name": "a", "api_key": "{k}", "webhook_url": "{url}", "webhook_secret": "{secret}"}}]"#
             ))
         };
-        assert!(webhook("https://a.example/hook", "s").is_ok());
-        assert!(webhook("ftp://a.example/hook", "s").is_err(), "http(s) only");
-        assert!(webhook("not a url", "s").is_err());
+        assert!(webhook("https://a.example/hook", SECRET).is_ok());
+        assert!(webhook("ftp://a.example/hook", SECRET).is_err(), "http(s) only");
+        assert!(webhook("not a url", SECRET).is_err());
         assert!(webhook("https://a.example/hook", "").is_err(), "a secret to sign with");
-        assert!(Platforms::parse(r#"[{"name": "a", "api_key": "k", "webhook_url": "https://a.example/"}]"#).is_err());
+        let no_secret = format!(r#"[{{"name": "a", "api_key": "{k}", "webhook_url": "https://a.example/"}}]"#);
+        assert!(Platforms::parse(&no_secret).is_err());
+    }
+
+    /// The whole error chain, as start-up prints it.
+    fn refusal(file: &str) -> String {
+        format!("{:#}", Platforms::parse(file).expect_err("refused"))
+    }
+
+    #[test]
+    fn a_short_or_unprintable_key_or_webhook_secret_is_refused_naming_the_setting_not_the_secret() {
+        let short_key = refusal(r#"[{"name": "a", "api_key": "short-key-Zq7"}]"#);
+        assert!(short_key.contains("platform a: api_key") && short_key.contains("at least 32"), "{short_key}");
+        assert!(!short_key.contains("short-key-Zq7"), "{short_key}");
+        let spaced = refusal(r#"[{"name": "a", "api_key": "a key with spaces in it, long enough to pass"}]"#);
+        assert!(spaced.contains("platform a: api_key") && spaced.contains("printable ASCII"), "{spaced}");
+        let short_secret = refusal(&format!(
+            r#"[{{"name": "b", "api_key": "{FIRST_KEY}", "webhook_url": "https://b.example/", "webhook_secret": "w-Zq7"}}]"#
+        ));
+        assert!(short_secret.contains("platform b: webhook_secret"), "{short_secret}");
+        assert!(short_secret.contains("at least 32") && !short_secret.contains("w-Zq7"), "{short_secret}");
+        // A hashed key cannot be measured; it is the way to keep the key itself out of the file.
+        let hash = hex::encode(Sha256::digest(b"k"));
+        assert!(Platforms::parse(&format!(r#"[{{"name": "c", "api_key_sha256": "{hash}"}}]"#)).is_ok());
     }
 }

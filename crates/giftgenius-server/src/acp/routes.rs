@@ -14,10 +14,11 @@
 //! claimed over one transport replays over the other.
 //!
 //! Idempotency rides on the store's keys (`store/keys.rs`): scope subject `acp:<platform>`,
-//! tool `acp <METHOD> <route>`, key `<session id> <Idempotency-Key>` on a session's routes (so
-//! the scope is platform + method + concrete path). The stored answer is `{status, body}`, so
-//! a replay keeps its HTTP status. Every answer after the claim is stored (2xx and 4xx) in the
-//! same transaction as the session it describes; a 5xx releases the key and stores nothing.
+//! tool `acp <METHOD> <route>`, key `<length of the session id>:<session id><Idempotency-Key>`
+//! on a session's routes ([`Post::scoped_key`]; so the scope is platform + method + concrete
+//! path). The stored answer is `{status, body}`, so a replay keeps its HTTP status. Every answer
+//! after the claim is stored (2xx and 4xx) in the same transaction as the session it describes;
+//! a 5xx releases the key and stores nothing.
 
 use std::sync::Arc;
 
@@ -65,8 +66,23 @@ pub fn router(acp: Arc<Acp>) -> Router {
         .route("/acp/checkout_sessions/{id}/complete", only(post(complete), "POST"))
         .route("/acp/checkout_sessions/{id}/cancel", only(post(cancel), "POST"))
         .route(DISCOVERY_PATH, get(discovery))
+        .route_layer(axum::middleware::from_fn(answer_panics))
         .route_layer(axum::middleware::from_fn(crate::http::traced::server_span))
         .with_state(acp)
+}
+
+/// A panic anywhere in a route answered as ACP's 500 `processing_error`, inside the request's
+/// span (the keyed work's own panic is caught first, in [`Acp::handle_post`], to release its key).
+async fn answer_panics(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let headers = request.headers().clone();
+    let post = request.method() == axum::http::Method::POST;
+    match crate::panics::caught(next.run(request)).await {
+        Ok(response) => response,
+        Err(panicked) => {
+            let request_id = request_id(&headers);
+            respond(AcpFailure::internal(&request_id, &panicked).into(), &headers, &request_id, post)
+        }
+    }
 }
 
 /// `route` answering any other method with a 405 ACP error naming the `allow`ed ones.
@@ -100,10 +116,17 @@ impl Post {
         }
     }
 
+    /// The key as stored: the bare key on create; on a session's routes the session id and the
+    /// key, the id length-prefixed (`24:acs_…k-1`) because both may hold spaces, so no two
+    /// (session, key) pairs share a row. The earlier form, `{id} {key}`, never meets this one
+    /// for a session that exists: an old row equals a new key only if its id began with digits
+    /// and a colon, and every session id begins with `acs_`. Old rows are not read again (a
+    /// retry across the upgrade is worked again: an update sets the same fields, a complete
+    /// finds its order) and are pruned after the retention like any key.
     fn scoped_key(&self, key: &str) -> String {
         match self {
             Post::Create => key.to_string(),
-            Post::Update(id) | Post::Complete(id) | Post::Cancel(id) => format!("{id} {key}"),
+            Post::Update(id) | Post::Complete(id) | Post::Cancel(id) => format!("{}:{id}{key}", id.len()),
         }
     }
 
@@ -410,7 +433,29 @@ impl Acp {
             }
             None => None,
         };
-        let done = match route {
+        // The work's panic is its 500 (`panics.rs`): `finish` then releases the key as after any
+        // 5xx, so the platform's retry proceeds instead of meeting 409 until the lease runs out.
+        let work = self.work(platform, route, body, fence.as_ref(), accept_language, request_id);
+        let done = crate::panics::caught(work)
+            .await
+            .unwrap_or_else(|panicked| Err(AcpFailure::internal(request_id, &panicked)));
+        match fence {
+            Some((fence, _)) => self.finish(fence, done, request_id).await,
+            None => self.write_unkeyed(done, request_id).await,
+        }
+    }
+
+    /// A POST's work once its key is claimed (`fence`): the body's shape, then the operation.
+    async fn work(
+        &self,
+        platform: &str,
+        route: Post,
+        body: Value,
+        fence: Option<&(Fence, i64)>,
+        accept_language: Option<&str>,
+        request_id: &str,
+    ) -> Result<Done, AcpFailure> {
+        match route {
             Post::Create => match parse(body) {
                 Ok(request) => self.create(platform, request, accept_language, request_id).await,
                 Err(e) => Err(e),
@@ -419,7 +464,7 @@ impl Acp {
                 Ok(request) => self.update(platform, &id, request, request_id).await,
                 Err(e) => Err(e),
             },
-            Post::Complete(id) => match (parse(body), &fence) {
+            Post::Complete(id) => match (parse(body), fence) {
                 (Ok(request), Some((fence, lease_until_ms))) => {
                     let held = Held { fence, lease_until_ms: *lease_until_ms };
                     self.complete(platform, &id, request, held, request_id).await
@@ -432,10 +477,6 @@ impl Acp {
                 Ok(request) => self.cancel(platform, &id, request, request_id).await,
                 Err(e) => Err(e),
             },
-        };
-        match fence {
-            Some((fence, _)) => self.finish(fence, done, request_id).await,
-            None => self.write_unkeyed(done, request_id).await,
         }
     }
 

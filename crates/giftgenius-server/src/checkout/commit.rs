@@ -32,7 +32,9 @@ use super::{Checkout, delivery_of};
 use crate::clock::rfc3339;
 use crate::context::CallContext;
 use crate::error::internal;
-use crate::failpoints::{AFTER_KEY_CLAIMED, AFTER_ORDER_CREATED, AFTER_PAYMENT_CHARGED, AFTER_RESPONSE_STORED};
+use crate::failpoints::{
+    AFTER_KEY_CLAIMED, AFTER_ORDER_CREATED, AFTER_PAYMENT_CHARGED, AFTER_RESPONSE_STORED, COMMIT_ORDER_PANICS,
+};
 use crate::outcome::{Answer, Outcome};
 use crate::store::{
     ChargeStart, CreateOrder, DraftRow, Fenced, Fulfilment, OrderChange, OrderFacts, OrderRow, OrderStatusColumn,
@@ -117,6 +119,7 @@ impl Checkout {
         self.idempotency
             .keyed(call, &input.idempotency_key, &fingerprint, async |lease| {
                 self.failpoints.hit(AFTER_KEY_CLAIMED);
+                self.failpoints.panic_if(COMMIT_ORDER_PANICS, &input.idempotency_key);
                 self.run_commit(call, input, lease, None, draft).await
             })
             .await

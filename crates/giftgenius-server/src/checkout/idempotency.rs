@@ -138,7 +138,9 @@ pub struct Idempotency {
 impl Idempotency {
     /// Runs a keyed call: claims the key and runs `work` under its lease, or answers without
     /// running it (the stored answer of a finished call, a key reused with other arguments, a
-    /// call still running, `INTERNAL_ERROR` if the store failed).
+    /// call still running, `INTERNAL_ERROR` if the store failed). A `work` that panics releases
+    /// the key, as a transient failure does, and answers `INTERNAL_ERROR`: its retry resumes
+    /// instead of meeting `REQUEST_IN_PROGRESS` until the lease runs out.
     pub async fn keyed<T: DeserializeOwned>(
         &self,
         call: &CallContext,
@@ -147,7 +149,16 @@ impl Idempotency {
         work: impl AsyncFnOnce(Lease) -> Outcome<T>,
     ) -> Outcome<T> {
         match self.begin(call, key, fingerprint).await {
-            Ok(Begin::Proceed(lease)) => work(lease).await,
+            Ok(Begin::Proceed(lease)) => {
+                let fence = lease.fence().clone();
+                match crate::panics::caught(work(lease)).await {
+                    Ok(outcome) => outcome,
+                    Err(panicked) => {
+                        self.release(&fence).await;
+                        crate::error::internal(call, &panicked).into()
+                    }
+                }
+            }
             Ok(Begin::Replay(outcome)) => outcome,
             Ok(Begin::Reject(error)) => error.into(),
             Err(e) => crate::error::internal(call, &e).into(),
@@ -259,6 +270,19 @@ impl Idempotency {
         }
     }
 
+    /// Ends the lease `fence` holds, keeping the recovery point for the retry. A holder that
+    /// lost the key releases nothing (it would free the new holder's lease), and a finished key
+    /// stays finished.
+    async fn release(&self, fence: &Fence) {
+        match self.store.release_key(fence, self.clock.now_ms()).await {
+            Ok(Fenced::Written(())) => {}
+            Ok(Fenced::Stale) => {
+                tracing::info!(generation = fence.generation, "the key has a newer holder; not releasing it")
+            }
+            Err(e) => tracing::warn!(error = %e, "could not release an idempotency key; its lease will expire"),
+        }
+    }
+
     /// Deletes keys past retention (never one pointing at a pending order); returns how many.
     pub async fn prune(&self) -> StoreResult<u64> {
         let now = self.clock.now_ms();
@@ -367,17 +391,9 @@ impl Lease {
         crate::error::internal(call, e)
     }
 
-    /// Drops the lease after a transient failure, keeping the recovery point for the retry. A
-    /// holder that lost the key releases nothing (it would free the new holder's lease).
+    /// Drops the lease after a transient failure, keeping the recovery point for the retry.
     pub async fn release(self) {
-        let now = self.keys.clock.now_ms();
-        match self.keys.store.release_key(&self.fence, now).await {
-            Ok(Fenced::Written(())) => {}
-            Ok(Fenced::Stale) => {
-                tracing::info!(generation = self.fence.generation, "the key has a newer holder; not releasing it")
-            }
-            Err(e) => tracing::warn!(error = %e, "could not release an idempotency key; its lease will expire"),
-        }
+        self.keys.release(&self.fence).await;
     }
 }
 

@@ -20,10 +20,8 @@ pub mod request_body;
 pub mod traced;
 pub mod widget_resource;
 
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
-use futures::FutureExt;
 use giftgenius_types::bounded::cut;
 use giftgenius_types::schema::{input_schema, output_schema};
 use giftgenius_types::sheet::CompleteCheckoutInput;
@@ -151,7 +149,8 @@ An empty result comes with a notice suggesting changes that would match.",
         annotations(title = "Suggest gifts", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn suggest_gifts(&self, Extension(call): Extension<CallContext>, arguments: JsonObject) -> CallToolResult {
-        self.app.failpoints.panic_if(SUGGEST_GIFTS_PANICS);
+        let relationship = arguments.get("relationship_type").and_then(|v| v.as_str()).unwrap_or_default();
+        self.app.failpoints.panic_if(SUGGEST_GIFTS_PANICS, relationship);
         let outcome = match parse::<SuggestGiftsInput>(&call, &arguments) {
             Ok(input) => self.app.suggester.suggest(&call, &input).await,
             Err(error) => error.into(),
@@ -488,15 +487,12 @@ impl GiftGenius {
         let output_schema = self.tool_router.get(&request.name).and_then(|t| t.output_schema.clone());
         let run = self.tool_router.call(ToolCallContext::new(self, request, context)).instrument(call.span.clone());
         // A panic in a handler becomes an honest INTERNAL_ERROR for this call; the server goes on.
-        match AssertUnwindSafe(run).catch_unwind().await {
+        match crate::panics::caught(run).await {
             Ok(Ok(CallToolResponse::Complete(result))) => {
                 Ok(policy::enforce(&call, result, output_schema.as_deref()).into())
             }
             Ok(other) => other,
-            Err(panic) => {
-                let detail = format!("handler panicked: {}", crate::telemetry::panic_message(panic.as_ref()));
-                Ok(render_error(&call, crate::error::internal(&call, &detail)).into())
-            }
+            Err(panicked) => Ok(render_error(&call, crate::error::internal(&call, &panicked)).into()),
         }
     }
 

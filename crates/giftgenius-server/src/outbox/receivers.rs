@@ -108,8 +108,9 @@ mod tests {
 
     fn platforms() -> Platforms {
         Platforms::parse(
-            r#"[{"name": "chat", "api_key": "k1", "webhook_url": "https://chat.example/hooks", "webhook_secret": "cs"},
-                {"name": "quiet", "api_key": "k2"}]"#,
+            r#"[{"name": "chat", "api_key": "chat-platform-key-0123456789abcdef", "webhook_url": "https://chat.example/hooks",
+                 "webhook_secret": "chat-webhook-secret-0123456789abcdef"},
+                {"name": "quiet", "api_key": "quiet-platform-key-0123456789abcdef"}]"#,
         )
         .unwrap()
     }

@@ -17,8 +17,8 @@ use crate::postgres::TestDb;
 use crate::support::{SandboxPay, TestApp, execute_sql, leak_in, spawn_app_on, spawn_app_with};
 
 pub(crate) const VERSION: &str = "2026-04-17";
-pub(crate) const KEY_ONE: &str = "platform-one-secret";
-pub(crate) const KEY_TWO: &str = "platform-two-secret";
+pub(crate) const KEY_ONE: &str = "platform-one-secret-0123456789abcdef";
+pub(crate) const KEY_TWO: &str = "platform-two-secret-0123456789abcdef";
 
 /// An app with two platforms: `one` (key in clear) and `two` (key given as its SHA-256).
 pub(crate) async fn acp_app() -> TestApp {
@@ -33,8 +33,8 @@ pub(crate) fn with_platforms(config: &mut giftgenius_server::config::Config) {
         hex::encode(sha2::Sha256::digest(KEY_TWO.as_bytes()))
     };
     let platforms = json!([
-        {"name": "one", "api_key": KEY_ONE, "webhook_url": "https://one.example/hooks", "webhook_secret": "w1"},
-        {"name": "two", "api_key_sha256": two_hash, "webhook_url": "https://two.example/hooks", "webhook_secret": "w2"}
+        {"name": "one", "api_key": KEY_ONE, "webhook_url": "https://one.example/hooks", "webhook_secret": "whsec_one_0123456789abcdef0123456789"},
+        {"name": "two", "api_key_sha256": two_hash, "webhook_url": "https://two.example/hooks", "webhook_secret": "whsec_two_0123456789abcdef0123456789"}
     ]);
     std::fs::write(&file, platforms.to_string()).expect("platforms file");
     config.acp_platforms = Some(file);
@@ -688,4 +688,32 @@ async fn acp_discount_codes_are_answered_invalid_never_ignored() {
     )
     .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{error}");
+}
+
+/// Issue 39 item 9: a session's key was stored as `{id} {key}`, and both may hold spaces, so
+/// (`S a`, `b`) and (`S`, `a b`) shared one row: the second request was answered with the
+/// first's stored answer. Each pair now has a row of its own.
+#[tokio::test]
+async fn session_ids_and_keys_with_spaces_never_share_an_idempotency_row() {
+    let app = acp_app().await;
+    let one = Platform::new(&app, KEY_ONE);
+    let (_, created) = json_of(one.post("", "spaces", &create_body("hh-001")).await).await;
+    let id = created["id"].as_str().expect("an id").to_string();
+    let body = json!({"order_notes": "Happy birthday!"});
+
+    // No session is called `<id> a`: 404, stored under its key.
+    let (status, error) = json_of(one.post(&format!("/{id} a"), "b", &body).await).await;
+    assert_eq!((status, error["code"].as_str()), (StatusCode::NOT_FOUND, Some("session_not_found")));
+    // The real session with the key `a b`, the same body: its own update, not that 404 replayed.
+    let response = one.post(&format!("/{id}"), "a b", &body).await;
+    assert!(response.headers().get("idempotent-replayed").is_none(), "{:?}", response.headers());
+    let (status, updated) = json_of(response).await;
+    assert_eq!(status, StatusCode::OK, "{updated}");
+    assert_eq!(updated["id"], id.as_str());
+    // And each pair still replays its own answer.
+    let again = one.post(&format!("/{id} a"), "b", &body).await;
+    assert_eq!(again.status(), StatusCode::NOT_FOUND);
+    let again = one.post(&format!("/{id}"), "a b", &body).await;
+    assert_eq!(again.headers().get("idempotent-replayed").map(|v| v.as_bytes()), Some(&b"true"[..]));
+    assert_eq!(json_of(again).await, (StatusCode::OK, updated));
 }

@@ -376,8 +376,7 @@ async fn two_sessions_completing_for_the_last_units_sell_them_once() {
 /// The server binary with ACP on (platform `one`), charging `provider`, dying at `failpoint`.
 async fn acp_server(db: &Path, provider: &SandboxPay, failpoint: &str) -> ServerProcess {
     let platforms = db.with_file_name("platforms.json");
-    let list =
-        json!([{"name": "one", "api_key": KEY_ONE, "webhook_url": "https://one.example/hooks", "webhook_secret": "w"}]);
+    let list = json!([{"name": "one", "api_key": KEY_ONE, "webhook_url": "https://one.example/hooks", "webhook_secret": "whsec_one_0123456789abcdef0123456789"}]);
     std::fs::write(&platforms, list.to_string()).unwrap();
     let flags = [
         "--idempotency-lease-ms",
@@ -470,10 +469,11 @@ async fn a_crash_after_the_provider_charged_then_another_key_finds_the_charge() 
 
 #[tokio::test]
 async fn a_completed_session_announces_its_order_to_the_platforms_webhook_signed() {
-    let receiver = Receiver::start("whsec_one", giftgenius_server::clock::Clock::System).await;
+    let receiver =
+        Receiver::start("whsec_one_0123456789abcdef0123456789", giftgenius_server::clock::Clock::System).await;
     let dir = tempfile::tempdir().unwrap();
     let platforms = dir.path().join("platforms.json");
-    let list = json!([{"name": "one", "api_key": KEY_ONE, "webhook_url": receiver.url, "webhook_secret": "whsec_one"}]);
+    let list = json!([{"name": "one", "api_key": KEY_ONE, "webhook_url": receiver.url, "webhook_secret": "whsec_one_0123456789abcdef0123456789"}]);
     std::fs::write(&platforms, list.to_string()).unwrap();
     let app = spawn_app_with(|config| {
         config.acp_platforms = Some(platforms.clone());

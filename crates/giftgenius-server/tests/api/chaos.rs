@@ -389,8 +389,8 @@ async fn buyer(
 }
 
 /// The ACP platform of the run: its key, and the receiver of every order event.
-const PLATFORM_KEY: &str = "chaos-platform-key";
-const WEBHOOK_SECRET: &str = "whsec_chaos";
+const PLATFORM_KEY: &str = "chaos-platform-key-0123456789abcdef";
+const WEBHOOK_SECRET: &str = "whsec_chaos_0123456789abcdef0123456789";
 
 /// An ACP answer: its HTTP status and body.
 type AcpAnswer = (u16, Value);

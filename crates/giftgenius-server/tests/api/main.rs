@@ -50,4 +50,5 @@ mod support;
 mod tcp_nodelay;
 mod token_lifetimes;
 mod traces;
+mod unicode_input;
 mod upstream;

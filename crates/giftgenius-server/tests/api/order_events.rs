@@ -359,10 +359,10 @@ async fn a_receiver_down_past_the_horizon_leaves_the_event_dead_until_the_operat
 async fn an_acp_order_goes_to_its_platforms_webhook_signed_with_the_platforms_secret() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("giftgenius.db");
-    let receiver = Receiver::start("platform-secret", Clock::System).await;
+    let receiver = Receiver::start("platform-webhook-secret-0123456789abcdef", Clock::System).await;
     let platforms = dir.path().join("platforms.json");
-    let list = json!([{"name": "chat", "api_key": "chat-key", "webhook_url": receiver.url,
-        "webhook_secret": "platform-secret"}]);
+    let list = json!([{"name": "chat", "api_key": "chat-platform-key-0123456789abcdef", "webhook_url": receiver.url,
+        "webhook_secret": "platform-webhook-secret-0123456789abcdef"}]);
     std::fs::write(&platforms, list.to_string()).unwrap();
     let app = spawn_app_with(|c| {
         c.db = db.to_string_lossy().into_owned();
@@ -378,7 +378,7 @@ async fn an_acp_order_goes_to_its_platforms_webhook_signed_with_the_platforms_se
 
     // A ready session, and its order as complete places it: the session as shown at payment
     // recorded in its state, a pending order under the session's id.
-    let chat = crate::acp::Platform::new(&app, "chat-key");
+    let chat = crate::acp::Platform::new(&app, "chat-platform-key-0123456789abcdef");
     let body = json!({"line_items": [{"id": "hh-001"}], "currency": "usd", "capabilities": {},
         "fulfillment_details": {"email": "ana@example.com", "address": crate::acp::address("US", "CA", "94103")},
         "order_notes": "Happy birthday, Ana!"});

@@ -262,7 +262,7 @@ mod acp {
         let db = dir.path().join("giftgenius.db");
         let platforms = dir.path().join("platforms.json");
         let list = json!([{"name": "one", "api_key": KEY_ONE, "webhook_url": "https://one.example/hooks",
-            "webhook_secret": "w"}]);
+            "webhook_secret": "whsec_one_0123456789abcdef0123456789"}]);
         std::fs::write(&platforms, list.to_string()).unwrap();
         let flags = [
             "--otlp-endpoint",

@@ -16,14 +16,12 @@
 pub mod answer;
 pub mod arguments;
 
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
-use futures::FutureExt;
 use giftgenius_types::acp::AcpCheckoutSession;
 use giftgenius_types::schema::{input_schema, output_schema};
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -347,12 +345,11 @@ impl AcpBinding {
         };
         context.extensions.insert(caller);
         let tool = request.name.clone();
-        match AssertUnwindSafe(self.tool_router.call(ToolCallContext::new(self, request, context))).catch_unwind().await
-        {
+        match crate::panics::caught(self.tool_router.call(ToolCallContext::new(self, request, context))).await {
             Ok(response) => response,
-            Err(panic) => {
+            Err(panicked) => {
                 let request_id = super::routes::fresh_request_id();
-                let detail = format!("{tool} panicked: {}", crate::telemetry::panic_message(panic.as_ref()));
+                let detail = format!("{tool}: {panicked}");
                 Err(answer::failure(AcpFailure::internal(&request_id, &detail)))
             }
         }
