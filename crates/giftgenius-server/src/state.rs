@@ -274,6 +274,7 @@ impl AppState {
             daily_suggestions: config.daily_suggestion_limit,
             hourly_drafts: config.hourly_draft_limit,
             hourly_checkout_sessions: config.hourly_checkout_limit,
+            hourly_sheet_payments: config.hourly_sheet_payment_limit,
         };
         let suggester = Suggester {
             sources: Sources::new(

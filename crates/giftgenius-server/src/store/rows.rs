@@ -160,6 +160,8 @@ text_column! {
         Drafts => "drafts",
         /// create_checkout_session calls, per hour.
         CheckoutSessions => "checkout_sessions",
+        /// complete_checkout calls, per account and draft, per hour (`limits.rs`).
+        SheetPayments => "sheet_payments",
     }
 }
 
