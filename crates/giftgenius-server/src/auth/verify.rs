@@ -128,6 +128,10 @@ struct Claims {
     scp: Option<StringOrList>,
     client_id: Option<String>,
     azp: Option<String>,
+    /// What the person signed in as, shown back to them (the card page): the first present.
+    email: Option<String>,
+    name: Option<String>,
+    preferred_username: Option<String>,
 }
 
 impl Verifier {
@@ -202,6 +206,10 @@ impl Verifier {
             subject: format!("{}#{}", self.issuer.as_str(), claims.sub),
             scopes,
             client_id: claims.client_id.or(claims.azp),
+            account_name: [claims.email, claims.name, claims.preferred_username]
+                .into_iter()
+                .flatten()
+                .find_map(|name| super::caller::shown_name(&name)),
         })
     }
 }
