@@ -118,7 +118,15 @@ async function saveCard(h, url, number, { bank = false } = {}) {
   // Console errors (a CSP violation is one), and any failed load but the browser's own favicon request.
   page.on("console", (m) => { if (m.type() === "error" && !/^Failed to load resource/.test(m.text())) errors.push(m.text()); });
   page.on("response", (r) => { if (r.status() >= 400 && !r.url().endsWith("/favicon.ico")) errors.push(`${r.status()} ${r.url()}`); });
-  const response = await page.goto(url);
+  await page.goto(url);
+  // The page names the account the card goes to and asks the person to confirm it is theirs
+  // before anything is created at Stripe (issue 39 item 7).
+  assert.match(await page.locator("[data-account]").innerText(), /saved to the GiftGenius account of /);
+  await page.locator("#gg-account-confirm").check();
+  const [response] = await Promise.all([
+    page.waitForResponse((r) => r.request().method() === "POST" && r.url() === url),
+    page.locator('#gg-account-form button[type="submit"]').click(),
+  ]);
   const csp = response.headers()["content-security-policy"];
   assert.match(csp, new RegExp(`script-src 'self' ${stripe.url.replace(/[.]/g, "\\.")};`));
   await page.locator('#gg-card-element input[placeholder="number"]').fill(number);

@@ -11,6 +11,7 @@
 //! | `GET /v1/charges?idempotency_key=K&limit=N&starting_after=ID` | 200 [`ChargeList`], oldest first: "what happened to the charge requested under K", or the whole ledger page by page |
 //! | `POST /v1/refunds` + `Idempotency-Key`, body [`RefundRequest`] | 200 [`Refund`]; 400 `idempotency_error` (the key was used with another body); 400 `charge_already_refunded` (nothing left to refund); 404 `resource_missing` (no such succeeded charge); 503 `api_error` (nothing refunded). Faults apply as to charges (`decline` does not: a refund is not a card payment) |
 //! | `GET /v1/refunds?idempotency_key=K&limit=N&starting_after=ID` | 200 [`RefundList`], oldest first |
+//! | `POST /v1/payment_tokens/check`, body [`ChargeRequest`] with its `payment_token` | 200 [`TokenCheck`] (the token would be taken for that charge); 402 `card_error` with a [`TOKEN_REFUSALS`] code. Nothing is recorded and no money moves: a merchant asks before it creates an order, so a made-up token costs neither an order nor a ledger row |
 //! | `GET/POST /admin/settings`, body [`SettingsUpdate`] | 200 [`Settings`]: latency and injected faults, stored in the provider's database so every process serving it shares them |
 //! | `POST /agentic_commerce/delegate_payment` + `API-Version` + `Idempotency-Key`, body `delegate::DelegatePaymentRequest` (ACP, docs/acp.md §8) | 201 `delegate::DelegatePaymentResponse` (a vault token `vt_…` for [`PaymentToken`]); flat ACP errors `delegate::DelegateError`: 400 `invalid_card` + `param`, `idempotency_key_required`, `missing_api_version`/`unsupported_api_version`; 401 `unauthorized`; 409 `idempotency_in_flight`; 422 `invalid_card` + `param`, `idempotency_conflict`; 500 `processing_error`. A replay keeps its status and says `Idempotent-Replayed: true` |
 //! | `GET /healthz` | `ok` |
@@ -29,6 +30,7 @@
 use serde::{Deserialize, Serialize};
 
 pub const CHARGES_PATH: &str = "/v1/charges";
+pub const TOKEN_CHECK_PATH: &str = "/v1/payment_tokens/check";
 pub const REFUNDS_PATH: &str = "/v1/refunds";
 pub const SETTINGS_PATH: &str = "/admin/settings";
 pub const HEALTH_PATH: &str = "/healthz";
@@ -81,6 +83,16 @@ pub const TOKEN_REFUSALS: [&str; 7] = [
     "token_wrong_merchant",
     "token_wrong_currency",
 ];
+
+/// `POST /v1/payment_tokens/check`'s answer when the token fits the charge (its card may still
+/// decline it: only the charge tells).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenCheck {
+    /// Always `"payment_token_check"`.
+    pub object: String,
+    /// Always true (a token that does not fit is a 402).
+    pub usable: bool,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -11,16 +11,17 @@ use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 
 use crate::api::{
     ApiError, CHARGES_PATH, ChargeList, ChargeRequest, ChargeStatus, ErrorBody, HEALTH_PATH, IDEMPOTENCY_KEY_HEADER,
     MAX_KEY_LEN, MAX_PAGE, REFUNDS_PATH, REPLAYED_HEADER, RefundList, RefundRequest, SETTINGS_PATH, SettingsUpdate,
+    TOKEN_CHECK_PATH, TokenCheck,
 };
 use crate::faults::{Fault, FaultPlan};
 use crate::guard::{Keys, guard};
 use crate::ledger::{Begin, ChargeRow, Ledger, RefundOutcome, RefundRow, Settled};
-use crate::vault::failure_message;
+use crate::vault::{check, failure_message};
 
 /// The largest request body taken (a charge request is a few hundred bytes).
 const MAX_BODY_BYTES: usize = 16 * 1024;
@@ -41,6 +42,7 @@ pub fn router(ledger: Ledger, keys: Keys) -> Router {
         .route(HEALTH_PATH, get(|| async { "ok" }))
         .route(CHARGES_PATH, get(list_charges).post(create_charge))
         .route(&format!("{CHARGES_PATH}/{{id}}"), get(get_charge))
+        .route(TOKEN_CHECK_PATH, post(check_token))
         .route(REFUNDS_PATH, get(list_refunds).post(create_refund))
         .route(SETTINGS_PATH, get(get_settings).post(update_settings))
         .with_state(ledger)
@@ -259,6 +261,11 @@ fn parse_charge(headers: &HeaderMap, body: &[u8]) -> Result<(String, ChargeReque
     if key.len() > MAX_KEY_LEN || key.chars().any(|c| c.is_control()) {
         return Err("The Idempotency-Key header must be at most 255 printable characters.");
     }
+    Ok((key.to_string(), parse_charge_body(body)?))
+}
+
+/// A charge request's body, checked and normalized (currency in lower case), or why not.
+fn parse_charge_body(body: &[u8]) -> Result<ChargeRequest, &'static str> {
     let mut request: ChargeRequest =
         serde_json::from_slice(body).map_err(|_| "The body must be JSON: {amount, currency, description}.")?;
     if !(1..=MAX_AMOUNT).contains(&request.amount) {
@@ -277,7 +284,29 @@ fn parse_charge(headers: &HeaderMap, body: &[u8]) -> Result<(String, ChargeReque
             return Err("payment_token's token, checkout_session_id and merchant_id must be 1 to 256 characters.");
         }
     }
-    Ok((key.to_string(), request))
+    Ok(request)
+}
+
+/// `POST /v1/payment_tokens/check`: whether the charge in the body could be paid with its
+/// vault token (the allowance rules of `vault::check`), recording nothing.
+async fn check_token(State(ledger): State<Ledger>, body: Bytes) -> Response {
+    let request = match parse_charge_body(&body) {
+        Ok(request) => request,
+        Err(why) => return invalid(why),
+    };
+    let Some(token) = &request.payment_token else { return invalid("payment_token is required.") };
+    let row = match ledger.vault_token(&token.token).await {
+        Ok(row) => row,
+        Err(e) => return internal(&e),
+    };
+    // No charge exists: a token used by any charge is used.
+    match check(row.as_ref(), "", &request, token, now_ms()) {
+        Ok(_) => {
+            let answer = TokenCheck { object: "payment_token_check".into(), usable: true };
+            (StatusCode::OK, axum::Json(answer)).into_response()
+        }
+        Err(code) => error(StatusCode::PAYMENT_REQUIRED, "card_error", Some(code), failure_message(code), None),
+    }
 }
 
 /// `POST /v1/charges`

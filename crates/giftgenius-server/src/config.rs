@@ -202,6 +202,10 @@ pub struct Config {
     /// (each asks the payment provider about the account's saved card; 0 = unlimited).
     #[arg(long, env = "GIFTGENIUS_HOURLY_PAYMENT_LOOKUP_LIMIT", default_value_t = 120)]
     pub hourly_payment_lookup_limit: u32,
+    /// complete_checkout calls (the host's payment sheet) allowed per account per draft per
+    /// hour, every attempt counted before the provider is asked (0 = unlimited).
+    #[arg(long, env = "GIFTGENIUS_HOURLY_SHEET_PAYMENT_LIMIT", default_value_t = 5)]
+    pub hourly_sheet_payment_limit: u32,
     /// The OAuth 2.1 authorization server whose JWT access tokens identify callers (its issuer
     /// identifier, exactly as in its metadata). Without it the server runs in local mode, allowed
     /// only on a loopback public URL (or everyone is one user with --single-user).

@@ -18,6 +18,9 @@ pub struct CallContext {
     pub reference: String,
     /// The host's locale (BCP 47) for what the widget shows; what the model reads stays English.
     pub locale: String,
+    /// What the person signed in as (`Caller::account_name`), shown back to them where a page
+    /// acts for their account (the card page); `None` outside a tool call.
+    pub account_name: Option<String>,
     /// Entered around the call; every event inside carries `tool` and `reference`.
     pub span: tracing::Span,
 }
@@ -38,7 +41,7 @@ impl CallContext {
         let reference = new_reference();
         let hint = client_hint.map(hashed);
         let span = tracing::info_span!("tool_call", tool = tool.as_str(), reference = %reference, client_hint = hint);
-        Self { tool, subject: subject.into(), reference, locale: locale.into(), span }
+        Self { tool, subject: subject.into(), reference, locale: locale.into(), account_name: None, span }
     }
 }
 

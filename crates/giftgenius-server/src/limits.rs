@@ -2,7 +2,8 @@
 //! lookups per hour, so no script can use up the catalogs, drain stock, fill the disk or spend
 //! the merchant's rate limit at the payment provider (a signed-in caller has left the
 //! per-address limit, `http/rate_limit.rs`). A limit of 0 turns it off. Whose budget a call
-//! uses is its `CallContext::subject`; the card page's, the Stripe Customer its link is for.
+//! uses is its `CallContext::subject`; the card page's, the Stripe Customer its link is for; a
+//! sheet payment's, the account and the draft.
 //!
 //! Drafts and checkout links are counted in the database with one atomic statement per call
 //! (those calls write anyway), so replicas share them exactly. Suggestions are read-only and
@@ -51,6 +52,8 @@ pub struct Limits {
     pub hourly_checkout_sessions: u32,
     /// reopen_order_draft, remove_saved_card and card page loads per account per hour.
     pub hourly_payment_lookups: u32,
+    /// complete_checkout calls per account per draft per hour.
+    pub hourly_sheet_payments: u32,
 }
 
 /// One counted use, to give back if the call delivered nothing.
@@ -216,8 +219,14 @@ impl SuggestionCounts {
 fn period_ms(usage: Usage) -> i64 {
     match usage {
         Usage::Suggestions => DAY_MS,
-        Usage::Drafts | Usage::CheckoutSessions | Usage::PaymentLookups => HOUR_MS,
+        Usage::Drafts | Usage::CheckoutSessions | Usage::PaymentLookups | Usage::SheetPayments => HOUR_MS,
     }
+}
+
+/// Whose counter a sheet payment of `draft_id` by `subject` takes: one per account and draft.
+/// The draft id (`drf_` and hex, no `/`) goes first, so no two (account, draft) pairs share it.
+fn sheet_payment_counter(subject: &str, draft_id: &str) -> String {
+    format!("{draft_id}/{subject}")
 }
 
 /// Milliseconds from `now_ms` to the start of the next period of `length_ms` (never 0).
@@ -233,12 +242,26 @@ impl Limits {
             Usage::Drafts => self.hourly_drafts,
             Usage::CheckoutSessions => self.hourly_checkout_sessions,
             Usage::PaymentLookups => self.hourly_payment_lookups,
+            Usage::SheetPayments => self.hourly_sheet_payments,
         }
     }
 
     /// Counts one `usage` for the call's account; `Ok(None)` when the limit is off, a business
     /// error (with `retry_after_ms` to the next period) when it is used up.
     pub async fn take(&self, call: &CallContext, usage: Usage) -> Result<Option<Taken>, ToolError> {
+        self.take_as(call, &call.subject, usage).await
+    }
+
+    /// Counts one `complete_checkout` of `draft_id` for the call's account (every attempt, before
+    /// the provider is asked anything): the bound on how many tokens one account can try on one
+    /// draft. Never given back.
+    pub async fn take_sheet_payment(&self, call: &CallContext, draft_id: &str) -> Result<(), ToolError> {
+        let counter = sheet_payment_counter(&call.subject, draft_id);
+        self.take_as(call, &counter, Usage::SheetPayments).await.map(|_| ())
+    }
+
+    /// [`Limits::take`] on the counter of `counter` (the account, or the account and a draft).
+    async fn take_as(&self, call: &CallContext, counter: &str, usage: Usage) -> Result<Option<Taken>, ToolError> {
         let limit = self.limit(usage);
         if limit == 0 {
             return Ok(None);
@@ -248,11 +271,9 @@ impl Limits {
         let period = now.div_euclid(length);
         let counted = match usage {
             Usage::Suggestions => self.count_suggestion(call, period, limit).await?,
-            Usage::Drafts | Usage::CheckoutSessions | Usage::PaymentLookups => self
-                .store
-                .take_usage(&call.subject, usage, period, i64::from(limit))
-                .await
-                .map_err(|e| internal(call, &e))?,
+            Usage::Drafts | Usage::CheckoutSessions | Usage::PaymentLookups | Usage::SheetPayments => {
+                self.store.take_usage(counter, usage, period, i64::from(limit)).await.map_err(|e| internal(call, &e))?
+            }
         };
         if counted {
             return Ok(Some(Taken { usage, period }));
@@ -276,6 +297,13 @@ impl Limits {
                 format!(
                     "The limit of {limit} saved-card lookups per hour (reopening drafts, removing the card) is \
                      reached; it resets at the top of the hour."
+                ),
+            ),
+            Usage::SheetPayments => (
+                ErrorCode::HourlyLimitExceeded,
+                format!(
+                    "The limit of {limit} payment attempts per order draft per hour is reached; nothing was charged. \
+                     It resets at the top of the hour."
                 ),
             ),
         };
@@ -352,7 +380,7 @@ impl Limits {
     /// Deletes counters no limit reads any more (keeping the previous period for support).
     pub async fn prune(&self) {
         let now = self.clock.now_ms();
-        for usage in [Usage::Suggestions, Usage::Drafts, Usage::CheckoutSessions, Usage::PaymentLookups] {
+        for usage in [Usage::Suggestions, Usage::Drafts, Usage::CheckoutSessions, Usage::PaymentLookups, Usage::SheetPayments] {
             let current = now.div_euclid(period_ms(usage));
             if let Err(e) = self.store.prune_usage(usage, current - 1).await {
                 tracing::warn!(error = %e, usage = usage.as_str(), "pruning usage counters failed");

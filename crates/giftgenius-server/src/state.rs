@@ -275,6 +275,7 @@ impl AppState {
             hourly_drafts: config.hourly_draft_limit,
             hourly_checkout_sessions: config.hourly_checkout_limit,
             hourly_payment_lookups: config.hourly_payment_lookup_limit,
+            hourly_sheet_payments: config.hourly_sheet_payment_limit,
         };
         let suggester = Suggester {
             sources: Sources::new(

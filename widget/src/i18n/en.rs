@@ -320,6 +320,13 @@ pub const PAGES: &[(Msg, &str)] = &[
     (CardPageSaved, "Card saved: {card}. Go back to the chat to confirm your order."),
     (CardPageNotSaved, "The card was not saved. Check its details and try again."),
     (CardPageGone, "This link has expired or is not valid. Open Add a card in the chat again."),
+    (
+        CardPageAccount,
+        "This card will be saved to the GiftGenius account of {account}. If that is not you, do not go on: close this page.",
+    ),
+    (CardPageConfirmAccount, "This is my account ({account})"),
+    (CardPageContinue, "Continue"),
+    (CardPageConfirmFirst, "Tick the box to confirm this is your account. No card was saved."),
     (AuthPageTitle, "Confirm your payment"),
     (AuthPageIntro, "Your bank asks you to confirm the payment of {amount} for {gift}."),
     (AuthPageButton, "Confirm with my bank"),

@@ -329,6 +329,13 @@ pub const PAGES: &[(Msg, &str)] = &[
     (CardPageSaved, "Tarjeta guardada: {card}. Vuelve al chat para confirmar tu pedido."),
     (CardPageNotSaved, "La tarjeta no se guardó. Revisa sus datos e inténtalo de nuevo."),
     (CardPageGone, "Este enlace ha caducado o no es válido. Abre de nuevo «Añadir una tarjeta» en el chat."),
+    (
+        CardPageAccount,
+        "Esta tarjeta se guardará en la cuenta de GiftGenius de {account}. Si no eres tú, no sigas: cierra esta página.",
+    ),
+    (CardPageConfirmAccount, "Esta es mi cuenta ({account})"),
+    (CardPageContinue, "Continuar"),
+    (CardPageConfirmFirst, "Marca la casilla para confirmar que es tu cuenta. No se guardó ninguna tarjeta."),
     (AuthPageTitle, "Confirma tu pago"),
     (AuthPageIntro, "Tu banco te pide que confirmes el pago de {amount} por {gift}."),
     (AuthPageButton, "Confirmar con mi banco"),

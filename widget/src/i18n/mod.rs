@@ -167,6 +167,7 @@ keys! {
     OrderPageTitle, OrderPagePlaced, OrderPageMissing, OrderPageConfirmed,
     // The hosted card page (server-rendered: /pay/card/{capability})
     CardPageTitle, CardPageIntro, CardPageSave, CardPageSaving, CardPageSaved, CardPageNotSaved, CardPageGone,
+    CardPageAccount, CardPageConfirmAccount, CardPageContinue, CardPageConfirmFirst,
     // The hosted 3-D Secure page (server-rendered: /pay/authenticate/{capability})
     AuthPageTitle, AuthPageIntro, AuthPageButton, AuthPageWorking, AuthPageConfirmed, AuthPagePaid, AuthPageFailed,
     AuthPageSettled, AuthPageGone,

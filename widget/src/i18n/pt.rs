@@ -326,6 +326,13 @@ pub const PAGES: &[(Msg, &str)] = &[
     (CardPageSaved, "Cartão guardado: {card}. Volte ao chat para confirmar a sua encomenda."),
     (CardPageNotSaved, "O cartão não foi guardado. Verifique os dados e tente novamente."),
     (CardPageGone, "Esta ligação expirou ou não é válida. Abra novamente «Adicionar um cartão» no chat."),
+    (
+        CardPageAccount,
+        "Este cartão será guardado na conta GiftGenius de {account}. Se não for a sua, não continue: feche esta página.",
+    ),
+    (CardPageConfirmAccount, "Esta é a minha conta ({account})"),
+    (CardPageContinue, "Continuar"),
+    (CardPageConfirmFirst, "Marque a caixa para confirmar que é a sua conta. Nenhum cartão foi guardado."),
     (AuthPageTitle, "Confirme o seu pagamento"),
     (AuthPageIntro, "O seu banco pede-lhe que confirme o pagamento de {amount} por {gift}."),
     (AuthPageButton, "Confirmar com o meu banco"),

@@ -196,7 +196,9 @@ impl Acp {
             description: &charge_description(&order),
             token: Some(token),
         };
-        match self.payments.charge(request).await {
+        let charged = self.payments.charge(request).await;
+        // A decline stands only once the order's own provider payment, if any, is cancelled.
+        match self.payments.settled_decline(order.payment_ref.as_deref(), charged).await {
             Ok(charge) => {
                 self.failpoints.hit(AFTER_PAYMENT_CHARGED);
                 tracing::info!(order = order.id, charge = charge.id, session = row.id, "ACP order charged");
@@ -271,7 +273,12 @@ impl Acp {
                 order.total().display()
             ))),
             Ok(Lookup::Declined | Lookup::NotFound) => {
-                // Nothing was charged for it: give it up (its stock is free again) and pay afresh.
+                // Nothing was charged for it: give it up (its stock is free again) and pay afresh,
+                // once its own provider payment, if any, can never be charged.
+                match self.payments.release(order.payment_ref.as_deref()).await {
+                    Ok(Lookup::Declined) => {}
+                    Ok(_) | Err(_) => return Err(unavailable("the order's payment is not cancelled yet")),
+                }
                 let settled = self.store.settle_declined(&order.id, "null", asked_at, self.clock.now_ms()).await;
                 match settled.map_err(|e| internal(&e))? {
                     true => Ok(None),

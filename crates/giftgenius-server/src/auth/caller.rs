@@ -17,6 +17,20 @@ pub struct Principal {
     pub scopes: BTreeSet<String>,
     /// The OAuth client the token was issued to (`client_id`, else `azp`), for logs and limits.
     pub client_id: Option<String>,
+    /// What the person signed in as (the token's `email`, else `name`, else
+    /// `preferred_username`), to show them whose account a page acts for.
+    pub account_name: Option<String>,
+}
+
+/// The longest account name shown (an email address is at most 254 characters).
+const MAX_SHOWN_NAME: usize = 254;
+
+/// `name` as it may be shown back: trimmed, 1 to [`MAX_SHOWN_NAME`] characters, no control
+/// characters; `None` otherwise (it is escaped wherever it is shown).
+pub fn shown_name(name: &str) -> Option<String> {
+    let name = name.trim();
+    let fits = !name.is_empty() && name.chars().count() <= MAX_SHOWN_NAME && !name.contains(char::is_control);
+    fits.then(|| name.to_string())
 }
 
 impl Principal {
@@ -85,6 +99,24 @@ impl Caller {
         }
     }
 
+    /// What to show a person as the account they act for: the name or email their verified token
+    /// carried (else the token's subject at its issuer); the local user's name (`local_hint`)
+    /// in local mode. `None` when signed out.
+    pub fn account_name(&self, local_hint: Option<&str>) -> Option<String> {
+        match self {
+            Caller::SignedOut => None,
+            Caller::Verified(principal) => principal.account_name.clone().or_else(|| {
+                let sub = principal.subject.split_once('#').map_or(principal.subject.as_str(), |(_, sub)| sub);
+                shown_name(sub)
+            }),
+            Caller::Local | Caller::SingleUser => {
+                let subject = self.subject(local_hint)?;
+                let user = subject.strip_prefix(LOCAL_SUBJECT).and_then(|rest| rest.strip_prefix(':'));
+                shown_name(user.unwrap_or(&subject))
+            }
+        }
+    }
+
     /// Whether the caller may use a tool that needs `scope`. Local and single-user callers hold
     /// every scope; a signed-out caller none.
     pub fn has_scope(&self, scope: &str) -> bool {
@@ -109,7 +141,29 @@ mod tests {
             subject: "https://as.example#alice".into(),
             scopes: scopes.iter().map(|s| s.to_string()).collect(),
             client_id: None,
+            account_name: None,
         })
+    }
+
+    #[test]
+    fn the_account_name_is_what_the_person_signed_in_as() {
+        let named = |name: Option<&str>| {
+            Caller::Verified(Principal {
+                subject: "https://as.example#alice-42".into(),
+                scopes: Default::default(),
+                client_id: None,
+                account_name: name.and_then(shown_name),
+            })
+        };
+        assert_eq!(named(Some(" ana@example.com ")).account_name(None).as_deref(), Some("ana@example.com"));
+        // No name in the token: the subject at its issuer, never the issuer.
+        assert_eq!(named(None).account_name(None).as_deref(), Some("alice-42"));
+        assert_eq!(named(Some("a\u{7}b")).account_name(None).as_deref(), Some("alice-42"));
+        assert_eq!(named(Some(&"x".repeat(255))).account_name(None).as_deref(), Some("alice-42"));
+        assert_eq!(Caller::Local.account_name(Some("bob")).as_deref(), Some("bob"));
+        assert_eq!(Caller::Local.account_name(None).as_deref(), Some("local"));
+        assert_eq!(Caller::SingleUser.account_name(Some("bob")).as_deref(), Some("single-user"));
+        assert_eq!(Caller::SignedOut.account_name(Some("bob")), None);
     }
 
     #[test]

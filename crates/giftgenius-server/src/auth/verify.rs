@@ -128,6 +128,19 @@ struct Claims {
     scp: Option<StringOrList>,
     client_id: Option<String>,
     azp: Option<String>,
+    /// What the person signed in as, shown back to them (the card page): the first string
+    /// present. Read as any JSON value, so an odd one only goes unshown, never refuses the token.
+    email: Option<serde_json::Value>,
+    name: Option<serde_json::Value>,
+    preferred_username: Option<serde_json::Value>,
+}
+
+/// What the token says the person signed in as: its `email`, else `name`, else
+/// `preferred_username`, the first that is a string that may be shown.
+fn account_name_of(claims: &Claims) -> Option<String> {
+    [&claims.email, &claims.name, &claims.preferred_username]
+        .into_iter()
+        .find_map(|claim| claim.as_ref()?.as_str().and_then(super::caller::shown_name))
 }
 
 impl Verifier {
@@ -189,6 +202,7 @@ impl Verifier {
         if claims.sub.is_empty() || claims.sub.len() > MAX_SUB_BYTES || claims.sub.contains(char::is_control) {
             return Err(AuthError::Malformed);
         }
+        let account_name = account_name_of(&claims);
         let mut scopes = BTreeSet::new();
         if let Some(scope) = &claims.scope {
             scopes.extend(scope.split(' ').filter(|s| !s.is_empty()).map(str::to_string));
@@ -202,6 +216,7 @@ impl Verifier {
             subject: format!("{}#{}", self.issuer.as_str(), claims.sub),
             scopes,
             client_id: claims.client_id.or(claims.azp),
+            account_name,
         })
     }
 }
@@ -295,6 +310,16 @@ mod tests {
         for other in ["dpop+jwt", "logout+jwt", "at+jwt2", "text/at+jwt", ""] {
             assert!(!typ_accepted(Some(other), true), "{other}");
         }
+    }
+
+    #[test]
+    fn the_account_name_is_the_first_showable_string_and_an_odd_claim_refuses_nothing() {
+        let name = |json: &str| account_name_of(&serde_json::from_str::<Claims>(json).expect("claims read"));
+        assert_eq!(name(r#"{"sub":"a","email":"ana@example.com","name":"Ana"}"#).as_deref(), Some("ana@example.com"));
+        assert_eq!(name(r#"{"sub":"a","email":42,"name":"Ana"}"#).as_deref(), Some("Ana"));
+        assert_eq!(name(r#"{"sub":"a","email":"","preferred_username":"ana"}"#).as_deref(), Some("ana"));
+        assert_eq!(name(r#"{"sub":"a","email":{"x":1},"name":["Ana"]}"#), None);
+        assert_eq!(name(r#"{"sub":"a"}"#), None);
     }
 
     #[test]

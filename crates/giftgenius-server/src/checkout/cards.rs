@@ -44,6 +44,9 @@ impl Checkout {
                 Ok((stripe.card_to_charge(&customer).await?, customer))
             })
             .await;
+        if !self.remember_account_name(call).await {
+            return answer;
+        }
         match looked_up {
             Ok((card, customer)) => {
                 let card = card.map(|c| json!({ "brand": c.brand, "last4": c.last4 })).unwrap_or(Value::Null);
@@ -53,6 +56,23 @@ impl Checkout {
             Err(e) => {
                 tracing::warn!(reference = call.reference, error = ?e, "saved card not shown: Stripe did not answer");
                 answer
+            }
+        }
+    }
+
+    /// Records what the caller signed in as, for the card page to show whose account a card is
+    /// saved to ([`crate::http::card_page`]): before any card page link for the account is
+    /// handed out. False (logged) when it could not be recorded: then no link is given.
+    pub(super) async fn remember_account_name(&self, call: &CallContext) -> bool {
+        let Some(name) = call.account_name.as_deref() else {
+            tracing::warn!(reference = call.reference, "no account name to show on the card page; no link");
+            return false;
+        };
+        match self.store.keep_account_name(&call.subject, name, self.now()).await {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::warn!(reference = call.reference, error = %e, "the account name was not recorded; no link");
+                false
             }
         }
     }

@@ -51,9 +51,9 @@ enum OrderStep {
     Answered(Result<Answer<OrderData>, ToolError>),
     /// The key was taken over meanwhile: answer from what it says now.
     Lost,
-    /// Another key's payment of this draft's order may be at the provider right now: say so
-    /// (retryable) without storing it, and charge nothing beside it.
-    Busy,
+    /// A token payment that may not touch the draft's order (another key's, or awaiting the
+    /// person's bank): this answer, not stored (the key is released), the order untouched.
+    Refused(ToolError),
 }
 
 /// How much of [`LEASE_MARGIN`] (clock differences between replicas, the store steps around the
@@ -71,6 +71,23 @@ pub fn provider_key(order_id: &str) -> String {
 /// refuses a key reused with another request).
 pub fn charge_description(order: &OrderRow) -> String {
     format!("GiftGenius order {}: {} × {}", order.id, order.quantity, order.gift_title)
+}
+
+/// Why a token payment (the sheet) leaves `order` alone: it was created under another key (whose
+/// request may be at the provider, and a second request under the order's provider key with
+/// another token is a conflict, not a replay), or it awaits the person's bank (3-D Secure), which
+/// only they finish. Retryable: the answer changes once that payment is settled.
+pub(super) fn another_payment(call: &CallContext, order: &OrderRow) -> ToolError {
+    let (message, retry_after_ms) = if order.payment_ref.is_some() {
+        (
+            "This order is waiting for the user to confirm the payment with their bank (the widget shows the \
+             link); the payment sheet cannot pay it and nothing was charged. Ask again once the user has finished.",
+            10_000,
+        )
+    } else {
+        ("Another payment of this order is still running; ask again in a moment for its outcome.", 1000)
+    };
+    ToolError::new(ErrorCode::RequestInProgress, message, &call.reference).with_retry_after_ms(retry_after_ms)
 }
 
 /// The definitive answer of a declined payment.
@@ -133,11 +150,9 @@ impl Checkout {
         call: &CallContext,
         input: &CommitOrderInput,
         token: PaymentToken,
+        draft: DraftRow,
     ) -> Outcome<OrderData> {
-        let draft = match self.store.draft(&call.subject, &input.draft_id).await {
-            Ok(draft) => draft,
-            Err(e) => return internal(call, &e).into(),
-        };
+        let draft = Some(draft);
         let delivery = draft.as_ref().and_then(|d| d.delivery.clone());
         let mut fingerprinted = Map::new();
         fingerprinted.insert("draft_id".into(), Value::String(input.draft_id.clone()));
@@ -201,15 +216,9 @@ impl Checkout {
             }
             Ok(OrderStep::Answered(result)) => lease.answer(call, result).await,
             Ok(OrderStep::Lost) => lease.settled(call).await,
-            Ok(OrderStep::Busy) => {
+            Ok(OrderStep::Refused(error)) => {
                 lease.release().await;
-                ToolError::new(
-                    ErrorCode::RequestInProgress,
-                    "Another payment of this order is still running; ask again in a moment for its outcome.",
-                    &call.reference,
-                )
-                .with_retry_after_ms(1000)
-                .into()
+                error.into()
             }
             Err(e) => lease.fail(call, &e).await.into(),
         }
@@ -312,15 +321,11 @@ impl Checkout {
             CreateOrder::DraftAlreadyOrdered(existing) if existing.status.is_paid() => {
                 Ok(OrderStep::Answered(self.order_answer(call, &existing).await))
             }
-            // A token payment (the sheet) of an order another key is still on (its charging
-            // window is open or its key is leased): the provider would see a second request
-            // under the order's key with another token — a conflict, not a replay — so this
-            // caller waits for the outcome instead. (commit_order's requests under the order's
-            // key are all alike, so a second one simply finds the same charge.)
-            CreateOrder::DraftAlreadyOrdered(existing)
-                if with_token && self.store.order_in_flight(&existing.id, &lease.fence().scope, now).await? =>
-            {
-                Ok(OrderStep::Busy)
+            // A token payment (the sheet) never takes over another key's order ([`another_payment`]).
+            // (commit_order's requests under the order's key are all alike, so a second one simply
+            // finds the same charge.)
+            CreateOrder::DraftAlreadyOrdered(existing) if with_token => {
+                Ok(OrderStep::Refused(another_payment(call, &existing)))
             }
             // Another key created this draft's order and has not finished it; its caller may be
             // gone for good (a reloaded widget that lost its key). The provider key belongs to
@@ -349,6 +354,11 @@ impl Checkout {
         if lease.remaining() < in_flight {
             lease.release().await;
             return unavailable(call, "the lease is too short for a charge request now");
+        }
+        // A token never pays an order that has a provider payment of its own (3-D Secure).
+        if token.is_some() && order.payment_ref.is_some() {
+            lease.release().await;
+            return another_payment(call, &order).into();
         }
         let now = self.now();
         let needed_until = now + in_flight.as_millis() as i64;
@@ -381,7 +391,9 @@ impl Checkout {
             description: &charge_description(&order),
             token,
         };
-        match self.payments.charge(request).await {
+        let charged = self.payments.charge(request).await;
+        // A decline stands only once the order's own provider payment, if any, is cancelled.
+        match self.payments.settled_decline(order.payment_ref.as_deref(), charged).await {
             Ok(charge) => {
                 self.failpoints.hit(AFTER_PAYMENT_CHARGED);
                 // The time it is recorded paid, in the answer and in the row alike.
@@ -504,7 +516,7 @@ fn vanished(order_id: &str) -> StoreError {
 }
 
 /// PAYMENT_PROVIDER_UNAVAILABLE: transient; the same key retried later finds the same charge.
-fn unavailable(call: &CallContext, detail: &str) -> Outcome<OrderData> {
+pub(super) fn unavailable(call: &CallContext, detail: &str) -> Outcome<OrderData> {
     tracing::debug!(detail, "answering PAYMENT_PROVIDER_UNAVAILABLE");
     ToolError::new(
         ErrorCode::PaymentProviderUnavailable,

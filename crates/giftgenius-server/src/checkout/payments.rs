@@ -21,6 +21,10 @@ use super::sandbox_client::SandboxClient;
 use super::stripe::StripeClient;
 use crate::metrics::{ChargeOutcome, PaymentMetrics, RefundOutcome};
 
+/// The refusal code of a vault token shown to a provider that charges none (Stripe charges
+/// saved cards; the host's delegated-payment tokens are the sandbox's).
+pub const VAULT_TOKENS_NOT_TAKEN: &str = "vault_token_not_supported";
+
 /// What a lease must have left beyond the provider's timeout: the store steps around the call
 /// (recording the order paid) and clock differences between replicas.
 pub const LEASE_MARGIN: Duration = Duration::from_millis(1000);
@@ -147,6 +151,17 @@ pub trait PaymentProvider: Send + Sync + std::fmt::Debug {
     async fn lookup(&self, order: OrderCharge<'_>) -> Result<Lookup, PaymentError>;
     /// Whether the provider answers within `within` (`/readyz`).
     async fn is_reachable(&self, within: Duration) -> bool;
+    /// Whether it charges the host's delegated-payment vault tokens (the payment sheet): when
+    /// not, the sheet is never offered and `complete_checkout` is refused before anything.
+    fn takes_vault_tokens(&self) -> bool {
+        false
+    }
+    /// Whether `token` would be taken for a charge of `amount` (it exists, has not expired, is
+    /// unused and fits its allowance), asked before any order exists and recording nothing:
+    /// `Refused(code)` when it would not. The charge checks again (this is no reservation).
+    async fn check_token(&self, _token: &PaymentToken, _amount: Money) -> Result<(), PaymentError> {
+        Err(PaymentError::Refused(VAULT_TOKENS_NOT_TAKEN.into()))
+    }
     /// What the hosted page needs to let the person confirm `payment` with their bank; `None`
     /// for a provider without authentication (the sandbox) or a payment it does not know.
     async fn authentication(&self, _payment: &str) -> Result<Option<Authentication>, PaymentError> {
@@ -282,6 +297,16 @@ impl Payments {
         result
     }
 
+    /// [`PaymentProvider::takes_vault_tokens`].
+    pub fn takes_vault_tokens(&self) -> bool {
+        self.provider.takes_vault_tokens()
+    }
+
+    /// [`PaymentProvider::check_token`], within the timeout.
+    pub async fn check_token(&self, token: &PaymentToken, amount: Money) -> Result<(), PaymentError> {
+        self.within("the token check", self.provider.check_token(token, amount)).await
+    }
+
     /// [`PaymentProvider::lookup`], within the timeout.
     pub async fn lookup(&self, order: OrderCharge<'_>) -> Result<Lookup, PaymentError> {
         self.within("the lookup", self.provider.lookup(order)).await
@@ -295,6 +320,42 @@ impl Payments {
     /// [`PaymentProvider::cancel_payment`], within the timeout.
     pub async fn cancel_payment(&self, payment: &str) -> Result<Lookup, PaymentError> {
         self.within("the payment's cancellation", self.provider.cancel_payment(payment)).await
+    }
+
+    /// What may be recorded for an order whose provider payment is `payment` (a PaymentIntent
+    /// awaiting 3-D Secure), before it is declined: nothing to cancel (`None`) or cancelled now
+    /// is `Lookup::Declined`; a payment that was charged after all is its `Succeeded`. Every
+    /// place that declines an order asks this first, so a person who confirms with their bank
+    /// later can never be charged for an order shown as declined.
+    pub async fn release(&self, payment: Option<&str>) -> Result<Lookup, PaymentError> {
+        match payment {
+            None => Ok(Lookup::Declined),
+            Some(payment) => self.cancel_payment(payment).await,
+        }
+    }
+
+    /// A charge's answer for an order whose provider payment is `payment`, safe to record: a
+    /// decline or a token refusal stands once that payment is released ([`Payments::release`]);
+    /// one charged after all answers as that charge; one that cannot be cancelled now leaves the
+    /// outcome unknown (`Unavailable`: a retry or the reconciler settles it).
+    pub async fn settled_decline(
+        &self,
+        payment: Option<&str>,
+        answer: Result<Charge, PaymentError>,
+    ) -> Result<Charge, PaymentError> {
+        match answer {
+            Err(refusal @ (PaymentError::Declined | PaymentError::Refused(_))) if payment.is_some() => {
+                match self.release(payment).await {
+                    Ok(Lookup::Declined) => Err(refusal),
+                    Ok(Lookup::Succeeded(charge)) => Ok(charge),
+                    Ok(other) => {
+                        Err(PaymentError::Unavailable(format!("the order's payment not cancelled: {other:?}")))
+                    }
+                    Err(e) => Err(PaymentError::Unavailable(format!("the order's payment not cancelled: {e:?}"))),
+                }
+            }
+            answer => answer,
+        }
     }
 
     /// [`PaymentProvider::refunds_of`], within the timeout.

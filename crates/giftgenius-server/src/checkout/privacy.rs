@@ -1,7 +1,8 @@
 //! A person's data, and how long anything personal is kept.
 //!
 //! `delete_my_data` (the widget's Delete my data button; `giftgenius-server delete-my-data
-//! --subject S` for an operator) deletes the account's saved address, drafts, idempotency keys
+//! --subject S` for an operator) deletes the account's saved address, the name it signed in with
+//! (shown on the card page), drafts, idempotency keys
 //! (with the answers they stored) and checkout sessions, and anonymizes its orders and refunds:
 //! the recipient, address, gift message, city and the link to the account are erased; what a
 //! merchant must keep stays as the financial record (order id, gift, quantity, amount, currency,
@@ -19,7 +20,8 @@
 //! Retention (`Retention`, applied by the hourly pruning): orders keep their personal data for
 //! `--order-retention-days`, then are anonymized; anonymized orders are deleted after
 //! `--financial-retention-days`, refunds after `--refund-retention-days`, and a saved address
-//! nobody used for `--address-retention-days` is deleted.
+//! nobody used for `--address-retention-days` is deleted (so is an account's name not refreshed
+//! for as long).
 
 use std::time::Duration;
 

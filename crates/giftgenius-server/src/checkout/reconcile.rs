@@ -446,27 +446,23 @@ impl Settler {
                 }
                 Ok(Settled::Unchanged)
             }
-            Lookup::Declined => {
+            Lookup::Declined | Lookup::NotFound => {
                 // A payment the person might still confirm (a failed 3-D Secure can be retried
                 // on the page) is cancelled first: a declined order is never charged later.
-                if let Some(payment) = order.payment_ref.as_deref() {
-                    match self.payments.cancel_payment(payment).await.map_err(SettleError::Provider)? {
+                if order.payment_ref.is_some() {
+                    match self.payments.release(order.payment_ref.as_deref()).await.map_err(SettleError::Provider)? {
                         Lookup::Declined => {}
                         charged_after_all => return Box::pin(self.apply(order, charged_after_all, asked_at)).await,
                     }
                 }
-                let stored = stored_answer::<OrderData>(&call, &Err(declined(&call)))?;
+                let (answer, settled) = match lookup {
+                    Lookup::NotFound => (abandoned(&call), Settled::Abandoned),
+                    _ => (declined(&call), Settled::Declined),
+                };
+                let stored = stored_answer::<OrderData>(&call, &Err(answer))?;
                 if self.store.settle_declined(&order.id, &stored, asked_at, self.now()).await? {
-                    tracing::info!(order = order.id, reference, "order declined on the provider's word");
-                    return Ok(Settled::Declined);
-                }
-                Ok(Settled::Unchanged)
-            }
-            Lookup::NotFound => {
-                let stored = stored_answer::<OrderData>(&call, &Err(abandoned(&call)))?;
-                if self.store.settle_declined(&order.id, &stored, asked_at, self.now()).await? {
-                    tracing::info!(order = order.id, reference, "never charged; order abandoned, stock released");
-                    return Ok(Settled::Abandoned);
+                    tracing::info!(order = order.id, reference, outcome = ?settled, "order given up on the provider's word");
+                    return Ok(settled);
                 }
                 Ok(Settled::Unchanged)
             }

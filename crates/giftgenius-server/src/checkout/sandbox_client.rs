@@ -8,7 +8,7 @@ use std::time::Duration;
 use giftgenius_sandbox_pay::api::{
     CHARGES_PATH, Charge as ApiCharge, ChargeList, ChargeRequest as ApiChargeRequest, ChargeStatus, ErrorBody,
     IDEMPOTENCY_KEY_HEADER, MAX_PAGE, PaymentToken, REFUNDS_PATH, Refund as ApiRefund, RefundList, RefundRequest,
-    SETTINGS_PATH, SettingsUpdate, TOKEN_REFUSALS,
+    SETTINGS_PATH, SettingsUpdate, TOKEN_CHECK_PATH, TOKEN_REFUSALS,
 };
 use giftgenius_sandbox_pay::token::AdminToken;
 use giftgenius_types::{Currency, Money};
@@ -33,6 +33,15 @@ fn currency_code(currency: Currency) -> String {
 fn charge_of(charge: &ApiCharge) -> Option<Charge> {
     let currency = Currency::ALL.into_iter().find(|c| c.code().eq_ignore_ascii_case(&charge.currency))?;
     Some(Charge { id: charge.id.clone(), amount: Money::new(charge.amount, currency) })
+}
+
+/// A 402's reason: a vault token's refusal (one of `TOKEN_REFUSALS`), else a decline.
+async fn refusal_of(response: reqwest::Response) -> PaymentError {
+    let body: Option<ErrorBody> = response.json().await.ok();
+    match body.and_then(|b| b.error.code).filter(|code| TOKEN_REFUSALS.contains(&code.as_str())) {
+        Some(code) => PaymentError::Refused(code),
+        None => PaymentError::Declined,
+    }
 }
 
 impl SandboxClient {
@@ -86,13 +95,7 @@ impl SandboxClient {
                     _ => Err(PaymentError::KeyMismatch),
                 }
             }
-            StatusCode::PAYMENT_REQUIRED => {
-                let body: Option<ErrorBody> = response.json().await.ok();
-                match body.and_then(|b| b.error.code).filter(|code| TOKEN_REFUSALS.contains(&code.as_str())) {
-                    Some(code) => Err(PaymentError::Refused(code)),
-                    None => Err(PaymentError::Declined),
-                }
-            }
+            StatusCode::PAYMENT_REQUIRED => Err(refusal_of(response).await),
             StatusCode::BAD_REQUEST => {
                 let body: Option<ErrorBody> = response.json().await.ok();
                 match body {
@@ -247,6 +250,32 @@ impl PaymentProvider for SandboxClient {
     /// The sandbox keeps each charge under its idempotency key: the order's key finds it.
     async fn lookup(&self, order: OrderCharge<'_>) -> Result<Lookup, PaymentError> {
         self.lookup_key(order.key).await
+    }
+
+    fn takes_vault_tokens(&self) -> bool {
+        true
+    }
+
+    /// `POST /v1/payment_tokens/check`: the provider's own allowance rules, nothing recorded.
+    async fn check_token(&self, token: &PaymentToken, amount: Money) -> Result<(), PaymentError> {
+        let request = ApiChargeRequest {
+            amount: amount.amount_minor,
+            currency: currency_code(amount.currency),
+            description: String::new(),
+            payment_token: Some(token.clone()),
+        };
+        let url = format!("{}{TOKEN_CHECK_PATH}", self.base);
+        let response = super::provider_call::send(self.http.post(&url).json(&request), "POST", &url)
+            .await
+            .map_err(|e| PaymentError::Unavailable(format!("token check failed: {e}")))?;
+        match response.status() {
+            StatusCode::OK => Ok(()),
+            StatusCode::PAYMENT_REQUIRED => match refusal_of(response).await {
+                refused @ PaymentError::Refused(_) => Err(refused),
+                _ => Err(PaymentError::Unavailable("the token check answered a decline".into())),
+            },
+            other => Err(PaymentError::Unavailable(format!("token check answered {other}"))),
+        }
     }
 
     async fn is_reachable(&self, within: Duration) -> bool {

@@ -69,6 +69,10 @@ impl Checkout {
             checkout_url: format!("{}{CHECKOUT_PATH}{}", self.public_url, row.id),
             expires_at: rfc3339(row.expires_at_ms),
         };
+        // With Stripe the link opens the account's card page, which shows whose account it is.
+        if self.card_page.is_some() && !self.remember_account_name(call).await {
+            return lease.fail(call, &"the account name for the card page was not recorded").await.into();
+        }
         let result = Ok(Answer::new(CheckoutData { checkout }));
         // Fenced: a call whose lease ran out and was taken over inserts no second session for the key.
         lease

@@ -8,6 +8,18 @@
 //! idempotency key, so the key is derived from the session and the token: the same call
 //! retried replays its answer (a decline stays a decline for that token), a new token after
 //! a decline pays afresh, and any call after the draft was paid answers with its order.
+//!
+//! Before any order exists, `complete_checkout` (docs/acp.md §14):
+//! - is refused when the provider takes no vault tokens (Stripe charges saved cards: the sheet
+//!   is not even offered then, and the person confirms in the widget);
+//! - counts the attempt against the account's limit for that draft (`--hourly-sheet-payment-limit`,
+//!   HOURLY_LIMIT_EXCEEDED with `retry_after_ms` past it), so no script can try tokens at will;
+//! - asks the provider whether the token would be taken for the draft's total at all
+//!   (`check_token`, which records nothing): a made-up, used, expired or foreign token is
+//!   refused there, and costs neither an order nor a charge in the provider's ledger.
+//!
+//! A token never pays an order another key created nor one awaiting the person's bank (3-D
+//! Secure): that is REQUEST_IN_PROGRESS and the order is left as it is (`commit.rs`).
 
 use giftgenius_sandbox_pay::api::PaymentToken;
 use giftgenius_types::sheet::{
@@ -18,9 +30,14 @@ use giftgenius_types::{CommitOrderInput, DeliveryDetails, ErrorCode, Money, Orde
 use sha2::{Digest, Sha256};
 
 use super::Checkout;
+use super::payments::PaymentError;
 use crate::context::CallContext;
+use crate::error::internal;
 use crate::outcome::Outcome;
 use crate::store::DraftRow;
+
+/// The longest vault token taken (the provider's ids are far shorter).
+const MAX_TOKEN_CHARS: usize = 255;
 
 /// The provider name the sheet shows (the ACP 2025-09-29 enum has only `stripe`; our sandbox
 /// provider speaks its delegate_payment shape).
@@ -39,11 +56,49 @@ impl Checkout {
         let Some(draft_id) = draft_of_sheet_session(&input.checkout_session_id) else {
             return not_found(call).into();
         };
+        if !self.payments.takes_vault_tokens() {
+            return sheet_not_taken(call).into();
+        }
+        let draft = match self.store.draft(&call.subject, draft_id).await {
+            Ok(Some(draft)) => draft,
+            Ok(None) => return not_found(call).into(),
+            Err(e) => return internal(call, &e).into(),
+        };
+        if let Err(limited) = self.limits.take_sheet_payment(call, &draft.id).await {
+            return limited.into();
+        }
         let token = PaymentToken {
             token: input.payment_data.token.trim().to_string(),
             checkout_session_id: input.checkout_session_id.clone(),
             merchant_id: self.merchant_id.clone(),
         };
+        let plausible = !token.token.is_empty()
+            && token.token.len() <= MAX_TOKEN_CHARS
+            && token.token.bytes().all(|b| b.is_ascii_graphic());
+        if !plausible {
+            return token_refused(call).into();
+        }
+        // Only a draft with no order yet needs the token checked first: a paid one answers with
+        // its order, and a pending one is this token's own to resume or another payment's to
+        // finish (`commit.rs` decides which, before asking the provider anything).
+        match self.store.live_order_for_draft(&draft.id).await {
+            Ok(Some(_)) => {}
+            Ok(None) => {
+                let total = Money::new(draft.total_minor, draft.currency.into());
+                match self.payments.check_token(&token, total).await {
+                    Ok(()) => {}
+                    Err(PaymentError::Refused(code)) => {
+                        tracing::info!(code, "the sheet's vault token was refused before any order");
+                        return token_refused(call).into();
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = ?e, "the sheet's vault token could not be checked");
+                        return super::commit::unavailable(call, "the token check did not finish");
+                    }
+                }
+            }
+            Err(e) => return internal(call, &e).into(),
+        }
         let commit = CommitOrderInput {
             draft_id: draft_id.to_string(),
             idempotency_key: sheet_key(&input.checkout_session_id, &token.token),
@@ -51,11 +106,15 @@ impl Checkout {
         };
         // The key lives in commit_order's scope: one key space, one reconciler.
         let keyed = CallContext { tool: giftgenius_types::ToolName::CommitOrder, ..call.clone() };
-        self.pay_with_token(&keyed, &commit, token).await
+        self.pay_with_token(&keyed, &commit, token, draft).await
     }
 
     /// The sheet session of a draft with delivery details (`None` without them: nothing to ship to).
+    /// Never offered when the provider cannot take the sheet's tokens.
     pub fn sheet_session(&self, row: &DraftRow, delivery: Option<&DeliveryDetails>) -> Option<SheetCheckoutSession> {
+        if !self.payments.takes_vault_tokens() {
+            return None;
+        }
         let recipient = &delivery?.recipient;
         let currency = giftgenius_types::Currency::from(row.currency);
         let display = |minor: i64| Money::new(minor, currency).display();
@@ -117,6 +176,16 @@ impl Checkout {
 /// A session that is not the caller's draft: the answer a foreign draft gets.
 fn not_found(call: &CallContext) -> ToolError {
     ToolError::new(ErrorCode::DraftNotFound, "There is no such checkout session.", &call.reference)
+}
+
+/// `complete_checkout` when the provider takes no vault tokens: the sheet was never offered.
+fn sheet_not_taken(call: &CallContext) -> ToolError {
+    ToolError::new(
+        ErrorCode::ConfirmationRequired,
+        "This shop does not take payments from the host's payment sheet; nothing was charged. The user reviews \
+         the order and presses Confirm in the widget.",
+        &call.reference,
+    )
 }
 
 /// A vault token the provider refused (another session's, used, expired, over its allowance).

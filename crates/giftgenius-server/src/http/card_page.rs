@@ -3,11 +3,18 @@
 //! goes from Stripe's Card Element to Stripe only, never to this server or the widget.
 //!
 //! - `GET /pay/card/{capability}`: the capability (`checkout::card_links`) names the account's
-//!   Stripe Customer; a fresh SetupIntent (`usage=off_session`, card) under an idempotency key
-//!   derived from the link, and the page: the Card Element and Save card. `card.js` confirms the
-//!   SetupIntent with `stripe.confirmCardSetup` and then opens the next route.
+//!   Stripe Customer. The link is a bearer link shown where someone else could copy it, so the
+//!   page first says whose account the card goes to (the name or email the account signed in
+//!   with, recorded when the link was made: `Checkout::remember_account_name`) and asks the
+//!   person to tick "This is my account (…)" and go on. Nothing is created at Stripe yet.
+//! - `POST /pay/card/{capability}` (`account_confirmed=yes`, from this page only: the browser's
+//!   `Sec-Fetch-Site: same-origin` or our own `Origin`): without the tick it is the same page
+//!   again (422), nothing created; with it, a fresh SetupIntent (`usage=off_session`, card,
+//!   marked as confirmed in its metadata) under an idempotency key derived from the link, and
+//!   the page: the Card Element and Save card. `card.js` confirms the SetupIntent with
+//!   `stripe.confirmCardSetup` and then opens the next route.
 //! - `GET /pay/card/{capability}/saved?setup_intent=seti_…`: the SetupIntent read from Stripe
-//!   with our secret key (it must be the Customer's and `succeeded`), its card attached and made
+//!   with our secret key (it must be the Customer's, `succeeded` and confirmed), its card attached and made
 //!   the one charged, and the page says which card was saved — as Stripe reports it, whatever
 //!   the browser claimed.
 //! - `GET /pay/card.js`: the page's own script (no inline script, so the CSP needs no nonce).
@@ -19,6 +26,7 @@
 
 use std::sync::Arc;
 
+use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -32,6 +40,9 @@ use crate::checkout::stripe::StripeClient;
 use crate::checkout::stripe::cards::SetupRefused;
 use crate::context::new_reference;
 use crate::state::AppState;
+
+/// The form field the person ticks to confirm the account is theirs.
+const CONFIRM_FIELD: &str = "account_confirmed";
 
 /// The route of the page's script.
 pub const SCRIPT_PATH: &str = "/pay/card.js";
@@ -95,11 +106,14 @@ struct Opened<'a> {
     stripe: &'a StripeClient,
     page: &'a CardPage,
     customer: String,
+    /// Whose account the card is saved to, as they signed in (shown escaped).
+    account: String,
     lang: Lang,
 }
 
 /// The link's account and what the page needs; else the page to answer (the link is gone, or
-/// its account used up `--hourly-payment-lookup-limit`: every load asks Stripe).
+/// its account used up `--hourly-payment-lookup-limit`: every load counts, as the confirmed one
+/// asks Stripe).
 async fn open<'a>(app: &'a AppState, token: &str, headers: &HeaderMap) -> Result<Opened<'a>, Response> {
     let lang = Lang::from_locale(&browser_locale(headers));
     let gone = || {
@@ -120,7 +134,58 @@ async fn open<'a>(app: &'a AppState, token: &str, headers: &HeaderMap) -> Result
         Ok(Some(wait)) => return Err(too_many_loads(lang, wait)),
         Err(e) => return Err(failed(lang, "card page: the lookup limit could not be counted", e)),
     }
-    Ok(Opened { stripe, page, customer: customer.to_string(), lang })
+    // Without a name to show, the person could not tell whose account it is: not valid.
+    let account = match app.checkout.store.account_name_of_customer(customer).await {
+        Ok(Some(account)) => account,
+        Ok(None) => return Err(gone()),
+        Err(e) => return Err(failed(lang, "card page: the account's name unreadable", e)),
+    };
+    Ok(Opened { stripe, page, customer: customer.to_string(), account, lang })
+}
+
+/// Whether a form post comes from our own page: the browser says so (`Sec-Fetch-Site:
+/// same-origin`), or, from a browser that sends no fetch metadata, its `Origin` is ours (the
+/// confirmation page's `Referrer-Policy: same-origin` keeps that header from being `null`).
+fn from_our_page(headers: &HeaderMap, public_url: &str) -> bool {
+    let text = |name: header::HeaderName| headers.get(name).and_then(|v| v.to_str().ok());
+    match text(header::HeaderName::from_static("sec-fetch-site")) {
+        Some(site) => site == "same-origin",
+        None => text(header::ORIGIN).is_some_and(|sent| origin(public_url).is_some_and(|ours| ours == sent)),
+    }
+}
+
+/// The page that says whose account the card goes to and asks the person to confirm it is
+/// theirs (`refused`: they went on without, or from another site, and are asked again). It
+/// posts to itself.
+fn confirmation_page(status: StatusCode, opened: &Opened<'_>, refused: bool) -> Response {
+    let lang = opened.lang;
+    let account: &str = &opened.account;
+    let again = if refused {
+        format!("<p role=\"alert\" data-confirm-first>{}</p>", escape(lang.t(Msg::CardPageConfirmFirst)))
+    } else {
+        String::new()
+    };
+    let body = format!(
+        "<p>{intro}</p><p data-account=\"{shown}\"><strong>{whose}</strong></p>{again}\
+         <form id=\"gg-account-form\" method=\"post\"><p><label><input type=\"checkbox\" id=\"gg-account-confirm\" \
+         name=\"{CONFIRM_FIELD}\" value=\"yes\" required> {mine}</label></p>\
+         <p><button type=\"submit\">{next}</button></p></form>",
+        intro = escape(lang.t(Msg::CardPageIntro)),
+        shown = escape(account),
+        whose = escape(&lang.f(Msg::CardPageAccount, &[("account", account)])),
+        mine = escape(&lang.f(Msg::CardPageConfirmAccount, &[("account", account)])),
+        next = escape(lang.t(Msg::CardPageContinue)),
+    );
+    let mut response = page(status, lang, Msg::CardPageTitle, None, &body);
+    let headers = response.headers_mut();
+    // Its one form posts here; `same-origin` so the browser's Origin on that post is ours, not `null`.
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
+    if let Ok(csp) =
+        HeaderValue::from_str(&content_security_policy(None).replace("form-action 'none'", "form-action 'self'"))
+    {
+        headers.insert(header::CONTENT_SECURITY_POLICY, csp);
+    }
+    response
 }
 
 /// 429 with `Retry-After`: this account's card page loads (and lookups) of the hour are used up.
@@ -142,15 +207,36 @@ fn failed(lang: Lang, what: &str, error: impl std::fmt::Debug) -> Response {
     page(StatusCode::SERVICE_UNAVAILABLE, lang, Msg::CardPageTitle, None, &body)
 }
 
-/// `GET /pay/card/{token}`
+/// `GET /pay/card/{token}`: whose account, and the confirmation.
 pub async fn card_page(State(app): State<Arc<AppState>>, Path(token): Path<String>, headers: HeaderMap) -> Response {
+    match open(&app, &token, &headers).await {
+        Ok(opened) => confirmation_page(StatusCode::OK, &opened, false),
+        Err(gone) => gone,
+    }
+}
+
+/// `POST /pay/card/{token}`: with the person's confirmation from our page, the card form.
+pub async fn card_confirmed(
+    State(app): State<Arc<AppState>>,
+    Path(token): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let opened = match open(&app, &token, &headers).await {
         Ok(opened) => opened,
         Err(gone) => return gone,
     };
-    let Opened { stripe, page: card_page, customer, lang } = opened;
+    if !from_our_page(&headers, &app.checkout.public_url) {
+        tracing::warn!("card page: a confirmation posted from another site refused");
+        return confirmation_page(StatusCode::FORBIDDEN, &opened, true);
+    }
+    let confirmed = url::form_urlencoded::parse(&body).any(|(name, value)| name == CONFIRM_FIELD && value == "yes");
+    if !confirmed {
+        return confirmation_page(StatusCode::UNPROCESSABLE_ENTITY, &opened, true);
+    }
+    let Opened { stripe, page: card_page, customer, lang, .. } = opened;
     // One SetupIntent per link at Stripe (a reload replays it); the key names no one.
-    let key = format!("ggsi_{}", &hex::encode(Sha256::digest(token.as_bytes()))[..32]);
+    let key = format!("ggsc_{}", &hex::encode(Sha256::digest(token.as_bytes()))[..32]);
     let setup = match app.checkout.payments.within("the setup intent", stripe.create_setup(&customer, &key)).await {
         Ok(setup) => setup,
         Err(e) => return failed(lang, "card page: no setup intent", e),

@@ -474,7 +474,8 @@ impl GiftGenius {
         };
         let subject = subject_of(&caller, &context).unwrap_or_else(|| signed_out_subject(parts));
         let hint = client_hint(&context).map(str::to_owned);
-        let call = CallContext::with_client_hint(tool, subject, locale_of(&context), hint.as_deref());
+        let mut call = CallContext::with_client_hint(tool, subject, locale_of(&context), hint.as_deref());
+        call.account_name = caller.account_name(client_hint(&context));
         traced::record_reference(&call.reference);
         // The middleware refuses a token without the tool's scope (HTTP 403); this is the second
         // line, and the only one for a caller with no token at all.

@@ -31,6 +31,23 @@ impl Store {
         })
     }
 
+    /// Records `name` (the name or email its token carried) as what `subject` signed in with.
+    #[tracing::instrument(name = "store.keep_account_name", skip_all, fields(otel.kind = "client", db.operation.name = "keep_account_name"))]
+    pub async fn keep_account_name(&self, subject: &str, name: &str, now_ms: i64) -> StoreResult<()> {
+        on_pool!(self, |pool| {
+            sqlx::query(sql::UPSERT_ACCOUNT_NAME).bind(subject).bind(name).bind(now_ms).execute(pool).await?;
+            Ok(())
+        })
+    }
+
+    /// The name recorded for the account whose Stripe Customer is `customer`, if any.
+    #[tracing::instrument(name = "store.account_name_of_customer", skip_all, fields(otel.kind = "client", db.operation.name = "account_name_of_customer"))]
+    pub async fn account_name_of_customer(&self, customer: &str) -> StoreResult<Option<String>> {
+        on_pool!(self, |pool| {
+            Ok(sqlx::query_scalar(sql::ACCOUNT_NAME_OF_CUSTOMER).bind(customer).fetch_optional(pool).await?)
+        })
+    }
+
     /// What Stripe event `id` did when it was applied, if it was (a replay finds it).
     #[tracing::instrument(name = "store.stripe_event", skip_all, fields(otel.kind = "client", db.operation.name = "stripe_event"))]
     pub async fn stripe_event(&self, id: &str) -> StoreResult<Option<String>> {

@@ -33,6 +33,7 @@ macro_rules! delete_personal_data_in {
     ($tx:ident, $subject:expr, $now_ms:expr) => {{
         let saved_addresses =
             sqlx::query(sql::DELETE_SAVED_ADDRESS).bind($subject).execute(&mut *$tx).await?.rows_affected();
+        sqlx::query(sql::DELETE_ACCOUNT_NAME).bind($subject).execute(&mut *$tx).await?;
         let drafts = sqlx::query(sql::DELETE_DRAFTS_OF)
             .bind($subject)
             .bind(OrderStatusColumn::PendingPayment)
@@ -187,6 +188,8 @@ impl Store {
                 .rows_affected();
             done.saved_addresses_deleted =
                 sqlx::query(sql::PRUNE_SAVED_ADDRESSES).bind(addresses_before_ms).execute(pool).await?.rows_affected();
+            // The name an account signed in with goes with its saved address.
+            sqlx::query(sql::PRUNE_ACCOUNT_NAMES).bind(addresses_before_ms).execute(pool).await?;
             Ok(done)
         })
     }

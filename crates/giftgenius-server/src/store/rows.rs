@@ -163,6 +163,8 @@ text_column! {
         /// Calls that ask the payment provider about an account's saved cards, per hour:
         /// reopen_order_draft, remove_saved_card, the card page.
         PaymentLookups => "payment_lookups",
+        /// complete_checkout calls, per account and draft, per hour (`limits.rs`).
+        SheetPayments => "sheet_payments",
     }
 }
 

@@ -131,6 +131,14 @@ pub const INSERT_STRIPE_CUSTOMER: &str = "INSERT INTO accounts (subject, stripe_
      ON CONFLICT (subject) DO NOTHING";
 /// Deleted at Stripe (delete-my-data).
 pub const DELETE_STRIPE_CUSTOMER: &str = "DELETE FROM accounts WHERE subject = $1";
+/// $1 subject, $2 the name it signed in with, $3 now: the latest name wins.
+pub const UPSERT_ACCOUNT_NAME: &str = "INSERT INTO account_names (subject, name, updated_at_ms) VALUES ($1, $2, $3) \
+     ON CONFLICT (subject) DO UPDATE SET name = $2, updated_at_ms = $3";
+/// The name of the account whose Stripe Customer is $1.
+pub const ACCOUNT_NAME_OF_CUSTOMER: &str = "SELECT n.name FROM accounts a JOIN account_names n ON n.subject = a.subject \
+     WHERE a.stripe_customer_id = $1";
+pub const DELETE_ACCOUNT_NAME: &str = "DELETE FROM account_names WHERE subject = $1";
+pub const PRUNE_ACCOUNT_NAMES: &str = "DELETE FROM account_names WHERE updated_at_ms < $1";
 
 // --- Stripe's webhook events and 3-D Secure ---
 

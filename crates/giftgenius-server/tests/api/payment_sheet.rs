@@ -2,11 +2,13 @@
 //! token from the sandbox provider's delegate_payment for it, and `complete_checkout`, which pays
 //! it through commit_order's path: one order and one charge per session whatever the retries.
 
+use giftgenius_server::store::OrderStatusColumn;
 use giftgenius_types::sheet::META_CHECKOUT_SHEET;
 use serde_json::{Value, json};
 
 use crate::support::{
-    TestApp, call_as, charges, delegate_body, meta_of, orders, spawn_app, spawn_app_with, text_of, with_recipient,
+    TestApp, call_as, charges, commit_args, delegate_body, meta_of, orders, prepare_as, spawn_app, spawn_app_with,
+    text_of, with_recipient,
 };
 
 const GOOD: &str = "4242424242424242";
@@ -191,6 +193,74 @@ async fn a_token_for_another_session_or_another_users_draft_pays_nothing() {
     let (_, not_theirs) = call_as(&client, "u1", "complete_checkout", complete_args(&theirs, &token)).await;
     assert_eq!(not_theirs["error"]["code"], "DRAFT_NOT_FOUND", "{not_theirs}");
     assert_eq!(charges(&app).await, 0);
+}
+
+/// Issue 39 item 5: a made-up token costs nothing. Each is refused before an order exists (the
+/// provider's token check records nothing): five of them leave no order and no row in the
+/// provider's ledger. An account has five attempts per draft per hour; the sixth is
+/// HOURLY_LIMIT_EXCEEDED with `retry_after_ms`, even with a real token, and charges nothing;
+/// after that wait the real token pays exactly once.
+#[tokio::test]
+async fn made_up_tokens_make_no_order_and_no_charge_and_attempts_per_draft_are_limited() {
+    let app = spawn_app_with(|c| c.draft_ttl_secs = 4 * 3600).await;
+    let session = sheet_session(&app, "u1").await;
+    let client = app.client().await;
+    for n in 0..5 {
+        let made_up = format!("vt_made_up_{n}");
+        let (result, refused) = call_as(&client, "u1", "complete_checkout", complete_args(&session, &made_up)).await;
+        assert_eq!(refused["error"]["code"], "PAYMENT_DECLINED", "{refused}");
+        assert!(!text_of(&result).contains(&made_up), "the token is never echoed");
+    }
+    assert_eq!(orders(&app).await, 0, "no order for a made-up token");
+    assert_eq!(app.provider.ledger().await.len(), 0, "no charge request reached the provider");
+
+    let real = token_for(&app, &session, GOOD, "d-1").await;
+    let (_, limited) = call_as(&client, "u1", "complete_checkout", complete_args(&session, &real)).await;
+    assert_eq!(limited["error"]["code"], "HOURLY_LIMIT_EXCEEDED", "{limited}");
+    let wait = limited["error"]["retry_after_ms"].as_u64().expect("retry_after_ms");
+    assert!(wait > 0 && wait <= 3_600_000, "{wait}");
+    assert_eq!((orders(&app).await, app.provider.ledger().await.len()), (0, 0));
+    // Another account's attempts on its own draft are its own.
+    let theirs = sheet_session(&app, "u2").await;
+    let (_, other) = call_as(&client, "u2", "complete_checkout", complete_args(&theirs, "vt_made_up_x")).await;
+    assert_eq!(other["error"]["code"], "PAYMENT_DECLINED", "{other}");
+
+    app.clock.advance(std::time::Duration::from_millis(wait));
+    let (_, paid) = call_as(&client, "u1", "complete_checkout", complete_args(&session, &real)).await;
+    assert_eq!(paid["order"]["status"], "paid", "{paid}");
+    let (_, again) = call_as(&client, "u1", "complete_checkout", complete_args(&session, &real)).await;
+    assert_eq!(again["order"]["id"], paid["order"]["id"], "{again}");
+    assert_eq!((charges(&app).await, orders(&app).await, app.provider.ledger().await.len()), (1, 1, 1));
+}
+
+/// Issue 39 item 4: a token never pays an order another key created. Confirm's commit finds the
+/// provider down (the order stays pending under its key); later, past its charging window, a
+/// sheet payment of the same draft is REQUEST_IN_PROGRESS (retryable), charges nothing and
+/// leaves the order as it was; the commit's own retry then pays it once.
+#[tokio::test]
+async fn a_token_never_takes_over_an_order_another_key_left_pending() {
+    let app = spawn_app().await;
+    let client = app.client().await;
+    let (draft, confirmation) = prepare_as(&client, "u1", "pp-001").await;
+    let session = sheet_session(&app, "u1").await;
+    assert_eq!(session["id"], format!("cs_{draft}").as_str(), "the same draft");
+    app.provider.set_faults("5xx*1").await;
+    let (_, down) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_1", &confirmation)).await;
+    assert_eq!(down["error"]["code"], "PAYMENT_PROVIDER_UNAVAILABLE", "{down}");
+    app.clock.advance(std::time::Duration::from_secs(20));
+
+    let token = token_for(&app, &session, GOOD, "d-1").await;
+    let (_, refused) = call_as(&client, "u1", "complete_checkout", complete_args(&session, &token)).await;
+    assert_eq!(refused["error"]["code"], "REQUEST_IN_PROGRESS", "{refused}");
+    assert_eq!(refused["error"]["retryable"], true, "{refused}");
+    let pending = app.state.store.orders_with_status(OrderStatusColumn::PendingPayment).await.unwrap();
+    assert_eq!(pending.len(), 1, "the order is left pending, as it was");
+    assert_eq!(charges(&app).await, 0, "the token charged nothing");
+
+    let (_, paid) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_1", &confirmation)).await;
+    assert_eq!(paid["order"]["status"], "paid", "{paid}");
+    assert_eq!(paid["order"]["id"], pending[0].id.as_str());
+    assert_eq!((charges(&app).await, orders(&app).await), (1, 1));
 }
 
 #[tokio::test]

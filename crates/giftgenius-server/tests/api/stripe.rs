@@ -525,6 +525,86 @@ async fn three_d_secure_awaits_authentication_and_only_a_verified_webhook_pays_i
         .await;
 }
 
+/// Issue 39 item 4: with Stripe the host's payment sheet is never offered (Stripe takes no
+/// delegated vault tokens), and a `complete_checkout` for a draft whose order awaits 3-D Secure —
+/// even with a made-up token — is refused with the order left waiting and its PaymentIntent
+/// left as it is: the person who then confirms with their bank gets a paid order, never a
+/// declined order that was charged.
+#[tokio::test]
+async fn the_payment_sheet_cannot_decline_an_order_awaiting_3_d_secure() {
+    let (stripe, app, client, draft, token) = hooked_shop(THREE_D_SECURE, "tr-001").await;
+    stripe.step("prepare_order with Stripe: no payment sheet session in the widget's _meta");
+    let (prepared, _) =
+        call_as(&client, "u1", "prepare_order", crate::support::with_recipient(json!({"gift_id": "tr-001"}))).await;
+    assert!(meta_of(&prepared, giftgenius_types::sheet::META_CHECKOUT_SHEET).is_none(), "no sheet with Stripe");
+
+    stripe.step("commit_order (ik_1) → awaiting_authentication");
+    let (_, waiting) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_1", &token)).await;
+    assert_eq!(waiting["order"]["status"], "awaiting_authentication", "{waiting}");
+    let order = waiting["order"]["id"].as_str().unwrap().to_string();
+    let intent = intents_of(&stripe, &order).await.remove(0);
+    let intent_id = intent["id"].as_str().unwrap().to_string();
+    // Past the commit's charging window (the payments timeout and its margin): nothing of the
+    // commit is in flight any more, as when the person takes a while at their bank.
+    app.clock.advance(Duration::from_secs(20));
+
+    stripe.step("complete_checkout for the same draft with a made-up vault token → refused; nothing changes");
+    let sheet = json!({
+        "checkout_session_id": format!("cs_{draft}"),
+        "payment_data": {"token": "vt_made_up_by_anyone", "provider": "stripe"}
+    });
+    let (_, refused) = call_as(&client, "u1", "complete_checkout", sheet).await;
+    assert_eq!(refused["ok"], false, "{refused}");
+    assert_eq!(refused["error"]["code"], "CONFIRMATION_REQUIRED", "{refused}");
+    let row = app.state.store.order_by_id(&order).await.unwrap().unwrap();
+    assert!(row.awaits_authentication(), "the order still awaits the bank: {:?}", row.status);
+    let (_, got) = call_as(&client, "u1", "get_order", json!({"order_id": order})).await;
+    assert_eq!(got["order"]["status"], "awaiting_authentication", "{got}");
+    let untouched = stripe.get(&format!("/v1/payment_intents/{intent_id}"), &[]).await;
+    assert_eq!(untouched["status"], "requires_action", "the PaymentIntent is untouched");
+
+    stripe.step("The person completes 3-D Secure; Stripe's signed payment_intent.succeeded → the order is paid");
+    stripe.authenticate(&intent_id, intent["client_secret"].as_str().unwrap()).await;
+    let succeeded = stripe.get(&format!("/v1/payment_intents/{intent_id}"), &[]).await;
+    let event = stripe_event("evt_sheet_3ds", "payment_intent.succeeded", &succeeded);
+    let (status, body) = deliver(&app, &event, WEBHOOK_SECRET, now_s(&app)).await;
+    assert_eq!(status, 200, "{body}");
+    let paid = app.state.store.order_by_id(&order).await.unwrap().unwrap();
+    assert_eq!(paid.status, OrderStatusColumn::Paid, "charged and shown as paid, never declined");
+    assert_eq!(stripe.payment_intents().await.len(), 1);
+}
+
+/// Issue 39 item 4: an order whose PaymentIntent awaits the person's bank is declined only once
+/// that PaymentIntent is cancelled at Stripe. The person fails 3-D Secure (the PaymentIntent
+/// goes back to `requires_payment_method`, which the hosted page could still confirm); a retry
+/// of the commit reads it as declined and cancels it before declining the order.
+#[tokio::test]
+async fn an_order_with_a_payment_intent_is_declined_only_after_cancelling_it() {
+    let (stripe, app, client, draft, token) = hooked_shop(THREE_D_SECURE, "tr-001").await;
+    let (_, waiting) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_1", &token)).await;
+    assert_eq!(waiting["order"]["status"], "awaiting_authentication", "{waiting}");
+    let order = waiting["order"]["id"].as_str().unwrap().to_string();
+    let intent = intents_of(&stripe, &order).await.remove(0);
+    let intent_id = intent["id"].as_str().unwrap().to_string();
+    stripe.step("The person fails 3-D Secure at their bank (localstripe's stand-in, success=false)");
+    stripe
+        .post(
+            &format!("/v1/payment_intents/{intent_id}/_authenticate"),
+            &[("client_secret", intent["client_secret"].as_str().unwrap()), ("success", "false")],
+        )
+        .await;
+    let failed = stripe.get(&format!("/v1/payment_intents/{intent_id}"), &[]).await;
+    assert_eq!(failed["status"], "requires_payment_method", "{failed}");
+
+    stripe.step("commit_order again with ik_1 → PAYMENT_DECLINED, the PaymentIntent cancelled at Stripe first");
+    let (_, declined) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_1", &token)).await;
+    assert_eq!(declined["error"]["code"], "PAYMENT_DECLINED", "{declined}");
+    let row = app.state.store.order_by_id(&order).await.unwrap().unwrap();
+    assert_eq!(row.status, OrderStatusColumn::PaymentDeclined);
+    let after = stripe.get(&format!("/v1/payment_intents/{intent_id}"), &[]).await;
+    assert_eq!(after["status"], "canceled", "no later confirmation can charge a declined order: {after}");
+}
+
 /// The reconciler leaves an order awaiting authentication alone inside its window and settles
 /// it on Stripe's word once the person confirmed; past the window it cancels the PaymentIntent
 /// at Stripe and declines the order, nothing charged.

@@ -1,6 +1,7 @@
 //! Saved cards with Stripe, against localstripe: the confirm card's `_meta` (the card that pays
-//! and the card page's capability link), the hosted card page (its SetupIntent, its CSP, the
-//! card taken only as Stripe reports it), the capability refused when expired, tampered or
+//! and the card page's capability link), the hosted card page (whose account it saves to, the
+//! person's confirmation before any SetupIntent, its CSP, the card taken only as Stripe reports
+//! it), the capability refused when expired, tampered or
 //! someone else's (one page, no detail), and `remove_saved_card` (hidden from the model,
 //! idempotent, only the caller's own cards). The Card Element in a real browser is
 //! browser-tests/tests/stripe-card.test.mjs; here the browser's part (Stripe.js confirming the
@@ -35,11 +36,36 @@ struct Page {
 }
 
 async fn open(url: &str) -> Page {
-    let response = reqwest::get(url).await.unwrap();
+    page_of(reqwest::get(url).await.unwrap()).await
+}
+
+async fn page_of(response: reqwest::Response) -> Page {
     let status = response.status();
     let csp =
         response.headers().get("content-security-policy").map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
     Page { status, csp, body: response.text().await.unwrap() }
+}
+
+/// Posts the card page's confirmation form at `link` as a browser on `origin` would, `ticked` or
+/// not.
+async fn post_confirmation(link: &str, origin: &str, ticked: bool) -> Page {
+    let body = if ticked { "account_confirmed=yes" } else { "" };
+    let response = reqwest::Client::new()
+        .post(link)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("origin", origin)
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    page_of(response).await
+}
+
+/// The card form behind `link`, once the person confirmed the account is theirs on our page.
+async fn confirm(app: &TestApp, link: &str) -> Page {
+    let page = post_confirmation(link, &app.base_url, true).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    page
 }
 
 /// The value of `data-{name}="…"` in a page.
@@ -68,8 +94,7 @@ async fn confirm_in_browser(stripe: &LocalStripe, secret: &str, number: &str) ->
 async fn save_through_page(stripe: &LocalStripe, app: &TestApp, who: &str, number: &str) -> (String, Page) {
     let (_, meta) = draft_of(app, who).await;
     let link = meta["add_url"].as_str().expect("an Add a card link").to_string();
-    let page = open(&link).await;
-    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    let page = confirm(app, &link).await;
     let confirmed = confirm_in_browser(stripe, &data(&page.body, "secret"), number).await;
     assert_eq!(confirmed["status"], "succeeded", "{confirmed}");
     let saved = open(&format!("{link}/saved?setup_intent={}", confirmed["id"].as_str().unwrap())).await;
@@ -86,9 +111,12 @@ async fn the_card_page_saves_a_card_the_confirm_card_then_shows_and_charges() {
     let link = before["add_url"].as_str().unwrap();
     assert!(link.starts_with(&format!("{}/pay/card/cus_", app.base_url)), "{link}");
 
-    stripe.step("The hosted card page opens: a SetupIntent for the account's Customer");
-    let page = open(link).await;
-    assert_eq!(page.status, StatusCode::OK);
+    stripe.step("The hosted card page opens: whose account, and the confirmation (nothing at Stripe yet)");
+    let asked = open(link).await;
+    assert_eq!(asked.status, StatusCode::OK);
+    assert!(asked.body.contains("This is my account (u1)"), "{}", asked.body);
+    stripe.step("The person ticks This is my account and goes on: a SetupIntent for the account's Customer");
+    let page = confirm(&app, link).await;
     let js_origin = stripe.url.clone();
     assert!(page.csp.contains(&format!("script-src 'self' {js_origin};")), "{}", page.csp);
     assert!(page.csp.starts_with("default-src 'none'") && !page.csp.contains("unsafe-eval"), "{}", page.csp);
@@ -143,18 +171,85 @@ async fn the_page_in_spanish_and_portuguese() {
     let stripe = LocalStripe::start().await;
     let app = app_on(&stripe).await;
     let (_, meta) = draft_of(&app, "u1").await;
-    for (lang, words) in [("es-MX", "Guardar tarjeta"), ("pt-BR", "Guardar cartão")] {
-        let page = reqwest::Client::new()
-            .get(meta["add_url"].as_str().unwrap())
+    let link = meta["add_url"].as_str().unwrap();
+    for (lang, account, save) in [
+        ("es-MX", "Esta es mi cuenta (u1)", "Guardar tarjeta"),
+        ("pt-BR", "Esta é a minha conta (u1)", "Guardar cartão"),
+    ] {
+        let client = reqwest::Client::new();
+        let asked = client.get(link).header("accept-language", lang).send().await.unwrap().text().await.unwrap();
+        assert!(asked.contains(account), "{lang}: {asked}");
+        let form = client
+            .post(link)
             .header("accept-language", lang)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("sec-fetch-site", "same-origin")
+            .body("account_confirmed=yes")
             .send()
             .await
             .unwrap()
             .text()
             .await
             .unwrap();
-        assert!(page.contains(words), "{lang}: {page}");
+        assert!(form.contains(save), "{lang}: {form}");
     }
+}
+
+/// Issue 39 item 7: a card page link is a bearer link for one account, so someone could send
+/// theirs to another person and have that person save a card into the sender's account. The
+/// page says whose account it is (what the account signed in as, escaped) and creates nothing
+/// at Stripe until the person ticks "This is my account (…)" on that page: going on without the
+/// tick, or posting from another site, is refused; a SetupIntent made without the confirmation
+/// saves nothing; with it the card is saved.
+#[tokio::test]
+async fn the_card_page_says_whose_account_and_saves_nothing_without_its_confirmation() {
+    let stripe = LocalStripe::start().await;
+    let app = app_on(&stripe).await;
+    let (_, meta) = draft_of(&app, "u1").await;
+    let link = meta["add_url"].as_str().unwrap().to_string();
+    let customer = app.state.store.stripe_customer(&subject("u1")).await.unwrap().expect("the Customer");
+    let setups = || async { stripe.get("/v1/setup_intents", &[("limit", "100")]).await["data"].clone() };
+
+    stripe.step("GET the card page: it names the account (u1) and asks for the confirmation; nothing at Stripe");
+    let asked = open(&link).await;
+    assert_eq!(asked.status, StatusCode::OK, "{}", asked.body);
+    assert_eq!(data(&asked.body, "account"), "u1");
+    assert!(asked.body.contains("saved to the GiftGenius account of u1"), "{}", asked.body);
+    assert!(asked.body.contains("This is my account (u1)"), "{}", asked.body);
+    assert!(!asked.body.contains("<script") && !asked.body.contains("data-secret"), "{}", asked.body);
+    assert!(asked.csp.contains("form-action 'self'"), "{}", asked.csp);
+    assert_eq!(setups().await, json!([]), "no SetupIntent before the confirmation");
+
+    stripe.step("POST it without ticking the box → 422, asked again; from another site → 403; nothing at Stripe");
+    let unticked = post_confirmation(&link, &app.base_url, false).await;
+    assert_eq!(unticked.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", unticked.body);
+    assert!(unticked.body.contains("data-confirm-first") && !unticked.body.contains("data-secret"));
+    let forged = post_confirmation(&link, "https://attacker.example", true).await;
+    assert_eq!(forged.status, StatusCode::FORBIDDEN, "{}", forged.body);
+    assert_eq!(setups().await, json!([]), "still no SetupIntent");
+
+    stripe.step(
+        "A SetupIntent for u1's Customer made without the confirmation, confirmed with a card → Saved refuses it",
+    );
+    let unconfirmed = stripe.post("/v1/setup_intents", &[("customer", &customer), ("usage", "off_session")]).await;
+    let done = confirm_in_browser(&stripe, unconfirmed["client_secret"].as_str().unwrap(), "4242424242424242").await;
+    assert_eq!(done["status"], "succeeded", "{done}");
+    let refused = open(&format!("{link}/saved?setup_intent={}", done["id"].as_str().unwrap())).await;
+    assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", refused.body);
+    let held = stripe.get(&format!("/v1/customers/{customer}"), &[]).await;
+    assert_eq!(held["invoice_settings"]["default_payment_method"], Value::Null, "not made the card charged: {held}");
+
+    stripe.step("Ticked on our page → the card form; the card is saved");
+    let form = confirm(&app, &link).await;
+    let confirmed = confirm_in_browser(&stripe, &data(&form.body, "secret"), "4242424242424242").await;
+    let saved = open(&format!("{link}/saved?setup_intent={}", confirmed["id"].as_str().unwrap())).await;
+    assert_eq!(saved.status, StatusCode::OK, "{}", saved.body);
+    assert!(saved.body.contains("Visa •••• 4242"), "{}", saved.body);
+
+    // What the account is shown as is escaped.
+    let (_, odd) = draft_of(&app, "eve\"<i>").await;
+    let page = open(odd["add_url"].as_str().unwrap()).await;
+    assert!(page.body.contains("eve&quot;&lt;i&gt;") && !page.body.contains("<i>"), "{}", page.body);
 }
 
 #[tokio::test]
@@ -185,8 +280,7 @@ async fn an_expired_tampered_or_someone_elses_link_opens_nothing_and_says_why_to
         assert!(!page.body.contains("cus_") && !page.body.contains("secret"), "{}", page.body);
     }
     // A link of theirs opens their page, never mine; a SetupIntent of theirs saves nothing for me.
-    let their_page = open(theirs["add_url"].as_str().unwrap()).await;
-    assert_eq!(their_page.status, StatusCode::OK);
+    let their_page = confirm(&app, theirs["add_url"].as_str().unwrap()).await;
     let confirmed = confirm_in_browser(&stripe, &data(&their_page.body, "secret"), "4242424242424242").await;
     let stolen = open(&format!("{link}/saved?setup_intent={}", confirmed["id"].as_str().unwrap())).await;
     assert_eq!(stolen.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", stolen.body);

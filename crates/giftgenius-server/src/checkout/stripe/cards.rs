@@ -10,13 +10,19 @@
 //!   our secret key — its Customer must be ours and its status `succeeded` — attach its
 //!   PaymentMethod to the Customer (Stripe has done so already; localstripe does not, and
 //!   attaching a card to the Customer it belongs to changes nothing) and make it the default.
-//!   Nothing the browser says is taken as true: the page shows what Stripe answers.
+//!   Nothing the browser says is taken as true: the page shows what Stripe answers. A SetupIntent
+//!   is created only after the person confirmed on the page that the account is theirs, and says
+//!   so in its metadata ([`ACCOUNT_CONFIRMED`]); one without it (made by anyone else with our
+//!   key, or before that check existed) saves nothing.
 //! - **Removing**: every card of the Customer detached (`POST /v1/payment_methods/{id}/detach`);
 //!   removing none is a success, so the request is idempotent.
 
 use super::wire::{self, List};
 use super::{StripeClient, unavailable};
 use crate::checkout::payments::PaymentError;
+
+/// The SetupIntent metadata key saying the person confirmed the account was theirs.
+pub const ACCOUNT_CONFIRMED: &str = "giftgenius_account_confirmed";
 
 /// A saved card as it may be shown: the brand (`visa`) and last four digits.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,9 +87,16 @@ impl StripeClient {
     }
 
     /// A SetupIntent for `customer` to save one card for charges made without them
-    /// (`usage=off_session`), under `key` (the same link makes the same one at Stripe).
+    /// (`usage=off_session`), under `key` (the same link makes the same one at Stripe), once the
+    /// person confirmed the account is theirs (the card page checks that first).
     pub async fn create_setup(&self, customer: &str, key: &str) -> Result<Setup, PaymentError> {
-        let fields = [("customer", customer), ("usage", "off_session"), ("payment_method_types[]", "card")];
+        let confirmed = format!("metadata[{ACCOUNT_CONFIRMED}]");
+        let fields = [
+            ("customer", customer),
+            ("usage", "off_session"),
+            ("payment_method_types[]", "card"),
+            (confirmed.as_str(), "true"),
+        ];
         let response = self
             .post("/v1/setup_intents", Some(key), &fields)
             .await
@@ -113,8 +126,9 @@ impl StripeClient {
             // A made-up id is a 404 at Stripe, which `get` reports as unavailable: either way nothing is saved.
             Err(_) => return Err(SetupRefused::NotSaved),
         };
+        let confirmed = setup.metadata.get(ACCOUNT_CONFIRMED).map(String::as_str) == Some("true");
         let method = match (&setup.customer, setup.status.as_str(), &setup.payment_method) {
-            (Some(owner), "succeeded", Some(method)) if owner == customer => method.id().to_string(),
+            (Some(owner), "succeeded", Some(method)) if owner == customer && confirmed => method.id().to_string(),
             _ => return Err(SetupRefused::NotSaved),
         };
         let attach = format!("/v1/payment_methods/{}/attach", encode(&method));

@@ -403,7 +403,7 @@ impl PaymentProvider for StripeClient {
     async fn charge(&self, request: ChargeRequest<'_>) -> Result<Charge, PaymentError> {
         if request.token.is_some() {
             // The host's delegated-payment vault tokens are the sandbox's; Stripe charges saved cards.
-            return Err(PaymentError::Refused("vault_token_not_supported".into()));
+            return Err(PaymentError::Refused(super::payments::VAULT_TOKENS_NOT_TAKEN.into()));
         }
         let customer = self.customer_for(request.subject).await?;
         if let Some(intent) = self.intent_of(&customer, request.order_id).await? {

@@ -115,6 +115,8 @@ pub struct SetupIntent {
     pub customer: Option<String>,
     #[serde(default)]
     pub payment_method: Option<IdOr<PaymentMethod>>,
+    #[serde(default)]
+    pub metadata: std::collections::HashMap<String, String>,
 }
 
 /// A page of a list endpoint.
