@@ -380,7 +380,9 @@ impl Limits {
     /// Deletes counters no limit reads any more (keeping the previous period for support).
     pub async fn prune(&self) {
         let now = self.clock.now_ms();
-        for usage in [Usage::Suggestions, Usage::Drafts, Usage::CheckoutSessions, Usage::PaymentLookups, Usage::SheetPayments] {
+        for usage in
+            [Usage::Suggestions, Usage::Drafts, Usage::CheckoutSessions, Usage::PaymentLookups, Usage::SheetPayments]
+        {
             let current = now.div_euclid(period_ms(usage));
             if let Err(e) = self.store.prune_usage(usage, current - 1).await {
                 tracing::warn!(error = %e, usage = usage.as_str(), "pruning usage counters failed");
