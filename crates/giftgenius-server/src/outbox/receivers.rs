@@ -127,7 +127,10 @@ mod tests {
         assert_eq!(receivers.for_subject("local").as_deref(), Some(APP));
         assert_eq!(receivers.for_subject("https://issuer.example#sub").as_deref(), Some(APP));
         let chat = receivers.get("acp:chat").unwrap();
-        assert_eq!((chat.url.as_str(), chat.secret.as_str()), ("https://chat.example/hooks", "cs"));
+        assert_eq!(
+            (chat.url.as_str(), chat.secret.as_str()),
+            ("https://chat.example/hooks", "chat-webhook-secret-0123456789abcdef")
+        );
         assert_eq!(receivers.get(APP).unwrap().secret, "app-secret", "the file's first line");
     }
 
