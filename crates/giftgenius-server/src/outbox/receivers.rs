@@ -90,6 +90,10 @@ fn read_secret(file: &Path) -> anyhow::Result<String> {
         .with_context(|| format!("--order-webhook-secret-file: cannot read {}", file.display()))?;
     let secret = text.lines().next().unwrap_or("").trim().to_string();
     anyhow::ensure!(!secret.is_empty(), "--order-webhook-secret-file {}: the first line is empty", file.display());
+    // The rule every shared secret passes (ACP platforms' webhook secrets too): a short one is
+    // guessable, and whoever guesses it can sign order events the receiver trusts.
+    giftgenius_sandbox_pay::token::check_strength(&secret)
+        .map_err(|why| anyhow::anyhow!("--order-webhook-secret-file {}: {why}", file.display()))?;
     Ok(secret)
 }
 
@@ -106,6 +110,9 @@ fn is_loopback_host(url: &url::Url) -> bool {
 mod tests {
     use super::*;
 
+    /// The app's own order-event secret in the tests: 32 characters or more, as every secret.
+    const APP_SECRET: &str = "app-order-events-secret-0123456789";
+
     fn platforms() -> Platforms {
         Platforms::parse(
             r#"[{"name": "chat", "api_key": "chat-platform-key-0123456789abcdef", "webhook_url": "https://chat.example/hooks",
@@ -118,7 +125,7 @@ mod tests {
     #[test]
     fn an_acp_order_goes_to_its_platform_and_an_app_order_to_the_app_receiver() {
         let secret = tempfile::NamedTempFile::new().unwrap();
-        std::fs::write(secret.path(), "app-secret\nignored\n").unwrap();
+        std::fs::write(secret.path(), format!("{APP_SECRET}\nignored\n")).unwrap();
         let receivers =
             Receivers::from_config(Some("http://127.0.0.1:9/orders"), Some(secret.path()), Some(&platforms())).unwrap();
         assert_eq!(receivers.for_subject("acp:chat").as_deref(), Some("acp:chat"));
@@ -131,7 +138,7 @@ mod tests {
             (chat.url.as_str(), chat.secret.as_str()),
             ("https://chat.example/hooks", "chat-webhook-secret-0123456789abcdef")
         );
-        assert_eq!(receivers.get(APP).unwrap().secret, "app-secret", "the file's first line");
+        assert_eq!(receivers.get(APP).unwrap().secret, APP_SECRET, "the file's first line");
     }
 
     #[test]
@@ -143,12 +150,26 @@ mod tests {
     }
 
     #[test]
+    fn a_short_or_unprintable_app_secret_is_refused_naming_the_setting_not_the_secret() {
+        for weak in ["app-secret", "has a space but is long enough 0123456789"] {
+            let secret = tempfile::NamedTempFile::new().unwrap();
+            std::fs::write(secret.path(), format!("{weak}\n")).unwrap();
+            let refused = Receivers::from_config(Some("http://127.0.0.1:9/orders"), Some(secret.path()), None)
+                .err()
+                .unwrap_or_else(|| panic!("{weak:?} was accepted"))
+                .to_string();
+            assert!(refused.starts_with("--order-webhook-secret-file"), "{refused}");
+            assert!(!refused.contains(weak), "the secret is never in the message: {refused}");
+        }
+    }
+
+    #[test]
     fn the_app_flags_go_together_and_need_a_secret() {
         let empty = tempfile::NamedTempFile::new().unwrap();
         assert!(Receivers::from_config(Some("https://o.example/"), None, None).is_err());
         assert!(Receivers::from_config(None, Some(empty.path()), None).is_err());
         assert!(Receivers::from_config(Some("https://o.example/"), Some(empty.path()), None).is_err(), "empty secret");
-        std::fs::write(empty.path(), "s\n").unwrap();
+        std::fs::write(empty.path(), format!("{APP_SECRET}\n")).unwrap();
         assert!(Receivers::from_config(Some("file:///etc/passwd"), Some(empty.path()), None).is_err());
     }
 }

@@ -262,7 +262,7 @@ async fn retry_after_holds_the_next_attempt_back() {
 
 #[tokio::test]
 async fn a_signature_the_receiver_refuses_makes_the_event_dead_at_once() {
-    let (app, receiver) = with_receiver("not-the-receivers-secret", SECRET, |_| {}).await;
+    let (app, receiver) = with_receiver("not-the-receivers-secret-0123456789abcdef", SECRET, |_| {}).await;
     let (order, _) = place(&app, "ana", "hh-010", "ik_bad_secret").await;
     let events =
         events_when(&app, &order, "the event dead", |e| e.first().is_some_and(|e| e.status == OutboxStatus::Dead))
