@@ -398,6 +398,22 @@ async fn hooked_shop(card: &str, gift: &str) -> (LocalStripe, TestApp, RunningSe
     (stripe, app, client, draft, token)
 }
 
+/// `commit_order` (ik_1) of `draft` with a 3-D Secure card: the order, which awaits the bank,
+/// and its PaymentIntent (with its id).
+async fn commit_awaiting_the_bank(
+    stripe: &LocalStripe,
+    client: &RunningService<RoleClient, ()>,
+    draft: &str,
+    token: &str,
+) -> (String, Value, String) {
+    let (_, waiting) = call_as(client, "u1", "commit_order", commit_args(draft, "ik_1", token)).await;
+    assert_eq!(waiting["order"]["status"], "awaiting_authentication", "{waiting}");
+    let order = waiting["order"]["id"].as_str().unwrap().to_string();
+    let intent = intents_of(stripe, &order).await.remove(0);
+    let intent_id = intent["id"].as_str().unwrap().to_string();
+    (order, intent, intent_id)
+}
+
 /// A Stripe event of `kind` about `object`, as Stripe sends it.
 fn stripe_event(id: &str, kind: &str, object: &Value) -> Value {
     json!({"id": id, "object": "event", "type": kind, "api_version": "2024-06-20", "data": {"object": object}})
@@ -539,11 +555,7 @@ async fn the_payment_sheet_cannot_decline_an_order_awaiting_3_d_secure() {
     assert!(meta_of(&prepared, giftgenius_types::sheet::META_CHECKOUT_SHEET).is_none(), "no sheet with Stripe");
 
     stripe.step("commit_order (ik_1) → awaiting_authentication");
-    let (_, waiting) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_1", &token)).await;
-    assert_eq!(waiting["order"]["status"], "awaiting_authentication", "{waiting}");
-    let order = waiting["order"]["id"].as_str().unwrap().to_string();
-    let intent = intents_of(&stripe, &order).await.remove(0);
-    let intent_id = intent["id"].as_str().unwrap().to_string();
+    let (order, intent, intent_id) = commit_awaiting_the_bank(&stripe, &client, &draft, &token).await;
     // Past the commit's charging window (the payments timeout and its margin): nothing of the
     // commit is in flight any more, as when the person takes a while at their bank.
     app.clock.advance(Duration::from_secs(20));
@@ -581,11 +593,7 @@ async fn the_payment_sheet_cannot_decline_an_order_awaiting_3_d_secure() {
 #[tokio::test]
 async fn an_order_with_a_payment_intent_is_declined_only_after_cancelling_it() {
     let (stripe, app, client, draft, token) = hooked_shop(THREE_D_SECURE, "tr-001").await;
-    let (_, waiting) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_1", &token)).await;
-    assert_eq!(waiting["order"]["status"], "awaiting_authentication", "{waiting}");
-    let order = waiting["order"]["id"].as_str().unwrap().to_string();
-    let intent = intents_of(&stripe, &order).await.remove(0);
-    let intent_id = intent["id"].as_str().unwrap().to_string();
+    let (order, intent, intent_id) = commit_awaiting_the_bank(&stripe, &client, &draft, &token).await;
     stripe.step("The person fails 3-D Secure at their bank (localstripe's stand-in, success=false)");
     stripe
         .post(
@@ -809,11 +817,7 @@ async fn a_refund_at_stripe_of_all_that_is_left_cancels_the_order() {
 #[tokio::test]
 async fn a_charge_that_lands_on_a_declined_order_is_refunded_in_full_once() {
     let (stripe, app, client, draft, token) = hooked_shop(THREE_D_SECURE, "tr-001").await;
-    let (_, waiting) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_1", &token)).await;
-    assert_eq!(waiting["order"]["status"], "awaiting_authentication", "{waiting}");
-    let order = waiting["order"]["id"].as_str().unwrap().to_string();
-    let intent = intents_of(&stripe, &order).await.remove(0);
-    let intent_id = intent["id"].as_str().unwrap().to_string();
+    let (order, intent, intent_id) = commit_awaiting_the_bank(&stripe, &client, &draft, &token).await;
     app.clock.advance(Duration::from_secs(60)); // past its charging window
     let now = app.clock.now_ms();
     assert!(app.state.store.settle_declined(&order, "{}", now, now).await.unwrap(), "declined here");
