@@ -81,8 +81,11 @@ impl Weights {
         let (Some(begin), Some(end)) = (begin, end) else {
             return Err(fail(format!("data_offsets {:?} are not two numbers", entry.get("data_offsets"))));
         };
-        let count = shape.iter().product::<usize>();
-        let want = count as u64 * 4;
+        // A config and header may agree on absurd sizes: refuse any whose bytes overflow.
+        let count = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+        let Some((count, want)) = count.and_then(|c| Some((c, u64::try_from(c).ok()?.checked_mul(4)?))) else {
+            return Err(fail(format!("shape {shape:?} is too large")));
+        };
         if end < begin || end - begin != want || end > self.data_len {
             return Err(fail(format!(
                 "data_offsets [{begin}, {end}] do not hold {want} bytes inside the {} data bytes",
@@ -170,6 +173,15 @@ mod tests {
         for p in [path, path2, path3] {
             let _ = std::fs::remove_file(p);
         }
+    }
+
+    #[test]
+    fn a_shape_whose_size_overflows_is_refused_not_allocated() {
+        let header = format!(r#"{{"t":{{"dtype":"F32","shape":[{m},{m}],"data_offsets":[0,8]}}}}"#, m = usize::MAX);
+        let path = file("huge", &header, &two_floats());
+        let err = Weights::open(&path).and_then(|mut w| w.tensor("t", &[usize::MAX, usize::MAX]));
+        assert!(matches!(err, Err(ModelError::Tensor { ref reason, .. }) if reason.contains("too large")), "{err:?}");
+        let _ = std::fs::remove_file(path);
     }
 
     #[test]
