@@ -95,7 +95,12 @@ impl Linear {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
     fn forward_avx2_fma(&self, x: &[f32], y: &mut [f32]) {
-        self.tiles::<4, 3>(x, y, |xs, ws| avx2::tile_4x3(xs, ws));
+        if x.len() == self.inp {
+            // One row (a neighbour search): more outputs per tile instead of repeated rows.
+            self.tiles::<1, 8>(x, y, |xs, ws| avx2::tile::<1, 8>(xs, ws));
+        } else {
+            self.tiles::<4, 3>(x, y, |xs, ws| avx2::tile::<4, 3>(xs, ws));
+        }
     }
 
     /// The product in tiles of `R` tokens × `O` outputs, each computed by `tile`.
@@ -215,15 +220,22 @@ mod avx2 {
     use super::LANES;
     use std::arch::x86_64::*;
 
-    /// 4 token rows × 3 weight rows: 12 accumulators, 3 weight and 1 token register of the 16.
+    /// `R` token rows × `O` weight rows; 4 × 3 keeps 12 accumulators, 3 weight and 1 token
+    /// register of the 16, and 1 × 8 serves a single row (a neighbour search's query).
     #[target_feature(enable = "avx2,fma")]
-    pub(super) fn tile_4x3(xs: [&[[f32; LANES]]; 4], ws: [&[[u16; LANES]]; 3]) -> [[f32; 3]; 4] {
+    pub(super) fn tile<const R: usize, const O: usize>(
+        xs: [&[[f32; LANES]]; R],
+        ws: [&[[u16; LANES]]; O],
+    ) -> [[f32; O]; R] {
         let k = ws.iter().map(|r| r.len()).chain(xs.iter().map(|r| r.len())).min().unwrap_or(0);
         let xs = xs.map(|x| &x[..k]);
         let ws = ws.map(|w| &w[..k]);
-        let mut acc = [[_mm256_setzero_ps(); 3]; 4];
+        let mut acc = [[_mm256_setzero_ps(); O]; R];
         for i in 0..k {
-            let w = [widen(&ws[0][i]), widen(&ws[1][i]), widen(&ws[2][i])];
+            let mut w = [_mm256_setzero_ps(); O];
+            for (w, row) in w.iter_mut().zip(&ws) {
+                *w = widen(&row[i]);
+            }
             for (r, x) in xs.iter().enumerate() {
                 let x = load(&x[i]);
                 for (a, w) in acc[r].iter_mut().zip(&w) {

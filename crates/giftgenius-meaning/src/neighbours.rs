@@ -1,30 +1,33 @@
 //! The terms nearest in meaning to a query: a brute-force scan of every term's vector.
 //!
-//! Brute force is exact and simple, and fast enough for a catalog's vocabulary (the bench
-//! example measures 5,000 and 50,000 terms); the vectors sit in one contiguous array so the
-//! scan streams through memory.
+//! Brute force is simple and fast enough for a catalog's vocabulary (the bench example
+//! measures 5,000 and 50,000 terms). The scan is a matrix product of the query with the terms'
+//! unit vectors, done by the encoder's own dense-layer kernel: the vectors are kept as bfloat16
+//! (half the memory to stream through; a cosine is then within about 0.002 of the exact one).
 
 use crate::embedding::{DIM, Embedding, dot};
+use crate::linear::Linear;
 
 /// Terms and their embeddings, searchable by cosine similarity.
 pub struct Neighbours {
     terms: Vec<String>,
-    /// Row `i` is term `i`'s vector, scaled to unit length (so a dot product is the cosine).
-    vectors: Vec<f32>,
+    /// Output `i` is term `i`'s vector scaled to unit length, so it gives the cosine.
+    vectors: Linear,
 }
 
 impl Neighbours {
     /// Indexes `terms` in the order given: [`Neighbours::nearest`] answers with these indices.
     pub fn new(terms: Vec<(String, Embedding)>) -> Neighbours {
         let mut vectors = Vec::with_capacity(terms.len() * DIM);
-        let terms = terms
+        let terms: Vec<String> = terms
             .into_iter()
             .map(|(term, e)| {
-                vectors.extend_from_slice(&unit(e.values()));
+                vectors.extend_from_slice(&unit(e.values()).map(|v| if v.is_finite() { v } else { 0.0 }));
                 term
             })
             .collect();
-        Neighbours { terms, vectors }
+        let count = terms.len();
+        Neighbours { terms, vectors: Linear::new(vectors, vec![0.0; count], DIM, count) }
     }
 
     /// The number of terms.
@@ -45,14 +48,14 @@ impl Neighbours {
     /// At most `k` terms whose cosine with `query` is at least `min_cosine`, most similar first
     /// (equal similarities in index order), each as (index, cosine).
     pub fn nearest(&self, query: &Embedding, k: usize, min_cosine: f32) -> Vec<(usize, f32)> {
-        let query = unit(query.values());
         // Kept sorted best first; a candidate enters when it beats the worst kept one.
         let mut best: Vec<(usize, f32)> = Vec::with_capacity(k + 1);
-        if k == 0 {
+        if k == 0 || self.terms.is_empty() {
             return best;
         }
-        for (i, row) in self.vectors.chunks_exact(DIM).enumerate() {
-            let score = dot(&query, row);
+        let mut scores = vec![0f32; self.terms.len()];
+        self.vectors.forward(&unit(query.values()), &mut scores);
+        for (i, &score) in scores.iter().enumerate() {
             if score.is_nan() || score < min_cosine || (best.len() == k && score <= best[k - 1].1) {
                 continue;
             }
@@ -96,7 +99,7 @@ mod tests {
         let near = index().nearest(&toward(0, 0.0), 3, -1.0);
         let order: Vec<usize> = near.iter().map(|&(i, _)| i).collect();
         assert_eq!(order, [2, 1, 3]);
-        assert!((near[1].1 - 3.0 / 10f32.sqrt()).abs() < 1e-6, "{near:?}");
+        assert!((near[1].1 - 3.0 / 10f32.sqrt()).abs() < 2e-3, "{near:?}");
     }
 
     #[test]
