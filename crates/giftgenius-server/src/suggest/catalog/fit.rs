@@ -27,12 +27,13 @@ use super::{CatalogGift, price_in};
 /// One exact match in a tag, at full specificity.
 pub(super) const UNIT: i64 = 1000;
 
-/// An interest counts as met from this strength on (a related term in a tag is; a loosely
-/// related word in a description is not).
-pub(super) const MATCH_FLOOR: i64 = 300;
+/// An interest counts as met from this strength on: its own words anywhere, a close related term
+/// (weight 0.7 or more) in a tag, a same-meaning one in the name or description; a term only of
+/// the same broad kind ("skateboarding": "sports", 0.5) adds to a gift that is met, never meets.
+pub(super) const MATCH_FLOOR: i64 = 400;
 
 /// A related term's clause at most this much of the interest's own words.
-const RELATED_CEILING: f64 = 0.8;
+const RELATED_CEILING: f64 = 0.85;
 /// Related terms per interest at most (the nearest ones: more only add noise and walk cost).
 pub(super) const MAX_RELATED: usize = 16;
 
@@ -71,8 +72,8 @@ const RELATIONSHIP_OTHER_RECIPIENT: i64 = 40;
 const AGE_FIT: i64 = 120;
 const PRICE_FIT: i64 = 150;
 
-/// One way an interest can be met: all `stems` in one field of the gift (a title, a
-/// description, or one whole tag).
+/// One way an interest can be met: all `stems` in one field of the gift (its title, its
+/// description), or a tag that is exactly these words.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Clause {
     /// Content stems, at least one.
@@ -84,10 +85,9 @@ pub(super) struct Clause {
 }
 
 impl Clause {
-    /// The tag phrase the clause meets when it has several words ("board game"), else `None`
-    /// (one word meets any tag with that word).
-    pub fn phrase(&self) -> Option<String> {
-        (self.stems.len() >= 2).then(|| self.stems.join(" "))
+    /// The whole tag the clause meets, as the index keys tags: its stems joined by a space.
+    pub fn key(&self) -> String {
+        self.stems.join(" ")
     }
 }
 
@@ -306,11 +306,8 @@ impl GiftTerms {
     /// tag that meets it.
     pub fn meets(&self, clause: &Clause) -> (u8, Option<usize>) {
         let all_in = |field: &[String]| clause.stems.iter().all(|s| field.contains(s));
-        let tag = if clause.stems.len() == 1 {
-            self.tags.iter().position(|t| t.contains(&clause.stems[0]))
-        } else {
-            self.tags.iter().position(|t| *t == clause.stems)
-        };
+        // A tag only whole: "gaming" is not "board games", "craft beer" not "crafts".
+        let tag = self.tags.iter().position(|t| *t == clause.stems);
         let mut mask = if tag.is_some() { TAG } else { 0 };
         if !clause.tags_only {
             if all_in(&self.title) {
@@ -405,7 +402,7 @@ mod tests {
         assert_eq!(terms.meets(&clause("craft beer")).0, 0);
         assert_eq!(terms.meets(&clause("crafting")).0, TAG);
         assert_eq!(terms.meets(&clause("board games")), (TAG, Some(1)));
-        assert_eq!(terms.meets(&clause("games")), (TAG, Some(1)));
+        assert_eq!(terms.meets(&clause("games")).0, 0, "a tag is met whole");
         assert_eq!(terms.meets(&clause("hip belt")).0, TITLE);
         assert_eq!(terms.meets(&clause("plant")).0, DESCRIPTION);
     }

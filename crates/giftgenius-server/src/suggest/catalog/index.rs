@@ -1,7 +1,7 @@
 //! The catalog's index, built once per catalog, so a query touches only the gifts it can match.
 //!
-//! Per term (a stem of `text.rs`, or a tag of several words as one phrase, "board game"): which
-//! gifts have it in a tag, in the title, in the description, and in how many gifts it occurs
+//! Per term (a stem of `text.rs`, or a whole tag as its stems, "board game"): which gifts have
+//! it as a tag, in the title, in the description, and in how many gifts it occurs
 //! (for specificity). Per gift: the few numbers the hard filters and the score need (price,
 //! ages, stock, relationship and occasion bits), packed together. Per term also its most common
 //! surface form, so a model can embed the catalog's own words ([`Index::vocabulary`]).
@@ -179,17 +179,10 @@ impl Index {
             let tag_terms = tag_lists.entry(list).or_insert_with(|| {
                 let mut found = Vec::new();
                 for tag in gift.tags.iter() {
-                    for (_, word) in text::word_spans(tag) {
-                        let lower = text::lower(word);
-                        let folded = text::fold(&lower);
-                        if text::content(&folded) {
-                            let t = terms.term(&text::stem(&folded));
-                            terms.seen(t, &lower, 1);
-                            found.push(t);
-                        }
-                    }
-                    if let Some(phrase) = text::tag_phrase(tag) {
-                        let t = terms.term(&phrase);
+                    // A tag is met whole ("board games", never "games"): one term per tag.
+                    let key = text::stems(tag).join(" ");
+                    if !key.is_empty() {
+                        let t = terms.term(&key);
                         terms.seen(t, &text::tag_surface(tag), 1);
                         found.push(t);
                     }
@@ -283,11 +276,12 @@ impl Index {
         words
     }
 
-    /// The gifts with a tag of one of `stems` (each a word's stem), each once, ascending.
-    pub fn tagged_with<'s>(&self, stems: impl IntoIterator<Item = &'s str>) -> Vec<u32> {
+    /// The gifts with one of `tags` (each a tag's stems joined by a space, `fit::Clause::key`),
+    /// each once, ascending.
+    pub fn tagged_with<'s>(&self, tags: impl IntoIterator<Item = &'s str>) -> Vec<u32> {
         let mut seen = vec![0u64; self.packed.len().div_ceil(64)];
-        for stem in stems {
-            match self.terms.get(stem).map(|&t| &self.postings[t as usize][0]) {
+        for tag in tags {
+            match self.terms.get(tag).map(|&t| &self.postings[t as usize][0]) {
                 Some(Postings::Sparse(list)) => {
                     for &n in list.iter() {
                         seen[n as usize / 64] |= 1 << (n % 64);
@@ -351,11 +345,10 @@ impl Index {
             .chain(plan.implied.iter().map(|c| (None, c)));
         for (interest, clause) in clauses {
             let words: Option<Vec<u32>> = clause.stems.iter().map(|s| self.terms.get(s.as_str()).copied()).collect();
-            let tag_term = match clause.phrase() {
-                Some(phrase) => self.terms.get(phrase.as_str()).copied(),
-                None => words.as_ref().and_then(|w| w.first().copied()),
-            };
-            let tag = tag_term.and_then(|t| list(&self.postings[t as usize][0]).map(|c| vec![c]));
+            let tag = self
+                .terms
+                .get(clause.key().as_str())
+                .copied().and_then(|t| list(&self.postings[t as usize][0]).map(|c| vec![c]));
             let mut text = |field: usize| -> Option<Vec<usize>> {
                 if clause.tags_only {
                     return None;

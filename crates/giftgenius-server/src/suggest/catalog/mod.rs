@@ -259,16 +259,16 @@ impl Catalog {
         self.gifts.len()
     }
 
-    /// Every gift sharing a tag with `gift`, and perhaps a few more (a tag with a word of the
-    /// same stem), in id order: from the index's tag lists rather than a scan of every gift (an
-    /// out-of-stock gift's alternatives, issue 28). A tag without a word to look up ("-") reads
-    /// every gift.
+    /// Every gift sharing a tag with `gift`, and perhaps a few more (a tag of the same stems,
+    /// "craft" and "crafts"), in id order: from the index's tag lists rather than a scan of every
+    /// gift (an out-of-stock gift's alternatives, issue 28). A tag without a word to look up
+    /// ("-") reads every gift.
     pub fn sharing_a_tag<'a>(&'a self, gift: &CatalogGift) -> Box<dyn Iterator<Item = &'a CatalogGift> + 'a> {
-        let stems: Vec<Vec<String>> = gift.tags.iter().map(|tag| text::stems(tag)).collect();
-        if stems.iter().any(Vec::is_empty) {
+        let keys: Vec<String> = gift.tags.iter().map(|tag| text::stems(tag).join(" ")).collect();
+        if keys.iter().any(String::is_empty) {
             return Box::new(self.gifts.iter());
         }
-        let numbers = self.index.tagged_with(stems.iter().flatten().map(String::as_str));
+        let numbers = self.index.tagged_with(keys.iter().map(String::as_str));
         Box::new(numbers.into_iter().filter_map(|n| self.gifts.get(n as usize)))
     }
 

@@ -180,7 +180,7 @@ impl Stats for Linear<'_> {
     }
     fn df(&self, term: &str) -> usize {
         let has = |t: &GiftTerms| {
-            t.tags.iter().any(|tag| tag.iter().any(|s| s == term) || tag.join(" ") == term)
+            t.tags.iter().any(|tag| tag.join(" ") == term)
                 || t.title.iter().any(|s| s == term)
                 || t.description.iter().any(|s| s == term)
         };
