@@ -34,6 +34,8 @@ pub(super) const MATCH_FLOOR: i64 = 400;
 
 /// A related term's clause at most this much of the interest's own words.
 const RELATED_CEILING: f64 = 0.85;
+/// A related term this close (0–1) or closer can meet an interest on its own.
+const MEETS_FROM: f64 = 0.6;
 /// Related terms per interest at most (the nearest ones: more only add noise and walk cost).
 pub(super) const MAX_RELATED: usize = 16;
 
@@ -82,6 +84,9 @@ pub(super) struct Clause {
     pub weight: i64,
     /// Only a tag may meet it (what an occasion or an age implies is a kind of gift).
     pub tags_only: bool,
+    /// Whether it can meet the interest on its own (its own words, a close related term), or
+    /// only adds to a gift that another clause met (a broader kind: "cats": "pets").
+    pub meets: bool,
 }
 
 impl Clause {
@@ -121,30 +126,33 @@ impl Plan {
             .iter()
             .map(|interest| {
                 let mut clauses: Vec<Clause> = Vec::new();
-                let mut add = |stems: Vec<String>, closeness: f64| {
+                let mut add = |stems: Vec<String>, closeness: f64, meets: bool| {
                     if stems.is_empty() {
                         return;
                     }
                     let weight = (UNIT as f64 * closeness * spec(&stems)).round() as i64;
                     match clauses.iter_mut().find(|c| c.stems == stems) {
-                        Some(c) => c.weight = c.weight.max(weight),
-                        None => clauses.push(Clause { stems, weight, tags_only: false }),
+                        Some(c) => {
+                            c.weight = c.weight.max(weight);
+                            c.meets |= meets;
+                        }
+                        None => clauses.push(Clause { stems, weight, tags_only: false, meets }),
                     }
                 };
-                add(text::stems(interest), 1.0);
+                add(text::stems(interest), 1.0, true);
                 let mut related: Vec<(String, f64)> =
                     Vocabulary::builtin().related(interest).into_iter().map(|(t, w)| (t, f64::from(w))).collect();
                 if let Some(model) = model {
-                    related.extend(
-                        model.related(interest).into_iter().map(|(t, c)| (t, f64::from(weight_of_cosine(c)))),
-                    );
+                    related
+                        .extend(model.related(interest).into_iter().map(|(t, c)| (t, f64::from(weight_of_cosine(c)))));
                 }
                 // Strongest first, then by the words, so the cut is the same whatever the order.
                 related.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
                 related.truncate(MAX_RELATED);
                 for (term, closeness) in related {
                     if closeness > 0.0 {
-                        add(text::stems(&term), RELATED_CEILING * closeness.min(1.0));
+                        let closeness = closeness.min(1.0);
+                        add(text::stems(&term), RELATED_CEILING * closeness, closeness >= MEETS_FROM);
                     }
                 }
                 clauses
@@ -158,7 +166,7 @@ impl Plan {
             let stems = text::stems(tag);
             match implied.iter_mut().find(|c| c.stems == stems) {
                 Some(c) => c.weight = c.weight.max(weight),
-                None => implied.push(Clause { stems, weight, tags_only: true }),
+                None => implied.push(Clause { stems, weight, tags_only: true, meets: false }),
             }
         }
         let other_recipient = matches!(q.occasion, Some(Occasion::BabyShower));
@@ -332,6 +340,24 @@ impl GiftTerms {
         }
         best
     }
+
+    /// Whether an interest (its `clauses`) is met: its strength (the best clause's) and the
+    /// clause that met it with its fields, when a clause that can meet on its own reaches
+    /// [`MATCH_FLOOR`].
+    pub fn interest(&self, clauses: &[Clause]) -> Option<(i64, usize, u8)> {
+        let mut meeting: Option<(i64, usize, u8)> = None;
+        let mut any = 0;
+        for (c, clause) in clauses.iter().enumerate() {
+            let (mask, _) = self.meets(clause);
+            let strength = strength(clause.weight, mask);
+            any = any.max(strength);
+            if clause.meets && strength > 0 && meeting.is_none_or(|(s, _, _)| strength > s) {
+                meeting = Some((strength, c, mask));
+            }
+        }
+        let (s, c, mask) = meeting?;
+        (s >= MATCH_FLOOR).then_some((any, c, mask))
+    }
 }
 
 /// A clause of `weight` met in the fields of `mask`.
@@ -350,9 +376,7 @@ pub(super) fn score(gift: &CatalogGift, terms: &GiftTerms, q: &SuggestGiftsQuery
     let mut total = 0;
     let mut matched = 0u16;
     for (k, clauses) in plan.interests.iter().enumerate() {
-        if let Some((s, _, _)) = terms.best(clauses)
-            && s >= MATCH_FLOOR
-        {
+        if let Some((s, _, _)) = terms.interest(clauses) {
             total += s;
             matched |= 1 << k;
         }
@@ -397,7 +421,7 @@ mod tests {
             title: text::stems("Padded Hip Belt"),
             description: text::stems("Take care of your plants with a self-watering pot."),
         };
-        let clause = |s: &str| Clause { stems: text::stems(s), weight: UNIT, tags_only: false };
+        let clause = |s: &str| Clause { stems: text::stems(s), weight: UNIT, tags_only: false, meets: true };
         assert_eq!(terms.meets(&clause("hip hop")).0, 0);
         assert_eq!(terms.meets(&clause("craft beer")).0, 0);
         assert_eq!(terms.meets(&clause("crafting")).0, TAG);

@@ -157,6 +157,8 @@ struct Compiled {
     weight: i64,
     /// The interest it serves, or `None` for an implied tag.
     interest: Option<usize>,
+    /// It can meet its interest on its own (`Clause::meets`).
+    meets: bool,
 }
 
 impl Index {
@@ -348,7 +350,8 @@ impl Index {
             let tag = self
                 .terms
                 .get(clause.key().as_str())
-                .copied().and_then(|t| list(&self.postings[t as usize][0]).map(|c| vec![c]));
+                .copied()
+                .and_then(|t| list(&self.postings[t as usize][0]).map(|c| vec![c]));
             let mut text = |field: usize| -> Option<Vec<usize>> {
                 if clause.tags_only {
                     return None;
@@ -357,7 +360,12 @@ impl Index {
             };
             let (title, description) = (text(1), text(2));
             if tag.is_some() || title.is_some() || description.is_some() {
-                compiled.push(Compiled { fields: [tag, title, description], weight: clause.weight, interest });
+                compiled.push(Compiled {
+                    fields: [tag, title, description],
+                    weight: clause.weight,
+                    interest,
+                    meets: clause.meets,
+                });
             }
         }
         (compiled, cursors)
@@ -387,7 +395,9 @@ impl Index {
             return; // no interest can match any gift, and interests were asked for
         }
         let jump = asked > 0 && interest_cursors.iter().all(|&c| matches!(cursors[c], Cursor::Sparse(_)));
-        // Per interest and gift of the chunk, its best strength; per gift, the implied tags'.
+        // Per interest and gift of the chunk, its best strength of a clause that can meet it and
+        // of any clause; per gift, the implied tags'.
+        let mut meeting = vec![0u16; asked * CHUNK];
         let mut strength = vec![0u16; asked * CHUNK];
         let mut implied = vec![0u16; CHUNK];
         let mut touched: Bitmap = [0; CHUNK_WORDS];
@@ -439,23 +449,28 @@ impl Index {
                             .fold(0u8, |m, (f, field)| if met[f][w] & bit != 0 { m | field } else { m });
                         let s = fit::strength(clause.weight, mask) as u16;
                         let slot = match clause.interest {
-                            Some(k) => &mut strength[k * CHUNK + i],
+                            Some(k) => {
+                                if clause.meets {
+                                    meeting[k * CHUNK + i] = meeting[k * CHUNK + i].max(s);
+                                }
+                                &mut strength[k * CHUNK + i]
+                            }
                             None => &mut implied[i],
                         };
                         *slot = (*slot).max(s);
                     }
-                    if clause.interest.is_some() {
+                    if clause.meets {
                         touched[w] |= word;
                     }
                 }
             }
-            let mut visit = |i: usize, strength: &mut [u16], implied: &mut [u16]| {
+            let mut visit = |i: usize, meeting: &mut [u16], strength: &mut [u16], implied: &mut [u16]| {
                 let n = start + i;
                 let mut total = 0i64;
                 let mut matched: Interests = 0;
                 for k in 0..asked {
                     let s = i64::from(std::mem::take(&mut strength[k * CHUNK + i]));
-                    if s >= MATCH_FLOOR {
+                    if i64::from(std::mem::take(&mut meeting[k * CHUNK + i])) >= MATCH_FLOOR {
                         total += s;
                         matched |= 1 << k;
                     }
@@ -474,13 +489,15 @@ impl Index {
                     while bits != 0 {
                         let i = w * 64 + bits.trailing_zeros() as usize;
                         bits &= bits - 1;
-                        visit(i, &mut strength, &mut implied);
+                        visit(i, &mut meeting, &mut strength, &mut implied);
                     }
                 }
+                // What clauses that cannot meet left on gifts no clause met.
+                strength.fill(0);
                 implied.fill(0);
             } else {
                 for i in 0..end - start {
-                    visit(i, &mut strength, &mut implied);
+                    visit(i, &mut meeting, &mut strength, &mut implied);
                 }
             }
             start += CHUNK;
@@ -601,7 +618,12 @@ mod tests {
     fn a_clause_of_an_unknown_word_walks_nothing() {
         let index = Index::build(super::super::Catalog::builtin().gifts());
         let plan = Plan {
-            interests: vec![vec![Clause { stems: vec!["zyzzyva".into()], weight: 1000, tags_only: false }]],
+            interests: vec![vec![Clause {
+                stems: vec!["zyzzyva".into()],
+                weight: 1000,
+                tags_only: false,
+                meets: true,
+            }]],
             implied: vec![],
             relationship_points: 0,
         };

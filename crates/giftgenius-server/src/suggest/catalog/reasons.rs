@@ -26,7 +26,7 @@
 use giftgenius_types::gifts::SuggestGiftsQuery;
 use giftgenius_types::{MatchVia, Money, Reason, RelationshipType, Why};
 
-use super::fit::{self, DESCRIPTION, GiftTerms, MATCH_FLOOR, Plan, TAG, TITLE, asked};
+use super::fit::{self, DESCRIPTION, GiftTerms, Plan, TAG, TITLE, asked};
 use super::{CatalogGift, Tag, price_in, text};
 
 /// An age range this narrow (a toy for 3–7, a kit for 12–18) says who the gift is made for;
@@ -237,10 +237,7 @@ fn candidates(
 /// its own words, the gift's name (shortened) says what answers it; through a related term, the
 /// tag or the word of the gift that term is, so the link is seen ("stargazing": "astronomy").
 fn interest_met(gift: &CatalogGift, terms: &GiftTerms, interest: &str, clauses: &[fit::Clause]) -> Option<Reason> {
-    let (strength, c, mask) = terms.best(clauses)?;
-    if strength < MATCH_FLOOR {
-        return None;
-    }
+    let (_, c, mask) = terms.interest(clauses)?;
     let clause = &clauses[c];
     let own = c == 0 && clause.stems == text::stems(interest);
     let interest = interest.trim();
@@ -388,6 +385,12 @@ pub(super) mod tests {
         ]
     }
 
+    /// `explain` with the plan of the built-in catalog.
+    fn explain_builtin(gifts: &[&CatalogGift], q: &SuggestGiftsQuery) -> Vec<Vec<Reason>> {
+        let catalog = Catalog::builtin();
+        explain(gifts, q, &Plan::new(q, catalog.index(), None))
+    }
+
     pub(in super::super) fn shown(cards: &[(&CatalogGift, Vec<Reason>)]) -> String {
         cards
             .iter()
@@ -410,7 +413,7 @@ pub(super) mod tests {
         q: &SuggestGiftsQuery,
     ) -> Result<(), String> {
         let show = || shown(cards);
-        let stems: Vec<Vec<String>> = asked(q).iter().map(|i| interest_stems(i)).collect();
+        let stems: Vec<Vec<String>> = asked(q).iter().map(|i| text::stems(i)).collect();
         for (gift, reasons) in cards {
             if reasons.is_empty() || reasons.iter().any(|r| r.text.is_empty()) {
                 return Err(format!("{} says nothing for {q:?}:\n{}", gift.id, show()));
@@ -491,6 +494,8 @@ pub(super) mod tests {
         for (gift, reasons) in &ranked.gifts {
             let own = reasons.iter().find(|r| ranked.gifts.iter().filter(|(_, o)| has(o, &r.why)).count() == 1);
             match own.map(|r| &r.why) {
+                // Issue 40: the interest named with the gift that answers it, its own name.
+                Some(Why::Interest { via: MatchVia::Title, term, .. }) => assert_eq!(*term, short_title(&gift.title)),
                 Some(Why::OnlyTag { tag }) => assert!(gift.tags.iter().any(|t| **t == **tag)),
                 Some(Why::Budget { price, .. }) => assert_eq!(price.amount_minor, gift.price_cents),
                 other => panic!("{}: {other:?}\n{}", gift.id, shown(&ranked.gifts)),
@@ -499,21 +504,22 @@ pub(super) mod tests {
     }
 
     #[test]
-    fn a_third_card_with_the_same_interest_says_where_else_it_is_found() {
-        // Five copies of a gift tagged "coffee" whose description says "coffee", and a tea gift:
-        // two cards say the tag, the next two the description, the fifth neither.
+    fn a_third_card_meeting_an_interest_the_same_way_does_not_repeat_it() {
+        // Five copies of a coffee gift and a tea gift: the coffee sentence is on two cards only,
+        // the tea card leads with tea.
         let catalog = Catalog::builtin();
         let coffee = catalog.get("hh-001").unwrap();
         let tea = catalog.gifts().iter().find(|g| g.tags.contains(&"tea".into()) && !g.tags.contains(&"coffee".into()));
         let mut gifts = vec![coffee; 5];
         gifts.extend(tea);
-        let cards = explain(&gifts, &query(RelationshipType::Other, &["coffee", "tea"], None));
-        let said = |via: MatchVia| {
-            let is = |w: &Why| matches!(w, Why::Interest { interest, via: v, .. } if interest == "coffee" && *v == via);
-            cards.iter().map(|c| c.iter().any(|r| is(&r.why))).collect::<Vec<bool>>()
-        };
-        assert_eq!(said(MatchVia::Tag), [true, true, false, false, false, false], "{cards:?}");
-        assert_eq!(said(MatchVia::Description), [false, false, true, true, false, false], "{cards:?}");
+        let cards = explain_builtin(&gifts, &query(RelationshipType::Other, &["coffee", "tea"], None));
+        let said: Vec<bool> = cards
+            .iter()
+            .map(|c| c.iter().any(|r| matches!(&r.why, Why::Interest { interest, .. } if interest == "coffee")))
+            .collect();
+        assert_eq!(said, [true, true, false, false, false, false], "{cards:?}");
+        assert!(cards[0][0].text.starts_with("For their coffee: "), "{cards:?}");
+        assert!(cards[5][0].text.starts_with("For their tea: "), "{cards:?}");
     }
 
     #[test]
@@ -530,9 +536,11 @@ pub(super) mod tests {
                 })
                 .collect();
             let first = &ranked.gifts[..matching.len().min(ranked.gifts.len())];
+            let plan = Plan::new(&q, catalog.index(), None);
             for interest in matching {
+                let k = q.interests.iter().position(|i| i == interest).unwrap();
                 assert!(
-                    first.iter().any(|(g, _)| interest_hit(g, &interest_stems(interest)).is_some()),
+                    first.iter().any(|(g, _)| GiftTerms::of(g).interest(&plan.interests[k]).is_some()),
                     "no card among the first {} matches {interest:?} for {q:?}:\n{}",
                     first.len(),
                     shown(&ranked.gifts)
@@ -554,9 +562,11 @@ pub(super) mod tests {
                         "{reason:?}"
                     );
                     let found = match via {
-                        MatchVia::Tag => gift.tags.iter().any(|t| **t == **term),
-                        MatchVia::Title => gift.title.contains(term.as_str()),
-                        MatchVia::Description => gift.description.contains(term.as_str()),
+                        MatchVia::Tag => gift.tags.iter().any(|t| text::tag_surface(t) == **term),
+                        MatchVia::Title => gift.title.starts_with(term.trim_end_matches('…')),
+                        MatchVia::Description => {
+                            text::word_spans(&gift.description).any(|(_, w)| w.to_lowercase() == **term)
+                        }
                     };
                     assert!(found, "{} has no {term:?} in its {via:?}", gift.id);
                 }
@@ -571,8 +581,10 @@ pub(super) mod tests {
         let ranked = rank(&[&catalog], q);
         let texts: Vec<Vec<&str>> =
             ranked.gifts.iter().map(|(_, r)| r.iter().map(|r| r.text.as_str()).collect()).collect();
-        assert_eq!(texts[0][0], "Matches their interest in coffee (tagged “coffee”)", "{texts:?}");
-        assert_eq!(texts[1][0], "Matches their interest in hiking (tagged “hiking”)", "{texts:?}");
+        // The cover: one card per interest first, each naming it and the gift that answers it.
+        let firsts = [texts[0][0], texts[1][0]];
+        assert!(firsts.iter().any(|t| t.starts_with("For their coffee: ")), "{texts:?}");
+        assert!(firsts.iter().any(|t| t.starts_with("For their hiking: ")), "{texts:?}");
         let filler = ["A good pick for a friend", "Right for age 30", "Under your $100.00 budget"];
         assert!(texts.iter().flatten().all(|t| !filler.contains(t)), "{texts:?}");
         let budget: Vec<&Reason> =
@@ -600,7 +612,7 @@ pub(super) mod tests {
         // the tags last, and none ends up on every card.
         let gift = catalog.get("hh-001").unwrap();
         let q = query(RelationshipType::Other, &[], None);
-        let cards = explain(&[gift; 6], &q);
+        let cards = explain_builtin(&[gift; 6], &q);
         let tags: Vec<&Why> = cards.iter().flatten().map(|r| &r.why).collect();
         let popular = |tag: &str| Why::Popular { tag: tag.into() };
         assert_eq!(tags[..3], [&popular("coffee"), &popular("home"), &popular("cozy")]);

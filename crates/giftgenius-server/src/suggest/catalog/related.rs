@@ -122,7 +122,8 @@ fn parse_term(term: &str) -> Option<(String, f32)> {
 /// Spanish and Portuguese function words dropped.
 fn key_of(text: &str) -> String {
     let folded = text::fold(&text.to_lowercase());
-    let kept: Vec<&str> = folded.split(|c: char| !c.is_alphanumeric()).filter(|w| !FUNCTION_WORDS.contains(w)).collect();
+    let kept: Vec<&str> =
+        folded.split(|c: char| !c.is_alphanumeric()).filter(|w| !FUNCTION_WORDS.contains(w)).collect();
     text::stems(&kept.join(" ")).join(" ")
 }
 
