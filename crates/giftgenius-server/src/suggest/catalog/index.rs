@@ -1,50 +1,27 @@
 //! The catalog's index, built once per catalog, so a query touches only the gifts it can match.
 //!
-//! Per stem (the same crude stemming `ranking.rs` matches with): which gifts have it in a tag
-//! and which only in their title or description. Per gift: the few numbers the hard filters and
-//! the score need (price, ages, stock, relationship and occasion bits), packed together.
+//! Per term (a stem of `text.rs`, or a whole tag as its stems, "board game"): which gifts have
+//! it as a tag, in the title, in the description, and in how many gifts it occurs
+//! (for specificity). Per gift: the few numbers the hard filters and the score need (price,
+//! ages, stock, relationship and occasion bits), packed together. Per term also its most common
+//! surface form, so a model can embed the catalog's own words ([`Index::vocabulary`]).
 //!
-//! A query with interests walks the posting lists of its stems a chunk of gift numbers at a
-//! time, marking per gift the interests it matched through a tag and through text only, then
-//! reports the chunk's marked gifts that pass the filters, in gift order, with their points (a
-//! tag hit is worth more than a text hit, once per interest); a query without interests scans
-//! the packed numbers. `ranking.rs` turns the matches
-//! into the ranked answer (the matched interests choose the first cards); a property test
-//! checks the result is exactly the linear scan's.
+//! A query walks the posting lists of its plan's clauses (`fit.rs`) a chunk of gift numbers at a
+//! time: per clause and field, the chunk's bitmap of gifts with all its words there (the AND of
+//! its words' lists), then per gift the clause's strength from the fields it met, the best per
+//! interest; then it reports the chunk's gifts that pass the filters, in gift order, with their
+//! score. A query with interests visits only chunks where an interest has a posting (lists of
+//! numbers are jumped through); a query without visits every gift. `ranking.rs` turns the
+//! matches into the answer; a property test checks it is exactly the linear scan's.
 
 use std::ops::Range;
 
 use giftgenius_types::gifts::SuggestGiftsQuery;
 use giftgenius_types::{Occasion, RelationshipType};
 
-use super::price_in;
-use super::ranking::{Interests, ascii_word_ranges, asked, stem, tag_stems, words};
-use super::ranking::{POINTS_BUDGET_ROOM, POINTS_OCCASION, POINTS_RELATIONSHIP, POINTS_TAG, POINTS_TEXT};
-use super::{CatalogGift, Set};
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_index_splits_and_lowercases_words_exactly_as_ranking_does() {
-        // Non-ASCII text, and ASCII text (split a byte at a time).
-        for text in
-            ["Überraschung: HIKING-poles, café au lait & a Tent; 12345 ab", "HIKING-poles, Tea & a Tent;12345 ab x"]
-        {
-            let expected: Vec<String> = words(text).map(|w| stem(&w).to_string()).collect();
-            let gift = super::super::Catalog::builtin().gifts()[0].clone();
-            let gift = CatalogGift { title: text.into(), description: "".into(), tags: Default::default(), ..gift };
-            let index = Index::build(std::slice::from_ref(&gift));
-            let mut indexed: Vec<&str> = index.terms.keys().map(|k| &**k).collect();
-            indexed.sort_unstable();
-            let mut expected: Vec<&str> = expected.iter().map(String::as_str).collect();
-            expected.sort_unstable();
-            expected.dedup();
-            assert_eq!(indexed, expected, "{text}");
-        }
-    }
-}
+use super::fit::{self, DESCRIPTION, MATCH_FLOOR, Plan, Stats, TAG, TITLE};
+use super::ranking::Interests;
+use super::{CatalogGift, Set, price_in, text};
 
 /// The numbers of one gift the filters and the score read.
 #[derive(Debug, Clone, Copy, Default)]
@@ -57,13 +34,18 @@ struct Packed {
     occasions: u16,
 }
 
+/// The fields a term is indexed in, in the order of `Index::postings`' arrays.
+const FIELDS: [u8; 3] = [TAG, TITLE, DESCRIPTION];
+
 #[derive(Debug, Default)]
 pub struct Index {
     terms: foldhash::HashMap<Box<str>, u32>,
-    /// Per term: gifts with a tag of that stem.
-    tagged: Vec<Postings>,
-    /// Per term: gifts with that stem in the title or description but not in a tag.
-    mentioned: Vec<Postings>,
+    /// Per term: the gifts with it in a tag, in the title, in the description.
+    postings: Vec<[Postings; 3]>,
+    /// Per term: the gifts with it in any field.
+    df: Vec<u32>,
+    /// Per term: its most common lower-case surface form (a phrase term: its tag, '-' as ' ').
+    surfaces: Vec<Box<str>>,
     packed: Vec<Packed>,
 }
 
@@ -96,6 +78,13 @@ impl Postings {
             Postings::Dense(words) => words.iter().map(|w| w.count_ones() as usize).sum(),
         }
     }
+
+    fn is_empty(&self) -> bool {
+        match self {
+            Postings::Sparse(list) => list.is_empty(),
+            Postings::Dense(_) => false,
+        }
+    }
 }
 
 /// A posting list during a walk: what is left of it.
@@ -113,40 +102,63 @@ fn occasion_bit(o: Occasion) -> u16 {
     Set::from_iter([o]).bits()
 }
 
-/// The stems seen while building, with their lists.
+/// The terms seen while building, with their lists.
 #[derive(Default)]
 struct Terms {
     ids: foldhash::HashMap<Box<str>, u32>,
-    tagged: Vec<Vec<u32>>,
-    mentioned: Vec<Vec<u32>>,
+    lists: Vec<[Vec<u32>; 3]>,
+    df: Vec<u32>,
+    /// Per term, its surface forms seen and how often (few per term).
+    surfaces: Vec<Vec<(Box<str>, u32)>>,
 }
 
 impl Terms {
-    fn term(&mut self, stem: &str) -> u32 {
-        if let Some(&t) = self.ids.get(stem) {
+    fn term(&mut self, key: &str) -> u32 {
+        if let Some(&t) = self.ids.get(key) {
             return t;
         }
-        let t = self.tagged.len() as u32;
-        self.ids.insert(stem.into(), t);
-        self.tagged.push(Vec::new());
-        self.mentioned.push(Vec::new());
+        let t = self.lists.len() as u32;
+        self.ids.insert(key.into(), t);
+        self.lists.push(Default::default());
+        self.df.push(0);
+        self.surfaces.push(Vec::new());
         t
+    }
+
+    fn seen(&mut self, term: u32, surface: &str, times: u32) {
+        let forms = &mut self.surfaces[term as usize];
+        match forms.iter_mut().find(|(s, _)| &**s == surface) {
+            Some((_, n)) => *n += times,
+            None => forms.push((surface.into(), times)),
+        }
     }
 }
 
-/// Gift numbers walked together: per chunk, the interests each gift matched are gathered in
-/// arrays small enough for the L1 cache, then the chunk's gifts are visited in ascending order,
-/// so the packed numbers are read front to back once (issue 28: one pass per posting list over
-/// a slot per gift, each a scattered walk over the packed numbers, was 78 % of a call).
+/// What one word of a text is: its term (none for a stopword) and its surface form's place in
+/// the term's list, so a word seen before costs one look-up and no stemming.
+#[derive(Clone, Copy)]
+struct Word {
+    term: Option<u32>,
+}
+
+/// Gift numbers walked together: per chunk, the strengths each gift got are gathered in arrays
+/// small enough for the cache, then the chunk's gifts are visited in ascending order, so the
+/// packed numbers are read front to back once (issue 28: one pass per posting list over a slot
+/// per gift, each a scattered walk over the packed numbers, was 78 % of a call).
 const CHUNK: usize = 4096;
 const CHUNK_WORDS: usize = CHUNK / 64;
 
-/// One chunk's state during a query: per gift, the interests matched through a tag and only
-/// through the title or description, and which gifts were touched. Zero again after each chunk.
-struct Chunk {
-    tag: [Interests; CHUNK],
-    text: [Interests; CHUNK],
-    touched: [u64; CHUNK_WORDS],
+type Bitmap = [u64; CHUNK_WORDS];
+
+/// A clause of the plan against this index: per field, the posting lists whose AND meets it
+/// (none: it cannot occur there), its weight, and whose it is.
+struct Compiled {
+    fields: [Option<Vec<usize>>; 3],
+    weight: i64,
+    /// The interest it serves, or `None` for an implied tag.
+    interest: Option<usize>,
+    /// It can meet its interest on its own (`Clause::meets`).
+    meets: bool,
 }
 
 impl Index {
@@ -154,56 +166,71 @@ impl Index {
     pub fn build(gifts: &[CatalogGift]) -> Index {
         let mut index = Index { packed: Vec::with_capacity(gifts.len()), ..Index::default() };
         let mut terms = Terms::default();
+        // Each distinct lower-case word once: its stem (a million gifts have tens of millions of
+        // words and some tens of thousands of distinct ones; Snowball per word would dominate).
+        let mut words: foldhash::HashMap<Box<str>, Word> = foldhash::HashMap::default();
         // The terms of each list of tags, once per list: gifts with the same tags share one
         // (`import::Merchants`), so the list's address names it while every gift is alive.
         let mut tag_lists: foldhash::HashMap<usize, Box<[u32]>> = foldhash::HashMap::default();
-        let mut text_terms: Vec<u32> = Vec::new();
+        let mut field_terms: [Vec<u32>; 2] = [Vec::new(), Vec::new()];
+        let mut all: Vec<u32> = Vec::new();
         let mut lower = String::new();
         for (n, gift) in gifts.iter().enumerate() {
             let n = n as u32;
-            text_terms.clear();
             let list = std::sync::Arc::as_ptr(&gift.tags) as *const () as usize;
             let tag_terms = tag_lists.entry(list).or_insert_with(|| {
-                let mut found: Vec<u32> = tag_stems(&gift.tags).map(|s| terms.term(s)).collect();
+                let mut found = Vec::new();
+                for tag in gift.tags.iter() {
+                    // A tag is met whole ("board games", never "games"): one term per tag.
+                    let key = text::stems(tag).join(" ");
+                    if !key.is_empty() {
+                        let t = terms.term(&key);
+                        terms.seen(t, &text::tag_surface(tag), 1);
+                        found.push(t);
+                    }
+                }
                 found.sort_unstable();
                 found.dedup();
                 found.into_boxed_slice()
             });
-            for text in [&*gift.title, &*gift.description] {
-                // `words` without an allocation per word: the same words, lower-cased into one
-                // buffer (a million gifts have tens of millions of words).
-                if text.is_ascii() {
-                    // The same words a byte at a time (issue 28: splitting on chars was a third of
-                    // the load's instructions, callgrind).
-                    for range in ascii_word_ranges(text) {
-                        lower.clear();
-                        lower.push_str(&text[range]);
-                        lower.make_ascii_lowercase();
-                        text_terms.push(terms.term(stem(&lower)));
-                    }
-                    continue;
-                }
-                for word in text.split(|c: char| !c.is_alphanumeric()).filter(|w| w.len() >= 3) {
+            for (into, text) in field_terms.iter_mut().zip([&*gift.title, &*gift.description]) {
+                into.clear();
+                for (_, word) in text::word_spans(text) {
                     lower.clear();
                     if word.is_ascii() {
-                        lower.extend(word.bytes().map(|b| char::from(b.to_ascii_lowercase())));
+                        lower.push_str(word);
+                        lower.make_ascii_lowercase();
                     } else {
                         lower.push_str(&word.to_lowercase());
                     }
-                    let term = terms.term(stem(&lower));
-                    text_terms.push(term);
+                    let known = match words.get(lower.as_str()) {
+                        Some(w) => *w,
+                        None => {
+                            let folded = text::fold(&lower);
+                            let w = Word { term: text::content(&folded).then(|| terms.term(&text::stem(&folded))) };
+                            words.insert(lower.as_str().into(), w);
+                            w
+                        }
+                    };
+                    if let Some(t) = known.term {
+                        terms.seen(t, &lower, 1);
+                        into.push(t);
+                    }
                 }
+                into.sort_unstable();
+                into.dedup();
             }
-            text_terms.sort_unstable();
-            text_terms.dedup();
-            for &t in tag_terms.iter() {
-                terms.tagged[t as usize].push(n);
-            }
-            for &t in &text_terms {
-                // A tag of the same stem always wins, so the mention would never count.
-                if tag_terms.binary_search(&t).is_err() {
-                    terms.mentioned[t as usize].push(n);
+            all.clear();
+            for (field, list) in [&tag_terms[..], &field_terms[0], &field_terms[1]].into_iter().enumerate() {
+                for &t in list {
+                    terms.lists[t as usize][field].push(n);
                 }
+                all.extend_from_slice(list);
+            }
+            all.sort_unstable();
+            all.dedup();
+            for &t in &all {
+                terms.df[t as usize] += 1;
             }
             index.packed.push(Packed {
                 price_cents: gift.price_cents,
@@ -216,8 +243,19 @@ impl Index {
         }
         let n = gifts.len();
         index.terms = terms.ids;
-        index.tagged = terms.tagged.into_iter().map(|list| Postings::of(list, n)).collect();
-        index.mentioned = terms.mentioned.into_iter().map(|list| Postings::of(list, n)).collect();
+        index.df = terms.df;
+        index.postings = terms.lists.into_iter().map(|lists| lists.map(|list| Postings::of(list, n))).collect();
+        // The most common form; on a tie the first in byte order, so a rebuild names it alike.
+        index.surfaces = terms
+            .surfaces
+            .into_iter()
+            .map(|forms| {
+                forms
+                    .into_iter()
+                    .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(&a.0)))
+                    .map_or_else(|| "".into(), |(s, _)| s)
+            })
+            .collect();
         index
     }
 
@@ -229,11 +267,23 @@ impl Index {
         self.packed.is_empty()
     }
 
-    /// The gifts with a tag of one of `stems`, each once, ascending.
-    pub fn tagged_with<'s>(&self, stems: impl IntoIterator<Item = &'s str>) -> Vec<u32> {
+    /// The catalog's words as a model should embed them: each term's most common lower-case
+    /// surface form ("hiking" for the stem "hike") and each tag of several words as one ("board
+    /// games"), sorted and each once. A [`super::RelatedTerms`] answers some of these; the plan
+    /// analyses the answer back into the same terms.
+    pub fn vocabulary(&self) -> Vec<String> {
+        let mut words: Vec<String> = self.surfaces.iter().filter(|s| !s.is_empty()).map(|s| s.to_string()).collect();
+        words.sort_unstable();
+        words.dedup();
+        words
+    }
+
+    /// The gifts with one of `tags` (each a tag's stems joined by a space, `fit::Clause::key`),
+    /// each once, ascending.
+    pub fn tagged_with<'s>(&self, tags: impl IntoIterator<Item = &'s str>) -> Vec<u32> {
         let mut seen = vec![0u64; self.packed.len().div_ceil(64)];
-        for stem in stems {
-            match self.terms.get(stem).map(|&t| &self.tagged[t as usize]) {
+        for tag in tags {
+            match self.terms.get(tag).map(|&t| &self.postings[t as usize][0]) {
                 Some(Postings::Sparse(list)) => {
                     for &n in list.iter() {
                         seen[n as usize / 64] |= 1 << (n % 64);
@@ -258,145 +308,239 @@ impl Index {
         numbers
     }
 
-    /// Distinct stems and posting entries (for the load log).
+    /// Distinct terms and posting entries (for the load log).
     pub fn size(&self) -> (usize, usize) {
-        let postings = self.tagged.iter().chain(&self.mentioned).map(Postings::len).sum();
+        let postings = self.postings.iter().flatten().map(Postings::len).sum();
         (self.terms.len(), postings)
-    }
-
-    /// The points every gift gets apart from interests, or `None` when a hard filter (stock,
-    /// budget, age) excludes it. Mirrors `ranking::score`.
-    #[inline]
-    fn base(&self, n: usize, q: &SuggestGiftsQuery, wanted: Wanted) -> Option<i64> {
-        base_of(&self.packed[n], q, wanted)
     }
 
     /// Calls `found(gift number, score, interests matched)` for every gift that matches `q`, in
     /// ascending gift number (the catalog's id order: `ranking.rs` relies on it to skip the
     /// matches that cannot enter the answer).
-    pub fn each(&self, q: &SuggestGiftsQuery, found: impl FnMut(usize, i64, Interests)) {
-        self.each_in(q, 0..self.packed.len(), found)
+    pub(super) fn each(&self, q: &SuggestGiftsQuery, plan: &Plan, found: impl FnMut(usize, i64, Interests)) {
+        self.each_in(q, plan, 0..self.packed.len(), found)
     }
 
     /// How many gift numbers the walk marks at once: `each_in` takes ranges on these bounds.
     pub const CHUNK: usize = CHUNK;
 
+    /// The clauses of `plan` against this index, and the lists they walk.
+    fn compile<'a>(&'a self, plan: &Plan, from: usize) -> (Vec<Compiled>, Vec<Cursor<'a>>) {
+        let mut cursors: Vec<Cursor<'a>> = Vec::new();
+        let mut compiled = Vec::new();
+        let mut list = |postings: &'a Postings| -> Option<usize> {
+            if postings.is_empty() {
+                return None;
+            }
+            cursors.push(match postings {
+                // From the first gift of the range on.
+                Postings::Sparse(list) => Cursor::Sparse(&list[list.partition_point(|&n| (n as usize) < from)..]),
+                Postings::Dense(words) => Cursor::Dense(words),
+            });
+            Some(cursors.len() - 1)
+        };
+        let clauses = plan
+            .interests
+            .iter()
+            .enumerate()
+            .flat_map(|(k, cs)| cs.iter().map(move |c| (Some(k), c)))
+            .chain(plan.implied.iter().map(|c| (None, c)));
+        for (interest, clause) in clauses {
+            let words: Option<Vec<u32>> = clause.stems.iter().map(|s| self.terms.get(s.as_str()).copied()).collect();
+            let tag = self
+                .terms
+                .get(clause.key().as_str())
+                .copied()
+                .and_then(|t| list(&self.postings[t as usize][0]).map(|c| vec![c]));
+            let mut text = |field: usize| -> Option<Vec<usize>> {
+                if clause.tags_only {
+                    return None;
+                }
+                words.as_ref()?.iter().map(|&t| list(&self.postings[t as usize][field])).collect()
+            };
+            let (title, description) = (text(1), text(2));
+            if tag.is_some() || title.is_some() || description.is_some() {
+                compiled.push(Compiled {
+                    fields: [tag, title, description],
+                    weight: clause.weight,
+                    interest,
+                    meets: clause.meets,
+                });
+            }
+        }
+        (compiled, cursors)
+    }
+
     /// `each` over the gift numbers in `gifts` only. Both ends are multiples of
     /// [`Index::CHUNK`] or the catalog's end, since the walk marks a whole chunk at once.
-    pub fn each_in(&self, q: &SuggestGiftsQuery, gifts: Range<usize>, mut found: impl FnMut(usize, i64, Interests)) {
+    pub(super) fn each_in(
+        &self,
+        q: &SuggestGiftsQuery,
+        plan: &Plan,
+        gifts: Range<usize>,
+        mut found: impl FnMut(usize, i64, Interests),
+    ) {
         let gifts = gifts.start.min(self.packed.len())..gifts.end.min(self.packed.len());
         debug_assert!(gifts.start % CHUNK == 0 || gifts.start == self.packed.len());
         debug_assert!(gifts.end % CHUNK == 0 || gifts.end == self.packed.len());
         let wanted = Wanted::of(q);
-        if q.interests.is_empty() {
-            for n in gifts {
-                if let Some(points) = self.base(n, q, wanted) {
-                    found(n, points, 0);
-                }
-            }
-            return;
-        }
-        // Per posting list to walk: the rest of it and the interest it counts for (`asked`
-        // keeps to as many interests as there are bits).
-        let mut tag_lists: Vec<(Cursor, Interests)> = Vec::new();
-        let mut text_lists: Vec<(Cursor, Interests)> = Vec::new();
-        for (k, interest) in asked(q).iter().enumerate() {
-            let bit: Interests = 1 << k;
-            let mut terms: Vec<u32> = words(interest).filter_map(|w| self.terms.get(stem(&w)).copied()).collect();
-            terms.sort_unstable();
-            terms.dedup();
-            for t in terms {
-                for (lists, postings) in [(&mut tag_lists, &self.tagged), (&mut text_lists, &self.mentioned)] {
-                    match &postings[t as usize] {
-                        Postings::Sparse(list) => {
-                            // From the first gift of the range on.
-                            let list = &list[list.partition_point(|&n| (n as usize) < gifts.start)..];
-                            if !list.is_empty() {
-                                lists.push((Cursor::Sparse(list), bit));
-                            }
-                        }
-                        Postings::Dense(words) => lists.push((Cursor::Dense(words), bit)),
-                    }
-                }
-            }
-        }
-        if tag_lists.is_empty() && text_lists.is_empty() {
+        let asked = plan.interests.len();
+        let (compiled, mut cursors) = self.compile(plan, gifts.start);
+        let interest_cursors: Vec<usize> = compiled
+            .iter()
+            .filter(|c| c.interest.is_some())
+            .flat_map(|c| c.fields.iter().flatten().flatten().copied())
+            .collect();
+        if asked > 0 && interest_cursors.is_empty() {
             return; // no interest can match any gift, and interests were asked for
         }
-        let dense = tag_lists.iter().chain(&text_lists).any(|(c, _)| matches!(c, Cursor::Dense(_)));
-        let mut chunk = Box::new(Chunk { tag: [0; CHUNK], text: [0; CHUNK], touched: [0; CHUNK_WORDS] });
-        let Chunk { tag, text, touched } = &mut *chunk;
+        let jump = asked > 0 && interest_cursors.iter().all(|&c| matches!(cursors[c], Cursor::Sparse(_)));
+        // Per interest and gift of the chunk, its best strength of a clause that can meet it and
+        // of any clause; per gift, the implied tags'.
+        let mut meeting = vec![0u16; asked * CHUNK];
+        let mut strength = vec![0u16; asked * CHUNK];
+        let mut implied = vec![0u16; CHUNK];
+        let mut touched: Bitmap = [0; CHUNK_WORDS];
         let mut start = gifts.start;
         while start < gifts.end {
-            if !dense {
+            if jump {
                 // Only lists of numbers: on to the chunk of the lowest number still to come.
-                let next = tag_lists
+                let next = interest_cursors
                     .iter()
-                    .chain(&text_lists)
-                    .filter_map(|(c, _)| match c {
-                        Cursor::Sparse(list) => list.first(),
+                    .filter_map(|&c| match &mut cursors[c] {
+                        Cursor::Sparse(list) => {
+                            *list = &list[list.partition_point(|&n| (n as usize) < start)..];
+                            list.first().copied()
+                        }
                         Cursor::Dense(_) => None,
                     })
                     .min();
-                let Some(&next) = next else { break };
+                let Some(next) = next else { break };
                 start = next as usize / CHUNK * CHUNK;
                 if start >= gifts.end {
                     break;
                 }
             }
-            let end = start + CHUNK;
-            for (lists, marks) in [(&mut tag_lists, &mut *tag), (&mut text_lists, &mut *text)] {
-                for (cursor, bit) in lists.iter_mut() {
-                    match cursor {
-                        Cursor::Sparse(list) => {
-                            let inside = list.partition_point(|&n| (n as usize) < end);
-                            for &n in &list[..inside] {
-                                let i = n as usize - start;
-                                marks[i] |= *bit;
-                                touched[i / 64] |= 1 << (i % 64);
-                            }
-                            *list = &list[inside..];
+            let end = (start + CHUNK).min(gifts.end);
+            for clause in &compiled {
+                let mut met: [Bitmap; 3] = [[0; CHUNK_WORDS]; 3];
+                let mut any: Bitmap = [0; CHUNK_WORDS];
+                for (field, lists) in clause.fields.iter().enumerate() {
+                    let Some(lists) = lists else { continue };
+                    for (j, &c) in lists.iter().enumerate() {
+                        let bits = fill(&mut cursors[c], start, end);
+                        if j == 0 {
+                            met[field] = bits;
+                        } else {
+                            met[field].iter_mut().zip(bits.iter()).for_each(|(a, b)| *a &= b);
                         }
-                        Cursor::Dense(words) => {
-                            let here = &words[(start / 64).min(words.len())..(end / 64).min(words.len())];
-                            for (w, &word) in here.iter().enumerate() {
-                                touched[w] |= word;
-                                let mut bits = word;
-                                while bits != 0 {
-                                    marks[w * 64 + bits.trailing_zeros() as usize] |= *bit;
-                                    bits &= bits - 1;
+                    }
+                    any.iter_mut().zip(met[field].iter()).for_each(|(a, b)| *a |= b);
+                }
+                for (w, &word) in any.iter().enumerate() {
+                    let mut bits = word;
+                    while bits != 0 {
+                        let i = w * 64 + bits.trailing_zeros() as usize;
+                        bits &= bits - 1;
+                        let bit = 1u64 << (i % 64);
+                        let mask = FIELDS
+                            .iter()
+                            .enumerate()
+                            .fold(0u8, |m, (f, field)| if met[f][w] & bit != 0 { m | field } else { m });
+                        let s = fit::strength(clause.weight, mask) as u16;
+                        let slot = match clause.interest {
+                            Some(k) => {
+                                if clause.meets {
+                                    meeting[k * CHUNK + i] = meeting[k * CHUNK + i].max(s);
                                 }
+                                &mut strength[k * CHUNK + i]
                             }
-                        }
+                            None => &mut implied[i],
+                        };
+                        *slot = (*slot).max(s);
+                    }
+                    if clause.meets {
+                        touched[w] |= word;
                     }
                 }
             }
-            for (w, word) in touched.iter_mut().enumerate() {
-                let mut bits = std::mem::take(word);
-                while bits != 0 {
-                    let i = w * 64 + bits.trailing_zeros() as usize;
-                    bits &= bits - 1;
-                    let by_tag = std::mem::take(&mut tag[i]);
-                    // Through a tag when it can (the linear scan's order): 10 points, not 4.
-                    let by_text = std::mem::take(&mut text[i]) & !by_tag;
-                    let n = start + i;
-                    if let Some(base) = base_of(&self.packed[n], q, wanted) {
-                        let points = POINTS_TAG * i64::from(by_tag.count_ones())
-                            + POINTS_TEXT * i64::from(by_text.count_ones())
-                            + base;
-                        found(n, points, by_tag | by_text);
+            let mut visit = |i: usize, meeting: &mut [u16], strength: &mut [u16], implied: &mut [u16]| {
+                let n = start + i;
+                let mut total = 0i64;
+                let mut matched: Interests = 0;
+                for k in 0..asked {
+                    let s = i64::from(std::mem::take(&mut strength[k * CHUNK + i]));
+                    if i64::from(std::mem::take(&mut meeting[k * CHUNK + i])) >= MATCH_FLOOR {
+                        total += s;
+                        matched |= 1 << k;
                     }
                 }
+                total += i64::from(std::mem::take(&mut implied[i]));
+                if asked > 0 && matched == 0 {
+                    return;
+                }
+                if let Some(base) = base_of(&self.packed[n], q, plan, wanted) {
+                    found(n, total + base, matched);
+                }
+            };
+            if asked > 0 {
+                for (w, word) in touched.iter_mut().enumerate() {
+                    let mut bits = std::mem::take(word);
+                    while bits != 0 {
+                        let i = w * 64 + bits.trailing_zeros() as usize;
+                        bits &= bits - 1;
+                        visit(i, &mut meeting, &mut strength, &mut implied);
+                    }
+                }
+                // What clauses that cannot meet left on gifts no clause met.
+                strength.fill(0);
+                implied.fill(0);
+            } else {
+                for i in 0..end - start {
+                    visit(i, &mut meeting, &mut strength, &mut implied);
+                }
             }
-            start = end;
+            start += CHUNK;
         }
     }
 }
 
-/// The points a gift gets apart from interests, or `None` when a hard filter (stock, budget,
-/// age) excludes it. Mirrors `ranking::score`.
+/// The chunk `start..end`'s part of a posting list as a bitmap (bit `i`: gift `start + i`),
+/// moving a list of numbers past it.
 #[inline]
-fn base_of(p: &Packed, q: &SuggestGiftsQuery, wanted: Wanted) -> Option<i64> {
+fn fill(cursor: &mut Cursor, start: usize, end: usize) -> Bitmap {
+    let mut bits: Bitmap = [0; CHUNK_WORDS];
+    match cursor {
+        Cursor::Sparse(list) => {
+            let from = list.partition_point(|&n| (n as usize) < start);
+            let inside = from + list[from..].partition_point(|&n| (n as usize) < end);
+            for &n in &list[from..inside] {
+                let i = n as usize - start;
+                bits[i / 64] |= 1 << (i % 64);
+            }
+            *list = &list[inside..];
+        }
+        Cursor::Dense(words) => {
+            let here = &words[(start / 64).min(words.len())..(end.div_ceil(64)).min(words.len())];
+            bits[..here.len()].copy_from_slice(here);
+        }
+    }
+    bits
+}
+
+impl Stats for Index {
+    fn gifts(&self) -> usize {
+        self.packed.len()
+    }
+    fn df(&self, term: &str) -> usize {
+        self.terms.get(term).map_or(0, |&t| self.df[t as usize] as usize)
+    }
+}
+
+/// The points every gift gets apart from interests and implied tags, or `None` when a hard
+/// filter (stock, budget, age) excludes it. Mirrors `fit::score`.
+#[inline]
+fn base_of(p: &Packed, q: &SuggestGiftsQuery, plan: &Plan, wanted: Wanted) -> Option<i64> {
     if !p.in_stock {
         return None;
     }
@@ -409,19 +553,9 @@ fn base_of(p: &Packed, q: &SuggestGiftsQuery, wanted: Wanted) -> Option<i64> {
     {
         return None;
     }
-    let mut points = 0;
-    if p.relationships & wanted.relationship != 0 {
-        points += POINTS_RELATIONSHIP;
-    }
-    if p.occasions & wanted.occasion != 0 {
-        points += POINTS_OCCASION;
-    }
-    if let Some(room) = wanted.room
-        && price * 10 <= room
-    {
-        points += POINTS_BUDGET_ROOM;
-    }
-    Some(points)
+    let relationship = p.relationships & wanted.relationship != 0;
+    let occasion = p.occasions & wanted.occasion != 0;
+    Some(fit::base_points(plan, q, price, (p.age_min, p.age_max), relationship, occasion))
 }
 
 /// The query's filters in the form the packed numbers are compared with.
@@ -430,8 +564,6 @@ struct Wanted {
     convert: bool,
     min: i64,
     max: i64,
-    /// `budget_max * 9` when there is one (the "comfortably inside the budget" point).
-    room: Option<i64>,
     relationship: u16,
     occasion: u16,
 }
@@ -442,9 +574,60 @@ impl Wanted {
             convert: q.currency != giftgenius_types::Currency::USD,
             min: q.budget_min.map_or(i64::MIN, |m| m.amount_minor),
             max: q.budget_max.map_or(i64::MAX, |m| m.amount_minor),
-            room: q.budget_max.map(|m| m.amount_minor.saturating_mul(9)),
             relationship: relationship_bit(q.relationship_type),
             occasion: q.occasion.map_or(0, occasion_bit),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fit::Clause;
+    use super::*;
+
+    #[test]
+    fn the_index_reads_words_exactly_as_the_text_analysis_does() {
+        for text in
+            ["Überraschung: HIKING-poles, café au lait & a Tent; 12345 ab", "HIKING-poles, Tea & a Tent;12345 ab x"]
+        {
+            let gift = super::super::Catalog::builtin().gifts()[0].clone();
+            let gift = CatalogGift { title: text.into(), description: "".into(), tags: Default::default(), ..gift };
+            let index = Index::build(std::slice::from_ref(&gift));
+            let mut indexed: Vec<&str> = index.terms.keys().map(|k| &**k).collect();
+            indexed.sort_unstable();
+            let mut expected = text::stems(text);
+            expected.sort_unstable();
+            expected.dedup();
+            assert_eq!(indexed, expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn the_vocabulary_names_terms_as_people_write_them_and_tags_whole() {
+        let index = Index::build(super::super::Catalog::builtin().gifts());
+        let vocabulary = index.vocabulary();
+        for word in ["hiking", "board games", "astronomy", "coffee", "telescope"] {
+            assert!(vocabulary.iter().any(|w| w == word), "{word} missing");
+        }
+        assert!(!vocabulary.iter().any(|w| w == "hike" || w == "the"), "stems and stopwords are not surface words");
+        assert!(vocabulary.is_sorted());
+    }
+
+    /// What the walk needs of `Clause`: a field it cannot meet is no list at all.
+    #[test]
+    fn a_clause_of_an_unknown_word_walks_nothing() {
+        let index = Index::build(super::super::Catalog::builtin().gifts());
+        let plan = Plan {
+            interests: vec![vec![Clause {
+                stems: vec!["zyzzyva".into()],
+                weight: 1000,
+                tags_only: false,
+                meets: true,
+            }]],
+            implied: vec![],
+            relationship_points: 0,
+        };
+        let (compiled, cursors) = index.compile(&plan, 0);
+        assert!(compiled.is_empty() && cursors.is_empty());
     }
 }

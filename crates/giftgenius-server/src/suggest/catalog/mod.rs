@@ -15,12 +15,15 @@
 //! (`--catalog-url`) are the sources of `sources.rs`, kept in `cache.rs`.
 
 pub mod cache;
+mod fit;
 pub mod import;
 mod index;
 pub mod live;
 mod ranking;
 mod reasons;
+mod related;
 pub mod sources;
+mod text;
 
 use std::sync::Arc;
 
@@ -29,6 +32,7 @@ use giftgenius_types::{Currency, GiftCard, Merchant, Money, Occasion, Reason, Re
 
 pub use index::Index;
 pub use ranking::{Ranked, passes_hard_rules, rank, rank_linear};
+pub use related::{RelatedTerms, Vocabulary, weight_of_cosine};
 
 /// One gift as the catalog holds it (prices in US cents).
 ///
@@ -171,10 +175,22 @@ const BUILTIN: [(&str, &str); 4] = [
 /// Every gift we can suggest, sorted by id, with its index. A gift is found by its id with a
 /// binary search: a hash map of the ids was a copy of every id, ~65 MiB at a million gifts
 /// (issue 28).
-#[derive(Debug)]
 pub struct Catalog {
     gifts: Vec<CatalogGift>,
     index: Index,
+    /// What an interest may also be met through besides its words and the built-in vocabulary
+    /// (a sentence-embedding model over [`Index::vocabulary`]); none until one is wired.
+    related: Option<Arc<dyn RelatedTerms>>,
+}
+
+impl std::fmt::Debug for Catalog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Catalog")
+            .field("gifts", &self.gifts.len())
+            .field("index", &self.index.size())
+            .field("related", &self.related.is_some())
+            .finish()
+    }
 }
 
 /// Sandbox exchange rates: minor units of the currency per US cent, as `num / den`.
@@ -210,7 +226,20 @@ impl Catalog {
         gifts.sort_unstable_by(|a, b| a.id.cmp(&b.id));
         gifts.shrink_to_fit(); // a vector grown by doubling: up to 5 % of a million gifts spare
         let index = Index::build(&gifts);
-        Self { gifts, index }
+        Self { gifts, index, related: None }
+    }
+
+    /// The catalog with `related` as its related-terms hook (a model that maps an interest to
+    /// the catalog's words nearest in meaning, `RelatedTerms`). Built over this catalog's
+    /// `index().vocabulary()`, typically.
+    pub fn with_related(mut self, related: Arc<dyn RelatedTerms>) -> Self {
+        self.related = Some(related);
+        self
+    }
+
+    /// The related-terms hook, if one is wired.
+    pub fn related(&self) -> &Option<Arc<dyn RelatedTerms>> {
+        &self.related
     }
 
     pub fn index(&self) -> &Index {
@@ -230,15 +259,16 @@ impl Catalog {
         self.gifts.len()
     }
 
-    /// Every gift sharing a tag with `gift`, and perhaps a few more (a tag of the same stems), in
-    /// id order: from the index's tag lists rather than a scan of every gift (an out-of-stock
-    /// gift's alternatives, issue 28). A tag without a stem to look up ("-") reads every gift.
+    /// Every gift sharing a tag with `gift`, and perhaps a few more (a tag of the same stems,
+    /// "craft" and "crafts"), in id order: from the index's tag lists rather than a scan of every
+    /// gift (an out-of-stock gift's alternatives, issue 28). A tag without a word to look up
+    /// ("-") reads every gift.
     pub fn sharing_a_tag<'a>(&'a self, gift: &CatalogGift) -> Box<dyn Iterator<Item = &'a CatalogGift> + 'a> {
-        let unindexed = gift.tags.iter().any(|tag| ranking::tag_stems(std::slice::from_ref(tag)).next().is_none());
-        if unindexed {
+        let keys: Vec<String> = gift.tags.iter().map(|tag| text::stems(tag).join(" ")).collect();
+        if keys.iter().any(String::is_empty) {
             return Box::new(self.gifts.iter());
         }
-        let numbers = self.index.tagged_with(ranking::tag_stems(&gift.tags));
+        let numbers = self.index.tagged_with(keys.iter().map(String::as_str));
         Box::new(numbers.into_iter().filter_map(|n| self.gifts.get(n as usize)))
     }
 

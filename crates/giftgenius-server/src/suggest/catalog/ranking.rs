@@ -1,16 +1,18 @@
 //! Deterministic ranking of catalog gifts for a `suggest_gifts` query, and concrete suggestions
-//! when nothing matches (`reasons.rs` says why each ranked gift fits).
+//! when nothing matches (`fit.rs` says how well a gift fits, `reasons.rs` why).
 //!
 //! Hard filters: budget, recipient age, in stock, and (when interests are given) at least one
-//! interest match. Everything else adds to a score. Ties break on the gift id, so the same
-//! query always returns the same list. When several interests have matches, the first cards
-//! cover each of them (the best gift of each, best first), then the rest follow by score: asked
-//! for "hiking, coffee", six coffee gifts that tie with the hiking ones on points and come first
-//! by id would not do.
+//! interest met. Everything else is the continuous fit score of `fit.rs`. What is shown: first
+//! a cover of the interests that matched (the best gift of each, best first: asked for "hiking,
+//! coffee", six coffee gifts would not do), then the rest chosen greedily from the best
+//! candidates by fit less their likeness to the cards already chosen (maximal marginal
+//! relevance): no six near-identical items, no one merchant crowding the strip when others fit
+//! nearly as well. Ties of fit break on the gift id only as the very last resort, so the same
+//! query always returns the same list.
 
 use giftgenius_types::envelope::NoticeCode;
 use giftgenius_types::gifts::SuggestGiftsQuery;
-use giftgenius_types::{MatchVia, Money, Notice, Reason, SuggestGiftsInput, Suggestion};
+use giftgenius_types::{Money, Notice, Reason, Suggestion};
 use serde_json::{Map, Value, json};
 
 use std::num::NonZeroUsize;
@@ -18,145 +20,21 @@ use std::ops::Range;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use super::fit::{self, GiftTerms, Plan, Stats};
 use super::index::Index;
 use super::reasons::explain;
-use super::{Catalog, CatalogGift, Tag, price_in};
-
-/// Points an interest is worth when a tag matches it, or only the title or description.
-pub(super) const POINTS_TAG: i64 = 10;
-pub(super) const POINTS_TEXT: i64 = 4;
-/// Points for the asked relationship, the asked occasion, and a price well inside the budget.
-pub(super) const POINTS_RELATIONSHIP: i64 = 6;
-pub(super) const POINTS_OCCASION: i64 = 4;
-pub(super) const POINTS_BUDGET_ROOM: i64 = 1;
+use super::{Catalog, CatalogGift, price_in, text};
 
 /// Which of a query's interests a gift matched: bit `k` for `interests[k]`.
 pub(super) type Interests = u16;
 
-/// The interests ranking reads: the argument schema allows no more, and each needs a bit.
-const MAX_INTERESTS: usize = SuggestGiftsInput::MAX_INTERESTS;
-const _: () = assert!(MAX_INTERESTS <= Interests::BITS as usize);
-
-/// The query's interests that count (all of them, for any valid request).
-pub(super) fn asked(q: &SuggestGiftsQuery) -> &[String] {
-    &q.interests[..q.interests.len().min(MAX_INTERESTS)]
-}
+const _: () = assert!(giftgenius_types::SuggestGiftsInput::MAX_INTERESTS <= Interests::BITS as usize);
 
 /// The outcome of ranking: the best gifts with their reasons, and how many matched in all.
 pub struct Ranked<'a> {
     pub gifts: Vec<(&'a CatalogGift, Vec<Reason>)>,
     pub total_matches: usize,
     pub notice: Option<Notice>,
-}
-
-/// Crude stemming so "hike", "hiking" and "hikes" meet; good enough for short interest words.
-pub(super) fn stem(word: &str) -> &str {
-    // The suffixes are ASCII, so the cut is on a character boundary.
-    &word[..stem_bytes(word.as_bytes()).len()]
-}
-
-/// [`stem`] of a word's bytes.
-fn stem_bytes(word: &[u8]) -> &[u8] {
-    for suffix in [&b"ing"[..], b"ers", b"er", b"es", b"s"] {
-        if let Some(stripped) = word.strip_suffix(suffix)
-            && stripped.len() >= 3
-        {
-            return stripped;
-        }
-    }
-    word
-}
-
-/// The words of a text that can match an interest: three bytes or more, lower-cased.
-pub(super) fn words(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split(|c: char| !c.is_alphanumeric()).filter(|w| w.len() >= 3).map(|w| w.to_lowercase())
-}
-
-/// The stems of a gift's tags: each part of a hyphenated tag on its own.
-pub(super) fn tag_stems(tags: &[Tag]) -> impl Iterator<Item = &str> + '_ {
-    tags.iter().flat_map(|tag| tag.split('-')).map(stem).filter(|s| !s.is_empty())
-}
-
-/// The stems an interest matches with ("hiking boots": "hik", "boot").
-pub(super) fn interest_stems(interest: &str) -> Vec<String> {
-    words(interest).map(|w| stem(&w).to_string()).collect()
-}
-
-/// How the gift matches one interest (given by its stems): through its first tag with one of
-/// them (the whole tag), else through the first such word of its title, then of its description
-/// (the word as written there).
-pub(super) fn interest_hit<'g>(gift: &'g CatalogGift, stems: &[String]) -> Option<(MatchVia, &'g str)> {
-    let wanted = |s: &str| stems.iter().any(|w| w == s);
-    if let Some(tag) = gift.tags.iter().find(|tag| tag_stems(std::slice::from_ref(*tag)).any(wanted)) {
-        return Some((MatchVia::Tag, &**tag));
-    }
-    [(MatchVia::Title, &*gift.title), (MatchVia::Description, &*gift.description)]
-        .into_iter()
-        .find_map(|(via, text)| Some((via, text_hit(text, stems)?)))
-}
-
-/// The first word of `text` (as written there) that one of `stems` matches: the words of
-/// `words`, without lower-casing the answer.
-pub(super) fn text_hit<'t>(text: &'t str, stems: &[String]) -> Option<&'t str> {
-    if text.is_ascii() {
-        return ascii_text_hit(text, stems);
-    }
-    let mut found = text.split(|c: char| !c.is_alphanumeric()).filter(|w| w.len() >= 3);
-    found.find(|w| stems.iter().any(|s| s == stem(&w.to_lowercase())))
-}
-
-/// The words of an ASCII text as [`words`] reads them (runs of three or more letters or
-/// digits), as byte ranges: in ASCII a letter or digit is one byte, so nothing is decoded. The
-/// index build and [`text_hit`] read ASCII texts (nearly every catalog's) this way.
-pub(super) fn ascii_word_ranges(text: &str) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
-    let bytes = text.as_bytes();
-    let mut at = 0;
-    std::iter::from_fn(move || {
-        while at < bytes.len() {
-            let start = at;
-            while at < bytes.len() && bytes[at].is_ascii_alphanumeric() {
-                at += 1;
-            }
-            let end = at;
-            at += 1; // the separator
-            if end - start >= 3 {
-                return Some(start..end);
-            }
-        }
-        None
-    })
-}
-
-/// [`text_hit`] of an ASCII text, each word lower-cased in place. It runs over the title and
-/// description of every card shown, once per interest, and decoding characters and allocating a
-/// lower-cased copy per word was most of a call's ranking.
-fn ascii_text_hit<'t>(text: &'t str, stems: &[String]) -> Option<&'t str> {
-    let mut buf = [0u8; 64];
-    ascii_word_ranges(text).find_map(|range| {
-        let word = &text.as_bytes()[range.clone()];
-        // A stem is the start of the word it matches: most words fail on their first letter.
-        let first = word[0].to_ascii_lowercase();
-        if !stems.iter().any(|s| s.len() <= word.len() && s.as_bytes().first() == Some(&first)) {
-            return None;
-        }
-        let mut long = Vec::new();
-        let lower = match buf.get_mut(..word.len()) {
-            Some(lower) => lower,
-            None => {
-                long.resize(word.len(), 0);
-                &mut long[..]
-            }
-        };
-        lower.copy_from_slice(word);
-        lower.make_ascii_lowercase();
-        let lower = stem_bytes(lower);
-        stems.iter().any(|s| s.as_bytes() == lower).then(|| &text[range])
-    })
-}
-
-struct Scored {
-    score: i64,
-    matched: Interests,
 }
 
 /// Whether the hard rules let `gift` be shown for `q` at all: in stock, its price (in the
@@ -171,63 +49,39 @@ pub fn passes_hard_rules(gift: &CatalogGift, q: &SuggestGiftsQuery) -> bool {
         && q.age.is_none_or(|age| (gift.age_min..=gift.age_max).contains(&age))
 }
 
-/// Scores one gift, or `None` when a hard filter excludes it.
-fn score(gift: &CatalogGift, q: &SuggestGiftsQuery) -> Option<Scored> {
-    if !passes_hard_rules(gift, q) {
-        return None;
-    }
-    let price = price_in(gift.price_cents, q.currency);
-    let mut score = 0i64;
-    let mut matched: Interests = 0;
-    let interests = asked(q);
-    if !interests.is_empty() {
-        for (k, interest) in interests.iter().enumerate() {
-            match interest_hit(gift, &interest_stems(interest)) {
-                Some((MatchVia::Tag, _)) => score += POINTS_TAG,
-                Some(_) => score += POINTS_TEXT,
-                None => continue,
-            }
-            matched |= 1 << k;
-        }
-        if matched == 0 {
-            return None;
-        }
-    }
-    if gift.relationships.contains(q.relationship_type) {
-        score += POINTS_RELATIONSHIP;
-    }
-    if let Some(occasion) = q.occasion
-        && gift.occasions.contains(occasion)
-    {
-        score += POINTS_OCCASION;
-    }
-    // Prefer gifts comfortably inside the budget over ones at its very edge.
-    if let Some(max) = q.budget_max
-        && price.amount_minor * 10 <= max.amount_minor * 9
-    {
-        score += POINTS_BUDGET_ROOM;
-    }
-    Some(Scored { score, matched })
+/// The candidates the shown cards are chosen from, beyond the interests' leaders: enough that
+/// a near-duplicate can give way to something else that fits nearly as well.
+fn pool(limit: usize) -> usize {
+    (limit * 3).max(limit + 12)
 }
+
+/// How much likeness to a card already chosen costs a candidate, in fit points for likeness 1
+/// (same merchant, same tags, a word of the name in common): a fifth of an exact interest match.
+const LIKENESS_COST: i64 = 200;
 
 /// Where the gifts matching a query come from: the index (what serving uses), or a scan of
 /// every gift (the reference the index is tested against).
 trait Matches {
+    /// The query's plan: its clauses weighted by these gifts' statistics.
+    fn plan(&self, q: &SuggestGiftsQuery) -> Plan;
     /// Calls `found(gift number, score, interests matched)` for every gift that passes the hard
     /// filters.
-    fn each(&self, q: &SuggestGiftsQuery, found: &mut dyn FnMut(usize, i64, Interests));
+    fn each(&self, q: &SuggestGiftsQuery, plan: &Plan, found: &mut dyn FnMut(usize, i64, Interests));
     fn gift(&self, n: usize) -> &CatalogGift;
     /// Whether gift `a` comes before gift `b` on a tie (id order).
     fn before(&self, a: usize, b: usize) -> bool;
     /// Offers every match to `best`.
-    fn offer_all(&self, q: &SuggestGiftsQuery, best: &mut Best) {
-        self.each(q, &mut |n, score, matched| best.offer(n, score, matched, |a, b| self.before(a, b)));
+    fn offer_all(&self, q: &SuggestGiftsQuery, plan: &Plan, best: &mut Best) {
+        self.each(q, plan, &mut |n, score, matched| best.offer(n, score, matched, |a, b| self.before(a, b)));
     }
 }
 
 impl Matches for Catalog {
-    fn each(&self, q: &SuggestGiftsQuery, found: &mut dyn FnMut(usize, i64, Interests)) {
-        self.index().each(q, found)
+    fn plan(&self, q: &SuggestGiftsQuery) -> Plan {
+        Plan::new(q, self.index(), self.related().as_deref())
+    }
+    fn each(&self, q: &SuggestGiftsQuery, plan: &Plan, found: &mut dyn FnMut(usize, i64, Interests)) {
+        self.index().each(q, plan, found)
     }
     fn gift(&self, n: usize) -> &CatalogGift {
         &self.gifts()[n]
@@ -238,9 +92,9 @@ impl Matches for Catalog {
     /// The index reports matches in gift order, which is tie order, so most of the ~250,000
     /// matches of a broad query at a million gifts are only counted (issue 28). A large
     /// catalog is walked in two halves at once while a core would otherwise idle (`split_at`).
-    fn offer_all(&self, q: &SuggestGiftsQuery, best: &mut Best) {
+    fn offer_all(&self, q: &SuggestGiftsQuery, plan: &Plan, best: &mut Best) {
         let running = Running::enter();
-        offer_split(self.index(), q, best, split_at(self.index().len(), running.others));
+        offer_split(self.index(), q, plan, best, split_at(self.index().len(), running.others));
     }
 }
 
@@ -285,21 +139,21 @@ fn split_at(len: usize, others: usize) -> Option<usize> {
 /// after the first's in tie order. A pool, not a thread per query: a new thread is placed by
 /// the scheduler's load averages and often lands on the busy core (perf sched: the two halves
 /// then ran one after the other), while a woken pool thread goes to an idle one.
-fn offer_split(index: &Index, q: &SuggestGiftsQuery, best: &mut Best, at: Option<usize>) {
-    let Some(at) = at else { return offer_range(index, q, 0..index.len(), best) };
+fn offer_split(index: &Index, q: &SuggestGiftsQuery, plan: &Plan, best: &mut Best, at: Option<usize>) {
+    let Some(at) = at else { return offer_range(index, q, plan, 0..index.len(), best) };
     let ((), later) = rayon::join(
-        || offer_range(index, q, 0..at, best),
+        || offer_range(index, q, plan, 0..at, best),
         || {
             let mut later = Best::new(q);
-            offer_range(index, q, at..index.len(), &mut later);
+            offer_range(index, q, plan, at..index.len(), &mut later);
             later
         },
     );
     best.append(later);
 }
 
-fn offer_range(index: &Index, q: &SuggestGiftsQuery, gifts: Range<usize>, best: &mut Best) {
-    index.each_in(q, gifts, |n, score, matched| {
+fn offer_range(index: &Index, q: &SuggestGiftsQuery, plan: &Plan, gifts: Range<usize>, best: &mut Best) {
+    index.each_in(q, plan, gifts, |n, score, matched| {
         if best.would_change(score, matched) {
             best.offer(n, score, matched, |a, b| a < b);
         } else {
@@ -308,36 +162,80 @@ fn offer_range(index: &Index, q: &SuggestGiftsQuery, gifts: Range<usize>, best: 
     });
 }
 
-struct Linear<'a>(&'a [CatalogGift]);
+/// Every gift scored one by one with `fit::score`: the reference.
+struct Linear<'a> {
+    gifts: &'a [CatalogGift],
+    terms: Vec<GiftTerms>,
+}
+
+impl<'a> Linear<'a> {
+    fn new(gifts: &'a [CatalogGift]) -> Self {
+        Linear { gifts, terms: gifts.iter().map(GiftTerms::of).collect() }
+    }
+}
+
+impl Stats for Linear<'_> {
+    fn gifts(&self) -> usize {
+        self.gifts.len()
+    }
+    fn df(&self, term: &str) -> usize {
+        let has = |t: &GiftTerms| {
+            t.tags.iter().any(|tag| tag.join(" ") == term)
+                || t.title.iter().any(|s| s == term)
+                || t.description.iter().any(|s| s == term)
+        };
+        self.terms.iter().filter(|t| has(t)).count()
+    }
+}
 
 impl Matches for Linear<'_> {
-    fn each(&self, q: &SuggestGiftsQuery, found: &mut dyn FnMut(usize, i64, Interests)) {
-        for (n, gift) in self.0.iter().enumerate() {
-            if let Some(scored) = score(gift, q) {
-                found(n, scored.score, scored.matched);
+    fn plan(&self, q: &SuggestGiftsQuery) -> Plan {
+        Plan::new(q, self, None)
+    }
+    fn each(&self, q: &SuggestGiftsQuery, plan: &Plan, found: &mut dyn FnMut(usize, i64, Interests)) {
+        for (n, (gift, terms)) in self.gifts.iter().zip(&self.terms).enumerate() {
+            if let Some((score, matched)) = fit::score(gift, terms, q, plan) {
+                found(n, score, matched);
             }
         }
     }
     fn gift(&self, n: usize) -> &CatalogGift {
-        &self.0[n]
+        &self.gifts[n]
     }
     fn before(&self, a: usize, b: usize) -> bool {
-        self.0[a].id < self.0[b].id
+        self.gifts[a].id < self.gifts[b].id
     }
 }
 
-fn count(m: &dyn Matches, q: &SuggestGiftsQuery) -> usize {
+fn count<M: Matches + ?Sized>(m: &M, q: &SuggestGiftsQuery) -> usize {
+    let plan = m.plan(q);
     let mut n = 0;
-    m.each(q, &mut |_, _, _| n += 1);
+    m.each(q, &plan, &mut |_, _, _| n += 1);
     n
 }
 
 /// Ranks the gifts of `catalogs` (no id in two of them) for the query through their indexes.
-/// Deterministic: score, then id.
+/// Deterministic: fit, likeness to the cards before, then id. The related terms are the first
+/// catalog's hook (one model serves a process); specificity counts every catalog's gifts.
 pub fn rank<'a>(catalogs: &[&'a Catalog], q: &SuggestGiftsQuery) -> Ranked<'a> {
     match catalogs {
-        [one] => rank_with(one, q),
-        parts => rank_union(Union::new(parts), q),
+        [one] => {
+            let (shown, total_matches, notice) = rank_numbers(*one, q);
+            let gifts = shown.into_iter().map(|(n, reasons)| (&one.gifts()[n], reasons)).collect();
+            Ranked { gifts, total_matches, notice }
+        }
+        parts => {
+            let union = Union::new(parts);
+            let (shown, total_matches, notice) = rank_numbers(&union, q);
+            let gifts = shown
+                .into_iter()
+                .map(|(n, reasons)| {
+                    let (catalog, n) = union.locate(n);
+                    (&catalog.gifts()[n], reasons)
+                })
+                .collect();
+            Ranked { gifts, total_matches, notice }
+        }
     }
 }
 
@@ -367,10 +265,23 @@ impl<'a> Union<'a> {
     }
 }
 
+impl Stats for Union<'_> {
+    fn gifts(&self) -> usize {
+        self.parts.iter().map(|(c, _)| c.len()).sum()
+    }
+    fn df(&self, term: &str) -> usize {
+        self.parts.iter().map(|(c, _)| c.index().df(term)).sum()
+    }
+}
+
 impl Matches for Union<'_> {
-    fn each(&self, q: &SuggestGiftsQuery, found: &mut dyn FnMut(usize, i64, Interests)) {
+    fn plan(&self, q: &SuggestGiftsQuery) -> Plan {
+        let related = self.parts.first().and_then(|(c, _)| c.related().clone());
+        Plan::new(q, self, related.as_deref())
+    }
+    fn each(&self, q: &SuggestGiftsQuery, plan: &Plan, found: &mut dyn FnMut(usize, i64, Interests)) {
         for (catalog, start) in &self.parts {
-            catalog.index().each(q, |n, score, matched| found(start + n, score, matched));
+            catalog.index().each(q, plan, |n, score, matched| found(start + n, score, matched));
         }
     }
     fn gift(&self, n: usize) -> &CatalogGift {
@@ -382,38 +293,30 @@ impl Matches for Union<'_> {
     }
 }
 
-fn rank_union<'a>(union: Union<'a>, q: &SuggestGiftsQuery) -> Ranked<'a> {
-    let (top, total_matches) = best(&union, q);
-    let gifts: Vec<&'a CatalogGift> = top
-        .into_iter()
-        .map(|n| {
-            let (catalog, n) = union.locate(n);
-            &catalog.gifts()[n]
-        })
-        .collect();
-    finish(gifts, total_matches, &union, q)
-}
-
-/// The same ranking by scoring every gift: the reference the index must agree with.
+/// The same ranking by scoring every gift: the reference the index must agree with (with the
+/// built-in vocabulary and no model hook).
 pub fn rank_linear<'a>(gifts: &'a [CatalogGift], q: &SuggestGiftsQuery) -> Ranked<'a> {
-    rank_with_linear(Linear(gifts), q)
+    let (shown, total_matches, notice) = rank_numbers(&Linear::new(gifts), q);
+    Ranked { gifts: shown.into_iter().map(|(n, reasons)| (&gifts[n], reasons)).collect(), total_matches, notice }
 }
 
-fn rank_with_linear<'a>(linear: Linear<'a>, q: &SuggestGiftsQuery) -> Ranked<'a> {
-    let (top, total_matches) = best(&linear, q);
-    finish(top.into_iter().map(|n| &linear.0[n]).collect(), total_matches, &linear, q)
+/// The gift numbers to show with their reasons, how many matched, and the notice.
+type Numbers = (Vec<(usize, Vec<Reason>)>, usize, Option<Notice>);
+
+fn rank_numbers<M: Matches + ?Sized>(m: &M, q: &SuggestGiftsQuery) -> Numbers {
+    let plan = m.plan(q);
+    let (top, total_matches) = best(m, q, &plan);
+    let gifts: Vec<&CatalogGift> = top.iter().map(|&n| m.gift(n)).collect();
+    let (reasons, notice) = finish(&gifts, total_matches, m, q, &plan);
+    (top.into_iter().zip(reasons).collect(), total_matches, notice)
 }
 
-fn rank_with<'a>(catalog: &'a Catalog, q: &SuggestGiftsQuery) -> Ranked<'a> {
-    let (top, total_matches) = best(catalog, q);
-    finish(top.into_iter().map(|n| &catalog.gifts()[n]).collect(), total_matches, catalog, q)
-}
-
-/// The matches seen so far that can still be shown: the best `limit` (score descending, then
+/// The matches seen so far that can still be shown: the best `pool` (score descending, then
 /// id), and per interest the best gift that matched it, with all the interests that gift
 /// matched; and how many matched in all.
 struct Best {
     limit: usize,
+    pool: usize,
     top: Vec<(i64, usize)>,
     leaders: [Option<(i64, usize, Interests)>; Interests::BITS as usize],
     total: usize,
@@ -426,9 +329,11 @@ struct Best {
 impl Best {
     fn new(q: &SuggestGiftsQuery) -> Self {
         let limit = q.limit.max(1) as usize;
+        let pool = pool(limit);
         Best {
             limit,
-            top: Vec::with_capacity(limit + 1),
+            pool,
+            top: Vec::with_capacity(pool + 1),
             leaders: [None; Interests::BITS as usize],
             total: 0,
             top_floor: i64::MIN,
@@ -453,15 +358,15 @@ impl Best {
         self.keep(n, score, before);
     }
 
-    /// Puts gift `n` among the best `limit` if it belongs there.
+    /// Puts gift `n` among the best `pool` if it belongs there.
     fn keep(&mut self, n: usize, score: i64, before: impl Fn(usize, usize) -> bool) {
         let ahead = |(s, other): &(i64, usize)| *s > score || (*s == score && before(*other, n));
-        if !(self.top.len() == self.limit && self.top.last().is_some_and(ahead)) {
+        if !(self.top.len() == self.pool && self.top.last().is_some_and(ahead)) {
             let at = self.top.iter().position(|entry| !ahead(entry)).unwrap_or(self.top.len());
             self.top.insert(at, (score, n));
-            self.top.truncate(self.limit);
+            self.top.truncate(self.pool);
         }
-        if self.top.len() == self.limit
+        if self.top.len() == self.pool
             && let Some((s, _)) = self.top.last()
         {
             self.top_floor = *s;
@@ -493,26 +398,77 @@ impl Best {
         score > self.top_floor || bits(matched).any(|k| score > self.lead_floor[k])
     }
 
-    /// The gifts to show: first a cover of the matched interests, then the best of the rest.
-    fn shown(self, m: &dyn Matches) -> (Vec<usize>, usize) {
+    /// The gifts to show: first a cover of the matched interests, then the rest of the pool by
+    /// fit less likeness to what is already shown.
+    fn shown<M: Matches + ?Sized>(self, m: &M) -> (Vec<usize>, usize) {
         let mut shown = cover(m, &self.leaders, self.limit);
-        for (_, n) in self.top {
-            if shown.len() == self.limit {
-                break;
-            }
-            if !shown.contains(&n) {
-                shown.push(n);
-            }
-        }
+        let mut rest: Vec<(i64, usize)> = self.top.into_iter().filter(|(_, n)| !shown.contains(n)).collect();
+        diversify(m, &mut shown, &mut rest, self.limit);
         (shown, self.total)
     }
 }
 
+/// Greedy maximal marginal relevance: while there is room, the candidate of `rest` (score
+/// descending, then tie order) with the best fit less `LIKENESS_COST` times its likeness to the
+/// most alike card shown; on equal value the better fit, then the earlier in tie order.
+fn diversify<M: Matches + ?Sized>(m: &M, shown: &mut Vec<usize>, rest: &mut Vec<(i64, usize)>, limit: usize) {
+    let looks: Vec<Looks> = rest.iter().map(|&(_, n)| Looks::of(m.gift(n))).collect();
+    let mut shown_looks: Vec<Looks> = shown.iter().map(|&n| Looks::of(m.gift(n))).collect();
+    let mut left: Vec<usize> = (0..rest.len()).collect();
+    while shown.len() < limit && !left.is_empty() {
+        let value = |j: usize| {
+            let like = shown_looks.iter().map(|s| looks[j].likeness(s)).max().unwrap_or(0);
+            rest[j].0 - LIKENESS_COST * like / 1000
+        };
+        // `left` is in pool order (fit, then tie order): the first of the best value wins.
+        let mut pick = 0;
+        let mut pick_value = value(left[0]);
+        for (at, &j) in left.iter().enumerate().skip(1) {
+            let v = value(j);
+            if v > pick_value {
+                pick = at;
+                pick_value = v;
+            }
+        }
+        let j = left.remove(pick);
+        shown.push(rest[j].1);
+        shown_looks.push(looks[j].clone());
+    }
+}
+
+/// What makes two gifts look alike on a strip: the merchant, the tags, the words of the name.
+#[derive(Clone)]
+struct Looks {
+    merchant: String,
+    tags: Vec<String>,
+    name: Vec<String>,
+}
+
+impl Looks {
+    fn of(gift: &CatalogGift) -> Looks {
+        let mut name = text::stems(&gift.title);
+        name.sort_unstable();
+        name.dedup();
+        Looks { merchant: gift.merchant.id.clone(), tags: gift.tags.iter().map(|t| t.to_string()).collect(), name }
+    }
+
+    /// 0–1,000: a third for the same merchant, half for the share of tags in common, a sixth
+    /// for a word of the name in common ("Glass Pour-Over Dripper", "Ceramic Pour-Over Set").
+    fn likeness(&self, other: &Looks) -> i64 {
+        let merchant = if self.merchant == other.merchant { 333 } else { 0 };
+        let common = self.tags.iter().filter(|t| other.tags.contains(t)).count() as i64;
+        let union = (self.tags.len() + other.tags.len()) as i64 - common;
+        let tags = if union > 0 { 500 * common / union } else { 0 };
+        let name = if self.name.iter().any(|w| other.name.contains(w)) { 167 } else { 0 };
+        merchant + tags + name
+    }
+}
+
 /// The `limit` gifts to show and how many matched in all, without sorting every match: first
-/// a cover of the matched interests, then the best of the rest (score descending, then id).
-fn best(m: &dyn Matches, q: &SuggestGiftsQuery) -> (Vec<usize>, usize) {
+/// a cover of the matched interests, then the best of the rest.
+fn best<M: Matches + ?Sized>(m: &M, q: &SuggestGiftsQuery, plan: &Plan) -> (Vec<usize>, usize) {
     let mut best = Best::new(q);
-    m.offer_all(q, &mut best);
+    m.offer_all(q, plan, &mut best);
     best.shown(m)
 }
 
@@ -527,7 +483,7 @@ fn bits(mut set: Interests) -> impl Iterator<Item = usize> {
 
 /// A greedy cover of the matched interests: while one is not covered, the best of the leaders of
 /// the uncovered interests (a gift matching two interests covers both). At most `limit` gifts.
-fn cover(m: &dyn Matches, leaders: &[Option<(i64, usize, Interests)>], limit: usize) -> Vec<usize> {
+fn cover<M: Matches + ?Sized>(m: &M, leaders: &[Option<(i64, usize, Interests)>], limit: usize) -> Vec<usize> {
     let mut uncovered: Interests =
         leaders.iter().enumerate().filter(|(_, l)| l.is_some()).fold(0, |set, (k, _)| set | 1 << k);
     let mut shown = Vec::with_capacity(limit);
@@ -546,7 +502,14 @@ fn cover(m: &dyn Matches, leaders: &[Option<(i64, usize, Interests)>], limit: us
     shown
 }
 
-fn finish<'a>(top: Vec<&'a CatalogGift>, total_matches: usize, m: &dyn Matches, q: &SuggestGiftsQuery) -> Ranked<'a> {
+/// The reasons of the cards shown and the notice of the answer.
+fn finish<M: Matches + ?Sized>(
+    top: &[&CatalogGift],
+    total_matches: usize,
+    m: &M,
+    q: &SuggestGiftsQuery,
+    plan: &Plan,
+) -> (Vec<Vec<Reason>>, Option<Notice>) {
     let limit = q.limit.max(1) as usize;
     let notice = if total_matches == 0 {
         Some(no_match_notice(m, q))
@@ -561,10 +524,9 @@ fn finish<'a>(top: Vec<&'a CatalogGift>, total_matches: usize, m: &dyn Matches, 
     } else {
         None
     };
-    // Reasons only for the gifts shown, from the gifts themselves: the index and the reference
-    // agree on them as they agree on the gifts.
-    let reasons = explain(&top, q);
-    Ranked { gifts: top.into_iter().zip(reasons).collect(), total_matches, notice }
+    // Reasons only for the gifts shown, from the gifts themselves and the plan: the index and
+    // the reference agree on them as they agree on the gifts.
+    (explain(top, q, plan), notice)
 }
 
 fn major(money: Money) -> Value {
@@ -582,7 +544,7 @@ fn major(money: Money) -> Value {
 }
 
 /// Concrete changes to the query that are known to match, counted against the catalog.
-fn relaxations(m: &dyn Matches, q: &SuggestGiftsQuery) -> Vec<Suggestion> {
+fn relaxations<M: Matches + ?Sized>(m: &M, q: &SuggestGiftsQuery) -> Vec<Suggestion> {
     let mut out = Vec::new();
     let mut push = |message: String, set: Map<String, Value>, matches: usize| {
         if matches > 0 {
@@ -593,7 +555,10 @@ fn relaxations(m: &dyn Matches, q: &SuggestGiftsQuery) -> Vec<Suggestion> {
     if q.budget_max.is_some() {
         let without_max = SuggestGiftsQuery { budget_max: None, ..q.clone() };
         let mut prices: Vec<i64> = Vec::new();
-        m.each(&without_max, &mut |n, _, _| prices.push(price_in(m.gift(n).price_cents, q.currency).amount_minor));
+        let plan = m.plan(&without_max);
+        m.each(&without_max, &plan, &mut |n, _, _| {
+            prices.push(price_in(m.gift(n).price_cents, q.currency).amount_minor)
+        });
         prices.sort_unstable();
         let want = (q.limit.max(1) as usize).min(prices.len());
         if want > 0 {
@@ -640,7 +605,7 @@ fn relaxations(m: &dyn Matches, q: &SuggestGiftsQuery) -> Vec<Suggestion> {
     out
 }
 
-fn no_match_notice(m: &dyn Matches, q: &SuggestGiftsQuery) -> Notice {
+fn no_match_notice<M: Matches + ?Sized>(m: &M, q: &SuggestGiftsQuery) -> Notice {
     let suggestions = relaxations(m, q);
     let message = if suggestions.is_empty() {
         "No gifts match these conditions. Try different interests or a wider budget.".to_string()
@@ -657,6 +622,7 @@ mod tests {
     use giftgenius_types::{Currency, Merchant, Money, Occasion, RelationshipType};
     use proptest::prelude::*;
 
+    use super::super::Tag;
     use super::*;
 
     /// Words that stem into each other ("hike", "hiking", "hikes"), hyphenated tags, case,
@@ -765,21 +731,6 @@ mod tests {
     }
 
     proptest! {
-        /// The byte-wise reading of an ASCII text finds the same word as reading it character by
-        /// character with a lower-cased copy of each word.
-        #[test]
-        fn ascii_texts_are_read_like_any_other(
-            text in "(([A-Za-z0-9,.'-]{0,12}|Hiking|COOKING|Coffees|cooker|gourmets|[a-z]{60,70}hiking) ?){0,10}",
-            stems in prop::collection::vec("hik|cook|coffee|gourmet|[a-z]{3,6}", 1..4),
-        ) {
-            let slow = text.split(|c: char| !c.is_alphanumeric())
-                .filter(|w| w.len() >= 3)
-                .find(|w| stems.iter().any(|s| s == stem(&w.to_lowercase())));
-            prop_assert_eq!(text_hit(&text, &stems), slow);
-        }
-    }
-
-    proptest! {
         #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
         /// The index answers exactly what scoring every gift answers: the same gifts in the same
@@ -802,7 +753,11 @@ mod tests {
             // interest that matched.
             prop_assert!(linear.gifts.iter().all(|(_, reasons)| !reasons.is_empty()));
             super::super::reasons::tests::check_result(&linear.gifts, &q).map_err(TestCaseError::fail)?;
-            let matched = |g: &CatalogGift| score(g, &q).map_or(0, |s| s.matched);
+            let reference = Linear::new(&gifts);
+            let plan = reference.plan(&q);
+            let matched = |g: &CatalogGift| {
+                fit::score(g, &GiftTerms::of(g), &q, &plan).map_or(0, |(_, matched)| matched)
+            };
             let any: Interests = gifts.iter().fold(0, |set, g| set | matched(g));
             let wanted = any.count_ones() as usize;
             if wanted <= usize::from(q.limit) {
@@ -961,9 +916,13 @@ mod tests {
                     let linear = answer(&rank_linear(catalog.gifts(), &q));
                     for at in [0, chunk, 2 * chunk, catalog.len()] {
                         let mut best = Best::new(&q);
-                        offer_split(catalog.index(), &q, &mut best, Some(at));
+                        let plan = catalog.plan(&q);
+                        offer_split(catalog.index(), &q, &plan, &mut best, Some(at));
                         let (top, total) = best.shown(catalog);
-                        let split = finish(top.into_iter().map(|n| &catalog.gifts()[n]).collect(), total, catalog, &q);
+                        let gifts: Vec<&CatalogGift> = top.iter().map(|&n| &catalog.gifts()[n]).collect();
+                        let (reasons, notice) = finish(&gifts, total, catalog, &q, &plan);
+                        let split =
+                            Ranked { gifts: gifts.into_iter().zip(reasons).collect(), total_matches: total, notice };
                         assert_eq!(answer(&split), linear, "split at {at}, {:?}, limit {limit}", q.interests);
                     }
                 }

@@ -1,17 +1,20 @@
 //! Why each ranked gift fits this request, as reasons worth reading.
 //!
-//! Per gift, the candidates: each asked interest it matched and through what (a tag, or a word
-//! of its title or description), its own age range when that is narrow, a tag no other card of
-//! the result has, the asked occasion and relationship when it lists them, and how its price
-//! sits in a budget it leaves at least half of.
+//! Per gift, the candidates: first each asked interest it met, named as the person said it,
+//! with what in the gift answers it ("For their stargazing: tagged “astronomy”", "For their
+//! coffee: Hand-Crank Burr Coffee Grinder": the related tag or word it was met through, or the
+//! gift's own name shortened when it was met by the interest's own words); then its own age
+//! range when that is narrow, a tag no other card of the result has, the asked occasion and
+//! relationship when it lists them, and how its price sits in a budget it leaves at least half
+//! of. Never a piece of a word: matches are whole words (`text.rs`).
 //!
 //! Across the cards of a result, each card says something of its own, and no sentence is on more
 //! than two cards:
 //! - a reason every card has says nothing about any one of them (the old "A good pick for a
-//!   friend" on all six), so it is left out;
+//!   friend" on all six), so it is left out, unless it names an interest;
 //! - a reason several cards share stays on the first two (best ranked) that have it; a third
-//!   card matching the same interest says where else the interest is found (its name, its
-//!   description) when that is a sentence not yet said twice;
+//!   card meeting an interest the same way names itself instead ("For their astronomy: Desktop
+//!   Telescope"), so every card that met an interest leads with it;
 //! - a card left with nothing of its own gets its price against the budget, else one of its tags
 //!   ("popular"), else its bare price: the cards lacking one share these out so
 //!   that as many as can get one no other card says (a matching); a card still without says
@@ -23,8 +26,8 @@
 use giftgenius_types::gifts::SuggestGiftsQuery;
 use giftgenius_types::{MatchVia, Money, Reason, RelationshipType, Why};
 
-use super::ranking::{asked, interest_hit, interest_stems, tag_stems, text_hit};
-use super::{CatalogGift, Tag, price_in};
+use super::fit::{self, DESCRIPTION, GiftTerms, Plan, TAG, TITLE, asked};
+use super::{CatalogGift, Tag, price_in, text};
 
 /// An age range this narrow (a toy for 3–7, a kit for 12–18) says who the gift is made for;
 /// a wider one ("14 and up") fits nearly everyone asked about.
@@ -34,18 +37,21 @@ const NARROW_AGE_SPAN: u8 = 20;
 pub(super) const MAX_CARDS_PER_SENTENCE: usize = 2;
 
 /// The reasons of each gift in `gifts` (the ranked result, best first) for `q`.
-pub(super) fn explain(gifts: &[&CatalogGift], q: &SuggestGiftsQuery) -> Vec<Vec<Reason>> {
-    let stems: Vec<Vec<String>> = asked(q).iter().map(|i| interest_stems(i)).collect();
-    let mut cards: Vec<Vec<Reason>> = (0..gifts.len()).map(|i| candidates(gifts, i, q, &stems)).collect();
+pub(super) fn explain(gifts: &[&CatalogGift], q: &SuggestGiftsQuery, plan: &Plan) -> Vec<Vec<Reason>> {
+    let stems: Vec<Vec<String>> = asked(q).iter().map(|i| text::stems(i)).collect();
+    let mut cards: Vec<Vec<Reason>> = (0..gifts.len()).map(|i| candidates(gifts, i, q, plan, &stems)).collect();
     if cards.len() >= 2 {
-        let shared: Vec<Why> =
-            cards[0].iter().filter(|r| cards.iter().all(|c| has(c, &r.why))).map(|r| r.why.clone()).collect();
+        let shared: Vec<Why> = cards[0]
+            .iter()
+            .filter(|r| !matches!(r.why, Why::Interest { .. }) && cards.iter().all(|c| has(c, &r.why)))
+            .map(|r| r.why.clone())
+            .collect();
         for card in &mut cards {
             card.retain(|r| !shared.contains(&r.why));
         }
     }
     for (i, gift) in gifts.iter().enumerate() {
-        cap(&mut cards, i, gift, asked(q), &stems);
+        cap(&mut cards, i, gift);
     }
     let needy: Vec<usize> = (0..cards.len()).filter(|&i| !has_own(&cards, i)).collect();
     let options: Vec<Vec<Reason>> = needy.iter().map(|&i| fallbacks(gifts[i], q, &stems)).collect();
@@ -126,8 +132,8 @@ fn others(cards: &[Vec<Reason>], i: usize, why: &Why) -> usize {
 }
 
 /// Keeps on card `i` only what the cards before it have not said twice already; an interest
-/// said twice is said through another part of the gift when it has one.
-fn cap(cards: &mut [Vec<Reason>], i: usize, gift: &CatalogGift, interests: &[String], stems: &[Vec<String>]) {
+/// said twice the same way is said through the gift's own name instead.
+fn cap(cards: &mut [Vec<Reason>], i: usize, gift: &CatalogGift) {
     let (before, rest) = cards.split_at_mut(i);
     let said = |why: &Why| before.iter().filter(|c| has(c, why)).count();
     let card = &mut rest[0];
@@ -135,14 +141,13 @@ fn cap(cards: &mut [Vec<Reason>], i: usize, gift: &CatalogGift, interests: &[Str
         if said(&card[k].why) < MAX_CARDS_PER_SENTENCE {
             continue;
         }
-        let Why::Interest { interest, .. } = &card[k].why else { continue };
-        let Some(at) = interests.iter().position(|asked| asked == interest) else { continue };
-        let other = [(MatchVia::Title, &*gift.title), (MatchVia::Description, &*gift.description)]
-            .into_iter()
-            .filter_map(|(via, text)| Some(interest_reason(interest, via, text_hit(text, &stems[at])?)))
-            .find(|r| said(&r.why) < MAX_CARDS_PER_SENTENCE && !has(card, &r.why));
-        if let Some(other) = other {
-            card[k] = other;
+        let Why::Interest { interest, via, .. } = &card[k].why else { continue };
+        if *via == MatchVia::Title {
+            continue;
+        }
+        let named = interest_reason(interest, MatchVia::Title, &short_title(&gift.title));
+        if said(&named.why) < MAX_CARDS_PER_SENTENCE && !has(card, &named.why) {
+            card[k] = named;
         }
     }
     card.retain(|r| said(&r.why) < MAX_CARDS_PER_SENTENCE);
@@ -173,16 +178,23 @@ fn pick_fallback(cards: &[Vec<Reason>], i: usize, options: &[Reason]) -> Option<
 
 /// Whether `tag` says one of the asked interests (its reason says it better, or every card has it).
 fn asked_tag(tag: &Tag, stems: &[Vec<String>]) -> bool {
-    tag_stems(std::slice::from_ref(tag)).any(|s| stems.iter().flatten().any(|w| w == s))
+    text::stems(tag).iter().any(|s| stems.iter().flatten().any(|w| w == s))
 }
 
 /// What can be said of gift `i` of `gifts` for `q`, most specific first.
-fn candidates(gifts: &[&CatalogGift], i: usize, q: &SuggestGiftsQuery, stems: &[Vec<String>]) -> Vec<Reason> {
+fn candidates(
+    gifts: &[&CatalogGift],
+    i: usize,
+    q: &SuggestGiftsQuery,
+    plan: &Plan,
+    stems: &[Vec<String>],
+) -> Vec<Reason> {
     let gift = gifts[i];
+    let terms = GiftTerms::of(gift);
     let mut out = Vec::new();
-    for (interest, stems) in asked(q).iter().zip(stems) {
-        if let Some((via, term)) = interest_hit(gift, stems) {
-            out.push(interest_reason(interest, via, term));
+    for (interest, clauses) in asked(q).iter().zip(&plan.interests) {
+        if let Some(reason) = interest_met(gift, &terms, interest, clauses) {
+            out.push(reason);
         }
     }
     if q.age.is_some() && gift.age_max.saturating_sub(gift.age_min) <= NARROW_AGE_SPAN {
@@ -221,14 +233,72 @@ fn candidates(gifts: &[&CatalogGift], i: usize, q: &SuggestGiftsQuery, stems: &[
     out
 }
 
+/// Why `gift` answers `interest` (met by its best clause), or `None` when it does not: through
+/// its own words, the gift's name (shortened) says what answers it; through a related term, the
+/// tag or the word of the gift that term is, so the link is seen ("stargazing": "astronomy").
+fn interest_met(gift: &CatalogGift, terms: &GiftTerms, interest: &str, clauses: &[fit::Clause]) -> Option<Reason> {
+    let (_, c, mask) = terms.interest(clauses)?;
+    let clause = &clauses[c];
+    let own = c == 0 && clause.stems == text::stems(interest);
+    let interest = interest.trim();
+    if own || mask & (TAG | DESCRIPTION) == 0 {
+        return Some(interest_reason(interest, MatchVia::Title, &short_title(&gift.title)));
+    }
+    if mask & TAG != 0
+        && let (_, Some(at)) = terms.meets(clause)
+        && let Some(tag) = gift.tags.get(at)
+    {
+        return Some(interest_reason(interest, MatchVia::Tag, &text::tag_surface(tag)));
+    }
+    if mask & TITLE != 0 {
+        return Some(interest_reason(interest, MatchVia::Title, &short_title(&gift.title)));
+    }
+    let word = text::word_spans(&gift.description)
+        .map(|(_, w)| w)
+        .find(|w| {
+            let stem = text::stems(w);
+            stem.len() == 1 && clause.stems.contains(&stem[0])
+        })
+        .unwrap_or(interest);
+    Some(interest_reason(interest, MatchVia::Description, &word.to_lowercase()))
+}
+
+/// A gift's name short enough for a sentence: up to its first comma, colon or parenthesis
+/// ("Down Mummy Sleeping Bag, 20 Degree": "Down Mummy Sleeping Bag"), and at most
+/// `SHORT_TITLE` characters, cut between words.
+pub(super) fn short_title(title: &str) -> String {
+    const SHORT_TITLE: usize = 48;
+    let head = title.split([',', ':', '(']).next().unwrap_or(title).trim();
+    let head = if head.chars().count() >= 3 { head } else { title.trim() };
+    if head.chars().count() <= SHORT_TITLE {
+        return head.to_string();
+    }
+    let mut out = String::new();
+    for word in head.split(' ') {
+        if out.chars().count() + word.chars().count() + 1 > SHORT_TITLE - 1 {
+            break;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    if out.is_empty() {
+        out = head.chars().take(SHORT_TITLE - 1).collect();
+    }
+    out.push('…');
+    out
+}
+
+/// "For their stargazing: tagged “astronomy”": the interest as said, then what answers it.
 fn interest_reason(interest: &str, via: MatchVia, term: &str) -> Reason {
-    let how = match via {
+    let what = match via {
         MatchVia::Tag => format!("tagged “{term}”"),
-        MatchVia::Title => format!("“{term}” in its name"),
+        MatchVia::Title => term.to_string(),
         MatchVia::Description => format!("its description mentions “{term}”"),
     };
     Reason {
-        text: format!("Matches their interest in {interest} ({how})"),
+        text: format!("For their {interest}: {what}"),
         why: Why::Interest { interest: interest.to_string(), via, term: term.to_string() },
     }
 }
@@ -315,6 +385,12 @@ pub(super) mod tests {
         ]
     }
 
+    /// `explain` with the plan of the built-in catalog.
+    fn explain_builtin(gifts: &[&CatalogGift], q: &SuggestGiftsQuery) -> Vec<Vec<Reason>> {
+        let catalog = Catalog::builtin();
+        explain(gifts, q, &Plan::new(q, catalog.index(), None))
+    }
+
     pub(in super::super) fn shown(cards: &[(&CatalogGift, Vec<Reason>)]) -> String {
         cards
             .iter()
@@ -337,7 +413,7 @@ pub(super) mod tests {
         q: &SuggestGiftsQuery,
     ) -> Result<(), String> {
         let show = || shown(cards);
-        let stems: Vec<Vec<String>> = asked(q).iter().map(|i| interest_stems(i)).collect();
+        let stems: Vec<Vec<String>> = asked(q).iter().map(|i| text::stems(i)).collect();
         for (gift, reasons) in cards {
             if reasons.is_empty() || reasons.iter().any(|r| r.text.is_empty()) {
                 return Err(format!("{} says nothing for {q:?}:\n{}", gift.id, show()));
@@ -418,6 +494,8 @@ pub(super) mod tests {
         for (gift, reasons) in &ranked.gifts {
             let own = reasons.iter().find(|r| ranked.gifts.iter().filter(|(_, o)| has(o, &r.why)).count() == 1);
             match own.map(|r| &r.why) {
+                // Issue 40: the interest named with the gift that answers it, its own name.
+                Some(Why::Interest { via: MatchVia::Title, term, .. }) => assert_eq!(*term, short_title(&gift.title)),
                 Some(Why::OnlyTag { tag }) => assert!(gift.tags.iter().any(|t| **t == **tag)),
                 Some(Why::Budget { price, .. }) => assert_eq!(price.amount_minor, gift.price_cents),
                 other => panic!("{}: {other:?}\n{}", gift.id, shown(&ranked.gifts)),
@@ -426,21 +504,22 @@ pub(super) mod tests {
     }
 
     #[test]
-    fn a_third_card_with_the_same_interest_says_where_else_it_is_found() {
-        // Five copies of a gift tagged "coffee" whose description says "coffee", and a tea gift:
-        // two cards say the tag, the next two the description, the fifth neither.
+    fn a_third_card_meeting_an_interest_the_same_way_does_not_repeat_it() {
+        // Five copies of a coffee gift and a tea gift: the coffee sentence is on two cards only,
+        // the tea card leads with tea.
         let catalog = Catalog::builtin();
         let coffee = catalog.get("hh-001").unwrap();
         let tea = catalog.gifts().iter().find(|g| g.tags.contains(&"tea".into()) && !g.tags.contains(&"coffee".into()));
         let mut gifts = vec![coffee; 5];
         gifts.extend(tea);
-        let cards = explain(&gifts, &query(RelationshipType::Other, &["coffee", "tea"], None));
-        let said = |via: MatchVia| {
-            let is = |w: &Why| matches!(w, Why::Interest { interest, via: v, .. } if interest == "coffee" && *v == via);
-            cards.iter().map(|c| c.iter().any(|r| is(&r.why))).collect::<Vec<bool>>()
-        };
-        assert_eq!(said(MatchVia::Tag), [true, true, false, false, false, false], "{cards:?}");
-        assert_eq!(said(MatchVia::Description), [false, false, true, true, false, false], "{cards:?}");
+        let cards = explain_builtin(&gifts, &query(RelationshipType::Other, &["coffee", "tea"], None));
+        let said: Vec<bool> = cards
+            .iter()
+            .map(|c| c.iter().any(|r| matches!(&r.why, Why::Interest { interest, .. } if interest == "coffee")))
+            .collect();
+        assert_eq!(said, [true, true, false, false, false, false], "{cards:?}");
+        assert!(cards[0][0].text.starts_with("For their coffee: "), "{cards:?}");
+        assert!(cards[5][0].text.starts_with("For their tea: "), "{cards:?}");
     }
 
     #[test]
@@ -457,9 +536,11 @@ pub(super) mod tests {
                 })
                 .collect();
             let first = &ranked.gifts[..matching.len().min(ranked.gifts.len())];
+            let plan = Plan::new(&q, catalog.index(), None);
             for interest in matching {
+                let k = q.interests.iter().position(|i| i == interest).unwrap();
                 assert!(
-                    first.iter().any(|(g, _)| interest_hit(g, &interest_stems(interest)).is_some()),
+                    first.iter().any(|(g, _)| GiftTerms::of(g).interest(&plan.interests[k]).is_some()),
                     "no card among the first {} matches {interest:?} for {q:?}:\n{}",
                     first.len(),
                     shown(&ranked.gifts)
@@ -481,9 +562,11 @@ pub(super) mod tests {
                         "{reason:?}"
                     );
                     let found = match via {
-                        MatchVia::Tag => gift.tags.iter().any(|t| **t == **term),
-                        MatchVia::Title => gift.title.contains(term.as_str()),
-                        MatchVia::Description => gift.description.contains(term.as_str()),
+                        MatchVia::Tag => gift.tags.iter().any(|t| text::tag_surface(t) == **term),
+                        MatchVia::Title => gift.title.starts_with(term.trim_end_matches('…')),
+                        MatchVia::Description => {
+                            text::word_spans(&gift.description).any(|(_, w)| w.to_lowercase() == **term)
+                        }
                     };
                     assert!(found, "{} has no {term:?} in its {via:?}", gift.id);
                 }
@@ -498,8 +581,10 @@ pub(super) mod tests {
         let ranked = rank(&[&catalog], q);
         let texts: Vec<Vec<&str>> =
             ranked.gifts.iter().map(|(_, r)| r.iter().map(|r| r.text.as_str()).collect()).collect();
-        assert_eq!(texts[0][0], "Matches their interest in coffee (tagged “coffee”)", "{texts:?}");
-        assert_eq!(texts[1][0], "Matches their interest in hiking (tagged “hiking”)", "{texts:?}");
+        // The cover: one card per interest first, each naming it and the gift that answers it.
+        let firsts = [texts[0][0], texts[1][0]];
+        assert!(firsts.iter().any(|t| t.starts_with("For their coffee: ")), "{texts:?}");
+        assert!(firsts.iter().any(|t| t.starts_with("For their hiking: ")), "{texts:?}");
         let filler = ["A good pick for a friend", "Right for age 30", "Under your $100.00 budget"];
         assert!(texts.iter().flatten().all(|t| !filler.contains(t)), "{texts:?}");
         let budget: Vec<&Reason> =
@@ -527,7 +612,7 @@ pub(super) mod tests {
         // the tags last, and none ends up on every card.
         let gift = catalog.get("hh-001").unwrap();
         let q = query(RelationshipType::Other, &[], None);
-        let cards = explain(&[gift; 6], &q);
+        let cards = explain_builtin(&[gift; 6], &q);
         let tags: Vec<&Why> = cards.iter().flatten().map(|r| &r.why).collect();
         let popular = |tag: &str| Why::Popular { tag: tag.into() };
         assert_eq!(tags[..3], [&popular("coffee"), &popular("home"), &popular("cozy")]);

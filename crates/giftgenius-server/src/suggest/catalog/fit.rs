@@ -1,0 +1,433 @@
+//! How well a gift fits a request, as one continuous score (fixed point: 1,000 is one exact
+//! interest match in a tag), and the plan a query is scored by.
+//!
+//! A [`Plan`] is made once per query: per asked interest the ways it can be met ([`Clause`]s:
+//! its own words, then related catalog terms from the built-in vocabulary and, when wired, the
+//! embedding model, each weighted below an exact match), and the tags the occasion and the
+//! recipient's age imply ("baby shower": baby things, whoever the guest is). The index and the
+//! linear scan score with the same plan and the same integer arithmetic, so they agree exactly.
+//!
+//! The score of a gift:
+//! - per interest, the strength of its best clause: clause weight × the fields it occurs in
+//!   (tag > title > description, saturating like BM25F: a coffee tag, "Coffee" in the name and
+//!   coffee in the description beat a mug whose description mentions coffee once); the clause
+//!   weight carries the specificity (IDF) of its rarest word;
+//! - the occasion: listed by the gift, and the tags it implies about the recipient;
+//! - the relationship (worth less when the occasion says the gift is really for someone else);
+//! - age fit: a gift made for a narrow range around the age says it was made for them;
+//! - where the price sits in the budget: most people spend a good part of it.
+
+use giftgenius_types::gifts::SuggestGiftsQuery;
+use giftgenius_types::{Occasion, SuggestGiftsInput};
+
+use super::related::{RelatedTerms, Vocabulary, weight_of_cosine};
+use super::text;
+use super::{CatalogGift, price_in};
+
+/// One exact match in a tag, at full specificity.
+pub(super) const UNIT: i64 = 1000;
+
+/// An interest counts as met from this strength on: its own words anywhere, a close related term
+/// (weight 0.7 or more) in a tag, a same-meaning one in the name or description; a term only of
+/// the same broad kind ("skateboarding": "sports", 0.5) adds to a gift that is met, never meets.
+pub(super) const MATCH_FLOOR: i64 = 400;
+
+/// A related term's clause at most this much of the interest's own words.
+const RELATED_CEILING: f64 = 0.85;
+/// A related term this close (0–1) or closer can meet an interest on its own.
+const MEETS_FROM: f64 = 0.6;
+/// Related terms per interest at most (the nearest ones: more only add noise and walk cost).
+pub(super) const MAX_RELATED: usize = 16;
+
+/// Which fields a clause occurs in: bits of a mask.
+pub(super) const TAG: u8 = 1;
+pub(super) const TITLE: u8 = 2;
+pub(super) const DESCRIPTION: u8 = 4;
+
+/// The strength of a clause met in the fields of `mask`, per 1,000 of its weight: BM25F's
+/// saturated term frequency with field weights tag 1.0, title 0.6, description 0.35 and k = 0.5,
+/// scaled so a tag alone is 1,000. (0.6 and 0.35: a name says what the gift is nearly as well
+/// as a tag; a description also says what it goes with.)
+pub(super) const FIELD: [i64; 8] = {
+    let mut table = [0i64; 8];
+    let mut mask = 1;
+    while mask < 8 {
+        // In thousandths, integer only (a const fn).
+        let tf = if mask & 1 != 0 { 1000 } else { 0 }
+            + if mask & 2 != 0 { 600 } else { 0 }
+            + if mask & 4 != 0 { 350 } else { 0 };
+        table[mask] = tf * 1500 / (tf + 500);
+        mask += 1;
+    }
+    table
+};
+
+/// The most an occasion that the gift lists adds.
+const OCCASION_LISTED: i64 = 250;
+/// The most the tags an occasion or an age imply add (times the implied weight).
+const IMPLIED: i64 = 450;
+/// With interests asked, what is implied counts this share (the interests say more).
+const IMPLIED_WITH_INTERESTS_PERCENT: i64 = 50;
+const RELATIONSHIP: i64 = 150;
+/// The relationship when the occasion says who the gift is really for (a baby shower: the baby).
+const RELATIONSHIP_OTHER_RECIPIENT: i64 = 40;
+const AGE_FIT: i64 = 120;
+const PRICE_FIT: i64 = 150;
+
+/// One way an interest can be met: all `stems` in one field of the gift (its title, its
+/// description), or a tag that is exactly these words.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Clause {
+    /// Content stems, at least one.
+    pub stems: Vec<String>,
+    /// Their weight in [`UNIT`]s of a tag match.
+    pub weight: i64,
+    /// Only a tag may meet it (what an occasion or an age implies is a kind of gift).
+    pub tags_only: bool,
+    /// Whether it can meet the interest on its own (its own words, a close related term), or
+    /// only adds to a gift that another clause met (a broader kind: "cats": "pets").
+    pub meets: bool,
+}
+
+impl Clause {
+    /// The whole tag the clause meets, as the index keys tags: its stems joined by a space.
+    pub fn key(&self) -> String {
+        self.stems.join(" ")
+    }
+}
+
+/// How many gifts hold a term: what specificity (IDF) is computed from. Several catalogs
+/// answer the sum of theirs, so a split catalog scores like one.
+pub(super) trait Stats {
+    fn gifts(&self) -> usize;
+    /// Gifts with `term` (a stem, or a tag phrase) in any field.
+    fn df(&self, term: &str) -> usize;
+}
+
+/// What a query is scored by (see the module's doc).
+#[derive(Debug, Clone)]
+pub(super) struct Plan {
+    /// Per asked interest (as many as `Interests` has bits), its clauses, own words first.
+    pub interests: Vec<Vec<Clause>>,
+    /// Tags implied by the occasion and the age (`tags_only`), weights already scaled.
+    pub implied: Vec<Clause>,
+    pub relationship_points: i64,
+}
+
+/// The query's interests that count (all of them, for any valid request).
+pub(super) fn asked(q: &SuggestGiftsQuery) -> &[String] {
+    &q.interests[..q.interests.len().min(SuggestGiftsInput::MAX_INTERESTS)]
+}
+
+impl Plan {
+    pub fn new(q: &SuggestGiftsQuery, stats: &dyn Stats, model: Option<&dyn RelatedTerms>) -> Plan {
+        let spec = |stems: &[String]| specificity(stats, stems);
+        let interests = asked(q)
+            .iter()
+            .map(|interest| {
+                let mut clauses: Vec<Clause> = Vec::new();
+                let mut add = |stems: Vec<String>, closeness: f64, meets: bool| {
+                    if stems.is_empty() {
+                        return;
+                    }
+                    let weight = (UNIT as f64 * closeness * spec(&stems)).round() as i64;
+                    match clauses.iter_mut().find(|c| c.stems == stems) {
+                        Some(c) => {
+                            c.weight = c.weight.max(weight);
+                            c.meets |= meets;
+                        }
+                        None => clauses.push(Clause { stems, weight, tags_only: false, meets }),
+                    }
+                };
+                add(text::stems(interest), 1.0, true);
+                let mut related: Vec<(String, f64)> =
+                    Vocabulary::builtin().related(interest).into_iter().map(|(t, w)| (t, f64::from(w))).collect();
+                if let Some(model) = model {
+                    related
+                        .extend(model.related(interest).into_iter().map(|(t, c)| (t, f64::from(weight_of_cosine(c)))));
+                }
+                // Strongest first, then by the words, so the cut is the same whatever the order.
+                related.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+                related.truncate(MAX_RELATED);
+                for (term, closeness) in related {
+                    if closeness > 0.0 {
+                        let closeness = closeness.min(1.0);
+                        add(text::stems(&term), RELATED_CEILING * closeness, closeness >= MEETS_FROM);
+                    }
+                }
+                clauses
+            })
+            .collect();
+        let share = if asked(q).is_empty() { 100 } else { IMPLIED_WITH_INTERESTS_PERCENT };
+        let mut implied: Vec<Clause> = Vec::new();
+        let implied_tags = q.occasion.map_or(&[][..], occasion_implies).iter().chain(age_implies(q.age));
+        for (tag, weight) in implied_tags {
+            let weight = i64::from(*weight) * IMPLIED / 100 * share / 100;
+            let stems = text::stems(tag);
+            match implied.iter_mut().find(|c| c.stems == stems) {
+                Some(c) => c.weight = c.weight.max(weight),
+                None => implied.push(Clause { stems, weight, tags_only: true, meets: false }),
+            }
+        }
+        let other_recipient = matches!(q.occasion, Some(Occasion::BabyShower));
+        let relationship_points = if other_recipient { RELATIONSHIP_OTHER_RECIPIENT } else { RELATIONSHIP };
+        Plan { interests, implied, relationship_points }
+    }
+}
+
+/// How specific a clause is, 0.75–1.0: the IDF of its rarest word against the most an IDF can
+/// be in this catalog. Mild on purpose: it orders related terms and interests, it does not
+/// decide between a gift that fits and one that does not.
+fn specificity(stats: &dyn Stats, stems: &[String]) -> f64 {
+    let n = stats.gifts() as f64;
+    if n < 1.0 {
+        return 1.0;
+    }
+    let idf = |df: f64| (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+    let rarest = stems.iter().map(|s| stats.df(s)).min().unwrap_or(0) as f64;
+    let top = idf(0.0).max(f64::MIN_POSITIVE);
+    0.75 + 0.25 * (idf(rarest) / top).clamp(0.0, 1.0)
+}
+
+/// What an occasion says about the recipient and the kind of gift, as tags and weights (per
+/// cent). A baby shower's gift is for the baby; a housewarming's for the home.
+fn occasion_implies(occasion: Occasion) -> &'static [(&'static str, u8)] {
+    match occasion {
+        Occasion::Birthday | Occasion::JustBecause => &[],
+        Occasion::Anniversary => {
+            &[("personalized", 60), ("experience", 60), ("jewelry", 50), ("wine", 50), ("cozy", 30), ("decor", 30)]
+        }
+        Occasion::Wedding => &[("home", 80), ("decor", 60), ("cooking", 60), ("personalized", 60), ("wine", 50)],
+        Occasion::Graduation => &[("travel", 60), ("tech", 50), ("personalized", 40), ("stationery", 40)],
+        Occasion::Holiday => &[("cozy", 50), ("decor", 40), ("food", 40), ("chocolate", 40), ("candles", 40)],
+        Occasion::Valentines => {
+            &[("jewelry", 70), ("chocolate", 70), ("candles", 60), ("spa", 60), ("personalized", 50)]
+        }
+        Occasion::MothersDay => &[
+            ("spa", 70),
+            ("wellness", 60),
+            ("gardening", 50),
+            ("jewelry", 50),
+            ("personalized", 50),
+            ("candles", 40),
+            ("plants", 40),
+        ],
+        Occasion::FathersDay => &[("tools", 60), ("gadgets", 50), ("outdoors", 40), ("fishing", 40), ("cooking", 30)],
+        Occasion::Housewarming => {
+            &[("home", 100), ("decor", 80), ("plants", 70), ("candles", 60), ("cozy", 50), ("cooking", 50)]
+        }
+        Occasion::BabyShower => &[("baby", 100), ("plush", 60), ("kids", 40)],
+        Occasion::Retirement => {
+            &[("travel", 60), ("experience", 50), ("gardening", 50), ("books", 40), ("wine", 40), ("puzzles", 30)]
+        }
+        Occasion::ThankYou => &[
+            ("chocolate", 60),
+            ("food", 50),
+            ("tea", 50),
+            ("coffee", 50),
+            ("candles", 50),
+            ("plants", 40),
+            ("stationery", 40),
+        ],
+        Occasion::GetWell => {
+            &[("wellness", 100), ("cozy", 80), ("spa", 70), ("tea", 60), ("books", 50), ("puzzles", 50), ("plush", 40)]
+        }
+    }
+}
+
+/// What an age says about the kind of gift: babies, small children and children are given
+/// different things than adults, whatever the relationship.
+fn age_implies(age: Option<u8>) -> &'static [(&'static str, u8)] {
+    match age {
+        Some(0..=2) => &[("baby", 100), ("plush", 60), ("toys", 60)],
+        Some(3..=7) => &[("toys", 100), ("kids", 80), ("plush", 50), ("learning", 50)],
+        Some(8..=12) => &[("kids", 80), ("toys", 60), ("learning", 60), ("stem", 50), ("science", 40)],
+        _ => &[],
+    }
+}
+
+/// The points of a gift apart from interests and implied tags, from the numbers the index packs
+/// too: the occasion it lists, the relationship, its age range, its price in the budget.
+#[inline]
+pub(super) fn base_points(
+    plan: &Plan,
+    q: &SuggestGiftsQuery,
+    price: i64,
+    ages: (u8, u8),
+    lists_relationship: bool,
+    lists_occasion: bool,
+) -> i64 {
+    let mut points = 0;
+    if lists_occasion {
+        points += OCCASION_LISTED;
+    }
+    if lists_relationship {
+        points += plan.relationship_points;
+    }
+    if q.age.is_some() {
+        let span = i64::from(ages.1.saturating_sub(ages.0)).min(90);
+        points += AGE_FIT * (90 - span) / 90;
+    }
+    if let Some(max) = q.budget_max
+        && max.amount_minor > 0
+    {
+        let permille = (price.saturating_mul(1000) / max.amount_minor).clamp(0, 1000);
+        points += PRICE_FIT * price_curve(permille) / 1000;
+    }
+    points
+}
+
+/// How much a price at `permille` of the budget's maximum is worth, per 1,000: most people
+/// spend a good part of a budget on a gift (half to nine tenths), rarely a tenth of it; the very
+/// edge is fine, a little less.
+fn price_curve(permille: i64) -> i64 {
+    const POINTS: [(i64, i64); 5] = [(0, 300), (250, 700), (500, 1000), (900, 1000), (1000, 800)];
+    for pair in POINTS.windows(2) {
+        let ((x0, y0), (x1, y1)) = (pair[0], pair[1]);
+        if permille <= x1 {
+            return y0 + (y1 - y0) * (permille - x0) / (x1 - x0);
+        }
+    }
+    800
+}
+
+/// A gift's terms per field, for the linear scan and the reasons (the index holds the same in
+/// posting lists).
+#[derive(Debug, Default)]
+pub(super) struct GiftTerms {
+    /// Per tag, its stems.
+    pub tags: Vec<Vec<String>>,
+    pub title: Vec<String>,
+    pub description: Vec<String>,
+}
+
+impl GiftTerms {
+    pub fn of(gift: &CatalogGift) -> GiftTerms {
+        GiftTerms {
+            tags: gift.tags.iter().map(|t| text::stems(t)).collect(),
+            title: text::stems(&gift.title),
+            description: text::stems(&gift.description),
+        }
+    }
+
+    /// The fields `clause` occurs in (`TAG`, `TITLE`, `DESCRIPTION` bits), and the index of the
+    /// tag that meets it.
+    pub fn meets(&self, clause: &Clause) -> (u8, Option<usize>) {
+        let all_in = |field: &[String]| clause.stems.iter().all(|s| field.contains(s));
+        // A tag only whole: "gaming" is not "board games", "craft beer" not "crafts".
+        let tag = self.tags.iter().position(|t| *t == clause.stems);
+        let mut mask = if tag.is_some() { TAG } else { 0 };
+        if !clause.tags_only {
+            if all_in(&self.title) {
+                mask |= TITLE;
+            }
+            if all_in(&self.description) {
+                mask |= DESCRIPTION;
+            }
+        }
+        (mask, tag)
+    }
+
+    /// The strength of `clauses`' best for this gift, and which clause and fields it was.
+    pub fn best(&self, clauses: &[Clause]) -> Option<(i64, usize, u8)> {
+        let mut best: Option<(i64, usize, u8)> = None;
+        for (c, clause) in clauses.iter().enumerate() {
+            let (mask, _) = self.meets(clause);
+            let strength = strength(clause.weight, mask);
+            if strength > 0 && best.is_none_or(|(s, _, _)| strength > s) {
+                best = Some((strength, c, mask));
+            }
+        }
+        best
+    }
+
+    /// Whether an interest (its `clauses`) is met: its strength (the best clause's) and the
+    /// clause that met it with its fields, when a clause that can meet on its own reaches
+    /// [`MATCH_FLOOR`].
+    pub fn interest(&self, clauses: &[Clause]) -> Option<(i64, usize, u8)> {
+        let mut meeting: Option<(i64, usize, u8)> = None;
+        let mut any = 0;
+        for (c, clause) in clauses.iter().enumerate() {
+            let (mask, _) = self.meets(clause);
+            let strength = strength(clause.weight, mask);
+            any = any.max(strength);
+            if clause.meets && strength > 0 && meeting.is_none_or(|(s, _, _)| strength > s) {
+                meeting = Some((strength, c, mask));
+            }
+        }
+        let (s, c, mask) = meeting?;
+        (s >= MATCH_FLOOR).then_some((any, c, mask))
+    }
+}
+
+/// A clause of `weight` met in the fields of `mask`.
+#[inline]
+pub(super) fn strength(weight: i64, mask: u8) -> i64 {
+    weight * FIELD[usize::from(mask & 7)] / 1000
+}
+
+/// The whole score of one gift by the linear reference, with the interests it met (bit `k`
+/// for interest `k`), or `None` when the hard rules exclude it or interests were asked and none
+/// is met. `ranking::Linear` scores with it; the index computes the same from its lists.
+pub(super) fn score(gift: &CatalogGift, terms: &GiftTerms, q: &SuggestGiftsQuery, plan: &Plan) -> Option<(i64, u16)> {
+    if !super::passes_hard_rules(gift, q) {
+        return None;
+    }
+    let mut total = 0;
+    let mut matched = 0u16;
+    for (k, clauses) in plan.interests.iter().enumerate() {
+        if let Some((s, _, _)) = terms.interest(clauses) {
+            total += s;
+            matched |= 1 << k;
+        }
+    }
+    if !plan.interests.is_empty() && matched == 0 {
+        return None;
+    }
+    total += terms.best(&plan.implied).map_or(0, |(s, _, _)| s);
+    let price = price_in(gift.price_cents, q.currency).amount_minor;
+    let lists_occasion = q.occasion.is_some_and(|o| gift.occasions.contains(o));
+    let lists_relationship = gift.relationships.contains(q.relationship_type);
+    total += base_points(plan, q, price, (gift.age_min, gift.age_max), lists_relationship, lists_occasion);
+    Some((total, matched))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tag_counts_most_then_the_name_then_the_description_and_together_more() {
+        assert_eq!(FIELD[usize::from(TAG)], 1000);
+        assert!(FIELD[usize::from(TITLE)] < FIELD[usize::from(TAG)]);
+        assert!(FIELD[usize::from(DESCRIPTION)] < FIELD[usize::from(TITLE)]);
+        assert!(FIELD[usize::from(TAG | TITLE | DESCRIPTION)] > FIELD[usize::from(TAG | TITLE)]);
+        assert!(FIELD[usize::from(TAG | TITLE)] > FIELD[usize::from(TAG)]);
+        assert_eq!(FIELD[0], 0);
+    }
+
+    #[test]
+    fn the_price_counts_most_in_the_upper_middle_of_the_budget() {
+        assert!(price_curve(50) < price_curve(300));
+        assert!(price_curve(300) < price_curve(600));
+        assert_eq!(price_curve(600), price_curve(850));
+        assert!(price_curve(1000) < price_curve(850));
+    }
+
+    #[test]
+    fn a_phrase_meets_a_field_with_all_its_words_or_one_whole_tag() {
+        let terms = GiftTerms {
+            tags: vec![text::stems("crafts"), text::stems("board-games")],
+            title: text::stems("Padded Hip Belt"),
+            description: text::stems("Take care of your plants with a self-watering pot."),
+        };
+        let clause = |s: &str| Clause { stems: text::stems(s), weight: UNIT, tags_only: false, meets: true };
+        assert_eq!(terms.meets(&clause("hip hop")).0, 0);
+        assert_eq!(terms.meets(&clause("craft beer")).0, 0);
+        assert_eq!(terms.meets(&clause("crafting")).0, TAG);
+        assert_eq!(terms.meets(&clause("board games")), (TAG, Some(1)));
+        assert_eq!(terms.meets(&clause("games")).0, 0, "a tag is met whole");
+        assert_eq!(terms.meets(&clause("hip belt")).0, TITLE);
+        assert_eq!(terms.meets(&clause("plant")).0, DESCRIPTION);
+    }
+}
