@@ -33,7 +33,9 @@ pub trait Ranking {
     fn name(&self) -> &'static str;
     /// Whether its cards carry reasons (for "first reason names an asked interest").
     fn gives_reasons(&self) -> bool;
-    fn answer(&self, query: &SuggestGiftsQuery) -> Answer;
+    /// The answer to `query`; `about` is what the person said about the recipient (the
+    /// request's optional `about`, trimmed, `None` when absent), as `suggest_gifts` passes it.
+    fn answer(&self, query: &SuggestGiftsQuery, about: Option<&str>) -> Answer;
 }
 
 /// Where the cards' links point; the harness never follows them.
@@ -58,8 +60,8 @@ impl Ranking for GiftGenius {
     fn gives_reasons(&self) -> bool {
         true
     }
-    fn answer(&self, query: &SuggestGiftsQuery) -> Answer {
-        let answer = ranked(&self.catalogs, query.clone(), PUBLIC_URL);
+    fn answer(&self, query: &SuggestGiftsQuery, about: Option<&str>) -> Answer {
+        let answer = ranked(&self.catalogs, query.clone(), about, PUBLIC_URL);
         Answer {
             cards: answer
                 .data
@@ -76,7 +78,8 @@ impl Ranking for GiftGenius {
 /// BM25 over each gift's title, description and tags as one text, under the same hard rules
 /// (`passes_hard_rules`). Only gifts that match a word of the query are shown, best score first,
 /// ties by id. The query is the interests; a request without any has the occasion's and the
-/// relationship's words instead.
+/// relationship's words instead. `about` is left out: the textbook baseline stays the one the
+/// issue measured.
 pub struct Bm25Baseline {
     catalog: Arc<Catalog>,
     index: Bm25,
@@ -106,7 +109,7 @@ impl Ranking for Bm25Baseline {
     fn gives_reasons(&self) -> bool {
         false
     }
-    fn answer(&self, query: &SuggestGiftsQuery) -> Answer {
+    fn answer(&self, query: &SuggestGiftsQuery, _about: Option<&str>) -> Answer {
         let terms = Self::terms(query);
         let mut scored: Vec<(f64, &str)> = self
             .catalog
@@ -152,24 +155,24 @@ mod tests {
     fn bm25_shows_matching_gifts_under_the_hard_rules_best_first() {
         let catalog = Arc::new(Catalog::builtin());
         let baseline = Bm25Baseline::new(catalog.clone());
-        let answer = baseline.answer(&query(&["telescope"], None));
+        let answer = baseline.answer(&query(&["telescope"], None), None);
         assert!(!answer.cards.is_empty());
         for card in &answer.cards {
             let gift = catalog.get(&card.id).unwrap();
             assert!(format!("{} {}", gift.title, gift.description).to_lowercase().contains("telescope"), "{}", card.id);
         }
-        let cheap = baseline.answer(&query(&["telescope"], Some(20.0)));
+        let cheap = baseline.answer(&query(&["telescope"], Some(20.0)), None);
         for card in &cheap.cards {
             assert!(catalog.get(&card.id).unwrap().price_cents <= 2000, "{} is over the budget", card.id);
         }
-        let none = baseline.answer(&query(&["zyzzyva"], None));
+        let none = baseline.answer(&query(&["zyzzyva"], None), None);
         assert!(none.cards.is_empty() && none.says_nothing_fits);
     }
 
     #[test]
     fn the_real_ranking_answers_with_reasons() {
         let today = GiftGenius::new(Arc::new(Catalog::builtin()));
-        let answer = today.answer(&query(&["coffee"], None));
+        let answer = today.answer(&query(&["coffee"], None), None);
         assert_eq!(answer.cards.len(), 6);
         assert!(answer.cards.iter().all(|c| c.first_reason.is_some()));
     }

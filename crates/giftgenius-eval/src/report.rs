@@ -92,7 +92,7 @@ pub fn run(set: &JudgedSet, catalog: &Arc<Catalog>, show: Option<usize>) -> Repo
     let mut shown = Vec::new();
     for (k, ranking) in rankings(catalog).iter().enumerate() {
         let started = Instant::now();
-        let answers: Vec<Answer> = set.requests.iter().map(|r| ranking.answer(&r.query)).collect();
+        let answers = answers(set, ranking.as_ref());
         let millis = started.elapsed().as_secs_f64() * 1000.0;
         let judgements: Vec<Judgement> = set
             .requests
@@ -120,6 +120,12 @@ pub fn run(set: &JudgedSet, catalog: &Arc<Catalog>, show: Option<usize>) -> Repo
         rows,
         shown,
     }
+}
+
+/// `ranking`'s answer to every request of `set`, asked as `suggest_gifts` asks the ranking: the
+/// normalized query, and beside it what the person said about the recipient (`about`), if anything.
+fn answers(set: &JudgedSet, ranking: &dyn Ranking) -> Vec<Answer> {
+    set.requests.iter().map(|r| ranking.answer(&r.query, r.input.about())).collect()
 }
 
 fn shown_cards(
@@ -249,5 +255,32 @@ mod tests {
         assert!(text.contains("— (no reasons)"), "BM25 gives no reasons: {text}");
         let json = serde_json::to_value(&report).unwrap();
         assert_eq!(json["rows"][0]["summary"]["breaking_hard_rules"], 0, "the hard rules hold");
+    }
+
+    /// A ranking that notes the `about` it was asked with.
+    struct Recording(std::sync::Mutex<Vec<Option<String>>>);
+
+    impl Ranking for Recording {
+        fn name(&self) -> &'static str {
+            "recording"
+        }
+        fn gives_reasons(&self) -> bool {
+            false
+        }
+        fn answer(&self, _query: &giftgenius_types::SuggestGiftsQuery, about: Option<&str>) -> Answer {
+            self.0.lock().unwrap().push(about.map(str::to_string));
+            Answer::default()
+        }
+    }
+
+    #[test]
+    fn each_ranking_is_asked_with_the_requests_about() {
+        let json = r#"{"set": "dev", "about": "", "requests": [
+            {"id": "a", "note": "", "input": {"relationship_type": "friend", "about": " always on her balcony "}, "grades": {}},
+            {"id": "b", "note": "", "input": {"relationship_type": "friend"}, "grades": {}}]}"#;
+        let set = crate::sets::parse(SetName::Dev, json).unwrap();
+        let recording = Recording(Default::default());
+        assert_eq!(answers(&set, &recording).len(), 2);
+        assert_eq!(*recording.0.lock().unwrap(), [Some("always on her balcony".to_string()), None]);
     }
 }

@@ -112,7 +112,8 @@ pub fn load(name: SetName) -> Result<JudgedSet> {
     parse(name, name.json())
 }
 
-fn parse(name: SetName, json: &str) -> Result<JudgedSet> {
+/// Parses a set from its JSON (`load` with the file compiled in; tests with their own).
+pub(crate) fn parse(name: SetName, json: &str) -> Result<JudgedSet> {
     let file: File =
         serde_json::from_str(json).with_context(|| format!("the {} set is not valid JSON", name.as_str()))?;
     if file.set != name.as_str() {
@@ -201,6 +202,24 @@ mod tests {
             let error =
                 one(&format!(r#"{{"id": "bad-1", "note": "", "input": {input}, "grades": {{}}}}"#)).unwrap_err();
             assert!(error.to_string().starts_with("bad-1: suggest_gifts would refuse"), "{input}: {error}");
+        }
+    }
+
+    #[test]
+    fn a_request_may_say_about_the_recipient_as_a_model_would() {
+        let set = one(r#"{"id": "a", "note": "", "input": {"relationship_type": "friend", "about": "  just moved into a flat with a balcony "}, "grades": {}},
+                        {"id": "b", "note": "", "input": {"relationship_type": "friend", "about": "   "}, "grades": {}}"#)
+            .unwrap();
+        assert_eq!(set.requests[0].input.about(), Some("just moved into a flat with a balcony"));
+        assert_eq!(set.requests[1].input.about(), None, "blank is absent");
+        // The query the grades are judged against never carries it (it is what the model reads back).
+        assert!(!serde_json::to_string(&set.requests[0].query).unwrap().contains("balcony"));
+        for about in [format!("{:?}", "x".repeat(301)), r#""two\nlines""#.to_string()] {
+            let input = format!(r#"{{"relationship_type": "friend", "about": {about}}}"#);
+            let error = one(&format!(r#"{{"id": "bad-about", "note": "", "input": {input}, "grades": {{}}}}"#))
+                .unwrap_err()
+                .to_string();
+            assert!(error.starts_with("bad-about: suggest_gifts would refuse the input (about: "), "{error}");
         }
     }
 

@@ -42,7 +42,7 @@ fn rank_queries(catalog: &Catalog, q: &SuggestGiftsQuery, n: usize) -> (Vec<Dura
     let mut ids = Vec::new();
     for _ in 0..n {
         let start = Instant::now();
-        let ranked = std::hint::black_box(rank(&[catalog], q));
+        let ranked = std::hint::black_box(rank(&[catalog], q, None));
         times.push(start.elapsed());
         total = ranked.total_matches;
         ids = ranked.gifts.iter().map(|(g, _)| g.id.to_string()).collect();
@@ -67,7 +67,7 @@ fn write_answers(catalog: &Catalog, path: &str) {
     for args in CHECK_ARGS {
         let input: SuggestGiftsInput = serde_json::from_str(args).expect("the check arguments parse");
         let q = input.normalize();
-        let ranked = rank(&[catalog], &q);
+        let ranked = rank(&[catalog], &q, None);
         let cards: Vec<_> = ranked
             .gifts
             .into_iter()

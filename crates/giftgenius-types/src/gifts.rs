@@ -4,6 +4,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::args::{FieldError, Validate};
+use crate::delivery::too_long;
+use crate::field_rule::FieldRule;
 use crate::money::{Currency, Money};
 
 /// Who the gift is for, relative to the user.
@@ -162,12 +164,22 @@ pub struct SuggestGiftsInput {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 12))]
     pub limit: Option<i64>,
+    /// What the user said about the recipient, in their words, one line of plain text (at most
+    /// 300 characters), e.g. "just moved to a flat with a balcony, always cooking for friends".
+    /// Used only to understand who the recipient is and rank gifts by fit; it is not stored,
+    /// logged or repeated in the result. Leave it out when the user said nothing more than the
+    /// other arguments already carry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 300))]
+    pub about: Option<String>,
 }
 
 impl SuggestGiftsInput {
     pub const DEFAULT_LIMIT: usize = 6;
     pub const MAX_INTERESTS: usize = 10;
     pub const MAX_BUDGET: f64 = 1_000_000.0;
+    /// Longest `about`, in characters (not bytes).
+    pub const MAX_ABOUT_CHARS: usize = 300;
 
     /// A minimal valid input, handy for tests and fixtures.
     pub fn for_relationship(relationship_type: RelationshipType) -> Self {
@@ -180,7 +192,15 @@ impl SuggestGiftsInput {
             occasion: None,
             currency: Currency::USD,
             limit: None,
+            about: None,
         }
+    }
+
+    /// `about` as the ranking reads it: trimmed, and `None` when absent or blank. It travels
+    /// beside the [`SuggestGiftsQuery`], never in it: the query is echoed to the model
+    /// (`data.query`, an error's `attempted`), and what the user said about someone is not.
+    pub fn about(&self) -> Option<&str> {
+        self.about.as_deref().map(str::trim).filter(|about| !about.is_empty())
     }
 
     /// The query as we will run it: interests trimmed, lowercased and de-duplicated, money
@@ -250,7 +270,31 @@ impl Validate for SuggestGiftsInput {
         {
             errors.push(FieldError::new("limit", format!("must be between 1 and 12 (got {limit})")));
         }
+        if let Some(about) = &self.about {
+            check_about(about, &mut errors);
+        }
         if errors.is_empty() { Ok(()) } else { Err(errors) }
+    }
+}
+
+/// Checks `about`: at most [`SuggestGiftsInput::MAX_ABOUT_CHARS`] characters of one-line plain
+/// text (a line break at either end is trimmed away like blanks, so it is let through). The messages never quote the text: an error's field messages are read by the model and
+/// may reach a log, and what the user said about someone goes to neither.
+fn check_about(about: &str, errors: &mut Vec<FieldError>) {
+    let max = SuggestGiftsInput::MAX_ABOUT_CHARS;
+    let len = about.chars().count();
+    if len > max {
+        errors.push(FieldError::broke(
+            "about",
+            too_long(max),
+            format!("must have at most {max} characters (got {len}); keep what matters about the recipient"),
+        ));
+    } else if about.trim().chars().any(char::is_control) {
+        errors.push(FieldError::broke(
+            "about",
+            FieldRule::OneLine,
+            "must be one line of plain text: no line breaks, tabs or other control characters",
+        ));
     }
 }
 
@@ -350,4 +394,89 @@ pub struct SuggestGiftsData {
     pub query: SuggestGiftsQuery,
     /// Best first. Empty when nothing matched (see `notice`).
     pub gifts: Vec<GiftCard>,
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn with_about(about: &str) -> SuggestGiftsInput {
+        SuggestGiftsInput {
+            about: Some(about.to_string()),
+            ..SuggestGiftsInput::for_relationship(RelationshipType::Friend)
+        }
+    }
+
+    fn about_errors(about: &str) -> Vec<FieldError> {
+        with_about(about).validate().err().unwrap_or_default()
+    }
+
+    #[test]
+    fn about_is_trimmed_and_blank_is_absent() {
+        assert_eq!(with_about("  loves her balcony garden \n").about(), Some("loves her balcony garden"));
+        for blank in ["", "   ", "\n", " \t \r\n "] {
+            assert_eq!(with_about(blank).about(), None, "{blank:?}");
+            assert!(with_about(blank).validate().is_ok(), "{blank:?} counts as absent");
+        }
+        assert_eq!(SuggestGiftsInput::for_relationship(RelationshipType::Friend).about(), None);
+    }
+
+    #[test]
+    fn about_counts_characters_not_bytes() {
+        // 300 three-byte characters (900 bytes) are within the limit; 301 are not.
+        assert!(about_errors(&"é".repeat(300)).is_empty());
+        assert!(about_errors(&"€".repeat(300)).is_empty());
+        let errors = about_errors(&"€".repeat(301));
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(errors[0].field, "about");
+        assert_eq!(errors[0].rule, Some(FieldRule::TooLong { max: 300 }));
+        assert!(errors[0].message.starts_with("must have at most 300 characters (got 301)"), "{}", errors[0].message);
+    }
+
+    #[test]
+    fn about_must_be_one_line_of_plain_text() {
+        for bad in ["likes jazz\nand cats", "tab\there", "bell\u{7}", "nul\u{0}", "del\u{7f}", "c1\u{85}x"] {
+            let errors = about_errors(bad);
+            assert_eq!(errors.len(), 1, "{bad:?}: {errors:?}");
+            assert_eq!(errors[0].field, "about");
+            assert_eq!(errors[0].rule, Some(FieldRule::OneLine), "{bad:?}");
+        }
+        assert!(about_errors("Ana, 34: runs marathons, “loves” café culture — 🏃‍♀️☕").is_empty());
+    }
+
+    #[test]
+    fn about_errors_never_quote_the_text() {
+        let marker = "ZQX-private-words";
+        for about in [format!("{marker}\n"), format!("a\n{marker}"), format!("{marker}{}", "x".repeat(300))] {
+            for error in about_errors(&about) {
+                assert!(!error.message.contains(marker), "{error:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn about_stays_out_of_the_normalized_query() {
+        let marker = "ZQX-private-words";
+        let query = with_about(marker).normalize();
+        let echoed = serde_json::to_string(&query).unwrap();
+        assert!(!echoed.contains(marker), "{echoed}");
+        assert!(!echoed.contains("about"), "{echoed}");
+    }
+
+    proptest! {
+        /// Any text at all: validation and trimming answer, never panic, and a text the rules
+        /// accept is at most 300 characters of one line.
+        #[test]
+        fn any_about_is_checked_without_panicking(about in any::<String>()) {
+            let input = with_about(&about);
+            let verdict = input.validate();
+            let _ = input.about();
+            if verdict.is_ok() {
+                prop_assert!(about.chars().count() <= SuggestGiftsInput::MAX_ABOUT_CHARS);
+                prop_assert!(input.about().is_none_or(|a| !a.chars().any(char::is_control)));
+            }
+        }
+    }
 }

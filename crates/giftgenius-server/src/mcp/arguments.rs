@@ -33,9 +33,11 @@ use serde_json::{Map, Value, json};
 use crate::context::CallContext;
 
 /// Arguments whose values are never echoed back in `attempted`, even to the widget: secrets,
-/// and personal data (a recipient's address, a gift message), which stay out of every answer
-/// the model reads and every log line.
-const SECRET_ARGUMENTS: [&str; 5] = ["confirmation_token", "recipient", "gift_message", "payment_data", "buyer"];
+/// and personal data (a recipient's address, a gift message, what the user said about the
+/// recipient in `suggest_gifts`' `about`), which stay out of every answer the model reads and
+/// every log line.
+const SECRET_ARGUMENTS: [&str; 6] =
+    ["confirmation_token", "recipient", "gift_message", "payment_data", "buyer", "about"];
 
 /// Parses a tool's arguments into its input type `T`, or answers VALIDATION_ERROR with every
 /// field error at once and the arguments as understood (secrets hidden).

@@ -37,13 +37,18 @@ impl std::fmt::Debug for Suggester {
 /// Ranks `catalogs` together for `query`. "Nothing found" is a successful, empty answer with a
 /// notice. Public so the quality harness (`crates/giftgenius-eval`, `docs/quality.md`) judges
 /// the very answer `suggest_gifts` gives.
+///
+/// `about` (what the user said about the recipient, trimmed, `None` when blank:
+/// [`SuggestGiftsInput::about`]) travels beside the query and never into the answer: the answer
+/// echoes the query to the model, and the free text is for the ranking's understanding only.
 pub fn ranked(
     catalogs: &[std::sync::Arc<Catalog>],
     query: SuggestGiftsQuery,
+    about: Option<&str>,
     public_url: &str,
 ) -> Answer<SuggestGiftsData> {
     let parts: Vec<&Catalog> = catalogs.iter().map(|c| &**c).collect();
-    let ranked = rank(&parts, &query);
+    let ranked = rank(&parts, &query, about);
     let gifts =
         ranked.gifts.into_iter().map(|(gift, reasons)| gift.card(query.currency, reasons, public_url)).collect();
     Answer { notice: ranked.notice, ..Answer::new(SuggestGiftsData { query, gifts }) }
@@ -56,6 +61,7 @@ impl Suggester {
     }
 
     async fn run(&self, call: &CallContext, input: &SuggestGiftsInput) -> Result<Answer<SuggestGiftsData>, ToolError> {
+        // `attempted` echoes the query, which has no `about`: the input's free text stays here.
         let query = input.normalize();
         let attempted = || serde_json::to_value(&query).unwrap_or_default();
 
@@ -79,7 +85,7 @@ impl Suggester {
                 .with_retry_after_ms(UPSTREAM_RETRY_AFTER_MS));
         }
 
-        let mut answer = ranked(&gathered.catalogs, query, &self.public_url);
+        let mut answer = ranked(&gathered.catalogs, query, input.about(), &self.public_url);
         if !gathered.failed.is_empty() {
             let names: Vec<&str> = gathered.failed.iter().map(|f| f.source.as_str()).collect();
             answer.partial = Some(Partial {

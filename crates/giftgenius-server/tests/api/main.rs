@@ -2,6 +2,7 @@
 //! MCP client (or in raw JSON-RPC, or over stdio, or as a child process that crashes). One test
 //! binary (faster to link), one module per area, and `support` for what they share.
 
+mod about;
 mod accounts;
 mod acp;
 mod acp_complete;

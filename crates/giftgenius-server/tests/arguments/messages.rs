@@ -168,10 +168,21 @@ fn every_message_is_word_for_word_what_it_was() {
         ),
         (
             S,
+            json!({"about":"x".repeat(301),"relationship_type":"friend"}),
+            &[("about", "must have at most 300 characters (got 301)")],
+        ),
+        (
+            S,
+            json!({"about":"likes jazz\nand cats","relationship_type":"friend"}),
+            &[("about", "must be one line of plain text: no line breaks, tabs or other control characters")],
+        ),
+        (S, json!({"about":42,"relationship_type":"friend"}), &[("about", "must be a string (got an integer)")]),
+        (
+            S,
             json!({"budget":50,"relationship_type":"friend"}),
             &[(
                 "budget",
-                "is not a known argument; known arguments: age, budget_max, budget_min, currency, interests, limit, occasion, relationship_type",
+                "is not a known argument; known arguments: about, age, budget_max, budget_min, currency, interests, limit, occasion, relationship_type",
             )],
         ),
         (
@@ -185,17 +196,17 @@ fn every_message_is_word_for_word_what_it_was() {
                 ("age", "must be at most 120 (got 121)"),
                 (
                     "alpha",
-                    "is not a known argument; known arguments: age, budget_max, budget_min, currency, interests, limit, occasion, relationship_type",
+                    "is not a known argument; known arguments: about, age, budget_max, budget_min, currency, interests, limit, occasion, relationship_type",
                 ),
                 (
                     "budget",
-                    "is not a known argument; known arguments: age, budget_max, budget_min, currency, interests, limit, occasion, relationship_type",
+                    "is not a known argument; known arguments: about, age, budget_max, budget_min, currency, interests, limit, occasion, relationship_type",
                 ),
                 ("interests[0]", "must be a string (got an integer)"),
                 ("interests[1]", "must not be empty"),
                 (
                     "zeta",
-                    "is not a known argument; known arguments: age, budget_max, budget_min, currency, interests, limit, occasion, relationship_type",
+                    "is not a known argument; known arguments: about, age, budget_max, budget_min, currency, interests, limit, occasion, relationship_type",
                 ),
             ],
         ),

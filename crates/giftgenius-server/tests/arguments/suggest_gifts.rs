@@ -271,6 +271,7 @@ fn a_full_input_with_decimal_budgets_parses() {
             occasion: Some(Occasion::MothersDay),
             currency: Currency::EUR,
             limit: Some(12),
+            about: None,
         }
     );
 }
@@ -284,6 +285,7 @@ fn explicit_nulls_for_optional_arguments_mean_absent() {
         "budget_max": null,
         "occasion": null,
         "limit": null,
+        "about": null,
     }));
     assert_eq!(input, SuggestGiftsInput::for_relationship(RelationshipType::Colleague));
 }
@@ -396,4 +398,41 @@ fn when_a_required_field_is_invalid_only_the_schema_errors_are_reported() {
     let error = reject::<SuggestGiftsInput>(json!({"budget_min": 80, "budget_max": 50}));
     let fields: Vec<&str> = error.field_errors.iter().map(|e| e.field.as_str()).collect();
     assert_eq!(fields, ["relationship_type"], "{:#?}", error.field_errors);
+}
+
+#[test]
+fn about_longer_than_300_characters_or_on_several_lines_is_refused_without_quoting_it() {
+    let marker = "ZQX-about-marker";
+    let cases = [
+        (json!({"relationship_type": "friend", "about": format!("{marker}{}", "é".repeat(300))}), "300"),
+        (json!({"relationship_type": "friend", "about": format!("{marker}\nsecond line")}), "one line"),
+        (json!({"relationship_type": "friend", "about": format!("{marker}\u{7}")}), "one line"),
+        (json!({"relationship_type": "friend", "about": [marker]}), "a string"),
+    ];
+    for (args, mentions) in cases {
+        let error = reject::<SuggestGiftsInput>(args.clone());
+        let fields: Vec<&str> = error.field_errors.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(fields, ["about"], "{args}: {:#?}", error.field_errors);
+        assert!(error.field_errors[0].message.contains(mentions), "{args}: {:#?}", error.field_errors);
+        let shown = serde_json::to_string(&error).unwrap();
+        assert!(!shown.contains(marker), "the error quotes what was said: {shown}");
+    }
+    // Counted in characters: 300 three-byte characters are 900 bytes and fit.
+    accept::<SuggestGiftsInput>(json!({"relationship_type": "friend", "about": "€".repeat(300)}));
+}
+
+#[test]
+fn about_is_trimmed_blank_is_absent_and_the_normalized_query_never_holds_it() {
+    let input: SuggestGiftsInput = accept(json!({
+        "relationship_type": "friend",
+        "interests": ["tea"],
+        "about": "  ZQX-about-marker: just moved to a flat with a balcony \n",
+    }));
+    assert_eq!(input.about(), Some("ZQX-about-marker: just moved to a flat with a balcony"));
+    let query = serde_json::to_string(&input.normalize()).unwrap();
+    assert!(!query.contains("ZQX-about-marker") && !query.contains("about"), "{query}");
+    for blank in ["", "   ", " \n "] {
+        let input: SuggestGiftsInput = accept(json!({"relationship_type": "friend", "about": blank}));
+        assert_eq!(input.about(), None, "{blank:?}");
+    }
 }

@@ -125,8 +125,21 @@ fn relationship_type_is_the_only_required_suggest_gifts_argument() {
     names.sort_unstable();
     assert_eq!(
         names,
-        ["age", "budget_max", "budget_min", "currency", "interests", "limit", "occasion", "relationship_type"]
+        ["about", "age", "budget_max", "budget_min", "currency", "interests", "limit", "occasion", "relationship_type"]
     );
+}
+
+#[test]
+fn about_is_an_optional_string_of_at_most_300_characters_the_model_is_told_about() {
+    let schema = Value::Object((*input_schema::<SuggestGiftsInput>()).clone());
+    let about = &schema["properties"]["about"];
+    assert_eq!(about["maxLength"], 300, "{about}");
+    assert!(about["type"] == json!(["string", "null"]) || about["type"] == "string", "{about}");
+    // The description is what the model reads: what to put there, and that it is not kept.
+    let description = about["description"].as_str().unwrap_or_default();
+    for words in ["about the recipient", "300 characters", "not stored", "repeated"] {
+        assert!(description.contains(words), "{words:?} not in {description:?}");
+    }
 }
 
 #[test]

@@ -217,7 +217,8 @@ fn count<M: Matches + ?Sized>(m: &M, q: &SuggestGiftsQuery) -> usize {
 /// Ranks the gifts of `catalogs` (no id in two of them) for the query through their indexes.
 /// Deterministic: fit, likeness to the cards before, then id. The related terms are the first
 /// catalog's hook (one model serves a process); specificity counts every catalog's gifts.
-pub fn rank<'a>(catalogs: &[&'a Catalog], q: &SuggestGiftsQuery) -> Ranked<'a> {
+/// `about` (what the user said about the recipient) is not used yet.
+pub fn rank<'a>(catalogs: &[&'a Catalog], q: &SuggestGiftsQuery, _about: Option<&str>) -> Ranked<'a> {
     match catalogs {
         [one] => {
             let (shown, total_matches, notice) = rank_numbers(*one, q);
@@ -738,7 +739,7 @@ mod tests {
         #[test]
         fn the_index_ranks_exactly_like_the_linear_scan(gifts in catalog(), q in query()) {
             let catalog = Catalog::from_gifts(gifts.clone());
-            let indexed = rank(&[&catalog], &q);
+            let indexed = rank(&[&catalog], &q, None);
             let linear = rank_linear(&gifts, &q);
             prop_assert_eq!(answer(&indexed), answer(&linear));
             // Split in two catalogs (local and HTTP answers): still the same ranking.
@@ -747,7 +748,7 @@ mod tests {
                 if i % 3 == 0 { left.push(gift) } else { right.push(gift) }
             }
             let (left, right) = (Catalog::from_gifts(left), Catalog::from_gifts(right));
-            prop_assert_eq!(answer(&rank(&[&left, &right], &q)), answer(&linear));
+            prop_assert_eq!(answer(&rank(&[&left, &right], &q, None)), answer(&linear));
 
             // Every card says why (and keeps the reason rules), and the first cards cover every
             // interest that matched.
@@ -814,7 +815,7 @@ mod tests {
         /// English and as the widget says it in Spanish and Portuguese.
         #[test]
         fn every_card_of_a_builtin_result_says_something_of_its_own(q in builtin_query()) {
-            let ranked = rank(&[&*BUILTIN], &q);
+            let ranked = rank(&[&*BUILTIN], &q, None);
             super::super::reasons::tests::check_result(&ranked.gifts, &q).map_err(TestCaseError::fail)?;
         }
     }
@@ -861,7 +862,7 @@ mod tests {
                 currency: Currency::USD,
                 limit: 12,
             };
-            assert_eq!(answer(&rank(&[&catalog], &q)), answer(&rank_linear(catalog.gifts(), &q)));
+            assert_eq!(answer(&rank(&[&catalog], &q, None)), answer(&rank_linear(catalog.gifts(), &q)));
         }
     }
 
@@ -958,7 +959,7 @@ mod tests {
                     currency: Currency::USD,
                     limit: 6,
                 };
-                assert_eq!(answer(&rank(&[&catalog], &q)), answer(&rank_linear(catalog.gifts(), &q)));
+                assert_eq!(answer(&rank(&[&catalog], &q, None)), answer(&rank_linear(catalog.gifts(), &q)));
             }
         }
     }
@@ -1007,7 +1008,7 @@ mod bench {
             let mut times: Vec<std::time::Duration> = (0..50)
                 .map(|_| {
                     let start = std::time::Instant::now();
-                    std::hint::black_box(rank(&[&catalog], q));
+                    std::hint::black_box(rank(&[&catalog], q, None));
                     start.elapsed()
                 })
                 .collect();

@@ -459,7 +459,7 @@ pub(super) mod tests {
         let books = SuggestGiftsQuery { limit: 4, ..query(RelationshipType::Partner, &["books"], None) };
         let tech = SuggestGiftsQuery { limit: 11, ..query(RelationshipType::Colleague, &["tech"], None) };
         for q in typical().into_iter().chain([parent_gardening(), books, tech]) {
-            let ranked = rank(&[&catalog], &q);
+            let ranked = rank(&[&catalog], &q, None);
             assert!(ranked.gifts.len() >= 2, "{q:?} should find several gifts");
             check_result(&ranked.gifts, &q).unwrap();
             for (_, reasons) in &ranked.gifts {
@@ -479,7 +479,7 @@ pub(super) mod tests {
     fn parent_60_gardening_within_100_no_longer_reads_the_same_on_five_cards() {
         let catalog = Catalog::builtin();
         let q = parent_gardening();
-        let ranked = rank(&[&catalog], &q);
+        let ranked = rank(&[&catalog], &q, None);
         println!("{}", shown(&ranked.gifts));
         assert_eq!(ranked.gifts.len(), 6);
         let parent = Why::Relationship { relationship: RelationshipType::Parent };
@@ -526,12 +526,13 @@ pub(super) mod tests {
     fn the_first_cards_cover_every_interest_that_matched() {
         let catalog = Catalog::builtin();
         for q in typical().into_iter().filter(|q| !q.interests.is_empty()) {
-            let ranked = rank(&[&catalog], &q);
+            let ranked = rank(&[&catalog], &q, None);
             let matching: Vec<&String> = q
                 .interests
                 .iter()
                 .filter(|i| {
-                    rank(&[&catalog], &SuggestGiftsQuery { interests: vec![i.to_string()], ..q.clone() }).total_matches
+                    rank(&[&catalog], &SuggestGiftsQuery { interests: vec![i.to_string()], ..q.clone() }, None)
+                        .total_matches
                         > 0
                 })
                 .collect();
@@ -553,7 +554,7 @@ pub(super) mod tests {
     fn interest_reasons_name_the_interest_and_the_term_the_gift_has() {
         let catalog = Catalog::builtin();
         for q in typical() {
-            for (gift, reasons) in rank(&[&catalog], &q).gifts {
+            for (gift, reasons) in rank(&[&catalog], &q, None).gifts {
                 for reason in reasons {
                     let Why::Interest { interest, via, term } = &reason.why else { continue };
                     assert!(q.interests.contains(interest));
@@ -578,7 +579,7 @@ pub(super) mod tests {
     fn hiking_and_coffee_within_100_say_which_interest_each_card_serves() {
         let catalog = Catalog::builtin();
         let q = &typical()[0];
-        let ranked = rank(&[&catalog], q);
+        let ranked = rank(&[&catalog], q, None);
         let texts: Vec<Vec<&str>> =
             ranked.gifts.iter().map(|(_, r)| r.iter().map(|r| r.text.as_str()).collect()).collect();
         // The cover: one card per interest first, each naming it and the gift that answers it.
@@ -604,7 +605,7 @@ pub(super) mod tests {
     fn a_single_card_keeps_every_reason_and_fallbacks_avoid_what_every_card_says() {
         let catalog = Catalog::builtin();
         let one = SuggestGiftsQuery { limit: 1, ..typical()[0].clone() };
-        let ranked = rank(&[&catalog], &one);
+        let ranked = rank(&[&catalog], &one, None);
         let kinds: Vec<&Why> = ranked.gifts[0].1.iter().map(|r| &r.why).collect();
         assert!(kinds.iter().any(|w| matches!(w, Why::Relationship { .. })), "{kinds:?}");
 
@@ -624,7 +625,7 @@ pub(super) mod tests {
     fn a_single_interest_every_card_matches_is_not_repeated_as_a_popular_tag() {
         let catalog = Catalog::builtin();
         let books = &typical()[1];
-        let ranked = rank(&[&catalog], books);
+        let ranked = rank(&[&catalog], books, None);
         assert!(ranked.gifts.iter().all(|(g, _)| g.tags.iter().any(|t| &**t == "books")), "{}", shown(&ranked.gifts));
         for (_, reasons) in &ranked.gifts {
             assert!(reasons.iter().all(|r| r.why != Why::Popular { tag: "books".into() }), "{}", shown(&ranked.gifts));
