@@ -5,8 +5,8 @@
 //! outputs at once: each weight loaded serves every token of the tile, each token value every
 //! output, and each (token, output) pair keeps [`LANES`] partial sums in SIMD registers.
 //! Outputs are taken in blocks whose weights fit in the core's L2 cache, so a batch of many
-//! tokens reads each weight from memory once. A text shorter than a tile fills it by repeating
-//! its last token: one tile shape, one tight loop.
+//! tokens reads each weight from memory once. Two or three tokens short of a tile repeat the
+//! last one; a single leftover token takes a one-row tile.
 //!
 //! The weights are kept as bfloat16 (the top 16 bits of an f32, rounded to nearest): a short
 //! text's embedding is bound by reading the weights from memory, and half the bytes made it
