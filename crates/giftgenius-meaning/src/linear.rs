@@ -5,8 +5,8 @@
 //! outputs at once: each weight loaded serves every token of the tile, each token value every
 //! output, and each (token, output) pair keeps [`LANES`] partial sums in SIMD registers.
 //! Outputs are taken in blocks whose weights fit in the core's L2 cache, so a batch of many
-//! tokens reads each weight from memory once. A text shorter than a tile fills it by repeating
-//! its last token: one tile shape, one tight loop.
+//! tokens reads each weight from memory once. Two or three tokens short of a tile repeat the
+//! last one; a single leftover token takes a one-row tile.
 //!
 //! The weights are kept as bfloat16 (the top 16 bits of an f32, rounded to nearest): a short
 //! text's embedding is bound by reading the weights from memory, and half the bytes made it
@@ -76,7 +76,7 @@ impl Linear {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "sse2")]
     fn forward_sse2(&self, x: &[f32], y: &mut [f32]) {
-        self.tiles::<2, 2>(x, y, |xs, ws| sse2::tile_2x2(xs, ws));
+        self.tiles::<2, 2, 1>(x, y, |xs, ws| sse2::tile::<2, 2>(xs, ws), |xs, ws| sse2::tile::<1, 2>(xs, ws));
     }
 
     #[cfg(target_arch = "x86_64")]
@@ -89,7 +89,7 @@ impl Linear {
     /// this loop on x86).
     #[cfg(not(target_arch = "x86_64"))]
     fn forward_portable(&self, x: &[f32], y: &mut [f32]) {
-        self.tiles::<2, 2>(x, y, tile::<2, 2>);
+        self.tiles::<2, 2, 1>(x, y, tile::<2, 2>, tile::<1, 2>);
     }
 
     #[cfg(target_arch = "x86_64")]
@@ -97,19 +97,21 @@ impl Linear {
     fn forward_avx2_fma(&self, x: &[f32], y: &mut [f32]) {
         if x.len() == self.inp {
             // One row (a neighbour search): more outputs per tile instead of repeated rows.
-            self.tiles::<1, 8>(x, y, |xs, ws| avx2::tile::<1, 8>(xs, ws));
+            self.tiles::<1, 8, 0>(x, y, |xs, ws| avx2::tile::<1, 8>(xs, ws), |xs, ws| avx2::tile::<1, 8>(xs, ws));
         } else {
-            self.tiles::<4, 3>(x, y, |xs, ws| avx2::tile::<4, 3>(xs, ws));
+            self.tiles::<4, 3, 1>(x, y, |xs, ws| avx2::tile::<4, 3>(xs, ws), |xs, ws| avx2::tile::<1, 3>(xs, ws));
         }
     }
 
-    /// The product in tiles of `R` tokens × `O` outputs, each computed by `tile`.
+    /// The product in tiles of `R` tokens × `O` outputs, each computed by `tile`; when at most
+    /// `SMALL` tokens are left, `one` takes them one at a time.
     #[inline(always)]
-    fn tiles<const R: usize, const O: usize>(
+    fn tiles<const R: usize, const O: usize, const SMALL: usize>(
         &self,
         x: &[f32],
         y: &mut [f32],
         tile: impl Fn([&[[f32; LANES]]; R], [&[[u16; LANES]]; O]) -> [[f32; O]; R],
+        one: impl Fn([&[[f32; LANES]]; 1], [&[[u16; LANES]]; O]) -> [[f32; O]; 1],
     ) {
         let (inp, out) = (self.inp, self.out);
         let k = inp / LANES;
@@ -127,15 +129,23 @@ impl Linear {
                 while o < o1 {
                     let outs = O.min(o1 - o);
                     let w_rows: [&[[u16; LANES]]; O] = std::array::from_fn(|j| &w[(o + j.min(outs - 1)) * k..][..k]);
-                    // A short text has fewer tokens than a tile: the missing rows repeat the
-                    // last real one and their sums are dropped. The weights are read from
-                    // memory once either way, which is what a short text's time goes to, and
-                    // one tile shape is one tight loop. Outputs past a block's end likewise.
-                    let x_rows = std::array::from_fn(|r| row(t + r.min(rows - 1)));
-                    let sums = tile(x_rows, w_rows);
-                    for (r, row_sums) in sums.iter().enumerate().take(rows) {
-                        for (j, s) in row_sums.iter().enumerate().take(outs) {
+                    let mut put = |r: usize, sums: &[f32; O]| {
+                        for (j, s) in sums.iter().enumerate().take(outs) {
                             y[(t + r) * out + o + j] = s + self.b[o + j];
+                        }
+                    };
+                    if rows <= SMALL {
+                        // The last token or two of a text: one row at a time (the weights of
+                        // this block are in cache by now).
+                        for r in 0..rows {
+                            put(r, &one([row(t + r)], w_rows)[0]);
+                        }
+                    } else {
+                        // Fewer tokens than a tile: the missing rows repeat the last real one
+                        // and their sums are dropped. Outputs past a block's end likewise.
+                        let x_rows = std::array::from_fn(|r| row(t + r.min(rows - 1)));
+                        for (r, sums) in tile(x_rows, w_rows).iter().enumerate().take(rows) {
+                            put(r, sums);
                         }
                     }
                     o += O;
@@ -171,15 +181,22 @@ mod sse2 {
     use super::LANES;
     use std::arch::x86_64::*;
 
-    /// 2 token rows × 2 weight rows: 8 accumulators, 4 weight and 2 token registers of the 16.
+    /// `R` token rows × `O` weight rows; 2 × 2 keeps 8 accumulators, 4 weight and 2 token
+    /// registers of the 16.
     #[target_feature(enable = "sse2")]
-    pub(super) fn tile_2x2(xs: [&[[f32; LANES]]; 2], ws: [&[[u16; LANES]]; 2]) -> [[f32; 2]; 2] {
+    pub(super) fn tile<const R: usize, const O: usize>(
+        xs: [&[[f32; LANES]]; R],
+        ws: [&[[u16; LANES]]; O],
+    ) -> [[f32; O]; R] {
         let k = ws.iter().map(|r| r.len()).chain(xs.iter().map(|r| r.len())).min().unwrap_or(0);
         let xs = xs.map(|x| &x[..k]);
         let ws = ws.map(|w| &w[..k]);
-        let mut acc = [[[_mm_setzero_ps(); 2]; 2]; 2];
+        let mut acc = [[[_mm_setzero_ps(); 2]; O]; R];
         for i in 0..k {
-            let w = [widen(&ws[0][i]), widen(&ws[1][i])];
+            let mut w = [[_mm_setzero_ps(); 2]; O];
+            for (w, row) in w.iter_mut().zip(&ws) {
+                *w = widen(&row[i]);
+            }
             for (r, x) in xs.iter().enumerate() {
                 let x = load(&x[i]);
                 for (a, w) in acc[r].iter_mut().zip(&w) {
