@@ -855,7 +855,7 @@ fn results_es() {
         "30 años",
         "Elegir",
         "Algunas tiendas no respondieron",
-        "Etiquetado «coffee», por su interés en coffee",
+        "Por su interés en coffee: etiquetado «coffee»",
     ] {
         assert!(out.contains(text), "{text} in {out}");
     }

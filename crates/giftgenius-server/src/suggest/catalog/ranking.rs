@@ -403,8 +403,8 @@ impl Best {
     /// fit less likeness to what is already shown.
     fn shown<M: Matches + ?Sized>(self, m: &M) -> (Vec<usize>, usize) {
         let mut shown = cover(m, &self.leaders, self.limit);
-        let mut rest: Vec<(i64, usize)> = self.top.into_iter().filter(|(_, n)| !shown.contains(n)).collect();
-        diversify(m, &mut shown, &mut rest, self.limit);
+        let rest: Vec<(i64, usize)> = self.top.into_iter().filter(|(_, n)| !shown.contains(n)).collect();
+        diversify(m, &mut shown, &rest, self.limit);
         (shown, self.total)
     }
 }
@@ -412,7 +412,7 @@ impl Best {
 /// Greedy maximal marginal relevance: while there is room, the candidate of `rest` (score
 /// descending, then tie order) with the best fit less `LIKENESS_COST` times its likeness to the
 /// most alike card shown; on equal value the better fit, then the earlier in tie order.
-fn diversify<M: Matches + ?Sized>(m: &M, shown: &mut Vec<usize>, rest: &mut Vec<(i64, usize)>, limit: usize) {
+fn diversify<M: Matches + ?Sized>(m: &M, shown: &mut Vec<usize>, rest: &[(i64, usize)], limit: usize) {
     let looks: Vec<Looks> = rest.iter().map(|&(_, n)| Looks::of(m.gift(n))).collect();
     let mut shown_looks: Vec<Looks> = shown.iter().map(|&n| Looks::of(m.gift(n))).collect();
     let mut left: Vec<usize> = (0..rest.len()).collect();
