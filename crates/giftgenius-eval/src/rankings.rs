@@ -5,7 +5,10 @@ use std::sync::Arc;
 
 use giftgenius_server::suggest::catalog::{Catalog, passes_hard_rules};
 use giftgenius_server::suggest::ranked;
+use giftgenius_meaning::{Embedding, EmbeddingCache};
+use giftgenius_server::suggest::meaning::Meaning;
 use giftgenius_types::SuggestGiftsQuery;
+use std::path::Path;
 use giftgenius_types::envelope::NoticeCode;
 
 use crate::bm25::{self, Bm25};
@@ -128,14 +131,79 @@ impl Ranking for Bm25Baseline {
     }
 }
 
-/// The "embeddings alone" row until a model runs inside the server.
-pub const EMBEDDINGS_NAME: &str = "embeddings alone";
-pub const EMBEDDINGS_PENDING: &str = "n/a (model not yet wired)";
+/// Embeddings alone: each gift's title, description and tags embedded whole with the server's
+/// model, the request's interests (or, without any, its occasion and relationship) embedded as
+/// one text, the nearest gifts by cosine under the same hard rules, no word matching at all.
+/// Gifts below [`Embeddings::FLOOR`] are not shown, so it can say "nothing fits".
+pub struct Embeddings {
+    catalog: Arc<Catalog>,
+    meaning: Arc<Meaning>,
+    gifts: Vec<Embedding>,
+}
 
-// TODO(issue 40, item 2): when the sentence-embedding model runs in the server, add an
-// `Embeddings` ranking here (a `Ranking` whose `answer` takes the nearest gifts to the embedded
-// interests by cosine, under `passes_hard_rules`, no lexical score) and list it in
-// `report::rankings`, replacing the pending row `report::run` adds for `EMBEDDINGS_NAME`.
+impl Embeddings {
+    /// A cosine under this says the gift is about something else (unrelated gift texts and short
+    /// interests score ~0.0–0.25 with all-MiniLM-L6-v2).
+    pub const FLOOR: f32 = 0.25;
+
+    /// Embeds every gift (kept in `cache` by content, so a second run embeds nothing).
+    pub fn new(catalog: Arc<Catalog>, meaning: Arc<Meaning>, cache: Option<&Path>) -> Self {
+        let texts: Vec<String> = catalog.gifts().iter().map(Self::text).collect();
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let model = meaning.model();
+        let mut stored = cache
+            .and_then(|path| EmbeddingCache::load(path, model.id()).ok())
+            .unwrap_or_else(|| EmbeddingCache::new(model.id()));
+        let (gifts, computed) = stored.embed_all(model, &texts);
+        if computed > 0
+            && let Some(path) = cache
+        {
+            let _ = path.parent().map(std::fs::create_dir_all);
+            let _ = stored.save(path);
+        }
+        Embeddings { catalog, meaning, gifts }
+    }
+
+    fn text(gift: &giftgenius_server::suggest::catalog::CatalogGift) -> String {
+        format!("{}. {} {}", gift.title, gift.description, gift.tags.join(", "))
+    }
+
+    fn said(query: &SuggestGiftsQuery) -> String {
+        if !query.interests.is_empty() {
+            return query.interests.join(", ");
+        }
+        format!("{} {}", query.occasion.map(|o| o.phrase()).unwrap_or_default(), query.relationship_type.as_str())
+    }
+}
+
+impl Ranking for Embeddings {
+    fn name(&self) -> &'static str {
+        EMBEDDINGS_NAME
+    }
+    fn gives_reasons(&self) -> bool {
+        false
+    }
+    fn answer(&self, query: &SuggestGiftsQuery, _about: Option<&str>) -> Answer {
+        let wanted = self.meaning.embed(&Self::said(query));
+        let mut scored: Vec<(f32, &str)> = self
+            .catalog
+            .gifts()
+            .iter()
+            .zip(&self.gifts)
+            .filter(|(gift, _)| passes_hard_rules(gift, query))
+            .map(|(gift, e)| (wanted.cosine(e), &*gift.id))
+            .filter(|(cosine, _)| *cosine >= Self::FLOOR)
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+        scored.truncate(usize::from(query.limit.max(1)));
+        let cards: Vec<Card> =
+            scored.into_iter().map(|(_, id)| Card { id: id.to_string(), first_reason: None }).collect();
+        Answer { says_nothing_fits: cards.is_empty(), cards, notice: None }
+    }
+}
+
+/// The "embeddings alone" row's name.
+pub const EMBEDDINGS_NAME: &str = "embeddings alone (all-MiniLM-L6-v2, cosine, same hard rules)";
 
 #[cfg(test)]
 mod tests {

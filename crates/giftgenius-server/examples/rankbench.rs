@@ -10,6 +10,11 @@
 //! `valgrind --tool=callgrind --collect-atstart=no --toggle-collect='*rank_queries*'` counts the
 //! instructions of the queries alone (the load is not collected).
 //!
+//! The catalog's words are embedded with the model in `GIFTGENIUS_MODEL_DIR` (or the default
+//! folder `cargo xtask setup` fills), as the server does; `RANKBENCH_WITHOUT_MODEL=1` measures
+//! the word-only ranking. `RANKBENCH_EMBEDDING_CACHE=FILE` keeps the words' embeddings between
+//! runs (the server's `--embedding-cache`), so a second load shows a reload's cost.
+//!
 //! With `RANKBENCH_JSON=FILE`, also writes what `suggest_gifts` would return (the cards with their
 //! reasons, the count, the notice) for a few varied queries, one JSON line each: two builds that
 //! write the same file answer the same (issue 28: the contract must not move with the memory
@@ -19,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use giftgenius_server::suggest::catalog::live::{BadRows, CatalogSpec, load};
 use giftgenius_server::suggest::catalog::{Catalog, rank};
+use giftgenius_server::suggest::meaning::Meaning;
 use giftgenius_types::{SuggestGiftsInput, SuggestGiftsQuery};
 
 /// The same allocator as the server, so the memory figures are the server's.
@@ -90,7 +96,25 @@ fn main() {
         std::process::exit(2);
     };
     let queries: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(50);
-    let spec = CatalogSpec { builtin: false, files: vec![file.into()], bad_rows: BadRows::Skip };
+    let started = Instant::now();
+    let meaning = if std::env::var_os("RANKBENCH_WITHOUT_MODEL").is_some() {
+        None
+    } else {
+        let dir = giftgenius_meaning::default_dir().unwrap_or_else(|e| {
+            eprintln!("rankbench: {e}");
+            std::process::exit(1)
+        });
+        let cache = std::env::var_os("RANKBENCH_EMBEDDING_CACHE").map(Into::into);
+        match Meaning::shared(&dir, cache) {
+            Ok(meaning) => Some(meaning),
+            Err(e) => {
+                eprintln!("rankbench: {e} (or set RANKBENCH_WITHOUT_MODEL=1)");
+                std::process::exit(1);
+            }
+        }
+    };
+    println!("model loaded in {:?}", started.elapsed());
+    let spec = CatalogSpec { builtin: false, files: vec![file.into()], bad_rows: BadRows::Skip, meaning };
     let started = Instant::now();
     let loaded = match load(&spec, &[]) {
         Ok(loaded) => loaded,

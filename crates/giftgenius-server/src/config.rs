@@ -158,6 +158,21 @@ pub struct Config {
     /// leaves only the HTTP catalogs). Takes a value.
     #[arg(long, env = "GIFTGENIUS_BUILTIN_CATALOG", default_value_t = true, action = clap::ArgAction::Set, value_name = "true|false")]
     pub builtin_catalog: bool,
+    /// The sentence-embedding model's folder (all-MiniLM-L6-v2: model.safetensors,
+    /// tokenizer.json, config.json), which `cargo xtask setup` installs. Without it the server
+    /// does not start, unless `--without-model` says to rank by words only.
+    #[arg(long, env = "GIFTGENIUS_MODEL_DIR", global = true)]
+    pub model_dir: Option<std::path::PathBuf>,
+    /// Rank suggestions by the catalog's words only, without the embedding model: interests
+    /// phrased in other words than the catalog's ("stargazing" for astronomy) then find less.
+    /// Logged as a warning at start.
+    #[arg(long, env = "GIFTGENIUS_WITHOUT_MODEL", global = true)]
+    pub without_model: bool,
+    /// Where the embeddings of catalog words are kept between starts (default
+    /// ~/.cache/giftgenius/embeddings/all-MiniLM-L6-v2-words.bin): a restart or a reload embeds
+    /// only the words it has not seen. Only catalog words are written there, never a person's.
+    #[arg(long, env = "GIFTGENIUS_EMBEDDING_CACHE", global = true)]
+    pub embedding_cache: Option<std::path::PathBuf>,
     /// A catalog file to suggest and sell from, next to the built-in merchants: the catalog
     /// schema as a JSON array (`.json`) or JSON Lines (`.jsonl`), or a Google Merchant Center
     /// TSV feed (`.tsv`); see docs/catalog.md. Repeatable or comma-separated. Reloaded when a

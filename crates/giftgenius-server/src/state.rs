@@ -30,6 +30,7 @@ use crate::outbox::schedule::RetryPolicy;
 use crate::outbox::{Dispatcher, OrderEvents, Receivers};
 use crate::store::Store;
 use crate::suggest::Suggester;
+use crate::suggest::meaning::Meaning;
 use crate::suggest::catalog::cache::FetchPolicy;
 use crate::suggest::catalog::live::{CatalogSpec, LiveCatalog};
 use crate::suggest::catalog::sources::Sources;
@@ -202,6 +203,30 @@ pub async fn order_events(
     }))
 }
 
+/// The embedding model (`--model-dir`), loaded off the async workers: a missing or damaged one
+/// stops the start with what to do, unless `--without-model` asked for word-only ranking.
+async fn load_meaning(config: &Config) -> anyhow::Result<Option<Arc<Meaning>>> {
+    if config.without_model {
+        tracing::warn!(
+            "--without-model: suggestions are ranked by the catalog's words only; interests said in other words \
+             than the catalog's find less"
+        );
+        return Ok(None);
+    }
+    let dir = match &config.model_dir {
+        Some(dir) => dir.clone(),
+        None => giftgenius_meaning::default_dir().map_err(|e| anyhow::anyhow!("{e}"))?,
+    };
+    let cache = config.embedding_cache.clone().or_else(crate::suggest::meaning::default_cache_file);
+    let meaning = tokio::task::spawn_blocking(move || Meaning::shared(&dir, cache)).await?.map_err(|e| {
+        anyhow::anyhow!(
+            "the embedding model cannot be loaded: {e}. Install it with `cargo xtask setup`, point --model-dir \
+             at it, or start with --without-model to rank by words only"
+        )
+    })?;
+    Ok(Some(meaning))
+}
+
 /// The retention settings of `config`.
 pub fn retention_of(config: &Config) -> crate::checkout::privacy::Retention {
     crate::checkout::privacy::Retention {
@@ -219,10 +244,12 @@ impl AppState {
         let public_url = public_url.trim_end_matches('/').to_string();
         let widget =
             WidgetResource::load(&config.widget_html()?, config.widget_mime, &origin, config.widget_domain.clone())?;
+        let meaning = load_meaning(config).await?;
         let spec = CatalogSpec {
             builtin: config.builtin_catalog,
             files: config.catalogs.clone(),
             bad_rows: config.catalog_bad_rows,
+            meaning: meaning.clone(),
         };
         let local_catalog = spec.builtin || !spec.files.is_empty();
         let catalog = if local_catalog {
@@ -287,7 +314,8 @@ impl AppState {
                     Duration::from_secs(config.catalog_cache_ttl_secs),
                     config.catalog_max_concurrent_fetches,
                 ),
-            )?,
+            )?
+            .with_meaning(meaning),
             limits: limits.clone(),
             public_url: public_url.clone(),
         };

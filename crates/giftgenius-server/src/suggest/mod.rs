@@ -5,6 +5,7 @@
 //! the ranking.
 
 pub mod catalog;
+pub mod meaning;
 
 use giftgenius_types::{ErrorCode, Partial, SuggestGiftsData, SuggestGiftsInput, SuggestGiftsQuery, ToolError};
 

@@ -67,6 +67,9 @@ const OCCASION_LISTED: i64 = 250;
 /// The most the tags an occasion or an age imply add (times the implied weight).
 const IMPLIED: i64 = 450;
 /// With interests asked, what is implied counts this share (the interests say more).
+/// The most a tag near the `about` text in meaning adds (at cosine 0.85 and above): two thirds
+/// of an occasion's strongest implication, since a sentence about the person is vaguer.
+const ABOUT: i64 = IMPLIED * 2 / 3;
 const IMPLIED_WITH_INTERESTS_PERCENT: i64 = 50;
 const RELATIONSHIP: i64 = 150;
 /// The relationship when the occasion says who the gift is really for (a baby shower: the baby).
@@ -120,7 +123,12 @@ pub(super) fn asked(q: &SuggestGiftsQuery) -> &[String] {
 }
 
 impl Plan {
-    pub fn new(q: &SuggestGiftsQuery, stats: &dyn Stats, model: Option<&dyn RelatedTerms>) -> Plan {
+    pub fn new(
+        q: &SuggestGiftsQuery,
+        stats: &dyn Stats,
+        model: Option<&dyn RelatedTerms>,
+        about: Option<&str>,
+    ) -> Plan {
         let spec = |stems: &[String]| specificity(stats, stems);
         let interests = asked(q)
             .iter()
@@ -167,6 +175,21 @@ impl Plan {
             match implied.iter_mut().find(|c| c.stems == stems) {
                 Some(c) => c.weight = c.weight.max(weight),
                 None => implied.push(Clause { stems, weight, tags_only: true, meets: false }),
+            }
+        }
+        // What the person said about the recipient: the tags nearest to it in meaning, like an
+        // occasion's (never a match on its own, never remembered: `related_once`).
+        if let (Some(model), Some(about)) = (model, about) {
+            for (tag, cosine) in model.related_once(about) {
+                let weight = (f64::from(weight_of_cosine(cosine)) * ABOUT as f64).round() as i64 * share / 100;
+                let stems = text::stems(&tag);
+                if weight <= 0 || stems.is_empty() {
+                    continue;
+                }
+                match implied.iter_mut().find(|c| c.stems == stems) {
+                    Some(c) => c.weight = c.weight.max(weight),
+                    None => implied.push(Clause { stems, weight, tags_only: true, meets: false }),
+                }
             }
         }
         let other_recipient = matches!(q.occasion, Some(Occasion::BabyShower));

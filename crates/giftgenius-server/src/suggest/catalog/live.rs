@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::import::{self, Merchants, Parsed};
 use super::{Catalog, CatalogGift, builtin_gifts};
+use crate::suggest::meaning::Meaning;
 
 /// What to do with a bad row in a catalog file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -35,6 +36,8 @@ pub struct CatalogSpec {
     pub builtin: bool,
     pub files: Vec<PathBuf>,
     pub bad_rows: BadRows,
+    /// The embedding model every loaded catalog's words are embedded with, if any.
+    pub meaning: Option<Arc<Meaning>>,
 }
 
 /// What identifies one version of a file without reading it.
@@ -142,7 +145,12 @@ fn load_files(spec: &CatalogSpec, builtin: &[CatalogGift]) -> anyhow::Result<(Ca
     }
     let bad_rows = all.bad_rows;
     drop(merchants);
-    Ok((Catalog::from_gifts(all.gifts), bad_rows))
+    let catalog = Catalog::from_gifts(all.gifts);
+    let catalog = match &spec.meaning {
+        Some(meaning) => meaning.attach(catalog),
+        None => catalog,
+    };
+    Ok((catalog, bad_rows))
 }
 
 fn log_loaded(what: &str, loaded: &Loaded) {
@@ -180,7 +188,7 @@ impl LiveCatalog {
     pub fn fixed(catalog: Catalog) -> Arc<Self> {
         Arc::new(LiveCatalog {
             current: ArcSwap::from_pointee(catalog),
-            spec: CatalogSpec { builtin: false, files: Vec::new(), bad_rows: BadRows::Skip },
+            spec: CatalogSpec { builtin: false, files: Vec::new(), bad_rows: BadRows::Skip, meaning: None },
             builtin: Vec::new(),
             loaded: Mutex::new(Vec::new()),
             reloading: tokio::sync::Mutex::new(()),
@@ -311,7 +319,12 @@ mod tests {
         let file = dir.path().join("c.jsonl");
         std::fs::write(&file, row("a-1")).unwrap();
         let live =
-            LiveCatalog::load(CatalogSpec { builtin: false, files: vec![file.clone()], bad_rows: BadRows::Skip })
+            LiveCatalog::load(CatalogSpec {
+                builtin: false,
+                files: vec![file.clone()],
+                bad_rows: BadRows::Skip,
+                meaning: None,
+            })
                 .unwrap();
         let in_flight = live.current();
 

@@ -63,7 +63,7 @@ const LIKENESS_COST: i64 = 200;
 /// every gift (the reference the index is tested against).
 trait Matches {
     /// The query's plan: its clauses weighted by these gifts' statistics.
-    fn plan(&self, q: &SuggestGiftsQuery) -> Plan;
+    fn plan(&self, q: &SuggestGiftsQuery, about: Option<&str>) -> Plan;
     /// Calls `found(gift number, score, interests matched)` for every gift that passes the hard
     /// filters.
     fn each(&self, q: &SuggestGiftsQuery, plan: &Plan, found: &mut dyn FnMut(usize, i64, Interests));
@@ -77,8 +77,8 @@ trait Matches {
 }
 
 impl Matches for Catalog {
-    fn plan(&self, q: &SuggestGiftsQuery) -> Plan {
-        Plan::new(q, self.index(), self.related().as_deref())
+    fn plan(&self, q: &SuggestGiftsQuery, about: Option<&str>) -> Plan {
+        Plan::new(q, self.index(), self.related().as_deref(), about)
     }
     fn each(&self, q: &SuggestGiftsQuery, plan: &Plan, found: &mut dyn FnMut(usize, i64, Interests)) {
         self.index().each(q, plan, found)
@@ -189,8 +189,8 @@ impl Stats for Linear<'_> {
 }
 
 impl Matches for Linear<'_> {
-    fn plan(&self, q: &SuggestGiftsQuery) -> Plan {
-        Plan::new(q, self, None)
+    fn plan(&self, q: &SuggestGiftsQuery, about: Option<&str>) -> Plan {
+        Plan::new(q, self, None, about)
     }
     fn each(&self, q: &SuggestGiftsQuery, plan: &Plan, found: &mut dyn FnMut(usize, i64, Interests)) {
         for (n, (gift, terms)) in self.gifts.iter().zip(&self.terms).enumerate() {
@@ -208,7 +208,7 @@ impl Matches for Linear<'_> {
 }
 
 fn count<M: Matches + ?Sized>(m: &M, q: &SuggestGiftsQuery) -> usize {
-    let plan = m.plan(q);
+    let plan = m.plan(q, None); // `about` never makes a match
     let mut n = 0;
     m.each(q, &plan, &mut |_, _, _| n += 1);
     n
@@ -217,17 +217,18 @@ fn count<M: Matches + ?Sized>(m: &M, q: &SuggestGiftsQuery) -> usize {
 /// Ranks the gifts of `catalogs` (no id in two of them) for the query through their indexes.
 /// Deterministic: fit, likeness to the cards before, then id. The related terms are the first
 /// catalog's hook (one model serves a process); specificity counts every catalog's gifts.
-/// `about` (what the user said about the recipient) is not used yet.
-pub fn rank<'a>(catalogs: &[&'a Catalog], q: &SuggestGiftsQuery, _about: Option<&str>) -> Ranked<'a> {
+/// `about` (what the person said about the recipient) only adds the catalog words nearest to it
+/// in meaning, as an occasion adds what it implies; it never matches a gift on its own.
+pub fn rank<'a>(catalogs: &[&'a Catalog], q: &SuggestGiftsQuery, about: Option<&str>) -> Ranked<'a> {
     match catalogs {
         [one] => {
-            let (shown, total_matches, notice) = rank_numbers(*one, q);
+            let (shown, total_matches, notice) = rank_numbers(*one, q, about);
             let gifts = shown.into_iter().map(|(n, reasons)| (&one.gifts()[n], reasons)).collect();
             Ranked { gifts, total_matches, notice }
         }
         parts => {
             let union = Union::new(parts);
-            let (shown, total_matches, notice) = rank_numbers(&union, q);
+            let (shown, total_matches, notice) = rank_numbers(&union, q, about);
             let gifts = shown
                 .into_iter()
                 .map(|(n, reasons)| {
@@ -276,9 +277,9 @@ impl Stats for Union<'_> {
 }
 
 impl Matches for Union<'_> {
-    fn plan(&self, q: &SuggestGiftsQuery) -> Plan {
+    fn plan(&self, q: &SuggestGiftsQuery, about: Option<&str>) -> Plan {
         let related = self.parts.first().and_then(|(c, _)| c.related().clone());
-        Plan::new(q, self, related.as_deref())
+        Plan::new(q, self, related.as_deref(), about)
     }
     fn each(&self, q: &SuggestGiftsQuery, plan: &Plan, found: &mut dyn FnMut(usize, i64, Interests)) {
         for (catalog, start) in &self.parts {
@@ -297,15 +298,15 @@ impl Matches for Union<'_> {
 /// The same ranking by scoring every gift: the reference the index must agree with (with the
 /// built-in vocabulary and no model hook).
 pub fn rank_linear<'a>(gifts: &'a [CatalogGift], q: &SuggestGiftsQuery) -> Ranked<'a> {
-    let (shown, total_matches, notice) = rank_numbers(&Linear::new(gifts), q);
+    let (shown, total_matches, notice) = rank_numbers(&Linear::new(gifts), q, None);
     Ranked { gifts: shown.into_iter().map(|(n, reasons)| (&gifts[n], reasons)).collect(), total_matches, notice }
 }
 
 /// The gift numbers to show with their reasons, how many matched, and the notice.
 type Numbers = (Vec<(usize, Vec<Reason>)>, usize, Option<Notice>);
 
-fn rank_numbers<M: Matches + ?Sized>(m: &M, q: &SuggestGiftsQuery) -> Numbers {
-    let plan = m.plan(q);
+fn rank_numbers<M: Matches + ?Sized>(m: &M, q: &SuggestGiftsQuery, about: Option<&str>) -> Numbers {
+    let plan = m.plan(q, about);
     let (top, total_matches) = best(m, q, &plan);
     let gifts: Vec<&CatalogGift> = top.iter().map(|&n| m.gift(n)).collect();
     let (reasons, notice) = finish(&gifts, total_matches, m, q, &plan);
@@ -556,7 +557,7 @@ fn relaxations<M: Matches + ?Sized>(m: &M, q: &SuggestGiftsQuery) -> Vec<Suggest
     if q.budget_max.is_some() {
         let without_max = SuggestGiftsQuery { budget_max: None, ..q.clone() };
         let mut prices: Vec<i64> = Vec::new();
-        let plan = m.plan(&without_max);
+        let plan = m.plan(&without_max, None);
         m.each(&without_max, &plan, &mut |n, _, _| {
             prices.push(price_in(m.gift(n).price_cents, q.currency).amount_minor)
         });
@@ -755,7 +756,7 @@ mod tests {
             prop_assert!(linear.gifts.iter().all(|(_, reasons)| !reasons.is_empty()));
             super::super::reasons::tests::check_result(&linear.gifts, &q).map_err(TestCaseError::fail)?;
             let reference = Linear::new(&gifts);
-            let plan = reference.plan(&q);
+            let plan = reference.plan(&q, None);
             let matched = |g: &CatalogGift| {
                 fit::score(g, &GiftTerms::of(g), &q, &plan).map_or(0, |(_, matched)| matched)
             };
@@ -917,7 +918,7 @@ mod tests {
                     let linear = answer(&rank_linear(catalog.gifts(), &q));
                     for at in [0, chunk, 2 * chunk, catalog.len()] {
                         let mut best = Best::new(&q);
-                        let plan = catalog.plan(&q);
+                        let plan = catalog.plan(&q, None);
                         offer_split(catalog.index(), &q, &plan, &mut best, Some(at));
                         let (top, total) = best.shown(catalog);
                         let gifts: Vec<&CatalogGift> = top.iter().map(|&n| &catalog.gifts()[n]).collect();

@@ -388,7 +388,7 @@ pub(super) mod tests {
     /// `explain` with the plan of the built-in catalog.
     fn explain_builtin(gifts: &[&CatalogGift], q: &SuggestGiftsQuery) -> Vec<Vec<Reason>> {
         let catalog = Catalog::builtin();
-        explain(gifts, q, &Plan::new(q, catalog.index(), None))
+        explain(gifts, q, &Plan::new(q, catalog.index(), None, None))
     }
 
     pub(in super::super) fn shown(cards: &[(&CatalogGift, Vec<Reason>)]) -> String {
@@ -537,7 +537,7 @@ pub(super) mod tests {
                 })
                 .collect();
             let first = &ranked.gifts[..matching.len().min(ranked.gifts.len())];
-            let plan = Plan::new(&q, catalog.index(), None);
+            let plan = Plan::new(&q, catalog.index(), None, None);
             for interest in matching {
                 let k = q.interests.iter().position(|i| i == interest).unwrap();
                 assert!(

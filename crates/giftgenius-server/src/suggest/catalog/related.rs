@@ -23,6 +23,11 @@ use super::text;
 /// (it runs on the ranking path) and must answer the same for the same interest.
 pub trait RelatedTerms: Send + Sync {
     fn related(&self, interest: &str) -> Vec<(String, f32)>;
+    /// The same for a text asked once and never to be remembered (what the person said about
+    /// the recipient, `about`): an implementation must not cache or log it.
+    fn related_once(&self, text: &str) -> Vec<(String, f32)> {
+        self.related(text)
+    }
 }
 
 /// A model's cosine as a related term's weight, 0–1: nothing below 0.35 (unrelated words of

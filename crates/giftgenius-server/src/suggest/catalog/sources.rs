@@ -25,6 +25,7 @@ use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use giftgenius_types::{ErrorCode, FailedSource};
 
+use crate::suggest::meaning::Meaning;
 use super::cache::{FetchPolicy, Fetched, SourceCache};
 use super::import::{self, Format, Merchants};
 use super::live::LiveCatalog;
@@ -205,9 +206,16 @@ pub struct Sources {
     /// The last merge of the local catalog with HTTP answers, and what it was made of: reused
     /// while the same answers (kept by `cache.rs`) arrive, so the index is built once per change.
     merged: Mutex<Option<Merged>>,
+    /// The embedding model a merge of HTTP answers has its words embedded with, if any.
+    meaning: Option<Arc<Meaning>>,
 }
 
 impl Sources {
+    /// The sources, with `meaning` for the catalogs the HTTP answers make.
+    pub fn with_meaning(self, meaning: Option<Arc<Meaning>>) -> Self {
+        Self { meaning, ..self }
+    }
+
     /// The local catalog (if any) first, then the HTTP catalogs in order (ids `http-catalog-1`,
     /// `http-catalog-2`, …), fetched under `policy`.
     pub fn new(
@@ -244,7 +252,7 @@ impl Sources {
         if sources.is_empty() && local.is_none() {
             anyhow::bail!("no catalog sources: keep the built-in catalog, give --catalog files or --catalog-url");
         }
-        Ok(Self { local, sources, source_timeout, deadline, merged: Mutex::new(None) })
+        Ok(Self { local, sources, source_timeout, deadline, merged: Mutex::new(None), meaning: None })
     }
 
     pub fn sources(&self) -> &[CatalogSource] {
@@ -336,7 +344,11 @@ impl Sources {
             return m.catalog.clone();
         }
         let kept: Vec<Arc<[CatalogGift]>> = arrived.iter().map(|(_, gifts)| gifts.clone()).collect();
-        let catalog = Arc::new(merge(local, arrived));
+        let merged = merge(local, arrived);
+        let catalog = Arc::new(match &self.meaning {
+            Some(meaning) if !merged.is_empty() => meaning.attach(merged),
+            _ => merged,
+        });
         *memo = Some(Merged { local: local_ptr, arrived: kept, catalog: catalog.clone() });
         catalog
     }
