@@ -4,7 +4,9 @@
 //! coming back with arguments that barely change, or arguments the model had to invent.
 //!
 //! Nothing secret is written: API keys live in headers (never logged), bearer tokens likewise,
-//! and confirmation tokens are replaced by `"***"` before a line is built.
+//! and confirmation tokens are replaced by `"***"` before a line is built, as is the `about` of a
+//! `suggest_gifts` call (what the person said about the recipient, which the server promises
+//! never to log; the host keeps the same promise in its own log of tool calls).
 
 use std::io::Write;
 use std::path::Path;
@@ -53,13 +55,26 @@ impl Log {
     }
 }
 
-/// `arguments` with every `confirmation_token` replaced by `"***"`.
+/// Arguments whose values a log line never carries.
+const REDACTED_KEYS: [&str; 2] = ["confirmation_token", "about"];
+
+/// `arguments` with every [`REDACTED_KEYS`] value replaced by `"***"`, at any depth. A model
+/// request body is redacted the same way: its earlier tool calls' arguments are objects
+/// (Anthropic's `input`) or, in OpenAI's form, a JSON object written as the string `arguments`,
+/// which is read, redacted and written back.
 pub fn redacted(arguments: &Value) -> Value {
     match arguments {
         Value::Object(map) => Value::Object(
             map.iter()
                 .map(|(k, v)| {
-                    let v = if k == "confirmation_token" { json!("***") } else { redacted(v) };
+                    let v = match v {
+                        _ if REDACTED_KEYS.contains(&k.as_str()) => json!("***"),
+                        Value::String(text) if k == "arguments" => match serde_json::from_str::<Value>(text) {
+                            Ok(object @ Value::Object(_)) => Value::String(redacted(&object).to_string()),
+                            _ => v.clone(),
+                        },
+                        _ => redacted(v),
+                    };
                     (k.clone(), v)
                 })
                 .collect(),
@@ -87,5 +102,31 @@ mod tests {
         assert!(lines[0]["ts_ms"].as_u64().unwrap() > 0);
         assert!(!text.contains("tok_1"));
         assert_eq!(lines[0]["arguments"]["draft_id"], "d");
+    }
+
+    #[test]
+    fn what_the_person_said_about_the_recipient_is_not_logged() {
+        let arguments =
+            json!({"relationship_type": "friend", "about": "ZQX-marker loves her balcony", "interests": ["tea"]});
+        let logged = redacted(&arguments);
+        assert_eq!(logged["about"], "***");
+        assert_eq!(logged["interests"], json!(["tea"]), "the rest is kept");
+        assert!(!logged.to_string().contains("ZQX-marker"));
+    }
+
+    #[test]
+    fn a_model_request_body_loses_the_about_of_earlier_calls_in_either_form() {
+        let said = json!({"relationship_type": "friend", "about": "ZQX-marker"});
+        let openai = json!({"messages": [{"role": "assistant", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "suggest_gifts", "arguments": said.to_string()}}]}]});
+        let anthropic = json!({"messages": [{"role": "assistant", "content": [
+            {"type": "tool_use", "id": "c1", "name": "suggest_gifts", "input": said}]}]});
+        for body in [openai, anthropic] {
+            let logged = redacted(&body).to_string();
+            assert!(!logged.contains("ZQX-marker"), "{logged}");
+            assert!(logged.contains("relationship_type"), "the rest is kept: {logged}");
+        }
+        let text = json!({"arguments": "not json ZQX"});
+        assert_eq!(redacted(&text), text, "a string that is no object stays as it is");
     }
 }

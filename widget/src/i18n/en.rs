@@ -253,7 +253,7 @@ pub const PAGES: &[(Msg, &str)] = &[
     (PrivacyStoresHeading, "What GiftGenius stores, and for how long"),
     (
         PrivacySuggestions,
-        "Gift ideas: what you ask for (relationship, age, interests, budget, occasion) is used to rank gifts and is not stored. Only a count of requests per account and day is kept, for the daily limit, and deleted after two days.",
+        "Gift ideas: what you ask for (relationship, age, interests, budget, occasion, and what you say about the person) is used to rank gifts and is not stored or logged. Only a count of requests per account and day is kept, for the daily limit, and deleted after two days.",
     ),
     (
         PrivacyDrafts,

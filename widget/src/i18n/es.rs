@@ -259,7 +259,7 @@ pub const PAGES: &[(Msg, &str)] = &[
     (PrivacyStoresHeading, "Qué guarda GiftGenius y durante cuánto tiempo"),
     (
         PrivacySuggestions,
-        "Ideas de regalo: lo que pides (relación, edad, intereses, presupuesto, ocasión) sirve para ordenar los regalos y no se guarda. Solo se guarda un recuento de solicitudes por cuenta y día, para el límite diario, y se borra a los dos días.",
+        "Ideas de regalo: lo que pides (relación, edad, intereses, presupuesto, ocasión y lo que cuentas de la persona) sirve para ordenar los regalos y no se guarda ni se registra. Solo se guarda un recuento de solicitudes por cuenta y día, para el límite diario, y se borra a los dos días.",
     ),
     (
         PrivacyDrafts,

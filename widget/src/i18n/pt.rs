@@ -259,7 +259,7 @@ pub const PAGES: &[(Msg, &str)] = &[
     (PrivacyStoresHeading, "O que o GiftGenius guarda, e por quanto tempo"),
     (
         PrivacySuggestions,
-        "Ideias de presente: o que você pede (relação, idade, interesses, orçamento, ocasião) serve para ordenar os presentes e não é guardado. Só uma contagem de pedidos por conta e por dia é guardada, para o limite diário, e apagada após dois dias.",
+        "Ideias de presente: o que você pede (relação, idade, interesses, orçamento, ocasião e o que você conta sobre a pessoa) serve para ordenar os presentes e não é guardado nem registrado. Só uma contagem de pedidos por conta e por dia é guardada, para o limite diário, e apagada após dois dias.",
     ),
     (
         PrivacyDrafts,

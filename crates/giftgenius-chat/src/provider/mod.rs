@@ -156,7 +156,7 @@ impl Provider {
                     log.write(
                         "model_reply",
                         json!({"turn": turn, "attempt": attempt, "ms": ms, "provider": self.kind.as_str(),
-                               "request": body, "text": reply.text,
+                               "request": crate::log::redacted(&body), "text": reply.text,
                                "calls": reply.calls.iter().map(|c| json!({"id": c.id, "name": c.name, "arguments": crate::log::redacted(&c.arguments), "unparsed": c.unparsed})).collect::<Vec<_>>()}),
                     );
                     return Ok(reply);
@@ -166,7 +166,7 @@ impl Provider {
                     log.write(
                         "model_error",
                         json!({"turn": turn, "attempt": attempt, "ms": ms, "provider": self.kind.as_str(),
-                               "request": body, "error": error.to_string(), "will_retry": retry}),
+                               "request": crate::log::redacted(&body), "error": error.to_string(), "will_retry": retry}),
                     );
                     if !retry {
                         return Err(error);

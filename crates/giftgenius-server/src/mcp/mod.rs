@@ -142,7 +142,8 @@ impl GiftGenius {
         title = "Suggest gifts",
         description = "Suggest gifts for someone, ranked best first, each with its price, store and why it fits. \
 Use this when the user asks for gift ideas. relationship_type is required; pass age, interests, budget_min/budget_max \
-(in `currency`, default USD) and occasion when the user mentioned them. Read-only: it never buys anything. \
+(in `currency`, default USD) and occasion when the user mentioned them, and in `about` anything else they said about \
+the recipient (it is used for meaning only and never repeated). Read-only: it never buys anything. \
 An empty result comes with a notice suggesting changes that would match.",
         input_schema = input_schema::<SuggestGiftsInput>(),
         output_schema = output_schema::<Envelope<SuggestGiftsData>>(),
