@@ -9,6 +9,7 @@ use clap::Parser;
 use giftgenius_eval::report;
 use giftgenius_eval::sets::{SetName, load};
 use giftgenius_server::suggest::catalog::Catalog;
+use giftgenius_server::suggest::meaning::Meaning;
 
 /// Suggestion quality on a judged set: nDCG@6, precision@6, top card, unsuitable cards, empties
 /// and reasons, for today's ranking and the baselines.
@@ -36,13 +37,23 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let catalog = Arc::new(Catalog::builtin());
+    // The server's model and word cache: the catalog ranks with the related words it would.
+    let meaning = match giftgenius_meaning::default_dir()
+        .and_then(|dir| Meaning::shared(&dir, giftgenius_server::suggest::meaning::default_cache_file()))
+    {
+        Ok(meaning) => meaning,
+        Err(e) => {
+            eprintln!("eval: {e} (`cargo xtask eval` installs the model first)");
+            return ExitCode::FAILURE;
+        }
+    };
+    let catalog = Arc::new(meaning.attach(Catalog::builtin()));
     let problems = set.problems(&catalog);
     if !problems.is_empty() {
         eprintln!("eval: the {} set disagrees with the catalog:\n  {}", args.set.as_str(), problems.join("\n  "));
         return ExitCode::FAILURE;
     }
-    let report = report::run(&set, &catalog, args.show);
+    let report = report::run(&set, &catalog, &meaning, args.show);
     if args.json {
         match serde_json::to_string_pretty(&report) {
             Ok(json) => println!("{json}"),

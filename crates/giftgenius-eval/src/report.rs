@@ -6,15 +6,27 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use giftgenius_server::suggest::catalog::{Catalog, passes_hard_rules};
+use giftgenius_server::suggest::meaning::Meaning;
 use serde::Serialize;
 
 use crate::metrics::{Judgement, Summary, names_interest};
-use crate::rankings::{Answer, Bm25Baseline, EMBEDDINGS_NAME, EMBEDDINGS_PENDING, GiftGenius, Ranking};
+use crate::rankings::{Answer, Bm25Baseline, Embeddings, GiftGenius, Ranking};
 use crate::sets::{Grade, JudgedSet};
 
-/// The rankings compared, in the table's order.
-pub fn rankings(catalog: &Arc<Catalog>) -> Vec<Box<dyn Ranking>> {
-    vec![Box::new(GiftGenius::new(catalog.clone())), Box::new(Bm25Baseline::new(catalog.clone()))]
+/// The rankings compared, in the table's order: `catalog` carries the model's related words
+/// (`Meaning::attach`), as the server's does.
+pub fn rankings(catalog: &Arc<Catalog>, meaning: &Arc<Meaning>) -> Vec<Box<dyn Ranking>> {
+    vec![
+        Box::new(GiftGenius::new(catalog.clone())),
+        Box::new(Bm25Baseline::new(catalog.clone())),
+        Box::new(Embeddings::new(catalog.clone(), meaning.clone(), gift_cache().as_deref())),
+    ]
+}
+
+/// Where the baseline keeps its gifts' embeddings between runs.
+fn gift_cache() -> Option<std::path::PathBuf> {
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty())?;
+    Some(std::path::PathBuf::from(home).join(".cache/giftgenius/embeddings/eval-gifts.bin"))
 }
 
 /// One row of the table.
@@ -86,11 +98,11 @@ fn judge(
 
 /// Runs every ranking over `set`; with `show`, keeps the first `show` cards of today's ranking
 /// for each request.
-pub fn run(set: &JudgedSet, catalog: &Arc<Catalog>, show: Option<usize>) -> Report {
+pub fn run(set: &JudgedSet, catalog: &Arc<Catalog>, meaning: &Arc<Meaning>, show: Option<usize>) -> Report {
     let ideals: Vec<Vec<Grade>> = set.requests.iter().map(|r| r.ideal(catalog)).collect();
     let mut rows = Vec::new();
     let mut shown = Vec::new();
-    for (k, ranking) in rankings(catalog).iter().enumerate() {
+    for (k, ranking) in rankings(catalog, meaning).iter().enumerate() {
         let started = Instant::now();
         let answers = answers(set, ranking.as_ref());
         let millis = started.elapsed().as_secs_f64() * 1000.0;
@@ -111,7 +123,6 @@ pub fn run(set: &JudgedSet, catalog: &Arc<Catalog>, show: Option<usize>) -> Repo
                 .collect();
         }
     }
-    rows.push(Row { ranking: EMBEDDINGS_NAME, summary: None, pending: Some(EMBEDDINGS_PENDING), millis: 0.0 });
     Report {
         set: set.name.as_str(),
         requests: set.requests.len(),
@@ -234,27 +245,29 @@ mod tests {
     use crate::sets::{SetName, load};
 
     #[test]
-    fn the_report_has_a_row_per_ranking_and_the_pending_embeddings_row() {
-        let catalog = Arc::new(Catalog::builtin());
+    fn the_report_has_a_row_per_ranking_with_the_embeddings_baseline() {
+        let meaning = crate::model_for_tests();
+        let catalog = Arc::new(meaning.attach(Catalog::builtin()));
         let set = load(SetName::Dev).unwrap();
-        let report = run(&set, &catalog, Some(2));
+        let report = run(&set, &catalog, &meaning, Some(2));
         let names: Vec<&str> = report.rows.iter().map(|r| r.ranking).collect();
         assert_eq!(
             names,
             [
                 "GiftGenius (today's ranking)",
                 "BM25 over title + description + tags, same hard rules",
-                "embeddings alone"
+                "embeddings alone (all-MiniLM-L6-v2, cosine, same hard rules)"
             ]
         );
-        assert!(report.rows[2].summary.is_none());
+        assert!(report.rows.iter().all(|r| r.summary.is_some()), "every ranking runs");
         assert_eq!(report.shown.len(), set.requests.len());
         assert!(report.shown.iter().all(|s| s.cards.len() <= 2));
         let text = report.text();
-        assert!(text.contains("| embeddings alone | n/a (model not yet wired) |"), "{text}");
         assert!(text.contains("— (no reasons)"), "BM25 gives no reasons: {text}");
         let json = serde_json::to_value(&report).unwrap();
-        assert_eq!(json["rows"][0]["summary"]["breaking_hard_rules"], 0, "the hard rules hold");
+        for row in 0..3 {
+            assert_eq!(json["rows"][row]["summary"]["breaking_hard_rules"], 0, "the hard rules hold: {row}");
+        }
     }
 
     /// A ranking that notes the `about` it was asked with.
