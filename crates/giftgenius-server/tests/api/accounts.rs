@@ -449,3 +449,18 @@ async fn the_preview_page_warns_loudly_in_single_user_mode_only() {
     assert!(warned.contains("SINGLE-USER MODE") && warned.contains("role=\"alert\""), "{warned}");
     assert!(!page(&local).await.contains("SINGLE-USER MODE"));
 }
+
+#[test]
+fn without_the_embedding_model_the_server_does_not_start_unless_told_to_rank_by_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-model-here");
+    let missing = missing.to_str().unwrap();
+    let (status, stderr) = start_and_watch(&["--model-dir", missing]);
+    assert_eq!(status, Some(1), "refuses to start: {stderr}");
+    for what in [missing, "cargo xtask setup", "--model-dir", "--without-model"] {
+        assert!(stderr.contains(what), "the error names {what}: {stderr}");
+    }
+    let (status, stderr) = start_and_watch(&["--model-dir", missing, "--without-model"]);
+    assert_eq!(status, None, "serves, ranking by words: {stderr}");
+    assert!(stderr.contains("--without-model: suggestions are ranked by the catalog's words only"), "{stderr}");
+}
