@@ -3,13 +3,13 @@
 
 use std::sync::Arc;
 
-use giftgenius_server::suggest::catalog::{Catalog, passes_hard_rules};
-use giftgenius_server::suggest::ranked;
 use giftgenius_meaning::{Embedding, EmbeddingCache};
+use giftgenius_server::suggest::catalog::{Catalog, passes_hard_rules};
 use giftgenius_server::suggest::meaning::Meaning;
+use giftgenius_server::suggest::ranked;
 use giftgenius_types::SuggestGiftsQuery;
-use std::path::Path;
 use giftgenius_types::envelope::NoticeCode;
+use std::path::Path;
 
 use crate::bm25::{self, Bm25};
 

@@ -30,10 +30,10 @@ use crate::outbox::schedule::RetryPolicy;
 use crate::outbox::{Dispatcher, OrderEvents, Receivers};
 use crate::store::Store;
 use crate::suggest::Suggester;
-use crate::suggest::meaning::Meaning;
 use crate::suggest::catalog::cache::FetchPolicy;
 use crate::suggest::catalog::live::{CatalogSpec, LiveCatalog};
 use crate::suggest::catalog::sources::Sources;
+use crate::suggest::meaning::Meaning;
 
 #[derive(Debug)]
 pub struct AppState {

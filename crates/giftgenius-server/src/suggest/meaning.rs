@@ -50,7 +50,9 @@ impl Meaning {
     /// Loads the model in `dir` once per process (every app a test process starts shares it),
     /// and the word cache from `cache_file` when there is a usable one.
     pub fn shared(dir: &Path, cache_file: Option<PathBuf>) -> Result<Arc<Meaning>, ModelError> {
-        static LOADED: Mutex<Vec<(PathBuf, Option<PathBuf>, Arc<Meaning>)>> = Mutex::new(Vec::new());
+        /// Model folder and cache file → the loaded model.
+        type Loaded = Vec<(PathBuf, Option<PathBuf>, Arc<Meaning>)>;
+        static LOADED: Mutex<Loaded> = Mutex::new(Vec::new());
         let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((_, _, meaning)) = loaded.iter().find(|(d, c, _)| d == dir && *c == cache_file) {
             return Ok(meaning.clone());

@@ -318,14 +318,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("c.jsonl");
         std::fs::write(&file, row("a-1")).unwrap();
-        let live =
-            LiveCatalog::load(CatalogSpec {
-                builtin: false,
-                files: vec![file.clone()],
-                bad_rows: BadRows::Skip,
-                meaning: None,
-            })
-                .unwrap();
+        let live = LiveCatalog::load(CatalogSpec {
+            builtin: false,
+            files: vec![file.clone()],
+            bad_rows: BadRows::Skip,
+            meaning: None,
+        })
+        .unwrap();
         let in_flight = live.current();
 
         std::fs::write(&file, [row("a-1"), row("a-2")].join("\n")).unwrap();

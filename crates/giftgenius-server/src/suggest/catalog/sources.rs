@@ -25,11 +25,11 @@ use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use giftgenius_types::{ErrorCode, FailedSource};
 
-use crate::suggest::meaning::Meaning;
 use super::cache::{FetchPolicy, Fetched, SourceCache};
 use super::import::{self, Format, Merchants};
 use super::live::LiveCatalog;
 use super::{Catalog, CatalogGift, plain_id};
+use crate::suggest::meaning::Meaning;
 
 /// Largest HTTP catalog body we read; a merchant file is far smaller.
 pub const MAX_CATALOG_BYTES: usize = 4 * 1024 * 1024;
