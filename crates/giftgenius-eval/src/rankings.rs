@@ -114,7 +114,7 @@ impl Ranking for Bm25Baseline {
     }
     fn answer(&self, query: &SuggestGiftsQuery, _about: Option<&str>) -> Answer {
         let terms = Self::terms(query);
-        let mut scored: Vec<(f64, &str)> = self
+        let scored: Vec<(f64, &str)> = self
             .catalog
             .gifts()
             .iter()
@@ -123,12 +123,17 @@ impl Ranking for Bm25Baseline {
             .map(|(n, gift)| (self.index.score(n, &terms), &*gift.id))
             .filter(|(score, _)| *score > 0.0)
             .collect();
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
-        scored.truncate(usize::from(query.limit.max(1)));
-        let cards: Vec<Card> =
-            scored.into_iter().map(|(_, id)| Card { id: id.to_string(), first_reason: None }).collect();
-        Answer { says_nothing_fits: cards.is_empty(), cards, notice: None }
+        best_first(scored, query)
     }
+}
+
+/// A baseline's answer: the best `query.limit` of `scored` (score, gift id), ties by id, no
+/// reasons; none at all says "nothing fits".
+fn best_first(mut scored: Vec<(f64, &str)>, query: &SuggestGiftsQuery) -> Answer {
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    scored.truncate(usize::from(query.limit.max(1)));
+    let cards: Vec<Card> = scored.into_iter().map(|(_, id)| Card { id: id.to_string(), first_reason: None }).collect();
+    Answer { says_nothing_fits: cards.is_empty(), cards, notice: None }
 }
 
 /// Embeddings alone: each gift's title, description and tags embedded whole with the server's
@@ -185,7 +190,7 @@ impl Ranking for Embeddings {
     }
     fn answer(&self, query: &SuggestGiftsQuery, _about: Option<&str>) -> Answer {
         let wanted = self.meaning.embed(&Self::said(query));
-        let mut scored: Vec<(f32, &str)> = self
+        let scored: Vec<(f64, &str)> = self
             .catalog
             .gifts()
             .iter()
@@ -193,12 +198,9 @@ impl Ranking for Embeddings {
             .filter(|(gift, _)| passes_hard_rules(gift, query))
             .map(|(gift, e)| (wanted.cosine(e), &*gift.id))
             .filter(|(cosine, _)| *cosine >= Self::FLOOR)
+            .map(|(cosine, id)| (f64::from(cosine), id))
             .collect();
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
-        scored.truncate(usize::from(query.limit.max(1)));
-        let cards: Vec<Card> =
-            scored.into_iter().map(|(_, id)| Card { id: id.to_string(), first_reason: None }).collect();
-        Answer { says_nothing_fits: cards.is_empty(), cards, notice: None }
+        best_first(scored, query)
     }
 }
 
