@@ -2,6 +2,7 @@
 //! xtask setup` and `cargo xtask test` install them). A missing model fails the test with the
 //! command that installs it: a test that skipped silently would prove nothing.
 
+mod any_text;
 mod load;
 mod reference;
 mod semantics;
