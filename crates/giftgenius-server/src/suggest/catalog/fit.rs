@@ -36,6 +36,29 @@ pub(super) const MATCH_FLOOR: i64 = 400;
 const RELATED_CEILING: f64 = 0.85;
 /// A related term this close (0–1) or closer can meet an interest on its own.
 const MEETS_FROM: f64 = 0.6;
+/// What the clauses of an interest other than its strongest add, per cent of their strength:
+/// a gift met through several of an interest's words ("working out": the `fitness` tag and a
+/// kettlebell in the name) is more surely about it than one met through one. Like BM25's sum
+/// over a query's terms, damped, since related terms overlap in meaning. (Dev set, with the
+/// implied share below: 0 % 0.746 nDCG@6, 15 % 0.754, 30 % 0.751, 50 % 0.749.)
+const OTHER_CLAUSES_PERCENT: i64 = 15;
+/// The same for the tags an occasion and an age imply: wine glasses (`wine`, `home`) say more
+/// about a wedding than a luggage tag that is only `personalized`. (Dev set: 0 % 0.746, 30 %
+/// 0.754, 60 % 0.754, 100 % 0.748.)
+const OTHER_IMPLIED_PERCENT: i64 = 30;
+
+/// An interest's strength from its strongest clause and the sum of all its clauses' strengths.
+#[inline]
+pub(super) fn combined(best: i64, sum: i64) -> i64 {
+    best + (sum - best) * OTHER_CLAUSES_PERCENT / 100
+}
+
+/// What the occasion and age imply, from the strongest implied tag a gift has and the sum.
+#[inline]
+pub(super) fn combined_implied(best: i64, sum: i64) -> i64 {
+    best + (sum - best) * OTHER_IMPLIED_PERCENT / 100
+}
+
 /// Related terms per interest at most (the nearest ones: more only add noise and walk cost).
 pub(super) const MAX_RELATED: usize = 16;
 
@@ -151,8 +174,14 @@ impl Plan {
                 let mut related: Vec<(String, f64)> =
                     Vocabulary::builtin().related(interest).into_iter().map(|(t, w)| (t, f64::from(w))).collect();
                 if let Some(model) = model {
-                    related
-                        .extend(model.related(interest).into_iter().map(|(t, c)| (t, f64::from(weight_of_cosine(c)))));
+                    let own = text::stems(interest);
+                    related.extend(
+                        model
+                            .related(interest)
+                            .into_iter()
+                            .filter(|(term, _)| !modifier_of(&text::stems(term), &own))
+                            .map(|(t, c)| (t, f64::from(weight_of_cosine(c)))),
+                    );
                 }
                 // Strongest first, then by the words, so the cut is the same whatever the order.
                 related.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
@@ -196,6 +225,15 @@ impl Plan {
         let relationship_points = if other_recipient { RELATIONSHIP_OTHER_RECIPIENT } else { RELATIONSHIP };
         Plan { interests, implied, relationship_points }
     }
+}
+
+/// Whether a model's related term is only a modifier of a phrase interest: it shares a word
+/// with the interest but is not its head (the last word). The model scores such a part high for
+/// the letters it shares ("hip hop": "hip" 0.68, "craft beer": "crafts", "new dad": "new"), while
+/// the phrase rule says a phrase meets only whole; its head may stand for it ("craft beer":
+/// "beer"). The built-in vocabulary is written by people and is not filtered.
+fn modifier_of(term: &[String], own: &[String]) -> bool {
+    own.len() >= 2 && term.iter().any(|s| own.contains(s)) && term != &own[own.len() - 1..]
 }
 
 /// How specific a clause is, 0.75–1.0: the IDF of its rarest word against the most an IDF can
@@ -351,35 +389,24 @@ impl GiftTerms {
         (mask, tag)
     }
 
-    /// The strength of `clauses`' best for this gift, and which clause and fields it was.
-    pub fn best(&self, clauses: &[Clause]) -> Option<(i64, usize, u8)> {
-        let mut best: Option<(i64, usize, u8)> = None;
-        for (c, clause) in clauses.iter().enumerate() {
-            let (mask, _) = self.meets(clause);
-            let strength = strength(clause.weight, mask);
-            if strength > 0 && best.is_none_or(|(s, _, _)| strength > s) {
-                best = Some((strength, c, mask));
-            }
-        }
-        best
-    }
-
     /// Whether an interest (its `clauses`) is met: its strength (the best clause's) and the
     /// clause that met it with its fields, when a clause that can meet on its own reaches
     /// [`MATCH_FLOOR`].
     pub fn interest(&self, clauses: &[Clause]) -> Option<(i64, usize, u8)> {
         let mut meeting: Option<(i64, usize, u8)> = None;
         let mut any = 0;
+        let mut sum = 0;
         for (c, clause) in clauses.iter().enumerate() {
             let (mask, _) = self.meets(clause);
             let strength = strength(clause.weight, mask);
             any = any.max(strength);
+            sum += strength;
             if clause.meets && strength > 0 && meeting.is_none_or(|(s, _, _)| strength > s) {
                 meeting = Some((strength, c, mask));
             }
         }
         let (s, c, mask) = meeting?;
-        (s >= MATCH_FLOOR).then_some((any, c, mask))
+        (s >= MATCH_FLOOR).then_some((combined(any, sum), c, mask))
     }
 }
 
@@ -407,7 +434,9 @@ pub(super) fn score(gift: &CatalogGift, terms: &GiftTerms, q: &SuggestGiftsQuery
     if !plan.interests.is_empty() && matched == 0 {
         return None;
     }
-    total += terms.best(&plan.implied).map_or(0, |(s, _, _)| s);
+    let implied: Vec<i64> =
+        plan.implied.iter().map(|c| strength(c.weight, terms.meets(c).0)).filter(|&s| s > 0).collect();
+    total += combined_implied(implied.iter().copied().max().unwrap_or(0), implied.iter().sum());
     let price = price_in(gift.price_cents, q.currency).amount_minor;
     let lists_occasion = q.occasion.is_some_and(|o| gift.occasions.contains(o));
     let lists_relationship = gift.relationships.contains(q.relationship_type);

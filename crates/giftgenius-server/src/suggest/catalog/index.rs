@@ -385,7 +385,12 @@ impl Index {
         debug_assert!(gifts.end % CHUNK == 0 || gifts.end == self.packed.len());
         let wanted = Wanted::of(q);
         let asked = plan.interests.len();
-        let (compiled, mut cursors) = self.compile(plan, gifts.start);
+        let (mut compiled, mut cursors) = self.compile(plan, gifts.start);
+        // The clauses that can meet an interest first: with interests asked, only the gifts they
+        // touched are scored, so the others (broader related terms, implied tags) need only be
+        // read for those gifts. Every strength is a maximum, so the order changes no score.
+        compiled.sort_by_key(|c| !c.meets);
+        let only_touched = asked > 0;
         let interest_cursors: Vec<usize> = compiled
             .iter()
             .filter(|c| c.interest.is_some())
@@ -399,7 +404,10 @@ impl Index {
         // of any clause; per gift, the implied tags'.
         let mut meeting = vec![0u16; asked * CHUNK];
         let mut strength = vec![0u16; asked * CHUNK];
+        // Per interest and gift, the sum of every clause's strength (`fit::combined`).
+        let mut summed = vec![0u16; asked * CHUNK];
         let mut implied = vec![0u16; CHUNK];
+        let mut implied_sum = vec![0u16; CHUNK];
         let mut touched: Bitmap = [0; CHUNK_WORDS];
         let mut start = gifts.start;
         while start < gifts.end {
@@ -437,6 +445,9 @@ impl Index {
                     }
                     any.iter_mut().zip(met[field].iter()).for_each(|(a, b)| *a |= b);
                 }
+                if only_touched && !clause.meets {
+                    any.iter_mut().zip(touched.iter()).for_each(|(a, t)| *a &= t);
+                }
                 for (w, &word) in any.iter().enumerate() {
                     let mut bits = word;
                     while bits != 0 {
@@ -453,9 +464,13 @@ impl Index {
                                 if clause.meets {
                                     meeting[k * CHUNK + i] = meeting[k * CHUNK + i].max(s);
                                 }
+                                summed[k * CHUNK + i] = summed[k * CHUNK + i].saturating_add(s);
                                 &mut strength[k * CHUNK + i]
                             }
-                            None => &mut implied[i],
+                            None => {
+                                implied_sum[i] = implied_sum[i].saturating_add(s);
+                                &mut implied[i]
+                            }
                         };
                         *slot = (*slot).max(s);
                     }
@@ -469,13 +484,15 @@ impl Index {
                 let mut total = 0i64;
                 let mut matched: Interests = 0;
                 for k in 0..asked {
-                    let s = i64::from(std::mem::take(&mut strength[k * CHUNK + i]));
+                    let best = i64::from(std::mem::take(&mut strength[k * CHUNK + i]));
+                    let s = fit::combined(best, i64::from(std::mem::take(&mut summed[k * CHUNK + i])));
                     if i64::from(std::mem::take(&mut meeting[k * CHUNK + i])) >= MATCH_FLOOR {
                         total += s;
                         matched |= 1 << k;
                     }
                 }
-                total += i64::from(std::mem::take(&mut implied[i]));
+                let best = i64::from(std::mem::take(&mut implied[i]));
+                total += fit::combined_implied(best, i64::from(std::mem::take(&mut implied_sum[i])));
                 if asked > 0 && matched == 0 {
                     return;
                 }
@@ -494,7 +511,9 @@ impl Index {
                 }
                 // What clauses that cannot meet left on gifts no clause met.
                 strength.fill(0);
+                summed.fill(0);
                 implied.fill(0);
+                implied_sum.fill(0);
             } else {
                 for i in 0..end - start {
                     visit(i, &mut meeting, &mut strength, &mut implied);
