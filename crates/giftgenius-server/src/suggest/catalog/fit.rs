@@ -62,23 +62,36 @@ pub(super) fn combined_implied(best: i64, sum: i64) -> i64 {
 /// Related terms per interest at most (the nearest ones: more only add noise and walk cost).
 pub(super) const MAX_RELATED: usize = 16;
 
-/// Which fields a clause occurs in: bits of a mask.
+/// Which fields a clause occurs in: bits of a mask. `KIND` comes with `TAG`: the gift's first
+/// tag, which says what it is (catalogs list a gift's kind first, then what it goes with: a
+/// kettlebell's are `fitness`, `sports`; cycling shorts' `cycling`, `fitness`, `fashion`).
 pub(super) const TAG: u8 = 1;
 pub(super) const TITLE: u8 = 2;
 pub(super) const DESCRIPTION: u8 = 4;
+pub(super) const KIND: u8 = 8;
+
+/// A tag after the first, per 1,000 of the first's weight. On the judged dev set, of the gifts
+/// whose first tag was an asked interest 82 % were graded good; second tag 36 %, later 26 %.
+const LATER_TAG: i64 = 500;
 
 /// The strength of a clause met in the fields of `mask`, per 1,000 of its weight: BM25F's
-/// saturated term frequency with field weights tag 1.0, title 0.6, description 0.35 and k = 0.5,
-/// scaled so a tag alone is 1,000. (0.6 and 0.35: a name says what the gift is nearly as well
-/// as a tag; a description also says what it goes with.)
-pub(super) const FIELD: [i64; 8] = {
-    let mut table = [0i64; 8];
+/// saturated term frequency with field weights first tag 1.0, later tag [`LATER_TAG`], title
+/// 0.6, description 0.35 and k = 0.5, scaled so a first tag alone is 1,000. (0.6 and 0.35: a
+/// name says what the gift is nearly as well as its kind; a description also says what it goes
+/// with.)
+pub(super) const FIELD: [i64; 16] = {
+    let mut table = [0i64; 16];
     let mut mask = 1;
-    while mask < 8 {
+    while mask < 16 {
         // In thousandths, integer only (a const fn).
-        let tf = if mask & 1 != 0 { 1000 } else { 0 }
-            + if mask & 2 != 0 { 600 } else { 0 }
-            + if mask & 4 != 0 { 350 } else { 0 };
+        let tag = if mask & 8 != 0 {
+            1000
+        } else if mask & 1 != 0 {
+            LATER_TAG
+        } else {
+            0
+        };
+        let tf = tag + if mask & 2 != 0 { 600 } else { 0 } + if mask & 4 != 0 { 350 } else { 0 };
         table[mask] = tf * 1500 / (tf + 500);
         mask += 1;
     }
@@ -377,7 +390,11 @@ impl GiftTerms {
         let all_in = |field: &[String]| clause.stems.iter().all(|s| field.contains(s));
         // A tag only whole: "gaming" is not "board games", "craft beer" not "crafts".
         let tag = self.tags.iter().position(|t| *t == clause.stems);
-        let mut mask = if tag.is_some() { TAG } else { 0 };
+        let mut mask = match tag {
+            Some(0) => TAG | KIND,
+            Some(_) => TAG,
+            None => 0,
+        };
         if !clause.tags_only {
             if all_in(&self.title) {
                 mask |= TITLE;
@@ -401,7 +418,8 @@ impl GiftTerms {
             let strength = strength(clause.weight, mask);
             any = any.max(strength);
             sum += strength;
-            if clause.meets && strength > 0 && meeting.is_none_or(|(s, _, _)| strength > s) {
+            if clause.meets && mask & (TAG | TITLE) != 0 && strength > 0 && meeting.is_none_or(|(s, _, _)| strength > s)
+            {
                 meeting = Some((strength, c, mask));
             }
         }
@@ -413,7 +431,7 @@ impl GiftTerms {
 /// A clause of `weight` met in the fields of `mask`.
 #[inline]
 pub(super) fn strength(weight: i64, mask: u8) -> i64 {
-    weight * FIELD[usize::from(mask & 7)] / 1000
+    weight * FIELD[usize::from(mask & 15)] / 1000
 }
 
 /// The whole score of one gift by the linear reference, with the interests it met (bit `k`
@@ -449,9 +467,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_tag_counts_most_then_the_name_then_the_description_and_together_more() {
-        assert_eq!(FIELD[usize::from(TAG)], 1000);
-        assert!(FIELD[usize::from(TITLE)] < FIELD[usize::from(TAG)]);
+    fn the_first_tag_counts_most_then_the_name_then_the_description_and_together_more() {
+        assert_eq!(FIELD[usize::from(TAG | KIND)], 1000);
+        assert!(FIELD[usize::from(TAG)] < FIELD[usize::from(TAG | KIND)], "a later tag counts less");
+        assert!(FIELD[usize::from(TITLE)] < FIELD[usize::from(TAG | KIND)]);
         assert!(FIELD[usize::from(DESCRIPTION)] < FIELD[usize::from(TITLE)]);
         assert!(FIELD[usize::from(TAG | TITLE | DESCRIPTION)] > FIELD[usize::from(TAG | TITLE)]);
         assert!(FIELD[usize::from(TAG | TITLE)] > FIELD[usize::from(TAG)]);
@@ -476,7 +495,7 @@ mod tests {
         let clause = |s: &str| Clause { stems: text::stems(s), weight: UNIT, tags_only: false, meets: true };
         assert_eq!(terms.meets(&clause("hip hop")).0, 0);
         assert_eq!(terms.meets(&clause("craft beer")).0, 0);
-        assert_eq!(terms.meets(&clause("crafting")).0, TAG);
+        assert_eq!(terms.meets(&clause("crafting")).0, TAG | KIND, "the first tag: what the gift is");
         assert_eq!(terms.meets(&clause("board games")), (TAG, Some(1)));
         assert_eq!(terms.meets(&clause("games")).0, 0, "a tag is met whole");
         assert_eq!(terms.meets(&clause("hip belt")).0, TITLE);

@@ -691,7 +691,8 @@ fn merchant_feed_row(cells: &HashMap<&str, &str>) -> Result<Row, FieldError> {
     };
     let mut tags: Vec<String> = Vec::new();
     if let Some(path) = cell("product_type") {
-        tags.extend(path.split('>').filter_map(tag_of));
+        // The deepest level first: a catalog's first tag says what the gift is (`fit::KIND`).
+        tags.extend(path.split('>').rev().filter_map(tag_of));
     }
     for label in ["custom_label_0", "custom_label_1", "custom_label_2", "custom_label_3", "custom_label_4"] {
         if let Some(value) = cell(label) {
@@ -852,7 +853,7 @@ mod tests {
         assert_eq!((mug.price_cents, mug.stock, mug.age_min, mug.age_max), (1500, DEFAULT_STOCK, 13, 120));
         assert_eq!(
             mug.tags.iter().map(|t| &**t).collect::<Vec<_>>(),
-            ["home-garden", "camping-gear", "coffee", "hiking"]
+            ["camping-gear", "home-garden", "coffee", "hiking"]
         );
         assert_eq!((mug.merchant.id.as_str(), mug.merchant.name.as_str()), ("camp-co", "Camp Co"));
         assert_eq!(mug.image.as_deref(), Some("https://cdn.example/m.png"));

@@ -19,7 +19,7 @@ use std::ops::Range;
 use giftgenius_types::gifts::SuggestGiftsQuery;
 use giftgenius_types::{Occasion, RelationshipType};
 
-use super::fit::{self, DESCRIPTION, MATCH_FLOOR, Plan, Stats, TAG, TITLE};
+use super::fit::{self, DESCRIPTION, KIND, MATCH_FLOOR, Plan, Stats, TAG, TITLE};
 use super::ranking::Interests;
 use super::{CatalogGift, Set, price_in, text};
 
@@ -34,14 +34,15 @@ struct Packed {
     occasions: u16,
 }
 
-/// The fields a term is indexed in, in the order of `Index::postings`' arrays.
-const FIELDS: [u8; 3] = [TAG, TITLE, DESCRIPTION];
+/// The fields a term is indexed in, in the order of `Index::postings`' arrays (`KIND`: the
+/// gift's first tag, also in its `TAG` list).
+const FIELDS: [u8; 4] = [TAG, TITLE, DESCRIPTION, KIND];
 
 #[derive(Debug, Default)]
 pub struct Index {
     terms: foldhash::HashMap<Box<str>, u32>,
-    /// Per term: the gifts with it in a tag, in the title, in the description.
-    postings: Vec<[Postings; 3]>,
+    /// Per term: the gifts with it in a tag, in the title, in the description, as the first tag.
+    postings: Vec<[Postings; 4]>,
     /// Per term: the gifts with it in any field.
     df: Vec<u32>,
     /// Per term: its most common lower-case surface form (a phrase term: its tag, '-' as ' ').
@@ -106,7 +107,7 @@ fn occasion_bit(o: Occasion) -> u16 {
 #[derive(Default)]
 struct Terms {
     ids: foldhash::HashMap<Box<str>, u32>,
-    lists: Vec<[Vec<u32>; 3]>,
+    lists: Vec<[Vec<u32>; 4]>,
     df: Vec<u32>,
     /// Per term, its surface forms seen and how often (few per term).
     surfaces: Vec<Vec<(Box<str>, u32)>>,
@@ -153,7 +154,7 @@ type Bitmap = [u64; CHUNK_WORDS];
 /// A clause of the plan against this index: per field, the posting lists whose AND meets it
 /// (none: it cannot occur there), its weight, and whose it is.
 struct Compiled {
-    fields: [Option<Vec<usize>>; 3],
+    fields: [Option<Vec<usize>>; 4],
     weight: i64,
     /// The interest it serves, or `None` for an implied tag.
     interest: Option<usize>,
@@ -171,28 +172,35 @@ impl Index {
         let mut words: foldhash::HashMap<Box<str>, Word> = foldhash::HashMap::default();
         // The terms of each list of tags, once per list: gifts with the same tags share one
         // (`import::Merchants`), so the list's address names it while every gift is alive.
-        let mut tag_lists: foldhash::HashMap<usize, Box<[u32]>> = foldhash::HashMap::default();
+        let mut tag_lists: foldhash::HashMap<usize, (Box<[u32]>, Option<u32>)> = foldhash::HashMap::default();
         let mut field_terms: [Vec<u32>; 2] = [Vec::new(), Vec::new()];
         let mut all: Vec<u32> = Vec::new();
         let mut lower = String::new();
         for (n, gift) in gifts.iter().enumerate() {
             let n = n as u32;
             let list = std::sync::Arc::as_ptr(&gift.tags) as *const () as usize;
-            let tag_terms = tag_lists.entry(list).or_insert_with(|| {
+            let (tag_terms, kind) = tag_lists.entry(list).or_insert_with(|| {
                 let mut found = Vec::new();
-                for tag in gift.tags.iter() {
+                let mut kind = None;
+                for (at, tag) in gift.tags.iter().enumerate() {
                     // A tag is met whole ("board games", never "games"): one term per tag.
                     let key = text::stems(tag).join(" ");
                     if !key.is_empty() {
                         let t = terms.term(&key);
                         terms.seen(t, &text::tag_surface(tag), 1);
                         found.push(t);
+                        if at == 0 {
+                            kind = Some(t);
+                        }
                     }
                 }
                 found.sort_unstable();
                 found.dedup();
-                found.into_boxed_slice()
+                (found.into_boxed_slice(), kind)
             });
+            if let Some(t) = kind {
+                terms.lists[*t as usize][3].push(n);
+            }
             for (into, text) in field_terms.iter_mut().zip([&*gift.title, &*gift.description]) {
                 into.clear();
                 for (_, word) in text::word_spans(text) {
@@ -347,11 +355,9 @@ impl Index {
             .chain(plan.implied.iter().map(|c| (None, c)));
         for (interest, clause) in clauses {
             let words: Option<Vec<u32>> = clause.stems.iter().map(|s| self.terms.get(s.as_str()).copied()).collect();
-            let tag = self
-                .terms
-                .get(clause.key().as_str())
-                .copied()
-                .and_then(|t| list(&self.postings[t as usize][0]).map(|c| vec![c]));
+            let tag_term = self.terms.get(clause.key().as_str()).copied();
+            let tag = tag_term.and_then(|t| list(&self.postings[t as usize][0]).map(|c| vec![c]));
+            let kind = tag_term.and_then(|t| list(&self.postings[t as usize][3]).map(|c| vec![c]));
             let mut text = |field: usize| -> Option<Vec<usize>> {
                 if clause.tags_only {
                     return None;
@@ -361,7 +367,7 @@ impl Index {
             let (title, description) = (text(1), text(2));
             if tag.is_some() || title.is_some() || description.is_some() {
                 compiled.push(Compiled {
-                    fields: [tag, title, description],
+                    fields: [tag, title, description, kind],
                     weight: clause.weight,
                     interest,
                     meets: clause.meets,
@@ -431,7 +437,7 @@ impl Index {
             }
             let end = (start + CHUNK).min(gifts.end);
             for clause in &compiled {
-                let mut met: [Bitmap; 3] = [[0; CHUNK_WORDS]; 3];
+                let mut met: [Bitmap; 4] = [[0; CHUNK_WORDS]; 4];
                 let mut any: Bitmap = [0; CHUNK_WORDS];
                 for (field, lists) in clause.fields.iter().enumerate() {
                     let Some(lists) = lists else { continue };
@@ -461,7 +467,7 @@ impl Index {
                         let s = fit::strength(clause.weight, mask) as u16;
                         let slot = match clause.interest {
                             Some(k) => {
-                                if clause.meets {
+                                if clause.meets && mask & (TAG | TITLE) != 0 {
                                     meeting[k * CHUNK + i] = meeting[k * CHUNK + i].max(s);
                                 }
                                 summed[k * CHUNK + i] = summed[k * CHUNK + i].saturating_add(s);
@@ -509,11 +515,9 @@ impl Index {
                         visit(i, &mut meeting, &mut strength, &mut implied);
                     }
                 }
-                // What clauses that cannot meet left on gifts no clause met.
-                strength.fill(0);
-                summed.fill(0);
-                implied.fill(0);
-                implied_sum.fill(0);
+                // Nothing is left to clear: with interests asked every clause writes only the
+                // gifts the meeting clauses touched (`only_touched`), and each visit took its own.
+                debug_assert!(strength.iter().chain(&summed).chain(&implied).chain(&implied_sum).all(|&s| s == 0));
             } else {
                 for i in 0..end - start {
                     visit(i, &mut meeting, &mut strength, &mut implied);
