@@ -351,6 +351,15 @@ pub(super) fn base_points(
     points
 }
 
+/// The most [`base_points`] can give any gift for `q`: what a walk bounds a gift by before it
+/// reads the gift's own numbers.
+pub(super) fn base_points_most(plan: &Plan, q: &SuggestGiftsQuery) -> i64 {
+    let occasion = if q.occasion.is_some() { OCCASION_LISTED } else { 0 };
+    let age = if q.age.is_some() { AGE_FIT } else { 0 };
+    let price = if q.budget_max.is_some_and(|max| max.amount_minor > 0) { PRICE_FIT } else { 0 };
+    occasion + plan.relationship_points.max(0) + age + price
+}
+
 /// How much a price at `permille` of the budget's maximum is worth, per 1,000: most people
 /// spend a good part of a budget on a gift (half to nine tenths), rarely a tenth of it; the very
 /// edge is fine, a little less.
@@ -475,6 +484,46 @@ mod tests {
         assert!(FIELD[usize::from(TAG | TITLE | DESCRIPTION)] > FIELD[usize::from(TAG | TITLE)]);
         assert!(FIELD[usize::from(TAG | TITLE)] > FIELD[usize::from(TAG)]);
         assert_eq!(FIELD[0], 0);
+    }
+
+    /// The walk finds the gifts an interest meets from the smallest field masks that meet it
+    /// (`index::meeting_masks`) and bounds a clause by its strength in every field it can occur
+    /// in: both need a strength that never falls as fields are added.
+    #[test]
+    fn a_strength_never_falls_as_fields_are_added() {
+        for mask in 0..16usize {
+            for more in 0..16usize {
+                assert!(FIELD[mask | more] >= FIELD[mask], "{mask:04b} + {more:04b}");
+            }
+        }
+    }
+
+    /// The walk bounds a gift's points apart from its interests by `base_points_most` before
+    /// it reads the gift's numbers.
+    #[test]
+    fn no_gift_gets_more_base_points_than_the_most() {
+        let input: SuggestGiftsInput = serde_json::from_str(
+            r#"{"relationship_type":"partner","age":35,"interests":["tea"],"budget_max":100,"occasion":"baby_shower"}"#,
+        )
+        .unwrap();
+        for q in [
+            input.clone().normalize(),
+            SuggestGiftsInput { age: None, budget_max: None, occasion: None, ..input }.normalize(),
+        ] {
+            let plan = Plan { interests: vec![], implied: vec![], relationship_points: RELATIONSHIP };
+            let most = base_points_most(&plan, &q);
+            for price in [0, 1, 2500, 5000, 9000, 10_000, 10_001, i64::MAX / 2000] {
+                for ages in [(0, 0), (30, 40), (0, 120), (35, 35)] {
+                    for (r, o) in [(false, false), (true, true)] {
+                        // A gift lists the occasion only when one is asked (`index::Wanted`).
+                        let o = o && q.occasion.is_some();
+                        assert!(base_points(&plan, &q, price, ages, r, o) <= most, "{price} {ages:?}");
+                    }
+                }
+            }
+            let price = q.budget_max.map_or(0, |m| m.amount_minor * 3 / 4);
+            assert_eq!(base_points(&plan, &q, price, (35, 35), true, q.occasion.is_some()), most);
+        }
     }
 
     #[test]

@@ -29,7 +29,6 @@ struct Packed {
     price_cents: i64,
     age_min: u8,
     age_max: u8,
-    in_stock: bool,
     relationships: u16,
     occasions: u16,
 }
@@ -48,6 +47,8 @@ pub struct Index {
     /// Per term: its most common lower-case surface form (a phrase term: its tag, '-' as ' ').
     surfaces: Vec<Box<str>>,
     packed: Vec<Packed>,
+    /// Bit per gift: in stock (the one hard filter a walk applies a word at a time).
+    in_stock: Vec<u64>,
 }
 
 /// One posting list: its gift numbers ascending, or a bitmap of them when more than one gift in
@@ -158,8 +159,11 @@ struct Compiled {
     weight: i64,
     /// The interest it serves, or `None` for an implied tag.
     interest: Option<usize>,
-    /// It can meet its interest on its own (`Clause::meets`).
-    meets: bool,
+    /// The field masks that meet its interest, the smallest (`meeting_masks`); none if it
+    /// cannot meet.
+    meeting: Vec<u8>,
+    /// Its strength in every field it can occur in: the most it gives a gift.
+    most: i64,
 }
 
 impl Index {
@@ -244,12 +248,17 @@ impl Index {
                 price_cents: gift.price_cents,
                 age_min: gift.age_min,
                 age_max: gift.age_max,
-                in_stock: gift.stock > 0,
                 relationships: gift.relationships.bits(),
                 occasions: gift.occasions.bits(),
             });
         }
         let n = gifts.len();
+        index.in_stock = vec![0; n.div_ceil(64)];
+        for (at, gift) in gifts.iter().enumerate() {
+            if gift.stock > 0 {
+                index.in_stock[at / 64] |= 1 << (at % 64);
+            }
+        }
         index.terms = terms.ids;
         index.df = terms.df;
         index.postings = terms.lists.into_iter().map(|lists| lists.map(|list| Postings::of(list, n))).collect();
@@ -322,11 +331,10 @@ impl Index {
         (self.terms.len(), postings)
     }
 
-    /// Calls `found(gift number, score, interests matched)` for every gift that matches `q`, in
-    /// ascending gift number (the catalog's id order: `ranking.rs` relies on it to skip the
-    /// matches that cannot enter the answer).
-    pub(super) fn each(&self, q: &SuggestGiftsQuery, plan: &Plan, found: impl FnMut(usize, i64, Interests)) {
-        self.each_in(q, plan, 0..self.packed.len(), found)
+    /// Reports to `to` every gift that matches `q`, in ascending gift number (the catalog's id
+    /// order: `ranking.rs` relies on it to skip the matches that cannot enter the answer).
+    pub(super) fn each(&self, q: &SuggestGiftsQuery, plan: &Plan, to: &mut impl Found) {
+        self.each_in(q, plan, 0..self.packed.len(), to)
     }
 
     /// How many gift numbers the walk marks at once: `each_in` takes ranges on these bounds.
@@ -366,11 +374,18 @@ impl Index {
             };
             let (title, description) = (text(1), text(2));
             if tag.is_some() || title.is_some() || description.is_some() {
+                let fields = [tag, title, description, kind];
+                let present = FIELDS.iter().zip(&fields).fold(0u8, |m, (f, l)| if l.is_some() { m | f } else { m });
                 compiled.push(Compiled {
-                    fields: [tag, title, description, kind],
+                    most: fit::strength(clause.weight, present),
+                    meeting: if clause.meets && interest.is_some() {
+                        meeting_masks(clause.weight, present)
+                    } else {
+                        vec![]
+                    },
+                    fields,
                     weight: clause.weight,
                     interest,
-                    meets: clause.meets,
                 });
             }
         }
@@ -379,47 +394,53 @@ impl Index {
 
     /// `each` over the gift numbers in `gifts` only. Both ends are multiples of
     /// [`Index::CHUNK`] or the catalog's end, since the walk marks a whole chunk at once.
-    pub(super) fn each_in(
-        &self,
-        q: &SuggestGiftsQuery,
-        plan: &Plan,
-        gifts: Range<usize>,
-        mut found: impl FnMut(usize, i64, Interests),
-    ) {
+    ///
+    /// Per chunk, first with bitmaps and only the clauses that can meet an interest: per clause
+    /// the gifts it occurs in per field, per interest the gifts it meets (a clause's fields
+    /// reaching [`MATCH_FLOOR`]) and how many of its meeting clauses each gift has, up to
+    /// [`LEVELS`]. Then per gift that meets one, the hard filters and a bound on its score from
+    /// those counts ([`Bounds`]): one that cannot change what `to` keeps is only counted, and a
+    /// gift meeting one interest through few clauses is counted without even that. Only the
+    /// others are scored exactly, and only for them are the other clauses (broader related
+    /// terms, implied tags) read. At a million gifts a broad query meets ~160,000 gifts, of
+    /// which a few thousand are scored.
+    pub(super) fn each_in(&self, q: &SuggestGiftsQuery, plan: &Plan, gifts: Range<usize>, to: &mut impl Found) {
         let gifts = gifts.start.min(self.packed.len())..gifts.end.min(self.packed.len());
         debug_assert!(gifts.start % CHUNK == 0 || gifts.start == self.packed.len());
         debug_assert!(gifts.end % CHUNK == 0 || gifts.end == self.packed.len());
         let wanted = Wanted::of(q);
         let asked = plan.interests.len();
         let (mut compiled, mut cursors) = self.compile(plan, gifts.start);
-        // The clauses that can meet an interest first: with interests asked, only the gifts they
-        // touched are scored, so the others (broader related terms, implied tags) need only be
-        // read for those gifts. Every strength is a maximum, so the order changes no score.
-        compiled.sort_by_key(|c| !c.meets);
-        let only_touched = asked > 0;
-        let interest_cursors: Vec<usize> = compiled
-            .iter()
-            .filter(|c| c.interest.is_some())
-            .flat_map(|c| c.fields.iter().flatten().flatten().copied())
-            .collect();
-        if asked > 0 && interest_cursors.is_empty() {
+        // The clauses that can meet an interest first (`meeting` of them).
+        compiled.sort_by_key(|c| c.meeting.is_empty());
+        let meeting = compiled.iter().take_while(|c| !c.meeting.is_empty()).count();
+        if asked > 0 && meeting == 0 {
             return; // no interest can match any gift, and interests were asked for
         }
-        let jump = asked > 0 && interest_cursors.iter().all(|&c| matches!(cursors[c], Cursor::Sparse(_)));
-        // Per interest and gift of the chunk, its best strength of a clause that can meet it and
-        // of any clause; per gift, the implied tags'.
-        let mut meeting = vec![0u16; asked * CHUNK];
+        let meeting_cursors: Vec<usize> =
+            compiled[..meeting].iter().flat_map(|c| c.fields.iter().flatten().flatten().copied()).collect();
+        let jump = asked > 0 && meeting_cursors.iter().all(|&c| matches!(cursors[c], Cursor::Sparse(_)));
+        let bounds = Bounds::new(&compiled, asked, fit::base_points_most(plan, q));
+        // Per meeting clause, its fields' bitmaps of the chunk and the gifts it occurs in.
+        let mut maps: Vec<[Bitmap; 4]> = vec![[[0; CHUNK_WORDS]; 4]; meeting];
+        let mut anys: Vec<Bitmap> = vec![[0; CHUNK_WORDS]; meeting];
+        // Per interest the gifts it meets, and those with at least 1, 2, … LEVELS of its
+        // meeting clauses.
+        let mut met: Vec<Bitmap> = vec![[0; CHUNK_WORDS]; asked];
+        let mut levels: Vec<[Bitmap; LEVELS]> = vec![[[0; CHUNK_WORDS]; LEVELS]; asked];
+        // Per interest and gift of the chunk, its best strength and the sum of its clauses'
+        // (`fit::combined`); per gift, the implied tags'.
         let mut strength = vec![0u16; asked * CHUNK];
-        // Per interest and gift, the sum of every clause's strength (`fit::combined`).
         let mut summed = vec![0u16; asked * CHUNK];
         let mut implied = vec![0u16; CHUNK];
         let mut implied_sum = vec![0u16; CHUNK];
-        let mut touched: Bitmap = [0; CHUNK_WORDS];
+        // The words of the chunk with a gift to score.
+        let mut words: Vec<usize> = Vec::with_capacity(CHUNK_WORDS);
         let mut start = gifts.start;
         while start < gifts.end {
             if jump {
                 // Only lists of numbers: on to the chunk of the lowest number still to come.
-                let next = interest_cursors
+                let next = meeting_cursors
                     .iter()
                     .filter_map(|&c| match &mut cursors[c] {
                         Cursor::Sparse(list) => {
@@ -436,96 +457,298 @@ impl Index {
                 }
             }
             let end = (start + CHUNK).min(gifts.end);
-            for clause in &compiled {
-                let mut met: [Bitmap; 4] = [[0; CHUNK_WORDS]; 4];
-                let mut any: Bitmap = [0; CHUNK_WORDS];
-                for (field, lists) in clause.fields.iter().enumerate() {
-                    let Some(lists) = lists else { continue };
-                    for (j, &c) in lists.iter().enumerate() {
-                        let bits = fill(&mut cursors[c], start, end);
-                        if j == 0 {
-                            met[field] = bits;
-                        } else {
-                            met[field].iter_mut().zip(bits.iter()).for_each(|(a, b)| *a &= b);
+            for (met, levels) in met.iter_mut().zip(levels.iter_mut()) {
+                *met = [0; CHUNK_WORDS];
+                *levels = [[0; CHUNK_WORDS]; LEVELS];
+            }
+            for ((clause, fields), any) in compiled[..meeting].iter().zip(maps.iter_mut()).zip(anys.iter_mut()) {
+                read_fields(clause, &mut cursors, start, end, fields, any);
+                let Some(k) = clause.interest else { continue };
+                for &mask in &clause.meeting {
+                    for (w, m) in met[k].iter_mut().enumerate() {
+                        let mut bits = !0u64;
+                        for (f, field) in FIELDS.iter().enumerate() {
+                            if mask & field != 0 {
+                                bits &= fields[f][w];
+                            }
+                        }
+                        *m |= bits;
+                    }
+                }
+                let counts = &mut levels[k];
+                for (w, &a) in any.iter().enumerate() {
+                    if a != 0 {
+                        for l in (1..LEVELS).rev() {
+                            counts[l][w] |= counts[l - 1][w] & a;
+                        }
+                        counts[0][w] |= a;
+                    }
+                }
+            }
+            // Which gifts to score: with interests, those that meet one, pass the filters and
+            // may change what `to` keeps; without, every gift that passes the filters. A gift
+            // that meets one interest only, through fewer of its clauses than `few[k]`, cannot
+            // (`Bounds::few`): it is only checked and counted.
+            let few = bounds.few(|matched| to.floor(matched));
+            let mut score: Bitmap = [0; CHUNK_WORDS];
+            let mut counted = 0;
+            words.clear();
+            for (w, word) in score.iter_mut().enumerate() {
+                let stock = self.in_stock.get(start / 64 + w).copied().unwrap_or(0);
+                let (matching, mut only_counted) = if asked > 0 {
+                    let (mut any, mut several, mut counted) = (0u64, 0u64, 0u64);
+                    for (met, (levels, &few)) in met.iter().zip(levels.iter().zip(&few)) {
+                        several |= any & met[w];
+                        any |= met[w];
+                        counted |= match few {
+                            0 => 0,
+                            LEVELS_PLUS_ONE => met[w],
+                            few => met[w] & !levels[few - 1][w],
+                        };
+                    }
+                    (any & stock, counted & !several)
+                } else {
+                    (stock, 0)
+                };
+                let mut bits = matching;
+                while bits != 0 {
+                    let b = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    let p = &self.packed[start + w * 64 + b];
+                    if !wanted.passes(p, q) {
+                        only_counted &= !(1 << b);
+                        continue;
+                    }
+                    if only_counted >> b & 1 != 0 {
+                        counted += 1;
+                        continue;
+                    }
+                    let mut matched: Interests = 0;
+                    let mut bound = bounds.implied;
+                    for (k, met) in met.iter().enumerate() {
+                        if met[w] >> b & 1 != 0 {
+                            matched |= 1 << k;
+                            bound += bounds.most(k, level(&levels[k], w, b));
                         }
                     }
-                    any.iter_mut().zip(met[field].iter()).for_each(|(a, b)| *a |= b);
+                    // The most any gift's own numbers can add first; those that could matter
+                    // then with what this gift's add (a division or two).
+                    let floor = to.floor(matched);
+                    if bound + bounds.base > floor && bound + base_points(p, q, plan, wanted) > floor {
+                        *word |= 1 << b;
+                    } else {
+                        counted += 1;
+                    }
                 }
-                if only_touched && !clause.meets {
-                    any.iter_mut().zip(touched.iter()).for_each(|(a, t)| *a &= t);
+                if *word != 0 {
+                    words.push(w);
                 }
-                for (w, &word) in any.iter().enumerate() {
-                    let mut bits = word;
+            }
+            to.counted(counted);
+            if words.is_empty() {
+                start += CHUNK;
+                continue;
+            }
+            // The gifts to score, clause by clause: the meeting clauses' fields are at hand, the
+            // others are read now.
+            let mut fields: [Bitmap; 4] = [[0; CHUNK_WORDS]; 4];
+            let mut any: Bitmap = [0; CHUNK_WORDS];
+            for (c, clause) in compiled.iter().enumerate() {
+                let (fields, any) = if c < meeting {
+                    (&maps[c], &anys[c])
+                } else {
+                    read_fields(clause, &mut cursors, start, end, &mut fields, &mut any);
+                    (&fields, &any)
+                };
+                for &w in &words {
+                    let mut bits = any[w] & score[w];
                     while bits != 0 {
-                        let i = w * 64 + bits.trailing_zeros() as usize;
+                        let b = bits.trailing_zeros() as usize;
                         bits &= bits - 1;
-                        let bit = 1u64 << (i % 64);
+                        let i = w * 64 + b;
                         let mask = FIELDS
                             .iter()
                             .enumerate()
-                            .fold(0u8, |m, (f, field)| if met[f][w] & bit != 0 { m | field } else { m });
+                            .fold(0u8, |m, (f, field)| if fields[f][w] >> b & 1 != 0 { m | field } else { m });
                         let s = fit::strength(clause.weight, mask) as u16;
-                        let slot = match clause.interest {
-                            Some(k) => {
-                                if clause.meets && mask & (TAG | TITLE) != 0 {
-                                    meeting[k * CHUNK + i] = meeting[k * CHUNK + i].max(s);
-                                }
-                                summed[k * CHUNK + i] = summed[k * CHUNK + i].saturating_add(s);
-                                &mut strength[k * CHUNK + i]
-                            }
-                            None => {
-                                implied_sum[i] = implied_sum[i].saturating_add(s);
-                                &mut implied[i]
-                            }
+                        let (best, sum) = match clause.interest {
+                            Some(k) => (&mut strength[k * CHUNK + i], &mut summed[k * CHUNK + i]),
+                            None => (&mut implied[i], &mut implied_sum[i]),
                         };
-                        *slot = (*slot).max(s);
-                    }
-                    if clause.meets {
-                        touched[w] |= word;
+                        *best = (*best).max(s);
+                        *sum = sum.saturating_add(s);
                     }
                 }
             }
-            let mut visit = |i: usize, meeting: &mut [u16], strength: &mut [u16], implied: &mut [u16]| {
-                let n = start + i;
-                let mut total = 0i64;
-                let mut matched: Interests = 0;
-                for k in 0..asked {
-                    let best = i64::from(std::mem::take(&mut strength[k * CHUNK + i]));
-                    let s = fit::combined(best, i64::from(std::mem::take(&mut summed[k * CHUNK + i])));
-                    if i64::from(std::mem::take(&mut meeting[k * CHUNK + i])) >= MATCH_FLOOR {
-                        total += s;
-                        matched |= 1 << k;
+            for &w in &words {
+                let mut bits = score[w];
+                while bits != 0 {
+                    let b = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    let i = w * 64 + b;
+                    let n = start + i;
+                    let mut total = 0i64;
+                    let mut matched: Interests = 0;
+                    for (k, met) in met.iter().enumerate() {
+                        let best = i64::from(std::mem::take(&mut strength[k * CHUNK + i]));
+                        let sum = i64::from(std::mem::take(&mut summed[k * CHUNK + i]));
+                        if met[w] >> b & 1 != 0 {
+                            total += fit::combined(best, sum);
+                            matched |= 1 << k;
+                        }
                     }
-                }
-                let best = i64::from(std::mem::take(&mut implied[i]));
-                total += fit::combined_implied(best, i64::from(std::mem::take(&mut implied_sum[i])));
-                if asked > 0 && matched == 0 {
-                    return;
-                }
-                if let Some(base) = base_of(&self.packed[n], q, plan, wanted) {
-                    found(n, total + base, matched);
-                }
-            };
-            if asked > 0 {
-                for (w, word) in touched.iter_mut().enumerate() {
-                    let mut bits = std::mem::take(word);
-                    while bits != 0 {
-                        let i = w * 64 + bits.trailing_zeros() as usize;
-                        bits &= bits - 1;
-                        visit(i, &mut meeting, &mut strength, &mut implied);
-                    }
-                }
-                // Nothing is left to clear: with interests asked every clause writes only the
-                // gifts the meeting clauses touched (`only_touched`), and each visit took its own.
-                debug_assert!(strength.iter().chain(&summed).chain(&implied).chain(&implied_sum).all(|&s| s == 0));
-            } else {
-                for i in 0..end - start {
-                    visit(i, &mut meeting, &mut strength, &mut implied);
+                    let best = i64::from(std::mem::take(&mut implied[i]));
+                    total += fit::combined_implied(best, i64::from(std::mem::take(&mut implied_sum[i])));
+                    let base = base_points(&self.packed[n], q, plan, wanted);
+                    debug_assert!(base <= bounds.base);
+                    to.found(n, total + base, matched);
                 }
             }
+            // Every strength written was of a gift scored, and each took its own.
+            debug_assert!(strength.iter().chain(&summed).chain(&implied).chain(&implied_sum).all(|&s| s == 0));
             start += CHUNK;
         }
     }
+}
+
+/// A clause's part of the chunk `start..end`: per field the gifts with all its words there
+/// (the AND of their lists; a field it cannot occur in stays empty), and the gifts with it in
+/// any field.
+#[inline]
+fn read_fields(
+    clause: &Compiled,
+    cursors: &mut [Cursor],
+    start: usize,
+    end: usize,
+    fields: &mut [Bitmap; 4],
+    any: &mut Bitmap,
+) {
+    *any = [0; CHUNK_WORDS];
+    for (field, lists) in clause.fields.iter().enumerate() {
+        let Some(lists) = lists else {
+            fields[field] = [0; CHUNK_WORDS];
+            continue;
+        };
+        for (j, &c) in lists.iter().enumerate() {
+            let bits = fill(&mut cursors[c], start, end);
+            if j == 0 {
+                fields[field] = bits;
+            } else {
+                fields[field].iter_mut().zip(bits.iter()).for_each(|(a, b)| *a &= b);
+            }
+        }
+        any.iter_mut().zip(fields[field].iter()).for_each(|(a, b)| *a |= b);
+    }
+}
+
+/// What a walk reports to: every match in ascending gift number, scored when it may matter.
+pub(super) trait Found {
+    /// The score a match that meets `matched` must beat to change what is kept (it is reported
+    /// after every match before it in gift order, so it loses ties). One that cannot is only
+    /// counted.
+    fn floor(&self, _matched: Interests) -> i64 {
+        i64::MIN
+    }
+    /// A match, scored.
+    fn found(&mut self, n: usize, score: i64, matched: Interests);
+    /// Matches that could not beat the floor, not scored.
+    fn counted(&mut self, matches: usize);
+}
+
+/// Every match scored, to a closure.
+pub(super) struct Every<F>(pub F);
+
+impl<F: FnMut(usize, i64, Interests)> Found for Every<F> {
+    fn found(&mut self, n: usize, score: i64, matched: Interests) {
+        (self.0)(n, score, matched)
+    }
+    fn counted(&mut self, matches: usize) {
+        debug_assert_eq!(matches, 0, "every match is wanted");
+    }
+}
+
+/// How many of a group's clauses a walk counts per gift, at most: a gift with more is bounded
+/// as if it had every clause of the group.
+const LEVELS: usize = 4;
+const LEVELS_PLUS_ONE: usize = LEVELS + 1;
+
+/// How many of the bitmaps `levels` (at least 1, 2, … clauses) have gift bit `b` of word `w`:
+/// the first that has not says (most gifts have one or two of a group's clauses).
+#[inline]
+fn level(levels: &[Bitmap; LEVELS], w: usize, b: usize) -> usize {
+    levels.iter().position(|l| l[w] >> b & 1 == 0).unwrap_or(LEVELS)
+}
+
+/// Bounds on what a gift's clauses add, before any but the meeting ones are read: per interest
+/// from how many of its meeting clauses the gift has, `h`: the strongest of all its clauses
+/// with the `h` strongest meeting ones and every other one summed (`fit::combined` grows with
+/// both); the implied tags, all of them; and the most the points apart from them can be.
+struct Bounds {
+    /// Per interest, per count 0..=LEVELS (the last: LEVELS or more).
+    most: Vec<[i64; LEVELS + 1]>,
+    implied: i64,
+    base: i64,
+}
+
+impl Bounds {
+    fn new(compiled: &[Compiled], asked: usize, base: i64) -> Bounds {
+        let most = (0..asked)
+            .map(|k| {
+                let clauses = || compiled.iter().filter(move |c| c.interest == Some(k));
+                let mut meeting: Vec<i64> = clauses().filter(|c| !c.meeting.is_empty()).map(|c| c.most).collect();
+                meeting.sort_unstable_by(|a, b| b.cmp(a));
+                let others: i64 = clauses().filter(|c| c.meeting.is_empty()).map(|c| c.most).sum();
+                let top = clauses().map(|c| c.most).max().unwrap_or(0);
+                let mut row = [0; LEVELS + 1];
+                for (h, most) in row.iter_mut().enumerate().skip(1) {
+                    let take = if h == LEVELS { meeting.len() } else { h.min(meeting.len()) };
+                    *most = fit::combined(top, meeting[..take].iter().sum::<i64>() + others);
+                }
+                row
+            })
+            .collect();
+        let implied: Vec<i64> = compiled.iter().filter(|c| c.interest.is_none()).map(|c| c.most).collect();
+        let implied = fit::combined_implied(implied.iter().copied().max().unwrap_or(0), implied.iter().sum());
+        Bounds { most, implied, base }
+    }
+
+    #[inline]
+    fn most(&self, interest: usize, h: usize) -> i64 {
+        self.most[interest][h]
+    }
+
+    /// Per interest `k`, from how many of its meeting clauses a gift that meets `k` alone may
+    /// beat `floor(1 << k)` (`LEVELS + 1`: none may): below it even the most its clauses, the
+    /// implied tags and the gift's own numbers can add does not.
+    fn few(&self, floor: impl Fn(Interests) -> i64) -> Vec<usize> {
+        let rest = self.base + self.implied;
+        self.most
+            .iter()
+            .enumerate()
+            .map(|(k, most)| {
+                let floor = floor(1 << k);
+                (1..=LEVELS).find(|&h| most[h] + rest > floor).unwrap_or(LEVELS_PLUS_ONE)
+            })
+            .collect()
+    }
+}
+
+/// The field masks of a clause of `weight` that meet its interest on their own (a tag or the
+/// title among them, reaching [`MATCH_FLOOR`]), of the fields it can occur in (`present`), the
+/// smallest only: a strength never falls as fields are added, so a gift meets it when its
+/// fields hold one of these.
+fn meeting_masks(weight: i64, present: u8) -> Vec<u8> {
+    let meets = |m: u8| m & (TAG | TITLE) != 0 && fit::strength(weight, m) >= MATCH_FLOOR;
+    // KIND only ever comes with TAG (a first tag is a tag).
+    let possible = |m: u8| m & present == m && (m & KIND == 0 || m & TAG != 0);
+    let mut smallest: Vec<u8> = Vec::new();
+    for m in 1u8..16 {
+        let holds_smaller = |s: &u8| s & m == *s;
+        if possible(m) && meets(m) && !smallest.iter().any(holds_smaller) {
+            smallest.push(m);
+        }
+    }
+    smallest
 }
 
 /// The chunk `start..end`'s part of a posting list as a bitmap (bit `i`: gift `start + i`),
@@ -560,47 +783,85 @@ impl Stats for Index {
     }
 }
 
-/// The points every gift gets apart from interests and implied tags, or `None` when a hard
-/// filter (stock, budget, age) excludes it. Mirrors `fit::score`.
+/// The points every gift gets apart from interests and implied tags. Mirrors `fit::score`.
 #[inline]
-fn base_of(p: &Packed, q: &SuggestGiftsQuery, plan: &Plan, wanted: Wanted) -> Option<i64> {
-    if !p.in_stock {
-        return None;
-    }
-    let price = if wanted.convert { price_in(p.price_cents, q.currency).amount_minor } else { p.price_cents };
-    if price < wanted.min || price > wanted.max {
-        return None;
-    }
-    if let Some(age) = q.age
-        && (age < p.age_min || age > p.age_max)
-    {
-        return None;
-    }
+fn base_points(p: &Packed, q: &SuggestGiftsQuery, plan: &Plan, wanted: Wanted) -> i64 {
     let relationship = p.relationships & wanted.relationship != 0;
     let occasion = p.occasions & wanted.occasion != 0;
-    Some(fit::base_points(plan, q, price, (p.age_min, p.age_max), relationship, occasion))
+    fit::base_points(plan, q, wanted.price(p), (p.age_min, p.age_max), relationship, occasion)
 }
 
 /// The query's filters in the form the packed numbers are compared with.
 #[derive(Clone, Copy)]
 struct Wanted {
     convert: bool,
+    currency: giftgenius_types::Currency,
+    /// The budget in the query's currency, and as a range of US cents, the catalog's prices,
+    /// for prices within ±[`USD_RANGE_LIMIT`] (`usd_range`).
     min: i64,
     max: i64,
+    usd: (i64, i64),
     relationship: u16,
     occasion: u16,
 }
 
 impl Wanted {
     fn of(q: &SuggestGiftsQuery) -> Wanted {
+        let min = q.budget_min.map_or(i64::MIN, |m| m.amount_minor);
+        let max = q.budget_max.map_or(i64::MAX, |m| m.amount_minor);
         Wanted {
             convert: q.currency != giftgenius_types::Currency::USD,
-            min: q.budget_min.map_or(i64::MIN, |m| m.amount_minor),
-            max: q.budget_max.map_or(i64::MAX, |m| m.amount_minor),
+            currency: q.currency,
+            min,
+            max,
+            usd: usd_range(min, max, q.currency),
             relationship: relationship_bit(q.relationship_type),
             occasion: q.occasion.map_or(0, occasion_bit),
         }
     }
+
+    /// The gift's price in the query's currency.
+    #[inline]
+    fn price(&self, p: &Packed) -> i64 {
+        if self.convert { price_in(p.price_cents, self.currency).amount_minor } else { p.price_cents }
+    }
+
+    /// Whether the budget and the age let the gift of `p` be shown (stock is a bitmap).
+    /// Mirrors `ranking::passes_hard_rules`.
+    #[inline]
+    fn passes(&self, p: &Packed, q: &SuggestGiftsQuery) -> bool {
+        let price = if p.price_cents.unsigned_abs() < USD_RANGE_LIMIT as u64 {
+            (self.usd.0..=self.usd.1).contains(&p.price_cents)
+        } else {
+            // Beyond any catalog's prices (import takes up to $1,000,000): converted as such.
+            (self.min..=self.max).contains(&self.price(p))
+        };
+        price && q.age.is_none_or(|age| age >= p.age_min && age <= p.age_max)
+    }
+}
+
+/// How far from zero `usd_range` answers for.
+const USD_RANGE_LIMIT: i64 = 1 << 60;
+
+/// The US cents (within ±[`USD_RANGE_LIMIT`]) whose price in `currency` is within `min..=max`: a range, since a conversion
+/// never lowers a price as the cents grow; found by bisection once per query, so a walk compares
+/// a gift's own price instead of converting each.
+fn usd_range(min: i64, max: i64, currency: giftgenius_types::Currency) -> (i64, i64) {
+    const LIMIT: i64 = USD_RANGE_LIMIT;
+    let converted = |cents: i64| price_in(cents, currency).amount_minor;
+    // The first cents in `lo..=hi` for which `above` holds (it holds from some point on), or
+    // `hi + 1`.
+    let first = |above: &dyn Fn(i64) -> bool| {
+        let (mut lo, mut hi) = (-LIMIT, LIMIT + 1);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if above(mid) { hi = mid } else { lo = mid + 1 }
+        }
+        lo
+    };
+    let from = if min == i64::MIN { i64::MIN } else { first(&|c| converted(c) >= min) };
+    let to = if max == i64::MAX { i64::MAX } else { first(&|c| converted(c) > max) - 1 };
+    (from, to)
 }
 
 #[cfg(test)]
@@ -622,6 +883,33 @@ mod tests {
             expected.sort_unstable();
             expected.dedup();
             assert_eq!(indexed, expected, "{text}");
+        }
+    }
+
+    /// A walk compares a gift's own price with the budget turned into US cents: the same
+    /// answer as converting each price, for every currency, at the edges of the budget too.
+    #[test]
+    fn a_budget_as_us_cents_lets_through_exactly_the_prices_that_convert_into_it() {
+        use giftgenius_types::Currency;
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |range: i64| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) as i64 % range
+        };
+        for currency in [Currency::USD, Currency::EUR, Currency::GBP, Currency::CAD, Currency::AUD, Currency::JPY] {
+            for _ in 0..200 {
+                let min = if next(4) == 0 { i64::MIN } else { next(20_000) - 10 };
+                let max = if next(4) == 0 { i64::MAX } else { min.max(0) + next(20_000) };
+                let (from, to) = usd_range(min, max, currency);
+                for cents in (-5..30_000).chain([1 << 40, -(1 << 40), (1 << 60) - 1]) {
+                    let converted = price_in(cents, currency).amount_minor;
+                    assert_eq!(
+                        (from..=to).contains(&cents),
+                        (min..=max).contains(&converted),
+                        "{currency:?} {min}..={max}: {cents} cents is {converted}"
+                    );
+                }
+            }
         }
     }
 

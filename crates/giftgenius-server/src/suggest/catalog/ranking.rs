@@ -21,7 +21,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::fit::{self, GiftTerms, Plan, Stats};
-use super::index::Index;
+use super::index::{Every, Found, Index};
 use super::reasons::explain;
 use super::{Catalog, CatalogGift, price_in, text};
 
@@ -81,7 +81,7 @@ impl Matches for Catalog {
         Plan::new(q, self.index(), self.related().as_deref(), about)
     }
     fn each(&self, q: &SuggestGiftsQuery, plan: &Plan, found: &mut dyn FnMut(usize, i64, Interests)) {
-        self.index().each(q, plan, found)
+        self.index().each(q, plan, &mut Every(found))
     }
     fn gift(&self, n: usize) -> &CatalogGift {
         &self.gifts()[n]
@@ -153,13 +153,27 @@ fn offer_split(index: &Index, q: &SuggestGiftsQuery, plan: &Plan, best: &mut Bes
 }
 
 fn offer_range(index: &Index, q: &SuggestGiftsQuery, plan: &Plan, gifts: Range<usize>, best: &mut Best) {
-    index.each_in(q, plan, gifts, |n, score, matched| {
-        if best.would_change(score, matched) {
-            best.offer(n, score, matched, |a, b| a < b);
+    index.each_in(q, plan, gifts, &mut Offer(best));
+}
+
+/// A walk's matches offered to a [`Best`] in gift order (tie order): one that cannot change
+/// it, by its score or the bound on it, is only counted.
+struct Offer<'b>(&'b mut Best);
+
+impl Found for Offer<'_> {
+    fn floor(&self, matched: Interests) -> i64 {
+        bits(matched).fold(self.0.top_floor, |floor, k| floor.min(self.0.lead_floor[k]))
+    }
+    fn found(&mut self, n: usize, score: i64, matched: Interests) {
+        if self.0.would_change(score, matched) {
+            self.0.offer(n, score, matched, |a, b| a < b);
         } else {
-            best.total += 1;
+            self.0.total += 1;
         }
-    });
+    }
+    fn counted(&mut self, matches: usize) {
+        self.0.total += matches;
+    }
 }
 
 /// Every gift scored one by one with `fit::score`: the reference.
@@ -283,7 +297,7 @@ impl Matches for Union<'_> {
     }
     fn each(&self, q: &SuggestGiftsQuery, plan: &Plan, found: &mut dyn FnMut(usize, i64, Interests)) {
         for (catalog, start) in &self.parts {
-            catalog.index().each(q, plan, |n, score, matched| found(start + n, score, matched));
+            catalog.index().each(q, plan, &mut Every(|n, score, matched| found(start + n, score, matched)));
         }
     }
     fn gift(&self, n: usize) -> &CatalogGift {
