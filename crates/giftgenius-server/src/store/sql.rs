@@ -236,8 +236,9 @@ pub const ANONYMIZE_REFUNDS_OF: &str = "UPDATE refunds SET subject = $2 WHERE su
 /// subject, $3 now.
 pub const ANONYMIZE_ORDERS_BEFORE: &str = "UPDATE orders SET delivery = NULL, destination_city = NULL, subject = $2, \
      anonymized_at_ms = $3, updated_at_ms = $3 WHERE created_at_ms < $1 AND anonymized_at_ms IS NULL AND status <> $4";
-pub const ANONYMIZE_REFUNDS_BEFORE: &str = "UPDATE refunds SET subject = $2 WHERE subject <> $2 \
-     AND EXISTS (SELECT 1 FROM orders WHERE orders.id = refunds.order_id AND orders.subject = $2)";
+/// $1 the erased subject: the refunds of orders anonymized.
+pub const ANONYMIZE_REFUNDS_BEFORE: &str = "UPDATE refunds SET subject = $1 WHERE subject <> $1 \
+     AND EXISTS (SELECT 1 FROM orders WHERE orders.id = refunds.order_id AND orders.subject = $1)";
 /// Anonymized orders placed before $1: past the financial retention.
 pub const PRUNE_ANONYMIZED_ORDERS: &str =
     "DELETE FROM orders WHERE anonymized_at_ms IS NOT NULL AND created_at_ms < $1";

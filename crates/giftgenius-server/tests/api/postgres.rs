@@ -248,3 +248,12 @@ async fn postgres_a_stale_lease_holder_can_neither_answer_nor_release_nor_insert
     let db = TestDb::create().await;
     crate::fencing::a_stale_holder_writes_nothing(&replica(&db, &provider(), |_| {}).await).await;
 }
+
+/// The retention pass on PostgreSQL (its statements are PostgreSQL's too: a placeholder bound
+/// once must be `$1` there, while SQLite took a lone `$2` by name).
+#[tokio::test]
+async fn postgres_retention_anonymizes_then_deletes() {
+    let db = TestDb::create().await;
+    let app = replica(&db, &provider(), |_| {}).await;
+    crate::orders::retention_passes(&app, &db.url).await;
+}
