@@ -14,7 +14,7 @@
 //!    provider's (`giftgenius_sandbox_pay::guard::is_loopback_host`): one definition of "a
 //!    loopback name" for both.
 //!
-//! Else 403. README "Routes" lists which routes are local, which are public and which are probes.
+//! Else 403. docs/routes.md lists which routes are local, which are public and which are probes.
 
 use axum::Json;
 use axum::extract::Request;
