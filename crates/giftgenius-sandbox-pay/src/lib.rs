@@ -1,7 +1,8 @@
 //! The GiftGenius SANDBOX payment provider: a process of its own, with its own port and its own
 //! SQLite file, that behaves like a real provider and takes no real money.
 //!
-//! - `api`: the HTTP API as types (Stripe-shaped); the app's payment client uses these too.
+//! - `api`: the HTTP API as types (Stripe-shaped), with `token` and the delegate endpoint's
+//!   constants from `giftgenius-pay-api`, the wire contract the app's client uses too.
 //! - `routes`: the handlers; `ledger`: its database (charges per idempotency key, settings),
 //!   whose charge writes are committed in groups by `group`;
 //!   `faults`: injected failures; `config`: its flags.
@@ -18,7 +19,7 @@
 //! settings in its database so every process serving it, and every app replica asking it, sees
 //! the same ones.
 
-pub mod api;
+pub use giftgenius_pay_api::api;
 pub mod config;
 pub mod delegate;
 pub mod faults;
@@ -26,7 +27,7 @@ mod group;
 pub mod guard;
 pub mod ledger;
 mod routes;
-pub mod token;
+pub use giftgenius_pay_api::token;
 pub mod traces;
 pub mod vault;
 

@@ -24,15 +24,12 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 pub mod card;
 pub mod fingerprint;
-pub mod rfc3339;
+pub use giftgenius_pay_api::delegate::rfc3339;
 pub(crate) mod routes;
 pub(crate) mod store;
 pub mod validate;
 
-pub const DELEGATE_PAYMENT_PATH: &str = "/agentic_commerce/delegate_payment";
-/// The `API-Version`s taken, newest first (the RFC still names 2025-09-29; docs/acp.md D24).
-pub const SUPPORTED_VERSIONS: [&str; 2] = ["2026-04-17", "2025-09-29"];
-pub const API_VERSION_HEADER: &str = "API-Version";
+pub use giftgenius_pay_api::delegate::{API_VERSION_HEADER, DELEGATE_PAYMENT_PATH, SUPPORTED_VERSIONS};
 /// Echoed on every answer (the caller's, or a fresh `req_…`).
 pub const REQUEST_ID_HEADER: &str = "Request-Id";
 /// How long after its creation an allowance may end at the latest (ours).
