@@ -38,7 +38,6 @@ const KNOWN_CYCLES: &[(&str, &[&str])] = &[
     ),
     ("crates/giftgenius-sandbox-pay", &["delegate", "group", "ledger", "vault"]),
     ("crates/giftgenius-sandbox-pay", &["guard", "routes"]),
-    ("crates/giftgenius-chat", &["host", "purchase"]),
 ];
 
 type Graph = BTreeMap<String, BTreeSet<String>>;
