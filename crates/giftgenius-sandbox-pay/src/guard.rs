@@ -25,9 +25,9 @@ use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::Response;
 
+use crate::answer::error;
 use crate::api::HEALTH_PATH;
 use crate::delegate::DELEGATE_PAYMENT_PATH;
-use crate::routes::error;
 use crate::token::{AdminToken, DelegateKey};
 pub use giftgenius_pay_api::loopback::{is_loopback_host, is_loopback_peer, request_host};
 

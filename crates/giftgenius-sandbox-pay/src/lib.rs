@@ -19,6 +19,7 @@
 //! settings in its database so every process serving it, and every app replica asking it, sees
 //! the same ones.
 
+mod answer;
 pub use giftgenius_pay_api::api;
 pub mod config;
 pub mod delegate;

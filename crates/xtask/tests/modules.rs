@@ -37,7 +37,6 @@ const KNOWN_CYCLES: &[(&str, &[&str])] = &[
         ],
     ),
     ("crates/giftgenius-sandbox-pay", &["delegate", "group", "ledger", "vault"]),
-    ("crates/giftgenius-sandbox-pay", &["guard", "routes"]),
 ];
 
 type Graph = BTreeMap<String, BTreeSet<String>>;
