@@ -36,12 +36,7 @@ pub enum PaymentsKind {
     Stripe,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum LogFormat {
-    #[default]
-    Text,
-    Json,
-}
+pub use crate::telemetry::LogFormat;
 
 /// GiftGenius MCP server.
 #[derive(Debug, Clone, Parser)]

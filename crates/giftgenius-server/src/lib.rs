@@ -48,6 +48,7 @@ pub mod outbox;
 pub mod outcome;
 pub mod panics;
 pub mod photos;
+pub mod redact;
 pub mod registry;
 pub mod startup;
 pub mod state;
