@@ -34,6 +34,7 @@
 pub mod acp;
 pub mod auth;
 pub mod checkout;
+pub mod client_addr;
 pub mod clock;
 pub mod config;
 pub mod context;

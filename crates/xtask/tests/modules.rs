@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 const KNOWN_CYCLES: &[(&str, &[&str])] = &[
     (
         "crates/giftgenius-server",
-        &["acp", "auth", "checkout", "config", "http", "mcp", "metrics", "operator", "outbox", "startup", "state"],
+        &["acp", "auth", "checkout", "http", "mcp", "metrics", "operator", "outbox", "startup", "state"],
     ),
     ("crates/giftgenius-sandbox-pay", &["delegate", "group", "ledger", "vault"]),
 ];
