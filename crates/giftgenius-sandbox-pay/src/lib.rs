@@ -4,7 +4,7 @@
 //! - `api`: the HTTP API as types (Stripe-shaped), with `token` and the delegate endpoint's
 //!   constants from `giftgenius-pay-api`, the wire contract the app's client uses too.
 //! - `routes`: the handlers; `ledger`: its database (charges per idempotency key, settings),
-//!   whose charge writes are committed in groups by `group`;
+//!   whose charge writes are committed in groups by `ledger::group`, and the vault of tokens;
 //!   `faults`: injected failures; `config`: its flags.
 //! - `guard`: what every request must show (a loopback `Host`, no `Origin`, the secret of
 //!   `token`, JSON bodies): a web page the developer visits cannot use the provider.
@@ -21,16 +21,17 @@
 
 mod answer;
 pub use giftgenius_pay_api::api;
+pub mod card;
 pub mod config;
 pub mod delegate;
 pub mod faults;
-mod group;
 pub mod guard;
 pub mod ledger;
 mod routes;
 pub use giftgenius_pay_api::token;
 pub mod traces;
-pub mod vault;
+/// The vault of delegated-payment tokens, kept by the ledger (its charges use them).
+pub use ledger::vault;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

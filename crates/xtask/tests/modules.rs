@@ -20,7 +20,6 @@ const KNOWN_CYCLES: &[(&str, &[&str])] = &[
         "crates/giftgenius-server",
         &["acp", "auth", "checkout", "http", "mcp", "metrics", "operator", "outbox", "startup", "state"],
     ),
-    ("crates/giftgenius-sandbox-pay", &["delegate", "group", "ledger", "vault"]),
 ];
 
 type Graph = BTreeMap<String, BTreeSet<String>>;

@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-pub mod card;
+pub use crate::card;
 pub mod fingerprint;
 pub use giftgenius_pay_api::delegate::rfc3339;
 pub(crate) mod routes;
