@@ -23,7 +23,7 @@
 //! is `Content-Type: application/json` (else 415). See the provider's `guard.rs`.
 //!
 //! A charge that names a vault token ([`ChargeRequest::payment_token`]) is decided by the token
-//! (`vault.rs`): refused before any money moves when it breaks its allowance (unknown, expired,
+//! (the provider's `ledger/vault.rs`): refused before any money moves when it breaks its allowance (unknown, expired,
 //! used by another charge, amount over `max_amount`, another currency, session or merchant),
 //! else its test card approves (the token is then used) or declines (it is not).
 

@@ -1,14 +1,14 @@
 //! ACP delegated payment (docs/acp.md §8): `POST /agentic_commerce/delegate_payment` turns a
 //! card into a vault token (`vt_…`) that one merchant may charge once, for one checkout session,
 //! up to an amount, in one currency, until a time (the token's *allowance*). The merchant then
-//! names the token in `POST /v1/charges` (`api::PaymentToken`), where `vault.rs` checks it.
+//! names the token in `POST /v1/charges` (`api::PaymentToken`), where `ledger/vault.rs` checks it.
 //!
 //! This file is the endpoint's contract as types, shaped after the ACP JSON Schema
 //! (`spec/2026-04-17/json-schema/schema.delegate_payment.json`): every object is closed
 //! (`deny_unknown_fields`), errors are flat objects. What the schema cannot say is checked in
 //! `validate.rs`; the rest of the endpoint:
 //!
-//! - `card.rs`: Luhn, brand, the sandbox's test cards and what each one does when charged.
+//! - `crate::card` (`card.rs`, beside the ledger's vault that reads it too): Luhn, brand, the sandbox's test cards and what each one does when charged.
 //! - `validate.rs`: the body → a token to store, or the ACP error with its JSONPath.
 //! - `fingerprint.rs`: "the same body" for the endpoint's idempotency.
 //! - `rfc3339.rs`: the times the endpoint reads and writes.
