@@ -24,6 +24,7 @@ mod fuzz;
 mod localstripe;
 mod pack;
 mod preview;
+mod pyvenv;
 mod server;
 mod test_env;
 mod tools;
