@@ -113,6 +113,24 @@ pub enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "ARGS")]
         args: Vec<String>,
     },
+    /// The container image: static musl binaries, widget, CA bundle, FROM scratch (deploy/Containerfile)
+    ///
+    /// Builds the server and the sandbox provider for x86_64-unknown-linux-musl (cargo profile
+    /// `image`), the widget if changed, then the image with podman (or docker), every timestamp
+    /// SOURCE_DATE_EPOCH's (default: the last commit's), and prints its size, digest and layers.
+    /// An image built from the same inputs is reused. Installs Debian's podman and runc when no
+    /// engine is present (image.rs; docs/deploy.md).
+    Image {
+        /// The image's name (default localhost/giftgenius:VERSION)
+        #[arg(long, value_name = "REFERENCE")]
+        tag: Option<String>,
+        /// The org.opencontainers.image.source label: where the source lives
+        #[arg(long, env = "GIFTGENIUS_IMAGE_SOURCE", default_value = crate::image::DEFAULT_SOURCE)]
+        source: String,
+        /// The io.modelcontextprotocol.server.name label: the registry name (registry-json's --registry-name)
+        #[arg(long, env = "GIFTGENIUS_REGISTRY_NAME", default_value = crate::image::DEFAULT_SERVER_NAME)]
+        registry_name: String,
+    },
     /// Only the alert rules: promtool check rules and promtool test rules
     ///
     /// deploy/prometheus/alerts.yml and its unit tests alerts_test.yml, with the promtool of

@@ -21,6 +21,7 @@ mod compact;
 mod conformance;
 mod errors;
 mod fuzz;
+mod image;
 mod localstripe;
 mod pack;
 mod preview;
@@ -106,6 +107,10 @@ fn run(command: Command) -> Result<()> {
             fuzz::run(&root, length, target.as_deref())
         }
         Command::Alerts => alerts::check(&root, &tools::ensure_prometheus()?),
+        Command::Image { tag, source, registry_name } => {
+            let engine = image::ensure_engine(&root)?;
+            image::app(&root, &engine, &image::AppOptions { tag, source, server_name: registry_name }).map(|_| ())
+        }
     }
 }
 
