@@ -16,6 +16,15 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// What `cargo xtask cluster` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ClusterAction {
+    Up,
+    Down,
+    Status,
+    Chaos,
+}
+
 #[derive(Debug, PartialEq, Eq, Subcommand)]
 pub enum Command {
     /// Install or check the pinned trunk, wasm-bindgen, wasm-opt, the wasm32 target, Debian's
@@ -130,6 +139,21 @@ pub enum Command {
         /// The io.modelcontextprotocol.server.name label: the registry name (registry-json's --registry-name)
         #[arg(long, env = "GIFTGENIUS_REGISTRY_NAME", default_value = crate::image::DEFAULT_SERVER_NAME)]
         registry_name: String,
+    },
+    /// deploy/compose.yaml with podman: PostgreSQL, migration, 3 replicas, providers, HAProxy
+    ///
+    /// up: builds the images (app, and PostgreSQL and HAProxy FROM scratch from Debian's
+    /// packages), writes the secrets, starts everything in order and waits until HAProxy has
+    /// every replica in rotation (http://127.0.0.1:18000/mcp). status: the containers and
+    /// HAProxy's view. chaos: the money chaos test through HAProxy while replicas are SIGKILLed
+    /// and restarted, then a rolling restart (--long: minutes). down: removes containers and
+    /// volumes. podman-compose is pinned in tools/deploy/requirements.txt (cluster.rs).
+    Cluster {
+        #[arg(value_enum)]
+        action: ClusterAction,
+        /// With chaos: the long run
+        #[arg(long)]
+        long: bool,
     },
     /// Only the alert rules: promtool check rules and promtool test rules
     ///

@@ -25,6 +25,8 @@ use std::process::Command;
 
 /// The musl target every image binary is built for.
 pub const TARGET: &str = "x86_64-unknown-linux-musl";
+/// The image's user: not root, no name needed (nothing in the image looks one up).
+pub const UID: u32 = 10001;
 /// The repository default for the image's name and tag.
 pub const APP_REPOSITORY: &str = "localhost/giftgenius";
 /// The labels' defaults: where the source lives, the MCP registry name (set your own).
@@ -63,6 +65,11 @@ impl Engine {
 
     pub fn is_podman(&self) -> bool {
         self.program == "podman"
+    }
+
+    /// The containers.conf this engine's commands read (podman only).
+    pub fn conf(&self) -> Option<&Path> {
+        self.conf.as_deref()
     }
 }
 
@@ -372,6 +379,32 @@ pub fn rfc3339(epoch: u64) -> String {
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
     format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", secs / 3600, secs / 60 % 60, secs % 60)
+}
+
+/// A program from a Debian package with every shared library it loads (`ldd`), and the
+/// dynamic loader: what a `FROM scratch` image needs to run it. Libraries keep their paths.
+pub fn copy_with_libraries(context: &mut Context, program: &Path, to: &str) -> Result<()> {
+    context.copy(program, to, 0o555)?;
+    for library in shared_libraries(program)? {
+        let to = library.to_string_lossy().into_owned();
+        // Executable: the dynamic loader among them runs as a program.
+        if !context.files.iter().any(|(_, t, _)| *t == to) {
+            context.copy(&library, &to, 0o555)?;
+        }
+    }
+    Ok(())
+}
+
+/// The absolute paths `ldd` resolves for `program` (the loader included).
+fn shared_libraries(program: &Path) -> Result<Vec<PathBuf>> {
+    let out = Command::new("ldd").arg(program).output().with_context(|| format!("ldd {}", program.display()))?;
+    if !out.status.success() {
+        bail!("ldd {} failed: {}", program.display(), String::from_utf8_lossy(&out.stderr).trim());
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| line.split_whitespace().find(|w| w.starts_with('/')).map(PathBuf::from))
+        .collect())
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ mod bins;
 mod budget;
 mod chat;
 mod cli;
+mod cluster;
 mod cmd;
 mod compact;
 mod conformance;
@@ -33,7 +34,7 @@ mod widget;
 
 use anyhow::{Context, Result, bail};
 use clap::Parser as _;
-use cli::{Cli, Command};
+use cli::{Cli, ClusterAction, Command};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -111,6 +112,16 @@ fn run(command: Command) -> Result<()> {
             let engine = image::ensure_engine(&root)?;
             image::app(&root, &engine, &image::AppOptions { tag, source, server_name: registry_name }).map(|_| ())
         }
+        Command::Cluster { action, long } => match action {
+            ClusterAction::Up => cluster::Cluster::prepare(&root, &image::AppOptions::default())?.up(),
+            ClusterAction::Down => cluster::Cluster::attach(&root)?.down(),
+            ClusterAction::Status => cluster::Cluster::attach(&root)?.status(),
+            ClusterAction::Chaos => {
+                let cluster = cluster::Cluster::prepare(&root, &image::AppOptions::default())?;
+                cluster.up_fresh()?;
+                cluster.chaos(long)
+            }
+        },
     }
 }
 
