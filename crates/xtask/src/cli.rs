@@ -72,7 +72,9 @@ pub enum Command {
     /// size budget (widget/size-budget.json, checked by budget.rs), the wasm32 build of
     /// giftgenius-types, cargo test --workspace (its metrics test scrapes the server with a real
     /// Prometheus), the fuzz targets' regression cases and short runs (as `fuzz`), the alert rules
-    /// (promtool check rules and test rules), the official MCP suites, then the browser tests. Every test process runs without the caller's INSTA_*,
+    /// (promtool check rules and test rules), the deployment (the Kubernetes manifests validated,
+    /// the image, the compose deployment under a short chaos run and a rolling restart, podman
+    /// kube play), the official MCP suites, then the browser tests. Every test process runs without the caller's INSTA_*,
     /// GIFTGENIUS_UPDATE_DOCS and GIFTGENIUS_CHAOS_SEED (test_env.rs), so a shell's override
     /// cannot turn a failing check green.
     Test,
@@ -155,6 +157,12 @@ pub enum Command {
         #[arg(long)]
         long: bool,
     },
+    /// The Kubernetes manifests: validated offline against the schemas, and run by podman kube play
+    ///
+    /// Every file of deploy/kubernetes/ through pinned kubernetes-validate (Kubernetes 1.30 and
+    /// 1.37, strict), then the Deployment and Service under `podman kube play` with the app
+    /// image, probed on the port podman publishes (kube.rs).
+    Kube,
     /// Only the alert rules: promtool check rules and promtool test rules
     ///
     /// deploy/prometheus/alerts.yml and its unit tests alerts_test.yml, with the promtool of

@@ -11,6 +11,9 @@
 //! (`crates/giftgenius-server/tests/api/chaos.rs`, `containers_*`): buyers through HAProxy
 //! while replicas are SIGKILLed and started again, then a rolling restart, on a deployment
 //! started afresh (empty volumes). `down` removes the containers and their volumes.
+//!
+//! [`check`] is the test command's step: the manifests' validation, the small chaos run and
+//! rolling restart against a fresh deployment, `podman kube play`, then `down`.
 
 use crate::image::{self, Context, Engine};
 use crate::{bins, cmd, pyvenv, tools};
@@ -239,6 +242,21 @@ fn places(root: &Path) -> Result<Vec<(&'static str, String)>> {
     ])
 }
 
+/// The test command's deployment step (see the module docs); the cluster is removed after,
+/// pass or fail.
+pub fn check(root: &Path) -> Result<()> {
+    let started = Instant::now();
+    crate::kube::validate(root)?;
+    let cluster = Cluster::prepare(root, &image::AppOptions::default())?;
+    let result =
+        cluster.up_fresh().and_then(|()| cluster.chaos(false)).and_then(|()| crate::kube::play(root, &cluster.engine));
+    let down = cluster.down();
+    result?;
+    down?;
+    eprintln!("xtask: deployment checks passed in {:.1?}", started.elapsed());
+    Ok(())
+}
+
 /// HAProxy's statistics (CSV): each replica of backend `replicas` with its status.
 fn haproxy_view() -> Result<Vec<(String, String)>> {
     let (status, body) = http_get(STATS_PORT, "/stats;csv")?;
@@ -262,7 +280,7 @@ fn http_get(port: u16, path: &str) -> Result<(u16, String)> {
 
 /// A plain HTTP/1.0 request to this machine's loopback (a JSON `body` when not empty):
 /// (status, body).
-fn http(port: u16, method: &str, path: &str, body: &str) -> Result<(u16, String)> {
+pub fn http(port: u16, method: &str, path: &str, body: &str) -> Result<(u16, String)> {
     let mut stream = std::net::TcpStream::connect(("127.0.0.1", port))?;
     stream.set_read_timeout(Some(Duration::from_secs(10)))?;
     let headers = if body.is_empty() {

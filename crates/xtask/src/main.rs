@@ -23,6 +23,7 @@ mod conformance;
 mod errors;
 mod fuzz;
 mod image;
+mod kube;
 mod localstripe;
 mod pack;
 mod preview;
@@ -122,6 +123,7 @@ fn run(command: Command) -> Result<()> {
                 cluster.chaos(long)
             }
         },
+        Command::Kube => kube::run(&root),
     }
 }
 
@@ -227,6 +229,11 @@ fn test(root: &Path) -> Result<()> {
 
     // The alert rules, by Prometheus' own promtool.
     alerts::check(root, &prometheus)?;
+
+    // The deployment (issue 45): the Kubernetes manifests against the schemas, the image, the
+    // compose deployment under the small chaos run and a rolling restart, the Deployment under
+    // `podman kube play`; podman is installed if missing, and a failure to run it fails here.
+    cluster::check(root)?;
 
     // The official MCP suites against the real server (before the browser tests: faster, and a
     // protocol failure explains a browser failure better than the other way round).
