@@ -1068,30 +1068,44 @@ async fn run(size: Size) {
     for d in deployments.iter() {
         d.stop().await;
     }
+    report("chaos", size, started, &purchases, Some(acp_purchases.len()), &counts, &facts);
+}
+
+/// Prints what a run did and the facts it checked (`label` first on each line), then holds the
+/// run to its floors. `acp_buyers`: how many ACP buyers bought, where they took part.
+fn report(
+    label: &str,
+    size: Size,
+    started: Instant,
+    purchases: &[Purchase],
+    acp_buyers: Option<usize>,
+    counts: &Counts,
+    facts: &BTreeMap<&'static str, usize>,
+) {
     let definitive = purchases.iter().filter(|p| p.first.is_some()).count();
+    let acp = acp_buyers
+        .map(|n| format!(", {} ACP calls by {n} ACP buyers", counts.acp_calls.load(Ordering::Relaxed)))
+        .unwrap_or_default();
     eprintln!(
-        "chaos: seed {} in {:.1?}: {} buyers, {} got a draft, {definitive} a definitive answer; {} commit calls, {} cancel \
-         calls, {} ACP calls by {} ACP buyers ({} duplicate submits, {} transient answers, {} calls lost to killed \
-         replicas); {} SIGKILLs + restarts; {} fault plans",
+        "{label}: seed {} in {:.1?}: {} buyers, {} got a draft, {definitive} a definitive answer; {} commit calls, {} \
+         cancel calls{acp} ({} duplicate submits, {} transient answers, {} calls lost to killed replicas); {} SIGKILLs \
+         + restarts; {} fault plans",
         size.seed,
         started.elapsed(),
         size.buyers,
         purchases.len(),
         counts.commit_calls.load(Ordering::Relaxed),
         counts.cancel_calls.load(Ordering::Relaxed),
-        counts.acp_calls.load(Ordering::Relaxed),
-        acp_purchases.len(),
         counts.duplicate_submits.load(Ordering::Relaxed),
         counts.transient_answers.load(Ordering::Relaxed),
         counts.lost_calls.load(Ordering::Relaxed),
         counts.kills.load(Ordering::Relaxed),
         counts.fault_plans.load(Ordering::Relaxed),
     );
-    for (fact, n) in &facts {
-        eprintln!("chaos:   {fact}: {n}");
+    for (fact, n) in facts {
+        eprintln!("{label}:   {fact}: {n}");
     }
-    let floors = Floors::of(size);
-    floors
+    Floors::of(size)
         .check(definitive, facts["succeeded charges"], counts.kills.load(Ordering::Relaxed))
         .unwrap_or_else(|short| panic!("chaos seed {}: {short}", size.seed));
 }
@@ -1272,29 +1286,7 @@ async fn run_containers(size: Size) {
     let facts = check_invariants(&deployments, &provider, &purchases)
         .await
         .unwrap_or_else(|violation| panic!("chaos seed {}: {violation}", size.seed));
-    let definitive = purchases.iter().filter(|p| p.first.is_some()).count();
-    eprintln!(
-        "chaos (containers): seed {} in {:.1?}: {} buyers, {} got a draft, {definitive} a definitive answer; {} commit \
-         calls, {} cancel calls ({} duplicate submits, {} transient answers, {} calls lost to killed replicas); {} \
-         SIGKILLs + restarts (podman kill, podman start); {} fault plans",
-        size.seed,
-        started.elapsed(),
-        size.buyers,
-        purchases.len(),
-        counts.commit_calls.load(Ordering::Relaxed),
-        counts.cancel_calls.load(Ordering::Relaxed),
-        counts.duplicate_submits.load(Ordering::Relaxed),
-        counts.transient_answers.load(Ordering::Relaxed),
-        counts.lost_calls.load(Ordering::Relaxed),
-        counts.kills.load(Ordering::Relaxed),
-        counts.fault_plans.load(Ordering::Relaxed),
-    );
-    for (fact, n) in &facts {
-        eprintln!("chaos (containers):   {fact}: {n}");
-    }
-    Floors::of(size)
-        .check(definitive, facts["succeeded charges"], counts.kills.load(Ordering::Relaxed))
-        .unwrap_or_else(|short| panic!("chaos seed {}: {short}", size.seed));
+    report("chaos (containers)", size, started, &purchases, None, &counts, &facts);
 
     let (answered, failed) = rolling_restart(&cluster, 4).await;
     eprintln!(

@@ -8,13 +8,19 @@ use serde_json::Value;
 
 use crate::postgres::TestDb;
 
+/// The server binary with `args`, without the database variables of the caller's shell.
 fn server(args: &[&str]) -> (bool, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_giftgenius-server"))
-        .args(args)
-        .env_remove("GIFTGENIUS_DB")
-        .env_remove("GIFTGENIUS_DB_FILE")
-        .output()
-        .expect("run giftgenius-server");
+    run_server_binary(args, &["GIFTGENIUS_DB", "GIFTGENIUS_DB_FILE"])
+}
+
+/// Runs the server binary with `args`, the variables `unset` removed: (success, stdout, stderr).
+pub fn run_server_binary(args: &[&str], unset: &[&str]) -> (bool, String, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_giftgenius-server"));
+    command.args(args);
+    for name in unset {
+        command.env_remove(name);
+    }
+    let output = command.output().expect("run giftgenius-server");
     (
         output.status.success(),
         String::from_utf8_lossy(&output.stdout).into_owned(),

@@ -2,9 +2,6 @@
 //! `/.well-known/openai-apps-challenge`, the privacy / terms / support pages in the browser's
 //! language with the retention really in force, and the MCP registry's server.json printed by
 //! `giftgenius-server registry-json`.
-
-use std::process::Command;
-
 use serde_json::Value;
 
 use crate::support::spawn_app_with;
@@ -96,17 +93,9 @@ async fn the_default_operator_is_a_local_run_and_a_web_contact_becomes_a_link() 
 }
 
 fn registry_json(args: &[&str]) -> (bool, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_giftgenius-server"))
-        .args(args)
-        .env_remove("GIFTGENIUS_PUBLIC_URL")
-        .env_remove("GIFTGENIUS_REGISTRY_NAME")
-        .env_remove("GIFTGENIUS_REGISTRY_IMAGE")
-        .output()
-        .expect("run giftgenius-server");
-    (
-        output.status.success(),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
+    crate::deploy::run_server_binary(
+        args,
+        &["GIFTGENIUS_PUBLIC_URL", "GIFTGENIUS_REGISTRY_NAME", "GIFTGENIUS_REGISTRY_IMAGE"],
     )
 }
 
