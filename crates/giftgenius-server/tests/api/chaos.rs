@@ -1135,13 +1135,18 @@ async fn chaos_small() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "the long chaos run: minutes; see the module docs"]
 async fn chaos_long() {
-    let size = Size {
-        buyers: env_or("GIFTGENIUS_CHAOS_BUYERS", 200) as usize,
-        chaos: Duration::from_secs(env_or("GIFTGENIUS_CHAOS_SECS", 120)),
+    run(long_size(200, 120, PROCESS_PAUSE)).await;
+}
+
+/// A long run's size: `GIFTGENIUS_CHAOS_BUYERS` and `GIFTGENIUS_CHAOS_SECS` if set, else these
+/// defaults; seeded from the clock unless `GIFTGENIUS_CHAOS_SEED` replays a run.
+fn long_size(buyers: u64, secs: u64, pause: (u64, u64)) -> Size {
+    Size {
+        buyers: env_or("GIFTGENIUS_CHAOS_BUYERS", buyers) as usize,
+        chaos: Duration::from_secs(env_or("GIFTGENIUS_CHAOS_SECS", secs)),
         seed: seed_or(clock_seed),
-        pause: PROCESS_PAUSE,
-    };
-    run(size).await;
+        pause,
+    }
 }
 
 /// The floors refuse what a broken run looks like: every call lost (no definitive answer, no
@@ -1307,11 +1312,5 @@ async fn containers_small() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "the long run against the compose deployment: `cargo xtask cluster chaos --long`"]
 async fn containers_long() {
-    let size = Size {
-        buyers: env_or("GIFTGENIUS_CHAOS_BUYERS", 120) as usize,
-        chaos: Duration::from_secs(env_or("GIFTGENIUS_CHAOS_SECS", 60)),
-        seed: seed_or(clock_seed),
-        pause: CONTAINER_PAUSE,
-    };
-    run_containers(size).await;
+    run_containers(long_size(120, 60, CONTAINER_PAUSE)).await;
 }
