@@ -18,15 +18,14 @@
 //! (native only).
 
 pub mod action;
+/// The texts and money formatting live in `giftgenius-words` (the pages and ACP use them too).
+pub use giftgenius_words::{field_text, format, i18n};
 pub mod context;
 pub mod decide;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod fallback;
-pub mod field_text;
 pub mod flow;
-pub mod format;
 pub mod hosted;
-pub mod i18n;
 pub mod runtime;
 pub mod state;
 #[cfg(test)]

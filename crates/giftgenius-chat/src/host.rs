@@ -10,6 +10,7 @@ use rmcp::model::CallToolResult;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
 
+pub use crate::purchase::Confirmation;
 use crate::purchase::{Draft, card};
 
 /// Something the person should see.
@@ -27,18 +28,6 @@ pub enum Event<'a> {
     Answer(&'a str),
     /// The task ended without an answer (turn limit).
     Stopped(&'a str),
-}
-
-/// What the person decided about a draft.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Confirmation {
-    /// Not bought.
-    Declined,
-    /// Bought: the host commits the draft itself (the terminal's typed "yes").
-    Confirmed,
-    /// The app's own view (the widget) already committed it through the host's bridge and this is
-    /// the order it reported; the loop reads it back with `get_order` and never commits again.
-    PlacedByView { order_id: String },
 }
 
 /// The person's side of the loop.

@@ -17,9 +17,20 @@ use giftgenius_types::wire::META_CONFIRMATION_TOKEN;
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 
-use crate::host::Confirmation;
 use crate::log::Log;
 use crate::mcp::{CallFailure, Mcp};
+
+/// What the person decided about a draft.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Confirmation {
+    /// Not bought.
+    Declined,
+    /// Bought: the host commits the draft itself (the terminal's typed "yes").
+    Confirmed,
+    /// The app's own view (the widget) already committed it through the host's bridge and this is
+    /// the order it reported; the loop reads it back with `get_order` and never commits again.
+    PlacedByView { order_id: String },
+}
 
 /// The host-only tool that charges a confirmed draft.
 pub const COMMIT_TOOL: &str = "commit_order";

@@ -50,6 +50,8 @@ pub struct Shown {
     pub cards: Vec<ShownCard>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub notice: Option<String>,
+    /// This request's nDCG@6 (none where nothing graded can be shown), to find the worst ones.
+    pub ndcg: Option<f64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -119,7 +121,11 @@ pub fn run(set: &JudgedSet, catalog: &Arc<Catalog>, meaning: &Arc<Meaning>, show
                 .requests
                 .iter()
                 .zip(answers)
-                .map(|(request, answer)| shown_cards(catalog, request, answer, n, ranking.name()))
+                .zip(&judgements)
+                .map(|((request, answer), judged)| {
+                    let ndcg = crate::metrics::ndcg(&judged.shown, &judged.ideal, crate::metrics::K);
+                    shown_cards(catalog, request, answer, n, ranking.name(), ndcg)
+                })
                 .collect();
         }
     }
@@ -145,6 +151,7 @@ fn shown_cards(
     answer: Answer,
     n: usize,
     ranking: &'static str,
+    ndcg: Option<f64>,
 ) -> Shown {
     Shown {
         request: request.id.clone(),
@@ -162,6 +169,7 @@ fn shown_cards(
             })
             .collect(),
         notice: answer.notice,
+        ndcg,
     }
 }
 
@@ -221,7 +229,8 @@ impl Report {
             times.join(", ")
         );
         for shown in &self.shown {
-            let _ = writeln!(out, "\n{}: {}  [{}]", shown.request, shown.note, short(shown.ranking));
+            let ndcg = shown.ndcg.map(|v| format!("  nDCG@6 {v:.2}")).unwrap_or_default();
+            let _ = writeln!(out, "\n{}: {}  [{}]{ndcg}", shown.request, shown.note, short(shown.ranking));
             if shown.cards.is_empty() {
                 let _ = writeln!(out, "  (no cards) {}", shown.notice.as_deref().unwrap_or(""));
             }

@@ -1,9 +1,10 @@
 //! The GiftGenius SANDBOX payment provider: a process of its own, with its own port and its own
 //! SQLite file, that behaves like a real provider and takes no real money.
 //!
-//! - `api`: the HTTP API as types (Stripe-shaped); the app's payment client uses these too.
+//! - `api`: the HTTP API as types (Stripe-shaped), with `token` and the delegate endpoint's
+//!   constants from `giftgenius-pay-api`, the wire contract the app's client uses too.
 //! - `routes`: the handlers; `ledger`: its database (charges per idempotency key, settings),
-//!   whose charge writes are committed in groups by `group`;
+//!   whose charge writes are committed in groups by `ledger::group`, and the vault of tokens;
 //!   `faults`: injected failures; `config`: its flags.
 //! - `guard`: what every request must show (a loopback `Host`, no `Origin`, the secret of
 //!   `token`, JSON bodies): a web page the developer visits cannot use the provider.
@@ -18,17 +19,19 @@
 //! settings in its database so every process serving it, and every app replica asking it, sees
 //! the same ones.
 
-pub mod api;
+mod answer;
+pub use giftgenius_pay_api::api;
+pub mod card;
 pub mod config;
 pub mod delegate;
 pub mod faults;
-mod group;
 pub mod guard;
 pub mod ledger;
 mod routes;
-pub mod token;
+pub use giftgenius_pay_api::token;
 pub mod traces;
-pub mod vault;
+/// The vault of delegated-payment tokens, kept by the ledger (its charges use them).
+pub use ledger::vault;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

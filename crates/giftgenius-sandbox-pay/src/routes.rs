@@ -13,10 +13,11 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
+use crate::answer::error;
 use crate::api::{
-    ApiError, CHARGES_PATH, ChargeList, ChargeRequest, ChargeStatus, ErrorBody, HEALTH_PATH, IDEMPOTENCY_KEY_HEADER,
-    MAX_KEY_LEN, MAX_PAGE, REFUNDS_PATH, REPLAYED_HEADER, RefundList, RefundRequest, SETTINGS_PATH, SettingsUpdate,
-    TOKEN_CHECK_PATH, TokenCheck,
+    CHARGES_PATH, ChargeList, ChargeRequest, ChargeStatus, HEALTH_PATH, IDEMPOTENCY_KEY_HEADER, MAX_KEY_LEN, MAX_PAGE,
+    REFUNDS_PATH, REPLAYED_HEADER, RefundList, RefundRequest, SETTINGS_PATH, SettingsUpdate, TOKEN_CHECK_PATH,
+    TokenCheck,
 };
 use crate::faults::{Fault, FaultPlan};
 use crate::guard::{Keys, guard};
@@ -54,24 +55,6 @@ pub fn router(ledger: Ledger, keys: Keys) -> Router {
 
 fn now_ms() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
-}
-
-pub(crate) fn error(
-    status: StatusCode,
-    kind: &str,
-    code: Option<&str>,
-    message: &str,
-    charge: Option<&str>,
-) -> Response {
-    let body = ErrorBody {
-        error: ApiError {
-            kind: kind.into(),
-            code: code.map(str::to_string),
-            message: message.into(),
-            charge: charge.map(str::to_string),
-        },
-    };
-    (status, axum::Json(body)).into_response()
 }
 
 fn invalid(message: &str) -> Response {

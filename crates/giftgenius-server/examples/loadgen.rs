@@ -1,4 +1,4 @@
-//! Load generator for the benchmarks in the README (run it with the command below).
+//! Load generator for the benchmarks in docs/benchmarks.md (run it with the command below).
 //!
 //! Starts the real server in-process on 127.0.0.1:0 with a fresh SQLite file (and the SANDBOX
 //! payment provider beside it, a process of its own: `cargo build --release -p giftgenius-server

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, ValueEnum};
 
-use crate::http::client_addr::{ClientAddressHeader, ProxyRange, TrustedProxies};
+use crate::client_addr::{ClientAddressHeader, ProxyRange, TrustedProxies};
 
 /// Which MIME type (and so which host vocabulary) the widget resource is served as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -36,12 +36,7 @@ pub enum PaymentsKind {
     Stripe,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum LogFormat {
-    #[default]
-    Text,
-    Json,
-}
+pub use crate::telemetry::LogFormat;
 
 /// GiftGenius MCP server.
 #[derive(Debug, Clone, Parser)]
@@ -617,16 +612,6 @@ impl Config {
         );
         self.db = db.to_string();
         Ok(())
-    }
-
-    /// The lifetimes of the widget's confirmation, cancel and Delete my data tokens.
-    pub fn token_lifetimes(&self) -> crate::checkout::confirmation::TokenLifetimes {
-        use std::time::Duration;
-        crate::checkout::confirmation::TokenLifetimes {
-            confirm: Duration::from_secs(self.confirmation_token_ttl_secs),
-            cancel: Duration::from_secs(self.cancel_token_ttl_secs),
-            delete: Duration::from_secs(self.delete_token_ttl_secs),
-        }
     }
 
     /// The packed widget: `--widget-html`, or the first candidate that exists.

@@ -34,6 +34,7 @@
 pub mod acp;
 pub mod auth;
 pub mod checkout;
+pub mod client_addr;
 pub mod clock;
 pub mod config;
 pub mod context;
@@ -48,6 +49,7 @@ pub mod outbox;
 pub mod outcome;
 pub mod panics;
 pub mod photos;
+pub mod redact;
 pub mod registry;
 pub mod startup;
 pub mod state;

@@ -10,7 +10,7 @@ use giftgenius_server::config::{Command, Config, OutboxCommand};
 use giftgenius_server::{registry, startup, startup::Application, telemetry};
 
 /// mimalloc instead of glibc malloc: a call allocates and frees thousands of small strings on
-/// two threads, and glibc's arenas were a third of its CPU under load (perf; README benchmarks).
+/// two threads, and glibc's arenas were a third of its CPU under load (perf; docs/benchmarks.md).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

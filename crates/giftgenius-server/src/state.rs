@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use giftgenius_sandbox_pay::token::AdminToken;
+use giftgenius_pay_api::token::AdminToken;
 
 use crate::acp::platforms::Platforms;
 use crate::auth::AuthMode;

@@ -13,7 +13,8 @@ use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, fmt};
 
-use crate::config::LogFormat;
+/// Where URLs are made fit for logs (the trace exporter needs it too, without the logs).
+pub use crate::redact::url_for_log;
 
 /// Without GIFTGENIUS_LOG: our own lines from info up, the MCP SDK's from warn up (at info it
 /// writes a few lifecycle lines per stateless request: a third of the log volume and a few
@@ -72,6 +73,14 @@ where
 }
 
 /// Logs on stderr, and traces to `otlp_endpoint` (as `service`) when one is given.
+/// How log lines are written (`--log-format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
+pub enum LogFormat {
+    #[default]
+    Text,
+    Json,
+}
+
 pub fn init(format: LogFormat, otlp_endpoint: Option<&str>, service: &'static str) {
     let tracer = otlp_endpoint.and_then(|endpoint| crate::traces::start(endpoint, service));
     let asked = std::env::var("GIFTGENIUS_LOG").ok();
@@ -99,18 +108,6 @@ fn log_panics() {
             tracing::error!(panic, location, thread, "a thread panicked");
         }
     }));
-}
-
-/// A URL fit for a log line or an error message: scheme, host, port and path; never a user
-/// name, password, query or fragment. Anything that is not a URL (a file path) is returned as is.
-pub fn url_for_log(text: &str) -> String {
-    match url::Url::parse(text) {
-        Ok(url) if url.has_host() => {
-            let port = url.port().map(|p| format!(":{p}")).unwrap_or_default();
-            format!("{}://{}{port}{}", url.scheme(), url.host_str().unwrap_or("?"), url.path())
-        }
-        _ => text.to_string(),
-    }
 }
 
 /// Makes ring the process's rustls provider, once, before any HTTPS-capable client is built: with
@@ -175,13 +172,5 @@ mod tests {
                 assert!(text.contains("our own trace line kept"), "{asked}: {text}");
             }
         }
-    }
-
-    #[test]
-    fn urls_lose_credentials_query_and_fragment() {
-        assert_eq!(url_for_log("postgres://gift:s3cret@db:5432/gg?sslmode=require"), "postgres://db:5432/gg");
-        assert_eq!(url_for_log("https://u:p@shop.example/feed.json?token=x#f"), "https://shop.example/feed.json");
-        assert_eq!(url_for_log("giftgenius.db"), "giftgenius.db");
-        assert_eq!(url_for_log("/var/lib/gg/giftgenius.db"), "/var/lib/gg/giftgenius.db");
     }
 }

@@ -49,7 +49,7 @@ pub fn start(endpoint: &str, service: &'static str) -> Option<Tracer> {
         Ok(exporter) => exporter,
         Err(e) => {
             // The subscriber is not up yet: stderr is the log.
-            eprintln!("{service}: traces are off: cannot export to {}: {e}", crate::telemetry::url_for_log(endpoint));
+            eprintln!("{service}: traces are off: cannot export to {}: {e}", crate::redact::url_for_log(endpoint));
             return None;
         }
     };

@@ -88,7 +88,7 @@ pub struct Destination {
 #[derive(Debug, Clone, Copy)]
 pub struct PostalCodeRule {
     pub country: &'static str,
-    /// Human description, used in field errors (and the README's table).
+    /// Human description, used in field errors (and the table in docs/tools.md).
     pub shape: &'static str,
     /// An example that passes.
     pub example: &'static str,

@@ -1,7 +1,7 @@
 //! `ToolError`: the one error shape every tool returns, and the table of stable error codes.
 //!
 //! The table is the single source of truth for each code's category, whether it is retryable
-//! and what the model should do next; the README's error table is generated from it.
+//! and what the model should do next; docs/errors.md's error table is generated from it.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -127,7 +127,7 @@ error_codes! {
 }
 
 impl ErrorCode {
-    /// The documented error table (Markdown), generated from this enum. The README embeds it
+    /// The documented error table (Markdown), generated from this enum. docs/errors.md embeds it
     /// between `<!-- error-table:start -->` and `<!-- error-table:end -->`; a test keeps them equal.
     pub fn markdown_table() -> String {
         let mut out = String::from(

@@ -3,7 +3,7 @@
 //! A [`FieldError`](crate::FieldError)'s `message` is English and written for the model (it
 //! reads it in `structuredContent` and in the result's text). The person reads the same problem
 //! in the widget, in English, Spanish or Portuguese: the widget's catalog has one sentence per
-//! rule (`giftgenius_widget::i18n`, keys `FieldRule*`) and fills in the parts below, so no
+//! rule (`giftgenius_words::i18n`, keys `FieldRule*`) and fills in the parts below, so no
 //! translated text travels in the result and the server never writes a language but English.
 //! Only the rules a person can break in the widget's delivery form carry one; any other field
 //! error has `rule: null` and the widget says "check this field".

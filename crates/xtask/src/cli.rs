@@ -39,11 +39,11 @@ pub enum Command {
     ///
     /// The commands that need the widget reuse an unchanged one.
     Widget,
-    /// Regenerate the error table in README.md and docs/errors.md from ErrorCode
+    /// Regenerate the error table in docs/errors.md from ErrorCode
     Errors,
     /// The widget (if changed), then the server (release) with ARGS as given
     ///
-    /// ARGS, e.g. --host --port --public-url --db --widget-mime --stdio (see the README), pass to
+    /// ARGS, e.g. --host --port --public-url --db --widget-mime --stdio (see docs/configuration.md), pass to
     /// the server untouched, after `--` or without it; `serve -- --help` lists them. xtask's own
     /// choices go in GIFTGENIUS_* variables (see server.rs).
     Serve {

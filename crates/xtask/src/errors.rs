@@ -22,7 +22,7 @@ pub fn with_table(doc: &str) -> Result<String> {
 }
 
 /// The documents that embed the table.
-pub const DOCUMENTS: [&str; 2] = ["README.md", "docs/errors.md"];
+pub const DOCUMENTS: [&str; 1] = ["docs/errors.md"];
 
 pub fn run(root: &Path) -> Result<()> {
     for name in DOCUMENTS {

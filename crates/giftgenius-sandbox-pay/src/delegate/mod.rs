@@ -1,14 +1,14 @@
 //! ACP delegated payment (docs/acp.md §8): `POST /agentic_commerce/delegate_payment` turns a
 //! card into a vault token (`vt_…`) that one merchant may charge once, for one checkout session,
 //! up to an amount, in one currency, until a time (the token's *allowance*). The merchant then
-//! names the token in `POST /v1/charges` (`api::PaymentToken`), where `vault.rs` checks it.
+//! names the token in `POST /v1/charges` (`api::PaymentToken`), where `ledger/vault.rs` checks it.
 //!
 //! This file is the endpoint's contract as types, shaped after the ACP JSON Schema
 //! (`spec/2026-04-17/json-schema/schema.delegate_payment.json`): every object is closed
 //! (`deny_unknown_fields`), errors are flat objects. What the schema cannot say is checked in
 //! `validate.rs`; the rest of the endpoint:
 //!
-//! - `card.rs`: Luhn, brand, the sandbox's test cards and what each one does when charged.
+//! - `crate::card` (`card.rs`, beside the ledger's vault that reads it too): Luhn, brand, the sandbox's test cards and what each one does when charged.
 //! - `validate.rs`: the body → a token to store, or the ACP error with its JSONPath.
 //! - `fingerprint.rs`: "the same body" for the endpoint's idempotency.
 //! - `rfc3339.rs`: the times the endpoint reads and writes.
@@ -22,17 +22,14 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-pub mod card;
+pub use crate::card;
 pub mod fingerprint;
-pub mod rfc3339;
+pub use giftgenius_pay_api::delegate::rfc3339;
 pub(crate) mod routes;
 pub(crate) mod store;
 pub mod validate;
 
-pub const DELEGATE_PAYMENT_PATH: &str = "/agentic_commerce/delegate_payment";
-/// The `API-Version`s taken, newest first (the RFC still names 2025-09-29; docs/acp.md D24).
-pub const SUPPORTED_VERSIONS: [&str; 2] = ["2026-04-17", "2025-09-29"];
-pub const API_VERSION_HEADER: &str = "API-Version";
+pub use giftgenius_pay_api::delegate::{API_VERSION_HEADER, DELEGATE_PAYMENT_PATH, SUPPORTED_VERSIONS};
 /// Echoed on every answer (the caller's, or a fresh `req_…`).
 pub const REQUEST_ID_HEADER: &str = "Request-Id";
 /// How long after its creation an allowance may end at the latest (ours).

@@ -15,7 +15,7 @@
 //! pays afresh). Orders nobody completes again are finished by the reconciler.
 
 use axum::http::StatusCode;
-use giftgenius_sandbox_pay::api::PaymentToken;
+use giftgenius_pay_api::api::PaymentToken;
 use giftgenius_types::acp::{
     ACP_CARD_HANDLER, AcpCheckoutSession, AcpCodedMessage, AcpCompleteRequest, AcpContentType, AcpErrorType,
     AcpMessage, AcpMessageCode, AcpOrder, AcpResolution, AcpSessionStatus, AcpTotalType,

@@ -138,7 +138,7 @@ impl Platforms {
 /// visible ASCII characters: `token::check_strength`); a short one is guessable, and a hashed
 /// key (`api_key_sha256`) is the way to keep a long one out of the file.
 fn strong(secret: &str) -> anyhow::Result<()> {
-    giftgenius_sandbox_pay::token::check_strength(secret).map_err(anyhow::Error::msg)
+    giftgenius_pay_api::token::check_strength(secret).map_err(anyhow::Error::msg)
 }
 
 fn constant_time_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {

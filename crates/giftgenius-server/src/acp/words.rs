@@ -5,13 +5,13 @@
 //! enum's order (the array length makes a missing entry fail to compile; a test checks the
 //! order). These live here, not in the widget's catalogs, because the widget's wasm carries
 //! every string of those. Address and gift-message problems reuse the widget crate's field-rule
-//! sentences (`giftgenius_widget::field_text`), so a field problem is worded in one place.
+//! sentences (`giftgenius_words::field_text`), so a field problem is worded in one place.
 //! Codes, params and everything else machine-readable never change with the language.
 
 use giftgenius_types::FieldError;
-use giftgenius_widget::field_text::field_message;
-pub use giftgenius_widget::i18n::Lang;
-use giftgenius_widget::i18n::fill;
+use giftgenius_words::field_text::field_message;
+pub use giftgenius_words::i18n::Lang;
+use giftgenius_words::i18n::fill;
 
 /// A text of the session. Texts name their parameters `{like_this}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

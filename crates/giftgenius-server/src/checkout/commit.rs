@@ -20,7 +20,7 @@
 //! and answers from what the key says now. A draft has at most one live order; a commit under
 //! another key adopts it rather than creating a second.
 
-use giftgenius_sandbox_pay::api::PaymentToken;
+use giftgenius_pay_api::api::PaymentToken;
 use giftgenius_types::{CommitOrderInput, ErrorCode, FieldError, FieldRule, OrderData, ToolError};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};

@@ -293,6 +293,18 @@ impl ConfirmationKeys {
     }
 }
 
+impl crate::config::Config {
+    /// The lifetimes of the widget's confirmation, cancel and Delete my data tokens, from the
+    /// flags (here, beside the tokens, so the flags need not know them).
+    pub fn token_lifetimes(&self) -> TokenLifetimes {
+        TokenLifetimes {
+            confirm: Duration::from_secs(self.confirmation_token_ttl_secs),
+            cancel: Duration::from_secs(self.cancel_token_ttl_secs),
+            delete: Duration::from_secs(self.delete_token_ttl_secs),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

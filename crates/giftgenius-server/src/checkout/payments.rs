@@ -14,7 +14,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use giftgenius_sandbox_pay::api::{Charge as ApiCharge, PaymentToken, Refund as ApiRefund};
+use giftgenius_pay_api::api::{Charge as ApiCharge, PaymentToken, Refund as ApiRefund};
 use giftgenius_types::Money;
 
 use super::sandbox_client::SandboxClient;

@@ -14,8 +14,8 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use giftgenius_sandbox_pay::api::LISTENING_LINE;
-use giftgenius_sandbox_pay::token::{AdminToken, DelegateKey};
+use giftgenius_pay_api::api::LISTENING_LINE;
+use giftgenius_pay_api::token::{AdminToken, DelegateKey};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 

@@ -5,12 +5,12 @@
 
 use std::time::Duration;
 
-use giftgenius_sandbox_pay::api::{
+use giftgenius_pay_api::api::{
     CHARGES_PATH, Charge as ApiCharge, ChargeList, ChargeRequest as ApiChargeRequest, ChargeStatus, ErrorBody,
     IDEMPOTENCY_KEY_HEADER, MAX_PAGE, PaymentToken, REFUNDS_PATH, Refund as ApiRefund, RefundList, RefundRequest,
     SETTINGS_PATH, SettingsUpdate, TOKEN_CHECK_PATH, TOKEN_REFUSALS,
 };
-use giftgenius_sandbox_pay::token::AdminToken;
+use giftgenius_pay_api::token::AdminToken;
 use giftgenius_types::{Currency, Money};
 use reqwest::StatusCode;
 
@@ -279,7 +279,7 @@ impl PaymentProvider for SandboxClient {
     }
 
     async fn is_reachable(&self, within: Duration) -> bool {
-        let probe = self.http.get(format!("{}{}", self.base, giftgenius_sandbox_pay::api::HEALTH_PATH));
+        let probe = self.http.get(format!("{}{}", self.base, giftgenius_pay_api::api::HEALTH_PATH));
         probe.timeout(within).send().await.is_ok_and(|r| r.status().is_success())
     }
 }

@@ -21,7 +21,7 @@
 //! A token never pays an order another key created nor one awaiting the person's bank (3-D
 //! Secure): that is REQUEST_IN_PROGRESS and the order is left as it is (`commit.rs`).
 
-use giftgenius_sandbox_pay::api::PaymentToken;
+use giftgenius_pay_api::api::PaymentToken;
 use giftgenius_types::sheet::{
     CompleteCheckoutInput, SheetAddress, SheetCheckoutSession, SheetFulfillmentOption, SheetItem, SheetLineItem,
     SheetLink, SheetPaymentProvider, SheetTotal, draft_of_sheet_session, sheet_session_id,

@@ -18,8 +18,8 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use giftgenius_types::{Order, OrderStatus};
-use giftgenius_widget::format::format_money;
-use giftgenius_widget::i18n::{Lang, Msg};
+use giftgenius_words::format::format_money;
+use giftgenius_words::i18n::{Lang, Msg};
 
 use super::card_page::page;
 use super::checkout_page::browser_locale;

@@ -30,7 +30,7 @@ use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use giftgenius_widget::i18n::{Lang, Msg, words};
+use giftgenius_words::i18n::{Lang, Msg, words};
 use sha2::{Digest, Sha256};
 
 use super::checkout_page::browser_locale;

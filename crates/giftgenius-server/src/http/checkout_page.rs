@@ -7,8 +7,8 @@
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use giftgenius_widget::format::format_money;
-use giftgenius_widget::i18n::{Lang, Msg, words};
+use giftgenius_words::format::format_money;
+use giftgenius_words::i18n::{Lang, Msg, words};
 use std::sync::Arc;
 
 use super::escape;

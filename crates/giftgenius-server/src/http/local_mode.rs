@@ -20,7 +20,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
-use giftgenius_sandbox_pay::guard::is_loopback_peer;
+use giftgenius_pay_api::loopback::is_loopback_peer;
 
 /// Why a request did not come from this machine (the rules of the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

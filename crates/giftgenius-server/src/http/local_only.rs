@@ -11,17 +11,17 @@
 //!    developer's own browser (a loopback peer) and reaches the server under its own name, so
 //!    could otherwise read what these routes show (the chat transcript with its tokens and
 //!    addresses, the payment ledger) or change the fault plan. The rule is the SANDBOX
-//!    provider's (`giftgenius_sandbox_pay::guard::is_loopback_host`): one definition of "a
+//!    provider's (`giftgenius_pay_api::loopback::is_loopback_host`): one definition of "a
 //!    loopback name" for both.
 //!
-//! Else 403. README "Routes" lists which routes are local, which are public and which are probes.
+//! Else 403. docs/routes.md lists which routes are local, which are public and which are probes.
 
 use axum::Json;
 use axum::extract::Request;
 use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use giftgenius_sandbox_pay::guard::{is_loopback_host, request_host};
+use giftgenius_pay_api::loopback::{is_loopback_host, request_host};
 use serde_json::json;
 
 use super::local_mode::from_this_machine;

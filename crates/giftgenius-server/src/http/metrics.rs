@@ -17,7 +17,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use giftgenius_sandbox_pay::token::{Secret, SecretKind};
+use giftgenius_pay_api::token::{Secret, SecretKind};
 
 use crate::metrics::{AuthEndpoint, AuthRefusal, CONTENT_TYPE};
 use crate::state::AppState;

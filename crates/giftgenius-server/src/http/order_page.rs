@@ -10,8 +10,8 @@ use std::sync::Arc;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use giftgenius_widget::format::format_money;
-use giftgenius_widget::i18n::{Lang, Msg, words};
+use giftgenius_words::format::format_money;
+use giftgenius_words::i18n::{Lang, Msg, words};
 
 use super::checkout_page::browser_locale;
 use super::escape;

@@ -14,7 +14,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use giftgenius_widget::i18n::{Lang, Msg};
+use giftgenius_words::i18n::{Lang, Msg};
 
 use super::checkout_page::browser_locale;
 use super::escape;

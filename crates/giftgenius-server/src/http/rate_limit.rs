@@ -34,7 +34,7 @@ use hashlink::LruCache;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::client_addr::{ClientAddr, client_group};
+use crate::client_addr::{ClientAddr, client_group};
 use crate::metrics::RefusalMetrics;
 
 /// How often buckets that have refilled completely are forgotten (they hold nothing).

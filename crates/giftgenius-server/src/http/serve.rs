@@ -45,8 +45,8 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
-use super::client_addr::{TrustedProxies, client_group};
 use crate::auth::mode::is_loopback_ip;
+use crate::client_addr::{TrustedProxies, client_group};
 
 /// The connection-level limits; `None` is off.
 #[derive(Debug, Clone)]

@@ -11,8 +11,8 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use giftgenius_sandbox_pay::delegate::{API_VERSION_HEADER, DELEGATE_PAYMENT_PATH, SUPPORTED_VERSIONS};
-use giftgenius_sandbox_pay::token::DelegateKey;
+use giftgenius_pay_api::delegate::{API_VERSION_HEADER, DELEGATE_PAYMENT_PATH, SUPPORTED_VERSIONS};
+use giftgenius_pay_api::token::DelegateKey;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -78,7 +78,7 @@ pub async fn delegate(State(relay): State<Option<Arc<SheetRelay>>>, Json(card): 
     if digits.len() < 12 {
         return (StatusCode::BAD_REQUEST, Json(json!({"error": "the card number is too short"}))).into_response();
     }
-    let expires = giftgenius_sandbox_pay::delegate::rfc3339::now_ms() + TOKEN_TTL_MS;
+    let expires = giftgenius_pay_api::delegate::rfc3339::now_ms() + TOKEN_TTL_MS;
     let body = json!({
         "payment_method": {
             "type": "card",
@@ -101,7 +101,7 @@ pub async fn delegate(State(relay): State<Option<Arc<SheetRelay>>>, Json(card): 
             "currency": card.currency.to_ascii_lowercase(),
             "checkout_session_id": card.checkout_session_id,
             "merchant_id": relay.merchant_id,
-            "expires_at": giftgenius_sandbox_pay::delegate::rfc3339::format_ms(expires)
+            "expires_at": giftgenius_pay_api::delegate::rfc3339::format_ms(expires)
         },
         "risk_signals": [{"type": "card_testing", "score": 0, "action": "authorized"}],
         "metadata": {"source": "giftgenius_preview_sheet"}

@@ -100,8 +100,8 @@ fn subject_of(caller: &Caller, context: &RequestContext<RoleServer>) -> Option<S
 /// proxy names: `http::client_addr`).
 fn signed_out_subject(parts: Option<&axum::http::request::Parts>) -> String {
     let address = parts
-        .and_then(|p| crate::http::client_addr::ClientAddr::of(&p.extensions))
-        .map(|ip| crate::http::client_addr::client_group(ip).to_string())
+        .and_then(|p| crate::client_addr::ClientAddr::of(&p.extensions))
+        .map(|ip| crate::client_addr::client_group(ip).to_string())
         .unwrap_or_default();
     format!("anon:{}", crate::context::hashed(&address))
 }

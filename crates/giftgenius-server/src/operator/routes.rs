@@ -26,7 +26,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{Next, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use giftgenius_sandbox_pay::token::{Secret, SecretKind};
+use giftgenius_pay_api::token::{Secret, SecretKind};
 use giftgenius_types::FieldError;
 use serde_json::{Value, json};
 

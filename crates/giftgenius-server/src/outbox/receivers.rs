@@ -92,7 +92,7 @@ fn read_secret(file: &Path) -> anyhow::Result<String> {
     anyhow::ensure!(!secret.is_empty(), "--order-webhook-secret-file {}: the first line is empty", file.display());
     // The rule every shared secret passes (ACP platforms' webhook secrets too): a short one is
     // guessable, and whoever guesses it can sign order events the receiver trusts.
-    giftgenius_sandbox_pay::token::check_strength(&secret)
+    giftgenius_pay_api::token::check_strength(&secret)
         .map_err(|why| anyhow::anyhow!("--order-webhook-secret-file {}: {why}", file.display()))?;
     Ok(secret)
 }

@@ -4,7 +4,7 @@
 //! frozen when the event was written.
 //!
 //! A receiver checks it by recomputing the HMAC over the bytes it received (before parsing
-//! them), comparing in constant time, and refusing a `t` too far from its own clock (README,
+//! them), comparing in constant time, and refusing a `t` too far from its own clock (docs/configuration.md,
 //! "Order events").
 
 use hmac::{Hmac, Mac};

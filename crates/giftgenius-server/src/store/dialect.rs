@@ -96,7 +96,7 @@ pub(super) fn newest(migrator: &sqlx::migrate::Migrator) -> i64 {
 /// mode with synchronous=NORMAL might roll back following a power loss or system crash").
 /// Here that transaction may be an order marked paid and its key finished while the provider
 /// keeps the charge; the retry would then charge again. FULL syncs the WAL at every commit:
-/// one fsync per money write, measured on the commit benchmark (README, Benchmarks).
+/// one fsync per money write, measured on the commit benchmark (docs/benchmarks.md).
 pub(super) async fn open_sqlite(path: &str) -> Result<SqlitePool, sqlx::Error> {
     let options = SqliteConnectOptions::from_str(&format!("sqlite://{path}"))?
         .create_if_missing(true)

@@ -1,7 +1,7 @@
 //! Local-only routes: every `/preview…` route answers only requests addressed to a loopback name
 //! (`localhost`, `sandbox.localhost`, `127.0.0.1`), so a DNS-rebinding page, which reaches the
 //! server under its own name, can neither read the chat transcript or the ledger nor change the
-//! fault plan. The README's "Routes" table says which routes are local.
+//! fault plan. The table in docs/routes.md says which routes are local.
 
 use reqwest::Method;
 use serde_json::{Value, json};

@@ -1,7 +1,7 @@
 //! `/metrics` seen from outside: reached by address like the probes (any `Host`, never
 //! rate-limited), its bearer token enforced when one is configured, and nothing in it that
 //! names a person, an order, a call or anything a client typed: every label value is one of a
-//! closed set written here, from the README's metric table.
+//! closed set written here, from the metric table in docs/metrics.md.
 
 use std::collections::BTreeSet;
 

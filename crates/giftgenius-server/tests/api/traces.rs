@@ -191,7 +191,7 @@ async fn text_logs_carry_the_trace_and_span_ids_of_the_call() {
     assert!(paid.contains(&format!("span_id={}", call.span_id())), "{paid}");
 }
 
-/// The exported tree, printed for the README and the report (`--nocapture`).
+/// The exported tree, printed for docs/configuration.md ("Traces") and the report (`--nocapture`).
 fn print_tree(spans: &[Exported]) {
     fn walk(spans: &[Exported], parent: &str, depth: usize) {
         let mut children: Vec<&Exported> = spans.iter().filter(|s| s.parent_id() == parent).collect();

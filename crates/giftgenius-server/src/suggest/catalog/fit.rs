@@ -141,6 +141,27 @@ pub(super) trait Stats {
     fn gifts(&self) -> usize;
     /// Gifts with `term` (a stem, or a tag phrase) in any field.
     fn df(&self, term: &str) -> usize;
+    /// Gifts that carry both whole tags `a` and `b` (each a [`Clause::key`]); with `a == b`, the
+    /// gifts that carry `a`.
+    fn tags_together(&self, a: &str, b: &str) -> usize;
+}
+
+/// A tag is a kind of a broader tag when at least this share (per cent) of its gifts carry the
+/// broader one too: the catalog's own taxonomy (`cats` and `dogs` of `pets`, `board-games` of
+/// `gaming`), read off its gifts.
+const KIND_SHARE_PERCENT: usize = 80;
+/// … and it is carried by at least this many gifts (one gift's tags say nothing general).
+const KIND_MIN_GIFTS: usize = 2;
+
+/// Whether the tag `narrow` is a kind of the tag `broad` in this catalog.
+fn kind_of(stats: &dyn Stats, narrow: &str, broad: &str) -> bool {
+    if narrow == broad {
+        return false;
+    }
+    let n = stats.tags_together(narrow, narrow);
+    n >= KIND_MIN_GIFTS
+        && stats.tags_together(broad, broad) > n
+        && stats.tags_together(narrow, broad) * 100 >= n * KIND_SHARE_PERCENT
 }
 
 /// What a query is scored by (see the module's doc).
@@ -205,6 +226,7 @@ impl Plan {
                         add(text::stems(&term), RELATED_CEILING * closeness, closeness >= MEETS_FROM);
                     }
                 }
+                broader_only_adds(&mut clauses, &text::stems(interest), stats);
                 clauses
             })
             .collect();
@@ -237,6 +259,21 @@ impl Plan {
         let other_recipient = matches!(q.occasion, Some(Occasion::BabyShower));
         let relationship_points = if other_recipient { RELATIONSHIP_OTHER_RECIPIENT } else { RELATIONSHIP };
         Plan { interests, implied, relationship_points }
+    }
+}
+
+/// A related tag that is broader than a tag the interest itself meets adds to a gift, never
+/// meets one: "cats" meets the `cats` tag, and `pets` (close to "cats" in meaning, 0.77) would
+/// otherwise meet every dog's harness. The catalog says `cats` is a kind of `pets`
+/// ([`kind_of`]), so the interest is the narrower thing; a gift tagged `pets` alone is for a
+/// sibling kind. The interest's own words always meet.
+fn broader_only_adds(clauses: &mut [Clause], own: &[String], stats: &dyn Stats) {
+    let meeting: Vec<String> = clauses.iter().filter(|c| c.meets).map(Clause::key).collect();
+    for clause in clauses.iter_mut().filter(|c| c.meets && c.stems != own) {
+        let broad = clause.key();
+        if meeting.iter().any(|narrow| kind_of(stats, narrow, &broad)) {
+            clause.meets = false;
+        }
     }
 }
 
@@ -549,5 +586,60 @@ mod tests {
         assert_eq!(terms.meets(&clause("games")).0, 0, "a tag is met whole");
         assert_eq!(terms.meets(&clause("hip belt")).0, TITLE);
         assert_eq!(terms.meets(&clause("plant")).0, DESCRIPTION);
+    }
+
+    /// Tags per gift, as a catalog's statistics.
+    struct Tagged(Vec<Vec<&'static str>>);
+
+    impl Stats for Tagged {
+        fn gifts(&self) -> usize {
+            self.0.len()
+        }
+        fn df(&self, term: &str) -> usize {
+            self.tags_together(term, term)
+        }
+        fn tags_together(&self, a: &str, b: &str) -> usize {
+            self.0.iter().filter(|tags| tags.contains(&a) && tags.contains(&b)).count()
+        }
+    }
+
+    /// The model's neighbours of "cats": `pets` close enough to meet on its own.
+    struct Near;
+
+    impl RelatedTerms for Near {
+        fn related(&self, _: &str) -> Vec<(String, f32)> {
+            vec![("pets".into(), 0.85)]
+        }
+    }
+
+    fn pets_meets(catalog: &Tagged) -> bool {
+        let input: SuggestGiftsInput =
+            serde_json::from_str(r#"{"relationship_type":"friend","interests":["cats"]}"#).unwrap();
+        let plan = Plan::new(&input.normalize(), catalog, Some(&Near), None);
+        let clauses = &plan.interests[0];
+        assert!(clauses.iter().any(|c| c.key() == "cat" && c.meets), "the interest's own words meet: {clauses:?}");
+        clauses.iter().find(|c| c.key() == "pet").expect("the related tag is a clause").meets
+    }
+
+    #[test]
+    fn a_related_tag_broader_than_a_tag_the_interest_meets_only_adds() {
+        // Every `cats` gift is also `pets`: the catalog says cats are a kind of pets, so a gift
+        // tagged `pets` (and `dogs`) is not met by "cats" through `pets`.
+        let kinds = Tagged(vec![
+            vec!["cat", "pet"],
+            vec!["cat", "pet", "book"],
+            vec!["dog", "pet"],
+            vec!["dog", "pet", "hike"],
+            vec!["pet", "art"],
+        ]);
+        assert!(kind_of(&kinds, "cat", "pet") && kind_of(&kinds, "dog", "pet"));
+        assert!(!kind_of(&kinds, "pet", "cat") && !kind_of(&kinds, "pet", "pet"));
+        assert!(!pets_meets(&kinds));
+        // Where `cats` is not a kind of `pets` (most cat gifts are not tagged `pets`, or only one
+        // gift is tagged `cats`), the close related tag still meets.
+        let unrelated = Tagged(vec![vec!["cat", "pet"], vec!["cat", "book"], vec!["cat", "cozy"], vec!["pet", "dog"]]);
+        assert!(pets_meets(&unrelated));
+        let one = Tagged(vec![vec!["cat", "pet"], vec!["dog", "pet"], vec!["pet"]]);
+        assert!(pets_meets(&one));
     }
 }

@@ -49,6 +49,8 @@ pub struct Index {
     packed: Vec<Packed>,
     /// Bit per gift: in stock (the one hard filter a walk applies a word at a time).
     in_stock: Vec<u64>,
+    /// Per ordered pair of different tag terms: the gifts that carry both (`Stats::tags_together`).
+    tag_pairs: foldhash::HashMap<(u32, u32), u32>,
 }
 
 /// One posting list: its gift numbers ascending, or a bitmap of them when more than one gift in
@@ -105,6 +107,10 @@ fn occasion_bit(o: Occasion) -> u16 {
 }
 
 /// The terms seen while building, with their lists.
+/// A distinct list of tags while the index is built: its terms, its first tag's term, and how
+/// many gifts carry it.
+type TagList = (Box<[u32]>, Option<u32>, u32);
+
 #[derive(Default)]
 struct Terms {
     ids: foldhash::HashMap<Box<str>, u32>,
@@ -176,14 +182,14 @@ impl Index {
         let mut words: foldhash::HashMap<Box<str>, Word> = foldhash::HashMap::default();
         // The terms of each list of tags, once per list: gifts with the same tags share one
         // (`import::Merchants`), so the list's address names it while every gift is alive.
-        let mut tag_lists: foldhash::HashMap<usize, (Box<[u32]>, Option<u32>)> = foldhash::HashMap::default();
+        let mut tag_lists: foldhash::HashMap<usize, TagList> = foldhash::HashMap::default();
         let mut field_terms: [Vec<u32>; 2] = [Vec::new(), Vec::new()];
         let mut all: Vec<u32> = Vec::new();
         let mut lower = String::new();
         for (n, gift) in gifts.iter().enumerate() {
             let n = n as u32;
             let list = std::sync::Arc::as_ptr(&gift.tags) as *const () as usize;
-            let (tag_terms, kind) = tag_lists.entry(list).or_insert_with(|| {
+            let (tag_terms, kind, carried) = tag_lists.entry(list).or_insert_with(|| {
                 let mut found = Vec::new();
                 let mut kind = None;
                 for (at, tag) in gift.tags.iter().enumerate() {
@@ -200,8 +206,9 @@ impl Index {
                 }
                 found.sort_unstable();
                 found.dedup();
-                (found.into_boxed_slice(), kind)
+                (found.into_boxed_slice(), kind, 0)
             });
+            *carried += 1;
             if let Some(t) = kind {
                 terms.lists[*t as usize][3].push(n);
             }
@@ -257,6 +264,14 @@ impl Index {
         for (at, gift) in gifts.iter().enumerate() {
             if gift.stock > 0 {
                 index.in_stock[at / 64] |= 1 << (at % 64);
+            }
+        }
+        // Which tags come together, counted once per distinct list of tags (gifts share lists).
+        for (tags, _, carried) in tag_lists.values() {
+            for &a in tags.iter() {
+                for &b in tags.iter().filter(|&&b| b != a) {
+                    *index.tag_pairs.entry((a, b)).or_insert(0) += carried;
+                }
             }
         }
         index.terms = terms.ids;
@@ -780,6 +795,15 @@ impl Stats for Index {
     }
     fn df(&self, term: &str) -> usize {
         self.terms.get(term).map_or(0, |&t| self.df[t as usize] as usize)
+    }
+    fn tags_together(&self, a: &str, b: &str) -> usize {
+        let (Some(&ta), Some(&tb)) = (self.terms.get(a), self.terms.get(b)) else {
+            return 0;
+        };
+        if ta == tb {
+            return self.postings[ta as usize][0].len();
+        }
+        self.tag_pairs.get(&(ta, tb)).map_or(0, |&n| n as usize)
     }
 }
 

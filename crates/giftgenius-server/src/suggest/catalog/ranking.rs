@@ -200,6 +200,10 @@ impl Stats for Linear<'_> {
         };
         self.terms.iter().filter(|t| has(t)).count()
     }
+    fn tags_together(&self, a: &str, b: &str) -> usize {
+        let carries = |t: &GiftTerms, key: &str| t.tags.iter().any(|tag| tag.join(" ") == key);
+        self.terms.iter().filter(|t| carries(t, a) && carries(t, b)).count()
+    }
 }
 
 impl Matches for Linear<'_> {
@@ -287,6 +291,9 @@ impl Stats for Union<'_> {
     }
     fn df(&self, term: &str) -> usize {
         self.parts.iter().map(|(c, _)| c.index().df(term)).sum()
+    }
+    fn tags_together(&self, a: &str, b: &str) -> usize {
+        self.parts.iter().map(|(c, _)| c.index().tags_together(a, b)).sum()
     }
 }
 

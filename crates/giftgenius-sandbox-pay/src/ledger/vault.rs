@@ -12,7 +12,7 @@
 use sqlx::SqliteConnection;
 
 use crate::api::{ChargeRequest, ChargeStatus, PaymentToken};
-use crate::delegate::card::CardOutcome;
+use crate::card::CardOutcome;
 use crate::ledger::{ChargeRow, Ledger, LedgerResult};
 
 /// A token as `delegate_payment` stores it.

@@ -20,10 +20,10 @@
 //! `127.0.0.1`, `[::1]`) and carry no `Origin` (else 403); every one but `GET /healthz` carries
 //! a key as `Authorization: Bearer KEY` (else 401, see `token.rs`): the delegate-payment key on
 //! `delegate_payment`, the provider's admin secret everywhere else, never the other one; a body
-//! is `Content-Type: application/json` (else 415). See `guard.rs`.
+//! is `Content-Type: application/json` (else 415). See the provider's `guard.rs`.
 //!
 //! A charge that names a vault token ([`ChargeRequest::payment_token`]) is decided by the token
-//! (`vault.rs`): refused before any money moves when it breaks its allowance (unknown, expired,
+//! (the provider's `ledger/vault.rs`): refused before any money moves when it breaks its allowance (unknown, expired,
 //! used by another charge, amount over `max_amount`, another currency, session or merchant),
 //! else its test card approves (the token is then used) or declines (it is not).
 

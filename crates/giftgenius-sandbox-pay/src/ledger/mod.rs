@@ -23,6 +23,9 @@
 //! so a test can hold a charge in `processing` (a long latency) for exactly as long as it needs,
 //! then let it be decided at once (latency 0), instead of guessing a latency its steps fit in.
 
+mod group;
+pub mod vault;
+
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -35,7 +38,7 @@ use sqlx::{Row, SqliteConnection, SqlitePool};
 
 use crate::api::{Charge, ChargeRequest, ChargeStatus, Refund, RefundRequest, Settings, SettingsUpdate};
 use crate::faults::{Fault, FaultPlan};
-use crate::group::Writer;
+use group::Writer;
 
 /// A charge request never takes longer than this before it is decided.
 pub const MAX_LATENCY_MS: u64 = 30_000;
@@ -499,7 +502,7 @@ pub(crate) async fn settle_on(
     // A vault token decides what the injected faults leave to decide (vault.rs).
     let won = match (&request.payment_token, status) {
         (Some(token), ChargeStatus::Succeeded) => {
-            crate::vault::decide_with_token_on(conn, key, attempt, request, token, now_ms).await?
+            vault::decide_with_token_on(conn, key, attempt, request, token, now_ms).await?
         }
         _ => {
             sqlx::query(
