@@ -310,8 +310,11 @@ pub fn build(
             build.args(["--build-arg", &format!("{k}={v}")]);
         }
         if engine.is_podman() {
-            // Every timestamp in the layers and the config; no build-host annotations.
-            build.args(["--timestamp", &epoch.to_string(), "--format", "oci", "--pull=never"]);
+            // Every timestamp in the layers and the config. No layer cache: a cached step of an
+            // earlier commit keeps that commit's time and intermediate ids, which the history
+            // names (seen: after a merge, the first build's digest differed from the second's).
+            let epoch = epoch.to_string();
+            build.args(["--timestamp", &epoch, "--no-cache", "--format", "oci", "--pull=never"]);
         } else {
             build.args(["--build-arg", &format!("SOURCE_DATE_EPOCH={epoch}")]);
             build.args(["--output", &format!("type=docker,name={reference},rewrite-timestamp=true")]);

@@ -289,7 +289,7 @@ impl Deployment {
     /// [`Deployment::call`], returning the widget `_meta` value under `key`. Processes are
     /// called as most clients do today (initialize, then the call, on one fresh connection);
     /// containers behind the load balancer, which routes each request to any replica, as MCP
-    /// 2026-07-28 clients do: one request, no session (README, MCP revisions, sessions and
+    /// 2026-07-28 clients do: one request, no session (docs/running.md, MCP revisions, sessions and
     /// replicas).
     async fn call_with_meta(
         &self,
