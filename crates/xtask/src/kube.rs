@@ -31,6 +31,8 @@ const NETWORK: &str = "giftgenius_default";
 const GATEWAY: &str = "10.89.45.1";
 /// The model's volume (the claim's name in deployment.yaml: podman makes a volume of it).
 const MODEL_VOLUME: &str = "giftgenius-model";
+/// The Secrets the Deployment references (made podman secrets for the play, removed after).
+const SECRETS: [&str; 3] = ["giftgenius-db", "giftgenius-stripe", "giftgenius-tokens"];
 /// The port the played pod listens on and podman publishes on this machine. podman 4.3 publishes
 /// every containerPort on the host at its own number (0.0.0.0), whatever the Service says, so the
 /// test moves the server off 8000 (a developer's `cargo xtask serve`).
@@ -181,6 +183,10 @@ pub fn play(root: &Path, engine: &Engine) -> Result<()> {
     let result = probe(engine);
     let logs = engine.output(&["logs", "--tail", "20", "giftgenius-pod-0-server"]).unwrap_or_else(|e| format!("{e:#}"));
     let down = engine.output(&["kube", "down", &file_arg]);
+    // The podman secrets hold the database's password: they go with the pod.
+    for name in SECRETS {
+        let _ = engine.output(&["secret", "rm", name]);
+    }
     drop(stripe);
     if let Err(e) = result {
         bail!("{e:#}\nthe played pod's last log lines:\n{logs}");
