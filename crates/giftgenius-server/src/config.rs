@@ -55,6 +55,11 @@ pub struct Config {
     /// SQLite database file (created on first run) or a postgres:// URL.
     #[arg(long, env = "GIFTGENIUS_DB", default_value = "giftgenius.db", global = true)]
     pub db: String,
+    /// A file whose first line is the database (`postgres://…` with its password, or a SQLite
+    /// path), read at start instead of --db: how a container takes it from a mounted secret
+    /// (`/run/secrets/…`) without putting the password in its environment or command line.
+    #[arg(long, env = "GIFTGENIUS_DB_FILE", global = true, conflicts_with = "db", value_name = "FILE")]
+    pub db_file: Option<PathBuf>,
     /// MIME type of the widget resource.
     #[arg(long, env = "GIFTGENIUS_WIDGET_MIME", value_enum, default_value_t = WidgetMime::McpApp)]
     pub widget_mime: WidgetMime,
@@ -388,6 +393,11 @@ pub struct Config {
     /// `giftgenius-server registry-json`.
     #[arg(long, env = "GIFTGENIUS_REGISTRY_NAME", global = true)]
     pub registry_name: Option<String>,
+    /// The container image `registry-json` lists as an OCI package beside the remote, e.g.
+    /// `ghcr.io/OWNER/giftgenius:0.1.0` (`cargo xtask image` builds it, labelled with
+    /// `io.modelcontextprotocol.server.name`, which must equal --registry-name).
+    #[arg(long, env = "GIFTGENIUS_REGISTRY_IMAGE", global = true, value_name = "REFERENCE")]
+    pub registry_image: Option<String>,
     /// Browser origins (exact `scheme://host[:port]`, comma-separated) allowed to call `/mcp`
     /// cross-origin: they pass the Origin check and get CORS answers. None by default.
     #[arg(long = "cors-origins", env = "GIFTGENIUS_CORS_ORIGINS", value_delimiter = ',')]
@@ -469,8 +479,14 @@ pub enum Command {
         acp_buyer_email: Option<String>,
     },
     /// Prints the MCP registry's server.json for this deployment (a remote server over
-    /// Streamable HTTP at --public-url, named --registry-name, this build's version), then exits.
+    /// Streamable HTTP at --public-url, named --registry-name, this build's version, and with
+    /// --registry-image the container image as an OCI package), then exits.
     RegistryJson,
+    /// Applies the database's migrations (--db or --db-file) and exits, printing what it did as
+    /// JSON: a deployment's migration step (a Kubernetes Job, a compose service) before the
+    /// replicas start. Replicas migrate at start too; with this step first, none of them waits
+    /// on another's migration, and a migration that fails stops the rollout before any replica.
+    Migrate,
     /// The order events (webhooks) outbox in --db: list events, or send some again.
     #[command(subcommand)]
     Outbox(OutboxCommand),
@@ -582,6 +598,22 @@ pub fn widget_html_candidates() -> Vec<PathBuf> {
 }
 
 impl Config {
+    /// `--db-file`: the database named by the file's first line replaces --db. Errors name the
+    /// flag and the file, never what the file holds (a password).
+    pub fn resolve_db_file(&mut self) -> anyhow::Result<()> {
+        let Some(file) = &self.db_file else { return Ok(()) };
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| anyhow::anyhow!("--db-file {}: cannot read it: {e}", file.display()))?;
+        let db = text.lines().next().unwrap_or_default().trim();
+        anyhow::ensure!(
+            !db.is_empty(),
+            "--db-file {}: its first line is empty; it must name the database",
+            file.display()
+        );
+        self.db = db.to_string();
+        Ok(())
+    }
+
     /// The packed widget: `--widget-html`, or the first candidate that exists.
     pub fn widget_html(&self) -> anyhow::Result<PathBuf> {
         if let Some(path) = &self.widget_html {

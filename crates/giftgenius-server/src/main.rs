@@ -3,7 +3,7 @@
 //! deletes one account's personal data and exits; `giftgenius-server registry-json` prints the MCP
 //! registry's server.json; `giftgenius-server outbox list|redeliver` lists order events or sends
 //! some again; `giftgenius-server orders show|processing|ship|complete|refund` moves an order
-//! along after payment.
+//! along after payment; `giftgenius-server migrate` applies the database's migrations and exits.
 
 use clap::Parser;
 use giftgenius_server::config::{Command, Config, OutboxCommand};
@@ -16,10 +16,14 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    let config = Config::parse();
+    let mut config = Config::parse();
     telemetry::install_tls_provider();
     telemetry::init(config.log_format, config.otlp_endpoint.as_deref(), "giftgenius-server");
+    if let Err(e) = config.resolve_db_file() {
+        return failed("start", &e);
+    }
     match &config.command {
+        Some(Command::Migrate) => return printed("migrate", startup::migrate_once(&config).await),
         Some(Command::Reconcile) => return printed("reconcile", startup::reconcile_once(&config).await),
         Some(Command::DeleteMyData { subject: Some(subject), .. }) => {
             return printed("delete-my-data", startup::delete_my_data_once(&config, subject).await);

@@ -7,6 +7,11 @@
 //! for a DNS one), `description` of at most 100 characters, `version`, and
 //! `remotes: [{type: "streamable-http", url}]`. The URL must be https: the registry lists
 //! servers anyone can reach.
+//!
+//! With `--registry-image REF` the document also lists the container image as an OCI package
+//! (`packages: [{registryType: "oci", identifier: REF, transport: streamable-http}]`): the
+//! registry checks that the image carries the label `io.modelcontextprotocol.server.name`
+//! with this name, which `cargo xtask image` sets (`IMAGE_NAME_LABEL`).
 
 use anyhow::{Context, bail, ensure};
 use serde_json::{Value, json};
@@ -14,6 +19,12 @@ use serde_json::{Value, json};
 use crate::config::Config;
 
 pub const SCHEMA_URL: &str = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json";
+
+/// The label an OCI image carries for the registry to accept it as this server's package.
+pub const IMAGE_NAME_LABEL: &str = "io.modelcontextprotocol.server.name";
+
+/// Where the image serves MCP when run as its documentation says (`-p 8000:8000`).
+pub const IMAGE_LOCAL_URL: &str = "http://localhost:8000/mcp";
 
 /// What the registry shows under the name (at most 100 characters).
 pub const DESCRIPTION: &str =
@@ -35,7 +46,7 @@ pub fn server_json(config: &Config) -> anyhow::Result<Value> {
         url.scheme() == "https" && url.host_str().is_some() && url.query().is_none() && url.fragment().is_none(),
         "--public-url must be an https URL without query or fragment for the registry, e.g. https://gifts.example.com"
     );
-    Ok(json!({
+    let mut document = json!({
         "$schema": SCHEMA_URL,
         "name": name,
         "title": "GiftGenius",
@@ -45,7 +56,43 @@ pub fn server_json(config: &Config) -> anyhow::Result<Value> {
             "type": "streamable-http",
             "url": format!("{}/mcp", public_url.trim_end_matches('/')),
         }],
-    }))
+    });
+    if let Some(image) = config.registry_image.as_deref() {
+        check_image(image)?;
+        document["packages"] = json!([{
+            "registryType": "oci",
+            "identifier": image,
+            "transport": {"type": "streamable-http", "url": IMAGE_LOCAL_URL},
+        }]);
+    }
+    Ok(document)
+}
+
+/// An image reference the registry takes: `[REGISTRY/]NAMESPACE/NAME:TAG` or `…@sha256:…`,
+/// pinned (a tag other than `latest`, or a digest) so the listing names one build.
+fn check_image(image: &str) -> anyhow::Result<()> {
+    let example = "e.g. --registry-image ghcr.io/OWNER/giftgenius:0.1.0";
+    let ok_chars = image.bytes().all(|b| b.is_ascii_alphanumeric() || b"./:_-@".contains(&b));
+    ensure!(
+        ok_chars && !image.is_empty() && image.len() <= 255,
+        "--registry-image {image:?} is not an image reference, {example}"
+    );
+    let (path, pinned) = match image.split_once('@') {
+        Some((path, digest)) => (path, digest.strip_prefix("sha256:").is_some_and(|h| h.len() == 64)),
+        None => match image.rsplit_once(':').filter(|(_, tag)| !tag.contains('/')) {
+            Some((path, tag)) => (path, !tag.is_empty() && tag != "latest"),
+            None => (image, false),
+        },
+    };
+    ensure!(
+        path.contains('/') && !path.starts_with('/') && !path.ends_with('/'),
+        "--registry-image {image:?} needs a namespace and a name, {example}"
+    );
+    ensure!(
+        pinned,
+        "--registry-image {image:?} must be pinned to a version tag (not `latest`) or a sha256 digest, {example}"
+    );
+    Ok(())
 }
 
 /// `NAMESPACE/SERVER`: the namespace reverse-DNS labels (two or more, letters, digits and
@@ -105,6 +152,26 @@ mod tests {
         ] {
             let why = check_name(bad).unwrap_err().to_string();
             assert!(why.contains("--registry-name"), "{bad}: {why}");
+        }
+    }
+
+    #[test]
+    fn images_are_pinned_references() {
+        let digest = format!("ghcr.io/acme/giftgenius@sha256:{}", "a".repeat(64));
+        for good in ["ghcr.io/acme/giftgenius:0.1.0", "localhost:5000/acme/gg:1", "acme/giftgenius:v2", &digest] {
+            check_image(good).unwrap_or_else(|e| panic!("{good}: {e}"));
+        }
+        for bad in [
+            "giftgenius:0.1.0",
+            "ghcr.io/acme/giftgenius",
+            "ghcr.io/acme/giftgenius:latest",
+            "localhost:5000/acme/gg",
+            "ghcr.io/acme/giftgenius@sha256:abc",
+            "ghcr.io/acme/gift genius:1",
+            "",
+        ] {
+            let why = check_image(bad).unwrap_err().to_string();
+            assert!(why.contains("--registry-image"), "{bad}: {why}");
         }
     }
 

@@ -177,6 +177,25 @@ pub async fn outbox_redeliver(config: &Config, ids: &[String]) -> anyhow::Result
     Ok(crate::outbox::operator::redeliver(&store, ids, Clock::System.now_ms()).await?)
 }
 
+/// What `giftgenius-server migrate` did.
+#[derive(Debug, serde::Serialize)]
+pub struct Migrated {
+    /// The database, without its password.
+    pub database: String,
+    /// Every migration this build knows is applied.
+    pub migrated: bool,
+}
+
+/// `giftgenius-server migrate`: opening the store applies the embedded migrations (under
+/// sqlx's advisory lock on PostgreSQL, so replicas starting meanwhile wait); then the check
+/// `/readyz` makes.
+pub async fn migrate_once(config: &Config) -> anyhow::Result<Migrated> {
+    let store = open_store(config).await?;
+    let migrated = store.is_migrated().await?;
+    anyhow::ensure!(migrated, "the database holds migrations this build does not know (a newer build's?)");
+    Ok(Migrated { database: crate::telemetry::url_for_log(&config.db), migrated })
+}
+
 async fn open_store(config: &Config) -> anyhow::Result<Store> {
     Store::connect(&config.db)
         .await

@@ -16,6 +16,15 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// What `cargo xtask cluster` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ClusterAction {
+    Up,
+    Down,
+    Status,
+    Chaos,
+}
+
 #[derive(Debug, PartialEq, Eq, Subcommand)]
 pub enum Command {
     /// Install or check the pinned trunk, wasm-bindgen, wasm-opt, the wasm32 target, Debian's
@@ -63,7 +72,9 @@ pub enum Command {
     /// size budget (widget/size-budget.json, checked by budget.rs), the wasm32 build of
     /// giftgenius-types, cargo test --workspace (its metrics test scrapes the server with a real
     /// Prometheus), the fuzz targets' regression cases and short runs (as `fuzz`), the alert rules
-    /// (promtool check rules and test rules), the official MCP suites, then the browser tests. Every test process runs without the caller's INSTA_*,
+    /// (promtool check rules and test rules), the deployment (the Kubernetes manifests validated,
+    /// the image, the compose deployment under a short chaos run and a rolling restart, podman
+    /// kube play), the official MCP suites, then the browser tests. Every test process runs without the caller's INSTA_*,
     /// GIFTGENIUS_UPDATE_DOCS and GIFTGENIUS_CHAOS_SEED (test_env.rs), so a shell's override
     /// cannot turn a failing check green.
     Test,
@@ -113,6 +124,45 @@ pub enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "ARGS")]
         args: Vec<String>,
     },
+    /// The container image: static musl binaries, widget, CA bundle, FROM scratch (deploy/Containerfile)
+    ///
+    /// Builds the server and the sandbox provider for x86_64-unknown-linux-musl (cargo profile
+    /// `image`), the widget if changed, then the image with podman (or docker), every timestamp
+    /// SOURCE_DATE_EPOCH's (default: the last commit's), and prints its size, digest and layers.
+    /// An image built from the same inputs is reused. Installs Debian's podman and runc when no
+    /// engine is present (image.rs; docs/deploy.md).
+    Image {
+        /// The image's name (default localhost/giftgenius:VERSION)
+        #[arg(long, value_name = "REFERENCE")]
+        tag: Option<String>,
+        /// The org.opencontainers.image.source label: where the source lives
+        #[arg(long, env = "GIFTGENIUS_IMAGE_SOURCE", default_value = crate::image::DEFAULT_SOURCE)]
+        source: String,
+        /// The io.modelcontextprotocol.server.name label: the registry name (registry-json's --registry-name)
+        #[arg(long, env = "GIFTGENIUS_REGISTRY_NAME", default_value = crate::image::DEFAULT_SERVER_NAME)]
+        registry_name: String,
+    },
+    /// deploy/compose.yaml with podman: PostgreSQL, migration, 3 replicas, providers, HAProxy
+    ///
+    /// up: builds the images (app, and PostgreSQL and HAProxy FROM scratch from Debian's
+    /// packages), writes the secrets, starts everything in order and waits until HAProxy has
+    /// every replica in rotation (http://127.0.0.1:18000/mcp). status: the containers and
+    /// HAProxy's view. chaos: the money chaos test through HAProxy while replicas are SIGKILLed
+    /// and restarted, then a rolling restart (--long: minutes). down: removes containers and
+    /// volumes. podman-compose is pinned in tools/deploy/requirements.txt (cluster.rs).
+    Cluster {
+        #[arg(value_enum)]
+        action: ClusterAction,
+        /// With chaos: the long run
+        #[arg(long)]
+        long: bool,
+    },
+    /// The Kubernetes manifests: validated offline against the schemas, and run by podman kube play
+    ///
+    /// Every file of deploy/kubernetes/ through pinned kubernetes-validate (Kubernetes 1.30 and
+    /// 1.37, strict), then the Deployment and Service under `podman kube play` with the app
+    /// image, probed on the port podman publishes (kube.rs).
+    Kube,
     /// Only the alert rules: promtool check rules and promtool test rules
     ///
     /// deploy/prometheus/alerts.yml and its unit tests alerts_test.yml, with the promtool of

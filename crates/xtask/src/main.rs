@@ -16,14 +16,18 @@ mod bins;
 mod budget;
 mod chat;
 mod cli;
+mod cluster;
 mod cmd;
 mod compact;
 mod conformance;
 mod errors;
 mod fuzz;
+mod image;
+mod kube;
 mod localstripe;
 mod pack;
 mod preview;
+mod pyvenv;
 mod server;
 mod test_env;
 mod tools;
@@ -31,7 +35,7 @@ mod widget;
 
 use anyhow::{Context, Result, bail};
 use clap::Parser as _;
-use cli::{Cli, Command};
+use cli::{Cli, ClusterAction, Command};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -105,6 +109,21 @@ fn run(command: Command) -> Result<()> {
             fuzz::run(&root, length, target.as_deref())
         }
         Command::Alerts => alerts::check(&root, &tools::ensure_prometheus()?),
+        Command::Image { tag, source, registry_name } => {
+            let engine = image::ensure_engine(&root)?;
+            image::app(&root, &engine, &image::AppOptions { tag, source, server_name: registry_name }).map(|_| ())
+        }
+        Command::Cluster { action, long } => match action {
+            ClusterAction::Up => cluster::Cluster::prepare(&root, &image::AppOptions::default())?.up(),
+            ClusterAction::Down => cluster::Cluster::attach(&root)?.down(),
+            ClusterAction::Status => cluster::Cluster::attach(&root)?.status(),
+            ClusterAction::Chaos => {
+                let cluster = cluster::Cluster::prepare(&root, &image::AppOptions::default())?;
+                cluster.up_fresh()?;
+                cluster.chaos(long)
+            }
+        },
+        Command::Kube => kube::run(&root),
     }
 }
 
@@ -210,6 +229,11 @@ fn test(root: &Path) -> Result<()> {
 
     // The alert rules, by Prometheus' own promtool.
     alerts::check(root, &prometheus)?;
+
+    // The deployment (issue 45): the Kubernetes manifests against the schemas, the image, the
+    // compose deployment under the small chaos run and a rolling restart, the Deployment under
+    // `podman kube play`; podman is installed if missing, and a failure to run it fails here.
+    cluster::check(root)?;
 
     // The official MCP suites against the real server (before the browser tests: faster, and a
     // protocol failure explains a browser failure better than the other way round).

@@ -275,12 +275,29 @@ fn installed_deb_version(name: &str) -> Option<String> {
 /// `apt-get install -y --no-install-recommends PACKAGE`, after `apt-get update` if the first
 /// try fails (a fresh machine often has no package lists yet).
 fn apt_install(package: &str) -> Result<()> {
+    apt_install_all(&[package])
+}
+
+fn apt_install_all(packages: &[&str]) -> Result<()> {
     let apt = |args: &[&str]| cmd::run(Command::new("apt-get").args(args).env("DEBIAN_FRONTEND", "noninteractive"));
-    let install = || apt(&["install", "-y", "--no-install-recommends", package]);
+    let install = || apt(&[&["install", "-y", "--no-install-recommends"][..], packages].concat());
     if install().is_err() {
         apt(&["update"]).and_then(|()| install())?;
     }
     Ok(())
+}
+
+/// Debian's `packages`, installed with apt-get (one call) unless dpkg already holds each; a
+/// second run installs nothing. Debian's own versions: these are the machine's, not pinned.
+pub fn ensure_debs(packages: &[&str]) -> Result<()> {
+    let missing: Vec<&str> = packages.iter().copied().filter(|p| installed_deb_version(p).is_none()).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    eprintln!("xtask: installing Debian's {}", missing.join(", "));
+    apt_install_all(&missing).with_context(|| {
+        format!("installing Debian's {} (as root: apt-get install -y {})", missing.join(", "), missing.join(" "))
+    })
 }
 
 /// Debian's Prometheus (`prometheus` and `promtool`) at [`PROMETHEUS_DEB_VERSION`]; kept when

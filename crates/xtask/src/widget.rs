@@ -142,7 +142,7 @@ pub fn wasm_build_env(root: &Path) -> Result<Vec<(&'static str, OsString)>> {
 /// `--remap-path-prefix` for every absolute directory that can end up in the wasm (panic
 /// locations, `file!()`): the repo, cargo's registry, rustup's std sources and the target dir.
 /// Without it the artifact leaks the builder's paths and differs between machines.
-fn remap_flags(root: &Path) -> Result<OsString> {
+pub(crate) fn remap_flags(root: &Path) -> Result<OsString> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let env_dir = |var: &str, default: &str| {
         std::env::var_os(var)
@@ -231,7 +231,7 @@ fn fallback_input(root: &Path) -> Result<pack::Fallback> {
 }
 
 /// The remap flags should leave no absolute build path in the wasm; prove it on every build.
-fn check_no_build_paths(root: &Path, wasm: &[u8]) -> Result<()> {
+pub(crate) fn check_no_build_paths(root: &Path, wasm: &[u8]) -> Result<()> {
     let mut needles: Vec<String> = vec![root.display().to_string()];
     // `$HOME/` catches ~/.cargo, ~/.rustup and a target dir under home; skip a bare `/` home.
     if let Some(home) = std::env::var_os("HOME").map(PathBuf::from).filter(|h| h.components().count() > 1) {
@@ -241,7 +241,7 @@ fn check_no_build_paths(root: &Path, wasm: &[u8]) -> Result<()> {
         if let Some(at) = find(wasm, needle.as_bytes()) {
             let end = (at + 120).min(wasm.len());
             bail!(
-                "the built wasm contains the build path `{needle}` (at byte {at}: {:?}); a --remap-path-prefix is missing",
+                "the build output contains the build path `{needle}` (at byte {at}: {:?}); a --remap-path-prefix is missing",
                 String::from_utf8_lossy(&wasm[at..end])
             );
         }

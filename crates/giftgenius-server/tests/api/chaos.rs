@@ -29,6 +29,16 @@
 //! SIGKILLs (see [`Floors`]), so a run in which every call was lost, or no replica died, fails
 //! instead of passing on an empty database.
 //!
+//! The same buyers and checks run against containers (issue 45): `containers_small` and
+//! `containers_long` take the compose deployment that `cargo xtask cluster chaos [--long]` (and
+//! `cargo xtask test`) starts fresh: three replicas on PostgreSQL behind HAProxy, each beside
+//! its provider, all on one ledger. Buyers call through HAProxy while replicas are killed
+//! (`podman kill --signal KILL`) and started again; the ledger is read, and the faults set, by
+//! a provider process of this test on the same ledger file. Then one rolling restart: each
+//! replica in turn is stopped (SIGTERM: the drain) and started again while clients keep calling
+//! through HAProxy, and every call must be answered (none may fail or answer 5xx). Without
+//! the cluster's variables (`GIFTGENIUS_CLUSTER_*`) they fail, naming the command to run.
+//!
 //! `chaos_small` runs on every `cargo test` (seconds) with a fixed seed ([`SMALL_SEED`]; `cargo
 //! xtask test` removes a `GIFTGENIUS_CHAOS_SEED` of the caller's shell); the long run is
 //! `GIFTGENIUS_CHAOS_BUYERS=200 GIFTGENIUS_CHAOS_SECS=120 cargo test -p giftgenius-server --test
@@ -51,6 +61,7 @@ use serde_json::{Value, json};
 use tokio::sync::Mutex as AsyncMutex;
 
 use crate::postgres::TestDb;
+use crate::stateless;
 use crate::support::{
     Receiver, Reply, SandboxPay, ServerProcess, TOKEN, commit_args, connect, delegate_body, meta_of, request,
     start_server_binary,
@@ -84,7 +95,14 @@ struct Size {
     buyers: usize,
     chaos: Duration,
     seed: u64,
+    /// The killer's pause between two kills: at least `.0` ms, plus up to `.1` ms more.
+    pause: (u64, u64),
 }
+
+/// Processes start in a fraction of a second: a kill every 0.3–1.2 s.
+const PROCESS_PAUSE: (u64, u64) = (300, 900);
+/// A container restarts in seconds (podman, then the server's start): a kill every 1.5–3.5 s.
+const CONTAINER_PAUSE: (u64, u64) = (1500, 2000);
 
 /// The seed of `chaos_small`: the same draws on every `cargo test`.
 const SMALL_SEED: u64 = 0x6966_7467_656e_6975;
@@ -141,13 +159,20 @@ struct Counts {
     acp_calls: AtomicU64,
 }
 
-/// One deployment: its database and its server processes (slots are restarted in place).
+/// One deployment: its database and its replicas.
 struct Deployment {
     name: &'static str,
     db: String,
-    flags: Vec<String>,
-    slots: Vec<AsyncMutex<Option<ServerProcess>>>,
-    urls: Mutex<Vec<Option<String>>>,
+    replicas: Replicas,
+}
+
+/// The replicas of a deployment: processes this test starts, or the containers of the compose
+/// deployment (`cargo xtask cluster`), reached through its HAProxy.
+enum Replicas {
+    /// Server processes (slots are restarted in place).
+    Processes { flags: Vec<String>, slots: Vec<AsyncMutex<Option<ServerProcess>>>, urls: Mutex<Vec<Option<String>>> },
+    /// Containers by name, behind the load balancer at `url`.
+    Containers { url: String, names: Vec<String> },
 }
 
 impl Deployment {
@@ -182,9 +207,11 @@ impl Deployment {
         let deployment = Arc::new(Deployment {
             name,
             db,
-            flags,
-            slots: (0..replicas).map(|_| AsyncMutex::new(None)).collect(),
-            urls: Mutex::new(vec![None; replicas]),
+            replicas: Replicas::Processes {
+                flags,
+                slots: (0..replicas).map(|_| AsyncMutex::new(None)).collect(),
+                urls: Mutex::new(vec![None; replicas]),
+            },
         });
         for slot in 0..replicas {
             deployment.restart(slot).await;
@@ -192,38 +219,95 @@ impl Deployment {
         deployment
     }
 
-    /// Kills the slot's process (SIGKILL) if it runs, and starts a fresh one on the same database.
-    async fn restart(&self, slot: usize) {
-        let mut process = self.slots[slot].lock().await;
-        self.urls.lock().unwrap()[slot] = None;
-        drop(process.take());
-        let flags: Vec<&str> = self.flags.iter().map(String::as_str).collect();
-        let started = start_server_binary(Path::new(&self.db), &flags, "error", Stdio::null()).await;
-        self.urls.lock().unwrap()[slot] = Some(started.url.clone());
-        *process = Some(started);
+    fn count(&self) -> usize {
+        match &self.replicas {
+            Replicas::Processes { slots, .. } => slots.len(),
+            Replicas::Containers { names, .. } => names.len(),
+        }
     }
 
-    /// The URL of a running replica, picked at random (None while all are restarting).
+    /// Kills the slot's replica (SIGKILL) if it runs, and starts it again on the same database.
+    async fn restart(&self, slot: usize) {
+        match &self.replicas {
+            Replicas::Processes { flags, slots, urls } => {
+                let mut process = slots[slot].lock().await;
+                urls.lock().unwrap()[slot] = None;
+                drop(process.take());
+                let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+                let started = start_server_binary(Path::new(&self.db), &flags, "error", Stdio::null()).await;
+                urls.lock().unwrap()[slot] = Some(started.url.clone());
+                *process = Some(started);
+            }
+            Replicas::Containers { names, .. } => {
+                // podman 4.3 does not restart a container killed by `podman kill`: we do.
+                podman(&["kill", "--signal", "KILL", &names[slot]]).await;
+                podman(&["start", &names[slot]]).await;
+            }
+        }
+    }
+
+    /// The URL of a running replica, picked at random (None while all are restarting); the
+    /// load balancer's for containers.
     fn pick(&self, rng: &mut Rng) -> Option<String> {
-        let live: Vec<String> = self.urls.lock().unwrap().iter().flatten().cloned().collect();
-        (!live.is_empty()).then(|| live[rng.below(live.len() as u64) as usize].clone())
+        match &self.replicas {
+            Replicas::Processes { urls, .. } => {
+                let live: Vec<String> = urls.lock().unwrap().iter().flatten().cloned().collect();
+                (!live.is_empty()).then(|| live[rng.below(live.len() as u64) as usize].clone())
+            }
+            Replicas::Containers { url, .. } => Some(url.clone()),
+        }
     }
 
     async fn stop(&self) {
-        for slot in &self.slots {
-            drop(slot.lock().await.take());
+        if let Replicas::Processes { slots, .. } = &self.replicas {
+            for slot in slots {
+                drop(slot.lock().await.take());
+            }
         }
     }
 }
 
-/// One tools/call on a fresh connection, bounded in time; Err when the replica is gone.
-/// The second value is the confirmation token of the result's widget `_meta`, if any.
-async fn call_once(url: &str, subject: &str, tool: &'static str, arguments: Value) -> Result<(Value, Value), String> {
-    call_with_meta(url, subject, tool, arguments, TOKEN).await
+/// `podman ARGS` (with the caller's CONTAINERS_CONF), which must succeed.
+async fn podman(args: &[&str]) {
+    let out = tokio::process::Command::new("podman").args(args).output().await.expect("podman runs");
+    assert!(out.status.success(), "podman {args:?}: {}", String::from_utf8_lossy(&out.stderr));
 }
 
-/// [`call_once`], returning the widget `_meta` value under `key`.
-async fn call_with_meta(
+impl Deployment {
+    /// One tools/call, bounded in time; Err when the replica is gone. The second value is the
+    /// confirmation token of the result's widget `_meta`, if any.
+    async fn call(
+        &self,
+        url: &str,
+        subject: &str,
+        tool: &'static str,
+        arguments: Value,
+    ) -> Result<(Value, Value), String> {
+        self.call_with_meta(url, subject, tool, arguments, TOKEN).await
+    }
+
+    /// [`Deployment::call`], returning the widget `_meta` value under `key`. Processes are
+    /// called as most clients do today (initialize, then the call, on one fresh connection);
+    /// containers behind the load balancer, which routes each request to any replica, as MCP
+    /// 2026-07-28 clients do: one request, no session (docs/running.md, MCP revisions, sessions and
+    /// replicas).
+    async fn call_with_meta(
+        &self,
+        url: &str,
+        subject: &str,
+        tool: &'static str,
+        arguments: Value,
+        key: &str,
+    ) -> Result<(Value, Value), String> {
+        match self.replicas {
+            Replicas::Processes { .. } => call_with_session(url, subject, tool, arguments, key).await,
+            Replicas::Containers { .. } => call_stateless(url, subject, tool, arguments, key).await,
+        }
+    }
+}
+
+/// initialize and tools/call on a fresh connection (rmcp's client), bounded in time.
+async fn call_with_session(
     url: &str,
     subject: &str,
     tool: &'static str,
@@ -235,6 +319,29 @@ async fn call_with_meta(
         let result = client.call_tool(request(Some(subject), tool, arguments)).await.map_err(|e| e.to_string())?;
         let meta = meta_of(&result, key).cloned().unwrap_or(Value::Null);
         Ok::<_, String>((result.structured_content.unwrap_or(Value::Null), meta))
+    };
+    tokio::time::timeout(CALL_LIMIT, attempt).await.map_err(|_| "timed out".to_string())?
+}
+
+/// One MCP 2026-07-28 tools/call (no initialize, no session), bounded in time; Err for no
+/// answer, an HTTP error status (a 5xx of the load balancer included) or no JSON-RPC result.
+async fn call_stateless(
+    url: &str,
+    subject: &str,
+    tool: &'static str,
+    arguments: Value,
+    key: &str,
+) -> Result<(Value, Value), String> {
+    let attempt = async {
+        let (status, message) = stateless::post(url, tool, arguments, subject).await?;
+        if status != 200 {
+            return Err(format!("HTTP {status}: {message}"));
+        }
+        let result = &message["result"];
+        if result.is_null() {
+            return Err(format!("no result: {message}"));
+        }
+        Ok((result["structuredContent"].clone(), result["_meta"][key].clone()))
     };
     tokio::time::timeout(CALL_LIMIT, attempt).await.map_err(|_| "timed out".to_string())?
 }
@@ -292,7 +399,7 @@ async fn until_definitive(
         let pending = urls.into_iter().flatten().map(|url| {
             calls.fetch_add(1, Ordering::Relaxed);
             let (subject, arguments) = (subject.to_string(), arguments.clone());
-            async move { call_once(&url, &subject, tool, arguments).await }
+            async move { site.call(&url, &subject, tool, arguments).await }
         });
         for answer in futures::future::join_all(pending).await {
             match answer {
@@ -338,7 +445,10 @@ async fn buyer(
             tokio::time::sleep(Duration::from_millis(50)).await;
             continue;
         };
-        match call_once(&url, &subject, "prepare_order", with_recipient(json!({"gift_id": gift}))).await {
+        // A message of its own: each buyer its own draft, also where every caller is one account
+        // (the compose deployment runs --single-user).
+        let arguments = with_recipient(json!({"gift_id": gift, "gift_message": format!("from buyer {index}")}));
+        match site.call(&url, &subject, "prepare_order", arguments).await {
             Ok((answer, token)) if answer["ok"] == true => {
                 break (
                     answer["draft"]["id"].as_str().unwrap_or_default().to_string(),
@@ -365,7 +475,7 @@ async fn buyer(
                     continue;
                 };
                 let asked = json!({"order_id": order_id});
-                match call_with_meta(&url, &subject, "get_order", asked, META_CANCEL_TOKENS).await {
+                match site.call_with_meta(&url, &subject, "get_order", asked, META_CANCEL_TOKENS).await {
                     Ok((answer, tokens)) if answer["ok"] == true => {
                         break tokens[order_id].as_str().map(str::to_string);
                     }
@@ -749,13 +859,13 @@ async fn check_invariants(
         let site = &deployments[purchase.deployment];
         let url = site.pick(&mut rng).ok_or("no replica runs")?;
         let (again, _) =
-            reached(|| call_once(&url, &purchase.subject, "commit_order", purchase.commit.clone())).await?;
+            reached(|| site.call(&url, &purchase.subject, "commit_order", purchase.commit.clone())).await?;
         if again != *first {
             return Err(format!("{}: the key answered\n{first}\nthen\n{again}", purchase.subject));
         }
         replayed += 1;
         if let Some((args, Some(first))) = &purchase.cancel {
-            let (again, _) = reached(|| call_once(&url, &purchase.subject, "cancel_order", args.clone())).await?;
+            let (again, _) = reached(|| site.call(&url, &purchase.subject, "cancel_order", args.clone())).await?;
             if again != *first {
                 return Err(format!("{}: the cancel key answered\n{first}\nthen\n{again}", purchase.subject));
             }
@@ -764,6 +874,103 @@ async fn check_invariants(
     }
     facts.insert("keys answering their first answer again", replayed);
     Ok(facts)
+}
+
+/// The provider misbehaves at random (faults and latency, through the ledger's stored
+/// settings, which every provider process on it reads) until `calm`.
+fn misbehave(
+    provider: &SandboxPay,
+    counts: &Arc<Counts>,
+    mut rng: Rng,
+    calm: &Arc<AtomicBool>,
+) -> tokio::task::JoinHandle<()> {
+    let (provider_url, counts, calm) = (provider.url.clone(), counts.clone(), calm.clone());
+    let http = provider.client();
+    tokio::spawn(async move {
+        let plans = ["", "5xx*1", "timeout*1", "decline*1", "5xx*2,timeout*1", "timeout*2"];
+        while !calm.load(Ordering::Relaxed) {
+            let plan = plans[rng.below(plans.len() as u64) as usize];
+            let body = json!({"faults": plan, "latency_ms": rng.below(60)});
+            let _ = http.post(format!("{provider_url}/admin/settings")).json(&body).send().await;
+            counts.fault_plans.fetch_add(1, Ordering::Relaxed);
+            tokio::time::sleep(Duration::from_millis(150 + rng.below(450))).await;
+        }
+    })
+}
+
+/// Replicas die (SIGKILL) at random moments, `pause` apart, and come back, until `until`.
+fn kill_at_random(
+    deployments: &Arc<Vec<Arc<Deployment>>>,
+    counts: &Arc<Counts>,
+    mut rng: Rng,
+    until: Instant,
+    pause: (u64, u64),
+) -> tokio::task::JoinHandle<()> {
+    let (deployments, counts) = (deployments.clone(), counts.clone());
+    tokio::spawn(async move {
+        while Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(pause.0 + rng.below(pause.1))).await;
+            let site = &deployments[rng.below(deployments.len() as u64) as usize];
+            let slot = rng.below(site.count() as u64) as usize;
+            site.restart(slot).await;
+            counts.kills.fetch_add(1, Ordering::Relaxed);
+        }
+    })
+}
+
+type Buyers = Vec<tokio::task::JoinHandle<Result<Option<Purchase>, String>>>;
+
+/// The buyers, arriving over the chaos period.
+fn spawn_buyers(
+    size: Size,
+    deployments: &Arc<Vec<Arc<Deployment>>>,
+    counts: &Arc<Counts>,
+    rng: &mut Rng,
+    stop_by: Instant,
+) -> Buyers {
+    (0..size.buyers)
+        .map(|i| {
+            let (deployments, counts, mut rng) = (deployments.clone(), counts.clone(), Rng(rng.next()));
+            let delay = Duration::from_millis(rng.below(size.chaos.as_millis() as u64));
+            tokio::spawn(async move {
+                tokio::time::sleep(delay).await;
+                buyer(i, deployments, rng, counts, stop_by).await
+            })
+        })
+        .collect()
+}
+
+/// What the buyers saw; a violation one of them found fails the run.
+async fn purchases_of(buyers: Buyers, seed: u64) -> Vec<Purchase> {
+    let mut purchases = Vec::new();
+    for b in buyers {
+        match b.await.unwrap() {
+            Ok(Some(purchase)) => purchases.push(purchase),
+            Ok(None) => {}
+            Err(violation) => panic!("chaos seed {seed}: {violation}"),
+        }
+    }
+    purchases
+}
+
+/// Past every lease, charging window and reconcile window: the reconcile passes of the
+/// replicas (every second) settle what is left. Bounded generously: on a loaded machine the
+/// provider lookups of a pass time out and the next pass tries again; a healthy run settles
+/// within a few seconds and leaves the loop then.
+async fn settle(deployments: &[Arc<Deployment>]) {
+    let settle_by = Instant::now() + Duration::from_secs(90);
+    loop {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let mut left = 0;
+        for d in deployments.iter() {
+            let store = Store::connect(&d.db).await.unwrap();
+            left += store.orders_with_status(OrderStatusColumn::PendingPayment).await.unwrap().len();
+            left += store.refunds_with_status(RefundStatusColumn::Pending).await.unwrap().len();
+        }
+        if left == 0 || Instant::now() > settle_by {
+            break;
+        }
+    }
 }
 
 async fn run(size: Size) {
@@ -817,47 +1024,10 @@ async fn run(size: Size) {
     let chaos_until = Instant::now() + size.chaos;
     let stop_by = chaos_until + Duration::from_secs(20);
 
-    // The provider misbehaves at random, then recovers.
     let calm = Arc::new(AtomicBool::new(false));
-    let faults = tokio::spawn({
-        let (provider_url, counts, mut rng, calm) =
-            (provider.url.clone(), counts.clone(), Rng(rng.next()), calm.clone());
-        let http = provider.client();
-        async move {
-            let plans = ["", "5xx*1", "timeout*1", "decline*1", "5xx*2,timeout*1", "timeout*2"];
-            while !calm.load(Ordering::Relaxed) {
-                let plan = plans[rng.below(plans.len() as u64) as usize];
-                let body = json!({"faults": plan, "latency_ms": rng.below(60)});
-                let _ = http.post(format!("{provider_url}/admin/settings")).json(&body).send().await;
-                counts.fault_plans.fetch_add(1, Ordering::Relaxed);
-                tokio::time::sleep(Duration::from_millis(150 + rng.below(450))).await;
-            }
-        }
-    });
-    // Replicas die (SIGKILL) at random moments and come back.
-    let killer = tokio::spawn({
-        let (deployments, counts, mut rng) = (deployments.clone(), counts.clone(), Rng(rng.next()));
-        async move {
-            while Instant::now() < chaos_until {
-                tokio::time::sleep(Duration::from_millis(300 + rng.below(900))).await;
-                let site = &deployments[rng.below(deployments.len() as u64) as usize];
-                let slot = rng.below(site.slots.len() as u64) as usize;
-                site.restart(slot).await;
-                counts.kills.fetch_add(1, Ordering::Relaxed);
-            }
-        }
-    });
-    // Buyers arrive over the chaos period.
-    let buyers: Vec<_> = (0..size.buyers)
-        .map(|i| {
-            let (deployments, counts, mut rng) = (deployments.clone(), counts.clone(), Rng(rng.next()));
-            let delay = Duration::from_millis(rng.below(size.chaos.as_millis() as u64));
-            tokio::spawn(async move {
-                tokio::time::sleep(delay).await;
-                buyer(i, deployments, rng, counts, stop_by).await
-            })
-        })
-        .collect();
+    let faults = misbehave(&provider, &counts, Rng(rng.next()), &calm);
+    let killer = kill_at_random(&deployments, &counts, Rng(rng.next()), chaos_until, size.pause);
+    let buyers = spawn_buyers(size, &deployments, &counts, &mut rng, stop_by);
     // ACP platforms buy the same gifts on the same replicas meanwhile (a third as many).
     let acp_buyers: Vec<_> = (0..size.buyers.div_ceil(3))
         .map(|i| {
@@ -879,35 +1049,11 @@ async fn run(size: Size) {
             Err(violation) => panic!("chaos seed {}: {violation}", size.seed),
         }
     }
-    let mut purchases = Vec::new();
-    for b in buyers {
-        match b.await.unwrap() {
-            Ok(Some(purchase)) => purchases.push(purchase),
-            Ok(None) => {}
-            Err(violation) => panic!("chaos seed {}: {violation}", size.seed),
-        }
-    }
+    let purchases = purchases_of(buyers, size.seed).await;
     calm.store(true, Ordering::Relaxed);
     faults.await.unwrap();
     provider.set_faults("").await;
-
-    // Past every lease, charging window and reconcile window: the reconcile passes of the
-    // replicas (every second) settle what is left. Bounded generously: on a loaded machine the
-    // provider lookups of a pass time out (400 ms) and the next pass tries again; a healthy run
-    // settles within a few seconds and leaves the loop then.
-    let settle_by = Instant::now() + Duration::from_secs(90);
-    loop {
-        tokio::time::sleep(Duration::from_secs(1)).await;
-        let mut left = 0;
-        for d in deployments.iter() {
-            let store = Store::connect(&d.db).await.unwrap();
-            left += store.orders_with_status(OrderStatusColumn::PendingPayment).await.unwrap().len();
-            left += store.refunds_with_status(RefundStatusColumn::Pending).await.unwrap().len();
-        }
-        if left == 0 || Instant::now() > settle_by {
-            break;
-        }
-    }
+    settle(&deployments).await;
     let mut facts = check_invariants(&deployments, &provider, &purchases)
         .await
         .unwrap_or_else(|violation| panic!("chaos seed {}: {violation}", size.seed));
@@ -922,30 +1068,44 @@ async fn run(size: Size) {
     for d in deployments.iter() {
         d.stop().await;
     }
+    report("chaos", size, started, &purchases, Some(acp_purchases.len()), &counts, &facts);
+}
+
+/// Prints what a run did and the facts it checked (`label` first on each line), then holds the
+/// run to its floors. `acp_buyers`: how many ACP buyers bought, where they took part.
+fn report(
+    label: &str,
+    size: Size,
+    started: Instant,
+    purchases: &[Purchase],
+    acp_buyers: Option<usize>,
+    counts: &Counts,
+    facts: &BTreeMap<&'static str, usize>,
+) {
     let definitive = purchases.iter().filter(|p| p.first.is_some()).count();
+    let acp = acp_buyers
+        .map(|n| format!(", {} ACP calls by {n} ACP buyers", counts.acp_calls.load(Ordering::Relaxed)))
+        .unwrap_or_default();
     eprintln!(
-        "chaos: seed {} in {:.1?}: {} buyers, {} got a draft, {definitive} a definitive answer; {} commit calls, {} cancel \
-         calls, {} ACP calls by {} ACP buyers ({} duplicate submits, {} transient answers, {} calls lost to killed \
-         replicas); {} SIGKILLs + restarts; {} fault plans",
+        "{label}: seed {} in {:.1?}: {} buyers, {} got a draft, {definitive} a definitive answer; {} commit calls, {} \
+         cancel calls{acp} ({} duplicate submits, {} transient answers, {} calls lost to killed replicas); {} SIGKILLs \
+         + restarts; {} fault plans",
         size.seed,
         started.elapsed(),
         size.buyers,
         purchases.len(),
         counts.commit_calls.load(Ordering::Relaxed),
         counts.cancel_calls.load(Ordering::Relaxed),
-        counts.acp_calls.load(Ordering::Relaxed),
-        acp_purchases.len(),
         counts.duplicate_submits.load(Ordering::Relaxed),
         counts.transient_answers.load(Ordering::Relaxed),
         counts.lost_calls.load(Ordering::Relaxed),
         counts.kills.load(Ordering::Relaxed),
         counts.fault_plans.load(Ordering::Relaxed),
     );
-    for (fact, n) in &facts {
-        eprintln!("chaos:   {fact}: {n}");
+    for (fact, n) in facts {
+        eprintln!("{label}:   {fact}: {n}");
     }
-    let floors = Floors::of(size);
-    floors
+    Floors::of(size)
         .check(definitive, facts["succeeded charges"], counts.kills.load(Ordering::Relaxed))
         .unwrap_or_else(|short| panic!("chaos seed {}: {short}", size.seed));
 }
@@ -969,27 +1129,188 @@ fn env_or(name: &str, default: u64) -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chaos_small() {
-    run(Size { buyers: 12, chaos: Duration::from_secs(6), seed: seed_or(|| SMALL_SEED) }).await;
+    run(Size { buyers: 12, chaos: Duration::from_secs(6), seed: seed_or(|| SMALL_SEED), pause: PROCESS_PAUSE }).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "the long chaos run: minutes; see the module docs"]
 async fn chaos_long() {
-    let size = Size {
-        buyers: env_or("GIFTGENIUS_CHAOS_BUYERS", 200) as usize,
-        chaos: Duration::from_secs(env_or("GIFTGENIUS_CHAOS_SECS", 120)),
+    run(long_size(200, 120, PROCESS_PAUSE)).await;
+}
+
+/// A long run's size: `GIFTGENIUS_CHAOS_BUYERS` and `GIFTGENIUS_CHAOS_SECS` if set, else these
+/// defaults; seeded from the clock unless `GIFTGENIUS_CHAOS_SEED` replays a run.
+fn long_size(buyers: u64, secs: u64, pause: (u64, u64)) -> Size {
+    Size {
+        buyers: env_or("GIFTGENIUS_CHAOS_BUYERS", buyers) as usize,
+        chaos: Duration::from_secs(env_or("GIFTGENIUS_CHAOS_SECS", secs)),
         seed: seed_or(clock_seed),
-    };
-    run(size).await;
+        pause,
+    }
 }
 
 /// The floors refuse what a broken run looks like: every call lost (no definitive answer, no
 /// charge), or the killer idle.
 #[test]
 fn the_floors_refuse_a_run_that_did_nothing() {
-    let small = Floors::of(Size { buyers: 12, chaos: Duration::from_secs(6), seed: SMALL_SEED });
+    let small = Floors::of(Size { buyers: 12, chaos: Duration::from_secs(6), seed: SMALL_SEED, pause: PROCESS_PAUSE });
     assert!(small.check(12, 8, 6).is_ok());
     let lost = small.check(0, 0, 6).unwrap_err();
     assert!(lost.contains("0 definitive answers") && lost.contains("0 succeeded charges"), "{lost}");
     assert!(small.check(12, 8, 0).unwrap_err().contains("0 SIGKILLs"));
+}
+
+/// The compose deployment of `cargo xtask cluster`, from the variables xtask sets.
+struct Cluster {
+    url: String,
+    stats: String,
+    db: String,
+    ledger: String,
+    replicas: Vec<String>,
+}
+
+impl Cluster {
+    fn from_env() -> Cluster {
+        let var = |name: &str| {
+            std::env::var(name).unwrap_or_else(|_| {
+                panic!("{name} is not set: run this test with `cargo xtask cluster chaos` (it starts the cluster)")
+            })
+        };
+        Cluster {
+            url: var("GIFTGENIUS_CLUSTER_URL"),
+            stats: var("GIFTGENIUS_CLUSTER_STATS"),
+            db: std::fs::read_to_string(var("GIFTGENIUS_CLUSTER_DB_FILE"))
+                .expect("the database URL's file")
+                .trim()
+                .into(),
+            ledger: var("GIFTGENIUS_CLUSTER_LEDGER"),
+            replicas: var("GIFTGENIUS_CLUSTER_REPLICAS").split(',').map(str::to_string).collect(),
+        }
+    }
+
+    /// How many replicas HAProxy has in rotation.
+    async fn in_rotation(&self) -> usize {
+        let Ok(answer) = reqwest::get(&self.stats).await else { return 0 };
+        let csv = answer.text().await.unwrap_or_default();
+        csv.lines()
+            .map(|l| l.split(',').collect::<Vec<_>>())
+            .filter(|f| f.len() > 17 && f[0] == "replicas" && f[1].starts_with("replica") && f[17] == "UP")
+            .count()
+    }
+
+    /// Waits until HAProxy has every replica in rotation.
+    async fn all_in_rotation(&self, within: Duration) {
+        let until = Instant::now() + within;
+        while self.in_rotation().await < self.replicas.len() {
+            assert!(Instant::now() < until, "HAProxy did not get every replica back within {within:?}");
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+}
+
+/// One rolling restart under load: each replica in turn is stopped with SIGTERM (the drain:
+/// `/readyz` 503, HAProxy takes it out, calls in flight finish) and started again, the next one
+/// only once HAProxy has it back. Meanwhile `clients` keep calling suggest_gifts through
+/// HAProxy. Returns (answered, failed): a call fails when it gets no MCP answer (a 5xx, a
+/// reset, a timeout).
+async fn rolling_restart(cluster: &Cluster, clients: usize) -> (u64, u64) {
+    let done = Arc::new(AtomicBool::new(false));
+    let (answered, failed) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let load: Vec<_> = (0..clients)
+        .map(|i| {
+            let (url, done, answered, failed) = (cluster.url.clone(), done.clone(), answered.clone(), failed.clone());
+            tokio::spawn(async move {
+                let interest = ["tea", "books", "hiking"][i % 3];
+                let arguments = json!({"relationship_type": "friend", "interests": [interest]});
+                while !done.load(Ordering::Relaxed) {
+                    match call_stateless(&url, &format!("roller{i}"), "suggest_gifts", arguments.clone(), TOKEN).await {
+                        Ok((answer, _)) if answer["ok"] == true => answered.fetch_add(1, Ordering::Relaxed),
+                        Ok((answer, _)) => {
+                            panic!("suggest_gifts answered an error during the rolling restart: {answer}")
+                        }
+                        Err(e) => {
+                            eprintln!("rolling restart: a call failed: {e}");
+                            failed.fetch_add(1, Ordering::Relaxed)
+                        }
+                    };
+                }
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    for name in &cluster.replicas {
+        let began = Instant::now();
+        podman(&["stop", "--time", "30", name]).await;
+        let stopped = began.elapsed();
+        podman(&["start", name]).await;
+        cluster.all_in_rotation(Duration::from_secs(90)).await;
+        eprintln!(
+            "rolling restart: {name} drained and stopped in {stopped:.1?}, back in rotation after {:.1?}",
+            began.elapsed()
+        );
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    done.store(true, Ordering::Relaxed);
+    for task in load {
+        task.await.unwrap();
+    }
+    (answered.load(Ordering::Relaxed), failed.load(Ordering::Relaxed))
+}
+
+/// The chaos proof against the compose deployment: the same buyers and invariants as [`run`]
+/// (without ACP platforms and order events: the containers cannot reach this test's
+/// receiver), then the rolling restart.
+async fn run_containers(size: Size) {
+    eprintln!("chaos (containers): seed {} ({} buyers, {:?} of chaos)", size.seed, size.buyers, size.chaos);
+    let started = Instant::now();
+    let cluster = Cluster::from_env();
+    cluster.all_in_rotation(Duration::from_secs(60)).await;
+    // A provider process of our own on the cluster's ledger file: reads the ledger, sets the
+    // faults (stored in the ledger: every provider on it reads them).
+    let provider = Arc::new(SandboxPay::start_on(Path::new(&cluster.ledger), &[]));
+    let mut rng = Rng(size.seed | 1);
+    let deployments = Arc::new(vec![Arc::new(Deployment {
+        name: "postgres",
+        db: cluster.db.clone(),
+        replicas: Replicas::Containers { url: cluster.url.clone(), names: cluster.replicas.clone() },
+    })]);
+    let counts = Arc::new(Counts::default());
+    let chaos_until = Instant::now() + size.chaos;
+    let stop_by = chaos_until + Duration::from_secs(30);
+    let calm = Arc::new(AtomicBool::new(false));
+    let faults = misbehave(&provider, &counts, Rng(rng.next()), &calm);
+    let killer = kill_at_random(&deployments, &counts, Rng(rng.next()), chaos_until, size.pause);
+    let buyers = spawn_buyers(size, &deployments, &counts, &mut rng, stop_by);
+    killer.await.unwrap();
+    let purchases = purchases_of(buyers, size.seed).await;
+    calm.store(true, Ordering::Relaxed);
+    faults.await.unwrap();
+    provider.set_faults("").await;
+    cluster.all_in_rotation(Duration::from_secs(90)).await;
+    settle(&deployments).await;
+    let facts = check_invariants(&deployments, &provider, &purchases)
+        .await
+        .unwrap_or_else(|violation| panic!("chaos seed {}: {violation}", size.seed));
+    report("chaos (containers)", size, started, &purchases, None, &counts, &facts);
+
+    let (answered, failed) = rolling_restart(&cluster, 4).await;
+    eprintln!(
+        "chaos (containers): rolling restart of {} replicas: {answered} calls answered, {failed} failed",
+        cluster.replicas.len()
+    );
+    assert!(answered > 0, "no call was answered during the rolling restart");
+    assert_eq!(failed, 0, "calls failed during the rolling restart (a drain must lose none)");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the compose deployment: `cargo xtask cluster chaos` (and `cargo xtask test`) runs it"]
+async fn containers_small() {
+    let size = Size { buyers: 12, chaos: Duration::from_secs(8), seed: seed_or(|| SMALL_SEED), pause: CONTAINER_PAUSE };
+    run_containers(size).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "the long run against the compose deployment: `cargo xtask cluster chaos --long`"]
+async fn containers_long() {
+    run_containers(long_size(120, 60, CONTAINER_PAUSE)).await;
 }

@@ -2,9 +2,6 @@
 //! `/.well-known/openai-apps-challenge`, the privacy / terms / support pages in the browser's
 //! language with the retention really in force, and the MCP registry's server.json printed by
 //! `giftgenius-server registry-json`.
-
-use std::process::Command;
-
 use serde_json::Value;
 
 use crate::support::spawn_app_with;
@@ -96,16 +93,9 @@ async fn the_default_operator_is_a_local_run_and_a_web_contact_becomes_a_link() 
 }
 
 fn registry_json(args: &[&str]) -> (bool, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_giftgenius-server"))
-        .args(args)
-        .env_remove("GIFTGENIUS_PUBLIC_URL")
-        .env_remove("GIFTGENIUS_REGISTRY_NAME")
-        .output()
-        .expect("run giftgenius-server");
-    (
-        output.status.success(),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
+    crate::deploy::run_server_binary(
+        args,
+        &["GIFTGENIUS_PUBLIC_URL", "GIFTGENIUS_REGISTRY_NAME", "GIFTGENIUS_REGISTRY_IMAGE"],
     )
 }
 
@@ -157,6 +147,41 @@ fn registry_json_prints_a_remote_streamable_http_server_from_the_flags() {
         document["remotes"],
         serde_json::json!([{"type": "streamable-http", "url": "https://gifts.acme.example/mcp"}])
     );
+}
+
+#[test]
+fn registry_json_lists_the_container_image_as_an_oci_package_when_named() {
+    let (ok, stdout, stderr) = registry_json(&[
+        "registry-json",
+        "--registry-name",
+        "io.github.acme/giftgenius",
+        "--public-url",
+        "https://gifts.acme.example",
+        "--registry-image",
+        "ghcr.io/acme/giftgenius:0.1.0",
+    ]);
+    assert!(ok, "{stderr}");
+    let document: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert_eq!(
+        document["packages"],
+        serde_json::json!([{
+            "registryType": "oci",
+            "identifier": "ghcr.io/acme/giftgenius:0.1.0",
+            "transport": {"type": "streamable-http", "url": "http://localhost:8000/mcp"}
+        }])
+    );
+    // The remote stays; an unpinned image is refused, naming the flag.
+    assert_eq!(document["remotes"][0]["url"], "https://gifts.acme.example/mcp");
+    let (ok, _, stderr) = registry_json(&[
+        "registry-json",
+        "--registry-name",
+        "io.github.acme/giftgenius",
+        "--public-url",
+        "https://gifts.acme.example",
+        "--registry-image",
+        "ghcr.io/acme/giftgenius:latest",
+    ]);
+    assert!(!ok && stderr.contains("--registry-image"), "{stderr}");
 }
 
 #[test]

@@ -15,6 +15,7 @@ mod chaos;
 mod checkout;
 mod crash;
 mod delegate_payment;
+mod deploy;
 mod directory;
 mod discovery;
 mod error_examples;

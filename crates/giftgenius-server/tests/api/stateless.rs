@@ -25,7 +25,20 @@ fn meta(extra: Value) -> Value {
 
 /// A 2026-07-28 request to `url`: no session header, the standard headers, `params._meta` set.
 /// Returns the status, the `Mcp-Session-Id` header if any, and the JSON-RPC message.
-async fn send(url: &str, id: u64, method: &str, name: Option<&str>, mut params: Value) -> (u16, Option<String>, Value) {
+async fn send(url: &str, id: u64, method: &str, name: Option<&str>, params: Value) -> (u16, Option<String>, Value) {
+    let (status, session, text) = exchange(url, id, method, name, params).await.expect("request sent");
+    let message = jsonrpc_of(&text).unwrap_or_else(|| panic!("no JSON-RPC in {text}"));
+    (status, session, message)
+}
+
+/// [`send`] without asserting anything: Err when no answer came (the chaos test's replicas die).
+async fn exchange(
+    url: &str,
+    id: u64,
+    method: &str,
+    name: Option<&str>,
+    mut params: Value,
+) -> Result<(u16, Option<String>, String), String> {
     params["_meta"] = meta(params.get("_meta").cloned().unwrap_or(Value::Null));
     let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
     let mut request = reqwest::Client::new()
@@ -37,16 +50,28 @@ async fn send(url: &str, id: u64, method: &str, name: Option<&str>, mut params: 
     if let Some(name) = name {
         request = request.header("mcp-name", name);
     }
-    let response = request.body(body.to_string()).send().await.expect("request sent");
+    let response = request.body(body.to_string()).send().await.map_err(|e| e.to_string())?;
     let status = response.status().as_u16();
-    let session = response.headers().get("mcp-session-id").map(|v| v.to_str().unwrap().to_string());
-    let text = response.text().await.expect("body");
-    // A JSON reply, or the last `data:` line of an SSE stream.
-    let message = serde_json::from_str(&text).unwrap_or_else(|_| {
+    let session = response.headers().get("mcp-session-id").map(|v| v.to_str().unwrap_or_default().to_string());
+    let text = response.text().await.map_err(|e| e.to_string())?;
+    Ok((status, session, text))
+}
+
+/// A JSON reply, or the last `data:` line of an SSE stream.
+fn jsonrpc_of(text: &str) -> Option<Value> {
+    serde_json::from_str(text).ok().or_else(|| {
         let mut data = text.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim).filter(|l| !l.is_empty());
-        data.next_back().and_then(|l| serde_json::from_str(l).ok()).unwrap_or_else(|| panic!("no JSON-RPC in {text}"))
-    });
-    (status, session, message)
+        data.next_back().and_then(|l| serde_json::from_str(l).ok())
+    })
+}
+
+/// `tools/call` of `tool` as the ChatGPT user `subject` to the server at `base` (its `/mcp`),
+/// 2026-07-28 style: (status, the JSON-RPC message, or the body as a string when it is none).
+/// Err when no answer came at all. For callers behind a load balancer (the chaos test).
+pub async fn post(base: &str, tool: &str, arguments: Value, subject: &str) -> Result<(u16, Value), String> {
+    let params = json!({"name": tool, "arguments": arguments, "_meta": {"openai/subject": subject}});
+    let (status, _, text) = exchange(&format!("{base}/mcp"), 1, "tools/call", Some(tool), params).await?;
+    Ok((status, jsonrpc_of(&text).unwrap_or(Value::String(text))))
 }
 
 /// `tools/call` of `tool` as the ChatGPT user `subject`; returns the result.
