@@ -230,17 +230,20 @@ fn test(root: &Path) -> Result<()> {
     // The alert rules, by Prometheus' own promtool.
     alerts::check(root, &prometheus)?;
 
-    // The deployment (issue 45): the Kubernetes manifests against the schemas, the image, the
-    // compose deployment under the small chaos run and a rolling restart, the Deployment under
-    // `podman kube play`; podman is installed if missing, and a failure to run it fails here.
-    cluster::check(root)?;
-
     // The official MCP suites against the real server (before the browser tests: faster, and a
     // protocol failure explains a browser failure better than the other way round).
     conformance::run(root, &html)?;
 
     // The packed widget in headless Chromium inside the preview host, against the real server.
     preview::browser_tests(root, &html)?;
+
+    // The deployment (issue 45), last: it is the slowest step after a server change (the image's
+    // static binaries relink with fat LTO) and the one that needs a container engine, so a
+    // failure of the app itself is reported first. The Kubernetes manifests against the schemas,
+    // the image, the compose deployment under the small chaos run and a rolling restart, the
+    // Deployment under `podman kube play`; podman is installed if missing, and a failure to run
+    // it fails here.
+    cluster::check(root)?;
     eprintln!("xtask: test passed");
     Ok(())
 }
