@@ -242,21 +242,6 @@ fn places(root: &Path) -> Result<Vec<(&'static str, String)>> {
     ])
 }
 
-/// The test command's deployment step (see the module docs); the cluster is removed after,
-/// pass or fail.
-pub fn check(root: &Path) -> Result<()> {
-    let started = Instant::now();
-    crate::kube::validate(root)?;
-    let cluster = Cluster::prepare(root, &image::AppOptions::default())?;
-    let result =
-        cluster.up_fresh().and_then(|()| cluster.chaos(false)).and_then(|()| crate::kube::play(root, &cluster.engine));
-    let down = cluster.down();
-    result?;
-    down?;
-    eprintln!("xtask: deployment checks passed in {:.1?}", started.elapsed());
-    Ok(())
-}
-
 /// HAProxy's statistics (CSV): each replica of backend `replicas` with its status.
 fn haproxy_view() -> Result<Vec<(String, String)>> {
     let (status, body) = http_get(STATS_PORT, "/stats;csv")?;

@@ -243,7 +243,23 @@ fn test(root: &Path) -> Result<()> {
     // the image, the compose deployment under the small chaos run and a rolling restart, the
     // Deployment under `podman kube play`; podman is installed if missing, and a failure to run
     // it fails here.
-    cluster::check(root)?;
+    deployment_check(root)?;
     eprintln!("xtask: test passed");
+    Ok(())
+}
+
+/// The test command's deployment step (`cluster.rs`'s module docs): the manifests validated,
+/// a fresh compose cluster under the small chaos run and a rolling restart, then the Deployment
+/// under `podman kube play`; the cluster is removed after, pass or fail.
+fn deployment_check(root: &Path) -> Result<()> {
+    let started = std::time::Instant::now();
+    kube::validate(root)?;
+    let cluster = cluster::Cluster::prepare(root, &image::AppOptions::default())?;
+    let result =
+        cluster.up_fresh().and_then(|()| cluster.chaos(false)).and_then(|()| kube::play(root, &cluster.engine));
+    let down = cluster.down();
+    result?;
+    down?;
+    eprintln!("xtask: deployment checks passed in {:.1?}", started.elapsed());
     Ok(())
 }
