@@ -215,9 +215,11 @@ impl Cluster {
         let name = if long { "chaos::containers_long" } else { "chaos::containers_small" };
         // --workspace, as `cargo test --workspace` builds it: the same features, so the test
         // command's build of the api tests is reused, not compiled again for one package.
-        test.args(["test", "--workspace", "--test", "api", name, "--", "--ignored", "--exact", "--nocapture"]);
-        test.current_dir(&self.root);
+        test.args(["test", "--workspace", "--test", "api"]);
+        // Before the `--`: after it, the flag would go to the test binary, which refuses it.
         crate::locked_in_ci(&mut test);
+        test.args([name, "--", "--ignored", "--exact", "--nocapture"]);
+        test.current_dir(&self.root);
         crate::test_env::pin(&mut test);
         test.env("GIFTGENIUS_CLUSTER_URL", format!("http://127.0.0.1:{PORT}"))
             .env("GIFTGENIUS_CLUSTER_STATS", format!("http://127.0.0.1:{STATS_PORT}/stats;csv"))

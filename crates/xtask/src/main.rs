@@ -258,6 +258,10 @@ fn deployment_check(root: &Path) -> Result<()> {
     let result =
         cluster.up_fresh().and_then(|()| cluster.chaos(false)).and_then(|()| kube::play(root, &cluster.engine));
     let down = cluster.down();
+    if let (Err(_), Err(e)) = (&result, &down) {
+        // The first failure is the one returned; the cleanup's must not vanish with it.
+        eprintln!("xtask: taking the cluster down also failed: {e:#}");
+    }
     result?;
     down?;
     eprintln!("xtask: deployment checks passed in {:.1?}", started.elapsed());
