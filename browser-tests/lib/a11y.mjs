@@ -226,6 +226,13 @@ export async function walkTab(h, max = 80) {
   });
   await h.page.locator("#widget").focus();
   const stops = [];
+  // Where the walk starts from and which view draws the widget, for the message of a walk that
+  // does not begin at the first stop.
+  stops.start = await (await widgetFrame(h)).evaluate(() => {
+    const a = document.activeElement, root = document.querySelector("[data-wasm]");
+    const what = !a || a === document.body ? "body" : `${a.tagName.toLowerCase()} ${a.dataset.action || a.name || a.id || ""}`.trim();
+    return `focus on ${what}, view ${root?.dataset.wasm || "unknown"}`;
+  });
   for (let i = 0; i < max; i++) {
     await h.page.keyboard.press("Tab");
     const f = await focused(h).catch(() => null);

@@ -166,7 +166,8 @@ for (const mode of MODES) {
         const want = await tabbables(h);
         const stops = await walkTab(h);
         t.diagnostic(`${where}: ${stops.map((s) => s.action).join(" → ")}`);
-        assert.deepEqual(stops.map((s) => s.key), want.map((w) => w.key), `${where}: Tab follows the document order`);
+        assert.deepEqual(stops.map((s) => s.key), want.map((w) => w.key),
+          `${where}: Tab follows the document order (${want.map((w) => w.action).join(" → ")}; the walk began with ${stops.start})`);
         const unseen = stops.filter((s) => !s.visibleFocus).map((s) => s.action);
         assert.deepEqual(unseen, [], `${where}: every stop shows a focus indicator`);
         const hidden = stops.filter((s) => !s.inView).map((s) => s.action);
