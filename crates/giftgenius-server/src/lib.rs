@@ -10,6 +10,8 @@
 //! - `checkout/`: prepare / commit / get order and checkout sessions, the confirmation token,
 //!   fenced idempotency keys, the payment provider's client (and starting the SANDBOX provider,
 //!   a process of its own: `giftgenius-sandbox-pay`), and the reconciler of pending orders.
+//! - `idempotency`: keys claimed once for every transport (proceed under a fenced lease, replay,
+//!   conflict, in flight); the tools and ACP map the outcomes to their own errors.
 //! - `acp/`: the Agentic Commerce Protocol merchant (checkout sessions for agent platforms).
 //! - `outbox/`: order events (webhooks) from a durable outbox, signed, delivered at least once.
 //! - `operator/`: an order's life after payment (processing, shipped, completed, refunds), over
@@ -41,6 +43,7 @@ pub mod context;
 pub mod error;
 pub mod failpoints;
 pub mod http;
+pub mod idempotency;
 pub mod limits;
 pub mod mcp;
 pub mod metrics;

@@ -3,7 +3,7 @@
 //! panic said when that may quote the request.
 //!
 //! - [`caught`] runs a piece of work and turns its panic into [`Panicked`]: the keyed sections
-//!   (`checkout/idempotency.rs`, ACP's `handle_post`) release their key with it, so a retry is
+//!   (`checkout/idempotency.rs`, ACP's `handle_post`, both over `idempotency.rs`) release their key with it, so a retry is
 //!   not stuck behind a lease nobody holds; the tool calls answer `INTERNAL_ERROR`.
 //! - [`answer_panics`] is the same for every HTTP route: a 500 with a reference instead of a
 //!   connection closed with no answer (the ACP routes answer their own `Error` first).

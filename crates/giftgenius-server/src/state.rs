@@ -11,7 +11,6 @@ use crate::acp::platforms::Platforms;
 use crate::auth::AuthMode;
 use crate::checkout::Checkout;
 use crate::checkout::confirmation::ConfirmationKeys;
-use crate::checkout::idempotency::Idempotency;
 use crate::checkout::payments::{Payments, check_lease};
 use crate::checkout::permalink::Permalinks;
 use crate::checkout::reconcile::Reconciler;
@@ -21,6 +20,7 @@ use crate::clock::Clock;
 use crate::config::{Config, PaymentsKind};
 use crate::failpoints::Failpoints;
 use crate::http::metrics::MetricsToken;
+use crate::idempotency::Idempotency;
 use crate::limits::Limits;
 use crate::mcp::widget_resource::{WidgetResource, origin_of};
 use crate::metrics::Metrics;
@@ -342,6 +342,14 @@ impl AppState {
             Duration::from_secs(config.reconcile_interval_secs),
             Duration::from_secs(config.reconcile_after_secs),
         );
+        // One set of keys for the tools and ACP: the same lease, retention and counts.
+        let keys = Idempotency {
+            store: store.clone(),
+            clock: clock.clone(),
+            lease,
+            retention: Duration::from_secs(config.idempotency_retention_hours * 3600),
+            metrics: metrics.idempotency.clone(),
+        };
         let acp = match platforms {
             Some(platforms) => Some(Arc::new(crate::acp::Acp {
                 store: store.clone(),
@@ -350,7 +358,7 @@ impl AppState {
                 platforms,
                 public_url: public_url.clone(),
                 session_ttl: config.acp_session_ttl,
-                lease,
+                keys: keys.clone(),
                 tax_rates: crate::acp::session::TaxRates::parse(config.acp_tax_bps.as_deref().unwrap_or(""))
                     .map_err(|e| anyhow::anyhow!("--acp-tax-bps: {e}"))?,
                 merchant_id: config.acp_merchant_id.clone(),
@@ -367,13 +375,7 @@ impl AppState {
             store: store.clone(),
             catalog: catalog.clone(),
             payments,
-            idempotency: Idempotency {
-                store: store.clone(),
-                clock: clock.clone(),
-                lease,
-                retention: Duration::from_secs(config.idempotency_retention_hours * 3600),
-                metrics: metrics.idempotency.clone(),
-            },
+            idempotency: keys,
             failpoints: failpoints.clone(),
             clock,
             draft_ttl: Duration::from_secs(config.draft_ttl_secs),

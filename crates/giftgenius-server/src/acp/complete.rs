@@ -27,12 +27,12 @@ use super::order::{OrderLinks, PaidFor, acp_order};
 use super::session::SessionState;
 use super::words::{Word, text};
 use super::{Acp, Done, SessionWrite};
-use crate::checkout::commit::{charge_description, provider_key};
-use crate::checkout::payments::{ChargeRequest, LEASE_MARGIN, Lookup, OrderCharge, PaymentError};
-use crate::failpoints::{AFTER_ORDER_CREATED, AFTER_PAYMENT_CHARGED};
+use crate::checkout::charge::{ChargeStep, Charged};
+use crate::checkout::commit::provider_key;
+use crate::checkout::payments::{Lookup, OrderCharge, PaymentError};
+use crate::failpoints::AFTER_ORDER_CREATED;
 use crate::store::{
-    AcpSessionRow, ChargeStart, CreateOrder, Fence, Fenced, NewOrderEvent, OrderChange, OrderFacts, OrderRow,
-    OrderStatusColumn,
+    AcpSessionRow, CreateOrder, Fence, Fenced, NewOrderEvent, OrderChange, OrderFacts, OrderRow, OrderStatusColumn,
 };
 
 /// The claimed key a complete works under: its fence and when its lease ends.
@@ -165,42 +165,14 @@ impl Acp {
         request_id: &str,
     ) -> Result<Done, AcpFailure> {
         let internal = |e: &dyn std::fmt::Display| AcpFailure::internal(request_id, e);
-        // The request must end (answered or timed out) while we still hold the key, so that no
-        // retry asks the provider beside us.
-        let in_flight = self.payments.timeout() + LEASE_MARGIN;
-        let now = self.clock.now_ms();
-        if held.lease_until_ms - now < in_flight.as_millis() as i64 {
-            return Err(unavailable("the lease is too short for a charge request now"));
-        }
-        let charging_until = now + in_flight.as_millis() as i64;
-        match self.store.begin_charge(held.fence, &order.id, charging_until, now).await.map_err(|e| internal(&e))? {
-            Fenced::Stale => return Err(AcpFailure::in_flight(1)),
-            Fenced::Written(ChargeStart::Settled) => {
-                let settled = self.store.order_by_id(&order.id).await.map_err(|e| internal(&e))?;
-                return match settled {
-                    Some(paid) if paid.status.is_paid() => {
-                        let session = self.completed(row, state, &paid, request_id).await?;
-                        Ok(Done { status: StatusCode::OK, session, write: SessionWrite::Nothing })
-                    }
-                    _ => self.declined(row, state, None, SessionWrite::Nothing, request_id).await,
-                };
-            }
-            Fenced::Written(ChargeStart::Ready) => {}
-        }
-        let key = provider_key(&order.id);
-        let request = ChargeRequest {
-            key: &key,
-            order_id: &order.id,
-            subject: &order.subject,
-            amount: order.total(),
-            description: &charge_description(&order),
-            token: Some(token),
+        let step = ChargeStep {
+            payments: &self.payments,
+            store: &self.store,
+            clock: &self.clock,
+            failpoints: &self.failpoints,
         };
-        let charged = self.payments.charge(request).await;
-        // A decline stands only once the order's own provider payment, if any, is cancelled.
-        match self.payments.settled_decline(order.payment_ref.as_deref(), charged).await {
-            Ok(charge) => {
-                self.failpoints.hit(AFTER_PAYMENT_CHARGED);
+        match step.run(held.fence, held.lease_until_ms, &order, Some(token), None).await {
+            Charged::Paid { charge, .. } => {
                 tracing::info!(order = order.id, charge = charge.id, session = row.id, "ACP order charged");
                 let paid = OrderRow { status: OrderStatusColumn::Paid, charge_id: Some(charge.id.clone()), ..order };
                 let session = self.completed(row, state, &paid, request_id).await?;
@@ -208,23 +180,31 @@ impl Acp {
                 let write = SessionWrite::Paid { order_id: paid.id, charge_id: charge.id, event };
                 Ok(Done { status: StatusCode::OK, session, write })
             }
-            Err(PaymentError::Declined) => {
+            Charged::Declined => {
                 let write = SessionWrite::Declined { order_id: order.id };
                 self.declined(row, state, None, write, request_id).await
             }
-            Err(PaymentError::Refused(code)) => {
+            Charged::Refused(code) => {
                 tracing::info!(order = order.id, code, session = row.id, "the vault token was refused");
                 let write = SessionWrite::Declined { order_id: order.id };
                 self.declined(row, state, Some(&code), write, request_id).await
             }
-            Err(PaymentError::Unavailable(detail)) => {
-                tracing::warn!(order = order.id, detail, "payment provider unavailable during an ACP complete");
-                Err(unavailable("the payment provider did not answer"))
+            Charged::Settled => {
+                let settled = self.store.order_by_id(&order.id).await.map_err(|e| internal(&e))?;
+                match settled {
+                    Some(paid) if paid.status.is_paid() => {
+                        let session = self.completed(row, state, &paid, request_id).await?;
+                        Ok(Done { status: StatusCode::OK, session, write: SessionWrite::Nothing })
+                    }
+                    _ => self.declined(row, state, None, SessionWrite::Nothing, request_id).await,
+                }
             }
-            Err(PaymentError::KeyMismatch) => Err(internal(&format!("provider key {key} reused with another request"))),
+            Charged::Stale => Err(AcpFailure::in_flight(1)),
+            Charged::Unavailable(detail) => Err(unavailable(&detail)),
+            Charged::Failed(e) => Err(internal(&e)),
             // The host's sheet pays with a delegated token; a provider asking the person to
             // confirm with their bank (3-D Secure) is not a flow the sheet can finish.
-            Err(PaymentError::AuthenticationRequired { payment }) => {
+            Charged::AuthenticationRequired { payment } => {
                 Err(internal(&format!("the provider asked for 3-D Secure on a sheet payment ({payment})")))
             }
         }

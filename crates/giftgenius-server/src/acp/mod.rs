@@ -58,8 +58,8 @@ pub struct Acp {
     pub public_url: String,
     /// `--acp-session-ttl`.
     pub session_ttl: Duration,
-    /// How long a request may hold its idempotency key before a retry may take it over.
-    pub lease: Duration,
+    /// The idempotency keys (shared with the tools: one claim, one lease, one count).
+    pub keys: crate::idempotency::Idempotency,
     /// `--acp-tax-bps`: tax by destination country (none listed: no tax line).
     pub tax_rates: session::TaxRates,
     /// `--acp-merchant-id`: what a vault token's allowance must name.

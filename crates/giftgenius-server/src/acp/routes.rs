@@ -41,9 +41,10 @@ use serde_json::Value;
 use super::complete::Held;
 use super::error::AcpFailure;
 use super::{Acp, Done, SessionWrite, fingerprint};
+use crate::idempotency::{Claimed, KeyNow};
 use crate::mcp::request_body::is_json;
-use crate::metrics::{AuthEndpoint, AuthRefusal, KeyOutcome};
-use crate::store::{Claim, Fence, Fenced, RecoveryPoint, Scope};
+use crate::metrics::{AuthEndpoint, AuthRefusal};
+use crate::store::{Fence, Fenced, Scope};
 
 /// Largest request body.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
@@ -503,59 +504,23 @@ impl Acp {
     }
 
     /// Claims the key: `Ok(Ok((fence, lease end)))` to do the work, `Ok(Err(answer))` to
-    /// answer without it (a replay, 409 in flight, 422 conflict).
+    /// answer without it (a replay); 422 `idempotency_conflict`, 409 `idempotency_in_flight`.
     async fn claim(
         &self,
         scope: Scope,
         fingerprint: &str,
         request_id: &str,
     ) -> Result<Result<(Fence, i64), Reply>, AcpFailure> {
-        let tool = scope.tool;
-        let claimed = self.claim_key(scope, fingerprint, request_id).await;
-        let outcome = match &claimed {
-            Ok(Ok((fence, _))) if fence.generation == 1 => Some(KeyOutcome::New),
-            Ok(Ok(_)) => Some(KeyOutcome::TakenOver),
-            Ok(Err(_)) => Some(KeyOutcome::Replayed),
-            Err(failure) if failure.status == StatusCode::UNPROCESSABLE_ENTITY => Some(KeyOutcome::Reused),
-            Err(failure) if failure.status == StatusCode::CONFLICT => Some(KeyOutcome::InProgress),
-            Err(_) => None,
-        };
-        if let Some(outcome) = outcome {
-            self.metrics.idempotency.claimed(tool, outcome);
-        }
-        claimed
-    }
-
-    async fn claim_key(
-        &self,
-        scope: Scope,
-        fingerprint: &str,
-        request_id: &str,
-    ) -> Result<Result<(Fence, i64), Reply>, AcpFailure> {
-        let internal = |e: crate::store::StoreError| AcpFailure::internal(request_id, &e);
-        let now = self.clock.now_ms();
-        let lease_until = now.saturating_add(self.lease.as_millis() as i64);
-        let row = match self.store.claim_key(&scope, fingerprint, lease_until, now).await.map_err(internal)? {
-            Claim::New => return Ok(Ok((Fence { scope, generation: 1 }, lease_until))),
-            Claim::Existing(row) => row,
-        };
-        if row.fingerprint != fingerprint {
-            return Err(AcpFailure::invalid_request(
+        let claimed = self.keys.claim(scope, fingerprint).await.map_err(|e| AcpFailure::internal(request_id, &e))?;
+        match claimed {
+            Claimed::Proceed(held) => Ok(Ok((held.fence, held.until_ms))),
+            Claimed::Replay(stored) => Ok(Err(replay(&stored, request_id)?)),
+            Claimed::Conflict => Err(AcpFailure::invalid_request(
                 StatusCode::UNPROCESSABLE_ENTITY,
                 "idempotency_conflict",
                 "This Idempotency-Key was already used with a different request body.",
-            ));
-        }
-        if row.recovery_point == RecoveryPoint::Finished {
-            return Ok(Err(replay(row.response.as_deref(), request_id)?));
-        }
-        if let Some(until) = row.locked_until_ms.filter(|&t| t > now) {
-            return Err(AcpFailure::in_flight(((until - now) as u64).div_ceil(1000)));
-        }
-        if self.store.take_over_key(&scope, row.generation, lease_until, now).await.map_err(internal)? {
-            Ok(Ok((Fence { scope, generation: row.generation + 1 }, lease_until)))
-        } else {
-            Err(AcpFailure::in_flight(1))
+            )),
+            Claimed::InFlight { retry_after_ms } => Err(in_flight(retry_after_ms)),
         }
     }
 
@@ -572,9 +537,7 @@ impl Acp {
             Ok(Done { status, session, write }) => (Reply::json(status, &session), write),
             // A 5xx, or a 409 that a retry may find resolved: never stored.
             Err(failure) if failure.status.is_server_error() || failure.status == StatusCode::CONFLICT => {
-                if let Err(e) = self.store.release_key(&fence, now).await {
-                    tracing::warn!(request_id, error = %e, "could not release an ACP idempotency key; its lease will expire");
-                }
+                self.keys.release(&fence).await;
                 return Err(failure);
             }
             Err(failure) => (Reply::from(failure), SessionWrite::Nothing),
@@ -594,17 +557,13 @@ impl Acp {
         match written {
             Ok(Fenced::Written(())) => Ok(reply),
             // Someone took the key over meanwhile: answer what the key says now.
-            Ok(Fenced::Stale) => match self.store.key(&fence.scope).await {
-                Ok(Some(row)) if row.recovery_point == RecoveryPoint::Finished => {
-                    replay(row.response.as_deref(), request_id)
-                }
-                Ok(_) => Err(AcpFailure::in_flight(1)),
+            Ok(Fenced::Stale) => match self.keys.now(&fence.scope).await {
+                Ok(KeyNow::Finished(stored)) => replay(&stored, request_id),
+                Ok(KeyNow::InFlight { retry_after_ms }) => Err(in_flight(retry_after_ms)),
                 Err(e) => Err(AcpFailure::internal(request_id, &e)),
             },
             Err(e) => {
-                if let Err(release) = self.store.release_key(&fence, now).await {
-                    tracing::warn!(request_id, error = %release, "could not release an ACP idempotency key");
-                }
+                self.keys.release(&fence).await;
                 Err(AcpFailure::internal(request_id, &e))
             }
         }
@@ -612,11 +571,15 @@ impl Acp {
 }
 
 /// A finished key's stored answer, replayed with its status.
-fn replay(stored: Option<&str>, request_id: &str) -> Result<Reply, AcpFailure> {
-    let stored = stored.ok_or_else(|| AcpFailure::internal(request_id, &"finished ACP key without an answer"))?;
+fn replay(stored: &str, request_id: &str) -> Result<Reply, AcpFailure> {
     let stored: StoredReply = serde_json::from_str(stored).map_err(|e| AcpFailure::internal(request_id, &e))?;
     let status = StatusCode::from_u16(stored.status).map_err(|e| AcpFailure::internal(request_id, &e))?;
     Ok(Reply { status, body: stored.body, replayed: true, retry_after_secs: None })
+}
+
+/// 409 `idempotency_in_flight`, its `Retry-After` the lease's remainder in whole seconds (≥ 1).
+fn in_flight(retry_after_ms: u64) -> AcpFailure {
+    AcpFailure::in_flight(retry_after_ms.div_ceil(1000).max(1))
 }
 
 #[cfg(test)]

@@ -20,22 +20,17 @@ use giftgenius_types::{CancelOrderInput, ErrorCode, OrderData, RefundStatus, Too
 use serde_json::{Map, Value};
 
 use super::idempotency::{Lease, fingerprint};
-use super::payments::{LEASE_MARGIN, PaymentError};
+use super::payments::LEASE_MARGIN;
+use super::refund::{self, Refunded};
 use super::{Checkout, random_id};
 use crate::clock::rfc3339;
 use crate::context::CallContext;
 use crate::error::internal;
 use crate::failpoints::{AFTER_REFUND_RECORDED, AFTER_REFUNDED};
 use crate::outcome::{Answer, Outcome};
-use crate::store::{
-    BeginRefund, Fenced, OrderChange, OrderFacts, OrderRow, OrderStatusColumn, RefundRow, RefundStatusColumn,
-    StoreError,
-};
+use crate::store::{BeginRefund, Fenced, OrderRow, OrderStatusColumn, RefundRow, RefundStatusColumn, StoreError};
 
-/// The provider's idempotency key for an order's refund: one order, one refund, whoever asks.
-pub fn refund_key(order_id: &str) -> String {
-    format!("ggr_{order_id}")
-}
+pub use super::refund::refund_key;
 
 /// ORDER_NOT_CANCELLABLE, saying why.
 fn not_cancellable(call: &CallContext, why: String) -> ToolError {
@@ -188,16 +183,11 @@ impl Checkout {
             lease.release().await;
             return unavailable(call);
         }
-        let Some(charge_id) = order.charge_id.clone() else {
-            let e = StoreError::Inconsistent(format!("paid order {} has no charge id", order.id));
-            return lease.fail(call, &e).await.into();
-        };
-        match self.payments.refund(&refund_key(&order.id), &charge_id, refund.amount()).await {
-            Ok(provider_refund_id) => {
+        match refund::ask(&self.payments, &order, &refund).await {
+            Refunded::Done(provider_refund_id) => {
                 self.failpoints.hit(AFTER_REFUNDED);
                 let now = self.now();
-                let cancelled =
-                    OrderRow { status: OrderStatusColumn::Cancelled, cancelled_at_ms: Some(now), ..order.clone() };
+                let (cancelled, refunded) = refund::succeeded(&order, &refund, &provider_refund_id, now);
                 let result = self.order_answer(call, &cancelled).await.map(|mut answer: Answer<OrderData>| {
                     answer.data.order.refund = Some(giftgenius_types::Refund {
                         id: refund.id.clone(),
@@ -218,18 +208,7 @@ impl Checkout {
                 });
                 lease
                     .finish(call, result, async |fence, answer| {
-                        let refunded = RefundRow {
-                            status: RefundStatusColumn::Succeeded,
-                            provider_refund_id: Some(provider_refund_id.clone()),
-                            updated_at_ms: now,
-                            ..refund.clone()
-                        };
-                        let facts = OrderFacts {
-                            order: cancelled.clone(),
-                            refund: Some(refunded),
-                            adjustments: self.store.adjustments_of(&order.id).await?,
-                        };
-                        let event = self.events.event(&facts, OrderChange::Cancelled).await?;
+                        let event = refund::cancelled_event(&self.store, &self.events, cancelled, refunded).await?;
                         let written = self
                             .store
                             .finish_refund(fence, &order.id, &provider_refund_id, answer, event.as_ref(), now)
@@ -245,15 +224,11 @@ impl Checkout {
                     })
                     .await
             }
-            Err(PaymentError::Unavailable(detail)) => {
-                tracing::warn!(order = order.id, detail, "payment provider unavailable for a refund");
+            Refunded::Unavailable(_) => {
                 lease.release().await;
                 unavailable(call)
             }
-            Err(other) => {
-                let e = format!("the provider refused the refund of order {}: {other:?}", order.id);
-                lease.fail(call, &e).await.into()
-            }
+            Refunded::Failed(e) => lease.fail(call, &e).await.into(),
         }
     }
 }

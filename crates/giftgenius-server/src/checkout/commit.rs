@@ -25,20 +25,19 @@ use giftgenius_types::{CommitOrderInput, ErrorCode, FieldError, FieldRule, Order
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
+use super::charge::Charged;
 use super::idempotency::{Lease, fingerprint};
-use super::payments::{ChargeRequest, LEASE_MARGIN, PaymentError};
+use super::payments::LEASE_MARGIN;
 use super::random_id;
 use super::{Checkout, delivery_of};
 use crate::clock::rfc3339;
 use crate::context::CallContext;
 use crate::error::internal;
-use crate::failpoints::{
-    AFTER_KEY_CLAIMED, AFTER_ORDER_CREATED, AFTER_PAYMENT_CHARGED, AFTER_RESPONSE_STORED, COMMIT_ORDER_PANICS,
-};
+use crate::failpoints::{AFTER_KEY_CLAIMED, AFTER_ORDER_CREATED, AFTER_RESPONSE_STORED, COMMIT_ORDER_PANICS};
 use crate::outcome::{Answer, Outcome};
 use crate::store::{
-    ChargeStart, CreateOrder, DraftRow, Fenced, Fulfilment, OrderChange, OrderFacts, OrderRow, OrderStatusColumn,
-    RecoveryPoint, StoreError,
+    CreateOrder, DraftRow, Fenced, Fulfilment, OrderChange, OrderFacts, OrderRow, OrderStatusColumn, RecoveryPoint,
+    StoreError,
 };
 
 /// Where the order phase left the call.
@@ -55,12 +54,6 @@ enum OrderStep {
     /// person's bank): this answer, not stored (the key is released), the order untouched.
     Refused(ToolError),
 }
-
-/// How much of [`LEASE_MARGIN`] (clock differences between replicas, the store steps around the
-/// call) the charging window an order was created with must still have beyond the charge
-/// request's own end for `charge_phase` to send the request without marking it again: the few
-/// milliseconds between creating the order and the request come out of the margin's other half.
-const MARK_AGAIN_BELOW: std::time::Duration = std::time::Duration::from_millis(LEASE_MARGIN.as_millis() as u64 / 2);
 
 /// The provider's idempotency key for an order: one order, one charge, whoever asks.
 pub fn provider_key(order_id: &str) -> String {
@@ -348,56 +341,16 @@ impl Checkout {
         token: Option<PaymentToken>,
         charging_until: Option<i64>,
     ) -> Outcome<OrderData> {
-        // The charge request must end (answered or timed out) while we still hold the key, so
-        // that no retry takes the key over and asks the provider beside us.
-        let in_flight = self.payments.timeout() + LEASE_MARGIN;
-        if lease.remaining() < in_flight {
-            lease.release().await;
-            return unavailable(call, "the lease is too short for a charge request now");
-        }
         // A token never pays an order that has a provider payment of its own (3-D Secure).
         if token.is_some() && order.payment_ref.is_some() {
             lease.release().await;
             return another_payment(call, &order).into();
         }
-        let now = self.now();
-        let needed_until = now + in_flight.as_millis() as i64;
-        // Created just now with a window that still covers the whole request and most of the
-        // margin: nothing to mark. (The key was fenced by that same transaction, and the lease
-        // still outlasts the request.)
-        let request_end = now + self.payments.timeout().as_millis() as i64;
-        let marked = charging_until.is_some_and(|until| until - request_end >= MARK_AGAIN_BELOW.as_millis() as i64);
-        let started = if marked {
-            Ok(Fenced::Written(ChargeStart::Ready))
-        } else {
-            self.store.begin_charge(lease.fence(), &order.id, needed_until, now).await
-        };
-        match started {
-            Ok(Fenced::Written(ChargeStart::Ready)) => {}
-            // Paid or declined meanwhile (under another key, or by the reconciler): that is the answer.
-            Ok(Fenced::Written(ChargeStart::Settled)) => {
-                return self.settled_order_answer(call, lease, &order.id).await;
-            }
-            Ok(Fenced::Stale) => return lease.settled(call).await,
-            Err(e) => return lease.fail(call, &e).await.into(),
-        }
-        let payment_key = provider_key(&order.id);
         let with_token = token.is_some();
-        let request = ChargeRequest {
-            key: &payment_key,
-            order_id: &order.id,
-            subject: &order.subject,
-            amount: order.total(),
-            description: &charge_description(&order),
-            token,
-        };
-        let charged = self.payments.charge(request).await;
-        // A decline stands only once the order's own provider payment, if any, is cancelled.
-        match self.payments.settled_decline(order.payment_ref.as_deref(), charged).await {
-            Ok(charge) => {
-                self.failpoints.hit(AFTER_PAYMENT_CHARGED);
+        let charged = self.charge_step().run(lease.fence(), lease.until_ms(), &order, token, charging_until).await;
+        match charged {
+            Charged::Paid { charge, paid_at_ms: paid_at } => {
                 // The time it is recorded paid, in the answer and in the row alike.
-                let paid_at = self.now();
                 let fulfilment = Fulfilment { paid_at_ms: Some(paid_at), ..order.fulfilment.clone() };
                 let paid = OrderRow {
                     status: OrderStatusColumn::Paid,
@@ -422,23 +375,22 @@ impl Checkout {
                     })
                     .await
             }
-            Err(PaymentError::Declined) => {
+            Charged::Declined => {
                 lease
                     .finish(call, Err(declined(call)), async |fence, answer| {
                         self.store.mark_declined_and_finish(fence, &order.id, answer, self.now()).await
                     })
                     .await
             }
-            Err(PaymentError::Unavailable(detail)) => {
-                tracing::warn!(order = order.id, detail, "payment provider unavailable");
+            Charged::Settled => self.settled_order_answer(call, lease, &order.id).await,
+            Charged::Stale => lease.settled(call).await,
+            Charged::Unavailable(detail) => {
                 lease.release().await;
                 unavailable(call, &detail)
             }
-            Err(PaymentError::KeyMismatch) => {
-                lease.fail(call, &format!("provider key {payment_key} reused with another request")).await.into()
-            }
+            Charged::Failed(e) => lease.fail(call, &e).await.into(),
             // The sheet's token was refused before any money moved: a definitive answer, as a decline.
-            Err(PaymentError::Refused(code)) if with_token => {
+            Charged::Refused(code) if with_token => {
                 tracing::info!(order = order.id, code, "the sheet's vault token was refused");
                 lease
                     .finish(call, Err(super::sheet::token_refused(call)), async |fence, answer| {
@@ -450,7 +402,7 @@ impl Checkout {
             // stays unfinished (a retry asks the provider again and answers the same), and the
             // answer carries the hosted page's link for the widget. Only the provider's word
             // (its answer, a verified webhook, the reconciler's retrieve) ever pays it.
-            Err(PaymentError::AuthenticationRequired { payment }) => {
+            Charged::AuthenticationRequired { payment } => {
                 let now = self.now();
                 let until =
                     order.authentication_until_ms.unwrap_or(now + self.authentication_window.as_millis() as i64);
@@ -469,7 +421,7 @@ impl Checkout {
                 }
             }
             // A token refusal needs a token, and an app commit never sends one.
-            Err(PaymentError::Refused(code)) => {
+            Charged::Refused(code) => {
                 lease.fail(call, &format!("provider refused a token ({code}) for a charge without one")).await.into()
             }
         }

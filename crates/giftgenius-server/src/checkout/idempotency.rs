@@ -1,5 +1,5 @@
-//! Idempotency keys, after Stripe and the IETF Idempotency-Key draft. Generic: nothing here
-//! knows what a tool does; a key only records how far its call got.
+//! The tools' idempotency keys: [`crate::idempotency`]'s claim as tool answers. Generic:
+//! nothing here knows what a tool does; a key only records how far its call got.
 //!
 //! - Scope: (subject, tool, key). Two users can never see each other's answers.
 //! - Fingerprint: SHA-256 of the canonical arguments minus the key. The same key with other
@@ -33,11 +33,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::clock::Clock;
 use crate::context::{CallContext, DEFAULT_LOCALE};
-use crate::metrics::{IdempotencyMetrics, KeyOutcome};
+pub use crate::idempotency::Idempotency;
+use crate::idempotency::{Claimed, Held, KeyNow};
 use crate::outcome::{Answer, Outcome, envelope};
-use crate::store::{Claim, Fence, Fenced, RecoveryPoint, Scope, Store, StoreError, StoreResult};
+use crate::store::{Fence, Fenced, RecoveryPoint, Scope, StoreError, StoreResult};
 use giftgenius_types::canonical::canonical_json;
 
 /// The arguments a fingerprint leaves out: the key itself, and the widget's confirmation token,
@@ -106,11 +106,6 @@ fn replay<T: DeserializeOwned>(stored: &str) -> Result<Outcome<T>, StoreError> {
     Ok(Outcome { result, replay_locale: Some(stored.locale.unwrap_or_else(|| DEFAULT_LOCALE.to_string())) })
 }
 
-/// A finished key must hold its answer.
-fn unanswered() -> StoreError {
-    StoreError::Inconsistent("finished key without an answer".into())
-}
-
 /// What a keyed call should do.
 #[derive(Debug)]
 pub enum Begin<T> {
@@ -122,19 +117,7 @@ pub enum Begin<T> {
     Reject(ToolError),
 }
 
-/// Leases and retention for idempotency keys.
-#[derive(Debug, Clone)]
-pub struct Idempotency {
-    pub store: Store,
-    pub clock: Clock,
-    /// How long a call may hold a key before another retry may take it over.
-    pub lease: Duration,
-    /// How long finished keys are kept (at least 24 h).
-    pub retention: Duration,
-    /// Claims by what they found: replays, take-overs… (`/metrics`).
-    pub metrics: IdempotencyMetrics,
-}
-
+/// The tools' side of [`Idempotency`]: the claim's outcomes as tool errors and stored envelopes.
 impl Idempotency {
     /// Runs a keyed call: claims the key and runs `work` under its lease, or answers without
     /// running it (the stored answer of a finished call, a key reused with other arguments, a
@@ -172,59 +155,16 @@ impl Idempotency {
         key: &str,
         fingerprint: &str,
     ) -> StoreResult<Begin<T>> {
-        let begin = self.claim(call, key, fingerprint).await?;
-        let outcome = match &begin {
-            Begin::Proceed(lease) if lease.fence().generation == 1 => KeyOutcome::New,
-            Begin::Proceed(_) => KeyOutcome::TakenOver,
-            Begin::Replay(_) => KeyOutcome::Replayed,
-            Begin::Reject(error) if error.code == ErrorCode::IdempotencyKeyReused => KeyOutcome::Reused,
-            Begin::Reject(_) => KeyOutcome::InProgress,
-        };
-        self.metrics.claimed(call.tool.as_str(), outcome);
-        Ok(begin)
-    }
-
-    async fn claim<T: DeserializeOwned>(
-        &self,
-        call: &CallContext,
-        key: &str,
-        fingerprint: &str,
-    ) -> StoreResult<Begin<T>> {
-        let scope = Scope { subject: call.subject.clone(), tool: call.tool.as_str(), key: key.to_string() };
-        let now = self.clock.now_ms();
-        let lease_until = now + self.lease.as_millis() as i64;
-        let row = match self.store.claim_key(&scope, fingerprint, lease_until, now).await? {
-            Claim::New => {
-                let fence = Fence { scope, generation: 1 };
-                return Ok(Begin::Proceed(self.lease(fence, lease_until, RecoveryPoint::Started, None)));
-            }
-            Claim::Existing(row) => row,
-        };
-        if row.fingerprint != fingerprint {
-            return Ok(Begin::Reject(ToolError::new(
+        Ok(match self.claim(scope(call, key), fingerprint).await? {
+            Claimed::Proceed(held) => Begin::Proceed(Lease { keys: self.clone(), held }),
+            Claimed::Replay(stored) => Begin::Replay(replay(&stored)?),
+            Claimed::Conflict => Begin::Reject(ToolError::new(
                 ErrorCode::IdempotencyKeyReused,
-                format!("idempotency_key was already used for a different {} request", scope.tool),
+                format!("idempotency_key was already used for a different {} request", call.tool.as_str()),
                 &call.reference,
-            )));
-        }
-        if row.recovery_point == RecoveryPoint::Finished {
-            let stored = row.response.as_deref().ok_or_else(unanswered)?;
-            return Ok(Begin::Replay(replay(stored)?));
-        }
-        if let Some(locked_until) = row.locked_until_ms.filter(|&t| t > now) {
-            return Ok(Begin::Reject(in_progress(call, (locked_until - now) as u64)));
-        }
-        if self.store.take_over_key(&scope, row.generation, lease_until, now).await? {
-            tracing::info!(
-                point = row.recovery_point.as_str(),
-                generation = row.generation + 1,
-                "resuming a keyed call"
-            );
-            let fence = Fence { scope, generation: row.generation + 1 };
-            Ok(Begin::Proceed(self.lease(fence, lease_until, row.recovery_point, row.resource_id)))
-        } else {
-            Ok(Begin::Reject(in_progress(call, 100)))
-        }
+            )),
+            Claimed::InFlight { retry_after_ms } => Begin::Reject(in_progress(call, retry_after_ms)),
+        })
     }
 
     /// The stored answer of `key` if it finished a call with this `fingerprint`: read only, for
@@ -236,58 +176,29 @@ impl Idempotency {
         key: &str,
         fingerprint: &str,
     ) -> StoreResult<Option<Outcome<T>>> {
-        let scope = Scope { subject: call.subject.clone(), tool: call.tool.as_str(), key: key.to_string() };
-        match self.store.key(&scope).await? {
-            Some(row) if row.recovery_point == RecoveryPoint::Finished && row.fingerprint == fingerprint => {
-                let stored = row.response.as_deref().ok_or_else(unanswered)?;
-                Ok(Some(replay(stored)?))
-            }
-            _ => Ok(None),
+        match self.finished_answer(&scope(call, key), fingerprint).await? {
+            Some(stored) => Ok(Some(replay(&stored)?)),
+            None => Ok(None),
         }
-    }
-
-    fn lease(&self, fence: Fence, until_ms: i64, resume_from: RecoveryPoint, resource_id: Option<String>) -> Lease {
-        Lease { keys: self.clone(), fence, until_ms, resume_from, resource_id }
     }
 
     /// What a key says now, as an answer: its stored answer once finished, else "in progress"
     /// (for a holder whose write was refused, and who must not act on what it knew).
     pub async fn settled<T: DeserializeOwned>(&self, call: &CallContext, scope: &Scope) -> Outcome<T> {
-        match self.store.key(scope).await {
-            Ok(Some(row)) if row.recovery_point == RecoveryPoint::Finished => {
-                match row.response.as_deref().map(replay) {
-                    Some(Ok(outcome)) => outcome,
-                    Some(Err(e)) => crate::error::internal(call, &e).into(),
-                    None => crate::error::internal(call, &"finished key without an answer").into(),
-                }
-            }
-            Ok(row) => {
-                let now = self.clock.now_ms();
-                let left = row.and_then(|r| r.locked_until_ms).map_or(0, |t| (t - now).max(0) as u64);
-                in_progress(call, left).into()
-            }
+        match self.now(scope).await {
+            Ok(KeyNow::Finished(stored)) => match replay(&stored) {
+                Ok(outcome) => outcome,
+                Err(e) => crate::error::internal(call, &e).into(),
+            },
+            Ok(KeyNow::InFlight { retry_after_ms }) => in_progress(call, retry_after_ms).into(),
             Err(e) => crate::error::internal(call, &e).into(),
         }
     }
+}
 
-    /// Ends the lease `fence` holds, keeping the recovery point for the retry. A holder that
-    /// lost the key releases nothing (it would free the new holder's lease), and a finished key
-    /// stays finished.
-    async fn release(&self, fence: &Fence) {
-        match self.store.release_key(fence, self.clock.now_ms()).await {
-            Ok(Fenced::Written(())) => {}
-            Ok(Fenced::Stale) => {
-                tracing::info!(generation = fence.generation, "the key has a newer holder; not releasing it")
-            }
-            Err(e) => tracing::warn!(error = %e, "could not release an idempotency key; its lease will expire"),
-        }
-    }
-
-    /// Deletes keys past retention (never one pointing at a pending order); returns how many.
-    pub async fn prune(&self) -> StoreResult<u64> {
-        let now = self.clock.now_ms();
-        self.store.prune_keys(now - self.retention.as_millis() as i64, now).await
-    }
+/// A tool call's key: scoped to its caller and tool.
+fn scope(call: &CallContext, key: &str) -> Scope {
+    Scope { subject: call.subject.clone(), tool: call.tool.as_str(), key: key.to_string() }
 }
 
 fn in_progress(call: &CallContext, lease_left_ms: u64) -> ToolError {
@@ -304,43 +215,44 @@ fn in_progress(call: &CallContext, lease_left_ms: u64) -> ToolError {
 #[derive(Debug)]
 pub struct Lease {
     keys: Idempotency,
-    fence: Fence,
-    /// When the lease runs out (after that a retry may take the key over).
-    until_ms: i64,
-    resume_from: RecoveryPoint,
-    resource_id: Option<String>,
+    held: Held,
 }
 
 impl Lease {
     /// The key and its generation, for store steps that move it in the same transaction as
     /// their work.
     pub fn fence(&self) -> &Fence {
-        &self.fence
+        &self.held.fence
     }
 
     /// Where the previous holder got to (`Started` for a new key).
     pub fn resume_from(&self) -> RecoveryPoint {
-        self.resume_from
+        self.held.resume_from
     }
 
     /// The resource an earlier holder created, when resuming from `ResourceCreated`.
     pub fn resource_id(&self) -> Option<&str> {
-        self.resource_id.as_deref()
+        self.held.resource_id.as_deref()
+    }
+
+    /// When the lease runs out (clock milliseconds).
+    pub fn until_ms(&self) -> i64 {
+        self.held.until_ms
     }
 
     /// How long the lease still runs.
     pub fn remaining(&self) -> Duration {
-        Duration::from_millis((self.until_ms - self.keys.clock.now_ms()).max(0) as u64)
+        Duration::from_millis((self.held.until_ms - self.keys.clock.now_ms()).max(0) as u64)
     }
 
     /// The key now points at `resource_id`, which already exists (created under another key),
     /// so a retry of this key resumes with it. Only moves a key that has just started.
     pub async fn advance(&mut self, resource_id: &str) -> StoreResult<Fenced> {
         let now = self.keys.clock.now_ms();
-        let advanced = self.keys.store.advance_started_key(&self.fence, resource_id, now).await?;
+        let advanced = self.keys.store.advance_started_key(&self.held.fence, resource_id, now).await?;
         if advanced == Fenced::Written(()) {
-            self.resume_from = RecoveryPoint::ResourceCreated;
-            self.resource_id = Some(resource_id.to_string());
+            self.held.resume_from = RecoveryPoint::ResourceCreated;
+            self.held.resource_id = Some(resource_id.to_string());
         }
         Ok(advanced)
     }
@@ -368,7 +280,7 @@ impl Lease {
         write: impl AsyncFnOnce(&Fence, &str) -> StoreResult<Fenced>,
     ) -> Outcome<T> {
         let written = match stored_answer(call, &result) {
-            Ok(stored) => write(&self.fence, &stored).await,
+            Ok(stored) => write(&self.held.fence, &stored).await,
             Err(e) => Err(e),
         };
         match written {
@@ -380,8 +292,11 @@ impl Lease {
 
     /// The lease was lost (a write came back stale): answers with what the key says now.
     pub async fn settled<T: DeserializeOwned>(self, call: &CallContext) -> Outcome<T> {
-        tracing::warn!(generation = self.fence.generation, "lost the idempotency key to a newer holder; not writing");
-        self.keys.settled(call, &self.fence.scope).await
+        tracing::warn!(
+            generation = self.held.fence.generation,
+            "lost the idempotency key to a newer holder; not writing"
+        );
+        self.keys.settled(call, &self.held.fence.scope).await
     }
 
     /// A step failed (the store, or the provider in a way no retry mends): drops the lease so a
@@ -393,7 +308,7 @@ impl Lease {
 
     /// Drops the lease after a transient failure, keeping the recovery point for the retry.
     pub async fn release(self) {
-        self.keys.release(&self.fence).await;
+        self.keys.release(&self.held.fence).await;
     }
 }
 

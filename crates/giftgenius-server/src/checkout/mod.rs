@@ -7,7 +7,12 @@
 //! - `cancel.rs`: `cancel_order` (a refund through the provider, before the fulfilment cut-off).
 //! - `privacy.rs`: `delete_my_data` and the retention of orders, addresses and refunds.
 //! - `confirmation.rs`: the token that proves a person clicked Confirm.
-//! - `idempotency.rs`: keys, fenced leases and replays (generic; knows nothing of orders).
+//! - `idempotency.rs`: the tools' side of the keys (`crate::idempotency`): outcomes as tool
+//!   errors, answers stored and replayed as envelopes, the [`idempotency::Lease`] a call works
+//!   under.
+//! - `charge.rs`: the one charge step (MCP's commit and sheet, ACP's complete);
+//!   `refund.rs`: the one refund step of a cancellation (`cancel_order`, the reconciler, the
+//!   operator).
 //! - `payments.rs`: the payment provider as the checkout sees it (one trait, whichever runs);
 //!   `sandbox_client.rs`: the SANDBOX provider's HTTP client; `sandbox.rs`: starting the SANDBOX
 //!   provider process when no `--payments-url` is given; `stripe/`: Stripe's API
@@ -23,6 +28,7 @@ pub mod authenticate;
 pub mod cancel;
 pub mod card_links;
 pub mod cards;
+pub mod charge;
 pub mod commit;
 pub mod confirmation;
 pub mod idempotency;
@@ -33,6 +39,7 @@ mod prepare;
 pub mod privacy;
 mod provider_call;
 pub mod reconcile;
+pub mod refund;
 pub mod sandbox;
 pub mod sandbox_client;
 mod session;
@@ -214,6 +221,16 @@ pub fn delivery_of(json: Option<&str>) -> Result<Option<DeliveryDetails>, StoreE
 impl Checkout {
     fn now(&self) -> i64 {
         self.clock.now_ms()
+    }
+
+    /// The one charge step, over this checkout's provider, store and clock.
+    fn charge_step(&self) -> charge::ChargeStep<'_> {
+        charge::ChargeStep {
+            payments: &self.payments,
+            store: &self.store,
+            clock: &self.clock,
+            failpoints: &self.failpoints,
+        }
     }
 
     /// Deletes drafts and checkout sessions that expired more than the key retention ago;

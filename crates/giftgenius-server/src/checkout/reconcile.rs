@@ -35,18 +35,18 @@ use std::time::Duration;
 
 use giftgenius_types::OrderData;
 
-use super::cancel::refund_key;
 use super::commit::{declined, provider_key};
 use super::idempotency::stored_answer;
 use super::order_of;
 use super::payments::{Charge, Lookup, OrderCharge, PaymentError, Payments};
+use super::refund::{self, Refunded};
 use crate::clock::Clock;
 use crate::context::{CallContext, DEFAULT_LOCALE};
 use crate::metrics::ReconcileMetrics;
 use crate::outcome::Answer;
 use crate::store::{
-    AdjustmentRow, Fulfilment, OrderChange, OrderFacts, OrderRow, OrderStatusColumn, RefundRow, RefundStatusColumn,
-    Store, StoreResult,
+    AdjustmentRow, Fulfilment, OrderChange, OrderFacts, OrderRow, OrderStatusColumn, RefundStatusColumn, Store,
+    StoreResult,
 };
 
 /// Orders read per query.
@@ -170,31 +170,11 @@ impl Reconciler {
         for refund in self.store.refunds_pending(cutoff, BATCH).await? {
             report.refunds_examined += 1;
             let Some(order) = self.store.order_by_id(&refund.order_id).await? else { continue };
-            let Some(charge) = order.charge_id.as_deref() else {
-                report.conflicts += 1;
-                tracing::error!(order = order.id, "reconcile: a refund for an order without a charge");
-                continue;
-            };
-            match self.payments.refund(&refund_key(&order.id), charge, refund.amount()).await {
-                Ok(provider_refund) => {
+            match refund::ask(&self.payments, &order, &refund).await {
+                Refunded::Done(provider_refund) => {
                     let now = self.now();
-                    let cancelled = OrderRow {
-                        status: OrderStatusColumn::Cancelled,
-                        cancelled_at_ms: Some(order.cancelled_at_ms.unwrap_or(now)),
-                        ..order.clone()
-                    };
-                    let refunded = RefundRow {
-                        status: RefundStatusColumn::Succeeded,
-                        provider_refund_id: Some(provider_refund.clone()),
-                        updated_at_ms: now,
-                        ..refund.clone()
-                    };
-                    let facts = OrderFacts {
-                        order: cancelled.clone(),
-                        refund: Some(refunded),
-                        adjustments: self.store.adjustments_of(&order.id).await?,
-                    };
-                    let event = self.events.event(&facts, OrderChange::Cancelled).await?;
+                    let (cancelled, refunded) = refund::succeeded(&order, &refund, &provider_refund, now);
+                    let event = refund::cancelled_event(&self.store, &self.events, cancelled, refunded).await?;
                     self.store.settle_refund(&order.id, &provider_refund, event.as_ref(), now).await?;
                     report.refunded += 1;
                     tracing::info!(
@@ -203,13 +183,10 @@ impl Reconciler {
                         "reconcile: order cancelled and refunded"
                     );
                 }
-                Err(PaymentError::Unavailable(detail)) => {
-                    report.unreachable += 1;
-                    tracing::warn!(order = order.id, detail, "reconcile: the payment provider did not answer a refund");
-                }
-                Err(e) => {
+                Refunded::Unavailable(_) => report.unreachable += 1,
+                Refunded::Failed(e) => {
                     report.conflicts += 1;
-                    tracing::error!(order = order.id, error = ?e, "reconcile: the provider refused the refund");
+                    tracing::error!(order = order.id, error = e, "reconcile: the refund could not be finished");
                 }
             }
         }

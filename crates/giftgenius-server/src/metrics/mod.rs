@@ -14,7 +14,7 @@
 //! | `giftgenius_reconcile_orders_total` | counter | `outcome` | the same |
 //! | `giftgenius_reconcile_last_success_timestamp_seconds`, `…_interval_seconds`, `…_window_seconds` | gauge | | the same, and the flags |
 //! | `giftgenius_pending_orders`, `giftgenius_pending_order_oldest_age_seconds` | gauge | | the database, at each scrape (`readings.rs`) |
-//! | `giftgenius_idempotency_keys_total` | counter | `tool`, `outcome` | `checkout::idempotency`, `acp::routes` (`idempotency.rs`) |
+//! | `giftgenius_idempotency_keys_total` | counter | `tool`, `outcome` | `idempotency` (its claim, for the tools and ACP alike) |
 //! | `giftgenius_rate_limited_total` | counter | | `http::rate_limit` (`refusals.rs`) |
 //! | `giftgenius_auth_refusals_total` | counter | `endpoint`, `reason` | `auth::middleware`, `acp`, `/metrics` itself |
 //! | `giftgenius_catalog_gifts`, `giftgenius_catalog_reload_failures_total` | gauge, counter | | the live catalog, at each scrape |
@@ -24,7 +24,6 @@
 //! The hot path (a tool call) touches atomics only: histogram and counter handles are looked up
 //! once per label combination and kept (`mcp.rs`).
 
-mod idempotency;
 mod mcp;
 mod outbox;
 mod payments;
@@ -37,7 +36,7 @@ use std::sync::Arc;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
-pub use idempotency::{IdempotencyMetrics, KeyOutcome};
+pub use crate::idempotency::{IdempotencyMetrics, KeyOutcome};
 pub use mcp::{CallOutcome, McpMethod, McpMetrics, McpServer};
 pub use outbox::{Backlog, OutboxBacklog};
 pub use payments::{ChargeOutcome, PaymentMetrics, RefundOutcome};

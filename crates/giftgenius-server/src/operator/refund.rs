@@ -13,10 +13,10 @@
 
 use super::input::RefundAsk;
 use super::service::{ATTEMPTS, Done, Operator, OperatorError};
-use crate::checkout::cancel::refund_key;
 use crate::checkout::payments::PaymentError;
 use crate::checkout::random_id;
-use crate::store::{AdjustmentRow, OrderFacts, OrderRow, OrderStatusColumn, RefundRow, RefundStatusColumn};
+use crate::checkout::refund::refund_key;
+use crate::store::{AdjustmentRow, OrderFacts, OrderRow, RefundRow, RefundStatusColumn};
 
 /// The provider's idempotency key for an adjustment: one adjustment, one refund, whoever asks.
 pub fn adjustment_key(adjustment_id: &str) -> String {
@@ -181,20 +181,8 @@ impl Operator {
         let provider_refund =
             self.provider_refund(&refund_key(&facts.order.id), charge, refund.amount(), &facts.order).await?;
         let now = self.now();
-        let after = OrderFacts {
-            order: OrderRow {
-                status: OrderStatusColumn::Cancelled,
-                cancelled_at_ms: Some(facts.order.cancelled_at_ms.unwrap_or(now)),
-                ..facts.order.clone()
-            },
-            refund: Some(RefundRow {
-                status: RefundStatusColumn::Succeeded,
-                provider_refund_id: Some(provider_refund.clone()),
-                updated_at_ms: now,
-                ..refund
-            }),
-            adjustments: facts.adjustments.clone(),
-        };
+        let (order, refund) = crate::checkout::refund::succeeded(&facts.order, &refund, &provider_refund, now);
+        let after = OrderFacts { order, refund: Some(refund), adjustments: facts.adjustments.clone() };
         let event = self.events.event(&after, crate::store::OrderChange::Cancelled).await?;
         self.store.settle_refund(&facts.order.id, &provider_refund, event.as_ref(), now).await?;
         tracing::info!(
