@@ -36,20 +36,12 @@ pub enum ViewState {
     Empty { query: SuggestGiftsQuery, notice: Option<Notice>, partial: Option<Partial> },
     /// A tool said no; `tool` is what "Try again" repeats.
     Error { tool: ToolName, error: ToolError },
-    /// A draft waiting for the human's Confirm. `busy` while commit_order (or a prepare_order
-    /// with edited delivery details) is in flight; `error` after an attempt failed (Try again
-    /// only if it is retryable). `delivery` is what the card's form shows: the draft's own
-    /// details (widget-only `_meta`), or the person's edit that the server refused (its field
-    /// errors are in `error`, shown next to the fields).
+    /// A draft waiting for the human's Confirm. `delivery` is what the card's form shows: the
+    /// draft's own details (widget-only `_meta`). A call in flight after a press, and what a
+    /// failed one said, are the runtime's to show on this screen's markup.
     /// `card`: with Stripe, the card a Confirm charges and the card page's link
     /// (widget-only `_meta`); `None` when the result had none (the sandbox, a restored card).
-    ConfirmPurchase {
-        draft: OrderDraft,
-        delivery: Option<DeliveryDetails>,
-        card: Option<CardOnFile>,
-        busy: bool,
-        error: Option<ToolError>,
-    },
+    ConfirmPurchase { draft: OrderDraft, delivery: Option<DeliveryDetails>, card: Option<CardOnFile> },
     /// The order exists (from commit_order or get_order). `authentication_url`: the hosted page
     /// where the person confirms the payment with their bank, while the order awaits it (3-D
     /// Secure; widget-only `_meta`, a capability the model never sees).
@@ -92,7 +84,8 @@ impl CardOnFile {
     }
 }
 
-/// What the person can do from the order list, and where they are in doing it.
+/// What the person can do from the order list (asking for the second click, the call in
+/// flight and its error are the runtime's, on the list's markup).
 ///
 /// The tokens themselves stay in the runtime's memory (like the confirmation token); this
 /// says only which orders have one, so the list shows a Cancel button for them.
@@ -102,12 +95,6 @@ pub struct OrderListActions {
     pub cancellable: Vec<String>,
     /// Whether Delete my data is offered (the result carried its token).
     pub can_delete_data: bool,
-    /// The action waiting for the person's second click, if any.
-    pub asking: Option<ListAsk>,
-    /// A cancel_order / delete_my_data call is in flight.
-    pub busy: bool,
-    /// The last such call failed.
-    pub error: Option<ToolError>,
 }
 
 impl OrderListActions {
@@ -123,7 +110,7 @@ impl OrderListActions {
             .map(|o| o.id.clone())
             .collect();
         let can_delete_data = meta.get(META_DELETE_DATA_TOKEN).and_then(Value::as_str).is_some_and(|s| !s.is_empty());
-        OrderListActions { cancellable, can_delete_data, ..OrderListActions::default() }
+        OrderListActions { cancellable, can_delete_data }
     }
 }
 
@@ -152,10 +139,10 @@ impl ViewState {
     /// cancel token, whether Delete my data is offered).
     pub fn from_tool_result(output: &Value, meta: &Value) -> ViewState {
         match ViewState::from_tool_output(output) {
-            ViewState::ConfirmPurchase { draft, busy, error, .. } => {
+            ViewState::ConfirmPurchase { draft, .. } => {
                 let delivery = meta.get(META_DELIVERY).and_then(DeliveryDetails::read_json);
                 let card = CardOnFile::read(meta);
-                ViewState::ConfirmPurchase { draft, delivery, card, busy, error }
+                ViewState::ConfirmPurchase { draft, delivery, card }
             }
             ViewState::OrderList { orders, next_cursor, .. } => {
                 let actions = OrderListActions::offered(&orders, meta);
@@ -201,13 +188,9 @@ impl ViewState {
             }),
             ToolName::PrepareOrder | ToolName::ReopenOrderDraft | ToolName::RemoveSavedCard => {
                 parse::<PrepareOrderData>(output).map(|env| match env {
-                    Envelope::Ok { data, .. } => ViewState::ConfirmPurchase {
-                        draft: data.draft,
-                        delivery: None,
-                        card: None,
-                        busy: false,
-                        error: None,
-                    },
+                    Envelope::Ok { data, .. } => {
+                        ViewState::ConfirmPurchase { draft: data.draft, delivery: None, card: None }
+                    }
                     Envelope::Err { tool, error } => ViewState::Error { tool, error },
                 })
             }
@@ -286,13 +269,6 @@ impl ViewState {
             // The root's live region is the one announcer (no extra role="alert" that would
             // read the same news twice), so it carries the message itself.
             ViewState::Error { error, .. } => lang.f(Msg::SayError, &[("message", error_text(error))]),
-            ViewState::ConfirmPurchase { busy: true, .. } => lang.t(Msg::SayPlacing).into(),
-            ViewState::ConfirmPurchase { error: Some(error), .. } if !error.field_errors.is_empty() => {
-                lang.f(Msg::SayNeedsFix, &[("message", error_text(error))])
-            }
-            ViewState::ConfirmPurchase { error: Some(error), .. } => {
-                lang.f(Msg::SayNotPlaced, &[("message", error_text(error))])
-            }
             ViewState::ConfirmPurchase { .. } => lang.t(Msg::SayReview).into(),
             ViewState::OrderPlaced { order, .. } if order.status == OrderStatus::Cancelled => {
                 lang.t(Msg::SayOrderCancelled).into()
@@ -301,10 +277,6 @@ impl ViewState {
                 lang.t(Msg::AuthenticationNeeded).into()
             }
             ViewState::OrderPlaced { .. } => lang.t(Msg::SayOrderPlaced).into(),
-            ViewState::OrderList { actions: OrderListActions { busy: true, .. }, .. } => lang.t(Msg::SayWorking).into(),
-            ViewState::OrderList { actions: OrderListActions { error: Some(error), .. }, .. } => {
-                lang.f(Msg::SayError, &[("message", error_text(error))])
-            }
             ViewState::OrderList { orders, .. } => match orders.len() {
                 0 => lang.t(Msg::NoOrdersYet).into(),
                 1 => lang.t(Msg::SayOneOrder).into(),

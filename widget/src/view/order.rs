@@ -1,7 +1,6 @@
 //! Buying: the confirmation (a human presses Confirm, nothing else can), the placed order,
 //! and the hosted checkout card.
 
-use giftgenius_types::ToolError;
 use giftgenius_types::delivery::DeliveryDetails;
 use giftgenius_types::orders::{CheckoutSession, DeleteMyDataData, Order, OrderDraft, OrderStatus, ShippingSpeed};
 use giftgenius_types::wire::photo_srcset;
@@ -15,7 +14,6 @@ use crate::format::format_money;
 use crate::i18n::{Lang, Msg, words};
 use crate::state::{CardOnFile, ListAsk, OrderListActions};
 use crate::view::delivery::delivery_form;
-use crate::view::error::{category_name, error_details};
 
 fn shipping_label(speed: ShippingSpeed, lang: Lang) -> &'static str {
     lang.t(match speed {
@@ -26,16 +24,13 @@ fn shipping_label(speed: ShippingSpeed, lang: Lang) -> &'static str {
 
 /// The draft summary, its delivery form, and Confirm, Update delivery details and Cancel.
 ///
-/// While `busy`, the buttons are disabled and Confirm reads "Placing order…". After a failed
-/// attempt the error shows inline; if it is retryable its "Try again" confirms again with the
-/// same idempotency key (so it is a `confirm` action), otherwise Confirm is gone until the
-/// details are updated (a field error is shown next to its field).
+/// What happens after a press (the buttons disabled while a call runs, a failed attempt's
+/// error, a refused field's message next to it) is the runtime's: it works on this markup
+/// (`widget/runtime/fallback.js`), so the view renders only the draft as the result says.
 pub fn confirm_view(
     draft: OrderDraft,
     delivery: Option<DeliveryDetails>,
     card: Option<CardOnFile>,
-    busy: bool,
-    error: Option<ToolError>,
     ctx: &RenderContext,
 ) -> impl IntoView + use<> {
     let locale = ctx.locale.as_str();
@@ -55,53 +50,19 @@ pub fn confirm_view(
             <dd class="gg-destination gg-missing">{lang.t(Msg::AddRecipientBelow)}</dd>
         }),
     };
-    let failed = error.is_some();
-    let error_ref = error.clone();
     let confirm_call = data_call(lang, || decide::confirm(&draft));
     let update_call = data_call(lang, || decide::update_delivery(&draft));
-    let inline_error = error.map(|error| {
-        let retry = error.retryable.then(|| {
-            view! {
-                <button
-                    type="button"
-                    class="gg-btn gg-btn-primary gg-retry"
-                    data-action="confirm"
-                    data-draft-id=draft.id.clone()
-                    data-call=confirm_call.clone()
-                    disabled=busy
-                >
-                    {lang.t(Msg::TryAgain)}
-                </button>
-            }
-        });
-        let title = lang.t(if error.field_errors.is_empty() { Msg::NotPlaced } else { Msg::NeedsFix });
-        view! {
-            <div class="gg-inline-error" data-category=category_name(error.category) data-code=error.code.as_str()>
-                <p class="gg-inline-error-title">{title}</p>
-                {error_details(&error, lang)}
-                {retry}
-            </div>
-        }
-    });
-    let confirm_button = (!failed).then(|| {
-        let label = if busy {
-            lang.t(Msg::PlacingOrder).to_string()
-        } else {
-            lang.f(Msg::ConfirmPurchaseTotal, &[("total", &total)])
-        };
-        view! {
-            <button
-                type="button"
-                class="gg-btn gg-btn-primary gg-confirm"
-                data-action="confirm"
-                data-draft-id=draft.id.clone()
-                data-call=confirm_call.clone()
-                disabled=busy
-            >
-                {label}
-            </button>
-        }
-    });
+    let confirm_button = view! {
+        <button
+            type="button"
+            class="gg-btn gg-btn-primary gg-confirm"
+            data-action="confirm"
+            data-draft-id=draft.id.clone()
+            data-call=confirm_call
+        >
+            {lang.f(Msg::ConfirmPurchaseTotal, &[("total", &total)])}
+        </button>
+    };
     // Paying in the host's sheet needs the draft's delivery details (only such a draft has a
     // sheet session). The server's markup has it hidden: the runtime shows it where the
     // host has `requestCheckout` (data-needs).
@@ -115,14 +76,13 @@ pub fn confirm_view(
                 data-draft-id=draft.id.clone()
                 data-call=data_call(lang, || decide::pay_in_host(&draft))
                 hidden=!ctx.host_checkout
-                disabled=busy
             >
                 {lang.t(Msg::PayInHost)}
             </button>
         }
     });
-    let card_line = card.map(|card| card_on_file(card, &draft, busy, ctx));
-    let form = delivery_form(delivery, error_ref, busy, lang);
+    let card_line = card.map(|card| card_on_file(card, &draft, ctx));
+    let form = delivery_form(delivery, lang);
     let update = view! {
         <button
             type="button"
@@ -130,14 +90,12 @@ pub fn confirm_view(
             data-action="update-delivery"
             data-draft-id=draft.id.clone()
             data-call=update_call
-            disabled=busy
         >
             {lang.t(Msg::UpdateDelivery)}
         </button>
     };
-    let cancel_label = lang.t(if failed { Msg::Back } else { Msg::Cancel });
     view! {
-        <section class="gg-section gg-confirm-purchase" aria-labelledby="gg-title" aria-busy=busy.to_string()>
+        <section class="gg-section gg-confirm-purchase" aria-labelledby="gg-title" aria-busy="false">
             <h2 id="gg-title" class="gg-title">{lang.t(Msg::ConfirmTitle)}</h2>
             <div class="gg-confirm-gift">
                 {image}
@@ -155,7 +113,6 @@ pub fn confirm_view(
             </dl>
             {card_line}
             {form}
-            {inline_error}
             <div class="gg-actions">
                 {confirm_button}
                 {sheet_button}
@@ -165,9 +122,8 @@ pub fn confirm_view(
                     class="gg-btn gg-btn-secondary"
                     data-action="cancel"
                     data-call=data_decision(Next::Back)
-                    disabled=busy
                 >
-                    {cancel_label}
+                    {lang.t(Msg::Cancel)}
                 </button>
             </div>
             <p class="gg-muted gg-fine">{lang.t(Msg::NothingChargedYet)}</p>
@@ -177,7 +133,7 @@ pub fn confirm_view(
 
 /// With Stripe: the card a Confirm charges and Remove card, or Add a card (the hosted card page,
 /// opened like the checkout link: through the host where it opens links).
-fn card_on_file(card: CardOnFile, draft: &OrderDraft, busy: bool, ctx: &RenderContext) -> impl IntoView + use<> {
+fn card_on_file(card: CardOnFile, draft: &OrderDraft, ctx: &RenderContext) -> impl IntoView + use<> {
     let lang = ctx.language();
     match card.saved {
         Some((brand, last4)) => Either::Left(view! {
@@ -188,7 +144,6 @@ fn card_on_file(card: CardOnFile, draft: &OrderDraft, busy: bool, ctx: &RenderCo
                     class="gg-btn gg-btn-secondary gg-btn-small"
                     data-action="remove-card"
                     data-call=data_call(lang, || decide::remove_card(draft))
-                    disabled=busy
                 >
                     {lang.t(Msg::RemoveCard)}
                 </button>
@@ -229,14 +184,7 @@ fn destination_text(destination: Option<&giftgenius_types::Destination>) -> Opti
 /// The question under an order (or under Delete my data) that the second click answers.
 /// Rendered for every action offered, hidden unless asked: the runtime shows it (it toggles
 /// `hidden`, the decision `{"ask": id}`) without asking the server.
-fn ask_view(
-    question: String,
-    yes_label: &'static str,
-    ask: ListAsk,
-    shown: bool,
-    busy: bool,
-    lang: Lang,
-) -> impl IntoView {
+fn ask_view(question: String, yes_label: &'static str, ask: ListAsk, lang: Lang) -> impl IntoView {
     // The question is named after the action its yes makes (`data-ask` = that `data-action`).
     let (yes_action, order_id) = match &ask {
         ListAsk::CancelOrder { order_id } => ("cancel-order", Some(order_id.clone())),
@@ -248,7 +196,7 @@ fn ask_view(
         None => decide::delete_data(),
     });
     view! {
-        <div class="gg-ask" role="group" id=decide::ask_id(&ask) data-ask=yes_action data-order-id=row_id hidden=!shown>
+        <div class="gg-ask" role="group" id=decide::ask_id(&ask) data-ask=yes_action data-order-id=row_id hidden=true>
             <p>{question}</p>
             <div class="gg-actions">
                 <button
@@ -257,7 +205,6 @@ fn ask_view(
                     data-action=yes_action
                     data-order-id=order_id
                     data-call=yes_call
-                    disabled=busy
                 >
                     {yes_label}
                 </button>
@@ -266,7 +213,6 @@ fn ask_view(
                     class="gg-btn gg-btn-secondary"
                     data-action="dismiss"
                     data-call=data_decision(Next::Ask(None))
-                    disabled=busy
                 >
                     {lang.t(Msg::KeepIt)}
                 </button>
@@ -279,7 +225,6 @@ fn ask_view(
 /// what the server's markup of a cancelled order carries (hidden) for the list it was cancelled
 /// from: the runtime puts it in place of the old row (`decide::Call::patch`).
 pub fn order_row(order: Order, actions: &OrderListActions, ctx: &RenderContext) -> impl IntoView + use<> {
-    let busy = actions.busy;
     let lang = ctx.language();
     let total = format_money(&order.total, &ctx.locale);
     let (status, badge) = status_label(order.status, lang);
@@ -288,7 +233,6 @@ pub fn order_row(order: Order, actions: &OrderListActions, ctx: &RenderContext) 
         view! { <span class="gg-muted">{format!(" · {}", lang.f(Msg::DeliverToPlace, &[("place", &d)]))}</span> }
     });
     let cancel = actions.cancellable.contains(&order.id).then(|| {
-        let asked = actions.asking == Some(ListAsk::CancelOrder { order_id: order.id.clone() });
         let question = lang.f(Msg::CancelQuestion, &[("total", &total)]);
         view! {
             <button
@@ -297,18 +241,10 @@ pub fn order_row(order: Order, actions: &OrderListActions, ctx: &RenderContext) 
                 data-action="ask-cancel-order"
                 data-order-id=order.id.clone()
                 data-call=data_decision(Next::Ask(Some(ListAsk::CancelOrder { order_id: order.id.clone() })))
-                disabled=busy
             >
                 {lang.t(Msg::CancelOrder)}
             </button>
-            {ask_view(
-                question,
-                lang.t(Msg::YesCancel),
-                ListAsk::CancelOrder { order_id: order.id.clone() },
-                asked,
-                busy,
-                lang,
-            )}
+            {ask_view(question, lang.t(Msg::YesCancel), ListAsk::CancelOrder { order_id: order.id.clone() }, lang)}
         }
     });
     view! {
@@ -331,20 +267,11 @@ pub fn order_list_view(
     actions: OrderListActions,
     ctx: &RenderContext,
 ) -> impl IntoView + use<> {
-    let busy = actions.busy;
     let lang = ctx.language();
     let empty = orders.is_empty().then(|| view! { <p class="gg-muted">{lang.t(Msg::NoOrdersYet)}</p> });
     let rows = orders.into_iter().map(|order| order_row(order, &actions, ctx)).collect_view();
     let more = next_cursor.map(|_| view! { <p class="gg-muted gg-fine">{lang.t(Msg::OlderOrders)}</p> });
-    let error = actions.error.map(|error| {
-        view! {
-            <div class="gg-inline-error" data-category=category_name(error.category) data-code=error.code.as_str()>
-                {error_details(&error, lang)}
-            </div>
-        }
-    });
     let delete = actions.can_delete_data.then(|| {
-        let asked = actions.asking == Some(ListAsk::DeleteData);
         view! {
             <div class="gg-actions gg-delete-data">
                 <button
@@ -352,25 +279,16 @@ pub fn order_list_view(
                     class="gg-btn gg-btn-secondary gg-btn-small"
                     data-action="ask-delete-data"
                     data-call=data_decision(Next::Ask(Some(ListAsk::DeleteData)))
-                    disabled=busy
                 >
                     {lang.t(Msg::DeleteMyData)}
                 </button>
             </div>
-            {ask_view(
-                lang.t(Msg::DeleteQuestion).to_string(),
-                lang.t(Msg::YesDelete),
-                ListAsk::DeleteData,
-                asked,
-                busy,
-                lang,
-            )}
+            {ask_view(lang.t(Msg::DeleteQuestion).to_string(), lang.t(Msg::YesDelete), ListAsk::DeleteData, lang)}
         }
     });
     view! {
-        <section class="gg-section gg-order-list" aria-labelledby="gg-title" aria-busy=busy.to_string()>
+        <section class="gg-section gg-order-list" aria-labelledby="gg-title" aria-busy="false">
             <h2 id="gg-title" class="gg-title">{lang.t(Msg::YourOrders)}</h2>
-            {error}
             {empty}
             <ul class="gg-orders">{rows}</ul>
             {more}

@@ -141,7 +141,7 @@ keys! {
     TryAgainIn, ResetsIn, WaitSecond, WaitSeconds, WaitMinutes, WaitHours, Reference,
     // Confirm purchase and the delivery form
     ConfirmTitle, Quantity, Subtotal, ShippingStandard, ShippingExpress, Total, DeliverTo, AddRecipientBelow,
-    NotPlaced, NeedsFix, PlacingOrder, ConfirmPurchaseTotal, UpdateDelivery, Cancel, Back, NothingChargedYet,
+    NeedsFix, ConfirmPurchaseTotal, UpdateDelivery, Cancel, NothingChargedYet,
     FieldName, FieldLine1, FieldLine2, FieldCity, FieldRegion, FieldPostalCode, FieldCountry, GiftMessageLabel,
     SavedAddress, SaveAddress,
     FieldRuleRequired, FieldRuleTooLong, FieldRuleOneLine, FieldRuleCountryCode, FieldRuleRegionRequired,
@@ -172,8 +172,8 @@ keys! {
     AuthPageTitle, AuthPageIntro, AuthPageButton, AuthPageWorking, AuthPageConfirmed, AuthPagePaid, AuthPageFailed,
     AuthPageSettled, AuthPageGone,
     // What the live region announces
-    SayLoading, SayFoundOne, SayFoundMany, SaySomeStoresMissing, SayNoMatches, SayError, SayPlacing, SayNeedsFix,
-    SayNotPlaced, SayReview, SayOrderCancelled, SayOrderPlaced, SayWorking, SayOneOrder, SayOrders, SayDataDeleted,
+    SayLoading, SayFoundOne, SayFoundMany, SaySomeStoresMissing, SayNoMatches, SayError, SayReview,
+    SayOrderCancelled, SayOrderPlaced, SayOneOrder, SayOrders, SayDataDeleted,
     SayCheckoutReady, SayPurchaseCancelled, SayRequestStopped, SayOutOfDate,
 }
 
