@@ -47,10 +47,20 @@ const OTHER_CLAUSES_PERCENT: i64 = 15;
 /// 0.754, 60 % 0.754, 100 % 0.748.)
 const OTHER_IMPLIED_PERCENT: i64 = 30;
 
-/// An interest's strength from its strongest clause and the sum of all its clauses' strengths.
+/// What an interest's strength counts, per cent, when none of the clauses that can meet it on
+/// their own is the gift's first tag: the gift meets the interest, but is something else (a
+/// linen tea towel, first tag `cooking`, for "tea"; a strategy board game, `board-games` then
+/// `gaming`, for "Minecraft"). On the dev set, of the gifts an interest met, those whose first
+/// tag one of its meeting clauses is were graded good 54–90 % of the time, the others 22–28 %
+/// (and unsuitable ~60 %). (Dev nDCG@6 at 90 / 80 / 70 / 50 %: 0.773 / 0.777 / 0.775 / 0.767.)
+const OTHER_KIND_PERCENT: i64 = 80;
+
+/// An interest's strength from its strongest clause and the sum of all its clauses' strengths,
+/// and whether a clause that can meet it on its own is the gift's first tag (`kind`).
 #[inline]
-pub(super) fn combined(best: i64, sum: i64) -> i64 {
-    best + (sum - best) * OTHER_CLAUSES_PERCENT / 100
+pub(super) fn combined(best: i64, sum: i64, kind: bool) -> i64 {
+    let strength = best + (sum - best) * OTHER_CLAUSES_PERCENT / 100;
+    if kind { strength } else { strength * OTHER_KIND_PERCENT / 100 }
 }
 
 /// What the occasion and age imply, from the strongest implied tag a gift has and the sum.
@@ -459,18 +469,20 @@ impl GiftTerms {
         let mut meeting: Option<(i64, usize, u8)> = None;
         let mut any = 0;
         let mut sum = 0;
+        let mut kind = false;
         for (c, clause) in clauses.iter().enumerate() {
             let (mask, _) = self.meets(clause);
             let strength = strength(clause.weight, mask);
             any = any.max(strength);
             sum += strength;
+            kind |= clause.meets && mask & KIND != 0;
             if clause.meets && mask & (TAG | TITLE) != 0 && strength > 0 && meeting.is_none_or(|(s, _, _)| strength > s)
             {
                 meeting = Some((strength, c, mask));
             }
         }
         let (s, c, mask) = meeting?;
-        (s >= MATCH_FLOOR).then_some((combined(any, sum), c, mask))
+        (s >= MATCH_FLOOR).then_some((combined(any, sum, kind), c, mask))
     }
 }
 
@@ -586,6 +598,39 @@ mod tests {
         assert_eq!(terms.meets(&clause("games")).0, 0, "a tag is met whole");
         assert_eq!(terms.meets(&clause("hip belt")).0, TITLE);
         assert_eq!(terms.meets(&clause("plant")).0, DESCRIPTION);
+    }
+
+    #[test]
+    fn an_interest_met_by_a_gift_that_is_something_else_counts_less() {
+        let clause =
+            |s: &str, weight: i64, meets: bool| Clause { stems: text::stems(s), weight, tags_only: false, meets };
+        let gift = |tags: &[&str], title: &str| GiftTerms {
+            tags: tags.iter().map(|t| text::stems(t)).collect(),
+            title: text::stems(title),
+            description: vec![],
+        };
+        let tea = [clause("tea", UNIT, true), clause("kitchen", 500, false)];
+        let tin = gift(&["tea", "food"], "Loose Tea Tin");
+        let towel = gift(&["cooking", "tea"], "Linen Tea Towel");
+        assert_eq!(tin.interest(&tea).map(|(s, _, _)| s), Some(strength(UNIT, TAG | KIND | TITLE)));
+        assert_eq!(
+            towel.interest(&tea).map(|(s, _, _)| s),
+            Some(strength(UNIT, TAG | TITLE) * OTHER_KIND_PERCENT / 100),
+            "a towel met by its later tag and its name is something else"
+        );
+        // A clause that only adds (a broader kind) does not say what the gift is.
+        let kitchen_towel = gift(&["kitchen", "tea"], "Linen Tea Towel");
+        let (s, _, _) = kitchen_towel.interest(&tea).expect("met by its words");
+        assert_eq!(
+            s,
+            combined(strength(UNIT, TAG | TITLE), strength(UNIT, TAG | TITLE) + strength(500, TAG | KIND), false)
+        );
+        // A close related term that can meet on its own does.
+        let near = [clause("tea", UNIT, true), clause("kitchen", 700, true)];
+        assert_eq!(
+            kitchen_towel.interest(&near).map(|(s, _, _)| s),
+            Some(combined(strength(UNIT, TAG | TITLE), strength(UNIT, TAG | TITLE) + strength(700, TAG | KIND), true))
+        );
     }
 
     /// Tags per gift, as a catalog's statistics.
