@@ -110,6 +110,12 @@ pub(super) const FIELD: [i64; 16] = {
 
 /// The most an occasion that the gift lists adds.
 const OCCASION_LISTED: i64 = 250;
+/// What the occasion adds when the gift lists it first (what it is made for most) and no
+/// interest was asked: then the person, the relationship and the occasion decide. On the dev
+/// set's requests without interests, of the gifts that list the asked occasion, those that list
+/// it first were graded good 66 % of the time, second 33 %, later 22–30 %. (Dev nDCG@6 of those
+/// requests at 150 / 250 / 350 / 450: 0.698 / 0.714 / 0.705 / 0.710, from 0.652.)
+const OCCASION_FIRST: i64 = 250;
 /// The most the tags an occasion or an age imply add (times the implied weight).
 const IMPLIED: i64 = 450;
 /// With interests asked, what is implied counts this share (the interests say more).
@@ -182,6 +188,9 @@ pub(super) struct Plan {
     /// Tags implied by the occasion and the age (`tags_only`), weights already scaled.
     pub implied: Vec<Clause>,
     pub relationship_points: i64,
+    /// What the asked occasion adds to a gift that lists it first ([`OCCASION_FIRST`], none
+    /// with interests).
+    pub first_occasion_points: i64,
 }
 
 /// The query's interests that count (all of them, for any valid request).
@@ -268,7 +277,8 @@ impl Plan {
         }
         let other_recipient = matches!(q.occasion, Some(Occasion::BabyShower));
         let relationship_points = if other_recipient { RELATIONSHIP_OTHER_RECIPIENT } else { RELATIONSHIP };
-        Plan { interests, implied, relationship_points }
+        let first_occasion_points = if asked(q).is_empty() && q.occasion.is_some() { OCCASION_FIRST } else { 0 };
+        Plan { interests, implied, relationship_points, first_occasion_points }
     }
 }
 
@@ -376,11 +386,14 @@ pub(super) fn base_points(
     price: i64,
     ages: (u8, u8),
     lists_relationship: bool,
-    lists_occasion: bool,
+    (lists_occasion, lists_it_first): (bool, bool),
 ) -> i64 {
     let mut points = 0;
     if lists_occasion {
         points += OCCASION_LISTED;
+    }
+    if lists_it_first {
+        points += plan.first_occasion_points;
     }
     if lists_relationship {
         points += plan.relationship_points;
@@ -401,7 +414,7 @@ pub(super) fn base_points(
 /// The most [`base_points`] can give any gift for `q`: what a walk bounds a gift by before it
 /// reads the gift's own numbers.
 pub(super) fn base_points_most(plan: &Plan, q: &SuggestGiftsQuery) -> i64 {
-    let occasion = if q.occasion.is_some() { OCCASION_LISTED } else { 0 };
+    let occasion = if q.occasion.is_some() { OCCASION_LISTED + plan.first_occasion_points } else { 0 };
     let age = if q.age.is_some() { AGE_FIT } else { 0 };
     let price = if q.budget_max.is_some_and(|max| max.amount_minor > 0) { PRICE_FIT } else { 0 };
     occasion + plan.relationship_points.max(0) + age + price
@@ -515,8 +528,10 @@ pub(super) fn score(gift: &CatalogGift, terms: &GiftTerms, q: &SuggestGiftsQuery
     total += combined_implied(implied.iter().copied().max().unwrap_or(0), implied.iter().sum());
     let price = price_in(gift.price_cents, q.currency).amount_minor;
     let lists_occasion = q.occasion.is_some_and(|o| gift.occasions.contains(o));
+    let lists_it_first = q.occasion.is_some() && gift.first_occasion == q.occasion;
     let lists_relationship = gift.relationships.contains(q.relationship_type);
-    total += base_points(plan, q, price, (gift.age_min, gift.age_max), lists_relationship, lists_occasion);
+    total +=
+        base_points(plan, q, price, (gift.age_min, gift.age_max), lists_relationship, (lists_occasion, lists_it_first));
     Some((total, matched))
 }
 
@@ -559,19 +574,25 @@ mod tests {
             input.clone().normalize(),
             SuggestGiftsInput { age: None, budget_max: None, occasion: None, ..input }.normalize(),
         ] {
-            let plan = Plan { interests: vec![], implied: vec![], relationship_points: RELATIONSHIP };
+            let plan = Plan {
+                interests: vec![],
+                implied: vec![],
+                relationship_points: RELATIONSHIP,
+                first_occasion_points: OCCASION_FIRST,
+            };
             let most = base_points_most(&plan, &q);
             for price in [0, 1, 2500, 5000, 9000, 10_000, 10_001, i64::MAX / 2000] {
                 for ages in [(0, 0), (30, 40), (0, 120), (35, 35)] {
                     for (r, o) in [(false, false), (true, true)] {
                         // A gift lists the occasion only when one is asked (`index::Wanted`).
                         let o = o && q.occasion.is_some();
-                        assert!(base_points(&plan, &q, price, ages, r, o) <= most, "{price} {ages:?}");
+                        assert!(base_points(&plan, &q, price, ages, r, (o, o)) <= most, "{price} {ages:?}");
                     }
                 }
             }
             let price = q.budget_max.map_or(0, |m| m.amount_minor * 3 / 4);
-            assert_eq!(base_points(&plan, &q, price, (35, 35), true, q.occasion.is_some()), most);
+            let o = q.occasion.is_some();
+            assert_eq!(base_points(&plan, &q, price, (35, 35), true, (o, o)), most);
         }
     }
 

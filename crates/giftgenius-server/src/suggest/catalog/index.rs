@@ -31,6 +31,8 @@ struct Packed {
     age_max: u8,
     relationships: u16,
     occasions: u16,
+    /// The bit of the occasion it lists first (0: none).
+    first_occasion: u16,
 }
 
 /// The fields a term is indexed in, in the order of `Index::postings`' arrays (`KIND`: the
@@ -260,6 +262,7 @@ impl Index {
                 age_max: gift.age_max,
                 relationships: gift.relationships.bits(),
                 occasions: gift.occasions.bits(),
+                first_occasion: gift.first_occasion.map_or(0, occasion_bit),
             });
         }
         let n = gifts.len();
@@ -824,7 +827,8 @@ impl Stats for Index {
 fn base_points(p: &Packed, q: &SuggestGiftsQuery, plan: &Plan, wanted: Wanted) -> i64 {
     let relationship = p.relationships & wanted.relationship != 0;
     let occasion = p.occasions & wanted.occasion != 0;
-    fit::base_points(plan, q, wanted.price(p), (p.age_min, p.age_max), relationship, occasion)
+    let first = p.first_occasion & wanted.occasion != 0;
+    fit::base_points(plan, q, wanted.price(p), (p.age_min, p.age_max), relationship, (occasion, first))
 }
 
 /// The query's filters in the form the packed numbers are compared with.
@@ -973,6 +977,7 @@ mod tests {
             }]],
             implied: vec![],
             relationship_points: 0,
+            first_occasion_points: 0,
         };
         let (compiled, cursors) = index.compile(&plan, 0);
         assert!(compiled.is_empty() && cursors.is_empty());
