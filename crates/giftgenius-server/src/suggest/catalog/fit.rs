@@ -596,6 +596,26 @@ mod tests {
         }
     }
 
+    /// Without interests a gift that lists the asked occasion first gets more; with interests
+    /// the interests say what the gift is, and the order of its occasions adds nothing.
+    #[test]
+    fn without_interests_the_occasion_a_gift_lists_first_counts_more() {
+        let query = |json: &str| serde_json::from_str::<SuggestGiftsInput>(json).unwrap().normalize();
+        let stats = Tagged(vec![vec!["wine"]]);
+        let plan_of = |q: &SuggestGiftsQuery| Plan::new(q, &stats, None, None);
+        let wedding = query(r#"{"relationship_type":"colleague","occasion":"wedding"}"#);
+        let plan = plan_of(&wedding);
+        let points = |first: bool| base_points(&plan, &wedding, 0, (18, 120), false, (true, first));
+        assert_eq!(points(true) - points(false), OCCASION_FIRST);
+        assert_eq!(base_points_most(&plan, &wedding), OCCASION_LISTED + OCCASION_FIRST + RELATIONSHIP);
+        let with_interest = query(r#"{"relationship_type":"colleague","occasion":"wedding","interests":["wine"]}"#);
+        let plan = plan_of(&with_interest);
+        let points = |first: bool| base_points(&plan, &with_interest, 0, (18, 120), false, (true, first));
+        assert_eq!(points(true), points(false));
+        let no_occasion = query(r#"{"relationship_type":"colleague"}"#);
+        assert_eq!(plan_of(&no_occasion).first_occasion_points, 0);
+    }
+
     #[test]
     fn the_price_counts_most_in_the_upper_middle_of_the_budget() {
         assert!(price_curve(50) < price_curve(300));
