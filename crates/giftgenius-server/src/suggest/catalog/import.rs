@@ -590,17 +590,19 @@ impl Row {
                 out
             }
         };
-        let occasions = match self.occasions {
-            None => Set::EMPTY,
+        let (occasions, first_occasion) = match self.occasions {
+            None => (Set::EMPTY, None),
             Some(names) => {
                 let mut out = Set::EMPTY;
+                let mut first = None;
                 for name in names {
                     let o = Occasion::ALL.into_iter().find(|o| o.as_str() == name).ok_or_else(|| {
                         field_error("occasions", format!("{} is not an occasion we know", clip(&name)))
                     })?;
                     out.insert(o);
+                    first = first.or(Some(o));
                 }
-                out
+                (out, first)
             }
         };
         let stock = match self.stock {
@@ -627,6 +629,7 @@ impl Row {
             age_max: age_max as u8,
             relationships,
             occasions,
+            first_occasion,
             stock,
             merchant: merchants.get(merchant_id, merchant_name),
             image,

@@ -31,6 +31,8 @@ struct Packed {
     age_max: u8,
     relationships: u16,
     occasions: u16,
+    /// The bit of the occasion it lists first (0: none).
+    first_occasion: u16,
 }
 
 /// The fields a term is indexed in, in the order of `Index::postings`' arrays (`KIND`: the
@@ -170,6 +172,9 @@ struct Compiled {
     meeting: Vec<u8>,
     /// Its strength in every field it can occur in: the most it gives a gift.
     most: i64,
+    /// Whether it can meet its interest on its own (`fit::Clause::meets`): as a gift's first
+    /// tag it says the gift is what the interest asks for (`fit::combined`).
+    meets: bool,
 }
 
 impl Index {
@@ -257,6 +262,7 @@ impl Index {
                 age_max: gift.age_max,
                 relationships: gift.relationships.bits(),
                 occasions: gift.occasions.bits(),
+                first_occasion: gift.first_occasion.map_or(0, occasion_bit),
             });
         }
         let n = gifts.len();
@@ -401,6 +407,7 @@ impl Index {
                     fields,
                     weight: clause.weight,
                     interest,
+                    meets: clause.meets && interest.is_some(),
                 });
             }
         }
@@ -447,6 +454,8 @@ impl Index {
         // (`fit::combined`); per gift, the implied tags'.
         let mut strength = vec![0u16; asked * CHUNK];
         let mut summed = vec![0u16; asked * CHUNK];
+        // … and whether a clause that can meet it is the gift's first tag.
+        let mut kind = vec![false; asked * CHUNK];
         let mut implied = vec![0u16; CHUNK];
         let mut implied_sum = vec![0u16; CHUNK];
         // The words of the chunk with a gift to score.
@@ -587,7 +596,10 @@ impl Index {
                             .fold(0u8, |m, (f, field)| if fields[f][w] >> b & 1 != 0 { m | field } else { m });
                         let s = fit::strength(clause.weight, mask) as u16;
                         let (best, sum) = match clause.interest {
-                            Some(k) => (&mut strength[k * CHUNK + i], &mut summed[k * CHUNK + i]),
+                            Some(k) => {
+                                kind[k * CHUNK + i] |= clause.meets && mask & KIND != 0;
+                                (&mut strength[k * CHUNK + i], &mut summed[k * CHUNK + i])
+                            }
                             None => (&mut implied[i], &mut implied_sum[i]),
                         };
                         *best = (*best).max(s);
@@ -607,8 +619,9 @@ impl Index {
                     for (k, met) in met.iter().enumerate() {
                         let best = i64::from(std::mem::take(&mut strength[k * CHUNK + i]));
                         let sum = i64::from(std::mem::take(&mut summed[k * CHUNK + i]));
+                        let kind = std::mem::take(&mut kind[k * CHUNK + i]);
                         if met[w] >> b & 1 != 0 {
-                            total += fit::combined(best, sum);
+                            total += fit::combined(best, sum, kind);
                             matched |= 1 << k;
                         }
                     }
@@ -621,6 +634,7 @@ impl Index {
             }
             // Every strength written was of a gift scored, and each took its own.
             debug_assert!(strength.iter().chain(&summed).chain(&implied).chain(&implied_sum).all(|&s| s == 0));
+            debug_assert!(kind.iter().all(|&k| !k));
             start += CHUNK;
         }
     }
@@ -717,7 +731,8 @@ impl Bounds {
                 let mut row = [0; LEVELS + 1];
                 for (h, most) in row.iter_mut().enumerate().skip(1) {
                     let take = if h == LEVELS { meeting.len() } else { h.min(meeting.len()) };
-                    *most = fit::combined(top, meeting[..take].iter().sum::<i64>() + others);
+                    // As if a meeting clause were the gift's first tag: the most it can be.
+                    *most = fit::combined(top, meeting[..take].iter().sum::<i64>() + others, true);
                 }
                 row
             })
@@ -812,7 +827,8 @@ impl Stats for Index {
 fn base_points(p: &Packed, q: &SuggestGiftsQuery, plan: &Plan, wanted: Wanted) -> i64 {
     let relationship = p.relationships & wanted.relationship != 0;
     let occasion = p.occasions & wanted.occasion != 0;
-    fit::base_points(plan, q, wanted.price(p), (p.age_min, p.age_max), relationship, occasion)
+    let first = p.first_occasion & wanted.occasion != 0;
+    fit::base_points(plan, q, wanted.price(p), (p.age_min, p.age_max), relationship, (occasion, first))
 }
 
 /// The query's filters in the form the packed numbers are compared with.
@@ -961,6 +977,7 @@ mod tests {
             }]],
             implied: vec![],
             relationship_points: 0,
+            first_occasion_points: 0,
         };
         let (compiled, cursors) = index.compile(&plan, 0);
         assert!(compiled.is_empty() && cursors.is_empty());

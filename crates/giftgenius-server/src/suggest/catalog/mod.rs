@@ -52,6 +52,9 @@ pub struct CatalogGift {
     pub age_max: u8,
     pub relationships: Set<RelationshipType>,
     pub occasions: Set<Occasion>,
+    /// The occasion the gift lists first: what it is made for most (catalogs list it first,
+    /// as they list a gift's kind first among its tags).
+    pub first_occasion: Option<Occasion>,
     pub stock: u32,
     /// Shared by every gift of the merchant.
     pub merchant: Arc<Merchant>,

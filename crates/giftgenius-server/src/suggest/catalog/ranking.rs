@@ -708,6 +708,7 @@ mod tests {
                     age_min: a.min(b),
                     age_max: a.max(b),
                     relationships: relationships.into_iter().collect(),
+                    first_occasion: occasions.first().copied(),
                     occasions: occasions.into_iter().collect(),
                     stock,
                     merchant: Arc::new(Merchant { id: "m".into(), name: "M".into() }),
