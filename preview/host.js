@@ -397,6 +397,10 @@
     announceWidgetState: params.get("announceWidgetState") === "1",
     // window.openai: the host offers its payment sheet (requestCheckout), emulated below.
     sheet: params.get("sheet") === "1",
+    // MCP Apps: the wire of ext-apps 1.x (default) or what its BREAKING.md announces for 2.x
+    // (?appsWire=2): the host's capabilities in capabilities.extensions["io.modelcontextprotocol/ui"]
+    // instead of hostCapabilities, and the view's logs accepted as ui/log as well.
+    appsWire: params.get("appsWire") === "2" ? 2 : 1,
   };
   // "Drop tools/call": the host takes the view's tool calls and never answers them, as a host
   // that lost them would (the view must time out into a retryable error).
@@ -473,6 +477,18 @@
     box.appendChild(frame);
     frameInfo();
     log("host", `load iframe ${frame.src.replace(location.origin, "")}`);
+  }
+
+  // A request of the host's to the MCP Apps view (ui/list-view-tools, ui/call-view-tool…):
+  // resolves with its JSON-RPC answer (result or error), or null after a second without one.
+  async function askView(method, params) {
+    const id = `host-${++hostRequestSeq}`;
+    const answered = new Promise((resolve) => { hostPending[id] = resolve; });
+    log("host→view", `${method} #${id}`, params);
+    postToView({ jsonrpc: "2.0", id, method, params: params || {} });
+    const answer = await Promise.race([answered, new Promise((r) => setTimeout(() => r(null), 1000))]);
+    delete hostPending[id];
+    return answer && { result: answer.result, error: answer.error };
   }
 
   // Takes the view down. An MCP Apps view first gets ui/resource-teardown (the spec: the host
@@ -840,30 +856,34 @@
       } else if (msg.method === "ui/notifications/size-changed" && msg.params && frame && settings.displayMode === "inline") {
         const h = Number(msg.params.height);
         if (h > 0) frame.style.height = `${Math.min(Math.max(h, 120), 2000)}px`;
-      } else if (msg.method === "notifications/message") {
-        // The view's own log line (MCP logging): shown, never acted upon.
+      } else if (msg.method === "notifications/message" || (msg.method === "ui/log" && settings.appsWire === 2)) {
+        // The view's own log line (MCP logging; ui/log on the 2.x wire): shown, never acted upon.
         const p = msg.params || {};
-        viewLogs.push(p);
+        viewLogs.push({ ...p, via: msg.method });
         log(`view log ${p.level || "?"}`, `${p.logger || "view"}: ${JSON.stringify(p.data)}`.slice(0, 160), p);
       }
       return;
     }
     switch (msg.method) {
-      case "ui/initialize":
+      case "ui/initialize": {
         view.appModes = (msg.params && msg.params.appCapabilities && msg.params.appCapabilities.availableDisplayModes) || null;
+        const capabilities = {
+          openLinks: {},
+          serverTools: { listChanged: false },
+          serverResources: { listChanged: false },
+          logging: {},
+          updateModelContext: { text: {}, structuredContent: {} },
+          message: { text: {} },
+        };
         return respond({
           protocolVersion: (msg.params && msg.params.protocolVersion) || "2025-06-18",
           hostInfo: { name: "giftgenius-preview", version: "1.0.0" },
-          hostCapabilities: {
-            openLinks: {},
-            serverTools: { listChanged: false },
-            serverResources: { listChanged: false },
-            logging: {},
-            updateModelContext: { text: {}, structuredContent: {} },
-            message: { text: {} },
-          },
+          ...(settings.appsWire === 2
+            ? { capabilities: { extensions: { "io.modelcontextprotocol/ui": capabilities } } }
+            : { hostCapabilities: capabilities }),
           hostContext: hostContext(),
         });
+      }
       case "ping":
         return respond({});
       case "tools/call": {
@@ -1533,6 +1553,8 @@
     openedLinks,
     /** The host's own tool call for this page's user (not the model's, not the view's). */
     callAsHost: (name, args) => callTool(name, args || {}, "host"),
+    /** A host→view request on the MCP Apps bridge; its answer ({result} or {error}), or null. */
+    askView,
     holdAnswers,
     releaseHeld,
     get heldAnswers() { return heldAnswers.length; },

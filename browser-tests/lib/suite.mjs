@@ -686,6 +686,7 @@ export function defineSuite({ bridge, csp }) {
       const logs = await h.page.evaluate(() => window.ggPreview.viewLogs.slice());
       return logs.find((l) => l.data && l.data.event === "tool_call_failed");
     }, { message: "the view's log line" });
+    assert.equal(line.via, "notifications/message", "a 1.x host gets the name it knows");
     assert.equal(line.level, "error");
     assert.equal(line.logger, "giftgenius-widget");
     assert.equal(line.data.tool, "prepare_order");
@@ -694,6 +695,43 @@ export function defineSuite({ bridge, csp }) {
     const shown = await h.page.locator("#log .dir.error", { hasText: "view log error" }).count();
     assert.ok(shown >= 1, "visible in the preview's log panel");
   }, { callTimeoutMs: 1500 }));
+
+  test(`${label}: on ext-apps 2.x's wire the host's capabilities come from extensions and view tools are answered`, () => withPage("apps-wire-2", async (h) => {
+    await h.fixture("checkout");
+    await waitForState(h, "checkout");
+    await expectRuntime(h, wasm);
+    // openLinks is only in capabilities.extensions["io.modelcontextprotocol/ui"] here.
+    await click(h, '.gg-checkout [data-action="open-link"]');
+    const links = await until(async () => {
+      const l = await h.openedLinks();
+      return l.length ? l : false;
+    }, { message: "ui/open-link to reach the host" });
+    assert.equal(links[0].via, "ui/open-link");
+    // The host asks the view for its tools (2.x names, then 1.x's): none, and no -32601.
+    for (const method of ["ui/list-view-tools", "tools/list"]) {
+      const listed = await h.page.evaluate((m) => window.ggPreview.askView(m, {}), method);
+      assert.equal(listed?.error ?? null, null, `${method} is answered, not refused`);
+      assert.deepEqual(listed.result, { tools: [] }, `${method}: the view has no tools`);
+    }
+    const called = await h.page.evaluate(() => window.ggPreview.askView("ui/call-view-tool", { name: "nope", arguments: {} }));
+    assert.equal(called?.error ?? null, null, "ui/call-view-tool is answered, not refused");
+    assert.equal(called.result.isError, true);
+    assert.match(called.result.content[0].text, /no tool named nope/);
+  }, { host: { appsWire: 2 } }));
+
+  test(`${label}: on ext-apps 2.x's wire a call the host never answers is logged as ui/log`, () => withPage("apps-wire-2-log", async (h) => {
+    await h.fixture("results");
+    await waitForState(h, "results");
+    await expectRuntime(h, wasm);
+    await h.setDropViewCalls(true);
+    await click(h, '[data-action="choose"]');
+    const line = await until(async () => {
+      const logs = await h.page.evaluate(() => window.ggPreview.viewLogs.slice());
+      return logs.find((l) => l.data && l.data.event === "tool_call_failed");
+    }, { message: "the view's log line" });
+    assert.equal(line.via, "ui/log");
+    assert.equal(line.level, "error");
+  }, { callTimeoutMs: 1500, host: { appsWire: 2 } }));
 
   test(`${label}: reloading the view comes back to the same screen (viewUUID + storage)`, () => withPage("view-restore", async (h) => {
     const result = await h.fixture("results");

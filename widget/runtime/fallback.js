@@ -331,7 +331,8 @@
         refocus();
         if (oa || !caps().logging) return;
         const what = { event: "tool_call_failed", tool: c.tool, message: String(e?.message || e) };
-        post({ method: "notifications/message",
+        // ext-apps 2.x renames the view's log notification ui/log; a 1.x host knows only the old name.
+        post({ method: ext() && !init?.hostCapabilities ? "ui/log" : "notifications/message",
           params: { level: "error", logger: data.initialize.appInfo.name, data: what } });
       }).then(paint);
     }
@@ -432,7 +433,11 @@
         refocus();
       });
     });
-    const caps = () => init?.hostCapabilities || {};
+    // The host's capabilities: ext-apps 1.x answers ui/initialize with hostCapabilities; 2.x
+    // moves them to capabilities.extensions["io.modelcontextprotocol/ui"] (its BREAKING.md).
+    // Either is read, so a host that moved them keeps its links and logs.
+    const ext = () => init?.capabilities?.extensions?.["io.modelcontextprotocol/ui"];
+    const caps = () => ({ ...(ext() || {}), ...(init?.hostCapabilities || {}) });
     // The display modes the host offers: MCP Apps lists them; window.openai has full screen
     // wherever it has requestDisplayMode.
     function modes() {
@@ -483,7 +488,14 @@
         partial = args && typeof args === "object" ? args : null;
       }
       if (m.method && m.id != null) {
+        // The view offers the host no tools of its own: listing them answers none, calling one
+        // answers a tool error (2.x names them ui/list-view-tools and ui/call-view-tool).
+        const listed = m.method === "ui/list-view-tools" || m.method === "tools/list",
+          called = m.method === "ui/call-view-tool" || m.method === "tools/call";
         post(m.method === "ping" || m.method === "ui/resource-teardown" ? { id: m.id, result: {} }
+          : listed ? { id: m.id, result: { tools: [] } }
+          : called ? { id: m.id, result: { isError: true,
+            content: [{ type: "text", text: `This view has no tool named ${String(p.name).slice(0, 64)}.` }] } }
           : { id: m.id, error: { code: -32601, message: "method not found" } });
       } else if (m.method === "ui/notifications/tool-input") input = complete = args && typeof args === "object" ? args : {};
       else if (m.method === "ui/notifications/tool-result") hosted(p);
