@@ -25,6 +25,8 @@ impl Theme {
 /// How the host shows the view (MCP Apps `displayMode`): in the conversation, over the whole
 /// window, or as a floating picture-in-picture.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(serde::Serialize, schemars::JsonSchema))]
+#[cfg_attr(not(target_arch = "wasm32"), serde(rename_all = "lowercase"))]
 pub enum DisplayMode {
     #[default]
     Inline,

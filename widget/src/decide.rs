@@ -338,57 +338,227 @@ pub fn with_details(args: &Map<String, Value>, details: Option<&DeliveryDetails>
 
 #[cfg(not(target_arch = "wasm32"))]
 mod markup {
+    use std::collections::BTreeMap;
+
+    use schemars::JsonSchema;
+    use serde::Serialize;
+
     use super::*;
     use crate::i18n::{Lang, words};
 
+    /// A decision as `data-call` carries it to the runtime: the typed form of the JSON the
+    /// runtime reads, from which `widget/runtime/decision.schema.json` is generated (a test
+    /// keeps the file current and the runtime's node tests check the markup against it).
+    #[derive(Debug, Serialize, JsonSchema)]
+    #[serde(untagged)]
+    pub enum Decision {
+        Call(CallJson),
+        Sheet(Box<SheetJson>),
+        Ask(AskJson),
+        Back(BackJson),
+        Retry(RetryJson),
+        Open(OpenJson),
+        Mode(ModeJson),
+    }
+
+    /// A tool call: the runtime fills the placeholders in `args`, calls `tool` through the host
+    /// and shows the answer's markup.
+    #[derive(Debug, Serialize, JsonSchema)]
+    #[schemars(deny_unknown_fields)]
+    pub struct CallJson {
+        pub tool: ToolName,
+        /// The arguments: JSON values, some of them placeholders.
+        #[schemars(with = "BTreeMap<String, Arg>")]
+        pub args: Map<String, Value>,
+        /// `args` go over the arguments of the call the screen came from (a `null` removes).
+        #[serde(default, skip_serializing_if = "is_false")]
+        pub over: bool,
+        /// The delivery form's details are added to `args`.
+        #[serde(default, skip_serializing_if = "is_false")]
+        pub form: bool,
+        /// After an ok answer, everything the view kept is forgotten.
+        #[serde(default, skip_serializing_if = "is_false")]
+        pub forget: bool,
+        /// Made instead when the person edited the screen's form.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub edited: Option<Box<CallJson>>,
+        /// Made first when a placeholder cannot be filled.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub lost: Option<Box<CallJson>>,
+        /// What the screen says when `lost` found another screen.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub gone: Option<String>,
+        /// The CSS selector of the element an ok answer replaces, instead of the screen.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub patch: Option<String>,
+        /// What the person saw when deciding (a draft's total).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub seen: Option<String>,
+    }
+
+    /// One argument of a call: a placeholder the runtime fills, or a plain JSON value. Only its
+    /// schema is used: the arguments are built as JSON by the decisions above.
+    #[derive(Debug, Serialize, JsonSchema)]
+    #[serde(untagged)]
+    #[allow(dead_code)]
+    pub enum Arg {
+        Placeholder(PlaceholderJson),
+        Plain(Value),
+    }
+
+    /// What only the host side may hold, so no token reaches markup or storage.
+    #[derive(Debug, Serialize, JsonSchema)]
+    #[serde(tag = "$", rename_all = "lowercase", deny_unknown_fields)]
+    pub enum PlaceholderJson {
+        /// The value under `key` (and `at` inside it) in the `_meta` of the screen's result.
+        Meta {
+            key: String,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            at: Option<String>,
+        },
+        /// The idempotency key kept for `draft`, else `or`.
+        Key { draft: String, or: String },
+        /// The order id the host's answer names.
+        Answer,
+    }
+
+    /// Pay in the host's payment sheet.
+    #[derive(Debug, Serialize, JsonSchema)]
+    #[schemars(deny_unknown_fields)]
+    pub struct SheetJson {
+        /// The session the sheet takes.
+        pub sheet: PlaceholderJson,
+        pub lost: CallJson,
+        pub gone: String,
+        pub then: CallJson,
+        pub seen: String,
+    }
+
+    /// Show the question with this element id (`null`: hide the questions).
+    #[derive(Debug, Serialize, JsonSchema)]
+    #[schemars(deny_unknown_fields)]
+    pub struct AskJson {
+        #[schemars(required, schema_with = "string_or_null")]
+        pub ask: Option<String>,
+    }
+
+    /// Leave the confirmation.
+    #[derive(Debug, Serialize, JsonSchema)]
+    #[schemars(deny_unknown_fields)]
+    pub struct BackJson {
+        pub back: True,
+    }
+
+    /// Repeat the call that led here.
+    #[derive(Debug, Serialize, JsonSchema)]
+    #[schemars(deny_unknown_fields)]
+    pub struct RetryJson {
+        pub retry: True,
+    }
+
+    /// Open an outbound link through the host.
+    #[derive(Debug, Serialize, JsonSchema)]
+    #[schemars(deny_unknown_fields)]
+    pub struct OpenJson {
+        pub open: String,
+    }
+
+    /// Ask the host for another display mode.
+    #[derive(Debug, Serialize, JsonSchema)]
+    #[schemars(deny_unknown_fields)]
+    pub struct ModeJson {
+        pub mode: DisplayMode,
+    }
+
+    /// `true`, and only that.
+    #[derive(Debug, Clone, Copy)]
+    pub struct True;
+
+    impl Serialize for True {
+        fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            serializer.serialize_bool(true)
+        }
+    }
+
+    impl JsonSchema for True {
+        fn schema_name() -> std::borrow::Cow<'static, str> {
+            "True".into()
+        }
+        fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+            schemars::json_schema!({ "const": true })
+        }
+    }
+
+    /// A string, or `null`, that must be there.
+    fn string_or_null(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "type": ["string", "null"] })
+    }
+
+    fn is_false(b: &bool) -> bool {
+        !b
+    }
+
     impl Call {
+        /// The call as it travels (`gone` in `lang`).
+        pub fn to_json(&self, lang: Lang) -> CallJson {
+            CallJson {
+                tool: self.tool,
+                args: self.args.clone(),
+                over: self.over,
+                form: self.form,
+                forget: self.forget,
+                edited: self.edited.as_ref().map(|c| Box::new(c.to_json(lang))),
+                lost: self.lost.as_ref().map(|c| Box::new(c.to_json(lang))),
+                gone: self.gone.map(|code| words::error_text(lang, code).to_string()),
+                patch: self.patch.clone(),
+                seen: self.seen.clone(),
+            }
+        }
+
         /// The call as the `data-call` JSON the runtime reads (`gone` in `lang`).
         pub fn to_value(&self, lang: Lang) -> Value {
-            let mut out = Map::new();
-            out.insert("tool".into(), json!(self.tool.as_str()));
-            out.insert("args".into(), Value::Object(self.args.clone()));
-            for (name, set) in [("over", self.over), ("form", self.form), ("forget", self.forget)] {
-                if set {
-                    out.insert(name.into(), json!(true));
-                }
-            }
-            for (name, call) in [("edited", &self.edited), ("lost", &self.lost)] {
-                if let Some(call) = call {
-                    out.insert(name.into(), call.to_value(lang));
-                }
-            }
-            if let Some(code) = self.gone {
-                out.insert("gone".into(), json!(words::error_text(lang, code)));
-            }
-            for (name, text) in [("patch", &self.patch), ("seen", &self.seen)] {
-                if let Some(text) = text {
-                    out.insert(name.into(), json!(text));
-                }
-            }
-            Value::Object(out)
+            serde_json::to_value(self.to_json(lang)).unwrap_or(Value::Null)
         }
     }
 
     impl Next {
+        /// The decision as it travels; `None` for nothing.
+        pub fn to_json(&self, lang: Lang) -> Option<Decision> {
+            Some(match self {
+                Next::Call(call) => Decision::Call(call.to_json(lang)),
+                Next::Sheet(sheet) => Decision::Sheet(Box::new(SheetJson {
+                    sheet: PlaceholderJson::Meta { key: sheet.session.clone(), at: None },
+                    lost: sheet.lost.to_json(lang),
+                    gone: words::error_text(lang, sheet.gone).to_string(),
+                    then: sheet.then.to_json(lang),
+                    seen: sheet.seen.clone(),
+                })),
+                Next::Ask(ask) => Decision::Ask(AskJson { ask: ask.as_ref().map(ask_id) }),
+                Next::Back => Decision::Back(BackJson { back: True }),
+                Next::Retry => Decision::Retry(RetryJson { retry: True }),
+                Next::OpenLink(url) => Decision::Open(OpenJson { open: url.clone() }),
+                Next::DisplayMode(mode) => Decision::Mode(ModeJson { mode: *mode }),
+                Next::Nothing => return None,
+            })
+        }
+
         /// The decision as JSON: `{"tool",…}` for a call, else one of `{"ask":id|null}`,
         /// `{"back":true}`, `{"retry":true}`, `{"open":url}`, `{"mode":m}`, `{"sheet":placeholder,
         /// "lost","gone","then","seen"}`; `None` for nothing.
         /// `ask` is the id of the question's element ([`ask_id`]).
         pub fn to_value(&self, lang: Lang) -> Option<Value> {
-            Some(match self {
-                Next::Call(call) => call.to_value(lang),
-                Next::Sheet(sheet) => json!({
-                    "sheet": meta(&sheet.session, None),
-                    "lost": sheet.lost.to_value(lang),
-                    "gone": words::error_text(lang, sheet.gone),
-                    "then": sheet.then.to_value(lang),
-                    "seen": sheet.seen,
-                }),
-                next => return super::local_value(next),
-            })
+            self.to_json(lang).and_then(|d| serde_json::to_value(d).ok())
         }
     }
+
+    /// The JSON Schema of [`Decision`]: what `widget/runtime/decision.schema.json` holds.
+    pub fn decision_schema() -> Value {
+        serde_json::to_value(schemars::schema_for!(Decision)).unwrap_or(Value::Null)
+    }
 }
+
+#[cfg(not(target_arch = "wasm32"))]
+pub use markup::{Decision, decision_schema};
 
 /// The element id of a question of the order list (what `{"ask": id}` shows).
 pub fn ask_id(ask: &ListAsk) -> String {
@@ -400,16 +570,12 @@ pub fn ask_id(ask: &ListAsk) -> String {
 
 /// A decision that needs no tool call as JSON: `{"ask":id|null}`, `{"back":true}`,
 /// `{"retry":true}`, `{"open":url}` or `{"mode":m}`; `None` for the others.
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(test)]
 fn local_value(next: &Next) -> Option<Value> {
-    Some(match next {
-        Next::Ask(ask) => json!({ "ask": ask.as_ref().map(ask_id) }),
-        Next::Back => json!({ "back": true }),
-        Next::Retry => json!({ "retry": true }),
-        Next::OpenLink(url) => json!({ "open": url }),
-        Next::DisplayMode(mode) => json!({ "mode": mode.as_str() }),
-        Next::Call(_) | Next::Sheet(_) | Next::Nothing => return None,
-    })
+    match next {
+        Next::Call(_) | Next::Sheet(_) | Next::Nothing => None,
+        next => next.to_value(crate::i18n::Lang::En),
+    }
 }
 
 /// The `data-call` attribute of a control that makes a call (or opens the payment sheet): the
@@ -471,6 +637,22 @@ fn json_string(out: &mut String, text: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The runtime's tests (widget/runtime/tests/, node) read the decision language's schema
+    /// from this file; the types above are its source.
+    #[test]
+    fn the_schema_file_is_the_one_the_types_make() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/runtime/decision.schema.json");
+        let want = serde_json::to_string_pretty(&decision_schema()).expect("schema") + "\n";
+        if std::env::var_os("GG_WRITE_DOCS").is_some() {
+            std::fs::write(path, &want).expect("writing the schema");
+        }
+        let have = std::fs::read_to_string(path).unwrap_or_default();
+        assert_eq!(
+            have, want,
+            "widget/runtime/decision.schema.json is out of date: run this test with GG_WRITE_DOCS=1"
+        );
+    }
 
     #[test]
     fn a_decision_without_a_call_is_written_as_serde_json_prints_it() {

@@ -223,6 +223,13 @@ fn test(root: &Path) -> Result<()> {
     test_env::pin(&mut tests);
     cmd::run(&mut tests)?;
 
+    // The widget runtime's own tests (node's test runner, no packages): the decision language
+    // of the markup against the schema the Rust types generate.
+    let mut runtime = std::process::Command::new("node");
+    runtime.args(["--test", "widget/runtime/tests/"]).current_dir(root);
+    test_env::pin(&mut runtime);
+    cmd::run(&mut runtime).context("the widget runtime's tests (node --test widget/runtime/tests/)")?;
+
     // Every parser of untrusted input under libFuzzer: the regression cases, then a short,
     // fixed-seed run of each target (fuzz.rs).
     fuzz::run(root, fuzz::Length::Short, None)?;

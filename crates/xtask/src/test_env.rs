@@ -1,7 +1,8 @@
 //! The environment the test command gives the tests it runs: nothing from the developer's shell
 //! may turn a failing check green or change what a run draws. `INSTA_UPDATE=always` (or any
 //! other `INSTA_*`, e.g. `INSTA_FORCE_PASS`) would accept every changed snapshot,
-//! `GIFTGENIUS_UPDATE_DOCS=1` would rewrite docs/errors.md instead of comparing it, and a
+//! `GIFTGENIUS_UPDATE_DOCS=1` would rewrite docs/errors.md instead of comparing it (and
+//! `GG_WRITE_DOCS=1` the widget's decision table and schema), and a
 //! `GIFTGENIUS_CHAOS_SEED` left over from replaying a run would replace `chaos_small`'s fixed
 //! seed. Those are removed from every test process xtask starts (cargo test, the conformance
 //! suites, the browser tests).
@@ -10,7 +11,7 @@ use std::ffi::OsStr;
 use std::process::Command;
 
 /// Variables removed by name.
-const REMOVED: &[&str] = &["GIFTGENIUS_UPDATE_DOCS", "GIFTGENIUS_CHAOS_SEED"];
+const REMOVED: &[&str] = &["GIFTGENIUS_UPDATE_DOCS", "GG_WRITE_DOCS", "GIFTGENIUS_CHAOS_SEED"];
 /// Variables removed by prefix: every insta setting.
 const REMOVED_PREFIXES: &[&str] = &["INSTA_"];
 
@@ -59,6 +60,7 @@ mod tests {
             ("INSTA_FORCE_PASS", "1"),
             ("INSTA_WORKSPACE_ROOT", "/elsewhere"),
             ("GIFTGENIUS_UPDATE_DOCS", "1"),
+            ("GG_WRITE_DOCS", "1"),
             ("GIFTGENIUS_CHAOS_SEED", "42"),
             ("GIFTGENIUS_WIDGET_HTML", "/w.html"),
             ("PATH", "/usr/bin"),
@@ -72,6 +74,7 @@ mod tests {
             ("INSTA_FORCE_PASS", None),
             ("INSTA_WORKSPACE_ROOT", None),
             ("GIFTGENIUS_UPDATE_DOCS", None),
+            ("GG_WRITE_DOCS", None),
             ("GIFTGENIUS_CHAOS_SEED", None),
             // Set by xtask itself: kept; the shell's PATH and target dir are inherited untouched.
             ("GIFTGENIUS_WIDGET_HTML", Some("/mine.html")),
@@ -87,7 +90,7 @@ mod tests {
         let mut cmd = Command::new("node");
         pin_with(&mut cmd, Vec::<(OsString, OsString)>::new());
         let removed: Vec<String> = changes(&cmd).into_iter().filter(|(_, v)| v.is_none()).map(|(k, _)| k).collect();
-        assert_eq!(removed, ["GIFTGENIUS_CHAOS_SEED", "GIFTGENIUS_UPDATE_DOCS"]);
+        assert_eq!(removed, ["GG_WRITE_DOCS", "GIFTGENIUS_CHAOS_SEED", "GIFTGENIUS_UPDATE_DOCS"]);
     }
 
     /// The real thing: a child started through `pin` does not see them.

@@ -1,0 +1,108 @@
+// The decision language between the server's markup and the runtime (widget/runtime/fallback.js):
+// every `data-call` the widget's views write, in every snapshot of widget/tests/snapshots/, is
+// an instance of widget/runtime/decision.schema.json, which the test
+// `the_schema_file_is_the_one_the_types_make` (widget/src/decide.rs) generates from the Rust
+// types. The runtime's reading of a decision is checked against the same schema: every key it
+// acts on is one the schema defines. Run by `cargo xtask test` (node's own test runner, no
+// packages).
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync, readdirSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const WIDGET = path.join(HERE, "..", "..");
+const schema = JSON.parse(readFileSync(path.join(WIDGET, "runtime", "decision.schema.json"), "utf8"));
+
+/**
+ * The errors of `value` against `s` (a JSON Schema of the keywords schemars writes: $ref,
+ * anyOf, oneOf, type, enum, const, properties, required, additionalProperties); [] when valid.
+ */
+export function check(value, s = schema, at = "$") {
+  if (s === true) return [];
+  if (s === false) return [`${at}: nothing is allowed here`];
+  if (s.$ref) {
+    const name = s.$ref.replace("#/$defs/", "");
+    if (!schema.$defs[name]) return [`${at}: unknown $ref ${s.$ref}`];
+    return check(value, schema.$defs[name], at);
+  }
+  const errors = [];
+  if (s.anyOf && !s.anyOf.some((o) => check(value, o, at).length === 0)) errors.push(`${at}: matches none of anyOf`);
+  if (s.oneOf && s.oneOf.filter((o) => check(value, o, at).length === 0).length !== 1) {
+    errors.push(`${at}: matches not exactly one of oneOf`);
+  }
+  if (s.type) {
+    const types = Array.isArray(s.type) ? s.type : [s.type];
+    const kind = value === null ? "null" : Array.isArray(value) ? "array" : Number.isInteger(value) ? "integer" : typeof value;
+    const ok = types.some((t) => t === kind || (t === "number" && kind === "integer"));
+    if (!ok) return [...errors, `${at}: a ${kind}, not ${types.join(" or ")}`];
+  }
+  if (s.enum && !s.enum.some((e) => JSON.stringify(e) === JSON.stringify(value))) errors.push(`${at}: not one of ${JSON.stringify(s.enum)}`);
+  if ("const" in s && JSON.stringify(s.const) !== JSON.stringify(value)) errors.push(`${at}: not ${JSON.stringify(s.const)}`);
+  if (value && typeof value === "object" && !Array.isArray(value)) {
+    for (const name of s.required || []) if (!(name in value)) errors.push(`${at}: missing ${name}`);
+    for (const [name, v] of Object.entries(value)) {
+      const p = s.properties?.[name];
+      if (p !== undefined) errors.push(...check(v, p, `${at}.${name}`));
+      else if (s.additionalProperties !== undefined) errors.push(...check(v, s.additionalProperties, `${at}.${name}`));
+    }
+  }
+  return errors;
+}
+
+/** Every `data-call` in `html`, parsed (attribute values unescaped as HTML). */
+function decisionsIn(html) {
+  const unescape = (v) => v.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+  return [...html.matchAll(/data-call="([^"]*)"/g)].map((m) => JSON.parse(unescape(m[1])));
+}
+
+const SNAPSHOTS = path.join(WIDGET, "tests", "snapshots");
+const decisions = readdirSync(SNAPSHOTS)
+  .filter((f) => f.endsWith(".snap"))
+  .flatMap((f) => decisionsIn(readFileSync(path.join(SNAPSHOTS, f), "utf8")).map((d) => ({ file: f, d })));
+
+test("every decision in the widget's markup is an instance of the schema", () => {
+  assert.ok(decisions.length > 50, `the snapshots hold decisions (${decisions.length})`);
+  const wrong = decisions.map(({ file, d }) => ({ file, d, errors: check(d) })).filter((x) => x.errors.length);
+  assert.deepEqual(wrong.map((x) => `${x.file}: ${JSON.stringify(x.d)}: ${x.errors.join("; ")}`), []);
+});
+
+test("every shape of decision appears in the markup", () => {
+  const shapes = Object.keys(schema.$defs).filter((n) => /Json$/.test(n) && n !== "PlaceholderJson");
+  const seen = new Set();
+  for (const { d } of decisions) {
+    for (const n of shapes) if (check(d, { $ref: `#/$defs/${n}` }).length === 0) seen.add(n);
+  }
+  assert.deepEqual([...seen].sort(), shapes.sort());
+});
+
+test("the schema refuses what the runtime could not act on", () => {
+  const refused = [
+    { tool: "suggest_gifts", args: {}, bogus: 1 },
+    { tool: "not_a_tool", args: {} },
+    { tool: "suggest_gifts" },
+    { back: false },
+    { retry: true, back: true },
+    { mode: "sideways" },
+    { ask: 3 },
+    { sheet: { $: "meta" }, lost: { tool: "get_order", args: {} }, gone: "", then: { tool: "get_order", args: {} }, seen: "" },
+  ];
+  for (const d of refused) assert.notDeepEqual(check(d), [], `refused: ${JSON.stringify(d)}`);
+  for (const d of [{ back: true }, { ask: null }, { mode: "fullscreen" }, { tool: "get_order", args: { order_id: { $: "answer" } } }]) {
+    assert.deepEqual(check(d), [], `accepted: ${JSON.stringify(d)}`);
+  }
+});
+
+test("every key the runtime acts on in a decision is one the schema defines", () => {
+  const runtime = readFileSync(path.join(WIDGET, "runtime", "fallback.js"), "utf8");
+  // The decision is `c` (parsed from data-call) where the runtime reads it: `c.<key>` and
+  // `"<key>" in c`. Other objects called `c` (a host context) name no key of a decision.
+  const context = new Set(["focus", "idempotency", "theme"]);
+  const read = new Set([...runtime.matchAll(/\bc\.([a-z]+)/g)].map((m) => m[1]).filter((k) => !context.has(k)));
+  for (const m of runtime.matchAll(/"([a-z]+)" in c\b/g)) read.add(m[1]);
+  const defined = new Set(Object.values(schema.$defs).flatMap((d) => Object.keys(d.properties || {})));
+  assert.deepEqual([...read].filter((k) => !defined.has(k)), [], "keys read but not in the schema");
+  assert.ok(read.has("tool") && read.has("sheet") && read.has("ask"), "the check sees the runtime's reads");
+});
