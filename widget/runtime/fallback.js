@@ -495,7 +495,7 @@
         post(m.method === "ping" || m.method === "ui/resource-teardown" ? { id: m.id, result: {} }
           : listed ? { id: m.id, result: { tools: [] } }
           : called ? { id: m.id, result: { isError: true,
-            content: [{ type: "text", text: `This view has no tool named ${String(p.name).slice(0, 64)}.` }] } }
+            content: [{ type: "text", text: "This view has no tool named " + String(p.name).slice(0, 64) + "." }] } }
           : { id: m.id, error: { code: -32601, message: "method not found" } });
       } else if (m.method === "ui/notifications/tool-input") input = complete = args && typeof args === "object" ? args : {};
       else if (m.method === "ui/notifications/tool-result") hosted(p);
