@@ -10,6 +10,9 @@
 //! - `checkout/`: prepare / commit / get order and checkout sessions, the confirmation token,
 //!   fenced idempotency keys, the payment provider's client (and starting the SANDBOX provider,
 //!   a process of its own: `giftgenius-sandbox-pay`), and the reconciler of pending orders.
+//! - `ids`: random ids with a prefix; `permalink`: an order's status page link (and its 3-D
+//!   Secure page's), signed; `platforms`: the agent platforms of `--acp-platforms`, their keys
+//!   and webhooks.
 //! - `idempotency`: keys claimed once for every transport (proceed under a fenced lease, replay,
 //!   conflict, in flight); the tools and ACP map the outcomes to their own errors.
 //! - `acp/`: the Agentic Commerce Protocol merchant (checkout sessions for agent platforms).
@@ -44,6 +47,7 @@ pub mod error;
 pub mod failpoints;
 pub mod http;
 pub mod idempotency;
+pub mod ids;
 pub mod limits;
 pub mod mcp;
 pub mod metrics;
@@ -51,7 +55,9 @@ pub mod operator;
 pub mod outbox;
 pub mod outcome;
 pub mod panics;
+pub mod permalink;
 pub mod photos;
+pub mod platforms;
 pub mod redact;
 pub mod registry;
 pub mod startup;

@@ -45,7 +45,7 @@ async fn main() -> std::process::ExitCode {
             return printed("outbox redeliver", startup::outbox_redeliver(&config, ids).await);
         }
         Some(Command::Orders(command)) => {
-            return printed("orders", giftgenius_server::operator::cli::run(&config, command).await);
+            return printed("orders", startup::orders(&config, command).await);
         }
         None => {}
     }

@@ -126,12 +126,13 @@ impl Offline {
     pub async fn open(config: &Config) -> anyhow::Result<Self> {
         let store = open_store(config).await?;
         let (payments, sandbox) = connect_payments(config, &store, &crate::clock::Clock::System).await?;
-        let platforms = config.acp_platforms.as_deref().map(crate::acp::platforms::Platforms::load).transpose()?;
+        let platforms = config.acp_platforms.as_deref().map(crate::platforms::Platforms::load).transpose()?;
         let public_url = match &config.public_url {
             Some(url) => url.trim_end_matches('/').to_string(),
             None => format!("http://{}:{}", config.host, config.port),
         };
-        let events = crate::state::order_events(config, &store, platforms.as_ref(), &public_url).await?;
+        let permalinks = crate::state::permalinks(&store, &public_url).await?;
+        let events = crate::state::order_events(config, &store, platforms.as_ref(), permalinks, &public_url).await?;
         Ok(Self { store, payments: Arc::new(payments), events, _sandbox: sandbox })
     }
 
@@ -169,6 +170,16 @@ pub async fn outbox_list(
 ) -> anyhow::Result<Vec<EventListing>> {
     let store = open_store(config).await?;
     Ok(crate::outbox::operator::list(&store, status.map(Into::into), i64::from(limit)).await?)
+}
+
+/// `giftgenius-server orders …`: the operator's command on the configured database and payment
+/// provider.
+pub async fn orders(
+    config: &Config,
+    command: &crate::config::OrdersCommand,
+) -> anyhow::Result<crate::operator::cli::Printed> {
+    let offline = Offline::open(config).await?;
+    crate::operator::cli::run(&offline.operator(), command).await
 }
 
 /// `giftgenius-server outbox redeliver ID…`: those events pending again, for the servers to post.

@@ -7,12 +7,10 @@ use std::time::Duration;
 use anyhow::Context;
 use giftgenius_pay_api::token::AdminToken;
 
-use crate::acp::platforms::Platforms;
 use crate::auth::AuthMode;
 use crate::checkout::Checkout;
 use crate::checkout::confirmation::ConfirmationKeys;
 use crate::checkout::payments::{Payments, check_lease};
-use crate::checkout::permalink::Permalinks;
 use crate::checkout::reconcile::Reconciler;
 use crate::checkout::sandbox::{SandboxProcess, db_beside};
 use crate::checkout::sandbox_client::SandboxClient;
@@ -28,6 +26,8 @@ use crate::operator::routes::OperatorToken;
 use crate::outbox::delivery::Poster;
 use crate::outbox::schedule::RetryPolicy;
 use crate::outbox::{Dispatcher, OrderEvents, Receivers};
+use crate::permalink::Permalinks;
+use crate::platforms::Platforms;
 use crate::store::Store;
 use crate::suggest::Suggester;
 use crate::suggest::catalog::cache::FetchPolicy;
@@ -188,6 +188,7 @@ pub async fn order_events(
     config: &Config,
     store: &Store,
     platforms: Option<&Platforms>,
+    permalinks: Arc<Permalinks>,
     public_url: &str,
 ) -> anyhow::Result<Arc<OrderEvents>> {
     let receivers = Receivers::from_config(
@@ -195,12 +196,12 @@ pub async fn order_events(
         config.order_webhook_secret_file.as_deref(),
         platforms,
     )?;
-    Ok(Arc::new(OrderEvents {
+    let bodies = crate::acp::events::AcpEventBodies {
         store: store.clone(),
-        receivers: Arc::new(receivers),
-        permalinks: permalinks(store, public_url).await?,
+        permalinks,
         public_url: public_url.trim_end_matches('/').to_string(),
-    }))
+    };
+    Ok(Arc::new(OrderEvents { receivers: Arc::new(receivers), bodies: Arc::new(bodies) }))
 }
 
 /// The embedding model (`--model-dir`), loaded off the async workers: a missing or damaged one
@@ -320,8 +321,8 @@ impl AppState {
             public_url: public_url.clone(),
         };
         let platforms = config.acp_platforms.as_deref().map(Platforms::load).transpose()?;
-        let events = order_events(config, &store, platforms.as_ref(), &public_url).await?;
-        let permalinks = events.permalinks.clone();
+        let permalinks = permalinks(&store, &public_url).await?;
+        let events = order_events(config, &store, platforms.as_ref(), permalinks.clone(), &public_url).await?;
         let outbox = Arc::new(Dispatcher {
             store: store.clone(),
             receivers: events.receivers.clone(),

@@ -133,6 +133,16 @@ pub struct AcpBuyer {
     pub tax_exemption: Option<Value>,
 }
 
+/// The tools of ACP's MCP binding (2026-04-17), the checkout's operations as MCP tools: what
+/// the server's `/acp/mcp` lists, and the values of its metrics' `tool` label.
+pub const ACP_MCP_TOOLS: &[&str] = &[
+    "create_checkout_session",
+    "get_checkout_session",
+    "update_checkout_session",
+    "complete_checkout_session",
+    "cancel_checkout_session",
+];
+
 /// The kind of a fulfilment option: we only ship.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

@@ -337,7 +337,9 @@ impl Acp {
             .order
             .clone()
             .ok_or_else(|| AcpFailure::internal(request_id, &"a completed session without its order"))?;
-        self.events.event_of(paid, OrderChange::Paid, order).map_err(|e| AcpFailure::internal(request_id, &e))
+        let body =
+            super::events::webhook_body(OrderChange::Paid, order).map_err(|e| AcpFailure::internal(request_id, &e))?;
+        Ok(self.events.event_with_body(paid, OrderChange::Paid, body))
     }
 
     /// The ACP `Order` of a session's order (`order.rs`; its events carry the same).

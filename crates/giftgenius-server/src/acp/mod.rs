@@ -22,10 +22,10 @@
 
 pub mod complete;
 pub mod error;
+pub mod events;
 pub mod fingerprint;
 pub mod mcp;
 pub mod order;
-pub mod platforms;
 pub mod routes;
 pub mod session;
 pub mod words;
@@ -39,12 +39,12 @@ use giftgenius_types::acp::{
 };
 
 use crate::checkout::payments::Payments;
-use crate::checkout::permalink::Permalinks;
 use crate::clock::Clock;
+use crate::permalink::Permalinks;
+use crate::platforms::Platforms;
 use crate::store::{AcpSessionRow, NewOrderEvent, OrderRow, OrderStatusColumn, Store};
 use crate::suggest::catalog::live::LiveCatalog;
 use error::AcpFailure;
-use platforms::Platforms;
 use session::{Offer, SessionState, Stored};
 
 /// The ACP merchant: built once at startup when `--acp-platforms` is given.

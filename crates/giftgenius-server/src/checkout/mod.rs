@@ -34,7 +34,6 @@ pub mod confirmation;
 pub mod idempotency;
 mod list;
 pub mod payments;
-pub mod permalink;
 mod prepare;
 pub mod privacy;
 mod provider_call;
@@ -88,7 +87,7 @@ pub struct Checkout {
     /// How long orders, refunds and saved addresses are kept (`privacy.rs`).
     pub retention: privacy::Retention,
     /// Every order's status page link (`permalink.rs`).
-    pub permalinks: Arc<permalink::Permalinks>,
+    pub permalinks: Arc<crate::permalink::Permalinks>,
     /// Builds the events paid and cancelled orders write with their change (`outbox/`).
     pub events: Arc<crate::outbox::OrderEvents>,
     /// `--acp-merchant-id`: what a sheet payment's vault token must name (`sheet.rs`).
@@ -105,9 +104,7 @@ impl std::fmt::Debug for Checkout {
     }
 }
 
-pub(crate) fn random_id(prefix: &str) -> String {
-    format!("{prefix}_{}", &uuid::Uuid::new_v4().simple().to_string()[..20])
-}
+pub(crate) use crate::ids::random_id;
 
 pub(crate) fn shipping_cost(speed: ShippingSpeed, currency: Currency) -> Money {
     match speed {

@@ -39,10 +39,10 @@ use super::commit::{declined, provider_key};
 use super::idempotency::stored_answer;
 use super::order_of;
 use super::payments::{Charge, Lookup, OrderCharge, PaymentError, Payments};
-use super::refund::{self, Refunded};
+use super::refund::{self, AdjustmentFinished, Refunded};
 use crate::clock::Clock;
 use crate::context::{CallContext, DEFAULT_LOCALE};
-use crate::metrics::ReconcileMetrics;
+use crate::metrics::{ReconcileMetrics, ReconcileOutcome};
 use crate::outcome::Answer;
 use crate::store::{
     AdjustmentRow, Fulfilment, OrderChange, OrderFacts, OrderRow, OrderStatusColumn, RefundStatusColumn, Store,
@@ -82,6 +82,19 @@ pub struct ReconcileReport {
 }
 
 impl ReconcileReport {
+    /// How many orders or refunds the pass settled each way, for its metrics.
+    pub fn settled(&self) -> [(ReconcileOutcome, u64); 7] {
+        [
+            (ReconcileOutcome::Paid, self.paid),
+            (ReconcileOutcome::Declined, self.declined),
+            (ReconcileOutcome::Abandoned, self.abandoned),
+            (ReconcileOutcome::InFlight, self.in_flight),
+            (ReconcileOutcome::Unreachable, self.unreachable),
+            (ReconcileOutcome::Conflict, self.conflicts),
+            (ReconcileOutcome::Refunded, self.refunded),
+        ]
+    }
+
     /// Whether the pass changed or found anything worth a log line.
     pub fn is_quiet(&self) -> bool {
         self.examined == 0 && self.refunds_examined == 0 && self.adjustments_examined == 0
@@ -119,7 +132,8 @@ impl Reconciler {
     /// One pass over the orders pending longer than the window, then the refunds.
     pub async fn run_once(&self) -> StoreResult<ReconcileReport> {
         let pass = self.pass().await;
-        self.metrics.pass(pass.as_ref().ok());
+        let settled = pass.as_ref().ok().map(ReconcileReport::settled);
+        self.metrics.pass(settled.as_ref().map(|s| s.as_slice()));
         pass
     }
 
@@ -135,17 +149,19 @@ impl Reconciler {
     /// which can only find or make the same refund, then recorded with their event.
     async fn run_adjustments(&self, report: &mut ReconcileReport) -> StoreResult<()> {
         let cutoff = self.now() - self.after.as_millis() as i64;
-        let operator = crate::operator::Operator {
-            store: self.store.clone(),
-            payments: self.payments.clone(),
-            events: self.events.clone(),
-            clock: self.clock.clone(),
-        };
         for adjustment in self.store.adjustments_pending(cutoff, BATCH).await? {
             report.adjustments_examined += 1;
             let Some(facts) = self.store.order_facts(&adjustment.order_id).await? else { continue };
-            match operator.finish_adjustment(facts, &adjustment.id).await {
-                Ok(done) if done.changed => {
+            let finished = refund::finish_adjustment(
+                &self.payments,
+                &self.store,
+                &self.events,
+                &self.clock,
+                facts,
+                &adjustment.id,
+            );
+            match finished.await {
+                Ok(AdjustmentFinished::Done { changed: true, .. }) => {
                     report.adjusted += 1;
                     tracing::info!(
                         order = adjustment.order_id,
@@ -153,8 +169,25 @@ impl Reconciler {
                         "reconcile: partial refund finished"
                     );
                 }
-                Ok(_) => {}
-                Err(crate::operator::OperatorError::ProviderUnavailable) => report.unreachable += 1,
+                Ok(AdjustmentFinished::Done { changed: false, .. }) => {}
+                Ok(AdjustmentFinished::Unavailable) => report.unreachable += 1,
+                Ok(AdjustmentFinished::Busy) => {
+                    report.conflicts += 1;
+                    tracing::error!(
+                        order = adjustment.order_id,
+                        adjustment = adjustment.id,
+                        "reconcile: a partial refund could not be finished: the order kept changing"
+                    );
+                }
+                Ok(AdjustmentFinished::Failed(e)) => {
+                    report.conflicts += 1;
+                    tracing::error!(
+                        order = adjustment.order_id,
+                        adjustment = adjustment.id,
+                        error = e,
+                        "reconcile: a partial refund could not be finished"
+                    );
+                }
                 Err(e) => {
                     report.conflicts += 1;
                     tracing::error!(order = adjustment.order_id, adjustment = adjustment.id, error = %e, "reconcile: a partial refund could not be finished");

@@ -2,7 +2,7 @@
 //! holding the link sees the order's status, the gift, the total, when it was placed and, once
 //! shipped, the carrier and tracking number (a link to the carrier's page), in the
 //! browser's language (English, Spanish or Portuguese); never the recipient's name, address or
-//! message. The link is unguessable (`checkout::permalink`), so the page asks for no login;
+//! message. The link is unguessable (`permalink.rs`), so the page asks for no login;
 //! it is kept out of search engines and its URL out of `Referer` headers.
 
 use std::sync::Arc;

@@ -52,7 +52,7 @@ impl McpServer {
     pub fn tools(self) -> &'static [&'static str] {
         match self {
             McpServer::App => &APP_TOOLS,
-            McpServer::Acp => crate::acp::mcp::TOOLS,
+            McpServer::Acp => giftgenius_types::acp::ACP_MCP_TOOLS,
         }
     }
 }
@@ -113,7 +113,7 @@ fn duration_histogram() -> Histogram {
 }
 
 /// Label combinations: every server × method × (no tool, or one of the server's) × outcome.
-const TOOL_SLOTS: usize = 1 + max(APP_TOOLS.len(), crate::acp::mcp::TOOLS.len());
+const TOOL_SLOTS: usize = 1 + max(APP_TOOLS.len(), giftgenius_types::acp::ACP_MCP_TOOLS.len());
 const SLOTS: usize = McpServer::ALL.len() * McpMethod::ALL.len() * TOOL_SLOTS * CallOutcome::ALL.len();
 
 const fn max(a: usize, b: usize) -> usize {

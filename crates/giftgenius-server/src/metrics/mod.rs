@@ -41,7 +41,7 @@ pub use mcp::{CallOutcome, McpMethod, McpMetrics, McpServer};
 pub use outbox::{Backlog, OutboxBacklog};
 pub use payments::{ChargeOutcome, PaymentMetrics, RefundOutcome};
 pub use readings::{PendingOrders, Readings};
-pub use reconcile::ReconcileMetrics;
+pub use reconcile::{ReconcileMetrics, Settled as ReconcileOutcome};
 pub use refusals::{AuthEndpoint, AuthRefusal, RefusalMetrics};
 
 use crate::suggest::catalog::live::LiveCatalog;

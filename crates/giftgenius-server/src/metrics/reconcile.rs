@@ -1,4 +1,4 @@
-//! The reconciler (`checkout::reconcile`): its passes, what they settled, when one last
+//! The reconciler (`checkout::reconcile`, which reports each pass here): its passes, what they settled, when one last
 //! succeeded, and the two flags an alert compares with (how often it runs, and how long an
 //! order may stay pending before it is looked at), so the alert rules need no copy of them.
 
@@ -12,7 +12,6 @@ use prometheus_client::registry::Registry;
 use std::sync::atomic::AtomicU64;
 
 use super::label_values;
-use crate::checkout::reconcile::ReconcileReport;
 
 label_values! {
     /// How a pass ended.
@@ -90,24 +89,17 @@ impl ReconcileMetrics {
         self.window.set(window.as_secs_f64());
     }
 
-    /// One pass ended: `Some(report)` when it finished, `None` when the database failed it.
-    pub fn pass(&self, report: Option<&ReconcileReport>) {
-        let Some(report) = report else {
+    /// One pass ended: `Some(settled)` (how many orders or refunds it settled each way) when it
+    /// finished, `None` when the database failed it.
+    pub fn pass(&self, settled: Option<&[(Settled, u64)]>) {
+        let Some(settled) = settled else {
             self.passes.get_or_create(&PassLabels { result: PassResult::Failed }).inc();
             return;
         };
         self.passes.get_or_create(&PassLabels { result: PassResult::Ok }).inc();
         let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
         self.last_success.set(now.as_secs_f64());
-        for (outcome, n) in [
-            (Settled::Paid, report.paid),
-            (Settled::Declined, report.declined),
-            (Settled::Abandoned, report.abandoned),
-            (Settled::InFlight, report.in_flight),
-            (Settled::Unreachable, report.unreachable),
-            (Settled::Conflict, report.conflicts),
-            (Settled::Refunded, report.refunded),
-        ] {
+        for &(outcome, n) in settled {
             if n > 0 {
                 self.settled.get_or_create(&SettledLabels { outcome }).inc_by(n);
             }

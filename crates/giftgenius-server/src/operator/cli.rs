@@ -9,8 +9,8 @@ use serde_json::json;
 
 use super::input;
 use super::lifecycle::Step;
-use super::service::Done;
-use crate::config::{Config, OrdersCommand};
+use super::service::{Done, Operator};
+use crate::config::OrdersCommand;
 
 /// What a command prints.
 #[derive(Debug, Clone, Serialize)]
@@ -23,10 +23,9 @@ pub struct Printed {
     pub idempotency_key: Option<String>,
 }
 
-/// Runs `command` against `config`'s database and payment provider.
-pub async fn run(config: &Config, command: &OrdersCommand) -> anyhow::Result<Printed> {
-    let offline = crate::startup::Offline::open(config).await?;
-    let operator = offline.operator();
+/// Runs `command` with `operator` (`startup::orders` opens it on the configured database and
+/// payment provider).
+pub async fn run(operator: &Operator, command: &OrdersCommand) -> anyhow::Result<Printed> {
     let printed = |done: Done| Printed { done, idempotency_key: None };
     let done = match command {
         OrdersCommand::Show { order } => printed(operator.order(order).await?),
@@ -38,7 +37,7 @@ pub async fn run(config: &Config, command: &OrdersCommand) -> anyhow::Result<Pri
             printed(operator.advance(order, &Step::Ship(shipment)).await?)
         }
         OrdersCommand::Refund { order, amount, reason, idempotency_key } => {
-            let key = idempotency_key.clone().unwrap_or_else(|| crate::checkout::random_id("cli"));
+            let key = idempotency_key.clone().unwrap_or_else(|| crate::ids::random_id("cli"));
             let body = json!({"amount": amount, "reason": reason, "idempotency_key": key});
             let ask = input::refund(&body).map_err(super::OperatorError::Invalid)?;
             Printed { done: operator.refund(order, &ask).await?, idempotency_key: Some(key) }

@@ -15,13 +15,10 @@ use super::input::RefundAsk;
 use super::service::{ATTEMPTS, Done, Operator, OperatorError};
 use crate::checkout::payments::PaymentError;
 use crate::checkout::random_id;
-use crate::checkout::refund::refund_key;
+use crate::checkout::refund::{self, AdjustmentFinished, refund_key};
 use crate::store::{AdjustmentRow, OrderFacts, OrderRow, RefundRow, RefundStatusColumn};
 
-/// The provider's idempotency key for an adjustment: one adjustment, one refund, whoever asks.
-pub fn adjustment_key(adjustment_id: &str) -> String {
-    format!("gga_{adjustment_id}")
-}
+pub use crate::checkout::refund::adjustment_key;
 
 /// What a refund request comes to, once the order's facts are read.
 enum Plan {
@@ -134,41 +131,17 @@ impl Operator {
     }
 
     /// Asks the provider for pending adjustment `adjustment_id` of the order with `facts` and
-    /// records it succeeded with its event. Also the reconciler's way to finish one whose answer
-    /// was lost.
-    pub async fn finish_adjustment(&self, mut facts: OrderFacts, adjustment_id: &str) -> Result<Done, OperatorError> {
-        for _ in 0..ATTEMPTS {
-            let Some(adjustment) = facts.adjustments.iter().find(|a| a.id == adjustment_id).cloned() else {
-                return Err(OperatorError::internal(&format!("adjustment {adjustment_id} vanished")));
-            };
-            if adjustment.status == RefundStatusColumn::Succeeded {
-                return Self::done(false, &facts);
-            }
-            let charge = charge_of(&facts.order)?;
-            let provider_refund = self
-                .provider_refund(&adjustment_key(&adjustment.id), charge, adjustment.amount(), &facts.order)
-                .await?;
-            let now = self.now();
-            let mut after = facts.clone();
-            for a in after.adjustments.iter_mut().filter(|a| a.id == adjustment.id) {
-                a.status = RefundStatusColumn::Succeeded;
-                a.provider_refund_id = Some(provider_refund.clone());
-                a.updated_at_ms = now;
-            }
-            let event = self.events.adjustment_event(&after, &adjustment.id).await?;
-            if self.store.settle_adjustment(&facts, &adjustment.id, &provider_refund, event.as_ref(), now).await? {
-                tracing::info!(
-                    order = facts.order.id,
-                    adjustment = adjustment.id,
-                    refund = provider_refund,
-                    amount = adjustment.amount().display(),
-                    "order partly refunded"
-                );
-                return Self::done(true, &after);
-            }
-            facts = self.facts(&facts.order.id).await?;
+    /// records it succeeded with its event (`checkout::refund::finish_adjustment`, the step the
+    /// reconciler uses too).
+    pub async fn finish_adjustment(&self, facts: OrderFacts, adjustment_id: &str) -> Result<Done, OperatorError> {
+        let finished =
+            refund::finish_adjustment(&self.payments, &self.store, &self.events, &self.clock, facts, adjustment_id);
+        match finished.await? {
+            AdjustmentFinished::Done { changed, facts } => Self::done(changed, &facts),
+            AdjustmentFinished::Unavailable => Err(OperatorError::ProviderUnavailable),
+            AdjustmentFinished::Busy => Err(OperatorError::Busy),
+            AdjustmentFinished::Failed(e) => Err(OperatorError::internal(&e)),
         }
-        Err(OperatorError::Busy)
     }
 
     /// Asks the provider for the order's pending cancellation refund and records the order

@@ -12,8 +12,8 @@ use reqwest::StatusCode;
 use reqwest::header::{CONTENT_TYPE, HeaderValue, RETRY_AFTER};
 
 use super::signature::merchant_signature;
-use crate::acp::platforms::Webhook;
 use crate::clock::rfc3339;
+use crate::platforms::Webhook;
 
 /// How much of a receiver's answer is read (the rest is dropped unread).
 pub const MAX_RESPONSE_BYTES: usize = 1024;

@@ -1,29 +1,31 @@
 //! Building an order's event before the store step that records the order change (docs/acp.md
-//! §10.1): `{type, data}` with `data` the full ACP Order as it is after the change, serialized
-//! once. The store writes those bytes in the change's transaction and they are posted as they
-//! are, so a retry days later says what was true then.
+//! §10.1): the body, in the words of the protocol its receivers speak ([`EventBodies`]; today
+//! ACP's `{type, data}` with the full ACP Order as it is after the change, `acp/events.rs`),
+//! serialized once. The store writes those bytes in the change's transaction and they are
+//! posted as they are, so a retry days later says what was true then.
 //!
-//! An ACP order's Order comes from its session as shown when it was paid (`at_payment`), the
-//! same as the complete answer; an app order's from its draft (`acp/order.rs`). Who receives it
-//! is decided here ([`Receivers::for_subject`]): no receiver, no event.
+//! Nothing here knows a protocol: the outbox stores what happened to an order and whom to tell,
+//! and the next protocol adds an [`EventBodies`], not a fork of this. Who receives an event is
+//! decided here ([`Receivers::for_subject`]): no receiver, no event.
 
 use std::sync::Arc;
 
-use giftgenius_types::acp::{AcpOrder, AcpWebhookEvent};
-
 use super::receivers::Receivers;
-use crate::acp::order::{OrderLinks, PaidFor, acp_order};
-use crate::acp::session::SessionState;
-use crate::checkout::permalink::Permalinks;
-use crate::store::{NewOrderEvent, OrderChange, OrderFacts, OrderRow, Store, StoreError, StoreResult};
+use crate::store::{NewOrderEvent, OrderChange, OrderFacts, OrderRow, StoreResult};
+
+/// What an order event says, in the words of the protocol its receivers speak: the body posted.
+#[async_trait::async_trait]
+pub trait EventBodies: Send + Sync {
+    /// The body announcing `change` of the order whose facts are `facts` once changed (the
+    /// order, its cancellation's refund, its adjustments).
+    async fn body(&self, facts: &OrderFacts, change: OrderChange) -> StoreResult<String>;
+}
 
 /// Builds order events.
 pub struct OrderEvents {
-    pub store: Store,
     pub receivers: Arc<Receivers>,
-    pub permalinks: Arc<Permalinks>,
-    /// Base URL clients reach us at (no trailing slash): the support link.
-    pub public_url: String,
+    /// The bodies, in the receivers' protocol.
+    pub bodies: Arc<dyn EventBodies>,
 }
 
 impl std::fmt::Debug for OrderEvents {
@@ -33,10 +35,9 @@ impl std::fmt::Debug for OrderEvents {
 }
 
 impl OrderEvents {
-    /// The event announcing `change` of an order whose facts are `facts` once changed (the
-    /// order, its cancellation's refund, its adjustments), built from what the database keeps;
-    /// `None` if nobody receives this order's events. Not for `Refunded`: see
-    /// [`OrderEvents::adjustment_event`].
+    /// The event announcing `change` of an order whose facts are `facts` once changed, built
+    /// from what the database keeps; `None` if nobody receives this order's events. Not for
+    /// `Refunded`: see [`OrderEvents::adjustment_event`].
     pub async fn event(&self, facts: &OrderFacts, change: OrderChange) -> StoreResult<Option<NewOrderEvent>> {
         self.keyed_event(facts, change, String::new()).await
     }
@@ -57,73 +58,28 @@ impl OrderEvents {
         change: OrderChange,
         change_key: String,
     ) -> StoreResult<Option<NewOrderEvent>> {
-        let order = &facts.order;
-        let Some(receiver) = self.receivers.for_subject(&order.subject) else { return Ok(None) };
-        let paid_for = self.paid_for(order).await?;
-        let data = acp_order(facts, &paid_for, self.links(&order.id));
-        let mut event = self.new_event(receiver, order, change, data)?;
-        event.change_key = change_key;
-        Ok(Some(event))
+        if self.receivers.for_subject(&facts.order.subject).is_none() {
+            return Ok(None);
+        }
+        let body = self.bodies.body(facts, change).await?;
+        let mut event = self.event_with_body(&facts.order, change, body);
+        if let Some(event) = event.as_mut() {
+            event.change_key = change_key;
+        }
+        Ok(event)
     }
 
-    /// The event announcing `change` of `order` whose ACP Order is `data` already (an ACP
-    /// complete: the order its answer shows); `None` if nobody receives this order's events.
-    pub fn event_of(
-        &self,
-        order: &OrderRow,
-        change: OrderChange,
-        data: AcpOrder,
-    ) -> StoreResult<Option<NewOrderEvent>> {
-        let Some(receiver) = self.receivers.for_subject(&order.subject) else { return Ok(None) };
-        self.new_event(receiver, order, change, data).map(Some)
-    }
-
-    fn new_event(
-        &self,
-        receiver: String,
-        order: &OrderRow,
-        change: OrderChange,
-        data: AcpOrder,
-    ) -> StoreResult<NewOrderEvent> {
-        let event = AcpWebhookEvent { kind: change.event_type().into(), data };
-        let body = serde_json::to_string(&event).map_err(StoreError::json("order event"))?;
-        Ok(NewOrderEvent {
-            id: crate::checkout::random_id("evt"),
+    /// The event announcing `change` of `order` whose body is made already (an ACP complete: the
+    /// order its answer shows); `None` if nobody receives this order's events.
+    pub fn event_with_body(&self, order: &OrderRow, change: OrderChange, body: String) -> Option<NewOrderEvent> {
+        let receiver = self.receivers.for_subject(&order.subject)?;
+        Some(NewOrderEvent {
+            id: crate::ids::random_id("evt"),
             receiver,
             order_id: order.id.clone(),
             change,
             change_key: String::new(),
             body,
         })
-    }
-
-    fn links(&self, order_id: &str) -> OrderLinks {
-        OrderLinks {
-            permalink_url: self.permalinks.url(order_id),
-            help_center_url: format!("{}/support", self.public_url),
-        }
-    }
-
-    /// What `order` paid for: its ACP session as shown when paid, or its app draft.
-    async fn paid_for(&self, order: &OrderRow) -> StoreResult<PaidFor> {
-        if let Some(platform) = order.subject.strip_prefix("acp:") {
-            let session = self.store.acp_session(&order.draft_id, platform).await?;
-            let at_payment = session
-                .and_then(|row| serde_json::from_str::<SessionState>(&row.state).ok())
-                .and_then(|state| state.at_payment);
-            return Ok(match at_payment {
-                Some(session) => PaidFor::of_session(&session),
-                None => {
-                    // The session was pruned (or never got that far): the order's own record.
-                    tracing::warn!(
-                        order = order.id,
-                        "ACP order without its session's payment view; its event shows the order's total only"
-                    );
-                    PaidFor::of_app_order(order, None)
-                }
-            });
-        }
-        let draft = self.store.draft(&order.subject, &order.draft_id).await?;
-        Ok(PaidFor::of_app_order(order, draft.as_ref()))
     }
 }

@@ -21,6 +21,6 @@ pub mod schedule;
 pub mod signature;
 pub mod worker;
 
-pub use events::OrderEvents;
+pub use events::{EventBodies, OrderEvents};
 pub use receivers::Receivers;
 pub use worker::Dispatcher;

@@ -15,7 +15,7 @@ use std::path::Path;
 
 use anyhow::Context;
 
-use crate::acp::platforms::{Platforms, Webhook};
+use crate::platforms::{Platforms, Webhook};
 
 /// The receiver of app orders' events.
 pub const APP: &str = "app";

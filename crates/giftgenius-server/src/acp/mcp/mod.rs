@@ -49,13 +49,7 @@ pub const MAX_BODY_BYTES: usize = super::routes::MAX_BODY_BYTES + 8 * 1024;
 
 /// The binding's tools (the `#[tool]` names below; a test holds them equal): the `tool` label's
 /// values on `/metrics` for this server.
-pub const TOOLS: &[&str] = &[
-    "create_checkout_session",
-    "get_checkout_session",
-    "update_checkout_session",
-    "complete_checkout_session",
-    "cancel_checkout_session",
-];
+pub const TOOLS: &[&str] = giftgenius_types::acp::ACP_MCP_TOOLS;
 
 /// Requests this endpoint answers; one that reaches `on_custom_request` had params rmcp could not read.
 const SERVED_METHODS: &[&str] = &["initialize", "ping", "server/discover", "tools/list", "tools/call"];
