@@ -215,33 +215,42 @@ export async function focused(h) {
  * to the first stop).
  */
 export async function walkTab(h, max = 80) {
-  // From the top of the view: focus (and the browser's sequential-navigation starting point)
-  // goes to the document element first, wherever the view had put it (a heading), so the walk
-  // starts at the first tab stop.
-  await (await widgetFrame(h)).evaluate(() => {
-    const top = document.documentElement;
-    top.tabIndex = -1;
-    top.focus();
-    top.removeAttribute("tabindex");
+  // From the top of the view, wherever the view had put focus (a heading): a sentinel before
+  // everything, focusable but out of the tab order, takes focus, so the browser's
+  // sequential-navigation starting point is the top and the first Tab lands on the first stop.
+  // (Focusing the document element and taking its tabindex away again, as this did before,
+  // left the starting point to when the browser's focus fixup ran: now and then the walk began
+  // at the second stop.) It stays until the walk ends.
+  const frame = await widgetFrame(h);
+  await frame.evaluate(() => {
+    const start = document.createElement("span");
+    start.id = "gg-walk-start";
+    start.tabIndex = -1;
+    document.body.prepend(start);
+    start.focus();
   });
   await h.page.locator("#widget").focus();
   const stops = [];
   // Where the walk starts from and which view draws the widget, for the message of a walk that
   // does not begin at the first stop.
-  stops.start = await (await widgetFrame(h)).evaluate(() => {
+  stops.start = await frame.evaluate(() => {
     const a = document.activeElement, root = document.querySelector("[data-wasm]");
     const what = !a || a === document.body ? "body" : `${a.tagName.toLowerCase()} ${a.dataset.action || a.name || a.id || ""}`.trim();
     return `focus on ${what}, view ${root?.dataset.wasm || "unknown"}`;
   });
-  for (let i = 0; i < max; i++) {
-    await h.page.keyboard.press("Tab");
-    const f = await focused(h).catch(() => null);
-    if (!f) {
-      if (stops.length) break;
-      continue;
+  try {
+    for (let i = 0; i < max; i++) {
+      await h.page.keyboard.press("Tab");
+      const f = await focused(h).catch(() => null);
+      if (!f) {
+        if (stops.length) break;
+        continue;
+      }
+      if (stops.length && f.key && f.key === stops[0].key) break;
+      stops.push(f);
     }
-    if (stops.length && f.key && f.key === stops[0].key) break;
-    stops.push(f);
+  } finally {
+    await frame.evaluate(() => document.getElementById("gg-walk-start")?.remove()).catch(() => {});
   }
   return stops;
 }
