@@ -367,10 +367,13 @@
     const edited = () => [...box.querySelectorAll("input, textarea")]
       .some(i => (i.type === "checkbox" ? i.checked !== i.defaultChecked : i.value !== i.defaultValue));
     // A refused form keeps the card: each field error of the answer (worded in the person's
-    // language by the server's markup) next to the input it names, what was typed kept.
+    // language by the server's markup) next to the input it names, what was typed kept, and
+    // gone the controls whose decision would send the edited form (Confirm) until the details
+    // are updated: read from each decision, not matched in its JSON text.
     function fieldErrors(answer) {
       const fs = box.querySelector("fieldset");
-      each(".gg-field-error, .gg-inline-error, [data-call*='\"edited\"']", x => x.remove());
+      each(".gg-field-error, .gg-inline-error", x => x.remove());
+      each("[data-call]", b => { try { if (JSON.parse(b.getAttribute("data-call"))?.edited) b.remove(); } catch {} });
       each("[data-field]", f => {
         const name = f.getAttribute("data-field"), p = para("gg-field-error", f.textContent),
           i = box.querySelector('[name="' + name.replace(/[^A-Za-z0-9_.]/g, "") + '"]');
