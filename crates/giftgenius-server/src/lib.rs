@@ -20,6 +20,8 @@
 //! - `operator/`: an order's life after payment (processing, shipped, completed, refunds), over
 //!   the operator's HTTP API and the `orders` command.
 //! - `http/`: the plain routes next to `/mcp` (images, the checkout page, the preview).
+//! - `web/`: the HTTP plumbing every transport shares: the rate limit, server spans, and what
+//!   both MCP servers do alike (the JSON-RPC body check, spans, timing).
 //! - `photos/`: gift photos fetched from the catalog's URLs, resized and kept, for `/images/`.
 //! - `store/`: the database (SQLite or PostgreSQL, one implementation).
 //! - `limits`: usage limits per account (suggestions per day, drafts and checkout links per
@@ -66,3 +68,4 @@ pub mod store;
 pub mod suggest;
 pub mod telemetry;
 pub mod traces;
+pub mod web;

@@ -1,7 +1,7 @@
 //! Usage limits per account: suggestions per UTC day, order drafts, checkout links and payment
 //! lookups per hour, so no script can use up the catalogs, drain stock, fill the disk or spend
 //! the merchant's rate limit at the payment provider (a signed-in caller has left the
-//! per-address limit, `http/rate_limit.rs`). A limit of 0 turns it off. Whose budget a call
+//! per-address limit, `web/rate_limit.rs`). A limit of 0 turns it off. Whose budget a call
 //! uses is its `CallContext::subject`; the card page's, the Stripe Customer its link is for; a
 //! sheet payment's, the account and the draft.
 //!

@@ -42,9 +42,9 @@ use super::complete::Held;
 use super::error::AcpFailure;
 use super::{Acp, Done, SessionWrite, fingerprint};
 use crate::idempotency::{Claimed, KeyNow};
-use crate::mcp::request_body::is_json;
 use crate::metrics::{AuthEndpoint, AuthRefusal};
 use crate::store::{Fence, Fenced, Scope};
+use crate::web::mcp::request_body::is_json;
 
 /// Largest request body.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
@@ -68,7 +68,7 @@ pub fn router(acp: Arc<Acp>) -> Router {
         .route("/acp/checkout_sessions/{id}/cancel", only(post(cancel), "POST"))
         .route(DISCOVERY_PATH, get(discovery))
         .route_layer(axum::middleware::from_fn(answer_panics))
-        .route_layer(axum::middleware::from_fn(crate::http::traced::server_span))
+        .route_layer(axum::middleware::from_fn(crate::web::traced::server_span))
         .with_state(acp)
 }
 

@@ -129,8 +129,8 @@ pub async fn authenticate(State(state): State<AuthState>, request: Request, next
             Some(token) => match verifier.verify(token).await {
                 Ok(principal) => {
                     // A verified account has usage limits of its own; only requests whose token
-                    // verified leave the per-address rate limit (`http/rate_limit.rs`).
-                    if let Some(counted) = parts.extensions.remove::<crate::http::rate_limit::Counted>() {
+                    // verified leave the per-address rate limit (`web/rate_limit.rs`).
+                    if let Some(counted) = parts.extensions.remove::<crate::web::rate_limit::Counted>() {
                         counted.verified();
                     }
                     principal

@@ -35,7 +35,7 @@ use tokio_util::task::TaskTracker;
 use crate::state::AppState;
 
 /// The probe routes: exempt from the rate limit; no route guard checks their `Host`.
-pub const PROBE_PATHS: [&str; 3] = ["/healthz", "/livez", "/readyz"];
+pub use crate::web::PROBE_PATHS;
 
 /// How long each readiness check may take before its part counts as failing.
 pub const CHECK_WITHIN: Duration = Duration::from_secs(2);

@@ -23,7 +23,7 @@ use crate::metrics::{AuthEndpoint, AuthRefusal, CONTENT_TYPE};
 use crate::state::AppState;
 
 /// Where Prometheus scrapes.
-pub const METRICS_PATH: &str = "/metrics";
+pub use crate::web::METRICS_PATH;
 
 /// Marks the scrape token (its `Debug` hides the value, as every secret's does).
 #[derive(Debug, Clone, Copy)]

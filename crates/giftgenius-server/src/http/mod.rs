@@ -46,10 +46,8 @@ pub mod order_page;
 pub mod policy_pages;
 pub mod preview;
 pub mod preview_chat;
-pub mod rate_limit;
 pub mod serve;
 pub mod sheet_relay;
-pub mod traced;
 pub mod well_known;
 
 use std::sync::Arc;
@@ -108,9 +106,9 @@ pub fn guarded(
     let mut router = router;
     let verified = matches!(app.auth, AuthMode::Verified { .. });
     let refusals = app.metrics.refusals.clone();
-    if let Some(limit) = rate_limit::RateLimit::counted(config.rate_limit_per_minute, verified, refusals) {
+    if let Some(limit) = crate::web::rate_limit::RateLimit::counted(config.rate_limit_per_minute, verified, refusals) {
         limit.spawn_pruning(shutdown.clone());
-        router = router.layer(from_fn_with_state(limit, rate_limit::rate_limit));
+        router = router.layer(from_fn_with_state(limit, crate::web::rate_limit::rate_limit));
     }
     router = router.layer(from_fn_with_state(config.trusted_proxies()?, client_addr::resolve_client_addr));
     if app.auth == AuthMode::Local {

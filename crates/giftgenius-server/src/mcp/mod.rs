@@ -13,11 +13,8 @@
 //!   JSON-RPC error (parse error -32700, invalid request -32600) with HTTP 400.
 
 pub mod arguments;
-pub mod measure;
 pub mod policy;
 pub mod reply;
-pub mod request_body;
-pub mod traced;
 pub mod widget_resource;
 
 use std::sync::Arc;
@@ -49,12 +46,11 @@ use crate::context::{CallContext, DEFAULT_LOCALE};
 use crate::failpoints::SUGGEST_GIFTS_PANICS;
 use crate::metrics::{McpMethod, McpServer};
 use crate::state::AppState;
+use crate::web::mcp::{MAX_ECHOED_NAME_CHARS, unmatched_request};
+pub use crate::web::mcp::{measure, request_body, traced};
 use arguments::parse;
 use reply::{render, render_error};
 use widget_resource::WIDGET_DESCRIPTION;
-
-/// Longest client-sent name (a method, a resource URI) echoed in a protocol error.
-const MAX_ECHOED_NAME_CHARS: usize = 200;
 
 /// Requests this server answers; one that reaches `on_custom_request` had params rmcp could not read.
 const SERVED_METHODS: &[&str] = &[
@@ -356,18 +352,6 @@ widget, not by the model.",
         };
         render(&call, outcome)
     }
-}
-
-/// The error for a request rmcp could not match to a method (`on_custom_request`): for a
-/// method in `served`, its params did not fit (e.g. `arguments` that are a string), so invalid
-/// params; otherwise method not found. The method is echoed cut short (rmcp's default answer
-/// echoes it whole, up to the body limit).
-pub(crate) fn unmatched_request(method: &str, served: &[&str]) -> ErrorData {
-    let echoed = cut(method, MAX_ECHOED_NAME_CHARS);
-    if served.contains(&method) {
-        return ErrorData::invalid_params(format!("Invalid params for {echoed}"), None);
-    }
-    ErrorData::new(rmcp::model::ErrorCode::METHOD_NOT_FOUND, format!("Method not found: {echoed}"), None)
 }
 
 /// Where a tool result asks the host to sign the user in (OpenAI Apps SDK).

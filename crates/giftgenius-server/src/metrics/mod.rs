@@ -15,7 +15,7 @@
 //! | `giftgenius_reconcile_last_success_timestamp_seconds`, `…_interval_seconds`, `…_window_seconds` | gauge | | the same, and the flags |
 //! | `giftgenius_pending_orders`, `giftgenius_pending_order_oldest_age_seconds` | gauge | | the database, at each scrape (`readings.rs`) |
 //! | `giftgenius_idempotency_keys_total` | counter | `tool`, `outcome` | `idempotency` (its claim, for the tools and ACP alike) |
-//! | `giftgenius_rate_limited_total` | counter | | `http::rate_limit` (`refusals.rs`) |
+//! | `giftgenius_rate_limited_total` | counter | | `web::rate_limit` (`refusals.rs`) |
 //! | `giftgenius_auth_refusals_total` | counter | `endpoint`, `reason` | `auth::middleware`, `acp`, `/metrics` itself |
 //! | `giftgenius_catalog_gifts`, `giftgenius_catalog_reload_failures_total` | gauge, counter | | the live catalog, at each scrape |
 //! | `giftgenius_open_connections` | gauge | | `http::serve` |

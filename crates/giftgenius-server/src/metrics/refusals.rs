@@ -1,4 +1,4 @@
-//! Requests refused before any work: by the per-address rate limit (`http::rate_limit`), and
+//! Requests refused before any work: by the per-address rate limit (`web::rate_limit`), and
 //! for their credentials (`auth::middleware` in front of `/mcp`, the platform keys of `/acp`,
 //! and `/metrics`' own token).
 

@@ -39,8 +39,8 @@ use tracing::Instrument;
 use super::Acp;
 use super::error::AcpFailure;
 use super::routes::{Post, Reply, Via, check_version, idempotency_key, respond};
-use crate::mcp::{measure, traced};
 use crate::metrics::{McpMethod, McpMetrics, McpServer};
+use crate::web::mcp::{measure, traced};
 use answer::render;
 use arguments::{AcpMeta, CancelArguments, CompleteArguments, CreateArguments, GetArguments, UpdateArguments, parse};
 
@@ -84,7 +84,7 @@ pub async fn authenticate(State(acp): State<Arc<Acp>>, mut request: Request, nex
 /// sessions); in front of it the platform's key, then JSON-RPC's own body checks.
 pub fn routes(acp: Arc<Acp>, mount: impl FnOnce(AcpBinding) -> anyhow::Result<Router>) -> anyhow::Result<Router> {
     Ok(mount(AcpBinding::new(acp.clone()))?
-        .layer(axum::middleware::from_fn_with_state(MAX_BODY_BYTES, crate::mcp::request_body::json_rpc_body))
+        .layer(axum::middleware::from_fn_with_state(MAX_BODY_BYTES, crate::web::mcp::request_body::json_rpc_body))
         .layer(axum::middleware::from_fn_with_state(acp, authenticate)))
 }
 
@@ -223,7 +223,7 @@ impl AcpBinding {
         id_argument: bool,
     ) -> Result<CallToolResult, ErrorData> {
         let request_id = meta.request_id();
-        crate::mcp::traced::record_reference(&request_id);
+        crate::web::mcp::traced::record_reference(&request_id);
         let reply = self.reply(&caller.platform, &meta, operation, &request_id).await.unwrap_or_else(Reply::from);
         render(reply, &request_id, id_argument)
     }
@@ -262,7 +262,7 @@ impl ServerHandler for AcpBinding {
         request: CustomRequest,
         _context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
-        Err(crate::mcp::unmatched_request(&request.method, SERVED_METHODS))
+        Err(crate::web::mcp::unmatched_request(&request.method, SERVED_METHODS))
     }
 
     async fn initialize(

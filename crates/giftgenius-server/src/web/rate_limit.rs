@@ -151,7 +151,7 @@ impl RateLimit {
 /// Middleware: `axum::middleware::from_fn_with_state(limit, rate_limit)`.
 pub async fn rate_limit(State(limit): State<Arc<RateLimit>>, mut request: Request, next: Next) -> Response {
     let path = request.uri().path();
-    if super::health::PROBE_PATHS.contains(&path) || path == super::metrics::METRICS_PATH {
+    if super::PROBE_PATHS.contains(&path) || path == super::METRICS_PATH {
         return next.run(request).await;
     }
     // No address: a request that did not come over a socket; nothing to count it against.

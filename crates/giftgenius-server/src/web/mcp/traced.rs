@@ -9,7 +9,7 @@
 //! for this), else of the HTTP request's headers. rmcp's HTTP service takes a `ServerHandler`
 //! (not any `Service`), so the span is opened by each handler method both servers implement
 //! (the app's and the ACP binding's: initialize, ping, server/discover, the lists, the read and
-//! tools/call; `mcp::measure::observed`), not by a wrapper around every method.
+//! tools/call; `measure::observed`), not by a wrapper around every method.
 
 use rmcp::model::CallToolResponse;
 use rmcp::service::RequestContext;
