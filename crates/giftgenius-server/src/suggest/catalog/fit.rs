@@ -634,7 +634,8 @@ mod tests {
         let clause = |s: &str| Clause { stems: text::stems(s), weight: UNIT, tags_only: false, meets: true };
         assert_eq!(terms.meets(&clause("hip hop")).0, 0);
         assert_eq!(terms.meets(&clause("craft beer")).0, 0);
-        assert_eq!(terms.meets(&clause("crafting")).0, TAG | KIND, "the first tag: what the gift is");
+        assert_eq!(terms.meets(&clause("craft")).0, TAG | KIND, "the first tag: what the gift is");
+        assert_eq!(terms.meets(&clause("crafting")).0, 0, "the activity is not its thing (related terms relink)");
         assert_eq!(terms.meets(&clause("board games")), (TAG, Some(1)));
         assert_eq!(terms.meets(&clause("games")).0, 0, "a tag is met whole");
         assert_eq!(terms.meets(&clause("hip belt")).0, TITLE);
