@@ -232,7 +232,10 @@ impl Plan {
                         model
                             .related(interest)
                             .into_iter()
-                            .filter(|(term, _)| !modifier_of(&text::stems(term), &own))
+                            .filter(|(term, _)| {
+                                let term = text::stems(term);
+                                !modifier_of(&term, &own) && !thing_of_activity(&term, &own)
+                            })
                             .map(|(t, c)| (t, f64::from(weight_of_cosine(c)))),
                     );
                 }
@@ -304,6 +307,15 @@ fn broader_only_adds(clauses: &mut [Clause], own: &[String], stats: &dyn Stats) 
 /// "beer"). The built-in vocabulary is written by people and is not filtered.
 fn modifier_of(term: &[String], own: &[String]) -> bool {
     own.len() >= 2 && term.iter().any(|s| own.contains(s)) && term != &own[own.len() - 1..]
+}
+
+/// Whether a model's related term is only the thing of an activity the interest names: "knit" for
+/// "knitting", "game" for "gaming", "fish" for "fly fishing". The analysis keeps the two apart
+/// (`text::ING`) and the model joins them again for the letters they share (cosine ~0.8: cable-knit
+/// socks met "knitting" through "knit"). Where the thing does stand for the activity, the built-in
+/// vocabulary, written by people and not filtered, says so ("camping": "camp" 1).
+fn thing_of_activity(term: &[String], own: &[String]) -> bool {
+    matches!(term, [one] if own.iter().any(|o| o.strip_suffix(text::ING) == Some(one.as_str())))
 }
 
 /// How specific a clause is, 0.75–1.0: the IDF of its rarest word against the most an IDF can
@@ -673,6 +685,39 @@ mod tests {
             kitchen_towel.interest(&near).map(|(s, _, _)| s),
             Some(combined(strength(UNIT, TAG | TITLE), strength(UNIT, TAG | TITLE) + strength(700, TAG | KIND), true))
         );
+    }
+
+    /// The model's neighbours of an activity include its thing, near for the letters they share.
+    struct Letters;
+
+    impl RelatedTerms for Letters {
+        fn related(&self, interest: &str) -> Vec<(String, f32)> {
+            match interest {
+                "knitting" => vec![("knit".into(), 0.8), ("yarn".into(), 0.75)],
+                "fly fishing" => vec![("fish".into(), 0.8), ("tackle".into(), 0.75)],
+                _ => vec![("knit".into(), 0.8)],
+            }
+        }
+    }
+
+    #[test]
+    fn the_models_thing_of_an_asked_activity_is_dropped() {
+        let stats = Tagged(vec![vec!["yarn"], vec!["tackle"]]);
+        let keys = |interest: &str| -> Vec<String> {
+            let input: SuggestGiftsInput =
+                serde_json::from_str(&format!(r#"{{"relationship_type":"friend","interests":["{interest}"]}}"#))
+                    .unwrap();
+            Plan::new(&input.normalize(), &stats, Some(&Letters), None).interests[0].iter().map(Clause::key).collect()
+        };
+        let knitting = keys("knitting");
+        assert!(!knitting.contains(&"knit".into()) && knitting.contains(&"yarn".into()), "{knitting:?}");
+        let fly_fishing = keys("fly fishing");
+        assert!(!fly_fishing.contains(&"fish".into()) && fly_fishing.contains(&"tackl".into()), "{fly_fishing:?}");
+        // The thing itself asked: the model's same word is the interest's own.
+        assert_eq!(keys("knit"), ["knit"]);
+        assert!(thing_of_activity(&text::stems("game"), &text::stems("gaming")));
+        assert!(!thing_of_activity(&text::stems("gaming"), &text::stems("gaming")));
+        assert!(!thing_of_activity(&text::stems("game"), &text::stems("board games")));
     }
 
     /// Tags per gift, as a catalog's statistics.
