@@ -127,6 +127,12 @@ const RELATIONSHIP: i64 = 150;
 /// The relationship when the occasion says who the gift is really for (a baby shower: the baby).
 const RELATIONSHIP_OTHER_RECIPIENT: i64 = 40;
 const AGE_FIT: i64 = 120;
+/// What a gift made only for children (its age range ends before 18) loses when no age was
+/// given but the relationship says the recipient is an adult ([`adult_recipient`]): as much as
+/// an age implies at most for a child's gift ([`IMPLIED`]), the other way.
+const CHILDS_GIFT_FOR_ADULT: i64 = IMPLIED;
+/// The age from which a gift is for grown-ups too.
+const ADULT: u8 = 18;
 const PRICE_FIT: i64 = 150;
 
 /// One way an interest can be met: all `stems` in one field of the gift (its title, its
@@ -410,6 +416,9 @@ pub(super) fn base_points(
     if lists_relationship {
         points += plan.relationship_points;
     }
+    if q.age.is_none() && ages.1 < ADULT && adult_recipient(q) {
+        points -= CHILDS_GIFT_FOR_ADULT;
+    }
     if q.age.is_some() {
         let span = i64::from(ages.1.saturating_sub(ages.0)).min(90);
         points += AGE_FIT * (90 - span) / 90;
@@ -421,6 +430,16 @@ pub(super) fn base_points(
         points += PRICE_FIT * price_curve(permille) / 1000;
     }
     points
+}
+
+/// Whether the recipient is surely an adult though no age was given: a partner, a parent, a
+/// grandparent, a colleague, a boss or a teacher (a friend, a sibling or a neighbour may be a
+/// child), unless the occasion says the gift is for someone else (a colleague's baby shower:
+/// the baby). Without an age the hard rules cannot keep a child's toy from a chemistry teacher.
+fn adult_recipient(q: &SuggestGiftsQuery) -> bool {
+    use giftgenius_types::RelationshipType as R;
+    !matches!(q.occasion, Some(Occasion::BabyShower))
+        && matches!(q.relationship_type, R::Partner | R::Parent | R::Grandparent | R::Colleague | R::Boss | R::Teacher)
 }
 
 /// The most [`base_points`] can give any gift for `q`: what a walk bounds a gift by before it
@@ -626,6 +645,32 @@ mod tests {
         assert_eq!(points(true), points(false));
         let no_occasion = query(r#"{"relationship_type":"colleague"}"#);
         assert_eq!(plan_of(&no_occasion).first_occasion_points, 0);
+    }
+
+    /// Without an age, a teacher, a colleague or a parent is an adult: a gift made only for
+    /// children counts less for them; a friend may be a child, and a baby shower's gift is for
+    /// the baby whoever the guest is; with an age the hard rules decide.
+    #[test]
+    fn without_an_age_a_childs_gift_counts_less_for_an_adult_relationship() {
+        let query = |json: &str| serde_json::from_str::<SuggestGiftsInput>(json).unwrap().normalize();
+        let stats = Tagged(vec![vec!["science"]]);
+        let less = |json: &str| {
+            let q = query(json);
+            let plan = Plan::new(&q, &stats, None, None);
+            base_points(&plan, &q, 0, (18, 120), false, (false, false))
+                - base_points(&plan, &q, 0, (5, 11), false, (false, false))
+        };
+        assert_eq!(less(r#"{"relationship_type":"teacher","interests":["science"]}"#), CHILDS_GIFT_FOR_ADULT);
+        assert_eq!(less(r#"{"relationship_type":"colleague","occasion":"thank_you"}"#), CHILDS_GIFT_FOR_ADULT);
+        assert_eq!(less(r#"{"relationship_type":"grandparent"}"#), CHILDS_GIFT_FOR_ADULT);
+        assert_eq!(less(r#"{"relationship_type":"friend","interests":["science"]}"#), 0);
+        assert_eq!(less(r#"{"relationship_type":"colleague","occasion":"baby_shower"}"#), 0);
+        // A range that reaches adulthood is no child's gift (17 is the last year it ends before).
+        let q = query(r#"{"relationship_type":"boss"}"#);
+        let plan = Plan::new(&q, &stats, None, None);
+        let at = |ages| base_points(&plan, &q, 0, ages, false, (false, false));
+        assert_eq!(at((12, 18)), at((30, 120)));
+        assert_eq!(at((12, 17)), at((30, 120)) - CHILDS_GIFT_FOR_ADULT);
     }
 
     #[test]
