@@ -63,10 +63,16 @@ pub(super) fn combined(best: i64, sum: i64, kind: bool) -> i64 {
     if kind { strength } else { strength * OTHER_KIND_PERCENT / 100 }
 }
 
-/// What the occasion and age imply, from the strongest implied tag a gift has and the sum.
+/// What the occasion and age imply, from the strongest implied tag a gift has and the sum, and
+/// whether one of the implied tags is the gift's first tag (`kind`). As with an interest
+/// ([`OTHER_KIND_PERCENT`]), a gift that only goes with what the occasion implies counts less
+/// than one that is it: a hiking trail-mix mug (`hiking`, then `food`, `chocolate`) for a thank
+/// you, next to a tea box (`tea` first). (Dev at 100 / 80 / 60 / 40 %: nDCG@6 0.797 / 0.798 /
+/// 0.797 / 0.797, top card 72 / 74 / 74 / 74 of 77.)
 #[inline]
-pub(super) fn combined_implied(best: i64, sum: i64) -> i64 {
-    best + (sum - best) * OTHER_IMPLIED_PERCENT / 100
+pub(super) fn combined_implied(best: i64, sum: i64, kind: bool) -> i64 {
+    let strength = best + (sum - best) * OTHER_IMPLIED_PERCENT / 100;
+    if kind { strength } else { strength * OTHER_KIND_PERCENT / 100 }
 }
 
 /// Related terms per interest at most (the nearest ones: more only add noise and walk cost).
@@ -556,7 +562,8 @@ pub(super) fn score(gift: &CatalogGift, terms: &GiftTerms, q: &SuggestGiftsQuery
     }
     let implied: Vec<i64> =
         plan.implied.iter().map(|c| strength(c.weight, terms.meets(c).0)).filter(|&s| s > 0).collect();
-    total += combined_implied(implied.iter().copied().max().unwrap_or(0), implied.iter().sum());
+    let kind = plan.implied.iter().any(|c| terms.meets(c).0 & KIND != 0);
+    total += combined_implied(implied.iter().copied().max().unwrap_or(0), implied.iter().sum(), kind);
     let price = price_in(gift.price_cents, q.currency).amount_minor;
     let lists_occasion = q.occasion.is_some_and(|o| gift.occasions.contains(o));
     let lists_it_first = q.occasion.is_some() && gift.first_occasion == q.occasion;
@@ -763,6 +770,32 @@ mod tests {
         assert!(thing_of_activity(&text::stems("game"), &text::stems("gaming")));
         assert!(!thing_of_activity(&text::stems("gaming"), &text::stems("gaming")));
         assert!(!thing_of_activity(&text::stems("game"), &text::stems("board games")));
+    }
+
+    /// What an occasion implies counts less for a gift whose first tag none of it is: a thank
+    /// you implies chocolate and tea; a hiking trail-mix mug only goes with them.
+    #[test]
+    fn what_an_occasion_implies_counts_less_for_a_gift_that_only_goes_with_it() {
+        let input: SuggestGiftsInput =
+            serde_json::from_str(r#"{"relationship_type":"teacher","occasion":"thank_you"}"#).unwrap();
+        let q = input.normalize();
+        let plan = Plan::new(&q, &Tagged(vec![vec!["tea"]]), None, None);
+        // One built-in gift with other tags: everything but the implied tags scores alike.
+        let base = super::super::builtin_gifts().into_iter().next().expect("a built-in gift");
+        let score_of = |tags: &[&str]| {
+            let gift = CatalogGift { tags: tags.iter().map(|&t| std::sync::Arc::from(t)).collect(), ..base.clone() };
+            score(&gift, &GiftTerms::of(&gift), &q, &plan).expect("passes").0
+        };
+        let none = score_of(&["art"]);
+        // A thank you implies tea and food at 50 each.
+        let first = strength(IMPLIED * 50 / 100, TAG | KIND);
+        let later = strength(IMPLIED * 50 / 100, TAG);
+        assert_eq!(score_of(&["tea", "food"]) - none, combined_implied(first, first + later, true));
+        assert_eq!(
+            score_of(&["hiking", "tea", "food"]) - none,
+            (later + later * OTHER_IMPLIED_PERCENT / 100) * OTHER_KIND_PERCENT / 100,
+            "a trail-mix mug only goes with a thank you"
+        );
     }
 
     /// Tags per gift, as a catalog's statistics.
