@@ -639,7 +639,7 @@ impl Index {
             }
             // Every strength written was of a gift scored, and each took its own.
             debug_assert!(strength.iter().chain(&summed).chain(&implied).chain(&implied_sum).all(|&s| s == 0));
-            debug_assert!(kind.iter().all(|&k| !k));
+            debug_assert!(kind.iter().chain(&implied_kind).all(|&k| !k));
             start += CHUNK;
         }
     }
