@@ -163,7 +163,20 @@ pub(super) fn is_stopword(word: &str) -> bool {
     STOPWORDS.contains(&word)
 }
 
-/// The stem of one lower-case word. Each thread remembers the stems it made lately: a query
+/// What a stem carries when Snowball took an "-ing" off its word: "knitting" is `knit~ing`, "knit"
+/// and "knitted" are `knit`.
+pub(super) const ING: &str = "~ing";
+
+/// The stem of one lower-case word, an activity apart from its thing: Snowball makes one stem of
+/// "knitting" and "knit", "gaming" and "game", "fishing" and "fish", "telescoping" and
+/// "telescope", while in a gift's name they are different things (cable-knit socks are not for
+/// knitting, a strategy board game not for gaming, a telescoping fishing rod not for stargazing,
+/// fishing gear not for aquarium fish: the judged sets' rubric). So a word whose "-ing" Snowball
+/// took off keeps it as [`ING`]; a word whose stem ends in "ing" itself ("ring", "earrings") is
+/// as Snowball leaves it. Where the two forms mean the same for an interest, the related terms
+/// say so ("camping": `camp` 1 in `related.txt`).
+///
+/// Each thread remembers the stems it made lately: a query
 /// stems its interests, related terms and the words of the cards it explains, the same few
 /// hundred words again and again (Snowball was a sixth of a query's instructions at 100,000
 /// gifts). Only interests and catalog words come here, never the `about` text.
@@ -177,12 +190,15 @@ pub(super) fn stem(word: &str) -> String {
         if let Some(stem) = stems.get(word) {
             return stem.to_string();
         }
-        let stem = STEMMER.stem(word);
+        let mut stem = STEMMER.stem(word).into_owned();
+        if (word.ends_with("ing") || word.ends_with("ings")) && !stem.ends_with("ing") {
+            stem.push_str(ING);
+        }
         if stems.len() >= REMEMBERED {
             stems.clear();
         }
-        stems.insert(word.into(), stem.as_ref().into());
-        stem.into_owned()
+        stems.insert(word.into(), stem.as_str().into());
+        stem
     })
 }
 
@@ -241,15 +257,31 @@ mod tests {
 
     #[test]
     fn words_meet_their_own_forms_and_no_one_elses() {
-        assert_eq!(stems("Hiking hikes"), ["hike", "hike"]);
-        assert_eq!(stems("gardening garden"), ["garden", "garden"]);
+        assert_eq!(stems("Hiking hikes hiked"), ["hike~ing", "hike", "hike"]);
+        assert_eq!(stems("gardening gardenings garden"), ["garden~ing", "garden~ing", "garden"]);
         assert_eq!(stems("dinner parties"), stems("dinner party"));
         assert_ne!(stems("hip"), stems("hipster"));
         assert_ne!(stems("crafts"), stems("craft beer"));
         assert_eq!(stems("self-care"), ["self", "care"]);
-        assert_eq!(stems("loves stargazing"), ["stargaz"]);
-        assert_eq!(stems("into making beats"), ["make", "beat"]);
+        assert_eq!(stems("loves stargazing"), ["stargaz~ing"]);
+        assert_eq!(stems("into making beats"), ["make~ing", "beat"]);
         assert_eq!(stems("pour-over"), ["pour"]);
+    }
+
+    /// The activity is not its thing: an interest in knitting does not meet cable-knit socks, in
+    /// gaming a board game, in stargazing a telescoping rod (while "telescopes" meets
+    /// "telescope"). A word that ends in "ing" without Snowball taking it off stays as it is.
+    #[test]
+    fn an_activity_in_ing_is_not_its_thing() {
+        assert_ne!(stems("knitting"), stems("Cable Knit"));
+        assert_ne!(stems("knitting"), stems("knitted"));
+        assert_eq!(stems("knit knitted"), ["knit", "knit"]);
+        assert_ne!(stems("gaming"), stems("Board Game"));
+        assert_eq!(stems("gaming"), stems("Gaming"));
+        assert_ne!(stems("fishing"), stems("aquarium fish")[1..]);
+        assert_ne!(stems("telescoping"), stems("telescope"));
+        assert_eq!(stems("telescopes"), stems("telescope"));
+        assert_eq!(stems("ring earrings string"), ["ring", "earring", "string"]);
     }
 
     #[test]
