@@ -676,16 +676,22 @@ export function defineSuite({ bridge, csp }) {
     assert.equal(own.fonts, "");
   }, { host: { safeArea: "10,20,30,40" } }));
 
-  test(`${label}: a call the host never answers is logged to the host (notifications/message)`, () => withPage("view-log", async (h) => {
+  // Choose on results while the host drops the view's calls: the log line the view sends about
+  // the call nobody answered, as the host received it.
+  async function unansweredCallLog(h) {
     await h.fixture("results");
     await waitForState(h, "results");
     await expectRuntime(h, wasm);
     await h.setDropViewCalls(true);
     await click(h, '[data-action="choose"]');
-    const line = await until(async () => {
+    return until(async () => {
       const logs = await h.page.evaluate(() => window.ggPreview.viewLogs.slice());
       return logs.find((l) => l.data && l.data.event === "tool_call_failed");
     }, { message: "the view's log line" });
+  }
+
+  test(`${label}: a call the host never answers is logged to the host (notifications/message)`, () => withPage("view-log", async (h) => {
+    const line = await unansweredCallLog(h);
     assert.equal(line.via, "notifications/message", "a 1.x host gets the name it knows");
     assert.equal(line.level, "error");
     assert.equal(line.logger, "giftgenius-widget");
@@ -720,15 +726,7 @@ export function defineSuite({ bridge, csp }) {
   }, { host: { appsWire: 2 } }));
 
   test(`${label}: on ext-apps 2.x's wire a call the host never answers is logged as ui/log`, () => withPage("apps-wire-2-log", async (h) => {
-    await h.fixture("results");
-    await waitForState(h, "results");
-    await expectRuntime(h, wasm);
-    await h.setDropViewCalls(true);
-    await click(h, '[data-action="choose"]');
-    const line = await until(async () => {
-      const logs = await h.page.evaluate(() => window.ggPreview.viewLogs.slice());
-      return logs.find((l) => l.data && l.data.event === "tool_call_failed");
-    }, { message: "the view's log line" });
+    const line = await unansweredCallLog(h);
     assert.equal(line.via, "ui/log");
     assert.equal(line.level, "error");
   }, { callTimeoutMs: 1500, host: { appsWire: 2 } }));
