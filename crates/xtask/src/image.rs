@@ -112,6 +112,7 @@ pub fn ensure_engine(root: &Path) -> Result<Engine> {
 /// The server and the sandbox provider as static musl executables, `--profile image`.
 fn static_binaries(root: &Path) -> Result<[PathBuf; 2]> {
     tools::ensure_debs(&["musl-tools"]).context("the static build needs Debian's musl-tools (musl-gcc, for SQLite)")?;
+    tools::ensure_rust_target(root, TARGET)?;
     let mut build = cmd::cargo();
     build.args(["build", "--profile", "image", "--target", TARGET, "-p", "giftgenius-server"]);
     build.args(["--bin", bins::SERVER, "--bin", bins::SANDBOX_PAY]).current_dir(root);

@@ -210,6 +210,13 @@ fn ensure_wasm_opt(tools: &Path) -> Result<PathBuf> {
 
 /// rust-toolchain.toml lists the target, so rustup normally has it; add it if not.
 fn ensure_wasm32_target(root: &Path) -> Result<()> {
+    ensure_rust_target(root, WASM_TARGET)
+}
+
+/// The standard library of `target` for the pinned toolchain (rust-toolchain.toml lists every
+/// target the project builds for, but a toolchain installed before a target was listed lacks
+/// it): `rustup target add` unless its library is in the sysroot already.
+pub fn ensure_rust_target(root: &Path, target: &str) -> Result<()> {
     let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
     let sysroot = Command::new(&rustc)
         .args(["--print", "sysroot"])
@@ -219,18 +226,18 @@ fn ensure_wasm32_target(root: &Path) -> Result<()> {
         .filter(|o| o.status.success())
         .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
     if let Some(sysroot) = &sysroot {
-        let lib = sysroot.join("lib/rustlib").join(WASM_TARGET);
+        let lib = sysroot.join("lib/rustlib").join(target);
         if lib.is_dir() {
-            eprintln!("xtask: ok: rust target {WASM_TARGET} ({})", lib.display());
+            eprintln!("xtask: ok: rust target {target} ({})", lib.display());
             return Ok(());
         }
     }
     let mut add = Command::new("rustup");
-    add.args(["target", "add", WASM_TARGET]).current_dir(root);
+    add.args(["target", "add", target]).current_dir(root);
     cmd::run(&mut add).map_err(|e| {
         anyhow::anyhow!(
-            "{e:#}\nthe {WASM_TARGET} standard library is missing; it needs rustup with access to \
-             static.rust-lang.org (`rustup target add {WASM_TARGET}` in {})",
+            "{e:#}\nthe {target} standard library is missing; it needs rustup with access to \
+             static.rust-lang.org (`rustup target add {target}` in {})",
             root.display()
         )
     })
