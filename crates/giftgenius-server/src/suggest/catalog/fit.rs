@@ -238,6 +238,8 @@ impl Plan {
                 add(text::stems(interest), 1.0, true);
                 let mut related: Vec<(String, f64)> =
                     Vocabulary::builtin().related(interest).into_iter().map(|(t, w)| (t, f64::from(w))).collect();
+                // What the catalog does not sell, no nearby word sells: its related terms only add.
+                let unsold = not_sold(stats, &text::stems(interest), &related);
                 if let Some(model) = model {
                     let own = text::stems(interest);
                     related.extend(
@@ -257,7 +259,7 @@ impl Plan {
                 for (term, closeness) in related {
                     if closeness > 0.0 {
                         let closeness = closeness.min(1.0);
-                        add(text::stems(&term), RELATED_CEILING * closeness, closeness >= MEETS_FROM);
+                        add(text::stems(&term), RELATED_CEILING * closeness, closeness >= MEETS_FROM && !unsold);
                     }
                 }
                 broader_only_adds(&mut clauses, &text::stems(interest), stats);
@@ -295,6 +297,20 @@ impl Plan {
         let first_occasion_points = if asked(q).is_empty() && q.occasion.is_some() { OCCASION_FIRST } else { 0 };
         Plan { interests, implied, relationship_points, first_occasion_points }
     }
+}
+
+/// Whether the catalog does not sell what an interest names: its own words are in no gift, and
+/// the built-in vocabulary names the same thing in other words (a term at full weight) that are
+/// in no gift either ("motorcycles": `motorcycle`, `motorbike`; "craft beer": `beer`). Then the
+/// interest's related terms only add, and none meets it on its own: the model's nearest words
+/// are near the thing, not it (bicycle gear for "motorcycles", a cold-brew pitcher for "craft
+/// beer"), and so are the vocabulary's weaker ones ("brewing": a hot-sauce brewing kit). The
+/// honest answer is that nothing fits. An interest the vocabulary names no same-meaning word
+/// for ("Minecraft": `gaming` 0.8, `pixel` 0.8) is left to its related terms as before.
+fn not_sold(stats: &dyn Stats, own: &[String], vocabulary: &[(String, f64)]) -> bool {
+    let held = |stems: &[String]| !stems.is_empty() && stems.iter().all(|s| stats.df(s) > 0);
+    let mut same = vocabulary.iter().filter(|(_, w)| *w >= 1.0).map(|(t, _)| text::stems(t)).peekable();
+    !held(own) && same.peek().is_some() && !same.any(|stems| held(&stems))
 }
 
 /// A related tag that is broader than a tag the interest itself meets adds to a gift, never
@@ -851,5 +867,38 @@ mod tests {
         assert!(pets_meets(&unrelated));
         let one = Tagged(vec![vec!["cat", "pet"], vec!["dog", "pet"], vec!["pet"]]);
         assert!(pets_meets(&one));
+    }
+
+    /// The model's neighbours of anything: a bicycle.
+    struct Bike;
+
+    impl RelatedTerms for Bike {
+        fn related(&self, _: &str) -> Vec<(String, f32)> {
+            vec![("bike".into(), 0.85)]
+        }
+    }
+
+    fn meeting_related(catalog: &Tagged, interest: &str) -> Vec<String> {
+        let input: SuggestGiftsInput =
+            serde_json::from_str(&format!(r#"{{"relationship_type":"friend","interests":["{interest}"]}}"#)).unwrap();
+        let plan = Plan::new(&input.normalize(), catalog, Some(&Bike), None);
+        let own = text::stems(interest);
+        plan.interests[0].iter().filter(|c| c.meets && c.stems != own).map(Clause::key).collect()
+    }
+
+    #[test]
+    fn what_the_catalog_does_not_sell_no_nearby_word_meets() {
+        // No gift has "motorcycle" or the vocabulary's same-meaning "motorbike": bicycle gear is
+        // near, not it.
+        let bicycles = Tagged(vec![vec!["bike", "outdoor"], vec!["bike", "tool"], vec!["beer"]]);
+        assert!(meeting_related(&bicycles, "motorcycles").is_empty());
+        // The vocabulary's weaker terms do not meet either ("craft beer": `brewing` 0.8).
+        let brewing = Tagged(vec![vec!["brew~ing", "cooking"], vec!["bike"]]);
+        assert!(meeting_related(&brewing, "craft beer").is_empty());
+        // Where the catalog sells the thing under the vocabulary's word, related terms meet as before.
+        let motorbikes = Tagged(vec![vec!["motorbik", "tool"], vec!["bike", "outdoor"]]);
+        assert!(meeting_related(&motorbikes, "motorcycles").contains(&"bike".to_string()));
+        // An interest the vocabulary names no same-meaning word for keeps its related terms.
+        assert!(!meeting_related(&bicycles, "minecraft").is_empty());
     }
 }
