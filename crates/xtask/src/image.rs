@@ -96,9 +96,12 @@ pub fn ensure_engine(root: &Path) -> Result<Engine> {
         eprintln!("xtask: ok: docker (its engine answers)");
         return Ok(Engine { program: "docker", conf: None });
     }
-    tools::ensure_debs(&["podman", "runc"]).context(
-        "the container engine: neither podman nor a running docker engine is here, and Debian's podman and runc \
-         could not be installed (run `apt-get install -y podman runc` as root)",
+    // The DNS plugin: podman 4.3's CNI networks name their containers only with it (the
+    // replicas reach `postgres` by name), and it is no dependency of Debian's podman.
+    tools::ensure_debs(&["podman", "runc", "golang-github-containernetworking-plugin-dnsname"]).context(
+        "the container engine: neither podman nor a running docker engine is here, and Debian's podman, runc and \
+         golang-github-containernetworking-plugin-dnsname could not be installed (run `apt-get install -y podman runc \
+         golang-github-containernetworking-plugin-dnsname` as root)",
     )?;
     let Some(version) = podman() else { bail!("podman was installed but `podman --version` does not run") };
     let engine = Engine { program: "podman", conf: Some(containers_conf(root)?) };
