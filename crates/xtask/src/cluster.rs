@@ -167,7 +167,7 @@ impl Cluster {
         self.up()
     }
 
-    /// Removes the containers, then the volumes. podman-compose 1.0.6's `down --volumes` leaves
+    /// Removes the containers, then the volumes and the network. podman-compose 1.0.6's `down --volumes` leaves
     /// what it fails to remove without a word: it removes a provider before the replica in its
     /// network namespace (which podman refuses), and then that provider's volume (seen: the
     /// ledger of an earlier run stayed). What is left is removed here, and must go.
@@ -181,6 +181,12 @@ impl Cluster {
         let volumes = self.engine.output(&["volume", "ls", "--quiet", "--filter", &label])?;
         for volume in volumes.split_whitespace() {
             self.engine.output(&["volume", "rm", volume])?;
+        }
+        // The network too: one made before podman's DNS plugin was installed keeps a
+        // configuration without it, and its replicas could never find postgres by name.
+        let networks = self.engine.output(&["network", "ls", "--quiet", "--filter", &label])?;
+        for network in networks.split_whitespace() {
+            self.engine.output(&["network", "rm", network])?;
         }
         Ok(())
     }
