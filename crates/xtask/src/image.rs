@@ -96,13 +96,18 @@ pub fn ensure_engine(root: &Path) -> Result<Engine> {
         eprintln!("xtask: ok: docker (its engine answers)");
         return Ok(Engine { program: "docker", conf: None });
     }
-    // The DNS plugin: podman 4.3's CNI networks name their containers only with it (the
-    // replicas reach `postgres` by name), and it is no dependency of Debian's podman.
-    tools::ensure_debs(&["podman", "runc", "golang-github-containernetworking-plugin-dnsname"]).context(
-        "the container engine: neither podman nor a running docker engine is here, and Debian's podman, runc and \
-         golang-github-containernetworking-plugin-dnsname could not be installed (run `apt-get install -y podman runc \
-         golang-github-containernetworking-plugin-dnsname` as root)",
-    )?;
+    // Two packages Debian's podman does not depend on: the DNS plugin, without which its CNI
+    // networks name no container (the replicas reach `postgres` by name), and catatonit, the
+    // pause process of the pod `podman kube play` makes.
+    const PACKAGES: [&str; 4] = ["podman", "runc", "golang-github-containernetworking-plugin-dnsname", "catatonit"];
+    tools::ensure_debs(&PACKAGES).with_context(|| {
+        format!(
+            "the container engine: neither podman nor a running docker engine is here, and Debian's {} could not \
+             be installed (run `apt-get install -y {}` as root)",
+            PACKAGES.join(", "),
+            PACKAGES.join(" ")
+        )
+    })?;
     let Some(version) = podman() else { bail!("podman was installed but `podman --version` does not run") };
     let engine = Engine { program: "podman", conf: Some(containers_conf(root)?) };
     engine.output(&["info", "--format", "{{.Host.OCIRuntime.Name}}"]).context(
