@@ -13,10 +13,9 @@
 
 use super::input::RefundAsk;
 use super::service::{ATTEMPTS, Done, Operator, OperatorError};
-use crate::checkout::payments::PaymentError;
 use crate::checkout::random_id;
-use crate::checkout::refund::{self, AdjustmentFinished, refund_key};
-use crate::store::{AdjustmentRow, OrderFacts, OrderRow, RefundRow, RefundStatusColumn};
+use crate::checkout::refund::{self, AdjustmentFinished, Refunded};
+use crate::store::{AdjustmentRow, OrderFacts, RefundRow, RefundStatusColumn};
 
 pub use crate::checkout::refund::adjustment_key;
 
@@ -150,11 +149,13 @@ impl Operator {
         let Some(refund) = facts.refund.clone() else {
             return Err(OperatorError::internal(&format!("order {} has no cancellation to finish", facts.order.id)));
         };
-        let charge = charge_of(&facts.order)?;
-        let provider_refund =
-            self.provider_refund(&refund_key(&facts.order.id), charge, refund.amount(), &facts.order).await?;
+        let provider_refund = match refund::ask(&self.payments, &facts.order, &refund).await {
+            Refunded::Done(id) => id,
+            Refunded::Unavailable(_) => return Err(OperatorError::ProviderUnavailable),
+            Refunded::Failed(e) => return Err(OperatorError::internal(&e)),
+        };
         let now = self.now();
-        let (order, refund) = crate::checkout::refund::succeeded(&facts.order, &refund, &provider_refund, now);
+        let (order, refund) = refund::succeeded(&facts.order, &refund, &provider_refund, now);
         let after = OrderFacts { order, refund: Some(refund), adjustments: facts.adjustments.clone() };
         let event = self.events.event(&after, crate::store::OrderChange::Cancelled).await?;
         self.store.settle_refund(&facts.order.id, &provider_refund, event.as_ref(), now).await?;
@@ -166,33 +167,4 @@ impl Operator {
         // Read back: a cancellation finished meanwhile by someone else kept its own times.
         Self::done(true, &self.facts(&facts.order.id).await?)
     }
-
-    /// One refund request to the provider, its failures as the operator's.
-    async fn provider_refund(
-        &self,
-        key: &str,
-        charge: &str,
-        amount: giftgenius_types::Money,
-        order: &OrderRow,
-    ) -> Result<String, OperatorError> {
-        match self.payments.refund(key, charge, amount).await {
-            Ok(id) => Ok(id),
-            Err(PaymentError::Unavailable(detail)) => {
-                tracing::warn!(order = order.id, key, detail, "payment provider unavailable for an operator's refund");
-                Err(OperatorError::ProviderUnavailable)
-            }
-            Err(other) => Err(OperatorError::internal(&format!(
-                "the provider refused the refund {key} of order {}: {other:?}",
-                order.id
-            ))),
-        }
-    }
-}
-
-/// The charge a paid order's refunds come from.
-fn charge_of(order: &OrderRow) -> Result<&str, OperatorError> {
-    order
-        .charge_id
-        .as_deref()
-        .ok_or_else(|| OperatorError::internal(&format!("paid order {} has no charge id", order.id)))
 }
