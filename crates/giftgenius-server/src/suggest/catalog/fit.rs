@@ -13,12 +13,13 @@
 //!   coffee in the description beat a mug whose description mentions coffee once); the clause
 //!   weight carries the specificity (IDF) of its rarest word;
 //! - the occasion: listed by the gift, and the tags it implies about the recipient;
-//! - the relationship (worth less when the occasion says the gift is really for someone else);
+//! - the relationship (worth less when the occasion says the gift is really for someone else),
+//!   and the kinds of gift it implies, like an occasion's;
 //! - age fit: a gift made for a narrow range around the age says it was made for them;
 //! - where the price sits in the budget: most people spend a good part of it.
 
 use giftgenius_types::gifts::SuggestGiftsQuery;
-use giftgenius_types::{Occasion, SuggestGiftsInput};
+use giftgenius_types::{Occasion, RelationshipType, SuggestGiftsInput};
 
 use super::related::{RelatedTerms, Vocabulary, weight_of_cosine};
 use super::text;
@@ -197,7 +198,8 @@ fn kind_of(stats: &dyn Stats, narrow: &str, broad: &str) -> bool {
 pub(super) struct Plan {
     /// Per asked interest (as many as `Interests` has bits), its clauses, own words first.
     pub interests: Vec<Vec<Clause>>,
-    /// Tags implied by the occasion and the age (`tags_only`), weights already scaled.
+    /// Tags implied by the occasion, the relationship and the age (`tags_only`), weights already
+    /// scaled.
     pub implied: Vec<Clause>,
     pub relationship_points: i64,
     /// What the asked occasion adds to a gift that lists it first ([`OCCASION_FIRST`], none
@@ -268,9 +270,17 @@ impl Plan {
             .collect();
         let share = if asked(q).is_empty() { 100 } else { IMPLIED_WITH_INTERESTS_PERCENT };
         let mut implied: Vec<Clause> = Vec::new();
-        let implied_tags = q.occasion.map_or(&[][..], occasion_implies).iter().chain(age_implies(q.age));
+        let other_recipient = matches!(q.occasion, Some(Occasion::BabyShower));
+        let by_relationship = if other_recipient { &[][..] } else { relationship_implies(q.relationship_type) };
+        let implied_tags = q
+            .occasion
+            .map_or(&[][..], occasion_implies)
+            .iter()
+            .chain(age_implies(q.age))
+            .map(|(tag, weight)| (tag, i64::from(*weight)))
+            .chain(by_relationship.iter().map(|(tag, weight)| (tag, i64::from(*weight))));
         for (tag, weight) in implied_tags {
-            let weight = i64::from(*weight) * IMPLIED / 100 * share / 100;
+            let weight = weight * IMPLIED / 100 * share / 100;
             let stems = text::stems(tag);
             match implied.iter_mut().find(|c| c.stems == stems) {
                 Some(c) => c.weight = c.weight.max(weight),
@@ -292,7 +302,6 @@ impl Plan {
                 }
             }
         }
-        let other_recipient = matches!(q.occasion, Some(Occasion::BabyShower));
         let relationship_points = if other_recipient { RELATIONSHIP_OTHER_RECIPIENT } else { RELATIONSHIP };
         let first_occasion_points = if asked(q).is_empty() && q.occasion.is_some() { OCCASION_FIRST } else { 0 };
         Plan { interests, implied, relationship_points, first_occasion_points }
@@ -403,6 +412,28 @@ fn occasion_implies(occasion: Occasion) -> &'static [(&'static str, u8)] {
         Occasion::GetWell => {
             &[("wellness", 100), ("cozy", 80), ("spa", 70), ("tea", 60), ("books", 50), ("puzzles", 50), ("plush", 40)]
         }
+    }
+}
+
+/// What the relationship says about the kind of gift people give, whatever the interests: a
+/// grandparent is given what keeps the family near, a teacher or a colleague something small
+/// to enjoy at work or at home, a neighbour something for the house or the table.
+fn relationship_implies(relationship: RelationshipType) -> &'static [(&'static str, u8)] {
+    match relationship {
+        RelationshipType::Grandparent => &[("personalized", 70), ("photography", 50), ("history", 40), ("cozy", 40)],
+        RelationshipType::Parent => &[("personalized", 50), ("cozy", 30)],
+        RelationshipType::Partner => &[("personalized", 50), ("jewelry", 40), ("experience", 40)],
+        RelationshipType::Colleague => &[("stationery", 60), ("coffee", 50), ("tea", 50), ("chocolate", 40)],
+        RelationshipType::Boss => &[("stationery", 50), ("wine", 40), ("coffee", 40), ("books", 30)],
+        RelationshipType::Teacher => {
+            &[("stationery", 60), ("tea", 50), ("coffee", 50), ("chocolate", 50), ("plants", 40), ("books", 40)]
+        }
+        RelationshipType::Neighbor => &[("food", 60), ("home", 50), ("candles", 50), ("plants", 50), ("chocolate", 40)],
+        RelationshipType::Child
+        | RelationshipType::Grandchild
+        | RelationshipType::Sibling
+        | RelationshipType::Friend
+        | RelationshipType::Other => &[],
     }
 }
 
@@ -812,6 +843,27 @@ mod tests {
             (later + later * OTHER_IMPLIED_PERCENT / 100) * OTHER_KIND_PERCENT / 100,
             "a trail-mix mug only goes with a thank you"
         );
+    }
+
+    /// The relationship implies kinds of gift as an occasion does: what keeps the family near
+    /// for a grandparent, nothing special for a friend; for a baby shower the gift is the baby's,
+    /// whoever the guest is, so the relationship implies nothing.
+    #[test]
+    fn the_relationship_implies_kinds_of_gift_unless_the_gift_is_for_someone_else() {
+        let base = super::super::builtin_gifts().into_iter().next().expect("a built-in gift");
+        let gain = |json: &str| {
+            let q = serde_json::from_str::<SuggestGiftsInput>(json).unwrap().normalize();
+            let plan = Plan::new(&q, &Tagged(vec![vec!["personalized"]]), None, None);
+            let score_of = |tags: &[&str]| {
+                let gift =
+                    CatalogGift { tags: tags.iter().map(|&t| std::sync::Arc::from(t)).collect(), ..base.clone() };
+                score(&gift, &GiftTerms::of(&gift), &q, &plan).expect("passes").0
+            };
+            score_of(&["personalized"]) - score_of(&["art"])
+        };
+        assert_eq!(gain(r#"{"relationship_type":"grandparent"}"#), strength(IMPLIED * 70 / 100, TAG | KIND));
+        assert_eq!(gain(r#"{"relationship_type":"friend"}"#), 0);
+        assert_eq!(gain(r#"{"relationship_type":"grandparent","occasion":"baby_shower"}"#), 0);
     }
 
     /// Tags per gift, as a catalog's statistics.
