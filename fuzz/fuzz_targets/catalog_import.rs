@@ -1,11 +1,11 @@
-//! Catalog import (`suggest::catalog::import::parse`): a merchant's file as a JSON array, JSON
+//! Catalog import (`giftgenius_catalog::import::parse`): a merchant's file as a JSON array, JSON
 //! Lines or a Google Merchant Center TSV feed. Input: one byte choosing the format, then the file.
 //!
 //! Properties: no file panics; every gift read keeps the documented bounds (title, description,
 //! tags, ages); every bad row names a line inside the file and a field.
 #![no_main]
 
-use giftgenius_server::suggest::catalog::import::{Format, MAX_AGE, Merchants, parse};
+use giftgenius_catalog::import::{Format, MAX_AGE, Merchants, parse};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -11,9 +11,9 @@ pub mod sets;
 
 /// The embedding model for the tests: they fail with what to run when it is missing.
 #[cfg(test)]
-pub(crate) fn model_for_tests() -> std::sync::Arc<giftgenius_server::suggest::meaning::Meaning> {
+pub(crate) fn model_for_tests() -> std::sync::Arc<giftgenius_catalog::meaning::Meaning> {
     let dir = giftgenius_meaning::default_dir().expect("a model directory");
-    giftgenius_server::suggest::meaning::Meaning::shared(&dir, None).unwrap_or_else(|e| {
+    giftgenius_catalog::meaning::Meaning::shared(&dir, None).unwrap_or_else(|e| {
         panic!("{e}: the embedding model is installed by `cargo xtask setup` (and `cargo xtask test`)")
     })
 }

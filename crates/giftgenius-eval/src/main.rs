@@ -6,10 +6,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use clap::Parser;
+use giftgenius_catalog::Catalog;
+use giftgenius_catalog::meaning::Meaning;
 use giftgenius_eval::report;
 use giftgenius_eval::sets::{SetName, load};
-use giftgenius_server::suggest::catalog::Catalog;
-use giftgenius_server::suggest::meaning::Meaning;
 
 /// Suggestion quality on a judged set: nDCG@6, precision@6, top card, unsuitable cards, empties
 /// and reasons, for today's ranking and the baselines.
@@ -39,7 +39,7 @@ fn main() -> ExitCode {
     };
     // The server's model and word cache: the catalog ranks with the related words it would.
     let meaning = match giftgenius_meaning::default_dir()
-        .and_then(|dir| Meaning::shared(&dir, giftgenius_server::suggest::meaning::default_cache_file()))
+        .and_then(|dir| Meaning::shared(&dir, giftgenius_catalog::meaning::default_cache_file()))
     {
         Ok(meaning) => meaning,
         Err(e) => {

@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
+use giftgenius_catalog::meaning::Meaning;
+use giftgenius_catalog::ranked;
+use giftgenius_catalog::{Catalog, passes_hard_rules};
 use giftgenius_meaning::{Embedding, EmbeddingCache};
-use giftgenius_server::suggest::catalog::{Catalog, passes_hard_rules};
-use giftgenius_server::suggest::meaning::Meaning;
-use giftgenius_server::suggest::ranked;
 use giftgenius_types::SuggestGiftsQuery;
 use giftgenius_types::envelope::NoticeCode;
 use std::path::Path;
@@ -169,7 +169,7 @@ impl Embeddings {
         Embeddings { catalog, meaning, gifts }
     }
 
-    fn text(gift: &giftgenius_server::suggest::catalog::CatalogGift) -> String {
+    fn text(gift: &giftgenius_catalog::CatalogGift) -> String {
         format!("{}. {} {}", gift.title, gift.description, gift.tags.join(", "))
     }
 

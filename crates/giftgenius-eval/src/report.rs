@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Instant;
 
-use giftgenius_server::suggest::catalog::{Catalog, passes_hard_rules};
-use giftgenius_server::suggest::meaning::Meaning;
+use giftgenius_catalog::meaning::Meaning;
+use giftgenius_catalog::{Catalog, passes_hard_rules};
 use serde::Serialize;
 
 use crate::metrics::{Judgement, Summary, names_interest};

@@ -3,8 +3,8 @@
 
 use std::collections::HashSet;
 
+use giftgenius_catalog::Catalog;
 use giftgenius_eval::sets::{SetName, load};
-use giftgenius_server::suggest::catalog::Catalog;
 use giftgenius_types::{Occasion, RelationshipType};
 
 #[test]

@@ -22,9 +22,9 @@
 
 use std::time::{Duration, Instant};
 
-use giftgenius_server::suggest::catalog::live::{BadRows, CatalogSpec, load};
-use giftgenius_server::suggest::catalog::{Catalog, rank};
-use giftgenius_server::suggest::meaning::Meaning;
+use giftgenius_catalog::live::{BadRows, CatalogSpec, load};
+use giftgenius_catalog::meaning::Meaning;
+use giftgenius_catalog::{Catalog, rank};
 use giftgenius_types::{SuggestGiftsInput, SuggestGiftsQuery};
 
 /// The same allocator as the server, so the memory figures are the server's.

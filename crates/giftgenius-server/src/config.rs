@@ -182,7 +182,7 @@ pub struct Config {
     /// A bad row in a catalog file: `skip` it (logged with file, line and field) or `refuse`
     /// the whole catalog (the server does not start; a reload keeps the previous catalog).
     #[arg(long, env = "GIFTGENIUS_CATALOG_BAD_ROWS", value_enum, default_value = "skip")]
-    pub catalog_bad_rows: crate::suggest::catalog::live::BadRows,
+    pub catalog_bad_rows: giftgenius_catalog::live::BadRows,
     /// How often catalog files are checked for changes (0 = only on SIGHUP).
     #[arg(long, env = "GIFTGENIUS_CATALOG_POLL_SECS", default_value_t = 2)]
     pub catalog_poll_secs: u64,

@@ -30,10 +30,10 @@ use crate::permalink::Permalinks;
 use crate::platforms::Platforms;
 use crate::store::Store;
 use crate::suggest::Suggester;
-use crate::suggest::catalog::cache::FetchPolicy;
-use crate::suggest::catalog::live::{CatalogSpec, LiveCatalog};
-use crate::suggest::catalog::sources::Sources;
-use crate::suggest::meaning::Meaning;
+use giftgenius_catalog::cache::FetchPolicy;
+use giftgenius_catalog::live::{CatalogSpec, LiveCatalog};
+use giftgenius_catalog::meaning::Meaning;
+use giftgenius_catalog::sources::Sources;
 
 #[derive(Debug)]
 pub struct AppState {
@@ -218,7 +218,7 @@ async fn load_meaning(config: &Config) -> anyhow::Result<Option<Arc<Meaning>>> {
         Some(dir) => dir.clone(),
         None => giftgenius_meaning::default_dir().map_err(|e| anyhow::anyhow!("{e}"))?,
     };
-    let cache = config.embedding_cache.clone().or_else(crate::suggest::meaning::default_cache_file);
+    let cache = config.embedding_cache.clone().or_else(giftgenius_catalog::meaning::default_cache_file);
     let meaning = tokio::task::spawn_blocking(move || Meaning::shared(&dir, cache)).await?.map_err(|e| {
         anyhow::anyhow!(
             "the embedding model cannot be loaded: {e}. Install it with `cargo xtask setup`, point --model-dir \
@@ -257,7 +257,7 @@ impl AppState {
             tokio::task::spawn_blocking(move || LiveCatalog::load(spec)).await??
         } else {
             // Only HTTP catalogs: nothing local to suggest or sell.
-            LiveCatalog::fixed(crate::suggest::catalog::Catalog::from_gifts(Vec::new()))
+            LiveCatalog::fixed(giftgenius_catalog::Catalog::from_gifts(Vec::new()))
         };
         let metrics = Arc::new(Metrics::new(catalog.clone()));
         let metrics_token = match &config.metrics_token_file {

@@ -43,8 +43,8 @@ use crate::clock::Clock;
 use crate::permalink::Permalinks;
 use crate::platforms::Platforms;
 use crate::store::{AcpSessionRow, NewOrderEvent, OrderRow, OrderStatusColumn, Store};
-use crate::suggest::catalog::live::LiveCatalog;
 use error::AcpFailure;
+use giftgenius_catalog::live::LiveCatalog;
 use session::{Offer, SessionState, Stored};
 
 /// The ACP merchant: built once at startup when `--acp-platforms` is given.

@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 use super::error::AcpFailure;
 use super::words::{Lang, Word, field_problem, session_lang, text, text_with};
 use crate::checkout::shipping_cost;
-use crate::suggest::catalog::{CatalogGift, price_in};
+use giftgenius_catalog::{CatalogGift, price_in};
 
 /// Stock at or below which a line is `low_stock`.
 const LOW_STOCK: i64 = 5;

@@ -62,9 +62,9 @@ use crate::failpoints::Failpoints;
 use crate::limits::Limits;
 use crate::outcome::{Answer, ModelText, Outcome};
 use crate::store::{AdjustmentRow, OrderFacts, OrderRow, OrderStatusColumn, RefundRow, Store, StoreError, StoreResult};
-use crate::suggest::catalog::live::LiveCatalog;
-use crate::suggest::catalog::{CatalogGift, price_in};
 use confirmation::ConfirmationKeys;
+use giftgenius_catalog::live::LiveCatalog;
+use giftgenius_catalog::{CatalogGift, price_in};
 use idempotency::Idempotency;
 use payments::Payments;
 

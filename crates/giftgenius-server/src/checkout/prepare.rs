@@ -24,7 +24,7 @@ use crate::context::CallContext;
 use crate::error::internal;
 use crate::outcome::{Answer, Outcome};
 use crate::store::{DraftRow, Usage};
-use crate::suggest::catalog::{CatalogGift, price_in};
+use giftgenius_catalog::{CatalogGift, price_in};
 
 impl Checkout {
     pub async fn prepare_order(&self, call: &CallContext, input: &PrepareOrderInput) -> Outcome<PrepareOrderData> {

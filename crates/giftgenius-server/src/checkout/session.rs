@@ -12,7 +12,7 @@ use crate::clock::rfc3339;
 use crate::context::CallContext;
 use crate::outcome::{Answer, Outcome};
 use crate::store::{CheckoutRow, Usage};
-use crate::suggest::catalog::price_in;
+use giftgenius_catalog::price_in;
 
 impl Checkout {
     pub async fn create_checkout_session(

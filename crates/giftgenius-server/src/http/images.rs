@@ -20,7 +20,7 @@ use std::sync::Arc;
 use super::escape;
 use crate::photos::Size;
 use crate::state::AppState;
-use crate::suggest::catalog::{CatalogGift, plain_id};
+use giftgenius_catalog::{CatalogGift, plain_id};
 
 /// How long browsers keep a picture that will not change soon.
 const KEEP: &str = "public, max-age=86400";

@@ -44,7 +44,7 @@ pub use readings::{PendingOrders, Readings};
 pub use reconcile::{ReconcileMetrics, Settled as ReconcileOutcome};
 pub use refusals::{AuthEndpoint, AuthRefusal, RefusalMetrics};
 
-use crate::suggest::catalog::live::LiveCatalog;
+use giftgenius_catalog::live::LiveCatalog;
 
 /// A closed set of label values: an enum, its wire spellings, and their encoding.
 macro_rules! label_values {

@@ -14,7 +14,7 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use super::outbox::{Backlog, OutboxBacklog};
 use crate::clock::Clock;
 use crate::store::Store;
-use crate::suggest::catalog::live::LiveCatalog;
+use giftgenius_catalog::live::LiveCatalog;
 
 /// How long a scrape waits for the database or the outbox before it shows the last reading.
 pub const READ_WITHIN: Duration = Duration::from_secs(2);

@@ -1,20 +1,17 @@
 //! `suggest_gifts`: count the call against the account's daily limit, ask every catalog source,
 //! rank what arrived, and describe the result (with `partial` when some sources failed).
 //!
-//! `catalog/` holds the gifts (the built-in merchants), the sources (built-in and HTTP) and
-//! the ranking.
+//! The gifts, the sources (built-in and HTTP) and the ranking are the `giftgenius-catalog`
+//! crate's; this module adapts them to the tool: the limit, the errors, the model's text.
 
-pub mod catalog;
-pub mod meaning;
-
+use giftgenius_catalog::Catalog;
+use giftgenius_catalog::sources::Sources;
 use giftgenius_types::{ErrorCode, Partial, SuggestGiftsData, SuggestGiftsInput, SuggestGiftsQuery, ToolError};
 
 use crate::context::CallContext;
 use crate::limits::Limits;
 use crate::outcome::{Answer, ModelText, Outcome};
 use crate::store::Usage;
-use catalog::sources::Sources;
-use catalog::{Catalog, rank};
 
 /// How long to wait before retrying when every catalog source failed.
 pub const UPSTREAM_RETRY_AFTER_MS: u64 = 2_000;
@@ -35,24 +32,16 @@ impl std::fmt::Debug for Suggester {
     }
 }
 
-/// Ranks `catalogs` together for `query`. "Nothing found" is a successful, empty answer with a
-/// notice. Public so the quality harness (`crates/giftgenius-eval`, `docs/quality.md`) judges
-/// the very answer `suggest_gifts` gives.
-///
-/// `about` (what the user said about the recipient, trimmed, `None` when blank:
-/// [`SuggestGiftsInput::about`]) travels beside the query and never into the answer: the answer
-/// echoes the query to the model, and the free text is for the ranking's understanding only.
+/// Ranks `catalogs` together for `query` ([`giftgenius_catalog::ranked`]) as the tool's answer.
+/// "Nothing found" is a successful, empty answer with a notice.
 pub fn ranked(
     catalogs: &[std::sync::Arc<Catalog>],
     query: SuggestGiftsQuery,
     about: Option<&str>,
     public_url: &str,
 ) -> Answer<SuggestGiftsData> {
-    let parts: Vec<&Catalog> = catalogs.iter().map(|c| &**c).collect();
-    let ranked = rank(&parts, &query, about);
-    let gifts =
-        ranked.gifts.into_iter().map(|(gift, reasons)| gift.card(query.currency, reasons, public_url)).collect();
-    Answer { notice: ranked.notice, ..Answer::new(SuggestGiftsData { query, gifts }) }
+    let giftgenius_catalog::Suggested { data, notice } = giftgenius_catalog::ranked(catalogs, query, about, public_url);
+    Answer { notice, ..Answer::new(data) }
 }
 
 impl Suggester {

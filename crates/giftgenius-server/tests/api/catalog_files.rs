@@ -6,9 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use giftgenius_catalog::live::BadRows;
 use giftgenius_server::config::Config;
 use giftgenius_server::startup::Application;
-use giftgenius_server::suggest::catalog::live::BadRows;
 use serde_json::json;
 
 use crate::support::{TestApp, call_as, commit_args, prepare, spawn_app_with, widget_path};

@@ -53,9 +53,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use giftgenius_catalog::Catalog;
 use giftgenius_sandbox_pay::api::ChargeStatus;
 use giftgenius_server::store::{OrderRow, OrderStatusColumn, RefundStatusColumn, Store};
-use giftgenius_server::suggest::catalog::Catalog;
 use giftgenius_types::wire::META_CANCEL_TOKENS;
 use serde_json::{Value, json};
 use tokio::sync::Mutex as AsyncMutex;

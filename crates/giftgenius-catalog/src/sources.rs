@@ -29,7 +29,7 @@ use super::cache::{FetchPolicy, Fetched, SourceCache};
 use super::import::{self, Format, Merchants};
 use super::live::LiveCatalog;
 use super::{Catalog, CatalogGift, plain_id};
-use crate::suggest::meaning::Meaning;
+use crate::meaning::Meaning;
 
 /// Largest HTTP catalog body we read; a merchant file is far smaller.
 pub const MAX_CATALOG_BYTES: usize = 4 * 1024 * 1024;
@@ -94,6 +94,13 @@ impl CatalogSource {
         let (id, url, client) = (self.id.clone(), self.url.clone(), self.client.clone());
         self.cache.get(move || Box::pin(async move { fetch_http(&id, &url, &client).await })).await
     }
+}
+
+/// A source's URL fit for a log line: scheme, host, port and path, never a user name, password or
+/// query (a catalog URL may carry a token).
+fn for_log(url: &url::Url) -> String {
+    let port = url.port().map(|p| format!(":{p}")).unwrap_or_default();
+    format!("{}://{}{port}{}", url.scheme(), url.host_str().unwrap_or("?"), url.path())
 }
 
 async fn fetch_http(id: &str, url: &url::Url, client: &reqwest::Client) -> Fetched {
@@ -314,7 +321,7 @@ impl Sources {
                 Ok(gifts) => arrived.push((source.id(), gifts)),
                 Err(failure) => {
                     tracing::warn!(
-                        source = source.id(), url = %crate::telemetry::url_for_log(source.url.as_str()), code = %failure.code(), error = %failure.detail(),
+                        source = source.id(), url = %for_log(&source.url), code = %failure.code(), error = %failure.detail(),
                         "catalog source failed"
                     );
                     failed.push(FailedSource {

@@ -7,7 +7,7 @@
 //! error of the file, never silently an empty catalog.
 //!
 //! The schema, with its defaults, is documented in `docs/catalog.md`; the built-in merchants'
-//! files (`crates/giftgenius-server/catalog/*.json`) use it too.
+//! files (`crates/giftgenius-catalog/catalog/*.json`) use it too.
 
 use std::collections::HashMap;
 use std::sync::Arc;

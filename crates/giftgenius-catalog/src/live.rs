@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::import::{self, Merchants, Parsed};
 use super::{Catalog, CatalogGift, builtin_gifts};
-use crate::suggest::meaning::Meaning;
+use crate::meaning::Meaning;
 
 /// What to do with a bad row in a catalog file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

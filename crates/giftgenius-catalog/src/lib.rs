@@ -1,24 +1,25 @@
-//! The built-in gift catalog: merchants' gifts as shipped with the server, and prices per currency.
+//! The gift catalog and its ranking: every gift GiftGenius can suggest and sell, held in memory
+//! with an index, and how gifts are ranked for a `suggest_gifts` query (issues 40 and 41).
 //!
-//! The data lives in `catalog/*.json` (one file per merchant) and is compiled into the binary,
-//! so the app runs with no setup. Ranking lives in `ranking.rs`; the sources `suggest_gifts`
-//! queries (one per built-in merchant, plus optional HTTP catalogs) live in `sources.rs`, and how
-//! often the HTTP ones are asked in `cache.rs`.
-
-//! The gift catalog: every gift we can suggest and sell, held in memory with an index.
+//! A crate of its own so its direction shows: it uses the contract (`giftgenius-types`) and the
+//! embedding model (`giftgenius-meaning`), and knows no transport, store or payment. The server
+//! asks it for suggestions and for the gift a checkout sells; the quality harness
+//! (`giftgenius-eval`) judges the very answer it gives.
 //!
 //! Gifts come from the built-in merchants (`catalog/*.json`, compiled into the binary so the app
 //! runs with no setup) and from catalog files (`--catalog`), all in the one catalog schema of
 //! `import.rs` (`docs/catalog.md`). `live.rs` keeps the current catalog and swaps it whole when a
 //! file changes or on SIGHUP; `index.rs` answers a query by touching only the gifts it can
-//! match, `ranking.rs` says how gifts are scored and `reasons.rs` why they fit. HTTP catalogs
-//! (`--catalog-url`) are the sources of `sources.rs`, kept in `cache.rs`.
+//! match, `ranking.rs` says how gifts are scored and `reasons.rs` why they fit, `meaning.rs`
+//! wires the embedding model in. HTTP catalogs (`--catalog-url`) are the sources of
+//! `sources.rs`, kept in `cache.rs`.
 
 pub mod cache;
 mod fit;
 pub mod import;
 mod index;
 pub mod live;
+pub mod meaning;
 mod ranking;
 mod reasons;
 mod related;
@@ -28,11 +29,36 @@ mod text;
 use std::sync::Arc;
 
 use giftgenius_types::wire::{IMAGES_PATH, PHOTO_SUFFIX};
-use giftgenius_types::{Currency, GiftCard, Merchant, Money, Occasion, Reason, RelationshipType};
+use giftgenius_types::{
+    Currency, GiftCard, Merchant, Money, Notice, Occasion, Reason, RelationshipType, SuggestGiftsData,
+    SuggestGiftsQuery,
+};
 
 pub use index::Index;
 pub use ranking::{Ranked, passes_hard_rules, rank, rank_linear};
 pub use related::{RelatedTerms, Vocabulary, weight_of_cosine};
+
+/// What `suggest_gifts` answers: the cards, best first, and a notice when few or none matched.
+#[derive(Debug, Clone)]
+pub struct Suggested {
+    pub data: SuggestGiftsData,
+    pub notice: Option<Notice>,
+}
+
+/// Ranks `catalogs` together for `query` and makes the cards. Public so the quality harness
+/// (`crates/giftgenius-eval`, `docs/quality.md`) judges the very answer `suggest_gifts` gives.
+///
+/// `about` (what the user said about the recipient, trimmed, `None` when blank:
+/// [`giftgenius_types::SuggestGiftsInput::about`]) travels beside the query and never into the
+/// answer: the answer echoes the query to the model, and the free text is for the ranking's
+/// understanding only.
+pub fn ranked(catalogs: &[Arc<Catalog>], query: SuggestGiftsQuery, about: Option<&str>, public_url: &str) -> Suggested {
+    let parts: Vec<&Catalog> = catalogs.iter().map(|c| &**c).collect();
+    let ranked = rank(&parts, &query, about);
+    let gifts =
+        ranked.gifts.into_iter().map(|(gift, reasons)| gift.card(query.currency, reasons, public_url)).collect();
+    Suggested { data: SuggestGiftsData { query, gifts }, notice: ranked.notice }
+}
 
 /// One gift as the catalog holds it (prices in US cents).
 ///
@@ -147,7 +173,7 @@ impl<T: Member> std::fmt::Debug for Set<T> {
 }
 
 /// Ids go into URLs and the order tools: keep them plain.
-pub(crate) fn plain_id(id: &str) -> bool {
+pub fn plain_id(id: &str) -> bool {
     (1..=64).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
@@ -169,10 +195,10 @@ pub fn builtin_gifts() -> Vec<CatalogGift> {
 }
 
 const BUILTIN: [(&str, &str); 4] = [
-    ("hearth-home", include_str!("../../../catalog/hearth-home.json")),
-    ("trailhead", include_str!("../../../catalog/trailhead.json")),
-    ("page-and-pixel", include_str!("../../../catalog/page-and-pixel.json")),
-    ("little-wonders", include_str!("../../../catalog/little-wonders.json")),
+    ("hearth-home", include_str!("../catalog/hearth-home.json")),
+    ("trailhead", include_str!("../catalog/trailhead.json")),
+    ("page-and-pixel", include_str!("../catalog/page-and-pixel.json")),
+    ("little-wonders", include_str!("../catalog/little-wonders.json")),
 ];
 
 /// Every gift we can suggest, sorted by id, with its index. A gift is found by its id with a

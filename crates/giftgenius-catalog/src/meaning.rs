@@ -21,7 +21,7 @@ use std::time::Instant;
 
 use giftgenius_meaning::{Embedding, EmbeddingCache, Model, ModelError, Neighbours};
 
-use super::catalog::{Catalog, RelatedTerms};
+use crate::{Catalog, RelatedTerms};
 
 /// How many catalog words one interest may bring (the plan keeps the strongest 16 of every
 /// producer together).
