@@ -1,7 +1,7 @@
 // "A person who clicks before the wasm takes over", made deterministic: an init script that
 // Playwright runs in every document before its own scripts (the widget frame included, opaque or
 // cross-site) holds WebAssembly's compile and instantiate calls until the test releases them.
-// The widget's first paint (its server-rendered markup, driven by runtime/fallback.js) shows and
+// The widget's first paint (its server-rendered markup, driven by widget/runtime/*.js) shows and
 // works meanwhile; the wasm module cannot start, so nothing races the person's click. The packed
 // widget carries its wasm inline (no fetch a route could delay), and wasm-bindgen's init goes
 // through WebAssembly.instantiateStreaming or WebAssembly.instantiate, which is what is held.

@@ -1,6 +1,6 @@
 //! The wasm start-up (wasm32 only): the components mounted, rendering what the host has said.
 //!
-//! The packed document's runtime (`runtime/fallback.js`) is the one side that speaks to the host
+//! The packed document's runtime (`runtime/*.js`) is the one side that speaks to the host
 //! and makes calls. Once this module has started, it hands the runtime one function,
 //! `render(told)`, through `window.giftgeniusHandover`: the runtime calls it with everything the
 //! host has said so far (see `hosted.rs`) when it shows this view and whenever the host says

@@ -2,7 +2,7 @@
 //!
 //! The view functions write it on each control as a `data-call` attribute ([`data_call`]), in
 //! the server's markup and in the wasm's alike, and the packed document's runtime
-//! (`runtime/fallback.js`) is the one executor: it fills the placeholders, calls the host and
+//! (`runtime/executor.js`) is the one executor: it fills the placeholders, calls the host and
 //! shows the answer's markup. It knows no tool and no screen.
 //!
 //! Placeholders stand for what only the host side may hold, so no token ever reaches markup or

@@ -1,14 +1,17 @@
-//! What the packer puts next to the widget's runtime (`runtime/fallback.js`), produced natively here so
+//! What the packer puts next to the widget's runtime (`runtime/*.js`), produced natively here so
 //! `cargo xtask` itself never compiles Leptos: the widget build runs
 //! `src/bin/giftgenius-fallback.rs`, which writes [`packer_input`] to a file the packer reads.
 
 use crate::i18n::{Lang, Msg};
 use crate::{RenderContext, Theme, ViewState, render_to_html};
 
-/// The file the packer reads: the runtime's source (`runtime`, comments and all; the packer
-/// strips them) and the data block it reads (`data`, [`fallback_data`]).
+/// The file the packer reads: the runtime's modules in their order (`runtime`: `{file, source}`
+/// each, comments and all; the packer strips them) and the data block it reads (`data`,
+/// [`fallback_data`]).
 pub fn packer_input() -> serde_json::Value {
-    serde_json::json!({ "runtime": crate::FALLBACK_JS, "data": fallback_data() })
+    let runtime: Vec<_> =
+        crate::RUNTIME_JS.iter().map(|(file, source)| serde_json::json!({ "file": file, "source": source })).collect();
+    serde_json::json!({ "runtime": runtime, "data": fallback_data() })
 }
 
 /// What the runtime reads from `#giftgenius-fallback-data`, from the widget and contract
@@ -70,7 +73,30 @@ mod tests {
     #[test]
     fn the_packer_gets_the_runtime_source_and_the_data() {
         let input = packer_input();
-        assert_eq!(input["runtime"], crate::FALLBACK_JS);
+        let files: Vec<_> = crate::RUNTIME_JS.iter().map(|(file, _)| serde_json::json!(file)).collect();
+        let given: Vec<_> = input["runtime"].as_array().expect("a list").iter().map(|m| m["file"].clone()).collect();
+        assert_eq!(given, files);
+        assert_eq!(input["runtime"][0]["source"], crate::RUNTIME_JS[0].1);
         assert_eq!(input["data"], fallback_data());
+    }
+
+    #[test]
+    fn every_runtime_file_is_packed_once_with_the_entry_first() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("runtime");
+        let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
+            .expect("widget/runtime")
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n.ends_with(".js"))
+            .collect();
+        on_disk.sort();
+        let mut listed: Vec<String> = crate::RUNTIME_JS.iter().map(|(file, _)| file.to_string()).collect();
+        assert_eq!(listed[0], "main.js", "the entry opens the closure");
+        listed.sort();
+        assert_eq!(listed, on_disk, "widget/runtime/*.js and RUNTIME_JS name the same files, each once");
+        for (file, source) in crate::RUNTIME_JS {
+            let on_disk = std::fs::read_to_string(dir.join(file)).expect("readable");
+            assert_eq!(&on_disk, source, "{file}");
+            assert!(source.starts_with("// "), "{file} opens with a comment saying what it is for");
+        }
     }
 }

@@ -1,5 +1,5 @@
 //! What the wasm view shows: everything the host has said so far, as the packed document's
-//! runtime (`runtime/fallback.js`) hands it over, made into the state and context to render.
+//! runtime (`runtime/wasm.js`) hands it over, made into the state and context to render.
 //!
 //! The runtime is the one side that speaks to the host (window.openai, or MCP Apps JSON-RPC):
 //! it takes the host's notifications and makes every call a control decides (`data-call`, see

@@ -10,7 +10,7 @@
 //!
 //! Behaviour is decided once, in Rust: [`decide`] is the pure function from (screen, [`Action`])
 //! to what happens next, which each control carries as its `data-call`. The runtime
-//! (`runtime/fallback.js`) is the one executor: it speaks to the host (window.openai or MCP Apps
+//! (`runtime/*.js`, [`RUNTIME_JS`]) is the one executor: it speaks to the host (window.openai or MCP Apps
 //! JSON-RPC), fills the decision's placeholders, makes the call and shows the answer's markup.
 //!
 //! Public API: [`ViewState`] (what to show), [`RenderContext`] (theme, locale, display mode),
@@ -45,11 +45,21 @@ pub use state::ViewState;
 #[cfg(not(target_arch = "wasm32"))]
 pub const STYLE_CSS: &str = include_str!("../style.css");
 
-/// The widget's runtime (`runtime/fallback.js`), for the packer that inlines it
-/// into the widget document next to the wasm glue (handed over by [`fallback::packer_input`]).
+/// The widget's runtime (`runtime/*.js`, one file per concern, each opening with what it is
+/// for), for the packer that inlines them, in this order and inside one closure, into the
+/// widget document next to the wasm glue (handed over by [`fallback::packer_input`]): (file
+/// name, source). `main.js` is the entry; every other file is one function it calls.
 /// Native only, like [`STYLE_CSS`].
 #[cfg(not(target_arch = "wasm32"))]
-pub const FALLBACK_JS: &str = include_str!("../runtime/fallback.js");
+pub const RUNTIME_JS: &[(&str, &str)] = &[
+    ("main.js", include_str!("../runtime/main.js")),
+    ("host.js", include_str!("../runtime/host.js")),
+    ("keep.js", include_str!("../runtime/keep.js")),
+    ("placeholders.js", include_str!("../runtime/placeholders.js")),
+    ("screen.js", include_str!("../runtime/screen.js")),
+    ("wasm.js", include_str!("../runtime/wasm.js")),
+    ("executor.js", include_str!("../runtime/executor.js")),
+];
 
 /// Renders one state to HTML with the same components the browser uses.
 ///

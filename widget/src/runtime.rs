@@ -1,4 +1,4 @@
-//! What the packed document's runtime (`runtime/fallback.js`) reads from its data block, from
+//! What the packed document's runtime (`runtime/*.js`) reads from its data block, from
 //! the crates that define it, so the runtime spells none of it: the contract's `_meta`, storage
 //! and widget-state keys, and the MCP Apps `ui/initialize` it sends.
 

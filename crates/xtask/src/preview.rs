@@ -243,10 +243,15 @@ impl Drop for Oidc {
     }
 }
 
-/// `npm ci` in browser-tests/ (playwright-core, and axe-core for the accessibility checks)
-/// unless it is already done.
+/// `npm ci` in browser-tests/ (playwright-core, axe-core for the accessibility checks, and
+/// ext-apps 2.x and 1.x with esbuild for the runs under their `AppBridge`) unless it is already
+/// done.
 pub fn ensure_npm_deps(root: &Path) -> Result<PathBuf> {
-    npm_ci(&root.join(TESTS_DIR), &["playwright-core", "axe-core"], "the browser tests")
+    npm_ci(
+        &root.join(TESTS_DIR),
+        &["playwright-core", "axe-core", "ext-apps-2", "ext-apps-1", "esbuild"],
+        "the browser tests",
+    )
 }
 
 /// `npm ci` in preview/oidc/ (oidc-provider, the authorization server of the auth tests and
@@ -349,6 +354,36 @@ pub fn browser_tests(root: &Path, html: &Path) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
+    /// The browser tests' packages are pinned to exact versions and the lockfile installs those;
+    /// ext-apps twice, by npm alias: the host-side AppBridge at 2.0.4 and at 1.7.5.
+    #[test]
+    fn browser_tests_pin_exact_versions_and_both_ext_apps() {
+        let manifest: serde_json::Value =
+            serde_json::from_str(include_str!("../../../browser-tests/package.json")).expect("package.json");
+        let lock: serde_json::Value =
+            serde_json::from_str(include_str!("../../../browser-tests/package-lock.json")).expect("package-lock.json");
+        let deps = manifest["devDependencies"].as_object().expect("devDependencies");
+        for (name, spec) in deps {
+            let spec = spec.as_str().expect("a version string");
+            let (package, want) = match spec.strip_prefix("npm:") {
+                Some(alias) => alias.rsplit_once('@').expect("npm:<package>@<version>"),
+                None => (name.as_str(), spec),
+            };
+            assert!(want.chars().all(|c| c.is_ascii_digit() || c == '.'), "{name} is not pinned exactly: {spec}");
+            let locked = &lock["packages"][format!("node_modules/{name}")];
+            assert_eq!(locked["version"].as_str(), Some(want), "the lockfile installs another {name}");
+            if package != name {
+                assert_eq!(locked["name"].as_str(), Some(package), "the alias {name} installs another package");
+            }
+            assert!(
+                locked["integrity"].as_str().is_some_and(|i| i.starts_with("sha512-")),
+                "{name} has no integrity hash"
+            );
+        }
+        assert_eq!(deps["ext-apps-2"], "npm:@modelcontextprotocol/ext-apps@2.0.4");
+        assert_eq!(deps["ext-apps-1"], "npm:@modelcontextprotocol/ext-apps@1.7.5");
+    }
+
     #[test]
     fn only_loopback_hosts_are_loopback_not_the_wildcards() {
         for host in ["127.0.0.1", "127.0.0.2", "localhost", "::1"] {

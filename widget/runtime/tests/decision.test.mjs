@@ -1,4 +1,4 @@
-// The decision language between the server's markup and the runtime (widget/runtime/fallback.js):
+// The decision language between the server's markup and the runtime (widget/runtime/*.js):
 // every `data-call` the widget's views write, in every snapshot of widget/tests/snapshots/, is
 // an instance of widget/runtime/decision.schema.json, which the test
 // `the_schema_file_is_the_one_the_types_make` (widget/src/decide.rs) generates from the Rust
@@ -11,46 +11,11 @@ import assert from "node:assert/strict";
 import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { check, schema } from "./schema.mjs";
+import { MODULES, source } from "./load.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const WIDGET = path.join(HERE, "..", "..");
-const schema = JSON.parse(readFileSync(path.join(WIDGET, "runtime", "decision.schema.json"), "utf8"));
-
-/**
- * The errors of `value` against `s` (a JSON Schema of the keywords schemars writes: $ref,
- * anyOf, oneOf, type, enum, const, properties, required, additionalProperties); [] when valid.
- */
-export function check(value, s = schema, at = "$") {
-  if (s === true) return [];
-  if (s === false) return [`${at}: nothing is allowed here`];
-  if (s.$ref) {
-    const name = s.$ref.replace("#/$defs/", "");
-    if (!schema.$defs[name]) return [`${at}: unknown $ref ${s.$ref}`];
-    return check(value, schema.$defs[name], at);
-  }
-  const errors = [];
-  if (s.anyOf && !s.anyOf.some((o) => check(value, o, at).length === 0)) errors.push(`${at}: matches none of anyOf`);
-  if (s.oneOf && s.oneOf.filter((o) => check(value, o, at).length === 0).length !== 1) {
-    errors.push(`${at}: matches not exactly one of oneOf`);
-  }
-  if (s.type) {
-    const types = Array.isArray(s.type) ? s.type : [s.type];
-    const kind = value === null ? "null" : Array.isArray(value) ? "array" : Number.isInteger(value) ? "integer" : typeof value;
-    const ok = types.some((t) => t === kind || (t === "number" && kind === "integer"));
-    if (!ok) return [...errors, `${at}: a ${kind}, not ${types.join(" or ")}`];
-  }
-  if (s.enum && !s.enum.some((e) => JSON.stringify(e) === JSON.stringify(value))) errors.push(`${at}: not one of ${JSON.stringify(s.enum)}`);
-  if ("const" in s && JSON.stringify(s.const) !== JSON.stringify(value)) errors.push(`${at}: not ${JSON.stringify(s.const)}`);
-  if (value && typeof value === "object" && !Array.isArray(value)) {
-    for (const name of s.required || []) if (!(name in value)) errors.push(`${at}: missing ${name}`);
-    for (const [name, v] of Object.entries(value)) {
-      const p = s.properties?.[name];
-      if (p !== undefined) errors.push(...check(v, p, `${at}.${name}`));
-      else if (s.additionalProperties !== undefined) errors.push(...check(v, s.additionalProperties, `${at}.${name}`));
-    }
-  }
-  return errors;
-}
 
 /** Every `data-call` in `html`, parsed (attribute values unescaped as HTML). */
 function decisionsIn(html) {
@@ -96,7 +61,7 @@ test("the schema refuses what the runtime could not act on", () => {
 });
 
 test("every key the runtime acts on in a decision is one the schema defines", () => {
-  const runtime = readFileSync(path.join(WIDGET, "runtime", "fallback.js"), "utf8");
+  const runtime = MODULES.map(source).join("\n");
   // The decision is `c` (parsed from data-call) where the runtime reads it: `c.<key>` and
   // `"<key>" in c`. Other objects called `c` (a host context) name no key of a decision.
   const context = new Set(["focus", "idempotency", "theme"]);

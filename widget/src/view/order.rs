@@ -26,7 +26,7 @@ fn shipping_label(speed: ShippingSpeed, lang: Lang) -> &'static str {
 ///
 /// What happens after a press (the buttons disabled while a call runs, a failed attempt's
 /// error, a refused field's message next to it) is the runtime's: it works on this markup
-/// (`widget/runtime/fallback.js`), so the view renders only the draft as the result says.
+/// (`widget/runtime/executor.js`), so the view renders only the draft as the result says.
 pub fn confirm_view(
     draft: OrderDraft,
     delivery: Option<DeliveryDetails>,
