@@ -42,6 +42,14 @@ const LOCK_ORDER: i32 = 0x6767_0003;
 const POSTGRES_POOL_SIZE: u32 = 10;
 const SQLITE_POOL_SIZE: u32 = 8;
 
+/// Prepared statements each connection keeps. Every statement runs through `sqlx::query`,
+/// which prepares it once per connection and reuses it (`persistent`, sqlx's default); the
+/// cache is least-recently-used and sqlx keeps 100 by default, fewer than the store's
+/// statements (`sql.rs` alone holds over 100), so a reconciler pass or an operator's listing
+/// could push a purchase's statements out and make them be parsed and planned again. With
+/// room for all of them, each is prepared once per connection.
+const STATEMENT_CACHE: usize = 512;
+
 /// Starting a write transaction, per database.
 pub(super) trait Dialect {
     type Db: Database;
@@ -103,7 +111,8 @@ pub(super) async fn open_sqlite(path: &str) -> Result<SqlitePool, sqlx::Error> {
         .journal_mode(SqliteJournalMode::Wal)
         .synchronous(SqliteSynchronous::Full)
         .busy_timeout(Duration::from_secs(10))
-        .foreign_keys(true);
+        .foreign_keys(true)
+        .statement_cache_capacity(STATEMENT_CACHE);
     let pool = SqlitePoolOptions::new().max_connections(SQLITE_POOL_SIZE).connect_with(options).await?;
     SQLITE_MIGRATIONS.run(&pool).await?;
     Ok(pool)
@@ -117,8 +126,10 @@ pub(super) async fn open_sqlite(path: &str) -> Result<SqlitePool, sqlx::Error> {
 /// paid survives a power loss (a server running `fsync=off` would still undo that:
 /// `Store::durability` reports both, and startup logs it).
 pub(super) async fn open_postgres(url: &str) -> Result<PgPool, sqlx::Error> {
-    let options =
-        PgConnectOptions::from_str(url)?.application_name("giftgenius-server").options([("synchronous_commit", "on")]);
+    let options = PgConnectOptions::from_str(url)?
+        .application_name("giftgenius-server")
+        .options([("synchronous_commit", "on")])
+        .statement_cache_capacity(STATEMENT_CACHE);
     let pool = PgPoolOptions::new()
         .max_connections(POSTGRES_POOL_SIZE)
         .acquire_timeout(Duration::from_secs(10))
