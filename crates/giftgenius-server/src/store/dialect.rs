@@ -54,6 +54,9 @@ const STATEMENT_CACHE: usize = 512;
 pub(super) trait Dialect {
     type Db: Database;
     async fn begin_write(&self, lock: WriteLock<'_>) -> Result<Transaction<'static, Self::Db>, sqlx::Error>;
+    /// Takes `lock` inside a write transaction already begun, for a step that learns what it
+    /// checks only from its first read (the purchase's draft names the gift whose stock it takes).
+    async fn lock_in(&self, tx: &mut Transaction<'static, Self::Db>, lock: WriteLock<'_>) -> Result<(), sqlx::Error>;
 }
 
 impl Dialect for SqlitePool {
@@ -62,6 +65,10 @@ impl Dialect for SqlitePool {
     async fn begin_write(&self, _lock: WriteLock<'_>) -> Result<Transaction<'static, Sqlite>, sqlx::Error> {
         self.begin_with("BEGIN IMMEDIATE").await
     }
+
+    async fn lock_in(&self, _tx: &mut Transaction<'static, Sqlite>, _lock: WriteLock<'_>) -> Result<(), sqlx::Error> {
+        Ok(())
+    }
 }
 
 impl Dialect for PgPool {
@@ -69,8 +76,13 @@ impl Dialect for PgPool {
 
     async fn begin_write(&self, lock: WriteLock<'_>) -> Result<Transaction<'static, Postgres>, sqlx::Error> {
         let mut tx = self.begin().await?;
+        self.lock_in(&mut tx, lock).await?;
+        Ok(tx)
+    }
+
+    async fn lock_in(&self, tx: &mut Transaction<'static, Postgres>, lock: WriteLock<'_>) -> Result<(), sqlx::Error> {
         let (namespace, name) = match lock {
-            WriteLock::None => return Ok(tx),
+            WriteLock::None => return Ok(()),
             // Text cannot hold NUL; the length prefix keeps the pair unambiguous.
             WriteLock::DraftRequest { subject, draft_key } => {
                 (LOCK_DRAFT_REQUEST, format!("{}:{subject}{draft_key}", subject.len()))
@@ -81,9 +93,9 @@ impl Dialect for PgPool {
         sqlx::query("SELECT pg_advisory_xact_lock($1, hashtext($2))")
             .bind(namespace)
             .bind(name)
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await?;
-        Ok(tx)
+        Ok(())
     }
 }
 
