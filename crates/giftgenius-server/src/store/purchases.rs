@@ -41,8 +41,29 @@ impl Store {
     /// and when it names an order, creates that order (the draft has no live order and the
     /// gift's stock allows it) and claims `scope` (new; generation 1, leased until
     /// `lease_until_ms`) at `ResourceCreated` with the order's id. All of it, or nothing.
-    #[tracing::instrument(name = "store.begin_purchase", skip_all, fields(otel.kind = "client", db.operation.name = "begin_purchase"))]
+    ///
+    /// Its span `store.begin_purchase` covers the step from its start to its return, and the
+    /// statements run under the caller's span. (sqlx's SQLite connection enters the current span
+    /// on its worker thread for each statement and leaves it after answering, and a span's end
+    /// is the last time it was left: under load, the step's span would end after the charge
+    /// that follows it had begun, and a trace show the store step overlapping the provider.)
     pub async fn begin_purchase(
+        &self,
+        scope: &Scope,
+        draft_id: &str,
+        lease_until_ms: i64,
+        now_ms: i64,
+        plan: impl FnOnce(&DraftRow) -> Option<PurchasePlan>,
+    ) -> StoreResult<PurchaseBegun> {
+        let span =
+            tracing::info_span!("store.begin_purchase", otel.kind = "client", db.operation.name = "begin_purchase");
+        let begun = self.begin_purchase_statements(scope, draft_id, lease_until_ms, now_ms, plan).await;
+        // Entered and left once, now: the span ends here.
+        span.in_scope(|| ());
+        begun
+    }
+
+    async fn begin_purchase_statements(
         &self,
         scope: &Scope,
         draft_id: &str,
