@@ -488,6 +488,7 @@ impl Checkout {
         };
         Ok(match self.store.begin_purchase(&scope, &input.draft_id, lease_until, now, plan).await? {
             PurchaseBegun::Created(plan) => {
+                let plan = *plan;
                 let lease = self.idempotency.claimed_with(call, &input.idempotency_key, lease_until, &plan.order.id);
                 Begun::Created(lease, Box::new(plan.order), plan.charging_until_ms)
             }

@@ -30,7 +30,7 @@ pub struct PurchasePlan {
 pub enum PurchaseBegun {
     /// The key `scope` is held (generation 1, lease until the given time) and points at the
     /// order of the plan, which now exists.
-    Created(PurchasePlan),
+    Created(Box<PurchasePlan>),
     /// Nothing was written; the caller's draft as it was read (`None`: not found), for the
     /// general way.
     NotHere(Option<DraftRow>),
@@ -116,7 +116,7 @@ impl Store {
                 Err(e) => return Err(e.into()),
             }
             tx.commit().await?;
-            Ok(PurchaseBegun::Created(plan))
+            Ok(PurchaseBegun::Created(Box::new(plan)))
         })
     }
 }
