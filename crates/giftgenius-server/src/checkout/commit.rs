@@ -10,6 +10,12 @@
 //! 4. mark the order paid (or declined) and store the answer, in one transaction -> `Finished`;
 //!    a paid order's `order_create` event is written in that transaction too (`outbox/`)
 //!
+//! The plain purchase (a new key, a draft that can be ordered now, no order for it yet) does 1
+//! and 2 in one transaction with the draft's read, the order created with its charging window
+//! (`store/purchases.rs`), so it costs two transactions in all, with the charge between them
+//! outside any; every other case (a retry, a replay, a key reused, an expired or unknown draft,
+//! out of stock, another key's order) writes nothing there and takes the phases one by one.
+//!
 //! The key's fingerprint covers the draft's delivery details as well as the arguments: the same
 //! key for a draft with another recipient or address is IDEMPOTENCY_KEY_REUSED. A draft without
 //! delivery details is refused (VALIDATION_ERROR on `recipient`): nothing ships nowhere.
@@ -36,9 +42,11 @@ use crate::error::internal;
 use crate::failpoints::{AFTER_KEY_CLAIMED, AFTER_ORDER_CREATED, AFTER_RESPONSE_STORED, COMMIT_ORDER_PANICS};
 use crate::outcome::{Answer, Outcome};
 use crate::store::{
-    CreateOrder, DraftRow, Fenced, Fulfilment, OrderChange, OrderFacts, OrderRow, OrderStatusColumn, RecoveryPoint,
-    StoreError,
+    CreateOrder, DraftRow, Fenced, Fulfilment, OrderChange, OrderFacts, OrderRow, OrderStatusColumn, PurchaseBegun,
+    PurchasePlan, RecoveryPoint, StoreError,
 };
+use giftgenius_catalog::CatalogGift;
+use giftgenius_types::DeliveryDetails;
 
 /// Where the order phase left the call.
 enum OrderStep {
@@ -110,18 +118,32 @@ impl Checkout {
             Err(expired) if expired.code == ErrorCode::ConfirmationExpired => Some(expired),
             Err(refused) => return refused.into(),
         };
-        let draft = match self.store.draft(&call.subject, &input.draft_id).await {
-            Ok(draft) => draft,
-            Err(e) => return internal(call, &e).into(),
+        let draft = if expired.is_none() {
+            // The plain purchase (a new key, a draft that can be ordered): claim, draft and order
+            // in one transaction, then the charge; anything else goes the general way below,
+            // with the draft that transaction read.
+            match self.begin_purchase(call, input, arguments).await {
+                Ok(Begun::Created(lease, order, charging_until)) => {
+                    return self
+                        .idempotency
+                        .run(call, lease, async |lease| {
+                            self.failpoints.hit(AFTER_KEY_CLAIMED);
+                            self.failpoints.panic_if(COMMIT_ORDER_PANICS, &input.idempotency_key);
+                            self.failpoints.hit(AFTER_ORDER_CREATED);
+                            self.charge_phase(call, lease, *order, None, charging_until).await
+                        })
+                        .await;
+                }
+                Ok(Begun::NotHere(draft)) => draft,
+                Err(e) => return internal(call, &e).into(),
+            }
+        } else {
+            match self.store.draft(&call.subject, &input.draft_id).await {
+                Ok(draft) => draft,
+                Err(e) => return internal(call, &e).into(),
+            }
         };
-        // The delivery details are part of what is bought: they go into the fingerprint.
-        let delivery = draft.as_ref().and_then(|d| d.delivery.clone());
-        let mut fingerprinted = arguments.clone();
-        fingerprinted.insert(
-            "delivery".into(),
-            Value::String(hex::encode(Sha256::digest(delivery.as_deref().unwrap_or("").as_bytes()))),
-        );
-        let fingerprint = fingerprint(&fingerprinted);
+        let fingerprint = commit_fingerprint(arguments, draft.as_ref());
         if let Some(expired) = expired {
             let done = self.bought_already(call, &input.idempotency_key, &fingerprint, draft.as_ref()).await;
             return done.unwrap_or_else(|| expired.into());
@@ -275,30 +297,8 @@ impl Checkout {
                 &call.reference,
             ));
         };
-        let order = OrderRow {
-            id: random_id("ord"),
-            subject: call.subject.clone(),
-            draft_id: draft.id.clone(),
-            gift_id: gift.id.to_string(),
-            gift_title: gift.title.to_string(),
-            merchant: gift.merchant().name,
-            quantity: draft.quantity,
-            currency: draft.currency,
-            total_minor: draft.total_minor,
-            status: OrderStatusColumn::PendingPayment,
-            charge_id: None,
-            created_at_ms: now,
-            destination_city: Some(delivery.recipient.address.city.clone()),
-            destination_country: Some(delivery.recipient.address.country.clone()),
-            delivery: draft.delivery.clone(),
-            cancelled_at_ms: None,
-            anonymized_at_ms: None,
-            payment_ref: None,
-            authentication_until_ms: None,
-            fulfilment: Default::default(),
-        };
-        let in_flight = self.payments.timeout() + LEASE_MARGIN;
-        let charging_until = (lease.remaining() >= in_flight).then(|| now + in_flight.as_millis() as i64);
+        let order = new_order(call, &draft, &gift, &delivery, now);
+        let charging_until = self.charging_window(lease.remaining(), now);
         let stock = i64::from(gift.stock);
         let created = match self.store.create_order_charging(lease.fence(), &order, stock, now, charging_until).await? {
             Fenced::Written(created) => created,
@@ -350,6 +350,7 @@ impl Checkout {
         let charged = self.charge_step().run(lease.fence(), lease.until_ms(), &order, token, charging_until).await;
         match charged {
             Charged::Paid { charge, paid_at_ms: paid_at } => {
+                let was_pending = order.status == OrderStatusColumn::PendingPayment;
                 // The time it is recorded paid, in the answer and in the row alike.
                 let fulfilment = Fulfilment { paid_at_ms: Some(paid_at), ..order.fulfilment.clone() };
                 let paid = OrderRow {
@@ -358,7 +359,14 @@ impl Checkout {
                     fulfilment,
                     ..order
                 };
-                let result = self.order_answer(call, &paid).await;
+                // An order that was pending has no refunds and no adjustments (both need a paid
+                // order), and it is written paid below only if it still is pending: there is
+                // nothing to read for its answer.
+                let result = if was_pending {
+                    self.order_answer_of(call, &paid, OrderFacts::of(paid.clone()))
+                } else {
+                    self.order_answer(call, &paid).await
+                };
                 lease
                     .finish(call, result, async |fence, answer| {
                         let event = self.events.event(&OrderFacts::of(paid.clone()), OrderChange::Paid).await?;
@@ -440,6 +448,101 @@ impl Checkout {
             Ok(None) => lease.fail(call, &vanished(order_id)).await.into(),
             Err(e) => lease.fail(call, &e).await.into(),
         }
+    }
+}
+
+/// What the purchase's first transaction came to.
+enum Begun {
+    /// The key is ours and points at the order, created now with this charging window.
+    Created(Lease, Box<OrderRow>, Option<i64>),
+    /// Nothing written: the general way, with the caller's draft as read (`None`: none).
+    NotHere(Option<DraftRow>),
+}
+
+impl Checkout {
+    /// The purchase's first step in one transaction (`store::begin_purchase`): the caller's
+    /// draft read, the order created from it, the key claimed pointing at the order. Only for a
+    /// draft that can be ordered now; the checks are [`Checkout::order_phase`]'s, which
+    /// answers every other case.
+    async fn begin_purchase(
+        &self,
+        call: &CallContext,
+        input: &CommitOrderInput,
+        arguments: &Map<String, Value>,
+    ) -> Result<Begun, StoreError> {
+        let now = self.now();
+        let lease_until = now.saturating_add(self.idempotency.lease.as_millis() as i64);
+        let scope = super::idempotency::scope(call, &input.idempotency_key);
+        let plan = |draft: &DraftRow| {
+            let gift = self.catalog.get(&draft.gift_id)?;
+            let Ok(Some(delivery)) = delivery_of(draft.delivery.as_deref()) else { return None };
+            if draft.expires_at_ms <= now {
+                return None;
+            }
+            Some(PurchasePlan {
+                fingerprint: commit_fingerprint(arguments, Some(draft)),
+                order: new_order(call, draft, &gift, &delivery, now),
+                stock: i64::from(gift.stock),
+                charging_until_ms: self.charging_window(self.idempotency.lease, now),
+            })
+        };
+        Ok(match self.store.begin_purchase(&scope, &input.draft_id, lease_until, now, plan).await? {
+            PurchaseBegun::Created(plan) => {
+                let plan = *plan;
+                let lease = self.idempotency.claimed_with(call, &input.idempotency_key, lease_until, &plan.order.id);
+                Begun::Created(lease, Box::new(plan.order), plan.charging_until_ms)
+            }
+            PurchaseBegun::NotHere(draft) => Begun::NotHere(draft),
+        })
+    }
+
+    /// The charging window an order created at `now` starts with, when a lease with `remaining`
+    /// left has room for the whole charge request (else the charge step marks it itself).
+    fn charging_window(&self, remaining: std::time::Duration, now: i64) -> Option<i64> {
+        let in_flight = self.payments.timeout() + LEASE_MARGIN;
+        (remaining >= in_flight).then(|| now + in_flight.as_millis() as i64)
+    }
+}
+
+/// The key's fingerprint of a commit: its arguments, and the delivery details of the draft
+/// they name (what is bought includes where it goes).
+fn commit_fingerprint(arguments: &Map<String, Value>, draft: Option<&DraftRow>) -> String {
+    let delivery = draft.and_then(|d| d.delivery.as_deref());
+    let mut fingerprinted = arguments.clone();
+    fingerprinted
+        .insert("delivery".into(), Value::String(hex::encode(Sha256::digest(delivery.unwrap_or("").as_bytes()))));
+    fingerprint(&fingerprinted)
+}
+
+/// The order for `draft` of `gift`, pending payment, as created at `now`.
+fn new_order(
+    call: &CallContext,
+    draft: &DraftRow,
+    gift: &CatalogGift,
+    delivery: &DeliveryDetails,
+    now: i64,
+) -> OrderRow {
+    OrderRow {
+        id: random_id("ord"),
+        subject: call.subject.clone(),
+        draft_id: draft.id.clone(),
+        gift_id: gift.id.to_string(),
+        gift_title: gift.title.to_string(),
+        merchant: gift.merchant().name,
+        quantity: draft.quantity,
+        currency: draft.currency,
+        total_minor: draft.total_minor,
+        status: OrderStatusColumn::PendingPayment,
+        charge_id: None,
+        created_at_ms: now,
+        destination_city: Some(delivery.recipient.address.city.clone()),
+        destination_country: Some(delivery.recipient.address.country.clone()),
+        delivery: draft.delivery.clone(),
+        cancelled_at_ms: None,
+        anonymized_at_ms: None,
+        payment_ref: None,
+        authentication_until_ms: None,
+        fulfilment: Default::default(),
     }
 }
 

@@ -132,20 +132,44 @@ impl Idempotency {
         work: impl AsyncFnOnce(Lease) -> Outcome<T>,
     ) -> Outcome<T> {
         match self.begin(call, key, fingerprint).await {
-            Ok(Begin::Proceed(lease)) => {
-                let fence = lease.fence().clone();
-                match crate::panics::caught(work(lease)).await {
-                    Ok(outcome) => outcome,
-                    Err(panicked) => {
-                        self.release(&fence).await;
-                        crate::error::internal(call, &panicked).into()
-                    }
-                }
-            }
+            Ok(Begin::Proceed(lease)) => self.run(call, lease, work).await,
             Ok(Begin::Replay(outcome)) => outcome,
             Ok(Begin::Reject(error)) => error.into(),
             Err(e) => crate::error::internal(call, &e).into(),
         }
+    }
+
+    /// Runs `work` under `lease` as [`Idempotency::keyed`] does once it holds the key: a `work`
+    /// that panics releases the key and answers `INTERNAL_ERROR`.
+    pub async fn run<T>(
+        &self,
+        call: &CallContext,
+        lease: Lease,
+        work: impl AsyncFnOnce(Lease) -> Outcome<T>,
+    ) -> Outcome<T> {
+        let fence = lease.fence().clone();
+        match crate::panics::caught(work(lease)).await {
+            Ok(outcome) => outcome,
+            Err(panicked) => {
+                self.release(&fence).await;
+                crate::error::internal(call, &panicked).into()
+            }
+        }
+    }
+
+    /// The lease on a new key that a store step claimed together with the resource it created
+    /// (a purchase's first transaction, `store::begin_purchase`): generation 1 until `until_ms`,
+    /// resuming at `ResourceCreated` with `resource_id`. Counted as a new key, as a claim is.
+    pub fn claimed_with(&self, call: &CallContext, key: &str, until_ms: i64, resource_id: &str) -> Lease {
+        let fence = Fence { scope: scope(call, key), generation: 1 };
+        self.metrics.claimed(call.tool.as_str(), crate::idempotency::KeyOutcome::New);
+        let held = Held {
+            fence,
+            until_ms,
+            resume_from: RecoveryPoint::ResourceCreated,
+            resource_id: Some(resource_id.to_string()),
+        };
+        Lease { keys: self.clone(), held }
     }
 
     /// Claims `(call.subject, call.tool, key)` for a call whose arguments have `fingerprint`.
@@ -197,7 +221,7 @@ impl Idempotency {
 }
 
 /// A tool call's key: scoped to its caller and tool.
-fn scope(call: &CallContext, key: &str) -> Scope {
+pub fn scope(call: &CallContext, key: &str) -> Scope {
     Scope { subject: call.subject.clone(), tool: call.tool.as_str(), key: key.to_string() }
 }
 

@@ -259,7 +259,12 @@ impl Checkout {
             facts.refund = self.store.refund_of_order(&row.id).await?;
             facts.adjustments = self.store.adjustments_of(&row.id).await?;
         }
-        let mut order = order_view_of(&facts)?;
+        self.order_view_from(row, &facts)
+    }
+
+    /// [`Checkout::order_view`] from `facts` already known (its refunds and adjustments).
+    fn order_view_from(&self, row: &OrderRow, facts: &OrderFacts) -> StoreResult<Order> {
+        let mut order = order_view_of(facts)?;
         if self.cancellable(row) {
             order.cancellable_until = Some(rfc3339(self.cut_off_ms(row.created_at_ms)));
         }
@@ -274,7 +279,28 @@ impl Checkout {
 
     /// An order row as the answer of an order tool, with its delivery details for the widget.
     async fn order_answer(&self, call: &CallContext, row: &OrderRow) -> Result<Answer<OrderData>, ToolError> {
-        let order = self.order_view(row).await.map_err(|e| internal(call, &e))?;
+        let order = self.order_view(row).await;
+        self.order_answer_with(call, row, order)
+    }
+
+    /// [`Checkout::order_answer`] from `facts` already known, with nothing to read.
+    fn order_answer_of(
+        &self,
+        call: &CallContext,
+        row: &OrderRow,
+        facts: OrderFacts,
+    ) -> Result<Answer<OrderData>, ToolError> {
+        let order = self.order_view_from(row, &facts);
+        self.order_answer_with(call, row, order)
+    }
+
+    fn order_answer_with(
+        &self,
+        call: &CallContext,
+        row: &OrderRow,
+        order: StoreResult<Order>,
+    ) -> Result<Answer<OrderData>, ToolError> {
+        let order = order.map_err(|e| internal(call, &e))?;
         let mut answer = Answer::new(OrderData { order });
         let deliveries = deliveries_meta(std::slice::from_ref(row)).map_err(|e| internal(call, &e))?;
         if !deliveries.is_empty() {

@@ -38,11 +38,37 @@ impl Checkout {
     ) -> Result<Answer<PrepareOrderData>, ToolError> {
         let gift = self.gift(call, &input.gift_id)?;
         self.limits.take(call, Usage::Drafts).await?;
-        let sold = self.store.units_sold(&gift.id).await.map_err(|e| internal(call, &e))?;
-        if sold + input.quantity > i64::from(gift.stock) {
+        let stock = i64::from(gift.stock);
+        // The stock is checked in the draft's own transaction. A request refused before its
+        // draft exists (delivery details, a total that overflows) is checked against the stock
+        // first, so that a gift sold out answers as such whatever else is wrong.
+        let (candidate, delivery) = match self.candidate(call, input, &gift).await {
+            Ok(candidate) => candidate,
+            Err(not_drafted) => {
+                let sold = self.store.units_sold(&gift.id).await.map_err(|e| internal(call, &e))?;
+                if sold + input.quantity > stock {
+                    return Err(self.unavailable(call, &gift, input.currency));
+                }
+                return Err(not_drafted.answer(call));
+            }
+        };
+        let now = candidate.created_at_ms;
+        let row = self.store.draft_for_request(&candidate, stock, now).await.map_err(|e| internal(call, &e))?;
+        let Some(row) = row else {
             return Err(self.unavailable(call, &gift, input.currency));
-        }
-        let quantity = u32::try_from(input.quantity).map_err(|_| internal(call, &"quantity outside u32"))?;
+        };
+        let answer = self.draft_answer(call, &row, &gift, delivery, now)?;
+        Ok(self.with_payment_card(call, answer).await)
+    }
+
+    /// The draft `input` asks for (not stored yet), with its delivery details.
+    async fn candidate(
+        &self,
+        call: &CallContext,
+        input: &PrepareOrderInput,
+        gift: &CatalogGift,
+    ) -> Result<(DraftRow, Option<DeliveryDetails>), NotDrafted> {
+        let quantity = u32::try_from(input.quantity).map_err(|_| NotDrafted::Failed("quantity outside u32".into()))?;
         let unit = price_in(gift.price_cents, input.currency);
         let shipping = shipping_cost(input.shipping, input.currency);
         let total = unit
@@ -50,17 +76,17 @@ impl Checkout {
             .and_then(|subtotal| Some((subtotal, subtotal.amount_minor.checked_add(shipping.amount_minor)?)))
             .map(|(subtotal, total)| (subtotal, Money::new(total, input.currency)));
         let Some((subtotal, total)) = total else {
-            return Err(internal(
-                call,
-                &format!("order total overflows: {} × {quantity} + shipping", unit.amount_minor),
-            ));
+            return Err(NotDrafted::Failed(format!(
+                "order total overflows: {} × {quantity} + shipping",
+                unit.amount_minor
+            )));
         };
         let delivery = self.delivery(call, input).await?;
         let delivery_json = delivery
             .as_ref()
             .map(serde_json::to_string)
             .transpose()
-            .map_err(|e| internal(call, &format!("delivery not serializable: {e}")))?;
+            .map_err(|e| NotDrafted::Failed(format!("delivery not serializable: {e}")))?;
         let now = self.now();
         let draft_key = hex::encode(Sha256::digest(
             format!(
@@ -88,9 +114,7 @@ impl Checkout {
             expires_at_ms: now + self.draft_ttl.as_millis() as i64,
             delivery: delivery_json,
         };
-        let row = self.store.draft_for_request(&candidate, now).await.map_err(|e| internal(call, &e))?;
-        let answer = self.draft_answer(call, &row, &gift, delivery, now)?;
-        Ok(self.with_payment_card(call, answer).await)
+        Ok((candidate, delivery))
     }
 
     /// Counted against `--hourly-payment-lookup-limit` (with Stripe it asks for the saved card).
@@ -175,30 +199,54 @@ impl Checkout {
         &self,
         call: &CallContext,
         input: &PrepareOrderInput,
-    ) -> Result<Option<DeliveryDetails>, ToolError> {
+    ) -> Result<Option<DeliveryDetails>, NotDrafted> {
         let gift_message = normalized_gift_message(input.gift_message.as_deref());
         let (recipient, from_saved_address) = match &input.recipient {
             Some(recipient) => (recipient.normalized(), false),
-            None => match self.store.saved_address(&call.subject).await.map_err(|e| internal(call, &e))? {
-                Some(json) => match serde_json::from_str::<Recipient>(&json) {
-                    Ok(saved) => (saved, true),
-                    Err(e) => {
-                        return Err(internal(call, &format!("saved address unreadable at column {}", e.column())));
+            None => {
+                match self.store.saved_address(&call.subject).await.map_err(|e| NotDrafted::Failed(e.to_string()))? {
+                    Some(json) => match serde_json::from_str::<Recipient>(&json) {
+                        Ok(saved) => (saved, true),
+                        Err(e) => {
+                            return Err(NotDrafted::Failed(format!(
+                                "saved address unreadable at column {}",
+                                e.column()
+                            )));
+                        }
+                    },
+                    None if gift_message.is_some() => {
+                        return Err(NotDrafted::Refused(ToolError::validation(
+                            vec![FieldError::broke(
+                                "recipient",
+                                FieldRule::RecipientMissing,
+                                "is required with a gift_message (there is no saved address)",
+                            )],
+                            &call.reference,
+                        )));
                     }
-                },
-                None if gift_message.is_some() => {
-                    return Err(ToolError::validation(
-                        vec![FieldError::broke(
-                            "recipient",
-                            FieldRule::RecipientMissing,
-                            "is required with a gift_message (there is no saved address)",
-                        )],
-                        &call.reference,
-                    ));
+                    None => return Ok(None),
                 }
-                None => return Ok(None),
-            },
+            }
         };
         Ok(Some(DeliveryDetails { recipient, gift_message, save_address: input.save_address, from_saved_address }))
+    }
+}
+
+/// Why a draft could not be made, found before the gift's stock was looked at: answered (and
+/// a failure logged, as `internal` does) only after the stock check, so the checks keep their
+/// order: a gift sold out answers as such whatever else is wrong.
+enum NotDrafted {
+    /// A definitive answer (the request's own fault).
+    Refused(ToolError),
+    /// A failure on our side, for the log: `INTERNAL_ERROR`.
+    Failed(String),
+}
+
+impl NotDrafted {
+    fn answer(self, call: &CallContext) -> ToolError {
+        match self {
+            NotDrafted::Refused(error) => error,
+            NotDrafted::Failed(detail) => internal(call, &detail),
+        }
     }
 }

@@ -42,10 +42,21 @@ const LOCK_ORDER: i32 = 0x6767_0003;
 const POSTGRES_POOL_SIZE: u32 = 10;
 const SQLITE_POOL_SIZE: u32 = 8;
 
+/// Prepared statements each connection keeps. Every statement runs through `sqlx::query`,
+/// which prepares it once per connection and reuses it (`persistent`, sqlx's default); the
+/// cache is least-recently-used and sqlx keeps 100 by default, fewer than the store's
+/// statements (`sql.rs` alone holds over 100), so a reconciler pass or an operator's listing
+/// could push a purchase's statements out and make them be parsed and planned again. With
+/// room for all of them, each is prepared once per connection.
+const STATEMENT_CACHE: usize = 512;
+
 /// Starting a write transaction, per database.
 pub(super) trait Dialect {
     type Db: Database;
     async fn begin_write(&self, lock: WriteLock<'_>) -> Result<Transaction<'static, Self::Db>, sqlx::Error>;
+    /// Takes `lock` inside a write transaction already begun, for a step that learns what it
+    /// checks only from its first read (the purchase's draft names the gift whose stock it takes).
+    async fn lock_in(&self, tx: &mut Transaction<'static, Self::Db>, lock: WriteLock<'_>) -> Result<(), sqlx::Error>;
 }
 
 impl Dialect for SqlitePool {
@@ -54,6 +65,10 @@ impl Dialect for SqlitePool {
     async fn begin_write(&self, _lock: WriteLock<'_>) -> Result<Transaction<'static, Sqlite>, sqlx::Error> {
         self.begin_with("BEGIN IMMEDIATE").await
     }
+
+    async fn lock_in(&self, _tx: &mut Transaction<'static, Sqlite>, _lock: WriteLock<'_>) -> Result<(), sqlx::Error> {
+        Ok(())
+    }
 }
 
 impl Dialect for PgPool {
@@ -61,8 +76,13 @@ impl Dialect for PgPool {
 
     async fn begin_write(&self, lock: WriteLock<'_>) -> Result<Transaction<'static, Postgres>, sqlx::Error> {
         let mut tx = self.begin().await?;
+        self.lock_in(&mut tx, lock).await?;
+        Ok(tx)
+    }
+
+    async fn lock_in(&self, tx: &mut Transaction<'static, Postgres>, lock: WriteLock<'_>) -> Result<(), sqlx::Error> {
         let (namespace, name) = match lock {
-            WriteLock::None => return Ok(tx),
+            WriteLock::None => return Ok(()),
             // Text cannot hold NUL; the length prefix keeps the pair unambiguous.
             WriteLock::DraftRequest { subject, draft_key } => {
                 (LOCK_DRAFT_REQUEST, format!("{}:{subject}{draft_key}", subject.len()))
@@ -73,9 +93,9 @@ impl Dialect for PgPool {
         sqlx::query("SELECT pg_advisory_xact_lock($1, hashtext($2))")
             .bind(namespace)
             .bind(name)
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await?;
-        Ok(tx)
+        Ok(())
     }
 }
 
@@ -103,7 +123,8 @@ pub(super) async fn open_sqlite(path: &str) -> Result<SqlitePool, sqlx::Error> {
         .journal_mode(SqliteJournalMode::Wal)
         .synchronous(SqliteSynchronous::Full)
         .busy_timeout(Duration::from_secs(10))
-        .foreign_keys(true);
+        .foreign_keys(true)
+        .statement_cache_capacity(STATEMENT_CACHE);
     let pool = SqlitePoolOptions::new().max_connections(SQLITE_POOL_SIZE).connect_with(options).await?;
     SQLITE_MIGRATIONS.run(&pool).await?;
     Ok(pool)
@@ -117,8 +138,10 @@ pub(super) async fn open_sqlite(path: &str) -> Result<SqlitePool, sqlx::Error> {
 /// paid survives a power loss (a server running `fsync=off` would still undo that:
 /// `Store::durability` reports both, and startup logs it).
 pub(super) async fn open_postgres(url: &str) -> Result<PgPool, sqlx::Error> {
-    let options =
-        PgConnectOptions::from_str(url)?.application_name("giftgenius-server").options([("synchronous_commit", "on")]);
+    let options = PgConnectOptions::from_str(url)?
+        .application_name("giftgenius-server")
+        .options([("synchronous_commit", "on")])
+        .statement_cache_capacity(STATEMENT_CACHE);
     let pool = PgPoolOptions::new()
         .max_connections(POSTGRES_POOL_SIZE)
         .acquire_timeout(Duration::from_secs(10))

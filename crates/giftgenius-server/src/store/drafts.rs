@@ -3,16 +3,28 @@
 //! expired) until pruned.
 
 use super::dialect::{Dialect, WriteLock};
-use super::rows::DraftRow;
+use super::rows::{DraftRow, OrderStatusColumn};
 use super::{Store, StoreResult, sql};
 
 impl Store {
-    /// The active, unexpired draft for `(subject, draft_key)`, or `new` inserted as that draft.
+    /// In one transaction: `None` if the gift's units in live orders and `new`'s quantity
+    /// exceed `stock`, else the active, unexpired draft for `(subject, draft_key)`, or `new`
+    /// inserted as that draft.
     #[tracing::instrument(name = "store.draft_for_request", skip_all, fields(otel.kind = "client", db.operation.name = "draft_for_request"))]
-    pub async fn draft_for_request(&self, new: &DraftRow, now_ms: i64) -> StoreResult<DraftRow> {
+    pub async fn draft_for_request(&self, new: &DraftRow, stock: i64, now_ms: i64) -> StoreResult<Option<DraftRow>> {
         let lock = WriteLock::DraftRequest { subject: &new.subject, draft_key: &new.draft_key };
         on_pool!(self, |pool| {
             let mut tx = pool.begin_write(lock).await?;
+            let sold: i64 = sqlx::query_scalar(sql::LIVE_UNITS)
+                .bind(&new.gift_id)
+                .bind(OrderStatusColumn::PaymentDeclined)
+                .bind(OrderStatusColumn::Cancelled)
+                .fetch_one(&mut *tx)
+                .await?;
+            if sold + new.quantity > stock {
+                tx.rollback().await?;
+                return Ok(None);
+            }
             sqlx::query(sql::EXPIRE_ACTIVE_DRAFT)
                 .bind(&new.subject)
                 .bind(&new.draft_key)
@@ -38,7 +50,7 @@ impl Store {
             let draft =
                 sqlx::query_as(sql::ACTIVE_DRAFT).bind(&new.subject).bind(&new.draft_key).fetch_one(&mut *tx).await?;
             tx.commit().await?;
-            Ok(draft)
+            Ok(Some(draft))
         })
     }
 

@@ -8,6 +8,8 @@
 //!   every keyed step makes ([`fenced_write!`]).
 //! - `drafts.rs`: priced drafts of `prepare_order`.
 //! - `orders.rs`: orders, their stock check, charge and settlement (also by the reconciler).
+//! - `purchases.rs`: a purchase's first step in one transaction (its draft read, its order
+//!   created, its key claimed pointing at the order).
 //! - `refunds.rs`: refunds of cancelled orders.
 //! - `fulfilment.rs`: an order's life after payment: the operator's status changes, partial
 //!   refunds (adjustments) and cancellations, each checked under the order's lock.
@@ -109,19 +111,22 @@ macro_rules! scoped {
 }
 
 // The files below use the macros above, so they are declared after them; `keys` and `outbox`
-// come first because the others use their `fenced_write!` and `enqueue_order_event!`.
+// come first because the others use their `fenced_write!` and `enqueue_order_event!`, and
+// `orders` before `purchases`, which uses its `insert_order!`.
 #[macro_use]
 mod keys;
 #[macro_use]
 mod outbox;
+#[macro_use]
+mod orders;
 mod accounts;
 mod acp_sessions;
 mod addresses;
 mod checkouts;
 mod drafts;
 mod fulfilment;
-mod orders;
 mod privacy;
+mod purchases;
 mod refunds;
 mod secrets;
 mod usage;
@@ -130,6 +135,7 @@ pub use keys::{Claim, Fence, Fenced, Scope};
 pub use orders::{ChargeStart, CreateOrder};
 pub use outbox::AttemptRecord;
 pub use privacy::{Deleted, Retained};
+pub use purchases::{PurchaseBegun, PurchasePlan};
 pub use refunds::BeginRefund;
 
 impl Store {

@@ -37,6 +37,11 @@ pub const PRUNE_DRAFTS: &str = "DELETE FROM drafts WHERE expires_at_ms < $1 \
 /// $4 fingerprint, $5 the `Started` point, $6 lease, $7 now.
 pub const INSERT_KEY: &str = "INSERT INTO idempotency_keys (subject, tool, key, fingerprint, recovery_point, locked_until_ms, generation, \
      created_at_ms, updated_at_ms) VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $7) ON CONFLICT DO NOTHING";
+/// A key claimed with the resource its call created in the same transaction (a purchase's first
+/// step, `purchases.rs`): $4 fingerprint, $5 the `ResourceCreated` point, $6 the resource, $7
+/// lease, $8 now.
+pub const INSERT_KEY_WITH_RESOURCE: &str = "INSERT INTO idempotency_keys (subject, tool, key, fingerprint, recovery_point, resource_id, \
+     locked_until_ms, generation, created_at_ms, updated_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $8) ON CONFLICT DO NOTHING";
 pub const KEY: &str = "SELECT fingerprint, recovery_point, locked_until_ms, generation, resource_id, response FROM idempotency_keys \
      WHERE subject = $1 AND tool = $2 AND key = $3";
 /// Compare-and-set on the generation read ($6), only once no lease is live: $4 new lease, $5 now,
@@ -76,6 +81,11 @@ pub const LIVE_ORDER_FOR_DRAFT: &str = "SELECT * FROM orders WHERE draft_id = $1
 /// status (a cancelled order gave its stock back). SUM(BIGINT) is NUMERIC in PostgreSQL, hence
 /// the cast (a no-op in SQLite).
 pub const LIVE_UNITS: &str = "SELECT CAST(COALESCE(SUM(quantity), 0) AS BIGINT) FROM orders WHERE gift_id = $1 AND status <> $2 AND status <> $3";
+/// What an order for draft $1 of gift $3 must not meet, in one read: the draft's live orders
+/// (any status but $2, `PaymentDeclined`), and the units of the gift that hold stock (not $2,
+/// not $4, `Cancelled`; see [`LIVE_UNITS`]).
+pub const DRAFT_LIVE_ORDERS_AND_GIFT_UNITS: &str = "SELECT (SELECT COUNT(*) FROM orders WHERE draft_id = $1 AND status <> $2), \
+     CAST(COALESCE((SELECT SUM(quantity) FROM orders WHERE gift_id = $3 AND status <> $2 AND status <> $4), 0) AS BIGINT)";
 /// $15: the charging window the order starts with (NULL: none yet; see `BEGIN_CHARGE`).
 pub const INSERT_ORDER: &str = "INSERT INTO orders (id, subject, draft_id, gift_id, gift_title, merchant, quantity, currency, total_minor, status, \
      charge_id, created_at_ms, updated_at_ms, delivery, destination_city, destination_country, charging_until_ms) \

@@ -1,0 +1,122 @@
+//! A purchase's first step in one transaction (issue 41): the caller's draft read, the order
+//! created from it against the gift's stock, and the idempotency key claimed already pointing
+//! at that order (`ResourceCreated`), with the order's charging window. One commit instead of
+//! the draft read, the key's claim and the order's creation one after another.
+//!
+//! Only the plain case is done here: a new key, and a draft that can be ordered and has no
+//! live order. Anything else (the key exists, the draft has a live order, out of stock, no such
+//! draft, a draft that cannot be ordered) writes nothing and hands the draft it read back, and
+//! the caller goes the general way (`keys.rs`'s claim, then `orders.rs`'s creation), which
+//! answers every other case as it always did.
+
+use super::dialect::{Dialect, WriteLock};
+use super::keys::Scope;
+use super::rows::{DraftRow, OrderRow, OrderStatusColumn, RecoveryPoint};
+use super::{Store, StoreResult, sql};
+
+/// What the caller makes of the draft it was given: the key's fingerprint (it covers the
+/// draft's delivery details) and the order to create, with the gift's stock and the charging
+/// window the order starts with (see [`Store::create_order_charging`]).
+#[derive(Debug, Clone)]
+pub struct PurchasePlan {
+    pub fingerprint: String,
+    pub order: OrderRow,
+    pub stock: i64,
+    pub charging_until_ms: Option<i64>,
+}
+
+/// What the first step did.
+#[derive(Debug)]
+pub enum PurchaseBegun {
+    /// The key `scope` is held (generation 1, lease until the given time) and points at the
+    /// order of the plan, which now exists.
+    Created(Box<PurchasePlan>),
+    /// Nothing was written; the caller's draft as it was read (`None`: not found), for the
+    /// general way.
+    NotHere(Option<DraftRow>),
+}
+
+impl Store {
+    /// In one transaction: reads `subject`'s draft `draft_id`, asks `plan` what to make of it,
+    /// and when it names an order, creates that order (the draft has no live order and the
+    /// gift's stock allows it) and claims `scope` (new; generation 1, leased until
+    /// `lease_until_ms`) at `ResourceCreated` with the order's id. All of it, or nothing.
+    ///
+    /// Its span `store.begin_purchase` covers the step from its start to its return, and the
+    /// statements run under the caller's span. (sqlx's SQLite connection enters the current span
+    /// on its worker thread for each statement and leaves it after answering, and a span's end
+    /// is the last time it was left: under load, the step's span would end after the charge
+    /// that follows it had begun, and a trace show the store step overlapping the provider.)
+    pub async fn begin_purchase(
+        &self,
+        scope: &Scope,
+        draft_id: &str,
+        lease_until_ms: i64,
+        now_ms: i64,
+        plan: impl FnOnce(&DraftRow) -> Option<PurchasePlan>,
+    ) -> StoreResult<PurchaseBegun> {
+        let span =
+            tracing::info_span!("store.begin_purchase", otel.kind = "client", db.operation.name = "begin_purchase");
+        let begun = self.begin_purchase_statements(scope, draft_id, lease_until_ms, now_ms, plan).await;
+        // Entered and left once, now: the span ends here.
+        span.in_scope(|| ());
+        begun
+    }
+
+    async fn begin_purchase_statements(
+        &self,
+        scope: &Scope,
+        draft_id: &str,
+        lease_until_ms: i64,
+        now_ms: i64,
+        plan: impl FnOnce(&DraftRow) -> Option<PurchasePlan>,
+    ) -> StoreResult<PurchaseBegun> {
+        on_pool!(self, |pool| {
+            let mut tx = pool.begin_write(WriteLock::None).await?;
+            let draft: Option<DraftRow> =
+                sqlx::query_as(sql::DRAFT).bind(draft_id).bind(&scope.subject).fetch_optional(&mut *tx).await?;
+            let Some(plan) = draft.as_ref().and_then(plan) else {
+                tx.rollback().await?;
+                return Ok(PurchaseBegun::NotHere(draft));
+            };
+            let order = &plan.order;
+            // As in `create_order_charging`: the stock check and the insert must not interleave
+            // with another replica's for the same gift (PostgreSQL; SQLite's writer lock is held).
+            pool.lock_in(&mut tx, WriteLock::GiftStock { gift_id: &order.gift_id }).await?;
+            let (live, sold): (i64, i64) = sqlx::query_as(sql::DRAFT_LIVE_ORDERS_AND_GIFT_UNITS)
+                .bind(&order.draft_id)
+                .bind(OrderStatusColumn::PaymentDeclined)
+                .bind(&order.gift_id)
+                .bind(OrderStatusColumn::Cancelled)
+                .fetch_one(&mut *tx)
+                .await?;
+            let claimed = live == 0
+                && sold + order.quantity <= plan.stock
+                && scoped!(sql::INSERT_KEY_WITH_RESOURCE, scope)
+                    .bind(&plan.fingerprint)
+                    .bind(RecoveryPoint::ResourceCreated)
+                    .bind(&order.id)
+                    .bind(lease_until_ms)
+                    .bind(now_ms)
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected()
+                    == 1;
+            if !claimed {
+                tx.rollback().await?;
+                return Ok(PurchaseBegun::NotHere(draft));
+            }
+            match insert_order!(&mut *tx, order, now_ms, plan.charging_until_ms) {
+                Ok(_) => {}
+                // Another order for the draft won (not while the lock above is taken): the general way answers.
+                Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
+                    tx.rollback().await?;
+                    return Ok(PurchaseBegun::NotHere(draft));
+                }
+                Err(e) => return Err(e.into()),
+            }
+            tx.commit().await?;
+            Ok(PurchaseBegun::Created(Box::new(plan)))
+        })
+    }
+}
