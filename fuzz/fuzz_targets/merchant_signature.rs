@@ -8,8 +8,8 @@
 #![no_main]
 
 use giftgenius_fuzz::{parts, seconds, text};
-use giftgenius_server::checkout::stripe::signature::{SignatureError, verify};
-use giftgenius_server::outbox::signature::merchant_signature;
+use giftgenius_commerce::payments::stripe::signature::{SignatureError, verify};
+use giftgenius_commerce::outbox::signature::merchant_signature;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

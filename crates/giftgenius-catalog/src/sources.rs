@@ -96,13 +96,6 @@ impl CatalogSource {
     }
 }
 
-/// A source's URL fit for a log line: scheme, host, port and path, never a user name, password or
-/// query (a catalog URL may carry a token).
-fn for_log(url: &url::Url) -> String {
-    let port = url.port().map(|p| format!(":{p}")).unwrap_or_default();
-    format!("{}://{}{port}{}", url.scheme(), url.host_str().unwrap_or("?"), url.path())
-}
-
 async fn fetch_http(id: &str, url: &url::Url, client: &reqwest::Client) -> Fetched {
     let failed = |e: reqwest::Error, during: &str| {
         if e.is_timeout() {
@@ -321,7 +314,7 @@ impl Sources {
                 Ok(gifts) => arrived.push((source.id(), gifts)),
                 Err(failure) => {
                     tracing::warn!(
-                        source = source.id(), url = %for_log(&source.url), code = %failure.code(), error = %failure.detail(),
+                        source = source.id(), url = %giftgenius_telemetry::url_for_log(source.url.as_str()), code = %failure.code(), error = %failure.detail(),
                         "catalog source failed"
                     );
                     failed.push(FailedSource {

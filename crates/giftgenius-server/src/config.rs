@@ -25,7 +25,7 @@ impl WidgetMime {
     }
 }
 
-/// Which payment provider charges (`checkout/payments.rs`).
+/// Which payment provider charges (`giftgenius_commerce::payments`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
 pub enum PaymentsKind {
     /// The SANDBOX provider (`giftgenius-sandbox-pay`): started beside the database, or
@@ -571,7 +571,7 @@ pub enum OutboxStatusArg {
     Dead,
 }
 
-impl From<OutboxStatusArg> for crate::store::OutboxStatus {
+impl From<OutboxStatusArg> for giftgenius_commerce::store::OutboxStatus {
     fn from(status: OutboxStatusArg) -> Self {
         match status {
             OutboxStatusArg::Pending => Self::Pending,

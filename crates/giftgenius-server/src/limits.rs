@@ -29,10 +29,10 @@ use hashlink::LinkedHashMap;
 
 use giftgenius_types::{ErrorCode, ToolError};
 
-use crate::clock::Clock;
 use crate::context::CallContext;
 use crate::error::internal;
-use crate::store::{Store, Usage};
+use giftgenius_commerce::clock::Clock;
+use giftgenius_commerce::store::{Store, Usage};
 
 pub const DAY_MS: i64 = 86_400_000;
 pub const HOUR_MS: i64 = 3_600_000;
@@ -312,7 +312,7 @@ impl Limits {
 
     /// Counts one payment lookup of `account` outside a tool call (the card page): `Ok(None)`
     /// when counted or the limit is off, `Ok(Some(wait))` when used up until the next hour.
-    pub async fn take_page_lookup(&self, account: &str) -> crate::store::StoreResult<Option<Duration>> {
+    pub async fn take_page_lookup(&self, account: &str) -> giftgenius_commerce::store::StoreResult<Option<Duration>> {
         let limit = self.hourly_payment_lookups;
         if limit == 0 {
             return Ok(None);
@@ -341,7 +341,7 @@ impl Limits {
 
     /// Writes the suggestions counted here (of one account, or all) and learns each account's
     /// total across replicas. A failed write keeps the counts for the next flush.
-    async fn flush_suggestions(&self, only: Option<(&str, i64)>) -> crate::store::StoreResult<()> {
+    async fn flush_suggestions(&self, only: Option<(&str, i64)>) -> giftgenius_commerce::store::StoreResult<()> {
         let _one_at_a_time = self.suggestion_counts.flushing.lock().await;
         let mut first_error = None;
         for (key, delta) in self.suggestion_counts.take_pending(only) {

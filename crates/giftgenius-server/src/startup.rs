@@ -26,20 +26,17 @@ use crate::auth::middleware::AuthState;
 use crate::auth::mode::resource_url;
 use crate::auth::{AuthMode, Verifier};
 use crate::checkout::reconcile::{ReconcileReport, Reconciler};
-use crate::clock::Clock;
 use crate::config::{Config, OutboxStatusArg};
 use crate::http::serve::ConnectionLimits;
 use crate::mcp::GiftGenius;
-use crate::mcp::widget_resource::origin_of;
-use crate::outbox::operator::{EventListing, Redelivered};
 use crate::state::{AppState, connect_payments};
-use crate::store::Store;
+use crate::widget_resource::origin_of;
+use giftgenius_commerce::clock::Clock;
+use giftgenius_commerce::outbox::operator::{EventListing, Redelivered};
+use giftgenius_commerce::store::Store;
 
 /// Largest MCP request body we accept; tool arguments are small, anything bigger is hostile.
 pub const MAX_REQUEST_BODY_BYTES: usize = 256 * 1024;
-
-/// How often expired keys and counters are pruned.
-pub const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 
 /// A bound, ready-to-run server.
 pub struct Application {
@@ -66,7 +63,7 @@ pub struct Application {
 /// Prunes what has outlived its retention, once at start and then every hour.
 fn spawn_pruning(state: Arc<AppState>, shutdown: CancellationToken) {
     tokio::spawn(async move {
-        let mut tick = tokio::time::interval(PRUNE_EVERY);
+        let mut tick = tokio::time::interval(crate::checkout::privacy::PRUNE_EVERY);
         loop {
             tokio::select! {
                 _ = shutdown.cancelled() => return,
@@ -117,16 +114,17 @@ fn spawn_reconciling(state: Arc<AppState>, every: Duration, shutdown: Cancellati
 /// `--acp-platforms` and `--order-webhook-*` flags (the servers post them).
 pub struct Offline {
     pub store: Store,
-    pub payments: Arc<crate::checkout::payments::Payments>,
-    pub events: Arc<crate::outbox::OrderEvents>,
+    pub payments: Arc<giftgenius_commerce::payments::Payments>,
+    pub events: Arc<giftgenius_commerce::outbox::OrderEvents>,
     _sandbox: Option<crate::checkout::sandbox::SandboxProcess>,
 }
 
 impl Offline {
     pub async fn open(config: &Config) -> anyhow::Result<Self> {
         let store = open_store(config).await?;
-        let (payments, sandbox) = connect_payments(config, &store, &crate::clock::Clock::System).await?;
-        let platforms = config.acp_platforms.as_deref().map(crate::platforms::Platforms::load).transpose()?;
+        let (payments, sandbox) = connect_payments(config, &store, &giftgenius_commerce::clock::Clock::System).await?;
+        let platforms =
+            config.acp_platforms.as_deref().map(giftgenius_commerce::platforms::Platforms::load).transpose()?;
         let public_url = match &config.public_url {
             Some(url) => url.trim_end_matches('/').to_string(),
             None => format!("http://{}:{}", config.host, config.port),
@@ -169,7 +167,7 @@ pub async fn outbox_list(
     limit: u32,
 ) -> anyhow::Result<Vec<EventListing>> {
     let store = open_store(config).await?;
-    Ok(crate::outbox::operator::list(&store, status.map(Into::into), i64::from(limit)).await?)
+    Ok(giftgenius_commerce::outbox::operator::list(&store, status.map(Into::into), i64::from(limit)).await?)
 }
 
 /// `giftgenius-server orders …`: the operator's command on the configured database and payment
@@ -185,7 +183,7 @@ pub async fn orders(
 /// `giftgenius-server outbox redeliver ID…`: those events pending again, for the servers to post.
 pub async fn outbox_redeliver(config: &Config, ids: &[String]) -> anyhow::Result<Redelivered> {
     let store = open_store(config).await?;
-    Ok(crate::outbox::operator::redeliver(&store, ids, Clock::System.now_ms()).await?)
+    Ok(giftgenius_commerce::outbox::operator::redeliver(&store, ids, Clock::System.now_ms()).await?)
 }
 
 /// What `giftgenius-server migrate` did.
@@ -216,7 +214,10 @@ async fn open_store(config: &Config) -> anyhow::Result<Store> {
 /// `giftgenius-server delete-my-data --subject S`: what the delete_my_data tool does, for a
 /// request that reached an operator; no payment provider involved.
 pub async fn delete_my_data_once(config: &Config, subject: &str) -> anyhow::Result<giftgenius_types::DeleteMyDataData> {
-    anyhow::ensure!(!subject.is_empty() && subject != crate::store::ERASED_SUBJECT, "--subject names no account");
+    anyhow::ensure!(
+        !subject.is_empty() && subject != giftgenius_commerce::store::ERASED_SUBJECT,
+        "--subject names no account"
+    );
     let store = open_store(config).await?;
     let deleted = store.delete_personal_data(subject, Clock::System.now_ms()).await?;
     Ok(crate::checkout::privacy::report(deleted, &crate::state::retention_of(config)))
@@ -413,7 +414,7 @@ impl Application {
             spawn_reconciling(state.clone(), Duration::from_secs(config.reconcile_interval_secs), shutdown.clone());
         }
         let outbox_worker = (config.webhook_poll_ms > 0).then(|| {
-            crate::outbox::worker::spawn(
+            giftgenius_commerce::outbox::worker::spawn(
                 state.outbox.clone(),
                 Duration::from_millis(config.webhook_poll_ms),
                 shutdown.clone(),
@@ -457,7 +458,7 @@ impl Application {
         // Innermost, so every guard outside sees a handler's panic as the 500 it answers.
         let router = router.layer(axum::middleware::from_fn(crate::panics::answer_panics));
         let router = crate::http::guarded(router, &config, &state, &shutdown)?
-            .layer(axum::middleware::from_fn_with_state(state.drain.clone(), crate::http::health::track_requests));
+            .layer(axum::middleware::from_fn_with_state(state.drain.clone(), crate::web::drain::track_requests));
         let mut limits = crate::http::connection_limits(&config)?;
         limits.open_connections = state.metrics.open_connections.clone();
         Ok(Self {

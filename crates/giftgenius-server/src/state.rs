@@ -10,30 +10,30 @@ use giftgenius_pay_api::token::AdminToken;
 use crate::auth::AuthMode;
 use crate::checkout::Checkout;
 use crate::checkout::confirmation::ConfirmationKeys;
-use crate::checkout::payments::{Payments, check_lease};
 use crate::checkout::reconcile::Reconciler;
 use crate::checkout::sandbox::{SandboxProcess, db_beside};
-use crate::checkout::sandbox_client::SandboxClient;
-use crate::clock::Clock;
 use crate::config::{Config, PaymentsKind};
-use crate::failpoints::Failpoints;
-use crate::http::metrics::MetricsToken;
-use crate::idempotency::Idempotency;
 use crate::limits::Limits;
-use crate::mcp::widget_resource::{WidgetResource, origin_of};
 use crate::metrics::Metrics;
+use crate::metrics::MetricsToken;
 use crate::operator::routes::OperatorToken;
-use crate::outbox::delivery::Poster;
-use crate::outbox::schedule::RetryPolicy;
-use crate::outbox::{Dispatcher, OrderEvents, Receivers};
 use crate::permalink::Permalinks;
-use crate::platforms::Platforms;
-use crate::store::Store;
 use crate::suggest::Suggester;
+use crate::widget_resource::{WidgetResource, origin_of};
 use giftgenius_catalog::cache::FetchPolicy;
 use giftgenius_catalog::live::{CatalogSpec, LiveCatalog};
 use giftgenius_catalog::meaning::Meaning;
 use giftgenius_catalog::sources::Sources;
+use giftgenius_commerce::clock::Clock;
+use giftgenius_commerce::failpoints::Failpoints;
+use giftgenius_commerce::idempotency::Idempotency;
+use giftgenius_commerce::outbox::delivery::Poster;
+use giftgenius_commerce::outbox::schedule::RetryPolicy;
+use giftgenius_commerce::outbox::{Dispatcher, OrderEvents, Receivers};
+use giftgenius_commerce::payments::sandbox::SandboxClient;
+use giftgenius_commerce::payments::{Payments, check_lease};
+use giftgenius_commerce::platforms::Platforms;
+use giftgenius_commerce::store::Store;
 
 #[derive(Debug)]
 pub struct AppState {
@@ -66,7 +66,7 @@ pub struct AppState {
     /// it to hold gifts.
     pub local_catalog: bool,
     /// Draining state and the requests in flight (`http::health`, `startup.rs`).
-    pub drain: crate::http::health::Drain,
+    pub drain: crate::web::drain::Drain,
     /// What `/metrics` shows (`crate::metrics`); the services above feed clones of its handles.
     pub metrics: Arc<Metrics>,
     /// `--metrics-token-file`: the bearer token `/metrics` asks for, if any.
@@ -74,7 +74,7 @@ pub struct AppState {
     /// The operator's API (`/operator/orders/…`) and its token, with `--operator-token-file`.
     pub operator: Option<(Arc<crate::operator::Operator>, OperatorToken)>,
     /// `POST /webhooks/stripe`, with `--payments stripe` and `--stripe-webhook-secret-file`.
-    pub stripe_webhooks: Option<Arc<crate::checkout::stripe::webhook::StripeWebhooks>>,
+    pub stripe_webhooks: Option<Arc<crate::checkout::stripe_webhook::StripeWebhooks>>,
 }
 
 /// The payment provider's client: Stripe's (`--payments stripe`), else the sandbox's at
@@ -133,8 +133,8 @@ fn connect_stripe(config: &Config, store: &Store, clock: &Clock, timeout: Durati
             "--payments stripe needs --stripe-secret-key-file: the file holding the Stripe secret key (sk_…)"
         );
     };
-    let key = crate::checkout::stripe::read_secret_key(file).context("--stripe-secret-key-file")?;
-    let client = crate::checkout::stripe::StripeClient::new(
+    let key = giftgenius_commerce::payments::stripe::read_secret_key(file).context("--stripe-secret-key-file")?;
+    let client = giftgenius_commerce::payments::stripe::StripeClient::new(
         &config.stripe_api_base,
         &key,
         timeout,
@@ -275,10 +275,9 @@ impl AppState {
             Ok(durability) => tracing::info!(%durability, "database opened"),
             Err(e) => tracing::warn!(error = %e, "cannot read the database's durability settings"),
         }
-        metrics.readings.wire_outbox(Arc::new(crate::outbox::backlog::StoredBacklog {
-            store: store.clone(),
-            clock: clock.clone(),
-        }));
+        metrics
+            .readings
+            .wire_outbox(Arc::new(crate::metrics::StoredBacklog { store: store.clone(), clock: clock.clone() }));
         let lease = Duration::from_millis(config.idempotency_lease_ms);
         check_lease(lease, Duration::from_millis(config.payments_timeout_ms)).map_err(anyhow::Error::msg)?;
         let (payments, sandbox) = connect_payments(config, &store, &clock).await?;
@@ -376,7 +375,7 @@ impl AppState {
             store: store.clone(),
             catalog: catalog.clone(),
             payments,
-            idempotency: keys,
+            idempotency: crate::checkout::idempotency::ToolKeys(keys),
             failpoints: failpoints.clone(),
             clock,
             draft_ttl: Duration::from_secs(config.draft_ttl_secs),
@@ -403,8 +402,8 @@ impl AppState {
         let stripe_webhooks = match (&config.payments, &config.stripe_webhook_secret_file) {
             (crate::config::PaymentsKind::Stripe, Some(file)) => {
                 let secrets =
-                    crate::checkout::stripe::webhook::read_secrets(file).context("--stripe-webhook-secret-file")?;
-                Some(Arc::new(crate::checkout::stripe::webhook::StripeWebhooks::new(
+                    crate::checkout::stripe_webhook::read_secrets(file).context("--stripe-webhook-secret-file")?;
+                Some(Arc::new(crate::checkout::stripe_webhook::StripeWebhooks::new(
                     secrets,
                     config.stripe_webhook_tolerance_secs,
                     checkout.settler(),
@@ -454,7 +453,7 @@ impl AppState {
             Err(e) => tracing::warn!(error = %e, "pruning drafts and checkout sessions failed"),
         }
         match self.checkout.retention.apply(&self.store, self.checkout.clock.now_ms()).await {
-            Ok(done) if done == crate::store::Retained::default() => {}
+            Ok(done) if done == giftgenius_commerce::store::Retained::default() => {}
             Ok(done) => tracing::info!(
                 orders_anonymized = done.orders_anonymized,
                 orders_deleted = done.orders_deleted,

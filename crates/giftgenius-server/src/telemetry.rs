@@ -14,7 +14,7 @@ use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, fmt};
 
 /// Where URLs are made fit for logs (the trace exporter needs it too, without the logs).
-pub use crate::redact::url_for_log;
+pub use giftgenius_telemetry::url_for_log;
 
 /// Without GIFTGENIUS_LOG: our own lines from info up, the MCP SDK's from warn up (at info it
 /// writes a few lifecycle lines per stateless request: a third of the log volume and a few

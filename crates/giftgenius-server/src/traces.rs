@@ -49,7 +49,10 @@ pub fn start(endpoint: &str, service: &'static str) -> Option<Tracer> {
         Ok(exporter) => exporter,
         Err(e) => {
             // The subscriber is not up yet: stderr is the log.
-            eprintln!("{service}: traces are off: cannot export to {}: {e}", crate::redact::url_for_log(endpoint));
+            eprintln!(
+                "{service}: traces are off: cannot export to {}: {e}",
+                giftgenius_telemetry::url_for_log(endpoint)
+            );
             return None;
         }
     };
@@ -99,17 +102,7 @@ pub fn adopt(span: &tracing::Span, parent: Option<Context>) {
     }
 }
 
-/// The `traceparent` / `tracestate` headers that continue `span`'s trace in a request we send;
-/// empty when no trace is active.
-pub fn outgoing_headers(span: &tracing::Span) -> Vec<(String, String)> {
-    let context = span.context();
-    if !context.span().span_context().is_valid() {
-        return Vec::new();
-    }
-    let mut carrier: HashMap<String, String> = HashMap::new();
-    TraceContextPropagator::new().inject_context(&context, &mut carrier);
-    carrier.into_iter().collect()
-}
+pub use giftgenius_telemetry::outgoing_headers;
 
 #[cfg(test)]
 mod tests {

@@ -27,11 +27,11 @@ use super::order::{OrderLinks, PaidFor, acp_order};
 use super::session::SessionState;
 use super::words::{Word, text};
 use super::{Acp, Done, SessionWrite};
-use crate::checkout::charge::{ChargeStep, Charged};
-use crate::checkout::commit::provider_key;
-use crate::checkout::payments::{Lookup, OrderCharge, PaymentError};
-use crate::failpoints::AFTER_ORDER_CREATED;
-use crate::store::{
+use giftgenius_commerce::charge::provider_key;
+use giftgenius_commerce::charge::{ChargeStep, Charged};
+use giftgenius_commerce::failpoints::AFTER_ORDER_CREATED;
+use giftgenius_commerce::payments::{Lookup, OrderCharge, PaymentError};
+use giftgenius_commerce::store::{
     AcpSessionRow, CreateOrder, Fence, Fenced, NewOrderEvent, OrderChange, OrderFacts, OrderRow, OrderStatusColumn,
 };
 
@@ -318,7 +318,7 @@ impl Acp {
             AcpSessionStatus::Completed
         };
         session.messages.clear();
-        session.updated_at = crate::clock::rfc3339(row.updated_at_ms);
+        session.updated_at = giftgenius_commerce::clock::rfc3339(row.updated_at_ms);
         if session.status == AcpSessionStatus::Completed {
             session.order = Some(self.order_view(&session, order));
         }

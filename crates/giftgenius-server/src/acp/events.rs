@@ -1,7 +1,7 @@
 //! ACP's order events (docs/acp.md §10.1): `{type, data}` with `data` the full ACP Order as it
 //! is after the change. An ACP order's Order comes from its session as shown when it was paid
 //! (`at_payment`), the same as the complete answer; an app order's from its draft
-//! (`order.rs`). The outbox asks for these bodies ([`crate::outbox::EventBodies`]) and knows no
+//! (`order.rs`). The outbox asks for these bodies ([`giftgenius_commerce::outbox::EventBodies`]) and knows no
 //! ACP type.
 
 use std::sync::Arc;
@@ -10,9 +10,9 @@ use giftgenius_types::acp::{AcpOrder, AcpWebhookEvent};
 
 use super::order::{OrderLinks, PaidFor, acp_order};
 use super::session::SessionState;
-use crate::outbox::EventBodies;
 use crate::permalink::Permalinks;
-use crate::store::{OrderChange, OrderFacts, OrderRow, Store, StoreError, StoreResult};
+use giftgenius_commerce::outbox::EventBodies;
+use giftgenius_commerce::store::{OrderChange, OrderFacts, OrderRow, Store, StoreError, StoreResult};
 
 /// ACP's webhook body for `change` of an order whose ACP Order is `data`.
 pub fn webhook_body(change: OrderChange, data: AcpOrder) -> StoreResult<String> {

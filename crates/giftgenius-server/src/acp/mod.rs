@@ -38,13 +38,13 @@ use giftgenius_types::acp::{
     AcpCancelRequest, AcpCheckoutSession, AcpCreateRequest, AcpPatch, AcpSessionStatus, AcpUpdateRequest,
 };
 
-use crate::checkout::payments::Payments;
-use crate::clock::Clock;
 use crate::permalink::Permalinks;
-use crate::platforms::Platforms;
-use crate::store::{AcpSessionRow, NewOrderEvent, OrderRow, OrderStatusColumn, Store};
 use error::AcpFailure;
 use giftgenius_catalog::live::LiveCatalog;
+use giftgenius_commerce::clock::Clock;
+use giftgenius_commerce::payments::Payments;
+use giftgenius_commerce::platforms::Platforms;
+use giftgenius_commerce::store::{AcpSessionRow, NewOrderEvent, OrderRow, OrderStatusColumn, Store};
 use session::{Offer, SessionState, Stored};
 
 /// The ACP merchant: built once at startup when `--acp-platforms` is given.
@@ -59,7 +59,7 @@ pub struct Acp {
     /// `--acp-session-ttl`.
     pub session_ttl: Duration,
     /// The idempotency keys (shared with the tools: one claim, one lease, one count).
-    pub keys: crate::idempotency::Idempotency,
+    pub keys: giftgenius_commerce::idempotency::Idempotency,
     /// `--acp-tax-bps`: tax by destination country (none listed: no tax line).
     pub tax_rates: session::TaxRates,
     /// `--acp-merchant-id`: what a vault token's allowance must name.
@@ -69,12 +69,12 @@ pub struct Acp {
     /// Every order's status page link.
     pub permalinks: Arc<Permalinks>,
     /// Where a test may kill the process mid-complete (`--failpoints`).
-    pub failpoints: crate::failpoints::Failpoints,
+    pub failpoints: giftgenius_commerce::failpoints::Failpoints,
     /// How long a session is kept after it expired (the idempotency keys' retention, so a
     /// replayed answer never names a session that is gone sooner than the key).
     pub retention: Duration,
     /// Builds the `order_create` event a paid session's order writes with its payment.
-    pub events: Arc<crate::outbox::OrderEvents>,
+    pub events: Arc<giftgenius_commerce::outbox::OrderEvents>,
     /// Key claims and refused platform keys (`/metrics`).
     pub metrics: Arc<crate::metrics::Metrics>,
 }
@@ -111,7 +111,8 @@ impl Acp {
         accept_language: Option<&str>,
         request_id: &str,
     ) -> Result<Done, AcpFailure> {
-        self.failpoints.panic_if(crate::failpoints::ACP_CREATE_PANICS, request.order_notes.as_deref().unwrap_or(""));
+        self.failpoints
+            .panic_if(giftgenius_commerce::failpoints::ACP_CREATE_PANICS, request.order_notes.as_deref().unwrap_or(""));
         let currency = session::currency(&request.currency)?;
         session::check_items(&request.line_items, |id| self.catalog.get(id).is_some())?;
         let discount_codes = match request.discounts {
@@ -152,7 +153,7 @@ impl Acp {
     }
 
     /// Deletes sessions expired longer than the retention ago; returns how many.
-    pub async fn prune(&self) -> crate::store::StoreResult<u64> {
+    pub async fn prune(&self) -> giftgenius_commerce::store::StoreResult<u64> {
         let before = self.clock.now_ms().saturating_sub(self.retention.as_millis() as i64);
         self.store.prune_acp_sessions(before).await
     }

@@ -10,8 +10,8 @@ use giftgenius_types::acp::{
 
 use super::session::total;
 use super::words::Lang;
-use crate::clock::rfc3339;
-use crate::store::{DraftRow, OrderFacts, OrderRow, OrderStatusColumn, RefundStatusColumn};
+use giftgenius_commerce::clock::rfc3339;
+use giftgenius_commerce::store::{DraftRow, OrderFacts, OrderRow, OrderStatusColumn, RefundStatusColumn};
 
 /// What an order paid for, as it was shown when it was paid.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -256,7 +256,7 @@ fn fulfillment(order: &OrderRow, paid_for: &PaidFor) -> Option<AcpFulfillment> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{CurrencyColumn, RefundRow, ShippingColumn};
+    use giftgenius_commerce::store::{CurrencyColumn, RefundRow, ShippingColumn};
 
     fn order(status: OrderStatusColumn) -> OrderRow {
         OrderRow {
@@ -364,8 +364,13 @@ mod tests {
         assert_eq!(totals, [(AcpTotalType::Total, 7200), (AcpTotalType::AmountRefunded, 7200)]);
     }
 
-    fn adjustment(id: &str, amount_minor: i64, status: RefundStatusColumn, at: i64) -> crate::store::AdjustmentRow {
-        crate::store::AdjustmentRow {
+    fn adjustment(
+        id: &str,
+        amount_minor: i64,
+        status: RefundStatusColumn,
+        at: i64,
+    ) -> giftgenius_commerce::store::AdjustmentRow {
+        giftgenius_commerce::store::AdjustmentRow {
             id: id.into(),
             order_id: "ord_1".into(),
             seq: at,
@@ -383,7 +388,7 @@ mod tests {
     #[test]
     fn a_shipped_order_has_one_shipping_fulfillment_with_its_tracking_and_every_line_fulfilled() {
         let mut row = order(OrderStatusColumn::Shipped);
-        row.fulfilment = crate::store::Fulfilment {
+        row.fulfilment = giftgenius_commerce::store::Fulfilment {
             paid_at_ms: Some(1_780_000_000_500),
             processing_at_ms: Some(1_780_000_100_000),
             shipped_at_ms: Some(1_780_000_200_000),

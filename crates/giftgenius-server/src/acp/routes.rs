@@ -41,10 +41,10 @@ use serde_json::Value;
 use super::complete::Held;
 use super::error::AcpFailure;
 use super::{Acp, Done, SessionWrite, fingerprint};
-use crate::idempotency::{Claimed, KeyNow};
 use crate::metrics::{AuthEndpoint, AuthRefusal};
-use crate::store::{Fence, Fenced, Scope};
 use crate::web::mcp::request_body::is_json;
+use giftgenius_commerce::idempotency::{Claimed, KeyNow};
+use giftgenius_commerce::store::{Fence, Fenced, Scope};
 
 /// Largest request body.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;

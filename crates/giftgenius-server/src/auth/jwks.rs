@@ -25,7 +25,7 @@ use url::Url;
 
 use super::mode::{Issuer, fetch_allowed};
 use super::verify::AuthError;
-use crate::clock::Clock;
+use giftgenius_commerce::clock::Clock;
 
 /// Tuning of discovery and the key cache.
 #[derive(Debug, Clone)]

@@ -16,8 +16,8 @@
 use giftgenius_types::Order;
 
 use super::Checkout;
-use super::payments::{Authentication, PaymentError};
-use crate::store::{OrderRow, StoreError};
+use giftgenius_commerce::payments::{Authentication, PaymentError};
+use giftgenius_commerce::store::{OrderRow, StoreError};
 
 /// What the hosted authentication page shows for a token.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -20,17 +20,19 @@ use giftgenius_types::{CancelOrderInput, ErrorCode, OrderData, RefundStatus, Too
 use serde_json::{Map, Value};
 
 use super::idempotency::{Lease, fingerprint};
-use super::payments::LEASE_MARGIN;
-use super::refund::{self, Refunded};
 use super::{Checkout, random_id};
-use crate::clock::rfc3339;
 use crate::context::CallContext;
 use crate::error::internal;
-use crate::failpoints::{AFTER_REFUND_RECORDED, AFTER_REFUNDED};
 use crate::outcome::{Answer, Outcome};
-use crate::store::{BeginRefund, Fenced, OrderRow, OrderStatusColumn, RefundRow, RefundStatusColumn, StoreError};
+use giftgenius_commerce::clock::rfc3339;
+use giftgenius_commerce::failpoints::{AFTER_REFUND_RECORDED, AFTER_REFUNDED};
+use giftgenius_commerce::payments::LEASE_MARGIN;
+use giftgenius_commerce::refund::{self, Refunded};
+use giftgenius_commerce::store::{
+    BeginRefund, Fenced, OrderRow, OrderStatusColumn, RefundRow, RefundStatusColumn, StoreError,
+};
 
-pub use super::refund::refund_key;
+pub use giftgenius_commerce::refund::refund_key;
 
 /// ORDER_NOT_CANCELLABLE, saying why.
 fn not_cancellable(call: &CallContext, why: String) -> ToolError {

@@ -10,11 +10,11 @@ use serde_json::{Value, json};
 
 use super::Checkout;
 use super::card_links::CardLinks;
-use super::payments::PaymentError;
 use crate::context::CallContext;
 use crate::error::internal;
 use crate::outcome::{Answer, Outcome};
-use crate::store::Usage;
+use giftgenius_commerce::payments::PaymentError;
+use giftgenius_commerce::store::Usage;
 
 /// What the hosted card page needs besides the Stripe client: its links, the publishable key
 /// Stripe.js takes, and where Stripe.js is (the page's CSP names its origin).

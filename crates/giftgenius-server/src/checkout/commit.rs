@@ -31,21 +31,23 @@ use giftgenius_types::{CommitOrderInput, ErrorCode, FieldError, FieldRule, Order
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use super::charge::Charged;
 use super::idempotency::{Lease, fingerprint};
-use super::payments::LEASE_MARGIN;
 use super::random_id;
 use super::{Checkout, delivery_of};
-use crate::clock::rfc3339;
 use crate::context::CallContext;
 use crate::error::internal;
-use crate::failpoints::{AFTER_KEY_CLAIMED, AFTER_ORDER_CREATED, AFTER_RESPONSE_STORED, COMMIT_ORDER_PANICS};
 use crate::outcome::{Answer, Outcome};
-use crate::store::{
+use giftgenius_catalog::CatalogGift;
+use giftgenius_commerce::charge::Charged;
+use giftgenius_commerce::clock::rfc3339;
+use giftgenius_commerce::failpoints::{
+    AFTER_KEY_CLAIMED, AFTER_ORDER_CREATED, AFTER_RESPONSE_STORED, COMMIT_ORDER_PANICS,
+};
+use giftgenius_commerce::payments::LEASE_MARGIN;
+use giftgenius_commerce::store::{
     CreateOrder, DraftRow, Fenced, Fulfilment, OrderChange, OrderFacts, OrderRow, OrderStatusColumn, PurchaseBegun,
     PurchasePlan, RecoveryPoint, StoreError,
 };
-use giftgenius_catalog::CatalogGift;
 use giftgenius_types::DeliveryDetails;
 
 /// Where the order phase left the call.
@@ -61,17 +63,6 @@ enum OrderStep {
     /// A token payment that may not touch the draft's order (another key's, or awaiting the
     /// person's bank): this answer, not stored (the key is released), the order untouched.
     Refused(ToolError),
-}
-
-/// The provider's idempotency key for an order: one order, one charge, whoever asks.
-pub fn provider_key(order_id: &str) -> String {
-    format!("gg_{order_id}")
-}
-
-/// What the provider is asked to charge for an order (the same text every time: the provider
-/// refuses a key reused with another request).
-pub fn charge_description(order: &OrderRow) -> String {
-    format!("GiftGenius order {}: {} × {}", order.id, order.quantity, order.gift_title)
 }
 
 /// Why a token payment (the sheet) leaves `order` alone: it was created under another key (whose
@@ -193,7 +184,7 @@ impl Checkout {
         call: &CallContext,
         key: &str,
         fingerprint: &str,
-        draft: Option<&crate::store::DraftRow>,
+        draft: Option<&giftgenius_commerce::store::DraftRow>,
     ) -> Option<Outcome<OrderData>> {
         match self.idempotency.finished(call, key, fingerprint).await {
             Ok(Some(replayed)) => return Some(replayed),

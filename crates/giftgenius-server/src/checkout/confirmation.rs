@@ -18,7 +18,7 @@
 //! one verifies, so a rotation puts the new key first and keeps the old one until its tokens have
 //! expired), or, in local mode only, from a key generated into the database (key id `db`).
 //!
-//! [`Clock`]: crate::clock::Clock
+//! [`Clock`]: giftgenius_commerce::clock::Clock
 
 use std::path::Path;
 use std::time::Duration;
@@ -28,8 +28,8 @@ use giftgenius_types::{ErrorCode, ToolError};
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 
-use crate::clock::rfc3339;
 use crate::context::CallContext;
+use giftgenius_commerce::clock::rfc3339;
 
 const PREFIX: &str = "ct_";
 /// The key id of the key generated into the database (local mode).

@@ -1,10 +1,10 @@
-//! The tools' idempotency keys: [`crate::idempotency`]'s claim as tool answers. Generic:
+//! The tools' idempotency keys: [`giftgenius_commerce::idempotency`]'s claim as tool answers. Generic:
 //! nothing here knows what a tool does; a key only records how far its call got.
 //!
 //! - Scope: (subject, tool, key). Two users can never see each other's answers.
 //! - Fingerprint: SHA-256 of the canonical arguments minus the key. The same key with other
 //!   arguments is `IDEMPOTENCY_KEY_REUSED`, never a silent replay of something else.
-//! - [`Idempotency::keyed`] runs a keyed call: it claims the key ([`Idempotency::begin`]) and
+//! - [`ToolKeys::keyed`] runs a keyed call: it claims the key ([`ToolKeys::begin`]) and
 //!   runs the call's work under a [`Lease`], the right to work on it until the lease runs out,
 //!   or answers without running it (a replay, a key reused, a call still running). The lease
 //!   owns the key's life from there: `advance` (the call's resource exists), `answer` (store
@@ -34,10 +34,9 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::context::{CallContext, DEFAULT_LOCALE};
-pub use crate::idempotency::Idempotency;
-use crate::idempotency::{Claimed, Held, KeyNow};
 use crate::outcome::{Answer, Outcome, envelope};
-use crate::store::{Fence, Fenced, RecoveryPoint, Scope, StoreError, StoreResult};
+use giftgenius_commerce::idempotency::{Claimed, Held, Idempotency, KeyNow};
+use giftgenius_commerce::store::{Fence, Fenced, RecoveryPoint, Scope, StoreError, StoreResult};
 use giftgenius_types::canonical::canonical_json;
 
 /// The arguments a fingerprint leaves out: the key itself, and the widget's confirmation token,
@@ -117,8 +116,20 @@ pub enum Begin<T> {
     Reject(ToolError),
 }
 
-/// The tools' side of [`Idempotency`]: the claim's outcomes as tool errors and stored envelopes.
-impl Idempotency {
+/// The tools' side of the core's [`Idempotency`]: the claim's outcomes as tool errors and stored
+/// envelopes. Everything of the core's keys is reached through it (`Deref`).
+#[derive(Debug, Clone)]
+pub struct ToolKeys(pub Idempotency);
+
+impl std::ops::Deref for ToolKeys {
+    type Target = Idempotency;
+
+    fn deref(&self) -> &Idempotency {
+        &self.0
+    }
+}
+
+impl ToolKeys {
     /// Runs a keyed call: claims the key and runs `work` under its lease, or answers without
     /// running it (the stored answer of a finished call, a key reused with other arguments, a
     /// call still running, `INTERNAL_ERROR` if the store failed). A `work` that panics releases
@@ -139,7 +150,7 @@ impl Idempotency {
         }
     }
 
-    /// Runs `work` under `lease` as [`Idempotency::keyed`] does once it holds the key: a `work`
+    /// Runs `work` under `lease` as [`ToolKeys::keyed`] does once it holds the key: a `work`
     /// that panics releases the key and answers `INTERNAL_ERROR`.
     pub async fn run<T>(
         &self,
@@ -162,7 +173,7 @@ impl Idempotency {
     /// resuming at `ResourceCreated` with `resource_id`. Counted as a new key, as a claim is.
     pub fn claimed_with(&self, call: &CallContext, key: &str, until_ms: i64, resource_id: &str) -> Lease {
         let fence = Fence { scope: scope(call, key), generation: 1 };
-        self.metrics.claimed(call.tool.as_str(), crate::idempotency::KeyOutcome::New);
+        self.metrics.claimed(call.tool.as_str(), giftgenius_commerce::idempotency::KeyOutcome::New);
         let held = Held {
             fence,
             until_ms,
@@ -238,7 +249,7 @@ fn in_progress(call: &CallContext, lease_left_ms: u64) -> ToolError {
 /// took it over.
 #[derive(Debug)]
 pub struct Lease {
-    keys: Idempotency,
+    keys: ToolKeys,
     held: Held,
 }
 

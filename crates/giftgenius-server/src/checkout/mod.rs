@@ -7,7 +7,7 @@
 //! - `cancel.rs`: `cancel_order` (a refund through the provider, before the fulfilment cut-off).
 //! - `privacy.rs`: `delete_my_data` and the retention of orders, addresses and refunds.
 //! - `confirmation.rs`: the token that proves a person clicked Confirm.
-//! - `idempotency.rs`: the tools' side of the keys (`crate::idempotency`): outcomes as tool
+//! - `idempotency.rs`: the tools' side of the keys (`giftgenius_commerce::idempotency`): outcomes as tool
 //!   errors, answers stored and replayed as envelopes, the [`idempotency::Lease`] a call works
 //!   under.
 //! - `charge.rs`: the one charge step (MCP's commit and sheet, ACP's complete);
@@ -28,22 +28,17 @@ pub mod authenticate;
 pub mod cancel;
 pub mod card_links;
 pub mod cards;
-pub mod charge;
 pub mod commit;
 pub mod confirmation;
 pub mod idempotency;
 mod list;
-pub mod payments;
 mod prepare;
 pub mod privacy;
-mod provider_call;
 pub mod reconcile;
-pub mod refund;
 pub mod sandbox;
-pub mod sandbox_client;
 mod session;
 pub mod sheet;
-pub mod stripe;
+pub mod stripe_webhook;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -55,18 +50,20 @@ use giftgenius_types::{
 };
 use serde_json::Value;
 
-use crate::clock::{Clock, rfc3339};
 use crate::context::CallContext;
 use crate::error::internal;
-use crate::failpoints::Failpoints;
 use crate::limits::Limits;
 use crate::outcome::{Answer, ModelText, Outcome};
-use crate::store::{AdjustmentRow, OrderFacts, OrderRow, OrderStatusColumn, RefundRow, Store, StoreError, StoreResult};
 use confirmation::ConfirmationKeys;
 use giftgenius_catalog::live::LiveCatalog;
 use giftgenius_catalog::{CatalogGift, price_in};
-use idempotency::Idempotency;
-use payments::Payments;
+use giftgenius_commerce::clock::{Clock, rfc3339};
+use giftgenius_commerce::failpoints::Failpoints;
+use giftgenius_commerce::payments::Payments;
+use giftgenius_commerce::store::{
+    AdjustmentRow, OrderFacts, OrderRow, OrderStatusColumn, RefundRow, Store, StoreError, StoreResult,
+};
+use idempotency::ToolKeys;
 
 /// The checkout service: everything the order tools need.
 pub struct Checkout {
@@ -74,7 +71,7 @@ pub struct Checkout {
     /// The local catalog as it is now (it may be swapped between calls).
     pub catalog: Arc<LiveCatalog>,
     pub payments: Arc<Payments>,
-    pub idempotency: Idempotency,
+    pub idempotency: ToolKeys,
     pub failpoints: Failpoints,
     pub clock: Clock,
     pub draft_ttl: Duration,
@@ -89,7 +86,7 @@ pub struct Checkout {
     /// Every order's status page link (`permalink.rs`).
     pub permalinks: Arc<crate::permalink::Permalinks>,
     /// Builds the events paid and cancelled orders write with their change (`outbox/`).
-    pub events: Arc<crate::outbox::OrderEvents>,
+    pub events: Arc<giftgenius_commerce::outbox::OrderEvents>,
     /// `--acp-merchant-id`: what a sheet payment's vault token must name (`sheet.rs`).
     pub merchant_id: String,
     /// The hosted card page (`cards.rs`, `http::card_page`), when Stripe charges.
@@ -104,7 +101,7 @@ impl std::fmt::Debug for Checkout {
     }
 }
 
-pub(crate) use crate::ids::random_id;
+pub(crate) use giftgenius_commerce::ids::random_id;
 
 pub(crate) fn shipping_cost(speed: ShippingSpeed, currency: Currency) -> Money {
     match speed {
@@ -221,8 +218,8 @@ impl Checkout {
     }
 
     /// The one charge step, over this checkout's provider, store and clock.
-    fn charge_step(&self) -> charge::ChargeStep<'_> {
-        charge::ChargeStep {
+    fn charge_step(&self) -> giftgenius_commerce::charge::ChargeStep<'_> {
+        giftgenius_commerce::charge::ChargeStep {
             payments: &self.payments,
             store: &self.store,
             clock: &self.clock,

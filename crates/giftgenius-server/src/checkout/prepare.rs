@@ -19,12 +19,12 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use super::{Checkout, delivery_of, random_id, shipping_cost};
-use crate::clock::rfc3339;
 use crate::context::CallContext;
 use crate::error::internal;
 use crate::outcome::{Answer, Outcome};
-use crate::store::{DraftRow, Usage};
 use giftgenius_catalog::{CatalogGift, price_in};
+use giftgenius_commerce::clock::rfc3339;
+use giftgenius_commerce::store::{DraftRow, Usage};
 
 impl Checkout {
     pub async fn prepare_order(&self, call: &CallContext, input: &PrepareOrderInput) -> Outcome<PrepareOrderData> {

@@ -31,7 +31,11 @@ use super::Checkout;
 use crate::context::CallContext;
 use crate::error::internal;
 use crate::outcome::{Answer, ModelText, Outcome};
-use crate::store::{Deleted, Retained, Store, StoreResult};
+use giftgenius_commerce::store::{Deleted, Retained, Store, StoreResult};
+
+/// How often expired keys, counters and data past their retention are pruned (`startup.rs`
+/// runs the pass; the privacy page states it).
+pub const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 
 const DAY: Duration = Duration::from_secs(24 * 3600);
 

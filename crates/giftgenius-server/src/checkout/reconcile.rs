@@ -35,16 +35,17 @@ use std::time::Duration;
 
 use giftgenius_types::OrderData;
 
-use super::commit::{declined, provider_key};
+use super::commit::declined;
 use super::idempotency::stored_answer;
 use super::order_of;
-use super::payments::{Charge, Lookup, OrderCharge, PaymentError, Payments};
-use super::refund::{self, AdjustmentFinished, Refunded};
-use crate::clock::Clock;
 use crate::context::{CallContext, DEFAULT_LOCALE};
 use crate::metrics::{ReconcileMetrics, ReconcileOutcome};
 use crate::outcome::Answer;
-use crate::store::{
+use giftgenius_commerce::charge::provider_key;
+use giftgenius_commerce::clock::Clock;
+use giftgenius_commerce::payments::{Charge, Lookup, OrderCharge, PaymentError, Payments};
+use giftgenius_commerce::refund::{self, AdjustmentFinished, Refunded};
+use giftgenius_commerce::store::{
     AdjustmentRow, Fulfilment, OrderChange, OrderFacts, OrderRow, OrderStatusColumn, RefundStatusColumn, Store,
     StoreResult,
 };
@@ -119,7 +120,7 @@ pub struct Reconciler {
     /// How long an order may stay pending before it is looked up.
     pub after: Duration,
     /// Builds the events the orders it settles write with their change (`outbox/`).
-    pub events: Arc<crate::outbox::OrderEvents>,
+    pub events: Arc<giftgenius_commerce::outbox::OrderEvents>,
     /// Passes and what they settled (`/metrics`).
     pub metrics: ReconcileMetrics,
 }
@@ -300,12 +301,12 @@ pub enum Settled {
 
 #[derive(Debug)]
 pub enum SettleError {
-    Store(crate::store::StoreError),
+    Store(giftgenius_commerce::store::StoreError),
     Provider(PaymentError),
 }
 
-impl From<crate::store::StoreError> for SettleError {
-    fn from(e: crate::store::StoreError) -> Self {
+impl From<giftgenius_commerce::store::StoreError> for SettleError {
+    fn from(e: giftgenius_commerce::store::StoreError) -> Self {
         Self::Store(e)
     }
 }
@@ -319,7 +320,7 @@ pub struct Settler {
     pub store: Store,
     pub payments: Arc<Payments>,
     pub clock: Clock,
-    pub events: Arc<crate::outbox::OrderEvents>,
+    pub events: Arc<giftgenius_commerce::outbox::OrderEvents>,
 }
 
 /// The provider's idempotency key for refunding a charge that landed on an order already
@@ -380,7 +381,7 @@ impl Settler {
                 return Ok("refunded: charged after the order was declined".into());
             }
         }
-        Err(SettleError::Store(crate::store::StoreError::Inconsistent(format!(
+        Err(SettleError::Store(giftgenius_commerce::store::StoreError::Inconsistent(format!(
             "order {order_id} kept changing while recording its late charge's refund"
         ))))
     }

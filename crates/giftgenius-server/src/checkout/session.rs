@@ -8,11 +8,11 @@ use serde_json::{Map, Value};
 
 use super::idempotency::{Lease, fingerprint};
 use super::{Checkout, random_id};
-use crate::clock::rfc3339;
 use crate::context::CallContext;
 use crate::outcome::{Answer, Outcome};
-use crate::store::{CheckoutRow, Usage};
 use giftgenius_catalog::price_in;
+use giftgenius_commerce::clock::rfc3339;
+use giftgenius_commerce::store::{CheckoutRow, Usage};
 
 impl Checkout {
     pub async fn create_checkout_session(

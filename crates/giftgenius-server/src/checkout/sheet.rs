@@ -30,11 +30,11 @@ use giftgenius_types::{CommitOrderInput, DeliveryDetails, ErrorCode, Money, Orde
 use sha2::{Digest, Sha256};
 
 use super::Checkout;
-use super::payments::PaymentError;
 use crate::context::CallContext;
 use crate::error::internal;
 use crate::outcome::Outcome;
-use crate::store::DraftRow;
+use giftgenius_commerce::payments::PaymentError;
+use giftgenius_commerce::store::DraftRow;
 
 /// The longest vault token taken (the provider's ids are far shorter).
 const MAX_TOKEN_CHARS: usize = 255;

@@ -75,7 +75,7 @@ fn order_line(order: &Order, lang: Lang, locale: &str) -> String {
 
 /// What a token's page shows, after the checkout said what it is.
 fn answer(
-    found: Result<AuthenticationPage, crate::store::StoreError>,
+    found: Result<AuthenticationPage, giftgenius_commerce::store::StoreError>,
     token: &str,
     headers: &HeaderMap,
     done: bool,

@@ -36,10 +36,10 @@ use sha2::{Digest, Sha256};
 use super::checkout_page::browser_locale;
 use super::escape;
 use crate::checkout::cards::CardPage;
-use crate::checkout::stripe::StripeClient;
-use crate::checkout::stripe::cards::SetupRefused;
 use crate::context::new_reference;
 use crate::state::AppState;
+use giftgenius_commerce::payments::stripe::StripeClient;
+use giftgenius_commerce::payments::stripe::cards::SetupRefused;
 
 /// The form field the person ticks to confirm the account is theirs.
 const CONFIRM_FIELD: &str = "account_confirmed";

@@ -12,9 +12,9 @@ use giftgenius_words::i18n::{Lang, Msg, words};
 use std::sync::Arc;
 
 use super::escape;
-use crate::clock::rfc3339;
 use crate::context::new_reference;
 use crate::state::AppState;
+use giftgenius_commerce::clock::rfc3339;
 
 /// The first language tag of `Accept-Language` ("pt-BR,pt;q=0.9,en;q=0.8" → "pt-BR").
 pub fn browser_locale(headers: &HeaderMap) -> String {

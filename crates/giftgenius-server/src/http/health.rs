@@ -15,22 +15,19 @@
 //!   limit at the provider and fail buyers' charges. A probe every few seconds from each load
 //!   balancer is what the checks cost now, however many arrive.
 //!
-//! And the drain state those share with `startup.rs` ([`Drain`]): whether the server is
-//! draining, and the requests in flight that shutdown waits for.
+//! Whether the server drains is `web::drain` ([`Drain`](crate::web::drain::Drain)), which
+//! `startup.rs` starts on SIGTERM.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Json;
 use axum::Router;
-use axum::extract::{Request, State};
+use axum::extract::State;
 use axum::http::{StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
 use crate::state::AppState;
 
@@ -64,55 +61,6 @@ impl Readiness {
         *last = Some((app.checkout.clock.now_ms(), failing.clone()));
         failing
     }
-}
-
-/// Whether the server drains, and the requests it waits for when it does.
-#[derive(Debug, Clone, Default)]
-pub struct Drain {
-    draining: CancellationToken,
-    requests: TaskTracker,
-}
-
-impl Drain {
-    /// From now on `/readyz` answers 503 `draining`.
-    pub fn start(&self) {
-        self.draining.cancel();
-    }
-
-    pub fn is_draining(&self) -> bool {
-        self.draining.is_cancelled()
-    }
-
-    /// Requests being answered right now.
-    pub fn in_flight(&self) -> usize {
-        self.requests.len()
-    }
-
-    /// Resolves once no request is being answered (the listener no longer accepts by then).
-    pub async fn requests_finished(&self) {
-        self.requests.close();
-        self.requests.wait().await;
-    }
-}
-
-/// Middleware, outermost: counts the request as in flight until its response is ready, and a
-/// call's streamed answer (an MCP session's POST answers as SSE) until its body ends. A GET's
-/// stream (an MCP session's standing SSE stream) is not waited for: it ends with the session.
-pub async fn track_requests(State(drain): State<Drain>, request: Request, next: Next) -> Response {
-    use http_body::Body as _;
-    use http_body_util::BodyExt as _;
-    let token = drain.requests.token();
-    let waits_for_body = request.method() != axum::http::Method::GET;
-    let response = next.run(request).await;
-    if !waits_for_body || response.body().size_hint().exact().is_some() {
-        return response;
-    }
-    response.map(|body| {
-        axum::body::Body::new(body.map_frame(move |frame| {
-            let _in_flight = &token;
-            frame
-        }))
-    })
 }
 
 /// The probe routes.

@@ -17,7 +17,6 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use giftgenius_pay_api::token::{Secret, SecretKind};
 
 use crate::metrics::{AuthEndpoint, AuthRefusal, CONTENT_TYPE};
 use crate::state::AppState;
@@ -25,17 +24,7 @@ use crate::state::AppState;
 /// Where Prometheus scrapes.
 pub use crate::web::METRICS_PATH;
 
-/// Marks the scrape token (its `Debug` hides the value, as every secret's does).
-#[derive(Debug, Clone, Copy)]
-pub enum Scrape {}
-
-impl SecretKind for Scrape {
-    const NAME: &'static str = "MetricsToken";
-}
-
-/// `--metrics-token-file`'s token: read like the provider's secrets (first line, at least 32
-/// printable characters), compared in constant time.
-pub type MetricsToken = Secret<Scrape>;
+pub use crate::metrics::MetricsToken;
 
 /// The route.
 pub fn router(app: Arc<AppState>) -> Router {

@@ -18,7 +18,7 @@
 //! - `/operator/orders/{id}…`: the operator's API, only with `--operator-token-file`
 //!   (`crate::operator::routes`).
 //! - `POST /webhooks/stripe`: Stripe's signed events, only with `--payments stripe` and
-//!   `--stripe-webhook-secret-file` (`crate::checkout::stripe::webhook`).
+//!   `--stripe-webhook-secret-file` (`crate::checkout::stripe_webhook`).
 //! - `/preview…`: the local host emulator, only with `--preview` (`preview.rs`; its chat panel's
 //!   relay to a `giftgenius-chat --listen` process: `preview_chat.rs`; its payment sheet's card
 //!   relay: `sheet_relay.rs`), answering only loopback
@@ -71,7 +71,7 @@ pub fn router(config: &Config, app: Arc<AppState>) -> Router {
         .clone()
         .map(|(operator, token)| crate::operator::routes::router(operator, token))
         .unwrap_or_else(crate::operator::routes::absent);
-    let stripe_webhooks = crate::checkout::stripe::webhook::router(app.stripe_webhooks.clone());
+    let stripe_webhooks = crate::checkout::stripe_webhook::router(app.stripe_webhooks.clone());
     Router::new()
         .route(&format!("{IMAGES_PATH}{{file}}"), get(images::gift_image))
         .route(&format!("{CHECKOUT_PATH}{{id}}"), get(checkout_page::checkout_page))

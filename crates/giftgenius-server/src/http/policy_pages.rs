@@ -40,7 +40,7 @@ impl PolicyFacts {
         let deleted_within_secs = config
             .draft_ttl_secs
             .saturating_add(config.idempotency_retention_hours.saturating_mul(3600))
-            .saturating_add(crate::startup::PRUNE_EVERY.as_secs());
+            .saturating_add(crate::checkout::privacy::PRUNE_EVERY.as_secs());
         PolicyFacts {
             operator_name: config.operator_name.clone(),
             operator_contact: config.operator_contact.clone(),

@@ -47,8 +47,8 @@ use serde_json::json;
 
 use crate::auth::AuthMode;
 use crate::config::Config;
-use crate::mcp::widget_resource::origin_of;
 use crate::state::AppState;
+use crate::widget_resource::origin_of;
 
 const INDEX_HTML: &str = include_str!("../../../../preview/index.html");
 const HOST_JS_TEMPLATE: &str = include_str!("../../../../preview/host.js");

@@ -7,7 +7,6 @@
 //! - `reply.rs`: a service's `Outcome` → `CallToolResult` (the one place);
 //! - `policy.rs`: invariants after every call;
 //! - `measure.rs`: each request's method, tool, outcome and time for `/metrics`;
-//! - `widget_resource.rs`: the packed widget as a resource, with both hosts' `_meta`;
 //! - `traced.rs`: one server span per MCP request (OpenTelemetry's MCP conventions);
 //! - `request_body.rs`: in front of rmcp over HTTP, a body that is no JSON-RPC message gets a
 //!   JSON-RPC error (parse error -32700, invalid request -32600) with HTTP 400.
@@ -15,7 +14,6 @@
 pub mod arguments;
 pub mod policy;
 pub mod reply;
-pub mod widget_resource;
 
 use std::sync::Arc;
 
@@ -43,14 +41,14 @@ use tracing::Instrument;
 
 use crate::auth::{AuthMode, Caller, challenge};
 use crate::context::{CallContext, DEFAULT_LOCALE};
-use crate::failpoints::SUGGEST_GIFTS_PANICS;
 use crate::metrics::{McpMethod, McpServer};
 use crate::state::AppState;
 use crate::web::mcp::{MAX_ECHOED_NAME_CHARS, unmatched_request};
 pub use crate::web::mcp::{measure, request_body, traced};
+use crate::widget_resource::WIDGET_DESCRIPTION;
 use arguments::parse;
+use giftgenius_commerce::failpoints::SUGGEST_GIFTS_PANICS;
 use reply::{render, render_error};
-use widget_resource::WIDGET_DESCRIPTION;
 
 /// Requests this server answers; one that reaches `on_custom_request` had params rmcp could not read.
 const SERVED_METHODS: &[&str] = &[

@@ -26,52 +26,39 @@
 
 mod mcp;
 mod outbox;
-mod payments;
 mod readings;
 mod reconcile;
 mod refusals;
 
 use std::sync::Arc;
 
+use giftgenius_pay_api::token::{Secret, SecretKind};
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
-pub use crate::idempotency::{IdempotencyMetrics, KeyOutcome};
+pub use giftgenius_commerce::idempotency::{IdempotencyMetrics, KeyOutcome};
+pub use giftgenius_commerce::payments::{ChargeOutcome, PaymentMetrics, RefundOutcome};
 pub use mcp::{CallOutcome, McpMethod, McpMetrics, McpServer};
-pub use outbox::{Backlog, OutboxBacklog};
-pub use payments::{ChargeOutcome, PaymentMetrics, RefundOutcome};
+pub use outbox::{Backlog, OutboxBacklog, StoredBacklog};
 pub use readings::{PendingOrders, Readings};
 pub use reconcile::{ReconcileMetrics, Settled as ReconcileOutcome};
 pub use refusals::{AuthEndpoint, AuthRefusal, RefusalMetrics};
 
 use giftgenius_catalog::live::LiveCatalog;
 
-/// A closed set of label values: an enum, its wire spellings, and their encoding.
-macro_rules! label_values {
-    ($(#[$meta:meta])* pub enum $name:ident { $($(#[$vmeta:meta])* $variant:ident = $text:literal,)+ }) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        pub enum $name { $($(#[$vmeta])* $variant,)+ }
+pub(crate) use giftgenius_commerce::label_values;
 
-        impl $name {
-            /// Every value (registration and tests use it; not every set needs it).
-            #[allow(dead_code)]
-            pub const ALL: &'static [$name] = &[$($name::$variant,)+];
+/// Marks the scrape token (its `Debug` hides the value, as every secret's does).
+#[derive(Debug, Clone, Copy)]
+pub enum Scrape {}
 
-            /// The label value.
-            pub const fn as_str(self) -> &'static str {
-                match self { $($name::$variant => $text,)+ }
-            }
-        }
-
-        impl prometheus_client::encoding::EncodeLabelValue for $name {
-            fn encode(&self, encoder: &mut prometheus_client::encoding::LabelValueEncoder) -> std::fmt::Result {
-                std::fmt::Write::write_str(encoder, self.as_str())
-            }
-        }
-    };
+impl SecretKind for Scrape {
+    const NAME: &'static str = "MetricsToken";
 }
-pub(crate) use label_values;
+
+/// `--metrics-token-file`'s token: read like the provider's secrets (first line, at least 32
+/// printable characters), compared in constant time.
+pub type MetricsToken = Secret<Scrape>;
 
 /// Every metric of one application, and the registry that encodes them.
 #[derive(Debug)]

@@ -12,9 +12,9 @@ use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
 
 use super::outbox::{Backlog, OutboxBacklog};
-use crate::clock::Clock;
-use crate::store::Store;
 use giftgenius_catalog::live::LiveCatalog;
+use giftgenius_commerce::clock::Clock;
+use giftgenius_commerce::store::Store;
 
 /// How long a scrape waits for the database or the outbox before it shows the last reading.
 pub const READ_WITHIN: Duration = Duration::from_secs(2);

@@ -37,7 +37,7 @@ pub async fn run(operator: &Operator, command: &OrdersCommand) -> anyhow::Result
             printed(operator.advance(order, &Step::Ship(shipment)).await?)
         }
         OrdersCommand::Refund { order, amount, reason, idempotency_key } => {
-            let key = idempotency_key.clone().unwrap_or_else(|| crate::ids::random_id("cli"));
+            let key = idempotency_key.clone().unwrap_or_else(|| giftgenius_commerce::ids::random_id("cli"));
             let body = json!({"amount": amount, "reason": reason, "idempotency_key": key});
             let ask = input::refund(&body).map_err(super::OperatorError::Invalid)?;
             Printed { done: operator.refund(order, &ask).await?, idempotency_key: Some(key) }

@@ -10,7 +10,7 @@
 //!
 //! Pure: the service reads the order, asks [`decide`], and writes [`advanced`].
 
-use crate::store::{OrderChange, OrderRow, OrderStatusColumn};
+use giftgenius_commerce::store::{OrderChange, OrderRow, OrderStatusColumn};
 
 /// How a shipped order travels (checked by `input.rs`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,7 +115,7 @@ pub fn advanced(order: &OrderRow, step: &Step, now_ms: i64) -> OrderRow {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::CurrencyColumn;
+    use giftgenius_commerce::store::CurrencyColumn;
 
     fn order(status: OrderStatusColumn) -> OrderRow {
         OrderRow {

@@ -14,10 +14,10 @@
 use super::input::RefundAsk;
 use super::service::{ATTEMPTS, Done, Operator, OperatorError};
 use crate::checkout::random_id;
-use crate::checkout::refund::{self, AdjustmentFinished, Refunded};
-use crate::store::{AdjustmentRow, OrderFacts, RefundRow, RefundStatusColumn};
+use giftgenius_commerce::refund::{self, AdjustmentFinished, Refunded};
+use giftgenius_commerce::store::{AdjustmentRow, OrderFacts, RefundRow, RefundStatusColumn};
 
-pub use crate::checkout::refund::adjustment_key;
+pub use giftgenius_commerce::refund::adjustment_key;
 
 /// What a refund request comes to, once the order's facts are read.
 enum Plan {
@@ -157,7 +157,7 @@ impl Operator {
         let now = self.now();
         let (order, refund) = refund::succeeded(&facts.order, &refund, &provider_refund, now);
         let after = OrderFacts { order, refund: Some(refund), adjustments: facts.adjustments.clone() };
-        let event = self.events.event(&after, crate::store::OrderChange::Cancelled).await?;
+        let event = self.events.event(&after, giftgenius_commerce::store::OrderChange::Cancelled).await?;
         self.store.settle_refund(&facts.order.id, &provider_refund, event.as_ref(), now).await?;
         tracing::info!(
             order = facts.order.id,

@@ -14,10 +14,10 @@ use serde::Serialize;
 
 use super::lifecycle::{Decision, Step, advanced, decide};
 use crate::checkout::order_view_of;
-use crate::checkout::payments::Payments;
-use crate::clock::Clock;
-use crate::outbox::OrderEvents;
-use crate::store::{OrderFacts, RefundStatusColumn, Store, StoreError};
+use giftgenius_commerce::clock::Clock;
+use giftgenius_commerce::outbox::OrderEvents;
+use giftgenius_commerce::payments::Payments;
+use giftgenius_commerce::store::{OrderFacts, RefundStatusColumn, Store, StoreError};
 
 /// How often a step reads the order again when another change overtook it before giving up.
 pub(super) const ATTEMPTS: usize = 5;

@@ -11,7 +11,7 @@ use giftgenius_types::{ErrorCode, Partial, SuggestGiftsData, SuggestGiftsInput, 
 use crate::context::CallContext;
 use crate::limits::Limits;
 use crate::outcome::{Answer, ModelText, Outcome};
-use crate::store::Usage;
+use giftgenius_commerce::store::Usage;
 
 /// How long to wait before retrying when every catalog source failed.
 pub const UPSTREAM_RETRY_AFTER_MS: u64 = 2_000;

@@ -1,7 +1,8 @@
 //! HTTP plumbing every transport shares, below them all (the app's MCP server, ACP's REST API
-//! and its MCP binding, the pages): the per-address rate limit, a request's server span, and
-//! the MCP-over-HTTP pieces both MCP servers use ([`mcp`]).
+//! and its MCP binding, the pages): the per-address rate limit, a request's server span, the
+//! drain on shutdown, and the MCP-over-HTTP pieces both MCP servers use ([`mcp`]).
 
+pub mod drain;
 pub mod mcp;
 pub mod rate_limit;
 pub mod traced;

@@ -308,7 +308,7 @@ async fn a_purchase_started_on_a_replica_that_dies_ends_on_the_other_with_one_ch
         break;
     }
     assert_eq!(answer["order"]["status"], "paid", "{answer}");
-    let store = giftgenius_server::store::Store::connect(&db.url).await.unwrap();
+    let store = giftgenius_commerce::store::Store::connect(&db.url).await.unwrap();
     assert_eq!(provider.charges().await, 1, "exactly one charge");
     assert_eq!(store.order_count().await.unwrap(), 1, "exactly one order");
 }

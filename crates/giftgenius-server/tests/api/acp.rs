@@ -6,8 +6,8 @@
 use std::path::Path;
 use std::time::Duration;
 
+use giftgenius_commerce::store::Scope;
 use giftgenius_server::acp::fingerprint::acp1;
-use giftgenius_server::store::Scope;
 use giftgenius_types::acp::{AcpCheckoutSession, AcpDiscovery, AcpError};
 use reqwest::{Response, StatusCode};
 use schemars::schema_for;

@@ -40,7 +40,7 @@ pub(crate) const MERCHANT: &str = "giftgenius";
 /// RFC 3339 of the real clock plus `ahead` (the provider checks expiry on its own clock).
 fn real_time_plus(ahead: Duration) -> String {
     let ms = SystemTime::now().duration_since(UNIX_EPOCH).unwrap() + ahead;
-    giftgenius_server::clock::rfc3339(ms.as_millis() as i64)
+    giftgenius_commerce::clock::rfc3339(ms.as_millis() as i64)
 }
 
 /// A vault token from the provider for `session`, up to `max_amount` US cents, paid by `card`.
@@ -446,31 +446,31 @@ async fn crash_mid_complete(failpoint: &'static str, retry_key: &str) {
     let (status, answer) = last.unwrap_or_else(|| panic!("{failpoint}: the retry never got past 409"));
     assert_eq!((status, answer["status"].as_str()), (StatusCode::OK, Some("completed")), "{failpoint}: {answer}");
     assert_eq!(provider.charges().await, 1, "{failpoint}: exactly one charge");
-    let store = giftgenius_server::store::Store::connect(&db.to_string_lossy()).await.unwrap();
-    let paid = store.orders_with_status(giftgenius_server::store::OrderStatusColumn::Paid).await.unwrap();
+    let store = giftgenius_commerce::store::Store::connect(&db.to_string_lossy()).await.unwrap();
+    let paid = store.orders_with_status(giftgenius_commerce::store::OrderStatusColumn::Paid).await.unwrap();
     assert_eq!(paid.len(), 1, "{failpoint}: exactly one paid order");
     assert_eq!(answer["order"]["id"], paid[0].id.as_str());
 }
 
 #[tokio::test]
 async fn a_crash_after_the_order_is_created_then_a_retry_charges_once() {
-    crash_mid_complete(giftgenius_server::failpoints::AFTER_ORDER_CREATED, "pay-1").await;
+    crash_mid_complete(giftgenius_commerce::failpoints::AFTER_ORDER_CREATED, "pay-1").await;
 }
 
 #[tokio::test]
 async fn a_crash_after_the_provider_charged_then_a_retry_charges_once() {
-    crash_mid_complete(giftgenius_server::failpoints::AFTER_PAYMENT_CHARGED, "pay-1").await;
+    crash_mid_complete(giftgenius_commerce::failpoints::AFTER_PAYMENT_CHARGED, "pay-1").await;
 }
 
 #[tokio::test]
 async fn a_crash_after_the_provider_charged_then_another_key_finds_the_charge() {
-    crash_mid_complete(giftgenius_server::failpoints::AFTER_PAYMENT_CHARGED, "pay-after-crash").await;
+    crash_mid_complete(giftgenius_commerce::failpoints::AFTER_PAYMENT_CHARGED, "pay-after-crash").await;
 }
 
 #[tokio::test]
 async fn a_completed_session_announces_its_order_to_the_platforms_webhook_signed() {
     let receiver =
-        Receiver::start("whsec_one_0123456789abcdef0123456789", giftgenius_server::clock::Clock::System).await;
+        Receiver::start("whsec_one_0123456789abcdef0123456789", giftgenius_commerce::clock::Clock::System).await;
     let dir = tempfile::tempdir().unwrap();
     let platforms = dir.path().join("platforms.json");
     let list = json!([{"name": "one", "api_key": KEY_ONE, "webhook_url": receiver.url, "webhook_secret": "whsec_one_0123456789abcdef0123456789"}]);

@@ -7,8 +7,8 @@
 
 use std::time::Duration;
 
+use giftgenius_commerce::clock::Clock;
 use giftgenius_sandbox_pay::api::{ChargeStatus, IDEMPOTENCY_KEY_HEADER};
-use giftgenius_server::clock::Clock;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 

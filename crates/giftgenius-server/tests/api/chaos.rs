@@ -54,8 +54,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use giftgenius_catalog::Catalog;
+use giftgenius_commerce::store::{OrderRow, OrderStatusColumn, RefundStatusColumn, Store};
 use giftgenius_sandbox_pay::api::ChargeStatus;
-use giftgenius_server::store::{OrderRow, OrderStatusColumn, RefundStatusColumn, Store};
 use giftgenius_types::wire::META_CANCEL_TOKENS;
 use serde_json::{Value, json};
 use tokio::sync::Mutex as AsyncMutex;
@@ -981,7 +981,7 @@ async fn run(size: Size) {
     let provider = Arc::new(SandboxPay::start());
     let mut rng = Rng(size.seed | 1);
     // One receiver for every order event (the platform's and the app's), failing at random.
-    let receiver = Receiver::start(WEBHOOK_SECRET, giftgenius_server::clock::Clock::System).await;
+    let receiver = Receiver::start(WEBHOOK_SECRET, giftgenius_commerce::clock::Clock::System).await;
     receiver.script((0..2000).map(|_| match rng.below(10) {
         0..=2 => Reply::Status(503),
         3 => Reply::RetryAfter(429, 1),

@@ -9,8 +9,8 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use giftgenius_server::failpoints;
-use giftgenius_server::store::Store;
+use giftgenius_commerce::failpoints;
+use giftgenius_commerce::store::Store;
 use giftgenius_types::wire::META_CANCEL_TOKENS;
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};

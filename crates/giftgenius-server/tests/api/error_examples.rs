@@ -9,7 +9,7 @@ use crate::support::with_recipient;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use giftgenius_server::failpoints::SUGGEST_GIFTS_PANICS;
+use giftgenius_commerce::failpoints::SUGGEST_GIFTS_PANICS;
 use giftgenius_types::ErrorCode;
 use serde_json::{Value, json};
 

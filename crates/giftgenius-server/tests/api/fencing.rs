@@ -6,14 +6,14 @@
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use giftgenius_commerce::clock::Clock;
+use giftgenius_commerce::store::{CheckoutRow, CurrencyColumn, Fenced, OrderStatusColumn};
 use giftgenius_sandbox_pay::api::ChargeStatus;
 use giftgenius_server::checkout::idempotency::Begin;
-use giftgenius_server::clock::Clock;
 use giftgenius_server::config::Config;
 use giftgenius_server::context::CallContext;
 use giftgenius_server::outcome::Answer;
 use giftgenius_server::startup::Application;
-use giftgenius_server::store::{CheckoutRow, CurrencyColumn, Fenced, OrderStatusColumn};
 use giftgenius_types::wire::META_REPLAYED;
 use giftgenius_types::{GetOrderInput, ToolName};
 use serde_json::json;

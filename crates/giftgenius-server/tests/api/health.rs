@@ -274,14 +274,14 @@ async fn sigterm_during_32_purchases(force: bool) {
     let flags =
         [&provider.app_flags()[..], &["--reconcile-after-secs", "0", "--reconcile-interval-secs", "1"]].concat();
     let _replica = start_server_binary(&db, &flags, "warn", Stdio::null()).await;
-    let store = giftgenius_server::store::Store::connect(&db.to_string_lossy()).await.unwrap();
-    let pending = giftgenius_server::store::OrderStatusColumn::PendingPayment;
+    let store = giftgenius_commerce::store::Store::connect(&db.to_string_lossy()).await.unwrap();
+    let pending = giftgenius_commerce::store::OrderStatusColumn::PendingPayment;
     wait_until("the replica settles every pending order", || {
         let store = store.clone();
         async move { store.orders_with_status(pending).await.unwrap().is_empty() }
     })
     .await;
-    let paid = store.orders_with_status(giftgenius_server::store::OrderStatusColumn::Paid).await.unwrap();
+    let paid = store.orders_with_status(giftgenius_commerce::store::OrderStatusColumn::Paid).await.unwrap();
     let mut order_charges: Vec<String> =
         paid.iter().map(|o| o.charge_id.clone().expect("a paid order's charge")).collect();
     order_charges.sort();

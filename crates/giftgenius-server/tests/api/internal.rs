@@ -5,7 +5,7 @@ use crate::support::with_recipient;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use giftgenius_server::failpoints::{ACP_CREATE_PANICS, COMMIT_ORDER_PANICS, SUGGEST_GIFTS_PANICS};
+use giftgenius_commerce::failpoints::{ACP_CREATE_PANICS, COMMIT_ORDER_PANICS, SUGGEST_GIFTS_PANICS};
 use giftgenius_server::panics::WITHHELD;
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};

@@ -9,9 +9,9 @@
 use std::path::Path;
 use std::time::Duration;
 
-use giftgenius_server::clock::Clock;
+use giftgenius_commerce::clock::Clock;
+use giftgenius_commerce::store::{OutboxRow, OutboxStatus};
 use giftgenius_server::config::Config;
-use giftgenius_server::store::{OutboxRow, OutboxStatus};
 use giftgenius_types::wire::META_CANCEL_TOKENS;
 use reqwest::StatusCode;
 use serde_json::{Value, json};

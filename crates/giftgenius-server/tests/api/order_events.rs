@@ -12,17 +12,17 @@
 //! the reconciler (the same event builder from the database), and the routing is unit-tested in
 //! `outbox::receivers`.
 
-use giftgenius_server::checkout::payments::ChargeRequest;
+use giftgenius_commerce::payments::ChargeRequest;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use giftgenius_server::clock::Clock;
-use giftgenius_server::config::Config;
-use giftgenius_server::failpoints;
-use giftgenius_server::store::{
+use giftgenius_commerce::clock::Clock;
+use giftgenius_commerce::failpoints;
+use giftgenius_commerce::store::{
     Claim, CreateOrder, CurrencyColumn, Fence, Fenced, OrderRow, OrderStatusColumn, OutboxRow, OutboxStatus, Scope,
 };
+use giftgenius_server::config::Config;
 use giftgenius_types::wire::META_CANCEL_TOKENS;
 use serde_json::{Value, json};
 
@@ -139,7 +139,7 @@ async fn a_paid_then_cancelled_app_order_posts_a_signed_order_create_then_an_ord
     assert_eq!(request.request_id, created.id, "Request-Id is the event id (the receiver's dedupe key)");
     assert!(request.request_id.starts_with("evt_"));
     assert_eq!(request.content_type, "application/json");
-    assert_eq!(request.timestamp_header, giftgenius_server::clock::rfc3339(request.t * 1000), "Timestamp is t");
+    assert_eq!(request.timestamp_header, giftgenius_commerce::clock::rfc3339(request.t * 1000), "Timestamp is t");
     assert_eq!(request.raw, created.body, "the bytes frozen in the outbox are the bytes signed and sent");
 
     let body = &request.body;
@@ -429,8 +429,8 @@ async fn an_acp_order_goes_to_its_platforms_webhook_signed_with_the_platforms_se
     assert_eq!(store.create_order(&fence, &order, 100, now).await.unwrap(), Fenced::Written(CreateOrder::Created));
     assert_eq!(store.release_key(&fence, now).await.unwrap(), Fenced::Written(()));
     // The provider charged it and the answer was lost: the reconciler finds the charge.
-    let key = giftgenius_server::checkout::commit::provider_key(&order.id);
-    let description = giftgenius_server::checkout::commit::charge_description(&order);
+    let key = giftgenius_commerce::charge::provider_key(&order.id);
+    let description = giftgenius_commerce::charge::charge_description(&order);
     let request = ChargeRequest {
         key: &key,
         order_id: &order.id,
@@ -542,7 +542,7 @@ async fn kill_9_before_and_after_posting_loses_no_event() {
             .await;
     assert!(!matches!(crashed, Ok(Ok(_))), "the server should have died mid-call: {crashed:?}");
     died(&mut first, "after the payment was recorded").await;
-    let store = giftgenius_server::store::Store::connect(&db.to_string_lossy()).await.expect("open the database");
+    let store = giftgenius_commerce::store::Store::connect(&db.to_string_lossy()).await.expect("open the database");
     let paid = store.orders_with_status(OrderStatusColumn::Paid).await.unwrap();
     assert_eq!(paid.len(), 1, "the order is paid");
     let order = paid[0].id.clone();

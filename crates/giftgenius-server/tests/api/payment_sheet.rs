@@ -2,7 +2,7 @@
 //! token from the sandbox provider's delegate_payment for it, and `complete_checkout`, which pays
 //! it through commit_order's path: one order and one charge per session whatever the retries.
 
-use giftgenius_server::store::OrderStatusColumn;
+use giftgenius_commerce::store::OrderStatusColumn;
 use giftgenius_types::sheet::META_CHECKOUT_SHEET;
 use serde_json::{Value, json};
 

@@ -7,10 +7,10 @@ use crate::support::with_recipient;
 use std::process::Stdio;
 use std::time::Duration;
 
+use giftgenius_commerce::charge::{charge_description, provider_key};
+use giftgenius_commerce::store::{OrderRow, OrderStatusColumn, Store};
 use giftgenius_sandbox_pay::api::{ChargeRequest, ChargeStatus};
-use giftgenius_server::checkout::commit::{charge_description, provider_key};
 use giftgenius_server::checkout::reconcile::ReconcileReport;
-use giftgenius_server::store::{OrderRow, OrderStatusColumn, Store};
 use giftgenius_types::wire::META_REPLAYED;
 use serde_json::{Value, json};
 

@@ -9,13 +9,13 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use futures::future::join_all;
+use giftgenius_commerce::clock::Clock;
+use giftgenius_commerce::failpoints;
+use giftgenius_commerce::payments::stripe::{StripeClient, signature};
+use giftgenius_commerce::store::{OrderStatusColumn, Store};
 use giftgenius_server::auth::caller::LOCAL_SUBJECT;
 use giftgenius_server::checkout::authenticate::AuthenticationPage;
-use giftgenius_server::checkout::stripe::{StripeClient, signature};
-use giftgenius_server::clock::Clock;
 use giftgenius_server::config::PaymentsKind;
-use giftgenius_server::failpoints;
-use giftgenius_server::store::{OrderStatusColumn, Store};
 use giftgenius_types::wire::{
     META_AUTHENTICATION_URLS, META_CANCEL_TOKENS, META_DELETE_DATA_TOKEN, META_HTML, META_REPLAYED,
 };

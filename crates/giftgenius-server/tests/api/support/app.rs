@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use giftgenius_server::clock::Clock;
+use giftgenius_commerce::clock::Clock;
 use giftgenius_server::config::Config;
 use giftgenius_server::startup::Application;
 use giftgenius_server::state::AppState;

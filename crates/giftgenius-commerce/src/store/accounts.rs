@@ -1,4 +1,4 @@
-//! Accounts at the payment provider: the Stripe Customer of each subject (`checkout/stripe/`
+//! Accounts at the payment provider: the Stripe Customer of each subject (`payments/stripe/`
 //! creates it on the first need, delete-my-data deletes it), and the Stripe webhook events
 //! applied (by event id: a replay changes nothing). The first id written for a subject is the one kept, so two
 //! replicas creating it at once end up charging the same Customer.

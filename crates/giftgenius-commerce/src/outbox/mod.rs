@@ -12,7 +12,6 @@
 //! - `worker.rs`: the worker on every replica: claim with a lease, post, record.
 //! - `operator.rs`: `giftgenius-server outbox list|redeliver`.
 
-pub mod backlog;
 pub mod delivery;
 pub mod events;
 pub mod operator;

@@ -48,13 +48,13 @@ use axum::routing::{any, post};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::wire::{self, IdOr};
-use super::{Listed, lookup_of};
-use crate::checkout::payments::Lookup;
-use crate::checkout::payments::PaymentError;
 use crate::checkout::random_id;
 use crate::checkout::reconcile::{SettleError, Settled, Settler};
-use crate::store::{
+use giftgenius_commerce::payments::Lookup;
+use giftgenius_commerce::payments::PaymentError;
+use giftgenius_commerce::payments::stripe::wire::{self, IdOr};
+use giftgenius_commerce::payments::stripe::{self, Listed, lookup_of};
+use giftgenius_commerce::store::{
     AdjustmentRow, OrderChange, OrderFacts, OrderRow, OrderStatusColumn, RefundRow, RefundStatusColumn, StoreError,
 };
 
@@ -141,7 +141,7 @@ async fn receive(State(hooks): State<Arc<StripeWebhooks>>, headers: HeaderMap, b
         return answer(StatusCode::BAD_REQUEST, json!({"error": "signature"}));
     };
     let now_s = hooks.settler.clock.now_ms().div_euclid(1000);
-    if let Err(refused) = super::signature::verify(header, &body, &hooks.secrets, now_s, hooks.tolerance_s) {
+    if let Err(refused) = stripe::signature::verify(header, &body, &hooks.secrets, now_s, hooks.tolerance_s) {
         tracing::warn!(reason = ?refused, "stripe webhook refused: its signature does not verify");
         return answer(StatusCode::BAD_REQUEST, json!({"error": "signature"}));
     }
@@ -223,7 +223,7 @@ impl StripeWebhooks {
             return ignored("not a PaymentIntent");
         };
         let intent = &listed.intent;
-        let Some(order_id) = intent.metadata.get(super::ORDER_ID) else { return ignored("no order id") };
+        let Some(order_id) = intent.metadata.get(stripe::ORDER_ID) else { return ignored("no order id") };
         let Some(order) = self.settler.store.order_by_id(order_id).await? else { return ignored("no such order") };
         // The PaymentIntent must be the order's: its recorded payment or charge, its account's
         // Customer. (Signed by Stripe, but the metadata is only as good as who wrote it.)
@@ -367,7 +367,7 @@ impl StripeWebhooks {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checkout::stripe::signature::{sign, verify};
+    use giftgenius_commerce::payments::stripe::signature::{sign, verify};
 
     #[test]
     fn the_secret_file_holds_one_secret_a_line_and_any_of_them_verifies() {

@@ -14,7 +14,7 @@ use giftgenius_pay_api::token::AdminToken;
 use giftgenius_types::{Currency, Money};
 use reqwest::StatusCode;
 
-use super::payments::{Charge, ChargeRequest, Lookup, OrderCharge, PaymentError, PaymentProvider};
+use crate::payments::{Charge, ChargeRequest, Lookup, OrderCharge, PaymentError, PaymentProvider};
 
 /// The sandbox provider's HTTP API.
 #[derive(Debug, Clone)]

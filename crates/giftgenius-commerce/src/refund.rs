@@ -7,9 +7,9 @@
 //! stays with the caller. An adjustment's (a partial refund: the operator's, and the reconciler
 //! finishing one whose answer was lost): [`finish_adjustment`], under the adjustment's own key.
 
-use super::payments::{PaymentError, Payments};
 use crate::clock::Clock;
 use crate::outbox::OrderEvents;
+use crate::payments::{PaymentError, Payments};
 use crate::store::{
     NewOrderEvent, OrderChange, OrderFacts, OrderRow, OrderStatusColumn, RefundRow, RefundStatusColumn, Store,
     StoreResult,

@@ -1,4 +1,4 @@
-//! Charges and refunds at the payment provider, by outcome: what `checkout::payments` got back
+//! Charges and refunds at the payment provider, by outcome: what [`Payments`](super::Payments) got back
 //! for each request (the app's commits, ACP completes, cancellations and the reconciler's
 //! refunds all go through it). Every outcome is registered at zero, so a failure ratio has its
 //! denominator from the start.
@@ -8,7 +8,7 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::registry::Registry;
 
-use super::label_values;
+use crate::label_values;
 
 label_values! {
     /// What a charge request got.
@@ -55,7 +55,8 @@ pub struct PaymentMetrics {
 }
 
 impl PaymentMetrics {
-    pub(super) fn register(&self, registry: &mut Registry) {
+    /// Registers the counters, every outcome at zero, into the application's registry.
+    pub fn register(&self, registry: &mut Registry) {
         for &outcome in ChargeOutcome::ALL {
             self.charges.get_or_create_owned(&ChargeLabels { outcome });
         }

@@ -22,12 +22,12 @@ pub async fn send(
         http.request.method = method,
         server.address = parsed.as_ref().and_then(|u| u.host_str()).unwrap_or_default(),
         server.port = parsed.as_ref().and_then(|u| u.port_or_known_default()),
-        url.full = %crate::telemetry::url_for_log(url),
+        url.full = %giftgenius_telemetry::url_for_log(url),
         http.response.status_code = Empty,
         error.type = Empty,
     );
     let mut request = request;
-    for (name, value) in crate::traces::outgoing_headers(&span) {
+    for (name, value) in giftgenius_telemetry::outgoing_headers(&span) {
         request = request.header(name, value);
     }
     let response = request.send().instrument(span.clone()).await;

@@ -19,7 +19,7 @@
 
 use super::wire::{self, List};
 use super::{StripeClient, unavailable};
-use crate::checkout::payments::PaymentError;
+use crate::payments::PaymentError;
 
 /// The SetupIntent metadata key saying the person confirmed the account was theirs.
 pub const ACCOUNT_CONFIRMED: &str = "giftgenius_account_confirmed";

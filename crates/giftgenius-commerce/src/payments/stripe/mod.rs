@@ -25,8 +25,7 @@
 
 pub mod cards;
 pub mod signature;
-pub mod webhook;
-mod wire;
+pub mod wire;
 
 use std::path::Path;
 use std::time::Duration;
@@ -37,10 +36,10 @@ use reqwest::StatusCode;
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
 use sha2::{Digest, Sha256};
 
-use super::payments::{
+use crate::clock::Clock;
+use crate::payments::{
     Authentication, Charge, ChargeRequest, Lookup, OrderCharge, PaymentError, PaymentProvider, ProviderRefund,
 };
-use crate::clock::Clock;
 use crate::store::Store;
 use wire::{ErrorBody, List, PaymentIntent, form};
 
@@ -111,7 +110,7 @@ fn awaits_authentication(intent: &PaymentIntent) -> bool {
 }
 
 /// What a PaymentIntent's status says happened.
-pub(crate) fn lookup_of(intent: &PaymentIntent) -> Result<Lookup, PaymentError> {
+pub fn lookup_of(intent: &PaymentIntent) -> Result<Lookup, PaymentError> {
     if awaits_authentication(intent) {
         return Ok(Lookup::AwaitingAuthentication { payment: intent.id.clone() });
     }
@@ -379,11 +378,11 @@ trait HasId {
 
 /// A listed PaymentIntent with its Customer (compared when the list could not be filtered).
 #[derive(serde::Deserialize)]
-struct Listed {
+pub struct Listed {
     #[serde(flatten)]
-    intent: PaymentIntent,
+    pub intent: PaymentIntent,
     #[serde(default)]
-    customer: Option<String>,
+    pub customer: Option<String>,
 }
 
 impl HasId for Listed {
@@ -403,7 +402,7 @@ impl PaymentProvider for StripeClient {
     async fn charge(&self, request: ChargeRequest<'_>) -> Result<Charge, PaymentError> {
         if request.token.is_some() {
             // The host's delegated-payment vault tokens are the sandbox's; Stripe charges saved cards.
-            return Err(PaymentError::Refused(super::payments::VAULT_TOKENS_NOT_TAKEN.into()));
+            return Err(PaymentError::Refused(crate::payments::VAULT_TOKENS_NOT_TAKEN.into()));
         }
         let customer = self.customer_for(request.subject).await?;
         if let Some(intent) = self.intent_of(&customer, request.order_id).await? {

@@ -8,11 +8,21 @@
 
 use giftgenius_pay_api::api::PaymentToken;
 
-use super::commit::{charge_description, provider_key};
-use super::payments::{Charge, ChargeRequest, LEASE_MARGIN, PaymentError, Payments};
 use crate::clock::Clock;
 use crate::failpoints::{AFTER_PAYMENT_CHARGED, Failpoints};
+use crate::payments::{Charge, ChargeRequest, LEASE_MARGIN, PaymentError, Payments};
 use crate::store::{ChargeStart, Fence, Fenced, OrderRow, Store};
+
+/// The provider's idempotency key for an order: one order, one charge, whoever asks.
+pub fn provider_key(order_id: &str) -> String {
+    format!("gg_{order_id}")
+}
+
+/// What the provider is asked to charge for an order (the same text every time: the provider
+/// refuses a key reused with another request).
+pub fn charge_description(order: &OrderRow) -> String {
+    format!("GiftGenius order {}: {} × {}", order.id, order.quantity, order.gift_title)
+}
 
 /// How much of [`LEASE_MARGIN`] (clock differences between replicas, the store steps around the
 /// call) the charging window an order was created with must still have beyond the charge

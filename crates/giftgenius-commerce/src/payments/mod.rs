@@ -1,6 +1,7 @@
 //! The payment provider, as the app sees it: [`Payments`], one client in front of whichever
 //! [`PaymentProvider`] runs (`--payments sandbox|stripe`): the SANDBOX provider's HTTP API
-//! (`sandbox_client.rs`, its own process, `sandbox.rs`) or Stripe's (`stripe/`). Nothing above
+//! (`sandbox.rs`; the provider is a process of its own, which the server starts) or Stripe's
+//! (`stripe/`). Nothing above
 //! this file knows which one it is: the checkout charges, refunds and asks what happened to an
 //! order's charge, with the order's own keys.
 //!
@@ -17,9 +18,14 @@ use std::time::Duration;
 use giftgenius_pay_api::api::{Charge as ApiCharge, PaymentToken, Refund as ApiRefund};
 use giftgenius_types::Money;
 
-use super::sandbox_client::SandboxClient;
-use super::stripe::StripeClient;
-use crate::metrics::{ChargeOutcome, PaymentMetrics, RefundOutcome};
+pub mod metrics;
+mod provider_call;
+pub mod sandbox;
+pub mod stripe;
+
+pub use metrics::{ChargeOutcome, PaymentMetrics, RefundOutcome};
+use sandbox::SandboxClient;
+use stripe::StripeClient;
 
 /// The refusal code of a vault token shown to a provider that charges none (Stripe charges
 /// saved cards; the host's delegated-payment tokens are the sandbox's).

@@ -1,0 +1,30 @@
+//! The commerce core: what buying a gift is, whichever way a person or an agent buys it (the MCP
+//! tools and the widget, ACP's REST API and its MCP binding, the hosted pages, the operator).
+//! The server adapts its transports onto this crate; nothing here knows MCP, ACP, HTTP routes or
+//! the widget.
+//!
+//! - `store/`: the database (SQLite or PostgreSQL, one implementation) and its migrations:
+//!   drafts, orders, refunds and adjustments, idempotency keys, the outbox, accounts, usage.
+//! - `idempotency`: keys claimed once for every transport (proceed under a fenced lease,
+//!   replay, conflict, in flight); each transport maps the outcomes to its own errors.
+//! - `payments/`: the payment provider behind one trait (the SANDBOX provider's HTTP client,
+//!   Stripe's API), counted by outcome.
+//! - `charge`: the one charge step, under the key's fence; `refund`: the one refund step of a
+//!   cancellation, and of an adjustment.
+//! - `outbox/`: order events written with the change they announce, signed and delivered at
+//!   least once; what a body says is the protocol adapter's ([`outbox::EventBodies`]).
+//! - `platforms`: the agent platforms an operator configured, their keys and webhooks.
+//! - `clock`: injectable time; `ids`: random ids with a prefix; `failpoints`: crash points for
+//!   the exactly-once tests.
+
+pub mod charge;
+pub mod clock;
+pub mod failpoints;
+pub mod idempotency;
+pub mod ids;
+pub mod labels;
+pub mod outbox;
+pub mod payments;
+pub mod platforms;
+pub mod refund;
+pub mod store;
