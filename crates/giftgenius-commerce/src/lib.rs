@@ -9,6 +9,8 @@
 //!   replay, conflict, in flight); each transport maps the outcomes to its own errors.
 //! - `payments/`: the payment provider behind one trait (the SANDBOX provider's HTTP client,
 //!   Stripe's API), counted by outcome.
+//! - `order`: an order's life: its status changes as methods (paid, cancelled, the operator's
+//!   steps), each with the change its event announces, and which step may follow which.
 //! - `charge`: the one charge step, under the key's fence; `refund`: the one refund step of a
 //!   cancellation, and of an adjustment.
 //! - `outbox/`: order events written with the change they announce, signed and delivered at
@@ -23,6 +25,7 @@ pub mod failpoints;
 pub mod idempotency;
 pub mod ids;
 pub mod labels;
+pub mod order;
 pub mod outbox;
 pub mod payments;
 pub mod platforms;

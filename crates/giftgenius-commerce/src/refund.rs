@@ -11,8 +11,7 @@ use crate::clock::Clock;
 use crate::outbox::OrderEvents;
 use crate::payments::{PaymentError, Payments};
 use crate::store::{
-    NewOrderEvent, OrderChange, OrderFacts, OrderRow, OrderStatusColumn, RefundRow, RefundStatusColumn, Store,
-    StoreResult,
+    NewOrderEvent, OrderChange, OrderFacts, OrderRow, RefundRow, RefundStatusColumn, Store, StoreResult,
 };
 
 /// How often a step that lost a race with another change of the same order reads it again.
@@ -53,11 +52,7 @@ pub async fn ask(payments: &Payments, order: &OrderRow, refund: &RefundRow) -> R
 /// The order and its refund once the provider refunded it (`provider_refund_id`, at `now`):
 /// cancelled (when the cancellation was first recorded, if it was), the refund succeeded.
 pub fn succeeded(order: &OrderRow, refund: &RefundRow, provider_refund_id: &str, now: i64) -> (OrderRow, RefundRow) {
-    let cancelled = OrderRow {
-        status: OrderStatusColumn::Cancelled,
-        cancelled_at_ms: Some(order.cancelled_at_ms.unwrap_or(now)),
-        ..order.clone()
-    };
+    let cancelled = order.clone().cancelled(now).order;
     let refunded = RefundRow {
         status: RefundStatusColumn::Succeeded,
         provider_refund_id: Some(provider_refund_id.to_string()),

@@ -172,9 +172,9 @@ impl Acp {
             failpoints: &self.failpoints,
         };
         match step.run(held.fence, held.lease_until_ms, &order, Some(token), None).await {
-            Charged::Paid { charge, .. } => {
+            Charged::Paid { charge, paid_at_ms } => {
                 tracing::info!(order = order.id, charge = charge.id, session = row.id, "ACP order charged");
-                let paid = OrderRow { status: OrderStatusColumn::Paid, charge_id: Some(charge.id.clone()), ..order };
+                let paid = order.paid(&charge.id, paid_at_ms).order;
                 let session = self.completed(row, state, &paid, request_id).await?;
                 let event = self.paid_event(&paid, &session, request_id)?;
                 let write = SessionWrite::Paid { order_id: paid.id, charge_id: charge.id, event };
@@ -239,7 +239,7 @@ impl Acp {
         {
             Ok(Lookup::Processing | Lookup::AwaitingAuthentication { .. }) => Err(in_progress()),
             Ok(Lookup::Succeeded(charge)) if charge.amount == order.total() => {
-                let paid = OrderRow { status: OrderStatusColumn::Paid, charge_id: Some(charge.id.clone()), ..order };
+                let paid = order.paid(&charge.id, self.clock.now_ms()).order;
                 let session = self.completed(row, state, &paid, request_id).await?;
                 let event = self.paid_event(&paid, &session, request_id)?;
                 let write = SessionWrite::Paid { order_id: paid.id, charge_id: charge.id, event };

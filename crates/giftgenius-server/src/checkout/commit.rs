@@ -43,10 +43,11 @@ use giftgenius_commerce::clock::rfc3339;
 use giftgenius_commerce::failpoints::{
     AFTER_KEY_CLAIMED, AFTER_ORDER_CREATED, AFTER_RESPONSE_STORED, COMMIT_ORDER_PANICS,
 };
+use giftgenius_commerce::order::Changed;
 use giftgenius_commerce::payments::LEASE_MARGIN;
 use giftgenius_commerce::store::{
-    CreateOrder, DraftRow, Fenced, Fulfilment, OrderChange, OrderFacts, OrderRow, OrderStatusColumn, PurchaseBegun,
-    PurchasePlan, RecoveryPoint, StoreError,
+    CreateOrder, DraftRow, Fenced, OrderFacts, OrderRow, OrderStatusColumn, PurchaseBegun, PurchasePlan, RecoveryPoint,
+    StoreError,
 };
 use giftgenius_types::DeliveryDetails;
 
@@ -343,13 +344,7 @@ impl Checkout {
             Charged::Paid { charge, paid_at_ms: paid_at } => {
                 let was_pending = order.status == OrderStatusColumn::PendingPayment;
                 // The time it is recorded paid, in the answer and in the row alike.
-                let fulfilment = Fulfilment { paid_at_ms: Some(paid_at), ..order.fulfilment.clone() };
-                let paid = OrderRow {
-                    status: OrderStatusColumn::Paid,
-                    charge_id: Some(charge.id.clone()),
-                    fulfilment,
-                    ..order
-                };
+                let Changed { order: paid, change } = order.paid(&charge.id, paid_at);
                 // An order that was pending has no refunds and no adjustments (both need a paid
                 // order), and it is written paid below only if it still is pending: there is
                 // nothing to read for its answer.
@@ -360,7 +355,7 @@ impl Checkout {
                 };
                 lease
                     .finish(call, result, async |fence, answer| {
-                        let event = self.events.event(&OrderFacts::of(paid.clone()), OrderChange::Paid).await?;
+                        let event = self.events.event(&OrderFacts::of(paid.clone()), change).await?;
                         let written = self
                             .store
                             .mark_paid_and_finish(fence, &paid.id, &charge.id, answer, event.as_ref(), paid_at)

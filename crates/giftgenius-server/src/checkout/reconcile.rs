@@ -43,11 +43,11 @@ use crate::metrics::{ReconcileMetrics, ReconcileOutcome};
 use crate::outcome::Answer;
 use giftgenius_commerce::charge::provider_key;
 use giftgenius_commerce::clock::Clock;
+use giftgenius_commerce::order::Changed;
 use giftgenius_commerce::payments::{Charge, Lookup, OrderCharge, PaymentError, Payments};
 use giftgenius_commerce::refund::{self, AdjustmentFinished, Refunded};
 use giftgenius_commerce::store::{
-    AdjustmentRow, Fulfilment, OrderChange, OrderFacts, OrderRow, OrderStatusColumn, RefundStatusColumn, Store,
-    StoreResult,
+    AdjustmentRow, OrderFacts, OrderRow, OrderStatusColumn, RefundStatusColumn, Store, StoreResult,
 };
 
 /// Orders read per query.
@@ -435,17 +435,11 @@ impl Settler {
             }
             Lookup::Succeeded(charge) => {
                 let paid_at = self.now();
-                let paid = OrderRow {
-                    status: OrderStatusColumn::Paid,
-                    charge_id: Some(charge.id.clone()),
-                    authentication_until_ms: None,
-                    fulfilment: Fulfilment { paid_at_ms: Some(paid_at), ..order.fulfilment.clone() },
-                    ..order.clone()
-                };
+                let Changed { order: paid, change } = order.clone().paid(&charge.id, paid_at);
                 let result: Result<Answer<OrderData>, ToolError> =
                     Ok(Answer::new(OrderData { order: order_of(&paid)? }));
                 let stored = stored_answer(&call, &result)?;
-                let event = self.events.event(&OrderFacts::of(paid.clone()), OrderChange::Paid).await?;
+                let event = self.events.event(&OrderFacts::of(paid.clone()), change).await?;
                 if self.store.settle_paid(&order.id, &charge.id, &stored, event.as_ref(), paid_at).await? {
                     tracing::info!(
                         order = order.id,

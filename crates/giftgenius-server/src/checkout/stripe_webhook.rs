@@ -50,12 +50,13 @@ use serde_json::json;
 
 use crate::checkout::random_id;
 use crate::checkout::reconcile::{SettleError, Settled, Settler};
+use giftgenius_commerce::order::Changed;
 use giftgenius_commerce::payments::Lookup;
 use giftgenius_commerce::payments::PaymentError;
 use giftgenius_commerce::payments::stripe::wire::{self, IdOr};
 use giftgenius_commerce::payments::stripe::{self, Listed, lookup_of};
 use giftgenius_commerce::store::{
-    AdjustmentRow, OrderChange, OrderFacts, OrderRow, OrderStatusColumn, RefundRow, RefundStatusColumn, StoreError,
+    AdjustmentRow, OrderFacts, OrderStatusColumn, RefundRow, RefundStatusColumn, StoreError,
 };
 
 /// The route's path.
@@ -321,16 +322,9 @@ impl StripeWebhooks {
                     updated_at_ms: now,
                     operator_key: Some(key.clone()),
                 };
-                let after = OrderFacts {
-                    order: OrderRow {
-                        status: OrderStatusColumn::Cancelled,
-                        cancelled_at_ms: Some(facts.order.cancelled_at_ms.unwrap_or(now)),
-                        ..facts.order.clone()
-                    },
-                    refund: Some(refund.clone()),
-                    adjustments: facts.adjustments.clone(),
-                };
-                let event = self.settler.events.event(&after, OrderChange::Cancelled).await?;
+                let Changed { order, change } = facts.order.clone().cancelled(now);
+                let after = OrderFacts { order, refund: Some(refund.clone()), adjustments: facts.adjustments.clone() };
+                let event = self.settler.events.event(&after, change).await?;
                 if store.record_provider_cancellation(&facts, &refund, event.as_ref(), now).await? {
                     tracing::info!(order = order_id, refund = refund_id, "a refund made at Stripe cancels the order");
                     return Ok(true);

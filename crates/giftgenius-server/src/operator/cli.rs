@@ -8,9 +8,9 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::input;
-use super::lifecycle::Step;
 use super::service::{Done, Operator};
 use crate::config::OrdersCommand;
+use giftgenius_commerce::order::Step;
 
 /// What a command prints.
 #[derive(Debug, Clone, Serialize)]

@@ -11,7 +11,7 @@
 use giftgenius_types::FieldError;
 use serde_json::{Map, Value};
 
-use super::lifecycle::Shipment;
+use giftgenius_commerce::order::Shipment;
 
 pub const MAX_CARRIER: usize = 100;
 pub const MAX_TRACKING_NUMBER: usize = 100;

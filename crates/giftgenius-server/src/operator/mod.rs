@@ -4,7 +4,7 @@
 //! (its cancellation, the same as the buyer's). Each change is written in one transaction with
 //! its `order_update` event, and shows in get_order, list_orders and the order's status page.
 //!
-//! - `lifecycle.rs`: which status change may follow which (the one table) and what it writes.
+//! - Which status change may follow which, and what it writes: `giftgenius_commerce::order`.
 //! - `input.rs`: the requests and their checks (field errors).
 //! - `service.rs`: [`Operator`]: read the order's facts, decide, build the event, write it
 //!   checked against the facts (`store/fulfilment.rs`).
@@ -15,7 +15,6 @@
 
 pub mod cli;
 pub mod input;
-pub mod lifecycle;
 mod refund;
 pub mod routes;
 mod service;

@@ -31,8 +31,8 @@ use giftgenius_types::FieldError;
 use serde_json::{Value, json};
 
 use super::input;
-use super::lifecycle::Step;
 use super::service::{Done, Operator, OperatorError};
+use giftgenius_commerce::order::Step;
 
 /// Where the routes live.
 pub const OPERATOR_PATH: &str = "/operator/orders";

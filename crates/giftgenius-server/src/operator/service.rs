@@ -1,4 +1,4 @@
-//! [`Operator`]: the status changes and refunds of `lifecycle.rs` and `refund.rs`, as one
+//! [`Operator`]: the status changes of `giftgenius_commerce::order` and the refunds of `refund.rs`, as one
 //! service the HTTP routes and the CLI share. Each step reads the order's facts (the order, its
 //! cancellation's refund, its adjustments), decides, builds the event from the facts as they
 //! will be, and asks the store to write the change and the event only if the facts are still the
@@ -12,9 +12,9 @@ use std::sync::Arc;
 use giftgenius_types::{FieldError, Money, Order, OrderStatus};
 use serde::Serialize;
 
-use super::lifecycle::{Decision, Step, advanced, decide};
 use crate::checkout::order_view_of;
 use giftgenius_commerce::clock::Clock;
+use giftgenius_commerce::order::{Changed, Decision, Step, decide};
 use giftgenius_commerce::outbox::OrderEvents;
 use giftgenius_commerce::payments::Payments;
 use giftgenius_commerce::store::{OrderFacts, RefundStatusColumn, Store, StoreError};
@@ -123,8 +123,9 @@ impl Operator {
                 }
                 Decision::Move => {
                     let now = self.now();
-                    let after = OrderFacts { order: advanced(&facts.order, step, now), ..facts.clone() };
-                    let event = self.events.event(&after, step.change()).await?;
+                    let Changed { order, change } = facts.order.clone().took(step, now);
+                    let after = OrderFacts { order, ..facts.clone() };
+                    let event = self.events.event(&after, change).await?;
                     if self.store.advance_order(&facts, &after.order, event.as_ref(), now).await? {
                         tracing::info!(
                             order = order_id,
