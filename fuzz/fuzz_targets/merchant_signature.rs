@@ -7,9 +7,9 @@
 //! secret and time, and for no other body or secret.
 #![no_main]
 
-use giftgenius_fuzz::{parts, seconds, text};
-use giftgenius_commerce::payments::stripe::signature::{SignatureError, verify};
 use giftgenius_commerce::outbox::signature::merchant_signature;
+use giftgenius_commerce::payments::stripe::signature::{SignatureError, verify};
+use giftgenius_fuzz::{parts, seconds, text};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

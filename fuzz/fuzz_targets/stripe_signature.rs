@@ -7,8 +7,8 @@
 //! called stale outside it, for any timestamp; nothing panics.
 #![no_main]
 
-use giftgenius_fuzz::{parts, seconds, text};
 use giftgenius_commerce::payments::stripe::signature::{SignatureError, sign, verify};
+use giftgenius_fuzz::{parts, seconds, text};
 use libfuzzer_sys::fuzz_target;
 
 const NOW: i64 = 1_780_000_000;
