@@ -10,6 +10,10 @@
 //! | [`OrderRow::cancelled`] | paid, processing                | cancelled (at the first time it was), its refund settled by the caller |
 //! | [`OrderRow::took`] | see below                          | the operator's step, its time, the shipment |
 //!
+//! An order starts as [`OrderRow::pending`] (from a [`NewOrder`]), and may wait for the person's
+//! bank before it is paid ([`OrderRow::awaiting_authentication`]). A refund of part of it is an
+//! adjustment ([`OrderFacts::adjustment`]), the next of its adjustments.
+//!
 //! Which status change the operator may make, from which status (docs/acp.md §10.3):
 //!
 //! | asked        | from                 | result                                   |
@@ -21,10 +25,12 @@
 //! | anything else (pending, declined, cancelled, backwards, ship with other tracking) | | refused |
 //!
 //! Pure: the caller reads the order, asks [`decide`], and writes what [`OrderRow::took`] gives.
-//! Declines and the wait for the bank (3-D Secure) are written by the store's charge steps
-//! alone: no answer shows the order after them but from what the store read back.
+//! A decline is written by the store's charge steps alone: no answer shows the order after it
+//! but from what the store read back.
 
-use crate::store::{OrderChange, OrderRow, OrderStatusColumn};
+use crate::store::{
+    AdjustmentRow, CurrencyColumn, OrderChange, OrderFacts, OrderRow, OrderStatusColumn, RefundRow, RefundStatusColumn,
+};
 
 /// How a shipped order travels (checked by `input.rs`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,7 +120,60 @@ pub struct Changed {
     pub change: OrderChange,
 }
 
+/// What an order is created from, whichever way it is bought (a tool's draft, an ACP session):
+/// what is bought, by whom, for how much, and where it goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewOrder {
+    /// The buyer: an account's subject, or `acp:<platform>`.
+    pub subject: String,
+    /// What it was priced in: a draft's id, or an ACP session's.
+    pub draft_id: String,
+    pub gift_id: String,
+    pub gift_title: String,
+    pub merchant: String,
+    pub quantity: i64,
+    pub currency: CurrencyColumn,
+    pub total_minor: i64,
+    /// JSON of `DeliveryDetails`, with the city and country it goes to (kept when the details are
+    /// anonymized), once known.
+    pub delivery: Option<String>,
+    pub destination: Option<(String, String)>,
+}
+
 impl OrderRow {
+    /// A new order, pending payment, created at `now_ms` with an id of its own.
+    pub fn pending(new: NewOrder, now_ms: i64) -> OrderRow {
+        let (destination_city, destination_country) = new.destination.map_or((None, None), |(c, k)| (Some(c), Some(k)));
+        OrderRow {
+            id: crate::ids::random_id("ord"),
+            subject: new.subject,
+            draft_id: new.draft_id,
+            gift_id: new.gift_id,
+            gift_title: new.gift_title,
+            merchant: new.merchant,
+            quantity: new.quantity,
+            currency: new.currency,
+            total_minor: new.total_minor,
+            status: OrderStatusColumn::PendingPayment,
+            charge_id: None,
+            created_at_ms: now_ms,
+            delivery: new.delivery,
+            destination_city,
+            destination_country,
+            cancelled_at_ms: None,
+            anonymized_at_ms: None,
+            payment_ref: None,
+            authentication_until_ms: None,
+            fulfilment: Default::default(),
+        }
+    }
+
+    /// Still pending, its provider payment `payment` waiting for the person's bank (3-D Secure)
+    /// until `until_ms`: no event, as nothing happened to the order yet.
+    pub fn awaiting_authentication(self, payment: String, until_ms: i64) -> OrderRow {
+        OrderRow { payment_ref: Some(payment), authentication_until_ms: Some(until_ms), ..self }
+    }
+
     /// Paid by `charge_id` at `at_ms`: the first time it was paid stays (the store keeps the
     /// first too), and it no longer awaits the person's bank.
     pub fn paid(self, charge_id: &str, at_ms: i64) -> Changed {
@@ -137,6 +196,35 @@ impl OrderRow {
         Changed { order, change: OrderChange::Cancelled }
     }
 
+    /// The refund that cancels it (`amount_minor`: what is left of its total), asked by the
+    /// person (no `operator_key`) or under the operator's key: pending until the provider refunds
+    /// it, or succeeded already when the provider did (`provider_refund_id`: a refund made at
+    /// the provider's own dashboard). [`OrderRow::cancelled`] is the order once it succeeded.
+    pub fn cancellation(
+        &self,
+        amount_minor: i64,
+        operator_key: Option<&str>,
+        provider_refund_id: Option<&str>,
+        now_ms: i64,
+    ) -> RefundRow {
+        RefundRow {
+            id: crate::ids::random_id("rfd"),
+            order_id: self.id.clone(),
+            subject: self.subject.clone(),
+            amount_minor,
+            currency: self.currency,
+            status: if provider_refund_id.is_some() {
+                RefundStatusColumn::Succeeded
+            } else {
+                RefundStatusColumn::Pending
+            },
+            provider_refund_id: provider_refund_id.map(str::to_string),
+            created_at_ms: now_ms,
+            updated_at_ms: now_ms,
+            operator_key: operator_key.map(str::to_string),
+        }
+    }
+
     /// Once it took the operator's `step` at `now_ms` ([`decide`] said it may): its status,
     /// the step's time and, when shipped, the shipment.
     pub fn took(self, step: &Step, now_ms: i64) -> Changed {
@@ -157,10 +245,49 @@ impl OrderRow {
     }
 }
 
+impl OrderFacts {
+    /// A refund of part of the order (an adjustment) under `key`, the next of its adjustments:
+    /// pending until the provider refunds it, or succeeded already when the provider did
+    /// (`provider_refund_id`: a late charge refunded, a refund made at the provider's own
+    /// dashboard). Its event, once it succeeded, announces `Refunded`.
+    pub fn adjustment(
+        &self,
+        key: &str,
+        amount_minor: i64,
+        reason: &str,
+        provider_refund_id: Option<&str>,
+        now_ms: i64,
+    ) -> AdjustmentRow {
+        AdjustmentRow {
+            id: crate::ids::random_id("adj"),
+            order_id: self.order.id.clone(),
+            seq: self.adjustments.iter().map(|a| a.seq).max().unwrap_or(0) + 1,
+            operator_key: key.to_string(),
+            amount_minor,
+            currency: self.order.currency,
+            reason: reason.to_string(),
+            status: if provider_refund_id.is_some() {
+                RefundStatusColumn::Succeeded
+            } else {
+                RefundStatusColumn::Pending
+            },
+            provider_refund_id: provider_refund_id.map(str::to_string),
+            created_at_ms: now_ms,
+            updated_at_ms: now_ms,
+        }
+    }
+
+    /// The facts once `adjustment` is among the order's adjustments.
+    pub fn with_adjustment(&self, adjustment: AdjustmentRow) -> OrderFacts {
+        let mut after = self.clone();
+        after.adjustments.push(adjustment);
+        after
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::CurrencyColumn;
 
     fn order(status: OrderStatusColumn) -> OrderRow {
         OrderRow {
@@ -255,5 +382,59 @@ mod tests {
         assert_eq!((cancelled.status, change), (OrderStatusColumn::Cancelled, OrderChange::Cancelled));
         assert_eq!(cancelled.cancelled_at_ms, Some(1_780_000_100_000));
         assert_eq!(cancelled.cancelled(1_780_000_500_000).order.cancelled_at_ms, Some(1_780_000_100_000));
+    }
+
+    #[test]
+    fn a_new_order_is_pending_with_an_id_of_its_own_and_nothing_paid() {
+        let new = NewOrder {
+            subject: "acp:openai".into(),
+            draft_id: "cs_1".into(),
+            gift_id: "hh-010".into(),
+            gift_title: "Tea set".into(),
+            merchant: "Tea Co".into(),
+            quantity: 2,
+            currency: CurrencyColumn::Eur,
+            total_minor: 7200,
+            delivery: None,
+            destination: Some(("Lisboa".into(), "PT".into())),
+        };
+        let (a, b) = (OrderRow::pending(new.clone(), 1_780_000_000_000), OrderRow::pending(new, 1_780_000_000_000));
+        assert!(a.id.starts_with("ord_") && a.id != b.id);
+        assert_eq!(
+            (a.status, a.charge_id.as_deref(), a.created_at_ms),
+            (OrderStatusColumn::PendingPayment, None, 1_780_000_000_000)
+        );
+        assert_eq!((a.destination_city.as_deref(), a.destination_country.as_deref()), (Some("Lisboa"), Some("PT")));
+        assert_eq!(a.fulfilment, Default::default());
+        let waiting = a.awaiting_authentication("pi_1".into(), 1_780_000_600_000);
+        assert!(waiting.awaits_authentication());
+        assert_eq!(waiting.status_view(), giftgenius_types::OrderStatus::AwaitingAuthentication);
+    }
+
+    #[test]
+    fn a_cancellation_refunds_under_its_own_id_pending_until_the_provider_refunded() {
+        let paid = order(OrderStatusColumn::Paid);
+        let asked = paid.cancellation(3600, None, None, 1_780_000_100_000);
+        assert_eq!((asked.status, asked.operator_key.as_deref()), (RefundStatusColumn::Pending, None));
+        assert_eq!((asked.order_id.as_str(), asked.subject.as_str(), asked.amount_minor), ("ord_1", "local", 3600));
+        let outside = paid.cancellation(3000, Some("stripe:re_1"), Some("re_1"), 1_780_000_100_000);
+        assert_eq!(
+            (outside.status, outside.provider_refund_id.as_deref()),
+            (RefundStatusColumn::Succeeded, Some("re_1"))
+        );
+        assert!(asked.id.starts_with("rfd_") && asked.id != outside.id);
+    }
+
+    #[test]
+    fn an_adjustment_is_the_next_of_the_order_and_pending_until_the_provider_refunded_it() {
+        let facts = OrderFacts::of(order(OrderStatusColumn::Shipped));
+        let first = facts.adjustment("key-1", 500, "a late parcel", None, 1_780_000_100_000);
+        assert_eq!((first.seq, first.status, first.currency), (1, RefundStatusColumn::Pending, CurrencyColumn::Eur));
+        assert_eq!((first.order_id.as_str(), first.operator_key.as_str()), ("ord_1", "key-1"));
+        let after = facts.with_adjustment(first.clone());
+        let second = after.adjustment("key-2", 300, "outside", Some("re_1"), 1_780_000_200_000);
+        assert_eq!((second.seq, second.status), (2, RefundStatusColumn::Succeeded));
+        assert_eq!(second.provider_refund_id.as_deref(), Some("re_1"));
+        assert_ne!(first.id, second.id);
     }
 }

@@ -30,6 +30,7 @@ use super::{Acp, Done, SessionWrite};
 use giftgenius_commerce::charge::provider_key;
 use giftgenius_commerce::charge::{ChargeStep, Charged};
 use giftgenius_commerce::failpoints::AFTER_ORDER_CREATED;
+use giftgenius_commerce::order::NewOrder;
 use giftgenius_commerce::payments::{Lookup, OrderCharge, PaymentError};
 use giftgenius_commerce::store::{
     AcpSessionRow, CreateOrder, Fence, Fenced, NewOrderEvent, OrderChange, OrderFacts, OrderRow, OrderStatusColumn,
@@ -100,8 +101,7 @@ impl Acp {
         let gift = self.catalog.get(&line.item.id).ok_or_else(|| internal(&"a ready session's item is gone"))?;
         let total = session.totals.iter().find(|t| t.kind == AcpTotalType::Total).map(|t| t.amount);
         let total = total.ok_or_else(|| internal(&"a session without a total"))?;
-        let order = OrderRow {
-            id: crate::checkout::random_id("ord"),
+        let new = NewOrder {
             subject: format!("acp:{}", row.platform),
             draft_id: row.id.clone(),
             gift_id: gift.id.to_string(),
@@ -110,18 +110,10 @@ impl Acp {
             quantity: i64::from(line.quantity),
             currency: state.currency.into(),
             total_minor: total,
-            status: OrderStatusColumn::PendingPayment,
-            charge_id: None,
-            created_at_ms: now,
-            destination_city: None,
-            destination_country: None,
             delivery: None,
-            cancelled_at_ms: None,
-            anonymized_at_ms: None,
-            payment_ref: None,
-            authentication_until_ms: None,
-            fulfilment: Default::default(),
+            destination: None,
         };
+        let order = OrderRow::pending(new, now);
         let order = with_delivery(order, &session, &state).map_err(|e| internal(&e))?;
         // What is paid for, as shown now: a completed session answers with it (prices as charged).
         state.at_payment = Some(Box::new(session.clone()));

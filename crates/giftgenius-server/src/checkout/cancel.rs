@@ -19,8 +19,8 @@
 use giftgenius_types::{CancelOrderInput, ErrorCode, OrderData, RefundStatus, ToolError};
 use serde_json::{Map, Value};
 
+use super::Checkout;
 use super::idempotency::{Lease, fingerprint};
-use super::{Checkout, random_id};
 use crate::context::CallContext;
 use crate::error::internal;
 use crate::outcome::{Answer, Outcome};
@@ -28,9 +28,7 @@ use giftgenius_commerce::clock::rfc3339;
 use giftgenius_commerce::failpoints::{AFTER_REFUND_RECORDED, AFTER_REFUNDED};
 use giftgenius_commerce::payments::LEASE_MARGIN;
 use giftgenius_commerce::refund::{self, Refunded};
-use giftgenius_commerce::store::{
-    BeginRefund, Fenced, OrderRow, OrderStatusColumn, RefundRow, RefundStatusColumn, StoreError,
-};
+use giftgenius_commerce::store::{BeginRefund, Fenced, OrderRow, OrderStatusColumn, RefundRow, StoreError};
 
 pub use giftgenius_commerce::refund::refund_key;
 
@@ -147,18 +145,7 @@ impl Checkout {
             ))));
         }
         // The amount is decided by the store step: all that is left once partial refunds are off.
-        let candidate = RefundRow {
-            id: random_id("rfd"),
-            order_id: order.id.clone(),
-            subject: call.subject.clone(),
-            amount_minor: order.total_minor,
-            currency: order.currency,
-            status: RefundStatusColumn::Pending,
-            provider_refund_id: None,
-            created_at_ms: now,
-            updated_at_ms: now,
-            operator_key: None,
-        };
+        let candidate = order.cancellation(order.total_minor, None, None, now);
         match self.store.begin_refund(lease.fence(), &candidate, now).await? {
             Fenced::Written(BeginRefund::Ready(refund)) => {
                 self.failpoints.hit(AFTER_REFUND_RECORDED);

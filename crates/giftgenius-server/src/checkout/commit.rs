@@ -32,7 +32,6 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::idempotency::{Lease, fingerprint};
-use super::random_id;
 use super::{Checkout, delivery_of};
 use crate::context::CallContext;
 use crate::error::internal;
@@ -43,7 +42,7 @@ use giftgenius_commerce::clock::rfc3339;
 use giftgenius_commerce::failpoints::{
     AFTER_KEY_CLAIMED, AFTER_ORDER_CREATED, AFTER_RESPONSE_STORED, COMMIT_ORDER_PANICS,
 };
-use giftgenius_commerce::order::Changed;
+use giftgenius_commerce::order::{Changed, NewOrder};
 use giftgenius_commerce::payments::LEASE_MARGIN;
 use giftgenius_commerce::store::{
     CreateOrder, DraftRow, Fenced, OrderFacts, OrderRow, OrderStatusColumn, PurchaseBegun, PurchasePlan, RecoveryPoint,
@@ -403,8 +402,7 @@ impl Checkout {
                 match self.store.await_authentication(lease.fence(), &order.id, &payment, until, now).await {
                     Ok(Fenced::Written(true)) => {
                         tracing::info!(order = order.id, "the payment awaits the person's bank (3-D Secure)");
-                        let waiting =
-                            OrderRow { payment_ref: Some(payment), authentication_until_ms: Some(until), ..order };
+                        let waiting = order.awaiting_authentication(payment, until);
                         let result = self.order_answer(call, &waiting).await;
                         lease.release().await;
                         result.into()
@@ -508,8 +506,7 @@ fn new_order(
     delivery: &DeliveryDetails,
     now: i64,
 ) -> OrderRow {
-    OrderRow {
-        id: random_id("ord"),
+    let new = NewOrder {
         subject: call.subject.clone(),
         draft_id: draft.id.clone(),
         gift_id: gift.id.to_string(),
@@ -518,18 +515,10 @@ fn new_order(
         quantity: draft.quantity,
         currency: draft.currency,
         total_minor: draft.total_minor,
-        status: OrderStatusColumn::PendingPayment,
-        charge_id: None,
-        created_at_ms: now,
-        destination_city: Some(delivery.recipient.address.city.clone()),
-        destination_country: Some(delivery.recipient.address.country.clone()),
         delivery: draft.delivery.clone(),
-        cancelled_at_ms: None,
-        anonymized_at_ms: None,
-        payment_ref: None,
-        authentication_until_ms: None,
-        fulfilment: Default::default(),
-    }
+        destination: Some((delivery.recipient.address.city.clone(), delivery.recipient.address.country.clone())),
+    };
+    OrderRow::pending(new, now)
 }
 
 impl Checkout {

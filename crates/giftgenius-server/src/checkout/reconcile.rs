@@ -46,9 +46,7 @@ use giftgenius_commerce::clock::Clock;
 use giftgenius_commerce::order::Changed;
 use giftgenius_commerce::payments::{Charge, Lookup, OrderCharge, PaymentError, Payments};
 use giftgenius_commerce::refund::{self, AdjustmentFinished, Refunded};
-use giftgenius_commerce::store::{
-    AdjustmentRow, OrderFacts, OrderRow, OrderStatusColumn, RefundStatusColumn, Store, StoreResult,
-};
+use giftgenius_commerce::store::{OrderFacts, OrderRow, OrderStatusColumn, Store, StoreResult};
 
 /// Orders read per query.
 const BATCH: i64 = 100;
@@ -360,21 +358,8 @@ impl Settler {
             tracing::error!(order = order_id, charge = charge.id, "charged for a declined order: refunding it in full");
             let refund = self.payments.refund(&key, &charge.id, charge.amount).await.map_err(SettleError::Provider)?;
             let now = self.now();
-            let adjustment = AdjustmentRow {
-                id: super::random_id("adj"),
-                order_id: order_id.to_string(),
-                seq: facts.adjustments.iter().map(|a| a.seq).max().unwrap_or(0) + 1,
-                operator_key: key.clone(),
-                amount_minor: charge.amount.amount_minor,
-                currency: facts.order.currency,
-                reason: LATE_REFUND_REASON.to_string(),
-                status: RefundStatusColumn::Succeeded,
-                provider_refund_id: Some(refund.clone()),
-                created_at_ms: now,
-                updated_at_ms: now,
-            };
-            let mut after = facts.clone();
-            after.adjustments.push(adjustment.clone());
+            let adjustment = facts.adjustment(&key, charge.amount.amount_minor, LATE_REFUND_REASON, Some(&refund), now);
+            let after = facts.with_adjustment(adjustment.clone());
             let event = self.events.adjustment_event(&after, &adjustment.id).await?;
             if self.store.record_provider_refund(&facts, &adjustment, event.as_ref(), now).await? {
                 tracing::warn!(order = order_id, refund, "a charge made after the order was declined is refunded");

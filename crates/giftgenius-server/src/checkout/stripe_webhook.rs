@@ -48,16 +48,13 @@ use axum::routing::{any, post};
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::checkout::random_id;
 use crate::checkout::reconcile::{SettleError, Settled, Settler};
 use giftgenius_commerce::order::Changed;
 use giftgenius_commerce::payments::Lookup;
 use giftgenius_commerce::payments::PaymentError;
 use giftgenius_commerce::payments::stripe::wire::{self, IdOr};
 use giftgenius_commerce::payments::stripe::{self, Listed, lookup_of};
-use giftgenius_commerce::store::{
-    AdjustmentRow, OrderFacts, OrderStatusColumn, RefundRow, RefundStatusColumn, StoreError,
-};
+use giftgenius_commerce::store::{OrderFacts, OrderStatusColumn, StoreError};
 
 /// The route's path.
 pub const PATH: &str = "/webhooks/stripe";
@@ -310,18 +307,7 @@ impl StripeWebhooks {
                 && facts.order.status.is_before_shipping()
                 && amount_minor >= facts.refundable_minor()
             {
-                let refund = RefundRow {
-                    id: random_id("rfd"),
-                    order_id: order_id.to_string(),
-                    subject: facts.order.subject.clone(),
-                    amount_minor,
-                    currency: facts.order.currency,
-                    status: RefundStatusColumn::Succeeded,
-                    provider_refund_id: Some(refund_id.to_string()),
-                    created_at_ms: now,
-                    updated_at_ms: now,
-                    operator_key: Some(key.clone()),
-                };
+                let refund = facts.order.cancellation(amount_minor, Some(&key), Some(refund_id), now);
                 let Changed { order, change } = facts.order.clone().cancelled(now);
                 let after = OrderFacts { order, refund: Some(refund.clone()), adjustments: facts.adjustments.clone() };
                 let event = self.settler.events.event(&after, change).await?;
@@ -331,21 +317,8 @@ impl StripeWebhooks {
                 }
                 continue;
             }
-            let adjustment = AdjustmentRow {
-                id: random_id("adj"),
-                order_id: order_id.to_string(),
-                seq: facts.adjustments.iter().map(|a| a.seq).max().unwrap_or(0) + 1,
-                operator_key: key.clone(),
-                amount_minor,
-                currency: facts.order.currency,
-                reason: OUTSIDE_REFUND_REASON.to_string(),
-                status: RefundStatusColumn::Succeeded,
-                provider_refund_id: Some(refund_id.to_string()),
-                created_at_ms: now,
-                updated_at_ms: now,
-            };
-            let mut after = facts.clone();
-            after.adjustments.push(adjustment.clone());
+            let adjustment = facts.adjustment(&key, amount_minor, OUTSIDE_REFUND_REASON, Some(refund_id), now);
+            let after = facts.with_adjustment(adjustment.clone());
             let event = self.settler.events.adjustment_event(&after, &adjustment.id).await?;
             if store.record_provider_refund(&facts, &adjustment, event.as_ref(), now).await? {
                 tracing::info!(order = order_id, refund = refund_id, "a refund made at Stripe is recorded");

@@ -13,9 +13,8 @@
 
 use super::input::RefundAsk;
 use super::service::{ATTEMPTS, Done, Operator, OperatorError};
-use crate::checkout::random_id;
 use giftgenius_commerce::refund::{self, AdjustmentFinished, Refunded};
-use giftgenius_commerce::store::{AdjustmentRow, OrderFacts, RefundRow, RefundStatusColumn};
+use giftgenius_commerce::store::{OrderFacts, RefundStatusColumn};
 
 pub use giftgenius_commerce::refund::adjustment_key;
 
@@ -93,35 +92,12 @@ impl Operator {
                 Plan::FinishCancellation => return self.finish_cancellation(facts).await,
                 Plan::Adjust => {
                     let now = self.now();
-                    let adjustment = AdjustmentRow {
-                        id: random_id("adj"),
-                        order_id: order_id.to_string(),
-                        seq: facts.adjustments.iter().map(|a| a.seq).max().unwrap_or(0) + 1,
-                        operator_key: ask.idempotency_key.clone(),
-                        amount_minor: ask.amount_minor,
-                        currency: facts.order.currency,
-                        reason: ask.reason.clone(),
-                        status: RefundStatusColumn::Pending,
-                        provider_refund_id: None,
-                        created_at_ms: now,
-                        updated_at_ms: now,
-                    };
+                    let adjustment = facts.adjustment(&ask.idempotency_key, ask.amount_minor, &ask.reason, None, now);
                     self.store.begin_adjustment(&facts, &adjustment, now).await?;
                 }
                 Plan::Cancel => {
                     let now = self.now();
-                    let refund = RefundRow {
-                        id: random_id("rfd"),
-                        order_id: order_id.to_string(),
-                        subject: facts.order.subject.clone(),
-                        amount_minor: ask.amount_minor,
-                        currency: facts.order.currency,
-                        status: RefundStatusColumn::Pending,
-                        provider_refund_id: None,
-                        created_at_ms: now,
-                        updated_at_ms: now,
-                        operator_key: Some(ask.idempotency_key.clone()),
-                    };
+                    let refund = facts.order.cancellation(ask.amount_minor, Some(&ask.idempotency_key), None, now);
                     self.store.begin_operator_cancellation(&facts, &refund, now).await?;
                 }
             }
