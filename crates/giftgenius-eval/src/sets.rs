@@ -4,8 +4,8 @@
 use std::collections::{BTreeMap, HashSet};
 
 use anyhow::{Context, Result, bail};
+use giftgenius_arguments::parse_args;
 use giftgenius_catalog::{Catalog, passes_hard_rules};
-use giftgenius_server::mcp::arguments::parse_args;
 use giftgenius_types::{SuggestGiftsInput, SuggestGiftsQuery};
 use serde::Deserialize;
 use serde_json::{Map, Value};

@@ -146,7 +146,14 @@ fn no_crate_has_an_import_cycle_but_the_known_ones_and_those_only_shrink() {
     let mut found: BTreeSet<(String, BTreeSet<String>)> = BTreeSet::new();
     for krate in crates() {
         let graph = graph(&krate);
-        assert!(!graph.is_empty(), "{krate}: no modules found under src/");
+        // A crate of one file (`src/lib.rs` alone) has no modules to form a cycle; any other
+        // crate without modules means the walk read the wrong place.
+        let one_file = workspace().join(&krate).join("src/lib.rs").is_file() && {
+            let mut files = Vec::new();
+            sources(&workspace().join(&krate).join("src"), &mut files);
+            files.len() == 1
+        };
+        assert!(!graph.is_empty() || one_file, "{krate}: no modules found under src/");
         let cycles = cycles(&graph);
         println!("{krate}: {} modules, {} cycle(s)", graph.len(), cycles.len());
         for (module, uses) in &graph {
