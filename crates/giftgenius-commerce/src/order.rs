@@ -213,11 +213,7 @@ impl OrderRow {
             subject: self.subject.clone(),
             amount_minor,
             currency: self.currency,
-            status: if provider_refund_id.is_some() {
-                RefundStatusColumn::Succeeded
-            } else {
-                RefundStatusColumn::Pending
-            },
+            status: refund_status(provider_refund_id),
             provider_refund_id: provider_refund_id.map(str::to_string),
             created_at_ms: now_ms,
             updated_at_ms: now_ms,
@@ -266,11 +262,7 @@ impl OrderFacts {
             amount_minor,
             currency: self.order.currency,
             reason: reason.to_string(),
-            status: if provider_refund_id.is_some() {
-                RefundStatusColumn::Succeeded
-            } else {
-                RefundStatusColumn::Pending
-            },
+            status: refund_status(provider_refund_id),
             provider_refund_id: provider_refund_id.map(str::to_string),
             created_at_ms: now_ms,
             updated_at_ms: now_ms,
@@ -283,6 +275,12 @@ impl OrderFacts {
         after.adjustments.push(adjustment);
         after
     }
+}
+
+/// A refund row's status when it is made: succeeded if the provider already refunded it (its
+/// refund's id is known), else pending until it does.
+fn refund_status(provider_refund_id: Option<&str>) -> RefundStatusColumn {
+    if provider_refund_id.is_some() { RefundStatusColumn::Succeeded } else { RefundStatusColumn::Pending }
 }
 
 #[cfg(test)]
