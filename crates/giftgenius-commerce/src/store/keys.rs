@@ -36,6 +36,16 @@ pub enum Fenced<T = ()> {
     Stale,
 }
 
+impl<T> Fenced<T> {
+    /// What was written, as `f` makes it; a stale write stays stale.
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Fenced<U> {
+        match self {
+            Fenced::Written(value) => Fenced::Written(f(value)),
+            Fenced::Stale => Fenced::Stale,
+        }
+    }
+}
+
 /// The outcome of claiming an idempotency key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Claim {

@@ -132,7 +132,7 @@ mod secrets;
 mod usage;
 
 pub use keys::{Claim, Fence, Fenced, Scope};
-pub use orders::{ChargeStart, CreateOrder};
+pub use orders::{ChargeStart, CreateOrder, SettledBy, Settlement};
 pub use outbox::AttemptRecord;
 pub use privacy::{Deleted, Retained};
 pub use purchases::{PurchaseBegun, PurchasePlan};

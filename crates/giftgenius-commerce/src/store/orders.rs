@@ -17,6 +17,24 @@ pub enum ChargeStart {
     Settled,
 }
 
+/// How an order's charge ended, for [`Store::settle`].
+#[derive(Debug, Clone, Copy)]
+pub enum Settlement<'a> {
+    /// Charged as `charge_id`; `event` is the order's `order_create` event, if it has a receiver.
+    Paid { charge_id: &'a str, event: Option<&'a NewOrderEvent> },
+    /// Declined, refused, or never charged: nothing was taken.
+    Declined,
+}
+
+/// Who settles an order, for [`Store::settle`].
+#[derive(Debug, Clone, Copy)]
+pub enum SettledBy<'a> {
+    /// The call that holds the order's key (its fence) and asked the provider itself.
+    KeyHolder(&'a Fence),
+    /// Anyone who asked the provider about the order later, at `asked_at_ms`.
+    Provider { asked_at_ms: i64 },
+}
+
 /// The outcome of creating the order row for a draft.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CreateOrder {
@@ -206,70 +224,6 @@ impl Store {
         })
     }
 
-    /// In one transaction, if the fence holds: the order is paid with `charge_id`, its `event`
-    /// (if it has a receiver) is written to the outbox, and the key finished with `response`.
-    #[tracing::instrument(name = "store.mark_paid_and_finish", skip_all, fields(otel.kind = "client", db.operation.name = "mark_paid_and_finish"))]
-    pub async fn mark_paid_and_finish(
-        &self,
-        fence: &Fence,
-        order_id: &str,
-        charge_id: &str,
-        response: &str,
-        event: Option<&NewOrderEvent>,
-        now_ms: i64,
-    ) -> StoreResult<Fenced> {
-        on_pool!(self, |pool| {
-            fenced_write!(pool, WriteLock::None, fence, KeyMove::Finish { response }, now_ms, |tx| {
-                let paid = sqlx::query(sql::MARK_PAID)
-                    .bind(order_id)
-                    .bind(OrderStatusColumn::Paid)
-                    .bind(charge_id)
-                    .bind(now_ms)
-                    .bind(OrderStatusColumn::PendingPayment)
-                    .execute(&mut *tx)
-                    .await?
-                    .rows_affected();
-                if paid != 1 {
-                    return Err(StoreError::Inconsistent(format!(
-                        "order {order_id} was charged ({charge_id}) but is no longer pending"
-                    )));
-                }
-                enqueue_order_event!(&mut *tx, event, now_ms);
-                Write::Commit(())
-            })
-        })
-    }
-
-    /// In one transaction, if the fence holds: the order's payment was declined, the key
-    /// finished with `response`.
-    #[tracing::instrument(name = "store.mark_declined_and_finish", skip_all, fields(otel.kind = "client", db.operation.name = "mark_declined_and_finish"))]
-    pub async fn mark_declined_and_finish(
-        &self,
-        fence: &Fence,
-        order_id: &str,
-        response: &str,
-        now_ms: i64,
-    ) -> StoreResult<Fenced> {
-        on_pool!(self, |pool| {
-            fenced_write!(pool, WriteLock::None, fence, KeyMove::Finish { response }, now_ms, |tx| {
-                let declined = sqlx::query(sql::MARK_DECLINED)
-                    .bind(order_id)
-                    .bind(OrderStatusColumn::PaymentDeclined)
-                    .bind(now_ms)
-                    .bind(OrderStatusColumn::PendingPayment)
-                    .execute(&mut *tx)
-                    .await?
-                    .rows_affected();
-                if declined != 1 {
-                    return Err(StoreError::Inconsistent(format!(
-                        "order {order_id} was declined by the provider but is paid"
-                    )));
-                }
-                Write::Commit(())
-            })
-        })
-    }
-
     /// In one transaction, if the fence holds: the pending order waits until `until_ms` for the
     /// person to confirm `payment` with their bank (3-D Secure). The key stays unfinished (a
     /// retry asks the provider again; settling the order finishes it). False if it is no longer
@@ -331,71 +285,91 @@ impl Store {
         })
     }
 
-    /// In one transaction: the pending order is paid with `charge_id`, its `event` (if it has a
-    /// receiver) is written to the outbox, and every unfinished commit_order key pointing at it
-    /// is finished with `response` (their holders' writes are refused from now on). False if
-    /// the order was no longer pending.
-    #[tracing::instrument(name = "store.settle_paid", skip_all, fields(otel.kind = "client", db.operation.name = "settle_paid"))]
-    pub async fn settle_paid(
+    /// Settles a charged order on its charge's outcome, in one transaction: the one step every
+    /// way of paying ends with (the tools' commit and sheet, ACP's complete and its resume, the
+    /// reconciler, and through it Stripe's webhook). The order is paid with its charge and its
+    /// `order_create` event written to the outbox (if it has a receiver), or declined (its stock
+    /// free again); the keys answer `response` from then on.
+    ///
+    /// `by` says who settles, and so what may be found and which keys finish:
+    /// - [`SettledBy::KeyHolder`]: the call holding the order's key, which just got the provider's
+    ///   answer to its own charge request. Nothing is written if its fence is stale; its key is
+    ///   finished. A replay (already paid with this charge, already declined) writes the same
+    ///   again without a second event; any other status contradicts the charge and is an error.
+    /// - [`SettledBy::Provider`]: anyone who learnt the outcome from the provider later. Only a
+    ///   pending order settles, a decline only if no charge request may still have been in
+    ///   flight at `asked_at_ms`; every unfinished commit_order key pointing at the order is
+    ///   finished (their holders' writes are refused from now on).
+    ///
+    /// `Written(true)`: settled now; `Written(false)`: a provider's settlement found the order
+    /// no longer pending (someone settled it first); `Stale`: the holder lost its key.
+    #[tracing::instrument(name = "store.settle", skip_all, fields(otel.kind = "client", db.operation.name = "settle"))]
+    pub async fn settle(
         &self,
         order_id: &str,
-        charge_id: &str,
+        outcome: Settlement<'_>,
+        by: SettledBy<'_>,
         response: &str,
-        event: Option<&NewOrderEvent>,
         now_ms: i64,
-    ) -> StoreResult<bool> {
+    ) -> StoreResult<Fenced<bool>> {
         on_pool!(self, |pool| {
             let mut tx = pool.begin_write(WriteLock::None).await?;
-            let paid = sqlx::query(sql::SETTLE_PAID)
-                .bind(order_id)
-                .bind(OrderStatusColumn::Paid)
-                .bind(charge_id)
-                .bind(OrderStatusColumn::PendingPayment)
-                .bind(now_ms)
-                .execute(&mut *tx)
-                .await?
-                .rows_affected();
-            if paid != 1 {
+            if let SettledBy::KeyHolder(fence) = by
+                && move_key!(&mut *tx, fence, KeyMove::Finish { response }, now_ms)? != 1
+            {
                 tx.rollback().await?;
-                return Ok(false);
+                return Ok(Fenced::Stale);
             }
-            enqueue_order_event!(&mut *tx, event, now_ms);
-            finish_keys_of_order!(&mut *tx, order_id, response, now_ms);
-            tx.commit().await?;
-            Ok(true)
-        })
-    }
-
-    /// In one transaction: the pending order is declined (its stock is free again), unless a
-    /// charge request may still have been in flight at `asked_at_ms` (when the provider said it
-    /// had no charge), and its unfinished commit_order keys are finished with `response`.
-    /// False if nothing was settled.
-    #[tracing::instrument(name = "store.settle_declined", skip_all, fields(otel.kind = "client", db.operation.name = "settle_declined"))]
-    pub async fn settle_declined(
-        &self,
-        order_id: &str,
-        response: &str,
-        asked_at_ms: i64,
-        now_ms: i64,
-    ) -> StoreResult<bool> {
-        on_pool!(self, |pool| {
-            let mut tx = pool.begin_write(WriteLock::None).await?;
-            let declined = sqlx::query(sql::SETTLE_DECLINED)
-                .bind(order_id)
-                .bind(OrderStatusColumn::PaymentDeclined)
-                .bind(OrderStatusColumn::PendingPayment)
-                .bind(now_ms)
-                .bind(asked_at_ms)
-                .execute(&mut *tx)
-                .await?
-                .rows_affected();
-            if declined != 1 {
-                tx.rollback().await?;
-                return Ok(false);
+            let query = match (outcome, by) {
+                // A holder's replay matches too: paid with this very charge, or declined.
+                (Settlement::Paid { charge_id, .. }, SettledBy::KeyHolder(_)) => sqlx::query(sql::MARK_PAID)
+                    .bind(order_id)
+                    .bind(OrderStatusColumn::Paid)
+                    .bind(charge_id)
+                    .bind(now_ms)
+                    .bind(OrderStatusColumn::PendingPayment),
+                (Settlement::Declined, SettledBy::KeyHolder(_)) => sqlx::query(sql::MARK_DECLINED)
+                    .bind(order_id)
+                    .bind(OrderStatusColumn::PaymentDeclined)
+                    .bind(now_ms)
+                    .bind(OrderStatusColumn::PendingPayment),
+                (Settlement::Paid { charge_id, .. }, SettledBy::Provider { .. }) => sqlx::query(sql::SETTLE_PAID)
+                    .bind(order_id)
+                    .bind(OrderStatusColumn::Paid)
+                    .bind(charge_id)
+                    .bind(OrderStatusColumn::PendingPayment)
+                    .bind(now_ms),
+                (Settlement::Declined, SettledBy::Provider { asked_at_ms }) => sqlx::query(sql::SETTLE_DECLINED)
+                    .bind(order_id)
+                    .bind(OrderStatusColumn::PaymentDeclined)
+                    .bind(OrderStatusColumn::PendingPayment)
+                    .bind(now_ms)
+                    .bind(asked_at_ms),
+            };
+            let settled = query.execute(&mut *tx).await?.rows_affected() == 1;
+            match by {
+                SettledBy::KeyHolder(_) if !settled => {
+                    return Err(StoreError::Inconsistent(match outcome {
+                        Settlement::Paid { charge_id, .. } => {
+                            format!("order {order_id} was charged ({charge_id}) but is no longer pending")
+                        }
+                        Settlement::Declined => format!("order {order_id} was declined by the provider but is paid"),
+                    }));
+                }
+                SettledBy::Provider { .. } if !settled => {
+                    tx.rollback().await?;
+                    return Ok(Fenced::Written(false));
+                }
+                SettledBy::KeyHolder(_) | SettledBy::Provider { .. } => {}
             }
-            finish_keys_of_order!(&mut *tx, order_id, response, now_ms);
+            if let Settlement::Paid { event, .. } = outcome {
+                enqueue_order_event!(&mut *tx, event, now_ms);
+            }
+            if let SettledBy::Provider { .. } = by {
+                finish_keys_of_order!(&mut *tx, order_id, response, now_ms);
+            }
             tx.commit().await?;
-            Ok(true)
+            Ok(Fenced::Written(true))
         })
     }
 

@@ -34,6 +34,7 @@ use giftgenius_commerce::order::NewOrder;
 use giftgenius_commerce::payments::{Lookup, OrderCharge, PaymentError};
 use giftgenius_commerce::store::{
     AcpSessionRow, CreateOrder, Fence, Fenced, NewOrderEvent, OrderChange, OrderFacts, OrderRow, OrderStatusColumn,
+    SettledBy, Settlement,
 };
 
 /// The claimed key a complete works under: its fence and when its lease ends.
@@ -251,10 +252,11 @@ impl Acp {
                     Ok(Lookup::Declined) => {}
                     Ok(_) | Err(_) => return Err(unavailable("the order's payment is not cancelled yet")),
                 }
-                let settled = self.store.settle_declined(&order.id, "null", asked_at, self.clock.now_ms()).await;
+                let by = SettledBy::Provider { asked_at_ms: asked_at };
+                let settled = self.store.settle(&order.id, Settlement::Declined, by, "null", self.clock.now_ms()).await;
                 match settled.map_err(|e| internal(&e))? {
-                    true => Ok(None),
-                    false => Err(in_progress()),
+                    Fenced::Written(true) => Ok(None),
+                    Fenced::Written(false) | Fenced::Stale => Err(in_progress()),
                 }
             }
             Err(PaymentError::Unavailable(detail)) => {

@@ -44,7 +44,7 @@ use super::{Acp, Done, SessionWrite, fingerprint};
 use crate::metrics::{AuthEndpoint, AuthRefusal};
 use crate::web::mcp::request_body::is_json;
 use giftgenius_commerce::idempotency::{Claimed, KeyNow};
-use giftgenius_commerce::store::{Fence, Fenced, Scope};
+use giftgenius_commerce::store::{Fence, Fenced, Scope, SettledBy, Settlement};
 
 /// Largest request body.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
@@ -548,11 +548,14 @@ impl Acp {
             SessionWrite::Nothing => self.store.finish_key(&fence, &stored, now).await,
             SessionWrite::Session(row) => self.store.put_acp_session_and_finish(&fence, row, &stored, now).await,
             SessionWrite::Paid { order_id, charge_id, event } => {
-                self.store.mark_paid_and_finish(&fence, order_id, charge_id, &stored, event.as_ref(), now).await
+                let paid = Settlement::Paid { charge_id, event: event.as_ref() };
+                self.store.settle(order_id, paid, SettledBy::KeyHolder(&fence), &stored, now).await.map(|w| w.map(drop))
             }
-            SessionWrite::Declined { order_id } => {
-                self.store.mark_declined_and_finish(&fence, order_id, &stored, now).await
-            }
+            SessionWrite::Declined { order_id } => self
+                .store
+                .settle(order_id, Settlement::Declined, SettledBy::KeyHolder(&fence), &stored, now)
+                .await
+                .map(|w| w.map(drop)),
         };
         match written {
             Ok(Fenced::Written(())) => Ok(reply),

@@ -46,7 +46,7 @@ use giftgenius_commerce::order::{Changed, NewOrder};
 use giftgenius_commerce::payments::LEASE_MARGIN;
 use giftgenius_commerce::store::{
     CreateOrder, DraftRow, Fenced, OrderFacts, OrderRow, OrderStatusColumn, PurchaseBegun, PurchasePlan, RecoveryPoint,
-    StoreError,
+    SettledBy, Settlement, StoreError,
 };
 use giftgenius_types::DeliveryDetails;
 
@@ -355,10 +355,12 @@ impl Checkout {
                 lease
                     .finish(call, result, async |fence, answer| {
                         let event = self.events.event(&OrderFacts::of(paid.clone()), change).await?;
+                        let settlement = Settlement::Paid { charge_id: &charge.id, event: event.as_ref() };
                         let written = self
                             .store
-                            .mark_paid_and_finish(fence, &paid.id, &charge.id, answer, event.as_ref(), paid_at)
-                            .await?;
+                            .settle(&paid.id, settlement, SettledBy::KeyHolder(fence), answer, paid_at)
+                            .await?
+                            .map(drop);
                         if written == Fenced::Written(()) {
                             self.failpoints.hit(AFTER_RESPONSE_STORED);
                             tracing::info!(order = paid.id, charge = charge.id, "order paid");
@@ -371,7 +373,10 @@ impl Checkout {
             Charged::Declined => {
                 lease
                     .finish(call, Err(declined(call)), async |fence, answer| {
-                        self.store.mark_declined_and_finish(fence, &order.id, answer, self.now()).await
+                        self.store
+                            .settle(&order.id, Settlement::Declined, SettledBy::KeyHolder(fence), answer, self.now())
+                            .await
+                            .map(|w| w.map(drop))
                     })
                     .await
             }
@@ -387,7 +392,10 @@ impl Checkout {
                 tracing::info!(order = order.id, code, "the sheet's vault token was refused");
                 lease
                     .finish(call, Err(super::sheet::token_refused(call)), async |fence, answer| {
-                        self.store.mark_declined_and_finish(fence, &order.id, answer, self.now()).await
+                        self.store
+                            .settle(&order.id, Settlement::Declined, SettledBy::KeyHolder(fence), answer, self.now())
+                            .await
+                            .map(|w| w.map(drop))
                     })
                     .await
             }

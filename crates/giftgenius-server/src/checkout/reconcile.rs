@@ -46,7 +46,9 @@ use giftgenius_commerce::clock::Clock;
 use giftgenius_commerce::order::Changed;
 use giftgenius_commerce::payments::{Charge, Lookup, OrderCharge, PaymentError, Payments};
 use giftgenius_commerce::refund::{self, AdjustmentFinished, Refunded};
-use giftgenius_commerce::store::{OrderFacts, OrderRow, OrderStatusColumn, Store, StoreResult};
+use giftgenius_commerce::store::{
+    Fenced, OrderFacts, OrderRow, OrderStatusColumn, SettledBy, Settlement, Store, StoreResult,
+};
 
 /// Orders read per query.
 const BATCH: i64 = 100;
@@ -425,7 +427,9 @@ impl Settler {
                     Ok(Answer::new(OrderData { order: order_of(&paid)? }));
                 let stored = stored_answer(&call, &result)?;
                 let event = self.events.event(&OrderFacts::of(paid.clone()), change).await?;
-                if self.store.settle_paid(&order.id, &charge.id, &stored, event.as_ref(), paid_at).await? {
+                let paid = Settlement::Paid { charge_id: &charge.id, event: event.as_ref() };
+                let by = SettledBy::Provider { asked_at_ms: asked_at };
+                if self.store.settle(&order.id, paid, by, &stored, paid_at).await? == Fenced::Written(true) {
                     tracing::info!(
                         order = order.id,
                         charge = charge.id,
@@ -450,7 +454,10 @@ impl Settler {
                     _ => (declined(&call), Settled::Declined),
                 };
                 let stored = stored_answer::<OrderData>(&call, &Err(answer))?;
-                if self.store.settle_declined(&order.id, &stored, asked_at, self.now()).await? {
+                let by = SettledBy::Provider { asked_at_ms: asked_at };
+                if self.store.settle(&order.id, Settlement::Declined, by, &stored, self.now()).await?
+                    == Fenced::Written(true)
+                {
                     tracing::info!(order = order.id, reference, outcome = ?settled, "order given up on the provider's word");
                     return Ok(settled);
                 }

@@ -12,7 +12,7 @@ use futures::future::join_all;
 use giftgenius_commerce::clock::Clock;
 use giftgenius_commerce::failpoints;
 use giftgenius_commerce::payments::stripe::{StripeClient, signature};
-use giftgenius_commerce::store::{OrderStatusColumn, Store};
+use giftgenius_commerce::store::{Fenced, OrderStatusColumn, SettledBy, Settlement, Store};
 use giftgenius_server::auth::caller::LOCAL_SUBJECT;
 use giftgenius_server::checkout::authenticate::AuthenticationPage;
 use giftgenius_server::config::PaymentsKind;
@@ -820,7 +820,9 @@ async fn a_charge_that_lands_on_a_declined_order_is_refunded_in_full_once() {
     let (order, intent, intent_id) = commit_awaiting_the_bank(&stripe, &client, &draft, &token).await;
     app.clock.advance(Duration::from_secs(60)); // past its charging window
     let now = app.clock.now_ms();
-    assert!(app.state.store.settle_declined(&order, "{}", now, now).await.unwrap(), "declined here");
+    let by = SettledBy::Provider { asked_at_ms: now };
+    let settled = app.state.store.settle(&order, Settlement::Declined, by, "{}", now).await.unwrap();
+    assert_eq!(settled, Fenced::Written(true), "declined here");
     stripe.authenticate(&intent_id, intent["client_secret"].as_str().unwrap()).await;
     let succeeded = stripe.get(&format!("/v1/payment_intents/{intent_id}"), &[]).await;
     assert_eq!(succeeded["status"], "succeeded");
