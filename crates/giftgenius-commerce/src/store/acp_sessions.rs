@@ -6,20 +6,24 @@
 use super::dialect::WriteLock;
 use super::keys::{Fence, Fenced, KeyMove, Scope, Write};
 use super::rows::AcpSessionRow;
+use super::tx::Conn;
 use super::{Store, StoreResult, sql};
 
-/// `PUT_ACP_SESSION` with its parameters from the session row (one query for both dialects).
-macro_rules! put_session {
-    ($session:expr) => {
-        sqlx::query(sql::PUT_ACP_SESSION)
-            .bind(&$session.id)
-            .bind(&$session.platform)
-            .bind(&$session.status)
-            .bind(&$session.state)
-            .bind($session.created_at_ms)
-            .bind($session.updated_at_ms)
-            .bind($session.expires_at_ms)
-    };
+/// Inserts or rewrites `session` on `conn`; the rows written (0: another platform owns the id).
+async fn put_session(conn: Conn<'_>, session: &AcpSessionRow) -> StoreResult<u64> {
+    on_conn!(conn, |c| {
+        Ok(sqlx::query(sql::PUT_ACP_SESSION)
+            .bind(&session.id)
+            .bind(&session.platform)
+            .bind(&session.status)
+            .bind(&session.state)
+            .bind(session.created_at_ms)
+            .bind(session.updated_at_ms)
+            .bind(session.expires_at_ms)
+            .execute(&mut *c)
+            .await?
+            .rows_affected())
+    })
 }
 
 impl Store {
@@ -58,13 +62,11 @@ impl Store {
         key_move: KeyMove<'_>,
         now_ms: i64,
     ) -> StoreResult<Fenced> {
-        on_pool!(self, |pool| {
-            fenced_write!(pool, WriteLock::None, fence, key_move, now_ms, |tx| {
-                let written = put_session!(session).execute(&mut *tx).await?.rows_affected();
-                owned(written, session)?;
-                Write::Commit(())
-            })
+        self.fenced(WriteLock::None, fence, key_move, now_ms, async |tx| {
+            owned(put_session(tx.conn(), session).await?, session)?;
+            Ok(Write::Commit(()))
         })
+        .await
     }
 
     /// Whether someone other than `ours` may be charging `order_id` at `now_ms`: its charging
@@ -88,10 +90,7 @@ impl Store {
     /// sent without `meta.idempotency_key` (docs/acp.md §7), where the later write wins.
     #[tracing::instrument(name = "store.put_acp_session_unkeyed", skip_all, fields(otel.kind = "client", db.operation.name = "put_acp_session_unkeyed"))]
     pub async fn put_acp_session_unkeyed(&self, session: &AcpSessionRow) -> StoreResult<()> {
-        on_pool!(self, |pool| {
-            let written = put_session!(session).execute(pool).await?.rows_affected();
-            owned(written, session)
-        })
+        owned(put_session(self.acquire().await?.conn(), session).await?, session)
     }
 
     /// Deletes sessions that expired before `expired_before_ms` (with their personal data);

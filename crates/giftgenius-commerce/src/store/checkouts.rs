@@ -17,8 +17,8 @@ impl Store {
         response: &str,
         now_ms: i64,
     ) -> StoreResult<Fenced> {
-        on_pool!(self, |pool| {
-            fenced_write!(pool, WriteLock::None, fence, KeyMove::Finish { response }, now_ms, |tx| {
+        self.fenced(WriteLock::None, fence, KeyMove::Finish { response }, now_ms, async |tx| {
+            on_conn!(tx.conn(), |c| Ok({
                 sqlx::query(sql::INSERT_CHECKOUT)
                     .bind(&session.id)
                     .bind(&session.subject)
@@ -27,11 +27,12 @@ impl Store {
                     .bind(session.amount_minor)
                     .bind(session.created_at_ms)
                     .bind(session.expires_at_ms)
-                    .execute(&mut *tx)
+                    .execute(&mut *c)
                     .await?;
                 Write::Commit(())
-            })
+            }))
         })
+        .await
     }
 
     /// Deletes checkout sessions that expired before `expired_before_ms`; returns how many.

@@ -54,9 +54,6 @@ const STATEMENT_CACHE: usize = 512;
 pub(super) trait Dialect {
     type Db: Database;
     async fn begin_write(&self, lock: WriteLock<'_>) -> Result<Transaction<'static, Self::Db>, sqlx::Error>;
-    /// Takes `lock` inside a write transaction already begun, for a step that learns what it
-    /// checks only from its first read (the purchase's draft names the gift whose stock it takes).
-    async fn lock_in(&self, tx: &mut Transaction<'static, Self::Db>, lock: WriteLock<'_>) -> Result<(), sqlx::Error>;
 }
 
 impl Dialect for SqlitePool {
@@ -65,10 +62,6 @@ impl Dialect for SqlitePool {
     async fn begin_write(&self, _lock: WriteLock<'_>) -> Result<Transaction<'static, Sqlite>, sqlx::Error> {
         self.begin_with("BEGIN IMMEDIATE").await
     }
-
-    async fn lock_in(&self, _tx: &mut Transaction<'static, Sqlite>, _lock: WriteLock<'_>) -> Result<(), sqlx::Error> {
-        Ok(())
-    }
 }
 
 impl Dialect for PgPool {
@@ -76,27 +69,27 @@ impl Dialect for PgPool {
 
     async fn begin_write(&self, lock: WriteLock<'_>) -> Result<Transaction<'static, Postgres>, sqlx::Error> {
         let mut tx = self.begin().await?;
-        self.lock_in(&mut tx, lock).await?;
+        lock_postgres(&mut tx, lock).await?;
         Ok(tx)
     }
+}
 
-    async fn lock_in(&self, tx: &mut Transaction<'static, Postgres>, lock: WriteLock<'_>) -> Result<(), sqlx::Error> {
-        let (namespace, name) = match lock {
-            WriteLock::None => return Ok(()),
-            // Text cannot hold NUL; the length prefix keeps the pair unambiguous.
-            WriteLock::DraftRequest { subject, draft_key } => {
-                (LOCK_DRAFT_REQUEST, format!("{}:{subject}{draft_key}", subject.len()))
-            }
-            WriteLock::GiftStock { gift_id } => (LOCK_GIFT_STOCK, gift_id.to_string()),
-            WriteLock::Order { order_id } => (LOCK_ORDER, order_id.to_string()),
-        };
-        sqlx::query("SELECT pg_advisory_xact_lock($1, hashtext($2))")
-            .bind(namespace)
-            .bind(name)
-            .execute(&mut **tx)
-            .await?;
-        Ok(())
-    }
+/// Takes `lock` in a PostgreSQL transaction (held until it ends).
+pub(super) async fn lock_postgres(
+    tx: &mut Transaction<'static, Postgres>,
+    lock: WriteLock<'_>,
+) -> Result<(), sqlx::Error> {
+    let (namespace, name) = match lock {
+        WriteLock::None => return Ok(()),
+        // Text cannot hold NUL; the length prefix keeps the pair unambiguous.
+        WriteLock::DraftRequest { subject, draft_key } => {
+            (LOCK_DRAFT_REQUEST, format!("{}:{subject}{draft_key}", subject.len()))
+        }
+        WriteLock::GiftStock { gift_id } => (LOCK_GIFT_STOCK, gift_id.to_string()),
+        WriteLock::Order { order_id } => (LOCK_ORDER, order_id.to_string()),
+    };
+    sqlx::query("SELECT pg_advisory_xact_lock($1, hashtext($2))").bind(namespace).bind(name).execute(&mut **tx).await?;
+    Ok(())
 }
 
 /// The migrations each database is brought to when opened (and `/readyz` checks it still is).

@@ -9,56 +9,32 @@
 //! reads again). So an event never describes an order another change overtook, and two changes
 //! of one order never interleave, on either database.
 
-use super::dialect::{Dialect, WriteLock};
+use super::outbox::enqueue_order_event;
 use super::rows::{
     AdjustmentRow, NewOrderEvent, OrderFacts, OrderRow, OrderStatusColumn, RefundRow, RefundStatusColumn,
 };
+use super::tx::Conn;
 use super::{Store, StoreError, StoreResult, sql};
 
-/// Order `$order_id`'s facts read on `$executor` (a pool, or `&mut *tx`), or `None` if there is
-/// no such order.
-macro_rules! order_facts_in {
-    ($executor:expr, $order_id:expr) => {{
-        let order: Option<OrderRow> =
-            sqlx::query_as(sql::ORDER_BY_ID).bind($order_id).fetch_optional($executor).await?;
-        match order {
-            None => None,
-            Some(order) => {
-                let refund: Option<RefundRow> =
-                    sqlx::query_as(sql::REFUND_OF_ORDER).bind($order_id).fetch_optional($executor).await?;
-                let adjustments: Vec<AdjustmentRow> =
-                    sqlx::query_as(sql::ADJUSTMENTS_OF_ORDER).bind($order_id).fetch_all($executor).await?;
-                Some(OrderFacts { order, refund, adjustments })
-            }
-        }
-    }};
-}
-
-/// The checked write every step here makes, written once (inside `on_pool!`): opens a write
-/// transaction holding `$seen`'s order lock, and unless the order's facts are still `$seen`
-/// rolls back and evaluates to `Ok(false)`; otherwise runs `$write` (the step's statements on
-/// `$tx`), commits and evaluates to `Ok(true)`.
-macro_rules! checked_write {
-    ($pool:ident, $seen:expr, |$tx:ident| $write:block) => {{
-        let seen: &OrderFacts = $seen;
-        let mut $tx = $pool.begin_write(WriteLock::Order { order_id: &seen.order.id }).await?;
-        let now_is = order_facts_in!(&mut *$tx, &seen.order.id);
-        if now_is.as_ref() != Some(seen) {
-            $tx.rollback().await?;
-            Ok(false)
-        } else {
-            $write
-            $tx.commit().await?;
-            Ok(true)
-        }
-    }};
+/// Order `order_id`'s facts read on `conn` (the pool's, or a transaction's), or `None` if there
+/// is no such order.
+pub(super) async fn order_facts(conn: Conn<'_>, order_id: &str) -> StoreResult<Option<OrderFacts>> {
+    on_conn!(conn, |c| {
+        let order: Option<OrderRow> = sqlx::query_as(sql::ORDER_BY_ID).bind(order_id).fetch_optional(&mut *c).await?;
+        let Some(order) = order else { return Ok(None) };
+        let refund: Option<RefundRow> =
+            sqlx::query_as(sql::REFUND_OF_ORDER).bind(order_id).fetch_optional(&mut *c).await?;
+        let adjustments: Vec<AdjustmentRow> =
+            sqlx::query_as(sql::ADJUSTMENTS_OF_ORDER).bind(order_id).fetch_all(&mut *c).await?;
+        Ok(Some(OrderFacts { order, refund, adjustments }))
+    })
 }
 
 impl Store {
     /// Order `order_id` (any subject's) with its cancellation's refund and its adjustments.
     #[tracing::instrument(name = "store.order_facts", skip_all, fields(otel.kind = "client", db.operation.name = "order_facts"))]
     pub async fn order_facts(&self, order_id: &str) -> StoreResult<Option<OrderFacts>> {
-        on_pool!(self, |pool| Ok(order_facts_in!(pool, order_id)))
+        order_facts(self.acquire().await?.conn(), order_id).await
     }
 
     /// Order `order_id`'s adjustments, oldest first.
@@ -78,8 +54,8 @@ impl Store {
         now_ms: i64,
     ) -> StoreResult<bool> {
         let steps = &changed.fulfilment;
-        on_pool!(self, |pool| {
-            checked_write!(pool, seen, |tx| {
+        self.checked(seen, async |tx| {
+            on_conn!(tx.conn(), |c| {
                 let advanced = sqlx::query(sql::ADVANCE_ORDER)
                     .bind(&changed.id)
                     .bind(changed.status)
@@ -91,7 +67,7 @@ impl Store {
                     .bind(&steps.tracking_url)
                     .bind(now_ms)
                     .bind(seen.order.status)
-                    .execute(&mut *tx)
+                    .execute(&mut *c)
                     .await?
                     .rows_affected();
                 if advanced != 1 {
@@ -100,9 +76,11 @@ impl Store {
                         changed.id
                     )));
                 }
-                enqueue_order_event!(&mut *tx, event, now_ms);
+                enqueue_order_event((&mut *c).into(), event, now_ms).await?;
+                Ok(())
             })
         })
+        .await
     }
 
     /// If the order's facts are still `seen`: `adjustment` is recorded as pending (the provider
@@ -115,8 +93,8 @@ impl Store {
         adjustment: &AdjustmentRow,
         now_ms: i64,
     ) -> StoreResult<bool> {
-        on_pool!(self, |pool| {
-            checked_write!(pool, seen, |tx| {
+        self.checked(seen, async |tx| {
+            on_conn!(tx.conn(), |c| {
                 sqlx::query(sql::INSERT_ADJUSTMENT)
                     .bind(&adjustment.id)
                     .bind(&adjustment.order_id)
@@ -127,10 +105,12 @@ impl Store {
                     .bind(RefundStatusColumn::Pending)
                     .bind(now_ms)
                     .bind(adjustment.seq)
-                    .execute(&mut *tx)
+                    .execute(&mut *c)
                     .await?;
+                Ok(())
             })
         })
+        .await
     }
 
     /// If the order's facts are still `seen`: its pending adjustment `adjustment_id` succeeded as
@@ -145,15 +125,15 @@ impl Store {
         event: Option<&NewOrderEvent>,
         now_ms: i64,
     ) -> StoreResult<bool> {
-        on_pool!(self, |pool| {
-            checked_write!(pool, seen, |tx| {
+        self.checked(seen, async |tx| {
+            on_conn!(tx.conn(), |c| {
                 let settled = sqlx::query(sql::SETTLE_ADJUSTMENT)
                     .bind(adjustment_id)
                     .bind(RefundStatusColumn::Succeeded)
                     .bind(provider_refund_id)
                     .bind(now_ms)
                     .bind(RefundStatusColumn::Pending)
-                    .execute(&mut *tx)
+                    .execute(&mut *c)
                     .await?
                     .rows_affected();
                 if settled != 1 {
@@ -161,9 +141,11 @@ impl Store {
                         "adjustment {adjustment_id} matched its order's facts but is not pending"
                     )));
                 }
-                enqueue_order_event!(&mut *tx, event, now_ms);
+                enqueue_order_event((&mut *c).into(), event, now_ms).await?;
+                Ok(())
             })
         })
+        .await
     }
 
     /// If the order's facts are still `seen`: `adjustment`, a refund already made at the
@@ -177,8 +159,8 @@ impl Store {
         event: Option<&NewOrderEvent>,
         now_ms: i64,
     ) -> StoreResult<bool> {
-        on_pool!(self, |pool| {
-            checked_write!(pool, seen, |tx| {
+        self.checked(seen, async |tx| {
+            on_conn!(tx.conn(), |c| {
                 sqlx::query(sql::INSERT_SETTLED_ADJUSTMENT)
                     .bind(&adjustment.id)
                     .bind(&adjustment.order_id)
@@ -190,11 +172,13 @@ impl Store {
                     .bind(&adjustment.provider_refund_id)
                     .bind(now_ms)
                     .bind(adjustment.seq)
-                    .execute(&mut *tx)
+                    .execute(&mut *c)
                     .await?;
-                enqueue_order_event!(&mut *tx, event, now_ms);
+                enqueue_order_event((&mut *c).into(), event, now_ms).await?;
+                Ok(())
             })
         })
+        .await
     }
 
     /// If the order's facts are still `seen` (paid or processing, no refund yet): `refund`, a
@@ -210,8 +194,8 @@ impl Store {
         event: Option<&NewOrderEvent>,
         now_ms: i64,
     ) -> StoreResult<bool> {
-        on_pool!(self, |pool| {
-            checked_write!(pool, seen, |tx| {
+        self.checked(seen, async |tx| {
+            on_conn!(tx.conn(), |c| {
                 sqlx::query(sql::INSERT_SETTLED_REFUND)
                     .bind(&refund.id)
                     .bind(&refund.order_id)
@@ -222,7 +206,7 @@ impl Store {
                     .bind(&refund.provider_refund_id)
                     .bind(now_ms)
                     .bind(&refund.operator_key)
-                    .execute(&mut *tx)
+                    .execute(&mut *c)
                     .await?;
                 let cancelled = sqlx::query(sql::CANCEL_ORDER)
                     .bind(&refund.order_id)
@@ -230,7 +214,7 @@ impl Store {
                     .bind(OrderStatusColumn::Paid)
                     .bind(now_ms)
                     .bind(OrderStatusColumn::Processing)
-                    .execute(&mut *tx)
+                    .execute(&mut *c)
                     .await?
                     .rows_affected();
                 if cancelled != 1 {
@@ -239,9 +223,11 @@ impl Store {
                         refund.order_id
                     )));
                 }
-                enqueue_order_event!(&mut *tx, event, now_ms);
+                enqueue_order_event((&mut *c).into(), event, now_ms).await?;
+                Ok(())
             })
         })
+        .await
     }
 
     /// If the order's facts are still `seen`: the operator's cancellation `refund` (all that is
@@ -254,8 +240,8 @@ impl Store {
         refund: &RefundRow,
         now_ms: i64,
     ) -> StoreResult<bool> {
-        on_pool!(self, |pool| {
-            checked_write!(pool, seen, |tx| {
+        self.checked(seen, async |tx| {
+            on_conn!(tx.conn(), |c| {
                 sqlx::query(sql::INSERT_REFUND)
                     .bind(&refund.id)
                     .bind(&refund.order_id)
@@ -265,10 +251,12 @@ impl Store {
                     .bind(RefundStatusColumn::Pending)
                     .bind(now_ms)
                     .bind(&refund.operator_key)
-                    .execute(&mut *tx)
+                    .execute(&mut *c)
                     .await?;
+                Ok(())
             })
         })
+        .await
     }
 
     /// Up to `limit` adjustments pending since before `before_ms` (the reconciler's scan).

@@ -3,11 +3,12 @@
 //!
 //! A key's `generation` is its fencing token (see `sql.rs`): every write by a holder names the
 //! generation it holds, so a holder whose lease was taken over writes nothing. A store step
-//! that does work *and* moves the key is a [`fenced_write!`]: the transaction, the key's move,
-//! the stale check and the commit are written here once, and the step brings only its own
-//! statements.
+//! that does work *and* moves the key is a [`Store::fenced`] write (`tx.rs`): the transaction,
+//! the key's move ([`move_key`]), the stale check and the commit are written once, and the step
+//! brings only its own statements.
 
 use super::rows::{KeyRow, OrderStatusColumn, RecoveryPoint};
+use super::tx::Conn;
 use super::{Store, StoreResult, sql};
 
 /// Who may see a key, and which tool and key a call is about.
@@ -72,41 +73,36 @@ pub(super) enum KeyMove<'a> {
     Release,
 }
 
-/// Moves the key held by `$fence` (`$move`, a [`KeyMove`]) on `$executor` (a pool, or a
-/// transaction with the work the move records); evaluates to the rows written (0: stale).
-macro_rules! move_key {
-    ($executor:expr, $fence:expr, $move:expr, $now_ms:expr) => {{
-        use $crate::store::{RecoveryPoint, sql};
-        let fence: &$crate::store::Fence = $fence;
-        let now_ms: i64 = $now_ms;
-        let query = match $move {
-            $crate::store::keys::KeyMove::Advance { resource_id } => scoped!(sql::ADVANCE_KEY, fence.scope)
+/// Moves the key held by `fence` (`key_move`) on `conn` (a transaction's, with the work the
+/// move records, or the pool's); false if the key has a newer holder (nothing moved).
+pub(super) async fn move_key(conn: Conn<'_>, fence: &Fence, key_move: KeyMove<'_>, now_ms: i64) -> StoreResult<bool> {
+    on_conn!(conn, |c| {
+        let query = match key_move {
+            KeyMove::Advance { resource_id } => scoped!(sql::ADVANCE_KEY, fence.scope)
                 .bind(resource_id)
                 .bind(now_ms)
                 .bind(RecoveryPoint::ResourceCreated)
                 .bind(fence.generation),
-            $crate::store::keys::KeyMove::AdvanceStarted { resource_id } => {
-                scoped!(sql::ADVANCE_STARTED_KEY, fence.scope)
-                    .bind(resource_id)
-                    .bind(now_ms)
-                    .bind(RecoveryPoint::ResourceCreated)
-                    .bind(fence.generation)
-                    .bind(RecoveryPoint::Started)
-            }
-            $crate::store::keys::KeyMove::Finish { response } => scoped!(sql::FINISH_KEY, fence.scope)
+            KeyMove::AdvanceStarted { resource_id } => scoped!(sql::ADVANCE_STARTED_KEY, fence.scope)
+                .bind(resource_id)
+                .bind(now_ms)
+                .bind(RecoveryPoint::ResourceCreated)
+                .bind(fence.generation)
+                .bind(RecoveryPoint::Started),
+            KeyMove::Finish { response } => scoped!(sql::FINISH_KEY, fence.scope)
                 .bind(response)
                 .bind(now_ms)
                 .bind(RecoveryPoint::Finished)
                 .bind(fence.generation),
-            $crate::store::keys::KeyMove::Hold => {
+            KeyMove::Hold => {
                 scoped!(sql::TOUCH_KEY, fence.scope).bind(now_ms).bind(RecoveryPoint::Finished).bind(fence.generation)
             }
-            $crate::store::keys::KeyMove::Release => {
+            KeyMove::Release => {
                 scoped!(sql::RELEASE_KEY, fence.scope).bind(now_ms).bind(RecoveryPoint::Finished).bind(fence.generation)
             }
         };
-        query.execute($executor).await.map(|done| done.rows_affected())
-    }};
+        Ok(query.execute(&mut *c).await?.rows_affected() == 1)
+    })
 }
 
 /// What the statements of a fenced write decided.
@@ -118,50 +114,25 @@ pub(super) enum Write<T> {
     Rollback(T),
 }
 
-/// The fenced write every keyed step makes, written once: opens the write transaction (taking
-/// `$lock`), moves the key held by `$fence` (`$move`, a [`KeyMove`]), and if the key has a newer
-/// holder rolls back and evaluates to `Ok(Fenced::Stale)`; otherwise runs `$write`, the step's
-/// own statements on `$tx`, and commits or rolls back as its [`Write`] says, evaluating to
-/// `Ok(Fenced::Written(_))`.
-///
-/// For use inside `on_pool!`. `$write` is a block that evaluates to a `Write`; a `?` in it leaves
-/// the enclosing method with the error, and the dropped transaction rolls everything back.
-macro_rules! fenced_write {
-    ($pool:ident, $lock:expr, $fence:expr, $move:expr, $now_ms:expr, |$tx:ident| $write:block) => {{
-        use $crate::store::dialect::Dialect as _;
-        let mut $tx = $pool.begin_write($lock).await?;
-        if move_key!(&mut *$tx, $fence, $move, $now_ms)? != 1 {
-            $tx.rollback().await?;
-            Ok($crate::store::Fenced::Stale)
-        } else {
-            let written = $write;
-            match written {
-                $crate::store::keys::Write::Commit(value) => {
-                    $tx.commit().await?;
-                    Ok($crate::store::Fenced::Written(value))
-                }
-                $crate::store::keys::Write::Rollback(value) => {
-                    $tx.rollback().await?;
-                    Ok($crate::store::Fenced::Written(value))
-                }
-            }
-        }
-    }};
-}
-
-/// Finishes every unfinished commit_order key pointing at the order, bumping generations (the
-/// reconciler, which holds no key); evaluates to the rows written.
-macro_rules! finish_keys_of_order {
-    ($executor:expr, $order_id:expr, $response:expr, $now_ms:expr) => {
-        sqlx::query($crate::store::sql::FINISH_KEYS_OF_ORDER)
-            .bind($order_id)
-            .bind($response)
-            .bind($now_ms)
+/// Finishes every unfinished commit_order key pointing at order `order_id` with `response`,
+/// bumping their generations (their holders' writes are refused from then on); the rows written.
+pub(super) async fn finish_keys_of_order(
+    conn: Conn<'_>,
+    order_id: &str,
+    response: &str,
+    now_ms: i64,
+) -> StoreResult<u64> {
+    on_conn!(conn, |c| {
+        Ok(sqlx::query(sql::FINISH_KEYS_OF_ORDER)
+            .bind(order_id)
+            .bind(response)
+            .bind(now_ms)
             .bind(giftgenius_types::ToolName::CommitOrder.as_str())
-            .bind($crate::store::RecoveryPoint::Finished)
-            .execute($executor)
+            .bind(RecoveryPoint::Finished)
+            .execute(&mut *c)
             .await?
-    };
+            .rows_affected())
+    })
 }
 
 impl Store {
@@ -230,10 +201,8 @@ impl Store {
 
     /// Moves the key held by `fence` on its own (no work in the same transaction).
     async fn move_key(&self, fence: &Fence, step: KeyMove<'_>, now_ms: i64) -> StoreResult<Fenced> {
-        on_pool!(self, |pool| {
-            let moved = move_key!(pool, fence, step, now_ms)?;
-            Ok(if moved == 1 { Fenced::Written(()) } else { Fenced::Stale })
-        })
+        let moved = move_key(self.acquire().await?.conn(), fence, step, now_ms).await?;
+        Ok(if moved { Fenced::Written(()) } else { Fenced::Stale })
     }
 
     /// Drops the lease after a transient failure, keeping the recovery point for the retry.

@@ -4,10 +4,11 @@
 //! Each public method is a span `store.<method>` (no SQL, no values) for the traces.
 //!
 //! What the store keeps, a file each (every file is an `impl Store` block for its tables):
-//! - `keys.rs`: idempotency keys (claim, take over, release, finish) and the fenced write
-//!   every keyed step makes ([`fenced_write!`]).
+//! - `keys.rs`: idempotency keys (claim, take over, release, finish), and the key's move a
+//!   fenced write makes.
 //! - `drafts.rs`: priced drafts of `prepare_order`.
-//! - `orders.rs`: orders, their stock check, charge and settlement (also by the reconciler).
+//! - `orders.rs`: orders, their stock check, charge, and the one settle step (`Store::settle`)
+//!   every way of paying ends with.
 //! - `purchases.rs`: a purchase's first step in one transaction (its draft read, its order
 //!   created, its key claimed pointing at the order).
 //! - `refunds.rs`: refunds of cancelled orders.
@@ -24,18 +25,25 @@
 //!
 //! And how it keeps it:
 //! - `sql.rs`: the statements, shared by both databases (a section per table).
+//! - `tx.rs`: how a step writes: a write transaction on either database, a connection of
+//!   either (`tx::Conn`, which the shared writes of each file take), and the two shapes most
+//!   steps have, the fenced write (`Store::fenced`: the work and the key's move, or nothing) and
+//!   the checked write (`Store::checked`: an order's change only if its facts still hold).
 //! - `dialect.rs`: what differs (opening, the write-transaction lock).
 //! - `rows.rs`: row types, and the enums that closed-set text columns decode into.
 //!
 //! Adding a table: its migration in `migrations/{sqlite,postgres}`, its statements in a new
 //! section of `sql.rs`, its row type in `rows.rs`, and a file here with its `impl Store` (and a
-//! line above). A step that moves an idempotency key with its work is a [`fenced_write!`]: the
-//! new file writes only the domain statements.
+//! line above). A step that moves an idempotency key with its work is a `Store::fenced` write:
+//! the new file writes only the domain statements. A write another file's steps need too (an
+//! order's insert, its event, its facts) is a plain `pub(super)` function over a `tx::Conn` in
+//! its table's file, called from any transaction.
 //!
 //! Every method is one atomic step. Multi-step flows (`checkout::idempotency`,
 //! `checkout::commit`) are built from these steps and recorded as recovery points, so a crash
 //! between two steps leaves the database in a state the next retry can resume from. Each
-//! method body is written once and compiled for both pools by `on_pool!`.
+//! statement is written once and compiled for both databases: `on_pool!` over the pool,
+//! `on_conn!` over a connection.
 
 mod dialect;
 pub mod rows;
@@ -110,25 +118,33 @@ macro_rules! scoped {
     };
 }
 
-// The files below use the macros above, so they are declared after them; `keys` and `outbox`
-// come first because the others use their `fenced_write!` and `enqueue_order_event!`, and
-// `orders` before `purchases`, which uses its `insert_order!`.
-#[macro_use]
-mod keys;
-#[macro_use]
-mod outbox;
-#[macro_use]
-mod orders;
+/// Runs `$body` with `$c` bound to `$conn`'s connection (`&mut SqliteConnection` or `&mut
+/// PgConnection`): the body is written once and type-checked for each database. Inside it, a
+/// statement runs on `&mut *$c`, and a shared write is called with `(&mut *$c).into()`.
+macro_rules! on_conn {
+    ($conn:expr, |$c:ident| $body:expr) => {
+        match $conn {
+            $crate::store::tx::Conn::Sqlite($c) => $body,
+            $crate::store::tx::Conn::Postgres($c) => $body,
+        }
+    };
+}
+
+// The files below use the macros above, so they are declared after them.
 mod accounts;
 mod acp_sessions;
 mod addresses;
 mod checkouts;
 mod drafts;
 mod fulfilment;
+mod keys;
+mod orders;
+mod outbox;
 mod privacy;
 mod purchases;
 mod refunds;
 mod secrets;
+mod tx;
 mod usage;
 
 pub use keys::{Claim, Fence, Fenced, Scope};

@@ -3,9 +3,11 @@
 //! retries. (A paid order's cancellation is in `refunds.rs`.) Paying an order writes its
 //! `order_create` event to the outbox in the same transaction (`outbox.rs`).
 
-use super::dialect::{Dialect, WriteLock};
-use super::keys::{Fence, Fenced, KeyMove, Write};
+use super::dialect::WriteLock;
+use super::keys::{Fence, Fenced, KeyMove, Write, finish_keys_of_order, move_key};
+use super::outbox::enqueue_order_event;
 use super::rows::{NewOrderEvent, OrderRow, OrderStatusColumn};
+use super::tx::Conn;
 use super::{Store, StoreError, StoreResult, sql};
 
 /// Whether a charge request may go to the provider for an order.
@@ -45,30 +47,35 @@ pub enum CreateOrder {
     DraftAlreadyOrdered(Box<OrderRow>),
 }
 
-/// Inserts `$order` as pending payment on `$executor`, with the charging window
-/// `$charging_until_ms` (an `Option<i64>`); evaluates to the driver's result (the caller tells a
-/// unique violation apart).
-macro_rules! insert_order {
-    ($executor:expr, $order:expr, $now_ms:expr, $charging_until_ms:expr) => {
+/// Inserts `order` as pending payment on `conn`, with the charging window `charging_until_ms`;
+/// the driver's error as it is (the caller tells a unique violation apart).
+pub(super) async fn insert_order(
+    conn: Conn<'_>,
+    order: &OrderRow,
+    now_ms: i64,
+    charging_until_ms: Option<i64>,
+) -> Result<(), sqlx::Error> {
+    on_conn!(conn, |c| {
         sqlx::query(sql::INSERT_ORDER)
-            .bind(&$order.id)
-            .bind(&$order.subject)
-            .bind(&$order.draft_id)
-            .bind(&$order.gift_id)
-            .bind(&$order.gift_title)
-            .bind(&$order.merchant)
-            .bind($order.quantity)
-            .bind($order.currency)
-            .bind($order.total_minor)
+            .bind(&order.id)
+            .bind(&order.subject)
+            .bind(&order.draft_id)
+            .bind(&order.gift_id)
+            .bind(&order.gift_title)
+            .bind(&order.merchant)
+            .bind(order.quantity)
+            .bind(order.currency)
+            .bind(order.total_minor)
             .bind(OrderStatusColumn::PendingPayment)
-            .bind($now_ms)
-            .bind(&$order.delivery)
-            .bind(&$order.destination_city)
-            .bind(&$order.destination_country)
-            .bind($charging_until_ms)
-            .execute($executor)
-            .await
-    };
+            .bind(now_ms)
+            .bind(&order.delivery)
+            .bind(&order.destination_city)
+            .bind(&order.destination_country)
+            .bind(charging_until_ms)
+            .execute(&mut *c)
+            .await?;
+    });
+    Ok(())
 }
 
 impl Store {
@@ -103,36 +110,38 @@ impl Store {
         let lock = WriteLock::GiftStock { gift_id: &order.gift_id };
         let advance = KeyMove::Advance { resource_id: &order.id };
         // `None`: the insert hit the unique index (read below, once the transaction is over).
-        let written: StoreResult<Fenced<Option<CreateOrder>>> = on_pool!(self, |pool| {
-            fenced_write!(pool, lock, fence, advance, now_ms, |tx| {
-                let live: Option<OrderRow> = sqlx::query_as(sql::LIVE_ORDER_FOR_DRAFT)
-                    .bind(&order.draft_id)
-                    .bind(OrderStatusColumn::PaymentDeclined)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-                match live {
-                    Some(existing) => Write::Rollback(Some(CreateOrder::DraftAlreadyOrdered(Box::new(existing)))),
-                    None => {
-                        let sold: i64 = sqlx::query_scalar(sql::LIVE_UNITS)
-                            .bind(&order.gift_id)
-                            .bind(OrderStatusColumn::PaymentDeclined)
-                            .bind(OrderStatusColumn::Cancelled)
-                            .fetch_one(&mut *tx)
-                            .await?;
-                        if sold + order.quantity > stock {
-                            Write::Rollback(Some(CreateOrder::OutOfStock))
-                        } else {
-                            match insert_order!(&mut *tx, order, now_ms, charging_until_ms) {
-                                Ok(_) => Write::Commit(Some(CreateOrder::Created)),
-                                Err(sqlx::Error::Database(e)) if e.is_unique_violation() => Write::Rollback(None),
-                                Err(e) => return Err(e.into()),
+        let written: Fenced<Option<CreateOrder>> = self
+            .fenced(lock, fence, advance, now_ms, async |tx| {
+                on_conn!(tx.conn(), |c| Ok({
+                    let live: Option<OrderRow> = sqlx::query_as(sql::LIVE_ORDER_FOR_DRAFT)
+                        .bind(&order.draft_id)
+                        .bind(OrderStatusColumn::PaymentDeclined)
+                        .fetch_optional(&mut *c)
+                        .await?;
+                    match live {
+                        Some(existing) => Write::Rollback(Some(CreateOrder::DraftAlreadyOrdered(Box::new(existing)))),
+                        None => {
+                            let sold: i64 = sqlx::query_scalar(sql::LIVE_UNITS)
+                                .bind(&order.gift_id)
+                                .bind(OrderStatusColumn::PaymentDeclined)
+                                .bind(OrderStatusColumn::Cancelled)
+                                .fetch_one(&mut *c)
+                                .await?;
+                            if sold + order.quantity > stock {
+                                Write::Rollback(Some(CreateOrder::OutOfStock))
+                            } else {
+                                match insert_order((&mut *c).into(), order, now_ms, charging_until_ms).await {
+                                    Ok(_) => Write::Commit(Some(CreateOrder::Created)),
+                                    Err(sqlx::Error::Database(e)) if e.is_unique_violation() => Write::Rollback(None),
+                                    Err(e) => return Err(e.into()),
+                                }
                             }
                         }
                     }
-                }
+                }))
             })
-        });
-        match written? {
+            .await?;
+        match written {
             Fenced::Written(Some(created)) => Ok(Fenced::Written(created)),
             // Cannot happen while every writer holds the lock above; if it ever does, the other
             // order won and this call reports it like the check above would have.
@@ -209,19 +218,20 @@ impl Store {
         charging_until_ms: i64,
         now_ms: i64,
     ) -> StoreResult<Fenced<ChargeStart>> {
-        on_pool!(self, |pool| {
-            fenced_write!(pool, WriteLock::None, fence, KeyMove::Hold, now_ms, |tx| {
+        self.fenced(WriteLock::None, fence, KeyMove::Hold, now_ms, async |tx| {
+            on_conn!(tx.conn(), |c| Ok({
                 let pending = sqlx::query(sql::BEGIN_CHARGE)
                     .bind(order_id)
                     .bind(charging_until_ms)
                     .bind(now_ms)
                     .bind(OrderStatusColumn::PendingPayment)
-                    .execute(&mut *tx)
+                    .execute(&mut *c)
                     .await?
                     .rows_affected();
                 Write::Commit(if pending == 1 { ChargeStart::Ready } else { ChargeStart::Settled })
-            })
+            }))
         })
+        .await
     }
 
     /// In one transaction, if the fence holds: the pending order waits until `until_ms` for the
@@ -237,20 +247,21 @@ impl Store {
         until_ms: i64,
         now_ms: i64,
     ) -> StoreResult<Fenced<bool>> {
-        on_pool!(self, |pool| {
-            fenced_write!(pool, WriteLock::None, fence, KeyMove::Hold, now_ms, |tx| {
+        self.fenced(WriteLock::None, fence, KeyMove::Hold, now_ms, async |tx| {
+            on_conn!(tx.conn(), |c| Ok({
                 let waiting = sqlx::query(sql::AWAIT_AUTHENTICATION)
                     .bind(order_id)
                     .bind(payment)
                     .bind(until_ms)
                     .bind(OrderStatusColumn::PendingPayment)
                     .bind(now_ms)
-                    .execute(&mut *tx)
+                    .execute(&mut *c)
                     .await?
                     .rows_affected();
                 Write::Commit(waiting == 1)
-            })
+            }))
         })
+        .await
     }
 
     /// The order charged (or being charged) as `charge` (Stripe: its PaymentIntent), if any.
@@ -312,14 +323,14 @@ impl Store {
         response: &str,
         now_ms: i64,
     ) -> StoreResult<Fenced<bool>> {
-        on_pool!(self, |pool| {
-            let mut tx = pool.begin_write(WriteLock::None).await?;
-            if let SettledBy::KeyHolder(fence) = by
-                && move_key!(&mut *tx, fence, KeyMove::Finish { response }, now_ms)? != 1
-            {
-                tx.rollback().await?;
-                return Ok(Fenced::Stale);
-            }
+        let mut tx = self.begin(WriteLock::None).await?;
+        if let SettledBy::KeyHolder(fence) = by
+            && !move_key(tx.conn(), fence, KeyMove::Finish { response }, now_ms).await?
+        {
+            tx.rollback().await?;
+            return Ok(Fenced::Stale);
+        }
+        let settled = on_conn!(tx.conn(), |c| {
             let query = match (outcome, by) {
                 // A holder's replay matches too: paid with this very charge, or declined.
                 (Settlement::Paid { charge_id, .. }, SettledBy::KeyHolder(_)) => sqlx::query(sql::MARK_PAID)
@@ -346,31 +357,31 @@ impl Store {
                     .bind(now_ms)
                     .bind(asked_at_ms),
             };
-            let settled = query.execute(&mut *tx).await?.rows_affected() == 1;
-            match by {
-                SettledBy::KeyHolder(_) if !settled => {
-                    return Err(StoreError::Inconsistent(match outcome {
-                        Settlement::Paid { charge_id, .. } => {
-                            format!("order {order_id} was charged ({charge_id}) but is no longer pending")
-                        }
-                        Settlement::Declined => format!("order {order_id} was declined by the provider but is paid"),
-                    }));
-                }
-                SettledBy::Provider { .. } if !settled => {
-                    tx.rollback().await?;
-                    return Ok(Fenced::Written(false));
-                }
-                SettledBy::KeyHolder(_) | SettledBy::Provider { .. } => {}
+            query.execute(&mut *c).await?.rows_affected() == 1
+        });
+        match by {
+            SettledBy::KeyHolder(_) if !settled => {
+                return Err(StoreError::Inconsistent(match outcome {
+                    Settlement::Paid { charge_id, .. } => {
+                        format!("order {order_id} was charged ({charge_id}) but is no longer pending")
+                    }
+                    Settlement::Declined => format!("order {order_id} was declined by the provider but is paid"),
+                }));
             }
-            if let Settlement::Paid { event, .. } = outcome {
-                enqueue_order_event!(&mut *tx, event, now_ms);
+            SettledBy::Provider { .. } if !settled => {
+                tx.rollback().await?;
+                return Ok(Fenced::Written(false));
             }
-            if let SettledBy::Provider { .. } = by {
-                finish_keys_of_order!(&mut *tx, order_id, response, now_ms);
-            }
-            tx.commit().await?;
-            Ok(Fenced::Written(true))
-        })
+            SettledBy::KeyHolder(_) | SettledBy::Provider { .. } => {}
+        }
+        if let Settlement::Paid { event, .. } = outcome {
+            enqueue_order_event(tx.conn(), event, now_ms).await?;
+        }
+        if let SettledBy::Provider { .. } = by {
+            finish_keys_of_order(tx.conn(), order_id, response, now_ms).await?;
+        }
+        tx.commit().await?;
+        Ok(Fenced::Written(true))
     }
 
     /// Orders with `status`, oldest first (tests and the chaos run check invariants on them).

@@ -2,7 +2,7 @@
 //! transaction as the order change they announce, then posted by a worker on any replica.
 //!
 //! Writing: a store step that changes an order takes an `Option<&NewOrderEvent>` and writes it
-//! with [`enqueue_order_event!`] after its order UPDATE; the event's body was built before the
+//! with [`enqueue_order_event`] after its order UPDATE; the event's body was built before the
 //! step (`outbox::events`), so the store knows nothing of what an event says. A change recorded
 //! twice (a request and the reconciler) keeps its first event (`(order_id, change, change_key)` is
 //! unique; the key tells an order's adjustments apart).
@@ -11,33 +11,32 @@
 //! replicas on either database); the worker then records each outcome fenced by the claim it
 //! got, so a worker whose lease ran out (and whose event another worker took) records nothing.
 
-use super::rows::{OutboxRow, OutboxStatus};
+use super::rows::{NewOrderEvent, OutboxRow, OutboxStatus};
+use super::tx::Conn;
 use super::{Store, StoreResult, sql};
 
-/// Writes `$event` (an `Option<&NewOrderEvent>`) into the outbox on `$tx` (a `&mut *tx`), as the
-/// next of its order's events, due at once. Must follow the statement that changed the order row
-/// in the same transaction (see [`sql::NEXT_OUTBOX_SEQ`]). This is the one call an order change
-/// needs to announce itself.
-macro_rules! enqueue_order_event {
-    ($tx:expr, $event:expr, $now_ms:expr) => {
-        if let Some(event) = $event {
-            let event: &$crate::store::NewOrderEvent = event;
-            let seq: i64 =
-                sqlx::query_scalar($crate::store::sql::NEXT_OUTBOX_SEQ).bind(&event.order_id).fetch_one($tx).await?;
-            sqlx::query($crate::store::sql::INSERT_OUTBOX)
-                .bind(&event.id)
-                .bind(&event.receiver)
-                .bind(&event.order_id)
-                .bind(seq)
-                .bind(event.change)
-                .bind(&event.body)
-                .bind($crate::store::OutboxStatus::Pending)
-                .bind($now_ms)
-                .bind(&event.change_key)
-                .execute($tx)
-                .await?;
-        }
-    };
+/// Writes `event` (if the order's change has a receiver) into the outbox on `conn` (a
+/// transaction's), as the next of its order's events, due at once. Must follow the statement
+/// that changed the order row in the same transaction (see [`sql::NEXT_OUTBOX_SEQ`]). This is the
+/// one call an order change needs to announce itself.
+pub(super) async fn enqueue_order_event(conn: Conn<'_>, event: Option<&NewOrderEvent>, now_ms: i64) -> StoreResult<()> {
+    let Some(event) = event else { return Ok(()) };
+    on_conn!(conn, |c| {
+        let seq: i64 = sqlx::query_scalar(sql::NEXT_OUTBOX_SEQ).bind(&event.order_id).fetch_one(&mut *c).await?;
+        sqlx::query(sql::INSERT_OUTBOX)
+            .bind(&event.id)
+            .bind(&event.receiver)
+            .bind(&event.order_id)
+            .bind(seq)
+            .bind(event.change)
+            .bind(&event.body)
+            .bind(OutboxStatus::Pending)
+            .bind(now_ms)
+            .bind(&event.change_key)
+            .execute(&mut *c)
+            .await?;
+    });
+    Ok(())
 }
 
 /// How a claimed event's attempt ended, as recorded.

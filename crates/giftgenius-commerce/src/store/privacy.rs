@@ -5,6 +5,7 @@
 use super::dialect::{Dialect, WriteLock};
 use super::rows::{OrderStatusColumn, RefundStatusColumn};
 use super::sql::{self, ERASED_SUBJECT};
+use super::tx::Conn;
 use super::{Store, StoreResult};
 
 /// What deleting one account's data did.
@@ -27,44 +28,51 @@ pub struct Retained {
     pub saved_addresses_deleted: u64,
 }
 
-/// Deletes `$subject`'s personal data in `$tx` (see [`Store::delete_personal_data`]); evaluates
-/// to what was deleted.
-macro_rules! delete_personal_data_in {
-    ($tx:ident, $subject:expr, $now_ms:expr) => {{
+/// Deletes `subject`'s personal data on `conn` (a transaction's; see
+/// [`Store::delete_personal_data`]); what was deleted.
+async fn delete_personal_data_in(conn: Conn<'_>, subject: &str, now_ms: i64) -> StoreResult<Deleted> {
+    on_conn!(conn, |c| {
         let saved_addresses =
-            sqlx::query(sql::DELETE_SAVED_ADDRESS).bind($subject).execute(&mut *$tx).await?.rows_affected();
-        sqlx::query(sql::DELETE_ACCOUNT_NAME).bind($subject).execute(&mut *$tx).await?;
+            sqlx::query(sql::DELETE_SAVED_ADDRESS).bind(subject).execute(&mut *c).await?.rows_affected();
+        sqlx::query(sql::DELETE_ACCOUNT_NAME).bind(subject).execute(&mut *c).await?;
         let drafts = sqlx::query(sql::DELETE_DRAFTS_OF)
-            .bind($subject)
+            .bind(subject)
             .bind(OrderStatusColumn::PendingPayment)
-            .execute(&mut *$tx)
+            .execute(&mut *c)
             .await?
             .rows_affected();
         let idempotency_keys = sqlx::query(sql::DELETE_KEYS_OF)
-            .bind($subject)
-            .bind($now_ms)
+            .bind(subject)
+            .bind(now_ms)
             .bind(OrderStatusColumn::PendingPayment)
-            .execute(&mut *$tx)
+            .execute(&mut *c)
             .await?
             .rows_affected();
         let checkout_sessions =
-            sqlx::query(sql::DELETE_CHECKOUTS_OF).bind($subject).execute(&mut *$tx).await?.rows_affected();
+            sqlx::query(sql::DELETE_CHECKOUTS_OF).bind(subject).execute(&mut *c).await?.rows_affected();
         let orders_anonymized = sqlx::query(sql::ANONYMIZE_ORDERS_OF)
-            .bind($subject)
+            .bind(subject)
             .bind(ERASED_SUBJECT)
-            .bind($now_ms)
+            .bind(now_ms)
             .bind(OrderStatusColumn::PendingPayment)
-            .execute(&mut *$tx)
+            .execute(&mut *c)
             .await?
             .rows_affected();
         let refunds_anonymized = sqlx::query(sql::ANONYMIZE_REFUNDS_OF)
-            .bind($subject)
+            .bind(subject)
             .bind(ERASED_SUBJECT)
-            .execute(&mut *$tx)
+            .execute(&mut *c)
             .await?
             .rows_affected();
-        Deleted { saved_addresses, drafts, idempotency_keys, checkout_sessions, orders_anonymized, refunds_anonymized }
-    }};
+        Ok(Deleted {
+            saved_addresses,
+            drafts,
+            idempotency_keys,
+            checkout_sessions,
+            orders_anonymized,
+            refunds_anonymized,
+        })
+    })
 }
 
 impl Store {
@@ -74,12 +82,10 @@ impl Store {
     /// right now, stay until that is settled.
     #[tracing::instrument(name = "store.delete_personal_data", skip_all, fields(otel.kind = "client", db.operation.name = "delete_personal_data"))]
     pub async fn delete_personal_data(&self, subject: &str, now_ms: i64) -> StoreResult<Deleted> {
-        on_pool!(self, |pool| {
-            let mut tx = pool.begin_write(WriteLock::None).await?;
-            let deleted = delete_personal_data_in!(tx, subject, now_ms);
-            tx.commit().await?;
-            Ok(deleted)
-        })
+        let mut tx = self.begin(WriteLock::None).await?;
+        let deleted = delete_personal_data_in(tx.conn(), subject, now_ms).await?;
+        tx.commit().await?;
+        Ok(deleted)
     }
 
     /// [`Store::delete_personal_data`] for one use of a Delete my data token, in one transaction
@@ -118,7 +124,7 @@ impl Store {
                     refunds_anonymized: count(counts.5),
                 });
             }
-            let deleted = delete_personal_data_in!(tx, subject, now_ms);
+            let deleted = delete_personal_data_in((&mut *tx).into(), subject, now_ms).await?;
             let count = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
             sqlx::query(sql::RECORD_DELETE_TOKEN)
                 .bind(spent_key)

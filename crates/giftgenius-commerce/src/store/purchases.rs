@@ -9,8 +9,9 @@
 //! the caller goes the general way (`keys.rs`'s claim, then `orders.rs`'s creation), which
 //! answers every other case as it always did.
 
-use super::dialect::{Dialect, WriteLock};
+use super::dialect::WriteLock;
 use super::keys::Scope;
+use super::orders::insert_order;
 use super::rows::{DraftRow, OrderRow, OrderStatusColumn, RecoveryPoint};
 use super::{Store, StoreResult, sql};
 
@@ -71,26 +72,27 @@ impl Store {
         now_ms: i64,
         plan: impl FnOnce(&DraftRow) -> Option<PurchasePlan>,
     ) -> StoreResult<PurchaseBegun> {
-        on_pool!(self, |pool| {
-            let mut tx = pool.begin_write(WriteLock::None).await?;
-            let draft: Option<DraftRow> =
-                sqlx::query_as(sql::DRAFT).bind(draft_id).bind(&scope.subject).fetch_optional(&mut *tx).await?;
-            let Some(plan) = draft.as_ref().and_then(plan) else {
-                tx.rollback().await?;
-                return Ok(PurchaseBegun::NotHere(draft));
-            };
-            let order = &plan.order;
-            // As in `create_order_charging`: the stock check and the insert must not interleave
-            // with another replica's for the same gift (PostgreSQL; SQLite's writer lock is held).
-            pool.lock_in(&mut tx, WriteLock::GiftStock { gift_id: &order.gift_id }).await?;
+        let mut tx = self.begin(WriteLock::None).await?;
+        let draft: Option<DraftRow> = on_conn!(tx.conn(), |c| {
+            sqlx::query_as(sql::DRAFT).bind(draft_id).bind(&scope.subject).fetch_optional(&mut *c).await
+        })?;
+        let Some(plan) = draft.as_ref().and_then(plan) else {
+            tx.rollback().await?;
+            return Ok(PurchaseBegun::NotHere(draft));
+        };
+        let order = &plan.order;
+        // As in `create_order_charging`: the stock check and the insert must not interleave
+        // with another replica's for the same gift (PostgreSQL; SQLite's writer lock is held).
+        tx.lock(WriteLock::GiftStock { gift_id: &order.gift_id }).await?;
+        let claimed = on_conn!(tx.conn(), |c| {
             let (live, sold): (i64, i64) = sqlx::query_as(sql::DRAFT_LIVE_ORDERS_AND_GIFT_UNITS)
                 .bind(&order.draft_id)
                 .bind(OrderStatusColumn::PaymentDeclined)
                 .bind(&order.gift_id)
                 .bind(OrderStatusColumn::Cancelled)
-                .fetch_one(&mut *tx)
+                .fetch_one(&mut *c)
                 .await?;
-            let claimed = live == 0
+            live == 0
                 && sold + order.quantity <= plan.stock
                 && scoped!(sql::INSERT_KEY_WITH_RESOURCE, scope)
                     .bind(&plan.fingerprint)
@@ -98,25 +100,25 @@ impl Store {
                     .bind(&order.id)
                     .bind(lease_until_ms)
                     .bind(now_ms)
-                    .execute(&mut *tx)
+                    .execute(&mut *c)
                     .await?
                     .rows_affected()
-                    == 1;
-            if !claimed {
+                    == 1
+        });
+        if !claimed {
+            tx.rollback().await?;
+            return Ok(PurchaseBegun::NotHere(draft));
+        }
+        match insert_order(tx.conn(), order, now_ms, plan.charging_until_ms).await {
+            Ok(()) => {}
+            // Another order for the draft won (not while the lock above is taken): the general way answers.
+            Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
                 tx.rollback().await?;
                 return Ok(PurchaseBegun::NotHere(draft));
             }
-            match insert_order!(&mut *tx, order, now_ms, plan.charging_until_ms) {
-                Ok(_) => {}
-                // Another order for the draft won (not while the lock above is taken): the general way answers.
-                Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
-                    tx.rollback().await?;
-                    return Ok(PurchaseBegun::NotHere(draft));
-                }
-                Err(e) => return Err(e.into()),
-            }
-            tx.commit().await?;
-            Ok(PurchaseBegun::Created(Box::new(plan)))
-        })
+            Err(e) => return Err(e.into()),
+        }
+        tx.commit().await?;
+        Ok(PurchaseBegun::Created(Box::new(plan)))
     }
 }

@@ -5,9 +5,11 @@
 //! `order_update` event to the outbox in the same transaction (`outbox.rs`). Partial refunds
 //! are in `fulfilment.rs`.
 
-use super::dialect::{Dialect, WriteLock};
+use super::dialect::WriteLock;
 use super::keys::{Fence, Fenced, KeyMove, Write};
+use super::outbox::enqueue_order_event;
 use super::rows::{NewOrderEvent, OrderRow, OrderStatusColumn, RefundRow, RefundStatusColumn};
+use super::tx::Conn;
 use super::{Store, StoreError, StoreResult, sql};
 
 /// The outcome of recording the refund of an order that is being cancelled.
@@ -20,35 +22,36 @@ pub enum BeginRefund {
     NotPaid(Box<OrderRow>),
 }
 
-/// Marks order `$order_id`'s refund succeeded as `$refund_id` and the order cancelled, in `$tx`;
-/// an error (and the transaction rolled back) if either is in another state.
-macro_rules! settle_refund_in {
-    ($tx:expr, $order_id:expr, $refund_id:expr, $now_ms:expr) => {
+/// Marks order `order_id`'s refund succeeded as `refund_id` and the order cancelled, on `conn` (a
+/// transaction's); an error (and so the transaction rolled back) if either is in another state.
+async fn refund_and_cancel(conn: Conn<'_>, order_id: &str, refund_id: &str, now_ms: i64) -> StoreResult<()> {
+    let (refunded, cancelled) = on_conn!(conn, |c| {
         let refunded = sqlx::query(sql::SETTLE_REFUND)
-            .bind($order_id)
+            .bind(order_id)
             .bind(RefundStatusColumn::Succeeded)
-            .bind($refund_id)
+            .bind(refund_id)
             .bind(RefundStatusColumn::Pending)
-            .bind($now_ms)
-            .execute($tx)
+            .bind(now_ms)
+            .execute(&mut *c)
             .await?
             .rows_affected();
         let cancelled = sqlx::query(sql::CANCEL_ORDER)
-            .bind($order_id)
+            .bind(order_id)
             .bind(OrderStatusColumn::Cancelled)
             .bind(OrderStatusColumn::Paid)
-            .bind($now_ms)
+            .bind(now_ms)
             .bind(OrderStatusColumn::Processing)
-            .execute($tx)
+            .execute(&mut *c)
             .await?
             .rows_affected();
-        if refunded != 1 || cancelled != 1 {
-            return Err(StoreError::Inconsistent(format!(
-                "order {} was refunded ({}) but its refund or status did not match",
-                $order_id, $refund_id
-            )));
-        }
-    };
+        (refunded, cancelled)
+    });
+    if refunded != 1 || cancelled != 1 {
+        return Err(StoreError::Inconsistent(format!(
+            "order {order_id} was refunded ({refund_id}) but its refund or status did not match"
+        )));
+    }
+    Ok(())
 }
 
 impl Store {
@@ -66,15 +69,15 @@ impl Store {
     ) -> StoreResult<Fenced<BeginRefund>> {
         let advance = KeyMove::Advance { resource_id: &refund.order_id };
         let lock = WriteLock::Order { order_id: &refund.order_id };
-        on_pool!(self, |pool| {
-            fenced_write!(pool, lock, fence, advance, now_ms, |tx| {
+        self.fenced(lock, fence, advance, now_ms, async |tx| {
+            on_conn!(tx.conn(), |c| Ok({
                 let order: Option<OrderRow> =
-                    sqlx::query_as(sql::ORDER_BY_ID).bind(&refund.order_id).fetch_optional(&mut *tx).await?;
+                    sqlx::query_as(sql::ORDER_BY_ID).bind(&refund.order_id).fetch_optional(&mut *c).await?;
                 let Some(order) = order else {
                     return Err(StoreError::Inconsistent(format!("order {} vanished", refund.order_id)));
                 };
                 let existing: Option<RefundRow> =
-                    sqlx::query_as(sql::REFUND_OF_ORDER).bind(&refund.order_id).fetch_optional(&mut *tx).await?;
+                    sqlx::query_as(sql::REFUND_OF_ORDER).bind(&refund.order_id).fetch_optional(&mut *c).await?;
                 match existing {
                     Some(row) if row.status == RefundStatusColumn::Pending => Write::Commit(BeginRefund::Ready(row)),
                     Some(_) => Write::Rollback(BeginRefund::NotPaid(Box::new(order))),
@@ -83,7 +86,7 @@ impl Store {
                     }
                     None => {
                         let adjusted: i64 =
-                            sqlx::query_scalar(sql::ADJUSTED_SUM).bind(&refund.order_id).fetch_one(&mut *tx).await?;
+                            sqlx::query_scalar(sql::ADJUSTED_SUM).bind(&refund.order_id).fetch_one(&mut *c).await?;
                         let left = order.total_minor.saturating_sub(adjusted);
                         if left <= 0 {
                             Write::Rollback(BeginRefund::NotPaid(Box::new(order)))
@@ -97,16 +100,17 @@ impl Store {
                                 .bind(RefundStatusColumn::Pending)
                                 .bind(now_ms)
                                 .bind(&refund.operator_key)
-                                .execute(&mut *tx)
+                                .execute(&mut *c)
                                 .await?;
                             let row =
-                                sqlx::query_as(sql::REFUND_OF_ORDER).bind(&refund.order_id).fetch_one(&mut *tx).await?;
+                                sqlx::query_as(sql::REFUND_OF_ORDER).bind(&refund.order_id).fetch_one(&mut *c).await?;
                             Write::Commit(BeginRefund::Ready(row))
                         }
                     }
                 }
-            })
+            }))
         })
+        .await
     }
 
     /// In one transaction, if the fence holds: the refund succeeded as `provider_refund_id`,
@@ -122,13 +126,12 @@ impl Store {
         event: Option<&NewOrderEvent>,
         now_ms: i64,
     ) -> StoreResult<Fenced> {
-        on_pool!(self, |pool| {
-            fenced_write!(pool, WriteLock::None, fence, KeyMove::Finish { response }, now_ms, |tx| {
-                settle_refund_in!(&mut *tx, order_id, provider_refund_id, now_ms);
-                enqueue_order_event!(&mut *tx, event, now_ms);
-                Write::Commit(())
-            })
+        self.fenced(WriteLock::None, fence, KeyMove::Finish { response }, now_ms, async |tx| {
+            refund_and_cancel(tx.conn(), order_id, provider_refund_id, now_ms).await?;
+            enqueue_order_event(tx.conn(), event, now_ms).await?;
+            Ok(Write::Commit(()))
         })
+        .await
     }
 
     /// The reconciler: the pending refund succeeded as `provider_refund_id`, the order is
@@ -142,13 +145,10 @@ impl Store {
         event: Option<&NewOrderEvent>,
         now_ms: i64,
     ) -> StoreResult<()> {
-        on_pool!(self, |pool| {
-            let mut tx = pool.begin_write(WriteLock::None).await?;
-            settle_refund_in!(&mut *tx, order_id, provider_refund_id, now_ms);
-            enqueue_order_event!(&mut *tx, event, now_ms);
-            tx.commit().await?;
-            Ok(())
-        })
+        let mut tx = self.begin(WriteLock::None).await?;
+        refund_and_cancel(tx.conn(), order_id, provider_refund_id, now_ms).await?;
+        enqueue_order_event(tx.conn(), event, now_ms).await?;
+        tx.commit().await
     }
 
     #[tracing::instrument(name = "store.refund_of_order", skip_all, fields(otel.kind = "client", db.operation.name = "refund_of_order"))]
