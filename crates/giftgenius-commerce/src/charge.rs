@@ -6,12 +6,13 @@
 //! and writes with it (its key's answer, the order paid or declined, the event) stays with the
 //! caller: [`Charged`] says what happened, in no transport's words.
 
+use crate::order::Order;
 use giftgenius_pay_api::api::PaymentToken;
 
 use crate::clock::Clock;
 use crate::failpoints::{AFTER_PAYMENT_CHARGED, Failpoints};
 use crate::payments::{Charge, ChargeRequest, LEASE_MARGIN, PaymentError, Payments};
-use crate::store::{ChargeStart, Fence, Fenced, OrderRow, Store};
+use crate::store::{ChargeStart, Fence, Fenced, Store};
 
 /// The provider's idempotency key for an order: one order, one charge, whoever asks.
 pub fn provider_key(order_id: &str) -> String {
@@ -20,7 +21,7 @@ pub fn provider_key(order_id: &str) -> String {
 
 /// What the provider is asked to charge for an order (the same text every time: the provider
 /// refuses a key reused with another request).
-pub fn charge_description(order: &OrderRow) -> String {
+pub fn charge_description(order: &Order) -> String {
     format!("GiftGenius order {}: {} × {}", order.id, order.quantity, order.gift_title)
 }
 
@@ -69,7 +70,7 @@ impl ChargeStep<'_> {
         &self,
         fence: &Fence,
         lease_until_ms: i64,
-        order: &OrderRow,
+        order: &Order,
         token: Option<PaymentToken>,
         window_until_ms: Option<i64>,
     ) -> Charged {

@@ -1,17 +1,17 @@
-//! An order's life, written once: every status change an order takes is a method of the order
-//! here, returning the order after it and the change its event announces ([`Changed`]). The
+//! An order ([`Order`]) and its life, written once: every status change an order takes is a
+//! method of the order here, returning the order after it and the change its event announces ([`Changed`]). The
 //! callers (the tools' commit and sheet, ACP's complete, the reconciler, Stripe's webhook, the
 //! cancellation and the operator) decide when; this decides what the order becomes, so a paid
 //! order reads the same whichever way it was paid.
 //!
 //! | change             | from                               | the order becomes                          |
 //! |--------------------|------------------------------------|--------------------------------------------|
-//! | [`OrderRow::paid`] | pending payment (or paid: a replay) | paid, its charge, paid at (the first time), no longer awaiting the bank |
-//! | [`OrderRow::cancelled`] | paid, processing                | cancelled (at the first time it was), its refund settled by the caller |
-//! | [`OrderRow::took`] | see below                          | the operator's step, its time, the shipment |
+//! | [`Order::paid`] | pending payment (or paid: a replay) | paid, its charge, paid at (the first time), no longer awaiting the bank |
+//! | [`Order::cancelled`] | paid, processing                | cancelled (at the first time it was), its refund settled by the caller |
+//! | [`Order::took`] | see below                          | the operator's step, its time, the shipment |
 //!
-//! An order starts as [`OrderRow::pending`] (from a [`NewOrder`]), and may wait for the person's
-//! bank before it is paid ([`OrderRow::awaiting_authentication`]). A refund of part of it is an
+//! An order starts as [`Order::pending`] (from a [`NewOrder`]), and may wait for the person's
+//! bank before it is paid ([`Order::awaiting_authentication`]). A refund of part of it is an
 //! adjustment ([`OrderFacts::adjustment`]), the next of its adjustments.
 //!
 //! Which status change the operator may make, from which status (docs/acp.md §10.3):
@@ -24,12 +24,16 @@
 //! | the same step again (`ship` with the same tracking) | | nothing: the order as it is |
 //! | anything else (pending, declined, cancelled, backwards, ship with other tracking) | | refused |
 //!
-//! Pure: the caller reads the order, asks [`decide`], and writes what [`OrderRow::took`] gives.
-//! A decline is written by the store's charge steps alone: no answer shows the order after it
-//! but from what the store read back.
+//! Pure: the caller reads the order, asks [`decide`], and writes what [`Order::took`] gives.
+//! A decline is written by the store's settle step alone (`Store::settle`): no answer shows the
+//! order after it but from what the store read back.
+
+/// The order, defined with the rows the store reads (its fields are the `orders` columns) and
+/// named here, where what it may become is.
+pub use crate::store::rows::Order;
 
 use crate::store::{
-    AdjustmentRow, CurrencyColumn, OrderChange, OrderFacts, OrderRow, OrderStatusColumn, RefundRow, RefundStatusColumn,
+    AdjustmentRow, CurrencyColumn, OrderChange, OrderFacts, OrderStatusColumn, RefundRow, RefundStatusColumn,
 };
 
 /// How a shipped order travels (checked by `input.rs`).
@@ -81,7 +85,7 @@ pub enum Decision {
 }
 
 /// What `step` does to `order`.
-pub fn decide(order: &OrderRow, step: &Step) -> Decision {
+pub fn decide(order: &Order, step: &Step) -> Decision {
     use OrderStatusColumn as S;
     let shipped_as = |shipment: &Shipment| {
         let now = &order.fulfilment;
@@ -116,7 +120,7 @@ pub fn decide(order: &OrderRow, step: &Step) -> Decision {
 /// An order after a change, and the change its event announces.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Changed {
-    pub order: OrderRow,
+    pub order: Order,
     pub change: OrderChange,
 }
 
@@ -140,11 +144,11 @@ pub struct NewOrder {
     pub destination: Option<(String, String)>,
 }
 
-impl OrderRow {
+impl Order {
     /// A new order, pending payment, created at `now_ms` with an id of its own.
-    pub fn pending(new: NewOrder, now_ms: i64) -> OrderRow {
+    pub fn pending(new: NewOrder, now_ms: i64) -> Order {
         let (destination_city, destination_country) = new.destination.map_or((None, None), |(c, k)| (Some(c), Some(k)));
-        OrderRow {
+        Order {
             id: crate::ids::random_id("ord"),
             subject: new.subject,
             draft_id: new.draft_id,
@@ -170,15 +174,15 @@ impl OrderRow {
 
     /// Still pending, its provider payment `payment` waiting for the person's bank (3-D Secure)
     /// until `until_ms`: no event, as nothing happened to the order yet.
-    pub fn awaiting_authentication(self, payment: String, until_ms: i64) -> OrderRow {
-        OrderRow { payment_ref: Some(payment), authentication_until_ms: Some(until_ms), ..self }
+    pub fn awaiting_authentication(self, payment: String, until_ms: i64) -> Order {
+        Order { payment_ref: Some(payment), authentication_until_ms: Some(until_ms), ..self }
     }
 
     /// Paid by `charge_id` at `at_ms`: the first time it was paid stays (the store keeps the
     /// first too), and it no longer awaits the person's bank.
     pub fn paid(self, charge_id: &str, at_ms: i64) -> Changed {
         let paid_at_ms = Some(self.fulfilment.paid_at_ms.unwrap_or(at_ms));
-        let order = OrderRow {
+        let order = Order {
             status: OrderStatusColumn::Paid,
             charge_id: Some(charge_id.to_string()),
             authentication_until_ms: None,
@@ -192,14 +196,14 @@ impl OrderRow {
     /// time it was first recorded cancelled stays.
     pub fn cancelled(self, at_ms: i64) -> Changed {
         let cancelled_at_ms = Some(self.cancelled_at_ms.unwrap_or(at_ms));
-        let order = OrderRow { status: OrderStatusColumn::Cancelled, cancelled_at_ms, ..self };
+        let order = Order { status: OrderStatusColumn::Cancelled, cancelled_at_ms, ..self };
         Changed { order, change: OrderChange::Cancelled }
     }
 
     /// The refund that cancels it (`amount_minor`: what is left of its total), asked by the
     /// person (no `operator_key`) or under the operator's key: pending until the provider refunds
     /// it, or succeeded already when the provider did (`provider_refund_id`: a refund made at
-    /// the provider's own dashboard). [`OrderRow::cancelled`] is the order once it succeeded.
+    /// the provider's own dashboard). [`Order::cancelled`] is the order once it succeeded.
     pub fn cancellation(
         &self,
         amount_minor: i64,
@@ -287,8 +291,8 @@ fn refund_status(provider_refund_id: Option<&str>) -> RefundStatusColumn {
 mod tests {
     use super::*;
 
-    fn order(status: OrderStatusColumn) -> OrderRow {
-        OrderRow {
+    fn order(status: OrderStatusColumn) -> Order {
+        Order {
             id: "ord_1".into(),
             subject: "local".into(),
             draft_id: "drf_1".into(),
@@ -396,7 +400,7 @@ mod tests {
             delivery: None,
             destination: Some(("Lisboa".into(), "PT".into())),
         };
-        let (a, b) = (OrderRow::pending(new.clone(), 1_780_000_000_000), OrderRow::pending(new, 1_780_000_000_000));
+        let (a, b) = (Order::pending(new.clone(), 1_780_000_000_000), Order::pending(new, 1_780_000_000_000));
         assert!(a.id.starts_with("ord_") && a.id != b.id);
         assert_eq!(
             (a.status, a.charge_id.as_deref(), a.created_at_ms),

@@ -8,11 +8,10 @@
 //! finishing one whose answer was lost): [`finish_adjustment`], under the adjustment's own key.
 
 use crate::clock::Clock;
+use crate::order::Order;
 use crate::outbox::OrderEvents;
 use crate::payments::{PaymentError, Payments};
-use crate::store::{
-    NewOrderEvent, OrderChange, OrderFacts, OrderRow, RefundRow, RefundStatusColumn, Store, StoreResult,
-};
+use crate::store::{NewOrderEvent, OrderChange, OrderFacts, RefundRow, RefundStatusColumn, Store, StoreResult};
 
 /// How often a step that lost a race with another change of the same order reads it again.
 const ATTEMPTS: usize = 5;
@@ -35,7 +34,7 @@ pub enum Refunded {
 
 /// Asks the provider to refund `refund` of `order` (all that was left to refund when it was
 /// recorded).
-pub async fn ask(payments: &Payments, order: &OrderRow, refund: &RefundRow) -> Refunded {
+pub async fn ask(payments: &Payments, order: &Order, refund: &RefundRow) -> Refunded {
     let Some(charge_id) = order.charge_id.as_deref() else {
         return Refunded::Failed(format!("paid order {} has no charge id", order.id));
     };
@@ -51,7 +50,7 @@ pub async fn ask(payments: &Payments, order: &OrderRow, refund: &RefundRow) -> R
 
 /// The order and its refund once the provider refunded it (`provider_refund_id`, at `now`):
 /// cancelled (when the cancellation was first recorded, if it was), the refund succeeded.
-pub fn succeeded(order: &OrderRow, refund: &RefundRow, provider_refund_id: &str, now: i64) -> (OrderRow, RefundRow) {
+pub fn succeeded(order: &Order, refund: &RefundRow, provider_refund_id: &str, now: i64) -> (Order, RefundRow) {
     let cancelled = order.clone().cancelled(now).order;
     let refunded = RefundRow {
         status: RefundStatusColumn::Succeeded,
@@ -67,7 +66,7 @@ pub fn succeeded(order: &OrderRow, refund: &RefundRow, provider_refund_id: &str,
 pub async fn cancelled_event(
     store: &Store,
     events: &OrderEvents,
-    cancelled: OrderRow,
+    cancelled: Order,
     refunded: RefundRow,
 ) -> StoreResult<Option<NewOrderEvent>> {
     let adjustments = store.adjustments_of(&cancelled.id).await?;

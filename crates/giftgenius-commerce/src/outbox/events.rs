@@ -8,10 +8,11 @@
 //! and the next protocol adds an [`EventBodies`], not a fork of this. Who receives an event is
 //! decided here ([`Receivers::for_subject`]): no receiver, no event.
 
+use crate::order::Order;
 use std::sync::Arc;
 
 use super::receivers::Receivers;
-use crate::store::{NewOrderEvent, OrderChange, OrderFacts, OrderRow, StoreResult};
+use crate::store::{NewOrderEvent, OrderChange, OrderFacts, StoreResult};
 
 /// What an order event says, in the words of the protocol its receivers speak: the body posted.
 #[async_trait::async_trait]
@@ -71,7 +72,7 @@ impl OrderEvents {
 
     /// The event announcing `change` of `order` whose body is made already (an ACP complete: the
     /// order its answer shows); `None` if nobody receives this order's events.
-    pub fn event_with_body(&self, order: &OrderRow, change: OrderChange, body: String) -> Option<NewOrderEvent> {
+    pub fn event_with_body(&self, order: &Order, change: OrderChange, body: String) -> Option<NewOrderEvent> {
         let receiver = self.receivers.for_subject(&order.subject)?;
         Some(NewOrderEvent {
             id: crate::ids::random_id("evt"),

@@ -10,9 +10,8 @@
 //! of one order never interleave, on either database.
 
 use super::outbox::enqueue_order_event;
-use super::rows::{
-    AdjustmentRow, NewOrderEvent, OrderFacts, OrderRow, OrderStatusColumn, RefundRow, RefundStatusColumn,
-};
+use super::rows::Order;
+use super::rows::{AdjustmentRow, NewOrderEvent, OrderFacts, OrderStatusColumn, RefundRow, RefundStatusColumn};
 use super::tx::Conn;
 use super::{Store, StoreError, StoreResult, sql};
 
@@ -20,7 +19,7 @@ use super::{Store, StoreError, StoreResult, sql};
 /// is no such order.
 pub(super) async fn order_facts(conn: Conn<'_>, order_id: &str) -> StoreResult<Option<OrderFacts>> {
     on_conn!(conn, |c| {
-        let order: Option<OrderRow> = sqlx::query_as(sql::ORDER_BY_ID).bind(order_id).fetch_optional(&mut *c).await?;
+        let order: Option<Order> = sqlx::query_as(sql::ORDER_BY_ID).bind(order_id).fetch_optional(&mut *c).await?;
         let Some(order) = order else { return Ok(None) };
         let refund: Option<RefundRow> =
             sqlx::query_as(sql::REFUND_OF_ORDER).bind(order_id).fetch_optional(&mut *c).await?;
@@ -49,7 +48,7 @@ impl Store {
     pub async fn advance_order(
         &self,
         seen: &OrderFacts,
-        changed: &OrderRow,
+        changed: &Order,
         event: Option<&NewOrderEvent>,
         now_ms: i64,
     ) -> StoreResult<bool> {

@@ -53,8 +53,8 @@ use sqlx::{PgPool, SqlitePool};
 
 pub use rows::{
     AcpSessionRow, AdjustmentRow, CheckoutRow, CurrencyColumn, DraftRow, Fulfilment, KeyRow, NewOrderEvent,
-    OrderChange, OrderFacts, OrderRow, OrderStatusColumn, OutboxRow, OutboxStatus, RecoveryPoint, RefundRow,
-    RefundStatusColumn, ShippingColumn, Usage,
+    OrderChange, OrderFacts, OrderStatusColumn, OutboxRow, OutboxStatus, RecoveryPoint, RefundRow, RefundStatusColumn,
+    ShippingColumn, Usage,
 };
 pub use sql::ERASED_SUBJECT;
 

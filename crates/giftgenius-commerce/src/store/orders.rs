@@ -6,7 +6,8 @@
 use super::dialect::WriteLock;
 use super::keys::{Fence, Fenced, KeyMove, Write, finish_keys_of_order, move_key};
 use super::outbox::enqueue_order_event;
-use super::rows::{NewOrderEvent, OrderRow, OrderStatusColumn};
+use super::rows::Order;
+use super::rows::{NewOrderEvent, OrderStatusColumn};
 use super::tx::Conn;
 use super::{Store, StoreError, StoreResult, sql};
 
@@ -44,14 +45,14 @@ pub enum CreateOrder {
     /// Not enough stock left for this quantity.
     OutOfStock,
     /// The draft already has a live order (placed under another key).
-    DraftAlreadyOrdered(Box<OrderRow>),
+    DraftAlreadyOrdered(Box<Order>),
 }
 
 /// Inserts `order` as pending payment on `conn`, with the charging window `charging_until_ms`;
 /// the driver's error as it is (the caller tells a unique violation apart).
 pub(super) async fn insert_order(
     conn: Conn<'_>,
-    order: &OrderRow,
+    order: &Order,
     now_ms: i64,
     charging_until_ms: Option<i64>,
 ) -> Result<(), sqlx::Error> {
@@ -85,7 +86,7 @@ impl Store {
     pub async fn create_order(
         &self,
         fence: &Fence,
-        order: &OrderRow,
+        order: &Order,
         stock: i64,
         now_ms: i64,
     ) -> StoreResult<Fenced<CreateOrder>> {
@@ -99,7 +100,7 @@ impl Store {
     pub async fn create_order_charging(
         &self,
         fence: &Fence,
-        order: &OrderRow,
+        order: &Order,
         stock: i64,
         now_ms: i64,
         charging_until_ms: Option<i64>,
@@ -113,7 +114,7 @@ impl Store {
         let written: Fenced<Option<CreateOrder>> = self
             .fenced(lock, fence, advance, now_ms, async |tx| {
                 on_conn!(tx.conn(), |c| Ok({
-                    let live: Option<OrderRow> = sqlx::query_as(sql::LIVE_ORDER_FOR_DRAFT)
+                    let live: Option<Order> = sqlx::query_as(sql::LIVE_ORDER_FOR_DRAFT)
                         .bind(&order.draft_id)
                         .bind(OrderStatusColumn::PaymentDeclined)
                         .fetch_optional(&mut *c)
@@ -158,14 +159,14 @@ impl Store {
 
     /// `subject`'s order `id`.
     #[tracing::instrument(name = "store.order", skip_all, fields(otel.kind = "client", db.operation.name = "order"))]
-    pub async fn order(&self, subject: &str, id: &str) -> StoreResult<Option<OrderRow>> {
+    pub async fn order(&self, subject: &str, id: &str) -> StoreResult<Option<Order>> {
         on_pool!(self, |pool| Ok(sqlx::query_as(sql::ORDER).bind(id).bind(subject).fetch_optional(pool).await?))
     }
 
     /// Up to `limit` of `subject`'s orders older than `before` in (created_at_ms, id) order,
     /// newest first.
     #[tracing::instrument(name = "store.orders_of", skip_all, fields(otel.kind = "client", db.operation.name = "orders_of"))]
-    pub async fn orders_of(&self, subject: &str, before: (i64, &str), limit: i64) -> StoreResult<Vec<OrderRow>> {
+    pub async fn orders_of(&self, subject: &str, before: (i64, &str), limit: i64) -> StoreResult<Vec<Order>> {
         on_pool!(self, |pool| {
             Ok(sqlx::query_as(sql::ORDERS_OF_SUBJECT)
                 .bind(subject)
@@ -179,13 +180,13 @@ impl Store {
 
     /// Any subject's order `id` (a key's resource, the checkout page).
     #[tracing::instrument(name = "store.order_by_id", skip_all, fields(otel.kind = "client", db.operation.name = "order_by_id"))]
-    pub async fn order_by_id(&self, id: &str) -> StoreResult<Option<OrderRow>> {
+    pub async fn order_by_id(&self, id: &str) -> StoreResult<Option<Order>> {
         on_pool!(self, |pool| Ok(sqlx::query_as(sql::ORDER_BY_ID).bind(id).fetch_optional(pool).await?))
     }
 
     /// The draft's live (pending or paid) order, if any.
     #[tracing::instrument(name = "store.live_order_for_draft", skip_all, fields(otel.kind = "client", db.operation.name = "live_order_for_draft"))]
-    pub async fn live_order_for_draft(&self, draft_id: &str) -> StoreResult<Option<OrderRow>> {
+    pub async fn live_order_for_draft(&self, draft_id: &str) -> StoreResult<Option<Order>> {
         on_pool!(self, |pool| {
             Ok(sqlx::query_as(sql::LIVE_ORDER_FOR_DRAFT)
                 .bind(draft_id)
@@ -266,7 +267,7 @@ impl Store {
 
     /// The order charged (or being charged) as `charge` (Stripe: its PaymentIntent), if any.
     #[tracing::instrument(name = "store.order_by_charge", skip_all, fields(otel.kind = "client", db.operation.name = "order_by_charge"))]
-    pub async fn order_by_charge(&self, charge: &str) -> StoreResult<Option<OrderRow>> {
+    pub async fn order_by_charge(&self, charge: &str) -> StoreResult<Option<Order>> {
         on_pool!(self, |pool| Ok(sqlx::query_as(sql::ORDER_BY_CHARGE).bind(charge).fetch_optional(pool).await?))
     }
 
@@ -282,7 +283,7 @@ impl Store {
         now_ms: i64,
         after: (i64, &str),
         limit: i64,
-    ) -> StoreResult<Vec<OrderRow>> {
+    ) -> StoreResult<Vec<Order>> {
         on_pool!(self, |pool| {
             Ok(sqlx::query_as(sql::ORDERS_TO_RECONCILE)
                 .bind(OrderStatusColumn::PendingPayment)
@@ -386,7 +387,7 @@ impl Store {
 
     /// Orders with `status`, oldest first (tests and the chaos run check invariants on them).
     #[tracing::instrument(name = "store.orders_with_status", skip_all, fields(otel.kind = "client", db.operation.name = "orders_with_status"))]
-    pub async fn orders_with_status(&self, status: OrderStatusColumn) -> StoreResult<Vec<OrderRow>> {
+    pub async fn orders_with_status(&self, status: OrderStatusColumn) -> StoreResult<Vec<Order>> {
         on_pool!(self, |pool| Ok(sqlx::query_as(sql::ORDERS_WITH_STATUS).bind(status).fetch_all(pool).await?))
     }
 

@@ -12,7 +12,8 @@
 use super::dialect::WriteLock;
 use super::keys::Scope;
 use super::orders::insert_order;
-use super::rows::{DraftRow, OrderRow, OrderStatusColumn, RecoveryPoint};
+use super::rows::Order;
+use super::rows::{DraftRow, OrderStatusColumn, RecoveryPoint};
 use super::{Store, StoreResult, sql};
 
 /// What the caller makes of the draft it was given: the key's fingerprint (it covers the
@@ -21,7 +22,7 @@ use super::{Store, StoreResult, sql};
 #[derive(Debug, Clone)]
 pub struct PurchasePlan {
     pub fingerprint: String,
-    pub order: OrderRow,
+    pub order: Order,
     pub stock: i64,
     pub charging_until_ms: Option<i64>,
 }

@@ -8,7 +8,8 @@
 use super::dialect::WriteLock;
 use super::keys::{Fence, Fenced, KeyMove, Write};
 use super::outbox::enqueue_order_event;
-use super::rows::{NewOrderEvent, OrderRow, OrderStatusColumn, RefundRow, RefundStatusColumn};
+use super::rows::Order;
+use super::rows::{NewOrderEvent, OrderStatusColumn, RefundRow, RefundStatusColumn};
 use super::tx::Conn;
 use super::{Store, StoreError, StoreResult, sql};
 
@@ -19,7 +20,7 @@ pub enum BeginRefund {
     Ready(RefundRow),
     /// The order can no longer be cancelled: cancelled meanwhile under another key, never paid,
     /// shipped, or nothing left to refund.
-    NotPaid(Box<OrderRow>),
+    NotPaid(Box<Order>),
 }
 
 /// Marks order `order_id`'s refund succeeded as `refund_id` and the order cancelled, on `conn` (a
@@ -71,7 +72,7 @@ impl Store {
         let lock = WriteLock::Order { order_id: &refund.order_id };
         self.fenced(lock, fence, advance, now_ms, async |tx| {
             on_conn!(tx.conn(), |c| Ok({
-                let order: Option<OrderRow> =
+                let order: Option<Order> =
                     sqlx::query_as(sql::ORDER_BY_ID).bind(&refund.order_id).fetch_optional(&mut *c).await?;
                 let Some(order) = order else {
                     return Err(StoreError::Inconsistent(format!("order {} vanished", refund.order_id)));

@@ -306,8 +306,12 @@ pub struct KeyRow {
     pub response: Option<String>,
 }
 
+/// An order: what was bought, by whom, for how much, and where it stands (its status, its
+/// charge, its timeline). The store reads and writes it as the `orders` row (its fields are the
+/// columns: money in minor units with its currency, times in ms); what it may become is the
+/// methods of `crate::order`, each giving the order after the change.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
-pub struct OrderRow {
+pub struct Order {
     pub id: String,
     pub subject: String,
     pub draft_id: String,
@@ -338,7 +342,7 @@ pub struct OrderRow {
     pub fulfilment: Fulfilment,
 }
 
-impl OrderRow {
+impl Order {
     pub fn total(&self) -> Money {
         Money::new(self.total_minor, self.currency.into())
     }
@@ -403,14 +407,14 @@ impl AdjustmentRow {
 /// lock, that these are still what their event was built from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OrderFacts {
-    pub order: OrderRow,
+    pub order: Order,
     pub refund: Option<RefundRow>,
     pub adjustments: Vec<AdjustmentRow>,
 }
 
 impl OrderFacts {
     /// An order without refunds or adjustments (one just paid).
-    pub fn of(order: OrderRow) -> Self {
+    pub fn of(order: Order) -> Self {
         Self { order, refund: None, adjustments: Vec::new() }
     }
 

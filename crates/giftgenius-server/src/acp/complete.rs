@@ -15,6 +15,7 @@
 //! pays afresh). Orders nobody completes again are finished by the reconciler.
 
 use axum::http::StatusCode;
+use giftgenius_commerce::order::Order;
 use giftgenius_pay_api::api::PaymentToken;
 use giftgenius_types::acp::{
     ACP_CARD_HANDLER, AcpCheckoutSession, AcpCodedMessage, AcpCompleteRequest, AcpContentType, AcpErrorType,
@@ -33,8 +34,8 @@ use giftgenius_commerce::failpoints::AFTER_ORDER_CREATED;
 use giftgenius_commerce::order::NewOrder;
 use giftgenius_commerce::payments::{Lookup, OrderCharge, PaymentError};
 use giftgenius_commerce::store::{
-    AcpSessionRow, CreateOrder, Fence, Fenced, NewOrderEvent, OrderChange, OrderFacts, OrderRow, OrderStatusColumn,
-    SettledBy, Settlement,
+    AcpSessionRow, CreateOrder, Fence, Fenced, NewOrderEvent, OrderChange, OrderFacts, OrderStatusColumn, SettledBy,
+    Settlement,
 };
 
 /// The claimed key a complete works under: its fence and when its lease ends.
@@ -114,7 +115,7 @@ impl Acp {
             delivery: None,
             destination: None,
         };
-        let order = OrderRow::pending(new, now);
+        let order = Order::pending(new, now);
         let order = with_delivery(order, &session, &state).map_err(|e| internal(&e))?;
         // What is paid for, as shown now: a completed session answers with it (prices as charged).
         state.at_payment = Some(Box::new(session.clone()));
@@ -152,7 +153,7 @@ impl Acp {
         &self,
         row: &AcpSessionRow,
         state: &SessionState,
-        order: OrderRow,
+        order: Order,
         token: PaymentToken,
         held: &Held<'_>,
         request_id: &str,
@@ -210,7 +211,7 @@ impl Acp {
         &self,
         row: &AcpSessionRow,
         state: &SessionState,
-        order: OrderRow,
+        order: Order,
         held: &Held<'_>,
         request_id: &str,
     ) -> Result<Option<Done>, AcpFailure> {
@@ -299,7 +300,7 @@ impl Acp {
         &self,
         row: &AcpSessionRow,
         state: &SessionState,
-        order: &OrderRow,
+        order: &Order,
         request_id: &str,
     ) -> Result<AcpCheckoutSession, AcpFailure> {
         let mut session = match &state.at_payment {
@@ -323,7 +324,7 @@ impl Acp {
     /// `session` shows (`None` when its platform takes no events).
     fn paid_event(
         &self,
-        paid: &OrderRow,
+        paid: &Order,
         session: &AcpCheckoutSession,
         request_id: &str,
     ) -> Result<Option<NewOrderEvent>, AcpFailure> {
@@ -337,7 +338,7 @@ impl Acp {
     }
 
     /// The ACP `Order` of a session's order (`order.rs`; its events carry the same).
-    pub fn order_view(&self, session: &AcpCheckoutSession, order: &OrderRow) -> AcpOrder {
+    pub fn order_view(&self, session: &AcpCheckoutSession, order: &Order) -> AcpOrder {
         let links = OrderLinks {
             permalink_url: self.permalinks.url(&order.id),
             help_center_url: format!("{}/support", self.public_url),
@@ -389,11 +390,7 @@ fn payment_token(
 }
 
 /// The order with where it goes: the session's address and its gift message (`order_notes`).
-fn with_delivery(
-    order: OrderRow,
-    session: &AcpCheckoutSession,
-    state: &SessionState,
-) -> Result<OrderRow, serde_json::Error> {
+fn with_delivery(order: Order, session: &AcpCheckoutSession, state: &SessionState) -> Result<Order, serde_json::Error> {
     let Some(address) = session.fulfillment_details.as_ref().and_then(|d| d.address.as_ref()) else {
         return Ok(order);
     };
@@ -413,7 +410,7 @@ fn with_delivery(
         save_address: false,
         from_saved_address: false,
     };
-    Ok(OrderRow {
+    Ok(Order {
         destination_city: Some(address.city.clone()),
         destination_country: Some(address.country.clone()),
         delivery: Some(serde_json::to_string(&details)?),

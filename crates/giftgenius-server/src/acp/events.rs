@@ -4,6 +4,7 @@
 //! (`order.rs`). The outbox asks for these bodies ([`giftgenius_commerce::outbox::EventBodies`]) and knows no
 //! ACP type.
 
+use giftgenius_commerce::order::Order;
 use std::sync::Arc;
 
 use giftgenius_types::acp::{AcpOrder, AcpWebhookEvent};
@@ -12,7 +13,7 @@ use super::order::{OrderLinks, PaidFor, acp_order};
 use super::session::SessionState;
 use crate::permalink::Permalinks;
 use giftgenius_commerce::outbox::EventBodies;
-use giftgenius_commerce::store::{OrderChange, OrderFacts, OrderRow, Store, StoreError, StoreResult};
+use giftgenius_commerce::store::{OrderChange, OrderFacts, Store, StoreError, StoreResult};
 
 /// ACP's webhook body for `change` of an order whose ACP Order is `data`.
 pub fn webhook_body(change: OrderChange, data: AcpOrder) -> StoreResult<String> {
@@ -42,7 +43,7 @@ impl EventBodies for AcpEventBodies {
 
 impl AcpEventBodies {
     /// What `order` paid for: its ACP session as shown when paid, or its app draft.
-    async fn paid_for(&self, order: &OrderRow) -> StoreResult<PaidFor> {
+    async fn paid_for(&self, order: &Order) -> StoreResult<PaidFor> {
         if let Some(platform) = order.subject.strip_prefix("acp:") {
             let session = self.store.acp_session(&order.draft_id, platform).await?;
             let at_payment = session

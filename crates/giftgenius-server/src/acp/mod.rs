@@ -30,6 +30,7 @@ pub mod routes;
 pub mod session;
 pub mod words;
 
+use giftgenius_commerce::order::Order;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -44,7 +45,7 @@ use giftgenius_catalog::live::LiveCatalog;
 use giftgenius_commerce::clock::Clock;
 use giftgenius_commerce::payments::Payments;
 use giftgenius_commerce::platforms::Platforms;
-use giftgenius_commerce::store::{AcpSessionRow, NewOrderEvent, OrderRow, OrderStatusColumn, Store};
+use giftgenius_commerce::store::{AcpSessionRow, NewOrderEvent, OrderStatusColumn, Store};
 use session::{Offer, SessionState, Stored};
 
 /// The ACP merchant: built once at startup when `--acp-platforms` is given.
@@ -260,7 +261,7 @@ impl Acp {
     }
 
     /// The session's order (pending or paid; a declined attempt is no order), if any.
-    async fn order_of(&self, id: &str, request_id: &str) -> Result<Option<OrderRow>, AcpFailure> {
+    async fn order_of(&self, id: &str, request_id: &str) -> Result<Option<Order>, AcpFailure> {
         self.store.live_order_for_draft(id).await.map_err(|e| AcpFailure::internal(request_id, &e))
     }
 

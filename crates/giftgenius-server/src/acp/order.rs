@@ -3,6 +3,7 @@
 //! so a session's answer and its webhook cannot disagree, and an app order (which has no ACP
 //! session) gets the same shape from its draft (`checkout_session_id` = the draft id, §4.3).
 
+use giftgenius_commerce::order::Order;
 use giftgenius_types::acp::{
     AcpAdjustment, AcpCheckoutSession, AcpFulfillment, AcpFulfillmentEvent, AcpFulfillmentType, AcpLineItemReference,
     AcpOrder, AcpOrderLineItem, AcpOrderQuantity, AcpSupport, AcpTotal, AcpTotalType,
@@ -11,7 +12,7 @@ use giftgenius_types::acp::{
 use super::session::total;
 use super::words::Lang;
 use giftgenius_commerce::clock::rfc3339;
-use giftgenius_commerce::store::{DraftRow, OrderFacts, OrderRow, OrderStatusColumn, RefundStatusColumn};
+use giftgenius_commerce::store::{DraftRow, OrderFacts, OrderStatusColumn, RefundStatusColumn};
 
 /// What an order paid for, as it was shown when it was paid.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,7 +67,7 @@ impl PaidFor {
     /// it was charged at). Drafts are kept at least a day past their expiry, far longer than an
     /// order takes to be paid or cancelled; for one already gone the order's total is all there
     /// is, so the line's unit price is that total per unit (shipping included).
-    pub fn of_app_order(order: &OrderRow, draft: Option<&DraftRow>) -> Self {
+    pub fn of_app_order(order: &Order, draft: Option<&DraftRow>) -> Self {
         let quantity = u32::try_from(order.quantity.max(1)).unwrap_or(u32::MAX);
         let (unit_price, mut totals) = match draft {
             Some(draft) => (
@@ -212,7 +213,7 @@ fn adjustment_status(status: RefundStatusColumn) -> &'static str {
 /// The order's one shipping fulfillment, once the operator started on it (processing or
 /// shipped); none before. Its id and its events' ids are derived from the order, so every event
 /// of the order names the same fulfillment and the same steps.
-fn fulfillment(order: &OrderRow, paid_for: &PaidFor) -> Option<AcpFulfillment> {
+fn fulfillment(order: &Order, paid_for: &PaidFor) -> Option<AcpFulfillment> {
     let steps = &order.fulfilment;
     let started = steps.processing_at_ms.or(steps.shipped_at_ms)?;
     let status = match order.status {
@@ -258,8 +259,8 @@ mod tests {
     use super::*;
     use giftgenius_commerce::store::{CurrencyColumn, RefundRow, ShippingColumn};
 
-    fn order(status: OrderStatusColumn) -> OrderRow {
-        OrderRow {
+    fn order(status: OrderStatusColumn) -> Order {
+        Order {
             id: "ord_1".into(),
             subject: "local".into(),
             draft_id: "drf_1".into(),

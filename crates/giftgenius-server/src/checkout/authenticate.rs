@@ -16,8 +16,9 @@
 use giftgenius_types::Order;
 
 use super::Checkout;
+use giftgenius_commerce::order;
 use giftgenius_commerce::payments::{Authentication, PaymentError};
-use giftgenius_commerce::store::{OrderRow, StoreError};
+use giftgenius_commerce::store::StoreError;
 
 /// What the hosted authentication page shows for a token.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,7 +47,7 @@ impl Checkout {
     }
 
     /// The order a hosted authentication page's token names, if the token is ours.
-    async fn authentication_order(&self, token: &str) -> Result<Option<OrderRow>, StoreError> {
+    async fn authentication_order(&self, token: &str) -> Result<Option<order::Order>, StoreError> {
         let Some(order_id) = self.permalinks.authentication_order(token) else { return Ok(None) };
         self.store.order_by_id(order_id).await
     }

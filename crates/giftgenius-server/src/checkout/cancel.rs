@@ -16,6 +16,7 @@
 //! answer is `ORDER_NOT_CANCELLABLE` saying why. An order cancelled under another key answers
 //! as cancelled; a refund nobody retries is finished by the reconciler.
 
+use giftgenius_commerce::order::Order;
 use giftgenius_types::{CancelOrderInput, ErrorCode, OrderData, RefundStatus, ToolError};
 use serde_json::{Map, Value};
 
@@ -28,7 +29,7 @@ use giftgenius_commerce::clock::rfc3339;
 use giftgenius_commerce::failpoints::{AFTER_REFUND_RECORDED, AFTER_REFUNDED};
 use giftgenius_commerce::payments::LEASE_MARGIN;
 use giftgenius_commerce::refund::{self, Refunded};
-use giftgenius_commerce::store::{BeginRefund, Fenced, OrderRow, OrderStatusColumn, RefundRow, StoreError};
+use giftgenius_commerce::store::{BeginRefund, Fenced, OrderStatusColumn, RefundRow, StoreError};
 
 pub use giftgenius_commerce::refund::refund_key;
 
@@ -38,7 +39,7 @@ fn not_cancellable(call: &CallContext, why: String) -> ToolError {
 }
 
 /// Why `order` cannot be cancelled (not paid, shipped, or nothing left to refund).
-fn not_paid(call: &CallContext, order: &OrderRow) -> ToolError {
+fn not_paid(call: &CallContext, order: &Order) -> ToolError {
     let why = match order.status {
         OrderStatusColumn::PendingPayment => "its payment is not confirmed yet; try again in a few minutes",
         OrderStatusColumn::PaymentDeclined => "it was never placed: the payment was declined and nothing was charged",
@@ -164,7 +165,7 @@ impl Checkout {
         &self,
         call: &CallContext,
         lease: Lease,
-        order: OrderRow,
+        order: Order,
         refund: RefundRow,
     ) -> Outcome<OrderData> {
         // As for a charge: the refund request must end while we still hold the key.
@@ -225,7 +226,7 @@ impl Checkout {
 /// Where the refund phase left the call.
 enum RefundStep {
     /// The order and its pending refund: ask the provider.
-    Ready(OrderRow, RefundRow),
+    Ready(Order, RefundRow),
     /// A definitive answer without asking the provider.
     Answered(Result<Answer<OrderData>, ToolError>),
     /// The key was taken over meanwhile.

@@ -26,6 +26,7 @@
 //! and answers from what the key says now. A draft has at most one live order; a commit under
 //! another key adopts it rather than creating a second.
 
+use giftgenius_commerce::order::Order;
 use giftgenius_pay_api::api::PaymentToken;
 use giftgenius_types::{CommitOrderInput, ErrorCode, FieldError, FieldRule, OrderData, ToolError};
 use serde_json::{Map, Value};
@@ -45,7 +46,7 @@ use giftgenius_commerce::failpoints::{
 use giftgenius_commerce::order::{Changed, NewOrder};
 use giftgenius_commerce::payments::LEASE_MARGIN;
 use giftgenius_commerce::store::{
-    CreateOrder, DraftRow, Fenced, OrderFacts, OrderRow, OrderStatusColumn, PurchaseBegun, PurchasePlan, RecoveryPoint,
+    CreateOrder, DraftRow, Fenced, OrderFacts, OrderStatusColumn, PurchaseBegun, PurchasePlan, RecoveryPoint,
     SettledBy, Settlement, StoreError,
 };
 use giftgenius_types::DeliveryDetails;
@@ -54,7 +55,7 @@ use giftgenius_types::DeliveryDetails;
 enum OrderStep {
     /// The order exists (created now, or left by an earlier holder or another key): charge it.
     /// With the end of the charging window it was created with, when it was created now.
-    Ready(OrderRow, Option<i64>),
+    Ready(Order, Option<i64>),
     /// A definitive answer that needs no charge (no such draft, expired, out of stock, already
     /// paid): store it as the key's answer.
     Answered(Result<Answer<OrderData>, ToolError>),
@@ -69,7 +70,7 @@ enum OrderStep {
 /// request may be at the provider, and a second request under the order's provider key with
 /// another token is a conflict, not a replay), or it awaits the person's bank (3-D Secure), which
 /// only they finish. Retryable: the answer changes once that payment is settled.
-pub(super) fn another_payment(call: &CallContext, order: &OrderRow) -> ToolError {
+pub(super) fn another_payment(call: &CallContext, order: &Order) -> ToolError {
     let (message, retry_after_ms) = if order.payment_ref.is_some() {
         (
             "This order is waiting for the user to confirm the payment with their bank (the widget shows the \
@@ -328,7 +329,7 @@ impl Checkout {
         &self,
         call: &CallContext,
         lease: Lease,
-        order: OrderRow,
+        order: Order,
         token: Option<PaymentToken>,
         charging_until: Option<i64>,
     ) -> Outcome<OrderData> {
@@ -446,7 +447,7 @@ impl Checkout {
 /// What the purchase's first transaction came to.
 enum Begun {
     /// The key is ours and points at the order, created now with this charging window.
-    Created(Lease, Box<OrderRow>, Option<i64>),
+    Created(Lease, Box<Order>, Option<i64>),
     /// Nothing written: the general way, with the caller's draft as read (`None`: none).
     NotHere(Option<DraftRow>),
 }
@@ -507,13 +508,7 @@ fn commit_fingerprint(arguments: &Map<String, Value>, draft: Option<&DraftRow>) 
 }
 
 /// The order for `draft` of `gift`, pending payment, as created at `now`.
-fn new_order(
-    call: &CallContext,
-    draft: &DraftRow,
-    gift: &CatalogGift,
-    delivery: &DeliveryDetails,
-    now: i64,
-) -> OrderRow {
+fn new_order(call: &CallContext, draft: &DraftRow, gift: &CatalogGift, delivery: &DeliveryDetails, now: i64) -> Order {
     let new = NewOrder {
         subject: call.subject.clone(),
         draft_id: draft.id.clone(),
@@ -526,13 +521,13 @@ fn new_order(
         delivery: draft.delivery.clone(),
         destination: Some((delivery.recipient.address.city.clone(), delivery.recipient.address.country.clone())),
     };
-    OrderRow::pending(new, now)
+    Order::pending(new, now)
 }
 
 impl Checkout {
     /// Keeps the paid order's recipient as the person's saved address, if they agreed on the
     /// card. Best effort: the order stands either way (and a failure logs no address).
-    async fn remember_address(&self, call: &CallContext, order: &OrderRow) {
+    async fn remember_address(&self, call: &CallContext, order: &Order) {
         let delivery = match delivery_of(order.delivery.as_deref()) {
             Ok(Some(delivery)) if delivery.save_address => delivery,
             Ok(_) => return,

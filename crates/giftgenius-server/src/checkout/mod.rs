@@ -59,9 +59,10 @@ use giftgenius_catalog::live::LiveCatalog;
 use giftgenius_catalog::{CatalogGift, price_in};
 use giftgenius_commerce::clock::{Clock, rfc3339};
 use giftgenius_commerce::failpoints::Failpoints;
+use giftgenius_commerce::order;
 use giftgenius_commerce::payments::Payments;
 use giftgenius_commerce::store::{
-    AdjustmentRow, OrderFacts, OrderRow, OrderStatusColumn, RefundRow, Store, StoreError, StoreResult,
+    AdjustmentRow, OrderFacts, OrderStatusColumn, RefundRow, Store, StoreError, StoreResult,
 };
 use idempotency::ToolKeys;
 
@@ -112,7 +113,7 @@ pub(crate) fn shipping_cost(speed: ShippingSpeed, currency: Currency) -> Money {
 
 /// An order row as the contract's `Order`, with its shipment and timeline (no cut-off, no
 /// refunds: [`order_view_of`] and [`Checkout::order_view`] add them).
-pub fn order_of(row: &OrderRow) -> Result<Order, StoreError> {
+pub fn order_of(row: &order::Order) -> Result<Order, StoreError> {
     let quantity = u32::try_from(row.quantity)
         .map_err(|_| StoreError::Inconsistent(format!("order {} has quantity {}", row.id, row.quantity)))?;
     Ok(Order {
@@ -139,7 +140,7 @@ pub fn order_of(row: &OrderRow) -> Result<Order, StoreError> {
 }
 
 /// The shipment of a shipped (or completed) order.
-fn fulfillment_of(row: &OrderRow) -> Option<Fulfillment> {
+fn fulfillment_of(row: &order::Order) -> Option<Fulfillment> {
     let steps = &row.fulfilment;
     Some(Fulfillment {
         carrier: steps.carrier.clone()?,
@@ -149,7 +150,7 @@ fn fulfillment_of(row: &OrderRow) -> Option<Fulfillment> {
 }
 
 /// When the order was paid, then processing, shipped, completed or cancelled, oldest first.
-fn timeline_of(row: &OrderRow) -> Vec<OrderStep> {
+fn timeline_of(row: &order::Order) -> Vec<OrderStep> {
     let steps = &row.fulfilment;
     let mut timeline: Vec<(i64, OrderStatus)> = [
         (steps.paid_at_ms, OrderStatus::Paid),
@@ -250,7 +251,7 @@ impl Checkout {
 
     /// An order as the contract shows it now: with its cut-off while the buyer may cancel it,
     /// its refunds, its shipment and its timeline.
-    async fn order_view(&self, row: &OrderRow) -> StoreResult<Order> {
+    async fn order_view(&self, row: &order::Order) -> StoreResult<Order> {
         let mut facts = OrderFacts::of(row.clone());
         if row.status.is_paid() || row.status == OrderStatusColumn::Cancelled {
             facts.refund = self.store.refund_of_order(&row.id).await?;
@@ -260,7 +261,7 @@ impl Checkout {
     }
 
     /// [`Checkout::order_view`] from `facts` already known (its refunds and adjustments).
-    fn order_view_from(&self, row: &OrderRow, facts: &OrderFacts) -> StoreResult<Order> {
+    fn order_view_from(&self, row: &order::Order, facts: &OrderFacts) -> StoreResult<Order> {
         let mut order = order_view_of(facts)?;
         if self.cancellable(row) {
             order.cancellable_until = Some(rfc3339(self.cut_off_ms(row.created_at_ms)));
@@ -270,12 +271,12 @@ impl Checkout {
 
     /// Whether the buyer may still cancel `row` now: paid or processing (not shipped), before
     /// its fulfilment cut-off.
-    fn cancellable(&self, row: &OrderRow) -> bool {
+    fn cancellable(&self, row: &order::Order) -> bool {
         row.status.is_before_shipping() && self.now() < self.cut_off_ms(row.created_at_ms)
     }
 
     /// An order row as the answer of an order tool, with its delivery details for the widget.
-    async fn order_answer(&self, call: &CallContext, row: &OrderRow) -> Result<Answer<OrderData>, ToolError> {
+    async fn order_answer(&self, call: &CallContext, row: &order::Order) -> Result<Answer<OrderData>, ToolError> {
         let order = self.order_view(row).await;
         self.order_answer_with(call, row, order)
     }
@@ -284,7 +285,7 @@ impl Checkout {
     fn order_answer_of(
         &self,
         call: &CallContext,
-        row: &OrderRow,
+        row: &order::Order,
         facts: OrderFacts,
     ) -> Result<Answer<OrderData>, ToolError> {
         let order = self.order_view_from(row, &facts);
@@ -294,7 +295,7 @@ impl Checkout {
     fn order_answer_with(
         &self,
         call: &CallContext,
-        row: &OrderRow,
+        row: &order::Order,
         order: StoreResult<Order>,
     ) -> Result<Answer<OrderData>, ToolError> {
         let order = order.map_err(|e| internal(call, &e))?;
@@ -312,7 +313,7 @@ impl Checkout {
 
     /// The hosted authentication page of each of `rows` awaiting the person's confirmation with
     /// their bank (widget-only: a capability to complete that payment).
-    fn authentication_meta(&self, rows: &[OrderRow]) -> serde_json::Map<String, Value> {
+    fn authentication_meta(&self, rows: &[order::Order]) -> serde_json::Map<String, Value> {
         rows.iter()
             .filter(|row| row.awaits_authentication())
             .map(|row| (row.id.clone(), Value::String(self.permalinks.authentication_url(&row.id))))
@@ -320,7 +321,7 @@ impl Checkout {
     }
 
     /// The cancel tokens of the `rows` a person may still cancel (widget-only).
-    fn cancel_tokens_meta(&self, call: &CallContext, rows: &[OrderRow]) -> serde_json::Map<String, Value> {
+    fn cancel_tokens_meta(&self, call: &CallContext, rows: &[order::Order]) -> serde_json::Map<String, Value> {
         let now = self.now();
         rows.iter()
             .filter(|row| self.cancellable(row))
@@ -390,7 +391,7 @@ impl Checkout {
 }
 
 /// The delivery details of `rows` that still have them, by order id (widget-only).
-fn deliveries_meta(rows: &[OrderRow]) -> Result<serde_json::Map<String, Value>, StoreError> {
+fn deliveries_meta(rows: &[order::Order]) -> Result<serde_json::Map<String, Value>, StoreError> {
     let mut out = serde_json::Map::new();
     for row in rows {
         if let Some(details) = delivery_of(row.delivery.as_deref())? {

@@ -27,6 +27,7 @@
 //! Replicas may reconcile at once: settling is a compare-and-set on the order's status, so the
 //! second one changes nothing. Keys pointing at a pending order are never pruned (`sql.rs`).
 
+use giftgenius_commerce::order::Order;
 use giftgenius_types::{ErrorCode, ToolError, ToolName};
 use serde::Serialize;
 
@@ -46,9 +47,7 @@ use giftgenius_commerce::clock::Clock;
 use giftgenius_commerce::order::Changed;
 use giftgenius_commerce::payments::{Charge, Lookup, OrderCharge, PaymentError, Payments};
 use giftgenius_commerce::refund::{self, AdjustmentFinished, Refunded};
-use giftgenius_commerce::store::{
-    Fenced, OrderFacts, OrderRow, OrderStatusColumn, SettledBy, Settlement, Store, StoreResult,
-};
+use giftgenius_commerce::store::{Fenced, OrderFacts, OrderStatusColumn, SettledBy, Settlement, Store, StoreResult};
 
 /// Orders read per query.
 const BATCH: i64 = 100;
@@ -244,7 +243,7 @@ impl Reconciler {
         }
     }
 
-    async fn reconcile_order(&self, order: &OrderRow, report: &mut ReconcileReport) -> StoreResult<()> {
+    async fn reconcile_order(&self, order: &Order, report: &mut ReconcileReport) -> StoreResult<()> {
         report.examined += 1;
         match self.settler().settle(order).await {
             Ok(Settled::Paid) => report.paid += 1,
@@ -375,7 +374,7 @@ impl Settler {
 
     /// Asks the provider what happened to `order`'s charge (its recorded payment, else under its
     /// key) and settles it.
-    pub async fn settle(&self, order: &OrderRow) -> Result<Settled, SettleError> {
+    pub async fn settle(&self, order: &Order) -> Result<Settled, SettleError> {
         let asked_at = self.now();
         let key = provider_key(&order.id);
         let charge = OrderCharge {
@@ -390,7 +389,7 @@ impl Settler {
 
     /// Settles `order` with what the provider said at `asked_at` (a lookup, or a verified
     /// webhook's object).
-    pub async fn apply(&self, order: &OrderRow, lookup: Lookup, asked_at: i64) -> Result<Settled, SettleError> {
+    pub async fn apply(&self, order: &Order, lookup: Lookup, asked_at: i64) -> Result<Settled, SettleError> {
         if order.status != OrderStatusColumn::PendingPayment {
             return Ok(Settled::Unchanged);
         }

@@ -69,7 +69,7 @@ pub async fn order_page(State(app): State<Arc<AppState>>, Path(token): Path<Stri
 /// Once shipped (and after): when, with which carrier, and the tracking number linking to the
 /// carrier's page — labelled "Shipped" in the page's language; the carrier's name and number
 /// are the operator's data and need no translation. Empty before shipping.
-fn shipment(order: &giftgenius_commerce::store::OrderRow, lang: Lang) -> String {
+fn shipment(order: &giftgenius_commerce::order::Order, lang: Lang) -> String {
     let shipped = &order.fulfilment;
     let Some(shipped_at) = shipped.shipped_at_ms else { return String::new() };
     let mut parts = vec![escape(&words::date(lang, &rfc3339(shipped_at)))];

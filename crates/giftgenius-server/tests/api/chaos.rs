@@ -46,6 +46,7 @@
 //! replays a run, of either size).
 
 use crate::support::with_recipient;
+use giftgenius_commerce::order::Order;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 use std::process::Stdio;
@@ -54,7 +55,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use giftgenius_catalog::Catalog;
-use giftgenius_commerce::store::{OrderRow, OrderStatusColumn, RefundStatusColumn, Store};
+use giftgenius_commerce::store::{OrderStatusColumn, RefundStatusColumn, Store};
 use giftgenius_sandbox_pay::api::ChargeStatus;
 use giftgenius_types::wire::META_CANCEL_TOKENS;
 use serde_json::{Value, json};
@@ -770,7 +771,7 @@ async fn check_invariants(
                 pending.len()
             ));
         }
-        let paid: Vec<OrderRow> = store.orders_with_status(OrderStatusColumn::Paid).await.map_err(|e| e.to_string())?;
+        let paid: Vec<Order> = store.orders_with_status(OrderStatusColumn::Paid).await.map_err(|e| e.to_string())?;
         let declined = store.orders_with_status(OrderStatusColumn::PaymentDeclined).await.map_err(|e| e.to_string())?;
         let mut drafts = HashSet::new();
         let mut sold: HashMap<&str, i64> = HashMap::new();

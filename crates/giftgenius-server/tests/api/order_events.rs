@@ -12,6 +12,7 @@
 //! the reconciler (the same event builder from the database), and the routing is unit-tested in
 //! `outbox::receivers`.
 
+use giftgenius_commerce::order::Order;
 use giftgenius_commerce::payments::ChargeRequest;
 use std::path::Path;
 use std::process::Stdio;
@@ -20,7 +21,7 @@ use std::time::Duration;
 use giftgenius_commerce::clock::Clock;
 use giftgenius_commerce::failpoints;
 use giftgenius_commerce::store::{
-    Claim, CreateOrder, CurrencyColumn, Fence, Fenced, OrderRow, OrderStatusColumn, OutboxRow, OutboxStatus, Scope,
+    Claim, CreateOrder, CurrencyColumn, Fence, Fenced, OrderStatusColumn, OutboxRow, OutboxStatus, Scope,
 };
 use giftgenius_server::config::Config;
 use giftgenius_types::wire::META_CANCEL_TOKENS;
@@ -392,7 +393,7 @@ async fn an_acp_order_goes_to_its_platforms_webhook_signed_with_the_platforms_se
         .unwrap();
     let line = &session["line_items"][0];
     let now = app.clock.now_ms();
-    let order = OrderRow {
+    let order = Order {
         id: "ord_acp_events_1".into(),
         subject: "acp:chat".into(),
         draft_id: session_id.clone(),

@@ -4,11 +4,12 @@
 //! it runs on a schedule and as `giftgenius-server reconcile`.
 
 use crate::support::with_recipient;
+use giftgenius_commerce::order::Order;
 use std::process::Stdio;
 use std::time::Duration;
 
 use giftgenius_commerce::charge::{charge_description, provider_key};
-use giftgenius_commerce::store::{OrderRow, OrderStatusColumn, Store};
+use giftgenius_commerce::store::{OrderStatusColumn, Store};
 use giftgenius_sandbox_pay::api::{ChargeRequest, ChargeStatus};
 use giftgenius_server::checkout::reconcile::ReconcileReport;
 use giftgenius_types::wire::META_REPLAYED;
@@ -23,7 +24,7 @@ use crate::support::{
 /// Longer than the default window (600 s).
 const PAST_THE_WINDOW: Duration = Duration::from_secs(11 * 60);
 
-async fn pending(app: &TestApp) -> Vec<OrderRow> {
+async fn pending(app: &TestApp) -> Vec<Order> {
     app.state.store.orders_with_status(OrderStatusColumn::PendingPayment).await.unwrap()
 }
 
