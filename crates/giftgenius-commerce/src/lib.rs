@@ -14,8 +14,8 @@
 //! - `charge`: the one charge step, under the key's fence; `refund`: the one refund step of a
 //!   cancellation, and of an adjustment.
 //! - `outbox/`: order events written with the change they announce, signed and delivered at
-//!   least once; what a body says is the protocol adapter's ([`outbox::EventBodies`]).
-//! - `platforms`: the agent platforms an operator configured, their keys and webhooks.
+//!   least once to their receivers' webhooks; what a body says is the protocol adapter's
+//!   ([`outbox::EventBodies`]).
 //! - `clock`: injectable time; `ids`: random ids with a prefix; `failpoints`: crash points for
 //!   the exactly-once tests.
 
@@ -28,6 +28,5 @@ pub mod labels;
 pub mod order;
 pub mod outbox;
 pub mod payments;
-pub mod platforms;
 pub mod refund;
 pub mod store;

@@ -123,8 +123,7 @@ impl Offline {
     pub async fn open(config: &Config) -> anyhow::Result<Self> {
         let store = open_store(config).await?;
         let (payments, sandbox) = connect_payments(config, &store, &giftgenius_commerce::clock::Clock::System).await?;
-        let platforms =
-            config.acp_platforms.as_deref().map(giftgenius_commerce::platforms::Platforms::load).transpose()?;
+        let platforms = config.acp_platforms.as_deref().map(crate::acp::platforms::Platforms::load).transpose()?;
         let public_url = match &config.public_url {
             Some(url) => url.trim_end_matches('/').to_string(),
             None => format!("http://{}:{}", config.host, config.port),

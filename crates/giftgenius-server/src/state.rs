@@ -7,6 +7,7 @@ use std::time::Duration;
 use anyhow::Context;
 use giftgenius_pay_api::token::AdminToken;
 
+use crate::acp::platforms::Platforms;
 use crate::auth::AuthMode;
 use crate::checkout::Checkout;
 use crate::checkout::confirmation::ConfirmationKeys;
@@ -32,7 +33,6 @@ use giftgenius_commerce::outbox::schedule::RetryPolicy;
 use giftgenius_commerce::outbox::{Dispatcher, OrderEvents, Receivers};
 use giftgenius_commerce::payments::sandbox::SandboxClient;
 use giftgenius_commerce::payments::{Payments, check_lease};
-use giftgenius_commerce::platforms::Platforms;
 use giftgenius_commerce::store::Store;
 
 #[derive(Debug)]
@@ -194,7 +194,7 @@ pub async fn order_events(
     let receivers = Receivers::from_config(
         config.order_webhook_url.as_deref(),
         config.order_webhook_secret_file.as_deref(),
-        platforms,
+        platforms.into_iter().flat_map(Platforms::webhooks),
     )?;
     let bodies = crate::acp::events::AcpEventBodies {
         store: store.clone(),

@@ -11,9 +11,9 @@ use std::time::Duration;
 use reqwest::StatusCode;
 use reqwest::header::{CONTENT_TYPE, HeaderValue, RETRY_AFTER};
 
+use super::receivers::Webhook;
 use super::signature::merchant_signature;
 use crate::clock::rfc3339;
-use crate::platforms::Webhook;
 
 /// How much of a receiver's answer is read (the rest is dropped unread).
 pub const MAX_RESPONSE_BYTES: usize = 1024;

@@ -13,9 +13,35 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use anyhow::Context;
+use anyhow::{Context, bail};
 
-use crate::platforms::{Platforms, Webhook};
+/// A webhook receiver: where events are posted and the secret that signs them.
+#[derive(Clone)]
+pub struct Webhook {
+    pub url: url::Url,
+    pub secret: String,
+}
+
+impl std::fmt::Debug for Webhook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Webhook").field("url", &self.url.as_str()).finish_non_exhaustive()
+    }
+}
+
+impl Webhook {
+    /// A receiver at `url` (http or https, with a host) signing with `secret` (not empty).
+    /// `what` names the setting in the error.
+    pub fn new(url: &str, secret: String, what: &str) -> anyhow::Result<Self> {
+        let url = url::Url::parse(url.trim()).with_context(|| format!("{what}: not a URL"))?;
+        if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none_or(str::is_empty) {
+            bail!("{what}: an http(s) URL with a host is needed");
+        }
+        if secret.is_empty() {
+            bail!("{what}: the webhook secret is empty");
+        }
+        Ok(Self { url, secret })
+    }
+}
 
 /// The receiver of app orders' events.
 pub const APP: &str = "app";
@@ -31,11 +57,11 @@ pub struct Receivers(BTreeMap<String, Webhook>);
 
 impl Receivers {
     /// From `--order-webhook-url` + `--order-webhook-secret-file` (both or neither) and the
-    /// platforms' webhooks.
+    /// platforms' webhooks, by platform name.
     pub fn from_config(
         app_url: Option<&str>,
         app_secret_file: Option<&Path>,
-        platforms: Option<&Platforms>,
+        platforms: impl IntoIterator<Item = (String, Webhook)>,
     ) -> anyhow::Result<Self> {
         let mut receivers = BTreeMap::new();
         match (app_url, app_secret_file) {
@@ -50,10 +76,8 @@ impl Receivers {
             ),
             (None, Some(_)) => anyhow::bail!("--order-webhook-secret-file goes with --order-webhook-url"),
         }
-        for platform in platforms.into_iter().flat_map(Platforms::iter) {
-            if let Some(webhook) = &platform.webhook {
-                receivers.insert(platform_receiver(&platform.name), webhook.clone());
-            }
+        for (platform, webhook) in platforms {
+            receivers.insert(platform_receiver(&platform), webhook);
         }
         for (name, webhook) in &receivers {
             if webhook.url.scheme() == "http" && !is_loopback_host(&webhook.url) {
@@ -113,13 +137,10 @@ mod tests {
     /// The app's own order-event secret in the tests: 32 characters or more, as every secret.
     const APP_SECRET: &str = "app-order-events-secret-0123456789";
 
-    fn platforms() -> Platforms {
-        Platforms::parse(
-            r#"[{"name": "chat", "api_key": "chat-platform-key-0123456789abcdef", "webhook_url": "https://chat.example/hooks",
-                 "webhook_secret": "chat-webhook-secret-0123456789abcdef"},
-                {"name": "quiet", "api_key": "quiet-platform-key-0123456789abcdef"}]"#,
-        )
-        .unwrap()
+    /// The platforms' webhooks: `chat` takes its events; `quiet` (not listed) takes none.
+    fn platforms() -> Vec<(String, Webhook)> {
+        let chat = Webhook::new("https://chat.example/hooks", "chat-webhook-secret-0123456789abcdef".into(), "chat");
+        vec![("chat".to_string(), chat.unwrap())]
     }
 
     #[test]
@@ -127,7 +148,7 @@ mod tests {
         let secret = tempfile::NamedTempFile::new().unwrap();
         std::fs::write(secret.path(), format!("{APP_SECRET}\nignored\n")).unwrap();
         let receivers =
-            Receivers::from_config(Some("http://127.0.0.1:9/orders"), Some(secret.path()), Some(&platforms())).unwrap();
+            Receivers::from_config(Some("http://127.0.0.1:9/orders"), Some(secret.path()), platforms()).unwrap();
         assert_eq!(receivers.for_subject("acp:chat").as_deref(), Some("acp:chat"));
         assert_eq!(receivers.for_subject("acp:quiet"), None, "a platform without a webhook gets no events");
         assert_eq!(receivers.for_subject("acp:gone"), None);
@@ -143,10 +164,10 @@ mod tests {
 
     #[test]
     fn without_the_app_flags_app_orders_announce_nothing() {
-        let receivers = Receivers::from_config(None, None, Some(&platforms())).unwrap();
+        let receivers = Receivers::from_config(None, None, platforms()).unwrap();
         assert_eq!(receivers.for_subject("local"), None);
         assert_eq!(receivers.for_subject("acp:chat").as_deref(), Some("acp:chat"));
-        assert_eq!(Receivers::from_config(None, None, None).unwrap().for_subject("acp:chat"), None);
+        assert_eq!(Receivers::from_config(None, None, []).unwrap().for_subject("acp:chat"), None);
     }
 
     #[test]
@@ -154,7 +175,7 @@ mod tests {
         for weak in ["app-secret", "has a space but is long enough 0123456789"] {
             let secret = tempfile::NamedTempFile::new().unwrap();
             std::fs::write(secret.path(), format!("{weak}\n")).unwrap();
-            let refused = Receivers::from_config(Some("http://127.0.0.1:9/orders"), Some(secret.path()), None)
+            let refused = Receivers::from_config(Some("http://127.0.0.1:9/orders"), Some(secret.path()), [])
                 .err()
                 .unwrap_or_else(|| panic!("{weak:?} was accepted"))
                 .to_string();
@@ -166,10 +187,10 @@ mod tests {
     #[test]
     fn the_app_flags_go_together_and_need_a_secret() {
         let empty = tempfile::NamedTempFile::new().unwrap();
-        assert!(Receivers::from_config(Some("https://o.example/"), None, None).is_err());
-        assert!(Receivers::from_config(None, Some(empty.path()), None).is_err());
-        assert!(Receivers::from_config(Some("https://o.example/"), Some(empty.path()), None).is_err(), "empty secret");
+        assert!(Receivers::from_config(Some("https://o.example/"), None, []).is_err());
+        assert!(Receivers::from_config(None, Some(empty.path()), []).is_err());
+        assert!(Receivers::from_config(Some("https://o.example/"), Some(empty.path()), []).is_err(), "empty secret");
         std::fs::write(empty.path(), format!("{APP_SECRET}\n")).unwrap();
-        assert!(Receivers::from_config(Some("file:///etc/passwd"), Some(empty.path()), None).is_err());
+        assert!(Receivers::from_config(Some("file:///etc/passwd"), Some(empty.path()), []).is_err());
     }
 }

@@ -26,11 +26,11 @@ pub mod events;
 pub mod fingerprint;
 pub mod mcp;
 pub mod order;
+pub mod platforms;
 pub mod routes;
 pub mod session;
 pub mod words;
 
-use giftgenius_commerce::order::Order;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -43,9 +43,10 @@ use crate::permalink::Permalinks;
 use error::AcpFailure;
 use giftgenius_catalog::live::LiveCatalog;
 use giftgenius_commerce::clock::Clock;
+use giftgenius_commerce::order::Order;
 use giftgenius_commerce::payments::Payments;
-use giftgenius_commerce::platforms::Platforms;
 use giftgenius_commerce::store::{AcpSessionRow, NewOrderEvent, OrderStatusColumn, Store};
+use platforms::Platforms;
 use session::{Offer, SessionState, Stored};
 
 /// The ACP merchant: built once at startup when `--acp-platforms` is given.

@@ -1,4 +1,5 @@
-//! The agent platforms of `--acp-platforms`, their bearer keys and their webhooks.
+//! The agent platforms of `--acp-platforms`, their bearer keys and their webhooks (where the
+//! outbox posts their orders' events: `giftgenius_commerce::outbox::receivers`).
 //!
 //! Keys are kept only as SHA-256. A request's bearer value is hashed and compared with every
 //! platform's hash in constant time, without stopping at a match, so timing says nothing about
@@ -7,6 +8,7 @@
 use std::path::Path;
 
 use anyhow::{Context, bail};
+use giftgenius_commerce::outbox::receivers::Webhook;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
@@ -33,34 +35,6 @@ pub struct Platform {
     key_sha256: [u8; 32],
     /// Where its orders' events go, if it takes them.
     pub webhook: Option<Webhook>,
-}
-
-/// A webhook receiver: where events are posted and the secret that signs them.
-#[derive(Clone)]
-pub struct Webhook {
-    pub url: url::Url,
-    pub secret: String,
-}
-
-impl std::fmt::Debug for Webhook {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Webhook").field("url", &self.url.as_str()).finish_non_exhaustive()
-    }
-}
-
-impl Webhook {
-    /// A receiver at `url` (http or https, with a host) signing with `secret` (not empty).
-    /// `what` names the setting in the error.
-    pub fn new(url: &str, secret: String, what: &str) -> anyhow::Result<Self> {
-        let url = url::Url::parse(url.trim()).with_context(|| format!("{what}: not a URL"))?;
-        if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none_or(str::is_empty) {
-            bail!("{what}: an http(s) URL with a host is needed");
-        }
-        if secret.is_empty() {
-            bail!("{what}: the webhook secret is empty");
-        }
-        Ok(Self { url, secret })
-    }
 }
 
 impl std::fmt::Debug for Platform {
@@ -119,6 +93,11 @@ impl Platforms {
     /// Every platform, in the file's order.
     pub fn iter(&self) -> impl Iterator<Item = &Platform> {
         self.0.iter()
+    }
+
+    /// Each platform's name and webhook, for those that take their orders' events.
+    pub fn webhooks(&self) -> impl Iterator<Item = (String, Webhook)> + '_ {
+        self.0.iter().filter_map(|p| Some((p.name.clone(), p.webhook.clone()?)))
     }
 
     /// The platform whose key is `bearer`, compared by hash with every platform in constant time.
