@@ -20,6 +20,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+use crate::acp::buyer_data::AcpBuyerData;
 use crate::auth::jwks::JwksOptions;
 use crate::auth::metadata::{protected_resource_metadata, resource_metadata_url};
 use crate::auth::middleware::AuthState;

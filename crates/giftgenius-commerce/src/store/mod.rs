@@ -15,7 +15,7 @@
 //! - `fulfilment.rs`: an order's life after payment: the operator's status changes, partial
 //!   refunds (adjustments) and cancellations, each checked under the order's lock.
 //! - `checkouts.rs`: the seed's hosted checkout sessions.
-//! - `acp_sessions.rs`: ACP checkout sessions of agent platforms (issue 25).
+//! - `platform_sessions.rs`: agent platforms' checkout sessions, their state the adapter's JSON.
 //! - `addresses.rs`: addresses people chose to keep.
 //! - `privacy.rs`: deleting a person's data on request, and the retention passes.
 //! - `usage.rs`: per-account usage counters (the limits).
@@ -52,8 +52,8 @@ mod sql;
 use sqlx::{PgPool, SqlitePool};
 
 pub use rows::{
-    AcpSessionRow, AdjustmentRow, CheckoutRow, CurrencyColumn, DraftRow, Fulfilment, KeyRow, NewOrderEvent,
-    OrderChange, OrderFacts, OrderStatusColumn, OutboxRow, OutboxStatus, RecoveryPoint, RefundRow, RefundStatusColumn,
+    AdjustmentRow, CheckoutRow, CurrencyColumn, DraftRow, Fulfilment, KeyRow, NewOrderEvent, OrderChange, OrderFacts,
+    OrderStatusColumn, OutboxRow, OutboxStatus, PlatformSessionRow, RecoveryPoint, RefundRow, RefundStatusColumn,
     ShippingColumn, Usage,
 };
 pub use sql::ERASED_SUBJECT;
@@ -132,7 +132,6 @@ macro_rules! on_conn {
 
 // The files below use the macros above, so they are declared after them.
 mod accounts;
-mod acp_sessions;
 mod addresses;
 mod checkouts;
 mod drafts;
@@ -140,6 +139,7 @@ mod fulfilment;
 mod keys;
 mod orders;
 mod outbox;
+mod platform_sessions;
 mod privacy;
 mod purchases;
 mod refunds;

@@ -200,22 +200,25 @@ impl Store {
         })
     }
 
-    /// In one transaction: deletes the ACP checkout sessions whose buyer (or fulfilment contact)
-    /// has `email` (any case), the platforms' idempotency keys whose stored answers show those
-    /// sessions, and the delivery details of their settled orders (the financial record stays).
-    /// A session whose order still waits for its payment stays until that is settled, as an
-    /// account's does; keys in use right now stay too.
-    pub async fn delete_acp_buyer_data(&self, email: &str, now_ms: i64) -> StoreResult<Deleted> {
-        let email = email.trim().to_lowercase();
+    /// In one transaction: deletes the platforms' checkout sessions whose state `is_buyers`
+    /// recognizes as one buyer's (the adapter reads its own JSON: ACP's buyer or fulfilment
+    /// e-mail), the platforms' idempotency keys (subjects starting with `platform_subjects`) whose
+    /// stored answers show those sessions, and the delivery details of their settled orders (the
+    /// financial record stays). A session whose order still waits for its payment stays until
+    /// that is settled, as an account's does; keys in use right now stay too.
+    pub async fn delete_platform_buyer_data(
+        &self,
+        is_buyers: impl Fn(&str) -> bool,
+        platform_subjects: &str,
+        now_ms: i64,
+    ) -> StoreResult<Deleted> {
         let mut deleted = Deleted::default();
-        if email.is_empty() {
-            return Ok(deleted);
-        }
+        let subjects = format!("{}%", platform_subjects.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_"));
         on_pool!(self, |pool| {
             let mut tx = pool.begin_write(WriteLock::None).await?;
             let sessions: Vec<(String, String)> = sqlx::query_as(sql::ACP_SESSION_STATES).fetch_all(&mut *tx).await?;
             let mut ids = Vec::new();
-            for (id, _) in sessions.into_iter().filter(|(_, state)| buyer_is(state, &email)) {
+            for (id, _) in sessions.into_iter().filter(|(_, state)| is_buyers(state)) {
                 let pending: i64 = sqlx::query_scalar(sql::ACP_SESSION_PENDING)
                     .bind(&id)
                     .bind(OrderStatusColumn::PendingPayment)
@@ -236,7 +239,7 @@ impl Store {
                 ids.push(id);
             }
             let keys: Vec<(String, String, String, Option<String>)> =
-                sqlx::query_as(sql::ACP_KEYS).bind(now_ms).fetch_all(&mut *tx).await?;
+                sqlx::query_as(sql::PLATFORM_KEYS).bind(now_ms).bind(&subjects).fetch_all(&mut *tx).await?;
             for (subject, tool, key, response) in keys {
                 // A session's routes scope their keys by its id; a create's answer names it.
                 let shows = |id: &String| {
@@ -265,14 +268,4 @@ impl Store {
             .fetch_one(pool)
             .await?))
     }
-}
-
-/// Whether an ACP session's stored state names `email` (lower case) as its buyer's or its
-/// fulfilment contact's address.
-fn buyer_is(state: &str, email: &str) -> bool {
-    let Ok(state) = serde_json::from_str::<serde_json::Value>(state) else { return false };
-    [&state["buyer"]["email"], &state["fulfillment_details"]["email"]]
-        .into_iter()
-        .filter_map(serde_json::Value::as_str)
-        .any(|found| found.trim().to_lowercase() == email)
 }

@@ -552,9 +552,10 @@ pub struct OutboxRow {
     pub delivered_at_ms: Option<i64>,
 }
 
-/// An ACP checkout session as stored (`acp_sessions.rs`); `state` is JSON the ACP service owns.
+/// An agent platform's checkout session as stored (`platform_sessions.rs`); `state` is JSON the
+/// protocol's adapter owns (the store never reads it).
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
-pub struct AcpSessionRow {
+pub struct PlatformSessionRow {
     pub id: String,
     pub platform: String,
     pub status: String,

@@ -360,12 +360,13 @@ pub const OUTBOX_WITH_STATUS: &str = "SELECT * FROM order_outbox WHERE status = 
 pub const PRUNE_OUTBOX: &str = "DELETE FROM order_outbox WHERE (status = $2 AND delivered_at_ms < $1) \
      OR (status = $4 AND created_at_ms < $3)";
 
-// --- an ACP buyer's personal data (docs/acp.md §13.6) ---
+// --- an agent platform's buyer's personal data (docs/acp.md §13.6) ---
 
-/// Every ACP session's id and state (the buyer lives inside the state's JSON).
+/// Every platform session's id and state (the buyer lives inside the state's JSON).
 pub const ACP_SESSION_STATES: &str = "SELECT id, state FROM acp_checkout_sessions";
-/// The ACP platforms' idempotency keys not in use at $1, with their stored answers.
-pub const ACP_KEYS: &str = "SELECT subject, tool, key, response FROM idempotency_keys WHERE subject LIKE 'acp:%' \
+/// The platforms' idempotency keys (subjects LIKE $2, `\\` escaping) not in use at $1, with their
+/// stored answers.
+pub const PLATFORM_KEYS: &str = "SELECT subject, tool, key, response FROM idempotency_keys WHERE subject LIKE $2 ESCAPE '\\' \
      AND (locked_until_ms IS NULL OR locked_until_ms < $1)";
 pub const DELETE_KEY_OF_SCOPE: &str = "DELETE FROM idempotency_keys WHERE subject = $1 AND tool = $2 AND key = $3";
 pub const DELETE_ACP_SESSION: &str = "DELETE FROM acp_checkout_sessions WHERE id = $1";

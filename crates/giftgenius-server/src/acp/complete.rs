@@ -34,8 +34,8 @@ use giftgenius_commerce::failpoints::AFTER_ORDER_CREATED;
 use giftgenius_commerce::order::NewOrder;
 use giftgenius_commerce::payments::{Lookup, OrderCharge, PaymentError};
 use giftgenius_commerce::store::{
-    AcpSessionRow, CreateOrder, Fence, Fenced, NewOrderEvent, OrderChange, OrderFacts, OrderStatusColumn, SettledBy,
-    Settlement,
+    CreateOrder, Fence, Fenced, NewOrderEvent, OrderChange, OrderFacts, OrderStatusColumn, PlatformSessionRow,
+    SettledBy, Settlement,
 };
 
 /// The claimed key a complete works under: its fence and when its lease ends.
@@ -90,7 +90,7 @@ impl Acp {
     /// Records what is being paid for, creates the order and charges it.
     async fn pay(
         &self,
-        mut row: AcpSessionRow,
+        mut row: PlatformSessionRow,
         mut state: SessionState,
         session: AcpCheckoutSession,
         token: PaymentToken,
@@ -121,7 +121,7 @@ impl Acp {
         state.at_payment = Some(Box::new(session.clone()));
         self.fill_row(&mut row, session.status, &state, request_id)?;
         let fenced = |written: Fenced| written == Fenced::Written(());
-        if !fenced(self.store.put_acp_session(held.fence, &row, now).await.map_err(|e| internal(&e))?) {
+        if !fenced(self.store.put_platform_session(held.fence, &row, now).await.map_err(|e| internal(&e))?) {
             return Err(AcpFailure::in_flight(1));
         }
         let created = self.store.create_order(held.fence, &order, i64::from(gift.stock), now).await;
@@ -151,7 +151,7 @@ impl Acp {
     /// together with the key's answer.
     async fn charge(
         &self,
-        row: &AcpSessionRow,
+        row: &PlatformSessionRow,
         state: &SessionState,
         order: Order,
         token: PaymentToken,
@@ -209,7 +209,7 @@ impl Acp {
     /// this request pays afresh.
     async fn resume(
         &self,
-        row: &AcpSessionRow,
+        row: &PlatformSessionRow,
         state: &SessionState,
         order: Order,
         held: &Held<'_>,
@@ -272,7 +272,7 @@ impl Acp {
     /// gave its stock back) with a message on `$.payment_data`.
     async fn declined(
         &self,
-        row: &AcpSessionRow,
+        row: &PlatformSessionRow,
         state: &SessionState,
         refusal: Option<&str>,
         write: SessionWrite,
@@ -298,7 +298,7 @@ impl Acp {
     /// The completed session: what was paid for (as shown when it was paid) and its order.
     pub(super) async fn completed(
         &self,
-        row: &AcpSessionRow,
+        row: &PlatformSessionRow,
         state: &SessionState,
         order: &Order,
         request_id: &str,

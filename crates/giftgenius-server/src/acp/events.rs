@@ -45,7 +45,7 @@ impl AcpEventBodies {
     /// What `order` paid for: its ACP session as shown when paid, or its app draft.
     async fn paid_for(&self, order: &Order) -> StoreResult<PaidFor> {
         if let Some(platform) = order.subject.strip_prefix("acp:") {
-            let session = self.store.acp_session(&order.draft_id, platform).await?;
+            let session = self.store.platform_session(&order.draft_id, platform).await?;
             let at_payment = session
                 .and_then(|row| serde_json::from_str::<SessionState>(&row.state).ok())
                 .and_then(|state| state.at_payment);

@@ -4,6 +4,7 @@
 //! `not_ready_for_payment` ⇄ `ready_for_payment` → `completed` (paid with a delegated-payment
 //! vault token) / `canceled` / `expired`.
 //!
+//! - `buyer_data.rs`: deleting an ACP buyer's personal data (which sessions are theirs).
 //! - `platforms.rs`: the platforms and their bearer keys (hashed, compared in constant time).
 //! - `routes.rs`: each operation once, for both transports (the key's claim and its answers:
 //!   replay, 409, 422; the work; the fenced finish), and the REST side: header checks in the
@@ -20,6 +21,7 @@
 //! The work of each POST runs here, between the routes' key claim and the store step that
 //! writes the session and finishes the key in one transaction.
 
+pub mod buyer_data;
 pub mod complete;
 pub mod error;
 pub mod events;
@@ -45,7 +47,7 @@ use giftgenius_catalog::live::LiveCatalog;
 use giftgenius_commerce::clock::Clock;
 use giftgenius_commerce::order::Order;
 use giftgenius_commerce::payments::Payments;
-use giftgenius_commerce::store::{AcpSessionRow, NewOrderEvent, OrderStatusColumn, Store};
+use giftgenius_commerce::store::{NewOrderEvent, OrderStatusColumn, PlatformSessionRow, Store};
 use platforms::Platforms;
 use session::{Offer, SessionState, Stored};
 
@@ -95,7 +97,7 @@ pub enum SessionWrite {
     /// Nothing changed.
     Nothing,
     /// The session row, as it is now.
-    Session(AcpSessionRow),
+    Session(PlatformSessionRow),
     /// The session's order was charged: it is paid, and announces itself with `event` (when
     /// its platform takes events).
     Paid { order_id: String, charge_id: String, event: Option<NewOrderEvent> },
@@ -140,7 +142,7 @@ impl Acp {
         };
         let now = self.clock.now_ms();
         let id = format!("acs_{}", &uuid::Uuid::new_v4().simple().to_string()[..20]);
-        let mut row = AcpSessionRow {
+        let mut row = PlatformSessionRow {
             id,
             platform: platform.to_string(),
             status: String::new(),
@@ -157,7 +159,7 @@ impl Acp {
     /// Deletes sessions expired longer than the retention ago; returns how many.
     pub async fn prune(&self) -> giftgenius_commerce::store::StoreResult<u64> {
         let before = self.clock.now_ms().saturating_sub(self.retention.as_millis() as i64);
-        self.store.prune_acp_sessions(before).await
+        self.store.prune_platform_sessions(before).await
     }
 
     /// `GET /acp/checkout_sessions/{id}`.
@@ -244,7 +246,7 @@ impl Acp {
     /// stored so), and the request is ignored. `None`: the session is open.
     async fn closed(
         &self,
-        row: &mut AcpSessionRow,
+        row: &mut PlatformSessionRow,
         status: AcpSessionStatus,
         state: &SessionState,
         now_ms: i64,
@@ -289,8 +291,8 @@ impl Acp {
         platform: &str,
         id: &str,
         request_id: &str,
-    ) -> Result<(AcpSessionRow, AcpSessionStatus, SessionState), AcpFailure> {
-        let row = self.store.acp_session(id, platform).await.map_err(|e| AcpFailure::internal(request_id, &e))?;
+    ) -> Result<(PlatformSessionRow, AcpSessionStatus, SessionState), AcpFailure> {
+        let row = self.store.platform_session(id, platform).await.map_err(|e| AcpFailure::internal(request_id, &e))?;
         let row = row.ok_or_else(AcpFailure::session_not_found)?;
         let status = AcpSessionStatus::parse(&row.status)
             .ok_or_else(|| AcpFailure::internal(request_id, &format!("session {id} has status {:?}", row.status)))?;
@@ -301,7 +303,7 @@ impl Acp {
     /// The session as shown now, from `row`'s times, `status` and `state`.
     pub(super) async fn show_state(
         &self,
-        row: &AcpSessionRow,
+        row: &PlatformSessionRow,
         status: AcpSessionStatus,
         state: &SessionState,
         request_id: &str,
@@ -333,7 +335,7 @@ impl Acp {
 
     pub(super) fn fill_row(
         &self,
-        row: &mut AcpSessionRow,
+        row: &mut PlatformSessionRow,
         status: AcpSessionStatus,
         state: &SessionState,
         request_id: &str,

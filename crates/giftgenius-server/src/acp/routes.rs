@@ -493,7 +493,7 @@ impl Acp {
         match write {
             SessionWrite::Nothing => {}
             SessionWrite::Session(row) => {
-                self.store.put_acp_session_unkeyed(&row).await.map_err(|e| AcpFailure::internal(request_id, &e))?
+                self.store.put_platform_session_unkeyed(&row).await.map_err(|e| AcpFailure::internal(request_id, &e))?
             }
             // Only a complete charges, and a complete always holds a key.
             SessionWrite::Paid { .. } | SessionWrite::Declined { .. } => {
@@ -546,7 +546,7 @@ impl Acp {
             .map_err(|e| AcpFailure::internal(request_id, &e))?;
         let written = match &write {
             SessionWrite::Nothing => self.store.finish_key(&fence, &stored, now).await,
-            SessionWrite::Session(row) => self.store.put_acp_session_and_finish(&fence, row, &stored, now).await,
+            SessionWrite::Session(row) => self.store.put_platform_session_and_finish(&fence, row, &stored, now).await,
             SessionWrite::Paid { order_id, charge_id, event } => {
                 let paid = Settlement::Paid { charge_id, event: event.as_ref() };
                 self.store.settle(order_id, paid, SettledBy::KeyHolder(&fence), &stored, now).await.map(|w| w.map(drop))

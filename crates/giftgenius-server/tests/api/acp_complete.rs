@@ -10,6 +10,7 @@ use std::process::Stdio;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use giftgenius_sandbox_pay::api::ChargeStatus;
+use giftgenius_server::acp::buyer_data::AcpBuyerData;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 

@@ -1,16 +1,17 @@
-//! ACP checkout sessions (`acp_checkout_sessions`, issue 25): the sessions agent platforms
-//! create over `/acp/checkout_sessions` (or `/acp/mcp`), each owned by its platform. A write
-//! moves the request's idempotency key with it (one transaction, fenced), so a stored answer and
-//! the session it describes never disagree; a request without a key writes the session alone.
+//! Agent platforms' checkout sessions (the `acp_checkout_sessions` table, issue 25): a session a
+//! platform opened with us (through the server's ACP adapter), owned by that platform; what it
+//! holds is the adapter's JSON (`state`), which the store never reads. A write moves the
+//! request's idempotency key with it (one transaction, fenced), so a stored answer and the
+//! session it describes never disagree; a request without a key writes the session alone.
 
 use super::dialect::WriteLock;
 use super::keys::{Fence, Fenced, KeyMove, Scope, Write};
-use super::rows::AcpSessionRow;
+use super::rows::PlatformSessionRow;
 use super::tx::Conn;
 use super::{Store, StoreResult, sql};
 
 /// Inserts or rewrites `session` on `conn`; the rows written (0: another platform owns the id).
-async fn put_session(conn: Conn<'_>, session: &AcpSessionRow) -> StoreResult<u64> {
+async fn put_session(conn: Conn<'_>, session: &PlatformSessionRow) -> StoreResult<u64> {
     on_conn!(conn, |c| {
         Ok(sqlx::query(sql::PUT_ACP_SESSION)
             .bind(&session.id)
@@ -28,8 +29,8 @@ async fn put_session(conn: Conn<'_>, session: &AcpSessionRow) -> StoreResult<u64
 
 impl Store {
     /// The session `id` if `platform` owns it (another platform's session is not found).
-    #[tracing::instrument(name = "store.acp_session", skip_all, fields(otel.kind = "client", db.operation.name = "acp_session"))]
-    pub async fn acp_session(&self, id: &str, platform: &str) -> StoreResult<Option<AcpSessionRow>> {
+    #[tracing::instrument(name = "store.platform_session", skip_all, fields(otel.kind = "client", db.operation.name = "platform_session"))]
+    pub async fn platform_session(&self, id: &str, platform: &str) -> StoreResult<Option<PlatformSessionRow>> {
         on_pool!(self, |pool| {
             Ok(sqlx::query_as(sql::ACP_SESSION).bind(id).bind(platform).fetch_optional(pool).await?)
         })
@@ -37,28 +38,33 @@ impl Store {
 
     /// In one transaction, if the fence holds: inserts or rewrites the session and finishes the
     /// key with `response`.
-    #[tracing::instrument(name = "store.put_acp_session_and_finish", skip_all, fields(otel.kind = "client", db.operation.name = "put_acp_session_and_finish"))]
-    pub async fn put_acp_session_and_finish(
+    #[tracing::instrument(name = "store.put_platform_session_and_finish", skip_all, fields(otel.kind = "client", db.operation.name = "put_platform_session_and_finish"))]
+    pub async fn put_platform_session_and_finish(
         &self,
         fence: &Fence,
-        session: &AcpSessionRow,
+        session: &PlatformSessionRow,
         response: &str,
         now_ms: i64,
     ) -> StoreResult<Fenced> {
-        self.write_acp_session(fence, session, KeyMove::Finish { response }, now_ms).await
+        self.write_platform_session(fence, session, KeyMove::Finish { response }, now_ms).await
     }
 
     /// In one transaction, if the fence holds: inserts or rewrites the session; the key stays
     /// where it is (a complete records what it is about to pay for, then pays).
-    #[tracing::instrument(name = "store.put_acp_session", skip_all, fields(otel.kind = "client", db.operation.name = "put_acp_session"))]
-    pub async fn put_acp_session(&self, fence: &Fence, session: &AcpSessionRow, now_ms: i64) -> StoreResult<Fenced> {
-        self.write_acp_session(fence, session, KeyMove::Hold, now_ms).await
-    }
-
-    async fn write_acp_session(
+    #[tracing::instrument(name = "store.put_platform_session", skip_all, fields(otel.kind = "client", db.operation.name = "put_platform_session"))]
+    pub async fn put_platform_session(
         &self,
         fence: &Fence,
-        session: &AcpSessionRow,
+        session: &PlatformSessionRow,
+        now_ms: i64,
+    ) -> StoreResult<Fenced> {
+        self.write_platform_session(fence, session, KeyMove::Hold, now_ms).await
+    }
+
+    async fn write_platform_session(
+        &self,
+        fence: &Fence,
+        session: &PlatformSessionRow,
         key_move: KeyMove<'_>,
         now_ms: i64,
     ) -> StoreResult<Fenced> {
@@ -88,15 +94,15 @@ impl Store {
 
     /// Inserts or rewrites the session with no idempotency key to move: an MCP update or cancel
     /// sent without `meta.idempotency_key` (docs/acp.md §7), where the later write wins.
-    #[tracing::instrument(name = "store.put_acp_session_unkeyed", skip_all, fields(otel.kind = "client", db.operation.name = "put_acp_session_unkeyed"))]
-    pub async fn put_acp_session_unkeyed(&self, session: &AcpSessionRow) -> StoreResult<()> {
+    #[tracing::instrument(name = "store.put_platform_session_unkeyed", skip_all, fields(otel.kind = "client", db.operation.name = "put_platform_session_unkeyed"))]
+    pub async fn put_platform_session_unkeyed(&self, session: &PlatformSessionRow) -> StoreResult<()> {
         owned(put_session(self.acquire().await?.conn(), session).await?, session)
     }
 
     /// Deletes sessions that expired before `expired_before_ms` (with their personal data);
     /// returns how many.
-    #[tracing::instrument(name = "store.prune_acp_sessions", skip_all, fields(otel.kind = "client", db.operation.name = "prune_acp_sessions"))]
-    pub async fn prune_acp_sessions(&self, expired_before_ms: i64) -> StoreResult<u64> {
+    #[tracing::instrument(name = "store.prune_platform_sessions", skip_all, fields(otel.kind = "client", db.operation.name = "prune_platform_sessions"))]
+    pub async fn prune_platform_sessions(&self, expired_before_ms: i64) -> StoreResult<u64> {
         on_pool!(self, |pool| {
             Ok(sqlx::query(sql::PRUNE_ACP_SESSIONS).bind(expired_before_ms).execute(pool).await?.rows_affected())
         })
@@ -104,7 +110,7 @@ impl Store {
 }
 
 /// The upsert wrote nothing when the id is another platform's session.
-fn owned(written: u64, session: &AcpSessionRow) -> StoreResult<()> {
+fn owned(written: u64, session: &PlatformSessionRow) -> StoreResult<()> {
     if written == 1 {
         Ok(())
     } else {
