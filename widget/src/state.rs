@@ -3,6 +3,7 @@
 //! Parsing is strict on purpose: the contract version is checked before anything else, and a
 //! payload that does not match the contract becomes `OutOfDate` rather than a guess.
 
+use crate::flow::safe_url;
 use crate::i18n::{Lang, Msg, words};
 use giftgenius_types::delivery::DeliveryDetails;
 use giftgenius_types::orders::{
@@ -14,7 +15,7 @@ use giftgenius_types::wire::{
     META_AUTHENTICATION_URLS, META_CANCEL_TOKENS, META_DELETE_DATA_TOKEN, META_DELIVERY, META_PAYMENT_CARD,
 };
 use giftgenius_types::{
-    CONTRACT_VERSION, Envelope, GiftCard, Notice, Occasion, Partial, RelationshipType, SuggestGiftsData,
+    CONTRACT_VERSION, Envelope, ErrorCode, GiftCard, Notice, Occasion, Partial, RelationshipType, SuggestGiftsData,
     SuggestGiftsQuery, ToolError, ToolName,
 };
 use serde_json::{Map, Value};
@@ -34,8 +35,9 @@ pub enum ViewState {
     Results { query: SuggestGiftsQuery, gifts: Vec<GiftCard>, notice: Option<Notice>, partial: Option<Partial> },
     /// The search ran and found nothing: the notice and its suggestions.
     Empty { query: SuggestGiftsQuery, notice: Option<Notice>, partial: Option<Partial> },
-    /// A tool said no; `tool` is what "Try again" repeats.
-    Error { tool: ToolName, error: ToolError },
+    /// A tool said no; `tool` is what "Try again" repeats. `add_card_url`: with `NO_SAVED_CARD`,
+    /// the card page's link (widget-only `_meta`, as on the confirm card), offered as Add a card.
+    Error { tool: ToolName, error: ToolError, add_card_url: Option<String> },
     /// A draft waiting for the human's Confirm. `delivery` is what the card's form shows: the
     /// draft's own details (widget-only `_meta`). A call in flight after a press, and what a
     /// failed one said, are the runtime's to show on this screen's markup.
@@ -144,6 +146,10 @@ impl ViewState {
                 let card = CardOnFile::read(meta);
                 ViewState::ConfirmPurchase { draft, delivery, card }
             }
+            ViewState::Error { tool, error, .. } if error.code == ErrorCode::NoSavedCard => {
+                let add_card_url = CardOnFile::read(meta).and_then(|card| safe_url(&card.add_url).map(str::to_string));
+                ViewState::Error { tool, error, add_card_url }
+            }
             ViewState::OrderList { orders, next_cursor, .. } => {
                 let actions = OrderListActions::offered(&orders, meta);
                 ViewState::OrderList { orders, next_cursor, actions }
@@ -184,14 +190,14 @@ impl ViewState {
                 Envelope::Ok { data, notice, partial, .. } => {
                     ViewState::Results { query: data.query, gifts: data.gifts, notice, partial }
                 }
-                Envelope::Err { tool, error } => ViewState::Error { tool, error },
+                Envelope::Err { tool, error } => ViewState::Error { tool, error, add_card_url: None },
             }),
             ToolName::PrepareOrder | ToolName::ReopenOrderDraft | ToolName::RemoveSavedCard => {
                 parse::<PrepareOrderData>(output).map(|env| match env {
                     Envelope::Ok { data, .. } => {
                         ViewState::ConfirmPurchase { draft: data.draft, delivery: None, card: None }
                     }
-                    Envelope::Err { tool, error } => ViewState::Error { tool, error },
+                    Envelope::Err { tool, error } => ViewState::Error { tool, error, add_card_url: None },
                 })
             }
             ToolName::ListOrders => parse::<ListOrdersData>(output).map(|env| match env {
@@ -200,21 +206,21 @@ impl ViewState {
                     next_cursor: data.next_cursor,
                     actions: OrderListActions::default(),
                 },
-                Envelope::Err { tool, error } => ViewState::Error { tool, error },
+                Envelope::Err { tool, error } => ViewState::Error { tool, error, add_card_url: None },
             }),
             ToolName::DeleteMyData => parse::<DeleteMyDataData>(output).map(|env| match env {
                 Envelope::Ok { data, .. } => ViewState::DataDeleted { summary: data },
-                Envelope::Err { tool, error } => ViewState::Error { tool, error },
+                Envelope::Err { tool, error } => ViewState::Error { tool, error, add_card_url: None },
             }),
             ToolName::CommitOrder | ToolName::CompleteCheckout | ToolName::GetOrder | ToolName::CancelOrder => {
                 parse::<OrderData>(output).map(|env| match env {
                     Envelope::Ok { data, .. } => ViewState::OrderPlaced { order: data.order, authentication_url: None },
-                    Envelope::Err { tool, error } => ViewState::Error { tool, error },
+                    Envelope::Err { tool, error } => ViewState::Error { tool, error, add_card_url: None },
                 })
             }
             ToolName::CreateCheckoutSession => parse::<CheckoutData>(output).map(|env| match env {
                 Envelope::Ok { data, .. } => ViewState::Checkout { checkout: data.checkout },
-                Envelope::Err { tool, error } => ViewState::Error { tool, error },
+                Envelope::Err { tool, error } => ViewState::Error { tool, error, add_card_url: None },
             }),
         };
         parsed.unwrap_or(out_of_date)

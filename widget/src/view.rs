@@ -111,7 +111,7 @@ pub fn state_view(state: ViewState, ctx: &RenderContext) -> impl IntoView + use<
         ViewState::LoadingWith { so_far } => V::A(loading_view(so_far.phrases(ctx.language()), ctx)),
         ViewState::Results { query, gifts, notice, partial } => V::B(results_view(query, gifts, notice, partial, ctx)),
         ViewState::Empty { query, notice, partial } => V::C(empty_view(query, notice, partial, ctx)),
-        ViewState::Error { tool, error } => V::D(error_view(tool, error, ctx)),
+        ViewState::Error { tool, error, add_card_url } => V::D(error_view(tool, error, add_card_url, ctx)),
         ViewState::ConfirmPurchase { draft, delivery, card } => V::E(confirm_view(draft, delivery, card, ctx)),
         ViewState::OrderPlaced { order, authentication_url } => V::F(order_placed_view(order, authentication_url, ctx)),
         ViewState::OrderList { orders, next_cursor, actions } => {

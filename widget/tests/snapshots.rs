@@ -516,6 +516,45 @@ fn an_order_awaiting_authentication_says_so_and_offers_the_bank_page_in_three_la
     assert!(!refused.contains("javascript:") && !refused.contains("open-link"), "{refused}");
 }
 
+const CARD_PAGE: &str = "https://giftgenius.test/pay/card/cus_1.1780001800000.00ff";
+
+/// commit_order's answer to a Confirm on an account with no saved card (Stripe), with `add_url`
+/// (the card page's link) in its widget-only `_meta` when given.
+fn no_saved_card(add_url: Option<&str>) -> ViewState {
+    let error = ToolError::new(ErrorCode::NoSavedCard, "No card is saved for this account.", "req_card01");
+    let output = wire::<OrderData>(Envelope::Err { tool: ToolName::CommitOrder, error });
+    let mut meta = json!({});
+    if let Some(url) = add_url {
+        meta[META_PAYMENT_CARD] = json!({"card": null, "add_url": url});
+    }
+    ViewState::from_tool_result(&output, &meta)
+}
+
+#[test]
+fn a_confirm_without_a_saved_card_says_so_and_offers_add_a_card_in_three_languages() {
+    let out = snap!("error_no_saved_card", no_saved_card(Some(CARD_PAGE)), en());
+    assert!(out.contains("No card is saved for this account, so nothing was charged."), "{out}");
+    assert!(!out.contains("declined"), "not a decline: {out}");
+    let link = format!(r#"href="{CARD_PAGE}""#);
+    assert!(out.contains(&link) && out.contains("gg-add-card") && out.contains("open-link"), "{out}");
+    assert!(!out.contains("Try again"), "nothing to retry until a card is saved: {out}");
+    let es = snap!("error_no_saved_card_es", no_saved_card(Some(CARD_PAGE)), RenderContext::new(Theme::Light, "es-ES"));
+    assert!(es.contains("No hay ninguna tarjeta guardada") && es.contains("Añadir una tarjeta") && es.contains(&link));
+    let pt = snap!("error_no_saved_card_pt", no_saved_card(Some(CARD_PAGE)), RenderContext::new(Theme::Light, "pt-BR"));
+    assert!(pt.contains("Não há nenhum cartão salvo") && pt.contains("Adicionar um cartão") && pt.contains(&link));
+
+    // Without the link (a restored screen, the model's own call) it still says so, without one.
+    let bare = html(&no_saved_card(None), &en());
+    assert!(bare.contains("No card is saved for this account") && !bare.contains("gg-add-card"), "{bare}");
+    // Only an http(s) link, and only with this error.
+    let hostile = html(&no_saved_card(Some("javascript:alert(1)")), &en());
+    assert!(!hostile.contains("javascript:") && !hostile.contains("gg-add-card"), "{hostile}");
+    let mut meta = json!({});
+    meta[META_PAYMENT_CARD] = json!({"card": null, "add_url": CARD_PAGE});
+    let other = ViewState::from_tool_result(&error_output(ToolName::CommitOrder, permission_error()), &meta);
+    assert!(!html(&other, &en()).contains("gg-add-card"), "another error offers no card page");
+}
+
 #[test]
 fn a_tracking_link_that_is_not_http_is_not_a_link() {
     let mut output = shipped_order_output();

@@ -46,6 +46,9 @@ pub enum Charged {
     Paid { charge: Charge, paid_at_ms: i64 },
     /// The card was declined (and the order's own payment, if any, cancelled).
     Declined,
+    /// The account has no saved card to charge (Stripe); nothing was asked of a bank. The order
+    /// may be charged once a card is saved: release the key, do not settle.
+    NoSavedCard,
     /// The provider refused the payment token before any money moved (its code).
     Refused(String),
     /// The card's bank asks the person to confirm (3-D Secure) the provider payment `payment`.
@@ -108,6 +111,7 @@ impl ChargeStep<'_> {
                 Charged::Paid { charge, paid_at_ms: self.clock.now_ms() }
             }
             Err(PaymentError::Declined) => Charged::Declined,
+            Err(PaymentError::NoSavedCard) => Charged::NoSavedCard,
             Err(PaymentError::Refused(code)) => Charged::Refused(code),
             Err(PaymentError::AuthenticationRequired { payment }) => Charged::AuthenticationRequired { payment },
             Err(PaymentError::Unavailable(detail)) => {

@@ -37,9 +37,17 @@ pub struct Outcome<T> {
     /// idempotency key: it is rendered in the locale it was first rendered in, so the replay
     /// is identical to the first answer (but for the replay marker).
     pub replay_locale: Option<String>,
+    /// Facts for the widget only that go with an error (the card page's link with
+    /// `NO_SAVED_CARD`). Never stored with a key: only an answer that is not kept carries them.
+    pub error_meta: Map<String, Value>,
 }
 
 impl<T> Outcome<T> {
+    /// An error with widget-only `_meta`.
+    pub fn error_with_meta(error: ToolError, error_meta: Map<String, Value>) -> Self {
+        Self { result: Err(error), replay_locale: None, error_meta }
+    }
+
     pub fn is_ok(&self) -> bool {
         self.result.is_ok()
     }
@@ -62,7 +70,7 @@ pub fn envelope<T>(tool: ToolName, result: &Result<Answer<T>, ToolError>) -> Env
 
 impl<T> From<Result<Answer<T>, ToolError>> for Outcome<T> {
     fn from(result: Result<Answer<T>, ToolError>) -> Self {
-        Self { result, replay_locale: None }
+        Self { result, replay_locale: None, error_meta: Map::new() }
     }
 }
 

@@ -112,6 +112,9 @@ error_codes! {
     /// The payment method was declined; no money moved.
     PaymentDeclined = "PAYMENT_DECLINED", Business, false,
         "Tell the user the payment was declined; do not retry without the user changing something.";
+    /// No card is saved for this account (card-on-file payments); nothing was charged.
+    NoSavedCard = "NO_SAVED_CARD", Business, false,
+        "Tell the user no card is saved for their account: they add one with Add a card in the widget, then press Confirm again on the same order. Never retry this yourself.";
     /// A human confirmation in the widget is missing or does not match this draft.
     ConfirmationRequired = "CONFIRMATION_REQUIRED", Permission, false,
         "Ask the user to review the order and press Confirm in the widget; never retry this yourself.";

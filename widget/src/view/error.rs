@@ -6,11 +6,13 @@
 //! the model and stays in the result (and in English) for it.
 
 use giftgenius_types::{ErrorCategory, ToolError, ToolName};
+use leptos::either::Either;
 use leptos::prelude::*;
 
 use crate::context::RenderContext;
 use crate::decide::{Next, data_decision};
 use crate::i18n::{Lang, Msg, words};
+use crate::view::order::outbound_link;
 
 /// A field error as the person reads it: its rule in their language (`field_text.rs`).
 pub(crate) use crate::field_text::field_message;
@@ -46,11 +48,26 @@ pub(crate) fn error_details(error: &ToolError, lang: Lang) -> impl IntoView + us
     }
 }
 
-/// A tool's error as the whole view.
-pub fn error_view(tool: ToolName, error: ToolError, ctx: &RenderContext) -> impl IntoView + use<> {
+/// A tool's error as the whole view. `add_card_url`: with `NO_SAVED_CARD`, the card page's link,
+/// offered as Add a card (opened like every outbound link: through the host where it opens them).
+pub fn error_view(
+    tool: ToolName,
+    error: ToolError,
+    add_card_url: Option<String>,
+    ctx: &RenderContext,
+) -> impl IntoView + use<> {
     let lang = ctx.language();
-    let retry = error.retryable.then(|| {
-        view! {
+    // One action at most: Add a card comes with an error nothing retries until a card is saved.
+    let add_card = add_card_url.map(|url| {
+        Either::Left(view! {
+            <div class="gg-actions">
+                {outbound_link("gg-btn gg-btn-primary gg-add-card", url, lang.t(Msg::AddCard))}
+            </div>
+        })
+    });
+    let action = add_card.or_else(|| {
+        error.retryable.then(|| {
+            Either::Right(view! {
             <div class="gg-actions">
                 <button
                     type="button"
@@ -62,7 +79,8 @@ pub fn error_view(tool: ToolName, error: ToolError, ctx: &RenderContext) -> impl
                     {lang.t(Msg::TryAgain)}
                 </button>
             </div>
-        }
+            })
+        })
     });
     view! {
         <section
@@ -73,7 +91,7 @@ pub fn error_view(tool: ToolName, error: ToolError, ctx: &RenderContext) -> impl
         >
             <h2 id="gg-title" class="gg-title">{words::error_heading(lang, error.category, tool)}</h2>
             {error_details(&error, lang)}
-            {retry}
+            {action}
         </section>
     }
 }

@@ -433,7 +433,7 @@ pub fn checkout_view(checkout: CheckoutSession, ctx: &RenderContext) -> impl Int
 /// An outbound link (the checkout, the card page, the bank's check, the carrier's tracking): a
 /// plain new-tab link, whose `data-call` the runtime follows instead for an absolute http(s) URL
 /// where the host opens links (`ui/open-link`, `openExternal`: the frame does not navigate).
-fn outbound_link(class: &'static str, url: String, label: &'static str) -> impl IntoView + use<> {
+pub(crate) fn outbound_link(class: &'static str, url: String, label: &'static str) -> impl IntoView + use<> {
     view! {
         <a
             class=class

@@ -53,6 +53,10 @@ pub fn check_lease(lease: Duration, provider_timeout: Duration) -> Result<(), St
 pub enum PaymentError {
     /// The card was declined. Definitive; nothing was charged.
     Declined,
+    /// The account has no saved card to charge (a provider that charges a card on file:
+    /// Stripe). Nothing was asked of a bank and nothing was charged; the same charge goes through
+    /// once the person saves a card.
+    NoSavedCard,
     /// The vault token cannot pay this charge (one of the provider's `TOKEN_REFUSALS` codes:
     /// expired, used, over its allowance, for another session…). Definitive; nothing was charged.
     Refused(String),
@@ -283,7 +287,8 @@ impl Payments {
         let result = self.within("the charge", self.provider.charge(request)).await;
         self.metrics.charge(match &result {
             Ok(_) => ChargeOutcome::Succeeded,
-            Err(PaymentError::Declined) => ChargeOutcome::Declined,
+            // No card on file: nothing reached a bank; counted with the declines it used to be.
+            Err(PaymentError::Declined | PaymentError::NoSavedCard) => ChargeOutcome::Declined,
             Err(PaymentError::Refused(_)) => ChargeOutcome::Refused,
             Err(PaymentError::Unavailable(_)) => ChargeOutcome::Unavailable,
             Err(PaymentError::KeyMismatch) => ChargeOutcome::Mismatch,

@@ -174,7 +174,9 @@ impl Acp {
                 let write = SessionWrite::Paid { order_id: paid.id, charge_id: charge.id, event };
                 Ok(Done { status: StatusCode::OK, session, write })
             }
-            Charged::Declined => {
+            // ACP pays with a delegated vault token, never a card on file: no saved card cannot
+            // happen here, and would be a payment that did not go through, as a decline.
+            Charged::Declined | Charged::NoSavedCard => {
                 let write = SessionWrite::Declined { order_id: order.id };
                 self.declined(row, state, None, write, request_id).await
             }

@@ -6,7 +6,7 @@
 
 use giftgenius_types::wire::META_PAYMENT_CARD;
 use giftgenius_types::{ErrorCode, PrepareOrderData, RemoveSavedCardInput, ReopenOrderDraftInput, ToolError};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::Checkout;
 use super::card_links::CardLinks;
@@ -58,6 +58,32 @@ impl Checkout {
                 answer
             }
         }
+    }
+
+    /// `NO_SAVED_CARD`, with the card page's link in the widget-only `_meta` as the confirm card
+    /// has it (the error view offers Add a card). Stripe not answering, or no account name to
+    /// show on the page, leaves the link out; the error stands.
+    pub(super) async fn no_saved_card<T>(&self, call: &CallContext) -> Outcome<T> {
+        let error = ToolError::new(
+            ErrorCode::NoSavedCard,
+            "No card is saved for this account, so nothing was charged. The user adds one with Add a card in the \
+             widget, then presses Confirm again.",
+            &call.reference,
+        );
+        let mut meta = Map::new();
+        if let (Some(stripe), Some(page)) = (self.payments.stripe_cards(), self.card_page.as_deref()) {
+            match self.payments.within("the Stripe customer", stripe.customer_for(&call.subject)).await {
+                Ok(customer) if self.remember_account_name(call).await => {
+                    let add_url = page.links.url(&customer, self.now());
+                    meta.insert(META_PAYMENT_CARD.into(), json!({ "card": Value::Null, "add_url": add_url }));
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::warn!(reference = call.reference, error = ?e, "no Add a card link: Stripe did not answer")
+                }
+            }
+        }
+        Outcome::error_with_meta(error, meta)
     }
 
     /// Records what the caller signed in as, for the card page to show whose account a card is

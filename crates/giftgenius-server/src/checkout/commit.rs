@@ -381,6 +381,14 @@ impl Checkout {
                     })
                     .await
             }
+            // No card on file (Stripe): nothing was asked of a bank. The key is released, not
+            // finished, and the order stays pending: the same Confirm (the same draft, so the
+            // same key) charges it once a card is saved. Left alone, the reconciler gives the
+            // order up as never charged (`--reconcile-after-secs`) and frees its stock.
+            Charged::NoSavedCard => {
+                lease.release().await;
+                self.no_saved_card(call).await
+            }
             Charged::Settled => self.settled_order_answer(call, lease, &order.id).await,
             Charged::Stale => lease.settled(call).await,
             Charged::Unavailable(detail) => {

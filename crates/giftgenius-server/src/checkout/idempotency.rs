@@ -102,7 +102,11 @@ fn replay<T: DeserializeOwned>(stored: &str) -> Result<Outcome<T>, StoreError> {
         Envelope::Ok { data, notice, partial, .. } => Ok(Answer { data, notice, partial, widget_meta }),
         Envelope::Err { error, .. } => Err(error),
     };
-    Ok(Outcome { result, replay_locale: Some(stored.locale.unwrap_or_else(|| DEFAULT_LOCALE.to_string())) })
+    Ok(Outcome {
+        result,
+        replay_locale: Some(stored.locale.unwrap_or_else(|| DEFAULT_LOCALE.to_string())),
+        error_meta: serde_json::Map::new(),
+    })
 }
 
 /// What a keyed call should do.

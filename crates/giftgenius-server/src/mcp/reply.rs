@@ -32,7 +32,7 @@ pub fn render<T: Serialize + ModelText>(call: &CallContext, outcome: Outcome<T>)
     let locale = outcome.replay_locale.as_deref().unwrap_or(&call.locale);
     let mut meta = match outcome.result {
         Ok(answer) => answer.widget_meta,
-        Err(_) => Map::new(),
+        Err(_) => outcome.error_meta,
     };
     let html = fallback_html(&structured, &meta, locale);
     meta.insert(META_HTML.into(), Value::String(html));

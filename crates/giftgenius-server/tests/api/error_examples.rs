@@ -13,9 +13,10 @@ use giftgenius_commerce::failpoints::SUGGEST_GIFTS_PANICS;
 use giftgenius_types::ErrorCode;
 use serde_json::{Value, json};
 
+use crate::stripe::app_on;
 use crate::support::{
-    call, commit_args, execute_sql, hanging_catalog, prepare_in_session, spawn_app_with, token_secret_file,
-    unreachable_catalog, unused_port,
+    LocalStripe, call, commit_args, execute_sql, hanging_catalog, prepare_in_session, spawn_app_with,
+    token_secret_file, unreachable_catalog, unused_port,
 };
 
 const START: &str = "<!-- error-examples:start -->";
@@ -99,6 +100,15 @@ async fn produce_every_error() -> BTreeMap<&'static str, Value> {
                 keep(sc);
             }
         }
+    }
+
+    // With Stripe, a Confirm on an account with no saved card.
+    {
+        let stripe = LocalStripe::start().await;
+        let app = app_on(&stripe).await;
+        let client = app.client().await;
+        let (draft_id, token) = prepare_in_session(&client, "tr-001").await;
+        keep(call(&client, "commit_order", commit_args(&draft_id, "ik_example_10", &token)).await.1);
     }
 
     // A cancellation after the fulfilment cut-off.

@@ -162,8 +162,8 @@ async fn without_a_saved_card_nothing_is_charged() {
     let app = app_on(&stripe).await;
     let (draft, token) = prepare(&app, "u1", "tr-001").await;
     let client = app.client().await;
-    let (_, declined) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_1", &token)).await;
-    assert_eq!(declined["error"]["code"], "PAYMENT_DECLINED", "{declined}");
+    let (_, refused) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_1", &token)).await;
+    assert_eq!(refused["error"]["code"], "NO_SAVED_CARD", "not a decline: no bank was asked: {refused}");
     assert!(stripe.payment_intents().await.is_empty());
     let customer = app.state.store.stripe_customer(&subject("u1")).await.unwrap().expect("created on the first need");
     assert!(customer.starts_with("cus_"));

@@ -2,11 +2,13 @@
 //! and the card page's capability link), the hosted card page (whose account it saves to, the
 //! person's confirmation before any SetupIntent, its CSP, the card taken only as Stripe reports
 //! it), the capability refused when expired, tampered or
-//! someone else's (one page, no detail), and `remove_saved_card` (hidden from the model,
-//! idempotent, only the caller's own cards). The Card Element in a real browser is
+//! someone else's (one page, no detail), `remove_saved_card` (hidden from the model,
+//! idempotent, only the caller's own cards), and a Confirm with no saved card (`NO_SAVED_CARD`
+//! with the link; the same Confirm pays once a card is saved). The Card Element in a real browser is
 //! browser-tests/tests/stripe-card.test.mjs; here the browser's part (Stripe.js confirming the
 //! SetupIntent with the publishable key) is the same request sent by the test.
 
+use giftgenius_commerce::store::OrderStatusColumn;
 use giftgenius_types::wire::META_PAYMENT_CARD;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -164,6 +166,48 @@ async fn the_card_page_saves_a_card_the_confirm_card_then_shows_and_charges() {
              with one PaymentIntent.",
         )
         .await;
+}
+
+#[tokio::test]
+async fn confirm_without_a_saved_card_says_so_with_the_add_a_card_link_and_the_same_confirm_pays_once_a_card_is_saved()
+{
+    let stripe = LocalStripe::start().await;
+    let app = app_on(&stripe).await;
+    let client = app.client().await;
+    let (draft, token) = prepare_as(&client, "u1", "tr-001").await;
+    let (result, refused) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_nocard", &token)).await;
+    assert_eq!(refused["error"]["code"], "NO_SAVED_CARD", "not a decline: no bank said no: {refused}");
+    assert_eq!(
+        (refused["error"]["category"].as_str(), refused["error"]["retryable"].as_bool()),
+        (Some("business"), Some(false))
+    );
+    let link = meta_of(&result, META_PAYMENT_CARD).and_then(|m| m["add_url"].as_str()).expect("the Add a card link");
+    assert!(link.starts_with(&format!("{}/pay/card/cus_", app.base_url)), "{link}");
+    assert!(!refused.to_string().contains("/pay/card/"), "the link is for the widget, not the model: {refused}");
+    assert!(stripe.payment_intents().await.is_empty(), "nothing was asked of Stripe");
+    let pending = app.state.store.orders_with_status(OrderStatusColumn::PendingPayment).await.unwrap();
+    assert_eq!(pending.len(), 1, "the order waits for a card, holding its stock: {pending:?}");
+    assert!(app.state.store.orders_with_status(OrderStatusColumn::PaymentDeclined).await.unwrap().is_empty());
+
+    // Asked again before a card exists: the same answer, and still nothing at Stripe.
+    let (_, again) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_nocard", &token)).await;
+    assert_eq!(again["error"]["code"], "NO_SAVED_CARD", "{again}");
+    assert!(stripe.payment_intents().await.is_empty());
+
+    // The person adds a card with the link, then presses the same Confirm (same draft, same key).
+    let page = confirm(&app, link).await;
+    let confirmed = confirm_in_browser(&stripe, &data(&page.body, "secret"), "4242424242424242").await;
+    assert_eq!(confirmed["status"], "succeeded", "{confirmed}");
+    let saved = open(&format!("{link}/saved?setup_intent={}", confirmed["id"].as_str().unwrap())).await;
+    assert_eq!(saved.status, StatusCode::OK, "{}", saved.body);
+    let (_, paid) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_nocard", &token)).await;
+    assert_eq!(paid["order"]["status"], "paid", "{paid}");
+    assert_eq!(paid["order"]["id"], pending[0].id, "the order that waited is the one paid");
+    let (_, replay) = call_as(&client, "u1", "commit_order", commit_args(&draft, "ik_nocard", &token)).await;
+    assert_eq!(replay["order"], paid["order"], "a replay answers the payment");
+    let intents = stripe.payment_intents().await;
+    assert_eq!(intents.len(), 1, "one charge: {intents:?}");
+    assert_eq!(intents[0]["status"], "succeeded");
 }
 
 #[tokio::test]

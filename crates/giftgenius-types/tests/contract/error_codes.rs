@@ -25,6 +25,7 @@ const EXPECTED: &[(ErrorCode, &str, ErrorCategory, bool)] = &[
     (ErrorCode::DraftExpired, "DRAFT_EXPIRED", Business, false),
     (ErrorCode::OrderNotCancellable, "ORDER_NOT_CANCELLABLE", Business, false),
     (ErrorCode::PaymentDeclined, "PAYMENT_DECLINED", Business, false),
+    (ErrorCode::NoSavedCard, "NO_SAVED_CARD", Business, false),
     (ErrorCode::ConfirmationRequired, "CONFIRMATION_REQUIRED", Permission, false),
     (ErrorCode::ConfirmationExpired, "CONFIRMATION_EXPIRED", Permission, false),
     (ErrorCode::AuthRequired, "AUTH_REQUIRED", Permission, false),

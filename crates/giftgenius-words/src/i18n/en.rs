@@ -107,6 +107,7 @@ pub const MESSAGES: &[(Msg, &str)] = &[
     (ErrDraftExpired, "This order draft has expired. Choose the gift again for a new one."),
     (ErrNotCancellable, "This order can no longer be cancelled."),
     (ErrPaymentDeclined, "The payment was declined. Nothing was charged."),
+    (ErrNoSavedCard, "No card is saved for this account, so nothing was charged. Add a card, then confirm again."),
     (ErrConfirmationRequired, "A purchase needs your click on Confirm in this view."),
     (ErrConfirmationExpired, "This confirmation timed out and nothing was done. Press the button again."),
     (ErrAuthRequired, "Please sign in to continue."),

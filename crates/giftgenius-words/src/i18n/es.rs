@@ -107,6 +107,10 @@ pub const MESSAGES: &[(Msg, &str)] = &[
     (ErrDraftExpired, "Este borrador de pedido caducó. Vuelve a elegir el regalo para crear uno nuevo."),
     (ErrNotCancellable, "Este pedido ya no se puede cancelar."),
     (ErrPaymentDeclined, "El pago fue rechazado. No se cobró nada."),
+    (
+        ErrNoSavedCard,
+        "No hay ninguna tarjeta guardada en esta cuenta, así que no se cobró nada. Añade una tarjeta y vuelve a confirmar.",
+    ),
     (ErrConfirmationRequired, "Una compra necesita que pulses Confirmar en esta vista."),
     (ErrConfirmationExpired, "Esta confirmación caducó y no se hizo nada. Pulsa el botón de nuevo."),
     (ErrAuthRequired, "Inicia sesión para continuar."),

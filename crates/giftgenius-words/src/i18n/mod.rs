@@ -136,7 +136,7 @@ keys! {
     HeadPrepare, HeadCommit, HeadCheckout, HeadCancel, HeadDelete,
     ErrValidation, ErrKeyReused, ErrGiftNotFound, ErrDraftNotFound, ErrOrderNotFound, ErrInProgress,
     ErrUpstreamTimeout, ErrUpstreamUnavailable, ErrPaymentUnavailable, ErrDailyLimit, ErrHourlyLimit,
-    ErrGiftUnavailable, ErrDraftExpired, ErrNotCancellable, ErrPaymentDeclined, ErrConfirmationRequired,
+    ErrGiftUnavailable, ErrDraftExpired, ErrNotCancellable, ErrPaymentDeclined, ErrNoSavedCard, ErrConfirmationRequired,
     ErrConfirmationExpired, ErrAuthRequired, ErrInternal, ErrUnknown, FieldCheck,
     TryAgainIn, ResetsIn, WaitSecond, WaitSeconds, WaitMinutes, WaitHours, Reference,
     // Confirm purchase and the delivery form

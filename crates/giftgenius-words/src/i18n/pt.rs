@@ -107,6 +107,10 @@ pub const MESSAGES: &[(Msg, &str)] = &[
     (ErrDraftExpired, "Este rascunho de pedido expirou. Escolha o presente de novo para criar outro."),
     (ErrNotCancellable, "Este pedido não pode mais ser cancelado."),
     (ErrPaymentDeclined, "O pagamento foi recusado. Nada foi cobrado."),
+    (
+        ErrNoSavedCard,
+        "Não há nenhum cartão salvo nesta conta, então nada foi cobrado. Adicione um cartão e confirme de novo.",
+    ),
     (ErrConfirmationRequired, "Uma compra precisa do seu clique em Confirmar nesta visualização."),
     (ErrConfirmationExpired, "Esta confirmação expirou e nada foi feito. Clique no botão de novo."),
     (ErrAuthRequired, "Entre na sua conta para continuar."),

@@ -59,6 +59,7 @@ pub fn error_text(lang: Lang, code: ErrorCode) -> &'static str {
         ErrorCode::DraftExpired => Msg::ErrDraftExpired,
         ErrorCode::OrderNotCancellable => Msg::ErrNotCancellable,
         ErrorCode::PaymentDeclined => Msg::ErrPaymentDeclined,
+        ErrorCode::NoSavedCard => Msg::ErrNoSavedCard,
         ErrorCode::ConfirmationRequired => Msg::ErrConfirmationRequired,
         ErrorCode::ConfirmationExpired => Msg::ErrConfirmationExpired,
         ErrorCode::AuthRequired => Msg::ErrAuthRequired,

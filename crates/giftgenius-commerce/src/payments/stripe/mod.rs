@@ -13,7 +13,9 @@
 //! - **Declines** (402) are `PaymentError::Declined`; Stripe's code and decline code are logged
 //!   here and go nowhere else.
 //! - **Saved cards** (`cards.rs`): which card pays, saving one through a SetupIntent confirmed
-//!   by Stripe.js on the hosted card page, removing them.
+//!   by Stripe.js on the hosted card page, removing them. An account with none is
+//!   `PaymentError::NoSavedCard` before anything is asked of Stripe (not a decline: no bank said
+//!   no, and the person's next step is to add a card, not to try another).
 //! - **Lookup**: the Customer's Charges with their PaymentIntent expanded, the one whose
 //!   `metadata[order_id]` is ours (localstripe's PaymentIntent list takes no `customer` filter;
 //!   its Charge list does, as Stripe's).
@@ -306,8 +308,8 @@ impl StripeClient {
     async fn create_intent(&self, request: &ChargeRequest<'_>, customer: &str) -> Result<Charge, PaymentError> {
         let Some(card) = self.card_to_charge(customer).await? else {
             // Nothing to charge: a definitive answer, and nothing moved.
-            tracing::info!(order = request.order_id, "no saved card for this account; declined without a charge");
-            return Err(PaymentError::Declined);
+            tracing::info!(order = request.order_id, "no saved card for this account; nothing asked of Stripe");
+            return Err(PaymentError::NoSavedCard);
         };
         // No `description`: localstripe refuses the parameter; the order id in the metadata names it.
         let amount = request.amount.amount_minor.to_string();
