@@ -50,14 +50,19 @@ impl Checkout {
         match looked_up {
             Ok((card, customer)) => {
                 let card = card.map(|c| json!({ "brand": c.brand, "last4": c.last4 })).unwrap_or(Value::Null);
-                let add_url = page.links.url(&customer, self.now());
-                answer.with_widget_meta(META_PAYMENT_CARD, json!({ "card": card, "add_url": add_url }))
+                answer.with_widget_meta(META_PAYMENT_CARD, self.payment_card(page, &customer, card))
             }
             Err(e) => {
                 tracing::warn!(reference = call.reference, error = ?e, "saved card not shown: Stripe did not answer");
                 answer
             }
         }
+    }
+
+    /// The payment card `_meta` the widget reads (`CardOnFile`): `card`, the card a Confirm
+    /// charges (`null`: none), and the card page's link for `customer`, minted now.
+    fn payment_card(&self, page: &CardPage, customer: &str, card: Value) -> Value {
+        json!({ "card": card, "add_url": page.links.url(customer, self.now()) })
     }
 
     /// `NO_SAVED_CARD`, with the card page's link in the widget-only `_meta` as the confirm card
@@ -74,8 +79,7 @@ impl Checkout {
         if let (Some(stripe), Some(page)) = (self.payments.stripe_cards(), self.card_page.as_deref()) {
             match self.payments.within("the Stripe customer", stripe.customer_for(&call.subject)).await {
                 Ok(customer) if self.remember_account_name(call).await => {
-                    let add_url = page.links.url(&customer, self.now());
-                    meta.insert(META_PAYMENT_CARD.into(), json!({ "card": Value::Null, "add_url": add_url }));
+                    meta.insert(META_PAYMENT_CARD.into(), self.payment_card(page, &customer, Value::Null));
                 }
                 Ok(_) => {}
                 Err(e) => {
