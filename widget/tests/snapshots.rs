@@ -130,6 +130,32 @@ fn empty_output() -> Value {
     })
 }
 
+/// Nothing met "craft beer": the notice says so and the one card shown is only the nearest
+/// we have (`Why::Nearest`), with a change that would find real matches.
+fn nearest_output() -> Value {
+    let mut set = serde_json::Map::new();
+    set.insert("interests".into(), json!([]));
+    let mut kit = gift("g_brew_kit", "Hot sauce brewing kit", usd(3800), true);
+    kit.reasons = vec![Reason {
+        text: "Nearest we have to their craft beer: Hot Sauce Brewing Kit".into(),
+        why: Why::Nearest { interest: "craft beer".into(), via: MatchVia::Title, term: "Hot Sauce Brewing Kit".into() },
+    }];
+    wire(Envelope::Ok {
+        tool: ToolName::SuggestGifts,
+        data: SuggestGiftsData { query: query(Currency::USD), gifts: vec![kit] },
+        notice: Some(Notice {
+            code: NoticeCode::NoMatches,
+            message: "No gifts match these conditions. The gift shown is only the nearest we have, not a match. 190 gifts match without the interests filter.".into(),
+            suggestions: vec![Suggestion {
+                message: "190 gifts match without the interests filter".into(),
+                set_arguments: set,
+                matches: 190,
+            }],
+        }),
+        partial: None,
+    })
+}
+
 fn partial() -> Partial {
     Partial {
         message: "One store did not answer; these results may be incomplete.".into(),
@@ -305,6 +331,20 @@ fn empty_with_suggestions() {
     assert_eq!(out.matches(r#"data-action="suggestion""#).count(), 2);
     // The suggestion's arguments, set over the search's own (decide.rs `suggestion`).
     assert!(out.contains("{&quot;args&quot;:{&quot;budget_max&quot;:120},&quot;over&quot;:true,&quot;tool&quot;:&quot;suggest_gifts&quot;}"), "{out}");
+}
+
+#[test]
+fn nothing_fits_with_the_nearest_we_have() {
+    let state = parse(&nearest_output());
+    assert!(matches!(state, ViewState::Results { ref gifts, .. } if gifts.len() == 1));
+    let out = snap!("nearest", state, en());
+    assert!(out.contains("these are only the nearest we have"), "{out}");
+    assert!(out.contains("Nearest we have to their craft beer: Hot Sauce Brewing Kit"), "{out}");
+    assert!(!out.contains("For their craft beer"), "never said to match");
+    assert_eq!(out.matches(r#"data-action="suggestion""#).count(), 1);
+    let es = snap!("nearest_es", parse(&nearest_output()), RenderContext::new(Theme::Light, "es-ES"));
+    assert!(es.contains("Lo más cercano a su interés en craft beer: Hot Sauce Brewing Kit"), "{es}");
+    assert!(es.contains("estos son solo lo más cercano que tenemos"), "{es}");
 }
 
 #[test]
@@ -739,7 +779,7 @@ fn mixed_envelope_is_out_of_date() {
     payload["error"] = serde_json::to_value(transient_error()).expect("error serializes");
     assert_eq!(parse(&payload), ViewState::OutOfDate { v: Some(u64::from(CONTRACT_VERSION)) });
 
-    let no_error = json!({"v": 3, "ok": false, "tool": "suggest_gifts"});
+    let no_error = json!({"v": 4, "ok": false, "tool": "suggest_gifts"});
     assert_eq!(parse(&no_error), ViewState::OutOfDate { v: Some(u64::from(CONTRACT_VERSION)) });
 }
 

@@ -984,6 +984,7 @@ mod tests {
                 weight: 1000,
                 tags_only: false,
                 meets: true,
+                written: true,
             }]],
             implied: vec![],
             relationship_points: 0,

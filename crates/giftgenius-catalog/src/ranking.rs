@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::fit::{self, GiftTerms, Plan, Stats};
 use super::index::{Every, Found, Index};
-use super::reasons::explain;
+use super::reasons::{self, explain};
 use super::{Catalog, CatalogGift, price_in, text};
 
 /// Which of a query's interests a gift matched: bit `k` for `interests[k]`.
@@ -329,9 +329,29 @@ type Numbers = (Vec<(usize, Vec<Reason>)>, usize, Option<Notice>);
 fn rank_numbers<M: Matches + ?Sized>(m: &M, q: &SuggestGiftsQuery, about: Option<&str>) -> Numbers {
     let plan = m.plan(q, about);
     let (top, total_matches) = best(m, q, &plan);
+    if total_matches == 0 && !fit::asked(q).is_empty() {
+        return nearest(m, q, &plan);
+    }
     let gifts: Vec<&CatalogGift> = top.iter().map(|&n| m.gift(n)).collect();
     let (reasons, notice) = finish(&gifts, total_matches, m, q, &plan);
     (top.into_iter().zip(reasons).collect(), total_matches, notice)
+}
+
+/// The most nearest alternatives a "nothing fits" answer shows: enough to give the person
+/// something to react to, few enough that the answer still reads as "nothing fits".
+const NEAREST: u8 = 3;
+
+/// The answer when no gift meets any asked interest: the "nothing fits" notice with its
+/// relaxations, and the few gifts that stood nearest an interest (through words people wrote
+/// near it, a broader kind among them: `Plan::nearest`), each saying it is the nearest we have, not a match
+/// (`Why::Nearest`). Still no match: the count stays 0, so the model says nothing fits.
+fn nearest<M: Matches + ?Sized>(m: &M, q: &SuggestGiftsQuery, plan: &Plan) -> Numbers {
+    let near = plan.nearest();
+    let few = SuggestGiftsQuery { limit: q.limit.clamp(1, NEAREST), ..q.clone() };
+    let (top, _) = best(m, &few, &near);
+    let gifts: Vec<&CatalogGift> = top.iter().map(|&n| m.gift(n)).collect();
+    let reasons = reasons::nearest(explain(&gifts, q, &near));
+    (top.into_iter().zip(reasons).collect(), 0, Some(no_match_notice(m, q, gifts.len())))
 }
 
 /// The matches seen so far that can still be shown: the best `pool` (score descending, then
@@ -535,7 +555,7 @@ fn finish<M: Matches + ?Sized>(
 ) -> (Vec<Vec<Reason>>, Option<Notice>) {
     let limit = q.limit.max(1) as usize;
     let notice = if total_matches == 0 {
-        Some(no_match_notice(m, q))
+        Some(no_match_notice(m, q, 0))
     } else if total_matches < limit {
         Some(Notice {
             code: NoticeCode::FewMatches,
@@ -628,12 +648,19 @@ fn relaxations<M: Matches + ?Sized>(m: &M, q: &SuggestGiftsQuery) -> Vec<Suggest
     out
 }
 
-fn no_match_notice<M: Matches + ?Sized>(m: &M, q: &SuggestGiftsQuery) -> Notice {
+/// "Nothing fits", with the relaxations known to match; `nearest` alternatives are shown beside
+/// it (they are named as such, so the model does not present them as matches).
+fn no_match_notice<M: Matches + ?Sized>(m: &M, q: &SuggestGiftsQuery, nearest: usize) -> Notice {
     let suggestions = relaxations(m, q);
+    let shown = match nearest {
+        0 => String::new(),
+        1 => " The gift shown is only the nearest we have, not a match.".to_string(),
+        n => format!(" The {n} gifts shown are only the nearest we have, not matches."),
+    };
     let message = if suggestions.is_empty() {
-        "No gifts match these conditions. Try different interests or a wider budget.".to_string()
+        format!("No gifts match these conditions.{shown} Try different interests or a wider budget.")
     } else {
-        format!("No gifts match these conditions. {}.", suggestions[0].message)
+        format!("No gifts match these conditions.{shown} {}.", suggestions[0].message)
     };
     Notice { code: NoticeCode::NoMatches, message, suggestions }
 }
@@ -642,7 +669,7 @@ fn no_match_notice<M: Matches + ?Sized>(m: &M, q: &SuggestGiftsQuery) -> Notice 
 mod tests {
     use std::sync::Arc;
 
-    use giftgenius_types::{Currency, Merchant, Money, Occasion, RelationshipType};
+    use giftgenius_types::{Currency, Merchant, Money, Occasion, RelationshipType, Why};
     use proptest::prelude::*;
 
     use super::super::Tag;
@@ -985,6 +1012,66 @@ mod tests {
                 assert_eq!(answer(&rank(&[&catalog], &q, None)), answer(&rank_linear(catalog.gifts(), &q)));
             }
         }
+    }
+
+    fn craft_beer(interests: &[&str]) -> SuggestGiftsQuery {
+        SuggestGiftsQuery {
+            relationship_type: RelationshipType::Sibling,
+            age: Some(30),
+            interests: interests.iter().map(|i| i.to_string()).collect(),
+            budget_min: None,
+            budget_max: Some(Money::new(5000, Currency::USD)),
+            occasion: Some(Occasion::Birthday),
+            currency: Currency::USD,
+            limit: 6,
+        }
+    }
+
+    /// Nothing meets "craft beer" (no beer is sold), so the answer says nothing fits and shows
+    /// the nearest we have, through a word people wrote near it (`related.txt`: `brewing`), each
+    /// card saying it is only the nearest: a few, never a match counted, the same through the
+    /// index as through the scan.
+    #[test]
+    fn nothing_fits_shows_the_nearest_we_have_and_says_so() {
+        let catalog = Catalog::builtin();
+        let q = craft_beer(&["craft beer"]);
+        let ranked = rank(&[&catalog], &q, None);
+        assert_eq!(ranked.total_matches, 0);
+        let notice = ranked.notice.as_ref().expect("a notice");
+        assert_eq!(notice.code, NoticeCode::NoMatches);
+        assert!(!ranked.gifts.is_empty() && ranked.gifts.len() <= usize::from(NEAREST), "{}", ranked.gifts.len());
+        let shown = ranked.gifts.len();
+        let said = if shown == 1 { "The gift shown is only the nearest" } else { "gifts shown are only the nearest" };
+        assert!(notice.message.contains(said), "{}", notice.message);
+        for (gift, reasons) in &ranked.gifts {
+            assert!(passes_hard_rules(gift, &q), "{}", gift.id);
+            let first = &reasons[0];
+            assert!(
+                matches!(&first.why, Why::Nearest { interest, .. } if interest == "craft beer"),
+                "{}: {first:?}",
+                gift.id
+            );
+            assert!(first.text.starts_with("Nearest we have to their craft beer: "), "{}", first.text);
+            assert!(!reasons.iter().any(|r| matches!(r.why, Why::Interest { .. })), "never said to match");
+        }
+        assert!(ranked.gifts.iter().any(|(g, _)| g.title.contains("Brewing")), "the brewing kit is nearest");
+        assert_eq!(answer(&ranked), answer(&rank_linear(catalog.gifts(), &q)));
+    }
+
+    /// What only the vocabulary names as the same thing, unsold ("motorcycles": `motorcycle`,
+    /// `motorbike`), and an unknown word have nothing near them: the honest empty stays empty.
+    /// And a request that matches shows no nearest card.
+    #[test]
+    fn nothing_near_stays_empty_and_a_match_is_never_called_nearest() {
+        let catalog = Catalog::builtin();
+        for interests in [&["motorcycles"][..], &["zz"]] {
+            let ranked = rank(&[&catalog], &craft_beer(interests), None);
+            assert!(ranked.gifts.is_empty(), "{interests:?}: {:?}", answer(&ranked).0);
+            assert_eq!(ranked.notice.map(|n| n.code), Some(NoticeCode::NoMatches));
+        }
+        let ranked = rank(&[&catalog], &craft_beer(&["coffee"]), None);
+        assert!(ranked.total_matches > 0 && !ranked.gifts.is_empty());
+        assert!(ranked.gifts.iter().flat_map(|(_, r)| r).all(|r| !matches!(r.why, Why::Nearest { .. })));
     }
 }
 /// How long ranking takes through the index at 130,000 gifts (the built-in catalog, copied).

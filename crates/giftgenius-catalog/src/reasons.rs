@@ -303,6 +303,36 @@ fn interest_reason(interest: &str, via: MatchVia, term: &str) -> Reason {
     }
 }
 
+/// The reasons of the nearest alternatives shown when nothing met an interest
+/// (`ranking::nearest`): each interest the relaxed plan met it through becomes what it is, the
+/// nearest we have ("Nearest we have to their craft beer: tagged “brewing”"), never a match, and
+/// leads the card.
+pub(super) fn nearest(cards: Vec<Vec<Reason>>) -> Vec<Vec<Reason>> {
+    cards
+        .into_iter()
+        .map(|card| {
+            let (mut near, rest): (Vec<Reason>, Vec<Reason>) = card
+                .into_iter()
+                .map(|reason| match reason.why {
+                    Why::Interest { interest, via, term } => nearest_reason(interest, via, term),
+                    _ => reason,
+                })
+                .partition(|r| matches!(r.why, Why::Nearest { .. }));
+            near.extend(rest);
+            near
+        })
+        .collect()
+}
+
+fn nearest_reason(interest: String, via: MatchVia, term: String) -> Reason {
+    let what = match via {
+        MatchVia::Tag => format!("tagged “{term}”"),
+        MatchVia::Title => term.clone(),
+        MatchVia::Description => format!("its description mentions “{term}”"),
+    };
+    Reason { text: format!("Nearest we have to their {interest}: {what}"), why: Why::Nearest { interest, via, term } }
+}
+
 /// "At $42 it leaves $58 of your $100 budget", when a maximum was asked.
 fn budget_reason(gift: &CatalogGift, q: &SuggestGiftsQuery) -> Option<Reason> {
     let budget_max = q.budget_max?;

@@ -21,7 +21,7 @@ use crate::config::WidgetMime;
 #[derive(Debug, Clone)]
 pub struct WidgetResource {
     html: Arc<str>,
-    /// `ui://widget/giftgenius-v2-<hash>[.skybridge].html`.
+    /// `ui://widget/giftgenius-v<contract>-<hash>[.skybridge].html`.
     uri: String,
     mime: WidgetMime,
     /// Origin of our own server: the only place the widget loads images from, and where its
@@ -116,7 +116,7 @@ mod tests {
         let sky = WidgetResource::from_html("<p>a</p>".into(), WidgetMime::Skybridge, ORIGIN, None);
         assert_ne!(a.uri(), b.uri());
         assert_ne!(a.uri(), sky.uri());
-        assert!(a.uri().starts_with("ui://widget/giftgenius-v3-") && a.uri().ends_with(".html"));
+        assert!(a.uri().starts_with("ui://widget/giftgenius-v4-") && a.uri().ends_with(".html"));
     }
 
     #[test]

@@ -360,6 +360,10 @@ pub struct Reason {
 pub enum Why {
     /// One asked interest matched, through one of the gift's tags (`term` = that tag) or a word of its title or description (`term` = that word).
     Interest { interest: String, via: MatchVia, term: String },
+    /// No gift met any asked interest, and this one is only the nearest we have to `interest`:
+    /// through `term`, a word near it in meaning (a tag, or the gift's short name for `title`,
+    /// or a word of its description). Never a match; the answer's notice says nothing fits.
+    Nearest { interest: String, via: MatchVia, term: String },
     /// How the price sits in the asked maximum: `left` = budget_max − price.
     Budget { price: Money, budget_max: Money, left: Money },
     /// The gift's own age range, given only when it distinguishes the gift.

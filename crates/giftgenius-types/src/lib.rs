@@ -47,4 +47,6 @@ pub use read::ReadJson;
 /// 2: a gift card's `reasons` became objects (`text` plus the structured `why`).
 /// 3: an order's life after payment: statuses `processing`, `shipped`, `completed`, and an
 /// order's `fulfillment`, `timeline`, `adjustments` and `amount_refunded`.
-pub const CONTRACT_VERSION: u32 = 3;
+/// 4: a `suggest_gifts` answer that says nothing fits (`NO_MATCHES`) may show the nearest
+/// gifts, whose reasons are of the new kind `nearest`.
+pub const CONTRACT_VERSION: u32 = 4;

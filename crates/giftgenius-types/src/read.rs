@@ -273,6 +273,7 @@ impl ReadJson for Why {
         let mut f = Fields { map, read: 1 };
         let why = match map.get("kind")?.as_str()? {
             "interest" => Why::Interest { interest: f.req("interest")?, via: f.req("via")?, term: f.req("term")? },
+            "nearest" => Why::Nearest { interest: f.req("interest")?, via: f.req("via")?, term: f.req("term")? },
             "budget" => Why::Budget { price: f.req("price")?, budget_max: f.req("budget_max")?, left: f.req("left")? },
             "age" => Why::Age { age_min: f.req("age_min")?, age_max: f.req("age_max")? },
             "relationship" => Why::Relationship { relationship: f.req("relationship")? },

@@ -150,6 +150,11 @@ pub fn notice_view(
     let lang = ctx.language();
     let message = match (notice.code, shown) {
         (NoticeCode::FewMatches, Some(count)) => lang.f(Msg::NoticeFewMatches, &[("count", &count.to_string())]),
+        // Nothing matched, and the cards shown are only the nearest we have (`Why::Nearest`).
+        (NoticeCode::NoMatches, Some(_)) if notice.suggestions.is_empty() => {
+            lang.t(Msg::NoticeNearestAlone).to_string()
+        }
+        (NoticeCode::NoMatches, Some(_)) => lang.t(Msg::NoticeNearest).to_string(),
         _ if notice.suggestions.is_empty() => lang.t(Msg::NoGiftsMatched).to_string(),
         _ => lang.t(Msg::NoticeNoMatches).to_string(),
     };
@@ -281,6 +286,14 @@ pub fn reason_text(reason: &Reason, ctx: &RenderContext) -> String {
                 MatchVia::Tag => Msg::ReasonInterestTag,
                 MatchVia::Title => Msg::ReasonInterestTitle,
                 MatchVia::Description => Msg::ReasonInterestDescription,
+            };
+            lang.f(key, &[("term", term), ("interest", interest)])
+        }
+        Why::Nearest { interest, via, term } => {
+            let key = match via {
+                MatchVia::Tag => Msg::ReasonNearestTag,
+                MatchVia::Title => Msg::ReasonNearestTitle,
+                MatchVia::Description => Msg::ReasonNearestDescription,
             };
             lang.f(key, &[("term", term), ("interest", interest)])
         }

@@ -96,6 +96,32 @@ async fn gift_images_are_served_by_the_server_itself() {
     assert_eq!(missing.status(), 404);
 }
 
+/// Nothing sold is craft beer: the answer still says nothing fits (`NO_MATCHES`) and shows
+/// at most three gifts that are only the nearest we have, each saying so in a reason of its
+/// own kind, never as a match.
+#[tokio::test]
+async fn nothing_fits_shows_the_nearest_we_have_as_such() {
+    let app = spawn_app().await;
+    let client = app.client().await;
+    let (result, structured) = call(
+        &client,
+        "suggest_gifts",
+        json!({"relationship_type": "sibling", "age": 30, "interests": ["craft beer"], "budget_max": 50}),
+    )
+    .await;
+    assert_eq!(result.is_error, Some(false));
+    assert_eq!(structured["notice"]["code"], "NO_MATCHES", "{structured}");
+    assert!(structured["notice"]["message"].as_str().unwrap().contains("only the nearest we have"), "{structured}");
+    let gifts = structured["gifts"].as_array().expect("gifts");
+    assert!((1..=3).contains(&gifts.len()), "{structured}");
+    for gift in gifts {
+        let first = &gift["reasons"][0];
+        assert_eq!(first["why"]["kind"], "nearest", "{gift}");
+        assert_eq!(first["why"]["interest"], "craft beer", "{gift}");
+        assert!(gift["reasons"].as_array().unwrap().iter().all(|r| r["why"]["kind"] != "interest"), "{gift}");
+    }
+}
+
 #[tokio::test]
 async fn nothing_found_is_ok_with_an_empty_list_and_concrete_suggestions() {
     let app = spawn_app().await;

@@ -137,6 +137,8 @@ fn why() -> impl Strategy<Value = Why> {
     prop_oneof![
         (text(), select(vec![MatchVia::Tag, MatchVia::Title, MatchVia::Description]), text())
             .prop_map(|(interest, via, term)| Why::Interest { interest, via, term }),
+        (text(), select(vec![MatchVia::Tag, MatchVia::Title, MatchVia::Description]), text())
+            .prop_map(|(interest, via, term)| Why::Nearest { interest, via, term }),
         (money(), money(), money()).prop_map(|(price, budget_max, left)| Why::Budget { price, budget_max, left }),
         (any::<u8>(), any::<u8>()).prop_map(|(age_min, age_max)| Why::Age { age_min, age_max }),
         select(RelationshipType::ALL.to_vec()).prop_map(|relationship| Why::Relationship { relationship }),

@@ -124,12 +124,13 @@ keys! {
     OccBirthday, OccAnniversary, OccWedding, OccGraduation, OccHoliday, OccValentines, OccMothersDay,
     OccFathersDay, OccHousewarming, OccBabyShower, OccRetirement, OccThankYou, OccGetWell, OccJustBecause,
     // Results, empty, notices, partial
-    GiftIdeas, NoMatchingGifts, NoGiftsMatched, NoticeNoMatches, NoticeFewMatches,
+    GiftIdeas, NoMatchingGifts, NoGiftsMatched, NoticeNoMatches, NoticeNearest, NoticeNearestAlone, NoticeFewMatches,
     SuggestRaiseBudget, SuggestNoMinimum, SuggestOnlyInterest, SuggestAnyInterest, SuggestAnyAge, SuggestOther,
     PartialMessage, SourceTimeout, SourceUnavailable,
     // A gift card and its reasons
     Choose, ChooseGift, GiftOutOfStock, OutOfStock, Tags, MoreReasons,
-    ReasonInterestTag, ReasonInterestTitle, ReasonInterestDescription, ReasonBudgetLeaves, ReasonBudgetAll,
+    ReasonInterestTag, ReasonInterestTitle, ReasonInterestDescription, ReasonNearestTag, ReasonNearestTitle,
+    ReasonNearestDescription, ReasonBudgetLeaves, ReasonBudgetAll,
     ReasonAges, ReasonRelationship, ReasonOccasion, ReasonPopular, ReasonOnlyTag, ReasonPrice,
     // Errors
     HeadValidation, HeadBusiness, HeadPermission, HeadOther, HeadLoadGifts, HeadLoadOrder, HeadLoadOrders,
