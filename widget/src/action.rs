@@ -5,6 +5,7 @@
 //! the runtime executes, and its [`Action::data_action`] name as `data-action`.
 
 use giftgenius_types::delivery::DeliveryDetails;
+use giftgenius_types::orders::ShippingSpeed;
 use serde_json::{Map, Value};
 
 use crate::context::DisplayMode;
@@ -48,6 +49,9 @@ pub enum Action {
     DismissAsk,
     /// Remove the saved card shown on the confirm card (`remove_saved_card`, with Stripe).
     RemoveCard,
+    /// The draft's shipping misses the day the person needs the gift by and another option
+    /// makes it: prepare the draft again with that option (a new draft, confirmed as any).
+    SwitchShipping { shipping: ShippingSpeed },
 }
 
 impl Action {
@@ -69,6 +73,7 @@ impl Action {
             Action::DeleteData => "delete-data",
             Action::DismissAsk => "dismiss",
             Action::RemoveCard => "remove-card",
+            Action::SwitchShipping { .. } => "switch-shipping",
         }
     }
 }

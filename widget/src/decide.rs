@@ -13,7 +13,7 @@
 //! test `the_decision_table_in_the_docs_is_the_one_the_code_makes`.
 
 use giftgenius_types::delivery::DeliveryDetails;
-use giftgenius_types::orders::OrderDraft;
+use giftgenius_types::orders::{OrderDraft, ShippingSpeed};
 use giftgenius_types::sheet::META_CHECKOUT_SHEET;
 use giftgenius_types::wire::{META_CANCEL_TOKENS, META_CONFIRMATION_TOKEN, META_DELETE_DATA_TOKEN};
 use giftgenius_types::write::WriteJson;
@@ -163,14 +163,27 @@ pub fn suggestion(set_arguments: &Map<String, Value>) -> Next {
     Next::Call(Call { over: true, ..Call::new(ToolName::SuggestGifts, Value::Object(set_arguments.clone())) })
 }
 
-/// prepare_order's arguments for this draft without its delivery details.
+/// prepare_order's arguments for this draft without its delivery details (with the day the
+/// person needs it by, which the draft keeps).
 fn prepare_base(draft: &OrderDraft) -> Value {
-    json!({
+    let mut args = json!({
         "gift_id": draft.gift.id,
         "quantity": draft.quantity,
         "shipping": draft.shipping.as_str(),
         "currency": draft.total.currency.code(),
-    })
+    });
+    if let Some(day) = &draft.needed_by {
+        args["needed_by"] = json!(day);
+    }
+    args
+}
+
+/// "Switch to express": the draft prepared again with the option that arrives in time, and the
+/// form's details (a new draft, which the person confirms as any).
+pub fn switch_shipping(draft: &OrderDraft, shipping: ShippingSpeed) -> Next {
+    let mut args = prepare_base(draft);
+    args["shipping"] = json!(shipping.as_str());
+    Next::Call(Call { form: true, ..Call::new(ToolName::PrepareOrder, args) })
 }
 
 /// "Update delivery details": the draft prepared again with the form's details.
@@ -260,6 +273,11 @@ pub fn decide(screen: &ViewState, action: &Action) -> Next {
         (ViewState::ConfirmPurchase { draft, .. }, Action::Confirm) => confirm(draft),
         (ViewState::ConfirmPurchase { draft, .. }, Action::EditDelivery { .. }) => update_delivery(draft),
         (ViewState::ConfirmPurchase { draft, .. }, Action::PayInHost) => pay_in_host(draft),
+        (ViewState::ConfirmPurchase { draft, .. }, Action::SwitchShipping { shipping })
+            if draft.delivery_options.iter().any(|o| o.shipping == *shipping && o.shipping != draft.shipping) =>
+        {
+            switch_shipping(draft, *shipping)
+        }
         (ViewState::ConfirmPurchase { .. }, Action::Cancel) => Next::Back,
         (
             ViewState::ConfirmPurchase { draft, card: Some(CardOnFile { saved: Some(_), .. }), .. },

@@ -8,10 +8,10 @@ use giftgenius_types::envelope::NoticeCode;
 use giftgenius_types::orders::{Adjustment, Fulfillment, OrderStep, RefundStatus};
 use giftgenius_types::wire::META_PAYMENT_CARD;
 use giftgenius_types::{
-    CONTRACT_VERSION, CheckoutData, CheckoutSession, Currency, DeleteMyDataData, Destination, Envelope, ErrorCode,
-    FailedSource, FieldError, GiftCard, ListOrdersData, MatchVia, Merchant, Money, Notice, Occasion, Order, OrderData,
-    OrderDraft, OrderStatus, Partial, PrepareOrderData, Reason, RelationshipType, ShippingSpeed, SuggestGiftsData,
-    SuggestGiftsQuery, Suggestion, ToolError, ToolName, Why,
+    CONTRACT_VERSION, CheckoutData, CheckoutSession, Currency, DeleteMyDataData, DeliveryOption, Destination, Envelope,
+    ErrorCode, FailedSource, FieldError, GiftCard, ListOrdersData, MatchVia, Merchant, Money, Notice, Occasion, Order,
+    OrderData, OrderDraft, OrderStatus, Partial, PrepareOrderData, Reason, RelationshipType, ShippingSpeed,
+    SuggestGiftsData, SuggestGiftsQuery, Suggestion, ToolError, ToolName, Why,
 };
 use giftgenius_widget::state::CardOnFile;
 use giftgenius_widget::{RenderContext, Theme, ViewState, render_to_html};
@@ -202,11 +202,43 @@ fn draft() -> OrderDraft {
         expires_at: "2030-01-01T00:15:00Z".into(),
         destination: Some(Destination { city: "Lisboa".into(), country: "PT".into() }),
         has_gift_message: true,
+        needed_by: None,
+        delivery_options: vec![
+            DeliveryOption {
+                shipping: ShippingSpeed::Standard,
+                cost: usd(499),
+                earliest: "2029-12-17".into(),
+                latest: "2029-12-21".into(),
+                in_time: None,
+            },
+            DeliveryOption {
+                shipping: ShippingSpeed::Express,
+                cost: usd(1200),
+                earliest: "2029-12-12".into(),
+                latest: "2029-12-13".into(),
+                in_time: None,
+            },
+        ],
     }
 }
 
 fn confirm_output() -> Value {
     wire(Envelope::ok(ToolName::PrepareOrder, PrepareOrderData { draft: draft() }))
+}
+
+/// The draft needed by `day`: each option marked in time or not by its latest date.
+fn draft_needed_by(day: &str) -> OrderDraft {
+    let mut draft = draft();
+    draft.needed_by = Some(day.into());
+    for option in &mut draft.delivery_options {
+        option.in_time = Some(option.latest.as_str() <= day);
+    }
+    draft
+}
+
+fn confirm_needed_by(day: &str) -> ViewState {
+    let output = wire(Envelope::ok(ToolName::PrepareOrder, PrepareOrderData { draft: draft_needed_by(day) }));
+    ViewState::from_tool_result(&output, &confirm_meta())
 }
 
 /// The draft's widget-only `_meta`: its full delivery details, as prepare_order sends them.
@@ -345,6 +377,40 @@ fn nothing_fits_with_the_nearest_we_have() {
     let es = snap!("nearest_es", parse(&nearest_output()), RenderContext::new(Theme::Light, "es-ES"));
     assert!(es.contains("Lo más cercano a su interés en craft beer: Hot Sauce Brewing Kit"), "{es}");
     assert!(es.contains("estos son solo lo más cercano que tenemos"), "{es}");
+}
+
+/// The confirm card says when the draft's shipping arrives; with a day the person needs the
+/// gift by it says whether it makes it, and offers the option that does.
+#[test]
+fn confirm_says_when_it_arrives_and_whether_in_time() {
+    let plain = snap!("confirm_arrives", confirm_state(), en());
+    assert!(plain.contains("Mon, Dec 17 – Fri, Dec 21"), "{plain}");
+    assert!(!plain.contains("switch-shipping") && !plain.contains("In time"), "no needed_by, no verdict");
+
+    let late = snap!("confirm_needed_by_late", confirm_needed_by("2029-12-15"), en());
+    assert!(late.contains("May not arrive by Sat, Dec 15."), "{late}");
+    assert!(
+        late.contains("With express shipping it arrives Wed, Dec 12 – Thu, Dec 13, in time for Sat, Dec 15."),
+        "{late}"
+    );
+    assert!(late.contains(r#"data-action="switch-shipping""#) && late.contains(r#"data-shipping="express""#));
+    assert!(late.contains("Switch to express shipping"), "{late}");
+    let es =
+        snap!("confirm_needed_by_late_es", confirm_needed_by("2029-12-15"), RenderContext::new(Theme::Light, "es-ES"));
+    assert!(es.contains("Puede no llegar antes del sáb 15 dic."), "{es}");
+    assert!(es.contains("Cambiar a envío exprés"), "{es}");
+
+    let in_time = html(&confirm_needed_by("2029-12-24"), &en());
+    assert!(in_time.contains("In time for Mon, Dec 24.") && !in_time.contains("switch-shipping"), "{in_time}");
+
+    let none = snap!("confirm_needed_by_none_in_time", confirm_needed_by("2029-12-10"), en());
+    assert!(
+        none.contains(
+            "No shipping arrives by Mon, Dec 10; the fastest, express shipping, arrives Wed, Dec 12 – Thu, Dec 13."
+        ),
+        "{none}"
+    );
+    assert!(!none.contains("switch-shipping"));
 }
 
 #[test]
@@ -991,7 +1057,16 @@ fn actions_of_view(state: &ViewState) -> Vec<Action> {
                 Some(CardOnFile { saved: None, add_url }) => Some(Action::OpenLink { url: add_url.clone() }),
                 None => None,
             };
-            [Action::Confirm].into_iter().chain(pay).chain(card).chain([edit, Action::Cancel]).collect()
+            // Switch to the option that makes the day the draft's own shipping misses.
+            let switch = draft
+                .delivery_options
+                .iter()
+                .find(|o| o.in_time == Some(true) && o.shipping != draft.shipping)
+                .filter(|_| {
+                    draft.delivery_options.iter().any(|o| o.shipping == draft.shipping && o.in_time == Some(false))
+                })
+                .map(|o| Action::SwitchShipping { shipping: o.shipping });
+            [Action::Confirm].into_iter().chain(switch).chain(pay).chain(card).chain([edit, Action::Cancel]).collect()
         }
         ViewState::OrderList { actions, .. } => {
             let mut out = Vec::new();
@@ -1028,6 +1103,8 @@ fn screens() -> Vec<(&'static str, ViewState)> {
         ("confirm", confirm_state()),
         ("confirm, with Stripe and a saved card", confirm_with_card(Some(("visa", "4242")))),
         ("confirm, with Stripe and no card", confirm_with_card(None)),
+        ("confirm, standard too late and express in time", confirm_needed_by("2029-12-15")),
+        ("confirm, nothing in time", confirm_needed_by("2029-12-10")),
         ("order-list", ViewState::from_tool_result(&order_list_output(), &list_meta)),
         ("checkout", parse(&checkout_output())),
         ("order-placed", parse(&order_output())),

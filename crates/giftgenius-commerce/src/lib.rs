@@ -16,9 +16,12 @@
 //! - `outbox/`: order events written with the change they announce, signed and delivered at
 //!   least once to their receivers' webhooks; what a body says is the protocol adapter's
 //!   ([`outbox::EventBodies`]).
+//! - `arrival`: when a shipment arrives (the merchant's handling, the carrier's transit, each
+//!   in its own calendar), for "arrives by" dates and `needed_by`.
 //! - `clock`: injectable time; `ids`: random ids with a prefix; `failpoints`: crash points for
 //!   the exactly-once tests.
 
+pub mod arrival;
 pub mod charge;
 pub mod clock;
 pub mod failpoints;

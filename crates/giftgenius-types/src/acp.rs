@@ -444,6 +444,12 @@ pub struct AcpFulfillmentOption {
     pub title: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// When it may arrive at the earliest and the latest (RFC 3339): the start of the first day
+    /// and the end of the last, in the destination's time zone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub earliest_delivery_time: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latest_delivery_time: Option<String>,
     pub totals: Vec<AcpTotal>,
 }
 

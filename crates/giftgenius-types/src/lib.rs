@@ -34,8 +34,8 @@ pub use gifts::{
 pub use money::{Currency, Money};
 pub use orders::{
     Adjustment, CancelOrderInput, CheckoutData, CheckoutSession, CommitOrderInput, CreateCheckoutSessionInput,
-    DeleteMyDataData, DeleteMyDataInput, Fulfillment, GetOrderInput, ListOrdersData, ListOrdersInput, Order, OrderData,
-    OrderDraft, OrderStatus, OrderStep, PrepareOrderData, PrepareOrderInput, Refund, RefundStatus,
+    DeleteMyDataData, DeleteMyDataInput, DeliveryOption, Fulfillment, GetOrderInput, ListOrdersData, ListOrdersInput,
+    Order, OrderData, OrderDraft, OrderStatus, OrderStep, PrepareOrderData, PrepareOrderInput, Refund, RefundStatus,
     RemoveSavedCardInput, ReopenOrderDraftInput, ShippingSpeed,
 };
 pub use read::ReadJson;
@@ -48,5 +48,6 @@ pub use read::ReadJson;
 /// 3: an order's life after payment: statuses `processing`, `shipped`, `completed`, and an
 /// order's `fulfillment`, `timeline`, `adjustments` and `amount_refunded`.
 /// 4: a `suggest_gifts` answer that says nothing fits (`NO_MATCHES`) may show the nearest
-/// gifts, whose reasons are of the new kind `nearest`.
+/// gifts, whose reasons are of the new kind `nearest`; a draft carries `needed_by` and its
+/// `delivery_options` (each option's cost and arrival dates).
 pub const CONTRACT_VERSION: u32 = 4;

@@ -68,6 +68,10 @@ pub struct PrepareOrderInput {
     /// Keep this recipient as the user's saved address for next time. Only when the user said so.
     #[serde(default)]
     pub save_address: bool,
+    /// The day the gift is needed by, `YYYY-MM-DD`, only when the user said one ("for her
+    /// birthday on the 18th"): the draft then says which shipping options arrive in time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub needed_by: Option<String>,
 }
 
 fn one() -> i64 {
@@ -87,8 +91,53 @@ impl Validate for PrepareOrderInput {
         if let Some(message) = &self.gift_message {
             check_gift_message("gift_message", message, &mut errors);
         }
+        if let Some(day) = &self.needed_by
+            && calendar_date(day).is_none()
+        {
+            errors.push(FieldError::new("needed_by", "must be a calendar date as YYYY-MM-DD (e.g. 2026-12-18)"));
+        }
         if errors.is_empty() { Ok(()) } else { Err(errors) }
     }
+}
+
+/// `day` as (year, month, day) when it is a real calendar date written `YYYY-MM-DD` (years
+/// 2000–2999: a day a gift can be needed by).
+pub fn calendar_date(day: &str) -> Option<(i32, u32, u32)> {
+    let b = day.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let number = |range: std::ops::Range<usize>| -> Option<u32> {
+        let part = day.get(range)?;
+        part.bytes().all(|c| c.is_ascii_digit()).then(|| part.parse().ok()).flatten()
+    };
+    let (year, month, date) = (number(0..4)?, number(5..7)?, number(8..10)?);
+    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    let days = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return None,
+    };
+    ((2000..3000).contains(&year) && (1..=days).contains(&date)).then_some((year as i32, month, date))
+}
+
+/// When one shipping option gets the gift there, in the recipient's calendar (the merchant's
+/// handling days and cut-off, the carrier's business days to that country).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeliveryOption {
+    pub shipping: ShippingSpeed,
+    pub cost: Money,
+    /// The first day it may arrive, `YYYY-MM-DD`.
+    pub earliest: String,
+    /// The last day it may arrive, `YYYY-MM-DD`.
+    pub latest: String,
+    /// Whether it surely arrives by the draft's `needed_by` (its `latest` is on or before it);
+    /// absent when no `needed_by` was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_time: Option<bool>,
 }
 
 /// A priced, stock-checked order that has not been paid. Expires at `expires_at`.
@@ -111,6 +160,14 @@ pub struct OrderDraft {
     /// Whether a gift message goes with it (its text is for the widget only).
     #[serde(default)]
     pub has_gift_message: bool,
+    /// The day the person needs it by, as asked (`YYYY-MM-DD`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub needed_by: Option<String>,
+    /// Every shipping option with its cost and arrival dates, and whether it makes `needed_by`;
+    /// empty until the draft knows where it goes. When `shipping` is not `in_time` and another
+    /// option is, tell the user: only they may switch.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub delivery_options: Vec<DeliveryOption>,
 }
 
 /// The data of a successful `prepare_order` result.

@@ -25,8 +25,8 @@ use crate::gifts::{
 };
 use crate::money::{Currency, Money};
 use crate::orders::{
-    Adjustment, CheckoutData, CheckoutSession, DeleteMyDataData, Fulfillment, ListOrdersData, Order, OrderData,
-    OrderDraft, OrderStatus, OrderStep, PrepareOrderData, Refund, RefundStatus, ShippingSpeed,
+    Adjustment, CheckoutData, CheckoutSession, DeleteMyDataData, DeliveryOption, Fulfillment, ListOrdersData, Order,
+    OrderData, OrderDraft, OrderStatus, OrderStep, PrepareOrderData, Refund, RefundStatus, ShippingSpeed,
 };
 use crate::{CONTRACT_VERSION, FieldError, FieldRule};
 
@@ -243,8 +243,10 @@ structs! {
     DeliveryDetails { recipient: req, gift_message: or_default, save_address: or_default, from_saved_address: or_default }
     OrderDraft {
         id: req, gift: req, quantity: req, shipping: req, subtotal: req, shipping_cost: req, total: req,
-        expires_at: req, destination: or_default, has_gift_message: or_default,
+        expires_at: req, destination: or_default, has_gift_message: or_default, needed_by: or_default,
+        delivery_options: or_default,
     }
+    DeliveryOption { shipping: req, cost: req, earliest: req, latest: req, in_time: or_default }
     PrepareOrderData { draft: req }
     Refund { id: req, amount: req, status: req, created_at: req }
     Order {

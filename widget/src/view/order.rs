@@ -81,6 +81,7 @@ pub fn confirm_view(
             </button>
         }
     });
+    let (arrives, arrival_note) = arrival(&draft, lang);
     let card_line = card.map(|card| card_on_file(card, &draft, ctx));
     let form = delivery_form(delivery, lang);
     let update = view! {
@@ -110,7 +111,9 @@ pub fn confirm_view(
                 <dt>{shipping_label(draft.shipping, lang)}</dt><dd>{shipping}</dd>
                 <dt class="gg-total">{lang.t(Msg::Total)}</dt><dd class="gg-total">{total}</dd>
                 {deliver_to}
+                {arrives}
             </dl>
+            {arrival_note}
             {card_line}
             {form}
             <div class="gg-actions">
@@ -129,6 +132,72 @@ pub fn confirm_view(
             <p class="gg-muted gg-fine">{lang.t(Msg::NothingChargedYet)}</p>
         </section>
     }
+}
+
+/// When the draft's shipping arrives ("Arrives Thu, Dec 17 – Sat, Dec 19"), and with a day the
+/// person needs it by, whether it makes it: in time; or late, with the option that is in time
+/// and a button to switch to it; or nothing in time, with the fastest. Nothing while the draft
+/// does not know where it goes (it has no dates yet).
+fn arrival(draft: &OrderDraft, lang: Lang) -> (Option<impl IntoView + use<>>, Option<impl IntoView + use<>>) {
+    let option_name = |speed: ShippingSpeed| shipping_option_name(speed, lang);
+    let chosen = draft.delivery_options.iter().find(|o| o.shipping == draft.shipping);
+    let arrives = chosen.map(|o| {
+        let dates = words::days(lang, &o.earliest, &o.latest);
+        view! { <dt>{lang.t(Msg::Arrives)}</dt><dd class="gg-arrives">{dates}</dd> }
+    });
+    let (Some(chosen), Some(needed_by)) = (chosen, draft.needed_by.as_deref()) else { return (arrives, None) };
+    let date = words::day(lang, needed_by);
+    let in_time = draft.delivery_options.iter().find(|o| o.in_time == Some(true) && o.shipping != draft.shipping);
+    let fastest = draft.delivery_options.iter().min_by(|a, b| a.latest.cmp(&b.latest));
+    let note = if chosen.in_time == Some(true) {
+        Either::Left(view! { <p class="gg-arrival gg-in-time">{lang.f(Msg::ArrivesInTime, &[("date", &date)])}</p> })
+    } else {
+        let (text, switch) = match (in_time, fastest) {
+            (Some(other), _) => {
+                let option = option_name(other.shipping);
+                let dates = words::days(lang, &other.earliest, &other.latest);
+                let text = format!(
+                    "{} {}",
+                    lang.f(Msg::ArrivesLate, &[("date", &date)]),
+                    lang.f(Msg::ArrivesFasterInTime, &[("option", option), ("dates", &dates), ("date", &date)])
+                );
+                let call = data_call(lang, || decide::switch_shipping(draft, other.shipping));
+                let button = view! {
+                    <button
+                        type="button"
+                        class="gg-btn gg-btn-secondary gg-btn-small gg-switch-shipping"
+                        data-action="switch-shipping"
+                        data-shipping=other.shipping.as_str()
+                        data-call=call
+                    >
+                        {lang.f(Msg::SwitchShipping, &[("option", option)])}
+                    </button>
+                };
+                (text, Some(button))
+            }
+            (None, Some(fastest)) => {
+                let dates = words::days(lang, &fastest.earliest, &fastest.latest);
+                let option = option_name(fastest.shipping);
+                (lang.f(Msg::ArrivesNoneInTime, &[("date", &date), ("option", option), ("dates", &dates)]), None)
+            }
+            (None, None) => (lang.f(Msg::ArrivesLate, &[("date", &date)]), None),
+        };
+        Either::Right(view! {
+            <div class="gg-arrival gg-late" role="status">
+                <p>{text}</p>
+                {switch}
+            </div>
+        })
+    };
+    (arrives, Some(note))
+}
+
+/// A shipping option's name in a sentence: "express", "exprés", "expresso".
+fn shipping_option_name(speed: ShippingSpeed, lang: Lang) -> &'static str {
+    lang.t(match speed {
+        ShippingSpeed::Standard => Msg::ShippingOptionStandard,
+        ShippingSpeed::Express => Msg::ShippingOptionExpress,
+    })
 }
 
 /// With Stripe: the card a Confirm charges and Remove card, or Add a card (the hosted card page,

@@ -45,6 +45,7 @@ impl Store {
                 .bind(new.created_at_ms)
                 .bind(new.expires_at_ms)
                 .bind(&new.delivery)
+                .bind(&new.needed_by)
                 .execute(&mut *tx)
                 .await?;
             let draft =

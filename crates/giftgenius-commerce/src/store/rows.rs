@@ -292,6 +292,8 @@ pub struct DraftRow {
     pub expires_at_ms: i64,
     /// JSON of `DeliveryDetails`; `None`: the draft has no recipient yet.
     pub delivery: Option<String>,
+    /// The day the person needs it by (`YYYY-MM-DD`), if they said.
+    pub needed_by: Option<String>,
 }
 
 /// Where a keyed call stands; see `checkout::idempotency`.

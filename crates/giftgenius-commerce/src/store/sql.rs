@@ -19,8 +19,8 @@ pub const SECRET: &str = "SELECT value FROM secrets WHERE name = $1";
 pub const EXPIRE_ACTIVE_DRAFT: &str =
     "UPDATE drafts SET active = 0 WHERE subject = $1 AND draft_key = $2 AND active = 1 AND expires_at_ms <= $3";
 pub const INSERT_DRAFT: &str = "INSERT INTO drafts (id, subject, draft_key, active, gift_id, quantity, shipping, currency, subtotal_minor, \
-     shipping_minor, total_minor, created_at_ms, expires_at_ms, delivery) VALUES ($1, $2, $3, 1, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
-     ON CONFLICT DO NOTHING";
+     shipping_minor, total_minor, created_at_ms, expires_at_ms, delivery, needed_by) \
+     VALUES ($1, $2, $3, 1, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT DO NOTHING";
 pub const ACTIVE_DRAFT: &str = "SELECT * FROM drafts WHERE subject = $1 AND draft_key = $2 AND active = 1";
 pub const DRAFT: &str = "SELECT * FROM drafts WHERE id = $1 AND subject = $2";
 /// Drafts that expired before `$1`, except one whose order still waits for its payment (the

@@ -302,6 +302,7 @@ mod tests {
             created_at_ms: 1_780_000_000_000,
             expires_at_ms: 1_780_000_000_000,
             delivery: None,
+            needed_by: None,
         }
     }
 

@@ -22,6 +22,7 @@ use super::error::AcpFailure;
 use super::words::{Lang, Word, field_problem, session_lang, text, text_with};
 use crate::checkout::shipping_cost;
 use giftgenius_catalog::{CatalogGift, price_in};
+use giftgenius_commerce::arrival;
 
 /// Stock at or below which a line is `low_stock`.
 const LOW_STOCK: i64 = 5;
@@ -270,6 +271,25 @@ pub struct Offer {
 
 /// Shows `stored` at `now_ms`: `offers[i]` is the catalog's offer for line `i` (None: gone
 /// from the catalog since).
+/// An option's `earliest_delivery_time` and `latest_delivery_time` (`arrival`); none, logged,
+/// if the tables cannot say (they name only zones the bundled database knows).
+fn delivery_times(
+    merchant_id: &str,
+    country: &str,
+    speed: ShippingSpeed,
+    now_ms: i64,
+) -> (Option<String>, Option<String>) {
+    let window = arrival::window(arrival::handling_of(merchant_id), arrival::transit_to(country), speed, now_ms)
+        .and_then(|window| arrival::bounds(&window, country));
+    match window {
+        Ok((earliest, latest)) => (Some(earliest), Some(latest)),
+        Err(e) => {
+            tracing::error!(error = %e, "ACP delivery times not computed");
+            (None, None)
+        }
+    }
+}
+
 pub fn show(stored: &Stored<'_>, offers: &[Option<Offer>], merchant: &Merchant<'_>, now_ms: i64) -> AcpCheckoutSession {
     let (tax_rates, public_url) = (merchant.tax_rates, merchant.public_url);
     let state = stored.state;
@@ -360,16 +380,25 @@ pub fn show(stored: &Stored<'_>, offers: &[Option<Offer>], merchant: &Merchant<'
 
     let discounts = discounts(state, lang, &mut messages);
 
+    // Where it goes and who ships it, for each option's delivery window.
+    let country = fulfillment_details.as_ref().and_then(|d| d.address.as_ref()).map(|a| a.country.clone());
+    let merchant_id = offers.iter().flatten().next().map(|offer| offer.gift.merchant.id.clone());
     let fulfillment_options: Vec<AcpFulfillmentOption> = if address_ok {
         OPTIONS
             .iter()
             .map(|(id, speed, word)| {
                 let cost = shipping_cost(*speed, currency).amount_minor;
+                let (earliest, latest) = match (&merchant_id, &country) {
+                    (Some(merchant), Some(country)) => delivery_times(merchant, country, *speed, now_ms),
+                    _ => (None, None),
+                };
                 AcpFulfillmentOption {
                     kind: AcpFulfillmentType::Shipping,
                     id: id.to_string(),
                     title: text(lang, *word).to_string(),
                     description: None,
+                    earliest_delivery_time: earliest,
+                    latest_delivery_time: latest,
                     totals: taxed(vec![total(lang, AcpTotalType::Fulfillment, cost)], cost),
                 }
             })

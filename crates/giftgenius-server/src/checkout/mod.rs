@@ -46,7 +46,8 @@ use std::time::Duration;
 use giftgenius_types::wire::{META_AUTHENTICATION_URLS, META_CANCEL_TOKENS, META_DELIVERIES};
 use giftgenius_types::{
     Adjustment, CheckoutData, Currency, DeliveryDetails, Destination, ErrorCode, Fulfillment, GetOrderInput, Money,
-    Order, OrderData, OrderStatus, OrderStep, PrepareOrderData, Reason, Refund, ShippingSpeed, ToolError, Why,
+    Order, OrderData, OrderDraft, OrderStatus, OrderStep, PrepareOrderData, Reason, Refund, ShippingSpeed, ToolError,
+    Why,
 };
 use serde_json::Value;
 
@@ -482,8 +483,9 @@ impl ModelText for PrepareOrderData {
             ),
             None => " It has no recipient yet: ask the user who it is for and where it goes, or let them fill it in on the card.".to_string(),
         };
+        let arrival = arrival_text(draft);
         format!(
-            "Draft {} ready: {} × {} from {}, total {} (shipping {}).{delivery} Nothing is bought yet: the user must review it and press Confirm in the widget. The draft expires at {}.",
+            "Draft {} ready: {} × {} from {}, total {} (shipping {}).{delivery}{arrival} Nothing is bought yet: the user must review it and press Confirm in the widget. The draft expires at {}.",
             draft.id,
             draft.quantity,
             draft.gift.title,
@@ -493,6 +495,38 @@ impl ModelText for PrepareOrderData {
             draft.expires_at
         )
     }
+}
+
+/// When the draft's shipping arrives, and with `needed_by`, whether it makes it and which
+/// option would: the model says so, and only the user may switch (on the card, or by asking).
+fn arrival_text(draft: &OrderDraft) -> String {
+    let Some(chosen) = draft.delivery_options.iter().find(|o| o.shipping == draft.shipping) else {
+        return String::new();
+    };
+    let mut text =
+        format!(" With {} shipping it arrives {} to {}.", draft.shipping.as_str(), chosen.earliest, chosen.latest);
+    let Some(day) = &draft.needed_by else { return text };
+    if chosen.in_time == Some(true) {
+        text.push_str(&format!(" That is in time for {day}, the day it is needed by."));
+        return text;
+    }
+    text.push_str(&format!(" It may not arrive by {day}, the day it is needed by."));
+    match draft.delivery_options.iter().find(|o| o.in_time == Some(true)) {
+        Some(other) => text.push_str(&format!(
+            " {} shipping ({}) arrives {} to {}, in time: tell the user, who may switch on the card.",
+            capitalized(other.shipping.as_str()),
+            other.cost.display(),
+            other.earliest,
+            other.latest
+        )),
+        None => text.push_str(" No shipping option arrives in time: tell the user before they confirm."),
+    }
+    text
+}
+
+fn capitalized(word: &str) -> String {
+    let mut chars = word.chars();
+    chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
 }
 
 impl ModelText for CheckoutData {

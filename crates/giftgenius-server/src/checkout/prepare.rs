@@ -8,11 +8,14 @@
 //! model reads says city and country. A reloaded card that lost its token asks for the draft
 //! by id (`reopen_order_draft`), so the host's widget state, which the model can read, never
 //! needs the details.
+//!
+//! A draft that knows where it goes lists every shipping option with its arrival dates
+//! (`giftgenius_commerce::arrival`), and with the person's `needed_by`, which ones make it.
 
 use giftgenius_types::delivery::normalized_gift_message;
 use giftgenius_types::wire::{META_CONFIRMATION_TOKEN, META_DELIVERY};
 use giftgenius_types::{
-    Currency, DeliveryDetails, ErrorCode, FieldError, FieldRule, Money, OrderDraft, PrepareOrderData,
+    Currency, DeliveryDetails, DeliveryOption, ErrorCode, FieldError, FieldRule, Money, OrderDraft, PrepareOrderData,
     PrepareOrderInput, Recipient, ReopenOrderDraftInput, ToolError,
 };
 use serde_json::json;
@@ -23,6 +26,7 @@ use crate::context::CallContext;
 use crate::error::internal;
 use crate::outcome::{Answer, Outcome};
 use giftgenius_catalog::{CatalogGift, price_in};
+use giftgenius_commerce::arrival;
 use giftgenius_commerce::clock::rfc3339;
 use giftgenius_commerce::store::{DraftRow, Usage};
 
@@ -90,12 +94,13 @@ impl Checkout {
         let now = self.now();
         let draft_key = hex::encode(Sha256::digest(
             format!(
-                "{}\n{}\n{}\n{}\n{}",
+                "{}\n{}\n{}\n{}\n{}\n{}",
                 gift.id,
                 quantity,
                 input.shipping.as_str(),
                 input.currency,
-                delivery_json.as_deref().unwrap_or("")
+                delivery_json.as_deref().unwrap_or(""),
+                input.needed_by.as_deref().unwrap_or("")
             )
             .as_bytes(),
         ));
@@ -113,6 +118,7 @@ impl Checkout {
             created_at_ms: now,
             expires_at_ms: now + self.draft_ttl.as_millis() as i64,
             delivery: delivery_json,
+            needed_by: input.needed_by.clone(),
         };
         Ok((candidate, delivery))
     }
@@ -178,6 +184,8 @@ impl Checkout {
             expires_at: rfc3339(row.expires_at_ms),
             destination: delivery.as_ref().map(|d| d.recipient.destination()),
             has_gift_message: delivery.as_ref().is_some_and(|d| d.gift_message.is_some()),
+            needed_by: row.needed_by.clone(),
+            delivery_options: self.delivery_options(call, gift, delivery.as_ref(), row, now),
         };
         // Widget-only: hosts hand `_meta` to the widget, never to the model.
         let token = self.confirmation.token(&row.id, &call.subject, now);
@@ -191,6 +199,30 @@ impl Checkout {
             answer = answer.with_widget_meta(META_DELIVERY, json!(delivery));
         }
         Ok(answer)
+    }
+
+    /// Every shipping option's cost and arrival dates for the draft's destination, as of `now`
+    /// (dates move as the clock passes a cut-off); none while it has no recipient. The tables
+    /// cover every zone they name (`arrival`'s tests), so a failure is a bug: logged, and the
+    /// draft goes out without dates rather than not at all.
+    fn delivery_options(
+        &self,
+        call: &CallContext,
+        gift: &CatalogGift,
+        delivery: Option<&DeliveryDetails>,
+        row: &DraftRow,
+        now: i64,
+    ) -> Vec<DeliveryOption> {
+        let Some(delivery) = delivery else { return Vec::new() };
+        let currency = Currency::from(row.currency);
+        let country = &delivery.recipient.address.country;
+        arrival::delivery_options(&gift.merchant.id, country, row.needed_by.as_deref(), now, |speed| {
+            shipping_cost(speed, currency)
+        })
+        .unwrap_or_else(|e| {
+            tracing::error!(reference = %call.reference, error = %e, "delivery dates not computed");
+            Vec::new()
+        })
     }
 
     /// The draft's delivery details: the call's recipient, else the person's saved address,

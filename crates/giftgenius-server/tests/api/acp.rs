@@ -167,6 +167,16 @@ async fn session_life(app: &TestApp) {
     let options: Vec<&str> =
         ready["fulfillment_options"].as_array().unwrap().iter().filter_map(|o| o["id"].as_str()).collect();
     assert_eq!(options, ["fo_standard", "fo_express"]);
+    // Each option says when it arrives: the test clock reads Thursday 2026-05-28 16:26 in New
+    // York, after Hearth & Home's cut-off, so it ships Monday June 1; to the US standard is 3–5
+    // business days, express 1–2, from the start of the first day to the end of the last in the
+    // destination's calendar (`arrival`: Chicago's for the US, UTC−5 in June).
+    let times = |i: usize| {
+        let option = &ready["fulfillment_options"][i];
+        (option["earliest_delivery_time"].clone(), option["latest_delivery_time"].clone())
+    };
+    assert_eq!(times(0), (json!("2026-06-04T05:00:00Z"), json!("2026-06-09T04:59:59Z")), "{ready}");
+    assert_eq!(times(1), (json!("2026-06-02T05:00:00Z"), json!("2026-06-04T04:59:59Z")), "{ready}");
     assert_eq!(ready["selected_fulfillment_options"][0]["option_id"], "fo_standard");
     assert_eq!(ready["selected_fulfillment_options"][0]["item_ids"], json!(["li_hh-001"]));
     assert_eq!(total(&ready, "fulfillment"), Some(0));

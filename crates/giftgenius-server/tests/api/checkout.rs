@@ -53,6 +53,61 @@ async fn prepare_order_returns_the_same_draft_and_hides_the_token_from_the_model
     assert_ne!(other_user["draft"]["id"], draft["draft"]["id"], "drafts are per user");
 }
 
+/// A draft that knows where it goes says when each shipping option arrives, and with the day
+/// the person needs it by, which options make it. The test clock reads Thursday 2026-05-28
+/// 16:26 in New York, after Hearth & Home's 14:00 cut-off: handled on Friday, shipped Monday
+/// June 1 (one handling day); to the US standard takes 3–5 business days, express 1–2.
+#[tokio::test]
+async fn a_draft_says_when_each_option_arrives_and_which_make_the_day() {
+    let app = spawn_app().await;
+    let client = app.client().await;
+    let us = json!({"name": "Sam Lee", "address": {"line1": "1 Main St", "city": "Springfield", "region": "IL",
+        "postal_code": "62701", "country": "US"}});
+    let args = json!({"gift_id": "hh-001", "recipient": us, "needed_by": "2026-06-05"});
+    let (result, sc) = call_as(&client, "u1", "prepare_order", args.clone()).await;
+    assert_eq!(result.is_error, Some(false), "{sc}");
+    let draft = &sc["draft"];
+    assert_eq!(draft["needed_by"], "2026-06-05");
+    assert_eq!(
+        draft["delivery_options"],
+        json!([
+            {"shipping": "standard", "cost": {"amount_minor": 0, "currency": "USD"},
+             "earliest": "2026-06-04", "latest": "2026-06-08", "in_time": false},
+            {"shipping": "express", "cost": {"amount_minor": 1200, "currency": "USD"},
+             "earliest": "2026-06-02", "latest": "2026-06-03", "in_time": true},
+        ]),
+        "{sc}"
+    );
+    // The model reads it too: the text says which option makes the day.
+    assert!(text_of(&result).contains("2026-06-05"), "{}", text_of(&result));
+
+    // Another day is another draft; without one, no verdict.
+    let (_, later) = call_as(
+        &client,
+        "u1",
+        "prepare_order",
+        json!({"gift_id": "hh-001", "recipient": args["recipient"],
+        "needed_by": "2026-06-08"}),
+    )
+    .await;
+    assert_ne!(later["draft"]["id"], draft["id"]);
+    assert_eq!(later["draft"]["delivery_options"][0]["in_time"], true);
+    let (_, undated) =
+        call_as(&client, "u1", "prepare_order", json!({"gift_id": "hh-001", "recipient": args["recipient"]})).await;
+    assert!(undated["draft"].get("needed_by").is_none());
+    assert!(undated["draft"]["delivery_options"].as_array().unwrap().iter().all(|o| o.get("in_time").is_none()));
+
+    // Reopened by id (a reload), the same draft says the same.
+    let (_, reopened) = call_as(&client, "u1", "reopen_order_draft", json!({"draft_id": draft["id"]})).await;
+    assert_eq!(reopened["draft"]["delivery_options"], draft["delivery_options"]);
+
+    // Without a recipient the draft cannot know: no dates yet.
+    let (_, nowhere) =
+        call_as(&client, "u2", "prepare_order", json!({"gift_id": "hh-001", "needed_by": "2026-06-05"})).await;
+    assert_eq!(nowhere["draft"]["needed_by"], "2026-06-05");
+    assert!(nowhere["draft"].get("delivery_options").is_none(), "{nowhere}");
+}
+
 #[tokio::test]
 async fn commit_order_and_the_other_widget_tools_are_hidden_from_the_model() {
     let app = spawn_app().await;

@@ -86,6 +86,20 @@ fn bad_prepare_order_arguments_name_the_field() {
             count: 1,
         },
         Case {
+            name: "needed_by that is no calendar day",
+            args: json!({"gift_id": "gft_1", "needed_by": "2026-02-30"}),
+            field: "needed_by",
+            mentions: &["YYYY-MM-DD"],
+            count: 1,
+        },
+        Case {
+            name: "needed_by in words",
+            args: json!({"gift_id": "gft_1", "needed_by": "Dec 18"}),
+            field: "needed_by",
+            mentions: &["YYYY-MM-DD"],
+            count: 1,
+        },
+        Case {
             name: "unknown argument price",
             args: json!({"gift_id": "gft_1", "price": 1}),
             field: "price",
@@ -108,11 +122,14 @@ fn prepare_order_defaults_to_one_standard_item_in_usd() {
             recipient: None,
             gift_message: None,
             save_address: false,
+            needed_by: None,
         }
     );
     let full: PrepareOrderInput =
         accept(json!({"gift_id": "gft-2_B", "quantity": 10, "shipping": "express", "currency": "GBP"}));
     assert_eq!((full.quantity, full.shipping, full.currency), (10, ShippingSpeed::Express, Currency::GBP));
+    let dated: PrepareOrderInput = accept(json!({"gift_id": "gft_1", "needed_by": "2028-02-29"}));
+    assert_eq!(dated.needed_by.as_deref(), Some("2028-02-29"), "a leap day is a day");
 }
 
 #[test]

@@ -7,8 +7,8 @@
 
 use giftgenius_types::envelope::NoticeCode;
 use giftgenius_types::orders::{
-    Adjustment, CheckoutData, CheckoutSession, DeleteMyDataData, Fulfillment, ListOrdersData, Order, OrderData,
-    OrderDraft, OrderStatus, OrderStep, PrepareOrderData, Refund, RefundStatus, ShippingSpeed,
+    Adjustment, CheckoutData, CheckoutSession, DeleteMyDataData, DeliveryOption, Fulfillment, ListOrdersData, Order,
+    OrderData, OrderDraft, OrderStatus, OrderStep, PrepareOrderData, Refund, RefundStatus, ShippingSpeed,
 };
 use giftgenius_types::write::WriteJson;
 use giftgenius_types::{
@@ -192,14 +192,31 @@ fn destination() -> impl Strategy<Value = Option<Destination>> {
     proptest::option::of((text(), text()).prop_map(|(city, country)| Destination { city, country }))
 }
 
+fn delivery_option() -> impl Strategy<Value = DeliveryOption> {
+    (select(vec![ShippingSpeed::Standard, ShippingSpeed::Express]), money(), text(), text(), any::<Option<bool>>())
+        .prop_map(|(shipping, cost, earliest, latest, in_time)| DeliveryOption {
+            shipping,
+            cost,
+            earliest,
+            latest,
+            in_time,
+        })
+}
+
 fn draft() -> impl Strategy<Value = OrderDraft> {
     (
         (text(), gift(), any::<u32>(), select(vec![ShippingSpeed::Standard, ShippingSpeed::Express])),
         (money(), money(), money()),
         (text(), destination(), any::<bool>()),
+        (proptest::option::of(text()), prop::collection::vec(delivery_option(), 0..3)),
     )
         .prop_map(
-            |((id, gift, quantity, shipping), (subtotal, shipping_cost, total), (expires_at, destination, msg))| {
+            |(
+                (id, gift, quantity, shipping),
+                (subtotal, shipping_cost, total),
+                (expires_at, destination, msg),
+                (needed_by, delivery_options),
+            )| {
                 OrderDraft {
                     id,
                     gift,
@@ -211,6 +228,8 @@ fn draft() -> impl Strategy<Value = OrderDraft> {
                     expires_at,
                     destination,
                     has_gift_message: msg,
+                    needed_by,
+                    delivery_options,
                 }
             },
         )

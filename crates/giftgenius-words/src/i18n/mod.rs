@@ -155,6 +155,8 @@ keys! {
     Status, YourOrders, NoOrdersYet, OlderOrders, DeliverToPlace, CancelOrder, CancelQuestion, YesCancel, KeepIt,
     DeleteMyData, DeleteQuestion, YesDelete, DataDeletedTitle, SavedAddresses, OrderDrafts, OrdersAnonymized,
     RecordsKept, CheckoutReady, Amount, Session, OpenCheckout, CheckoutLinkHidden, DateFormat, Months,
+    Weekdays, DayFormat, Arrives, ArrivesInTime, ArrivesLate, ArrivesFasterInTime, ArrivesNoneInTime, SwitchShipping,
+    ShippingOptionStandard, ShippingOptionExpress,
     // The no-WebAssembly fallback and the hosted checkout page (server-rendered)
     Unreachable, CheckoutPageTitle, CheckoutPageAmount, CheckoutPageExpires, CheckoutPageSandbox, CheckoutPageMissing,
     SomethingWrongRef,

@@ -120,6 +120,24 @@ pub fn date(lang: Lang, timestamp: &str) -> String {
     }
 }
 
+/// A calendar day (`YYYY-MM-DD`) with its weekday, as the person writes it: "Thu, Dec 17",
+/// "jue 17 dic", "qui., 17 de dez.". Anything unreadable is shown as it is.
+pub fn day(lang: Lang, day: &str) -> String {
+    let Some((year, month, date)) = giftgenius_types::orders::calendar_date(day) else { return day.to_string() };
+    // Sakamoto's method: 0 is Sunday.
+    const OFFSETS: [i32; 12] = [0, 3, 2, 5, 0, 3, 5, 1, 4, 6, 2, 4];
+    let y = if month < 3 { year - 1 } else { year };
+    let weekday = (y + y / 4 - y / 100 + y / 400 + OFFSETS[month as usize - 1] + date as i32).rem_euclid(7) as usize;
+    let weekday = lang.t(Msg::Weekdays).split(' ').nth(weekday).unwrap_or("");
+    let month = lang.t(Msg::Months).split(' ').nth(month as usize - 1).unwrap_or("");
+    lang.f(Msg::DayFormat, &[("weekday", weekday), ("month", month), ("day", &date.to_string())])
+}
+
+/// Two days as a span ("Thu, Dec 17 – Sat, Dec 19"), or one when they are the same.
+pub fn days(lang: Lang, first: &str, last: &str) -> String {
+    if first == last { day(lang, first) } else { format!("{} – {}", day(lang, first), day(lang, last)) }
+}
+
 /// A saved card as it may be shown: "Visa •••• 4242" (brand names are the networks' own, the
 /// same in every language; an unknown brand as Stripe spells it).
 pub fn card(brand: &str, last4: &str) -> String {
@@ -155,6 +173,22 @@ mod tests {
         assert_eq!(date(Lang::En, "yesterday"), "yesterday");
         assert_eq!(date(Lang::En, "2026-13-01"), "2026-13-01");
         assert_eq!(date(Lang::En, ""), "");
+    }
+
+    #[test]
+    fn days_carry_their_weekday_in_every_language() {
+        assert_eq!(day(Lang::En, "2026-12-17"), "Thu, Dec 17");
+        assert_eq!(day(Lang::Es, "2026-12-17"), "jue 17 dic");
+        assert_eq!(day(Lang::Pt, "2026-12-17"), "qui., 17 de dez.");
+        // Across a year and a leap day: 2028-02-29 is a Tuesday, 2027-01-01 a Friday.
+        assert_eq!(day(Lang::En, "2028-02-29"), "Tue, Feb 29");
+        assert_eq!(day(Lang::En, "2027-01-01"), "Fri, Jan 1");
+        assert_eq!(days(Lang::En, "2026-12-17", "2026-12-19"), "Thu, Dec 17 – Sat, Dec 19");
+        assert_eq!(days(Lang::En, "2026-12-17", "2026-12-17"), "Thu, Dec 17");
+        assert_eq!(day(Lang::En, "2026-02-30"), "2026-02-30");
+        for lang in Lang::ALL {
+            assert_eq!(lang.t(Msg::Weekdays).split(' ').count(), 7, "{lang:?}");
+        }
     }
 
     #[test]
