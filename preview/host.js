@@ -1173,6 +1173,15 @@
       return run("commit_order", { draft_id: d.draft_id, idempotency_key: newKey(), confirmation_token: "not-the-token" });
     },
     confirm: () => run("prepare_order", { gift_id: "tr-007", recipient: RECIPIENT, gift_message: "Happy birthday, Ana!" }),
+    // Needed by the last day express may arrive (asked of a hidden draft first, so it holds on
+    // any day the page runs): standard misses it, express makes it.
+    "needed by": async () => {
+      const r = await callTool("prepare_order", { gift_id: "tr-007", recipient: RECIPIENT }, "host");
+      const options = (r.structuredContent && r.structuredContent.draft.delivery_options) || [];
+      const express = options.find((o) => o.shipping === "express");
+      if (!express) throw new Error("prepare_order gave no express option");
+      return run("prepare_order", { gift_id: "tr-007", recipient: RECIPIENT, needed_by: express.latest });
+    },
     "order placed": async () => {
       const d = await hiddenDraft("tr-012");
       return run("commit_order", { draft_id: d.draft_id, idempotency_key: newKey(), confirmation_token: d.token });

@@ -112,6 +112,10 @@ export const STATES = [
     await fixture(h, "confirm", "confirm");
     await h.visible('[data-action="confirm"]:enabled').waitFor();
   } },
+  { name: "confirm-needed-by-late", state: "confirm", reach: async (h) => {
+    await fixture(h, "needed by", "confirm");
+    await h.visible('[data-action="switch-shipping"]:enabled').waitFor();
+  } },
   { name: "confirm-field-error", state: "confirm", reach: async (h) => {
     await fixture(h, "confirm", "confirm");
     await h.visible('input[name="recipient.address.postal_code"]').fill("99");

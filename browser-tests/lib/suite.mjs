@@ -214,6 +214,28 @@ export function defineSuite({ bridge, csp }) {
     await screenshot(h, `${label}-markup-as-text`);
   }));
 
+  // Issue 42 item 3: the card says when the gift arrives and that standard misses the day it is
+  // needed by; Switch to express is a new draft (nothing charged), which then says it is in
+  // time, and one Confirm buys it with express shipping.
+  test(`${label}: a needed-by day standard misses offers express, which then arrives in time`, () => withPage("needed-by", async (h) => {
+    await h.fixture("needed by");
+    await waitForState(h, "confirm");
+    await expectRuntime(h, wasm);
+    assert.match(await h.visible(".gg-arrives").innerText(), /\w{3}, \w{3} \d+ – \w{3}, \w{3} \d+/);
+    assert.match(await h.visible(".gg-arrival.gg-late").innerText(), /May not arrive by .*With express shipping it arrives/s);
+    const standard = await h.visible('[data-action="confirm"]').getAttribute("data-draft-id");
+    await screenshot(h, `${label}-needed-by-late`);
+    await click(h, '[data-action="switch-shipping"]');
+    await newDraft(h, standard);
+    assert.equal(await h.charges(), 0, "switching charges nothing");
+    assert.match(await h.visible(".gg-arrival.gg-in-time").innerText(), /In time for/);
+    assert.equal(await h.frame().locator('[data-action="switch-shipping"]:visible').count(), 0);
+    assert.match(await h.visible(".gg-summary-list").innerText(), /Shipping \(express\)/);
+    await click(h, '[data-action="confirm"]');
+    await waitForState(h, "order-placed");
+    assert.equal(await h.charges(), 1);
+  }));
+
   test(`${label}: one click on Confirm charges exactly once`, () => withPage("confirm-once", async (h) => {
     await h.fixture("confirm");
     await waitForState(h, "confirm");
