@@ -143,11 +143,27 @@ pub const ACP_MCP_TOOLS: &[&str] = &[
     "cancel_checkout_session",
 ];
 
-/// The kind of a fulfilment option: we only ship.
+/// The kind of a fulfilment option. We only ship: the options we offer are all `shipping`, and
+/// a selection of another kind is answered with a message in the session (never a parse error:
+/// the spec defines them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AcpFulfillmentType {
     Shipping,
+    Digital,
+    Pickup,
+    LocalDelivery,
+}
+
+impl AcpFulfillmentType {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Shipping => "shipping",
+            Self::Digital => "digital",
+            Self::Pickup => "pickup",
+            Self::LocalDelivery => "local_delivery",
+        }
+    }
 }
 
 /// The option the buyer chose, for the items it covers (we apply one option to the session).
@@ -585,16 +601,45 @@ pub struct AcpCompleteRequest {
     pub marketing_consents: Option<Value>,
 }
 
-/// How the buyer pays: our handler and a delegated-payment vault token. A purchase order
-/// number and the B2B fields are refused (400), so they are not fields here.
+/// How the buyer pays: our handler and a delegated-payment vault token, or (the spec's B2B
+/// form) a purchase order. Every field the spec defines is accepted; what we cannot honour (a
+/// purchase order without a card, payment terms other than `immediate`, an approval to wait
+/// for) is answered in the session's `messages`, nothing charged (docs/acp.md §14.3).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AcpPaymentData {
-    /// [`ACP_CARD_HANDLER`].
-    pub handler_id: String,
-    pub instrument: AcpInstrument,
+    /// [`ACP_CARD_HANDLER`]; with `instrument`, unless a `purchase_order_number` is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handler_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instrument: Option<AcpInstrument>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub billing_address: Option<AcpAddress>,
+    /// The buyer's purchase order reference: kept out of the order; alone it cannot pay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub purchase_order_number: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payment_terms: Option<AcpPaymentTerms>,
+    /// RFC 3339; only meaningful with payment terms, which we do not offer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub due_date: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval_required: Option<bool>,
+}
+
+/// B2B payment terms (`payment_data.payment_terms`). We are paid when the order is placed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AcpPaymentTerms {
+    Immediate,
+    #[serde(rename = "net_15")]
+    Net15,
+    #[serde(rename = "net_30")]
+    Net30,
+    #[serde(rename = "net_60")]
+    Net60,
+    #[serde(rename = "net_90")]
+    Net90,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

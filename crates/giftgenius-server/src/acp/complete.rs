@@ -19,7 +19,8 @@ use giftgenius_commerce::order::Order;
 use giftgenius_pay_api::api::PaymentToken;
 use giftgenius_types::acp::{
     ACP_CARD_HANDLER, AcpCheckoutSession, AcpCodedMessage, AcpCompleteRequest, AcpContentType, AcpErrorType,
-    AcpMessage, AcpMessageCode, AcpOrder, AcpResolution, AcpSessionStatus, AcpTotalType,
+    AcpInstrument, AcpMessage, AcpMessageCode, AcpOrder, AcpPaymentTerms, AcpResolution, AcpSessionStatus,
+    AcpTotalType,
 };
 use giftgenius_types::delivery::{Address, DeliveryDetails, Recipient};
 
@@ -55,7 +56,7 @@ impl Acp {
         request_id: &str,
     ) -> Result<Done, AcpFailure> {
         let internal = |e: &dyn std::fmt::Display| AcpFailure::internal(request_id, e);
-        let token = payment_token(&request, id, &self.merchant_id)?;
+        let payment = payment(&request, id, &self.merchant_id)?;
         let (mut row, status, mut state) = self.load(platform, id, request_id).await?;
         if let Some(order) = self.store.live_order_for_draft(id).await.map_err(|e| internal(&e))? {
             if order.status != OrderStatusColumn::PendingPayment {
@@ -84,6 +85,22 @@ impl Acp {
             self.fill_row(&mut row, session.status, &state, request_id)?;
             return Ok(Done { status: StatusCode::OK, session, write: SessionWrite::Session(row) });
         }
+        let token = match payment {
+            Payment::Card(token) => token,
+            Payment::NotOffered { param, word } => {
+                // A way of paying we do not offer: the session as it is, saying so; nothing charged.
+                self.fill_row(&mut row, session.status, &state, request_id)?;
+                let mut session = session;
+                session.messages.push(AcpMessage::Error(AcpCodedMessage {
+                    code: AcpMessageCode::Unsupported,
+                    content_type: AcpContentType::Plain,
+                    content: text(state.lang(), word).into(),
+                    param: Some(param.into()),
+                    resolution: Some(AcpResolution::RequiresBuyerInput),
+                }));
+                return Ok(Done { status: StatusCode::OK, session, write: SessionWrite::Session(row) });
+            }
+        };
         self.pay(row, state, session, token, &held, request_id).await
     }
 
@@ -351,32 +368,84 @@ impl Acp {
     }
 }
 
-/// The vault token of a complete request, with what it must pay for, or 400 with the field at
-/// fault (we take one handler: a card tokenized by delegated payment).
+/// How a complete request would pay: a card we charge, or a way of paying the spec defines and
+/// we do not offer (answered in the session's messages, nothing charged).
+enum Payment {
+    Card(PaymentToken),
+    NotOffered { param: &'static str, word: Word },
+}
+
+/// What a complete request pays with, or 400 with the field at fault for a request the spec
+/// itself refuses (neither a card nor a purchase order, a card without its handler). We take one
+/// handler, a card tokenized by delegated payment, paid when the order is placed: a purchase
+/// order alone, payment terms other than `immediate` and an approval to wait for are spec-valid
+/// and [`Payment::NotOffered`]; a purchase order number beside a card is only a reference.
+fn payment(request: &AcpCompleteRequest, session_id: &str, merchant_id: &str) -> Result<Payment, AcpFailure> {
+    let data = &request.payment_data;
+    let card = match (&data.handler_id, &data.instrument) {
+        (Some(handler_id), Some(instrument)) => Some((handler_id, instrument)),
+        (None, None) if data.purchase_order_number.is_some() => None,
+        (None, None) => {
+            return Err(AcpFailure::field(
+                "invalid",
+                "$.payment_data",
+                "payment_data needs handler_id and instrument (a card), or a purchase_order_number",
+            ));
+        }
+        (None, Some(_)) => {
+            return Err(AcpFailure::field(
+                "invalid",
+                "$.payment_data.handler_id",
+                "handler_id is required with instrument",
+            ));
+        }
+        (Some(_), None) => {
+            return Err(AcpFailure::field(
+                "invalid",
+                "$.payment_data.instrument",
+                "instrument is required with handler_id",
+            ));
+        }
+    };
+    let not_offered = |param, word| Ok(Payment::NotOffered { param, word });
+    if data.payment_terms.is_some_and(|terms| terms != AcpPaymentTerms::Immediate) {
+        return not_offered("$.payment_data.payment_terms", Word::TermsNotOffered);
+    }
+    if data.approval_required == Some(true) {
+        return not_offered("$.payment_data.approval_required", Word::ApprovalNotOffered);
+    }
+    let Some((handler_id, instrument)) = card else {
+        return not_offered("$.payment_data.purchase_order_number", Word::PurchaseOrderNotOffered);
+    };
+    payment_token(handler_id, instrument, session_id, merchant_id).map(Payment::Card)
+}
+
+/// The vault token of a card, with what it must pay for, or 400 with the field at fault.
 fn payment_token(
-    request: &AcpCompleteRequest,
+    handler_id: &str,
+    instrument: &AcpInstrument,
     session_id: &str,
     merchant_id: &str,
 ) -> Result<PaymentToken, AcpFailure> {
-    let data = &request.payment_data;
-    if data.handler_id != ACP_CARD_HANDLER {
+    let data = instrument;
+    if handler_id != ACP_CARD_HANDLER {
         return Err(AcpFailure::field(
             "invalid",
             "$.payment_data.handler_id",
             format!("handler_id must be {ACP_CARD_HANDLER}, the handler in capabilities.payment.handlers"),
         ));
     }
-    if data.instrument.kind != "card" {
+    if data.kind != "card" {
         return Err(AcpFailure::field("invalid", "$.payment_data.instrument.type", "instrument.type must be card"));
     }
-    if data.instrument.credential.kind != "spt" {
+    if data.credential.kind != "spt" {
         return Err(AcpFailure::field(
             "invalid",
             "$.payment_data.instrument.credential.type",
             "credential.type must be spt (a delegated-payment vault token)",
         ));
     }
-    let token = data.instrument.credential.token.trim();
+    let token = data.credential.token.trim();
     if token.is_empty() || token.len() > 255 || !token.bytes().all(|b| b.is_ascii_graphic()) {
         return Err(AcpFailure::field(
             "invalid",

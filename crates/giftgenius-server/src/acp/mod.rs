@@ -133,6 +133,7 @@ impl Acp {
             fulfillment_details: request.fulfillment_details,
             buyer: request.buyer,
             selected_option: None,
+            other_fulfillment: Vec::new(),
             order_notes: request.order_notes,
             metadata: request.metadata,
             locale: request.locale,
@@ -206,9 +207,13 @@ impl Acp {
         }
         match request.selected_fulfillment_options {
             AcpPatch::Absent => {}
-            AcpPatch::Null => state.selected_option = None,
+            AcpPatch::Null => {
+                state.selected_option = None;
+                state.other_fulfillment.clear();
+            }
             AcpPatch::Value(selected) => {
-                state.selected_option = session::check_selection(&selected, &session::lines(&state.items))?;
+                (state.selected_option, state.other_fulfillment) =
+                    session::check_selection(&selected, &session::lines(&state.items))?;
             }
         }
         row.updated_at_ms = now;

@@ -46,6 +46,9 @@ pub struct SessionState {
     /// The option the platform chose, if any (else `fo_standard` once an address is valid).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selected_option: Option<String>,
+    /// Selections of kinds we do not offer, answered with a message until replaced.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_fulfillment: Vec<OtherFulfillment>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub order_notes: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -217,14 +220,30 @@ pub fn check_codes(codes: Vec<String>, path: &str) -> Result<Vec<String>, AcpFai
         .collect()
 }
 
-/// 400 unless every selection names an option we offer and lines of the session; the option
-/// applied to the session (we apply one option to every line).
-pub fn check_selection(
-    selected: &[AcpSelectedFulfillmentOption],
-    lines: &[Line],
-) -> Result<Option<String>, AcpFailure> {
+/// A selection of a kind of fulfilment we do not offer (pickup, digital, local delivery): kept
+/// with its place in the request, and answered with a message until another selection replaces
+/// it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OtherFulfillment {
+    pub at: usize,
+    pub kind: AcpFulfillmentType,
+}
+
+/// What a selection asks: the shipping option applied to the session (we apply one option to
+/// every line), and the selections of kinds we do not offer.
+pub type Selection = (Option<String>, Vec<OtherFulfillment>);
+
+/// 400 unless every shipping selection names an option we offer and lines of the session; a
+/// selection of another kind is no error (the spec defines it): it is answered in the session's
+/// messages ([`OtherFulfillment`]).
+pub fn check_selection(selected: &[AcpSelectedFulfillmentOption], lines: &[Line]) -> Result<Selection, AcpFailure> {
     let mut chosen: Option<&str> = None;
+    let mut others = Vec::new();
     for (i, option) in selected.iter().enumerate() {
+        if option.kind != AcpFulfillmentType::Shipping {
+            others.push(OtherFulfillment { at: i, kind: option.kind });
+            continue;
+        }
         if !OPTIONS.iter().any(|(id, ..)| *id == option.option_id) {
             return Err(AcpFailure::field(
                 "invalid",
@@ -250,7 +269,7 @@ pub fn check_selection(
             }
         }
     }
-    Ok(chosen.map(str::to_string))
+    Ok((chosen.map(str::to_string), others))
 }
 
 /// The stored facts a session is shown from.
@@ -379,6 +398,11 @@ pub fn show(stored: &Stored<'_>, offers: &[Option<Offer>], merchant: &Merchant<'
     }
 
     let discounts = discounts(state, lang, &mut messages);
+    for other in &state.other_fulfillment {
+        let param = format!("$.selected_fulfillment_options[{}].type", other.at);
+        let content = text_with(lang, Word::OnlyShipping, &[("kind", other.kind.as_str())]);
+        messages.push(error(AcpMessageCode::Unsupported, Some(&param), &content));
+    }
 
     // Where it goes and who ships it, for each option's delivery window.
     let country = fulfillment_details.as_ref().and_then(|d| d.address.as_ref()).map(|a| a.country.clone());

@@ -181,9 +181,20 @@ async fn session_life(app: &TestApp) {
     assert_eq!(ready["selected_fulfillment_options"][0]["item_ids"], json!(["li_hh-001"]));
     assert_eq!(total(&ready, "fulfillment"), Some(0));
 
+    // Pickup is a kind the spec defines and we do not offer: the session says so (not a 400) and
+    // is not ready until a shipping option replaces it.
+    let pickup = json!({"selected_fulfillment_options": [{"type": "pickup", "option_id": "store_1", "item_ids": ["li_hh-001"]}]});
+    let (status, picked) = json_of(one.post(&format!("/{id}"), "pickup-1", &pickup).await).await;
+    assert_eq!((status, picked["status"].as_str()), (StatusCode::OK, Some("not_ready_for_payment")), "{picked}");
+    assert_eq!(
+        codes(&picked),
+        [("unsupported".to_string(), "$.selected_fulfillment_options[0].type".to_string())],
+        "{picked}"
+    );
     let select = json!({"selected_fulfillment_options": [{"type": "shipping", "option_id": "fo_express", "item_ids": ["li_hh-001"]}]});
     let (status, express) = json_of(one.post(&format!("/{id}"), "express-1", &select).await).await;
     assert_eq!(status, StatusCode::OK, "{express}");
+    assert_eq!(express["status"], "ready_for_payment", "the shipping selection replaced the pickup: {express}");
     assert_eq!(total(&express, "fulfillment"), Some(1200));
     assert_eq!(total(&express, "total"), Some(13600 + 1200));
 

@@ -228,10 +228,8 @@ async fn only_a_ready_open_session_is_paid_and_only_with_our_handler() {
             "$.payment_data.instrument.credential.type",
             json!({"handler_id": "card_tokenized", "instrument": {"type": "card", "credential": {"type": "pan", "token": token}}}),
         ),
-        (
-            "$.payment_data.purchase_order_number",
-            json!({"purchase_order_number": "PO-1", "handler_id": "card_tokenized", "instrument": {"type": "card", "credential": {"type": "spt", "token": token}}}),
-        ),
+        ("$.payment_data", json!({"billing_address": address("US", "CA", "94103")})),
+        ("$.payment_data.instrument", json!({"handler_id": "card_tokenized"})),
     ] {
         let (status, error) =
             json_of(one.post(&format!("/{id}/complete"), &uuid(), &json!({"payment_data": value})).await).await;
@@ -249,6 +247,49 @@ async fn only_a_ready_open_session_is_paid_and_only_with_our_handler() {
         json_of(one.post(&format!("/{late}/complete"), &uuid(), &complete_body(&token)).await).await;
     assert_eq!((status, expired["status"].as_str()), (StatusCode::OK, Some("expired")), "{expired}");
     assert!(money_moved(&app).await.is_empty());
+}
+
+/// The 2026-04-17 B2B fields of `payment_data` are spec-valid: accepted, and what we cannot
+/// honour (a purchase order alone, payment terms, an approval to wait for) is answered in the
+/// session's messages with nothing charged; a purchase order number beside a card is only a
+/// reference, and the card pays.
+#[tokio::test]
+async fn purchase_orders_and_payment_terms_are_answered_in_the_session_and_a_card_still_pays() {
+    let app = acp_app().await;
+    let one = Platform::new(&app, KEY_ONE);
+    let (id, amount) = ready_session(&one).await;
+    let token = vault_token(&app, &id, amount, APPROVES).await;
+    let card = json!({"type": "card", "credential": {"type": "spt", "token": token}});
+    for (param, data) in [
+        (
+            "$.payment_data.purchase_order_number",
+            json!({"purchase_order_number": "PO-77", "payment_terms": "immediate"}),
+        ),
+        (
+            "$.payment_data.payment_terms",
+            json!({"handler_id": "card_tokenized", "instrument": card, "purchase_order_number": "PO-77",
+                "payment_terms": "net_30", "due_date": "2026-07-01T00:00:00Z"}),
+        ),
+        (
+            "$.payment_data.approval_required",
+            json!({"handler_id": "card_tokenized", "instrument": card, "approval_required": true}),
+        ),
+    ] {
+        let (status, session) =
+            json_of(one.post(&format!("/{id}/complete"), &uuid(), &json!({"payment_data": data})).await).await;
+        assert_eq!(status, StatusCode::OK, "{session}");
+        assert_eq!(session["status"], "ready_for_payment", "the session can still be paid by card: {session}");
+        assert_eq!(codes(&session), [("unsupported".to_string(), param.to_string())], "{session}");
+        assert!(session.get("order").is_none_or(Value::is_null));
+    }
+    assert!(money_moved(&app).await.is_empty(), "nothing charged");
+    // A card with a purchase order number, immediate terms and approval not required: paid once.
+    let data = json!({"handler_id": "card_tokenized", "instrument": card, "purchase_order_number": "PO-77",
+        "payment_terms": "immediate", "approval_required": false});
+    let (status, paid) =
+        json_of(one.post(&format!("/{id}/complete"), &uuid(), &json!({"payment_data": data})).await).await;
+    assert_eq!((status, paid["status"].as_str()), (StatusCode::OK, Some("completed")), "{paid}");
+    assert_eq!(money_moved(&app).await, [amount]);
 }
 
 #[tokio::test]
