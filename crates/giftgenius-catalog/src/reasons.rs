@@ -292,11 +292,7 @@ pub(super) fn short_title(title: &str) -> String {
 
 /// "For their stargazing: tagged “astronomy”": the interest as said, then what answers it.
 fn interest_reason(interest: &str, via: MatchVia, term: &str) -> Reason {
-    let what = match via {
-        MatchVia::Tag => format!("tagged “{term}”"),
-        MatchVia::Title => term.to_string(),
-        MatchVia::Description => format!("its description mentions “{term}”"),
-    };
+    let what = what_answers(via, term);
     Reason {
         text: format!("For their {interest}: {what}"),
         why: Why::Interest { interest: interest.to_string(), via, term: term.to_string() },
@@ -325,12 +321,18 @@ pub(super) fn nearest(cards: Vec<Vec<Reason>>) -> Vec<Vec<Reason>> {
 }
 
 fn nearest_reason(interest: String, via: MatchVia, term: String) -> Reason {
-    let what = match via {
-        MatchVia::Tag => format!("tagged “{term}”"),
-        MatchVia::Title => term.clone(),
-        MatchVia::Description => format!("its description mentions “{term}”"),
-    };
+    let what = what_answers(via, &term);
     Reason { text: format!("Nearest we have to their {interest}: {what}"), why: Why::Nearest { interest, via, term } }
+}
+
+/// What in the gift answers an interest, as a reason's second half: "tagged “astronomy”", the
+/// gift's short name, "its description mentions “brew”" (a match and a nearest say it alike).
+fn what_answers(via: MatchVia, term: &str) -> String {
+    match via {
+        MatchVia::Tag => format!("tagged “{term}”"),
+        MatchVia::Title => term.to_string(),
+        MatchVia::Description => format!("its description mentions “{term}”"),
+    }
 }
 
 /// "At $42 it leaves $58 of your $100 budget", when a maximum was asked.

@@ -570,3 +570,33 @@ pub struct CheckoutSession {
 pub struct CheckoutData {
     pub checkout: CheckoutSession,
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    #[test]
+    fn a_needed_by_day_is_a_real_calendar_date() {
+        assert_eq!(calendar_date("2026-12-18"), Some((2026, 12, 18)));
+        assert_eq!(calendar_date("2028-02-29"), Some((2028, 2, 29)), "a leap day");
+        for bad in ["2026-02-29", "2100-02-29", "2026-13-01", "2026-00-10", "2026-04-31", "1999-12-31", "2026-1-05"] {
+            assert_eq!(calendar_date(bad), None, "{bad}");
+        }
+        for bad in ["", "Dec 18", "2026/12/18", "2026-12-18T00:00:00Z", "+026-12-18", "2026-12-1é"] {
+            assert_eq!(calendar_date(bad), None, "{bad}");
+        }
+    }
+
+    proptest! {
+        /// Any text the model sends as `needed_by`: an answer, never a panic, and what is
+        /// accepted is written back exactly as it was read.
+        #[test]
+        fn any_text_is_read_without_panicking(day in "\\PC{0,12}|[0-9]{4}-[0-9]{2}-[0-9]{2}") {
+            if let Some((y, m, d)) = calendar_date(&day) {
+                prop_assert_eq!(format!("{y:04}-{m:02}-{d:02}"), day);
+            }
+        }
+    }
+}

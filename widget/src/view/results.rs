@@ -281,19 +281,15 @@ pub fn reason_text(reason: &Reason, ctx: &RenderContext) -> String {
     let lang = ctx.language();
     let money = |m: &Money| format_money(m, &ctx.locale);
     match &reason.why {
-        Why::Interest { interest, via, term } => {
-            let key = match via {
-                MatchVia::Tag => Msg::ReasonInterestTag,
-                MatchVia::Title => Msg::ReasonInterestTitle,
-                MatchVia::Description => Msg::ReasonInterestDescription,
-            };
-            lang.f(key, &[("term", term), ("interest", interest)])
-        }
-        Why::Nearest { interest, via, term } => {
-            let key = match via {
-                MatchVia::Tag => Msg::ReasonNearestTag,
-                MatchVia::Title => Msg::ReasonNearestTitle,
-                MatchVia::Description => Msg::ReasonNearestDescription,
+        Why::Interest { interest, via, term } | Why::Nearest { interest, via, term } => {
+            let nearest = matches!(reason.why, Why::Nearest { .. });
+            let key = match (via, nearest) {
+                (MatchVia::Tag, false) => Msg::ReasonInterestTag,
+                (MatchVia::Title, false) => Msg::ReasonInterestTitle,
+                (MatchVia::Description, false) => Msg::ReasonInterestDescription,
+                (MatchVia::Tag, true) => Msg::ReasonNearestTag,
+                (MatchVia::Title, true) => Msg::ReasonNearestTitle,
+                (MatchVia::Description, true) => Msg::ReasonNearestDescription,
             };
             lang.f(key, &[("term", term), ("interest", interest)])
         }

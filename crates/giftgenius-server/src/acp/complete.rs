@@ -427,7 +427,6 @@ fn payment_token(
     session_id: &str,
     merchant_id: &str,
 ) -> Result<PaymentToken, AcpFailure> {
-    let data = instrument;
     if handler_id != ACP_CARD_HANDLER {
         return Err(AcpFailure::field(
             "invalid",
@@ -435,17 +434,17 @@ fn payment_token(
             format!("handler_id must be {ACP_CARD_HANDLER}, the handler in capabilities.payment.handlers"),
         ));
     }
-    if data.kind != "card" {
+    if instrument.kind != "card" {
         return Err(AcpFailure::field("invalid", "$.payment_data.instrument.type", "instrument.type must be card"));
     }
-    if data.credential.kind != "spt" {
+    if instrument.credential.kind != "spt" {
         return Err(AcpFailure::field(
             "invalid",
             "$.payment_data.instrument.credential.type",
             "credential.type must be spt (a delegated-payment vault token)",
         ));
     }
-    let token = data.credential.token.trim();
+    let token = instrument.credential.token.trim();
     if token.is_empty() || token.len() > 255 || !token.bytes().all(|b| b.is_ascii_graphic()) {
         return Err(AcpFailure::field(
             "invalid",
