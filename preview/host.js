@@ -1182,6 +1182,8 @@
       if (!express) throw new Error("prepare_order gave no express option");
       return run("prepare_order", { gift_id: "tr-007", recipient: RECIPIENT, needed_by: express.latest });
     },
+    // Two of a Hearth & Home gift (it wraps, at $5.99 a gift), neither wrapped yet.
+    "gift options": () => run("prepare_order", { gift_id: "hh-010", quantity: 2, recipient: RECIPIENT }),
     "order placed": async () => {
       const d = await hiddenDraft("tr-012");
       return run("commit_order", { draft_id: d.draft_id, idempotency_key: newKey(), confirmation_token: d.token });

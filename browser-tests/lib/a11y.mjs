@@ -116,6 +116,14 @@ export const STATES = [
     await fixture(h, "needed by", "confirm");
     await h.visible('[data-action="switch-shipping"]:enabled').waitFor();
   } },
+  { name: "confirm-gift-wrapped", state: "confirm", reach: async (h) => {
+    await fixture(h, "gift options", "confirm");
+    await h.visible('[data-action="confirm"]:enabled').waitFor();
+    await h.visible('input[name="gift_wrap"]').check();
+    await click(h, '[data-action="update-delivery"]');
+    // Only the new draft, wrapped, has the wrap line.
+    await h.visible(".gg-summary-list .gg-gift-wrap").waitFor({ timeout: 15000 });
+  } },
   { name: "confirm-field-error", state: "confirm", reach: async (h) => {
     await fixture(h, "confirm", "confirm");
     await h.visible('input[name="recipient.address.postal_code"]').fill("99");

@@ -236,6 +236,34 @@ export function defineSuite({ bridge, csp }) {
     assert.equal(await h.charges(), 1);
   }));
 
+  // Issue 42 item 2: gift wrap and a gift receipt are two checkboxes of the card's form.
+  // Confirm after ticking them prepares the changed draft first (nothing charged), which shows
+  // the wrap as a line of its total; the next Confirm buys it, and the order says both.
+  test(`${label}: gift wrap and a gift receipt are a new draft, then bought with one Confirm`, () => withPage("gift-options", async (h) => {
+    await h.fixture("gift options");
+    await waitForState(h, "confirm");
+    await expectRuntime(h, wasm);
+    assert.match(await h.visible("#gg-delivery-form").innerText(), /Gift-wrap it \(\$5\.99 per gift\)/);
+    assert.equal(await h.frame().locator(".gg-gift-wrap:visible").count(), 0, "no wrap line yet");
+    const plain = await h.visible('[data-action="confirm"]').getAttribute("data-draft-id");
+    const total = await h.visible(".gg-summary-list dd.gg-total").innerText();
+    await h.visible('input[name="gift_wrap"]').check();
+    await h.visible('input[name="gift_receipt"]').check();
+    await click(h, '[data-action="confirm"]');
+    await newDraft(h, plain);
+    assert.equal(await h.charges(), 0, "the changed options are a draft to confirm, nothing charged");
+    assert.equal(await h.visible(".gg-summary-list .gg-gift-wrap").innerText(), "$11.98");
+    assert.notEqual(await h.visible(".gg-summary-list dd.gg-total").innerText(), total);
+    assert.ok(await h.visible('input[name="gift_wrap"]').isChecked(), "the new draft keeps the wrap ticked");
+    assert.ok(await h.visible('input[name="gift_receipt"]').isChecked());
+    await screenshot(h, `${label}-confirm-gift-wrapped`);
+    await click(h, '[data-action="confirm"]');
+    await waitForState(h, "order-placed");
+    assert.equal(await h.charges(), 1);
+    assert.equal(await h.visible(".gg-order-placed .gg-gift-wrap").innerText(), "$11.98");
+    await h.visible(".gg-gift-receipt").waitFor();
+  }));
+
   test(`${label}: one click on Confirm charges exactly once`, () => withPage("confirm-once", async (h) => {
     await h.fixture("confirm");
     await waitForState(h, "confirm");

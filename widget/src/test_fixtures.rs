@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 /// A `prepare_order` result: draft `d_1` for one $25 mug, $30 in all.
 pub fn draft_output() -> Value {
-    json!({"v":4,"ok":true,"tool":"prepare_order","draft":{
+    json!({"v":5,"ok":true,"tool":"prepare_order","draft":{
         "id":"d_1","quantity":1,"shipping":"standard",
         "subtotal":{"amount_minor":2500,"currency":"USD"},
         "shipping_cost":{"amount_minor":500,"currency":"USD"},
@@ -16,7 +16,7 @@ pub fn draft_output() -> Value {
 
 /// A `suggest_gifts` result with one gift, `g_1`.
 pub fn results_output() -> Value {
-    json!({"v":4,"ok":true,"tool":"suggest_gifts","query":{"relationship_type":"friend","interests":[],
+    json!({"v":5,"ok":true,"tool":"suggest_gifts","query":{"relationship_type":"friend","interests":[],
         "currency":"USD","limit":6},"gifts":[{"id":"g_1","title":"Mug","description":"A mug",
         "price":{"amount_minor":2500,"currency":"USD"},"merchant":{"id":"m","name":"Shop"},"tags":[],
         "reasons":[],"in_stock":true,"image_url":"/i.png"}]})

@@ -219,6 +219,9 @@ fn draft() -> OrderDraft {
                 in_time: None,
             },
         ],
+        gift_wrap_price: Some(usd(499)),
+        gift_wrap_cost: None,
+        gift_receipt: false,
     }
 }
 
@@ -255,6 +258,14 @@ fn confirm_meta() -> Value {
     })
 }
 
+/// The draft gift-wrapped (two gifts at $4.99) with a gift receipt.
+fn confirm_gift_wrapped() -> ViewState {
+    let mut draft = draft();
+    (draft.gift_wrap_cost, draft.total, draft.gift_receipt) = (Some(usd(998)), usd(8495), true);
+    let output = wire(Envelope::ok(ToolName::PrepareOrder, PrepareOrderData { draft }));
+    ViewState::from_tool_result(&output, &confirm_meta())
+}
+
 fn confirm_state() -> ViewState {
     ViewState::from_tool_result(&confirm_output(), &confirm_meta())
 }
@@ -289,6 +300,8 @@ fn order_output() -> Value {
                 timeline: Vec::new(),
                 adjustments: Vec::new(),
                 amount_refunded: None,
+                gift_wrap_cost: None,
+                gift_receipt: false,
             },
         },
     ))
@@ -411,6 +424,56 @@ fn confirm_says_when_it_arrives_and_whether_in_time() {
         "{none}"
     );
     assert!(!none.contains("switch-shipping"));
+}
+
+/// The gift options on the confirm card: wrap (at its price per gift, where the merchant wraps)
+/// and a gift receipt are checkboxes of the form, so Confirm on a changed one prepares the edit
+/// first, as for any edited detail; a wrapped draft shows the wrap as a line of its totals.
+#[test]
+fn confirm_offers_gift_wrap_and_a_gift_receipt() {
+    let offered = html(&confirm_state(), &en());
+    let wrap = offered.split("<input").find(|i| i.contains(r#"name="gift_wrap""#)).expect("a wrap checkbox");
+    assert!(!wrap.contains("checked") && !wrap.contains("data-private"), "{wrap}");
+    assert!(offered.contains("Gift-wrap it ($4.99 per gift)"), "{offered}");
+    assert!(offered.contains(r#"name="gift_receipt""#) && offered.contains("Gift receipt: no prices in the parcel"));
+    assert!(!offered.contains("gg-gift-wrap"), "no wrap line while not wrapped");
+
+    let mut draft = draft();
+    (draft.gift_wrap_cost, draft.total, draft.gift_receipt) = (Some(usd(998)), usd(8495), true);
+    let output = wire(Envelope::ok(ToolName::PrepareOrder, PrepareOrderData { draft: draft.clone() }));
+    let wrapped = snap!("confirm_gift_wrapped", ViewState::from_tool_result(&output, &confirm_meta()), en());
+    assert!(wrapped.contains(r#"<dt>Gift wrap</dt><dd class="gg-gift-wrap">$9.98</dd>"#), "{wrapped}");
+    assert!(wrapped.contains("$84.95"), "the total with the wrap: {wrapped}");
+    for name in ["gift_wrap", "gift_receipt"] {
+        let input = wrapped.split("<input").find(|i| i.contains(&format!(r#"name="{name}""#))).expect(name);
+        assert!(input.contains("checked"), "{name}: {input}");
+    }
+    let es = snap!(
+        "confirm_gift_wrapped_es",
+        ViewState::from_tool_result(&output, &confirm_meta()),
+        RenderContext::new(Theme::Light, "es-ES")
+    );
+    assert!(es.contains("Envoltorio de regalo") && es.contains("Ticket regalo: sin precios en el paquete"), "{es}");
+
+    // A merchant that does not wrap: no wrap checkbox, the receipt still offered.
+    draft.gift_wrap_price = None;
+    draft.gift_wrap_cost = None;
+    let output = wire(Envelope::ok(ToolName::PrepareOrder, PrepareOrderData { draft }));
+    let unwrapped = html(&ViewState::from_tool_result(&output, &confirm_meta()), &en());
+    assert!(!unwrapped.contains(r#"name="gift_wrap""#) && unwrapped.contains(r#"name="gift_receipt""#));
+}
+
+/// A placed order with wrap and a gift receipt says both.
+#[test]
+fn order_placed_shows_its_gift_options() {
+    let mut output = order_output();
+    output["order"]["gift_wrap_cost"] = json!({"amount_minor": 998, "currency": "USD"});
+    output["order"]["gift_receipt"] = json!(true);
+    let out = html(&parse(&output), &en());
+    assert!(out.contains(r#"<dt>Gift wrap</dt><dd class="gg-gift-wrap">$9.98</dd>"#), "{out}");
+    assert!(out.contains("gg-gift-receipt"), "{out}");
+    let plain = html(&parse(&order_output()), &en());
+    assert!(!plain.contains("gg-gift-wrap") && !plain.contains("gg-gift-receipt"));
 }
 
 #[test]
@@ -845,7 +908,7 @@ fn mixed_envelope_is_out_of_date() {
     payload["error"] = serde_json::to_value(transient_error()).expect("error serializes");
     assert_eq!(parse(&payload), ViewState::OutOfDate { v: Some(u64::from(CONTRACT_VERSION)) });
 
-    let no_error = json!({"v": 4, "ok": false, "tool": "suggest_gifts"});
+    let no_error = json!({"v": 5, "ok": false, "tool": "suggest_gifts"});
     assert_eq!(parse(&no_error), ViewState::OutOfDate { v: Some(u64::from(CONTRACT_VERSION)) });
 }
 
@@ -1105,6 +1168,7 @@ fn screens() -> Vec<(&'static str, ViewState)> {
         ("confirm, with Stripe and no card", confirm_with_card(None)),
         ("confirm, standard too late and express in time", confirm_needed_by("2029-12-15")),
         ("confirm, nothing in time", confirm_needed_by("2029-12-10")),
+        ("confirm, gift-wrapped with a gift receipt", confirm_gift_wrapped()),
         ("order-list", ViewState::from_tool_result(&order_list_output(), &list_meta)),
         ("checkout", parse(&checkout_output())),
         ("order-placed", parse(&order_output())),

@@ -17,7 +17,8 @@
 //!   least once to their receivers' webhooks; what a body says is the protocol adapter's
 //!   ([`outbox::EventBodies`]).
 //! - `arrival`: when a shipment arrives (the merchant's handling, the carrier's transit, each
-//!   in its own calendar), for "arrives by" dates and `needed_by`.
+//!   in its own calendar), for "arrives by" dates and `needed_by`; `gift_wrap`: which
+//!   merchants wrap, at what price.
 //! - `clock`: injectable time; `ids`: random ids with a prefix; `failpoints`: crash points for
 //!   the exactly-once tests.
 
@@ -25,6 +26,7 @@ pub mod arrival;
 pub mod charge;
 pub mod clock;
 pub mod failpoints;
+pub mod gift_wrap;
 pub mod idempotency;
 pub mod ids;
 pub mod labels;

@@ -142,6 +142,10 @@ pub struct NewOrder {
     /// anonymized), once known.
     pub delivery: Option<String>,
     pub destination: Option<(String, String)>,
+    /// The gift wrap's cost, included in `total_minor`; `None`: not wrapped.
+    pub gift_wrap_minor: Option<i64>,
+    /// A gift receipt: the packing slip and the recipient's page show no prices.
+    pub gift_receipt: bool,
 }
 
 impl Order {
@@ -168,6 +172,8 @@ impl Order {
             anonymized_at_ms: None,
             payment_ref: None,
             authentication_until_ms: None,
+            gift_wrap_minor: new.gift_wrap_minor,
+            gift_receipt: i64::from(new.gift_receipt),
             fulfilment: Default::default(),
         }
     }
@@ -312,6 +318,8 @@ mod tests {
             anonymized_at_ms: None,
             payment_ref: None,
             authentication_until_ms: None,
+            gift_wrap_minor: None,
+            gift_receipt: 0,
             fulfilment: Default::default(),
         }
     }
@@ -399,6 +407,8 @@ mod tests {
             total_minor: 7200,
             delivery: None,
             destination: Some(("Lisboa".into(), "PT".into())),
+            gift_wrap_minor: None,
+            gift_receipt: false,
         };
         let (a, b) = (Order::pending(new.clone(), 1_780_000_000_000), Order::pending(new, 1_780_000_000_000));
         assert!(a.id.starts_with("ord_") && a.id != b.id);

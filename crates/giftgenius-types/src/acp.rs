@@ -58,7 +58,8 @@ impl<T: JsonSchema> JsonSchema for AcpPatch<T> {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AcpItem {
-    /// Our catalog gift id (e.g. `hh-001`).
+    /// Our catalog gift id (e.g. `hh-001`), or [`GIFT_WRAP_ITEM`]: one gift of the session
+    /// gift-wrapped (its merchant's price per gift; a child line of the gift it wraps).
     #[schemars(length(min = 1, max = 64))]
     pub id: String,
     /// What the agent believes the item is called; never trusted.
@@ -69,6 +70,9 @@ pub struct AcpItem {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unit_amount: Option<i64>,
 }
+
+/// The item id that asks for one of the session's gifts to be gift-wrapped.
+pub const GIFT_WRAP_ITEM: &str = "gift_wrap";
 
 /// A postal address (ACP `Address`). `state` and `postal_code` are required by ACP: an empty
 /// string where the country's rules have none.
@@ -427,6 +431,9 @@ pub struct AcpLineItem {
     pub marketplace_seller_details: AcpSeller,
     pub availability_status: AcpAvailability,
     pub max_quantity_per_order: u32,
+    /// The line this one belongs to: the gift a gift-wrap line wraps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_id: Option<String>,
     pub totals: Vec<AcpTotal>,
 }
 
@@ -437,6 +444,8 @@ pub enum AcpTotalType {
     Subtotal,
     Fulfillment,
     Tax,
+    /// The gift wrap of an app order (a session's wrap is a child line of the gift it wraps).
+    GiftWrap,
     Total,
     /// Orders only: what was given back (refund adjustments), never subtracted from `total`.
     AmountRefunded,

@@ -50,4 +50,7 @@ pub use read::ReadJson;
 /// 4: a `suggest_gifts` answer that says nothing fits (`NO_MATCHES`) may show the nearest
 /// gifts, whose reasons are of the new kind `nearest`; a draft carries `needed_by` and its
 /// `delivery_options` (each option's cost and arrival dates).
-pub const CONTRACT_VERSION: u32 = 4;
+/// 5: gift options: `prepare_order` takes `gift_wrap` and `gift_receipt`; a draft says its
+/// merchant's `gift_wrap_price` and carries `gift_wrap_cost` (in its total) and `gift_receipt`,
+/// and so does an order.
+pub const CONTRACT_VERSION: u32 = 5;

@@ -72,6 +72,15 @@ pub struct PrepareOrderInput {
     /// birthday on the 18th"): the draft then says which shipping options arrive in time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub needed_by: Option<String>,
+    /// Gift-wrap each unit (the merchant's price per gift, a line of its own in the totals).
+    /// Only when the user asked; the draft's `gift_wrap_price` says whether and at what price
+    /// its merchant wraps.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub gift_wrap: bool,
+    /// A gift receipt: the recipient's packing slip and order page show no prices. Only when
+    /// the user asked.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub gift_receipt: bool,
 }
 
 fn one() -> i64 {
@@ -168,6 +177,15 @@ pub struct OrderDraft {
     /// option is, tell the user: only they may switch.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub delivery_options: Vec<DeliveryOption>,
+    /// What the merchant charges to gift-wrap one unit; absent: this merchant does not wrap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gift_wrap_price: Option<Money>,
+    /// The gift wrap, when asked for: its price times the quantity, included in `total`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gift_wrap_cost: Option<Money>,
+    /// Whether the packing slip and the recipient's order page leave out the prices.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub gift_receipt: bool,
 }
 
 /// The data of a successful `prepare_order` result.
@@ -335,6 +353,12 @@ pub struct Order {
     /// succeeded); never more than `total`. Absent while nothing was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub amount_refunded: Option<Money>,
+    /// The gift wrap paid for (included in `total`), when it was asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gift_wrap_cost: Option<Money>,
+    /// Whether the packing slip and the recipient's order page leave out the prices.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub gift_receipt: bool,
 }
 
 /// How a shipped order travels.

@@ -244,7 +244,8 @@ structs! {
     OrderDraft {
         id: req, gift: req, quantity: req, shipping: req, subtotal: req, shipping_cost: req, total: req,
         expires_at: req, destination: or_default, has_gift_message: or_default, needed_by: or_default,
-        delivery_options: or_default,
+        delivery_options: or_default, gift_wrap_price: or_default, gift_wrap_cost: or_default,
+        gift_receipt: or_default,
     }
     DeliveryOption { shipping: req, cost: req, earliest: req, latest: req, in_time: or_default }
     PrepareOrderData { draft: req }
@@ -253,6 +254,7 @@ structs! {
         id: req, draft_id: req, gift_id: req, gift_title: req, merchant: req, quantity: req, total: req,
         status: req, created_at: req, destination: or_default, cancellable_until: or_default, refund: or_default,
         fulfillment: or_default, timeline: or_default, adjustments: or_default, amount_refunded: or_default,
+        gift_wrap_cost: or_default, gift_receipt: or_default,
     }
     Fulfillment { carrier: req, tracking_number: req, tracking_url: req }
     OrderStep { status: req, at: req }

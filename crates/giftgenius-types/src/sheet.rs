@@ -101,7 +101,7 @@ pub struct SheetFulfillmentOption {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SheetTotal {
-    /// `items_base_amount`, `subtotal`, `fulfillment`, `total`.
+    /// `items_base_amount`, `subtotal`, `fulfillment`, `fee` (the gift wrap), `total`.
     #[serde(rename = "type")]
     pub kind: String,
     pub display_text: String,

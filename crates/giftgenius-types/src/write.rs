@@ -114,6 +114,8 @@ impl WriteJson for Order {
             ("timeline", list(&self.timeline)),
             ("adjustments", list(&self.adjustments)),
             ("amount_refunded", self.amount_refunded.as_ref().map(WriteJson::write_json)),
+            ("gift_wrap_cost", self.gift_wrap_cost.as_ref().map(WriteJson::write_json)),
+            ("gift_receipt", self.gift_receipt.then_some(Value::Bool(true))),
         ])
     }
 }

@@ -49,6 +49,18 @@ const FIELDS: [Field; 7] = [
 pub const GIFT_MESSAGE: &str = "gift_message";
 /// The field path of the "save this address" checkbox.
 pub const SAVE_ADDRESS: &str = "save_address";
+/// The field paths of the gift options' checkboxes (prepare_order's arguments).
+pub const GIFT_WRAP: &str = "gift_wrap";
+pub const GIFT_RECEIPT: &str = "gift_receipt";
+
+/// The gift options the card offers and what the draft has: the wrap (its price per gift, shown
+/// in the person's format; `None` where the merchant does not wrap) and the gift receipt. They
+/// are not personal, so not `data-private`.
+pub struct GiftOptions {
+    pub wrap_price: Option<String>,
+    pub wrap: bool,
+    pub receipt: bool,
+}
 
 /// The element id of the input for `name` (`recipient.address.city` → `gg-field-recipient-address-city`).
 pub fn field_id(name: &str) -> String {
@@ -79,7 +91,7 @@ fn value_of(delivery: Option<&DeliveryDetails>, name: &str) -> String {
 /// The form with the shown details. A refused field's message is put next to it by the runtime
 /// (from the error's markup, `view/error.rs`), which marks the field `data-invalid` and its input
 /// `aria-invalid`.
-pub fn delivery_form(delivery: Option<DeliveryDetails>, lang: Lang) -> impl IntoView {
+pub fn delivery_form(delivery: Option<DeliveryDetails>, gift: GiftOptions, lang: Lang) -> impl IntoView {
     let inputs = FIELDS
         .iter()
         .map(|field| {
@@ -106,6 +118,14 @@ pub fn delivery_form(delivery: Option<DeliveryDetails>, lang: Lang) -> impl Into
     let from_saved = delivery.as_ref().is_some_and(|d| d.from_saved_address).then(|| {
         view! { <p class="gg-muted gg-fine gg-from-saved">{lang.t(Msg::SavedAddress)}</p> }
     });
+    let wrap = gift.wrap_price.map(|price| {
+        view! {
+            <label class="gg-check">
+                <input type="checkbox" id=field_id(GIFT_WRAP) name=GIFT_WRAP checked=gift.wrap/>
+                " "{lang.f(Msg::GiftWrapOffer, &[("price", &price)])}
+            </label>
+        }
+    });
     view! {
         <fieldset class="gg-delivery" id="gg-delivery-form">
             <legend>{lang.t(Msg::DeliverTo)}</legend>
@@ -124,6 +144,11 @@ pub fn delivery_form(delivery: Option<DeliveryDetails>, lang: Lang) -> impl Into
                     {message}
                 </textarea>
             </div>
+            {wrap}
+            <label class="gg-check">
+                <input type="checkbox" id=field_id(GIFT_RECEIPT) name=GIFT_RECEIPT checked=gift.receipt/>
+                " "{lang.t(Msg::GiftReceipt)}
+            </label>
             <label class="gg-check">
                 <input type="checkbox" id=field_id(SAVE_ADDRESS) name=SAVE_ADDRESS checked=save/>
                 " "{lang.t(Msg::SaveAddress)}

@@ -13,7 +13,7 @@ use crate::flow::safe_url;
 use crate::format::format_money;
 use crate::i18n::{Lang, Msg, words};
 use crate::state::{CardOnFile, ListAsk, OrderListActions};
-use crate::view::delivery::delivery_form;
+use crate::view::delivery::{GiftOptions, delivery_form};
 
 fn shipping_label(speed: ShippingSpeed, lang: Lang) -> &'static str {
     lang.t(match speed {
@@ -38,6 +38,9 @@ pub fn confirm_view(
     let subtotal = format_money(&draft.subtotal, locale);
     let shipping = format_money(&draft.shipping_cost, locale);
     let total = format_money(&draft.total, locale);
+    let wrap = draft.gift_wrap_cost.as_ref().map(|cost| {
+        view! { <dt>{lang.t(Msg::GiftWrap)}</dt><dd class="gg-gift-wrap">{format_money(cost, locale)}</dd> }
+    });
     let image = safe_url(&draft.gift.image_url).map(|src| {
         let srcset = photo_srcset(src);
         let sizes = srcset.as_ref().map(|_| "64px");
@@ -83,7 +86,12 @@ pub fn confirm_view(
     });
     let (arrives, arrival_note) = arrival(&draft, lang);
     let card_line = card.map(|card| card_on_file(card, &draft, ctx));
-    let form = delivery_form(delivery, lang);
+    let gift_options = GiftOptions {
+        wrap_price: draft.gift_wrap_price.as_ref().map(|price| format_money(price, locale)),
+        wrap: draft.gift_wrap_cost.is_some(),
+        receipt: draft.gift_receipt,
+    };
+    let form = delivery_form(delivery, gift_options, lang);
     let update = view! {
         <button
             type="button"
@@ -109,6 +117,7 @@ pub fn confirm_view(
                 <dt>{lang.t(Msg::Quantity)}</dt><dd>{draft.quantity}</dd>
                 <dt>{lang.t(Msg::Subtotal)}</dt><dd>{subtotal}</dd>
                 <dt>{shipping_label(draft.shipping, lang)}</dt><dd>{shipping}</dd>
+                {wrap}
                 <dt class="gg-total">{lang.t(Msg::Total)}</dt><dd class="gg-total">{total}</dd>
                 {deliver_to}
                 {arrives}
@@ -461,12 +470,16 @@ pub fn order_placed_view(
             <dl class="gg-summary-list">
                 <dt>{lang.t(Msg::Order)}</dt><dd><code>{order.id}</code></dd>
                 <dt>{lang.t(Msg::Total)}</dt><dd>{total}</dd>
+                {order.gift_wrap_cost.map(|cost| {
+                    view! { <dt>{lang.t(Msg::GiftWrap)}</dt><dd class="gg-gift-wrap">{format_money(&cost, locale)}</dd> }
+                })}
                 {refunded}
                 <dt>{lang.t(Msg::Status)}</dt><dd><span class=badge data-status=order.status.as_str()>{status}</span></dd>
                 {destination_text(order.destination.as_ref())
                     .map(|d| view! { <dt>{lang.t(Msg::DeliverTo)}</dt><dd>{d}</dd> })}
                 {tracking}
             </dl>
+            {order.gift_receipt.then(|| view! { <p class="gg-muted gg-fine gg-gift-receipt">{lang.t(Msg::GiftReceipt)}</p> })}
             {authenticate}
             {timeline}
         </section>

@@ -46,6 +46,8 @@ impl Store {
                 .bind(new.expires_at_ms)
                 .bind(&new.delivery)
                 .bind(&new.needed_by)
+                .bind(new.gift_wrap_minor)
+                .bind(new.gift_receipt)
                 .execute(&mut *tx)
                 .await?;
             let draft =

@@ -73,6 +73,8 @@ pub(super) async fn insert_order(
             .bind(&order.destination_city)
             .bind(&order.destination_country)
             .bind(charging_until_ms)
+            .bind(order.gift_wrap_minor)
+            .bind(order.gift_receipt)
             .execute(&mut *c)
             .await?;
     });

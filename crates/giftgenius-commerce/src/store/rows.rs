@@ -294,6 +294,10 @@ pub struct DraftRow {
     pub delivery: Option<String>,
     /// The day the person needs it by (`YYYY-MM-DD`), if they said.
     pub needed_by: Option<String>,
+    /// The gift wrap's cost (included in `total_minor`); `None`: not wrapped.
+    pub gift_wrap_minor: Option<i64>,
+    /// 1: a gift receipt (the packing slip and the recipient's page show no prices); 0: not.
+    pub gift_receipt: i64,
 }
 
 /// Where a keyed call stands; see `checkout::idempotency`.
@@ -339,6 +343,10 @@ pub struct Order {
     /// Set while it awaits the person's confirmation with their bank (3-D Secure): until when
     /// the reconciler leaves it pending (`--authentication-window-secs`).
     pub authentication_until_ms: Option<i64>,
+    /// The gift wrap's cost (included in `total_minor`); `None`: not wrapped.
+    pub gift_wrap_minor: Option<i64>,
+    /// 1: a gift receipt (the packing slip and the recipient's page show no prices); 0: not.
+    pub gift_receipt: i64,
     /// What happened to it after it was paid.
     #[sqlx(flatten)]
     pub fulfilment: Fulfilment,

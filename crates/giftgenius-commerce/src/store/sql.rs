@@ -19,8 +19,8 @@ pub const SECRET: &str = "SELECT value FROM secrets WHERE name = $1";
 pub const EXPIRE_ACTIVE_DRAFT: &str =
     "UPDATE drafts SET active = 0 WHERE subject = $1 AND draft_key = $2 AND active = 1 AND expires_at_ms <= $3";
 pub const INSERT_DRAFT: &str = "INSERT INTO drafts (id, subject, draft_key, active, gift_id, quantity, shipping, currency, subtotal_minor, \
-     shipping_minor, total_minor, created_at_ms, expires_at_ms, delivery, needed_by) \
-     VALUES ($1, $2, $3, 1, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT DO NOTHING";
+     shipping_minor, total_minor, created_at_ms, expires_at_ms, delivery, needed_by, gift_wrap_minor, gift_receipt) \
+     VALUES ($1, $2, $3, 1, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT DO NOTHING";
 pub const ACTIVE_DRAFT: &str = "SELECT * FROM drafts WHERE subject = $1 AND draft_key = $2 AND active = 1";
 pub const DRAFT: &str = "SELECT * FROM drafts WHERE id = $1 AND subject = $2";
 /// Drafts that expired before `$1`, except one whose order still waits for its payment (the
@@ -88,8 +88,9 @@ pub const DRAFT_LIVE_ORDERS_AND_GIFT_UNITS: &str = "SELECT (SELECT COUNT(*) FROM
      CAST(COALESCE((SELECT SUM(quantity) FROM orders WHERE gift_id = $3 AND status <> $2 AND status <> $4), 0) AS BIGINT)";
 /// $15: the charging window the order starts with (NULL: none yet; see `BEGIN_CHARGE`).
 pub const INSERT_ORDER: &str = "INSERT INTO orders (id, subject, draft_id, gift_id, gift_title, merchant, quantity, currency, total_minor, status, \
-     charge_id, created_at_ms, updated_at_ms, delivery, destination_city, destination_country, charging_until_ms) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, $11, $11, $12, $13, $14, $15)";
+     charge_id, created_at_ms, updated_at_ms, delivery, destination_city, destination_country, charging_until_ms, \
+     gift_wrap_minor, gift_receipt) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, $11, $11, $12, $13, $14, $15, $16, $17)";
 /// One page of `$1`'s orders, newest first, older than ($2, $3) in (created_at_ms, id) order; at most $4.
 pub const ORDERS_OF_SUBJECT: &str = "SELECT * FROM orders WHERE subject = $1 \
      AND (created_at_ms < $2 OR (created_at_ms = $2 AND id < $3)) ORDER BY created_at_ms DESC, id DESC LIMIT $4";

@@ -131,6 +131,8 @@ impl Acp {
             total_minor: total,
             delivery: None,
             destination: None,
+            gift_wrap_minor: session.totals.iter().find(|t| t.kind == AcpTotalType::GiftWrap).map(|t| t.amount),
+            gift_receipt: false,
         };
         let order = Order::pending(new, now);
         let order = with_delivery(order, &session, &state).map_err(|e| internal(&e))?;

@@ -79,6 +79,9 @@ impl PaidFor {
             ),
             None => (order.total_minor / i64::from(quantity), Vec::new()),
         };
+        if let Some(wrap) = order.gift_wrap_minor {
+            totals.push(total(Lang::En, AcpTotalType::GiftWrap, wrap));
+        }
         totals.push(total(Lang::En, AcpTotalType::Total, order.total_minor));
         Self {
             checkout_session_id: order.draft_id.clone(),
@@ -283,6 +286,8 @@ mod tests {
             anonymized_at_ms: None,
             payment_ref: None,
             authentication_until_ms: None,
+            gift_wrap_minor: None,
+            gift_receipt: 0,
             fulfilment: Default::default(),
         }
     }
@@ -303,6 +308,8 @@ mod tests {
             expires_at_ms: 1_780_000_000_000,
             delivery: None,
             needed_by: None,
+            gift_wrap_minor: None,
+            gift_receipt: 0,
         }
     }
 
@@ -334,6 +341,18 @@ mod tests {
         assert_eq!(paid.confirmation, None, "the gift message stays off the order and its events");
         assert!(paid.adjustments.is_empty());
         assert!(paid.fulfillments.is_empty(), "nothing is being delivered yet");
+    }
+
+    #[test]
+    fn a_wrapped_app_order_has_a_gift_wrap_total_kept_by_the_order_itself() {
+        let wrapped = Order { gift_wrap_minor: Some(1198), total_minor: 8398, ..order(OrderStatusColumn::Paid) };
+        let draft = DraftRow { gift_wrap_minor: Some(1198), total_minor: 8398, ..draft() };
+        // With its draft, and after the draft was pruned: the wrap is the order's own.
+        for draft in [Some(&draft), None] {
+            let paid = acp_order(&OrderFacts::of(wrapped.clone()), &PaidFor::of_app_order(&wrapped, draft), links());
+            let totals: Vec<(AcpTotalType, i64)> = paid.totals.iter().map(|t| (t.kind, t.amount)).collect();
+            assert!(totals.ends_with(&[(AcpTotalType::GiftWrap, 1198), (AcpTotalType::Total, 8398)]), "{totals:?}");
+        }
     }
 
     #[test]

@@ -12,6 +12,7 @@ use giftgenius_types::acp::{
     AcpFulfillmentOption, AcpFulfillmentType, AcpIntentTrace, AcpItem, AcpItemRef, AcpLineItem, AcpLink, AcpLinkType,
     AcpMessage, AcpMessageCode, AcpPaymentCapability, AcpPaymentHandler, AcpProtocol, AcpRejectedDiscount,
     AcpResolution, AcpSelectedFulfillmentOption, AcpSeller, AcpSessionStatus, AcpTotal, AcpTotalType, AcpWarningCode,
+    GIFT_WRAP_ITEM,
 };
 use giftgenius_types::delivery::{Address, Recipient, check_gift_message};
 use giftgenius_types::{Currency, FieldError, FieldRule, ShippingSpeed};
@@ -22,7 +23,7 @@ use super::error::AcpFailure;
 use super::words::{Lang, Word, field_problem, session_lang, text, text_with};
 use crate::checkout::shipping_cost;
 use giftgenius_catalog::{CatalogGift, price_in};
-use giftgenius_commerce::arrival;
+use giftgenius_commerce::{arrival, gift_wrap};
 
 /// Stock at or below which a line is `low_stock`.
 const LOW_STOCK: i64 = 5;
@@ -146,10 +147,11 @@ fn line_id(gift_id: &str) -> String {
     format!("li_{gift_id}")
 }
 
-/// The items grouped into lines, in order of first appearance.
+/// The gifts grouped into lines, in order of first appearance (gift wrap is no gift: see
+/// [`wrap_asked`]).
 pub fn lines(items: &[AcpItem]) -> Vec<Line> {
     let mut lines: Vec<Line> = Vec::new();
-    for (index, item) in items.iter().enumerate() {
+    for (index, item) in items.iter().enumerate().filter(|(_, item)| item.id != GIFT_WRAP_ITEM) {
         let line = match lines.iter_mut().position(|l| l.gift_id == item.id) {
             Some(at) => &mut lines[at],
             None => {
@@ -169,6 +171,14 @@ pub fn lines(items: &[AcpItem]) -> Vec<Line> {
     lines
 }
 
+/// How many gifts the request asks to be wrapped ([`GIFT_WRAP_ITEM`] items), and where the first
+/// such item is; `None`: no wrap.
+pub fn wrap_asked(items: &[AcpItem]) -> Option<(u32, usize)> {
+    let first = items.iter().position(|item| item.id == GIFT_WRAP_ITEM)?;
+    let units = items.iter().filter(|item| item.id == GIFT_WRAP_ITEM).count();
+    Some((u32::try_from(units).unwrap_or(u32::MAX), first))
+}
+
 /// The session currency named by a request (`usd`, lowercase ISO 4217), or 400 `invalid`.
 pub fn currency(code: &str) -> Result<Currency, AcpFailure> {
     Currency::ALL.into_iter().find(|c| c.code().eq_ignore_ascii_case(code) && code == code.to_lowercase()).ok_or_else(
@@ -176,12 +186,15 @@ pub fn currency(code: &str) -> Result<Currency, AcpFailure> {
     )
 }
 
-/// 400 unless there is at least one item and every id is in `known`.
+/// 400 unless there is at least one gift and every id is in `known` (or asks for gift wrap).
 pub fn check_items(items: &[AcpItem], known: impl Fn(&str) -> bool) -> Result<(), AcpFailure> {
     if items.is_empty() {
         return Err(AcpFailure::field("invalid", "$.line_items", "line_items needs at least one item"));
     }
-    match items.iter().position(|item| !known(&item.id)) {
+    if items.iter().all(|item| item.id == GIFT_WRAP_ITEM) {
+        return Err(AcpFailure::field("invalid", "$.line_items", "gift_wrap wraps a gift: add the gift's item too"));
+    }
+    match items.iter().position(|item| item.id != GIFT_WRAP_ITEM && !known(&item.id)) {
         Some(i) => Err(AcpFailure::field(
             "invalid",
             format!("$.line_items[{i}].id"),
@@ -380,11 +393,60 @@ pub fn show(stored: &Stored<'_>, offers: &[Option<Offer>], merchant: &Merchant<'
             marketplace_seller_details: AcpSeller { name: gift.merchant.name.clone() },
             availability_status: availability,
             max_quantity_per_order: ACP_MAX_QUANTITY,
+            parent_id: None,
             totals: taxed(
                 vec![total(lang, AcpTotalType::ItemsBaseAmount, base), total(lang, AcpTotalType::Subtotal, base)],
                 base,
             ),
         });
+    }
+
+    // Gift wrap: a child line of the session's gift (one gift per session), at its merchant's
+    // price per gift, for at most as many gifts as the session buys.
+    let mut wrap_total: Option<i64> = None;
+    let gift_line = line_items.first().map(|l| (l.id.clone(), l.quantity));
+    let wrapped_gift = offers.iter().flatten().next().map(|offer| &offer.gift);
+    if let (Some((units, first)), Some((parent, gift_units)), Some(gift)) =
+        (wrap_asked(&state.items), gift_line, wrapped_gift)
+    {
+        let param = format!("$.line_items[{first}]");
+        let merchant = gift.merchant.name.as_str();
+        match gift_wrap::wrap_cents(&gift.merchant.id) {
+            None => {
+                let content = text_with(lang, Word::WrapNotOffered, &[("merchant", merchant)]);
+                messages.push(error(AcpMessageCode::Unsupported, Some(&param), &content));
+            }
+            Some(_) if units > gift_units => {
+                let content = text_with(lang, Word::WrapMoreThanGifts, &[("quantity", &gift_units.to_string())]);
+                messages.push(error(AcpMessageCode::Invalid, Some(&param), &content));
+            }
+            Some(cents) => {
+                let unit = price_in(i64::from(cents), currency).amount_minor;
+                let base = unit.saturating_mul(i64::from(units));
+                wrap_total = Some(base);
+                line_items.push(AcpLineItem {
+                    id: line_id(GIFT_WRAP_ITEM),
+                    item: AcpItemRef { id: GIFT_WRAP_ITEM.to_string() },
+                    quantity: units,
+                    name: text(lang, Word::GiftWrap).to_string(),
+                    description: text_with(lang, Word::WrapDescription, &[("merchant", merchant)]),
+                    images: Vec::new(),
+                    unit_amount: unit,
+                    product_id: GIFT_WRAP_ITEM.to_string(),
+                    marketplace_seller_details: AcpSeller { name: merchant.to_string() },
+                    availability_status: AcpAvailability::InStock,
+                    max_quantity_per_order: gift_units,
+                    parent_id: Some(parent),
+                    totals: taxed(
+                        vec![
+                            total(lang, AcpTotalType::ItemsBaseAmount, base),
+                            total(lang, AcpTotalType::Subtotal, base),
+                        ],
+                        base,
+                    ),
+                });
+            }
+        }
     }
 
     messages.extend(address_messages);
@@ -438,6 +500,10 @@ pub fn show(stored: &Stored<'_>, offers: &[Option<Offer>], merchant: &Merchant<'
     let mut totals =
         vec![total(lang, AcpTotalType::ItemsBaseAmount, items_base), total(lang, AcpTotalType::Subtotal, items_base)];
     let mut taxable = items_base;
+    if let Some(wrap) = wrap_total {
+        totals.push(total(lang, AcpTotalType::GiftWrap, wrap));
+        taxable = taxable.saturating_add(wrap);
+    }
     if let Some(option) = selected {
         let cost = option.totals.first().map_or(0, |t| t.amount);
         totals.push(total(lang, AcpTotalType::Fulfillment, cost));
@@ -632,6 +698,7 @@ pub(crate) fn total(lang: Lang, kind: AcpTotalType, amount: i64) -> AcpTotal {
         AcpTotalType::Tax => Word::Tax,
         AcpTotalType::Total => Word::Total,
         AcpTotalType::AmountRefunded => Word::Refunded,
+        AcpTotalType::GiftWrap => Word::GiftWrap,
     };
     AcpTotal { kind, display_text: text(lang, word).into(), amount }
 }

@@ -528,6 +528,8 @@ fn new_order(call: &CallContext, draft: &DraftRow, gift: &CatalogGift, delivery:
         total_minor: draft.total_minor,
         delivery: draft.delivery.clone(),
         destination: Some((delivery.recipient.address.city.clone(), delivery.recipient.address.country.clone())),
+        gift_wrap_minor: draft.gift_wrap_minor,
+        gift_receipt: draft.gift_receipt != 0,
     };
     Order::pending(new, now)
 }

@@ -137,6 +137,8 @@ pub fn order_of(row: &order::Order) -> Result<Order, StoreError> {
         timeline: timeline_of(row),
         adjustments: Vec::new(),
         amount_refunded: None,
+        gift_wrap_cost: row.gift_wrap_minor.map(|minor| Money::new(minor, row.currency.into())),
+        gift_receipt: row.gift_receipt != 0,
     })
 }
 
@@ -433,6 +435,12 @@ impl ModelText for OrderData {
             order.total.display(),
             destination_words(order.destination.as_ref()),
         );
+        if let Some(wrap) = &order.gift_wrap_cost {
+            text.push_str(&format!(" Gift-wrapped ({} of the total).", wrap.display()));
+        }
+        if order.gift_receipt {
+            text.push_str(" With a gift receipt: no prices in the parcel.");
+        }
         if let Some(until) = &order.cancellable_until {
             text.push_str(&format!(
                 " The user can cancel it in the widget until {until}; you cannot cancel it yourself."
@@ -484,8 +492,9 @@ impl ModelText for PrepareOrderData {
             None => " It has no recipient yet: ask the user who it is for and where it goes, or let them fill it in on the card.".to_string(),
         };
         let arrival = arrival_text(draft);
+        let gift_options = gift_options_text(draft);
         format!(
-            "Draft {} ready: {} × {} from {}, total {} (shipping {}).{delivery}{arrival} Nothing is bought yet: the user must review it and press Confirm in the widget. The draft expires at {}.",
+            "Draft {} ready: {} × {} from {}, total {} (shipping {}).{delivery}{arrival}{gift_options} Nothing is bought yet: the user must review it and press Confirm in the widget. The draft expires at {}.",
             draft.id,
             draft.quantity,
             draft.gift.title,
@@ -495,6 +504,20 @@ impl ModelText for PrepareOrderData {
             draft.expires_at
         )
     }
+}
+
+/// The draft's gift wrap and gift receipt, and whether its merchant would wrap: the model may
+/// offer wrap only where it exists.
+fn gift_options_text(draft: &OrderDraft) -> String {
+    let wrap = match (&draft.gift_wrap_cost, &draft.gift_wrap_price) {
+        (Some(cost), _) => format!(" Gift-wrapped: {} in the total.", cost.display()),
+        (None, Some(price)) => {
+            format!(" Gift wrap is available at {} per gift (only if the user asks).", price.display())
+        }
+        (None, None) => " This merchant does not gift-wrap.".to_string(),
+    };
+    let receipt = if draft.gift_receipt { " With a gift receipt: no prices in the parcel." } else { "" };
+    format!("{wrap}{receipt}")
 }
 
 /// When the draft's shipping arrives, and with `needed_by`, whether it makes it and which

@@ -11,6 +11,8 @@
 //!
 //! A draft that knows where it goes lists every shipping option with its arrival dates
 //! (`giftgenius_commerce::arrival`), and with the person's `needed_by`, which ones make it.
+//! Its gift options are part of it too: the wrap (its merchant's price per gift,
+//! `giftgenius_commerce::gift_wrap`, a line of the total) and the gift receipt.
 
 use giftgenius_types::delivery::normalized_gift_message;
 use giftgenius_types::wire::{META_CONFIRMATION_TOKEN, META_DELIVERY};
@@ -26,9 +28,9 @@ use crate::context::CallContext;
 use crate::error::internal;
 use crate::outcome::{Answer, Outcome};
 use giftgenius_catalog::{CatalogGift, price_in};
-use giftgenius_commerce::arrival;
 use giftgenius_commerce::clock::rfc3339;
 use giftgenius_commerce::store::{DraftRow, Usage};
+use giftgenius_commerce::{arrival, gift_wrap};
 
 impl Checkout {
     pub async fn prepare_order(&self, call: &CallContext, input: &PrepareOrderInput) -> Outcome<PrepareOrderData> {
@@ -75,13 +77,37 @@ impl Checkout {
         let quantity = u32::try_from(input.quantity).map_err(|_| NotDrafted::Failed("quantity outside u32".into()))?;
         let unit = price_in(gift.price_cents, input.currency);
         let shipping = shipping_cost(input.shipping, input.currency);
+        let wrap = match (input.gift_wrap, wrap_price(gift, input.currency)) {
+            (false, _) => None,
+            (true, Some(price)) => Some(price.times(quantity).ok_or_else(|| {
+                NotDrafted::Failed(format!("gift wrap overflows: {} × {quantity}", price.amount_minor))
+            })?),
+            (true, None) => {
+                return Err(NotDrafted::Refused(ToolError::validation(
+                    vec![FieldError::new(
+                        "gift_wrap",
+                        format!(
+                            "{} does not gift-wrap; leave gift_wrap out (a gift message and a gift receipt are still possible)",
+                            gift.merchant.name
+                        ),
+                    )],
+                    &call.reference,
+                )));
+            }
+        };
         let total = unit
             .times(quantity)
-            .and_then(|subtotal| Some((subtotal, subtotal.amount_minor.checked_add(shipping.amount_minor)?)))
+            .and_then(|subtotal| {
+                let total = subtotal
+                    .amount_minor
+                    .checked_add(shipping.amount_minor)?
+                    .checked_add(wrap.map_or(0, |w| w.amount_minor))?;
+                Some((subtotal, total))
+            })
             .map(|(subtotal, total)| (subtotal, Money::new(total, input.currency)));
         let Some((subtotal, total)) = total else {
             return Err(NotDrafted::Failed(format!(
-                "order total overflows: {} × {quantity} + shipping",
+                "order total overflows: {} × {quantity} + shipping + wrap",
                 unit.amount_minor
             )));
         };
@@ -94,13 +120,15 @@ impl Checkout {
         let now = self.now();
         let draft_key = hex::encode(Sha256::digest(
             format!(
-                "{}\n{}\n{}\n{}\n{}\n{}",
+                "{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}",
                 gift.id,
                 quantity,
                 input.shipping.as_str(),
                 input.currency,
                 delivery_json.as_deref().unwrap_or(""),
-                input.needed_by.as_deref().unwrap_or("")
+                input.needed_by.as_deref().unwrap_or(""),
+                input.gift_wrap,
+                input.gift_receipt
             )
             .as_bytes(),
         ));
@@ -119,6 +147,8 @@ impl Checkout {
             expires_at_ms: now + self.draft_ttl.as_millis() as i64,
             delivery: delivery_json,
             needed_by: input.needed_by.clone(),
+            gift_wrap_minor: wrap.map(|w| w.amount_minor),
+            gift_receipt: i64::from(input.gift_receipt),
         };
         Ok((candidate, delivery))
     }
@@ -186,6 +216,9 @@ impl Checkout {
             has_gift_message: delivery.as_ref().is_some_and(|d| d.gift_message.is_some()),
             needed_by: row.needed_by.clone(),
             delivery_options: self.delivery_options(call, gift, delivery.as_ref(), row, now),
+            gift_wrap_price: wrap_price(gift, currency),
+            gift_wrap_cost: row.gift_wrap_minor.map(|minor| Money::new(minor, currency)),
+            gift_receipt: row.gift_receipt != 0,
         };
         // Widget-only: hosts hand `_meta` to the widget, never to the model.
         let token = self.confirmation.token(&row.id, &call.subject, now);
@@ -262,6 +295,11 @@ impl Checkout {
         };
         Ok(Some(DeliveryDetails { recipient, gift_message, save_address: input.save_address, from_saved_address }))
     }
+}
+
+/// What `gift`'s merchant charges to wrap one unit, in `currency`; `None`: it does not wrap.
+pub(crate) fn wrap_price(gift: &CatalogGift, currency: Currency) -> Option<Money> {
+    gift_wrap::wrap_cents(&gift.merchant.id).map(|cents| price_in(i64::from(cents), currency))
 }
 
 /// Why a draft could not be made, found before the gift's stock was looked at: answered (and

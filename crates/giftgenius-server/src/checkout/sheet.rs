@@ -160,12 +160,18 @@ impl Checkout {
                 tax: 0,
                 total: row.shipping_minor,
             }],
-            totals: vec![
-                total("items_base_amount", row.subtotal_minor),
-                total("subtotal", row.subtotal_minor),
-                total("fulfillment", row.shipping_minor),
-                total("total", row.total_minor),
-            ],
+            // ACP 2025-09-29 has no gift wrap total: the wrap is a `fee` (the only charge it
+            // names besides the items and the shipping), so the totals still add up.
+            totals: [
+                Some(total("items_base_amount", row.subtotal_minor)),
+                Some(total("subtotal", row.subtotal_minor)),
+                Some(total("fulfillment", row.shipping_minor)),
+                row.gift_wrap_minor.map(|wrap| total("fee", wrap)),
+                Some(total("total", row.total_minor)),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
             messages: vec![],
             links: vec![link("terms_of_use", "/terms"), link("privacy_policy", "/privacy")],
             payment_mode: "test".to_string(),

@@ -2,7 +2,8 @@
 //! holding the link sees the order's status, the gift, the total, when it was placed and, once
 //! shipped, the carrier and tracking number (a link to the carrier's page), in the
 //! browser's language (English, Spanish or Portuguese); never the recipient's name, address or
-//! message. The link is unguessable (`permalink.rs`), so the page asks for no login;
+//! message. It is the page a buyer may forward to the recipient, so an order with a gift
+//! receipt shows no price on it. The link is unguessable (`permalink.rs`), so the page asks for no login;
 //! it is kept out of search engines and its URL out of `Referer` headers.
 
 use std::sync::Arc;
@@ -49,9 +50,21 @@ pub async fn order_page(State(app): State<Arc<AppState>>, Path(token): Path<Stri
         Msg::OrderFrom,
         &[("gift", &order.gift_title), ("quantity", &order.quantity.to_string()), ("merchant", &order.merchant)],
     );
+    // The page a buyer may forward to the recipient: with a gift receipt it shows no price.
+    let total = if order.gift_receipt != 0 {
+        format!("<p data-gift-receipt>{}</p>", escape(lang.t(Msg::GiftReceipt)))
+    } else {
+        format!(
+            "<dl><dt>{}</dt><dd data-total>{}</dd></dl>",
+            escape(lang.t(Msg::Total)),
+            escape(&format_money(&order.total(), &locale))
+        )
+    };
+    let wrapped =
+        order.gift_wrap_minor.is_some().then(|| format!("<p data-gift-wrap>{}</p>", escape(lang.t(Msg::GiftWrap))));
     let body = format!(
-        "<p><strong>{}</strong></p><dl><dt>{}</dt><dd>{}</dd><dt>{}</dt><dd data-status=\"{}\">{}</dd>{}\
-         <dt>{}</dt><dd>{}</dd></dl><p>{}</p>",
+        "<p><strong>{}</strong></p><dl><dt>{}</dt><dd>{}</dd><dt>{}</dt><dd data-status=\"{}\">{}</dd>{}</dl>\
+         {}{}<p>{}</p>",
         escape(&line),
         escape(lang.t(Msg::Order)),
         escape(&order.id),
@@ -59,8 +72,8 @@ pub async fn order_page(State(app): State<Arc<AppState>>, Path(token): Path<Stri
         order.status.as_str(),
         escape(status),
         shipment(&order, lang),
-        escape(lang.t(Msg::Total)),
-        escape(&format_money(&order.total(), &locale)),
+        wrapped.unwrap_or_default(),
+        total,
         escape(&lang.f(Msg::OrderPagePlaced, &[("date", &words::date(lang, &rfc3339(order.created_at_ms)))])),
     );
     page(StatusCode::OK, lang, &body)

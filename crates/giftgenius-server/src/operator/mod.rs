@@ -10,11 +10,13 @@
 //!   checked against the facts (`store/fulfilment.rs`).
 //! - `refund.rs`: refunds through the payment provider, one provider key per adjustment; the
 //!   reconciler finishes an adjustment whose answer was lost.
+//! - `packing_slip.rs`: the slip that goes in the parcel (no prices with a gift receipt).
 //! - `routes.rs`: the HTTP API at `/operator/orders/{id}…`, behind `--operator-token-file`.
 //! - `cli.rs`: `giftgenius-server orders show|processing|ship|complete|refund` on the database.
 
 pub mod cli;
 pub mod input;
+pub mod packing_slip;
 mod refund;
 pub mod routes;
 mod service;

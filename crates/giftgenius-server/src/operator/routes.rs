@@ -4,6 +4,7 @@
 //! | route | body | answer |
 //! |---|---|---|
 //! | `GET /operator/orders/{id}` | — | 200 `{changed: false, order}` |
+//! | `GET /operator/orders/{id}/packing-slip` | — | 200 the printable slip (HTML); 409 `not_to_ship`, `delivery_details_erased` |
 //! | `POST /operator/orders/{id}/processing` | `{}` or none | 200 `{changed, order}` |
 //! | `POST /operator/orders/{id}/ship` | `{carrier, tracking_number, tracking_url}` | 200 `{changed, order}` |
 //! | `POST /operator/orders/{id}/complete` | `{}` or none | 200 `{changed, order}` |
@@ -55,6 +56,7 @@ pub type OperatorToken = Secret<OperatorKind>;
 pub fn router(operator: Arc<Operator>, token: OperatorToken) -> Router {
     Router::new()
         .route(&format!("{OPERATOR_PATH}/{{id}}"), get(show))
+        .route(&format!("{OPERATOR_PATH}/{{id}}/packing-slip"), get(packing_slip))
         .route(&format!("{OPERATOR_PATH}/{{id}}/processing"), post(processing))
         .route(&format!("{OPERATOR_PATH}/{{id}}/ship"), post(ship))
         .route(&format!("{OPERATOR_PATH}/{{id}}/complete"), post(complete))
@@ -87,6 +89,10 @@ async fn authorized(State(token): State<Arc<OperatorToken>>, request: Request, n
 
 async fn show(State(operator): State<Arc<Operator>>, Path(id): Path<String>) -> Response {
     answer(operator.order(&id).await)
+}
+
+async fn packing_slip(State(operator): State<Arc<Operator>>, Path(id): Path<String>) -> Response {
+    super::packing_slip::answer(operator.packing_slip(&id).await)
 }
 
 async fn processing(State(operator): State<Arc<Operator>>, Path(id): Path<String>, body: Bytes) -> Response {
@@ -130,7 +136,7 @@ fn error(status: StatusCode, error: Value) -> Response {
 }
 
 /// The HTTP answer of a step.
-fn answer(result: Result<Done, OperatorError>) -> Response {
+pub(super) fn answer(result: Result<Done, OperatorError>) -> Response {
     let e = match result {
         Ok(done) => return (StatusCode::OK, [(header::CACHE_CONTROL, "no-store")], axum::Json(done)).into_response(),
         Err(e) => e,

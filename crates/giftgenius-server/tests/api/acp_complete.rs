@@ -570,3 +570,59 @@ async fn an_acp_buyers_data_is_deleted_on_request_and_the_financial_record_stays
     assert_eq!((status, &other_session["buyer"]["email"]), (StatusCode::OK, &json!("bo@example.com")));
     assert_eq!(money_moved(&app).await, [6800]);
 }
+
+/// Gift wrap in ACP: `gift_wrap` items are one wrapped gift each, answered as a child line of
+/// the gift (`parent_id`) at the merchant's price per gift with a `gift_wrap` total in the
+/// session's total; more wraps than gifts, or a merchant that does not wrap, is a message the
+/// buyer can act on; a wrapped session is paid once at its total and its order keeps the wrap.
+#[tokio::test]
+async fn gift_wrap_is_a_child_line_of_the_gift_and_paid_with_it() {
+    let app = acp_app().await;
+    let one = Platform::new(&app, KEY_ONE);
+    let ship_to = json!({"email": "ana@example.com", "address": address("US", "CA", "94103")});
+    let body = json!({"line_items": [{"id": "hh-001"}, {"id": "gift_wrap"}, {"id": "hh-001"}], "currency": "usd",
+        "capabilities": {}, "fulfillment_details": ship_to});
+    let (status, session) = json_of(one.post("", &uuid(), &body).await).await;
+    assert_eq!((status, session["status"].as_str()), (StatusCode::CREATED, Some("ready_for_payment")), "{session}");
+    let lines = session["line_items"].as_array().unwrap();
+    assert_eq!(lines.len(), 2, "{session}");
+    let (gift, wrap) = (&lines[0], &lines[1]);
+    assert_eq!((gift["id"].as_str(), gift["quantity"].as_i64()), (Some("li_hh-001"), Some(2)));
+    assert_eq!(wrap["item"]["id"], "gift_wrap");
+    assert_eq!((wrap["parent_id"].as_str(), wrap["quantity"].as_i64()), (Some("li_hh-001"), Some(1)), "{wrap}");
+    assert_eq!(wrap["unit_amount"], 599, "Hearth & Home's price per gift");
+    assert_eq!(total(&session, "gift_wrap"), Some(599));
+    assert_eq!(total(&session, "total"), Some(2 * 6800 + 599), "items, wrap, free standard shipping");
+    assert!(gift.get("parent_id").is_none());
+
+    // Three wraps for two gifts: a message on the wrap, not ready.
+    let three = json!({"line_items": [{"id": "hh-001"}, {"id": "hh-001"}, {"id": "gift_wrap"}, {"id": "gift_wrap"},
+        {"id": "gift_wrap"}]});
+    let id = session["id"].as_str().unwrap().to_string();
+    let (_, too_many) = json_of(one.post(&format!("/{id}"), &uuid(), &three).await).await;
+    assert_eq!(too_many["status"], "not_ready_for_payment", "{too_many}");
+    assert!(codes(&too_many).contains(&("invalid".into(), "$.line_items[2]".into())), "{too_many}");
+    // Trailhead does not wrap; wrap alone is no order.
+    let tent = json!({"line_items": [{"id": "tr-001"}, {"id": "gift_wrap"}], "currency": "usd", "capabilities": {},
+        "fulfillment_details": ship_to});
+    let (_, unwrapped) = json_of(one.post("", &uuid(), &tent).await).await;
+    assert!(codes(&unwrapped).contains(&("unsupported".into(), "$.line_items[1]".into())), "{unwrapped}");
+    assert!(unwrapped["messages"][0]["content"].as_str().unwrap().contains("does not gift-wrap"), "{unwrapped}");
+    let alone = json!({"line_items": [{"id": "gift_wrap"}], "currency": "usd", "capabilities": {}});
+    let (status, refused) = json_of(one.post("", &uuid(), &alone).await).await;
+    assert_eq!((status, refused["param"].as_str()), (StatusCode::BAD_REQUEST, Some("$.line_items")), "{refused}");
+
+    // Back to one wrap for the two gifts, then paid: one charge at the total, the order keeps the wrap.
+    let (_, ready) =
+        json_of(one.post(&format!("/{id}"), &uuid(), &json!({"line_items": body["line_items"]})).await).await;
+    let amount = total(&ready, "total").unwrap();
+    assert_eq!((ready["status"].as_str(), amount), (Some("ready_for_payment"), 2 * 6800 + 599), "{ready}");
+    let token = vault_token(&app, &id, amount, APPROVES).await;
+    let (status, done) = json_of(one.post(&format!("/{id}/complete"), "pay-wrap", &complete_body(&token)).await).await;
+    assert_eq!((status, done["status"].as_str()), (StatusCode::OK, Some("completed")), "{done}");
+    assert_eq!(total(&done["order"], "gift_wrap"), Some(599), "{done}");
+    assert_eq!(money_moved(&app).await, [amount]);
+    let order_id = done["order"]["id"].as_str().unwrap();
+    let order = app.state.store.order_by_id(order_id).await.unwrap().unwrap();
+    assert_eq!((order.gift_wrap_minor, order.quantity, order.total_minor), (Some(599), 2, amount));
+}

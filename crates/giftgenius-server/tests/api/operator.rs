@@ -574,3 +574,78 @@ async fn postgres_operator_steps_and_refunds_are_checked_and_announced() {
     let (seen, _) = get_order(&app, "ana", &order).await;
     assert_eq!(statuses(&seen["timeline"]), ["paid", "processing", "shipped", "completed"]);
 }
+
+/// Gift options end to end: a wrapped draft costs the merchant's wrap price per gift on top (a
+/// line of its own), the order keeps it and its gift receipt; the packing slip tells the packer
+/// to wrap and, with the receipt, shows no price, and neither does the order's status page
+/// (the page a buyer may forward); the order's event carries a `gift_wrap` total. A merchant
+/// that does not wrap refuses the wrap by name.
+#[tokio::test]
+async fn a_gift_wrapped_order_with_a_gift_receipt_shows_no_price_in_the_parcel() {
+    let Operated { app, receiver, .. } = operated_app(|_| {}).await;
+    let client = app.client().await;
+    let args = json!({"gift_id": "hh-010", "quantity": 2, "recipient": recipient(), "gift_message": "Happy birthday!"});
+    let (_, plain) = call_as(&client, "ana", "prepare_order", args.clone()).await;
+    let mut options = args.clone();
+    (options["gift_wrap"], options["gift_receipt"]) = (json!(true), json!(true));
+    let (prepared, wrapped) = call_as(&client, "ana", "prepare_order", options).await;
+    let (plain, wrapped) = (&plain["draft"], &wrapped["draft"]);
+    let minor = |v: &Value| v["amount_minor"].as_i64().unwrap();
+    assert_ne!(plain["id"], wrapped["id"], "other gift options, another draft");
+    assert_eq!(plain["gift_wrap_price"], json!({"amount_minor": 599, "currency": "USD"}), "{plain}");
+    assert!(plain.get("gift_wrap_cost").is_none() && plain.get("gift_receipt").is_none(), "{plain}");
+    assert_eq!(wrapped["gift_wrap_cost"], json!({"amount_minor": 1198, "currency": "USD"}), "{wrapped}");
+    assert_eq!(wrapped["gift_receipt"], true);
+    assert_eq!(minor(&wrapped["total"]), minor(&plain["total"]) + 1198, "the wrap is in the total");
+    assert_eq!(wrapped["subtotal"], plain["subtotal"], "and not in the items' subtotal");
+    let text = crate::support::text_of(&prepared);
+    assert!(text.contains("Gift-wrapped: $11.98 in the total.") && text.contains("gift receipt"), "{text}");
+
+    let token = meta_of(&prepared, TOKEN).and_then(Value::as_str).unwrap();
+    let draft_id = wrapped["id"].as_str().unwrap();
+    let (_, sc) = call_as(&client, "ana", "commit_order", commit_args(draft_id, "ik_wrapped", token)).await;
+    let order = &sc["order"];
+    assert_eq!((order["status"].as_str(), &order["total"]), (Some("paid"), &wrapped["total"]), "{sc}");
+    assert_eq!((&order["gift_wrap_cost"], &order["gift_receipt"]), (&wrapped["gift_wrap_cost"], &json!(true)));
+    let order_id = order["id"].as_str().unwrap().to_string();
+    let (seen, _) = get_order(&app, "ana", &order_id).await;
+    assert_eq!(seen["gift_wrap_cost"], wrapped["gift_wrap_cost"], "get_order says it too");
+
+    let (status, slip) = send(&app, "GET", &format!("{order_id}/packing-slip"), None, Some(TOKEN_VALUE)).await;
+    let slip = slip.as_str().expect("an HTML page").to_string();
+    assert_eq!(status, StatusCode::OK, "{slip}");
+    assert!(slip.contains("Gift-wrap each of the 2 gifts.") && slip.contains("Happy birthday!"), "{slip}");
+    assert!(slip.contains("Ana Silva<br>Rua Augusta 100") && slip.contains("Gift receipt: prices left out."));
+    assert!(!slip.contains('$') && !slip.contains("Total"), "no price in the parcel: {slip}");
+    let (status, _) = send(&app, "GET", &format!("{order_id}/packing-slip"), None, None).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "the operator's token guards the slip");
+
+    let events = events_when(&app, &order_id, all_delivered(1)).await;
+    let data = &receiver.accepted()[&events[0].id]["data"];
+    let totals: Vec<(&str, i64)> =
+        data["totals"].as_array().unwrap().iter().map(|t| (t["type"].as_str().unwrap(), minor_of(t))).collect();
+    assert!(totals.contains(&("gift_wrap", 1198)), "{totals:?}");
+    assert!(acp_order_schema().is_valid(data), "{data}");
+    let permalink = data["permalink_url"].as_str().unwrap().replace(&app.base_url, &app.local_url);
+    let page = reqwest::get(permalink).await.unwrap().text().await.unwrap();
+    assert!(page.contains("data-gift-receipt") && !page.contains('$') && !page.contains("data-total"), "{page}");
+
+    // Trailhead does not wrap: the wrap is refused with what to do, nothing drafted.
+    let (_, refused) = call_as(
+        &client,
+        "ana",
+        "prepare_order",
+        json!({"gift_id": "tr-001", "gift_wrap": true, "recipient": recipient()}),
+    )
+    .await;
+    assert_eq!(refused["error"]["code"], "VALIDATION_ERROR", "{refused}");
+    assert_eq!(refused["error"]["field_errors"][0]["field"], "gift_wrap");
+    assert!(refused["error"]["field_errors"][0]["message"].as_str().unwrap().contains("does not gift-wrap"));
+    let (_, unwrappable) =
+        call_as(&client, "ana", "prepare_order", json!({"gift_id": "tr-001", "recipient": recipient()})).await;
+    assert!(unwrappable["draft"].get("gift_wrap_price").is_none(), "{unwrappable}");
+}
+
+fn minor_of(total: &Value) -> i64 {
+    total["amount"].as_i64().unwrap()
+}

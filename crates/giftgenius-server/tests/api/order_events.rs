@@ -417,6 +417,8 @@ async fn an_acp_order_goes_to_its_platforms_webhook_signed_with_the_platforms_se
         anonymized_at_ms: None,
         payment_ref: None,
         authentication_until_ms: None,
+        gift_wrap_minor: None,
+        gift_receipt: 0,
         fulfilment: Default::default(),
     };
     let store = &app.state.store;

@@ -265,7 +265,7 @@ fn every_message_is_word_for_word_what_it_was() {
             json!({"gift_id":"gft_1","price":1}),
             &[(
                 "price",
-                "is not a known argument; known arguments: currency, gift_id, gift_message, needed_by, quantity, recipient, save_address, shipping",
+                "is not a known argument; known arguments: currency, gift_id, gift_message, gift_receipt, gift_wrap, needed_by, quantity, recipient, save_address, shipping",
             )],
         ),
         (

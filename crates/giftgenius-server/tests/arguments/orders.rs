@@ -123,6 +123,8 @@ fn prepare_order_defaults_to_one_standard_item_in_usd() {
             gift_message: None,
             save_address: false,
             needed_by: None,
+            gift_wrap: false,
+            gift_receipt: false,
         }
     );
     let full: PrepareOrderInput =
@@ -130,6 +132,8 @@ fn prepare_order_defaults_to_one_standard_item_in_usd() {
     assert_eq!((full.quantity, full.shipping, full.currency), (10, ShippingSpeed::Express, Currency::GBP));
     let dated: PrepareOrderInput = accept(json!({"gift_id": "gft_1", "needed_by": "2028-02-29"}));
     assert_eq!(dated.needed_by.as_deref(), Some("2028-02-29"), "a leap day is a day");
+    let gift: PrepareOrderInput = accept(json!({"gift_id": "gft_1", "gift_wrap": true, "gift_receipt": true}));
+    assert!(gift.gift_wrap && gift.gift_receipt);
 }
 
 #[test]

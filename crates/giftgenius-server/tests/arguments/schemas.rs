@@ -86,18 +86,18 @@ fn broken_results_are_caught_and_named() {
     };
     // `ok: true` without the `gifts` and `query` the schema requires.
     assert_eq!(
-        shown(json!({"v": 4, "ok": true, "tool": "suggest_gifts"})),
+        shown(json!({"v": 5, "ok": true, "tool": "suggest_gifts"})),
         ["query: is required", "gifts: is required"]
     );
     // A `oneOf` no branch of which matches is explained by its first branch (here: the success shape).
     assert_eq!(
-        shown(json!({"v": 5, "ok": false, "tool": "suggest_gifts", "error": {
+        shown(json!({"v": 6, "ok": false, "tool": "suggest_gifts", "error": {
             "code": "NOPE", "category": "validation", "message": "m", "retryable": false, "reference": "r"}})),
-        ["query: is required", "gifts: is required", "ok: must be true (got false)", "v: must be 4 (got 5)"]
+        ["query: is required", "gifts: is required", "ok: must be true (got false)", "v: must be 5 (got 6)"]
     );
     // Inside the error shape, a code that is not in the table.
     let order = output_schema::<Envelope<OrderData>>();
-    let error = json!({"v": 4, "ok": false, "tool": "get_order", "error": {
+    let error = json!({"v": 5, "ok": false, "tool": "get_order", "error": {
         "code": "NOPE", "category": "validation", "message": "m", "retryable": false, "reference": "r"}});
     assert!(!check_output(&order, &error).is_empty());
 }

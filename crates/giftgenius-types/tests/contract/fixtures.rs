@@ -116,6 +116,8 @@ pub fn order_data() -> OrderData {
             }],
             adjustments: Vec::new(),
             amount_refunded: None,
+            gift_wrap_cost: None,
+            gift_receipt: false,
         },
     }
 }

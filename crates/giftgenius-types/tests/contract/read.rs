@@ -209,6 +209,7 @@ fn draft() -> impl Strategy<Value = OrderDraft> {
         (money(), money(), money()),
         (text(), destination(), any::<bool>()),
         (proptest::option::of(text()), prop::collection::vec(delivery_option(), 0..3)),
+        (proptest::option::of(money()), proptest::option::of(money()), any::<bool>()),
     )
         .prop_map(
             |(
@@ -216,6 +217,7 @@ fn draft() -> impl Strategy<Value = OrderDraft> {
                 (subtotal, shipping_cost, total),
                 (expires_at, destination, msg),
                 (needed_by, delivery_options),
+                (gift_wrap_price, gift_wrap_cost, gift_receipt),
             )| {
                 OrderDraft {
                     id,
@@ -230,6 +232,9 @@ fn draft() -> impl Strategy<Value = OrderDraft> {
                     has_gift_message: msg,
                     needed_by,
                     delivery_options,
+                    gift_wrap_price,
+                    gift_wrap_cost,
+                    gift_receipt,
                 }
             },
         )
@@ -262,6 +267,7 @@ fn order() -> impl Strategy<Value = Order> {
             prop::collection::vec(adjustment, 0..3),
             proptest::option::of(money()),
         ),
+        (proptest::option::of(money()), any::<bool>()),
     )
         .prop_map(
             |(
@@ -269,6 +275,7 @@ fn order() -> impl Strategy<Value = Order> {
                 (quantity, total, status, created_at),
                 (destination, cancellable_until, refund),
                 (fulfillment, timeline, adjustments, amount_refunded),
+                (gift_wrap_cost, gift_receipt),
             )| Order {
                 id,
                 draft_id,
@@ -286,6 +293,8 @@ fn order() -> impl Strategy<Value = Order> {
                 timeline,
                 adjustments,
                 amount_refunded,
+                gift_wrap_cost,
+                gift_receipt,
             },
         )
 }

@@ -191,7 +191,7 @@ fn output_schemas_require_version_ok_and_tool() {
     for (tool, schema, _) in outputs() {
         let schema = Value::Object((*schema).clone());
         assert_eq!(required(&schema), ["ok", "tool", "v"], "{tool}");
-        assert_eq!(schema["properties"]["v"]["const"], json!(4), "{tool}");
+        assert_eq!(schema["properties"]["v"]["const"], json!(5), "{tool}");
         assert_eq!(schema["properties"]["ok"]["type"], json!("boolean"), "{tool}");
     }
 }

@@ -144,7 +144,7 @@ keys! {
     ConfirmTitle, Quantity, Subtotal, ShippingStandard, ShippingExpress, Total, DeliverTo, AddRecipientBelow,
     NeedsFix, ConfirmPurchaseTotal, UpdateDelivery, Cancel, NothingChargedYet,
     FieldName, FieldLine1, FieldLine2, FieldCity, FieldRegion, FieldPostalCode, FieldCountry, GiftMessageLabel,
-    SavedAddress, SaveAddress,
+    SavedAddress, SaveAddress, GiftWrap, GiftWrapOffer, GiftReceipt,
     FieldRuleRequired, FieldRuleTooLong, FieldRuleOneLine, FieldRuleCountryCode, FieldRuleRegionRequired,
     FieldRuleRegionUnknown, FieldRulePostalCodeRequired, FieldRulePostalCodeShape, FieldRulePostalCodeChars,
     FieldRuleTooManyLines, FieldRulePlainText, FieldRuleRecipientMissing,
