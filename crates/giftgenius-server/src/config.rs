@@ -497,6 +497,36 @@ pub enum Command {
     /// provider (--payments-url, or the sandbox beside the database).
     #[command(subcommand)]
     Orders(OrdersCommand),
+    /// The ACP product feed of the catalog (--catalog files, the built-in gifts unless
+    /// --builtin-catalog false), with the stock left in --db; links on --public-url.
+    #[command(subcommand)]
+    Feed(FeedCommand),
+}
+
+/// `giftgenius-server feed …`.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Subcommand)]
+pub enum FeedCommand {
+    /// Writes `products.jsonl` (one ACP 2026-04-17 `Product` per gift, in id order) and
+    /// `metadata.json` into --out, each written beside its name and renamed over it; prints
+    /// what it wrote as JSON.
+    Export {
+        /// The folder to write into (created if missing).
+        #[arg(long)]
+        out: PathBuf,
+        /// The feed's id in `metadata.json`.
+        #[arg(long, default_value = "giftgenius")]
+        feed_id: String,
+        /// The market the feed targets (ISO 3166-1 alpha-2, e.g. `US`), if one.
+        #[arg(long, value_parser = country_code)]
+        target_country: Option<String>,
+    },
+}
+
+fn country_code(text: &str) -> Result<String, String> {
+    match text.len() == 2 && text.bytes().all(|b| b.is_ascii_uppercase()) {
+        true => Ok(text.to_string()),
+        false => Err("a two-letter upper-case country code (ISO 3166-1 alpha-2), e.g. US".to_string()),
+    }
 }
 
 /// `giftgenius-server orders …`.

@@ -28,7 +28,8 @@
 //!   `/metrics` shows Prometheus.
 //! - `panics`: a handler's panic answered as a structured error, its key released, its message
 //!   kept out of the log.
-//! - `registry`: the MCP registry's `server.json` (`giftgenius-server registry-json`).
+//! - `registry`: the MCP registry's `server.json` (`giftgenius-server registry-json`); `feed`:
+//!   the ACP product feed (`giftgenius-server feed export`).
 
 // A `ToolError` (≈150 bytes) is the answer a service gives, built at most once per call and
 // returned straight to the client, not an exceptional path in a hot loop: boxing it in every
@@ -42,6 +43,7 @@ pub mod client_addr;
 pub mod config;
 pub mod context;
 pub mod error;
+pub mod feed;
 pub mod http;
 pub mod limits;
 pub mod mcp;

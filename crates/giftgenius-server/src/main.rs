@@ -6,7 +6,7 @@
 //! along after payment; `giftgenius-server migrate` applies the database's migrations and exits.
 
 use clap::Parser;
-use giftgenius_server::config::{Command, Config, OutboxCommand};
+use giftgenius_server::config::{Command, Config, FeedCommand, OutboxCommand};
 use giftgenius_server::{registry, startup, startup::Application, telemetry};
 
 /// mimalloc instead of glibc malloc: a call allocates and frees thousands of small strings on
@@ -43,6 +43,10 @@ async fn main() -> std::process::ExitCode {
         }
         Some(Command::Outbox(OutboxCommand::Redeliver { ids })) => {
             return printed("outbox redeliver", startup::outbox_redeliver(&config, ids).await);
+        }
+        Some(Command::Feed(FeedCommand::Export { out, feed_id, target_country })) => {
+            let exported = giftgenius_server::feed::export(&config, out, feed_id, target_country.as_deref()).await;
+            return printed("feed export", exported);
         }
         Some(Command::Orders(command)) => {
             return printed("orders", startup::orders(&config, command).await);

@@ -12,6 +12,7 @@ pub mod canonical;
 pub mod delivery;
 pub mod envelope;
 pub mod error;
+pub mod feed;
 pub mod field_rule;
 pub mod gifts;
 pub mod money;

@@ -35,7 +35,7 @@ pub enum PurchaseBegun {
     Created(Box<PurchasePlan>),
     /// Nothing was written; the caller's draft as it was read (`None`: not found), for the
     /// general way.
-    NotHere(Option<DraftRow>),
+    NotHere(Option<Box<DraftRow>>),
 }
 
 impl Store {
@@ -79,7 +79,7 @@ impl Store {
         })?;
         let Some(plan) = draft.as_ref().and_then(plan) else {
             tx.rollback().await?;
-            return Ok(PurchaseBegun::NotHere(draft));
+            return Ok(PurchaseBegun::NotHere(draft.map(Box::new)));
         };
         let order = &plan.order;
         // As in `create_order_charging`: the stock check and the insert must not interleave
@@ -108,14 +108,14 @@ impl Store {
         });
         if !claimed {
             tx.rollback().await?;
-            return Ok(PurchaseBegun::NotHere(draft));
+            return Ok(PurchaseBegun::NotHere(draft.map(Box::new)));
         }
         match insert_order(tx.conn(), order, now_ms, plan.charging_until_ms).await {
             Ok(()) => {}
             // Another order for the draft won (not while the lock above is taken): the general way answers.
             Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
                 tx.rollback().await?;
-                return Ok(PurchaseBegun::NotHere(draft));
+                return Ok(PurchaseBegun::NotHere(draft.map(Box::new)));
             }
             Err(e) => return Err(e.into()),
         }

@@ -81,6 +81,9 @@ pub const LIVE_ORDER_FOR_DRAFT: &str = "SELECT * FROM orders WHERE draft_id = $1
 /// status (a cancelled order gave its stock back). SUM(BIGINT) is NUMERIC in PostgreSQL, hence
 /// the cast (a no-op in SQLite).
 pub const LIVE_UNITS: &str = "SELECT CAST(COALESCE(SUM(quantity), 0) AS BIGINT) FROM orders WHERE gift_id = $1 AND status <> $2 AND status <> $3";
+/// [`LIVE_UNITS`] of every gift that has any, in one read (the product feed's availability).
+pub const LIVE_UNITS_BY_GIFT: &str = "SELECT gift_id, CAST(SUM(quantity) AS BIGINT) FROM orders \
+     WHERE status <> $1 AND status <> $2 GROUP BY gift_id";
 /// What an order for draft $1 of gift $3 must not meet, in one read: the draft's live orders
 /// (any status but $2, `PaymentDeclined`), and the units of the gift that hold stock (not $2,
 /// not $4, `Cancelled`; see [`LIVE_UNITS`]).

@@ -493,7 +493,7 @@ impl Checkout {
                 let lease = self.idempotency.claimed_with(call, &input.idempotency_key, lease_until, &plan.order.id);
                 Begun::Created(lease, Box::new(plan.order), plan.charging_until_ms)
             }
-            PurchaseBegun::NotHere(draft) => Begun::NotHere(draft),
+            PurchaseBegun::NotHere(draft) => Begun::NotHere(draft.map(|d| *d)),
         })
     }
 

@@ -37,6 +37,7 @@ pub mod checkout_page;
 pub use crate::client_addr;
 pub mod cors;
 pub mod deadline;
+pub mod gift_page;
 pub mod health;
 pub mod images;
 pub mod local_mode;
@@ -76,6 +77,7 @@ pub fn router(config: &Config, app: Arc<AppState>) -> Router {
         .route(&format!("{IMAGES_PATH}{{file}}"), get(images::gift_image))
         .route(&format!("{CHECKOUT_PATH}{{id}}"), get(checkout_page::checkout_page))
         .route("/o/{token}", get(order_page::order_page))
+        .route(&format!("{}{{id}}", crate::feed::GIFT_PAGE_PATH), get(gift_page::gift_page))
         .route(&format!("{CARD_PAGE_PATH}{{token}}"), get(card_page::card_page).post(card_page::card_confirmed))
         .route(&format!("{CARD_PAGE_PATH}{{token}}/saved"), get(card_page::card_saved))
         .route(card_page::SCRIPT_PATH, get(card_page::card_script))

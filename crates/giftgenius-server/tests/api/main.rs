@@ -20,6 +20,7 @@ mod directory;
 mod discovery;
 mod error_examples;
 mod fail_closed;
+mod feed;
 mod fencing;
 mod field_messages;
 mod health;
