@@ -8,10 +8,10 @@ use giftgenius_types::envelope::NoticeCode;
 use giftgenius_types::orders::{Adjustment, Fulfillment, OrderStep, RefundStatus};
 use giftgenius_types::wire::META_PAYMENT_CARD;
 use giftgenius_types::{
-    CONTRACT_VERSION, CheckoutData, CheckoutSession, Currency, DeleteMyDataData, DeliveryOption, Destination, Envelope,
-    ErrorCode, FailedSource, FieldError, GiftCard, ListOrdersData, MatchVia, Merchant, Money, Notice, Occasion, Order,
-    OrderData, OrderDraft, OrderStatus, Partial, PrepareOrderData, Reason, RelationshipType, ShippingSpeed,
-    SuggestGiftsData, SuggestGiftsQuery, Suggestion, ToolError, ToolName, Why,
+    CONTRACT_VERSION, CheckoutData, CheckoutSession, Currency, DeleteMyDataData, DeliveryOption, DeliveryWindow,
+    Destination, Envelope, ErrorCode, FailedSource, FieldError, GiftCard, ListOrdersData, MatchVia, Merchant, Money,
+    Notice, Occasion, Order, OrderData, OrderDraft, OrderStatus, Partial, PrepareOrderData, Reason, RelationshipType,
+    ShippingSpeed, SuggestGiftsData, SuggestGiftsQuery, Suggestion, ToolError, ToolName, Why,
 };
 use giftgenius_widget::state::CardOnFile;
 use giftgenius_widget::{RenderContext, Theme, ViewState, render_to_html};
@@ -302,6 +302,7 @@ fn order_output() -> Value {
                 amount_refunded: None,
                 gift_wrap_cost: None,
                 gift_receipt: false,
+                arrives: Some(DeliveryWindow { earliest: "2030-01-07".into(), latest: "2030-01-10".into() }),
             },
         },
     ))
@@ -474,6 +475,22 @@ fn order_placed_shows_its_gift_options() {
     assert!(out.contains("gg-gift-receipt"), "{out}");
     let plain = html(&parse(&order_output()), &en());
     assert!(!plain.contains("gg-gift-wrap") && !plain.contains("gg-gift-receipt"));
+}
+
+/// A placed order says when it was promised to arrive while it is on its way, in the person's
+/// language; a cancelled or delivered one does not.
+#[test]
+fn order_placed_says_when_it_arrives() {
+    let out = html(&parse(&order_output()), &en());
+    assert!(out.contains(r#"<dt>Arrives</dt><dd class="gg-arrives">Mon, Jan 7 – Thu, Jan 10</dd>"#), "{out}");
+    let es = html(&parse(&order_output()), &RenderContext::new(Theme::Light, "es-ES"));
+    assert!(es.contains("lun 7 ene – jue 10 ene"), "{es}");
+    for status in ["cancelled", "completed"] {
+        let mut output = order_output();
+        output["order"]["status"] = json!(status);
+        output["order"]["cancellable_until"] = Value::Null;
+        assert!(!html(&parse(&output), &en()).contains("gg-arrives"), "{status}");
+    }
 }
 
 #[test]

@@ -224,6 +224,23 @@ pub fn bounds(window: &Window, country: &str) -> Result<(String, String), Arriva
     Ok((start.to_string(), end.to_string()))
 }
 
+/// The window an order placed at `now_ms` is promised, as the days (`YYYY-MM-DD`, the
+/// recipient's calendar) the order keeps: what the person was shown when they paid.
+pub fn promised(
+    merchant_id: &str,
+    country: &str,
+    speed: ShippingSpeed,
+    now_ms: i64,
+) -> Result<(String, String), ArrivalError> {
+    let w = window(handling_of(merchant_id), transit_to(country), speed, now_ms)?;
+    Ok((w.earliest.to_string(), w.latest.to_string()))
+}
+
+/// [`bounds`] of a window kept as its days (`YYYY-MM-DD`): ACP's `estimated_delivery`.
+pub fn bounds_of_days(earliest: &str, latest: &str, country: &str) -> Result<(String, String), ArrivalError> {
+    bounds(&Window { earliest: earliest.parse()?, latest: latest.parse()? }, country)
+}
+
 fn working(day: Date, holidays: &[Date]) -> bool {
     !matches!(day.weekday(), Weekday::Saturday | Weekday::Sunday) && !holidays.contains(&day)
 }

@@ -146,6 +146,9 @@ pub struct NewOrder {
     pub gift_wrap_minor: Option<i64>,
     /// A gift receipt: the packing slip and the recipient's page show no prices.
     pub gift_receipt: bool,
+    /// The days it is promised to arrive between (`arrival::promised`), once it is known where
+    /// it goes and how fast.
+    pub arrives: Option<(String, String)>,
 }
 
 impl Order {
@@ -174,6 +177,8 @@ impl Order {
             authentication_until_ms: None,
             gift_wrap_minor: new.gift_wrap_minor,
             gift_receipt: i64::from(new.gift_receipt),
+            arrives_earliest: new.arrives.as_ref().map(|(earliest, _)| earliest.clone()),
+            arrives_latest: new.arrives.map(|(_, latest)| latest),
             fulfilment: Default::default(),
         }
     }
@@ -320,6 +325,8 @@ mod tests {
             authentication_until_ms: None,
             gift_wrap_minor: None,
             gift_receipt: 0,
+            arrives_earliest: None,
+            arrives_latest: None,
             fulfilment: Default::default(),
         }
     }
@@ -409,6 +416,7 @@ mod tests {
             destination: Some(("Lisboa".into(), "PT".into())),
             gift_wrap_minor: None,
             gift_receipt: false,
+            arrives: None,
         };
         let (a, b) = (Order::pending(new.clone(), 1_780_000_000_000), Order::pending(new, 1_780_000_000_000));
         assert!(a.id.starts_with("ord_") && a.id != b.id);

@@ -688,6 +688,18 @@ pub struct AcpOrder {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confirmation: Option<AcpOrderConfirmation>,
     pub support: AcpSupport,
+    /// When it was promised to arrive (while it is on its way).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimated_delivery: Option<AcpEstimatedDelivery>,
+}
+
+/// The spec's `EstimatedDelivery`: RFC 3339 instants, the start of the first day and the end of
+/// the last in the destination's time zone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AcpEstimatedDelivery {
+    pub earliest: String,
+    pub latest: String,
 }
 
 /// How an order is delivered (docs/acp.md §4.3, §10.3): we emit one `shipping` fulfillment

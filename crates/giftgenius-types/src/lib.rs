@@ -35,9 +35,9 @@ pub use gifts::{
 pub use money::{Currency, Money};
 pub use orders::{
     Adjustment, CancelOrderInput, CheckoutData, CheckoutSession, CommitOrderInput, CreateCheckoutSessionInput,
-    DeleteMyDataData, DeleteMyDataInput, DeliveryOption, Fulfillment, GetOrderInput, ListOrdersData, ListOrdersInput,
-    Order, OrderData, OrderDraft, OrderStatus, OrderStep, PrepareOrderData, PrepareOrderInput, Refund, RefundStatus,
-    RemoveSavedCardInput, ReopenOrderDraftInput, ShippingSpeed,
+    DeleteMyDataData, DeleteMyDataInput, DeliveryOption, DeliveryWindow, Fulfillment, GetOrderInput, ListOrdersData,
+    ListOrdersInput, Order, OrderData, OrderDraft, OrderStatus, OrderStep, PrepareOrderData, PrepareOrderInput, Refund,
+    RefundStatus, RemoveSavedCardInput, ReopenOrderDraftInput, ShippingSpeed,
 };
 pub use read::ReadJson;
 

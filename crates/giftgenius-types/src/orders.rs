@@ -359,6 +359,18 @@ pub struct Order {
     /// Whether the packing slip and the recipient's order page leave out the prices.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub gift_receipt: bool,
+    /// When it was promised to arrive when it was placed (its shipping option's dates then).
+    /// Absent on orders placed before dates were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrives: Option<DeliveryWindow>,
+}
+
+/// The first and last day a shipment may arrive, `YYYY-MM-DD` in the recipient's calendar.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeliveryWindow {
+    pub earliest: String,
+    pub latest: String,
 }
 
 /// How a shipped order travels.

@@ -25,8 +25,9 @@ use crate::gifts::{
 };
 use crate::money::{Currency, Money};
 use crate::orders::{
-    Adjustment, CheckoutData, CheckoutSession, DeleteMyDataData, DeliveryOption, Fulfillment, ListOrdersData, Order,
-    OrderData, OrderDraft, OrderStatus, OrderStep, PrepareOrderData, Refund, RefundStatus, ShippingSpeed,
+    Adjustment, CheckoutData, CheckoutSession, DeleteMyDataData, DeliveryOption, DeliveryWindow, Fulfillment,
+    ListOrdersData, Order, OrderData, OrderDraft, OrderStatus, OrderStep, PrepareOrderData, Refund, RefundStatus,
+    ShippingSpeed,
 };
 use crate::{CONTRACT_VERSION, FieldError, FieldRule};
 
@@ -254,8 +255,9 @@ structs! {
         id: req, draft_id: req, gift_id: req, gift_title: req, merchant: req, quantity: req, total: req,
         status: req, created_at: req, destination: or_default, cancellable_until: or_default, refund: or_default,
         fulfillment: or_default, timeline: or_default, adjustments: or_default, amount_refunded: or_default,
-        gift_wrap_cost: or_default, gift_receipt: or_default,
+        gift_wrap_cost: or_default, gift_receipt: or_default, arrives: or_default,
     }
+    DeliveryWindow { earliest: req, latest: req }
     Fulfillment { carrier: req, tracking_number: req, tracking_url: req }
     OrderStep { status: req, at: req }
     Adjustment { id: req, amount: req, reason: req, status: req, created_at: req }

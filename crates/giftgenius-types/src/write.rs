@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::delivery::{Address, Destination, Recipient};
 use crate::money::{Currency, Money};
-use crate::orders::{Adjustment, Fulfillment, Order, OrderStep, Refund, ShippingSpeed};
+use crate::orders::{Adjustment, DeliveryWindow, Fulfillment, Order, OrderStep, Refund, ShippingSpeed};
 
 /// A contract value as serde writes it.
 pub trait WriteJson {
@@ -116,7 +116,14 @@ impl WriteJson for Order {
             ("amount_refunded", self.amount_refunded.as_ref().map(WriteJson::write_json)),
             ("gift_wrap_cost", self.gift_wrap_cost.as_ref().map(WriteJson::write_json)),
             ("gift_receipt", self.gift_receipt.then_some(Value::Bool(true))),
+            ("arrives", self.arrives.as_ref().map(WriteJson::write_json)),
         ])
+    }
+}
+
+impl WriteJson for DeliveryWindow {
+    fn write_json(&self) -> Value {
+        object(&mut [("earliest", text(&self.earliest)), ("latest", text(&self.latest))])
     }
 }
 

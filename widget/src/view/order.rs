@@ -428,6 +428,12 @@ pub fn order_placed_view(
         Msg::OrderFrom,
         &[("gift", &order.gift_title), ("quantity", &order.quantity.to_string()), ("merchant", &order.merchant)],
     );
+    // While it is on its way: the days it was promised when it was placed.
+    let on_its_way = matches!(order.status, OrderStatus::Paid | OrderStatus::Processing | OrderStatus::Shipped);
+    let arrives = order.arrives.as_ref().filter(|_| on_its_way).map(|window| {
+        let days = words::days(lang, &window.earliest, &window.latest);
+        view! { <dt>{lang.t(Msg::Arrives)}</dt><dd class="gg-arrives">{days}</dd> }
+    });
     let refunded = order.amount_refunded.as_ref().map(|amount| {
         view! { <dt>{lang.t(Msg::Refunded)}</dt><dd class="gg-refunded">{format_money(amount, locale)}</dd> }
     });
@@ -477,6 +483,7 @@ pub fn order_placed_view(
                 <dt>{lang.t(Msg::Status)}</dt><dd><span class=badge data-status=order.status.as_str()>{status}</span></dd>
                 {destination_text(order.destination.as_ref())
                     .map(|d| view! { <dt>{lang.t(Msg::DeliverTo)}</dt><dd>{d}</dd> })}
+                {arrives}
                 {tracking}
             </dl>
             {order.gift_receipt.then(|| view! { <p class="gg-muted gg-fine gg-gift-receipt">{lang.t(Msg::GiftReceipt)}</p> })}

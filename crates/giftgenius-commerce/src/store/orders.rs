@@ -75,6 +75,8 @@ pub(super) async fn insert_order(
             .bind(charging_until_ms)
             .bind(order.gift_wrap_minor)
             .bind(order.gift_receipt)
+            .bind(&order.arrives_earliest)
+            .bind(&order.arrives_latest)
             .execute(&mut *c)
             .await?;
     });

@@ -347,6 +347,10 @@ pub struct Order {
     pub gift_wrap_minor: Option<i64>,
     /// 1: a gift receipt (the packing slip and the recipient's page show no prices); 0: not.
     pub gift_receipt: i64,
+    /// The first and last day it was promised to arrive (`YYYY-MM-DD`, the recipient's
+    /// calendar), as computed when it was placed; `None` on older orders.
+    pub arrives_earliest: Option<String>,
+    pub arrives_latest: Option<String>,
     /// What happened to it after it was paid.
     #[sqlx(flatten)]
     pub fulfilment: Fulfilment,

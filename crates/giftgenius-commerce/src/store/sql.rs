@@ -92,8 +92,8 @@ pub const DRAFT_LIVE_ORDERS_AND_GIFT_UNITS: &str = "SELECT (SELECT COUNT(*) FROM
 /// $15: the charging window the order starts with (NULL: none yet; see `BEGIN_CHARGE`).
 pub const INSERT_ORDER: &str = "INSERT INTO orders (id, subject, draft_id, gift_id, gift_title, merchant, quantity, currency, total_minor, status, \
      charge_id, created_at_ms, updated_at_ms, delivery, destination_city, destination_country, charging_until_ms, \
-     gift_wrap_minor, gift_receipt) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, $11, $11, $12, $13, $14, $15, $16, $17)";
+     gift_wrap_minor, gift_receipt, arrives_earliest, arrives_latest) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, $11, $11, $12, $13, $14, $15, $16, $17, $18, $19)";
 /// One page of `$1`'s orders, newest first, older than ($2, $3) in (created_at_ms, id) order; at most $4.
 pub const ORDERS_OF_SUBJECT: &str = "SELECT * FROM orders WHERE subject = $1 \
      AND (created_at_ms < $2 OR (created_at_ms = $2 AND id < $3)) ORDER BY created_at_ms DESC, id DESC LIMIT $4";

@@ -29,6 +29,8 @@ use super::order::{OrderLinks, PaidFor, acp_order};
 use super::session::SessionState;
 use super::words::{Word, text};
 use super::{Acp, Done, SessionWrite};
+use giftgenius_catalog::CatalogGift;
+use giftgenius_commerce::arrival;
 use giftgenius_commerce::charge::provider_key;
 use giftgenius_commerce::charge::{ChargeStep, Charged};
 use giftgenius_commerce::failpoints::AFTER_ORDER_CREATED;
@@ -133,6 +135,7 @@ impl Acp {
             destination: None,
             gift_wrap_minor: session.totals.iter().find(|t| t.kind == AcpTotalType::GiftWrap).map(|t| t.amount),
             gift_receipt: false,
+            arrives: promised_arrival(&gift, &session, now),
         };
         let order = Order::pending(new, now);
         let order = with_delivery(order, &session, &state).map_err(|e| internal(&e))?;
@@ -488,6 +491,16 @@ fn with_delivery(order: Order, session: &AcpCheckoutSession, state: &SessionStat
         delivery: Some(serde_json::to_string(&details)?),
         ..order
     })
+}
+
+/// The days the session's gift is promised to arrive between, paid now with its selected
+/// option, to its address; none (logged) if the tables cannot say.
+fn promised_arrival(gift: &CatalogGift, session: &AcpCheckoutSession, now: i64) -> Option<(String, String)> {
+    let country = &session.fulfillment_details.as_ref()?.address.as_ref()?.country;
+    let speed = super::session::speed_of(&session.selected_fulfillment_options.first()?.option_id)?;
+    arrival::promised(&gift.merchant.id, country, speed, now)
+        .inspect_err(|e| tracing::error!(error = %e, "ACP order arrival not computed"))
+        .ok()
 }
 
 /// 409: another complete of this session is charging.

@@ -5,8 +5,8 @@
 
 use giftgenius_commerce::order::Order;
 use giftgenius_types::acp::{
-    AcpAdjustment, AcpCheckoutSession, AcpFulfillment, AcpFulfillmentEvent, AcpFulfillmentType, AcpLineItemReference,
-    AcpOrder, AcpOrderLineItem, AcpOrderQuantity, AcpSupport, AcpTotal, AcpTotalType,
+    AcpAdjustment, AcpCheckoutSession, AcpEstimatedDelivery, AcpFulfillment, AcpFulfillmentEvent, AcpFulfillmentType,
+    AcpLineItemReference, AcpOrder, AcpOrderLineItem, AcpOrderQuantity, AcpSupport, AcpTotal, AcpTotalType,
 };
 
 use super::session::total;
@@ -202,6 +202,21 @@ pub fn acp_order(facts: &OrderFacts, paid_for: &PaidFor, links: OrderLinks) -> A
         // no message), so an event sent or pending never holds what Delete my data erases.
         confirmation: None,
         support: AcpSupport { help_center_url: links.help_center_url },
+        estimated_delivery: estimated_delivery(order)
+            .filter(|_| !cancelled && order.status != OrderStatusColumn::Completed),
+    }
+}
+
+/// The days `order` was promised, as the spec's instants (none for an order without them).
+fn estimated_delivery(order: &Order) -> Option<AcpEstimatedDelivery> {
+    let (earliest, latest) = (order.arrives_earliest.as_deref()?, order.arrives_latest.as_deref()?);
+    let country = order.destination_country.as_deref()?;
+    match giftgenius_commerce::arrival::bounds_of_days(earliest, latest, country) {
+        Ok((earliest, latest)) => Some(AcpEstimatedDelivery { earliest, latest }),
+        Err(e) => {
+            tracing::error!(order = %order.id, error = %e, "estimated delivery not computed");
+            None
+        }
     }
 }
 
@@ -288,6 +303,8 @@ mod tests {
             authentication_until_ms: None,
             gift_wrap_minor: None,
             gift_receipt: 0,
+            arrives_earliest: None,
+            arrives_latest: None,
             fulfilment: Default::default(),
         }
     }

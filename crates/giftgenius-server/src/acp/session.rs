@@ -127,6 +127,11 @@ pub fn capabilities(merchant_id: &str) -> AcpCapabilities {
     }
 }
 
+/// The shipping speed of one of our fulfilment option ids (`fo_standard`, `fo_express`).
+pub fn speed_of(option_id: &str) -> Option<ShippingSpeed> {
+    OPTIONS.iter().find(|(id, ..)| *id == option_id).map(|(_, speed, _)| *speed)
+}
+
 /// One line: a catalog id, how many units, and where it first appeared in `line_items`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Line {

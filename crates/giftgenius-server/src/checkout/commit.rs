@@ -38,6 +38,7 @@ use crate::context::CallContext;
 use crate::error::internal;
 use crate::outcome::{Answer, Outcome};
 use giftgenius_catalog::CatalogGift;
+use giftgenius_commerce::arrival;
 use giftgenius_commerce::charge::Charged;
 use giftgenius_commerce::clock::rfc3339;
 use giftgenius_commerce::failpoints::{
@@ -530,6 +531,9 @@ fn new_order(call: &CallContext, draft: &DraftRow, gift: &CatalogGift, delivery:
         destination: Some((delivery.recipient.address.city.clone(), delivery.recipient.address.country.clone())),
         gift_wrap_minor: draft.gift_wrap_minor,
         gift_receipt: draft.gift_receipt != 0,
+        arrives: arrival::promised(&gift.merchant.id, &delivery.recipient.address.country, draft.shipping.into(), now)
+            .inspect_err(|e| tracing::error!(reference = %call.reference, error = %e, "order arrival not computed"))
+            .ok(),
     };
     Order::pending(new, now)
 }

@@ -45,9 +45,9 @@ use std::time::Duration;
 
 use giftgenius_types::wire::{META_AUTHENTICATION_URLS, META_CANCEL_TOKENS, META_DELIVERIES};
 use giftgenius_types::{
-    Adjustment, CheckoutData, Currency, DeliveryDetails, Destination, ErrorCode, Fulfillment, GetOrderInput, Money,
-    Order, OrderData, OrderDraft, OrderStatus, OrderStep, PrepareOrderData, Reason, Refund, ShippingSpeed, ToolError,
-    Why,
+    Adjustment, CheckoutData, Currency, DeliveryDetails, DeliveryWindow, Destination, ErrorCode, Fulfillment,
+    GetOrderInput, Money, Order, OrderData, OrderDraft, OrderStatus, OrderStep, PrepareOrderData, Reason, Refund,
+    ShippingSpeed, ToolError, Why,
 };
 use serde_json::Value;
 
@@ -139,6 +139,12 @@ pub fn order_of(row: &order::Order) -> Result<Order, StoreError> {
         amount_refunded: None,
         gift_wrap_cost: row.gift_wrap_minor.map(|minor| Money::new(minor, row.currency.into())),
         gift_receipt: row.gift_receipt != 0,
+        arrives: match (&row.arrives_earliest, &row.arrives_latest) {
+            (Some(earliest), Some(latest)) => {
+                Some(DeliveryWindow { earliest: earliest.clone(), latest: latest.clone() })
+            }
+            _ => None,
+        },
     })
 }
 
@@ -435,6 +441,11 @@ impl ModelText for OrderData {
             order.total.display(),
             destination_words(order.destination.as_ref()),
         );
+        if let (Some(arrives), true) =
+            (&order.arrives, matches!(order.status, OrderStatus::Paid | OrderStatus::Processing | OrderStatus::Shipped))
+        {
+            text.push_str(&format!(" It was promised to arrive {} to {}.", arrives.earliest, arrives.latest));
+        }
         if let Some(wrap) = &order.gift_wrap_cost {
             text.push_str(&format!(" Gift-wrapped ({} of the total).", wrap.display()));
         }

@@ -60,10 +60,23 @@ pub async fn order_page(State(app): State<Arc<AppState>>, Path(token): Path<Stri
             escape(&format_money(&order.total(), &locale))
         )
     };
+    // While it is on its way: the days it was promised when it was placed.
+    let arrives = match (&order.arrives_earliest, &order.arrives_latest, order.status) {
+        (
+            Some(earliest),
+            Some(latest),
+            OrderStatusColumn::Paid | OrderStatusColumn::Processing | OrderStatusColumn::Shipped,
+        ) => format!(
+            "<dt>{}</dt><dd data-arrives>{}</dd>",
+            escape(lang.t(Msg::Arrives)),
+            escape(&words::days(lang, earliest, latest))
+        ),
+        _ => String::new(),
+    };
     let wrapped =
         order.gift_wrap_minor.is_some().then(|| format!("<p data-gift-wrap>{}</p>", escape(lang.t(Msg::GiftWrap))));
     let body = format!(
-        "<p><strong>{}</strong></p><dl><dt>{}</dt><dd>{}</dd><dt>{}</dt><dd data-status=\"{}\">{}</dd>{}</dl>\
+        "<p><strong>{}</strong></p><dl><dt>{}</dt><dd>{}</dd><dt>{}</dt><dd data-status=\"{}\">{}</dd>{}{}</dl>\
          {}{}<p>{}</p>",
         escape(&line),
         escape(lang.t(Msg::Order)),
@@ -71,6 +84,7 @@ pub async fn order_page(State(app): State<Arc<AppState>>, Path(token): Path<Stri
         escape(lang.t(Msg::Status)),
         order.status.as_str(),
         escape(status),
+        arrives,
         shipment(&order, lang),
         wrapped.unwrap_or_default(),
         total,

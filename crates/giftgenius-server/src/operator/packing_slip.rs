@@ -178,6 +178,8 @@ mod tests {
             authentication_until_ms: None,
             gift_wrap_minor: wrap,
             gift_receipt: i64::from(gift_receipt),
+            arrives_earliest: None,
+            arrives_latest: None,
             fulfilment: Default::default(),
         }
     }

@@ -621,6 +621,13 @@ async fn gift_wrap_is_a_child_line_of_the_gift_and_paid_with_it() {
     let (status, done) = json_of(one.post(&format!("/{id}/complete"), "pay-wrap", &complete_body(&token)).await).await;
     assert_eq!((status, done["status"].as_str()), (StatusCode::OK, Some("completed")), "{done}");
     assert_eq!(total(&done["order"], "gift_wrap"), Some(599), "{done}");
+    let estimated = &done["order"]["estimated_delivery"];
+    let selected = done["fulfillment_options"].as_array().unwrap().iter().find(|o| o["id"] == "fo_standard").unwrap();
+    assert_eq!(
+        (&estimated["earliest"], &estimated["latest"]),
+        (&selected["earliest_delivery_time"], &selected["latest_delivery_time"]),
+        "the order promises what the chosen option said: {done}"
+    );
     assert_eq!(money_moved(&app).await, [amount]);
     let order_id = done["order"]["id"].as_str().unwrap();
     let order = app.state.store.order_by_id(order_id).await.unwrap().unwrap();

@@ -108,6 +108,34 @@ async fn a_draft_says_when_each_option_arrives_and_which_make_the_day() {
     assert!(nowhere["draft"].get("delivery_options").is_none(), "{nowhere}");
 }
 
+/// An order keeps the window it was promised when it was placed: get_order, its text and its
+/// status page say it while it is on its way, however the clock moves after. The same clock as
+/// above: express to the US arrives June 2–3.
+#[tokio::test]
+async fn an_order_keeps_the_days_it_was_promised() {
+    let app = spawn_app().await;
+    let client = app.client().await;
+    let us = json!({"name": "Sam Lee", "address": {"line1": "1 Main St", "city": "Springfield", "region": "IL",
+        "postal_code": "62701", "country": "US"}});
+    let args = json!({"gift_id": "hh-001", "recipient": us, "shipping": "express"});
+    let (prepared, draft) = call_as(&client, "u1", "prepare_order", args).await;
+    let token = meta_of(&prepared, TOKEN).and_then(Value::as_str).unwrap();
+    let draft_id = draft["draft"]["id"].as_str().unwrap();
+    assert_eq!(draft["draft"]["delivery_options"][1]["earliest"], "2026-06-02", "{draft}");
+    let (paid, order) = call_as(&client, "u1", "commit_order", commit_args(draft_id, "ik_dates", token)).await;
+    assert_eq!(order["order"]["arrives"], json!({"earliest": "2026-06-02", "latest": "2026-06-03"}), "{order}");
+    assert!(text_of(&paid).contains("promised to arrive 2026-06-02 to 2026-06-03"), "{}", text_of(&paid));
+    let order_id = order["order"]["id"].as_str().unwrap();
+    // A week later the window is the one promised, not one computed from the new date.
+    app.clock.advance(Duration::from_secs(7 * 86_400));
+    let (_, later) = call_as(&client, "u1", "get_order", json!({"order_id": order_id})).await;
+    assert_eq!(later["order"]["arrives"], order["order"]["arrives"], "kept, not recomputed");
+    let row = app.state.store.order_by_id(order_id).await.unwrap().unwrap();
+    let link = app.state.checkout.permalinks.url(&row.id);
+    let page = reqwest::get(link.replace(&app.base_url, &app.local_url)).await.unwrap().text().await.unwrap();
+    assert!(page.contains("data-arrives>Tue, Jun 2 – Wed, Jun 3<"), "{page}");
+}
+
 #[tokio::test]
 async fn commit_order_and_the_other_widget_tools_are_hidden_from_the_model() {
     let app = spawn_app().await;

@@ -419,6 +419,8 @@ async fn an_acp_order_goes_to_its_platforms_webhook_signed_with_the_platforms_se
         authentication_until_ms: None,
         gift_wrap_minor: None,
         gift_receipt: 0,
+        arrives_earliest: None,
+        arrives_latest: None,
         fulfilment: Default::default(),
     };
     let store = &app.state.store;

@@ -118,6 +118,7 @@ pub fn order_data() -> OrderData {
             amount_refunded: None,
             gift_wrap_cost: None,
             gift_receipt: false,
+            arrives: None,
         },
     }
 }

@@ -7,8 +7,9 @@
 
 use giftgenius_types::envelope::NoticeCode;
 use giftgenius_types::orders::{
-    Adjustment, CheckoutData, CheckoutSession, DeleteMyDataData, DeliveryOption, Fulfillment, ListOrdersData, Order,
-    OrderData, OrderDraft, OrderStatus, OrderStep, PrepareOrderData, Refund, RefundStatus, ShippingSpeed,
+    Adjustment, CheckoutData, CheckoutSession, DeleteMyDataData, DeliveryOption, DeliveryWindow, Fulfillment,
+    ListOrdersData, Order, OrderData, OrderDraft, OrderStatus, OrderStep, PrepareOrderData, Refund, RefundStatus,
+    ShippingSpeed,
 };
 use giftgenius_types::write::WriteJson;
 use giftgenius_types::{
@@ -267,7 +268,7 @@ fn order() -> impl Strategy<Value = Order> {
             prop::collection::vec(adjustment, 0..3),
             proptest::option::of(money()),
         ),
-        (proptest::option::of(money()), any::<bool>()),
+        (proptest::option::of(money()), any::<bool>(), proptest::option::of((text(), text()))),
     )
         .prop_map(
             |(
@@ -275,7 +276,7 @@ fn order() -> impl Strategy<Value = Order> {
                 (quantity, total, status, created_at),
                 (destination, cancellable_until, refund),
                 (fulfillment, timeline, adjustments, amount_refunded),
-                (gift_wrap_cost, gift_receipt),
+                (gift_wrap_cost, gift_receipt, arrives),
             )| Order {
                 id,
                 draft_id,
@@ -295,6 +296,7 @@ fn order() -> impl Strategy<Value = Order> {
                 amount_refunded,
                 gift_wrap_cost,
                 gift_receipt,
+                arrives: arrives.map(|(earliest, latest)| DeliveryWindow { earliest, latest }),
             },
         )
 }
