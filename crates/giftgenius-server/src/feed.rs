@@ -62,7 +62,9 @@ pub async fn export(
         meaning: None,
     };
     let catalog = tokio::task::spawn_blocking(move || LiveCatalog::load(spec)).await??.current();
-    let store = crate::startup::open_store(config).await?;
+    let store = giftgenius_commerce::store::Store::connect(&config.db)
+        .await
+        .with_context(|| format!("cannot open the database {}", crate::telemetry::url_for_log(&config.db)))?;
     let sold = store.units_sold_by_gift().await?;
     let public_url = match &config.public_url {
         Some(url) => url.trim_end_matches('/').to_string(),

@@ -17,7 +17,8 @@
 //!   its order events' bodies.
 //! - `operator/`: an order's life after payment (processing, shipped, completed, refunds), over
 //!   the operator's HTTP API and the `orders` command.
-//! - `http/`: the plain routes next to `/mcp` (images, the checkout page, the preview).
+//! - `http/`: the plain routes next to `/mcp` (images, the checkout page, the preview);
+//!   `html`: escaping for the pages the server renders.
 //! - `web/`: the HTTP plumbing every transport shares: the rate limit, server spans, the drain
 //!   on shutdown, and what both MCP servers do alike (the JSON-RPC body check, spans, timing).
 //! - `photos/`: gift photos fetched from the catalog's URLs, resized and kept, for `/images/`.
@@ -44,6 +45,7 @@ pub mod config;
 pub mod context;
 pub mod error;
 pub mod feed;
+pub mod html;
 pub mod http;
 pub mod limits;
 pub mod mcp;

@@ -205,7 +205,7 @@ pub async fn migrate_once(config: &Config) -> anyhow::Result<Migrated> {
     Ok(Migrated { database: crate::telemetry::url_for_log(&config.db), migrated })
 }
 
-pub(crate) async fn open_store(config: &Config) -> anyhow::Result<Store> {
+async fn open_store(config: &Config) -> anyhow::Result<Store> {
     Store::connect(&config.db)
         .await
         .with_context(|| format!("cannot open the database {}", crate::telemetry::url_for_log(&config.db)))

@@ -35,6 +35,7 @@ pub mod card_page;
 pub mod checkout_page;
 /// Kept at `http::client_addr` too: the tests and fuzz targets name it there.
 pub use crate::client_addr;
+pub use crate::html::escape;
 pub mod cors;
 pub mod deadline;
 pub mod gift_page;
@@ -139,31 +140,4 @@ pub fn connection_limits(config: &Config) -> anyhow::Result<serve::ConnectionLim
         tcp_nodelay: true,
         open_connections: Default::default(),
     })
-}
-
-/// Text made safe for HTML text and attribute values.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn markup_becomes_text() {
-        assert_eq!(
-            super::escape(r#"<img src=x onerror="a('b')">&"#),
-            "&lt;img src=x onerror=&quot;a(&#39;b&#39;)&quot;&gt;&amp;"
-        );
-    }
 }

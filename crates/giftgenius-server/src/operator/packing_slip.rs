@@ -17,7 +17,7 @@ use serde_json::json;
 
 use super::service::{Operator, OperatorError};
 use crate::checkout::delivery_of;
-use crate::http::escape;
+use crate::html::escape;
 
 /// Why an order has no packing slip (yet, or any more).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
