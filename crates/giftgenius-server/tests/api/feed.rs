@@ -10,22 +10,15 @@ use giftgenius_types::feed::{FeedMetadata, FeedProduct};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::support::{TOKEN, call_as, commit_args, meta_of, recipient, spawn_app_with};
+use crate::support::{TOKEN, call_as, commit_args, meta_of, recipient, server_command, spawn_app_with};
 
 const PUBLIC: &str = "https://shop.example";
 
 /// `giftgenius-server feed export --out OUT ARGS` on `db`: (exit ok, stdout JSON, stderr).
 fn feed_export(db: &str, out: &Path, args: &[&str]) -> (bool, Value, String) {
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_giftgenius-server"))
-        .args(["feed", "export", "--out"])
-        .arg(out)
-        .args(args)
-        .args(["--db", db, "--public-url", PUBLIC])
-        .env("GIFTGENIUS_LOG", "warn")
-        .output()
-        .expect("the command runs");
-    let stdout = serde_json::from_slice(&output.stdout).unwrap_or(Value::Null);
-    (output.status.success(), stdout, String::from_utf8_lossy(&output.stderr).into_owned())
+    let out = out.to_str().expect("a UTF-8 temporary path");
+    let command = ["feed", "export", "--out", out, "--db", db, "--public-url", PUBLIC];
+    server_command(&command.iter().chain(args).collect::<Vec<_>>())
 }
 
 #[tokio::test]

@@ -18,7 +18,8 @@ use serde_json::{Value, json};
 
 use crate::postgres::TestDb;
 use crate::support::{
-    Receiver, SandboxPay, TOKEN, TestApp, call_as, commit_args, meta_of, recipient, spawn_app_on, spawn_app_with,
+    Receiver, SandboxPay, TOKEN, TestApp, call_as, commit_args, meta_of, recipient, server_command, spawn_app_on,
+    spawn_app_with,
 };
 
 const TOKEN_VALUE: &str = "op_0123456789abcdef0123456789abcdef0123456789";
@@ -478,16 +479,10 @@ async fn the_api_answers_only_its_token_and_is_absent_without_a_token_file() {
 
 /// `giftgenius-server orders …` on `db`, against `provider`: (exit ok, stdout JSON, stderr).
 fn orders_command(db: &str, provider: &SandboxPay, args: &[&str]) -> (bool, Value, String) {
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_giftgenius-server"))
-        .arg("orders")
-        .args(args)
-        .args(provider.app_flags())
-        .args(["--db", db])
-        .env("GIFTGENIUS_LOG", "warn")
-        .output()
-        .expect("the command runs");
-    let stdout = serde_json::from_slice(&output.stdout).unwrap_or(Value::Null);
-    (output.status.success(), stdout, String::from_utf8_lossy(&output.stderr).into_owned())
+    let mut command: Vec<String> = ["orders"].iter().chain(args).map(|a| a.to_string()).collect();
+    command.extend(provider.app_flags().map(str::to_string));
+    command.extend(["--db".to_string(), db.to_string()]);
+    server_command(&command)
 }
 
 #[tokio::test]

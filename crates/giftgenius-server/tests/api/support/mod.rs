@@ -45,7 +45,7 @@ pub use localstripe::{LocalStripe, STRIPE_PUBLISHABLE_KEY, STRIPE_TEST_KEY};
 pub use otlp::{Exported, OtlpReceiver};
 pub use ports::unused_port;
 pub use process::{
-    ServerProcess, reconcile_command, spawn_server_binary, start_server_binary, start_server_binary_env,
+    ServerProcess, reconcile_command, server_command, spawn_server_binary, start_server_binary, start_server_binary_env,
 };
 pub use prometheus::{Prometheus, Target};
 pub use provider::{SandboxPay, TEST_MERCHANT, TEST_SESSION, delegate_body};

@@ -113,6 +113,18 @@ pub fn spawn_server_binary_env(
     ServerProcess { child, url: format!("http://127.0.0.1:{port}") }
 }
 
+/// `giftgenius-server ARGS` run to its end, logging warnings only: whether it exited 0, what it
+/// printed on stdout as JSON (`null` if not JSON), and its stderr.
+pub fn server_command<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> (bool, serde_json::Value, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_giftgenius-server"))
+        .args(args)
+        .env("GIFTGENIUS_LOG", "warn")
+        .output()
+        .expect("the command runs");
+    let stdout = serde_json::from_slice(&output.stdout).unwrap_or(serde_json::Value::Null);
+    (output.status.success(), stdout, String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
 /// One pass of `giftgenius-server reconcile --reconcile-after-secs 0` on `db` with `flags` (the
 /// payment provider's); the JSON report it prints.
 pub fn reconcile_command<S: AsRef<std::ffi::OsStr>>(db: &Path, flags: &[S]) -> serde_json::Value {
