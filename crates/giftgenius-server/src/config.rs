@@ -628,6 +628,15 @@ pub fn widget_html_candidates() -> Vec<PathBuf> {
 }
 
 impl Config {
+    /// `--public-url` without a trailing slash, else this server's own address: what the
+    /// one-shot commands (the feed, the operator's) put in the links they write.
+    pub fn public_url_or_local(&self) -> String {
+        match &self.public_url {
+            Some(url) => url.trim_end_matches('/').to_string(),
+            None => format!("http://{}:{}", self.host, self.port),
+        }
+    }
+
     /// `--db-file`: the database named by the file's first line replaces --db. Errors name the
     /// flag and the file, never what the file holds (a password).
     pub fn resolve_db_file(&mut self) -> anyhow::Result<()> {

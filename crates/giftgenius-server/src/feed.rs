@@ -23,6 +23,7 @@ use giftgenius_types::feed::{
 };
 use serde::Serialize;
 
+use crate::checkout::LOW_STOCK;
 use crate::config::Config;
 
 /// The feed's files.
@@ -31,9 +32,6 @@ pub const METADATA_FILE: &str = "metadata.json";
 
 /// Where a gift's page is, under our origin.
 pub const GIFT_PAGE_PATH: &str = "/gifts/";
-
-/// At most this many units left: `limited_stock` (the ACP session's low-stock warning, too).
-pub const LIMITED_STOCK: i64 = 5;
 
 /// What an export wrote, printed as JSON.
 #[derive(Debug, Serialize)]
@@ -66,10 +64,7 @@ pub async fn export(
         .await
         .with_context(|| format!("cannot open the database {}", crate::telemetry::url_for_log(&config.db)))?;
     let sold = store.units_sold_by_gift().await?;
-    let public_url = match &config.public_url {
-        Some(url) => url.trim_end_matches('/').to_string(),
-        None => format!("http://{}:{}", config.host, config.port),
-    };
+    let public_url = config.public_url_or_local();
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     let written =
         write_atomically(&out.join(PRODUCTS_FILE), |file| write_products(file, catalog.gifts(), &sold, &public_url))?;
@@ -146,7 +141,7 @@ pub fn product(gift: &CatalogGift, left: i64, public_url: &str) -> FeedProduct {
         .collect();
     let status = match left {
         ..=0 => "out_of_stock",
-        1..=LIMITED_STOCK => "limited_stock",
+        1..=LOW_STOCK => "limited_stock",
         _ => "in_stock",
     };
     let link = |kind: &str, title: &str, path: &str| FeedLink {
@@ -203,8 +198,8 @@ mod tests {
         assert_eq!(status(-2), (false, "out_of_stock".to_string()), "oversold reads as none left");
         assert_eq!(status(0), (false, "out_of_stock".to_string()));
         assert_eq!(status(1), (true, "limited_stock".to_string()));
-        assert_eq!(status(LIMITED_STOCK), (true, "limited_stock".to_string()));
-        assert_eq!(status(LIMITED_STOCK + 1), (true, "in_stock".to_string()));
+        assert_eq!(status(LOW_STOCK), (true, "limited_stock".to_string()));
+        assert_eq!(status(LOW_STOCK + 1), (true, "in_stock".to_string()));
     }
 
     #[test]

@@ -125,10 +125,7 @@ impl Offline {
         let store = open_store(config).await?;
         let (payments, sandbox) = connect_payments(config, &store, &giftgenius_commerce::clock::Clock::System).await?;
         let platforms = config.acp_platforms.as_deref().map(crate::acp::platforms::Platforms::load).transpose()?;
-        let public_url = match &config.public_url {
-            Some(url) => url.trim_end_matches('/').to_string(),
-            None => format!("http://{}:{}", config.host, config.port),
-        };
+        let public_url = config.public_url_or_local();
         let permalinks = crate::state::permalinks(&store, &public_url).await?;
         let events = crate::state::order_events(config, &store, platforms.as_ref(), permalinks, &public_url).await?;
         Ok(Self { store, payments: Arc::new(payments), events, _sandbox: sandbox })

@@ -21,12 +21,9 @@ use serde_json::{Map, Value};
 
 use super::error::AcpFailure;
 use super::words::{Lang, Word, field_problem, session_lang, text, text_with};
-use crate::checkout::shipping_cost;
+use crate::checkout::{LOW_STOCK, shipping_cost, wrap_price};
 use giftgenius_catalog::{CatalogGift, price_in};
-use giftgenius_commerce::{arrival, gift_wrap};
-
-/// Stock at or below which a line is `low_stock`.
-const LOW_STOCK: i64 = 5;
+use giftgenius_commerce::arrival;
 
 /// The fulfilment options we offer, by id.
 const OPTIONS: [(&str, ShippingSpeed, Word); 2] = [
@@ -416,7 +413,7 @@ pub fn show(stored: &Stored<'_>, offers: &[Option<Offer>], merchant: &Merchant<'
     {
         let param = format!("$.line_items[{first}]");
         let merchant = gift.merchant.name.as_str();
-        match gift_wrap::wrap_cents(&gift.merchant.id) {
+        match wrap_price(gift, currency) {
             None => {
                 let content = text_with(lang, Word::WrapNotOffered, &[("merchant", merchant)]);
                 messages.push(error(AcpMessageCode::Unsupported, Some(&param), &content));
@@ -425,8 +422,8 @@ pub fn show(stored: &Stored<'_>, offers: &[Option<Offer>], merchant: &Merchant<'
                 let content = text_with(lang, Word::WrapMoreThanGifts, &[("quantity", &gift_units.to_string())]);
                 messages.push(error(AcpMessageCode::Invalid, Some(&param), &content));
             }
-            Some(cents) => {
-                let unit = price_in(i64::from(cents), currency).amount_minor;
+            Some(price) => {
+                let unit = price.amount_minor;
                 let base = unit.saturating_mul(i64::from(units));
                 wrap_total = Some(base);
                 line_items.push(AcpLineItem {

@@ -105,6 +105,15 @@ impl std::fmt::Debug for Checkout {
 
 pub(crate) use giftgenius_commerce::ids::random_id;
 
+/// At most this many units left reads as few: ACP's `low_stock`, the feed's `limited_stock`,
+/// "Only N left" on a gift's page.
+pub(crate) const LOW_STOCK: i64 = 5;
+
+/// What `gift`'s merchant charges to wrap one unit, in `currency`; `None`: it does not wrap.
+pub(crate) fn wrap_price(gift: &CatalogGift, currency: Currency) -> Option<Money> {
+    giftgenius_commerce::gift_wrap::wrap_cents(&gift.merchant.id).map(|cents| price_in(i64::from(cents), currency))
+}
+
 pub(crate) fn shipping_cost(speed: ShippingSpeed, currency: Currency) -> Money {
     match speed {
         ShippingSpeed::Standard => Money::new(0, currency),

@@ -23,14 +23,14 @@ use giftgenius_types::{
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
-use super::{Checkout, delivery_of, random_id, shipping_cost};
+use super::{Checkout, delivery_of, random_id, shipping_cost, wrap_price};
 use crate::context::CallContext;
 use crate::error::internal;
 use crate::outcome::{Answer, Outcome};
 use giftgenius_catalog::{CatalogGift, price_in};
+use giftgenius_commerce::arrival;
 use giftgenius_commerce::clock::rfc3339;
 use giftgenius_commerce::store::{DraftRow, Usage};
-use giftgenius_commerce::{arrival, gift_wrap};
 
 impl Checkout {
     pub async fn prepare_order(&self, call: &CallContext, input: &PrepareOrderInput) -> Outcome<PrepareOrderData> {
@@ -295,11 +295,6 @@ impl Checkout {
         };
         Ok(Some(DeliveryDetails { recipient, gift_message, save_address: input.save_address, from_saved_address }))
     }
-}
-
-/// What `gift`'s merchant charges to wrap one unit, in `currency`; `None`: it does not wrap.
-pub(crate) fn wrap_price(gift: &CatalogGift, currency: Currency) -> Option<Money> {
-    gift_wrap::wrap_cents(&gift.merchant.id).map(|cents| price_in(i64::from(cents), currency))
 }
 
 /// Why a draft could not be made, found before the gift's stock was looked at: answered (and

@@ -16,8 +16,8 @@ use giftgenius_words::i18n::Lang;
 
 use super::checkout_page::browser_locale;
 use super::escape;
+use crate::checkout::LOW_STOCK;
 use crate::context::new_reference;
-use crate::feed::LIMITED_STOCK;
 use crate::state::AppState;
 
 /// The page's words, per language (kept here, not in the widget's catalogs: the widget's wasm
@@ -90,7 +90,7 @@ pub async fn gift_page(State(app): State<Arc<AppState>>, Path(id): Path<String>,
     let left = i64::from(gift.stock) - sold;
     let (stock_class, stock) = match left {
         ..=0 => ("sold-out", w.sold_out.to_string()),
-        1..=LIMITED_STOCK => ("few", w.only_left.replace("{n}", &left.to_string())),
+        1..=LOW_STOCK => ("few", w.only_left.replace("{n}", &left.to_string())),
         _ => ("in-stock", w.in_stock.to_string()),
     };
     let photo = gift

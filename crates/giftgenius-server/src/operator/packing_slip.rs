@@ -88,7 +88,7 @@ pub fn slip(order: &Order) -> Result<String, NoSlip> {
          <tbody><tr><td>{gift} <small>({gift_id})</small></td><td>{quantity}</td></tr></tbody></table>\
          {wrap}{message}{prices}</body></html>",
         id = escape(&order.id),
-        placed = escape(&rfc3339(order.created_at_ms)[..10]),
+        placed = escape(rfc3339(order.created_at_ms).get(..10).unwrap_or_default()),
         merchant = escape(&order.merchant),
         gift = escape(&order.gift_title),
         gift_id = escape(&order.gift_id),
