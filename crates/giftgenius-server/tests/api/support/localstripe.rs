@@ -74,7 +74,9 @@ impl LocalStripe {
         let url = format!("http://127.0.0.1:{port}");
         let recorder = transcript_dir().map(|dir| Recorder::start(&url, dir));
         let stripe = Self { child, url, http: reqwest::Client::new(), key_file, recorder };
-        for _ in 0..200 {
+        // Up to 30 s: a Python process starting beside a full test run on two cores once took
+        // longer than 10 s (CI's 2026-12-07 run); a localstripe that never answers still fails.
+        for _ in 0..600 {
             let probe = stripe.http.get(format!("{}/v1/customers", stripe.url)).bearer_auth(STRIPE_TEST_KEY);
             if probe.send().await.is_ok_and(|r| r.status().is_success()) {
                 return stripe;
