@@ -12,7 +12,14 @@ Every line of DIR/products.jsonl must be a valid `Product`, DIR/metadata.json a 
 `FeedMetadata`, and a batch of the first 100 products a valid `UpsertProductsRequest` (what a
 feed receiver's PATCH takes). Draft 2020-12 with formats checked. Prints the counts; exits 1 on
 the first invalid object, naming it.
+
+    python3 scripts/check-feed-against-spec.py --upserts /tmp/schema.feed.json BODIES
+
+checks instead every body a feed receiver was sent: the `upsert-*.json` files the tests' feed
+receiver writes into BODIES when GG_FEED_BODIES_DIR=BODIES is set (docs/feed.md), each a valid
+`UpsertProductsRequest`.
 """
+import glob
 import json
 import sys
 
@@ -36,6 +43,17 @@ def urls(value):
             yield from urls(inner)
 
 
+def check(what, schema, value):
+    """Exits naming `what` if `value` is not valid against `schema` or holds a URL that is not absolute."""
+    errors = list(schema.iter_errors(value))
+    if errors:
+        sys.exit(f"{what}: {errors[0].message} at {list(errors[0].absolute_path)}")
+    # `format: uri` is checked only when an optional package is installed: by hand here.
+    bad = [u for u in urls(value) if not u.startswith(("https://", "http://")) or " " in u]
+    if bad:
+        sys.exit(f"{what}: not an absolute URL: {bad[0]}")
+
+
 def main(schema_path, folder):
     bundle = json.load(open(schema_path))
     product, metadata, upsert = (validator(bundle, n) for n in ("Product", "FeedMetadata", "UpsertProductsRequest"))
@@ -43,23 +61,35 @@ def main(schema_path, folder):
     with open(f"{folder}/products.jsonl") as lines:
         for number, line in enumerate(lines, 1):
             value = json.loads(line)
-            errors = list(product.iter_errors(value))
-            if errors:
-                sys.exit(f"line {number} ({value.get('id')}): {errors[0].message} at {list(errors[0].absolute_path)}")
-            # `format: uri` is checked only when an optional package is installed: by hand here.
-            bad = [u for u in urls(value) if not u.startswith(("https://", "http://")) or " " in u]
-            if bad:
-                sys.exit(f"line {number} ({value.get('id')}): not an absolute URL: {bad[0]}")
+            check(f"line {number} ({value.get('id')})", product, value)
             count += 1
             if len(first) < 100:
                 first.append(value)
     meta = json.load(open(f"{folder}/metadata.json"))
-    for name, check, value in (("metadata.json", metadata, meta), ("a PATCH batch", upsert, {"products": first})):
-        errors = list(check.iter_errors(value))
+    for name, schema, value in (("metadata.json", metadata, meta), ("a PATCH batch", upsert, {"products": first})):
+        errors = list(schema.iter_errors(value))
         if errors:
             sys.exit(f"{name}: {errors[0].message}")
     print(f"{count} products valid; metadata.json valid; a batch of {len(first)} valid as UpsertProductsRequest")
 
 
+def upserts(schema_path, folder):
+    bundle = json.load(open(schema_path))
+    upsert = validator(bundle, "UpsertProductsRequest")
+    bodies, products, gone = 0, 0, 0
+    for path in sorted(glob.glob(f"{folder}/upsert-*.json")):
+        value = json.load(open(path))
+        check(path, upsert, value)
+        bodies += 1
+        products += len(value["products"])
+        gone += sum(1 for p in value["products"] if p["variants"][0]["availability"]["status"] == "discontinued")
+    if bodies == 0:
+        sys.exit(f"no upsert-*.json in {folder}")
+    print(f"{bodies} PATCH bodies valid as UpsertProductsRequest: {products} products, {gone} discontinued")
+
+
 if __name__ == "__main__":
-    main(*sys.argv[1:3])
+    if sys.argv[1] == "--upserts":
+        upserts(*sys.argv[2:4])
+    else:
+        main(*sys.argv[1:3])

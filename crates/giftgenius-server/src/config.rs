@@ -377,6 +377,23 @@ pub struct Config {
     #[arg(long, env = "GIFTGENIUS_WEBHOOK_POLL_MS", default_value_t = 1000)]
     pub webhook_poll_ms: u64,
 
+    // ── The product feed's receivers (issue 44 item 1, docs/feed.md) ──
+    /// Who gets the product feed's changes: a JSON file holding a list of `{name, url, feed_id,
+    /// token_file}`; each change of a price, a stock level or a gift is pushed to each as
+    /// `PATCH {url}/feeds/{feed_id}/products` with `Authorization: Bearer <token_file's first
+    /// line>`, from a durable table, retried as order events are (--webhook-retry-*). Without
+    /// it nothing is pushed (`feed export` still writes the files).
+    #[arg(long, env = "GIFTGENIUS_FEED_RECEIVERS", global = true)]
+    pub feed_receivers: Option<PathBuf>,
+    /// How often this server looks for feed changes to push (0 = never: other replicas push them).
+    #[arg(long, env = "GIFTGENIUS_FEED_POLL_MS", default_value_t = 1000)]
+    pub feed_poll_ms: u64,
+    /// How often the whole catalog is compared with what each feed receiver was last sent (it
+    /// is also compared at start and after a catalog reload; a sale or a cancel is pushed
+    /// without waiting for it), in seconds.
+    #[arg(long, env = "GIFTGENIUS_FEED_FULL_SWEEP_SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
+    pub feed_full_sweep_secs: u64,
+
     // ── The app directory and browser-based hosts (issue 23 items 8 and 10) ──
     /// The token the app directory's domain check expects at
     /// `/.well-known/openai-apps-challenge` (served as text/plain; 404 when unset).
@@ -520,6 +537,32 @@ pub enum FeedCommand {
         #[arg(long, value_parser = country_code)]
         target_country: Option<String>,
     },
+    /// Lists the products pushed or waiting to be pushed to the feed receivers (--db), as JSON
+    /// lines, by receiver and product.
+    Pushes {
+        /// Only this receiver's (its name in --feed-receivers).
+        #[arg(long)]
+        receiver: Option<String>,
+        /// Only those with this status.
+        #[arg(long, value_enum)]
+        status: Option<OutboxStatusArg>,
+        #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+        limit: u32,
+    },
+    /// Pushes a receiver's products again (pending at once, attempts and retry horizon from
+    /// now; the running servers send them): the products named, or every dead one (--dead),
+    /// or all of them (--all: a receiver that lost its copy of the feed). Prints what it did.
+    #[command(group(clap::ArgGroup::new("which").required(true).args(["ids", "dead", "all"])))]
+    Redeliver {
+        #[arg(long)]
+        receiver: String,
+        #[arg(long)]
+        dead: bool,
+        #[arg(long)]
+        all: bool,
+        /// Product (gift) ids.
+        ids: Vec<String>,
+    },
 }
 
 fn country_code(text: &str) -> Result<String, String> {
@@ -593,7 +636,8 @@ pub enum OutboxCommand {
     },
 }
 
-/// An order event's status, as `outbox list --status` takes it.
+/// An order event's status, as `outbox list --status` takes it (and a feed push's, as `feed
+/// pushes --status` does).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum OutboxStatusArg {
     Pending,

@@ -3,7 +3,9 @@
 //! deletes one account's personal data and exits; `giftgenius-server registry-json` prints the MCP
 //! registry's server.json; `giftgenius-server outbox list|redeliver` lists order events or sends
 //! some again; `giftgenius-server orders show|processing|ship|complete|refund` moves an order
-//! along after payment; `giftgenius-server migrate` applies the database's migrations and exits.
+//! along after payment; `giftgenius-server migrate` applies the database's migrations and exits;
+//! `giftgenius-server feed export|pushes|redeliver` writes the product feed, lists its pushes to
+//! the feed receivers, or pushes some again.
 
 use clap::Parser;
 use giftgenius_server::config::{Command, Config, FeedCommand, OutboxCommand};
@@ -47,6 +49,23 @@ async fn main() -> std::process::ExitCode {
         Some(Command::Feed(FeedCommand::Export { out, feed_id, target_country })) => {
             let exported = giftgenius_server::feed::export(&config, out, feed_id, target_country.as_deref()).await;
             return printed("feed export", exported);
+        }
+        Some(Command::Feed(FeedCommand::Pushes { receiver, status, limit })) => {
+            return match giftgenius_server::feed::pushes(&config, receiver.as_deref(), status.map(Into::into), *limit)
+                .await
+            {
+                Ok(pushes) => lines("feed pushes", &pushes),
+                Err(e) => failed("feed pushes", &e),
+            };
+        }
+        Some(Command::Feed(FeedCommand::Redeliver { receiver, dead, all, ids })) => {
+            use giftgenius_commerce::store::{OutboxStatus, Redeliver};
+            let which = match (*dead, *all) {
+                (_, true) => Redeliver::All,
+                (true, false) => Redeliver::WithStatus(OutboxStatus::Dead),
+                (false, false) => Redeliver::Products(ids),
+            };
+            return printed("feed redeliver", giftgenius_server::feed::redeliver(&config, receiver, which).await);
         }
         Some(Command::Orders(command)) => {
             return printed("orders", startup::orders(&config, command).await);

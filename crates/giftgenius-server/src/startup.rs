@@ -56,9 +56,10 @@ pub struct Application {
     shutdown_delay: Duration,
     /// `--shutdown-grace-secs`.
     shutdown_grace: Duration,
-    /// The order events worker (none with `--webhook-poll-ms 0`): the drain lets its posts in
-    /// flight finish.
-    outbox_worker: Option<tokio::task::JoinHandle<()>>,
+    /// The order events worker (none with `--webhook-poll-ms 0`) and the feed's (none without
+    /// `--feed-receivers` or with `--feed-poll-ms 0`): the drain lets their requests in flight
+    /// finish.
+    workers: Vec<tokio::task::JoinHandle<()>>,
 }
 
 /// Prunes what has outlived its retention, once at start and then every hour.
@@ -417,6 +418,12 @@ impl Application {
                 shutdown.clone(),
             )
         });
+        let feed_worker = match (&state.feed, config.feed_poll_ms) {
+            (Some(pusher), poll) if poll > 0 => {
+                Some(crate::feed::push::spawn(pusher.clone(), Duration::from_millis(poll), shutdown.clone()))
+            }
+            _ => None,
+        };
         let mut router = crate::http::router(&config, state.clone());
         let cors_origins = crate::http::cors::CorsOrigins::parse(&config.cors_origins)?.for_origin_check();
         if let Some(acp) = state.acp.clone() {
@@ -469,7 +476,7 @@ impl Application {
             stop: CancellationToken::new(),
             shutdown_delay: Duration::from_secs(if config.stdio { 0 } else { config.shutdown_delay_secs }),
             shutdown_grace: Duration::from_secs(config.shutdown_grace_secs),
-            outbox_worker,
+            workers: outbox_worker.into_iter().chain(feed_worker).collect(),
         })
     }
 
@@ -510,9 +517,8 @@ impl Application {
     /// requests left, if any): their purchases are fenced, and the reconciler of any replica settles
     /// what they left pending.
     pub async fn run_until_stopped(self) -> anyhow::Result<()> {
-        let Self {
-            listener, router, limits, state, shutdown, stop, shutdown_delay, shutdown_grace, outbox_worker, ..
-        } = self;
+        let Self { listener, router, limits, state, shutdown, stop, shutdown_delay, shutdown_grace, workers, .. } =
+            self;
         let mut signals = StopSignals::new();
         let accepting = CancellationToken::new();
         // Not `axum::serve`: it has no header-read timeout and no connection cap. The peer
@@ -558,13 +564,11 @@ impl Application {
         if let Ok(Ok(Err(e))) = tokio::time::timeout(shutdown_grace, server).await {
             tracing::warn!(error = %e, "serving ended with an error");
         }
-        // Webhooks being posted finish (each within its timeout), so their outcome is recorded
-        // rather than found leased after the restart; an event cut off is posted again anyway.
-        if let Some(worker) = outbox_worker
-            && tokio::time::timeout(shutdown_grace, worker).await.is_err()
-        {
+        // Webhooks and feed pushes being sent finish (each within its timeout), so their outcome
+        // is recorded rather than found leased after the restart; one cut off is sent again anyway.
+        if tokio::time::timeout(shutdown_grace, futures::future::join_all(workers)).await.is_err() {
             tracing::warn!(
-                "stopped while order events were still being posted; they are posted again after their lease"
+                "stopped while order events or feed changes were still being sent; they are sent again after their lease"
             );
         }
         // Suggestions counted since the last flush (the flushing task also writes them, but

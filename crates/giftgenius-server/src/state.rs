@@ -59,6 +59,9 @@ pub struct AppState {
     pub acp: Option<Arc<crate::acp::Acp>>,
     /// Posts order events from the outbox (on a schedule, see `startup.rs`).
     pub outbox: Arc<Dispatcher>,
+    /// Pushes the product feed's changes to `--feed-receivers` (on a schedule, see
+    /// `startup.rs`); none without receivers.
+    pub feed: Option<Arc<crate::feed::push::FeedPusher>>,
     /// The sandbox payment provider this server started (no `--payments-url`); it stops when
     /// the state is dropped or the process ends.
     pub sandbox: Option<SandboxProcess>,
@@ -177,6 +180,38 @@ async fn card_page(
 }
 
 /// Every order's status page link, under the key every replica shares (`order_permalink`).
+/// The feed's pusher, when `--feed-receivers` names any receiver.
+fn feed_pusher(
+    config: &Config,
+    store: &Store,
+    catalog: &Arc<LiveCatalog>,
+    local_catalog: bool,
+    clock: &Clock,
+    public_url: &str,
+) -> anyhow::Result<Option<Arc<crate::feed::push::FeedPusher>>> {
+    use crate::feed::{push, receivers::FeedReceivers};
+    let receivers = FeedReceivers::from_config(config.feed_receivers.as_deref())?;
+    if receivers.is_empty() {
+        return Ok(None);
+    }
+    anyhow::ensure!(
+        local_catalog,
+        "--feed-receivers: the feed lists the local catalog (the built-in gifts or --catalog files), and this \
+         server has none"
+    );
+    let pusher = push::FeedPusher::new(push::PusherParts {
+        store: store.clone(),
+        catalog: catalog.clone(),
+        receivers: Arc::new(receivers),
+        clock: clock.clone(),
+        public_url: public_url.to_string(),
+        policy: RetryPolicy::new(config.webhook_retry_horizon).with_base(config.webhook_retry_base),
+        full_sweep_every: Duration::from_secs(config.feed_full_sweep_secs),
+        timeout: Duration::from_millis(config.webhook_timeout_ms),
+    })?;
+    Ok(Some(Arc::new(pusher)))
+}
+
 pub async fn permalinks(store: &Store, public_url: &str) -> anyhow::Result<Arc<Permalinks>> {
     let generated = format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple());
     Ok(Arc::new(Permalinks::new(store.secret("order_permalink", generated).await?.as_bytes(), public_url)))
@@ -330,6 +365,7 @@ impl AppState {
             policy: RetryPolicy::new(config.webhook_retry_horizon).with_base(config.webhook_retry_base),
             failpoints: failpoints.clone(),
         });
+        let feed = feed_pusher(config, &store, &catalog, local_catalog, &clock, &public_url)?;
         let reconciler = Reconciler {
             store: store.clone(),
             payments: payments.clone(),
@@ -417,6 +453,7 @@ impl AppState {
             auth,
             resource_metadata,
             catalog,
+            feed,
             widget,
             public_url,
             store,

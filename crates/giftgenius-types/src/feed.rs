@@ -115,3 +115,55 @@ pub struct FeedLink {
     pub title: String,
     pub url: String,
 }
+
+/// The body of `PATCH /feeds/{id}/products` (`UpsertProductsRequest`): the products that
+/// changed, each whole (the receiver replaces a product by its id).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FeedUpsert {
+    pub products: Vec<FeedListing>,
+}
+
+/// A product in an upsert: listed as the export lists it, or gone from the catalog.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum FeedListing {
+    Listed(FeedProduct),
+    Gone(FeedProductGone),
+}
+
+impl FeedListing {
+    pub fn id(&self) -> &str {
+        match self {
+            FeedListing::Listed(product) => &product.id,
+            FeedListing::Gone(product) => &product.id,
+        }
+    }
+}
+
+/// A product the catalog no longer holds (`Product` with only what the spec requires): its one
+/// variant `discontinued`, under the title it was last listed with. The spec's upsert cannot
+/// delete, so this is how a receiver learns a gift is no longer sold.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FeedProductGone {
+    pub id: String,
+    pub variants: Vec<FeedVariantGone>,
+}
+
+/// The variant of a [`FeedProductGone`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FeedVariantGone {
+    pub id: String,
+    pub title: String,
+    pub availability: FeedAvailability,
+}
+
+/// A receiver's answer to an upsert (`UpsertProductsResponse`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FeedUpsertAccepted {
+    pub id: String,
+    pub accepted: bool,
+}

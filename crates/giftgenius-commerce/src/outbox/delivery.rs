@@ -42,13 +42,7 @@ pub struct Poster {
 
 impl Poster {
     pub fn new(timeout: Duration) -> anyhow::Result<Self> {
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .referer(false)
-            .connect_timeout(timeout)
-            .timeout(timeout)
-            .user_agent(concat!("giftgenius-webhooks/", env!("CARGO_PKG_VERSION")))
-            .build()?;
+        let client = client(timeout, concat!("giftgenius-webhooks/", env!("CARGO_PKG_VERSION")))?;
         Ok(Self { client, timeout })
     }
 
@@ -83,16 +77,34 @@ impl Poster {
         };
         let status = response.status();
         let retry_after = response.headers().get(RETRY_AFTER).and_then(|v| v.to_str().ok()).and_then(retry_after);
-        let mut read = Vec::new();
-        while read.len() < MAX_RESPONSE_BYTES {
-            match response.chunk().await {
-                Ok(Some(chunk)) => read.extend_from_slice(&chunk[..chunk.len().min(MAX_RESPONSE_BYTES - read.len())]),
-                // A body cut short says nothing more about the status.
-                Ok(None) | Err(_) => break,
-            }
-        }
+        let read = read_answer(&mut response, MAX_RESPONSE_BYTES).await;
         judge(status, &read, retry_after)
     }
+}
+
+/// A client for posting to receivers the operator configured: no redirects followed, no
+/// referrer, `timeout` for connecting and for the whole request.
+pub fn client(timeout: Duration, user_agent: &'static str) -> reqwest::Result<reqwest::Client> {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .referer(false)
+        .connect_timeout(timeout)
+        .timeout(timeout)
+        .user_agent(user_agent)
+        .build()
+}
+
+/// Up to `max` bytes of `response`'s body (the rest is dropped unread).
+pub async fn read_answer(response: &mut reqwest::Response, max: usize) -> Vec<u8> {
+    let mut read = Vec::new();
+    while read.len() < max {
+        match response.chunk().await {
+            Ok(Some(chunk)) => read.extend_from_slice(&chunk[..chunk.len().min(max - read.len())]),
+            // A body cut short says nothing more about the status.
+            Ok(None) | Err(_) => break,
+        }
+    }
+    read
 }
 
 /// What `status` (with up to [`MAX_RESPONSE_BYTES`] of its body) means for the event.
@@ -110,7 +122,7 @@ pub fn judge(status: StatusCode, body: &[u8], retry_after: Option<Duration>) -> 
 
 /// `Retry-After` as a wait: delta-seconds, or an HTTP date (from the system clock, as the
 /// receiver wrote it). Unreadable values are ignored.
-fn retry_after(value: &str) -> Option<Duration> {
+pub fn retry_after(value: &str) -> Option<Duration> {
     let value = value.trim();
     if let Ok(seconds) = value.parse::<u64>() {
         return Some(Duration::from_secs(seconds));
@@ -131,7 +143,7 @@ fn snippet(body: &[u8]) -> String {
 }
 
 /// The chain of a transport error, without the URL (it is in the configuration already).
-fn network_error(e: &reqwest::Error) -> String {
+pub fn network_error(e: &reqwest::Error) -> String {
     let mut text = if e.is_connect() { "cannot connect".to_string() } else { "network error".to_string() };
     let mut source = std::error::Error::source(e);
     while let Some(s) = source {

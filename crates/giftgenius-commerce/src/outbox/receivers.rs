@@ -121,7 +121,8 @@ fn read_secret(file: &Path) -> anyhow::Result<String> {
     Ok(secret)
 }
 
-fn is_loopback_host(url: &url::Url) -> bool {
+/// Whether `url` goes to this machine (plain http there is not warned about).
+pub fn is_loopback_host(url: &url::Url) -> bool {
     match url.host() {
         Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
         Some(url::Host::Ipv6(ip)) => ip.is_loopback(),

@@ -137,9 +137,10 @@ enum Recorded {
 /// followed by another at once. Returns when the round in progress has finished, so a drain
 /// can wait for the posts in flight (each bounded by the request timeout).
 pub fn spawn(dispatcher: Arc<Dispatcher>, every: Duration, shutdown: CancellationToken) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        loop {
-            let full = match dispatcher.run_once().await {
+    spawn_rounds(every, shutdown, move || {
+        let dispatcher = dispatcher.clone();
+        async move {
+            match dispatcher.run_once().await {
                 Ok(report) => {
                     if report.claimed > 0 {
                         tracing::debug!(?report, "order events posted");
@@ -150,11 +151,26 @@ pub fn spawn(dispatcher: Arc<Dispatcher>, every: Duration, shutdown: Cancellatio
                     tracing::warn!(error = %e, "posting order events failed; trying again next round");
                     false
                 }
-            };
+            }
+        }
+    })
+}
+
+/// Runs `round` every `every` until `shutdown`; a round that answers true (it had more than
+/// one round's work) is followed by another at once. Returns when the round in progress has
+/// finished. The loop of every outbox-like worker (order events, the feed's pushes).
+pub fn spawn_rounds<F, Fut>(every: Duration, shutdown: CancellationToken, mut round: F) -> tokio::task::JoinHandle<()>
+where
+    F: FnMut() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = bool> + Send,
+{
+    tokio::spawn(async move {
+        loop {
+            let more = round().await;
             if shutdown.is_cancelled() {
                 return;
             }
-            if !full {
+            if !more {
                 tokio::select! {
                     _ = shutdown.cancelled() => return,
                     _ = tokio::time::sleep(every) => {}

@@ -22,6 +22,8 @@
 //! - `secrets.rs`: secrets shared by every replica.
 //! - `outbox.rs`: order events written with the order change they announce, and their
 //!   delivery (claimed with a lease, recorded fenced).
+//! - `feed_pushes.rs`: the product feed's changes for each feed receiver, and their pushes
+//!   (claimed and recorded as order events are).
 //!
 //! And how it keeps it:
 //! - `sql.rs`: the statements, shared by both databases (a section per table).
@@ -52,9 +54,9 @@ mod sql;
 use sqlx::{PgPool, SqlitePool};
 
 pub use rows::{
-    AdjustmentRow, CheckoutRow, CurrencyColumn, DraftRow, Fulfilment, KeyRow, NewOrderEvent, OrderChange, OrderFacts,
-    OrderStatusColumn, OutboxRow, OutboxStatus, PlatformSessionRow, RecoveryPoint, RefundRow, RefundStatusColumn,
-    ShippingColumn, Usage,
+    AdjustmentRow, CheckoutRow, CurrencyColumn, DraftRow, FeedMark, FeedPushRow, Fulfilment, KeyRow, NewOrderEvent,
+    OrderChange, OrderFacts, OrderStatusColumn, OutboxRow, OutboxStatus, PlatformSessionRow, RecoveryPoint, RefundRow,
+    RefundStatusColumn, ShippingColumn, Usage,
 };
 pub use sql::ERASED_SUBJECT;
 
@@ -135,6 +137,7 @@ mod accounts;
 mod addresses;
 mod checkouts;
 mod drafts;
+mod feed_pushes;
 mod fulfilment;
 mod keys;
 mod orders;
@@ -147,6 +150,7 @@ mod secrets;
 mod tx;
 mod usage;
 
+pub use feed_pushes::{Marked, PushRecord, Redeliver};
 pub use keys::{Claim, Fence, Fenced, Scope};
 pub use orders::{ChargeStart, CreateOrder, SettledBy, Settlement};
 pub use outbox::AttemptRecord;

@@ -578,3 +578,38 @@ pub struct PlatformSessionRow {
     pub updated_at_ms: i64,
     pub expires_at_ms: i64,
 }
+
+/// A product's push to a feed receiver as stored in `feed_pushes` (`feed_pushes.rs`); its
+/// status is an [`OutboxStatus`]: pending, delivered or dead, as an order event's.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct FeedPushRow {
+    pub receiver: String,
+    pub product_id: String,
+    /// The title it was last marked under.
+    pub title: String,
+    /// Hash of the product as last marked.
+    pub fingerprint: String,
+    /// Hash of the product as the receiver last accepted it.
+    pub sent_fingerprint: Option<String>,
+    pub status: OutboxStatus,
+    /// Counts marks: a push claimed under an older mark leaves the row pending.
+    pub marks: i64,
+    pub attempts: i64,
+    pub next_attempt_at_ms: i64,
+    pub pending_since_ms: i64,
+    pub locked_until_ms: Option<i64>,
+    /// The fencing token of the latest claim.
+    pub claims: i64,
+    pub last_error: Option<String>,
+    pub updated_at_ms: i64,
+    pub delivered_at_ms: Option<i64>,
+}
+
+/// What a sweep found a product to be now, for one receiver: marked pending unless it was
+/// marked so already.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FeedMark {
+    pub product_id: String,
+    pub title: String,
+    pub fingerprint: String,
+}

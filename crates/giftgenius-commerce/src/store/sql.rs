@@ -382,3 +382,60 @@ pub const ANONYMIZE_ORDERS_OF_ACP_SESSION: &str = "UPDATE orders SET delivery = 
 pub const ACP_SESSION_PENDING: &str = "SELECT COUNT(*) FROM orders WHERE draft_id = $1 AND status = $2";
 /// How many order events wait for delivery ($1 the `Pending` status), and since when the oldest.
 pub const OUTBOX_BACKLOG: &str = "SELECT COUNT(*), MIN(pending_since_ms) FROM order_outbox WHERE status = $1";
+
+// --- the product feed's pushes to feed receivers (feed_pushes.rs, docs/feed.md) ---
+
+/// Receiver $1's products and what each was last marked as (a sweep compares).
+pub const FEED_MARKED: &str = "SELECT product_id, fingerprint FROM feed_pushes WHERE receiver = $1";
+/// Receiver $1's product $2 as last marked, and its title.
+pub const FEED_MARKED_ONE: &str = "SELECT fingerprint, title FROM feed_pushes WHERE receiver = $1 AND product_id = $2";
+/// Marks product $2 of receiver $1 pending ($5) as $3 titled $4, at $6, unless it is marked
+/// as $3 already. A pending row keeps its back-off and horizon (the push builds the product of
+/// its moment anyway); a delivered or dead one starts again from now. Every mark counts one
+/// more `marks`, so a push claimed before it leaves the row pending.
+pub const MARK_FEED_PRODUCT: &str = "INSERT INTO feed_pushes (receiver, product_id, title, fingerprint, status, marks, \
+     attempts, next_attempt_at_ms, pending_since_ms, updated_at_ms) VALUES ($1, $2, $4, $3, $5, 1, 0, $6, $6, $6) \
+     ON CONFLICT (receiver, product_id) DO UPDATE SET title = excluded.title, fingerprint = excluded.fingerprint, \
+     marks = feed_pushes.marks + 1, \
+     attempts = CASE WHEN feed_pushes.status = $5 THEN feed_pushes.attempts ELSE 0 END, \
+     next_attempt_at_ms = CASE WHEN feed_pushes.status = $5 THEN feed_pushes.next_attempt_at_ms ELSE $6 END, \
+     pending_since_ms = CASE WHEN feed_pushes.status = $5 THEN feed_pushes.pending_since_ms ELSE $6 END, \
+     status = $5, updated_at_ms = $6 \
+     WHERE feed_pushes.fingerprint <> excluded.fingerprint";
+/// Leases up to $5 of receiver $1's pending ($2) products due at $3 until $4, oldest due
+/// first; each counts one more attempt and claim. One statement: safe with several replicas
+/// (PostgreSQL re-checks the outer WHERE of a row another claim just took).
+pub const CLAIM_FEED_PUSHES: &str = "UPDATE feed_pushes SET locked_until_ms = $4, attempts = attempts + 1, \
+     claims = claims + 1, updated_at_ms = $3 \
+     WHERE receiver = $1 AND status = $2 AND next_attempt_at_ms <= $3 AND (locked_until_ms IS NULL OR locked_until_ms <= $3) \
+     AND product_id IN (SELECT f.product_id FROM feed_pushes f WHERE f.receiver = $1 AND f.status = $2 \
+     AND f.next_attempt_at_ms <= $3 AND (f.locked_until_ms IS NULL OR f.locked_until_ms <= $3) \
+     ORDER BY f.next_attempt_at_ms, f.product_id LIMIT $5) RETURNING *";
+/// Product $2 of receiver $1, claimed as $3 under mark $4, was accepted as $5 at $6 ($7
+/// `Delivered`, $8 `Pending`): delivered, unless it was marked again meanwhile (then pending,
+/// due at once, attempts from zero); nothing if it was claimed again since.
+pub const FEED_PUSH_DELIVERED: &str = "UPDATE feed_pushes SET sent_fingerprint = $5, delivered_at_ms = $6, \
+     status = CASE WHEN marks = $4 THEN $7 ELSE $8 END, \
+     fingerprint = CASE WHEN marks = $4 THEN $5 ELSE fingerprint END, \
+     attempts = CASE WHEN marks = $4 THEN attempts ELSE 0 END, \
+     next_attempt_at_ms = $6, locked_until_ms = NULL, last_error = NULL, updated_at_ms = $6 \
+     WHERE receiver = $1 AND product_id = $2 AND claims = $3 AND status = $8";
+/// Product $2 of receiver $1, claimed as $3, failed with $4 at $5: tried again at $6 ($7 `Pending`).
+pub const FEED_PUSH_RETRY: &str = "UPDATE feed_pushes SET next_attempt_at_ms = $6, locked_until_ms = NULL, \
+     last_error = $4, updated_at_ms = $5 WHERE receiver = $1 AND product_id = $2 AND claims = $3 AND status = $7";
+/// Product $2 of receiver $1, claimed as $3, failed for good with $4 at $5 ($6 `Dead`, $7 `Pending`).
+pub const FEED_PUSH_DEAD: &str = "UPDATE feed_pushes SET status = $6, locked_until_ms = NULL, last_error = $4, \
+     updated_at_ms = $5 WHERE receiver = $1 AND product_id = $2 AND claims = $3 AND status = $7";
+/// The operator pushes receiver $1's products again from $2 ($3 `Pending`): product $4 (every
+/// one if NULL) with status $5 (any if NULL); attempts and horizon from now, any claim in
+/// flight fenced off, marked again.
+pub const REDELIVER_FEED_PUSHES: &str = "UPDATE feed_pushes SET status = $3, attempts = 0, next_attempt_at_ms = $2, \
+     pending_since_ms = $2, locked_until_ms = NULL, claims = claims + 1, marks = marks + 1, updated_at_ms = $2 \
+     WHERE receiver = $1 AND ($4 IS NULL OR product_id = $4) AND ($5 IS NULL OR status = $5)";
+/// Up to $3 pushes of receiver $1 (any receiver if NULL) with status $2 (any if NULL), by receiver and product.
+pub const FEED_PUSHES: &str = "SELECT * FROM feed_pushes WHERE ($1 IS NULL OR receiver = $1) \
+     AND ($2 IS NULL OR status = $2) ORDER BY receiver, product_id LIMIT $3";
+/// How many product pushes wait ($1 `Pending`), and since when the oldest.
+pub const FEED_PUSH_BACKLOG: &str = "SELECT COUNT(*), MIN(pending_since_ms) FROM feed_pushes WHERE status = $1";
+/// The gifts of the orders changed at or after $1 (their stock may have moved).
+pub const GIFTS_OF_ORDERS_CHANGED_SINCE: &str = "SELECT DISTINCT gift_id FROM orders WHERE updated_at_ms >= $1";

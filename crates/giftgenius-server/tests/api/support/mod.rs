@@ -23,6 +23,7 @@
 
 mod app;
 mod calls;
+mod feed_receiver;
 mod leaks;
 mod localstripe;
 pub mod oidc;
@@ -40,6 +41,7 @@ mod upstream;
 
 pub use app::{TestApp, connect, execute_sql, spawn_app, spawn_app_on, spawn_app_with, token_secret_file, widget_path};
 pub use calls::{call, call_as, call_in_locale, meta_of, request, text_of, varied_suggestion};
+pub use feed_receiver::{FeedReceiver, receivers_file};
 pub use leaks::{assert_no_leak, find_leak, hostname, leak_in};
 pub use localstripe::{LocalStripe, STRIPE_PUBLISHABLE_KEY, STRIPE_TEST_KEY};
 pub use otlp::{Exported, OtlpReceiver};

@@ -8,6 +8,11 @@
 //! plus the units sold per gift that has any; a file is written beside its final name and
 //! renamed, so a reader never sees half a feed. Availability is live stock: the catalog's units
 //! less those in live orders, as checkout counts them.
+//!
+//! `push.rs` sends the feed's changes to the feed receivers as they happen.
+
+pub mod push;
+pub mod receivers;
 
 use std::collections::HashMap;
 use std::io::{BufWriter, Write};
@@ -17,6 +22,7 @@ use std::time::Instant;
 use anyhow::Context;
 use giftgenius_catalog::{CatalogGift, live::CatalogSpec, live::LiveCatalog};
 use giftgenius_commerce::clock::{Clock, rfc3339};
+use giftgenius_commerce::store::{OutboxStatus, Redeliver, Store};
 use giftgenius_types::feed::{
     FeedAvailability, FeedCategory, FeedDescription, FeedLink, FeedMedia, FeedMetadata, FeedPrice, FeedProduct,
     FeedSeller, FeedVariant,
@@ -60,9 +66,7 @@ pub async fn export(
         meaning: None,
     };
     let catalog = tokio::task::spawn_blocking(move || LiveCatalog::load(spec)).await??.current();
-    let store = giftgenius_commerce::store::Store::connect(&config.db)
-        .await
-        .with_context(|| format!("cannot open the database {}", crate::telemetry::url_for_log(&config.db)))?;
+    let store = open_store(config).await?;
     let sold = store.units_sold_by_gift().await?;
     let public_url = config.public_url_or_local();
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
@@ -86,6 +90,42 @@ pub async fn export(
         dir: out.to_path_buf(),
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// `giftgenius-server feed pushes`: up to `limit` pushes of `config`'s database (of `receiver`,
+/// with `status`, when given).
+pub async fn pushes(
+    config: &Config,
+    receiver: Option<&str>,
+    status: Option<OutboxStatus>,
+    limit: u32,
+) -> anyhow::Result<Vec<push::PushListing>> {
+    let store = open_store(config).await?;
+    let rows = store.feed_pushes(receiver, status, i64::from(limit)).await?;
+    Ok(rows.iter().map(push::PushListing::from).collect())
+}
+
+/// What `feed redeliver` did.
+#[derive(Debug, Serialize)]
+pub struct Redelivered {
+    pub receiver: String,
+    /// Products pending again.
+    pub redelivered: u64,
+    /// Ids named that the receiver has no push of (a typo, or never pushed).
+    pub unknown: Vec<String>,
+}
+
+/// `giftgenius-server feed redeliver`: `receiver`'s products `which` pending again from now.
+pub async fn redeliver(config: &Config, receiver: &str, which: Redeliver<'_>) -> anyhow::Result<Redelivered> {
+    let store = open_store(config).await?;
+    let (redelivered, unknown) = store.redeliver_feed_pushes(receiver, which, Clock::System.now_ms()).await?;
+    Ok(Redelivered { receiver: receiver.to_string(), redelivered, unknown })
+}
+
+async fn open_store(config: &Config) -> anyhow::Result<Store> {
+    Store::connect(&config.db)
+        .await
+        .with_context(|| format!("cannot open the database {}", crate::telemetry::url_for_log(&config.db)))
 }
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
