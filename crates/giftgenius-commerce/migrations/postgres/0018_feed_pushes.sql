@@ -35,6 +35,6 @@ CREATE TABLE feed_pushes (
     delivered_at_ms     BIGINT,
     PRIMARY KEY (receiver, product_id)
 );
-CREATE INDEX feed_pushes_due ON feed_pushes (receiver, status, next_attempt_at_ms);
+CREATE INDEX feed_pushes_due ON feed_pushes (receiver, status, next_attempt_at_ms, product_id);
 -- The sweep after a sale or a cancel reads the gifts of the orders changed lately.
 CREATE INDEX orders_updated ON orders (updated_at_ms);

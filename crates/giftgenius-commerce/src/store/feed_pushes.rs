@@ -22,16 +22,28 @@ pub enum PushRecord<'a> {
     Dead { error: &'a str },
 }
 
-/// The products a sweep compares with: id → fingerprint as last marked.
-pub type Marked = std::collections::HashMap<String, String>;
+/// The products a sweep compares with: id → fingerprint as last marked, as the number its 16
+/// hex digits spell (a sweep holds one per product: at a million products, 8 bytes each
+/// instead of a string).
+pub type Marked = std::collections::HashMap<Box<str>, u64>;
+
+/// A fingerprint (16 hex digits) as a number; `None` for anything else (never written).
+pub fn fingerprint_number(fingerprint: &str) -> Option<u64> {
+    (fingerprint.len() == 16).then(|| u64::from_str_radix(fingerprint, 16).ok()).flatten()
+}
 
 impl Store {
     /// Every product of `receiver` as last marked.
     #[tracing::instrument(name = "store.feed_marked", skip_all, fields(otel.kind = "client", db.operation.name = "feed_marked"))]
     pub async fn feed_marked(&self, receiver: &str) -> StoreResult<Marked> {
         on_pool!(self, |pool| {
-            let rows: Vec<(String, String)> = sqlx::query_as(sql::FEED_MARKED).bind(receiver).fetch_all(pool).await?;
-            Ok(rows.into_iter().collect())
+            let mut rows = sqlx::query_as::<_, (String, String)>(sql::FEED_MARKED).bind(receiver).fetch(pool);
+            let mut marked = Marked::new();
+            while let Some((id, fingerprint)) = futures::TryStreamExt::try_next(&mut rows).await? {
+                // One not made by `fingerprint` compares unequal to every product: it is marked again.
+                marked.insert(id.into_boxed_str(), fingerprint_number(&fingerprint).unwrap_or(0));
+            }
+            Ok(marked)
         })
     }
 
@@ -95,54 +107,52 @@ impl Store {
         Ok(claimed)
     }
 
-    /// Records how the push of `row` (as claimed) ended, at `now_ms`; false (nothing written)
-    /// if it was claimed again or redelivered since.
-    #[tracing::instrument(name = "store.record_feed_push", skip_all, fields(otel.kind = "client", db.operation.name = "record_feed_push"))]
-    pub async fn record_feed_push(&self, row: &FeedPushRow, record: PushRecord<'_>, now_ms: i64) -> StoreResult<bool> {
-        let (receiver, product, claims) = (&row.receiver, &row.product_id, row.claims);
-        let written = on_pool!(self, |pool| {
-            match record {
-                PushRecord::Delivered { fingerprint } => {
-                    sqlx::query(sql::FEED_PUSH_DELIVERED)
+    /// Records how the push of each claimed row ended, at `now_ms`, in one transaction (a batch
+    /// is one commit, not a hundred); for each, false (nothing written) if it was claimed again
+    /// or redelivered since.
+    #[tracing::instrument(name = "store.record_feed_pushes", skip_all, fields(otel.kind = "client", db.operation.name = "record_feed_pushes"))]
+    pub async fn record_feed_pushes(
+        &self,
+        outcomes: &[(&FeedPushRow, PushRecord<'_>)],
+        now_ms: i64,
+    ) -> StoreResult<Vec<bool>> {
+        on_pool!(self, |pool| {
+            let mut tx = pool.begin_write(WriteLock::None).await?;
+            let mut written = Vec::with_capacity(outcomes.len());
+            for (row, record) in outcomes {
+                let (receiver, product, claims) = (&row.receiver, &row.product_id, row.claims);
+                let query = match record {
+                    PushRecord::Delivered { fingerprint } => sqlx::query(sql::FEED_PUSH_DELIVERED)
                         .bind(receiver)
                         .bind(product)
                         .bind(claims)
                         .bind(row.marks)
-                        .bind(fingerprint)
+                        .bind(*fingerprint)
                         .bind(now_ms)
                         .bind(OutboxStatus::Delivered)
-                        .bind(OutboxStatus::Pending)
-                        .execute(pool)
-                        .await?
-                }
-                PushRecord::Retry { error, next_attempt_at_ms } => {
-                    sqlx::query(sql::FEED_PUSH_RETRY)
+                        .bind(OutboxStatus::Pending),
+                    PushRecord::Retry { error, next_attempt_at_ms } => sqlx::query(sql::FEED_PUSH_RETRY)
                         .bind(receiver)
                         .bind(product)
                         .bind(claims)
-                        .bind(error)
+                        .bind(*error)
                         .bind(now_ms)
-                        .bind(next_attempt_at_ms)
-                        .bind(OutboxStatus::Pending)
-                        .execute(pool)
-                        .await?
-                }
-                PushRecord::Dead { error } => {
-                    sqlx::query(sql::FEED_PUSH_DEAD)
+                        .bind(*next_attempt_at_ms)
+                        .bind(OutboxStatus::Pending),
+                    PushRecord::Dead { error } => sqlx::query(sql::FEED_PUSH_DEAD)
                         .bind(receiver)
                         .bind(product)
                         .bind(claims)
-                        .bind(error)
+                        .bind(*error)
                         .bind(now_ms)
                         .bind(OutboxStatus::Dead)
-                        .bind(OutboxStatus::Pending)
-                        .execute(pool)
-                        .await?
-                }
+                        .bind(OutboxStatus::Pending),
+                };
+                written.push(query.execute(&mut *tx).await?.rows_affected() == 1);
             }
-            .rows_affected()
-        });
-        Ok(written == 1)
+            tx.commit().await?;
+            Ok(written)
+        })
     }
 
     /// The operator pushes `receiver`'s products again from `now_ms`: those named, else those

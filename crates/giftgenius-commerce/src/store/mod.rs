@@ -150,7 +150,7 @@ mod secrets;
 mod tx;
 mod usage;
 
-pub use feed_pushes::{Marked, PushRecord, Redeliver};
+pub use feed_pushes::{Marked, PushRecord, Redeliver, fingerprint_number};
 pub use keys::{Claim, Fence, Fenced, Scope};
 pub use orders::{ChargeStart, CreateOrder, SettledBy, Settlement};
 pub use outbox::AttemptRecord;

@@ -30,7 +30,9 @@ use giftgenius_commerce::clock::Clock;
 use giftgenius_commerce::outbox::delivery::{Verdict, client, judge, network_error, read_answer, retry_after};
 use giftgenius_commerce::outbox::schedule::{Next, RetryPolicy};
 use giftgenius_commerce::outbox::worker::spawn_rounds;
-use giftgenius_commerce::store::{FeedMark, FeedPushRow, PushRecord, Store, StoreError, StoreResult};
+use giftgenius_commerce::store::{
+    FeedMark, FeedPushRow, PushRecord, Store, StoreError, StoreResult, fingerprint_number,
+};
 use giftgenius_types::feed::{FeedAvailability, FeedListing, FeedProductGone, FeedUpsert, FeedVariantGone};
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER};
 use serde::Serialize;
@@ -184,8 +186,9 @@ impl FeedPusher {
                 let left = i64::from(gift.stock) - sold.get(&*gift.id).copied().unwrap_or(0);
                 let listing = FeedListing::Listed(super::product(gift, left, &public_url));
                 let fingerprint = fingerprint(&listing);
+                let number = fingerprint_number(&fingerprint);
                 for (index, seen) in marked.iter_mut().enumerate() {
-                    if seen.remove(&*gift.id).is_some_and(|was| was == fingerprint) {
+                    if seen.remove(&*gift.id).is_some_and(|was| Some(was) == number) {
                         continue;
                     }
                     pending[index].push(FeedMark {
@@ -207,7 +210,7 @@ impl FeedPusher {
                 }
             }
             // What is left was told to a receiver and is no longer in the catalog.
-            marked.into_iter().map(|seen| seen.into_keys().collect::<Vec<String>>()).collect()
+            marked.into_iter().map(|seen| seen.into_keys().map(String::from).collect::<Vec<String>>()).collect()
         });
         let mut count = 0;
         while let Some((index, chunk)) = chunks.recv().await {
@@ -293,19 +296,26 @@ impl FeedPusher {
             .map_err(|e| StoreError::Inconsistent(format!("feed upsert not serializable: {e}")))?;
         let verdict = self.send(receiver, body).await;
         let now = self.clock.now_ms();
-        for (row, fingerprint) in claimed.iter().zip(&fingerprints) {
-            let record = match &verdict {
-                Verdict::Delivered => PushRecord::Delivered { fingerprint },
-                Verdict::Retry { error, retry_after } => {
-                    let random = (uuid::Uuid::new_v4().as_u128() >> 64) as u64;
-                    match self.policy.after_failure(row.attempts, now, row.pending_since_ms, *retry_after, random) {
-                        Next::At(next_attempt_at_ms) => PushRecord::Retry { error, next_attempt_at_ms },
-                        Next::Dead => PushRecord::Dead { error },
+        let outcomes: Vec<(&FeedPushRow, PushRecord)> = claimed
+            .iter()
+            .zip(&fingerprints)
+            .map(|(row, fingerprint)| {
+                let record = match &verdict {
+                    Verdict::Delivered => PushRecord::Delivered { fingerprint },
+                    Verdict::Retry { error, retry_after } => {
+                        let random = (uuid::Uuid::new_v4().as_u128() >> 64) as u64;
+                        match self.policy.after_failure(row.attempts, now, row.pending_since_ms, *retry_after, random) {
+                            Next::At(next_attempt_at_ms) => PushRecord::Retry { error, next_attempt_at_ms },
+                            Next::Dead => PushRecord::Dead { error },
+                        }
                     }
-                }
-                Verdict::Permanent { error } => PushRecord::Dead { error },
-            };
-            let written = self.store.record_feed_push(row, record.clone(), now).await?;
+                    Verdict::Permanent { error } => PushRecord::Dead { error },
+                };
+                (row, record)
+            })
+            .collect();
+        let written = self.store.record_feed_pushes(&outcomes, now).await?;
+        for ((_, record), written) in outcomes.iter().zip(written) {
             match (written, record) {
                 (false, _) => report.superseded += 1,
                 (true, PushRecord::Delivered { .. }) => report.delivered += 1,
