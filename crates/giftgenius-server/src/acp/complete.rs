@@ -383,13 +383,14 @@ enum Payment {
 /// What a complete request pays with, or 400 with the field at fault for a request the spec
 /// itself refuses (neither a card nor a purchase order, a card without its handler). We take one
 /// handler, a card tokenized by delegated payment, paid when the order is placed: a purchase
-/// order alone, payment terms other than `immediate` and an approval to wait for are spec-valid
-/// and [`Payment::NotOffered`]; a purchase order number beside a card is only a reference.
+/// order (alone, or beside half a card: the schema's `anyOf` accepts that as a purchase order),
+/// payment terms other than `immediate` and an approval to wait for are spec-valid and
+/// [`Payment::NotOffered`]; a purchase order number beside a whole card is only a reference.
 fn payment(request: &AcpCompleteRequest, session_id: &str, merchant_id: &str) -> Result<Payment, AcpFailure> {
     let data = &request.payment_data;
     let card = match (&data.handler_id, &data.instrument) {
         (Some(handler_id), Some(instrument)) => Some((handler_id, instrument)),
-        (None, None) if data.purchase_order_number.is_some() => None,
+        (_, _) if data.purchase_order_number.is_some() => None,
         (None, None) => {
             return Err(AcpFailure::field(
                 "invalid",

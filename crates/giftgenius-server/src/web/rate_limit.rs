@@ -159,7 +159,7 @@ pub async fn rate_limit(State(limit): State<Arc<RateLimit>>, mut request: Reques
     let group = client_group(address);
     if let Err(wait) = limit.take(group, Instant::now()) {
         limit.refusals.rate_limited();
-        return too_many_requests(wait);
+        return too_many_requests(wait, path.starts_with(ACP_PREFIX));
     }
     if limit.tokens_identify_callers {
         request.extensions_mut().insert(Counted { limit: limit.clone(), group });
@@ -167,13 +167,21 @@ pub async fn rate_limit(State(limit): State<Arc<RateLimit>>, mut request: Reques
     next.run(request).await
 }
 
-fn too_many_requests(wait: Duration) -> Response {
+/// Where the Agentic Commerce Protocol's routes are: their callers read ACP's `Error`.
+const ACP_PREFIX: &str = "/acp/";
+
+/// 429 with `Retry-After`; to an ACP platform (`acp`) in ACP's `Error` shape (`type`, `code`,
+/// `message`: its closed schema has no other fields), to anyone else as OAuth-style
+/// `error`/`error_description`.
+fn too_many_requests(wait: Duration, acp: bool) -> Response {
     let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
     let seconds = seconds.max(1);
-    let body = json!({
-        "error": "rate_limited",
-        "error_description": format!("too many requests from this address; retry after {seconds} s"),
-    });
+    let message = format!("too many requests from this address; retry after {seconds} s");
+    let body = match acp {
+        // docs/acp.md §6: every 4xx of ours is `invalid_request`.
+        true => json!({"type": "invalid_request", "code": "rate_limited", "message": message}),
+        false => json!({"error": "rate_limited", "error_description": message}),
+    };
     let mut response = (StatusCode::TOO_MANY_REQUESTS, axum::Json(body)).into_response();
     response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
     response
@@ -253,9 +261,22 @@ mod tests {
 
     #[test]
     fn retry_after_is_whole_seconds_rounded_up() {
-        let response = too_many_requests(Duration::from_millis(19_001));
+        let response = too_many_requests(Duration::from_millis(19_001), false);
         assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
         assert_eq!(response.headers()[header::RETRY_AFTER], "20");
-        assert_eq!(too_many_requests(Duration::ZERO).headers()[header::RETRY_AFTER], "1");
+        assert_eq!(too_many_requests(Duration::ZERO, true).headers()[header::RETRY_AFTER], "1");
+    }
+
+    #[tokio::test]
+    async fn an_acp_platform_reads_acp_s_error_and_everyone_else_the_oauth_shape() {
+        let body = |acp| async move {
+            let bytes = axum::body::to_bytes(too_many_requests(Duration::from_secs(3), acp).into_body(), 1024);
+            serde_json::from_slice::<serde_json::Value>(&bytes.await.unwrap()).unwrap()
+        };
+        let acp = body(true).await;
+        assert_eq!((acp["type"].as_str(), acp["code"].as_str()), (Some("invalid_request"), Some("rate_limited")));
+        assert_eq!(acp.as_object().unwrap().len(), 3, "nothing ACP's closed Error does not define: {acp}");
+        assert!(acp["message"].as_str().unwrap().contains("retry after 3 s"));
+        assert_eq!(body(false).await["error"], "rate_limited");
     }
 }

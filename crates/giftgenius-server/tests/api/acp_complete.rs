@@ -265,6 +265,12 @@ async fn purchase_orders_and_payment_terms_are_answered_in_the_session_and_a_car
             "$.payment_data.purchase_order_number",
             json!({"purchase_order_number": "PO-77", "payment_terms": "immediate"}),
         ),
+        // Half a card beside a purchase order is a purchase order by the schema's `anyOf`
+        // (found by scripts/acp-fuzz.py: it was a 400).
+        (
+            "$.payment_data.purchase_order_number",
+            json!({"purchase_order_number": "PO-78", "handler_id": "card_tokenized"}),
+        ),
         (
             "$.payment_data.payment_terms",
             json!({"handler_id": "card_tokenized", "instrument": card, "purchase_order_number": "PO-77",
