@@ -366,6 +366,9 @@ impl AppState {
             failpoints: failpoints.clone(),
         });
         let feed = feed_pusher(config, &store, &catalog, local_catalog, &clock, &public_url)?;
+        if feed.is_some() {
+            metrics.readings.wire_feed();
+        }
         let reconciler = Reconciler {
             store: store.clone(),
             payments: payments.clone(),

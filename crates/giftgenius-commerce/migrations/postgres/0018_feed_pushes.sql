@@ -36,5 +36,7 @@ CREATE TABLE feed_pushes (
     PRIMARY KEY (receiver, product_id)
 );
 CREATE INDEX feed_pushes_due ON feed_pushes (receiver, status, next_attempt_at_ms, product_id);
+-- /metrics reads the backlog (pending, and since when) and the dead at every scrape.
+CREATE INDEX feed_pushes_status ON feed_pushes (status, pending_since_ms);
 -- The sweep after a sale or a cancel reads the gifts of the orders changed lately.
 CREATE INDEX orders_updated ON orders (updated_at_ms);

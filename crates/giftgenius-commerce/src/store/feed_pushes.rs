@@ -218,10 +218,14 @@ impl Store {
         })
     }
 
-    /// Product pushes waiting, and when the oldest of them started waiting (`/metrics`).
-    pub async fn feed_push_backlog(&self) -> StoreResult<(i64, Option<i64>)> {
+    /// Product pushes waiting, when the oldest of them started waiting, and how many are dead
+    /// (`/metrics`).
+    pub async fn feed_push_backlog(&self) -> StoreResult<(i64, Option<i64>, i64)> {
         on_pool!(self, |pool| {
-            Ok(sqlx::query_as(sql::FEED_PUSH_BACKLOG).bind(OutboxStatus::Pending).fetch_one(pool).await?)
+            let (waiting, since): (i64, Option<i64>) =
+                sqlx::query_as(sql::FEED_PUSH_BACKLOG).bind(OutboxStatus::Pending).fetch_one(pool).await?;
+            let dead: i64 = sqlx::query_scalar(sql::FEED_PUSHES_DEAD).bind(OutboxStatus::Dead).fetch_one(pool).await?;
+            Ok((waiting, since, dead))
         })
     }
 

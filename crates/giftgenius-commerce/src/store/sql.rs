@@ -437,5 +437,7 @@ pub const FEED_PUSHES: &str = "SELECT * FROM feed_pushes WHERE ($1 IS NULL OR re
      AND ($2 IS NULL OR status = $2) ORDER BY receiver, product_id LIMIT $3";
 /// How many product pushes wait ($1 `Pending`), and since when the oldest.
 pub const FEED_PUSH_BACKLOG: &str = "SELECT COUNT(*), MIN(pending_since_ms) FROM feed_pushes WHERE status = $1";
+/// How many product pushes are dead ($1 `Dead`): refused for good until the operator redelivers.
+pub const FEED_PUSHES_DEAD: &str = "SELECT COUNT(*) FROM feed_pushes WHERE status = $1";
 /// The gifts of the orders changed at or after $1 (their stock may have moved).
 pub const GIFTS_OF_ORDERS_CHANGED_SINCE: &str = "SELECT DISTINCT gift_id FROM orders WHERE updated_at_ms >= $1";

@@ -20,6 +20,7 @@
 //! | `giftgenius_catalog_gifts`, `giftgenius_catalog_reload_failures_total` | gauge, counter | | the live catalog, at each scrape |
 //! | `giftgenius_open_connections` | gauge | | `http::serve` |
 //! | `giftgenius_outbox_backlog`, `giftgenius_outbox_oldest_age_seconds` | gauge | | the order event outbox, once wired ([`Readings::wire_outbox`], `outbox.rs`) |
+//! | `giftgenius_feed_backlog`, `giftgenius_feed_oldest_age_seconds`, `giftgenius_feed_dead` | gauge | | the feed's pushes, once wired ([`Readings::wire_feed`]: a server with feed receivers) |
 //!
 //! The hot path (a tool call) touches atomics only: histogram and counter handles are looked up
 //! once per label combination and kept (`mcp.rs`).

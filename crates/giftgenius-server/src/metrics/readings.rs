@@ -1,6 +1,6 @@
 //! What is read at each scrape rather than counted as it happens: the live catalog's size and
-//! refused reloads, the orders pending payment now (one indexed query), and the outbox's
-//! backlog once wired (`outbox.rs`). `/metrics` calls [`Readings::refresh`] before encoding;
+//! refused reloads, the orders pending payment now (one indexed query), the outbox's backlog
+//! once wired (`outbox.rs`), and the feed's pushes once wired (a server with feed receivers). `/metrics` calls [`Readings::refresh`] before encoding;
 //! the registry then encodes the last readings through [`Collector`].
 
 use std::sync::{Arc, Mutex, OnceLock};
@@ -27,6 +27,17 @@ pub struct PendingOrders {
     pub oldest_age_seconds: f64,
 }
 
+/// The feed's pushes, as the last scrape read them.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct FeedBacklog {
+    /// Products waiting to be pushed to a receiver.
+    pub waiting: u64,
+    /// How long the oldest of them has waited, in seconds (0 when none does).
+    pub oldest_age_seconds: f64,
+    /// Products a receiver refused for good, until the operator redelivers them.
+    pub dead: u64,
+}
+
 /// The scrape-time readings; registered as a collector.
 #[derive(Debug)]
 pub struct Readings {
@@ -34,11 +45,26 @@ pub struct Readings {
     pending: Mutex<Option<PendingOrders>>,
     outbox: OnceLock<Arc<dyn OutboxBacklog>>,
     outbox_backlog: Mutex<Option<Backlog>>,
+    /// Set once the server pushes the feed to receivers: only then do its series exist.
+    feed: OnceLock<()>,
+    feed_backlog: Mutex<Option<FeedBacklog>>,
 }
 
 impl Readings {
     pub(super) fn new(catalog: Arc<LiveCatalog>) -> Self {
-        Self { catalog, pending: Mutex::new(None), outbox: OnceLock::new(), outbox_backlog: Mutex::new(None) }
+        Self {
+            catalog,
+            pending: Mutex::new(None),
+            outbox: OnceLock::new(),
+            outbox_backlog: Mutex::new(None),
+            feed: OnceLock::new(),
+            feed_backlog: Mutex::new(None),
+        }
+    }
+
+    /// This server pushes the feed to receivers: from now on each scrape shows its pushes.
+    pub fn wire_feed(&self) {
+        let _ = self.feed.set(());
     }
 
     /// Wires the order event outbox: from now on each scrape shows its backlog. Once only; a
@@ -69,7 +95,24 @@ impl Readings {
                 Err(_) => tracing::warn!("metrics: the outbox backlog did not answer in time"),
             }
         };
-        tokio::join!(pending, outbox);
+        let feed = async {
+            if self.feed.get().is_none() {
+                return;
+            }
+            match tokio::time::timeout(READ_WITHIN, store.feed_push_backlog()).await {
+                Ok(Ok((waiting, oldest, dead))) => {
+                    let age_ms = oldest.map_or(0, |since| clock.now_ms().saturating_sub(since).max(0));
+                    *lock(&self.feed_backlog) = Some(FeedBacklog {
+                        waiting: waiting.max(0) as u64,
+                        oldest_age_seconds: age_ms as f64 / 1000.0,
+                        dead: dead.max(0) as u64,
+                    });
+                }
+                Ok(Err(e)) => tracing::warn!(error = %e, "metrics: reading the feed's pushes failed"),
+                Err(_) => tracing::warn!("metrics: the database did not answer for the feed's pushes in time"),
+            }
+        };
+        tokio::join!(pending, outbox, feed);
     }
 }
 
@@ -121,6 +164,26 @@ impl Collector for Readings {
                 "giftgenius_outbox_oldest_age_seconds",
                 "How long the oldest undelivered order event has waited (0 when none is)",
                 ConstGauge::new(backlog.oldest_age_seconds),
+            )?;
+        }
+        if let Some(feed) = *lock(&self.feed_backlog) {
+            gauge(
+                &mut encoder,
+                "giftgenius_feed_backlog",
+                "Feed products waiting to be pushed to a feed receiver",
+                ConstGauge::new(feed.waiting as i64),
+            )?;
+            gauge(
+                &mut encoder,
+                "giftgenius_feed_oldest_age_seconds",
+                "How long the oldest feed product waiting to be pushed has waited (0 when none does)",
+                ConstGauge::new(feed.oldest_age_seconds),
+            )?;
+            gauge(
+                &mut encoder,
+                "giftgenius_feed_dead",
+                "Feed products a receiver refused for good (until `feed redeliver`)",
+                ConstGauge::new(feed.dead as i64),
             )?;
         }
         Ok(())

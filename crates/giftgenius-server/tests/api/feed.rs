@@ -240,14 +240,17 @@ async fn a_receiver_answering_503_and_429_gets_every_product_once_after_retries(
     assert!(retried >= 100, "the refused batches were tried again: {retried}");
 }
 
-/// `giftgenius-server feed ARGS --db DB`: (exit ok, stdout lines as JSON, stderr).
-fn feed_command(db: &str, args: &[&str]) -> (bool, Vec<Value>, String) {
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_giftgenius-server"))
+/// `giftgenius-server feed ARGS --db DB`: (exit ok, stdout lines as JSON, stderr). Awaited, not
+/// blocking: the app runs on the test's own runtime, and a transaction of its left half-way
+/// while the test thread waited would hold SQLite's write lock against the command.
+async fn feed_command(db: &str, args: &[&str]) -> (bool, Vec<Value>, String) {
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_giftgenius-server"))
         .arg("feed")
         .args(args)
         .args(["--db", db])
         .env("GIFTGENIUS_LOG", "warn")
         .output()
+        .await
         .expect("the command runs");
     let lines = String::from_utf8_lossy(&output.stdout)
         .lines()
@@ -269,13 +272,13 @@ async fn a_refused_batch_is_dead_until_the_operator_redelivers_it() {
     .await;
     let catalog = app.state.catalog.current();
     receiver.wait_until("all but the refused batch", |p| p.len() == catalog.len() - 100).await;
-    let (ok, dead, stderr) = feed_command(&db, &["pushes", "--receiver", "shopping", "--status", "dead"]);
+    let (ok, dead, stderr) = feed_command(&db, &["pushes", "--receiver", "shopping", "--status", "dead"]).await;
     assert!(ok, "{stderr}");
     assert_eq!(dead.len(), 100, "{dead:?}");
     assert!(dead.iter().all(|d| d["status"] == "dead" && d["last_error"].as_str().unwrap().starts_with("HTTP 400")));
-    let (ok, _, stderr) = feed_command(&db, &["redeliver", "--receiver", "shopping"]);
+    let (ok, _, stderr) = feed_command(&db, &["redeliver", "--receiver", "shopping"]).await;
     assert!(!ok && stderr.contains("required"), "which products must be said: {stderr}");
-    let (ok, done, stderr) = feed_command(&db, &["redeliver", "--receiver", "shopping", "--dead"]);
+    let (ok, done, stderr) = feed_command(&db, &["redeliver", "--receiver", "shopping", "--dead"]).await;
     assert!(ok, "{stderr}");
     assert_eq!(done[0]["redelivered"], 100, "{done:?}");
     // The command ran on the wall clock: the app's manual clock catches up with it.
@@ -283,9 +286,9 @@ async fn a_refused_batch_is_dead_until_the_operator_redelivers_it() {
     app.clock.advance(std::time::Duration::from_millis(behind.max(0) as u64 + 1000));
     receiver.wait_until("every gift", |p| p.len() == catalog.len()).await;
     assert!(catalog.gifts().iter().all(|g| receiver.times(&g.id) == 1));
-    let (ok, done, _) =
-        feed_command(&db, &["redeliver", "--receiver", "shopping", "no-such-gift", &catalog.gifts()[0].id]);
-    assert!(ok);
+    let (ok, done, stderr) =
+        feed_command(&db, &["redeliver", "--receiver", "shopping", "no-such-gift", &catalog.gifts()[0].id]).await;
+    assert!(ok, "{stderr}");
     assert_eq!((done[0]["redelivered"].as_u64(), &done[0]["unknown"]), (Some(1), &json!(["no-such-gift"])));
     receiver.wait_until("the first gift again", |_| receiver.times(&catalog.gifts()[0].id) == 2).await;
 }
@@ -416,4 +419,50 @@ async fn postgres_two_replicas_push_every_product_once_and_a_sale_on_either() {
     let twice: Vec<&str> = catalog.gifts().iter().filter(|g| receiver.times(&g.id) != 1).map(|g| &*g.id).collect();
     assert_eq!(twice, [&*gift.id], "each product once by one of the two replicas, the sold one again");
     assert_eq!(receiver.times(&gift.id), 2);
+}
+
+#[tokio::test]
+async fn metrics_show_the_feed_s_backlog_its_age_and_what_a_receiver_refused() {
+    let receiver = FeedReceiver::start(FEED_ID, FEED_TOKEN).await;
+    receiver.script([503, 400]);
+    // The first batch waits an hour for its retry, whatever the jitter.
+    receiver.retry_after(3600);
+    let file = receiver.receivers_file("shopping");
+    let app = spawn_app_with(|c| pushing_to(c, &file)).await;
+    let catalog = app.state.catalog.current();
+    // The first batch waits for its retry, the second is dead, the others arrive.
+    receiver.wait_until("all but two batches", |p| p.len() == catalog.len() - 200).await;
+    app.clock.advance(std::time::Duration::from_secs(5));
+    let metrics = || async {
+        let text = reqwest::get(format!("{}/metrics", app.local_url)).await.unwrap().text().await.unwrap();
+        let value =
+            |series: &str| text.lines().find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse::<f64>().ok());
+        (value("giftgenius_feed_backlog"), value("giftgenius_feed_oldest_age_seconds"), value("giftgenius_feed_dead"))
+    };
+    // The receiver counts a batch before it answers; the pusher records it after.
+    let mut reading = metrics().await;
+    for _ in 0..200 {
+        if (reading.0, reading.2) == (Some(100.0), Some(100.0)) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        reading = metrics().await;
+    }
+    let (waiting, age, dead) = reading;
+    assert_eq!((waiting, dead), (Some(100.0), Some(100.0)));
+    assert!(age.is_some_and(|age| age >= 5.0), "{age:?}");
+    // Past the back-off the waiting batch arrives; the dead one stays dead.
+    app.clock.advance(std::time::Duration::from_secs(3 * 3600));
+    receiver.wait_until("all but the dead batch", |p| p.len() == catalog.len() - 100).await;
+    for _ in 0..200 {
+        if metrics().await.0 == Some(0.0) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(metrics().await, (Some(0.0), Some(0.0), Some(100.0)));
+    // A server without receivers has no such series.
+    let plain = crate::support::spawn_app().await;
+    let text = reqwest::get(format!("{}/metrics", plain.local_url)).await.unwrap().text().await.unwrap();
+    assert!(!text.contains("giftgenius_feed_"), "{text}");
 }

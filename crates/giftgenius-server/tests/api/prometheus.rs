@@ -98,7 +98,7 @@ async fn a_real_prometheus_scrapes_a_purchase_a_decline_and_a_validation_error()
             .flatten()
             .flat_map(|g| g["rules"].as_array().cloned().unwrap_or_default())
             .collect();
-        assert_eq!(rules.len(), 7, "{groups}");
+        assert_eq!(rules.len(), 9, "{groups}");
         if rules
             .iter()
             .all(|r| r["health"] == "ok" && r["lastEvaluation"].as_str().is_some_and(|t| !t.starts_with("0001")))

@@ -36,6 +36,8 @@ struct Inner {
     feed_id: String,
     token: String,
     script: VecDeque<u16>,
+    /// Sent with every 429 and 503, when set.
+    retry_after: Option<u64>,
     seen: Vec<Upsert>,
     /// Every product as last accepted, by id.
     products: BTreeMap<String, FeedListing>,
@@ -77,6 +79,7 @@ impl FeedReceiver {
             feed_id: feed_id.to_string(),
             token: token.to_string(),
             script: VecDeque::new(),
+            retry_after: None,
             seen: Vec::new(),
             products: BTreeMap::new(),
             times: BTreeMap::new(),
@@ -93,6 +96,11 @@ impl FeedReceiver {
     /// The next valid requests are answered with `statuses`, in order; after them, 200.
     pub fn script(&self, statuses: impl IntoIterator<Item = u16>) {
         self.inner.lock().unwrap().script.extend(statuses);
+    }
+
+    /// Every 429 and 503 from now on says `Retry-After: seconds`.
+    pub fn retry_after(&self, seconds: u64) {
+        self.inner.lock().unwrap().retry_after = Some(seconds);
     }
 
     /// Every request so far, in arrival order.
@@ -175,7 +183,11 @@ async fn receive(
     let status = inner.script.pop_front().unwrap_or(200);
     inner.seen.push(Upsert { feed_id: feed_id.clone(), ids, answered: status, refused: None });
     if !(200..300).contains(&status) {
-        return (StatusCode::from_u16(status).expect("a status"), "try later").into_response();
+        let mut response = (StatusCode::from_u16(status).expect("a status"), "try later").into_response();
+        if let (429 | 503, Some(seconds)) = (status, inner.retry_after) {
+            response.headers_mut().insert("retry-after", seconds.into());
+        }
+        return response;
     }
     if let Some(dir) = &inner.bodies_dir {
         // Numbered across every receiver of the test process (tests run side by side).
