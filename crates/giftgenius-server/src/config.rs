@@ -681,6 +681,14 @@ impl Config {
         }
     }
 
+    /// The store `--db` names; the error names the database without its password.
+    pub async fn open_store(&self) -> anyhow::Result<giftgenius_commerce::store::Store> {
+        use anyhow::Context;
+        giftgenius_commerce::store::Store::connect(&self.db)
+            .await
+            .with_context(|| format!("cannot open the database {}", crate::telemetry::url_for_log(&self.db)))
+    }
+
     /// `--db-file`: the database named by the file's first line replaces --db. Errors name the
     /// flag and the file, never what the file holds (a password).
     pub fn resolve_db_file(&mut self) -> anyhow::Result<()> {

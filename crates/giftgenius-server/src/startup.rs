@@ -123,7 +123,7 @@ pub struct Offline {
 
 impl Offline {
     pub async fn open(config: &Config) -> anyhow::Result<Self> {
-        let store = open_store(config).await?;
+        let store = config.open_store().await?;
         let (payments, sandbox) = connect_payments(config, &store, &giftgenius_commerce::clock::Clock::System).await?;
         let platforms = config.acp_platforms.as_deref().map(crate::acp::platforms::Platforms::load).transpose()?;
         let public_url = config.public_url_or_local();
@@ -164,7 +164,7 @@ pub async fn outbox_list(
     status: Option<OutboxStatusArg>,
     limit: u32,
 ) -> anyhow::Result<Vec<EventListing>> {
-    let store = open_store(config).await?;
+    let store = config.open_store().await?;
     Ok(giftgenius_commerce::outbox::operator::list(&store, status.map(Into::into), i64::from(limit)).await?)
 }
 
@@ -180,7 +180,7 @@ pub async fn orders(
 
 /// `giftgenius-server outbox redeliver ID…`: those events pending again, for the servers to post.
 pub async fn outbox_redeliver(config: &Config, ids: &[String]) -> anyhow::Result<Redelivered> {
-    let store = open_store(config).await?;
+    let store = config.open_store().await?;
     Ok(giftgenius_commerce::outbox::operator::redeliver(&store, ids, Clock::System.now_ms()).await?)
 }
 
@@ -197,16 +197,10 @@ pub struct Migrated {
 /// sqlx's advisory lock on PostgreSQL, so replicas starting meanwhile wait); then the check
 /// `/readyz` makes.
 pub async fn migrate_once(config: &Config) -> anyhow::Result<Migrated> {
-    let store = open_store(config).await?;
+    let store = config.open_store().await?;
     let migrated = store.is_migrated().await?;
     anyhow::ensure!(migrated, "the database holds migrations this build does not know (a newer build's?)");
     Ok(Migrated { database: crate::telemetry::url_for_log(&config.db), migrated })
-}
-
-async fn open_store(config: &Config) -> anyhow::Result<Store> {
-    Store::connect(&config.db)
-        .await
-        .with_context(|| format!("cannot open the database {}", crate::telemetry::url_for_log(&config.db)))
 }
 
 /// `giftgenius-server delete-my-data --subject S`: what the delete_my_data tool does, for a
@@ -216,7 +210,7 @@ pub async fn delete_my_data_once(config: &Config, subject: &str) -> anyhow::Resu
         !subject.is_empty() && subject != giftgenius_commerce::store::ERASED_SUBJECT,
         "--subject names no account"
     );
-    let store = open_store(config).await?;
+    let store = config.open_store().await?;
     let deleted = store.delete_personal_data(subject, Clock::System.now_ms()).await?;
     Ok(crate::checkout::privacy::report(deleted, &crate::state::retention_of(config)))
 }
@@ -227,7 +221,7 @@ pub async fn delete_acp_buyer_data_once(
     email: &str,
 ) -> anyhow::Result<giftgenius_types::DeleteMyDataData> {
     anyhow::ensure!(email.contains('@'), "--acp-buyer-email is not an email address");
-    let store = open_store(config).await?;
+    let store = config.open_store().await?;
     let deleted = store.delete_acp_buyer_data(email, Clock::System.now_ms()).await?;
     Ok(crate::checkout::privacy::report(deleted, &crate::state::retention_of(config)))
 }

@@ -303,9 +303,7 @@ impl AppState {
             Some(path) => Some(OperatorToken::read(path).context("--operator-token-file")?),
             None => None,
         };
-        let store = Store::connect(&config.db)
-            .await
-            .with_context(|| format!("cannot open the database {}", crate::telemetry::url_for_log(&config.db)))?;
+        let store = config.open_store().await?;
         match store.durability().await {
             Ok(durability) => tracing::info!(%durability, "database opened"),
             Err(e) => tracing::warn!(error = %e, "cannot read the database's durability settings"),

@@ -22,7 +22,7 @@ use std::time::Instant;
 use anyhow::Context;
 use giftgenius_catalog::{CatalogGift, live::CatalogSpec, live::LiveCatalog};
 use giftgenius_commerce::clock::{Clock, rfc3339};
-use giftgenius_commerce::store::{OutboxStatus, Redeliver, Store};
+use giftgenius_commerce::store::{OutboxStatus, Redeliver};
 use giftgenius_types::feed::{
     FeedAvailability, FeedCategory, FeedDescription, FeedLink, FeedMedia, FeedMetadata, FeedPrice, FeedProduct,
     FeedSeller, FeedVariant,
@@ -66,7 +66,7 @@ pub async fn export(
         meaning: None,
     };
     let catalog = tokio::task::spawn_blocking(move || LiveCatalog::load(spec)).await??.current();
-    let store = open_store(config).await?;
+    let store = config.open_store().await?;
     let sold = store.units_sold_by_gift().await?;
     let public_url = config.public_url_or_local();
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
@@ -100,7 +100,7 @@ pub async fn pushes(
     status: Option<OutboxStatus>,
     limit: u32,
 ) -> anyhow::Result<Vec<push::PushListing>> {
-    let store = open_store(config).await?;
+    let store = config.open_store().await?;
     let rows = store.feed_pushes(receiver, status, i64::from(limit)).await?;
     Ok(rows.iter().map(push::PushListing::from).collect())
 }
@@ -117,15 +117,9 @@ pub struct Redelivered {
 
 /// `giftgenius-server feed redeliver`: `receiver`'s products `which` pending again from now.
 pub async fn redeliver(config: &Config, receiver: &str, which: Redeliver<'_>) -> anyhow::Result<Redelivered> {
-    let store = open_store(config).await?;
+    let store = config.open_store().await?;
     let (redelivered, unknown) = store.redeliver_feed_pushes(receiver, which, Clock::System.now_ms()).await?;
     Ok(Redelivered { receiver: receiver.to_string(), redelivered, unknown })
-}
-
-async fn open_store(config: &Config) -> anyhow::Result<Store> {
-    Store::connect(&config.db)
-        .await
-        .with_context(|| format!("cannot open the database {}", crate::telemetry::url_for_log(&config.db)))
 }
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
