@@ -1184,6 +1184,10 @@
     },
     // Two of a Hearth & Home gift (it wraps, at $5.99 a gift), neither wrapped yet.
     "gift options": () => run("prepare_order", { gift_id: "hh-010", quantity: 2, recipient: RECIPIENT }),
+    "basket": () => run("prepare_order", {
+      items: [{ gift_id: "hh-010", quantity: 2 }, { gift_id: "pp-001", quantity: 1 }],
+      recipient: RECIPIENT,
+    }),
     "order placed": async () => {
       const d = await hiddenDraft("tr-012");
       return run("commit_order", { draft_id: d.draft_id, idempotency_key: newKey(), confirmation_token: d.token });

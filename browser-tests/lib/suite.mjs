@@ -264,6 +264,29 @@ export function defineSuite({ bridge, csp }) {
     await h.visible(".gg-gift-receipt").waitFor();
   }));
 
+  // Issue 42 item 1: a basket of two gifts is one card with a line each, one total, and one
+  // Confirm that charges once for all of it; "Update delivery details" keeps every line.
+  test(`${label}: a basket of two gifts is confirmed once and placed with every line`, () => withPage("basket", async (h) => {
+    await h.fixture("basket");
+    await waitForState(h, "confirm");
+    await expectRuntime(h, wasm);
+    const lines = h.frame().locator(".gg-basket-lines li:visible");
+    assert.equal(await lines.count(), 2);
+    assert.match(await lines.nth(0).innerText(), / × 2/);
+    assert.match(await lines.nth(1).innerText(), /Mystery Book Subscription.* × 1/s);
+    await screenshot(h, `${label}-confirm-basket`);
+    const first = await h.visible('[data-action="confirm"]').getAttribute("data-draft-id");
+    await fillRecipient(h, { city: "Porto", postal: "4000-123" });
+    await click(h, '[data-action="update-delivery"]');
+    await newDraft(h, first);
+    assert.equal(await h.frame().locator(".gg-basket-lines li:visible").count(), 2, "the edit keeps both lines");
+    assert.equal(await h.charges(), 0);
+    await click(h, '[data-action="confirm"]');
+    await waitForState(h, "order-placed");
+    assert.equal(await h.charges(), 1, "one charge for the basket");
+    assert.match(await h.visible(".gg-order-placed").innerText(), /× 2 .*; .*× 1/s);
+  }));
+
   test(`${label}: one click on Confirm charges exactly once`, () => withPage("confirm-once", async (h) => {
     await h.fixture("confirm");
     await waitForState(h, "confirm");

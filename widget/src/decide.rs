@@ -167,11 +167,18 @@ pub fn suggestion(set_arguments: &Map<String, Value>) -> Next {
 /// person needs it by, which the draft keeps).
 fn prepare_base(draft: &OrderDraft) -> Value {
     let mut args = json!({
-        "gift_id": draft.gift.id,
-        "quantity": draft.quantity,
         "shipping": draft.shipping.as_str(),
         "currency": draft.total.currency.code(),
     });
+    // A basket keeps its lines (as items); one gift its one-gift form.
+    if draft.lines.len() > 1 {
+        let items: Vec<Value> =
+            draft.lines.iter().map(|line| json!({ "gift_id": line.gift.id, "quantity": line.quantity })).collect();
+        args["items"] = Value::Array(items);
+    } else {
+        args["gift_id"] = json!(draft.gift.id);
+        args["quantity"] = json!(draft.quantity);
+    }
     if let Some(day) = &draft.needed_by {
         args["needed_by"] = json!(day);
     }

@@ -395,12 +395,12 @@ mod tests {
         assert_eq!(ViewState::from_tool_output(&json!("hi")), ViewState::OutOfDate { v: None });
         assert_eq!(ViewState::from_tool_output(&json!({})), ViewState::OutOfDate { v: None });
         assert_eq!(
-            ViewState::from_tool_output(&json!({"v": 5, "whatever": true})),
-            ViewState::OutOfDate { v: Some(5) }
+            ViewState::from_tool_output(&json!({"v": 6, "whatever": true})),
+            ViewState::OutOfDate { v: Some(6) }
         );
         assert_eq!(
-            ViewState::from_tool_output(&json!({"v": 5, "ok": true, "tool": "nope"})),
-            ViewState::OutOfDate { v: Some(5) }
+            ViewState::from_tool_output(&json!({"v": 6, "ok": true, "tool": "nope"})),
+            ViewState::OutOfDate { v: Some(6) }
         );
     }
 

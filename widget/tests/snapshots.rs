@@ -9,9 +9,9 @@ use giftgenius_types::orders::{Adjustment, Fulfillment, OrderStep, RefundStatus}
 use giftgenius_types::wire::META_PAYMENT_CARD;
 use giftgenius_types::{
     CONTRACT_VERSION, CheckoutData, CheckoutSession, Currency, DeleteMyDataData, DeliveryOption, DeliveryWindow,
-    Destination, Envelope, ErrorCode, FailedSource, FieldError, GiftCard, ListOrdersData, MatchVia, Merchant, Money,
-    Notice, Occasion, Order, OrderData, OrderDraft, OrderStatus, Partial, PrepareOrderData, Reason, RelationshipType,
-    ShippingSpeed, SuggestGiftsData, SuggestGiftsQuery, Suggestion, ToolError, ToolName, Why,
+    Destination, DraftLine, Envelope, ErrorCode, FailedSource, FieldError, GiftCard, ListOrdersData, MatchVia,
+    Merchant, Money, Notice, Occasion, Order, OrderData, OrderDraft, OrderLine, OrderStatus, Partial, PrepareOrderData,
+    Reason, RelationshipType, ShippingSpeed, SuggestGiftsData, SuggestGiftsQuery, Suggestion, ToolError, ToolName, Why,
 };
 use giftgenius_widget::state::CardOnFile;
 use giftgenius_widget::{RenderContext, Theme, ViewState, render_to_html};
@@ -191,10 +191,12 @@ fn permission_error() -> ToolError {
 }
 
 fn draft() -> OrderDraft {
+    let pour_over = gift("g_pour_over", "Pour-over coffee set", usd(3499), true);
     OrderDraft {
         id: "d_42".into(),
-        gift: gift("g_pour_over", "Pour-over coffee set", usd(3499), true),
+        gift: pour_over.clone(),
         quantity: 2,
+        lines: vec![DraftLine { gift: pour_over, quantity: 2, subtotal: usd(6998), gift_wrap_cost: None }],
         shipping: ShippingSpeed::Standard,
         subtotal: usd(6998),
         shipping_cost: usd(499),
@@ -266,6 +268,20 @@ fn confirm_gift_wrapped() -> ViewState {
     ViewState::from_tool_result(&output, &confirm_meta())
 }
 
+/// A basket: the pour-over set twice and a tea sampler, one recipient, one total.
+fn basket_draft() -> OrderDraft {
+    let mut draft = draft();
+    let tea = gift("g_tea", "Loose-leaf tea sampler", usd(1850), true);
+    draft.lines.push(DraftLine { gift: tea, quantity: 1, subtotal: usd(1850), gift_wrap_cost: None });
+    (draft.subtotal, draft.total) = (usd(8848), usd(9347));
+    draft
+}
+
+fn confirm_basket() -> ViewState {
+    let output = wire(Envelope::ok(ToolName::PrepareOrder, PrepareOrderData { draft: basket_draft() }));
+    ViewState::from_tool_result(&output, &confirm_meta())
+}
+
 fn confirm_state() -> ViewState {
     ViewState::from_tool_result(&confirm_output(), &confirm_meta())
 }
@@ -290,6 +306,13 @@ fn order_output() -> Value {
                 gift_title: "Pour-over coffee set".into(),
                 merchant: "Bean & Leaf".into(),
                 quantity: 2,
+                lines: vec![OrderLine {
+                    gift_id: "g_pour_over".into(),
+                    gift_title: "Pour-over coffee set".into(),
+                    merchant: "Bean & Leaf".into(),
+                    quantity: 2,
+                    subtotal: Some(usd(6998)),
+                }],
                 total: usd(7497),
                 status: OrderStatus::Paid,
                 created_at: "2030-01-01T00:05:00Z".into(),
@@ -462,6 +485,30 @@ fn confirm_offers_gift_wrap_and_a_gift_receipt() {
     let output = wire(Envelope::ok(ToolName::PrepareOrder, PrepareOrderData { draft }));
     let unwrapped = html(&ViewState::from_tool_result(&output, &confirm_meta()), &en());
     assert!(!unwrapped.contains(r#"name="gift_wrap""#) && unwrapped.contains(r#"name="gift_receipt""#));
+}
+
+/// A basket's card lists every line with its quantity and price, and one total to confirm;
+/// "Update delivery details" prepares the same basket again (its items, not one gift).
+#[test]
+fn confirm_basket_lists_every_line_and_keeps_them_when_edited() {
+    let out = snap!("confirm_basket", confirm_basket(), en());
+    assert!(out.contains(r#"<ul class="gg-basket-lines">"#), "{out}");
+    for (title, quantity, price) in [("Pour-over coffee set", 2, "$69.98"), ("Loose-leaf tea sampler", 1, "$18.50")] {
+        let line = out.split("<li>").find(|l| l.contains(title)).unwrap_or_else(|| panic!("{title}: {out}"));
+        assert!(line.contains(&format!(" × {quantity}")) && line.contains(price), "{line}");
+    }
+    assert!(out.contains("$93.47"), "one total: {out}");
+    assert!(!out.contains("gg-confirm-gift"), "no single gift heading for a basket");
+    let es = snap!("confirm_basket_es", confirm_basket(), RenderContext::new(Theme::Light, "es-ES"));
+    assert!(es.contains("Loose-leaf tea sampler") && es.contains("93,47"), "{es}");
+    let ViewState::ConfirmPurchase { draft, .. } = confirm_basket() else { panic!("confirm") };
+    let Some(call) = decide::update_delivery(&draft).call() else { panic!("a call") };
+    assert_eq!(call.tool, ToolName::PrepareOrder);
+    assert_eq!(
+        call.args.get("items"),
+        Some(&json!([{"gift_id": "g_pour_over", "quantity": 2}, {"gift_id": "g_tea", "quantity": 1}]))
+    );
+    assert!(!call.args.contains_key("gift_id") && !call.args.contains_key("quantity"), "{:?}", call.args);
 }
 
 /// A placed order with wrap and a gift receipt says both.
@@ -925,7 +972,7 @@ fn mixed_envelope_is_out_of_date() {
     payload["error"] = serde_json::to_value(transient_error()).expect("error serializes");
     assert_eq!(parse(&payload), ViewState::OutOfDate { v: Some(u64::from(CONTRACT_VERSION)) });
 
-    let no_error = json!({"v": 5, "ok": false, "tool": "suggest_gifts"});
+    let no_error = json!({"v": 6, "ok": false, "tool": "suggest_gifts"});
     assert_eq!(parse(&no_error), ViewState::OutOfDate { v: Some(u64::from(CONTRACT_VERSION)) });
 }
 
@@ -1186,6 +1233,7 @@ fn screens() -> Vec<(&'static str, ViewState)> {
         ("confirm, standard too late and express in time", confirm_needed_by("2029-12-15")),
         ("confirm, nothing in time", confirm_needed_by("2029-12-10")),
         ("confirm, gift-wrapped with a gift receipt", confirm_gift_wrapped()),
+        ("confirm, a basket of two gifts", confirm_basket()),
         ("order-list", ViewState::from_tool_result(&order_list_output(), &list_meta)),
         ("checkout", parse(&checkout_output())),
         ("order-placed", parse(&order_output())),

@@ -49,7 +49,10 @@ where
     }
     let problems = compiled.problems(&instance);
     // The cross-field rules on what is left once the broken arguments are taken out; when a
-    // required one is among them nothing can be built and the schema errors stand alone.
+    // required one is among them nothing can be built and the schema errors stand alone. A
+    // rule about an argument the caller did not send is left out too: with arguments taken
+    // out, "send this one" may only mean "the one you sent is broken" (a basket's `items`
+    // broken reads as neither `items` nor `gift_id` given).
     let broken: HashSet<String> = problems.iter().map(Problem::argument).collect();
     let mut errors: Vec<FieldError> = problems.into_iter().map(Problem::into_field_error).collect();
     let rest: Map<String, Value> =
@@ -57,7 +60,10 @@ where
     if let Ok(typed) = T::deserialize(&Value::Object(rest))
         && let Err(rule_errors) = typed.validate()
     {
-        errors.extend(rule_errors.into_iter().filter(|e| !broken.contains(top_level(&e.field))));
+        errors.extend(rule_errors.into_iter().filter(|e| {
+            let field = top_level(&e.field);
+            !broken.contains(field) && arguments.contains_key(field)
+        }));
     }
     Err(errors)
 }

@@ -265,7 +265,7 @@ mod tests {
     #[test]
     fn only_a_successful_result_with_a_token_is_a_draft() {
         let mut result = CallToolResult::success(vec![ContentBlock::text("x")]);
-        result.structured_content = Some(json!({"v": 5, "ok": true, "draft": {"id": "d"}}));
+        result.structured_content = Some(json!({"v": 6, "ok": true, "draft": {"id": "d"}}));
         assert!(draft_of(&result).is_none(), "no token");
         let mut meta = serde_json::Map::new();
         meta.insert(META_CONFIRMATION_TOKEN.into(), json!("tok"));

@@ -182,12 +182,41 @@ pub fn window(
     })
 }
 
-/// The window of every option, fastest last (the order the contract lists them in).
-pub fn windows(merchant_id: &str, country: &str, now_ms: i64) -> Result<Vec<(ShippingSpeed, Window)>, ArrivalError> {
-    let (handling, transit) = (handling_of(merchant_id), transit_to(country));
+/// When a parcel with gifts of every merchant of `merchant_ids` arrives by `speed`: each
+/// merchant's gifts travel as its own handling allows, and the parcel is there when the slowest
+/// part is (the latest earliest day and the latest last day). One merchant: its own window.
+fn window_of_all(
+    merchant_ids: &[&str],
+    transit: &Transit,
+    speed: ShippingSpeed,
+    now_ms: i64,
+) -> Result<Window, ArrivalError> {
+    let mut all: Option<Window> = None;
+    for merchant_id in merchant_ids {
+        let w = window(handling_of(merchant_id), transit, speed, now_ms)?;
+        all = Some(match all {
+            None => w,
+            Some(a) => Window { earliest: a.earliest.max(w.earliest), latest: a.latest.max(w.latest) },
+        });
+    }
+    // No merchant named: a merchant nobody described.
+    match all {
+        Some(w) => Ok(w),
+        None => window(&DEFAULT_HANDLING, transit, speed, now_ms),
+    }
+}
+
+/// The window of every option for a parcel of `merchant_ids`' gifts, fastest last (the order
+/// the contract lists them in).
+pub fn windows(
+    merchant_ids: &[&str],
+    country: &str,
+    now_ms: i64,
+) -> Result<Vec<(ShippingSpeed, Window)>, ArrivalError> {
+    let transit = transit_to(country);
     [ShippingSpeed::Standard, ShippingSpeed::Express]
         .into_iter()
-        .map(|speed| Ok((speed, window(handling, transit, speed, now_ms)?)))
+        .map(|speed| Ok((speed, window_of_all(merchant_ids, transit, speed, now_ms)?)))
         .collect()
 }
 
@@ -195,14 +224,14 @@ pub fn windows(merchant_id: &str, country: &str, now_ms: i64) -> Result<Vec<(Shi
 /// (`YYYY-MM-DD`) and, with `needed_by` (a `YYYY-MM-DD` the caller validated), whether it
 /// surely arrives by then.
 pub fn delivery_options(
-    merchant_id: &str,
+    merchant_ids: &[&str],
     country: &str,
     needed_by: Option<&str>,
     now_ms: i64,
     cost: impl Fn(ShippingSpeed) -> Money,
 ) -> Result<Vec<DeliveryOption>, ArrivalError> {
     let needed_by: Option<Date> = needed_by.map(str::parse).transpose()?;
-    Ok(windows(merchant_id, country, now_ms)?
+    Ok(windows(merchant_ids, country, now_ms)?
         .into_iter()
         .map(|(shipping, w)| DeliveryOption {
             shipping,
@@ -227,12 +256,12 @@ pub fn bounds(window: &Window, country: &str) -> Result<(String, String), Arriva
 /// The window an order placed at `now_ms` is promised, as the days (`YYYY-MM-DD`, the
 /// recipient's calendar) the order keeps: what the person was shown when they paid.
 pub fn promised(
-    merchant_id: &str,
+    merchant_ids: &[&str],
     country: &str,
     speed: ShippingSpeed,
     now_ms: i64,
 ) -> Result<(String, String), ArrivalError> {
-    let w = window(handling_of(merchant_id), transit_to(country), speed, now_ms)?;
+    let w = window_of_all(merchant_ids, transit_to(country), speed, now_ms)?;
     Ok((w.earliest.to_string(), w.latest.to_string()))
 }
 
@@ -360,15 +389,32 @@ mod tests {
         // day) to the US: standard Mon 14 – Wed 16, express Thu 10 – Fri 11.
         let now = at("America/New_York", 2026, 12, 8, 10, 0);
         let options =
-            delivery_options("hearth-home", "US", Some("2026-12-15"), now, |s| Money::new(s as i64, Currency::USD))
+            delivery_options(&["hearth-home"], "US", Some("2026-12-15"), now, |s| Money::new(s as i64, Currency::USD))
                 .unwrap();
         let dates: Vec<(&str, &str, Option<bool>)> =
             options.iter().map(|o| (o.earliest.as_str(), o.latest.as_str(), o.in_time)).collect();
         assert_eq!(dates, [("2026-12-14", "2026-12-16", Some(false)), ("2026-12-10", "2026-12-11", Some(true))]);
         assert_eq!(options[1].shipping, ShippingSpeed::Express);
-        let without = delivery_options("hearth-home", "US", None, now, |_| Money::new(0, Currency::USD)).unwrap();
+        let without = delivery_options(&["hearth-home"], "US", None, now, |_| Money::new(0, Currency::USD)).unwrap();
         assert!(without.iter().all(|o| o.in_time.is_none()));
-        assert!(delivery_options("hearth-home", "US", Some("18 Dec"), now, |_| Money::new(0, Currency::USD)).is_err());
+        assert!(
+            delivery_options(&["hearth-home"], "US", Some("18 Dec"), now, |_| Money::new(0, Currency::USD)).is_err()
+        );
+    }
+
+    #[test]
+    fn a_parcel_from_several_merchants_arrives_when_its_slowest_part_does() {
+        // Tuesday 2026-12-08 10:00 in New York: Hearth & Home ships the next business day,
+        // Little Wonders (Chicago, two handling days) the one after.
+        let now = at("America/New_York", 2026, 12, 8, 10, 0);
+        let one = |m: &str| windows(&[m], "US", now).unwrap();
+        let both = windows(&["hearth-home", "little-wonders"], "US", now).unwrap();
+        for (i, (speed, w)) in both.iter().enumerate() {
+            let (a, b) = (one("hearth-home")[i].1, one("little-wonders")[i].1);
+            assert!(a.latest < b.latest, "{speed:?}: the slower merchant is slower");
+            assert_eq!(*w, Window { earliest: a.earliest.max(b.earliest), latest: a.latest.max(b.latest) });
+        }
+        assert_eq!(windows(&["hearth-home", "hearth-home"], "US", now).unwrap(), one("hearth-home"));
     }
 
     #[test]
@@ -391,6 +437,6 @@ mod tests {
                 assert!(standard.earliest <= standard.latest && express.earliest <= express.latest);
             }
         }
-        assert_eq!(windows("nobody", "ZZ", now).unwrap().len(), 2);
+        assert_eq!(windows(&["nobody"], "ZZ", now).unwrap().len(), 2);
     }
 }

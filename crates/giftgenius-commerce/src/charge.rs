@@ -22,7 +22,9 @@ pub fn provider_key(order_id: &str) -> String {
 /// What the provider is asked to charge for an order (the same text every time: the provider
 /// refuses a key reused with another request).
 pub fn charge_description(order: &Order) -> String {
-    format!("GiftGenius order {}: {} × {}", order.id, order.quantity, order.gift_title)
+    let lines: Vec<String> =
+        order.lines().iter().map(|line| format!("{} × {}", line.quantity, line.gift_title)).collect();
+    format!("GiftGenius order {}: {}", order.id, lines.join(", "))
 }
 
 /// How much of [`LEASE_MARGIN`] (clock differences between replicas, the store steps around the

@@ -33,7 +33,8 @@
 pub use crate::store::rows::Order;
 
 use crate::store::{
-    AdjustmentRow, CurrencyColumn, OrderChange, OrderFacts, OrderStatusColumn, RefundRow, RefundStatusColumn,
+    AdjustmentRow, CurrencyColumn, Lines, OrderChange, OrderFacts, OrderLineRow, OrderStatusColumn, RefundRow,
+    RefundStatusColumn,
 };
 
 /// How a shipped order travels (checked by `input.rs`).
@@ -132,10 +133,10 @@ pub struct NewOrder {
     pub subject: String,
     /// What it was priced in: a draft's id, or an ACP session's.
     pub draft_id: String,
-    pub gift_id: String,
-    pub gift_title: String,
-    pub merchant: String,
-    pub quantity: i64,
+    /// What is bought: its first line (the order's gift_id, gift_title, merchant and quantity),
+    /// then any others, in the draft's order.
+    pub first_line: OrderLineRow,
+    pub more_lines: Vec<OrderLineRow>,
     pub currency: CurrencyColumn,
     pub total_minor: i64,
     /// JSON of `DeliveryDetails`, with the city and country it goes to (kept when the details are
@@ -155,14 +156,17 @@ impl Order {
     /// A new order, pending payment, created at `now_ms` with an id of its own.
     pub fn pending(new: NewOrder, now_ms: i64) -> Order {
         let (destination_city, destination_country) = new.destination.map_or((None, None), |(c, k)| (Some(c), Some(k)));
+        let first = new.first_line.clone();
+        let mut lines = vec![new.first_line];
+        lines.extend(new.more_lines);
         Order {
             id: crate::ids::random_id("ord"),
             subject: new.subject,
             draft_id: new.draft_id,
-            gift_id: new.gift_id,
-            gift_title: new.gift_title,
-            merchant: new.merchant,
-            quantity: new.quantity,
+            gift_id: first.gift_id,
+            gift_title: first.gift_title,
+            merchant: first.merchant,
+            quantity: first.quantity,
             currency: new.currency,
             total_minor: new.total_minor,
             status: OrderStatusColumn::PendingPayment,
@@ -179,6 +183,7 @@ impl Order {
             gift_receipt: i64::from(new.gift_receipt),
             arrives_earliest: new.arrives.as_ref().map(|(earliest, _)| earliest.clone()),
             arrives_latest: new.arrives.map(|(_, latest)| latest),
+            stored_lines: Lines(lines),
             fulfilment: Default::default(),
         }
     }
@@ -327,6 +332,14 @@ mod tests {
             gift_receipt: 0,
             arrives_earliest: None,
             arrives_latest: None,
+            stored_lines: Lines(vec![OrderLineRow {
+                gift_id: "hh-010".into(),
+                gift_title: "Tea set".into(),
+                merchant: "Tea Co".into(),
+                quantity: 1,
+                subtotal_minor: Some(3600),
+                gift_wrap_minor: None,
+            }]),
             fulfilment: Default::default(),
         }
     }
@@ -406,12 +419,24 @@ mod tests {
         let new = NewOrder {
             subject: "acp:openai".into(),
             draft_id: "cs_1".into(),
-            gift_id: "hh-010".into(),
-            gift_title: "Tea set".into(),
-            merchant: "Tea Co".into(),
-            quantity: 2,
+            first_line: OrderLineRow {
+                gift_id: "hh-010".into(),
+                gift_title: "Tea set".into(),
+                merchant: "Tea Co".into(),
+                quantity: 2,
+                subtotal_minor: Some(7200),
+                gift_wrap_minor: None,
+            },
+            more_lines: vec![OrderLineRow {
+                gift_id: "hh-011".into(),
+                gift_title: "Tea cups".into(),
+                merchant: "Tea Co".into(),
+                quantity: 1,
+                subtotal_minor: Some(1800),
+                gift_wrap_minor: None,
+            }],
             currency: CurrencyColumn::Eur,
-            total_minor: 7200,
+            total_minor: 9000,
             delivery: None,
             destination: Some(("Lisboa".into(), "PT".into())),
             gift_wrap_minor: None,
@@ -420,6 +445,12 @@ mod tests {
         };
         let (a, b) = (Order::pending(new.clone(), 1_780_000_000_000), Order::pending(new, 1_780_000_000_000));
         assert!(a.id.starts_with("ord_") && a.id != b.id);
+        // The first line is the order's gift; every line is kept, and the stock sees each gift.
+        assert_eq!((a.gift_id.as_str(), a.quantity, a.lines().len()), ("hh-010", 2, 2));
+        assert_eq!(
+            a.units().into_iter().collect::<Vec<_>>(),
+            vec![("hh-010".to_string(), 2), ("hh-011".to_string(), 1)]
+        );
         assert_eq!(
             (a.status, a.charge_id.as_deref(), a.created_at_ms),
             (OrderStatusColumn::PendingPayment, None, 1_780_000_000_000)

@@ -116,7 +116,7 @@ mod tests {
         let sky = WidgetResource::from_html("<p>a</p>".into(), WidgetMime::Skybridge, ORIGIN, None);
         assert_ne!(a.uri(), b.uri());
         assert_ne!(a.uri(), sky.uri());
-        assert!(a.uri().starts_with("ui://widget/giftgenius-v5-") && a.uri().ends_with(".html"));
+        assert!(a.uri().starts_with("ui://widget/giftgenius-v6-") && a.uri().ends_with(".html"));
     }
 
     #[test]

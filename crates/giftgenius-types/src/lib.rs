@@ -34,10 +34,11 @@ pub use gifts::{
 };
 pub use money::{Currency, Money};
 pub use orders::{
-    Adjustment, CancelOrderInput, CheckoutData, CheckoutSession, CommitOrderInput, CreateCheckoutSessionInput,
-    DeleteMyDataData, DeleteMyDataInput, DeliveryOption, DeliveryWindow, Fulfillment, GetOrderInput, ListOrdersData,
-    ListOrdersInput, Order, OrderData, OrderDraft, OrderStatus, OrderStep, PrepareOrderData, PrepareOrderInput, Refund,
-    RefundStatus, RemoveSavedCardInput, ReopenOrderDraftInput, ShippingSpeed,
+    Adjustment, BasketItem, CancelOrderInput, CheckoutData, CheckoutSession, CommitOrderInput,
+    CreateCheckoutSessionInput, DeleteMyDataData, DeleteMyDataInput, DeliveryOption, DeliveryWindow, DraftLine,
+    Fulfillment, GetOrderInput, ListOrdersData, ListOrdersInput, Order, OrderData, OrderDraft, OrderLine, OrderStatus,
+    OrderStep, PrepareOrderData, PrepareOrderInput, Refund, RefundStatus, RemoveSavedCardInput, ReopenOrderDraftInput,
+    ShippingSpeed,
 };
 pub use read::ReadJson;
 
@@ -54,4 +55,6 @@ pub use read::ReadJson;
 /// 5: gift options: `prepare_order` takes `gift_wrap` and `gift_receipt`; a draft says its
 /// merchant's `gift_wrap_price` and carries `gift_wrap_cost` (in its total) and `gift_receipt`,
 /// and so does an order.
-pub const CONTRACT_VERSION: u32 = 5;
+/// 6: baskets: `prepare_order` takes `items` (several gifts with a quantity each; `gift_id` is
+/// optional, the one-gift form); a draft carries its `lines` and so does an order.
+pub const CONTRACT_VERSION: u32 = 6;

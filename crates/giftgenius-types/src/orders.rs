@@ -44,13 +44,21 @@ fn check_id(field: &str, id: &str, errors: &mut Vec<FieldError>) {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PrepareOrderInput {
-    /// The gift's id from a suggest_gifts result.
+    /// The gift's id from a suggest_gifts result: the one-gift form. For several gifts in one
+    /// order use `items` instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 64))]
-    pub gift_id: String,
-    /// How many to buy (1-10). Defaults to 1.
+    pub gift_id: Option<String>,
+    /// How many of `gift_id` to buy (1-10). Defaults to 1. With `items`, each item says its own.
     #[serde(default = "one")]
     #[schemars(range(min = 1, max = 10))]
     pub quantity: i64,
+    /// A basket: several gifts (each once, at most 10), each with how many, bought as one order
+    /// with one payment and one confirmation, in the order given. Instead of `gift_id`; only
+    /// when the user wants several gifts together.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 10))]
+    pub items: Vec<BasketItem>,
     /// Shipping speed. Defaults to standard.
     #[serde(default)]
     pub shipping: ShippingSpeed,
@@ -83,16 +91,80 @@ pub struct PrepareOrderInput {
     pub gift_receipt: bool,
 }
 
+/// One gift of a basket and how many.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BasketItem {
+    /// The gift's id from a suggest_gifts result.
+    #[schemars(length(min = 1, max = 64))]
+    pub gift_id: String,
+    /// How many (1-10). Defaults to 1.
+    #[serde(default = "one")]
+    #[schemars(range(min = 1, max = 10))]
+    pub quantity: i64,
+}
+
+/// At most this many lines in a basket.
+pub const MAX_BASKET_ITEMS: usize = 10;
+
 fn one() -> i64 {
     1
+}
+
+fn check_quantity(field: &str, quantity: i64, errors: &mut Vec<FieldError>) {
+    if !(1..=10).contains(&quantity) {
+        errors.push(FieldError::new(field, format!("must be between 1 and 10 (got {quantity})")));
+    }
+}
+
+impl PrepareOrderInput {
+    /// What it asks to buy, as (gift id, quantity) lines in the order given: its `items`, or
+    /// its one `gift_id` (valid input has exactly one of them).
+    pub fn lines(&self) -> Vec<(&str, i64)> {
+        match &self.gift_id {
+            Some(gift_id) if self.items.is_empty() => vec![(gift_id.as_str(), self.quantity)],
+            _ => self.items.iter().map(|item| (item.gift_id.as_str(), item.quantity)).collect(),
+        }
+    }
 }
 
 impl Validate for PrepareOrderInput {
     fn validate(&self) -> Result<(), Vec<FieldError>> {
         let mut errors = Vec::new();
-        check_id("gift_id", &self.gift_id, &mut errors);
-        if !(1..=10).contains(&self.quantity) {
-            errors.push(FieldError::new("quantity", format!("must be between 1 and 10 (got {})", self.quantity)));
+        match (&self.gift_id, self.items.is_empty()) {
+            (Some(gift_id), true) => {
+                check_id("gift_id", gift_id, &mut errors);
+                check_quantity("quantity", self.quantity, &mut errors);
+            }
+            (None, true) => errors.push(FieldError::new(
+                "gift_id",
+                "is required (or items, for several gifts): the id of a gift from suggest_gifts",
+            )),
+            (Some(_), false) => errors.push(FieldError::new(
+                "items",
+                "goes without gift_id: put every gift of the order in items, or give one gift_id",
+            )),
+            (None, false) => {
+                if self.quantity != 1 {
+                    errors.push(FieldError::new("quantity", "is for gift_id; with items, give each item its quantity"));
+                }
+                if self.items.len() > MAX_BASKET_ITEMS {
+                    errors.push(FieldError::new(
+                        "items",
+                        format!("holds at most {MAX_BASKET_ITEMS} gifts (got {})", self.items.len()),
+                    ));
+                }
+                for (i, item) in self.items.iter().enumerate() {
+                    check_id(&format!("items[{i}].gift_id"), &item.gift_id, &mut errors);
+                    check_quantity(&format!("items[{i}].quantity"), item.quantity, &mut errors);
+                    if self.items[..i].iter().any(|earlier| earlier.gift_id == item.gift_id) {
+                        errors.push(FieldError::new(
+                            format!("items[{i}].gift_id"),
+                            "names a gift already in items: give it once, with the quantity in all",
+                        ));
+                    }
+                }
+            }
         }
         if let Some(recipient) = &self.recipient {
             recipient.check("recipient", &mut errors);
@@ -149,13 +221,30 @@ pub struct DeliveryOption {
     pub in_time: Option<bool>,
 }
 
+/// One line of a draft: a gift, how many, and what they cost.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DraftLine {
+    pub gift: GiftCard,
+    pub quantity: u32,
+    /// The gift's price times the quantity.
+    pub subtotal: Money,
+    /// The wrap of every unit of the line, when asked for (included in the draft's
+    /// `gift_wrap_cost`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gift_wrap_cost: Option<Money>,
+}
+
 /// A priced, stock-checked order that has not been paid. Expires at `expires_at`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OrderDraft {
     pub id: String,
+    /// The first line's gift and quantity (the whole draft when it holds one gift).
     pub gift: GiftCard,
     pub quantity: u32,
+    /// Every line, first to last (one for a single gift; a basket's gifts otherwise).
+    pub lines: Vec<DraftLine>,
     pub shipping: ShippingSpeed,
     pub subtotal: Money,
     pub shipping_cost: Money,
@@ -177,10 +266,11 @@ pub struct OrderDraft {
     /// option is, tell the user: only they may switch.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub delivery_options: Vec<DeliveryOption>,
-    /// What the merchant charges to gift-wrap one unit; absent: this merchant does not wrap.
+    /// What the merchant charges to gift-wrap one unit; absent: this merchant does not wrap
+    /// (in a basket: one of its merchants does not, so the basket cannot be wrapped).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gift_wrap_price: Option<Money>,
-    /// The gift wrap, when asked for: its price times the quantity, included in `total`.
+    /// The gift wrap, when asked for: every unit's, included in `total`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gift_wrap_cost: Option<Money>,
     /// Whether the packing slip and the recipient's order page leave out the prices.
@@ -314,16 +404,32 @@ impl OrderStatus {
     }
 }
 
+/// One line of a placed order: a gift as it was when the order was placed, and how many.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OrderLine {
+    pub gift_id: String,
+    pub gift_title: String,
+    pub merchant: String,
+    pub quantity: u32,
+    /// The gift's price times the quantity (absent on orders placed before baskets existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subtotal: Option<Money>,
+}
+
 /// A placed order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Order {
     pub id: String,
     pub draft_id: String,
+    /// The first line's gift and quantity (the whole order when it holds one gift).
     pub gift_id: String,
     pub gift_title: String,
     pub merchant: String,
     pub quantity: u32,
+    /// Every line, first to last.
+    pub lines: Vec<OrderLine>,
     pub total: Money,
     pub status: OrderStatus,
     /// RFC 3339 UTC.

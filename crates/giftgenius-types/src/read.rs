@@ -25,9 +25,9 @@ use crate::gifts::{
 };
 use crate::money::{Currency, Money};
 use crate::orders::{
-    Adjustment, CheckoutData, CheckoutSession, DeleteMyDataData, DeliveryOption, DeliveryWindow, Fulfillment,
-    ListOrdersData, Order, OrderData, OrderDraft, OrderStatus, OrderStep, PrepareOrderData, Refund, RefundStatus,
-    ShippingSpeed,
+    Adjustment, CheckoutData, CheckoutSession, DeleteMyDataData, DeliveryOption, DeliveryWindow, DraftLine,
+    Fulfillment, ListOrdersData, Order, OrderData, OrderDraft, OrderLine, OrderStatus, OrderStep, PrepareOrderData,
+    Refund, RefundStatus, ShippingSpeed,
 };
 use crate::{CONTRACT_VERSION, FieldError, FieldRule};
 
@@ -243,16 +243,18 @@ structs! {
     Recipient { name: req, address: req }
     DeliveryDetails { recipient: req, gift_message: or_default, save_address: or_default, from_saved_address: or_default }
     OrderDraft {
-        id: req, gift: req, quantity: req, shipping: req, subtotal: req, shipping_cost: req, total: req,
+        id: req, gift: req, quantity: req, lines: req, shipping: req, subtotal: req, shipping_cost: req, total: req,
         expires_at: req, destination: or_default, has_gift_message: or_default, needed_by: or_default,
         delivery_options: or_default, gift_wrap_price: or_default, gift_wrap_cost: or_default,
         gift_receipt: or_default,
     }
+    DraftLine { gift: req, quantity: req, subtotal: req, gift_wrap_cost: or_default }
+    OrderLine { gift_id: req, gift_title: req, merchant: req, quantity: req, subtotal: or_default }
     DeliveryOption { shipping: req, cost: req, earliest: req, latest: req, in_time: or_default }
     PrepareOrderData { draft: req }
     Refund { id: req, amount: req, status: req, created_at: req }
     Order {
-        id: req, draft_id: req, gift_id: req, gift_title: req, merchant: req, quantity: req, total: req,
+        id: req, draft_id: req, gift_id: req, gift_title: req, merchant: req, quantity: req, lines: req, total: req,
         status: req, created_at: req, destination: or_default, cancellable_until: or_default, refund: or_default,
         fulfillment: or_default, timeline: or_default, adjustments: or_default, amount_refunded: or_default,
         gift_wrap_cost: or_default, gift_receipt: or_default, arrives: or_default,

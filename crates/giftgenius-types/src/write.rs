@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::delivery::{Address, Destination, Recipient};
 use crate::money::{Currency, Money};
-use crate::orders::{Adjustment, DeliveryWindow, Fulfillment, Order, OrderStep, Refund, ShippingSpeed};
+use crate::orders::{Adjustment, DeliveryWindow, Fulfillment, Order, OrderLine, OrderStep, Refund, ShippingSpeed};
 
 /// A contract value as serde writes it.
 pub trait WriteJson {
@@ -104,6 +104,7 @@ impl WriteJson for Order {
             ("gift_title", text(&self.gift_title)),
             ("merchant", text(&self.merchant)),
             ("quantity", Some(self.quantity.into())),
+            ("lines", Some(Value::Array(self.lines.iter().map(WriteJson::write_json).collect()))),
             ("total", Some(self.total.write_json())),
             ("status", text(self.status.as_str())),
             ("created_at", text(&self.created_at)),
@@ -117,6 +118,18 @@ impl WriteJson for Order {
             ("gift_wrap_cost", self.gift_wrap_cost.as_ref().map(WriteJson::write_json)),
             ("gift_receipt", self.gift_receipt.then_some(Value::Bool(true))),
             ("arrives", self.arrives.as_ref().map(WriteJson::write_json)),
+        ])
+    }
+}
+
+impl WriteJson for OrderLine {
+    fn write_json(&self) -> Value {
+        object(&mut [
+            ("gift_id", text(&self.gift_id)),
+            ("gift_title", text(&self.gift_title)),
+            ("merchant", text(&self.merchant)),
+            ("quantity", Some(self.quantity.into())),
+            ("subtotal", self.subtotal.as_ref().map(WriteJson::write_json)),
         ])
     }
 }

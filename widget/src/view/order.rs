@@ -41,11 +41,42 @@ pub fn confirm_view(
     let wrap = draft.gift_wrap_cost.as_ref().map(|cost| {
         view! { <dt>{lang.t(Msg::GiftWrap)}</dt><dd class="gg-gift-wrap">{format_money(cost, locale)}</dd> }
     });
-    let image = safe_url(&draft.gift.image_url).map(|src| {
-        let srcset = photo_srcset(src);
-        let sizes = srcset.as_ref().map(|_| "64px");
-        view! { <img class="gg-card-img" src=src.to_string() srcset=srcset sizes=sizes alt="" width="64" height="64"/> }
-    });
+    // One gift: its photo, title and merchant, and the quantity in the list below. A basket:
+    // each line with its quantity and price, and no photo (the list is what is confirmed).
+    let (gift, quantity) = if draft.lines.len() > 1 {
+        let lines = draft
+            .lines
+            .iter()
+            .map(|line| {
+                let price = format_money(&line.subtotal, locale);
+                let what = format!("{} × {}", line.gift.title, line.quantity);
+                view! {
+                    <li>
+                        <span class="gg-card-title">{what}</span>
+                        <small class="gg-merchant">{line.gift.merchant.name.clone()}</small>
+                        <span class="gg-line-price">{price}</span>
+                    </li>
+                }
+            })
+            .collect_view();
+        (Either::Left(view! { <ul class="gg-basket-lines">{lines}</ul> }), None)
+    } else {
+        let image = safe_url(&draft.gift.image_url).map(|src| {
+            let srcset = photo_srcset(src);
+            let sizes = srcset.as_ref().map(|_| "64px");
+            view! { <img class="gg-card-img" src=src.to_string() srcset=srcset sizes=sizes alt="" width="64" height="64"/> }
+        });
+        let gift = view! {
+            <div class="gg-confirm-gift">
+                {image}
+                <div>
+                    <h3 class="gg-card-title">{draft.gift.title.clone()}</h3>
+                    <p class="gg-merchant">{draft.gift.merchant.name.clone()}</p>
+                </div>
+            </div>
+        };
+        (Either::Right(gift), Some(view! { <dt>{lang.t(Msg::Quantity)}</dt><dd>{draft.quantity}</dd> }))
+    };
     let deliver_to = match destination_text(draft.destination.as_ref()) {
         Some(place) => Either::Left(view! { <dt>{lang.t(Msg::DeliverTo)}</dt><dd class="gg-destination">{place}</dd> }),
         None => Either::Right(view! {
@@ -106,15 +137,9 @@ pub fn confirm_view(
     view! {
         <section class="gg-section gg-confirm-purchase" aria-labelledby="gg-title" aria-busy="false">
             <h2 id="gg-title" class="gg-title">{lang.t(Msg::ConfirmTitle)}</h2>
-            <div class="gg-confirm-gift">
-                {image}
-                <div>
-                    <h3 class="gg-card-title">{draft.gift.title.clone()}</h3>
-                    <p class="gg-merchant">{draft.gift.merchant.name.clone()}</p>
-                </div>
-            </div>
+            {gift}
             <dl class="gg-summary-list">
-                <dt>{lang.t(Msg::Quantity)}</dt><dd>{draft.quantity}</dd>
+                {quantity}
                 <dt>{lang.t(Msg::Subtotal)}</dt><dd>{subtotal}</dd>
                 <dt>{shipping_label(draft.shipping, lang)}</dt><dd>{shipping}</dd>
                 {wrap}
@@ -327,7 +352,7 @@ pub fn order_row(order: Order, actions: &OrderListActions, ctx: &RenderContext) 
     });
     view! {
         <li class="gg-order-row" data-order-id=id>
-            <span class="gg-card-title">{order.gift_title}" × "{order.quantity}</span>
+            <span class="gg-card-title">{order_titles(&order)}</span>
             {to}
             <span class="gg-order-total">{total.clone()}</span>
             <span class=badge data-status=order.status.as_str()>{status}</span>
@@ -335,6 +360,11 @@ pub fn order_row(order: Order, actions: &OrderListActions, ctx: &RenderContext) 
             {cancel}
         </li>
     }
+}
+
+/// What a row of the orders list says was bought: "Mug × 2", a basket's lines joined.
+fn order_titles(order: &Order) -> String {
+    order.lines.iter().map(|line| format!("{} × {}", line.gift_title, line.quantity)).collect::<Vec<_>>().join(", ")
 }
 
 /// The person's orders, newest first: one row each with its status, a Cancel button for each
@@ -424,10 +454,18 @@ pub fn order_placed_view(
     let total = format_money(&order.total, locale);
     let (status, badge) = status_label(order.status, lang);
     let heading = lang.t(if order.status == OrderStatus::Cancelled { Msg::OrderCancelled } else { Msg::OrderPlaced });
-    let bought = lang.f(
-        Msg::OrderFrom,
-        &[("gift", &order.gift_title), ("quantity", &order.quantity.to_string()), ("merchant", &order.merchant)],
-    );
+    // Every line ("Mug × 2 from Hearth & Home"), a basket's joined.
+    let bought = order
+        .lines
+        .iter()
+        .map(|line| {
+            lang.f(
+                Msg::OrderFrom,
+                &[("gift", &line.gift_title), ("quantity", &line.quantity.to_string()), ("merchant", &line.merchant)],
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
     // While it is on its way: the days it was promised when it was placed.
     let on_its_way = matches!(order.status, OrderStatus::Paid | OrderStatus::Processing | OrderStatus::Shipped);
     let arrives = order.arrives.as_ref().filter(|_| on_its_way).map(|window| {

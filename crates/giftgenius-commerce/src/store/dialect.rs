@@ -24,8 +24,10 @@ pub enum WriteLock<'a> {
     None,
     /// One `prepare_order` request of one subject (expire, insert and read its draft).
     DraftRequest { subject: &'a str, draft_key: &'a str },
-    /// One gift's stock (check units sold, then insert an order).
-    GiftStock { gift_id: &'a str },
+    /// The stock of each of these gifts (check units sold, then insert an order), ids sorted
+    /// and distinct: every transaction takes them in the same order, so two baskets sharing
+    /// gifts queue rather than deadlock.
+    GiftStock { gift_ids: &'a [&'a str] },
     /// One order's status, refunds and adjustments (check what an event was built from, then
     /// change the order and write the event).
     Order { order_id: &'a str },
@@ -79,16 +81,22 @@ pub(super) async fn lock_postgres(
     tx: &mut Transaction<'static, Postgres>,
     lock: WriteLock<'_>,
 ) -> Result<(), sqlx::Error> {
-    let (namespace, name) = match lock {
+    let names: Vec<(i32, String)> = match lock {
         WriteLock::None => return Ok(()),
         // Text cannot hold NUL; the length prefix keeps the pair unambiguous.
         WriteLock::DraftRequest { subject, draft_key } => {
-            (LOCK_DRAFT_REQUEST, format!("{}:{subject}{draft_key}", subject.len()))
+            vec![(LOCK_DRAFT_REQUEST, format!("{}:{subject}{draft_key}", subject.len()))]
         }
-        WriteLock::GiftStock { gift_id } => (LOCK_GIFT_STOCK, gift_id.to_string()),
-        WriteLock::Order { order_id } => (LOCK_ORDER, order_id.to_string()),
+        WriteLock::GiftStock { gift_ids } => gift_ids.iter().map(|id| (LOCK_GIFT_STOCK, id.to_string())).collect(),
+        WriteLock::Order { order_id } => vec![(LOCK_ORDER, order_id.to_string())],
     };
-    sqlx::query("SELECT pg_advisory_xact_lock($1, hashtext($2))").bind(namespace).bind(name).execute(&mut **tx).await?;
+    for (namespace, name) in names {
+        sqlx::query("SELECT pg_advisory_xact_lock($1, hashtext($2))")
+            .bind(namespace)
+            .bind(name)
+            .execute(&mut **tx)
+            .await?;
+    }
     Ok(())
 }
 

@@ -3,27 +3,35 @@
 //! expired) until pruned.
 
 use super::dialect::{Dialect, WriteLock};
-use super::rows::{DraftRow, OrderStatusColumn};
+use super::orders::{Stock, short_of_stock};
+use super::rows::{DraftRow, Lines};
 use super::{Store, StoreResult, sql};
 
+/// What [`Store::draft_for_request`] made of a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Drafted {
+    /// The draft for the request (new, or the one it already had).
+    Draft(Box<DraftRow>),
+    /// The units of a line and those in live orders exceed its gift's stock: that gift's id.
+    OutOfStock(String),
+}
+
 impl Store {
-    /// In one transaction: `None` if the gift's units in live orders and `new`'s quantity
-    /// exceed `stock`, else the active, unexpired draft for `(subject, draft_key)`, or `new`
-    /// inserted as that draft.
+    /// In one transaction: [`Drafted::OutOfStock`] if a line's units and the gift's units in
+    /// live orders exceed its `stock`, else the active, unexpired draft for `(subject,
+    /// draft_key)`, or `new` inserted as that draft.
     #[tracing::instrument(name = "store.draft_for_request", skip_all, fields(otel.kind = "client", db.operation.name = "draft_for_request"))]
-    pub async fn draft_for_request(&self, new: &DraftRow, stock: i64, now_ms: i64) -> StoreResult<Option<DraftRow>> {
+    pub async fn draft_for_request(&self, new: &DraftRow, stock: &Stock, now_ms: i64) -> StoreResult<Drafted> {
+        let mut units = std::collections::BTreeMap::new();
+        for line in new.lines() {
+            *units.entry(line.gift_id).or_insert(0) += line.quantity;
+        }
         let lock = WriteLock::DraftRequest { subject: &new.subject, draft_key: &new.draft_key };
         on_pool!(self, |pool| {
             let mut tx = pool.begin_write(lock).await?;
-            let sold: i64 = sqlx::query_scalar(sql::LIVE_UNITS)
-                .bind(&new.gift_id)
-                .bind(OrderStatusColumn::PaymentDeclined)
-                .bind(OrderStatusColumn::Cancelled)
-                .fetch_one(&mut *tx)
-                .await?;
-            if sold + new.quantity > stock {
+            if let Some(gift_id) = short_of_stock((&mut *tx).into(), &units, stock).await? {
                 tx.rollback().await?;
-                return Ok(None);
+                return Ok(Drafted::OutOfStock(gift_id));
             }
             sqlx::query(sql::EXPIRE_ACTIVE_DRAFT)
                 .bind(&new.subject)
@@ -48,12 +56,13 @@ impl Store {
                 .bind(&new.needed_by)
                 .bind(new.gift_wrap_minor)
                 .bind(new.gift_receipt)
+                .bind(Lines(new.lines()).json())
                 .execute(&mut *tx)
                 .await?;
             let draft =
                 sqlx::query_as(sql::ACTIVE_DRAFT).bind(&new.subject).bind(&new.draft_key).fetch_one(&mut *tx).await?;
             tx.commit().await?;
-            Ok(Some(draft))
+            Ok(Drafted::Draft(Box::new(draft)))
         })
     }
 

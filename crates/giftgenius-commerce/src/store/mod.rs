@@ -54,9 +54,9 @@ mod sql;
 use sqlx::{PgPool, SqlitePool};
 
 pub use rows::{
-    AdjustmentRow, CheckoutRow, CurrencyColumn, DraftRow, FeedMark, FeedPushRow, Fulfilment, KeyRow, NewOrderEvent,
-    OrderChange, OrderFacts, OrderStatusColumn, OutboxRow, OutboxStatus, PlatformSessionRow, RecoveryPoint, RefundRow,
-    RefundStatusColumn, ShippingColumn, Usage,
+    AdjustmentRow, CheckoutRow, CurrencyColumn, DraftLineRow, DraftRow, FeedMark, FeedPushRow, Fulfilment, KeyRow,
+    Lines, NewOrderEvent, OrderChange, OrderFacts, OrderLineRow, OrderStatusColumn, OutboxRow, OutboxStatus,
+    PlatformSessionRow, RecoveryPoint, RefundRow, RefundStatusColumn, ShippingColumn, Usage,
 };
 pub use sql::ERASED_SUBJECT;
 
@@ -150,9 +150,10 @@ mod secrets;
 mod tx;
 mod usage;
 
+pub use drafts::Drafted;
 pub use feed_pushes::{Marked, PushRecord, Redeliver, fingerprint_number};
 pub use keys::{Claim, Fence, Fenced, Scope};
-pub use orders::{ChargeStart, CreateOrder, SettledBy, Settlement};
+pub use orders::{ChargeStart, CreateOrder, SettledBy, Settlement, Stock};
 pub use outbox::AttemptRecord;
 pub use privacy::{Deleted, Retained};
 pub use purchases::{PurchaseBegun, PurchasePlan};

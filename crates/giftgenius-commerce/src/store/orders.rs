@@ -6,7 +6,7 @@
 use super::dialect::WriteLock;
 use super::keys::{Fence, Fenced, KeyMove, Write, finish_keys_of_order, move_key};
 use super::outbox::enqueue_order_event;
-use super::rows::Order;
+use super::rows::{Lines, Order};
 use super::rows::{NewOrderEvent, OrderStatusColumn};
 use super::tx::Conn;
 use super::{Store, StoreError, StoreResult, sql};
@@ -42,14 +42,17 @@ pub enum SettledBy<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CreateOrder {
     Created,
-    /// Not enough stock left for this quantity.
-    OutOfStock,
+    /// Not enough stock left for a line: the first such gift's id.
+    OutOfStock(String),
     /// The draft already has a live order (placed under another key).
     DraftAlreadyOrdered(Box<Order>),
 }
 
-/// Inserts `order` as pending payment on `conn`, with the charging window `charging_until_ms`;
-/// the driver's error as it is (the caller tells a unique violation apart).
+/// What each gift has in stock, by gift id, as the catalog says now (a gift missing here has none).
+pub type Stock = std::collections::BTreeMap<String, i64>;
+
+/// Inserts `order` as pending payment on `conn`, with its units and the charging window
+/// `charging_until_ms`; the driver's error as it is (the caller tells a unique violation apart).
 pub(super) async fn insert_order(
     conn: Conn<'_>,
     order: &Order,
@@ -77,10 +80,38 @@ pub(super) async fn insert_order(
             .bind(order.gift_receipt)
             .bind(&order.arrives_earliest)
             .bind(&order.arrives_latest)
+            // Never '[]' (an older server's row, counted by its columns): its units are written below.
+            .bind(Lines(order.lines()).json())
             .execute(&mut *c)
             .await?;
+        for (gift_id, quantity) in order.units() {
+            sqlx::query(sql::INSERT_ORDER_UNITS).bind(&order.id).bind(gift_id).bind(quantity).execute(&mut *c).await?;
+        }
     });
     Ok(())
+}
+
+/// The first gift (by id) of `units` whose units in live orders and these would exceed its
+/// `stock`, if any.
+pub(super) async fn short_of_stock(
+    conn: Conn<'_>,
+    units: &std::collections::BTreeMap<String, i64>,
+    stock: &Stock,
+) -> Result<Option<String>, sqlx::Error> {
+    on_conn!(conn, |c| {
+        for (gift_id, wanted) in units {
+            let sold: i64 = sqlx::query_scalar(sql::LIVE_UNITS)
+                .bind(gift_id)
+                .bind(OrderStatusColumn::PaymentDeclined)
+                .bind(OrderStatusColumn::Cancelled)
+                .fetch_one(&mut *c)
+                .await?;
+            if sold + wanted > stock.get(gift_id).copied().unwrap_or(0) {
+                return Ok(Some(gift_id.clone()));
+            }
+        }
+    });
+    Ok(None)
 }
 
 impl Store {
@@ -91,7 +122,7 @@ impl Store {
         &self,
         fence: &Fence,
         order: &Order,
-        stock: i64,
+        stock: &Stock,
         now_ms: i64,
     ) -> StoreResult<Fenced<CreateOrder>> {
         self.create_order_charging(fence, order, stock, now_ms, None).await
@@ -105,45 +136,39 @@ impl Store {
         &self,
         fence: &Fence,
         order: &Order,
-        stock: i64,
+        stock: &Stock,
         now_ms: i64,
         charging_until_ms: Option<i64>,
     ) -> StoreResult<Fenced<CreateOrder>> {
         // The stock check and the insert must not interleave with another replica's for the same
-        // gift. A draft is for one gift, so this also serializes orders for the same draft; the
-        // unique index `orders_one_live_per_draft` stays the last line of defence.
-        let lock = WriteLock::GiftStock { gift_id: &order.gift_id };
+        // gifts. Every order of a draft has the draft's gifts, so this also serializes orders for
+        // the same draft; the unique index `orders_one_live_per_draft` stays the last line of
+        // defence.
+        let units = order.units();
+        let gift_ids: Vec<&str> = units.keys().map(String::as_str).collect();
+        let lock = WriteLock::GiftStock { gift_ids: &gift_ids };
         let advance = KeyMove::Advance { resource_id: &order.id };
         // `None`: the insert hit the unique index (read below, once the transaction is over).
         let written: Fenced<Option<CreateOrder>> = self
             .fenced(lock, fence, advance, now_ms, async |tx| {
-                on_conn!(tx.conn(), |c| Ok({
-                    let live: Option<Order> = sqlx::query_as(sql::LIVE_ORDER_FOR_DRAFT)
+                let live: Option<Order> = on_conn!(tx.conn(), |c| {
+                    sqlx::query_as(sql::LIVE_ORDER_FOR_DRAFT)
                         .bind(&order.draft_id)
                         .bind(OrderStatusColumn::PaymentDeclined)
                         .fetch_optional(&mut *c)
-                        .await?;
-                    match live {
-                        Some(existing) => Write::Rollback(Some(CreateOrder::DraftAlreadyOrdered(Box::new(existing)))),
-                        None => {
-                            let sold: i64 = sqlx::query_scalar(sql::LIVE_UNITS)
-                                .bind(&order.gift_id)
-                                .bind(OrderStatusColumn::PaymentDeclined)
-                                .bind(OrderStatusColumn::Cancelled)
-                                .fetch_one(&mut *c)
-                                .await?;
-                            if sold + order.quantity > stock {
-                                Write::Rollback(Some(CreateOrder::OutOfStock))
-                            } else {
-                                match insert_order((&mut *c).into(), order, now_ms, charging_until_ms).await {
-                                    Ok(_) => Write::Commit(Some(CreateOrder::Created)),
-                                    Err(sqlx::Error::Database(e)) if e.is_unique_violation() => Write::Rollback(None),
-                                    Err(e) => return Err(e.into()),
-                                }
-                            }
-                        }
-                    }
-                }))
+                        .await?
+                });
+                if let Some(existing) = live {
+                    return Ok(Write::Rollback(Some(CreateOrder::DraftAlreadyOrdered(Box::new(existing)))));
+                }
+                if let Some(gift_id) = short_of_stock(tx.conn(), &units, stock).await? {
+                    return Ok(Write::Rollback(Some(CreateOrder::OutOfStock(gift_id))));
+                }
+                Ok(match insert_order(tx.conn(), order, now_ms, charging_until_ms).await {
+                    Ok(_) => Write::Commit(Some(CreateOrder::Created)),
+                    Err(sqlx::Error::Database(e)) if e.is_unique_violation() => Write::Rollback(None),
+                    Err(e) => return Err(e.into()),
+                })
             })
             .await?;
         match written {

@@ -11,7 +11,7 @@
 
 use super::dialect::WriteLock;
 use super::keys::Scope;
-use super::orders::insert_order;
+use super::orders::{Stock, insert_order, short_of_stock};
 use super::rows::Order;
 use super::rows::{DraftRow, OrderStatusColumn, RecoveryPoint};
 use super::{Store, StoreResult, sql};
@@ -23,7 +23,7 @@ use super::{Store, StoreResult, sql};
 pub struct PurchasePlan {
     pub fingerprint: String,
     pub order: Order,
-    pub stock: i64,
+    pub stock: Stock,
     pub charging_until_ms: Option<i64>,
 }
 
@@ -83,19 +83,31 @@ impl Store {
         };
         let order = &plan.order;
         // As in `create_order_charging`: the stock check and the insert must not interleave
-        // with another replica's for the same gift (PostgreSQL; SQLite's writer lock is held).
-        tx.lock(WriteLock::GiftStock { gift_id: &order.gift_id }).await?;
-        let claimed = on_conn!(tx.conn(), |c| {
-            let (live, sold): (i64, i64) = sqlx::query_as(sql::DRAFT_LIVE_ORDERS_AND_GIFT_UNITS)
+        // with another replica's for the same gifts (PostgreSQL; SQLite's writer lock is held).
+        let mut units = order.units();
+        let gift_ids: Vec<&str> = units.keys().map(String::as_str).collect();
+        tx.lock(WriteLock::GiftStock { gift_ids: &gift_ids }).await?;
+        // The first gift's units are read with the draft's live orders (one statement: a
+        // single gift's purchase, the common case, reads no more); the others' after.
+        let Some((first_gift, first_units)) = units.pop_first() else {
+            tx.rollback().await?;
+            return Ok(PurchaseBegun::NotHere(draft.map(Box::new)));
+        };
+        let (live, sold): (i64, i64) = on_conn!(tx.conn(), |c| {
+            sqlx::query_as(sql::DRAFT_LIVE_ORDERS_AND_GIFT_UNITS)
                 .bind(&order.draft_id)
                 .bind(OrderStatusColumn::PaymentDeclined)
-                .bind(&order.gift_id)
+                .bind(&first_gift)
                 .bind(OrderStatusColumn::Cancelled)
                 .fetch_one(&mut *c)
-                .await?;
-            live == 0
-                && sold + order.quantity <= plan.stock
-                && scoped!(sql::INSERT_KEY_WITH_RESOURCE, scope)
+                .await?
+        });
+        let fits = live == 0
+            && sold + first_units <= plan.stock.get(&first_gift).copied().unwrap_or(0)
+            && short_of_stock(tx.conn(), &units, &plan.stock).await?.is_none();
+        let claimed = fits
+            && on_conn!(tx.conn(), |c| {
+                scoped!(sql::INSERT_KEY_WITH_RESOURCE, scope)
                     .bind(&plan.fingerprint)
                     .bind(RecoveryPoint::ResourceCreated)
                     .bind(&order.id)
@@ -105,7 +117,7 @@ impl Store {
                     .await?
                     .rows_affected()
                     == 1
-        });
+            });
         if !claimed {
             tx.rollback().await?;
             return Ok(PurchaseBegun::NotHere(draft.map(Box::new)));

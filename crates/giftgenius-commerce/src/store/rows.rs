@@ -298,6 +298,81 @@ pub struct DraftRow {
     pub gift_wrap_minor: Option<i64>,
     /// 1: a gift receipt (the packing slip and the recipient's page show no prices); 0: not.
     pub gift_receipt: i64,
+    /// What the draft holds (the `lines` column); read them with [`DraftRow::lines`].
+    #[sqlx(rename = "lines", try_from = "String")]
+    pub stored_lines: Lines<DraftLineRow>,
+}
+
+impl DraftRow {
+    /// Its lines, first to last (never empty: a row an older server wrote has its one line in
+    /// the gift_id and quantity columns).
+    pub fn lines(&self) -> Vec<DraftLineRow> {
+        if self.stored_lines.0.is_empty() {
+            vec![DraftLineRow {
+                gift_id: self.gift_id.clone(),
+                quantity: self.quantity,
+                subtotal_minor: self.subtotal_minor,
+                gift_wrap_minor: self.gift_wrap_minor,
+            }]
+        } else {
+            self.stored_lines.0.clone()
+        }
+    }
+}
+
+/// One line of a draft: a gift, how many, and what they cost in the draft's currency.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DraftLineRow {
+    pub gift_id: String,
+    pub quantity: i64,
+    /// Unit price × quantity.
+    pub subtotal_minor: i64,
+    /// The wrap of every unit of the line (its merchant's price × quantity); `None`: not wrapped.
+    #[serde(default)]
+    pub gift_wrap_minor: Option<i64>,
+}
+
+/// One line of an order: a gift, how many, what they cost, and the gift's title and merchant
+/// as they were when it was placed.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct OrderLineRow {
+    pub gift_id: String,
+    pub gift_title: String,
+    pub merchant: String,
+    pub quantity: i64,
+    /// Unit price × quantity; `None` on an order placed before baskets whose draft was gone
+    /// when they came (its total says what it cost).
+    #[serde(default)]
+    pub subtotal_minor: Option<i64>,
+    #[serde(default)]
+    pub gift_wrap_minor: Option<i64>,
+}
+
+/// A `lines` column: the JSON array of a draft's or an order's lines (`[]` on a row an older
+/// server wrote during an upgrade; its row type fills the one line in).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lines<L>(pub Vec<L>);
+
+impl<L> Default for Lines<L> {
+    fn default() -> Self {
+        Lines(Vec::new())
+    }
+}
+
+impl<L: serde::de::DeserializeOwned> TryFrom<String> for Lines<L> {
+    type Error = serde_json::Error;
+
+    fn try_from(json: String) -> Result<Self, Self::Error> {
+        serde_json::from_str(&json).map(Lines)
+    }
+}
+
+impl<L: serde::Serialize> Lines<L> {
+    /// The column's text.
+    pub fn json(&self) -> String {
+        // Plain structs of strings and integers: serializing them cannot fail.
+        serde_json::to_string(&self.0).unwrap_or_else(|_| "[]".into())
+    }
 }
 
 /// Where a keyed call stands; see `checkout::idempotency`.
@@ -351,12 +426,42 @@ pub struct Order {
     /// calendar), as computed when it was placed; `None` on older orders.
     pub arrives_earliest: Option<String>,
     pub arrives_latest: Option<String>,
+    /// What was bought (the `lines` column); read them with [`Order::lines`]. The gift_id,
+    /// gift_title, merchant and quantity fields are its first line.
+    #[sqlx(rename = "lines", try_from = "String")]
+    pub stored_lines: Lines<OrderLineRow>,
     /// What happened to it after it was paid.
     #[sqlx(flatten)]
     pub fulfilment: Fulfilment,
 }
 
 impl Order {
+    /// Its lines, first to last (never empty: an order an older server wrote has its one line
+    /// in the gift_id, gift_title, merchant and quantity columns).
+    pub fn lines(&self) -> Vec<OrderLineRow> {
+        if self.stored_lines.0.is_empty() {
+            vec![OrderLineRow {
+                gift_id: self.gift_id.clone(),
+                gift_title: self.gift_title.clone(),
+                merchant: self.merchant.clone(),
+                quantity: self.quantity,
+                subtotal_minor: None,
+                gift_wrap_minor: self.gift_wrap_minor,
+            }]
+        } else {
+            self.stored_lines.0.clone()
+        }
+    }
+
+    /// How many units of each gift it holds, by gift id (a gift on two lines counted once).
+    pub fn units(&self) -> std::collections::BTreeMap<String, i64> {
+        let mut units = std::collections::BTreeMap::new();
+        for line in self.lines() {
+            *units.entry(line.gift_id).or_insert(0) += line.quantity;
+        }
+        units
+    }
+
     pub fn total(&self) -> Money {
         Money::new(self.total_minor, self.currency.into())
     }

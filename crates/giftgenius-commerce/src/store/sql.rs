@@ -19,8 +19,8 @@ pub const SECRET: &str = "SELECT value FROM secrets WHERE name = $1";
 pub const EXPIRE_ACTIVE_DRAFT: &str =
     "UPDATE drafts SET active = 0 WHERE subject = $1 AND draft_key = $2 AND active = 1 AND expires_at_ms <= $3";
 pub const INSERT_DRAFT: &str = "INSERT INTO drafts (id, subject, draft_key, active, gift_id, quantity, shipping, currency, subtotal_minor, \
-     shipping_minor, total_minor, created_at_ms, expires_at_ms, delivery, needed_by, gift_wrap_minor, gift_receipt) \
-     VALUES ($1, $2, $3, 1, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT DO NOTHING";
+     shipping_minor, total_minor, created_at_ms, expires_at_ms, delivery, needed_by, gift_wrap_minor, gift_receipt, lines) \
+     VALUES ($1, $2, $3, 1, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) ON CONFLICT DO NOTHING";
 pub const ACTIVE_DRAFT: &str = "SELECT * FROM drafts WHERE subject = $1 AND draft_key = $2 AND active = 1";
 pub const DRAFT: &str = "SELECT * FROM drafts WHERE id = $1 AND subject = $2";
 /// Drafts that expired before `$1`, except one whose order still waits for its payment (the
@@ -77,23 +77,56 @@ pub const FINISH_KEYS_OF_ORDER: &str = "UPDATE idempotency_keys SET recovery_poi
 
 /// $2 the `PaymentDeclined` status: any other status is live.
 pub const LIVE_ORDER_FOR_DRAFT: &str = "SELECT * FROM orders WHERE draft_id = $1 AND status <> $2";
-/// Units of a gift in orders that hold stock; $2 the `PaymentDeclined` and $3 the `Cancelled`
-/// status (a cancelled order gave its stock back). SUM(BIGINT) is NUMERIC in PostgreSQL, hence
-/// the cast (a no-op in SQLite).
-pub const LIVE_UNITS: &str = "SELECT CAST(COALESCE(SUM(quantity), 0) AS BIGINT) FROM orders WHERE gift_id = $1 AND status <> $2 AND status <> $3";
-/// [`LIVE_UNITS`] of every gift that has any, in one read (the product feed's availability).
-pub const LIVE_UNITS_BY_GIFT: &str = "SELECT gift_id, CAST(SUM(quantity) AS BIGINT) FROM orders \
-     WHERE status <> $1 AND status <> $2 GROUP BY gift_id";
-/// What an order for draft $1 of gift $3 must not meet, in one read: the draft's live orders
-/// (any status but $2, `PaymentDeclined`), and the units of the gift that hold stock (not $2,
-/// not $4, `Cancelled`; see [`LIVE_UNITS`]).
-pub const DRAFT_LIVE_ORDERS_AND_GIFT_UNITS: &str = "SELECT (SELECT COUNT(*) FROM orders WHERE draft_id = $1 AND status <> $2), \
-     CAST(COALESCE((SELECT SUM(quantity) FROM orders WHERE gift_id = $3 AND status <> $2 AND status <> $4), 0) AS BIGINT)";
+/// The units of gift `$g` in orders that hold stock (status neither `$declined` nor
+/// `$cancelled`: a cancelled order gave its stock back), as an SQL expression: the orders'
+/// units (`order_units`), plus the first line of an order an older server wrote without its
+/// lines during an upgrade (`lines = '[]'`, found by a partial index). SUM(BIGINT) is NUMERIC in
+/// PostgreSQL, hence the cast (a no-op in SQLite).
+macro_rules! live_units {
+    ($g:literal, $declined:literal, $cancelled:literal) => {
+        concat!(
+            "CAST(COALESCE((SELECT SUM(u.quantity) FROM order_units u JOIN orders o ON o.id = u.order_id \
+             WHERE u.gift_id = ",
+            $g,
+            " AND o.status <> ",
+            $declined,
+            " AND o.status <> ",
+            $cancelled,
+            "), 0) \
+             + COALESCE((SELECT SUM(quantity) FROM orders WHERE gift_id = ",
+            $g,
+            " AND lines = '[]' \
+             AND status <> ",
+            $declined,
+            " AND status <> ",
+            $cancelled,
+            "), 0) AS BIGINT)"
+        )
+    };
+}
+
+/// Units of gift $1 in orders that hold stock; $2 the `PaymentDeclined` and $3 the `Cancelled`
+/// status.
+pub const LIVE_UNITS: &str = concat!("SELECT ", live_units!("$1", "$2", "$3"));
+/// [`LIVE_UNITS`] of every gift that has any, in one read (the product feed's availability);
+/// $1 `PaymentDeclined`, $2 `Cancelled`.
+pub const LIVE_UNITS_BY_GIFT: &str = "SELECT gift_id, CAST(SUM(quantity) AS BIGINT) FROM ( \
+     SELECT u.gift_id, u.quantity FROM order_units u JOIN orders o ON o.id = u.order_id WHERE o.status <> $1 AND o.status <> $2 \
+     UNION ALL SELECT gift_id, quantity FROM orders WHERE lines = '[]' AND status <> $1 AND status <> $2) units GROUP BY gift_id";
+/// What an order for draft $1 whose first gift is $3 must not meet, in one read: the draft's
+/// live orders (any status but $2, `PaymentDeclined`), and the units of the gift that hold stock
+/// (not $2, not $4, `Cancelled`; see [`LIVE_UNITS`]).
+pub const DRAFT_LIVE_ORDERS_AND_GIFT_UNITS: &str = concat!(
+    "SELECT (SELECT COUNT(*) FROM orders WHERE draft_id = $1 AND status <> $2), ",
+    live_units!("$3", "$2", "$4")
+);
+/// One gift's units of a new order ($1 the order, $2 the gift, $3 how many).
+pub const INSERT_ORDER_UNITS: &str = "INSERT INTO order_units (order_id, gift_id, quantity) VALUES ($1, $2, $3)";
 /// $15: the charging window the order starts with (NULL: none yet; see `BEGIN_CHARGE`).
 pub const INSERT_ORDER: &str = "INSERT INTO orders (id, subject, draft_id, gift_id, gift_title, merchant, quantity, currency, total_minor, status, \
      charge_id, created_at_ms, updated_at_ms, delivery, destination_city, destination_country, charging_until_ms, \
-     gift_wrap_minor, gift_receipt, arrives_earliest, arrives_latest) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, $11, $11, $12, $13, $14, $15, $16, $17, $18, $19)";
+     gift_wrap_minor, gift_receipt, arrives_earliest, arrives_latest, lines) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, $11, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)";
 /// One page of `$1`'s orders, newest first, older than ($2, $3) in (created_at_ms, id) order; at most $4.
 pub const ORDERS_OF_SUBJECT: &str = "SELECT * FROM orders WHERE subject = $1 \
      AND (created_at_ms < $2 OR (created_at_ms = $2 AND id < $3)) ORDER BY created_at_ms DESC, id DESC LIMIT $4";
@@ -440,4 +473,5 @@ pub const FEED_PUSH_BACKLOG: &str = "SELECT COUNT(*), MIN(pending_since_ms) FROM
 /// How many product pushes are dead ($1 `Dead`): refused for good until the operator redelivers.
 pub const FEED_PUSHES_DEAD: &str = "SELECT COUNT(*) FROM feed_pushes WHERE status = $1";
 /// The gifts of the orders changed at or after $1 (their stock may have moved).
-pub const GIFTS_OF_ORDERS_CHANGED_SINCE: &str = "SELECT DISTINCT gift_id FROM orders WHERE updated_at_ms >= $1";
+pub const GIFTS_OF_ORDERS_CHANGED_SINCE: &str = "SELECT DISTINCT u.gift_id FROM orders o JOIN order_units u ON u.order_id = o.id \
+     WHERE o.updated_at_ms >= $1 UNION SELECT gift_id FROM orders WHERE updated_at_ms >= $1 AND lines = '[]'";

@@ -37,8 +37,8 @@ use giftgenius_commerce::failpoints::AFTER_ORDER_CREATED;
 use giftgenius_commerce::order::NewOrder;
 use giftgenius_commerce::payments::{Lookup, OrderCharge, PaymentError};
 use giftgenius_commerce::store::{
-    CreateOrder, Fence, Fenced, NewOrderEvent, OrderChange, OrderFacts, OrderStatusColumn, PlatformSessionRow,
-    SettledBy, Settlement,
+    CreateOrder, Fence, Fenced, NewOrderEvent, OrderChange, OrderFacts, OrderLineRow, OrderStatusColumn,
+    PlatformSessionRow, SettledBy, Settlement, Stock,
 };
 
 /// The claimed key a complete works under: its fence and when its lease ends.
@@ -125,10 +125,16 @@ impl Acp {
         let new = NewOrder {
             subject: format!("acp:{}", row.platform),
             draft_id: row.id.clone(),
-            gift_id: gift.id.to_string(),
-            gift_title: gift.title.to_string(),
-            merchant: gift.merchant().name,
-            quantity: i64::from(line.quantity),
+            // A session sells one gift (its gift wrap is a child line, a total of its own).
+            first_line: OrderLineRow {
+                gift_id: gift.id.to_string(),
+                gift_title: gift.title.to_string(),
+                merchant: gift.merchant().name,
+                quantity: i64::from(line.quantity),
+                subtotal_minor: line.unit_amount.checked_mul(i64::from(line.quantity)),
+                gift_wrap_minor: session.totals.iter().find(|t| t.kind == AcpTotalType::GiftWrap).map(|t| t.amount),
+            },
+            more_lines: Vec::new(),
             currency: state.currency.into(),
             total_minor: total,
             delivery: None,
@@ -146,14 +152,15 @@ impl Acp {
         if !fenced(self.store.put_platform_session(held.fence, &row, now).await.map_err(|e| internal(&e))?) {
             return Err(AcpFailure::in_flight(1));
         }
-        let created = self.store.create_order(held.fence, &order, i64::from(gift.stock), now).await;
+        let stock = Stock::from([(gift.id.to_string(), i64::from(gift.stock))]);
+        let created = self.store.create_order(held.fence, &order, &stock, now).await;
         match created.map_err(|e| internal(&e))? {
             Fenced::Stale => Err(AcpFailure::in_flight(1)),
             Fenced::Written(CreateOrder::Created) => {
                 self.failpoints.hit(AFTER_ORDER_CREATED);
                 self.charge(&row, &state, order, token, held, request_id).await
             }
-            Fenced::Written(CreateOrder::OutOfStock) => {
+            Fenced::Written(CreateOrder::OutOfStock(_)) => {
                 let session = self.show_state(&row, AcpSessionStatus::ReadyForPayment, &state, request_id).await?;
                 self.fill_row(&mut row, session.status, &state, request_id)?;
                 Ok(Done { status: StatusCode::OK, session, write: SessionWrite::Session(row) })
@@ -499,7 +506,7 @@ fn with_delivery(order: Order, session: &AcpCheckoutSession, state: &SessionStat
 fn promised_arrival(gift: &CatalogGift, session: &AcpCheckoutSession, now: i64) -> Option<(String, String)> {
     let country = &session.fulfillment_details.as_ref()?.address.as_ref()?.country;
     let speed = super::session::speed_of(&session.selected_fulfillment_options.first()?.option_id)?;
-    arrival::promised(&gift.merchant.id, country, speed, now)
+    arrival::promised(&[&gift.merchant.id], country, speed, now)
         .inspect_err(|e| tracing::error!(error = %e, "ACP order arrival not computed"))
         .ok()
 }

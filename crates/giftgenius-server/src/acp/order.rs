@@ -63,36 +63,43 @@ impl PaidFor {
         }
     }
 
-    /// An app order's one line and its totals, from the draft it was committed from (the prices
-    /// it was charged at). Drafts are kept at least a day past their expiry, far longer than an
-    /// order takes to be paid or cancelled; for one already gone the order's total is all there
-    /// is, so the line's unit price is that total per unit (shipping included).
+    /// An app order's lines and its totals, from the order's lines and the draft it was
+    /// committed from (the prices it was charged at). An order placed before its lines kept
+    /// their prices has one line, priced from its draft; drafts are kept at least a day past
+    /// their expiry, far longer than an order takes to be paid or cancelled, and for one already
+    /// gone the order's total is all there is, so the line's unit price is that total per unit
+    /// (shipping included).
     pub fn of_app_order(order: &Order, draft: Option<&DraftRow>) -> Self {
-        let quantity = u32::try_from(order.quantity.max(1)).unwrap_or(u32::MAX);
-        let (unit_price, mut totals) = match draft {
-            Some(draft) => (
-                draft.subtotal_minor / i64::from(quantity),
-                vec![
-                    total(Lang::En, AcpTotalType::Subtotal, draft.subtotal_minor),
-                    total(Lang::En, AcpTotalType::Fulfillment, draft.shipping_minor),
-                ],
-            ),
-            None => (order.total_minor / i64::from(quantity), Vec::new()),
+        let mut totals = match draft {
+            Some(draft) => vec![
+                total(Lang::En, AcpTotalType::Subtotal, draft.subtotal_minor),
+                total(Lang::En, AcpTotalType::Fulfillment, draft.shipping_minor),
+            ],
+            None => Vec::new(),
         };
         if let Some(wrap) = order.gift_wrap_minor {
             totals.push(total(Lang::En, AcpTotalType::GiftWrap, wrap));
         }
         totals.push(total(Lang::En, AcpTotalType::Total, order.total_minor));
+        let lines = order
+            .lines()
+            .into_iter()
+            .map(|line| {
+                let quantity = u32::try_from(line.quantity.max(1)).unwrap_or(u32::MAX);
+                let priced = line.subtotal_minor.or(draft.map(|d| d.subtotal_minor)).unwrap_or(order.total_minor);
+                PaidLine {
+                    id: format!("li_{}", line.gift_id),
+                    title: line.gift_title,
+                    product_id: line.gift_id,
+                    quantity,
+                    unit_price: priced / i64::from(quantity),
+                }
+            })
+            .collect();
         Self {
             checkout_session_id: order.draft_id.clone(),
             currency: order.currency.as_str().to_lowercase(),
-            lines: vec![PaidLine {
-                id: format!("li_{}", order.gift_id),
-                title: order.gift_title.clone(),
-                product_id: order.gift_id.clone(),
-                quantity,
-                unit_price,
-            }],
+            lines,
             totals,
         }
     }
@@ -275,7 +282,7 @@ fn fulfillment(order: &Order, paid_for: &PaidFor) -> Option<AcpFulfillment> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use giftgenius_commerce::store::{CurrencyColumn, RefundRow, ShippingColumn};
+    use giftgenius_commerce::store::{CurrencyColumn, Lines, OrderLineRow, RefundRow, ShippingColumn};
 
     fn order(status: OrderStatusColumn) -> Order {
         Order {
@@ -305,6 +312,8 @@ mod tests {
             gift_receipt: 0,
             arrives_earliest: None,
             arrives_latest: None,
+            // An order placed before lines kept their prices: priced from its draft.
+            stored_lines: Lines::default(),
             fulfilment: Default::default(),
         }
     }
@@ -327,6 +336,7 @@ mod tests {
             needed_by: None,
             gift_wrap_minor: None,
             gift_receipt: 0,
+            stored_lines: Lines::default(),
         }
     }
 
@@ -358,6 +368,33 @@ mod tests {
         assert_eq!(paid.confirmation, None, "the gift message stays off the order and its events");
         assert!(paid.adjustments.is_empty());
         assert!(paid.fulfillments.is_empty(), "nothing is being delivered yet");
+    }
+
+    #[test]
+    fn a_basket_order_has_a_line_item_per_line_priced_by_its_own_line() {
+        let line = |gift_id: &str, title: &str, quantity: i64, subtotal: i64| OrderLineRow {
+            gift_id: gift_id.into(),
+            gift_title: title.into(),
+            merchant: "Tea Co".into(),
+            quantity,
+            subtotal_minor: Some(subtotal),
+            gift_wrap_minor: None,
+        };
+        let basket = Order {
+            stored_lines: Lines(vec![line("hh-010", "Tea set", 2, 6000), line("hh-011", "Tea cups", 3, 2700)]),
+            total_minor: 9900,
+            ..order(OrderStatusColumn::Paid)
+        };
+        let draft = DraftRow { subtotal_minor: 8700, total_minor: 9900, ..draft() };
+        let paid = acp_order(&OrderFacts::of(basket.clone()), &PaidFor::of_app_order(&basket, Some(&draft)), links());
+        let lines: Vec<(&str, i64, i64, u32)> =
+            paid.line_items.iter().map(|l| (l.id.as_str(), l.unit_price, l.subtotal, l.quantity.ordered)).collect();
+        assert_eq!(lines, [("li_hh-010", 3000, 6000, 2), ("li_hh-011", 900, 2700, 3)]);
+        let totals: Vec<(AcpTotalType, i64)> = paid.totals.iter().map(|t| (t.kind, t.amount)).collect();
+        assert_eq!(
+            totals,
+            [(AcpTotalType::Subtotal, 8700), (AcpTotalType::Fulfillment, 1200), (AcpTotalType::Total, 9900)]
+        );
     }
 
     #[test]

@@ -47,8 +47,8 @@ use giftgenius_commerce::failpoints::{
 use giftgenius_commerce::order::{Changed, NewOrder};
 use giftgenius_commerce::payments::LEASE_MARGIN;
 use giftgenius_commerce::store::{
-    CreateOrder, DraftRow, Fenced, OrderFacts, OrderStatusColumn, PurchaseBegun, PurchasePlan, RecoveryPoint,
-    SettledBy, Settlement, StoreError,
+    CreateOrder, DraftRow, Fenced, OrderFacts, OrderLineRow, OrderStatusColumn, PurchaseBegun, PurchasePlan,
+    RecoveryPoint, SettledBy, Settlement, Stock, StoreError,
 };
 use giftgenius_types::DeliveryDetails;
 
@@ -253,11 +253,11 @@ impl Checkout {
         };
         let now = self.now();
         let delivery = delivery_of(draft.delivery.as_deref());
-        let gift = self.catalog.get(&draft.gift_id);
+        let gifts = self.draft_gifts(&draft);
         // A draft that was already bought answers with its order even after it expired (a
         // late retry whose key was pruned must not be told the purchase failed). A draft that
         // can still be ordered needs no look here: creating its order finds the paid one.
-        if !(matches!(delivery, Ok(Some(_))) && draft.expires_at_ms > now && gift.is_some())
+        if !(matches!(delivery, Ok(Some(_))) && draft.expires_at_ms > now && gifts.is_ok())
             && let Some(paid) = self.store.live_order_for_draft(&draft.id).await?.filter(|o| o.status.is_paid())
         {
             return Ok(OrderStep::Answered(self.order_answer(call, &paid).await));
@@ -283,17 +283,32 @@ impl Checkout {
                 &call.reference,
             ));
         }
-        let Some(gift) = gift else {
-            return answered(ToolError::new(
-                ErrorCode::GiftUnavailable,
-                "This gift is no longer sold.",
-                &call.reference,
-            ));
+        let gifts = match gifts {
+            Ok(gifts) => gifts,
+            Err(gift_id) if draft.lines().len() > 1 => {
+                return answered(ToolError::new(
+                    ErrorCode::GiftUnavailable,
+                    format!(
+                        "Gift {gift_id} of this basket is no longer sold; nothing was charged. Prepare the basket again without it."
+                    ),
+                    &call.reference,
+                ));
+            }
+            Err(_) => {
+                return answered(ToolError::new(
+                    ErrorCode::GiftUnavailable,
+                    "This gift is no longer sold.",
+                    &call.reference,
+                ));
+            }
         };
-        let order = new_order(call, &draft, &gift, &delivery, now);
+        let order = new_order(call, &draft, &gifts, &delivery, now)?;
         let charging_until = self.charging_window(lease.remaining(), now);
-        let stock = i64::from(gift.stock);
-        let created = match self.store.create_order_charging(lease.fence(), &order, stock, now, charging_until).await? {
+        let created = match self
+            .store
+            .create_order_charging(lease.fence(), &order, &stock_of(&gifts), now, charging_until)
+            .await?
+        {
             Fenced::Written(created) => created,
             Fenced::Stale => return Ok(OrderStep::Lost),
         };
@@ -302,7 +317,12 @@ impl Checkout {
                 self.failpoints.hit(AFTER_ORDER_CREATED);
                 Ok(OrderStep::Ready(order, charging_until))
             }
-            CreateOrder::OutOfStock => answered(self.unavailable(call, &gift, draft.currency.into())),
+            CreateOrder::OutOfStock(gift_id) => match gifts.iter().find(|gift| *gift.id == *gift_id) {
+                Some(gift) => answered(self.unavailable(call, gift, draft.currency.into())),
+                None => {
+                    Err(StoreError::Inconsistent(format!("the store found {gift_id} short, which is not in the draft")))
+                }
+            },
             // The draft was bought under another key: answer with that order, never a second one.
             CreateOrder::DraftAlreadyOrdered(existing) if existing.status.is_paid() => {
                 Ok(OrderStep::Answered(self.order_answer(call, &existing).await))
@@ -476,15 +496,15 @@ impl Checkout {
         let lease_until = now.saturating_add(self.idempotency.lease.as_millis() as i64);
         let scope = super::idempotency::scope(call, &input.idempotency_key);
         let plan = |draft: &DraftRow| {
-            let gift = self.catalog.get(&draft.gift_id)?;
+            let gifts = self.draft_gifts(draft).ok()?;
             let Ok(Some(delivery)) = delivery_of(draft.delivery.as_deref()) else { return None };
             if draft.expires_at_ms <= now {
                 return None;
             }
             Some(PurchasePlan {
                 fingerprint: commit_fingerprint(arguments, Some(draft)),
-                order: new_order(call, draft, &gift, &delivery, now),
-                stock: i64::from(gift.stock),
+                order: new_order(call, draft, &gifts, &delivery, now).ok()?,
+                stock: stock_of(&gifts),
                 charging_until_ms: self.charging_window(self.idempotency.lease, now),
             })
         };
@@ -516,26 +536,55 @@ fn commit_fingerprint(arguments: &Map<String, Value>, draft: Option<&DraftRow>) 
     fingerprint(&fingerprinted)
 }
 
-/// The order for `draft` of `gift`, pending payment, as created at `now`.
-fn new_order(call: &CallContext, draft: &DraftRow, gift: &CatalogGift, delivery: &DeliveryDetails, now: i64) -> Order {
+/// What each of `gifts` has in stock, as the catalog says now.
+fn stock_of(gifts: &[CatalogGift]) -> Stock {
+    gifts.iter().map(|gift| (gift.id.to_string(), i64::from(gift.stock))).collect()
+}
+
+impl Checkout {
+    /// The catalog's gift of each of `draft`'s lines, in its order; the id of the first one the
+    /// catalog no longer holds.
+    fn draft_gifts(&self, draft: &DraftRow) -> Result<Vec<CatalogGift>, String> {
+        draft.lines().iter().map(|line| self.catalog.get(&line.gift_id).ok_or_else(|| line.gift_id.clone())).collect()
+    }
+}
+
+/// The order for `draft` of `gifts` (its lines' gifts, in order), pending payment, as created
+/// at `now`: each line with its gift's title and merchant as they are now.
+fn new_order(
+    call: &CallContext,
+    draft: &DraftRow,
+    gifts: &[CatalogGift],
+    delivery: &DeliveryDetails,
+    now: i64,
+) -> Result<Order, StoreError> {
+    let mut lines = draft.lines().into_iter().zip(gifts).map(|(line, gift)| OrderLineRow {
+        gift_id: line.gift_id,
+        gift_title: gift.title.to_string(),
+        merchant: gift.merchant().name,
+        quantity: line.quantity,
+        subtotal_minor: Some(line.subtotal_minor),
+        gift_wrap_minor: line.gift_wrap_minor,
+    });
+    let first_line =
+        lines.next().ok_or_else(|| StoreError::Inconsistent(format!("draft {} has no lines", draft.id)))?;
+    let merchants: Vec<&str> = gifts.iter().map(|gift| &*gift.merchant.id).collect();
     let new = NewOrder {
         subject: call.subject.clone(),
         draft_id: draft.id.clone(),
-        gift_id: gift.id.to_string(),
-        gift_title: gift.title.to_string(),
-        merchant: gift.merchant().name,
-        quantity: draft.quantity,
+        first_line,
+        more_lines: lines.collect(),
         currency: draft.currency,
         total_minor: draft.total_minor,
         delivery: draft.delivery.clone(),
         destination: Some((delivery.recipient.address.city.clone(), delivery.recipient.address.country.clone())),
         gift_wrap_minor: draft.gift_wrap_minor,
         gift_receipt: draft.gift_receipt != 0,
-        arrives: arrival::promised(&gift.merchant.id, &delivery.recipient.address.country, draft.shipping.into(), now)
+        arrives: arrival::promised(&merchants, &delivery.recipient.address.country, draft.shipping.into(), now)
             .inspect_err(|e| tracing::error!(reference = %call.reference, error = %e, "order arrival not computed"))
             .ok(),
     };
-    Order::pending(new, now)
+    Ok(Order::pending(new, now))
 }
 
 impl Checkout {

@@ -82,11 +82,10 @@ impl crate::outcome::ModelText for ListOrdersData {
             let to = order.destination.as_ref().map(|d| format!(" to {}, {}", d.city, d.country)).unwrap_or_default();
             let cancel = if order.cancellable_until.is_some() { " (cancellable in the widget)" } else { "" };
             text.push_str(&format!(
-                "\n- {} on {}: {} × {}, {}{to}, {}{cancel}",
+                "\n- {} on {}: {}, {}{to}, {}{cancel}",
                 order.id,
                 order.created_at,
-                order.quantity,
-                order.gift_title,
+                super::order_lines_text(order),
                 order.total.display(),
                 order.status.as_str()
             ));

@@ -46,8 +46,8 @@ use std::time::Duration;
 use giftgenius_types::wire::{META_AUTHENTICATION_URLS, META_CANCEL_TOKENS, META_DELIVERIES};
 use giftgenius_types::{
     Adjustment, CheckoutData, Currency, DeliveryDetails, DeliveryWindow, Destination, ErrorCode, Fulfillment,
-    GetOrderInput, Money, Order, OrderData, OrderDraft, OrderStatus, OrderStep, PrepareOrderData, Reason, Refund,
-    ShippingSpeed, ToolError, Why,
+    GetOrderInput, Money, Order, OrderData, OrderDraft, OrderLine, OrderStatus, OrderStep, PrepareOrderData, Reason,
+    Refund, ShippingSpeed, ToolError, Why,
 };
 use serde_json::Value;
 
@@ -124,15 +124,32 @@ pub(crate) fn shipping_cost(speed: ShippingSpeed, currency: Currency) -> Money {
 /// An order row as the contract's `Order`, with its shipment and timeline (no cut-off, no
 /// refunds: [`order_view_of`] and [`Checkout::order_view`] add them).
 pub fn order_of(row: &order::Order) -> Result<Order, StoreError> {
-    let quantity = u32::try_from(row.quantity)
-        .map_err(|_| StoreError::Inconsistent(format!("order {} has quantity {}", row.id, row.quantity)))?;
+    let units = |quantity: i64| {
+        u32::try_from(quantity)
+            .map_err(|_| StoreError::Inconsistent(format!("order {} has quantity {quantity}", row.id)))
+    };
+    let currency = row.currency.into();
+    let lines = row
+        .lines()
+        .into_iter()
+        .map(|line| {
+            Ok(OrderLine {
+                quantity: units(line.quantity)?,
+                subtotal: line.subtotal_minor.map(|minor| Money::new(minor, currency)),
+                gift_id: line.gift_id,
+                gift_title: line.gift_title,
+                merchant: line.merchant,
+            })
+        })
+        .collect::<Result<Vec<_>, StoreError>>()?;
     Ok(Order {
         id: row.id.clone(),
         draft_id: row.draft_id.clone(),
         gift_id: row.gift_id.clone(),
         gift_title: row.gift_title.clone(),
         merchant: row.merchant.clone(),
-        quantity,
+        quantity: units(row.quantity)?,
+        lines,
         total: row.total(),
         status: row.status_view(),
         created_at: rfc3339(row.created_at_ms),
@@ -441,12 +458,10 @@ impl ModelText for OrderData {
             OrderStatus::Cancelled => "cancelled and refunded",
         };
         let mut text = format!(
-            "Order {} {}: {} × {} from {}, total {}{}.",
+            "Order {} {}: {}, total {}{}.",
             order.id,
             status,
-            order.quantity,
-            order.gift_title,
-            order.merchant,
+            order_lines_text(order),
             order.total.display(),
             destination_words(order.destination.as_ref()),
         );
@@ -514,16 +529,31 @@ impl ModelText for PrepareOrderData {
         let arrival = arrival_text(draft);
         let gift_options = gift_options_text(draft);
         format!(
-            "Draft {} ready: {} × {} from {}, total {} (shipping {}).{delivery}{arrival}{gift_options} Nothing is bought yet: the user must review it and press Confirm in the widget. The draft expires at {}.",
+            "Draft {} ready: {}, total {} (shipping {}).{delivery}{arrival}{gift_options} Nothing is bought yet: the user must review it and press Confirm in the widget. The draft expires at {}.",
             draft.id,
-            draft.quantity,
-            draft.gift.title,
-            draft.gift.merchant.name,
+            draft_lines_text(draft),
             draft.total.display(),
             draft.shipping_cost.display(),
             draft.expires_at
         )
     }
+}
+
+/// What an order holds, in words: "2 × Mug from Hearth & Home", its lines joined by "; ".
+pub(crate) fn order_lines_text(order: &Order) -> String {
+    let lines: Vec<String> =
+        order.lines.iter().map(|l| format!("{} × {} from {}", l.quantity, l.gift_title, l.merchant)).collect();
+    lines.join("; ")
+}
+
+/// What a draft holds, in words, as [`order_lines_text`] (a basket says so).
+fn draft_lines_text(draft: &OrderDraft) -> String {
+    let lines: Vec<String> = draft
+        .lines
+        .iter()
+        .map(|l| format!("{} × {} from {}", l.quantity, l.gift.title, l.gift.merchant.name))
+        .collect();
+    if lines.len() > 1 { format!("a basket of {} gifts ({})", lines.len(), lines.join("; ")) } else { lines.join("; ") }
 }
 
 /// The draft's gift wrap and gift receipt, and whether its merchant would wrap: the model may
@@ -532,7 +562,11 @@ fn gift_options_text(draft: &OrderDraft) -> String {
     let wrap = match (&draft.gift_wrap_cost, &draft.gift_wrap_price) {
         (Some(cost), _) => format!(" Gift-wrapped: {} in the total.", cost.display()),
         (None, Some(price)) => {
-            format!(" Gift wrap is available at {} per gift (only if the user asks).", price.display())
+            let price = if draft.lines.len() > 1 { format!("up to {}", price.display()) } else { price.display() };
+            format!(" Gift wrap is available at {price} per gift (only if the user asks).")
+        }
+        (None, None) if draft.lines.len() > 1 => {
+            " One of the basket's merchants does not gift-wrap, so the basket cannot be wrapped.".to_string()
         }
         (None, None) => " This merchant does not gift-wrap.".to_string(),
     };

@@ -1,5 +1,7 @@
-//! `prepare_order`: check stock and price for one gift and return a draft (the same request
-//! returns the same draft while it is valid), with the confirmation token in widget-only `_meta`.
+//! `prepare_order`: check stock and price for one gift, or a basket of several (`items`), and
+//! return a draft (the same request returns the same draft while it is valid), with the
+//! confirmation token in widget-only `_meta`. A basket is one draft: one recipient, one
+//! shipping option, one total, one confirmation; its lines keep the order they were given in.
 //! `reopen_order_draft` (app-only): the same draft again by id, with a fresh token.
 //!
 //! The delivery details (recipient, address, gift message) are part of the draft: another
@@ -11,14 +13,15 @@
 //!
 //! A draft that knows where it goes lists every shipping option with its arrival dates
 //! (`giftgenius_commerce::arrival`), and with the person's `needed_by`, which ones make it.
-//! Its gift options are part of it too: the wrap (its merchant's price per gift,
-//! `giftgenius_commerce::gift_wrap`, a line of the total) and the gift receipt.
+//! Its gift options are part of it too: the wrap (each line's merchant's price per gift,
+//! `giftgenius_commerce::gift_wrap`, a line of the total) and the gift receipt. A parcel with
+//! several merchants' gifts arrives when the slowest merchant's part does (`arrival`).
 
 use giftgenius_types::delivery::normalized_gift_message;
 use giftgenius_types::wire::{META_CONFIRMATION_TOKEN, META_DELIVERY};
 use giftgenius_types::{
-    Currency, DeliveryDetails, DeliveryOption, ErrorCode, FieldError, FieldRule, Money, OrderDraft, PrepareOrderData,
-    PrepareOrderInput, Recipient, ReopenOrderDraftInput, ToolError,
+    Currency, DeliveryDetails, DeliveryOption, DraftLine, ErrorCode, FieldError, FieldRule, Money, OrderDraft,
+    PrepareOrderData, PrepareOrderInput, Recipient, ReopenOrderDraftInput, ToolError,
 };
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -30,7 +33,7 @@ use crate::outcome::{Answer, Outcome};
 use giftgenius_catalog::{CatalogGift, price_in};
 use giftgenius_commerce::arrival;
 use giftgenius_commerce::clock::rfc3339;
-use giftgenius_commerce::store::{DraftRow, Usage};
+use giftgenius_commerce::store::{DraftLineRow, DraftRow, Drafted, Lines, Stock, Usage};
 
 impl Checkout {
     pub async fn prepare_order(&self, call: &CallContext, input: &PrepareOrderInput) -> Outcome<PrepareOrderData> {
@@ -42,29 +45,59 @@ impl Checkout {
         call: &CallContext,
         input: &PrepareOrderInput,
     ) -> Result<Answer<PrepareOrderData>, ToolError> {
-        let gift = self.gift(call, &input.gift_id)?;
+        let basket = self.basket(call, input)?;
         self.limits.take(call, Usage::Drafts).await?;
-        let stock = i64::from(gift.stock);
+        let stock: Stock = basket.iter().map(|(gift, _)| (gift.id.to_string(), i64::from(gift.stock))).collect();
         // The stock is checked in the draft's own transaction. A request refused before its
         // draft exists (delivery details, a total that overflows) is checked against the stock
         // first, so that a gift sold out answers as such whatever else is wrong.
-        let (candidate, delivery) = match self.candidate(call, input, &gift).await {
+        let (candidate, delivery) = match self.candidate(call, input, &basket).await {
             Ok(candidate) => candidate,
             Err(not_drafted) => {
-                let sold = self.store.units_sold(&gift.id).await.map_err(|e| internal(call, &e))?;
-                if sold + input.quantity > stock {
-                    return Err(self.unavailable(call, &gift, input.currency));
+                for (gift, quantity) in &basket {
+                    let sold = self.store.units_sold(&gift.id).await.map_err(|e| internal(call, &e))?;
+                    if sold + quantity > i64::from(gift.stock) {
+                        return Err(self.unavailable(call, gift, input.currency));
+                    }
                 }
                 return Err(not_drafted.answer(call));
             }
         };
         let now = candidate.created_at_ms;
-        let row = self.store.draft_for_request(&candidate, stock, now).await.map_err(|e| internal(call, &e))?;
-        let Some(row) = row else {
-            return Err(self.unavailable(call, &gift, input.currency));
+        let row = match self.store.draft_for_request(&candidate, &stock, now).await.map_err(|e| internal(call, &e))? {
+            Drafted::Draft(row) => row,
+            Drafted::OutOfStock(gift_id) => {
+                let gift = basket.iter().map(|(gift, _)| gift).find(|gift| *gift.id == *gift_id);
+                return Err(match gift {
+                    Some(gift) => self.unavailable(call, gift, input.currency),
+                    None => internal(call, &format!("the store found {gift_id} short, which is not in the basket")),
+                });
+            }
         };
-        let answer = self.draft_answer(call, &row, &gift, delivery, now)?;
+        let answer = self.draft_answer(call, &row, delivery, now)?;
         Ok(self.with_payment_card(call, answer).await)
+    }
+
+    /// The gifts `input` asks for, each with its quantity, in the order given; GIFT_NOT_FOUND
+    /// (naming the item) for an id the catalog does not hold.
+    fn basket(&self, call: &CallContext, input: &PrepareOrderInput) -> Result<Vec<(CatalogGift, i64)>, ToolError> {
+        let lines = input.lines();
+        let several = lines.len() > 1 || !input.items.is_empty();
+        lines
+            .into_iter()
+            .enumerate()
+            .map(|(i, (gift_id, quantity))| match self.gift(call, gift_id) {
+                Ok(gift) => Ok((gift, quantity)),
+                Err(_) if several => Err(ToolError::new(
+                    ErrorCode::GiftNotFound,
+                    format!(
+                        "There is no gift with id {gift_id} (items[{i}]); the other items were not drafted either."
+                    ),
+                    &call.reference,
+                )),
+                Err(error) => Err(error),
+            })
+            .collect()
     }
 
     /// The draft `input` asks for (not stored yet), with its delivery details.
@@ -72,45 +105,57 @@ impl Checkout {
         &self,
         call: &CallContext,
         input: &PrepareOrderInput,
-        gift: &CatalogGift,
+        basket: &[(CatalogGift, i64)],
     ) -> Result<(DraftRow, Option<DeliveryDetails>), NotDrafted> {
-        let quantity = u32::try_from(input.quantity).map_err(|_| NotDrafted::Failed("quantity outside u32".into()))?;
-        let unit = price_in(gift.price_cents, input.currency);
+        let overflow = |what: &str| NotDrafted::Failed(format!("order total overflows at {what}"));
+        let mut lines = Vec::with_capacity(basket.len());
+        for (gift, quantity) in basket {
+            let units = u32::try_from(*quantity).map_err(|_| NotDrafted::Failed("quantity outside u32".into()))?;
+            let subtotal = price_in(gift.price_cents, input.currency).times(units).ok_or_else(|| overflow("a line"))?;
+            let wrap = match (input.gift_wrap, wrap_price(gift, input.currency)) {
+                (false, _) => None,
+                (true, Some(price)) => Some(price.times(units).ok_or_else(|| overflow("a line's wrap"))?),
+                (true, None) => {
+                    return Err(NotDrafted::Refused(ToolError::validation(
+                        vec![FieldError::new(
+                            "gift_wrap",
+                            if basket.len() > 1 {
+                                format!(
+                                    "{} does not gift-wrap ({}); leave gift_wrap out, or buy that gift apart (a gift message and a gift receipt are still possible)",
+                                    gift.merchant.name, gift.title
+                                )
+                            } else {
+                                format!(
+                                    "{} does not gift-wrap; leave gift_wrap out (a gift message and a gift receipt are still possible)",
+                                    gift.merchant.name
+                                )
+                            },
+                        )],
+                        &call.reference,
+                    )));
+                }
+            };
+            lines.push(DraftLineRow {
+                gift_id: gift.id.to_string(),
+                quantity: *quantity,
+                subtotal_minor: subtotal.amount_minor,
+                gift_wrap_minor: wrap.map(|w| w.amount_minor),
+            });
+        }
         let shipping = shipping_cost(input.shipping, input.currency);
-        let wrap = match (input.gift_wrap, wrap_price(gift, input.currency)) {
-            (false, _) => None,
-            (true, Some(price)) => Some(price.times(quantity).ok_or_else(|| {
-                NotDrafted::Failed(format!("gift wrap overflows: {} × {quantity}", price.amount_minor))
-            })?),
-            (true, None) => {
-                return Err(NotDrafted::Refused(ToolError::validation(
-                    vec![FieldError::new(
-                        "gift_wrap",
-                        format!(
-                            "{} does not gift-wrap; leave gift_wrap out (a gift message and a gift receipt are still possible)",
-                            gift.merchant.name
-                        ),
-                    )],
-                    &call.reference,
-                )));
-            }
+        let sum = |of: &dyn Fn(&DraftLineRow) -> i64| -> Option<i64> {
+            lines.iter().try_fold(0i64, |sum, line| sum.checked_add(of(line)))
         };
-        let total = unit
-            .times(quantity)
-            .and_then(|subtotal| {
-                let total = subtotal
-                    .amount_minor
-                    .checked_add(shipping.amount_minor)?
-                    .checked_add(wrap.map_or(0, |w| w.amount_minor))?;
-                Some((subtotal, total))
-            })
-            .map(|(subtotal, total)| (subtotal, Money::new(total, input.currency)));
-        let Some((subtotal, total)) = total else {
-            return Err(NotDrafted::Failed(format!(
-                "order total overflows: {} × {quantity} + shipping + wrap",
-                unit.amount_minor
-            )));
+        let subtotal = sum(&|line| line.subtotal_minor).ok_or_else(|| overflow("the subtotal"))?;
+        let wrap = if input.gift_wrap {
+            Some(sum(&|line| line.gift_wrap_minor.unwrap_or(0)).ok_or_else(|| overflow("the wrap"))?)
+        } else {
+            None
         };
+        let total = subtotal
+            .checked_add(shipping.amount_minor)
+            .and_then(|total| total.checked_add(wrap.unwrap_or(0)))
+            .ok_or_else(|| overflow("the total"))?;
         let delivery = self.delivery(call, input).await?;
         let delivery_json = delivery
             .as_ref()
@@ -118,11 +163,11 @@ impl Checkout {
             .transpose()
             .map_err(|e| NotDrafted::Failed(format!("delivery not serializable: {e}")))?;
         let now = self.now();
+        let what = lines.iter().map(|line| format!("{}×{}", line.gift_id, line.quantity)).collect::<Vec<_>>().join(",");
         let draft_key = hex::encode(Sha256::digest(
             format!(
-                "{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}",
-                gift.id,
-                quantity,
+                "{}\n{}\n{}\n{}\n{}\n{}\n{}",
+                what,
                 input.shipping.as_str(),
                 input.currency,
                 delivery_json.as_deref().unwrap_or(""),
@@ -132,23 +177,25 @@ impl Checkout {
             )
             .as_bytes(),
         ));
+        let first = lines.first().ok_or_else(|| NotDrafted::Failed("a basket without lines".into()))?.clone();
         let candidate = DraftRow {
             id: random_id("drf"),
             subject: call.subject.clone(),
             draft_key,
-            gift_id: gift.id.to_string(),
-            quantity: i64::from(quantity),
+            gift_id: first.gift_id,
+            quantity: first.quantity,
             shipping: input.shipping.into(),
             currency: input.currency.into(),
-            subtotal_minor: subtotal.amount_minor,
+            subtotal_minor: subtotal,
             shipping_minor: shipping.amount_minor,
-            total_minor: total.amount_minor,
+            total_minor: total,
             created_at_ms: now,
             expires_at_ms: now + self.draft_ttl.as_millis() as i64,
             delivery: delivery_json,
             needed_by: input.needed_by.clone(),
-            gift_wrap_minor: wrap.map(|w| w.amount_minor),
+            gift_wrap_minor: wrap,
             gift_receipt: i64::from(input.gift_receipt),
+            stored_lines: Lines(lines),
         };
         Ok((candidate, delivery))
     }
@@ -185,28 +232,43 @@ impl Checkout {
                 &call.reference,
             ));
         };
-        let gift = self.gift(call, &row.gift_id)?;
         let delivery = delivery_of(row.delivery.as_deref()).map_err(|e| internal(call, &e))?;
-        let answer = self.draft_answer(call, &row, &gift, delivery, now)?;
+        let answer = self.draft_answer(call, &row, delivery, now)?;
         Ok(self.with_payment_card(call, answer).await)
     }
 
     /// A stored draft as the contract shows it: the model's part (city and country), and the
-    /// widget's (a fresh confirmation token, the full delivery details) in `_meta`.
+    /// widget's (a fresh confirmation token, the full delivery details) in `_meta`. Each line's
+    /// gift as the catalog has it now (GIFT_NOT_FOUND if a reload dropped one).
     fn draft_answer(
         &self,
         call: &CallContext,
         row: &DraftRow,
-        gift: &CatalogGift,
         delivery: Option<DeliveryDetails>,
         now: i64,
     ) -> Result<Answer<PrepareOrderData>, ToolError> {
         let currency = Currency::from(row.currency);
-        let quantity = u32::try_from(row.quantity).map_err(|_| internal(call, &"draft quantity outside u32"))?;
+        let stored = row.lines();
+        let mut gifts = Vec::with_capacity(stored.len());
+        let mut lines = Vec::with_capacity(stored.len());
+        for line in &stored {
+            let gift = self.gift(call, &line.gift_id)?;
+            let quantity =
+                u32::try_from(line.quantity).map_err(|_| internal(call, &"draft line quantity outside u32"))?;
+            lines.push(DraftLine {
+                gift: gift.card(currency, vec![], &self.public_url),
+                quantity,
+                subtotal: Money::new(line.subtotal_minor, currency),
+                gift_wrap_cost: line.gift_wrap_minor.map(|minor| Money::new(minor, currency)),
+            });
+            gifts.push(gift);
+        }
+        let first = lines.first().ok_or_else(|| internal(call, &"a stored draft without lines"))?;
         let draft = OrderDraft {
             id: row.id.clone(),
-            gift: gift.card(currency, vec![], &self.public_url),
-            quantity,
+            gift: first.gift.clone(),
+            quantity: first.quantity,
+            lines,
             shipping: row.shipping.into(),
             subtotal: Money::new(row.subtotal_minor, currency),
             shipping_cost: Money::new(row.shipping_minor, currency),
@@ -215,8 +277,8 @@ impl Checkout {
             destination: delivery.as_ref().map(|d| d.recipient.destination()),
             has_gift_message: delivery.as_ref().is_some_and(|d| d.gift_message.is_some()),
             needed_by: row.needed_by.clone(),
-            delivery_options: self.delivery_options(call, gift, delivery.as_ref(), row, now),
-            gift_wrap_price: wrap_price(gift, currency),
+            delivery_options: self.delivery_options(call, &gifts, delivery.as_ref(), row, now),
+            gift_wrap_price: basket_wrap_price(&gifts, currency),
             gift_wrap_cost: row.gift_wrap_minor.map(|minor| Money::new(minor, currency)),
             gift_receipt: row.gift_receipt != 0,
         };
@@ -235,13 +297,13 @@ impl Checkout {
     }
 
     /// Every shipping option's cost and arrival dates for the draft's destination, as of `now`
-    /// (dates move as the clock passes a cut-off); none while it has no recipient. The tables
-    /// cover every zone they name (`arrival`'s tests), so a failure is a bug: logged, and the
-    /// draft goes out without dates rather than not at all.
+    /// (dates move as the clock passes a cut-off), for a parcel of `gifts`' merchants; none
+    /// while it has no recipient. The tables cover every zone they name (`arrival`'s tests), so
+    /// a failure is a bug: logged, and the draft goes out without dates rather than not at all.
     fn delivery_options(
         &self,
         call: &CallContext,
-        gift: &CatalogGift,
+        gifts: &[CatalogGift],
         delivery: Option<&DeliveryDetails>,
         row: &DraftRow,
         now: i64,
@@ -249,7 +311,8 @@ impl Checkout {
         let Some(delivery) = delivery else { return Vec::new() };
         let currency = Currency::from(row.currency);
         let country = &delivery.recipient.address.country;
-        arrival::delivery_options(&gift.merchant.id, country, row.needed_by.as_deref(), now, |speed| {
+        let merchants: Vec<&str> = gifts.iter().map(|gift| &*gift.merchant.id).collect();
+        arrival::delivery_options(&merchants, country, row.needed_by.as_deref(), now, |speed| {
             shipping_cost(speed, currency)
         })
         .unwrap_or_else(|e| {
@@ -295,6 +358,21 @@ impl Checkout {
         };
         Ok(Some(DeliveryDetails { recipient, gift_message, save_address: input.save_address, from_saved_address }))
     }
+}
+
+/// What wrapping one unit of the basket costs: its merchant's price for one gift; for several,
+/// the dearest of their merchants' prices (what a unit costs at most: the draft's
+/// `gift_wrap_cost`, once asked for, says exactly). `None` when a merchant of the basket does
+/// not wrap: the basket cannot be wrapped.
+fn basket_wrap_price(gifts: &[CatalogGift], currency: Currency) -> Option<Money> {
+    let mut dearest: Option<Money> = None;
+    for gift in gifts {
+        let price = wrap_price(gift, currency)?;
+        if dearest.is_none_or(|d| price.amount_minor > d.amount_minor) {
+            dearest = Some(price);
+        }
+    }
+    dearest
 }
 
 /// Why a draft could not be made, found before the gift's stock was looked at: answered (and

@@ -121,7 +121,23 @@ impl Checkout {
         let total =
             |kind: &str, amount: i64| SheetTotal { kind: kind.to_string(), display_text: display(amount), amount };
         let shipping = giftgenius_types::ShippingSpeed::from(row.shipping);
-        let quantity = u32::try_from(row.quantity).ok()?;
+        // One line item per line: the first keeps the id a one-gift draft always had.
+        let line_items = row
+            .lines()
+            .into_iter()
+            .enumerate()
+            .map(|(i, line)| {
+                Some(SheetLineItem {
+                    id: if i == 0 { format!("li_{}", row.id) } else { format!("li_{}_{}", row.id, i + 1) },
+                    item: SheetItem { id: line.gift_id, quantity: u32::try_from(line.quantity).ok()? },
+                    base_amount: line.subtotal_minor,
+                    discount: 0,
+                    subtotal: line.subtotal_minor,
+                    tax: 0,
+                    total: line.subtotal_minor,
+                })
+            })
+            .collect::<Option<Vec<_>>>()?;
         let link =
             |kind: &str, path: &str| SheetLink { kind: kind.to_string(), url: format!("{}{path}", self.public_url) };
         Some(SheetCheckoutSession {
@@ -133,15 +149,7 @@ impl Checkout {
             },
             status: "ready_for_payment".to_string(),
             currency: currency.code().to_string(),
-            line_items: vec![SheetLineItem {
-                id: format!("li_{}", row.id),
-                item: SheetItem { id: row.gift_id.clone(), quantity },
-                base_amount: row.subtotal_minor,
-                discount: 0,
-                subtotal: row.subtotal_minor,
-                tax: 0,
-                total: row.subtotal_minor,
-            }],
+            line_items,
             fulfillment_address: SheetAddress {
                 name: recipient.name.clone(),
                 line_one: recipient.address.line1.clone(),

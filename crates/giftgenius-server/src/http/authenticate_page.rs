@@ -68,9 +68,10 @@ fn status_words(status: OrderStatus, lang: Lang) -> &'static str {
     })
 }
 
-/// The order's line: "{gift} ×n — total".
+/// The order's line: "{gift} ×n — total" (a basket's gifts joined).
 fn order_line(order: &Order, lang: Lang, locale: &str) -> String {
-    lang.f(Msg::AuthPageIntro, &[("amount", &format_money(&order.total, locale)), ("gift", &order.gift_title)])
+    let gifts: Vec<&str> = order.lines.iter().map(|line| line.gift_title.as_str()).collect();
+    lang.f(Msg::AuthPageIntro, &[("amount", &format_money(&order.total, locale)), ("gift", &gifts.join(", "))])
 }
 
 /// What a token's page shows, after the checkout said what it is.

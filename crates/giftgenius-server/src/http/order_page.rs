@@ -46,10 +46,18 @@ pub async fn order_page(State(app): State<Arc<AppState>>, Path(token): Path<Stri
         OrderStatusColumn::Shipped => lang.t(Msg::StatusShipped),
         OrderStatusColumn::Completed => lang.t(Msg::StatusCompleted),
     };
-    let line = lang.f(
-        Msg::OrderFrom,
-        &[("gift", &order.gift_title), ("quantity", &order.quantity.to_string()), ("merchant", &order.merchant)],
-    );
+    // Every line of the order, one per row (a basket has several).
+    let lines = order
+        .lines()
+        .iter()
+        .map(|line| {
+            escape(&lang.f(
+                Msg::OrderFrom,
+                &[("gift", &line.gift_title), ("quantity", &line.quantity.to_string()), ("merchant", &line.merchant)],
+            ))
+        })
+        .collect::<Vec<_>>()
+        .join("<br>");
     // The page a buyer may forward to the recipient: with a gift receipt it shows no price.
     let total = if order.gift_receipt != 0 {
         format!("<p data-gift-receipt>{}</p>", escape(lang.t(Msg::GiftReceipt)))
@@ -78,7 +86,7 @@ pub async fn order_page(State(app): State<Arc<AppState>>, Path(token): Path<Stri
     let body = format!(
         "<p><strong>{}</strong></p><dl><dt>{}</dt><dd>{}</dd><dt>{}</dt><dd data-status=\"{}\">{}</dd>{}{}</dl>\
          {}{}<p>{}</p>",
-        escape(&line),
+        lines,
         escape(lang.t(Msg::Order)),
         escape(&order.id),
         escape(lang.t(Msg::Status)),

@@ -156,7 +156,8 @@ An empty result comes with a notice suggesting changes that would match.",
     #[tool(
         name = "prepare_order",
         title = "Prepare an order",
-        description = "Prepare an order for one gift the user picked (gift_id from suggest_gifts): checks stock and price \
+        description = "Prepare an order for one gift the user picked (gift_id from suggest_gifts), or for several gifts \
+bought together (items: each gift_id with its quantity, one recipient, one payment): checks stock and price \
 and returns a draft that the widget shows with Confirm and Cancel buttons. Pass the recipient (name and postal address, \
 country as ISO 3166-1 alpha-2) and gift_message when the user gave them; without a recipient the user's saved address is \
 used if they have one, and the user can edit every detail on the card. Set save_address only when the user asked to \

@@ -67,7 +67,7 @@ mod tests {
         use giftgenius_types::{Envelope, SuggestGiftsData};
         let mut result = CallToolResult::success(vec![ContentBlock::text("x")]);
         // `ok: true` without the `gifts` and `query` the schema requires.
-        result.structured_content = Some(json!({"v": 5, "ok": true, "tool": "suggest_gifts"}));
+        result.structured_content = Some(json!({"v": 6, "ok": true, "tool": "suggest_gifts"}));
         let schema = output_schema::<Envelope<SuggestGiftsData>>();
         let call = CallContext::new(ToolName::SuggestGifts, "s", "en-US");
         let checked = enforce(&call, result, Some(&schema));

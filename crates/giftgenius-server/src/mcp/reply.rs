@@ -164,7 +164,7 @@ mod tests {
     #[test]
     fn rendered_markup_is_reused_only_for_the_same_result_and_locale() {
         let result = |gifts: serde_json::Value| {
-            serde_json::json!({ "v": 5, "ok": true, "tool": "suggest_gifts", "data": { "gifts": gifts, "total_matches": 0 } })
+            serde_json::json!({ "v": 6, "ok": true, "tool": "suggest_gifts", "data": { "gifts": gifts, "total_matches": 0 } })
                 .as_object()
                 .cloned()
                 .unwrap()

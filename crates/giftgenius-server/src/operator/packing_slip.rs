@@ -57,11 +57,31 @@ pub fn slip(order: &Order) -> Result<String, NoSlip> {
     .flatten()
     .collect();
     let ship_to = lines.iter().map(|l| escape(l)).collect::<Vec<_>>().join("<br>");
+    let lines = order.lines();
+    let units: i64 = lines.iter().map(|line| line.quantity).sum();
     let wrap = if order.gift_wrap_minor.is_some() {
-        format!("<p class=\"wrap\"><strong>Gift-wrap each of the {} gifts.</strong></p>", order.quantity)
+        format!("<p class=\"wrap\"><strong>Gift-wrap each of the {units} gifts.</strong></p>")
     } else {
         String::new()
     };
+    let rows: String = lines
+        .iter()
+        .map(|line| {
+            format!(
+                "<tr><td>{} <small>({})</small></td><td>{}</td></tr>",
+                escape(&line.gift_title),
+                escape(&line.gift_id),
+                line.quantity
+            )
+        })
+        .collect();
+    // A basket may hold several merchants' gifts: each named once, first seen first.
+    let mut merchants: Vec<&str> = Vec::new();
+    for line in &lines {
+        if !merchants.contains(&line.merchant.as_str()) {
+            merchants.push(&line.merchant);
+        }
+    }
     let message = match &delivery.gift_message {
         Some(text) => format!(
             "<h2>Gift message</h2><blockquote class=\"message\">{}</blockquote>",
@@ -85,14 +105,11 @@ pub fn slip(order: &Order) -> Result<String, NoSlip> {
          <h1>Packing slip</h1><p>Order <code>{id}</code>, placed {placed}, from {merchant}.</p>\
          <h2>Ship to</h2><address>{ship_to}</address>\
          <h2>In this parcel</h2><table><thead><tr><th>Gift</th><th>Quantity</th></tr></thead>\
-         <tbody><tr><td>{gift} <small>({gift_id})</small></td><td>{quantity}</td></tr></tbody></table>\
+         <tbody>{rows}</tbody></table>\
          {wrap}{message}{prices}</body></html>",
         id = escape(&order.id),
         placed = escape(rfc3339(order.created_at_ms).get(..10).unwrap_or_default()),
-        merchant = escape(&order.merchant),
-        gift = escape(&order.gift_title),
-        gift_id = escape(&order.gift_id),
-        quantity = order.quantity,
+        merchant = escape(&merchants.join(", ")),
     ))
 }
 
@@ -134,7 +151,7 @@ pub fn answer(result: Result<Result<String, NoSlip>, OperatorError>) -> Response
 
 #[cfg(test)]
 mod tests {
-    use giftgenius_commerce::store::{CurrencyColumn, OrderStatusColumn};
+    use giftgenius_commerce::store::{CurrencyColumn, Lines, OrderLineRow, OrderStatusColumn};
     use giftgenius_types::delivery::{Address, DeliveryDetails, Recipient};
 
     use super::*;
@@ -180,8 +197,35 @@ mod tests {
             gift_receipt: i64::from(gift_receipt),
             arrives_earliest: None,
             arrives_latest: None,
+            stored_lines: Lines::default(),
             fulfilment: Default::default(),
         }
+    }
+
+    #[test]
+    fn a_baskets_slip_lists_every_line_and_wraps_every_unit() {
+        let line = |gift_id: &str, title: &str, merchant: &str, quantity: i64| OrderLineRow {
+            gift_id: gift_id.into(),
+            gift_title: title.into(),
+            merchant: merchant.into(),
+            quantity,
+            subtotal_minor: Some(1000),
+            gift_wrap_minor: Some(599),
+        };
+        let basket = Order {
+            stored_lines: Lines(vec![
+                line("hh-010", "Tea set", "Hearth & Home", 2),
+                line("pp-001", "Notebook <A5>", "Page & Pixel", 1),
+                line("hh-011", "Tea cups", "Hearth & Home", 3),
+            ]),
+            ..paid(true, Some(1198))
+        };
+        let page = slip(&basket).unwrap();
+        assert!(page.contains("<tr><td>Tea set <small>(hh-010)</small></td><td>2</td></tr>"), "{page}");
+        assert!(page.contains("<tr><td>Notebook &lt;A5&gt; <small>(pp-001)</small></td><td>1</td></tr>"), "{page}");
+        assert!(page.contains("<tr><td>Tea cups <small>(hh-011)</small></td><td>3</td></tr>"), "{page}");
+        assert!(page.contains("from Hearth &amp; Home, Page &amp; Pixel."), "{page}");
+        assert!(page.contains("Gift-wrap each of the 6 gifts."), "{page}");
     }
 
     #[test]

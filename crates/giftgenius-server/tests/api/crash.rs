@@ -55,13 +55,18 @@ async fn call_within(
 }
 
 async fn crash_then_retry(failpoint: &'static str) {
+    crash_then_retry_buying(failpoint, json!({"gift_id": "hh-010"})).await;
+}
+
+/// [`crash_then_retry`] for what `what` (prepare_order's arguments without the recipient)
+/// asks for; returns the paid order.
+async fn crash_then_retry_buying(failpoint: &'static str, what: Value) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("giftgenius.db");
 
     let provider = SandboxPay::start();
     let mut doomed = start_server(&db, &provider, failpoint).await;
-    let (prepared, draft) =
-        call(&doomed, "prepare_order", with_recipient(json!({"gift_id": "hh-010"}))).await.expect("prepare");
+    let (prepared, draft) = call(&doomed, "prepare_order", with_recipient(what)).await.expect("prepare");
     let token = meta_of(&prepared, TOKEN).and_then(Value::as_str).expect("token");
     let commit = commit_args(draft["draft"]["id"].as_str().expect("draft id"), "ik_crash", token);
 
@@ -94,6 +99,22 @@ async fn crash_then_retry(failpoint: &'static str) {
     let (_, again) = call(&restarted, "commit_order", commit).await.expect("replay");
     assert_eq!(again.to_string(), sc.to_string(), "{failpoint}");
     drop(restarted);
+    sc["order"].clone()
+}
+
+/// A basket killed between its one charge and the record: one charge, one paid order with
+/// every line, and every line's units held by it.
+#[tokio::test]
+async fn crash_after_a_basket_was_charged_then_retry_charges_once_with_every_line() {
+    let basket = json!({"items": [{"gift_id": "hh-010", "quantity": 2}, {"gift_id": "pp-001"}]});
+    let order = crash_then_retry_buying(failpoints::AFTER_PAYMENT_CHARGED, basket).await;
+    let lines: Vec<(&str, u64)> = order["lines"]
+        .as_array()
+        .expect("lines")
+        .iter()
+        .map(|l| (l["gift_id"].as_str().unwrap(), l["quantity"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(lines, [("hh-010", 2), ("pp-001", 1)], "{order}");
 }
 
 #[tokio::test]

@@ -60,7 +60,7 @@ async fn widget_resource_is_the_built_artifact_with_both_meta_vocabularies() {
     let resources = client.list_all_resources().await.expect("resources/list");
     assert_eq!(resources.len(), 1);
     let resource = &resources[0];
-    assert!(resource.uri.starts_with("ui://widget/giftgenius-v5-") && resource.uri.ends_with(".html"));
+    assert!(resource.uri.starts_with("ui://widget/giftgenius-v6-") && resource.uri.ends_with(".html"));
     assert_eq!(resource.mime_type.as_deref(), Some("text/html;profile=mcp-app"), "MCP Apps by default");
 
     let read =

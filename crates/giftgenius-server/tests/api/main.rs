@@ -9,6 +9,7 @@ mod acp_complete;
 mod acp_locale;
 mod acp_mcp;
 mod acp_transcript;
+mod baskets;
 mod browser_hosts;
 mod catalog_files;
 mod chaos;

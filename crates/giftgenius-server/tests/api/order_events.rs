@@ -421,6 +421,8 @@ async fn an_acp_order_goes_to_its_platforms_webhook_signed_with_the_platforms_se
         gift_receipt: 0,
         arrives_earliest: None,
         arrives_latest: None,
+        // Its one line is the columns above (as an order written before baskets).
+        stored_lines: Default::default(),
         fulfilment: Default::default(),
     };
     let store = &app.state.store;
@@ -431,7 +433,10 @@ async fn an_acp_order_goes_to_its_platforms_webhook_signed_with_the_platforms_se
     };
     assert_eq!(store.claim_key(&scope, "fingerprint", now + 30_000, now).await.unwrap(), Claim::New);
     let fence = Fence { scope, generation: 1 };
-    assert_eq!(store.create_order(&fence, &order, 100, now).await.unwrap(), Fenced::Written(CreateOrder::Created));
+    assert_eq!(
+        store.create_order(&fence, &order, &[("hh-001".to_string(), 100)].into(), now).await.unwrap(),
+        Fenced::Written(CreateOrder::Created)
+    );
     assert_eq!(store.release_key(&fence, now).await.unwrap(), Fenced::Written(()));
     // The provider charged it and the answer was lost: the reconciler finds the charge.
     let key = giftgenius_commerce::charge::provider_key(&order.id);

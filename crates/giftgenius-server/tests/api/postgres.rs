@@ -11,9 +11,11 @@ use std::time::Duration;
 use futures::future::join_all;
 use sqlx::{AssertSqlSafe, Connection, Executor, PgConnection};
 
+use serde_json::json;
+
 use crate::support::{
-    SandboxPay, TestApp, call_as, charges, commit_args, commit_then_replay_charges_once, orders, prepare, spawn_app_on,
-    successes_or_in_progress, varied_suggestion,
+    SandboxPay, TOKEN, TestApp, call_as, charges, commit_args, commit_then_replay_charges_once, orders, prepare,
+    spawn_app_on, successes_or_in_progress, varied_suggestion, with_recipient,
 };
 
 const DEFAULT_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
@@ -229,6 +231,45 @@ async fn postgres_two_replicas_never_sell_more_than_the_stock() {
     assert_eq!(sold, 3, "exactly the stock is sold");
     assert_eq!(charges(&a).await, 3);
     assert_eq!(orders(&b).await, 3);
+}
+
+/// Baskets sharing gifts in opposite orders, on two replicas: each takes its gifts' stock locks
+/// in one order (no deadlock), and no gift is sold beyond its stock. tr-055 has 3, pp-046 4.
+#[tokio::test]
+async fn postgres_baskets_sharing_gifts_on_two_replicas_never_oversell_or_deadlock() {
+    let db = TestDb::create().await;
+    let provider = provider();
+    let a = replica(&db, &provider, |_| {}).await;
+    let b = replica(&db, &provider, |_| {}).await;
+    let replicas = [&a, &b];
+    let buyers: Vec<String> = (0..6).map(|i| format!("buyer{i}")).collect();
+    let baskets = [
+        json!({"items": [{"gift_id": "tr-055"}, {"gift_id": "pp-046", "quantity": 2}]}),
+        json!({"items": [{"gift_id": "pp-046", "quantity": 2}, {"gift_id": "tr-055"}]}),
+    ];
+    let clients = join_all((0..6).map(|i| replicas[i % 2].client())).await;
+    let mut drafts = Vec::new();
+    for (i, buyer) in buyers.iter().enumerate() {
+        let arguments = with_recipient(baskets[i % 2].clone());
+        let (result, sc) = call_as(&clients[i], buyer, "prepare_order", arguments).await;
+        let token = result.meta.as_ref().and_then(|m| m.0.get(TOKEN)).and_then(|t| t.as_str()).expect("token");
+        drafts.push((sc["draft"]["id"].as_str().expect("draft").to_string(), token.to_string()));
+    }
+    let commits = drafts.iter().enumerate().map(|(i, (draft, token))| {
+        call_as(&clients[i], &buyers[i], "commit_order", commit_args(draft, &format!("ik_{}", buyers[i]), token))
+    });
+    let mut sold = 0;
+    for (_, sc) in join_all(commits).await {
+        match sc["ok"].as_bool() {
+            Some(true) => sold += 1,
+            _ => assert_eq!(sc["error"]["code"], "GIFT_UNAVAILABLE", "{sc}"),
+        }
+    }
+    // pp-046's 4 units make two baskets of 2; tr-055 would allow 3.
+    assert_eq!(sold, 2, "as many baskets as the scarcest gift allows");
+    assert_eq!(a.state.store.units_sold("pp-046").await.unwrap(), 4);
+    assert_eq!(a.state.store.units_sold("tr-055").await.unwrap(), 2);
+    assert_eq!(charges(&a).await, 2);
 }
 
 #[tokio::test]

@@ -126,10 +126,12 @@ fn problems(case: &Case, tools: &[Tool], gift_exists: impl Fn(&str) -> bool) -> 
     for error in validator.iter_errors(&arguments) {
         found.push(format!("arguments at {}: {error}", error.instance_path()));
     }
-    if let Some(gift) = expected.arguments.get("gift_id").and_then(Value::as_str)
-        && !gift_exists(gift)
-    {
-        found.push(format!("gift {gift} is not in the catalog"));
+    let items = expected.arguments.get("items").and_then(Value::as_array).into_iter().flatten();
+    let gifts = expected.arguments.get("gift_id").into_iter().chain(items.filter_map(|item| item.get("gift_id")));
+    for gift in gifts.filter_map(Value::as_str) {
+        if !gift_exists(gift) {
+            found.push(format!("gift {gift} is not in the catalog"));
+        }
     }
     found
 }

@@ -249,7 +249,11 @@ fn every_message_is_word_for_word_what_it_was() {
         ),
         (P, json!({"gift_id":""}), &[("gift_id", "must not be empty")]),
         (P, json!({"gift_id":"g".repeat(65)}), &[("gift_id", "must have at most 64 characters (got 65)")]),
-        (P, json!({"quantity":2}), &[("gift_id", "is required")]),
+        (
+            P,
+            json!({"quantity":2}),
+            &[("gift_id", "is required (or items, for several gifts): the id of a gift from suggest_gifts")],
+        ),
         (
             P,
             json!({"gift_id":"gft_1","shipping":"overnight"}),
@@ -265,7 +269,7 @@ fn every_message_is_word_for_word_what_it_was() {
             json!({"gift_id":"gft_1","price":1}),
             &[(
                 "price",
-                "is not a known argument; known arguments: currency, gift_id, gift_message, gift_receipt, gift_wrap, needed_by, quantity, recipient, save_address, shipping",
+                "is not a known argument; known arguments: currency, gift_id, gift_message, gift_receipt, gift_wrap, items, needed_by, quantity, recipient, save_address, shipping",
             )],
         ),
         (

@@ -115,8 +115,9 @@ fn prepare_order_defaults_to_one_standard_item_in_usd() {
     assert_eq!(
         input,
         PrepareOrderInput {
-            gift_id: "gft_pourover_kit".into(),
+            gift_id: Some("gft_pourover_kit".into()),
             quantity: 1,
+            items: Vec::new(),
             shipping: ShippingSpeed::Standard,
             currency: Currency::USD,
             recipient: None,
@@ -134,6 +135,71 @@ fn prepare_order_defaults_to_one_standard_item_in_usd() {
     assert_eq!(dated.needed_by.as_deref(), Some("2028-02-29"), "a leap day is a day");
     let gift: PrepareOrderInput = accept(json!({"gift_id": "gft_1", "gift_wrap": true, "gift_receipt": true}));
     assert!(gift.gift_wrap && gift.gift_receipt);
+    assert_eq!(gift.lines(), [("gft_1", 1)], "the one-gift form is a basket of one line");
+}
+
+#[test]
+fn a_basket_is_items_each_with_its_quantity_in_the_order_given() {
+    let basket: PrepareOrderInput =
+        accept(json!({"items": [{"gift_id": "gft_2", "quantity": 3}, {"gift_id": "gft_1"}], "currency": "EUR"}));
+    assert_eq!(basket.gift_id, None);
+    assert_eq!(basket.lines(), [("gft_2", 3), ("gft_1", 1)]);
+}
+
+#[test]
+fn bad_baskets_name_the_item_and_the_field() {
+    let item = |i: usize| json!({"gift_id": format!("gft_{i}")});
+    run_cases::<PrepareOrderInput>(&[
+        Case {
+            name: "items and gift_id",
+            args: json!({"gift_id": "gft_1", "items": [{"gift_id": "gft_2"}]}),
+            field: "items",
+            mentions: &["gift_id"],
+            count: 1,
+        },
+        Case {
+            name: "a gift twice",
+            args: json!({"items": [{"gift_id": "gft_1"}, {"gift_id": "gft_2"}, {"gift_id": "gft_1", "quantity": 2}]}),
+            field: "items[2].gift_id",
+            mentions: &["once"],
+            count: 1,
+        },
+        Case {
+            name: "an item's quantity 11",
+            args: json!({"items": [{"gift_id": "gft_1"}, {"gift_id": "gft_2", "quantity": 11}]}),
+            field: "items[1].quantity",
+            mentions: &["10", "11"],
+            count: 1,
+        },
+        Case {
+            name: "an item's id with a path",
+            args: json!({"items": [{"gift_id": "../admin"}]}),
+            field: "items[0].gift_id",
+            mentions: &["id"],
+            count: 1,
+        },
+        Case {
+            name: "quantity beside items",
+            args: json!({"items": [{"gift_id": "gft_1"}], "quantity": 2}),
+            field: "quantity",
+            mentions: &["each item"],
+            count: 1,
+        },
+        Case {
+            name: "eleven items",
+            args: json!({"items": (0..11).map(item).collect::<Vec<_>>()}),
+            field: "items",
+            mentions: &["10"],
+            count: 1,
+        },
+        Case {
+            name: "an unknown key in an item",
+            args: json!({"items": [{"gift_id": "gft_1", "price": 1}]}),
+            field: "items[0].price",
+            mentions: &["gift_id", "quantity"],
+            count: 1,
+        },
+    ]);
 }
 
 #[test]

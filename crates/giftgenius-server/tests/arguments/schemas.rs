@@ -23,7 +23,10 @@ fn every_input_schema_compiles_and_names_what_is_missing() {
         ["relationship_type: is required; one of: partner, parent, child, sibling, grandparent, grandchild, friend, \
           colleague, boss, teacher, neighbor, other"]
     );
-    assert_eq!(missing(parse_args::<PrepareOrderInput>(&nothing).unwrap_err()), ["gift_id: is required"]);
+    assert_eq!(
+        missing(parse_args::<PrepareOrderInput>(&nothing).unwrap_err()),
+        ["gift_id: is required (or items, for several gifts): the id of a gift from suggest_gifts"]
+    );
     assert_eq!(
         missing(parse_args::<CommitOrderInput>(&nothing).unwrap_err()),
         ["draft_id: is required", "idempotency_key: is required"]
@@ -86,18 +89,18 @@ fn broken_results_are_caught_and_named() {
     };
     // `ok: true` without the `gifts` and `query` the schema requires.
     assert_eq!(
-        shown(json!({"v": 5, "ok": true, "tool": "suggest_gifts"})),
+        shown(json!({"v": 6, "ok": true, "tool": "suggest_gifts"})),
         ["query: is required", "gifts: is required"]
     );
     // A `oneOf` no branch of which matches is explained by its first branch (here: the success shape).
     assert_eq!(
-        shown(json!({"v": 6, "ok": false, "tool": "suggest_gifts", "error": {
+        shown(json!({"v": 7, "ok": false, "tool": "suggest_gifts", "error": {
             "code": "NOPE", "category": "validation", "message": "m", "retryable": false, "reference": "r"}})),
-        ["query: is required", "gifts: is required", "ok: must be true (got false)", "v: must be 5 (got 6)"]
+        ["query: is required", "gifts: is required", "ok: must be true (got false)", "v: must be 6 (got 7)"]
     );
     // Inside the error shape, a code that is not in the table.
     let order = output_schema::<Envelope<OrderData>>();
-    let error = json!({"v": 5, "ok": false, "tool": "get_order", "error": {
+    let error = json!({"v": 6, "ok": false, "tool": "get_order", "error": {
         "code": "NOPE", "category": "validation", "message": "m", "retryable": false, "reference": "r"}});
     assert!(!check_output(&order, &error).is_empty());
 }

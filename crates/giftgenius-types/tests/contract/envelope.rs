@@ -82,7 +82,7 @@ fn error_envelopes_survive_a_round_trip_with_every_optional_field() {
 #[test]
 fn an_ok_envelope_carries_version_ok_and_tool_with_the_data_fields_at_the_top_level() {
     let json = wire(&Envelope::ok(ToolName::SuggestGifts, suggest_data()));
-    assert_eq!(json["v"], json!(5));
+    assert_eq!(json["v"], json!(6));
     assert_eq!(json["v"], json!(CONTRACT_VERSION));
     assert_eq!(json["ok"], json!(true));
     assert_eq!(json["tool"], json!("suggest_gifts"));
@@ -129,7 +129,7 @@ fn an_error_envelope_carries_only_version_ok_tool_and_error() {
     let mut fields = keys(&json);
     fields.sort_unstable();
     assert_eq!(fields, ["error", "ok", "tool", "v"]);
-    assert_eq!(json["v"], json!(5));
+    assert_eq!(json["v"], json!(6));
     assert_eq!(json["ok"], json!(false));
     let error = &json["error"];
     assert_eq!(error["code"], json!("UPSTREAM_UNAVAILABLE"));
@@ -230,7 +230,7 @@ fn deserialising_refuses_mixed_or_unknown_suggest_gifts_envelopes() {
             with(err.clone(), "notice", json!({"code": "NO_MATCHES", "message": "x"})),
             "must not carry `notice`",
         ),
-        ("unknown version 6", with(ok.clone(), "v", json!(6)), "unsupported contract version 6"),
+        ("unknown version 7", with(ok.clone(), "v", json!(7)), "unsupported contract version 7"),
         ("the previous version 4", with(ok.clone(), "v", json!(4)), "unsupported contract version 4"),
         ("unknown version 0", with(err.clone(), "v", json!(0)), "unsupported contract version 0"),
         ("version as a string", with(ok.clone(), "v", json!("5")), "unsupported contract version"),
@@ -260,7 +260,7 @@ fn deserialising_refuses_mixed_or_unknown_order_envelopes() {
         ("ok:true with an error", with(ok.clone(), "error", err["error"].clone()), "must not carry an `error`"),
         ("ok:false without an error", with(ok.clone(), "ok", json!(false)), "must carry an `error`"),
         ("ok:false with the order", with(err.clone(), "order", ok["order"].clone()), "must not carry `order`"),
-        ("unknown version 6", with(err.clone(), "v", json!(6)), "unsupported contract version 6"),
+        ("unknown version 7", with(err.clone(), "v", json!(7)), "unsupported contract version 7"),
         ("the previous version 2", with(err.clone(), "v", json!(2)), "unsupported contract version 2"),
         ("missing version", without(ok.clone(), "v"), "missing field `v`"),
         ("ok as null", with(ok.clone(), "ok", Value::Null), "`ok` must be a boolean"),
@@ -277,7 +277,7 @@ fn a_tool_error_refuses_unknown_fields() {
     assert!(e.to_string().contains("unknown field `stack_trace`"), "{e}");
 
     // Inside an envelope too, so a newer server's extra error field is noticed, not dropped.
-    let envelope = json!({"v": 5, "ok": false, "tool": "suggest_gifts", "error": json});
+    let envelope = json!({"v": 6, "ok": false, "tool": "suggest_gifts", "error": json});
     let e = serde_json::from_value::<Envelope<SuggestGiftsData>>(envelope).expect_err("unknown field accepted");
     assert!(e.to_string().contains("unknown field `stack_trace`"), "{e}");
 

@@ -103,6 +103,13 @@ pub fn order_data() -> OrderData {
             gift_title: "Pour-over coffee kit".into(),
             merchant: "Bean & Brew".into(),
             quantity: 2,
+            lines: vec![giftgenius_types::OrderLine {
+                gift_id: "gft_pourover_kit".into(),
+                gift_title: "Pour-over coffee kit".into(),
+                merchant: "Bean & Brew".into(),
+                quantity: 2,
+                subtotal: Some(Money::new(9998, Currency::USD)),
+            }],
             total: Money::new(10498, Currency::USD),
             status: OrderStatus::Paid,
             created_at: "2025-11-03T14:22:05Z".into(),

@@ -7,9 +7,9 @@
 
 use giftgenius_types::envelope::NoticeCode;
 use giftgenius_types::orders::{
-    Adjustment, CheckoutData, CheckoutSession, DeleteMyDataData, DeliveryOption, DeliveryWindow, Fulfillment,
-    ListOrdersData, Order, OrderData, OrderDraft, OrderStatus, OrderStep, PrepareOrderData, Refund, RefundStatus,
-    ShippingSpeed,
+    Adjustment, CheckoutData, CheckoutSession, DeleteMyDataData, DeliveryOption, DeliveryWindow, DraftLine,
+    Fulfillment, ListOrdersData, Order, OrderData, OrderDraft, OrderLine, OrderStatus, OrderStep, PrepareOrderData,
+    Refund, RefundStatus, ShippingSpeed,
 };
 use giftgenius_types::write::WriteJson;
 use giftgenius_types::{
@@ -204,9 +204,32 @@ fn delivery_option() -> impl Strategy<Value = DeliveryOption> {
         })
 }
 
+fn draft_line() -> impl Strategy<Value = DraftLine> {
+    (gift(), any::<u32>(), money(), proptest::option::of(money()))
+        .prop_map(|(gift, quantity, subtotal, gift_wrap_cost)| DraftLine { gift, quantity, subtotal, gift_wrap_cost })
+}
+
+fn order_line() -> impl Strategy<Value = OrderLine> {
+    (text(), text(), text(), any::<u32>(), proptest::option::of(money())).prop_map(
+        |(gift_id, gift_title, merchant, quantity, subtotal)| OrderLine {
+            gift_id,
+            gift_title,
+            merchant,
+            quantity,
+            subtotal,
+        },
+    )
+}
+
 fn draft() -> impl Strategy<Value = OrderDraft> {
     (
-        (text(), gift(), any::<u32>(), select(vec![ShippingSpeed::Standard, ShippingSpeed::Express])),
+        (
+            text(),
+            gift(),
+            any::<u32>(),
+            select(vec![ShippingSpeed::Standard, ShippingSpeed::Express]),
+            prop::collection::vec(draft_line(), 1..3),
+        ),
         (money(), money(), money()),
         (text(), destination(), any::<bool>()),
         (proptest::option::of(text()), prop::collection::vec(delivery_option(), 0..3)),
@@ -214,7 +237,7 @@ fn draft() -> impl Strategy<Value = OrderDraft> {
     )
         .prop_map(
             |(
-                (id, gift, quantity, shipping),
+                (id, gift, quantity, shipping, lines),
                 (subtotal, shipping_cost, total),
                 (expires_at, destination, msg),
                 (needed_by, delivery_options),
@@ -224,6 +247,7 @@ fn draft() -> impl Strategy<Value = OrderDraft> {
                     id,
                     gift,
                     quantity,
+                    lines,
                     shipping,
                     subtotal,
                     shipping_cost,
@@ -260,7 +284,7 @@ fn order() -> impl Strategy<Value = Order> {
         .prop_map(|(id, amount, reason, status, created_at)| Adjustment { id, amount, reason, status, created_at });
     (
         (text(), text(), text(), text(), text()),
-        (any::<u32>(), money(), status, text()),
+        (any::<u32>(), money(), status, text(), prop::collection::vec(order_line(), 1..3)),
         (destination(), proptest::option::of(text()), proptest::option::of(refund)),
         (
             proptest::option::of(fulfillment),
@@ -273,7 +297,7 @@ fn order() -> impl Strategy<Value = Order> {
         .prop_map(
             |(
                 (id, draft_id, gift_id, gift_title, merchant),
-                (quantity, total, status, created_at),
+                (quantity, total, status, created_at, lines),
                 (destination, cancellable_until, refund),
                 (fulfillment, timeline, adjustments, amount_refunded),
                 (gift_wrap_cost, gift_receipt, arrives),
@@ -284,6 +308,7 @@ fn order() -> impl Strategy<Value = Order> {
                 gift_title,
                 merchant,
                 quantity,
+                lines,
                 total,
                 status,
                 created_at,

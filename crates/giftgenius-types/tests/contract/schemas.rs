@@ -147,7 +147,8 @@ fn the_order_inputs_require_exactly_their_ids_and_keys() {
     let expected: [&[&str]; 9] = [
         &["relationship_type"],
         // The recipient may come from the saved address; a draft without one cannot be committed.
-        &["gift_id"],
+        // Either gift_id or items names what is bought (the rule is the input's own: one of the two).
+        &[],
         // A missing confirmation_token is the permission error CONFIRMATION_REQUIRED, not a
         // validation error: only the person's click in the widget can supply it.
         &["draft_id", "idempotency_key"],
@@ -191,7 +192,7 @@ fn output_schemas_require_version_ok_and_tool() {
     for (tool, schema, _) in outputs() {
         let schema = Value::Object((*schema).clone());
         assert_eq!(required(&schema), ["ok", "tool", "v"], "{tool}");
-        assert_eq!(schema["properties"]["v"]["const"], json!(5), "{tool}");
+        assert_eq!(schema["properties"]["v"]["const"], json!(6), "{tool}");
         assert_eq!(schema["properties"]["ok"]["type"], json!("boolean"), "{tool}");
     }
 }
