@@ -1184,6 +1184,9 @@
     },
     // Two of a Hearth & Home gift (it wraps, at $5.99 a gift), neither wrapped yet.
     "gift options": () => run("prepare_order", { gift_id: "hh-010", quantity: 2, recipient: RECIPIENT }),
+    "product checkout": () => run("checkout_session", {
+      checkout_session: { items: [{ id: "hh-010", quantity: 2 }, { id: "pp-001", quantity: 1, offerId: "pp-001" }] },
+    }),
     "basket": () => run("prepare_order", {
       items: [{ gift_id: "hh-010", quantity: 2 }, { gift_id: "pp-001", quantity: 1 }],
       recipient: RECIPIENT,
@@ -1414,6 +1417,7 @@
     const examples = {
       suggest_gifts: { relationship_type: "friend", age: 30, interests: ["hiking"], budget_max: 100 },
       prepare_order: { gift_id: "tr-007", recipient: RECIPIENT },
+      checkout_session: { checkout_session: { items: [{ id: "tr-007", quantity: 1 }, { id: "pp-001", quantity: 2 }] } },
       commit_order: { draft_id: "", idempotency_key: newKey(), confirmation_token: "" },
       create_checkout_session: { gift_id: "tr-007", idempotency_key: newKey() },
       get_order: { order_id: "" },

@@ -116,6 +116,10 @@ export const STATES = [
     await fixture(h, "needed by", "confirm");
     await h.visible('[data-action="switch-shipping"]:enabled').waitFor();
   } },
+  { name: "confirm-basket", state: "confirm", reach: async (h) => {
+    await fixture(h, "basket", "confirm");
+    await h.visible(".gg-basket-lines").waitFor();
+  } },
   { name: "confirm-gift-wrapped", state: "confirm", reach: async (h) => {
     await fixture(h, "gift options", "confirm");
     await h.visible('[data-action="confirm"]:enabled').waitFor();

@@ -287,6 +287,28 @@ export function defineSuite({ bridge, csp }) {
     assert.match(await h.visible(".gg-order-placed").innerText(), /× 2 .*; .*× 1/s);
   }));
 
+  // Issue 44 item 2: ChatGPT's product checkout entry opens the widget on a basket of the
+  // feed's products with nobody to send it to; the card asks for the recipient, the edit is a
+  // new draft, and one Confirm buys both lines once.
+  test(`${label}: the product checkout entry opens a basket, asks who it is for, and buys it once`, () => withPage("product-checkout", async (h) => {
+    await h.fixture("product checkout");
+    await waitForState(h, "confirm");
+    await expectRuntime(h, wasm);
+    assert.equal(await h.frame().locator(".gg-basket-lines li:visible").count(), 2);
+    await h.visible(".gg-destination.gg-missing").waitFor();
+    await screenshot(h, `${label}-product-checkout-entry`);
+    const first = await h.visible('[data-action="confirm"]').getAttribute("data-draft-id");
+    await fillRecipient(h);
+    await click(h, '[data-action="update-delivery"]');
+    await newDraft(h, first);
+    assert.match(await h.visible(".gg-destination").innerText(), /Lisboa, PT/);
+    assert.equal(await h.charges(), 0);
+    await click(h, '[data-action="confirm"]');
+    await waitForState(h, "order-placed");
+    assert.equal(await h.charges(), 1);
+    await screenshot(h, `${label}-product-checkout-placed`);
+  }));
+
   test(`${label}: one click on Confirm charges exactly once`, () => withPage("confirm-once", async (h) => {
     await h.fixture("confirm");
     await waitForState(h, "confirm");

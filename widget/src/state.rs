@@ -192,14 +192,15 @@ impl ViewState {
                 }
                 Envelope::Err { tool, error } => ViewState::Error { tool, error, add_card_url: None },
             }),
-            ToolName::PrepareOrder | ToolName::ReopenOrderDraft | ToolName::RemoveSavedCard => {
-                parse::<PrepareOrderData>(output).map(|env| match env {
-                    Envelope::Ok { data, .. } => {
-                        ViewState::ConfirmPurchase { draft: data.draft, delivery: None, card: None }
-                    }
-                    Envelope::Err { tool, error } => ViewState::Error { tool, error, add_card_url: None },
-                })
-            }
+            ToolName::PrepareOrder
+            | ToolName::ReopenOrderDraft
+            | ToolName::RemoveSavedCard
+            | ToolName::CheckoutSession => parse::<PrepareOrderData>(output).map(|env| match env {
+                Envelope::Ok { data, .. } => {
+                    ViewState::ConfirmPurchase { draft: data.draft, delivery: None, card: None }
+                }
+                Envelope::Err { tool, error } => ViewState::Error { tool, error, add_card_url: None },
+            }),
             ToolName::ListOrders => parse::<ListOrdersData>(output).map(|env| match env {
                 Envelope::Ok { data, .. } => ViewState::OrderList {
                     orders: data.orders,

@@ -36,10 +36,12 @@ pub enum ToolName {
     CompleteCheckout,
     // Remove card on the confirm card, with Stripe (docs/stripe.md).
     RemoveSavedCard,
+    // ChatGPT's product checkout entry (its name is fixed by that contract): a basket from feed ids.
+    CheckoutSession,
 }
 
 impl ToolName {
-    pub const ALL: [ToolName; 11] = [
+    pub const ALL: [ToolName; 12] = [
         Self::SuggestGifts,
         Self::PrepareOrder,
         Self::CommitOrder,
@@ -51,6 +53,7 @@ impl ToolName {
         Self::DeleteMyData,
         Self::CompleteCheckout,
         Self::RemoveSavedCard,
+        Self::CheckoutSession,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -66,6 +69,7 @@ impl ToolName {
             Self::DeleteMyData => "delete_my_data",
             Self::CompleteCheckout => "complete_checkout",
             Self::RemoveSavedCard => "remove_saved_card",
+            Self::CheckoutSession => "checkout_session",
         }
     }
 

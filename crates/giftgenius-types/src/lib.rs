@@ -37,8 +37,8 @@ pub use orders::{
     Adjustment, BasketItem, CancelOrderInput, CheckoutData, CheckoutSession, CommitOrderInput,
     CreateCheckoutSessionInput, DeleteMyDataData, DeleteMyDataInput, DeliveryOption, DeliveryWindow, DraftLine,
     Fulfillment, GetOrderInput, ListOrdersData, ListOrdersInput, Order, OrderData, OrderDraft, OrderLine, OrderStatus,
-    OrderStep, PrepareOrderData, PrepareOrderInput, Refund, RefundStatus, RemoveSavedCardInput, ReopenOrderDraftInput,
-    ShippingSpeed,
+    OrderStep, PrepareOrderData, PrepareOrderInput, ProductCheckoutCart, ProductCheckoutInput, ProductCheckoutItem,
+    Refund, RefundStatus, RemoveSavedCardInput, ReopenOrderDraftInput, ShippingSpeed,
 };
 pub use read::ReadJson;
 

@@ -104,6 +104,109 @@ pub struct BasketItem {
     pub quantity: i64,
 }
 
+/// Arguments of `checkout_session`, ChatGPT's product checkout entry (OpenAI's "product checkout
+/// conversion spec"): the products a person picked in ChatGPT's shopping results, by our feed's
+/// ids. Its shape is that contract's, not ours.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProductCheckoutInput {
+    /// What the person is checking out: the products they picked, by our product feed's ids.
+    pub checkout_session: ProductCheckoutCart,
+}
+
+/// What is to be checked out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProductCheckoutCart {
+    /// The products, by the product feed's ids (1 to 10; an id given twice counts once with the
+    /// quantities added).
+    #[schemars(length(min = 1, max = 10))]
+    pub items: Vec<ProductCheckoutItem>,
+}
+
+/// One product of a product checkout.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProductCheckoutItem {
+    /// The product's id in our product feed (a gift's id).
+    #[schemars(length(min = 1, max = 64))]
+    pub id: String,
+    /// How many (1-10). Defaults to 1.
+    #[serde(default = "one")]
+    #[schemars(range(min = 1, max = 10))]
+    pub quantity: i64,
+    /// The feed's offer (variant) id, when the product came with one: our feed has one offer
+    /// per product, with the product's own id.
+    #[serde(default, rename = "offerId", skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 64))]
+    pub offer_id: Option<String>,
+}
+
+impl ProductCheckoutInput {
+    /// The same purchase as `prepare_order`'s basket: each product once (an id given twice
+    /// adds its quantities), in the order first given, priced in USD (the feed's currency).
+    pub fn basket(&self) -> PrepareOrderInput {
+        let mut items: Vec<BasketItem> = Vec::new();
+        for item in &self.checkout_session.items {
+            match items.iter_mut().find(|line| line.gift_id == item.id) {
+                Some(line) => line.quantity += item.quantity,
+                None => items.push(BasketItem { gift_id: item.id.clone(), quantity: item.quantity }),
+            }
+        }
+        PrepareOrderInput {
+            gift_id: None,
+            quantity: 1,
+            items,
+            shipping: ShippingSpeed::Standard,
+            currency: Currency::USD,
+            recipient: None,
+            gift_message: None,
+            save_address: false,
+            needed_by: None,
+            gift_wrap: false,
+            gift_receipt: false,
+        }
+    }
+}
+
+impl Validate for ProductCheckoutInput {
+    fn validate(&self) -> Result<(), Vec<FieldError>> {
+        let mut errors = Vec::new();
+        let items = &self.checkout_session.items;
+        if items.is_empty() || items.len() > MAX_BASKET_ITEMS {
+            errors.push(FieldError::new(
+                "checkout_session.items",
+                format!("must hold 1 to {MAX_BASKET_ITEMS} products (got {})", items.len()),
+            ));
+        }
+        for (i, item) in items.iter().enumerate() {
+            let field = |name: &str| format!("checkout_session.items[{i}].{name}");
+            check_id(&field("id"), &item.id, &mut errors);
+            check_quantity(&field("quantity"), item.quantity, &mut errors);
+            if let Some(offer) = &item.offer_id
+                && *offer != item.id
+            {
+                errors.push(FieldError::new(
+                    field("offerId"),
+                    format!(
+                        "is no offer of product {}: our feed has one offer per product, with the product's id",
+                        item.id
+                    ),
+                ));
+            }
+        }
+        for (id, total) in self.basket().items.iter().map(|line| (&line.gift_id, line.quantity)) {
+            if total > 10 && items.iter().filter(|item| item.id == *id).count() > 1 {
+                errors.push(FieldError::new(
+                    "checkout_session.items",
+                    format!("asks for {total} of {id} in all: at most 10 of one product"),
+                ));
+            }
+        }
+        if errors.is_empty() { Ok(()) } else { Err(errors) }
+    }
+}
+
 /// At most this many lines in a basket.
 pub const MAX_BASKET_ITEMS: usize = 10;
 

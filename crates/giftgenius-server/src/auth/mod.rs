@@ -45,7 +45,8 @@ pub fn required_scope(tool: &str) -> Option<&'static str> {
         | "cancel_order"
         | "delete_my_data"
         | "complete_checkout"
-        | "remove_saved_card" => Some(SCOPE_ORDERS_WRITE),
+        | "remove_saved_card"
+        | "checkout_session" => Some(SCOPE_ORDERS_WRITE),
         "get_order" | "list_orders" => Some(SCOPE_ORDERS_READ),
         _ => None,
     }

@@ -23,8 +23,8 @@ use giftgenius_types::sheet::CompleteCheckoutInput;
 use giftgenius_types::{
     CancelOrderInput, CheckoutData, CommitOrderInput, CreateCheckoutSessionInput, DeleteMyDataData, DeleteMyDataInput,
     Envelope, ErrorCode, GetOrderInput, ListOrdersData, ListOrdersInput, OrderData, PrepareOrderData,
-    PrepareOrderInput, RemoveSavedCardInput, ReopenOrderDraftInput, SuggestGiftsData, SuggestGiftsInput, ToolError,
-    ToolName,
+    PrepareOrderInput, ProductCheckoutInput, RemoveSavedCardInput, ReopenOrderDraftInput, SuggestGiftsData,
+    SuggestGiftsInput, ToolError, ToolName,
 };
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::{Extension, ToolCallContext};
@@ -75,6 +75,10 @@ Purchases need the user's click on Confirm in the widget; you cannot complete a 
 /// reaches clients soon; the widget resource's URI changes with its content, so one read of a
 /// URI stays true for a day.
 const LIST_TTL_MS: u64 = 5 * 60 * 1000;
+
+/// The widget URI ChatGPT's product checkout entry requires of the `checkout_session` tool
+/// (OpenAI's "product checkout conversion spec"): a second name of the one widget artifact.
+pub const PRODUCT_CHECKOUT_WIDGET_URI: &str = "ui://widget/checkout-session.html";
 const WIDGET_READ_TTL_MS: u64 = 24 * 60 * 60 * 1000;
 
 /// The `_meta["openai/subject"]` a client sent: a hint, never identity. It names the user only
@@ -261,6 +265,25 @@ is already gone changes nothing.",
     }
 
     #[tool(
+        name = "checkout_session",
+        title = "Check out",
+        description = "Open checkout for products the user picked in ChatGPT's shopping results (ChatGPT's product \
+checkout entry): `checkout_session.items` are our product feed's ids (`id`, with `offerId` when the feed gave one) and \
+quantities. Answers the same draft as prepare_order with those gifts as one basket; the widget asks for whatever is \
+missing (who it is for, the address) and the user confirms there. Nothing is bought by this call.",
+        input_schema = input_schema::<ProductCheckoutInput>(),
+        output_schema = output_schema::<Envelope<PrepareOrderData>>(),
+        annotations(title = "Check out", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn checkout_session(&self, Extension(call): Extension<CallContext>, arguments: JsonObject) -> CallToolResult {
+        let outcome = match parse::<ProductCheckoutInput>(&call, &arguments) {
+            Ok(input) => self.app.checkout.prepare_order(&call, &input.basket()).await,
+            Err(error) => error.into(),
+        };
+        render(&call, outcome)
+    }
+
+    #[tool(
         name = "create_checkout_session",
         title = "Create a checkout link",
         description = "Create a hosted checkout page for ONE gift. Call only after the user has explicitly confirmed they \
@@ -383,6 +406,7 @@ pub fn tool_meta(tool: ToolName, widget_uri: &str) -> Map<String, Value> {
         ToolName::DeleteMyData => ("Deleting your data…", "Your data was deleted", &["app"]),
         ToolName::CompleteCheckout => ("Paying…", "Order placed", &["app"]),
         ToolName::RemoveSavedCard => ("Removing the card…", "Card removed", &["app"]),
+        ToolName::CheckoutSession => ("Opening checkout…", "Ready to confirm", &["model", "app"]),
     };
     let mut meta = Map::new();
     meta.insert("openai/toolInvocation/invoking".into(), json!(invoking));
@@ -407,6 +431,8 @@ impl GiftGenius {
             .into_iter()
             .map(|tool| match ToolName::parse(&tool.name) {
                 Some(name) => {
+                    // The product checkout entry names its own widget URI (the same artifact).
+                    let uri = if name == ToolName::CheckoutSession { PRODUCT_CHECKOUT_WIDGET_URI } else { uri };
                     let mut meta = tool_meta(name, uri);
                     meta.insert("securitySchemes".into(), security_schemes(name, verified));
                     tool.with_meta(MetaObject(meta))
@@ -481,10 +507,11 @@ impl GiftGenius {
         }
     }
 
-    /// The one widget resource, the same for every connection.
-    fn widget_resource(&self) -> Resource {
+    /// The widget resource under `uri` (its own, versioned URI, or the product checkout
+    /// entry's fixed one): the same artifact for every connection.
+    fn widget_resource(&self, uri: &str, name: &str) -> Resource {
         let widget = &self.app.widget;
-        Resource::new(widget.uri(), "giftgenius-widget")
+        Resource::new(uri, name)
             .with_title("GiftGenius")
             .with_description(WIDGET_DESCRIPTION)
             .with_mime_type(widget.mime().mime_type())
@@ -575,7 +602,11 @@ impl ServerHandler for GiftGenius {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         measure::observed(&self.app.metrics.mcp, McpServer::App, McpMethod::ResourcesList, None, &context, async {
-            Ok(ListResourcesResult::with_all_items(vec![self.widget_resource()])
+            let resources = vec![
+                self.widget_resource(self.app.widget.uri(), "giftgenius-widget"),
+                self.widget_resource(PRODUCT_CHECKOUT_WIDGET_URI, "checkout-session"),
+            ];
+            Ok(ListResourcesResult::with_all_items(resources)
                 .with_ttl_ms(LIST_TTL_MS)
                 .with_cache_scope(CacheScope::Public))
         })
@@ -595,10 +626,17 @@ impl ServerHandler for GiftGenius {
 }
 
 impl GiftGenius {
-    /// The widget resource's contents, or resource-not-found for any other URI.
+    /// The widget resource's contents, or resource-not-found for any other URI. Under the
+    /// product checkout entry's fixed URI it is the same artifact, whose content changes with a
+    /// deploy while the URI does not: kept for as long as the lists are, not a day.
     async fn read_widget(&self, request: ReadResourceRequestParams) -> Result<ReadResourceResponse, ErrorData> {
         let widget = &self.app.widget;
-        if request.uri != widget.uri() {
+        let ttl = match request.uri.as_str() {
+            uri if uri == widget.uri() => WIDGET_READ_TTL_MS,
+            PRODUCT_CHECKOUT_WIDGET_URI => LIST_TTL_MS,
+            _ => 0,
+        };
+        if ttl == 0 {
             // The URI is echoed cut short: it is whatever the client sent, up to the body limit.
             return Err(ErrorData::resource_not_found(
                 "no such resource; list resources to get the current widget URI",
@@ -611,9 +649,6 @@ impl GiftGenius {
             text: widget.html().to_string(),
             meta: Some(MetaObject(widget.resource_meta())),
         };
-        Ok(ReadResourceResult::new(vec![contents])
-            .with_ttl_ms(WIDGET_READ_TTL_MS)
-            .with_cache_scope(CacheScope::Public)
-            .into())
+        Ok(ReadResourceResult::new(vec![contents]).with_ttl_ms(ttl).with_cache_scope(CacheScope::Public).into())
     }
 }

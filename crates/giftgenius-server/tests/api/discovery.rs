@@ -58,7 +58,9 @@ async fn widget_resource_is_the_built_artifact_with_both_meta_vocabularies() {
     let app = spawn_app().await;
     let client = app.client().await;
     let resources = client.list_all_resources().await.expect("resources/list");
-    assert_eq!(resources.len(), 1);
+    // The widget, and the same artifact under the product checkout entry's fixed URI.
+    let uris: Vec<&str> = resources.iter().map(|r| r.uri.as_str()).collect();
+    assert_eq!((uris.len(), uris[1]), (2, "ui://widget/checkout-session.html"), "{uris:?}");
     let resource = &resources[0];
     assert!(resource.uri.starts_with("ui://widget/giftgenius-v6-") && resource.uri.ends_with(".html"));
     assert_eq!(resource.mime_type.as_deref(), Some("text/html;profile=mcp-app"), "MCP Apps by default");
@@ -102,7 +104,7 @@ async fn the_widget_domain_and_the_skybridge_type_are_global_settings() {
 }
 
 #[tokio::test]
-async fn every_connection_gets_the_same_tools_and_the_same_one_resource() {
+async fn every_connection_gets_the_same_tools_and_the_same_resources() {
     use rmcp::ServiceExt;
     use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
     let app = spawn_app().await;
@@ -126,8 +128,12 @@ async fn every_connection_gets_the_same_tools_and_the_same_one_resource() {
     assert_eq!(names, sorted, "a deterministic order (by name), whatever the registry's map does");
     for tool in &tools {
         let meta = &tool.meta.as_ref().unwrap().0;
-        assert_eq!(meta["ui"]["resourceUri"], resources[0].uri.as_str(), "{}", tool.name);
-        assert_eq!(meta["openai/outputTemplate"], resources[0].uri.as_str(), "{}", tool.name);
+        // ChatGPT's product checkout entry names its widget by a fixed URI; every other tool the
+        // versioned one.
+        let uri = if tool.name == "checkout_session" { resources[1].uri.as_str() } else { resources[0].uri.as_str() };
+        assert_eq!(meta["ui"]["resourceUri"], uri, "{}", tool.name);
+        assert_eq!(meta["openai/outputTemplate"], uri, "{}", tool.name);
+        assert_eq!(meta["openai/widgetAccessible"], true, "{}: the widget may call it", tool.name);
     }
 }
 

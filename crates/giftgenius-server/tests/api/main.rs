@@ -39,6 +39,7 @@ mod orders;
 mod payment_sheet;
 mod photos;
 mod postgres;
+mod product_checkout;
 mod prometheus;
 mod reconcile;
 mod review_cases;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use giftgenius_types::orders::{
     CancelOrderInput, CheckoutData, CommitOrderInput, CreateCheckoutSessionInput, DeleteMyDataData, DeleteMyDataInput,
     GetOrderInput, ListOrdersData, ListOrdersInput, OrderData, PrepareOrderData, PrepareOrderInput,
-    ReopenOrderDraftInput,
+    ProductCheckoutInput, ReopenOrderDraftInput,
 };
 use giftgenius_types::schema::{input_schema, output_schema};
 use giftgenius_types::{Envelope, SuggestGiftsData, SuggestGiftsInput};
@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 
 type Schema = Arc<Map<String, Value>>;
 
-fn inputs() -> [(&'static str, Schema); 9] {
+fn inputs() -> [(&'static str, Schema); 10] {
     [
         ("suggest_gifts", input_schema::<SuggestGiftsInput>()),
         ("prepare_order", input_schema::<PrepareOrderInput>()),
@@ -25,6 +25,7 @@ fn inputs() -> [(&'static str, Schema); 9] {
         ("list_orders", input_schema::<ListOrdersInput>()),
         ("cancel_order", input_schema::<CancelOrderInput>()),
         ("delete_my_data", input_schema::<DeleteMyDataInput>()),
+        ("checkout_session", input_schema::<ProductCheckoutInput>()),
     ]
 }
 
@@ -144,7 +145,7 @@ fn about_is_an_optional_string_of_at_most_300_characters_the_model_is_told_about
 
 #[test]
 fn the_order_inputs_require_exactly_their_ids_and_keys() {
-    let expected: [&[&str]; 9] = [
+    let expected: [&[&str]; 10] = [
         &["relationship_type"],
         // The recipient may come from the saved address; a draft without one cannot be committed.
         // Either gift_id or items names what is bought (the rule is the input's own: one of the two).
@@ -158,6 +159,8 @@ fn the_order_inputs_require_exactly_their_ids_and_keys() {
         &[],
         &["idempotency_key", "order_id"],
         &[],
+        // ChatGPT's product checkout entry: the shape its contract names.
+        &["checkout_session"],
     ];
     for ((tool, schema), expected) in inputs().into_iter().zip(expected) {
         assert_eq!(required(&Value::Object((*schema).clone())), expected, "{tool}");

@@ -76,7 +76,10 @@ pub fn error_heading(lang: Lang, category: ErrorCategory, tool: ToolName) -> &'s
             ToolName::SuggestGifts => Msg::HeadLoadGifts,
             ToolName::GetOrder => Msg::HeadLoadOrder,
             ToolName::ListOrders => Msg::HeadLoadOrders,
-            ToolName::PrepareOrder | ToolName::ReopenOrderDraft | ToolName::RemoveSavedCard => Msg::HeadPrepare,
+            ToolName::PrepareOrder
+            | ToolName::ReopenOrderDraft
+            | ToolName::RemoveSavedCard
+            | ToolName::CheckoutSession => Msg::HeadPrepare,
             ToolName::CommitOrder | ToolName::CompleteCheckout => Msg::HeadCommit,
             ToolName::CreateCheckoutSession => Msg::HeadCheckout,
             ToolName::CancelOrder => Msg::HeadCancel,
