@@ -207,6 +207,26 @@ async fn postgres_daily_limit_counts_across_two_replicas_within_the_stated_bound
     assert!((3..=bound).contains(&passed), "{passed} passed under concurrency; limit 3, bound {bound}");
 }
 
+/// Every buyer commits their draft (draft id, token) at once, each through their own client;
+/// how many were sold (every other answer must be `GIFT_UNAVAILABLE`).
+async fn commit_all(
+    clients: &[rmcp::service::RunningService<rmcp::RoleClient, ()>],
+    buyers: &[String],
+    drafts: &[(String, String)],
+) -> usize {
+    let commits = drafts.iter().enumerate().map(|(i, (draft, token))| {
+        call_as(&clients[i], &buyers[i], "commit_order", commit_args(draft, &format!("ik_{}", buyers[i]), token))
+    });
+    let mut sold = 0;
+    for (_, sc) in join_all(commits).await {
+        match sc["ok"].as_bool() {
+            Some(true) => sold += 1,
+            _ => assert_eq!(sc["error"]["code"], "GIFT_UNAVAILABLE", "{sc}"),
+        }
+    }
+    sold
+}
+
 #[tokio::test]
 async fn postgres_two_replicas_never_sell_more_than_the_stock() {
     let db = TestDb::create().await;
@@ -218,16 +238,7 @@ async fn postgres_two_replicas_never_sell_more_than_the_stock() {
     let buyers: Vec<String> = (0..8).map(|i| format!("buyer{i}")).collect();
     let drafts = join_all(buyers.iter().enumerate().map(|(i, buyer)| prepare(replicas[i % 2], buyer, "tr-055"))).await;
     let clients = join_all((0..8).map(|i| replicas[i % 2].client())).await;
-    let commits = drafts.iter().enumerate().map(|(i, (draft, token))| {
-        call_as(&clients[i], &buyers[i], "commit_order", commit_args(draft, &format!("ik_{}", buyers[i]), token))
-    });
-    let mut sold = 0;
-    for (_, sc) in join_all(commits).await {
-        match sc["ok"].as_bool() {
-            Some(true) => sold += 1,
-            _ => assert_eq!(sc["error"]["code"], "GIFT_UNAVAILABLE", "{sc}"),
-        }
-    }
+    let sold = commit_all(&clients, &buyers, &drafts).await;
     assert_eq!(sold, 3, "exactly the stock is sold");
     assert_eq!(charges(&a).await, 3);
     assert_eq!(orders(&b).await, 3);
@@ -255,16 +266,7 @@ async fn postgres_baskets_sharing_gifts_on_two_replicas_never_oversell_or_deadlo
         let token = result.meta.as_ref().and_then(|m| m.0.get(TOKEN)).and_then(|t| t.as_str()).expect("token");
         drafts.push((sc["draft"]["id"].as_str().expect("draft").to_string(), token.to_string()));
     }
-    let commits = drafts.iter().enumerate().map(|(i, (draft, token))| {
-        call_as(&clients[i], &buyers[i], "commit_order", commit_args(draft, &format!("ik_{}", buyers[i]), token))
-    });
-    let mut sold = 0;
-    for (_, sc) in join_all(commits).await {
-        match sc["ok"].as_bool() {
-            Some(true) => sold += 1,
-            _ => assert_eq!(sc["error"]["code"], "GIFT_UNAVAILABLE", "{sc}"),
-        }
-    }
+    let sold = commit_all(&clients, &buyers, &drafts).await;
     // pp-046's 4 units make two baskets of 2; tr-055 would allow 3.
     assert_eq!(sold, 2, "as many baskets as the scarcest gift allows");
     assert_eq!(a.state.store.units_sold("pp-046").await.unwrap(), 4);
