@@ -15,7 +15,7 @@ use giftgenius_server::mcp::arguments::parse_args;
 use giftgenius_types::sheet::CompleteCheckoutInput;
 use giftgenius_types::{
     CancelOrderInput, CommitOrderInput, CreateCheckoutSessionInput, DeleteMyDataInput, GetOrderInput, ListOrdersInput,
-    PrepareOrderInput, RemoveSavedCardInput, ReopenOrderDraftInput, SuggestGiftsInput, Validate,
+    PrepareOrderInput, ProductCheckoutInput, RemoveSavedCardInput, ReopenOrderDraftInput, SuggestGiftsInput, Validate,
 };
 use libfuzzer_sys::fuzz_target;
 use schemars::JsonSchema;
@@ -26,7 +26,7 @@ use serde_json::{Map, Value};
 fuzz_target!(|data: &[u8]| {
     let Some((&tool, json)) = data.split_first() else { return };
     let Ok(Value::Object(arguments)) = serde_json::from_slice::<Value>(json) else { return };
-    match tool % 16 {
+    match tool % 17 {
         0 => tool_input::<SuggestGiftsInput>(&arguments),
         1 => tool_input::<PrepareOrderInput>(&arguments),
         2 => tool_input::<CommitOrderInput>(&arguments),
@@ -42,6 +42,7 @@ fuzz_target!(|data: &[u8]| {
         12 => acp_envelope::<GetArguments>(arguments),
         13 => acp_envelope::<UpdateArguments>(arguments),
         14 => acp_envelope::<CompleteArguments>(arguments),
+        15 => tool_input::<ProductCheckoutInput>(&arguments),
         _ => acp_envelope::<CancelArguments>(arguments),
     }
 });

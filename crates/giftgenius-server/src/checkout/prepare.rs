@@ -82,7 +82,8 @@ impl Checkout {
     /// (naming the item) for an id the catalog does not hold.
     fn basket(&self, call: &CallContext, input: &PrepareOrderInput) -> Result<Vec<(CatalogGift, i64)>, ToolError> {
         let lines = input.lines();
-        let several = lines.len() > 1 || !input.items.is_empty();
+        // A basket's answer names the item; the one-gift form answers as it always did.
+        let several = !input.items.is_empty();
         lines
             .into_iter()
             .enumerate()
