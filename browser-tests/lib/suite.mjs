@@ -272,8 +272,8 @@ export function defineSuite({ bridge, csp }) {
     await expectRuntime(h, wasm);
     const lines = h.frame().locator(".gg-basket-lines li:visible");
     assert.equal(await lines.count(), 2);
-    assert.match(await lines.nth(0).innerText(), / × 2/);
-    assert.match(await lines.nth(1).innerText(), /Mystery Book Subscription.* × 1/s);
+    assert.match(await lines.nth(0).innerText(), /× 2/);
+    assert.match(await lines.nth(1).innerText(), /Mystery Book Subscription.*× 1/s);
     await screenshot(h, `${label}-confirm-basket`);
     const first = await h.visible('[data-action="confirm"]').getAttribute("data-draft-id");
     await fillRecipient(h, { city: "Porto", postal: "4000-123" });
@@ -281,6 +281,61 @@ export function defineSuite({ bridge, csp }) {
     await newDraft(h, first);
     assert.equal(await h.frame().locator(".gg-basket-lines li:visible").count(), 2, "the edit keeps both lines");
     assert.equal(await h.charges(), 0);
+    await click(h, '[data-action="confirm"]');
+    await waitForState(h, "order-placed");
+    assert.equal(await h.charges(), 1, "one charge for the basket");
+    assert.match(await h.visible(".gg-order-placed").innerText(), /× 2 .*; .*× 1/s);
+  }));
+
+  // Issue 42 item 4: the results' Add puts a gift in the basket the view keeps and shows it;
+  // Keep shopping goes back to the results, whose next Add adds to it; "+" and Remove are new
+  // drafts; the basket survives a reload; one Confirm buys every line with one charge.
+  test(`${label}: Add builds a basket from the results, kept across Keep shopping and a reload, bought once`, () => withPage("add-to-basket", async (h) => {
+    await h.fixture("results");
+    await waitForState(h, "results");
+    await expectRuntime(h, wasm);
+    const adds = h.frame().locator('.gg-card:visible [data-action="add"]:enabled');
+    assert.ok((await adds.count()) >= 2, "two gifts to add");
+    const [a, b] = [await adds.nth(0).getAttribute("data-gift-id"), await adds.nth(1).getAttribute("data-gift-id")];
+    await adds.nth(0).click();
+    await waitForState(h, "confirm");
+    assert.equal(await h.frame().locator(".gg-basket-line:visible").count(), 0, "one gift: the one-gift card");
+    await h.visible('.gg-stepper .gg-more').waitFor();
+    await click(h, '[data-action="keep-shopping"]');
+    await waitForState(h, "results");
+    await h.visible(`.gg-card [data-action="add"][data-gift-id="${b}"]`).click();
+    await waitForState(h, "confirm");
+    const lines = h.frame().locator(".gg-basket-line:visible");
+    await until(async () => (await lines.count()) === 2, { message: "two lines" });
+    assert.deepEqual([await lines.nth(0).getAttribute("data-gift-id"), await lines.nth(1).getAttribute("data-gift-id")], [a, b]);
+    await screenshot(h, `${label}-basket-added`);
+    // One more of the first: a new draft with it × 2.
+    const two = await h.visible('[data-action="confirm"]').getAttribute("data-draft-id");
+    await lines.nth(0).locator(".gg-more").click();
+    const more = await newDraft(h, two);
+    assert.match(await h.visible(`.gg-basket-line[data-gift-id="${a}"] .gg-line-quantity`).innerText(), /× 2/);
+    // Remove the second, keep shopping, add it again: the first stays × 2.
+    await h.visible(`.gg-basket-line[data-gift-id="${b}"] [data-action="remove-line"]`).click();
+    await newDraft(h, more);
+    assert.equal(await h.frame().locator(".gg-basket-line:visible").count(), 0, "one line left");
+    await click(h, '[data-action="keep-shopping"]');
+    await waitForState(h, "results");
+    await h.visible(`.gg-card [data-action="add"][data-gift-id="${b}"]`).click();
+    await waitForState(h, "confirm");
+    await until(async () => (await h.frame().locator(".gg-basket-line:visible").count()) === 2, { message: "two lines again" });
+    assert.match(await h.visible(`.gg-basket-line[data-gift-id="${a}"] .gg-line-quantity`).innerText(), /× 2/);
+    // A reload comes back to the basket.
+    const kept = await h.visible('[data-action="confirm"]').getAttribute("data-draft-id");
+    await h.reload();
+    await waitForState(h, "confirm");
+    assert.equal(await h.visible('[data-action="confirm"]').getAttribute("data-draft-id"), kept);
+    assert.equal(await h.frame().locator(".gg-basket-line:visible").count(), 2);
+    assert.equal(await h.charges(), 0, "nothing charged while building the basket");
+    // Who it is for, then one Confirm for all of it.
+    await fillRecipient(h);
+    await click(h, '[data-action="confirm"]');
+    await newDraft(h, kept);
+    assert.equal(await h.frame().locator(".gg-basket-line:visible").count(), 2, "the address keeps both lines");
     await click(h, '[data-action="confirm"]');
     await waitForState(h, "order-placed");
     assert.equal(await h.charges(), 1, "one charge for the basket");

@@ -5,8 +5,8 @@
 // placeholders filled (`tool`: the `edited` call instead when the form was edited, the `lost`
 // call first when a token went with a reload, then the answer shown whole, as a `patch`, as a
 // refused form's field errors, or `forget` what was kept), the host's payment sheet opens
-// (`sheet`), or the confirmation is left (`back`). Each decision is read as the schema
-// defines it, never matched in its JSON text.
+// (`sheet`), or the confirmation is left (`back`; `shop` keeping the basket). Each decision is
+// read as the schema defines it, never matched in its JSON text.
 function executor(env, st, rt) {
   const { box, app, oa, data, wire } = env;
   // The decision `c` (its JSON `raw`) of the control `b`, pressed by the click `e`.
@@ -31,10 +31,11 @@ function executor(env, st, rt) {
     if (c.retry && again) call({ tool: again.tool, args: again.args || st.input });
     if (c.tool) run(c, raw);
     if (c.sheet && oa) sheet(c, raw);
-    if (!c.back) return;
+    if (!c.back && !c.shop) return;
     st.busy = true;
     rt.paint();
-    rt.save(wire.checkout, null).then(() => {
+    // Cancel forgets the basket too; Keep shopping keeps it for the results' Add.
+    Promise.resolve(c.back && rt.keepBasket(null)).then(() => rt.save(wire.checkout, null)).then(() => {
       st.busy = false;
       rt.show(st.home ? st.home.html : rt.said(data.cancelled), null, st.home?.args);
       rt.refocus();

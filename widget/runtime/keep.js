@@ -71,6 +71,19 @@ function keepRestore(env, st, rt) {
     store(s => { k = k || s.getItem(wire.store + id); });
     return k;
   }
+  // The basket the results' Add adds to: the last draft shown (widget state, else storage, where
+  // it outlives this view: the next results' Add adds to it too), or null. Cancel forgets it;
+  // the server starts a new one instead of adding to a basket already ordered.
+  function basket() {
+    let b = state()[wire.basket];
+    store(s => { b = b || s.getItem(wire.store + wire.basket); });
+    return typeof b === "string" && b ? b : null;
+  }
+  function keepBasket(id) {
+    if ((state()[wire.basket] || null) === id) return;
+    store(s => (id ? s.setItem(wire.store + wire.basket, id) : s.removeItem(wire.store + wire.basket)));
+    return save(wire.basket, id);
+  }
   // Delete my data: every screen and key this view kept goes too.
   function forget() {
     const mine = k => k.startsWith(wire.viewStore) || k.startsWith(wire.store) || k === wire.viewIndex;
@@ -79,5 +92,5 @@ function keepRestore(env, st, rt) {
     st.last = null;
     save();
   }
-  return { save, keep, restore, kept, forget };
+  return { save, keep, restore, kept, basket, keepBasket, forget };
 }

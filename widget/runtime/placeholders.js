@@ -2,7 +2,8 @@
 // some of them placeholders (decision.schema.json `PlaceholderJson`): {"$": "meta", key, at?} a
 // token from the shown result's _meta (one named by id also from the host's result), {"$":
 // "key", draft, or} the idempotency key kept for the draft, else `or` (then kept from now on),
-// {"$": "answer"} the order id the payment sheet answered. With `over` the arguments start from
+// {"$": "answer"} the order id the payment sheet answered, {"$": "basket"} the basket the view
+// keeps (the last draft it showed), left out when it keeps none. With `over` the arguments start from
 // the screen's call (else the model's), with `form` the delivery form's fields join them.
 function placeholders(env, st, rt) {
   const { box } = env;
@@ -16,6 +17,7 @@ function placeholders(env, st, rt) {
     for (const k in a) {
       const v = a[k];
       if (!v || typeof v !== "object" || !v.$) continue;
+      if (v.$ === "basket") { if (rt.basket()) a[k] = rt.basket(); else delete a[k]; continue; }
       let t = v.$ === "key" ? rt.kept(v.draft) : v.$ === "answer" ? st.answer : [st.screen.meta, v.at && st.host.meta]
         .map(m => (v.at ? m?.[v.key]?.[v.at] : m?.[v.key])).find(x => typeof x === "string" && x);
       if (v.$ === "key" && !t) s = { draft_id: v.draft, idempotency_key: (t = v.or) };

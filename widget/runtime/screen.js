@@ -22,6 +22,8 @@ function screenOf(env, st, rt) {
     each("[data-needs]", b => {
       if (typeof oa?.[b.getAttribute("data-needs")] === "function") b.hidden = false;
     });
+    // Keep shopping, where there are results to go back to.
+    each("[data-home-only]", b => { b.hidden = !st.home; });
     each("button[data-call]", b => {
       if (st.busy && !b.disabled) { b.disabled = true; b.dataset.ggBusy = 1; }
       if (!st.busy && b.dataset.ggBusy) { b.disabled = false; delete b.dataset.ggBusy; }
@@ -37,8 +39,14 @@ function screenOf(env, st, rt) {
     if (app) app.hidden = true;
     if (st.failed) root.dataset.wasm = "fallback";
     if (box.querySelector("[data-home]")) st.home = { html, args };
+    if (!failure) basket();
     paint();
     if (!failure && (st.failed || st.acted)) rt.keep();
+  }
+  // A draft on screen is the basket the results' Add adds to.
+  function basket() {
+    const id = box.querySelector("[data-basket]")?.getAttribute("data-basket");
+    if (id) rt.keepBasket(id);
   }
   // A result's markup shown (false: it has none).
   function result(res, args) {
@@ -78,6 +86,7 @@ function screenOf(env, st, rt) {
     rt.own();
     st.screen = { meta: st.host.meta || {}, args: null };
     if (box.querySelector("[data-home]")) st.home = { html: box.innerHTML, args: null };
+    basket();
     box.hidden = false;
     paint();
     t?.focus();

@@ -19,6 +19,15 @@ pub enum Action {
     Retry,
     /// Start buying this gift: `prepare_order`.
     Choose { gift_id: String },
+    /// Put this gift in the basket: `prepare_order` adding it to the basket this view keeps
+    /// (the last draft it showed), which shows the basket for review.
+    Add { gift_id: String },
+    /// Leave the basket for the results to add more, keeping it (Cancel forgets it).
+    KeepShopping,
+    /// Another quantity of one of the basket's gifts (a new draft, with the form's details).
+    SetQuantity { gift_id: String, quantity: u32 },
+    /// Take one gift out of the basket (a new draft, with the form's details).
+    RemoveLine { gift_id: String },
     /// The human confirmed the draft: `commit_order` (also "Try again" after a transient failure,
     /// which reuses the same idempotency key).
     Confirm,
@@ -60,6 +69,10 @@ impl Action {
         match self {
             Action::Retry => "retry",
             Action::Choose { .. } => "choose",
+            Action::Add { .. } => "add",
+            Action::KeepShopping => "keep-shopping",
+            Action::SetQuantity { .. } => "set-quantity",
+            Action::RemoveLine { .. } => "remove-line",
             Action::Confirm => "confirm",
             Action::PayInHost => "pay-in-host",
             Action::Cancel => "cancel",

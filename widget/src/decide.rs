@@ -25,6 +25,9 @@ use crate::context::DisplayMode;
 use crate::flow;
 use crate::state::{CardOnFile, ListAsk, ViewState};
 
+/// The most of one gift a basket's "+" goes to (`prepare_order`'s limit).
+pub const MAX_LINE_QUANTITY: u32 = 10;
+
 /// What a control leads to.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Next {
@@ -32,9 +35,13 @@ pub enum Next {
     Call(Call),
     /// Show the order list's question for a second click (`None`: leave it).
     Ask(Option<ListAsk>),
-    /// Leave the confirmation: forget its checkout entry, back to the last results (the last
-    /// screen marked `data-home` in markup), or "Purchase cancelled" when there are none.
+    /// Leave the confirmation: forget its checkout entry and the basket, back to the last
+    /// results (the last screen marked `data-home` in markup), or "Purchase cancelled" when
+    /// there are none.
     Back,
+    /// Back to the last results keeping the basket, so their Add adds to it (the control is
+    /// shown only where there are results to go back to: `data-home-only`).
+    Shop,
     /// Repeat the call that led here (with its arguments, or the host's tool input).
     Retry,
     /// Pay in the host's payment sheet.
@@ -158,6 +165,18 @@ pub fn choose(gift_id: &str, currency: Option<&str>) -> Next {
     Next::Call(Call::new(ToolName::PrepareOrder, args))
 }
 
+/// Add on a gift card: prepare the basket the view keeps with this gift added (`add_to`, a
+/// placeholder the runtime fills with the last draft it showed, or leaves out: a new basket).
+/// The server adds its lines to that draft's while it is open (not ordered), a gift already
+/// there one more.
+pub fn add(gift_id: &str, currency: Option<&str>) -> Next {
+    let mut args = json!({ "items": [{ "gift_id": gift_id, "quantity": 1 }], "add_to": { "$": "basket" } });
+    if let Some(currency) = currency {
+        args["currency"] = json!(currency);
+    }
+    Next::Call(Call::new(ToolName::PrepareOrder, args))
+}
+
 /// A suggestion under the results: the search again with its arguments set.
 pub fn suggestion(set_arguments: &Map<String, Value>) -> Next {
     Next::Call(Call { over: true, ..Call::new(ToolName::SuggestGifts, Value::Object(set_arguments.clone())) })
@@ -166,23 +185,79 @@ pub fn suggestion(set_arguments: &Map<String, Value>) -> Next {
 /// prepare_order's arguments for this draft without its delivery details (with the day the
 /// person needs it by, which the draft keeps).
 fn prepare_base(draft: &OrderDraft) -> Value {
+    let lines: Vec<(&str, u32)> = draft.lines.iter().map(|line| (line.gift.id.as_str(), line.quantity)).collect();
+    prepare_lines(draft, &lines)
+}
+
+/// prepare_order's arguments for this draft with these lines instead of its own: a basket as
+/// `items`, one gift in its one-gift form.
+fn prepare_lines(draft: &OrderDraft, lines: &[(&str, u32)]) -> Value {
     let mut args = json!({
         "shipping": draft.shipping.as_str(),
         "currency": draft.total.currency.code(),
     });
-    // A basket keeps its lines (as items); one gift its one-gift form.
-    if draft.lines.len() > 1 {
-        let items: Vec<Value> =
-            draft.lines.iter().map(|line| json!({ "gift_id": line.gift.id, "quantity": line.quantity })).collect();
-        args["items"] = Value::Array(items);
-    } else {
-        args["gift_id"] = json!(draft.gift.id);
-        args["quantity"] = json!(draft.quantity);
+    match lines {
+        [(gift_id, quantity)] => {
+            args["gift_id"] = json!(gift_id);
+            args["quantity"] = json!(quantity);
+        }
+        // A draft from before baskets has no lines: its one gift.
+        [] => {
+            args["gift_id"] = json!(draft.gift.id);
+            args["quantity"] = json!(draft.quantity);
+        }
+        lines => {
+            let items: Vec<Value> =
+                lines.iter().map(|(gift_id, quantity)| json!({ "gift_id": gift_id, "quantity": quantity })).collect();
+            args["items"] = Value::Array(items);
+        }
     }
     if let Some(day) = &draft.needed_by {
         args["needed_by"] = json!(day);
     }
     args
+}
+
+/// "+" / "−" on a basket's line: the basket prepared again with that quantity (a new draft,
+/// confirmed as any); see [`other_lines`] for the delivery details.
+pub fn set_quantity(draft: &OrderDraft, gift_id: &str, quantity: u32) -> Next {
+    let lines: Vec<(&str, u32)> = draft
+        .lines
+        .iter()
+        .map(|line| (line.gift.id.as_str(), if line.gift.id == gift_id { quantity } else { line.quantity }))
+        .collect();
+    other_lines(draft, &lines)
+}
+
+/// "Remove" on a basket's line: the basket prepared again without it; see [`other_lines`].
+pub fn remove_line(draft: &OrderDraft, gift_id: &str) -> Next {
+    let lines: Vec<(&str, u32)> = draft
+        .lines
+        .iter()
+        .filter(|line| line.gift.id != gift_id)
+        .map(|line| (line.gift.id.as_str(), line.quantity))
+        .collect();
+    other_lines(draft, &lines)
+}
+
+/// The draft prepared again with other lines. A draft that knows where it goes: with the
+/// form's details (filled in from it, and as edited). One that does not yet (a basket built
+/// with Add): only if the person typed into the form, else without any, so changing a quantity
+/// never answers "name is required"; its gift options go along (nothing personal in them).
+fn other_lines(draft: &OrderDraft, lines: &[(&str, u32)]) -> Next {
+    let args = prepare_lines(draft, lines);
+    let with_form = Call { form: true, ..Call::new(ToolName::PrepareOrder, args.clone()) };
+    if draft.destination.is_some() {
+        return Next::Call(with_form);
+    }
+    let mut plain = args;
+    if draft.gift_wrap_cost.is_some() {
+        plain["gift_wrap"] = json!(true);
+    }
+    if draft.gift_receipt {
+        plain["gift_receipt"] = json!(true);
+    }
+    Next::Call(Call { edited: Some(Box::new(with_form)), ..Call::new(ToolName::PrepareOrder, plain) })
 }
 
 /// "Switch to express": the draft prepared again with the option that arrives in time, and the
@@ -274,6 +349,10 @@ pub fn decide(screen: &ViewState, action: &Action) -> Next {
             let currency = gifts.iter().find(|g| g.id == *gift_id).map(|g| g.price.currency.code());
             choose(gift_id, currency)
         }
+        (ViewState::Results { gifts, .. }, Action::Add { gift_id }) => {
+            let currency = gifts.iter().find(|g| g.id == *gift_id).map(|g| g.price.currency.code());
+            add(gift_id, currency)
+        }
         (ViewState::Results { .. } | ViewState::Empty { .. }, Action::ApplySuggestion { set_arguments }) => {
             suggestion(set_arguments)
         }
@@ -286,6 +365,18 @@ pub fn decide(screen: &ViewState, action: &Action) -> Next {
             switch_shipping(draft, *shipping)
         }
         (ViewState::ConfirmPurchase { .. }, Action::Cancel) => Next::Back,
+        (ViewState::ConfirmPurchase { .. }, Action::KeepShopping) => Next::Shop,
+        (ViewState::ConfirmPurchase { draft, .. }, Action::SetQuantity { gift_id, quantity })
+            if (1..=MAX_LINE_QUANTITY).contains(quantity)
+                && draft.lines.iter().any(|line| line.gift.id == *gift_id && line.quantity != *quantity) =>
+        {
+            set_quantity(draft, gift_id, *quantity)
+        }
+        (ViewState::ConfirmPurchase { draft, .. }, Action::RemoveLine { gift_id })
+            if draft.lines.len() > 1 && draft.lines.iter().any(|line| line.gift.id == *gift_id) =>
+        {
+            remove_line(draft, gift_id)
+        }
         (
             ViewState::ConfirmPurchase { draft, card: Some(CardOnFile { saved: Some(_), .. }), .. },
             Action::RemoveCard,
@@ -314,6 +405,9 @@ pub enum Placeholder {
     Key { draft: String, or: String },
     /// The order id the host's answer names (see [`Sheet::then`]).
     Answer,
+    /// The basket the view keeps (the last draft it showed); optional: without one the
+    /// argument is left out.
+    Basket,
 }
 
 impl Placeholder {
@@ -324,6 +418,7 @@ impl Placeholder {
             "meta" => Some(Placeholder::Meta { key: text("key")?, at: text("at") }),
             "key" => Some(Placeholder::Key { draft: text("draft")?, or: text("or")? }),
             "answer" => Some(Placeholder::Answer),
+            "basket" => Some(Placeholder::Basket),
             _ => None,
         }
     }
@@ -335,6 +430,11 @@ pub fn fill(args: &Map<String, Value>, fill: &dyn Fn(&Placeholder) -> Option<Str
     let mut filled = Map::new();
     for (name, value) in args {
         let value = match Placeholder::read(value) {
+            // The one optional placeholder: no basket kept, a new one.
+            Some(Placeholder::Basket) => match fill(&Placeholder::Basket).filter(|v| !v.is_empty()) {
+                Some(id) => Value::String(id),
+                None => continue,
+            },
             Some(placeholder) => Value::String(fill(&placeholder).filter(|v| !v.is_empty())?),
             None => value.clone(),
         };
@@ -381,6 +481,7 @@ mod markup {
         Sheet(Box<SheetJson>),
         Ask(AskJson),
         Back(BackJson),
+        Shop(ShopJson),
         Retry(RetryJson),
         Open(OpenJson),
         Mode(ModeJson),
@@ -445,6 +546,9 @@ mod markup {
         Key { draft: String, or: String },
         /// The order id the host's answer names.
         Answer,
+        /// The basket the view keeps (the last draft it showed); without one, the argument is
+        /// left out.
+        Basket,
     }
 
     /// Pay in the host's payment sheet.
@@ -472,6 +576,13 @@ mod markup {
     #[schemars(deny_unknown_fields)]
     pub struct BackJson {
         pub back: True,
+    }
+
+    /// Back to the last results, keeping the basket.
+    #[derive(Debug, Serialize, JsonSchema)]
+    #[schemars(deny_unknown_fields)]
+    pub struct ShopJson {
+        pub shop: True,
     }
 
     /// Repeat the call that led here.
@@ -560,6 +671,7 @@ mod markup {
                 })),
                 Next::Ask(ask) => Decision::Ask(AskJson { ask: ask.as_ref().map(ask_id) }),
                 Next::Back => Decision::Back(BackJson { back: True }),
+                Next::Shop => Decision::Shop(ShopJson { shop: True }),
                 Next::Retry => Decision::Retry(RetryJson { retry: True }),
                 Next::OpenLink(url) => Decision::Open(OpenJson { open: url.clone() }),
                 Next::DisplayMode(mode) => Decision::Mode(ModeJson { mode: *mode }),
@@ -626,6 +738,7 @@ pub fn data_decision(next: Next) -> Option<String> {
     let (key, text) = match next {
         Next::Ask(ask) => ("ask", ask.as_ref().map(ask_id)),
         Next::Back => return Some(r#"{"back":true}"#.to_string()),
+        Next::Shop => return Some(r#"{"shop":true}"#.to_string()),
         Next::Retry => return Some(r#"{"retry":true}"#.to_string()),
         Next::OpenLink(url) => ("open", Some(url)),
         Next::DisplayMode(mode) => ("mode", Some(mode.as_str().to_string())),
@@ -687,6 +800,7 @@ mod tests {
             Next::Ask(Some(ListAsk::DeleteData)),
             Next::Ask(Some(ListAsk::CancelOrder { order_id: format!("ord_\"{odd}") })),
             Next::Back,
+            Next::Shop,
             Next::Retry,
             Next::OpenLink(format!("https://shop.test/pay?x=1&y=\\{odd}")),
             Next::DisplayMode(DisplayMode::Fullscreen),

@@ -6,6 +6,10 @@
 /// state back (window.openai, whose frame may have no storage): the markup and the view's id.
 pub const SCREEN_STATE_KEY: &str = "screen";
 
+/// The widget-state key (and, after the checkout storage prefix, the storage key) of the
+/// basket the view keeps: the id of the last draft it showed, which the results' Add adds to.
+pub const BASKET_STATE_KEY: &str = "basket";
+
 /// How many views' screens an origin's storage keeps; the oldest go first.
 pub const MAX_SAVED_VIEWS: usize = 50;
 
@@ -41,6 +45,7 @@ pub fn wire() -> serde_json::Value {
         "maxViews": MAX_SAVED_VIEWS,
         "store": wire::CHECKOUT_STORAGE_PREFIX,
         "checkout": crate::flow::CHECKOUT_STATE_KEY,
+        "basket": BASKET_STATE_KEY,
         "screen": SCREEN_STATE_KEY,
     })
 }

@@ -494,9 +494,14 @@ fn confirm_basket_lists_every_line_and_keeps_them_when_edited() {
     let out = snap!("confirm_basket", confirm_basket(), en());
     assert!(out.contains(r#"<ul class="gg-basket-lines">"#), "{out}");
     for (title, quantity, price) in [("Pour-over coffee set", 2, "$69.98"), ("Loose-leaf tea sampler", 1, "$18.50")] {
-        let line = out.split("<li>").find(|l| l.contains(title)).unwrap_or_else(|| panic!("{title}: {out}"));
-        assert!(line.contains(&format!(" × {quantity}")) && line.contains(price), "{line}");
+        let line = out.split("<li ").find(|l| l.contains(title)).unwrap_or_else(|| panic!("{title}: {out}"));
+        assert!(line.contains(&format!(">× {quantity}<")) && line.contains(price), "{line}");
+        assert!(line.contains(&format!("aria-label=\"Remove {title} from the basket\"")), "{line}");
+        assert!(line.contains(&format!("aria-label=\"One more {title}\"")), "{line}");
     }
+    // At one, "−" is off and decides nothing (Remove takes the line out).
+    let tea = out.split("<li ").find(|l| l.contains("Loose-leaf tea sampler")).expect("the tea line");
+    assert!(tea.contains(r#"aria-label="One fewer Loose-leaf tea sampler" disabled"#), "{tea}");
     assert!(out.contains("$93.47"), "one total: {out}");
     assert!(!out.contains("gg-confirm-gift"), "no single gift heading for a basket");
     let es = snap!("confirm_basket_es", confirm_basket(), RenderContext::new(Theme::Light, "es-ES"));
@@ -509,6 +514,69 @@ fn confirm_basket_lists_every_line_and_keeps_them_when_edited() {
         Some(&json!([{"gift_id": "g_pour_over", "quantity": 2}, {"gift_id": "g_tea", "quantity": 1}]))
     );
     assert!(!call.args.contains_key("gift_id") && !call.args.contains_key("quantity"), "{:?}", call.args);
+    // "+" on the tea: the same basket with two teas, and the form's details (a new draft).
+    let more = decide::decide(&confirm_basket(), &Action::SetQuantity { gift_id: "g_tea".into(), quantity: 2 });
+    let more = more.call().expect("a call");
+    assert!(more.form);
+    assert_eq!(
+        more.args.get("items"),
+        Some(&json!([{"gift_id": "g_pour_over", "quantity": 2}, {"gift_id": "g_tea", "quantity": 2}]))
+    );
+    // Remove the coffee: one gift left, in the one-gift form.
+    let fewer = decide::decide(&confirm_basket(), &Action::RemoveLine { gift_id: "g_pour_over".into() });
+    let fewer = fewer.call().expect("a call");
+    assert_eq!((fewer.args.get("gift_id"), fewer.args.get("quantity")), (Some(&json!("g_tea")), Some(&json!(1))));
+    assert!(!fewer.args.contains_key("items"));
+    // Nothing outside 1..=10, nothing for a gift not in the basket, no Remove of the last line.
+    for action in [
+        Action::SetQuantity { gift_id: "g_tea".into(), quantity: 0 },
+        Action::SetQuantity { gift_id: "g_tea".into(), quantity: 11 },
+        Action::SetQuantity { gift_id: "g_other".into(), quantity: 2 },
+        Action::RemoveLine { gift_id: "g_other".into() },
+    ] {
+        assert_eq!(decide::decide(&confirm_basket(), &action), decide::Next::Nothing, "{action:?}");
+    }
+    let one = decide::decide(&confirm_state(), &Action::RemoveLine { gift_id: "g_pour_over".into() });
+    assert_eq!(one, decide::Next::Nothing, "the last line is not removed: Cancel leaves");
+    // A basket nobody is named for yet (built with Add): "+" sends no empty form, which would
+    // answer "name is required"; what the person typed goes with it (`edited`).
+    let ViewState::ConfirmPurchase { mut draft, .. } = confirm_basket() else { panic!("confirm") };
+    draft.destination = None;
+    draft.gift_receipt = true;
+    let plain = decide::set_quantity(&draft, "g_tea", 2).call().expect("a call");
+    assert!(!plain.form);
+    assert_eq!(plain.args.get("gift_receipt"), Some(&json!(true)), "its gift options go along");
+    let typed = plain.edited.as_deref().expect("with what was typed");
+    assert!(typed.form && !typed.args.contains_key("gift_receipt"), "the form says it then: {typed:?}");
+}
+
+/// Add on a gift card: prepare_order adding the gift to the basket the view keeps (a
+/// placeholder, left out when it keeps none); Keep shopping goes back keeping it.
+#[test]
+fn add_puts_the_gift_in_the_kept_basket_and_keep_shopping_goes_back_to_the_results() {
+    let results = parse(&results_output(gifts(), None));
+    let ViewState::Results { gifts, .. } = &results else { panic!("results") };
+    let gift = &gifts[0];
+    let call = decide::decide(&results, &Action::Add { gift_id: gift.id.clone() }).call().expect("a call");
+    assert_eq!(call.tool, ToolName::PrepareOrder);
+    assert_eq!(
+        Value::Object(call.args.clone()),
+        json!({
+            "items": [{"gift_id": gift.id, "quantity": 1}],
+            "add_to": {"$": "basket"},
+            "currency": gift.price.currency.code(),
+        })
+    );
+    let kept = decide::fill(&call.args, &|_| Some("d_7".into())).expect("filled");
+    assert_eq!(kept["add_to"], "d_7");
+    let none = decide::fill(&call.args, &|_| None).expect("a basket is optional");
+    assert!(!none.contains_key("add_to"), "{none:?}");
+    let out = html(&results, &en());
+    assert!(out.contains(&format!("aria-label=\"Add {} to the basket\"", gift.title)), "{out}");
+    assert_eq!(decide::decide(&confirm_state(), &Action::KeepShopping), decide::Next::Shop);
+    let confirm = html(&confirm_state(), &en());
+    assert!(confirm.contains(r#"data-basket="d_42""#), "the card names its draft for the runtime to keep");
+    assert!(confirm.contains(r#"data-home-only="" data-call="{&quot;shop&quot;:true}" hidden"#), "{confirm}");
 }
 
 /// A placed order with wrap and a gift receipt says both.
@@ -1164,7 +1232,12 @@ fn actions_of_view(state: &ViewState) -> Vec<Action> {
     };
     match state {
         ViewState::Results { gifts, notice, .. } => {
-            gifts.iter().map(|g| Action::Choose { gift_id: g.id.clone() }).chain(suggestions(notice)).collect()
+            let add = |g: &GiftCard| Action::Add { gift_id: g.id.clone() };
+            gifts
+                .iter()
+                .flat_map(|g| [Action::Choose { gift_id: g.id.clone() }, add(g)])
+                .chain(suggestions(notice))
+                .collect()
         }
         ViewState::Empty { notice, .. } => suggestions(notice),
         ViewState::Error { error, .. } if error.retryable => vec![Action::Retry],
@@ -1193,7 +1266,24 @@ fn actions_of_view(state: &ViewState) -> Vec<Action> {
                     draft.delivery_options.iter().any(|o| o.shipping == draft.shipping && o.in_time == Some(false))
                 })
                 .map(|o| Action::SwitchShipping { shipping: o.shipping });
-            [Action::Confirm].into_iter().chain(switch).chain(pay).chain(card).chain([edit, Action::Cancel]).collect()
+            // Each line's "−" and "+" within 1..=10, and Remove when the basket has another line.
+            let lines = draft.lines.iter().flat_map(|line| {
+                let id = line.gift.id.clone();
+                let steps = [line.quantity - 1, line.quantity + 1]
+                    .into_iter()
+                    .filter(|q| (1..=decide::MAX_LINE_QUANTITY).contains(q))
+                    .map(move |quantity| Action::SetQuantity { gift_id: id.clone(), quantity });
+                let remove = (draft.lines.len() > 1).then(|| Action::RemoveLine { gift_id: line.gift.id.clone() });
+                steps.chain(remove)
+            });
+            [Action::Confirm]
+                .into_iter()
+                .chain(lines)
+                .chain(switch)
+                .chain(pay)
+                .chain(card)
+                .chain([edit, Action::KeepShopping, Action::Cancel])
+                .collect()
         }
         ViewState::OrderList { actions, .. } => {
             let mut out = Vec::new();
@@ -1292,7 +1382,7 @@ fn a_token_lost_with_a_reload_reopens_the_draft_by_id_then_commits_only_if_it_de
     // Placeholders are filled by whoever holds the values; one that cannot be, fails the call.
     let filled = decide::fill(&call.args, &|p| match p {
         decide::Placeholder::Key { or, .. } => Some(or.clone()),
-        decide::Placeholder::Meta { .. } | decide::Placeholder::Answer => None,
+        decide::Placeholder::Meta { .. } | decide::Placeholder::Answer | decide::Placeholder::Basket => None,
     });
     assert_eq!(filled, None, "no token, no commit_order");
     let filled = decide::fill(&call.args, &|_| Some("x".into())).expect("filled");
@@ -1353,7 +1443,10 @@ fn describe(call: &Value) -> String {
                 None => "hide the questions".into(),
             },
             Some((k, _)) if k == "back" => {
-                "back to the last results (else \"Purchase cancelled\"); the checkout entry goes".into()
+                "back to the last results (else \"Purchase cancelled\"); the checkout entry and the basket go".into()
+            }
+            Some((k, _)) if k == "shop" => {
+                "back to the last results, keeping the basket (shown only with results)".into()
             }
             Some((k, _)) if k == "retry" => "the call that led here, again".into(),
             Some((k, v)) => format!("{k} {v}"),
@@ -1372,6 +1465,7 @@ fn describe(call: &Value) -> String {
             ),
             Some("key") => format!("{k}: kept key of {} (else derived)", v["draft"].as_str().unwrap_or("")),
             Some("answer") => format!("{k}: the order id the host's answer names"),
+            Some("basket") => format!("{k}: the basket kept (the last draft shown; left out if none)"),
             _ => format!("{k}: {v}"),
         })
         .collect();

@@ -59,6 +59,13 @@ pub struct PrepareOrderInput {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 10))]
     pub items: Vec<BasketItem>,
+    /// Add to a basket: the id of this user's earlier draft, whose lines come first, then
+    /// `gift_id` or `items` (a gift already there adds its quantity). Only its lines are taken:
+    /// recipient, shipping and the rest are this call's. A draft already ordered, or gone, is
+    /// not added to: the gifts start a new basket (the draft's `lines` say what is in it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 64))]
+    pub add_to: Option<String>,
     /// Shipping speed. Defaults to standard.
     #[serde(default)]
     pub shipping: ShippingSpeed,
@@ -157,6 +164,7 @@ impl ProductCheckoutInput {
             gift_id: None,
             quantity: 1,
             items,
+            add_to: None,
             shipping: ShippingSpeed::Standard,
             currency: Currency::USD,
             recipient: None,
@@ -214,8 +222,11 @@ fn one() -> i64 {
     1
 }
 
+/// At most this many of one gift in an order.
+pub const MAX_QUANTITY: i64 = 10;
+
 fn check_quantity(field: &str, quantity: i64, errors: &mut Vec<FieldError>) {
-    if !(1..=10).contains(&quantity) {
+    if !(1..=MAX_QUANTITY).contains(&quantity) {
         errors.push(FieldError::new(field, format!("must be between 1 and 10 (got {quantity})")));
     }
 }
@@ -268,6 +279,9 @@ impl Validate for PrepareOrderInput {
                     }
                 }
             }
+        }
+        if let Some(draft_id) = &self.add_to {
+            check_id("add_to", draft_id, &mut errors);
         }
         if let Some(recipient) = &self.recipient {
             recipient.check("recipient", &mut errors);

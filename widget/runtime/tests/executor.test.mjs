@@ -15,7 +15,7 @@ const { executor, placeholders } = load(["executor.js", "placeholders.js"]);
  * (a function of the arguments, an Error to refuse, or a value; default an ok result with
  * markup); `oa`: a window.openai; `caps`: the MCP Apps host's capabilities.
  */
-function harness({ answers = {}, oa, caps = { openLinks: {} }, meta = {}, kept = {}, edited = false, st = {}, box = new El("div") } = {}) {
+function harness({ answers = {}, oa, caps = { openLinks: {} }, meta = {}, kept = {}, basket = null, edited = false, st = {}, box = new El("div") } = {}) {
   const asked = [];
   const log = [];
   const shown = [];
@@ -33,6 +33,8 @@ function harness({ answers = {}, oa, caps = { openLinks: {} }, meta = {}, kept =
     caps: () => caps,
     kept: (id) => kept[id] || null,
     save: (k, v) => (saved.push([k, v]), Promise.resolve()),
+    basket: () => basket,
+    keepBasket: (id) => (saved.push([WIRE.basket, id]), Promise.resolve()),
     paint() {},
     refocus() {},
     keep() {},
@@ -103,6 +105,10 @@ test("every decision in the widget's markup is one of the schema's shapes and do
         assert.equal(ask.hidden, d.ask !== "gg-ask-1", why);
         break;
       case "BackJson":
+        assert.deepEqual(h.saved, [[WIRE.basket, null], [WIRE.checkout, null]], why);
+        assert.deepEqual(h.shown, [{ html: "<p>cards</p>", args: {} }], why);
+        break;
+      case "ShopJson":
         assert.deepEqual(h.saved, [[WIRE.checkout, null]], why);
         assert.deepEqual(h.shown, [{ html: "<p>cards</p>", args: {} }], why);
         break;
@@ -120,7 +126,7 @@ test("every decision in the widget's markup is one of the schema's shapes and do
         assert.fail(`no expectation for ${shape}`);
     }
   }
-  assert.deepEqual([...seen].sort(), ["AskJson", "BackJson", "CallJson", "ModeJson", "OpenJson", "RetryJson", "SheetJson"]);
+  assert.deepEqual([...seen].sort(), ["AskJson", "BackJson", "CallJson", "ModeJson", "OpenJson", "RetryJson", "SheetJson", "ShopJson"]);
 });
 
 test("a call shows its answer, keeps its arguments when they hold no token, and disables the screen meanwhile", async () => {
@@ -272,9 +278,27 @@ test("back leaves the confirmation: its key forgotten, the results shown again, 
   h.press({ back: true });
   assert.equal(h.st.busy, true);
   await settle();
-  assert.deepEqual(h.saved, [[WIRE.checkout, null]]);
+  assert.deepEqual(h.saved, [[WIRE.basket, null], [WIRE.checkout, null]], "Cancel forgets the basket too");
   assert.deepEqual(h.shown, [{ html: "<p>cancelled</p>", args: undefined }]);
   assert.equal(h.st.busy, false);
+});
+
+test("keep shopping goes back to the results keeping the basket; Add adds to it, or starts one", async () => {
+  const home = { html: "<ul data-home>cards</ul>", args: { interests: ["tea"] } };
+  const h = harness({ st: { home }, basket: "d_7" });
+  h.press({ shop: true });
+  await settle();
+  assert.deepEqual(h.saved, [[WIRE.checkout, null]], "the basket stays");
+  assert.deepEqual(h.shown, [home]);
+  const add = { tool: "prepare_order", args: { items: [{ gift_id: "g_2", quantity: 1 }], add_to: { $: "basket" }, currency: "USD" } };
+  assert.deepEqual(check(add), []);
+  h.press(add);
+  await settle();
+  assert.deepEqual(h.calls(), [["prepare_order", { items: [{ gift_id: "g_2", quantity: 1 }], add_to: "d_7", currency: "USD" }]]);
+  const fresh = harness();
+  fresh.press(add);
+  await settle();
+  assert.deepEqual(fresh.calls(), [["prepare_order", { items: [{ gift_id: "g_2", quantity: 1 }], currency: "USD" }]], "no basket kept: a new one");
 });
 
 test("the payment sheet: the shown session is paid in the host, then the order read; a result of its own is shown", async () => {

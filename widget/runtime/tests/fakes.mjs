@@ -37,6 +37,6 @@ Object.defineProperties(FakeStorage.prototype, {
 
 /** The `wire` block the widget crate writes (widget/src/runtime.rs `wire`), as the tests use it. */
 export const WIRE = {
-  html: "giftgenius/html", checkout: "giftgeniusCheckout", store: "giftgenius:ik:", screen: "giftgeniusScreen",
+  html: "giftgenius/html", checkout: "giftgeniusCheckout", basket: "basket", store: "giftgenius:ik:", screen: "giftgeniusScreen",
   viewStore: "giftgenius:view:", viewIndex: "giftgenius:views", viewUuid: "viewUUID", maxViews: 3,
 };

@@ -25,6 +25,24 @@ function keeper({ oa, storage = true, st = {} } = {}) {
   return { k: keepRestore({ w, box, oa, wire: WIRE }, state, rt), w, asked, shown, box, st: state };
 }
 
+test("the basket is kept in widget state and storage, outlives the view in storage, and Cancel forgets it", async () => {
+  const h = keeper({ oa: { widgetState: {} } });
+  assert.equal(h.k.basket(), null);
+  await h.k.keepBasket("d_1");
+  assert.equal(h.k.basket(), "d_1");
+  assert.equal(h.w.localStorage.getItem(WIRE.store + WIRE.basket), "d_1");
+  assert.deepEqual(h.asked.at(-1).arg, [{ [WIRE.basket]: "d_1" }], "in widget state, which the model may read: an id, nothing personal");
+  const asked = h.asked.length;
+  await h.k.keepBasket("d_1");
+  assert.equal(h.asked.length, asked, "the same basket again writes nothing");
+  const next = keeper({ oa: { widgetState: {} } });
+  next.w.localStorage.setItem(WIRE.store + WIRE.basket, "d_1");
+  assert.equal(next.k.basket(), "d_1", "another view of the same origin adds to it too");
+  await h.k.keepBasket(null);
+  assert.equal(h.k.basket(), null);
+  assert.equal(h.w.localStorage.getItem(WIRE.store + WIRE.basket), null);
+});
+
 test("the key kept for a draft is in widget state and storage, and goes when the draft changes", async () => {
   const h = keeper();
   await h.k.save(WIRE.checkout, { draft_id: "d1", idempotency_key: "ik-1" });

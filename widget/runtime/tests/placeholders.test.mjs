@@ -9,11 +9,11 @@ import { check } from "./schema.mjs";
 
 const { placeholders } = load(["placeholders.js"]);
 
-function filler({ st = {}, kept = {}, fieldset = null } = {}) {
+function filler({ st = {}, kept = {}, basket = null, fieldset = null } = {}) {
   const box = new El("div");
   if (fieldset) box.q.fieldset = [fieldset];
   const state = { screen: { meta: {} }, host: {}, input: {}, ...st };
-  return placeholders({ box }, state, { kept: (id) => kept[id] || null });
+  return placeholders({ box }, state, { kept: (id) => kept[id] || null, basket: () => basket });
 }
 
 const input = (name, value, attrs = {}, props = {}) => new El("input", { name, ...attrs }, { name, value, type: "text", ...props });
@@ -51,6 +51,13 @@ test("an answer placeholder takes the order id the payment sheet answered", () =
   assert.deepEqual(check(c), []);
   assert.deepEqual(filler({ st: { answer: "o_9" } }).fill(c), [{ order_id: "o_9" }, null]);
   assert.equal(filler().fill(c), null);
+});
+
+test("a basket placeholder takes the basket the view keeps, and is left out when it keeps none", () => {
+  const c = { tool: "prepare_order", args: { items: [{ gift_id: "g_1", quantity: 1 }], add_to: { $: "basket" } } };
+  assert.deepEqual(check(c), []);
+  assert.deepEqual(filler({ basket: "d_3" }).fill(c), [{ items: [{ gift_id: "g_1", quantity: 1 }], add_to: "d_3" }, null]);
+  assert.deepEqual(filler().fill(c), [{ items: [{ gift_id: "g_1", quantity: 1 }] }, null], "never unfillable");
 });
 
 test("the delivery form's fields join the arguments by their path; empty ones only when required", () => {

@@ -20,10 +20,11 @@ function screen({ oa, st = {}, q = {} } = {}) {
   const app = new El("div");
   const state = { screen: { meta: {} }, host: {}, busy: false, acted: false, failed: false, hc: {}, vars: [], ...st };
   const kept = [];
-  const rt = { keep: () => kept.push(box.innerHTML), feed() {}, own() {} };
+  const baskets = [];
+  const rt = { keep: () => kept.push(box.innerHTML), feed() {}, own() {}, keepBasket: (id) => baskets.push(id) };
   root.dataset.wasm = "ready";
   const s = screenOf({ d, root, box, app, oa, data: { text: TEXT }, wire: WIRE }, state, rt);
-  return { s, box, app, root, props, made, st: state, kept };
+  return { s, box, app, root, props, made, st: state, kept, baskets };
 }
 
 test("a result's markup is shown with its tokens in memory; a result without markup shows nothing", () => {
@@ -51,6 +52,21 @@ test("a shown screen is kept once the person acted or the wasm failed, never a f
   f.s.show("<p>x</p>");
   assert.equal(f.root.dataset.wasm, "fallback");
   assert.deepEqual(f.kept, ["<p>x</p>"]);
+});
+
+test("a draft shown becomes the basket the results' Add adds to; a failure does not", () => {
+  const h = screen({ q: { "[data-basket]": [new El("section", { "data-basket": "d_5" })] } });
+  h.s.show("<section data-basket=d_5>basket</section>");
+  assert.deepEqual(h.baskets, ["d_5"]);
+  h.s.result({ structuredContent: { ok: false }, _meta: { [WIRE.html]: "<p>error</p>" } });
+  assert.deepEqual(h.baskets, ["d_5"]);
+  const keep = Object.assign(new El("button", { "data-home-only": "" }), { hidden: true });
+  const p = screen({ q: { "[data-home-only]": [keep] } });
+  p.s.paint();
+  assert.equal(keep.hidden, true, "no results to go back to: no Keep shopping");
+  p.st.home = { html: "<ul data-home></ul>" };
+  p.s.paint();
+  assert.equal(keep.hidden, false);
 });
 
 test("a screen with a home mark becomes the one Cancel goes back to", () => {

@@ -2,7 +2,9 @@
 //! and the hosted checkout card.
 
 use giftgenius_types::delivery::DeliveryDetails;
-use giftgenius_types::orders::{CheckoutSession, DeleteMyDataData, Order, OrderDraft, OrderStatus, ShippingSpeed};
+use giftgenius_types::orders::{
+    CheckoutSession, DeleteMyDataData, DraftLine, Order, OrderDraft, OrderStatus, ShippingSpeed,
+};
 use giftgenius_types::wire::photo_srcset;
 use leptos::either::Either;
 use leptos::prelude::*;
@@ -44,21 +46,7 @@ pub fn confirm_view(
     // One gift: its photo, title and merchant, and the quantity in the list below. A basket:
     // each line with its quantity and price, and no photo (the list is what is confirmed).
     let (gift, quantity) = if draft.lines.len() > 1 {
-        let lines = draft
-            .lines
-            .iter()
-            .map(|line| {
-                let price = format_money(&line.subtotal, locale);
-                let what = format!("{} × {}", line.gift.title, line.quantity);
-                view! {
-                    <li>
-                        <span class="gg-card-title">{what}</span>
-                        <small class="gg-merchant">{line.gift.merchant.name.clone()}</small>
-                        <span class="gg-line-price">{price}</span>
-                    </li>
-                }
-            })
-            .collect_view();
+        let lines = draft.lines.iter().map(|line| basket_line(&draft, line, ctx)).collect_view();
         (Either::Left(view! { <ul class="gg-basket-lines">{lines}</ul> }), None)
     } else {
         let image = safe_url(&draft.gift.image_url).map(|src| {
@@ -75,7 +63,12 @@ pub fn confirm_view(
                 </div>
             </div>
         };
-        (Either::Right(gift), Some(view! { <dt>{lang.t(Msg::Quantity)}</dt><dd>{draft.quantity}</dd> }))
+        // The one line's "−" and "+" (a draft from before baskets has none: its quantity).
+        let quantity = match draft.lines.first() {
+            Some(line) => Either::Left(stepper(&draft, line, lang)),
+            None => Either::Right(draft.quantity),
+        };
+        (Either::Right(gift), Some(view! { <dt>{lang.t(Msg::Quantity)}</dt><dd>{quantity}</dd> }))
     };
     let deliver_to = match destination_text(draft.destination.as_ref()) {
         Some(place) => Either::Left(view! { <dt>{lang.t(Msg::DeliverTo)}</dt><dd class="gg-destination">{place}</dd> }),
@@ -135,7 +128,7 @@ pub fn confirm_view(
         </button>
     };
     view! {
-        <section class="gg-section gg-confirm-purchase" aria-labelledby="gg-title" aria-busy="false">
+        <section class="gg-section gg-confirm-purchase" aria-labelledby="gg-title" aria-busy="false" data-basket=draft.id.clone()>
             <h2 id="gg-title" class="gg-title">{lang.t(Msg::ConfirmTitle)}</h2>
             {gift}
             <dl class="gg-summary-list">
@@ -154,6 +147,17 @@ pub fn confirm_view(
                 {confirm_button}
                 {sheet_button}
                 {update}
+                // Shown by the runtime where there are results to go back to.
+                <button
+                    type="button"
+                    class="gg-btn gg-btn-secondary gg-keep-shopping"
+                    data-action="keep-shopping"
+                    data-home-only=""
+                    data-call=data_decision(Next::Shop)
+                    hidden
+                >
+                    {lang.t(Msg::KeepShopping)}
+                </button>
                 <button
                     type="button"
                     class="gg-btn gg-btn-secondary"
@@ -165,6 +169,68 @@ pub fn confirm_view(
             </div>
             <p class="gg-muted gg-fine">{lang.t(Msg::NothingChargedYet)}</p>
         </section>
+    }
+}
+
+/// One line of a basket: the gift and its merchant, its quantity with "−" and "+", its price,
+/// and Remove.
+fn basket_line(draft: &OrderDraft, line: &DraftLine, ctx: &RenderContext) -> impl IntoView + use<> {
+    let lang = ctx.language();
+    let title = line.gift.title.clone();
+    let price = format_money(&line.subtotal, &ctx.locale);
+    view! {
+        <li class="gg-basket-line" data-gift-id=line.gift.id.clone()>
+            <span class="gg-line-what">
+                <span class="gg-card-title">{title.clone()}</span>
+                <small class="gg-merchant">{line.gift.merchant.name.clone()}</small>
+            </span>
+            {stepper(draft, line, lang)}
+            <span class="gg-line-price">{price}</span>
+            <button
+                type="button"
+                class="gg-btn gg-btn-secondary gg-btn-small gg-remove-line"
+                data-action="remove-line"
+                data-gift-id=line.gift.id.clone()
+                data-call=data_call(lang, || decide::remove_line(draft, &line.gift.id))
+                aria-label=lang.f(Msg::RemoveGift, &[("title", &title)])
+            >
+                {lang.t(Msg::Remove)}
+            </button>
+        </li>
+    }
+}
+
+/// A line's quantity between "−" and "+": each prepares the draft again with one fewer or one
+/// more (a new draft, with the form's details); at 1 and at the most, the button is off.
+fn stepper(draft: &OrderDraft, line: &DraftLine, lang: Lang) -> impl IntoView + use<> {
+    let title = line.gift.title.as_str();
+    let step = |quantity: u32, class: &'static str, text: &'static str, label: Msg| {
+        let allowed = (1..=decide::MAX_LINE_QUANTITY).contains(&quantity);
+        let call = allowed.then(|| data_call(lang, || decide::set_quantity(draft, &line.gift.id, quantity))).flatten();
+        view! {
+            <button
+                type="button"
+                class=class
+                data-action=allowed.then_some("set-quantity")
+                data-gift-id=line.gift.id.clone()
+                data-call=call
+                aria-label=lang.f(label, &[("title", title)])
+                disabled=!allowed
+            >
+                {text}
+            </button>
+        }
+    };
+    let fewer =
+        step(line.quantity.saturating_sub(1), "gg-btn gg-btn-secondary gg-btn-small gg-fewer", "−", Msg::OneFewer);
+    let more = step(line.quantity.saturating_add(1), "gg-btn gg-btn-secondary gg-btn-small gg-more", "+", Msg::OneMore);
+    let label = lang.f(Msg::QuantityOf, &[("title", title), ("quantity", &line.quantity.to_string())]);
+    view! {
+        <span class="gg-stepper" role="group" aria-label=label>
+            {fewer}
+            <span class="gg-line-quantity">{format!("× {}", line.quantity)}</span>
+            {more}
+        </span>
     }
 }
 

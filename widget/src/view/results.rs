@@ -248,6 +248,8 @@ pub fn gift_card(gift: GiftCard, ctx: &RenderContext) -> impl IntoView + use<> {
     };
     let card_id = gift.id.clone();
     let call = data_call(lang, || decide::choose(&gift.id, Some(gift.price.currency.code())));
+    let add_call = data_call(lang, || decide::add(&gift.id, Some(gift.price.currency.code())));
+    let add_label = lang.f(Msg::AddGift, &[("title", &gift.title)]);
     view! {
         <li class="gg-card" data-gift-id=card_id>
             <article class="gg-card-inner">
@@ -260,17 +262,30 @@ pub fn gift_card(gift: GiftCard, ctx: &RenderContext) -> impl IntoView + use<> {
                     </div>
                 </div>
                 {details}
-                <button
-                    type="button"
-                    class="gg-btn gg-btn-primary gg-choose"
-                    data-action="choose"
-                    data-gift-id=gift.id
-                    data-call=call
-                    aria-label=label
-                    disabled=!gift.in_stock
-                >
-                    {lang.t(Msg::Choose)}
-                </button>
+                <div class="gg-card-actions">
+                    <button
+                        type="button"
+                        class="gg-btn gg-btn-primary gg-choose"
+                        data-action="choose"
+                        data-gift-id=gift.id.clone()
+                        data-call=call
+                        aria-label=label
+                        disabled=!gift.in_stock
+                    >
+                        {lang.t(Msg::Choose)}
+                    </button>
+                    <button
+                        type="button"
+                        class="gg-btn gg-btn-secondary gg-add"
+                        data-action="add"
+                        data-gift-id=gift.id
+                        data-call=add_call
+                        aria-label=add_label
+                        disabled=!gift.in_stock
+                    >
+                        {lang.t(Msg::Add)}
+                    </button>
+                </div>
             </article>
         </li>
     }

@@ -18,6 +18,7 @@
 //! several merchants' gifts arrives when the slowest merchant's part does (`arrival`).
 
 use giftgenius_types::delivery::normalized_gift_message;
+use giftgenius_types::orders::{MAX_BASKET_ITEMS, MAX_QUANTITY};
 use giftgenius_types::wire::{META_CONFIRMATION_TOKEN, META_DELIVERY};
 use giftgenius_types::{
     Currency, DeliveryDetails, DeliveryOption, DraftLine, ErrorCode, FieldError, FieldRule, Money, OrderDraft,
@@ -45,7 +46,8 @@ impl Checkout {
         call: &CallContext,
         input: &PrepareOrderInput,
     ) -> Result<Answer<PrepareOrderData>, ToolError> {
-        let basket = self.basket(call, input)?;
+        let wanted = self.wanted(call, input).await?;
+        let basket = self.basket(call, input, &wanted)?;
         self.limits.take(call, Usage::Drafts).await?;
         let stock: Stock = basket.iter().map(|(gift, _)| (gift.id.to_string(), i64::from(gift.stock))).collect();
         // The stock is checked in the draft's own transaction. A request refused before its
@@ -78,21 +80,88 @@ impl Checkout {
         Ok(self.with_payment_card(call, answer).await)
     }
 
-    /// The gifts `input` asks for, each with its quantity, in the order given; GIFT_NOT_FOUND
-    /// (naming the item) for an id the catalog does not hold.
-    fn basket(&self, call: &CallContext, input: &PrepareOrderInput) -> Result<Vec<(CatalogGift, i64)>, ToolError> {
-        let lines = input.lines();
-        // A basket's answer names the item; the one-gift form answers as it always did.
+    /// The lines `input` asks for, in order: with `add_to`, that basket's lines first (while it
+    /// is open: the caller's, neither ordered nor pruned), then the call's own; a gift already
+    /// there adds its quantity. A basket that would hold more than 10 gifts, or more than 10 of
+    /// one, is a field error naming what is already in it.
+    async fn wanted(&self, call: &CallContext, input: &PrepareOrderInput) -> Result<Vec<Wanted>, ToolError> {
+        let mut wanted: Vec<Wanted> = Vec::new();
+        if let Some(draft_id) = &input.add_to {
+            let row = self.store.draft(&call.subject, draft_id).await.map_err(|e| internal(call, &e))?;
+            let open = match row {
+                Some(row) => self
+                    .store
+                    .live_order_for_draft(&row.id)
+                    .await
+                    .map_err(|e| internal(call, &e))?
+                    .is_none()
+                    .then_some(row),
+                None => None,
+            };
+            if let Some(row) = open {
+                let named = format!("in the basket {draft_id}");
+                wanted.extend(row.lines().into_iter().map(|line| Wanted {
+                    gift_id: line.gift_id,
+                    quantity: line.quantity,
+                    named: named.clone(),
+                }));
+            }
+        }
+        let already = wanted.len();
         let several = !input.items.is_empty();
-        lines
-            .into_iter()
-            .enumerate()
-            .map(|(i, (gift_id, quantity))| match self.gift(call, gift_id) {
-                Ok(gift) => Ok((gift, quantity)),
+        let mut errors = Vec::new();
+        for (i, (gift_id, quantity)) in input.lines().into_iter().enumerate() {
+            let field = if several { format!("items[{i}].quantity") } else { "quantity".to_string() };
+            match wanted.iter_mut().find(|line| line.gift_id == gift_id) {
+                Some(line) if line.quantity + quantity > MAX_QUANTITY => errors.push(FieldError::new(
+                    field,
+                    format!(
+                        "would make {} of {gift_id} in the basket ({} already in {}): at most {MAX_QUANTITY} of one gift",
+                        line.quantity + quantity,
+                        line.quantity,
+                        input.add_to.as_deref().unwrap_or("it"),
+                    ),
+                )),
+                Some(line) => line.quantity += quantity,
+                None => wanted.push(Wanted {
+                    gift_id: gift_id.to_string(),
+                    quantity,
+                    named: if several { format!("items[{i}]") } else { "gift_id".to_string() },
+                }),
+            }
+        }
+        if wanted.len() > MAX_BASKET_ITEMS {
+            errors.push(FieldError::new(
+                if several { "items" } else { "gift_id" },
+                format!(
+                    "would make {} gifts in the basket ({already} already in {}): a basket holds at most {MAX_BASKET_ITEMS}",
+                    wanted.len(),
+                    input.add_to.as_deref().unwrap_or("it"),
+                ),
+            ));
+        }
+        if errors.is_empty() { Ok(wanted) } else { Err(ToolError::validation(errors, &call.reference)) }
+    }
+
+    /// The catalog's gift of each wanted line, with its quantity; GIFT_NOT_FOUND for an id the
+    /// catalog does not hold (naming the item in a basket; a line of the basket added to that a
+    /// catalog reload dropped, naming `add_to`).
+    fn basket(
+        &self,
+        call: &CallContext,
+        input: &PrepareOrderInput,
+        wanted: &[Wanted],
+    ) -> Result<Vec<(CatalogGift, i64)>, ToolError> {
+        let several = wanted.len() > 1 || !input.items.is_empty();
+        wanted
+            .iter()
+            .map(|line| match self.gift(call, &line.gift_id) {
+                Ok(gift) => Ok((gift, line.quantity)),
                 Err(_) if several => Err(ToolError::new(
                     ErrorCode::GiftNotFound,
                     format!(
-                        "There is no gift with id {gift_id} (items[{i}]); the other items were not drafted either."
+                        "There is no gift with id {} ({}); the other items were not drafted either.",
+                        line.gift_id, line.named
                     ),
                     &call.reference,
                 )),
@@ -374,6 +443,14 @@ fn basket_wrap_price(gifts: &[CatalogGift], currency: Currency) -> Option<Money>
         }
     }
     dearest
+}
+
+/// One line a call asks for: a gift, how many, and where the call named it (`items[1]`,
+/// `gift_id`, or the basket it adds to), for an answer about it.
+struct Wanted {
+    gift_id: String,
+    quantity: i64,
+    named: String,
 }
 
 /// Why a draft could not be made, found before the gift's stock was looked at: answered (and

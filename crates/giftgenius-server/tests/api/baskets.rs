@@ -284,3 +284,62 @@ async fn orders_placed_before_baskets_keep_their_line_and_their_stock_after_the_
     assert_eq!(store.units_sold("hh-001").await.unwrap(), 7);
     assert_eq!(store.units_sold_by_gift().await.unwrap().get("hh-001"), Some(&7));
 }
+
+/// The widget's Add: `add_to` names the basket the view keeps. Its lines come first, a gift
+/// already there adds up; nothing else is taken from it. A basket already ordered, or someone
+/// else's, is not added to (the gifts start a new one, and the answer never tells whether the
+/// other person's draft exists); more than 10 of a gift or more than 10 gifts says what is in it.
+#[tokio::test]
+async fn adding_to_a_basket_takes_its_lines_until_it_is_ordered() {
+    let app = spawn_app().await;
+    let client = app.client().await;
+    let (first, _) = draft_of(&app, "u1", json!({"items": [{"gift_id": "hh-001"}], "recipient": recipient()})).await;
+    let first_id = first["id"].as_str().unwrap();
+    // Another gift: after the basket's; the same gift again: one more of it.
+    let (second, _) = draft_of(&app, "u1", json!({"items": [{"gift_id": "lw-001"}], "add_to": first_id})).await;
+    assert_eq!(lines_of(&second, "gift_id"), [("hh-001".to_string(), 1), ("lw-001".to_string(), 1)]);
+    assert!(second["destination"].is_null(), "only the lines are taken: {second}");
+    let second_id = second["id"].as_str().unwrap();
+    let (third, token) =
+        draft_of(&app, "u1", json!({"gift_id": "hh-001", "add_to": second_id, "recipient": recipient()})).await;
+    assert_eq!(lines_of(&third, "gift_id"), [("hh-001".to_string(), 2), ("lw-001".to_string(), 1)]);
+    assert_eq!(third["subtotal"]["amount_minor"], 2 * price(&app, "hh-001") + price(&app, "lw-001"));
+    // Someone else's basket: as if there were none.
+    let (theirs, _) = draft_of(&app, "u2", json!({"items": [{"gift_id": "lw-001"}], "add_to": second_id})).await;
+    assert_eq!(lines_of(&theirs, "gift_id"), [("lw-001".to_string(), 1)]);
+    // Too many of one gift, or too many gifts: the field, and what the basket already holds.
+    let (_, eleven) =
+        call_as(&client, "u1", "prepare_order", json!({"gift_id": "hh-001", "quantity": 9, "add_to": third["id"]}))
+            .await;
+    assert_eq!(eleven["error"]["code"], "VALIDATION_ERROR", "{eleven}");
+    let message = eleven["error"]["field_errors"][0]["message"].as_str().unwrap();
+    assert_eq!(eleven["error"]["field_errors"][0]["field"], "quantity");
+    assert!(message.contains("11 of hh-001") && message.contains("2 already"), "{message}");
+    // Ordered: the next Add starts a new basket.
+    let third_id = third["id"].as_str().unwrap();
+    let (_, placed) = call_as(&client, "u1", "commit_order", commit_args(third_id, "ik_add_to", &token)).await;
+    assert_eq!(placed["order"]["status"], "paid", "{placed}");
+    let (fresh, _) = draft_of(&app, "u1", json!({"items": [{"gift_id": "lw-001"}], "add_to": third_id})).await;
+    assert_eq!(lines_of(&fresh, "gift_id"), [("lw-001".to_string(), 1)]);
+    // A draft id nobody made: a new basket too.
+    let (none, _) = draft_of(&app, "u1", json!({"items": [{"gift_id": "lw-001"}], "add_to": "drf_nobody"})).await;
+    assert_eq!(lines_of(&none, "gift_id"), [("lw-001".to_string(), 1)]);
+    // Ten gifts in a basket, and an eleventh.
+    let catalog = app.state.catalog.current();
+    let ten: Vec<Value> = catalog
+        .gifts()
+        .iter()
+        .filter(|g| g.stock > 0 && g.id.as_ref() != "hh-001")
+        .take(10)
+        .map(|g| json!({"gift_id": g.id.to_string()}))
+        .collect();
+    let (full, _) = draft_of(&app, "u3", json!({"items": ten})).await;
+    let (_, over) =
+        call_as(&client, "u3", "prepare_order", json!({"items": [{"gift_id": "hh-001"}], "add_to": full["id"]})).await;
+    assert_eq!(over["error"]["field_errors"][0]["field"], "items", "{over}");
+    let message = over["error"]["field_errors"][0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("11 gifts") && message.contains("10 already") && message.contains("at most 10"),
+        "{message}"
+    );
+}

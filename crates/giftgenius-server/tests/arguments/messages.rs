@@ -269,7 +269,7 @@ fn every_message_is_word_for_word_what_it_was() {
             json!({"gift_id":"gft_1","price":1}),
             &[(
                 "price",
-                "is not a known argument; known arguments: currency, gift_id, gift_message, gift_receipt, gift_wrap, items, needed_by, quantity, recipient, save_address, shipping",
+                "is not a known argument; known arguments: add_to, currency, gift_id, gift_message, gift_receipt, gift_wrap, items, needed_by, quantity, recipient, save_address, shipping",
             )],
         ),
         (

@@ -58,6 +58,20 @@ fn bad_prepare_order_arguments_name_the_field() {
         },
         Case { name: "empty gift_id", args: json!({"gift_id": ""}), field: "gift_id", mentions: &["empty"], count: 1 },
         Case {
+            name: "add_to with a path",
+            args: json!({"gift_id": "gft_1", "add_to": "../drf_1"}),
+            field: "add_to",
+            mentions: &["id"],
+            count: 1,
+        },
+        Case {
+            name: "add_to as a number",
+            args: json!({"items": [{"gift_id": "gft_1"}], "add_to": 7}),
+            field: "add_to",
+            mentions: &["string"],
+            count: 1,
+        },
+        Case {
             name: "65-character gift_id",
             args: json!({"gift_id": "g".repeat(65)}),
             field: "gift_id",
@@ -118,6 +132,7 @@ fn prepare_order_defaults_to_one_standard_item_in_usd() {
             gift_id: Some("gft_pourover_kit".into()),
             quantity: 1,
             items: Vec::new(),
+            add_to: None,
             shipping: ShippingSpeed::Standard,
             currency: Currency::USD,
             recipient: None,

@@ -128,7 +128,7 @@ keys! {
     SuggestRaiseBudget, SuggestNoMinimum, SuggestOnlyInterest, SuggestAnyInterest, SuggestAnyAge, SuggestOther,
     PartialMessage, SourceTimeout, SourceUnavailable,
     // A gift card and its reasons
-    Choose, ChooseGift, GiftOutOfStock, OutOfStock, Tags, MoreReasons,
+    Choose, ChooseGift, Add, AddGift, GiftOutOfStock, OutOfStock, Tags, MoreReasons,
     ReasonInterestTag, ReasonInterestTitle, ReasonInterestDescription, ReasonNearestTag, ReasonNearestTitle,
     ReasonNearestDescription, ReasonBudgetLeaves, ReasonBudgetAll,
     ReasonAges, ReasonRelationship, ReasonOccasion, ReasonPopular, ReasonOnlyTag, ReasonPrice,
@@ -142,7 +142,8 @@ keys! {
     TryAgainIn, ResetsIn, WaitSecond, WaitSeconds, WaitMinutes, WaitHours, Reference,
     // Confirm purchase and the delivery form
     ConfirmTitle, Quantity, Subtotal, ShippingStandard, ShippingExpress, Total, DeliverTo, AddRecipientBelow,
-    NeedsFix, ConfirmPurchaseTotal, UpdateDelivery, Cancel, NothingChargedYet,
+    NeedsFix, ConfirmPurchaseTotal, UpdateDelivery, Cancel, KeepShopping, NothingChargedYet,
+    OneFewer, OneMore, QuantityOf, Remove, RemoveGift,
     FieldName, FieldLine1, FieldLine2, FieldCity, FieldRegion, FieldPostalCode, FieldCountry, GiftMessageLabel,
     SavedAddress, SaveAddress, GiftWrap, GiftWrapOffer, GiftReceipt,
     FieldRuleRequired, FieldRuleTooLong, FieldRuleOneLine, FieldRuleCountryCode, FieldRuleRegionRequired,
