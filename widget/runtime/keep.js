@@ -79,8 +79,9 @@ function keepRestore(env, st, rt) {
     store(s => { b = b || s.getItem(wire.store + wire.basket); });
     return typeof b === "string" && b ? b : null;
   }
+  // Kept only when it changes: a screen restored after a reload says nothing to the host.
   function keepBasket(id) {
-    if ((state()[wire.basket] || null) === id) return;
+    if (basket() === id) return;
     store(s => (id ? s.setItem(wire.store + wire.basket, id) : s.removeItem(wire.store + wire.basket)));
     return save(wire.basket, id);
   }

@@ -3,8 +3,9 @@
 // token from the shown result's _meta (one named by id also from the host's result), {"$":
 // "key", draft, or} the idempotency key kept for the draft, else `or` (then kept from now on),
 // {"$": "answer"} the order id the payment sheet answered, {"$": "basket"} the basket the view
-// keeps (the last draft it showed), left out when it keeps none. With `over` the arguments start from
-// the screen's call (else the model's), with `form` the delivery form's fields join them.
+// keeps (the last draft it showed), left out when it keeps none. With `over` the arguments
+// start from the screen's call (else the model's), with `form` the delivery form's fields join
+// them.
 function placeholders(env, st, rt) {
   const { box } = env;
   // [the call's arguments, placeholders filled; the checkout entry its key needs kept], or null

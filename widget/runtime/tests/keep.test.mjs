@@ -38,6 +38,8 @@ test("the basket is kept in widget state and storage, outlives the view in stora
   const next = keeper({ oa: { widgetState: {} } });
   next.w.localStorage.setItem(WIRE.store + WIRE.basket, "d_1");
   assert.equal(next.k.basket(), "d_1", "another view of the same origin adds to it too");
+  await next.k.keepBasket("d_1");
+  assert.deepEqual(next.asked, [], "a reload restoring the same basket says nothing to the host");
   await h.k.keepBasket(null);
   assert.equal(h.k.basket(), null);
   assert.equal(h.w.localStorage.getItem(WIRE.store + WIRE.basket), null);
