@@ -201,7 +201,8 @@ fn basket_line(draft: &OrderDraft, line: &DraftLine, ctx: &RenderContext) -> imp
 }
 
 /// A line's quantity between "−" and "+": each prepares the draft again with one fewer or one
-/// more (a new draft, with the form's details); at 1 and at the most, the button is off.
+/// more (a new draft; which delivery details go along: `decide::set_quantity`); at 1 and at the
+/// most, the button is off and decides nothing.
 fn stepper(draft: &OrderDraft, line: &DraftLine, lang: Lang) -> impl IntoView + use<> {
     let title = line.gift.title.as_str();
     let step = |quantity: u32, class: &'static str, text: &'static str, label: Msg| {
