@@ -25,8 +25,8 @@ use crate::context::DisplayMode;
 use crate::flow;
 use crate::state::{CardOnFile, ListAsk, ViewState};
 
-/// The most of one gift a basket's "+" goes to (`prepare_order`'s limit).
-pub const MAX_LINE_QUANTITY: u32 = 10;
+/// The most of one gift a basket's "+" goes to: `prepare_order`'s own limit.
+pub const MAX_LINE_QUANTITY: u32 = giftgenius_types::orders::MAX_QUANTITY as u32;
 
 /// What a control leads to.
 #[derive(Debug, Clone, PartialEq)]

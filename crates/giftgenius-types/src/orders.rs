@@ -204,10 +204,10 @@ impl Validate for ProductCheckoutInput {
             }
         }
         for (id, total) in self.basket().items.iter().map(|line| (&line.gift_id, line.quantity)) {
-            if total > 10 && items.iter().filter(|item| item.id == *id).count() > 1 {
+            if total > MAX_QUANTITY && items.iter().filter(|item| item.id == *id).count() > 1 {
                 errors.push(FieldError::new(
                     "checkout_session.items",
-                    format!("asks for {total} of {id} in all: at most 10 of one product"),
+                    format!("asks for {total} of {id} in all: at most {MAX_QUANTITY} of one product"),
                 ));
             }
         }
